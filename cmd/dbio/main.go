@@ -1,0 +1,116 @@
+// Command dbio tells a DBA or storage engineer what a storage will do for
+// their database: synthetic I/O with fio, real OLTP workloads on real engines
+// placed on that storage, telemetry, and reports that compare configurations.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/execx"
+)
+
+// Exit codes, chosen once, here.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+// App is the process state every command receives: nothing below cmd/ reads
+// os.Stdout, the environment or the clock directly.
+type App struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Now    func() time.Time
+	Exec   execx.Runner
+	// Args is the command line as typed, recorded in run.json.
+	Args []string
+}
+
+// usageError marks bad input: one clear line and exit code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+
+// errInterrupted is returned by a command whose run was stopped by the user;
+// the results gathered so far are kept.
+var errInterrupted = errors.New("interrupted")
+
+// commandConstructors are added by each command's file at init, so adding a
+// command never edits this one.
+var commandConstructors []func(*App) *cobra.Command
+
+func newRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dbio",
+		Short: "What will this storage do for my database?",
+		Long: `dbio characterizes storage with fio, runs OLTP workloads (TPC-C and more) on
+real database engines placed on that storage, samples the OS while it runs,
+and writes a results directory and a report that compare storage configurations.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+	}
+	root.SetOut(app.Stdout)
+	root.SetErr(app.Stderr)
+	// Flag errors are usage errors: one line and exit code 2.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usagef("%v (see '%s --help')", err, c.CommandPath())
+	})
+	for _, ctor := range commandConstructors {
+		root.AddCommand(ctor(app))
+	}
+	return root
+}
+
+func run(ctx context.Context, app *App, args []string) int {
+	root := newRoot(app)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
+		return exitUsage
+	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):
+		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
+		return exitInterrupted
+	default:
+		// cobra reports unknown commands and arguments as plain errors.
+		if isCobraUsage(err) {
+			fmt.Fprintf(app.Stderr, "dbio: %v (see 'dbio --help')\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
+		return exitFailure
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := &App{
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Getenv: os.Getenv,
+		Now:    time.Now,
+		Exec:   execx.Real{},
+		Args:   os.Args,
+	}
+	os.Exit(run(ctx, app, os.Args[1:]))
+}

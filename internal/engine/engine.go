@@ -1,0 +1,184 @@
+// Package engine defines what a database engine under test is to dbio: something
+// that starts an instance on a placement of targets and hands back a database
+// handle, and a registry of engines by name so that the runner and the CLI
+// never switch on an engine's name.
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"dbio/internal/target"
+)
+
+// Placement says where an instance keeps its files. Log and Backup default to Data.
+type Placement struct {
+	Data   *target.Target
+	Log    *target.Target
+	Backup *target.Target
+}
+
+// LogTarget is the target for the WAL / redo log: Log when given, else Data.
+func (p Placement) LogTarget() *target.Target {
+	if p.Log != nil {
+		return p.Log
+	}
+	return p.Data
+}
+
+// Options are the engine settings a user controls. Durability settings stay at
+// the engine's safe defaults unless Settings changes them explicitly.
+type Options struct {
+	// BufferPool is the engine's page cache in bytes (shared_buffers,
+	// innodb_buffer_pool_size, SQLite cache_size); 0 keeps the engine default.
+	BufferPool int64
+	// Settings are explicit engine settings, name to value, applied as given.
+	Settings map[string]string
+	// DSN selects external mode: connect to an existing server, manage no lifecycle.
+	DSN string
+	// Database is the database (schema) dbio creates and owns, e.g. "dbio_tpcc".
+	Database string
+	// Transport is "socket" (default for managed servers) or "tcp".
+	Transport string
+	// LogDir receives the server's own log, normally inside the results directory.
+	LogDir string
+	// MaxConns bounds the connection pool; 0 lets the engine choose.
+	MaxConns int
+	// Fresh asks for an empty database: a managed instance re-creates its own
+	// files; in external mode the owned database is dropped and re-created.
+	Fresh bool
+}
+
+// Capabilities are what an engine can do, so workloads adapt without type switches.
+type Capabilities struct {
+	// ServerProcess: the engine runs as a separate server whose CPU and memory can be sampled.
+	ServerProcess bool
+	// StoredProcedures: transactions can run server-side in one round trip.
+	StoredProcedures bool
+	// SelectForUpdate: row locks can be taken with SELECT ... FOR UPDATE.
+	SelectForUpdate bool
+	// SingleWriter: one write transaction at a time per database (SQLite).
+	SingleWriter bool
+}
+
+// Info describes a running instance for the results: what it is and every
+// setting that differs from the engine's defaults.
+type Info struct {
+	Engine    string            `json:"engine"`
+	Version   string            `json:"version"`
+	Managed   bool              `json:"managed"`
+	Transport string            `json:"transport,omitempty"`
+	DataDir   string            `json:"data_dir,omitempty"`
+	LogDir    string            `json:"log_dir,omitempty"`
+	Database  string            `json:"database,omitempty"`
+	Settings  map[string]string `json:"settings,omitempty"`
+	// Notes explain choices that affect the figures, e.g. how SQLite writers were serialized.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Engine starts instances of one database engine.
+type Engine interface {
+	Name() string
+	Capabilities() Capabilities
+	Start(ctx context.Context, p Placement, o Options) (Instance, error)
+}
+
+// Instance is a running (or reachable) database.
+type Instance interface {
+	// DB is a pooled handle to the database dbio owns on this instance.
+	DB() *sql.DB
+	// Driver and DSN let a workload open its own connections, e.g. a native
+	// pgx pool for COPY and batching.
+	Driver() string
+	DSN() string
+	Info() Info
+	// Stop closes connections and, for a managed server, shuts it down cleanly.
+	Stop(ctx context.Context) error
+}
+
+// Backuper is implemented by instances with a native backup and restore path.
+type Backuper interface {
+	Backup(ctx context.Context, dst string) (BackupResult, error)
+	Restore(ctx context.Context, src string) error
+}
+
+// BackupResult is what one backup produced.
+type BackupResult struct {
+	Tool  string `json:"tool"`
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+}
+
+// StatsSource is implemented by instances that expose engine counters
+// (buffer hits and reads, checkpoints, WAL bytes...). Counters are cumulative;
+// samplers take deltas.
+type StatsSource interface {
+	Stats(ctx context.Context) (map[string]float64, error)
+}
+
+// Processes is implemented by server instances so telemetry can sample their CPU and RSS.
+type Processes interface {
+	PIDs() []int
+}
+
+// Exited is implemented by managed servers: the channel yields once when the
+// server process ends, so a run can stop at once when its database crashes.
+type Exited interface {
+	Exited() <-chan error
+}
+
+// Registry maps engine names to engines.
+type Registry struct {
+	mu      sync.RWMutex
+	engines map[string]Engine
+}
+
+// NewRegistry returns an empty registry; tests build their own.
+func NewRegistry() *Registry { return &Registry{engines: map[string]Engine{}} }
+
+// Register adds e under its name. Two engines with one name are a programming error.
+func (r *Registry) Register(e Engine) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := e.Name()
+	if _, dup := r.engines[name]; dup {
+		panic(fmt.Sprintf("engine %q registered twice", name))
+	}
+	r.engines[name] = e
+}
+
+// Lookup finds an engine by name; the error lists the engines there are.
+func (r *Registry) Lookup(name string) (Engine, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if e, ok := r.engines[strings.ToLower(name)]; ok {
+		return e, nil
+	}
+	return nil, fmt.Errorf("unknown engine %q: use one of %s", name, strings.Join(r.namesLocked(), ", "))
+}
+
+// Names lists the registered engines in order.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namesLocked()
+}
+
+func (r *Registry) namesLocked() []string {
+	names := make([]string, 0, len(r.engines))
+	for n := range r.engines {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Default is the registry engines add themselves to at init.
+var Default = NewRegistry()
+
+// Register adds e to the default registry.
+func Register(e Engine) { Default.Register(e) }

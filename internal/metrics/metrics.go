@@ -1,0 +1,213 @@
+// Package metrics records transaction outcomes and latencies per virtual user
+// and merges them, once a second, into step totals and per-second intervals.
+//
+// Latency lives in HDR histograms with 1 µs resolution, so percentiles are
+// merged from distributions and never averaged.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram bounds: 1 µs resolution up to one hour, three significant digits.
+const (
+	LowestMicros  = 1
+	HighestMicros = int64(time.Hour / time.Microsecond)
+	SigFigs       = 3
+)
+
+// NewHistogram returns an empty latency histogram in microseconds.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(LowestMicros, HighestMicros, SigFigs)
+}
+
+// Outcome is how a transaction ended.
+type Outcome uint8
+
+const (
+	// Committed transactions count towards throughput.
+	Committed Outcome = iota
+	// RolledBack transactions ended as the workload intends (TPC-C's 1 % of
+	// New-Orders on an unused item): they are part of the mix, not errors.
+	RolledBack
+	// Failed transactions hit an error the workload did not intend.
+	Failed
+)
+
+// TxCounts accumulates outcomes and the latency of completed transactions
+// (committed or rolled back) of one transaction type.
+type TxCounts struct {
+	Committed  int64
+	RolledBack int64
+	Failed     int64
+	// Retries counts serialization failures and deadlocks that were retried
+	// inside a transaction that then completed.
+	Retries int64
+	Latency *hdrhistogram.Histogram
+}
+
+func newTxCounts() TxCounts { return TxCounts{Latency: NewHistogram()} }
+
+func (t *TxCounts) add(o TxCounts) {
+	t.Committed += o.Committed
+	t.RolledBack += o.RolledBack
+	t.Failed += o.Failed
+	t.Retries += o.Retries
+	t.Latency.Merge(o.Latency)
+}
+
+func (t *TxCounts) reset() {
+	t.Committed, t.RolledBack, t.Failed, t.Retries = 0, 0, 0, 0
+	t.Latency.Reset()
+}
+
+// Completed is committed plus intended rollbacks.
+func (t TxCounts) Completed() int64 { return t.Committed + t.RolledBack }
+
+// Recorder is one virtual user's handle. Only its user writes to it; the
+// collector drains it once a second, so the lock is practically uncontended.
+type Recorder struct {
+	mu      sync.Mutex
+	pending []TxCounts
+}
+
+// Record notes one finished transaction of type tx (an index into the
+// collector's type names). Failed transactions are counted but their latency
+// is not recorded: an error's time says nothing about the storage.
+func (r *Recorder) Record(tx int, d time.Duration, o Outcome) {
+	r.RecordRetried(tx, d, o, 0)
+}
+
+// RecordRetried is Record for a transaction that needed retries to complete.
+func (r *Recorder) RecordRetried(tx int, d time.Duration, o Outcome, retries int) {
+	us := int64(d / time.Microsecond)
+	if us < LowestMicros {
+		us = LowestMicros
+	}
+	if us > HighestMicros {
+		us = HighestMicros
+	}
+	r.mu.Lock()
+	c := &r.pending[tx]
+	c.Retries += int64(retries)
+	switch o {
+	case Committed:
+		c.Committed++
+		_ = c.Latency.RecordValue(us)
+	case RolledBack:
+		c.RolledBack++
+		_ = c.Latency.RecordValue(us)
+	default:
+		c.Failed++
+	}
+	r.mu.Unlock()
+}
+
+// Collector owns the recorders of one run and the totals of the current step.
+type Collector struct {
+	types []string
+
+	mu       sync.Mutex
+	recs     []*Recorder
+	interval []TxCounts
+	step     []TxCounts
+}
+
+// NewCollector prepares a collector for the named transaction types.
+func NewCollector(types []string) *Collector {
+	c := &Collector{types: append([]string(nil), types...)}
+	c.interval = make([]TxCounts, len(types))
+	c.step = make([]TxCounts, len(types))
+	for i := range types {
+		c.interval[i] = newTxCounts()
+		c.step[i] = newTxCounts()
+	}
+	return c
+}
+
+// Types are the transaction type names, indexed as recorders expect.
+func (c *Collector) Types() []string { return c.types }
+
+// NewRecorder gives a virtual user its own handle.
+func (c *Collector) NewRecorder() *Recorder {
+	r := &Recorder{pending: make([]TxCounts, len(c.types))}
+	for i := range r.pending {
+		r.pending[i] = newTxCounts()
+	}
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
+	return r
+}
+
+// Forget drops recorders whose users have ended, after their last Tick.
+func (c *Collector) Forget() {
+	c.mu.Lock()
+	c.recs = nil
+	c.mu.Unlock()
+}
+
+// Tick drains every recorder into the step totals and returns what happened
+// since the previous tick. The returned counts are owned by the caller.
+func (c *Collector) Tick() []TxCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.interval {
+		c.interval[i].reset()
+	}
+	for _, r := range c.recs {
+		r.mu.Lock()
+		for i := range r.pending {
+			c.interval[i].add(r.pending[i])
+			r.pending[i].reset()
+		}
+		r.mu.Unlock()
+	}
+	out := make([]TxCounts, len(c.types))
+	for i := range c.interval {
+		c.step[i].add(c.interval[i])
+		out[i] = c.interval[i]
+		out[i].Latency = c.interval[i].Latency.Clone()
+	}
+	return out
+}
+
+// Reset drops everything recorded so far: the end of a ramp-up.
+func (c *Collector) Reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.recs {
+		r.mu.Lock()
+		for i := range r.pending {
+			r.pending[i].reset()
+		}
+		r.mu.Unlock()
+	}
+	for i := range c.step {
+		c.step[i].reset()
+	}
+}
+
+// StepTotals returns a copy of the totals since the last Reset, as of the last Tick.
+func (c *Collector) StepTotals() []TxCounts {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]TxCounts, len(c.step))
+	for i := range c.step {
+		out[i] = c.step[i]
+		out[i].Latency = c.step[i].Latency.Clone()
+	}
+	return out
+}
+
+// Merge sums counts of several types (or hosts) into one, merging histograms.
+func Merge(counts ...TxCounts) TxCounts {
+	m := newTxCounts()
+	for _, c := range counts {
+		m.add(c)
+	}
+	return m
+}

@@ -1,0 +1,70 @@
+package results
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// writeHistogram stores h in the HdrHistogram interval-log format (.hdr), the
+// format HdrHistogram's own tools read, so latency can be re-merged and
+// re-plotted outside dbio. Values are microseconds.
+func writeHistogram(path, tag string, h *hdrhistogram.Histogram, start, end time.Time) error {
+	var buf bytes.Buffer
+	w := hdrhistogram.NewHistogramLogWriter(&buf)
+	if err := w.OutputLogFormatVersion(); err != nil {
+		return err
+	}
+	if err := w.OutputComment("dbio latency histogram, values in microseconds, type " + tag); err != nil {
+		return err
+	}
+	startMs := start.UnixMilli()
+	if err := w.OutputStartTime(startMs); err != nil {
+		return err
+	}
+	if err := w.OutputLegend(); err != nil {
+		return err
+	}
+	c := h.Clone()
+	c.SetTag(tag)
+	c.SetStartTimeMs(startMs)
+	c.SetEndTimeMs(end.UnixMilli())
+	if err := w.OutputIntervalHistogram(c); err != nil {
+		return fmt.Errorf("encode histogram %s: %w", tag, err)
+	}
+	return WriteFileAtomic(path, buf.Bytes())
+}
+
+// ReadHistogram merges every interval histogram of a .hdr file.
+func ReadHistogram(path string) (*hdrhistogram.Histogram, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := hdrhistogram.NewHistogramLogReader(f)
+	var merged *hdrhistogram.Histogram
+	for {
+		h, err := r.NextIntervalHistogram()
+		if errors.Is(err, io.EOF) || (err == nil && h == nil) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read histogram %s: %w", path, err)
+		}
+		if merged == nil {
+			merged = h
+			continue
+		}
+		merged.Merge(h)
+	}
+	if merged == nil {
+		return nil, fmt.Errorf("read histogram %s: no histogram in file", path)
+	}
+	return merged, nil
+}

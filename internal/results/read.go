@@ -1,0 +1,121 @@
+package results
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Loaded is a results directory read back.
+type Loaded struct {
+	Path   string
+	Run    Run
+	Steps  []Step
+	Series Series
+}
+
+// Series is series.csv read back: one float per column per row, NaN where empty.
+type Series struct {
+	Columns []string
+	Rows    []LoadedRow
+}
+
+// LoadedRow is one second of series.csv.
+type LoadedRow struct {
+	Time     time.Time
+	ElapsedS float64
+	Step     string
+	Phase    string
+	Values   []float64 // aligned with Columns; NaN where the row had no value
+}
+
+// Column returns the index of the named value column, or -1.
+func (s Series) Column(name string) int {
+	for i, c := range s.Columns {
+		if c == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Load reads a results directory. A run that is still running or was
+// interrupted loads as far as it got.
+func Load(path string) (*Loaded, error) {
+	b, err := os.ReadFile(filepath.Join(path, "run.json"))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a dbio results directory (no run.json)", path)
+		}
+		return nil, err
+	}
+	l := &Loaded{Path: path}
+	if err := json.Unmarshal(b, &l.Run); err != nil {
+		return nil, fmt.Errorf("%s/run.json: %w", path, err)
+	}
+	if l.Run.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("%s was written by a newer dbio (schema %d, this dbio reads up to %d): upgrade dbio", path, l.Run.SchemaVersion, SchemaVersion)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(path, "steps", "*", "summary.json"))
+	for _, p := range dirs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var s Step
+		if err := json.Unmarshal(b, &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		l.Steps = append(l.Steps, s)
+	}
+	sort.Slice(l.Steps, func(i, j int) bool { return l.Steps[i].Index < l.Steps[j].Index })
+	l.Series, err = readSeries(filepath.Join(path, "series.csv"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return l, nil
+}
+
+func readSeries(path string) (Series, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Series{}, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	recs, err := r.ReadAll()
+	if err != nil {
+		return Series{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) == 0 {
+		return Series{}, nil
+	}
+	nb := len(seriesBase)
+	s := Series{Columns: append([]string(nil), recs[0][nb:]...)}
+	for _, rec := range recs[1:] {
+		if len(rec) < nb {
+			continue // a torn last line from a crash
+		}
+		t, _ := time.Parse(time.RFC3339, rec[0])
+		el, _ := strconv.ParseFloat(rec[1], 64)
+		row := LoadedRow{Time: t, ElapsedS: el, Step: rec[2], Phase: rec[3], Values: make([]float64, len(s.Columns))}
+		for i := range s.Columns {
+			row.Values[i] = math.NaN()
+			if nb+i < len(rec) && rec[nb+i] != "" {
+				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil {
+					row.Values[i] = v
+				}
+			}
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	return s, nil
+}

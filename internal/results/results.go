@@ -1,0 +1,277 @@
+// Package results owns the results directory: the contract between measuring
+// and reporting. A run writes it as it goes (run.json first, then each step's
+// summary and histograms, and series.csv every second), so an interrupted run
+// still leaves a valid directory; reports are rendered from it alone.
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+	"dbio/internal/target"
+)
+
+// SchemaVersion is bumped whenever a reader of an older directory would misread a newer one.
+const SchemaVersion = 1
+
+// Status is where a run or step ended.
+type Status string
+
+// Run and step statuses.
+const (
+	StatusRunning     Status = "running"
+	StatusCompleted   Status = "completed"
+	StatusInterrupted Status = "interrupted"
+	StatusFailed      Status = "failed"
+)
+
+// Run is run.json: what was asked, on what, and how it ended.
+type Run struct {
+	SchemaVersion int       `json:"schema_version"`
+	ID            string    `json:"id"`
+	Kind          string    `json:"kind"`
+	Command       []string  `json:"command"`
+	Started       time.Time `json:"started"`
+	Ended         time.Time `json:"ended,omitzero"`
+	Status        Status    `json:"status"`
+	Error         string    `json:"error,omitempty"`
+	// Config is the fully resolved configuration (every default filled in).
+	Config      json.RawMessage `json:"config"`
+	Environment Environment     `json:"environment"`
+	Engines     []engine.Info   `json:"engines,omitempty"`
+	Checks      []Check         `json:"checks,omitempty"`
+	Load        *LoadReport     `json:"load,omitempty"`
+	Notes       []string        `json:"notes,omitempty"`
+	Warnings    []string        `json:"warnings,omitempty"`
+}
+
+// Environment is the machine and software a run measured.
+type Environment struct {
+	Hostname    string            `json:"hostname"`
+	Kernel      string            `json:"kernel"`
+	OS          string            `json:"os"`
+	CPUModel    string            `json:"cpu_model"`
+	CPUs        int               `json:"cpus"`
+	MemoryBytes uint64            `json:"memory_bytes"`
+	Targets     []TargetInfo      `json:"targets"`
+	Versions    map[string]string `json:"versions"`
+}
+
+// TargetInfo is one target of the run and what is behind it.
+type TargetInfo struct {
+	Role    target.Role    `json:"role"`
+	Path    string         `json:"path"`
+	Storage target.Storage `json:"storage"`
+	// FreeBytes is the free space when the run started.
+	FreeBytes uint64 `json:"free_bytes"`
+}
+
+// Check is one consistency condition's verdict.
+type Check struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+	Detail string `json:"detail,omitempty"`
+	// Skipped is set when the user turned checks off; Passed is then meaningless.
+	Skipped bool `json:"skipped,omitempty"`
+}
+
+// LoadReport is how the initial database was built.
+type LoadReport struct {
+	Seconds      float64 `json:"seconds"`
+	Rows         int64   `json:"rows"`
+	RowsPerSec   float64 `json:"rows_per_sec"`
+	Scale        int     `json:"scale"`
+	ScalePerMin  float64 `json:"scale_per_min"`
+	BytesWritten int64   `json:"bytes_written"`
+	MBPerSec     float64 `json:"mb_per_sec"`
+	Reused       bool    `json:"reused,omitempty"`
+}
+
+// Figure is one headline number of a step (TPM, NOPM, IOPS...).
+type Figure struct {
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+	Unit  string  `json:"unit"`
+}
+
+// Step is steps/NN-name/summary.json.
+type Step struct {
+	Index    int       `json:"index"`
+	Name     string    `json:"name"`
+	Kind     string    `json:"kind"`
+	Users    int       `json:"users,omitempty"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended"`
+	RampUpS  float64   `json:"ramp_up_s"`
+	MeasureS float64   `json:"measured_s"`
+	Status   Status    `json:"status"`
+	Error    string    `json:"error,omitempty"`
+	Figures  []Figure  `json:"figures"`
+	// Transactions are per type; Total merges them all.
+	Transactions []metrics.TxSummary `json:"transactions,omitempty"`
+	Total        *metrics.TxSummary  `json:"total,omitempty"`
+	// Telemetry and Detail are owned by the packages that produce them.
+	Telemetry json.RawMessage `json:"telemetry,omitempty"`
+	Detail    json.RawMessage `json:"detail,omitempty"`
+	Notes     []string        `json:"notes,omitempty"`
+}
+
+// Figure returns the named figure's value and whether the step has it.
+func (s Step) Figure(name string) (float64, bool) {
+	for _, f := range s.Figures {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Dir is a results directory being written.
+type Dir struct {
+	Path string
+
+	mu     sync.Mutex
+	run    Run
+	series *seriesFile
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// Create makes base/<yyyymmdd-hhmmss>-<name> and writes run.json with status running.
+func Create(base, name string, run Run, now time.Time) (*Dir, error) {
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory %s: %w", base, err)
+	}
+	id := now.Format("20060102-150405") + "-" + strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
+	path := filepath.Join(base, id)
+	// Two runs in the same second get distinct directories, never a shared one.
+	for i := 2; ; i++ {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("results directory %s: %w", path, err)
+		}
+		path = filepath.Join(base, fmt.Sprintf("%s-%d", id, i))
+	}
+	run.SchemaVersion = SchemaVersion
+	run.ID = filepath.Base(path)
+	run.Status = StatusRunning
+	if run.Started.IsZero() {
+		run.Started = now
+	}
+	d := &Dir{Path: path, run: run}
+	if err := d.writeRun(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Run returns a copy of run.json as it stands.
+func (d *Dir) Run() Run {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.run
+}
+
+// UpdateRun changes run.json and rewrites it at once.
+func (d *Dir) UpdateRun(change func(*Run)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	change(&d.run)
+	return d.writeRun()
+}
+
+// Finish records how the run ended.
+func (d *Dir) Finish(status Status, runErr error, now time.Time) error {
+	d.mu.Lock()
+	if d.series != nil {
+		d.series.close()
+		d.series = nil
+	}
+	d.mu.Unlock()
+	return d.UpdateRun(func(r *Run) {
+		r.Status = status
+		r.Ended = now
+		if runErr != nil {
+			r.Error = runErr.Error()
+		}
+	})
+}
+
+func (d *Dir) writeRun() error {
+	return WriteJSON(filepath.Join(d.Path, "run.json"), d.run)
+}
+
+// StepDir returns (creating it) the directory of step index, e.g. steps/03-users-5.
+func (d *Dir) StepDir(index int, name string) (string, error) {
+	dir := filepath.Join(d.Path, "steps", fmt.Sprintf("%02d-%s", index, unsafeName.ReplaceAllString(name, "-")))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("step directory: %w", err)
+	}
+	return dir, nil
+}
+
+// WriteStep writes a step's summary.json and one latency-<type>.hdr file per histogram.
+func (d *Dir) WriteStep(s Step, hists map[string]*hdrhistogram.Histogram) error {
+	dir, err := d.StepDir(s.Index, s.Name)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(hists))
+	for n := range hists {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := writeHistogram(filepath.Join(dir, "latency-"+unsafeName.ReplaceAllString(n, "-")+".hdr"), n, hists[n], s.Started, s.Ended); err != nil {
+			return err
+		}
+	}
+	return WriteJSON(filepath.Join(dir, "summary.json"), s)
+}
+
+// WriteJSON writes v as indented JSON through a temporary file and a rename,
+// so a reader (or a crash) never sees half a file.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+// Package target owns a storage location under test: the directory a user
+// names, dbio's own marked subdirectory inside it, its free space, and the
+// filesystem and block device behind it.
+//
+// dbio only ever creates, writes and removes files below <target>/dbio, and
+// only after it has placed its marker file there, so a mistyped path can never
+// cost a user their data.
+package target
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"dbio/internal/units"
+)
+
+// MarkerName is the file that marks a directory as created and owned by dbio.
+const MarkerName = ".dbio-owned"
+
+// DirName is the subdirectory of a target that dbio works in.
+const DirName = "dbio"
+
+// ErrNotOwned is returned when dbio is asked to remove something it did not create.
+var ErrNotOwned = errors.New("not created by dbio")
+
+// Role says what a target holds in a placement.
+type Role string
+
+// Placement roles, as in the studies: data, log (WAL / redo) and backups on separate disks.
+const (
+	RoleData   Role = "data"
+	RoleLog    Role = "log"
+	RoleBackup Role = "backup"
+)
+
+// Target is a storage location under test.
+type Target struct {
+	// Path is the directory the user named, cleaned and absolute.
+	Path string
+	// Dir is dbio's own working directory inside Path.
+	Dir string
+}
+
+// Open validates path as a storage target and prepares dbio's marked
+// working directory inside it. The path may not exist yet (it is created, as
+// a user asking for ./dbio-data expects), but it may not be a device node or a
+// regular file, and it must be writable.
+func Open(path string) (*Target, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("target path is empty: pass --target DIR")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("target %q: %w", path, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return nil, fmt.Errorf("target %s does not exist and cannot be created: %w", abs, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("target %s: %w", abs, err)
+	case fi.Mode()&(os.ModeDevice|os.ModeCharDevice) != 0:
+		return nil, fmt.Errorf("target %s is a device node: dbio works on a directory of a mounted filesystem; mount the device and pass its mount point", abs)
+	case !fi.IsDir():
+		return nil, fmt.Errorf("target %s is not a directory: pass the directory dbio may work in", abs)
+	}
+	t := &Target{Path: abs, Dir: filepath.Join(abs, DirName)}
+	if err := t.claim(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// claim creates <path>/dbio with its marker, or accepts an existing one only if
+// it carries the marker: a directory named dbio that dbio did not create is
+// left alone.
+func (t *Target) claim() error {
+	marker := filepath.Join(t.Dir, MarkerName)
+	if _, err := os.Stat(t.Dir); err == nil {
+		if _, err := os.Stat(marker); err != nil {
+			return fmt.Errorf("target %s already has a %s directory that dbio did not create (no %s marker): choose another target or move it away", t.Path, DirName, MarkerName)
+		}
+		return t.checkWritable()
+	}
+	if err := os.Mkdir(t.Dir, 0o755); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("target %s is not writable: choose a directory you can write to, or run with permission to write it", t.Path)
+		}
+		return fmt.Errorf("target %s: create %s: %w", t.Path, t.Dir, err)
+	}
+	if err := os.WriteFile(marker, []byte("This directory was created by dbio. dbio removes only what is inside directories carrying this marker.\n"), 0o644); err != nil {
+		return fmt.Errorf("target %s: write marker: %w", t.Path, err)
+	}
+	return nil
+}
+
+func (t *Target) checkWritable() error {
+	f, err := os.CreateTemp(t.Dir, ".write-test-*")
+	if err != nil {
+		return fmt.Errorf("target %s is not writable: %w", t.Path, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// Sub returns dbio's directory for one purpose (for example "sqlite-tpcc"),
+// creating it with its own marker so that it can later be removed safely.
+func (t *Target) Sub(name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return "", fmt.Errorf("invalid target subdirectory name %q", name)
+	}
+	dir := filepath.Join(t.Dir, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("target %s: %w", t.Path, err)
+	}
+	marker := filepath.Join(dir, MarkerName)
+	if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
+		if err := os.WriteFile(marker, []byte("created by dbio\n"), 0o644); err != nil {
+			return "", fmt.Errorf("target %s: %w", t.Path, err)
+		}
+	}
+	return dir, nil
+}
+
+// RemoveSub deletes one of dbio's subdirectories, and refuses anything that does not
+// carry dbio's marker.
+func (t *Target) RemoveSub(name string) error {
+	dir := filepath.Join(t.Dir, name)
+	if filepath.Dir(dir) != t.Dir {
+		return fmt.Errorf("remove %s: %w (outside %s)", dir, ErrNotOwned, t.Dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, MarkerName)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return fmt.Errorf("remove %s: %w", dir, ErrNotOwned)
+		}
+		return err
+	}
+	return os.RemoveAll(dir)
+}
+
+// FreeBytes is the space available to an unprivileged writer on the target's filesystem.
+func (t *Target) FreeBytes() (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(t.Path, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", t.Path, err)
+	}
+	return st.Bavail * uint64(st.Bsize), nil
+}
+
+// EnsureSpace refuses a target with less than need bytes free, saying how much is needed.
+func (t *Target) EnsureSpace(need uint64, what string) error {
+	free, err := t.FreeBytes()
+	if err != nil {
+		return err
+	}
+	if free < need {
+		return fmt.Errorf("target %s has %s free but %s needs about %s: free some space, choose a larger target, or reduce the scale",
+			t.Path, units.FormatBytes(free), what, units.FormatBytes(need))
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+// Package units parses and formats the sizes and rates users type on the
+// command line and in suite files ("2GB", "256MiB", "4k"), the same way everywhere.
+package units
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParseBytes reads a size such as "4k", "64KiB", "256MB" or "2G". Units are
+// binary (1k = 1024), as in fio and the engines' own settings; a bare number is bytes.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	if t == "" {
+		return 0, fmt.Errorf("empty size: use a number with an optional unit, e.g. 512MB or 4k")
+	}
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || num == "" {
+		return 0, fmt.Errorf("malformed size %q: use a number with an optional unit, e.g. 512MB or 4k", s)
+	}
+	unit = strings.TrimSuffix(strings.TrimSuffix(unit, "ib"), "b")
+	mult := map[string]float64{"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("malformed size %q: unknown unit %q (use k, M, G or T)", s, t[i:])
+	}
+	if unit == "" && strings.ContainsRune(num, '.') {
+		return 0, fmt.Errorf("malformed size %q: a byte count must be whole", s)
+	}
+	b := v * mult
+	if b > math.MaxInt64 {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return int64(b), nil
+}
+
+// FormatBytes renders a byte count with a binary unit, for messages and tables.
+func FormatBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

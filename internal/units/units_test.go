@@ -1,0 +1,39 @@
+package units
+
+import "testing"
+
+func TestParseBytes(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr bool
+	}{
+		{"4096", 4096, false},
+		{"4k", 4096, false},
+		{"64KiB", 64 << 10, false},
+		{"256MB", 256 << 20, false},
+		{"2G", 2 << 30, false},
+		{"1.5g", 3 << 29, false},
+		{" 1T ", 1 << 40, false},
+		{"", 0, true},
+		{"abc", 0, true},
+		{"12q", 0, true},
+		{"1.5", 0, true},
+		{"-5M", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseBytes(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestFormatBytes(t *testing.T) {
+	tests := map[uint64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 3 << 29: "1.5 GiB"}
+	for in, want := range tests {
+		if got := FormatBytes(in); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
