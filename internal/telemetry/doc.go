@@ -1,0 +1,39 @@
+// Package telemetry samples the operating system once a second while a step
+// runs (CPU, block devices, pressure stall information, the processes of dbio
+// and of the database server, the engine's counters), summarizes each step
+// and names its bottleneck. It also reads the host facts recorded in run.json.
+//
+// Everything is read through an FS root, so tests run on captured /proc
+// snapshots (testdata/snap, made by testdata/capture.sh).
+//
+// Each Sample returns the per-second values since the previous call:
+//
+//	cpu_user_pct        user + nice (guest time is inside both)   % of all CPUs
+//	cpu_system_pct      system + irq + softirq                    % of all CPUs
+//	cpu_idle_pct        idle                                       % of all CPUs
+//	cpu_iowait_pct      idle with I/O outstanding                  % of all CPUs
+//	cpu_steal_pct       taken by the hypervisor                    % of all CPUs
+//	                    (the five add up to 100)
+//	disk_<dev>_rps      reads completed per second
+//	disk_<dev>_wps      writes completed per second
+//	disk_<dev>_rmbps    MB read per second (MB = 10^6 bytes)
+//	disk_<dev>_wmbps    MB written per second
+//	disk_<dev>_r_await_ms  mean time of the reads completed, queue included,
+//	disk_<dev>_w_await_ms  and of the writes; absent in seconds without any
+//	disk_<dev>_aqu      mean number of I/Os in flight (queue depth)
+//	disk_<dev>_util_pct share of the second with at least one I/O in flight
+//	psi_cpu_some_pct    share of wall time some task waited for a CPU
+//	psi_io_some_pct     … some task was stalled on I/O
+//	psi_io_full_pct     … all non-idle tasks were stalled on I/O
+//	psi_memory_some_pct, psi_memory_full_pct  the same for memory
+//	proc_dbio_cpu_pct   dbio's CPU time                            % of all CPUs
+//	proc_dbio_rss_mb    dbio's resident memory, MB
+//	proc_server_cpu_pct, proc_server_rss_mb  the same for the database server
+//	engine_<name>_per_s per-second rate of each engine counter
+//	telemetry_cost_pct  CPU time of this Sample call               % of one core
+//
+// Device names in metric names are lower case with anything other than a
+// letter or digit turned into "_" ("dm-0" → "dm_0"). Pressure metrics are
+// computed from the kernel's cumulative stall totals, not its averages, and
+// are absent where the kernel has no /proc/pressure.
+package telemetry

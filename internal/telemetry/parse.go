@@ -1,0 +1,373 @@
+package telemetry
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// userHZ is the unit of /proc/stat and /proc/<pid>/stat times. The kernel
+// exports USER_HZ, which is 100 on every Linux architecture dbio runs on,
+// whatever the internal tick rate.
+const userHZ = 100
+
+// cpuTimes are the machine-wide counters of the "cpu" line of /proc/stat,
+// in USER_HZ ticks.
+type cpuTimes struct {
+	user, nice, system, idle, iowait, irq, softirq, steal uint64
+}
+
+// total is all accounted time. Guest time is left out: the kernel already
+// counts it inside user and nice.
+func (c cpuTimes) total() uint64 {
+	return c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal
+}
+
+// kernelStat is what the sampler needs from /proc/stat.
+type kernelStat struct {
+	cpu cpuTimes
+	// cpus counts the per-CPU lines: the CPUs online now.
+	cpus int
+}
+
+// parseStat reads /proc/stat: the aggregate "cpu" line and the number of
+// "cpuN" lines.
+func parseStat(r io.Reader) (kernelStat, error) {
+	var ks kernelStat
+	found := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), 1<<20) // the intr line is long on large machines
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.HasPrefix(line, []byte("cpu")) {
+			if found {
+				break // the cpu lines come first; nothing else is needed
+			}
+			continue
+		}
+		if len(line) > 3 && line[3] != ' ' {
+			ks.cpus++
+			continue
+		}
+		f := strings.Fields(string(line))
+		if len(f) < 5 {
+			return ks, fmt.Errorf("cpu line has %d fields, want at least 5", len(f))
+		}
+		var v [8]uint64 // Linux 2.6.11+ has 8 or more; older kernels stop at iowait and leave the rest 0
+		for i := 1; i < len(f) && i <= len(v); i++ {
+			n, err := strconv.ParseUint(f[i], 10, 64)
+			if err != nil {
+				return ks, fmt.Errorf("cpu line field %d: %w", i, err)
+			}
+			v[i-1] = n
+		}
+		ks.cpu = cpuTimes{user: v[0], nice: v[1], system: v[2], idle: v[3], iowait: v[4], irq: v[5], softirq: v[6], steal: v[7]}
+		found = true
+	}
+	if err := sc.Err(); err != nil {
+		return ks, err
+	}
+	if !found {
+		return ks, errors.New(`no "cpu" line`)
+	}
+	if ks.cpus == 0 {
+		ks.cpus = 1
+	}
+	return ks, nil
+}
+
+// diskStat is one line of /proc/diskstats. Times are in milliseconds.
+type diskStat struct {
+	devNumber string // "major:minor"
+	name      string
+	reads     uint64
+	readBytes uint64
+	readMs    uint64
+	writes    uint64
+	writeByte uint64
+	writeMs   uint64
+	ioMs      uint64 // time with at least one I/O in flight
+	weighted  uint64 // sum over I/Os of their time in flight
+}
+
+// parseDiskstats reads /proc/diskstats (14 fields since Linux 2.6, 18 with
+// discards since 4.18, 20 with flushes since 5.5; only the first 14 are used).
+func parseDiskstats(r io.Reader) ([]diskStat, error) {
+	var out []diskStat
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(f) < 14 {
+			return nil, fmt.Errorf("line %d has %d fields, want at least 14", line, len(f))
+		}
+		var v [11]uint64
+		for i := range v {
+			n, err := strconv.ParseUint(f[3+i], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d (%s) field %d: %w", line, f[2], 4+i, err)
+			}
+			v[i] = n
+		}
+		// Sectors here are always 512 bytes, whatever the device's sector size.
+		out = append(out, diskStat{
+			devNumber: f[0] + ":" + f[1], name: f[2],
+			reads: v[0], readBytes: v[2] * 512, readMs: v[3],
+			writes: v[4], writeByte: v[6] * 512, writeMs: v[7],
+			ioMs: v[9], weighted: v[10],
+		})
+	}
+	return out, sc.Err()
+}
+
+// pressure holds the cumulative stall times of one /proc/pressure file, in
+// microseconds.
+type pressure struct {
+	some, full uint64
+	hasFull    bool
+}
+
+// parsePressure reads a PSI file ("some avg10=… total=N" and, since Linux
+// 5.13 for cpu, "full …").
+func parsePressure(r io.Reader) (pressure, error) {
+	var p pressure
+	hasSome := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		var total uint64
+		ok := false
+		for _, kv := range f[1:] {
+			if v, found := strings.CutPrefix(kv, "total="); found {
+				n, err := strconv.ParseUint(v, 10, 64)
+				if err != nil {
+					return p, fmt.Errorf("%s total: %w", f[0], err)
+				}
+				total, ok = n, true
+			}
+		}
+		if !ok {
+			return p, fmt.Errorf("%s line has no total=", f[0])
+		}
+		switch f[0] {
+		case "some":
+			p.some, hasSome = total, true
+		case "full":
+			p.full, p.hasFull = total, true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return p, err
+	}
+	if !hasSome {
+		return p, errors.New(`no "some" line`)
+	}
+	return p, nil
+}
+
+// taskStat is what the sampler needs from /proc/<pid>/stat.
+type taskStat struct {
+	ticks uint64 // user + system CPU time of all the process's threads, USER_HZ
+	start uint64 // start time after boot, USER_HZ
+}
+
+// parseTaskStat reads /proc/<pid>/stat. The command name in parentheses may
+// hold spaces and parentheses itself, so fields are counted after the last ')'.
+func parseTaskStat(r io.Reader) (taskStat, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return taskStat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return taskStat{}, errors.New("no ')' after the command name")
+	}
+	// After ')': state(3) ppid(4) … utime(14) stime(15) … starttime(22).
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 20 {
+		return taskStat{}, fmt.Errorf("%d fields after the command name, want at least 20", len(f))
+	}
+	var v [3]uint64
+	for j, idx := range [3]int{14, 15, 22} {
+		n, err := strconv.ParseUint(f[idx-3], 10, 64)
+		if err != nil {
+			return taskStat{}, fmt.Errorf("field %d: %w", idx, err)
+		}
+		v[j] = n
+	}
+	return taskStat{ticks: v[0] + v[1], start: v[2]}, nil
+}
+
+// taskMem is a process's resident memory from /proc/<pid>/status, in bytes.
+type taskMem struct {
+	rss, anon, file, shmem uint64
+	split                  bool // RssAnon/RssFile/RssShmem present (Linux 4.5+)
+}
+
+// parseTaskStatus reads the Rss lines of /proc/<pid>/status. Kernel threads
+// have none and yield zeros.
+func parseTaskStatus(r io.Reader) (taskMem, error) {
+	var m taskMem
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "VmRSS:") && !strings.HasPrefix(line, "Rss") {
+			continue
+		}
+		key, val, _ := strings.Cut(line, ":")
+		kb, err := parseKB(val)
+		if err != nil {
+			return m, fmt.Errorf("%s: %w", key, err)
+		}
+		switch key {
+		case "VmRSS":
+			m.rss = kb
+		case "RssAnon":
+			m.anon, m.split = kb, true
+		case "RssFile":
+			m.file = kb
+		case "RssShmem":
+			m.shmem = kb
+		}
+	}
+	return m, sc.Err()
+}
+
+// parseKB reads "   1234 kB" into bytes.
+func parseKB(s string) (uint64, error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return 0, errors.New("empty value")
+	}
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0, err
+	}
+	if len(f) > 1 && f[1] == "kB" {
+		n *= 1024
+	}
+	return n, nil
+}
+
+// parseUptime reads /proc/uptime: seconds since boot, then idle seconds.
+func parseUptime(r io.Reader) (float64, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0, errors.New("empty")
+	}
+	return strconv.ParseFloat(f[0], 64)
+}
+
+// parsePIDs reads a space-separated list of pids (/proc/<pid>/task/<tid>/children).
+func parsePIDs(r io.Reader) ([]int, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, s := range strings.Fields(string(b)) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, fmt.Errorf("pid %q: %w", s, err)
+		}
+		pids = append(pids, n)
+	}
+	return pids, nil
+}
+
+// parseMemTotal reads MemTotal from /proc/meminfo, in bytes.
+func parseMemTotal(r io.Reader) (uint64, error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			return parseKB(v)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no MemTotal line")
+}
+
+// parseCPUInfo reads the CPU model and the number of processors from
+// /proc/cpuinfo. x86 names the model in "model name"; arm64 has no such line
+// and names only implementer and part numbers, so the model may stay empty.
+func parseCPUInfo(r io.Reader) (model string, cpus int, err error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		switch key {
+		case "processor":
+			cpus++
+		case "model name", "cpu model", "Model":
+			if model == "" {
+				model = val
+			}
+		}
+	}
+	return model, cpus, sc.Err()
+}
+
+// parseOSRelease reads PRETTY_NAME from os-release(5), falling back to NAME
+// and VERSION.
+func parseOSRelease(r io.Reader) (string, error) {
+	vars := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		vars[k] = unquoteShell(v)
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	if p := vars["PRETTY_NAME"]; p != "" {
+		return p, nil
+	}
+	return strings.TrimSpace(vars["NAME"] + " " + vars["VERSION"]), nil
+}
+
+// unquoteShell undoes the shell-style quoting os-release allows: "…" with
+// backslash escapes, or '…'.
+func unquoteShell(v string) string {
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		return v[1 : len(v)-1]
+	}
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		v = v[1 : len(v)-1]
+		var b strings.Builder
+		for i := 0; i < len(v); i++ {
+			if v[i] == '\\' && i+1 < len(v) {
+				i++
+			}
+			b.WriteByte(v[i])
+		}
+		return b.String()
+	}
+	return v
+}
