@@ -1,0 +1,185 @@
+// Package sqlite is the embedded engine: the real C SQLite (through cgo and
+// mattn/go-sqlite3) with its database file in dbio's directory on the target.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/mattn/go-sqlite3"
+
+	"dbio/internal/engine"
+)
+
+func init() { engine.Register(Engine{}) }
+
+// Engine starts SQLite databases.
+type Engine struct{}
+
+var _ engine.Engine = Engine{}
+
+// Name implements engine.Engine.
+func (Engine) Name() string { return "sqlite" }
+
+// Capabilities implements engine.Engine.
+func (Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{SingleWriter: true}
+}
+
+// Start opens (creating if needed) <data target>/dbio/sqlite/<database>.db in
+// WAL mode with a busy timeout and full synchronous commits.
+func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
+	if o.DSN != "" {
+		return nil, errors.New("sqlite has no external mode: --dsn applies to postgres and mariadb; use --target for SQLite")
+	}
+	if p.Data == nil {
+		return nil, errors.New("sqlite needs a data target: pass --target DIR")
+	}
+	if p.Log != nil && p.Log.Path != p.Data.Path {
+		return nil, errors.New("sqlite keeps its WAL beside the database file: --log-target cannot place it elsewhere; drop --log-target for SQLite")
+	}
+	for k := range o.Settings {
+		if _, ok := pragmas[k]; !ok {
+			return nil, fmt.Errorf("unknown SQLite setting %q: use one of journal_mode, synchronous, busy_timeout, cache_size, mmap_size, page_size, wal_autocheckpoint", k)
+		}
+	}
+	dir, err := p.Data.Sub("sqlite")
+	if err != nil {
+		return nil, err
+	}
+	name := o.Database
+	if name == "" {
+		name = "dbio"
+	}
+	path := filepath.Join(dir, name+".db")
+	if o.Fresh {
+		// Only files dbio created in its own marked directory.
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, fmt.Errorf("remove old database: %w", err)
+			}
+		}
+	}
+	settings := map[string]string{
+		"journal_mode": "WAL",
+		"busy_timeout": "10000",
+		"synchronous":  "FULL",
+	}
+	if o.BufferPool > 0 {
+		// A negative cache_size is in KiB.
+		settings["cache_size"] = strconv.FormatInt(-o.BufferPool/1024, 10)
+	}
+	for k, v := range o.Settings {
+		settings[k] = v
+	}
+	dsn := "file:" + path + "?_txlock=deferred"
+	db := sql.OpenDB(connector{dsn: dsn, drv: &sqlite3.SQLiteDriver{ConnectHook: applyPragmas(settings)}})
+	maxConns := o.MaxConns
+	if maxConns == 0 {
+		maxConns = 256
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	var version, mode string
+	if err := db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&version); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return &Instance{db: db, dsn: dsn, path: path, info: engine.Info{
+		Engine:   "sqlite",
+		Version:  version,
+		Managed:  true,
+		DataDir:  dir,
+		Database: path,
+		Settings: settings,
+		Notes:    []string{"journal_mode reported by SQLite: " + mode},
+	}}, nil
+}
+
+// pragmas are the settings a user may pass; the value is SQLite's default, for the record.
+var pragmas = map[string]string{
+	"journal_mode":       "DELETE",
+	"synchronous":        "FULL",
+	"busy_timeout":       "0",
+	"cache_size":         "-2000",
+	"mmap_size":          "0",
+	"page_size":          "4096",
+	"wal_autocheckpoint": "1000",
+}
+
+// Instance is an open SQLite database.
+type Instance struct {
+	db   *sql.DB
+	dsn  string
+	path string
+	info engine.Info
+}
+
+var _ engine.Instance = (*Instance)(nil)
+
+// DB implements engine.Instance.
+func (i *Instance) DB() *sql.DB { return i.db }
+
+// Driver implements engine.Instance.
+func (i *Instance) Driver() string { return "sqlite3" }
+
+// DSN implements engine.Instance.
+func (i *Instance) DSN() string { return i.dsn }
+
+// Info implements engine.Instance.
+func (i *Instance) Info() engine.Info { return i.info }
+
+// Path is the database file.
+func (i *Instance) Path() string { return i.path }
+
+// Stop implements engine.Instance: a passive checkpoint folds the WAL back
+// into the database file, then the handle closes.
+func (i *Instance) Stop(ctx context.Context) error {
+	_, _ = i.db.ExecContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)")
+	return i.db.Close()
+}
+
+// applyPragmas sets every setting on each new connection: PRAGMAs are per
+// connection in SQLite, and mattn/go-sqlite3 knows only some of them as DSN options.
+func applyPragmas(settings map[string]string) func(*sqlite3.SQLiteConn) error {
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	// journal_mode first: it decides how later settings apply.
+	sort.Slice(keys, func(i, j int) bool {
+		if (keys[i] == "journal_mode") != (keys[j] == "journal_mode") {
+			return keys[i] == "journal_mode"
+		}
+		return keys[i] < keys[j]
+	})
+	return func(c *sqlite3.SQLiteConn) error {
+		for _, k := range keys {
+			if _, err := c.Exec("PRAGMA "+k+" = "+settings[k], nil); err != nil {
+				return fmt.Errorf("PRAGMA %s = %s: %w", k, settings[k], err)
+			}
+		}
+		return nil
+	}
+}
+
+// connector opens connections through a driver value that carries this
+// instance's PRAGMAs, rather than a globally registered driver name.
+type connector struct {
+	dsn string
+	drv *sqlite3.SQLiteDriver
+}
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
+func (c connector) Driver() driver.Driver                        { return c.drv }

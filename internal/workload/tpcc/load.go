@@ -1,0 +1,296 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"dbio/internal/engine"
+	"dbio/internal/workload"
+)
+
+// rowSink receives generated rows of one loader worker.
+type rowSink interface {
+	add(ctx context.Context, table string, row []any) error
+	// flush makes everything added so far durable (one warehouse at a time).
+	flush(ctx context.Context) error
+	close() error
+}
+
+// metaTable records what dbio loaded, so that a later run can reuse the data
+// and derive its run-time constants from the load-time ones.
+const metaTable = "dbio_tpcc_meta"
+
+// Prepare implements workload.Workload: it builds the database of
+// cfg.Warehouses warehouses, or with Reuse keeps one already complete at that scale.
+func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (workload.LoadStats, error) {
+	b, err := backendFor(inst)
+	if err != nil {
+		return workload.LoadStats{}, err
+	}
+	db := inst.DB()
+	if w.cfg.Reuse {
+		if c, wh, ok := readMeta(ctx, db); ok && wh == w.cfg.Warehouses {
+			w.setConstants(c)
+			fmt.Fprintf(log, "reusing the TPC-C database already loaded with %d warehouses\n", wh)
+			return workload.LoadStats{Scale: wh, Reused: true}, nil
+		}
+	}
+	start := time.Now()
+	if err := b.createSchema(ctx, inst); err != nil {
+		return workload.LoadStats{}, fmt.Errorf("create schema: %w", err)
+	}
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+metaTable+" (k VARCHAR(64) NOT NULL PRIMARY KEY, v VARCHAR(255) NOT NULL)"); err != nil {
+		return workload.LoadStats{}, fmt.Errorf("create %s: %w", metaTable, err)
+	}
+	load := NewLoadConstants(rand.New(rand.NewPCG(w.cfg.Seed, 0x10AD)))
+	workers := w.cfg.LoadWorkers
+	if workers == 0 {
+		workers = b.loadWorkers()
+	}
+	workers = min(workers, w.cfg.Warehouses)
+	var rows atomic.Int64
+	var done atomic.Int64
+
+	// Work items: the ITEM table, then one per warehouse.
+	next := make(chan int)
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		defer close(next)
+		for wid := 0; wid <= w.cfg.Warehouses; wid++ {
+			select {
+			case next <- wid:
+			case <-gctx.Done():
+				return gctx.Err()
+			}
+		}
+		return nil
+	})
+	var logMu sync.Mutex
+	for range max(workers, 1) {
+		g.Go(func() error {
+			sink, err := b.newSink(gctx, inst)
+			if err != nil {
+				return err
+			}
+			defer sink.close()
+			gen := &generator{c: load, now: start, sink: sink}
+			for wid := range next {
+				gen.r = newRnd(w.cfg.Seed, uint64(wid)+1, load)
+				var err error
+				if wid == 0 {
+					err = gen.items(gctx)
+				} else {
+					err = gen.warehouse(gctx, wid)
+				}
+				if err == nil {
+					err = sink.flush(gctx)
+				}
+				if err != nil {
+					return fmt.Errorf("load warehouse %d: %w", wid, err)
+				}
+				rows.Add(gen.rows)
+				gen.rows = 0
+				if wid > 0 {
+					n := done.Add(1)
+					logMu.Lock()
+					fmt.Fprintf(log, "loaded warehouse %d of %d (%.1f s)\n", n, w.cfg.Warehouses, time.Since(start).Seconds())
+					logMu.Unlock()
+				}
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return workload.LoadStats{}, err
+	}
+	if err := b.finishLoad(ctx, inst); err != nil {
+		return workload.LoadStats{}, fmt.Errorf("finish load: %w", err)
+	}
+	if err := writeMeta(ctx, db, load, w.cfg.Warehouses); err != nil {
+		return workload.LoadStats{}, err
+	}
+	w.setConstants(load)
+	return workload.LoadStats{Rows: rows.Load(), Scale: w.cfg.Warehouses, Duration: time.Since(start)}, nil
+}
+
+func writeMeta(ctx context.Context, db *sql.DB, c Constants, warehouses int) error {
+	kv := [][2]string{
+		{"warehouses", strconv.Itoa(warehouses)},
+		{"c_last", strconv.Itoa(c.CLast)},
+		{"c_id", strconv.Itoa(c.CID)},
+		{"ol_i_id", strconv.Itoa(c.OLIID)},
+		{"complete", "1"},
+	}
+	for _, p := range kv {
+		if _, err := db.ExecContext(ctx, "INSERT INTO "+metaTable+" (k, v) VALUES ('"+p[0]+"', '"+p[1]+"')"); err != nil {
+			return fmt.Errorf("record load: %w", err)
+		}
+	}
+	return nil
+}
+
+// readMeta returns the load constants and scale of a complete earlier load.
+func readMeta(ctx context.Context, db *sql.DB) (Constants, int, bool) {
+	rows, err := db.QueryContext(ctx, "SELECT k, v FROM "+metaTable)
+	if err != nil {
+		return Constants{}, 0, false
+	}
+	defer rows.Close()
+	m := map[string]int{}
+	for rows.Next() {
+		var k, v string
+		if rows.Scan(&k, &v) != nil {
+			return Constants{}, 0, false
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return Constants{}, 0, false
+		}
+		m[k] = n
+	}
+	if rows.Err() != nil || m["complete"] != 1 {
+		return Constants{}, 0, false
+	}
+	return Constants{CLast: m["c_last"], CID: m["c_id"], OLIID: m["ol_i_id"]}, m["warehouses"], true
+}
+
+// generator produces the rows of clause 4.3.3.1.
+type generator struct {
+	r    *rnd
+	c    Constants
+	now  time.Time
+	sink rowSink
+	rows int64
+}
+
+var errNoSink = errors.New("tpcc: no sink")
+
+func (g *generator) emit(ctx context.Context, table string, row ...any) error {
+	if g.sink == nil {
+		return errNoSink
+	}
+	g.rows++
+	return g.sink.add(ctx, table, row)
+}
+
+func money(cents int64) string {
+	neg := cents < 0
+	if neg {
+		cents = -cents
+	}
+	s := strconv.FormatInt(cents/100, 10) + "." + fmt.Sprintf("%02d", cents%100)
+	if neg {
+		return "-" + s
+	}
+	return s
+}
+
+func fraction4(n int) string { return fmt.Sprintf("0.%04d", n) }
+
+// items populates ITEM: 100,000 rows.
+func (g *generator) items(ctx context.Context) error {
+	r := g.r
+	for i := 1; i <= Items; i++ {
+		if err := g.emit(ctx, "item", i, r.uniform(1, 10000), r.astring(14, 24), money(r.cents(100, 10000)), r.data(26, 50)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warehouse populates one warehouse with its stock, districts, customers,
+// history, orders, order lines and new orders.
+func (g *generator) warehouse(ctx context.Context, w int) error {
+	r := g.r
+	if err := g.emit(ctx, "warehouse", w, r.astring(6, 10), r.astring(10, 20), r.astring(10, 20), r.astring(10, 20),
+		r.state(), r.zip(), fraction4(r.uniform(0, 2000)), money(30000000)); err != nil {
+		return err
+	}
+	for i := 1; i <= StockPerWarehouse; i++ {
+		row := make([]any, 0, 17)
+		row = append(row, i, w, r.uniform(10, 100))
+		for range 10 {
+			row = append(row, r.astring(24, 24))
+		}
+		row = append(row, 0, 0, 0, r.data(26, 50))
+		if err := g.emit(ctx, "stock", row...); err != nil {
+			return err
+		}
+	}
+	for d := 1; d <= DistrictsPerWarehouse; d++ {
+		if err := g.district(ctx, w, d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *generator) district(ctx context.Context, w, d int) error {
+	r := g.r
+	if err := g.emit(ctx, "district", d, w, r.astring(6, 10), r.astring(10, 20), r.astring(10, 20), r.astring(10, 20),
+		r.state(), r.zip(), fraction4(r.uniform(0, 2000)), money(3000000), OrdersPerDistrict+1); err != nil {
+		return err
+	}
+	for c := 1; c <= CustomersPerDistrict; c++ {
+		// 4.3.3.1: the first 1,000 customers take the names 0..999 in order,
+		// the rest NURand(255, 0, 999) with the load-time C.
+		var last string
+		if c <= 1000 {
+			last = LastName(c - 1)
+		} else {
+			last = LastName(r.nurand(255, 0, 999))
+		}
+		credit := "GC"
+		if r.IntN(10) == 0 {
+			credit = "BC"
+		}
+		if err := g.emit(ctx, "customer", c, d, w, r.astring(8, 16), "OE", last, r.astring(10, 20), r.astring(10, 20),
+			r.astring(10, 20), r.state(), r.zip(), r.nstring(16, 16), g.now, credit, money(5000000),
+			fraction4(r.uniform(0, 5000)), money(-1000), money(1000), 1, 0, r.astring(300, 500)); err != nil {
+			return err
+		}
+		if err := g.emit(ctx, "history", c, d, w, d, w, g.now, money(1000), r.astring(12, 24)); err != nil {
+			return err
+		}
+	}
+	perm := r.permutation(CustomersPerDistrict)
+	for o := 1; o <= OrdersPerDistrict; o++ {
+		olCnt := r.uniform(5, 15)
+		delivered := o < firstUndelivered
+		var carrier any
+		if delivered {
+			carrier = r.uniform(1, 10)
+		}
+		if err := g.emit(ctx, "orders", o, d, w, perm[o-1], g.now, carrier, olCnt, 1); err != nil {
+			return err
+		}
+		for l := 1; l <= olCnt; l++ {
+			var deliveryD any
+			amount := "0.00"
+			if delivered {
+				deliveryD = g.now
+			} else {
+				amount = money(r.cents(1, 999999))
+			}
+			if err := g.emit(ctx, "order_line", o, d, w, l, r.uniform(1, Items), w, deliveryD, 5, amount, r.astring(24, 24)); err != nil {
+				return err
+			}
+		}
+		if !delivered {
+			if err := g.emit(ctx, "new_order", o, d, w); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

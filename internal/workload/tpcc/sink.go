@@ -1,0 +1,125 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// insertSink loads rows with multi-row INSERT statements inside one
+// transaction per flush: the fast portable path (SQLite, MariaDB). Rows are
+// buffered per table and sent batchRows at a time.
+type insertSink struct {
+	conn        *sql.Conn
+	placeholder func(int) string
+	beginStmt   string
+	batchRows   int
+	pending     map[string][][]any
+	inTx        bool
+	stmts       map[string]*sql.Stmt // full-batch statements per table
+}
+
+func newInsertSink(ctx context.Context, db *sql.DB, placeholder func(int) string, begin string, batchRows int) (*insertSink, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &insertSink{conn: conn, placeholder: placeholder, beginStmt: begin, batchRows: batchRows,
+		pending: map[string][][]any{}, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+func (s *insertSink) add(ctx context.Context, table string, row []any) error {
+	s.pending[table] = append(s.pending[table], row)
+	if len(s.pending[table]) >= s.batchRows {
+		return s.send(ctx, table)
+	}
+	return nil
+}
+
+func (s *insertSink) insertSQL(table string, rows int) string {
+	t := tableByName(table)
+	var b strings.Builder
+	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", table, strings.Join(t.columnNames(), ", "))
+	n := 0
+	for r := 0; r < rows; r++ {
+		if r > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('(')
+		for c := range t.columns {
+			if c > 0 {
+				b.WriteString(", ")
+			}
+			n++
+			if s.placeholder == nil {
+				b.WriteByte('?')
+			} else {
+				b.WriteString(s.placeholder(n))
+			}
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+func (s *insertSink) send(ctx context.Context, table string) error {
+	rows := s.pending[table]
+	if len(rows) == 0 {
+		return nil
+	}
+	if !s.inTx {
+		if _, err := s.conn.ExecContext(ctx, s.beginStmt); err != nil {
+			return err
+		}
+		s.inTx = true
+	}
+	args := make([]any, 0, len(rows)*len(rows[0]))
+	for _, r := range rows {
+		args = append(args, r...)
+	}
+	var err error
+	if len(rows) == s.batchRows {
+		st, ok := s.stmts[table]
+		if !ok {
+			st, err = s.conn.PrepareContext(ctx, s.insertSQL(table, len(rows)))
+			if err != nil {
+				return fmt.Errorf("%s: %w", table, err)
+			}
+			s.stmts[table] = st
+		}
+		_, err = st.ExecContext(ctx, args...)
+	} else {
+		_, err = s.conn.ExecContext(ctx, s.insertSQL(table, len(rows)), args...)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", table, err)
+	}
+	s.pending[table] = rows[:0]
+	return nil
+}
+
+func (s *insertSink) flush(ctx context.Context) error {
+	for _, t := range Tables {
+		if err := s.send(ctx, t); err != nil {
+			return err
+		}
+	}
+	if s.inTx {
+		s.inTx = false
+		if _, err := s.conn.ExecContext(ctx, "COMMIT"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *insertSink) close() error {
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	if s.inTx {
+		s.conn.ExecContext(context.Background(), "ROLLBACK")
+	}
+	return s.conn.Close()
+}

@@ -1,0 +1,428 @@
+package tpcc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// executor runs the five transactions for one virtual user. Each method runs
+// exactly one database transaction and either commits it or rolls it back.
+type executor interface {
+	newOrder(ctx context.Context, in *newOrderIn) error
+	payment(ctx context.Context, in *paymentIn) error
+	orderStatus(ctx context.Context, in *orderStatusIn) error
+	delivery(ctx context.Context, in *deliveryIn) error
+	stockLevel(ctx context.Context, in *stockLevelIn) error
+	close() error
+}
+
+// sqlDialect is what the client-side SQL executor needs to know of an engine.
+type sqlDialect struct {
+	// placeholder renders the n-th (1-based) bind parameter.
+	placeholder func(n int) string
+	// forUpdate is appended to reads of rows the transaction then changes
+	// (" FOR UPDATE"), empty where the engine locks otherwise.
+	forUpdate string
+	// beginWrite and beginRead start transactions; SQLite takes its write
+	// lock up front with BEGIN IMMEDIATE so a writer never fails on upgrade.
+	beginWrite, beginRead string
+	// writeLock, when set, serializes write transactions inside dbio: SQLite
+	// allows one writer, and queuing in-process is fairer and far cheaper than
+	// the busy handler's sleep-and-retry.
+	writeLock *sync.Mutex
+}
+
+// sqlExecutor runs the transactions as client-side SQL on one dedicated
+// connection with statements prepared once per session.
+type sqlExecutor struct {
+	d     sqlDialect
+	conn  *sql.Conn
+	stmts map[string]*sql.Stmt
+}
+
+func newSQLExecutor(ctx context.Context, db *sql.DB, d sqlDialect) (*sqlExecutor, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &sqlExecutor{d: d, conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+}
+
+func (e *sqlExecutor) close() error {
+	for _, s := range e.stmts {
+		s.Close()
+	}
+	return e.conn.Close()
+}
+
+// stmt prepares q (written with ? placeholders) once per session.
+func (e *sqlExecutor) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if s, ok := e.stmts[q]; ok {
+		return s, nil
+	}
+	s, err := e.conn.PrepareContext(ctx, rebind(q, e.d.placeholder))
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", q, err)
+	}
+	e.stmts[q] = s
+	return s, nil
+}
+
+func rebind(q string, ph func(int) string) string {
+	if ph == nil {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteString(ph(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (e *sqlExecutor) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	s, err := e.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.ExecContext(ctx, args...)
+}
+
+func (e *sqlExecutor) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
+	s, err := e.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return s.QueryRowContext(ctx, args...), nil
+}
+
+func (e *sqlExecutor) scanRow(ctx context.Context, q string, args []any, dest ...any) error {
+	row, err := e.queryRow(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	return row.Scan(dest...)
+}
+
+// inTx runs body in one transaction: committed when body returns nil,
+// rolled back otherwise (errRollback included).
+func (e *sqlExecutor) inTx(ctx context.Context, write bool, body func() error) (err error) {
+	begin := e.d.beginRead
+	if write {
+		begin = e.d.beginWrite
+		if e.d.writeLock != nil {
+			e.d.writeLock.Lock()
+			defer e.d.writeLock.Unlock()
+		}
+	}
+	if _, err := e.conn.ExecContext(ctx, begin); err != nil {
+		return err
+	}
+	if err := body(); err != nil {
+		// Use a fresh context: a cancelled run must still release its locks.
+		if _, rbErr := e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil && !errors.Is(err, errRollback) {
+			return fmt.Errorf("%w (and rollback failed: %v)", err, rbErr)
+		}
+		return err
+	}
+	_, err = e.conn.ExecContext(ctx, "COMMIT")
+	return err
+}
+
+func round2(v float64) float64 { return math.Round(v*100) / 100 }
+
+// newOrder implements the New-Order transaction's profile (clause 2.4.2).
+func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
+	// Items are visited in (supply warehouse, item) order so that concurrent
+	// New-Orders lock stock rows in one order and cannot deadlock; the unused
+	// item of a rolled-back order has the largest id and stays last (2.4.2.3).
+	sort.Slice(in.lines, func(i, j int) bool {
+		a, b := in.lines[i], in.lines[j]
+		if a.itemID > Items || b.itemID > Items {
+			return b.itemID > Items && a.itemID <= Items
+		}
+		if a.supplyWID != b.supplyWID {
+			return a.supplyWID < b.supplyWID
+		}
+		return a.itemID < b.itemID
+	})
+	return e.inTx(ctx, true, func() error {
+		var wTax, dTax, cDiscount float64
+		var cLast, cCredit string
+		var nextOID int
+		if err := e.scanRow(ctx, "SELECT w_tax FROM warehouse WHERE w_id = ?", []any{in.wID}, &wTax); err != nil {
+			return fmt.Errorf("warehouse: %w", err)
+		}
+		if err := e.scanRow(ctx, "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"+e.d.forUpdate,
+			[]any{in.wID, in.dID}, &dTax, &nextOID); err != nil {
+			return fmt.Errorf("district: %w", err)
+		}
+		if _, err := e.exec(ctx, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = ? AND d_id = ?", in.wID, in.dID); err != nil {
+			return fmt.Errorf("district: %w", err)
+		}
+		if err := e.scanRow(ctx, "SELECT c_discount, c_last, c_credit FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+			[]any{in.wID, in.dID, in.cID}, &cDiscount, &cLast, &cCredit); err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		in.oID = nextOID
+		allLocal := 0
+		if in.allLocal {
+			allLocal = 1
+		}
+		if _, err := e.exec(ctx, "INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local) VALUES (?, ?, ?, ?, ?, NULL, ?, ?)",
+			nextOID, in.dID, in.wID, in.cID, in.entryD, len(in.lines), allLocal); err != nil {
+			return fmt.Errorf("orders: %w", err)
+		}
+		if _, err := e.exec(ctx, "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)", nextOID, in.dID, in.wID); err != nil {
+			return fmt.Errorf("new_order: %w", err)
+		}
+		distCol := fmt.Sprintf("s_dist_%02d", in.dID)
+		var sum float64
+		for i := range in.lines {
+			l := &in.lines[i]
+			var price float64
+			var iName, iData string
+			err := e.scanRow(ctx, "SELECT i_price, i_name, i_data FROM item WHERE i_id = ?", []any{l.itemID}, &price, &iName, &iData)
+			if errors.Is(err, sql.ErrNoRows) {
+				return errRollback // 2.4.2.3: "Item number is not valid"
+			}
+			if err != nil {
+				return fmt.Errorf("item: %w", err)
+			}
+			var sQty int
+			var sData, distInfo string
+			if err := e.scanRow(ctx, "SELECT s_quantity, s_data, "+distCol+" FROM stock WHERE s_w_id = ? AND s_i_id = ?"+e.d.forUpdate,
+				[]any{l.supplyWID, l.itemID}, &sQty, &sData, &distInfo); err != nil {
+				return fmt.Errorf("stock: %w", err)
+			}
+			// 2.4.2.2: restock by 91 when fewer than 10 would remain.
+			if sQty >= l.quantity+10 {
+				sQty -= l.quantity
+			} else {
+				sQty = sQty - l.quantity + 91
+			}
+			remote := 0
+			if l.remote {
+				remote = 1
+			}
+			if _, err := e.exec(ctx, "UPDATE stock SET s_quantity = ?, s_ytd = s_ytd + ?, s_order_cnt = s_order_cnt + 1, s_remote_cnt = s_remote_cnt + ? WHERE s_w_id = ? AND s_i_id = ?",
+				sQty, l.quantity, remote, l.supplyWID, l.itemID); err != nil {
+				return fmt.Errorf("stock: %w", err)
+			}
+			l.amount = round2(float64(l.quantity) * price)
+			l.brandGenOK = strings.Contains(iData, original) && strings.Contains(sData, original)
+			sum += l.amount
+			if _, err := e.exec(ctx, "INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d, ol_quantity, ol_amount, ol_dist_info) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)",
+				nextOID, in.dID, in.wID, i+1, l.itemID, l.supplyWID, l.quantity, l.amount, distInfo); err != nil {
+				return fmt.Errorf("order_line: %w", err)
+			}
+		}
+		in.total = round2(sum * (1 - cDiscount) * (1 + wTax + dTax))
+		return nil
+	})
+}
+
+// findCustomer resolves a by-name selection to the customer at position
+// ceil(n/2) of those with that last name, sorted by first name (2.5.2.2).
+func (e *sqlExecutor) findCustomer(ctx context.Context, wID, dID int, sel customerSel) (int, error) {
+	if !sel.byName {
+		return sel.cID, nil
+	}
+	s, err := e.stmt(ctx, "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")
+	if err != nil {
+		return 0, err
+	}
+	rows, err := s.QueryContext(ctx, wID, dID, sel.last)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var ids []int
+	for rows.Next() {
+		var id int
+		if err := rows.Scan(&id); err != nil {
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, fmt.Errorf("%w %q in warehouse %d district %d", errNoCustomer, sel.last, wID, dID)
+	}
+	return ids[(len(ids)+1)/2-1], nil
+}
+
+// payment implements the Payment transaction's profile (clause 2.5.2).
+func (e *sqlExecutor) payment(ctx context.Context, in *paymentIn) error {
+	return e.inTx(ctx, true, func() error {
+		if _, err := e.exec(ctx, "UPDATE warehouse SET w_ytd = w_ytd + ? WHERE w_id = ?", in.amount, in.wID); err != nil {
+			return fmt.Errorf("warehouse: %w", err)
+		}
+		var wName, wStreet1, wStreet2, wCity, wState, wZip string
+		if err := e.scanRow(ctx, "SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip FROM warehouse WHERE w_id = ?",
+			[]any{in.wID}, &wName, &wStreet1, &wStreet2, &wCity, &wState, &wZip); err != nil {
+			return fmt.Errorf("warehouse: %w", err)
+		}
+		if _, err := e.exec(ctx, "UPDATE district SET d_ytd = d_ytd + ? WHERE d_w_id = ? AND d_id = ?", in.amount, in.wID, in.dID); err != nil {
+			return fmt.Errorf("district: %w", err)
+		}
+		var dName, dStreet1, dStreet2, dCity, dState, dZip string
+		if err := e.scanRow(ctx, "SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip FROM district WHERE d_w_id = ? AND d_id = ?",
+			[]any{in.wID, in.dID}, &dName, &dStreet1, &dStreet2, &dCity, &dState, &dZip); err != nil {
+			return fmt.Errorf("district: %w", err)
+		}
+		cID, err := e.findCustomer(ctx, in.cWID, in.cDID, in.customer)
+		if err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		in.resolvedCID = cID
+		var cFirst, cMiddle, cLast, cCredit, cData string
+		var cBalance, cCreditLim, cDiscount float64
+		if err := e.scanRow(ctx, "SELECT c_first, c_middle, c_last, c_credit, c_credit_lim, c_discount, c_balance, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"+e.d.forUpdate,
+			[]any{in.cWID, in.cDID, cID}, &cFirst, &cMiddle, &cLast, &cCredit, &cCreditLim, &cDiscount, &cBalance, &cData); err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		if cCredit == "BC" {
+			// 2.5.2.2: prepend the payment's details to C_DATA, keeping 500 characters.
+			in.badCreditHit = true
+			entry := strconv.Itoa(cID) + " " + strconv.Itoa(in.cDID) + " " + strconv.Itoa(in.cWID) + " " +
+				strconv.Itoa(in.dID) + " " + strconv.Itoa(in.wID) + " " + strconv.FormatFloat(in.amount, 'f', 2, 64) + " | "
+			cData = entry + cData
+			if len(cData) > 500 {
+				cData = cData[:500]
+			}
+			if _, err := e.exec(ctx, "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1, c_data = ? WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+				in.amount, in.amount, cData, in.cWID, in.cDID, cID); err != nil {
+				return fmt.Errorf("customer: %w", err)
+			}
+		} else if _, err := e.exec(ctx, "UPDATE customer SET c_balance = c_balance - ?, c_ytd_payment = c_ytd_payment + ?, c_payment_cnt = c_payment_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+			in.amount, in.amount, in.cWID, in.cDID, cID); err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		// 2.5.2.2: H_DATA is W_NAME and D_NAME separated by four spaces.
+		if _, err := e.exec(ctx, "INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			cID, in.cDID, in.cWID, in.dID, in.wID, in.date, in.amount, wName+"    "+dName); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		return nil
+	})
+}
+
+// orderStatus implements the Order-Status transaction's profile (clause 2.6.2).
+func (e *sqlExecutor) orderStatus(ctx context.Context, in *orderStatusIn) error {
+	return e.inTx(ctx, false, func() error {
+		cID, err := e.findCustomer(ctx, in.wID, in.dID, in.customer)
+		if err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		var cBalance float64
+		var cFirst, cMiddle, cLast string
+		if err := e.scanRow(ctx, "SELECT c_balance, c_first, c_middle, c_last FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+			[]any{in.wID, in.dID, cID}, &cBalance, &cFirst, &cMiddle, &cLast); err != nil {
+			return fmt.Errorf("customer: %w", err)
+		}
+		var carrier sql.NullInt64
+		var entry any
+		err = e.scanRow(ctx, "SELECT o_id, o_entry_d, o_carrier_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_c_id = ? ORDER BY o_id DESC LIMIT 1",
+			[]any{in.wID, in.dID, cID}, &in.oID, &entry, &carrier)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // a customer without orders is possible only after manual changes; nothing to show
+		}
+		if err != nil {
+			return fmt.Errorf("orders: %w", err)
+		}
+		s, err := e.stmt(ctx, "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
+		if err != nil {
+			return err
+		}
+		rows, err := s.QueryContext(ctx, in.wID, in.dID, in.oID)
+		if err != nil {
+			return fmt.Errorf("order_line: %w", err)
+		}
+		defer rows.Close()
+		in.lines = 0
+		for rows.Next() {
+			var iID, supply, qty int
+			var amount float64
+			var delivered any
+			if err := rows.Scan(&iID, &supply, &qty, &amount, &delivered); err != nil {
+				return fmt.Errorf("order_line: %w", err)
+			}
+			in.lines++
+		}
+		return rows.Err()
+	})
+}
+
+// delivery implements the Delivery transaction's profile (clause 2.7.4),
+// all ten districts in one database transaction.
+func (e *sqlExecutor) delivery(ctx context.Context, in *deliveryIn) error {
+	in.delivered, in.skipped = 0, 0
+	return e.inTx(ctx, true, func() error {
+		for d := 1; d <= DistrictsPerWarehouse; d++ {
+			var oID int
+			err := e.scanRow(ctx, "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"+e.d.forUpdate,
+				[]any{in.wID, d}, &oID)
+			if errors.Is(err, sql.ErrNoRows) {
+				in.skipped++ // 2.7.4.2: no outstanding order in this district
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("new_order: %w", err)
+			}
+			if _, err := e.exec(ctx, "DELETE FROM new_order WHERE no_w_id = ? AND no_d_id = ? AND no_o_id = ?", in.wID, d, oID); err != nil {
+				return fmt.Errorf("new_order: %w", err)
+			}
+			var cID int
+			if err := e.scanRow(ctx, "SELECT o_c_id FROM orders WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", []any{in.wID, d, oID}, &cID); err != nil {
+				return fmt.Errorf("orders: %w", err)
+			}
+			if _, err := e.exec(ctx, "UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND o_d_id = ? AND o_id = ?", in.carrierID, in.wID, d, oID); err != nil {
+				return fmt.Errorf("orders: %w", err)
+			}
+			if _, err := e.exec(ctx, "UPDATE order_line SET ol_delivery_d = ? WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", in.date, in.wID, d, oID); err != nil {
+				return fmt.Errorf("order_line: %w", err)
+			}
+			var total sql.NullFloat64
+			if err := e.scanRow(ctx, "SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?", []any{in.wID, d, oID}, &total); err != nil {
+				return fmt.Errorf("order_line: %w", err)
+			}
+			if _, err := e.exec(ctx, "UPDATE customer SET c_balance = c_balance + ?, c_delivery_cnt = c_delivery_cnt + 1 WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?",
+				round2(total.Float64), in.wID, d, cID); err != nil {
+				return fmt.Errorf("customer: %w", err)
+			}
+			in.delivered++
+		}
+		return nil
+	})
+}
+
+// stockLevel implements the Stock-Level transaction's profile (clause 2.8.2).
+func (e *sqlExecutor) stockLevel(ctx context.Context, in *stockLevelIn) error {
+	return e.inTx(ctx, false, func() error {
+		var next int
+		if err := e.scanRow(ctx, "SELECT d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?", []any{in.wID, in.dID}, &next); err != nil {
+			return fmt.Errorf("district: %w", err)
+		}
+		// The last 20 orders of the district (2.8.2.2).
+		if err := e.scanRow(ctx, "SELECT COUNT(DISTINCT s_i_id) FROM order_line, stock WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id >= ? AND ol_o_id < ? AND s_w_id = ? AND s_i_id = ol_i_id AND s_quantity < ?",
+			[]any{in.wID, in.dID, next - 20, next, in.wID, in.threshold}, &in.lowStock); err != nil {
+			return fmt.Errorf("stock: %w", err)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,207 @@
+// Package tpcc implements the TPC-C benchmark (TPC-C specification revision
+// 5.11): the nine tables and their population rules, the five transactions
+// with the standard mix, virtual users (terminals) with optional keying and
+// think times, and the consistency conditions checked after a run.
+//
+// Transaction inputs are generated here, the same way for every engine; an
+// engine-specific backend only decides how a transaction's SQL reaches the
+// database (client-side statements, or server-side procedures).
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+	"dbio/internal/workload"
+)
+
+// Config is what a user chooses for a TPC-C run.
+type Config struct {
+	Warehouses int `json:"warehouses"`
+	// KeyingThinking adds the specification's keying and think times (5.2.5.7);
+	// without them each user runs transactions back to back.
+	KeyingThinking bool `json:"keying_thinking"`
+	// Seed makes data generation and transaction inputs reproducible.
+	Seed uint64 `json:"seed"`
+	// LoadWorkers is the number of warehouses loaded in parallel; 0 lets the backend choose.
+	LoadWorkers int `json:"load_workers"`
+	// Reuse keeps a dataset already loaded at the same scale instead of rebuilding it.
+	Reuse bool `json:"reuse"`
+	// SkipChecks turns off the consistency checks after the run (recorded in the results).
+	SkipChecks bool `json:"skip_checks"`
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() []error {
+	var errs []error
+	if c.Warehouses < 1 {
+		errs = append(errs, fmt.Errorf("--warehouses %d: must be a whole number of at least 1", c.Warehouses))
+	}
+	if c.Warehouses > 100000 {
+		errs = append(errs, fmt.Errorf("--warehouses %d: at most 100000", c.Warehouses))
+	}
+	if c.LoadWorkers < 0 {
+		errs = append(errs, fmt.Errorf("--load-workers %d: must be 0 (automatic) or more", c.LoadWorkers))
+	}
+	return errs
+}
+
+// EstimatedBytes is the space a database of w warehouses needs on disk,
+// including indexes and headroom for the rows a run adds (about 85 MB per
+// warehouse loaded, measured on SQLite and PostgreSQL, plus 30 %).
+func EstimatedBytes(w int) uint64 {
+	const perWarehouse = 110 << 20
+	return uint64(w)*perWarehouse + 20<<20
+}
+
+// Workload is TPC-C bound to a configuration.
+type Workload struct {
+	cfg Config
+
+	mu        sync.Mutex
+	load      Constants // as stored with the data
+	run       Constants
+	haveConst bool
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// New returns TPC-C with cfg.
+func New(cfg Config) *Workload { return &Workload{cfg: cfg} }
+
+// Name implements workload.Workload.
+func (w *Workload) Name() string { return "tpcc" }
+
+// TxTypes implements workload.Workload.
+func (w *Workload) TxTypes() []string { return txNames[:] }
+
+// Config returns the configuration.
+func (w *Workload) Config() Config { return w.cfg }
+
+// Figures implements workload.Workload: TPM counts committed transactions of
+// every type per minute, NOPM committed New-Orders per minute.
+func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+	var all int64
+	for _, c := range counts {
+		all += c.Committed
+	}
+	var nopm float64
+	if len(counts) > TxNewOrder {
+		nopm = metrics.PerMinute(counts[TxNewOrder].Committed, d)
+	}
+	return []workload.Figure{
+		{Name: "tpm", Value: metrics.PerMinute(all, d), Unit: "tx/min"},
+		{Name: "nopm", Value: nopm, Unit: "new-orders/min"},
+	}
+}
+
+// backend adapts TPC-C to one engine family.
+type backend interface {
+	// createSchema drops dbio's TPC-C tables where present and creates them empty.
+	createSchema(ctx context.Context, inst engine.Instance) error
+	// newSink opens a bulk writer for one loader worker.
+	newSink(ctx context.Context, inst engine.Instance) (rowSink, error)
+	// finishLoad adds what is faster to build after the data (indexes, statistics).
+	finishLoad(ctx context.Context, inst engine.Instance) error
+	// loadWorkers is the default parallelism of the loader.
+	loadWorkers() int
+	newExecutor(ctx context.Context, inst engine.Instance) (executor, error)
+	// classify says whether an error may be retried (serialization failure,
+	// deadlock, busy) or means the session is lost.
+	classify(err error) errClass
+	// notes explain engine-specific choices for the results.
+	notes() []string
+}
+
+type errClass int
+
+const (
+	errFailed errClass = iota // count it and go on
+	errRetry                  // resubmit the same transaction (deadlock, serialization failure, busy)
+	errFatal                  // the session cannot continue
+)
+
+var backends = map[string]func() backend{}
+
+// registerBackend makes a backend available for instances of the named engine.
+func registerBackend(engineName string, b func() backend) {
+	if _, dup := backends[engineName]; dup {
+		panic("tpcc: backend registered twice for " + engineName)
+	}
+	backends[engineName] = b
+}
+
+func backendFor(inst engine.Instance) (backend, error) {
+	name := inst.Info().Engine
+	b, ok := backends[name]
+	if !ok {
+		return nil, fmt.Errorf("tpcc does not support engine %q yet (supported: %v)", name, backendNames())
+	}
+	return b(), nil
+}
+
+// Notes describe how the backend for inst runs TPC-C, for the results.
+func Notes(inst engine.Instance) []string {
+	b, err := backendFor(inst)
+	if err != nil {
+		return nil
+	}
+	return b.notes()
+}
+
+// NewSession implements workload.Workload. User u is terminal u: its home
+// warehouse is u mod W + 1, spreading terminals evenly over the warehouses,
+// and its Stock-Level district is constant (2.8.1.1).
+func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (workload.Session, error) {
+	b, err := backendFor(inst)
+	if err != nil {
+		return nil, err
+	}
+	w.mu.Lock()
+	have, run := w.haveConst, w.run
+	w.mu.Unlock()
+	if !have {
+		return nil, errors.New("tpcc: Prepare must run before sessions start")
+	}
+	exec, err := b.newExecutor(ctx, inst)
+	if err != nil {
+		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
+	}
+	s := &session{
+		w:       w,
+		b:       b,
+		exec:    exec,
+		rec:     rec,
+		r:       newRnd(w.cfg.Seed+uint64(user)*7919+1, uint64(user)+0x9e3779b9, run),
+		wID:     user%w.cfg.Warehouses + 1,
+		slDID:   (user/w.cfg.Warehouses)%DistrictsPerWarehouse + 1,
+		pacing:  w.cfg.KeyingThinking,
+		nowFunc: time.Now,
+	}
+	return s, nil
+}
+
+// runConstants derives and remembers the run-time constants from the load-time ones.
+func (w *Workload) setConstants(load Constants) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.load = load
+	w.run = RunConstants(load, rand.New(rand.NewPCG(w.cfg.Seed, 0xC0FFEE)))
+	w.haveConst = true
+}
+
+func backendNames() []string {
+	names := make([]string, 0, len(backends))
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,129 @@
+// Package workload defines what a database workload is to dbio (a schema and
+// loader, sessions that run one transaction at a time, consistency checks)
+// and the virtual-user plumbing shared by every workload: user sequences and
+// pacing.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+)
+
+// Workload is a benchmark that runs on an engine instance.
+type Workload interface {
+	// Name is the registered name, e.g. "tpcc".
+	Name() string
+	// TxTypes names the transaction types; a session records by index.
+	TxTypes() []string
+	// Prepare builds the dataset on inst, or verifies and reuses one already
+	// there at the same scale.
+	Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (LoadStats, error)
+	// NewSession starts virtual user number user (0-based).
+	NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (Session, error)
+	// Check verifies the dataset's consistency after a run.
+	Check(ctx context.Context, inst engine.Instance) ([]CheckResult, error)
+	// Figures are the headline numbers of a period, from its transaction counts.
+	Figures(counts []metrics.TxCounts, d time.Duration) []Figure
+}
+
+// Session is one virtual user's connection and state.
+type Session interface {
+	// Next runs one transaction (with its pacing, if any) and records it. It
+	// returns an error only when the session cannot go on (lost connection,
+	// crashed server); transaction-level failures are recorded, not returned.
+	Next(ctx context.Context) error
+	Close() error
+}
+
+// LoadStats is how the dataset was built.
+type LoadStats struct {
+	Rows     int64
+	Scale    int
+	Duration time.Duration
+	Reused   bool
+}
+
+// CheckResult is one consistency condition's verdict.
+type CheckResult struct {
+	Name   string
+	Passed bool
+	Detail string
+}
+
+// Figure is one headline number.
+type Figure struct {
+	Name  string
+	Value float64
+	Unit  string
+}
+
+// ErrSessionLost marks a session that cannot continue, e.g. its server died.
+var ErrSessionLost = errors.New("session lost")
+
+// ParseUsers reads a user sequence such as "1,2,3,5,8".
+func ParseUsers(s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty user sequence: use comma-separated positive counts, e.g. 1,2,3,5,8")
+	}
+	var users []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("user count %q is not a positive whole number: use comma-separated positive counts, e.g. 1,2,3,5,8", strings.TrimSpace(part))
+		}
+		if n > 100000 {
+			return nil, fmt.Errorf("user count %d is too large (at most 100000)", n)
+		}
+		users = append(users, n)
+	}
+	return users, nil
+}
+
+// Pacing is the delay around a transaction: keying time before it (the user
+// typing the input screen) and think time after it, as in TPC-C 5.2.5.
+type Pacing struct {
+	Keying    time.Duration
+	ThinkMean time.Duration
+}
+
+// ThinkTime draws a think time from a negative exponential distribution with
+// mean ThinkMean, truncated at ten times the mean (TPC-C 5.2.5.4).
+func (p Pacing) ThinkTime(rng *rand.Rand) time.Duration {
+	if p.ThinkMean <= 0 {
+		return 0
+	}
+	r := rng.Float64()
+	for r == 0 {
+		r = rng.Float64()
+	}
+	t := -math.Log(r) * float64(p.ThinkMean)
+	if limit := 10 * float64(p.ThinkMean); t > limit {
+		t = limit
+	}
+	return time.Duration(t)
+}
+
+// Sleep waits for d or until ctx ends; it reports whether the full time passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
