@@ -1,0 +1,126 @@
+package telemetry
+
+import (
+	"math"
+	"sort"
+)
+
+// rates turns two snapshots dt seconds apart into per-second points, in a
+// fixed order: CPU, devices, pressure, processes, engine counters.
+func rates(prev, cur snapshot, dt float64, devices []device) []Point {
+	pts := make([]Point, 0, 16+8*len(devices)+len(cur.counters))
+	add := func(name string, v float64) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			pts = append(pts, Point{name, v})
+		}
+	}
+
+	// CPU. Each counter's delta is clamped at zero (iowait is known to step
+	// back on some kernels) and the shares are of the sum of the deltas, so
+	// the five add up to 100.
+	machineTicks := dt * userHZ * float64(max(cur.cpus, 1))
+	if prev.hasCPU && cur.hasCPU {
+		a, b := prev.cpu, cur.cpu
+		d := cpuTimes{
+			user: sub(b.user, a.user), nice: sub(b.nice, a.nice), system: sub(b.system, a.system),
+			idle: sub(b.idle, a.idle), iowait: sub(b.iowait, a.iowait), irq: sub(b.irq, a.irq),
+			softirq: sub(b.softirq, a.softirq), steal: sub(b.steal, a.steal),
+		}
+		if total := d.total(); total > 0 {
+			pct := func(v uint64) float64 { return 100 * float64(v) / float64(total) }
+			add("cpu_user_pct", pct(d.user+d.nice))
+			add("cpu_system_pct", pct(d.system+d.irq+d.softirq))
+			add("cpu_idle_pct", pct(d.idle))
+			add("cpu_iowait_pct", pct(d.iowait))
+			add("cpu_steal_pct", pct(d.steal))
+			machineTicks = float64(total)
+		}
+	}
+
+	for _, dev := range devices {
+		a, okA := prev.disks[dev.name]
+		b, okB := cur.disks[dev.name]
+		if !okA || !okB || b.reads < a.reads || b.writes < a.writes {
+			continue // missing, or the device was removed and came back
+		}
+		p := "disk_" + dev.key + "_"
+		reads, writes := float64(b.reads-a.reads), float64(b.writes-a.writes)
+		add(p+"rps", reads/dt)
+		add(p+"wps", writes/dt)
+		add(p+"rmbps", float64(sub(b.readBytes, a.readBytes))/1e6/dt)
+		add(p+"wmbps", float64(sub(b.writeByte, a.writeByte))/1e6/dt)
+		// A second without I/O has no latency: leaving the point out keeps
+		// it from dragging the step's mean latency towards zero.
+		if reads > 0 {
+			add(p+"r_await_ms", float64(subMs(b.readMs, a.readMs))/reads)
+		}
+		if writes > 0 {
+			add(p+"w_await_ms", float64(subMs(b.writeMs, a.writeMs))/writes)
+		}
+		add(p+"aqu", float64(subMs(b.weighted, a.weighted))/(dt*1000))
+		add(p+"util_pct", min(100, float64(subMs(b.ioMs, a.ioMs))/(dt*10)))
+	}
+
+	for _, res := range []string{"cpu", "io", "memory"} {
+		a, okA := prev.psi[res]
+		b, okB := cur.psi[res]
+		if !okA || !okB {
+			continue
+		}
+		// Totals are microseconds of stall: per second of wall time, in %.
+		add("psi_"+res+"_some_pct", min(100, float64(sub(b.some, a.some))/(dt*1e4)))
+		// System-wide "full" is not defined for cpu (the kernel reports 0).
+		if res != "cpu" && a.hasFull && b.hasFull {
+			add("psi_"+res+"_full_pct", min(100, float64(sub(b.full, a.full))/(dt*1e4)))
+		}
+	}
+
+	for _, g := range []struct {
+		role       string
+		prev, curr *groupSnap
+	}{{"dbio", prev.dbio, cur.dbio}, {"server", prev.server, cur.server}} {
+		if g.prev == nil || g.curr == nil {
+			continue
+		}
+		ticks := g.curr.cpuTicks(g.prev, prev.uptime)
+		add("proc_"+g.role+"_cpu_pct", 100*float64(ticks)/machineTicks)
+		add("proc_"+g.role+"_rss_mb", float64(g.curr.rss)/1e6)
+	}
+
+	if len(cur.counters) > 0 && len(prev.counters) > 0 {
+		names := make([]string, 0, len(cur.counters))
+		for n := range cur.counters {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			a, ok := prev.counters[n]
+			b := cur.counters[n]
+			if !ok || b < a {
+				continue // new counter, or reset (pg_stat_reset): wait for the next sample
+			}
+			add("engine_"+metricKey(n)+"_per_s", (b-a)/dt)
+		}
+	}
+	return pts
+}
+
+// sub is b-a for a counter, zero if it went backwards.
+func sub(b, a uint64) uint64 {
+	if b < a {
+		return 0
+	}
+	return b - a
+}
+
+// subMs is b-a for the millisecond fields of /proc/diskstats, which the
+// kernel prints as 32-bit values that wrap after about 49 days of I/O time.
+func subMs(b, a uint64) uint64 {
+	if b >= a {
+		return b - a
+	}
+	if a < 1<<32 {
+		return b + 1<<32 - a
+	}
+	return 0
+}

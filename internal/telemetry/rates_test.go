@@ -1,0 +1,204 @@
+package telemetry
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+func pointMap(pts []Point) map[string]float64 {
+	m := map[string]float64{}
+	for _, p := range pts {
+		m[p.Name] = p.Value
+	}
+	return m
+}
+
+func TestRatesDisk(t *testing.T) {
+	devs := []device{{name: "dm-0", key: "dm_0"}}
+	disk := func(d diskStat) snapshot { return snapshot{disks: map[string]diskStat{"dm-0": d}} }
+	tests := []struct {
+		name      string
+		prev, cur diskStat
+		dt        float64
+		want      map[string]float64
+	}{
+		{
+			name: "reads and writes over two seconds",
+			prev: diskStat{reads: 100, readBytes: 0, readMs: 50, writes: 10, writeMs: 10, ioMs: 1000, weighted: 2000},
+			cur:  diskStat{reads: 300, readBytes: 8e6, readMs: 450, writes: 30, writeByte: 2e6, writeMs: 150, ioMs: 2500, weighted: 6000},
+			dt:   2,
+			want: map[string]float64{
+				"disk_dm_0_rps": 100, "disk_dm_0_wps": 10, "disk_dm_0_rmbps": 4, "disk_dm_0_wmbps": 1,
+				"disk_dm_0_r_await_ms": 2, "disk_dm_0_w_await_ms": 7, "disk_dm_0_aqu": 2, "disk_dm_0_util_pct": 75,
+			},
+		},
+		{
+			name: "a quiet second has no latency",
+			prev: diskStat{reads: 5, readMs: 9},
+			cur:  diskStat{reads: 5, readMs: 9},
+			dt:   1,
+			want: map[string]float64{
+				"disk_dm_0_rps": 0, "disk_dm_0_wps": 0, "disk_dm_0_rmbps": 0, "disk_dm_0_wmbps": 0,
+				"disk_dm_0_aqu": 0, "disk_dm_0_util_pct": 0,
+			},
+		},
+		{
+			name: "32-bit millisecond counters wrap",
+			prev: diskStat{writes: 10, writeMs: 1<<32 - 5, ioMs: 1<<32 - 100, weighted: 1<<32 - 1},
+			cur:  diskStat{writes: 20, writeMs: 15, ioMs: 900, weighted: 1999},
+			dt:   1,
+			want: map[string]float64{
+				"disk_dm_0_rps": 0, "disk_dm_0_wps": 10, "disk_dm_0_rmbps": 0, "disk_dm_0_wmbps": 0,
+				"disk_dm_0_w_await_ms": 2, "disk_dm_0_aqu": 2, "disk_dm_0_util_pct": 100,
+			},
+		},
+		{
+			name: "device removed and re-added: counters restart",
+			prev: diskStat{reads: 1000, writes: 1000},
+			cur:  diskStat{reads: 3, writes: 1},
+			dt:   1,
+			want: map[string]float64{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pointMap(rates(disk(tt.prev), disk(tt.cur), tt.dt, devs))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %v\nwant %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRatesCPU(t *testing.T) {
+	prev := snapshot{hasCPU: true, cpus: 2, cpu: cpuTimes{user: 100, nice: 0, system: 50, idle: 1000, iowait: 500, irq: 0, softirq: 0, steal: 0}}
+	// iowait steps back by 10 ticks, as it may on NOHZ kernels: it counts as 0.
+	cur := snapshot{hasCPU: true, cpus: 2, cpu: cpuTimes{user: 150, nice: 10, system: 70, idle: 1080, iowait: 490, irq: 5, softirq: 15, steal: 20}}
+	got := pointMap(rates(prev, cur, 1, nil))
+	want := map[string]float64{
+		"cpu_user_pct": 30, "cpu_system_pct": 20, "cpu_idle_pct": 40, "cpu_iowait_pct": 0, "cpu_steal_pct": 10,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+func TestRatesProcessGroups(t *testing.T) {
+	// Two seconds on a 2-CPU machine: 400 ticks in all.
+	cpu := func(idle uint64) cpuTimes { return cpuTimes{idle: idle} }
+	prev := snapshot{hasCPU: true, cpus: 2, cpu: cpu(1000), uptime: 500.00,
+		dbio: &groupSnap{ticks: map[procKey]uint64{{"self", 100}: 70}},
+		server: &groupSnap{ticks: map[procKey]uint64{
+			{"10", 100}: 1000, // postmaster
+			{"11", 200}: 500,  // a backend that will exit
+			{"12", 300}: 40,   // a backend whose pid will be reused
+		}},
+	}
+	cur := snapshot{hasCPU: true, cpus: 2, cpu: cpu(1400), uptime: 502.00,
+		dbio: &groupSnap{ticks: map[procKey]uint64{{"self", 100}: 90}, rss: 25e6},
+		server: &groupSnap{rss: 300e6, ticks: map[procKey]uint64{
+			{"10", 100}:   1010, // +10
+			{"12", 50050}: 30,   // pid 12 reused after the previous sample: all 30 count
+			{"13", 50000}: 20,   // born exactly at the previous sample: counts
+			{"14", 49000}: 999,  // older, but not in the group before: baseline only
+		}},
+	}
+	got := pointMap(rates(prev, cur, 2, nil))
+	want := map[string]float64{
+		"cpu_user_pct": 0, "cpu_system_pct": 0, "cpu_idle_pct": 100, "cpu_iowait_pct": 0, "cpu_steal_pct": 0,
+		"proc_dbio_cpu_pct": 5, "proc_dbio_rss_mb": 25,
+		"proc_server_cpu_pct": 15, "proc_server_rss_mb": 300,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
+// TestGroupRSSCountsSharedOnce reads a fake postmaster with two backends
+// mapping the same shared buffers.
+func TestGroupRSSCountsSharedOnce(t *testing.T) {
+	fs := FS{Proc: t.TempDir()}
+	proc := func(pid, children, status string) {
+		writeFile(t, fs.proc(pid, "stat"), pid+" (postgres) S 1 1 1 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0 100 0 0\n")
+		writeFile(t, fs.proc(pid, "status"), status)
+		writeFile(t, fs.proc(pid, "task", pid, "children"), children)
+	}
+	proc("10", "11 12 ", "VmRSS:\t 30000 kB\nRssAnon:\t 8000 kB\nRssFile:\t 12000 kB\nRssShmem:\t 10000 kB\n")
+	proc("11", "", "VmRSS:\t 140000 kB\nRssAnon:\t 2000 kB\nRssFile:\t 10000 kB\nRssShmem:\t 128000 kB\n")
+	proc("12", "", "VmRSS:\t 70000 kB\nRssAnon:\t 1000 kB\nRssFile:\t 9000 kB\nRssShmem:\t 60000 kB\n")
+	g := &group{role: "server", children: true, roots: func() []string { return []string{"10", "99"} }} // 99 has exited
+	gs := g.read(fs, nil)
+	if want := uint64((8000 + 2000 + 1000 + 138000) << 10); gs.rss != want {
+		t.Errorf("rss = %d, want %d", gs.rss, want)
+	}
+	if len(gs.ticks) != 3 {
+		t.Errorf("processes %v, want 10, 11, 12", gs.ticks)
+	}
+	// dbio excludes what the server owns, and what hangs below it.
+	d := &group{role: "dbio", children: true, roots: func() []string { return []string{"10"} }}
+	if got := d.read(fs, gs.pids); len(got.ticks) != 0 {
+		t.Errorf("dbio counted server processes: %v", got.ticks)
+	}
+}
+
+func TestRatesEngineCounters(t *testing.T) {
+	prev := snapshot{counters: map[string]float64{"Innodb_buffer_pool_reads": 100, "checkpoints": 10, "gone": 1}}
+	cur := snapshot{counters: map[string]float64{"Innodb_buffer_pool_reads": 300, "checkpoints": 2, "new": 5}}
+	got := pointMap(rates(prev, cur, 0.5, nil))
+	want := map[string]float64{"engine_innodb_buffer_pool_reads_per_s": 400}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	v := make([]float64, 0, 300)
+	for i := 300; i >= 1; i-- {
+		v = append(v, float64(i))
+	}
+	got := summarize(v)
+	// Nearest rank: the 297th of 300 sorted values.
+	want := Stat{Mean: 150.5, P99: 297, Max: 300, Samples: 300}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := summarize([]float64{1.0 / 3}); got != (Stat{Mean: 0.333333, P99: 0.333333, Max: 0.333333, Samples: 1}) {
+		t.Errorf("one value: %+v", got)
+	}
+	if got := summarize(nil); got != (Stat{}) {
+		t.Errorf("no values: %+v", got)
+	}
+}
+
+// TestNoInfiniteValues checks that a value encoding/json cannot write
+// (NaN, ±Inf) never leaves rates, so a summary always marshals.
+func TestNoInfiniteValues(t *testing.T) {
+	prev := snapshot{counters: map[string]float64{"a": 0}}
+	cur := snapshot{counters: map[string]float64{"a": math.MaxFloat64}}
+	pts := rates(prev, cur, 1e-300, nil)
+	if len(pts) != 0 {
+		t.Errorf("got %v, want no points", pts)
+	}
+	s, err := New(Options{FS: snapFS("t0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.step.add(pts)
+	if _, err := json.Marshal(s.StepSummary()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
