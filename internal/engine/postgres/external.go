@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"dbio/internal/engine"
+)
+
+// OwnerComment marks a database dbio created (COMMENT ON DATABASE). dbio drops
+// or reloads only databases that carry it.
+const OwnerComment = "created by dbio"
+
+func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
+	if err := externalOptionsError(o); err != nil {
+		return nil, err
+	}
+	cfg, err := pgx.ParseConfig(o.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("--dsn: %w (accepted forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...')", err)
+	}
+	transport := "tcp"
+	if strings.HasPrefix(cfg.Host, "/") {
+		transport = "socket"
+	}
+	if o.Transport != "" && o.Transport != transport {
+		return nil, fmt.Errorf("--transport %s does not match --dsn, which connects over %s: with --dsn the DSN chooses the transport", o.Transport, transport)
+	}
+	name := databaseName(o)
+	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
+	// The database to create, drop or check cannot be the one connected to.
+	if cfg.Database == name {
+		cfg.Database = "postgres"
+	}
+	admin, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", where, err)
+	}
+	err = ensureDatabase(ctx, admin, name, o.Fresh, where)
+	admin.Close(context.WithoutCancel(ctx))
+	if err != nil {
+		return nil, err
+	}
+	in, err := open(ctx, withDatabase(o.DSN, name), o.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	in.info.Engine = "postgres"
+	in.info.Transport = transport
+	in.info.Database = name
+	if in.info.Settings, err = serverSettings(ctx, in); err != nil {
+		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
+	}
+	if note, err := durabilityNote(ctx, in.stats); err == nil {
+		in.info.Notes = append(in.info.Notes, note)
+	}
+	return in, nil
+}
+
+// ensureDatabase makes sure database name exists and is dbio's. It creates
+// it (marking it with OwnerComment) when missing, drops and re-creates it
+// when fresh and it is dbio's, and refuses a database that dbio did not
+// create, whatever is asked.
+func ensureDatabase(ctx context.Context, conn *pgx.Conn, name string, fresh bool, where string) error {
+	var comment *string
+	err := conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&comment)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return createDatabase(ctx, conn, name, where)
+	case err != nil:
+		return fmt.Errorf("look for database %q on %s: %w", name, where, err)
+	case comment == nil || *comment != OwnerComment:
+		return fmt.Errorf("database %q on %s exists and was not created by dbio (its comment is not %q): dbio will not load into, drop or reload it; choose another name with --database, or drop it yourself if it is disposable",
+			name, where, OwnerComment)
+	case !fresh:
+		return nil
+	}
+	drop := "DROP DATABASE " + quoteIdent(name)
+	var versionNum int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&versionNum); err != nil {
+		return fmt.Errorf("server version on %s: %w", where, err)
+	}
+	if versionNum >= 130000 {
+		// Sessions left in dbio's own database (an earlier run killed mid-way) would block the drop.
+		drop += " WITH (FORCE)"
+	}
+	if _, err := conn.Exec(ctx, drop); err != nil {
+		return fmt.Errorf("drop dbio's database %q on %s for --fresh: %w", name, where, err)
+	}
+	return createDatabase(ctx, conn, name, where)
+}
+
+func createDatabase(ctx context.Context, conn *pgx.Conn, name, where string) error {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+quoteIdent(name)); err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42501" {
+			return fmt.Errorf("create database %q on %s: the user may not create databases: grant it CREATEDB (ALTER ROLE ... CREATEDB) or use a --dsn with a user who may: %w", name, where, err)
+		}
+		return fmt.Errorf("create database %q on %s: %w", name, where, err)
+	}
+	if _, err := conn.Exec(ctx, "COMMENT ON DATABASE "+quoteIdent(name)+" IS '"+OwnerComment+"'"); err != nil {
+		return fmt.Errorf("mark database %q on %s as dbio's: %w", name, where, err)
+	}
+	return nil
+}
+
+// serverSettings reads the settings an external server's administrator
+// chose (everything not at its built-in default), for the record.
+func serverSettings(ctx context.Context, in *Instance) (map[string]string, error) {
+	rows, err := in.stats.QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
+WHERE source NOT IN ('default', 'override', 'client', 'session')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		m[name] = value
+	}
+	return m, rows.Err()
+}

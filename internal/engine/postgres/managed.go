@@ -1,0 +1,338 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/execx"
+)
+
+const (
+	// dataSub and walSub are dbio's subdirectories on the data and log targets.
+	dataSub = "postgres"
+	walSub  = "postgres-wal"
+	// superuser is the role initdb creates; dbio connects as it.
+	superuser = "dbio"
+	// startTimeout allows for crash recovery when a reused instance was not
+	// shut down cleanly; a server that fails is noticed at once, not after this.
+	startTimeout = 5 * time.Minute
+	// portAttempts bounds retries when another program takes the chosen port first.
+	portAttempts = 5
+	// socketName is the longest name PostgreSQL gives its socket.
+	socketName = ".s.PGSQL.65535"
+)
+
+// layout is where a managed instance keeps its files.
+type layout struct {
+	base string // dbio's marked directory on the data target
+	data string // PGDATA
+	wal  string // the WAL directory on the log target, "" when WAL stays in PGDATA
+	run  string // the preferred socket directory
+}
+
+func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.Options) (_ engine.Instance, err error) {
+	bins, err := e.findBinaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	user, err := server.Choose(os.Geteuid(), "postgres", "nobody")
+	if err != nil {
+		return nil, err
+	}
+	l, err := prepareLayout(p, o.Fresh)
+	if err != nil {
+		return nil, err
+	}
+	if err := user.CheckReach(l.base); err != nil {
+		return nil, err
+	}
+	if l.wal != "" {
+		if err := user.CheckReach(filepath.Dir(l.wal)); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(l.data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := e.initdb(ctx, bins, user, l); err != nil {
+			return nil, err
+		}
+	} else if err := checkExisting(l, bins); err != nil {
+		return nil, err
+	}
+
+	sockDir, tempSocket, err := server.SocketDir(l.run, socketName, "/tmp", user)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && tempSocket {
+			os.RemoveAll(sockDir)
+		}
+	}()
+	logPath, err := serverLogPath(o.LogDir, l.base)
+	if err != nil {
+		return nil, err
+	}
+
+	var proc *server.Process
+	var port int
+	var settings []setting
+	for attempt := 1; ; attempt++ {
+		if port, err = e.freePort(); err != nil {
+			return nil, err
+		}
+		settings, err = withUserSettings(benchmarkSettings(port, sockDir, o.BufferPool), o.Settings)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeOwned(filepath.Join(l.data, confFile), renderConf(settings), user); err != nil {
+			return nil, err
+		}
+		cmd := execx.Cmd{Name: bins.postgres, Args: []string{"-D", l.data}}
+		user.Apply(&cmd)
+		if proc, err = server.Launch(ctx, e.Runner, "postgres", cmd, logPath); err != nil {
+			return nil, err
+		}
+		admin := adminDSN(sockDir, port)
+		err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error {
+			c, err := pgx.Connect(ctx, admin)
+			if err != nil {
+				return err
+			}
+			return c.Close(ctx)
+		})
+		if err == nil {
+			break
+		}
+		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, 10*time.Second)
+		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, stopGrace)
+		}
+	}()
+
+	password, err := setup(ctx, adminDSN(sockDir, port), databaseName(o))
+	if err != nil {
+		return nil, err
+	}
+	transport := o.Transport
+	if transport == "" {
+		transport = "socket"
+	}
+	dsn := keywordDSN([2]string{"host", sockDir}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
+		[2]string{"dbname", databaseName(o)}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
+	if transport == "tcp" {
+		dsn = keywordDSN([2]string{"host", "127.0.0.1"}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
+			[2]string{"password", password}, [2]string{"dbname", databaseName(o)}, [2]string{"sslmode", "disable"},
+			[2]string{"application_name", "dbio"})
+	}
+	in, err := open(ctx, dsn, o.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	in.proc, in.procRoot = proc, e.ProcRoot
+	if tempSocket {
+		in.tempSocket = sockDir
+	}
+	walDir := l.wal
+	if walDir == "" {
+		walDir = filepath.Join(l.data, "pg_wal")
+	}
+	in.info = engine.Info{
+		Engine:    "postgres",
+		Version:   in.info.Version,
+		Managed:   true,
+		Transport: transport,
+		DataDir:   l.data,
+		LogDir:    walDir,
+		Database:  databaseName(o),
+		Settings:  settingsMap(initdbSettings, settings),
+		Notes:     []string{"server log: " + logPath},
+	}
+	if note, err := durabilityNote(ctx, in.stats); err == nil {
+		in.info.Notes = append(in.info.Notes, note)
+	}
+	if tempSocket {
+		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+	}
+	return in, nil
+}
+
+// prepareLayout claims dbio's directories for the instance on the placement,
+// removing them first (and only them) when a fresh instance is asked for.
+func prepareLayout(p engine.Placement, fresh bool) (layout, error) {
+	logT := p.LogTarget()
+	separate := logT.Dir != p.Data.Dir
+	if fresh {
+		if pid := server.RunningPID(filepath.Join(p.Data.Dir, dataSub, "data", "postmaster.pid")); pid != 0 {
+			return layout{}, runningError(filepath.Join(p.Data.Dir, dataSub, "data"), pid)
+		}
+		if err := p.Data.RemoveSub(dataSub); err != nil {
+			return layout{}, fmt.Errorf("remove the previous instance: %w", err)
+		}
+		if separate {
+			if err := logT.RemoveSub(walSub); err != nil {
+				return layout{}, fmt.Errorf("remove the previous instance's WAL: %w", err)
+			}
+		}
+	}
+	base, err := p.Data.Sub(dataSub)
+	if err != nil {
+		return layout{}, err
+	}
+	l := layout{base: base, data: filepath.Join(base, "data"), run: filepath.Join(base, "run")}
+	if separate {
+		walBase, err := logT.Sub(walSub)
+		if err != nil {
+			return layout{}, err
+		}
+		l.wal = filepath.Join(walBase, "pg_wal")
+	}
+	if pid := server.RunningPID(filepath.Join(l.data, "postmaster.pid")); pid != 0 {
+		return layout{}, runningError(l.data, pid)
+	}
+	return l, nil
+}
+
+func runningError(data string, pid int) error {
+	return fmt.Errorf("a PostgreSQL server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill -INT %d`, or use another target", pid, data, pid)
+}
+
+// initdb creates the instance. What an interrupted earlier initdb left in
+// dbio's own directories is removed first.
+func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l layout) error {
+	for _, d := range []string{l.data, l.wal} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		if err := user.MakeDir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	// initdb insists on a superuser password when password authentication is
+	// enabled; it is replaced at every start, so this one is thrown away.
+	pwfile := filepath.Join(l.base, ".initdb-password")
+	if err := writeOwned(pwfile, randomPassword()+"\n", user); err != nil {
+		return err
+	}
+	defer os.Remove(pwfile)
+	args := []string{"-D", l.data, "-U", superuser, "--pwfile", pwfile,
+		// The socket directory is private to the server's user (and root), so
+		// local connections are trusted; TCP needs the password.
+		"--auth-local=trust", "--auth-host=scram-sha-256",
+		"--encoding=UTF8", "--locale=C"}
+	if l.wal != "" {
+		args = append(args, "--waldir", l.wal)
+	}
+	cmd := execx.Cmd{Name: bins.initdb, Args: args}
+	user.Apply(&cmd)
+	if _, err := e.Runner.Run(ctx, cmd); err != nil {
+		return fmt.Errorf("create the PostgreSQL instance in %s: %w", l.data, err)
+	}
+	f, err := os.OpenFile(filepath.Join(l.data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(f, "\n# dbio's settings, rewritten at every start\ninclude '%s'\n", confFile)
+	return errors.Join(err, f.Close())
+}
+
+// checkExisting refuses to start an instance created for another
+// PostgreSQL version or with its WAL elsewhere than this run asks.
+func checkExisting(l layout, bins binaries) error {
+	b, err := os.ReadFile(filepath.Join(l.data, "PG_VERSION"))
+	if err != nil {
+		return err
+	}
+	if v := strings.TrimSpace(string(b)); v != bins.major {
+		return fmt.Errorf("the instance in %s was created by PostgreSQL %s but the server found is %s (%s): rerun with --fresh to re-create it (its data is lost), or put PostgreSQL %s's bin directory in PATH",
+			l.data, v, bins.major, bins.postgres, v)
+	}
+	link, err := os.Readlink(filepath.Join(l.data, "pg_wal"))
+	switch {
+	case l.wal == "" && err == nil:
+		return fmt.Errorf("the instance in %s keeps its WAL in %s, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.data, link)
+	case l.wal != "" && link != l.wal:
+		where := "inside the data directory"
+		if err == nil {
+			where = "in " + link
+		}
+		return fmt.Errorf("the instance in %s keeps its WAL %s, not on the log target %s: rerun with --fresh to re-create it there", l.data, where, l.wal)
+	}
+	return nil
+}
+
+// setup runs once the server accepts connections: it sets a new password for
+// TCP connections and makes sure the database dbio works in exists.
+func setup(ctx context.Context, adminDSN, database string) (password string, err error) {
+	conn, err := pgx.Connect(ctx, adminDSN)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	password = randomPassword()
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+quoteIdent(superuser)+" PASSWORD '"+password+"'"); err != nil {
+		return "", fmt.Errorf("set the password: %w", err)
+	}
+	if err := ensureDatabase(ctx, conn, database, false, "the managed server"); err != nil {
+		return "", err
+	}
+	return password, nil
+}
+
+func adminDSN(sockDir string, port int) string {
+	return keywordDSN([2]string{"host", sockDir}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
+		[2]string{"dbname", "postgres"}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
+}
+
+func databaseName(o engine.Options) string {
+	if o.Database != "" {
+		return o.Database
+	}
+	return DefaultDatabase
+}
+
+// serverLogPath is the server's log file: in the results when there are
+// results, else beside the instance.
+func serverLogPath(logDir, base string) (string, error) {
+	if logDir == "" {
+		return filepath.Join(base, "postgres.log"), nil
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", fmt.Errorf("server log directory: %w", err)
+	}
+	return filepath.Join(logDir, "postgres.log"), nil
+}
+
+// writeOwned writes a private file for the server's user.
+func writeOwned(path, content string, user server.User) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return user.Own(path)
+}
+
+func randomPassword() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

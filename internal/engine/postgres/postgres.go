@@ -1,0 +1,141 @@
+// Package postgres is the PostgreSQL engine: a server dbio creates and runs on
+// the storage under test (initdb, WAL on the log target, a free loopback port,
+// its own socket directory, an unprivileged user), or an existing server
+// reached through a DSN, where dbio works only in a database it created.
+//
+// Connections go through pgx: DB is a database/sql pool on the "pgx" driver,
+// and DSN is a keyword/value connection string that pgx.ParseConfig and
+// pgxpool accept, for workloads that want native batching and COPY.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/execx"
+)
+
+func init() {
+	engine.Register(New("postgres", execx.Real{}))
+	engine.Register(New("postgresql", execx.Real{}))
+}
+
+// DefaultDatabase is the database dbio creates in a managed instance when
+// Options.Database is empty.
+const DefaultDatabase = "dbio"
+
+// Engine starts PostgreSQL instances.
+type Engine struct {
+	name string
+	// Runner runs initdb and the server.
+	Runner execx.Runner
+	// BinDirs are searched after PATH for initdb and postgres; nil means the
+	// standard Debian locations, newest version first.
+	BinDirs []string
+	// ProcRoot is the process table the server's processes are listed from.
+	ProcRoot string
+	// freePort chooses a loopback port; tests replace it to provoke a conflict.
+	freePort func() (int, error)
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns the engine registered under name ("postgres", or the alias "postgresql").
+func New(name string, r execx.Runner) *Engine {
+	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return e.name }
+
+// Capabilities implements engine.Engine.
+func (e *Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
+}
+
+// Start implements engine.Engine: external mode when o.DSN is set, else a
+// managed server on p.
+func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
+	switch o.Transport {
+	case "", "socket", "tcp":
+	default:
+		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
+	}
+	if o.DSN != "" {
+		return e.startExternal(ctx, o)
+	}
+	if p.Data == nil {
+		return nil, errors.New("postgres: no data target: pass --target DIR or --dsn for an existing server")
+	}
+	return e.startManaged(ctx, p, o)
+}
+
+// binaries are the server programs of one PostgreSQL installation.
+type binaries struct {
+	initdb, postgres string
+	// major is the major version, e.g. "15".
+	major string
+}
+
+// installHint is the fix offered when no PostgreSQL server is installed.
+const installHint = "install it with `apt-get install -y postgresql` (or put its bin directory in PATH)"
+
+func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
+	dirs := e.BinDirs
+	if dirs == nil {
+		dirs = debianBinDirs("/usr/lib/postgresql")
+	}
+	initdb, err := server.Find(e.Runner, "initdb", dirs...)
+	if err != nil {
+		return binaries{}, fmt.Errorf("postgresql server programs not found (%v): %s", err, installHint)
+	}
+	pg := filepath.Join(filepath.Dir(initdb), "postgres")
+	if _, err := os.Stat(pg); err != nil {
+		return binaries{}, fmt.Errorf("initdb found at %s but no postgres server beside it: %s", initdb, installHint)
+	}
+	res, err := e.Runner.Run(ctx, execx.Cmd{Name: pg, Args: []string{"--version"}})
+	if err != nil {
+		return binaries{}, fmt.Errorf("postgres --version: %w", err)
+	}
+	major, err := majorVersion(string(res.Stdout))
+	if err != nil {
+		return binaries{}, err
+	}
+	return binaries{initdb: initdb, postgres: pg, major: major}, nil
+}
+
+var versionRE = regexp.MustCompile(`\(PostgreSQL\) (\d+)(?:\.(\d+))?`)
+
+// majorVersion reads the major version from `postgres --version`
+// ("postgres (PostgreSQL) 15.8 (Debian 15.8-0+deb12u1)"); before version 10 the
+// major version had two parts.
+func majorVersion(out string) (string, error) {
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("cannot read the version from postgres --version output %q", strings.TrimSpace(out))
+	}
+	if n, _ := strconv.Atoi(m[1]); n < 10 && m[2] != "" {
+		return m[1] + "." + m[2], nil
+	}
+	return m[1], nil
+}
+
+// debianBinDirs lists root/<version>/bin, newest version first.
+func debianBinDirs(root string) []string {
+	matches, _ := filepath.Glob(filepath.Join(root, "*", "bin"))
+	version := func(dir string) float64 {
+		v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(dir)), 64)
+		return v
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return version(matches[i]) > version(matches[j]) })
+	return matches
+}
