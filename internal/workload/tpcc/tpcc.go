@@ -147,8 +147,11 @@ func backendFor(inst engine.Instance) (backend, error) {
 	return b(), nil
 }
 
-// Notes describe how the backend for inst runs TPC-C, for the results.
-func Notes(inst engine.Instance) []string {
+// Reusing reports whether the run keeps an existing dataset (no new space needed).
+func (w *Workload) Reusing() bool { return w.cfg.Reuse }
+
+// EngineNotes describe how the backend for inst runs TPC-C, for the results.
+func (w *Workload) EngineNotes(inst engine.Instance) []string {
 	b, err := backendFor(inst)
 	if err != nil {
 		return nil

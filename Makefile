@@ -1,0 +1,35 @@
+# dbio: make run (the embedded default), make test, make bench.
+# Each target installs what it needs (Debian 12, as root) only when missing.
+
+BIN := bin/dbio
+# Resolved once per make invocation by the dependency script, which installs
+# Go, gcc and fio (and the database servers for tests) when they are missing.
+GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
+
+.PHONY: run test bench build vet clean
+
+build: .deps-build
+	$(GO) build -o $(BIN) ./cmd/dbio
+
+run: .deps-run
+	$(GO) build -o $(BIN) ./cmd/dbio
+	./$(BIN) quick $(ARGS)
+
+test: .deps-test
+	@unformatted=$$($(dir $(GO))gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed on: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+bench: .deps-bench
+	$(GO) build -o $(BIN) ./cmd/dbio
+	./scripts/bench.sh $(GO)
+
+# The dependency script prints the go binary on its last line.
+.deps-%: FORCE
+	@./scripts/deps.sh $* > $@
+
+clean:
+	rm -rf bin .deps-*
+
+FORCE:

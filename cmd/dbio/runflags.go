@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"dbio/internal/engine"
+	"dbio/internal/progress"
+	"dbio/internal/runner"
+	"dbio/internal/telemetry"
+	"dbio/internal/units"
+	"dbio/internal/workload"
+
+	// Engines register themselves at init.
+	_ "dbio/internal/engine/sqlite"
+)
+
+// runFlags are the flags every database workload command shares: where the
+// engine runs, which users, how long.
+type runFlags struct {
+	engine     string
+	target     string
+	logTarget  string
+	users      string
+	rampup     time.Duration
+	step       time.Duration
+	results    string
+	name       string
+	bufferPool string
+	dsn        string
+	database   string
+	transport  string
+	settings   []string
+	skipChecks bool
+}
+
+func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
+	*f = defaults
+	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engine.Default.Names(), ", "))
+	fs.StringVar(&f.target, "target", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
+	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
+	fs.StringVar(&f.users, "users", defaults.users, "virtual-user sequence, one timed step per count")
+	fs.DurationVar(&f.rampup, "rampup", defaults.rampup, "warm-up before each step's measurement (excluded from figures)")
+	fs.DurationVar(&f.step, "step", defaults.step, "measured time per user count")
+	fs.StringVar(&f.results, "results", "results", "directory that receives the results directory of this run")
+	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
+	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
+	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/)")
+	fs.StringVar(&f.database, "database", "", "database dbio creates and owns on the engine (default dbio_<workload>)")
+	fs.StringVar(&f.transport, "transport", "socket", "how dbio reaches a managed server: socket (Unix socket) or tcp (loopback)")
+	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
+	fs.BoolVar(&f.skipChecks, "skip-checks", false, "skip the consistency checks after the run (recorded in the results)")
+}
+
+// resolved is what runFlags turn into.
+type resolved struct {
+	engine  engine.Engine
+	options engine.Options
+	users   []int
+}
+
+// resolve validates every flag at once; the error names each bad flag and its accepted form.
+func (f *runFlags) resolve(workloadName string) (resolved, error) {
+	var r resolved
+	var errs []error
+	e, err := engine.Default.Lookup(f.engine)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--engine: %w", err))
+	}
+	r.engine = e
+	if r.users, err = workload.ParseUsers(f.users); err != nil {
+		errs = append(errs, fmt.Errorf("--users: %w", err))
+	}
+	if f.rampup < 0 {
+		errs = append(errs, fmt.Errorf("--rampup %s: must not be negative (e.g. 30s, 2m)", f.rampup))
+	}
+	if f.step <= 0 {
+		errs = append(errs, fmt.Errorf("--step %s: must be a positive duration (e.g. 2m, 90s)", f.step))
+	}
+	if f.dsn == "" && strings.TrimSpace(f.target) == "" {
+		errs = append(errs, errors.New("--target: required: the directory on the storage under test"))
+	}
+	if f.transport != "socket" && f.transport != "tcp" {
+		errs = append(errs, fmt.Errorf("--transport %q: use socket or tcp", f.transport))
+	}
+	r.options = engine.Options{DSN: f.dsn, Transport: f.transport, Database: f.database, Fresh: true}
+	if r.options.Database == "" {
+		r.options.Database = "dbio_" + workloadName
+	}
+	if f.bufferPool != "" {
+		n, err := units.ParseBytes(f.bufferPool)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("--buffer-pool %q: use a size such as 256MB or 2GB", f.bufferPool))
+		}
+		r.options.BufferPool = n
+	}
+	if len(f.settings) > 0 {
+		r.options.Settings = map[string]string{}
+		for _, s := range f.settings {
+			k, v, ok := strings.Cut(s, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				errs = append(errs, fmt.Errorf("--setting %q: use name=value", s))
+				continue
+			}
+			r.options.Settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	if len(errs) > 0 {
+		return r, usageErrors(errs)
+	}
+	return r, nil
+}
+
+// usageErrors joins several validation problems into one usage error, one per line.
+func usageErrors(errs []error) error {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	sort.Strings(msgs)
+	return &usageError{msg: strings.Join(msgs, "\n  ")}
+}
+
+// runnerEnv builds the runner's environment from the app.
+func runnerEnv(app *App) runner.Env {
+	return runner.Env{
+		Out:      app.Stdout,
+		Progress: progress.New(app.Stdout),
+		Now:      app.Now,
+		Version:  version(),
+		HostFS:   telemetry.HostFS(),
+	}
+}

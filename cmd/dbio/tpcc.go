@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/report"
+	"dbio/internal/results"
+	"dbio/internal/runner"
+	"dbio/internal/target"
+	"dbio/internal/workload/tpcc"
+)
+
+func init() { commandConstructors = append(commandConstructors, newTPCCCmd) }
+
+type tpccFlags struct {
+	run            runFlags
+	warehouses     int
+	keyingThinking bool
+	seed           uint64
+	loadWorkers    int
+	reuse          bool
+}
+
+func newTPCCCmd(app *App) *cobra.Command {
+	var f tpccFlags
+	cmd := &cobra.Command{
+		Use:   "tpcc",
+		Short: "Run TPC-C on an engine placed on the storage under test",
+		Long: `Run TPC-C (specification revision 5.11) on a database engine whose files sit on
+the target: build the database (or reuse one with --reuse), run one timed step
+per virtual-user count after a ramp-up, check the consistency conditions, and
+write a results directory with TPM, NOPM and latency percentiles per step.`,
+		Example: `  dbio tpcc --engine sqlite --target /mnt/nvme --warehouses 4 \
+            --users 1,2,3,5,8 --rampup 30s --step 2m`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTPCC(cmd.Context(), app, f, "tpcc", nil)
+		},
+	}
+	fs := cmd.Flags()
+	f.run.register(fs, runFlags{engine: "sqlite", target: "", users: "1,2,3,5,8", rampup: 30 * time.Second, step: 2 * time.Minute})
+	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
+	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times (default: back to back)")
+	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs (recorded; same seed, same data)")
+	fs.IntVar(&f.loadWorkers, "load-workers", 0, "warehouses loaded in parallel (0: engine's best)")
+	fs.BoolVar(&f.reuse, "reuse", false, "keep a database already loaded at this scale by dbio instead of rebuilding it")
+	return cmd
+}
+
+// tpccConfig is the resolved configuration recorded in run.json.
+type tpccConfig struct {
+	Engine    string        `json:"engine"`
+	Target    string        `json:"target,omitempty"`
+	LogTarget string        `json:"log_target,omitempty"`
+	Users     []int         `json:"users"`
+	RampUpS   float64       `json:"rampup_s"`
+	StepS     float64       `json:"step_s"`
+	TPCC      tpcc.Config   `json:"tpcc"`
+	EngineOptions engineOptions `json:"engine_options"`
+}
+
+type engineOptions struct {
+	BufferPoolBytes int64             `json:"buffer_pool_bytes,omitempty"`
+	Settings        map[string]string `json:"settings,omitempty"`
+	External        bool              `json:"external"`
+	Database        string            `json:"database"`
+	Transport       string            `json:"transport"`
+}
+
+// runTPCC validates, runs and summarizes a TPC-C run; quick reuses it with a
+// preface that characterizes the disk first.
+func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before func(ctx context.Context, dir *results.Dir, tgt *target.Target) (int, error)) error {
+	r, err := f.run.resolve("tpcc")
+	cfg := tpcc.Config{Warehouses: f.warehouses, KeyingThinking: f.keyingThinking, Seed: f.seed, LoadWorkers: f.loadWorkers, Reuse: f.reuse, SkipChecks: f.run.skipChecks}
+	var errs []error
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			errs = append(errs, ue)
+		} else {
+			return err
+		}
+	}
+	errs = append(errs, cfg.Validate()...)
+	if len(errs) > 0 {
+		return usageErrors(errs)
+	}
+	r.options.Fresh = !f.reuse
+	name := f.run.name
+	if name == "" {
+		name = kind + "-" + r.engine.Name()
+	}
+	plan := runner.Plan{
+		Name:    name,
+		Kind:    kind,
+		Command: app.Args,
+		Config: tpccConfig{
+			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: r.users,
+			RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), TPCC: cfg,
+			EngineOptions: engineOptions{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
+				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
+		},
+		Engine:        r.engine,
+		EngineOptions: r.options,
+		Workload:      tpcc.New(cfg),
+		SpaceNeeded:   tpcc.EstimatedBytes(cfg.Warehouses),
+		Users:         r.users,
+		RampUp:        f.run.rampup,
+		Step:          f.run.step,
+		SkipChecks:    f.run.skipChecks,
+		ResultsBase:   f.run.results,
+	}
+	if r.options.DSN == "" {
+		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
+	}
+	plan.Before = before
+	out, runErr := runner.Run(ctx, plan, runnerEnv(app))
+	if out.Dir != "" {
+		if l, err := results.Load(out.Dir); err == nil {
+			report.Text(app.Stdout, l)
+		}
+	}
+	if runErr != nil {
+		if out.Status == results.StatusInterrupted {
+			return fmt.Errorf("%w: %v", errInterrupted, runErr)
+		}
+		return runErr
+	}
+	for _, c := range out.Checks {
+		if !c.Passed && !c.Skipped {
+			return fmt.Errorf("consistency check failed: %s", c.Name)
+		}
+	}
+	return nil
+}

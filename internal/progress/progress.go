@@ -1,0 +1,129 @@
+// Package progress is the live terminal view of a run: one status line,
+// redrawn in place on a terminal and printed every few seconds otherwise, so
+// that logs of unattended runs stay readable.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Status is what the line shows.
+type Status struct {
+	Step, Steps int
+	Name        string
+	Users       int
+	Phase       string
+	Elapsed     time.Duration
+	Remaining   time.Duration
+	// Figures are short "name value" pairs, e.g. {"TPM", "12,345"}.
+	Figures [][2]string
+}
+
+// Line renders Status updates.
+type Line struct {
+	mu       sync.Mutex
+	w        io.Writer
+	tty      bool
+	every    time.Duration
+	last     time.Time
+	drawn    int
+	disabled bool
+}
+
+// New writes to w; redraws in place when w is a terminal.
+func New(w io.Writer) *Line {
+	return &Line{w: w, tty: isTerminal(w), every: 10 * time.Second}
+}
+
+// Discard is a Line that shows nothing.
+func Discard() *Line { return &Line{disabled: true} }
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Format renders a status as one line.
+func Format(s Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "step %d/%d %s", s.Step, s.Steps, s.Name)
+	if s.Users > 0 {
+		fmt.Fprintf(&b, " users=%d", s.Users)
+	}
+	if s.Phase != "" {
+		fmt.Fprintf(&b, " [%s]", s.Phase)
+	}
+	fmt.Fprintf(&b, " %s elapsed, %s left", clock(s.Elapsed), clock(s.Remaining))
+	for _, f := range s.Figures {
+		fmt.Fprintf(&b, "  %s %s", f[0], f[1])
+	}
+	return b.String()
+}
+
+func clock(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// Update shows s.
+func (l *Line) Update(s Status, now time.Time) {
+	if l.disabled {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	text := Format(s)
+	if l.tty {
+		pad := ""
+		if n := l.drawn - len(text); n > 0 {
+			pad = strings.Repeat(" ", n)
+		}
+		fmt.Fprintf(l.w, "\r%s%s", text, pad)
+		l.drawn = len(text)
+		return
+	}
+	if now.Sub(l.last) >= l.every {
+		fmt.Fprintln(l.w, text)
+		l.last = now
+	}
+}
+
+// Printf prints a message on its own line, clearing the status line first.
+func (l *Line) Printf(format string, a ...any) {
+	if l.disabled {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clearLocked()
+	fmt.Fprintf(l.w, format, a...)
+}
+
+// Clear removes the status line.
+func (l *Line) Clear() {
+	if l.disabled {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.clearLocked()
+}
+
+func (l *Line) clearLocked() {
+	if l.tty && l.drawn > 0 {
+		fmt.Fprintf(l.w, "\r%s\r", strings.Repeat(" ", l.drawn))
+		l.drawn = 0
+	}
+}

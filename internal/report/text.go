@@ -1,0 +1,190 @@
+// Package report renders results directories: the terminal summary, the
+// self-contained HTML report, Markdown and CSV, and comparisons of runs.
+// Everything here reads a results directory and nothing else.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"dbio/internal/results"
+	"dbio/internal/units"
+)
+
+// Text writes the end-of-run summary for a terminal.
+func Text(w io.Writer, l *results.Loaded) error {
+	r := l.Run
+	fmt.Fprintf(w, "\n== dbio %s: %s ==\n", r.Kind, strings.ToUpper(string(r.Status)))
+	for _, e := range r.Engines {
+		fmt.Fprintf(w, "engine:  %s %s\n", e.Engine, e.Version)
+	}
+	for _, t := range r.Environment.Targets {
+		dev := t.Storage.Device
+		if len(t.Storage.Physical) > 0 {
+			names := make([]string, len(t.Storage.Physical))
+			for i, d := range t.Storage.Physical {
+				names[i] = d.Name
+			}
+			dev = strings.Join(names, "+")
+		}
+		if dev == "" {
+			dev = "no block device"
+		}
+		fmt.Fprintf(w, "target:  %s (%s) %s on %s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, units.FormatBytes(t.FreeBytes))
+	}
+	if ld := r.Load; ld != nil {
+		if ld.Reused {
+			fmt.Fprintf(w, "load:    reused the existing dataset (scale %d)\n", ld.Scale)
+		} else {
+			fmt.Fprintf(w, "load:    scale %d, %d rows in %.1f s (%.0f rows/s, %.1f per min, %.1f MB/s kept on disk)\n",
+				ld.Scale, ld.Rows, ld.Seconds, ld.RowsPerSec, ld.ScalePerMin, ld.MBPerSec)
+		}
+	}
+	if err := stepTables(w, l.Steps); err != nil {
+		return err
+	}
+	if len(r.Checks) > 0 {
+		failed := 0
+		for _, c := range r.Checks {
+			if !c.Passed && !c.Skipped {
+				failed++
+			}
+		}
+		if failed > 0 {
+			fmt.Fprintf(w, "\n!!! CONSISTENCY CHECK FAILED: %d of %d conditions violated !!!\n", failed, len(r.Checks))
+		} else {
+			fmt.Fprintln(w, "\nconsistency:")
+		}
+		for _, c := range r.Checks {
+			verdict := "pass"
+			switch {
+			case c.Skipped:
+				verdict = "SKIPPED"
+			case !c.Passed:
+				verdict = "FAIL"
+			}
+			line := fmt.Sprintf("  %-7s %s", verdict, c.Name)
+			if c.Detail != "" {
+				line += " (" + c.Detail + ")"
+			}
+			fmt.Fprintln(w, line)
+		}
+	}
+	for _, warn := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "\n%s: %s\n", r.Status, r.Error)
+	}
+	fmt.Fprintf(w, "\nresults: %s\n", l.Path)
+	return nil
+}
+
+// stepTables prints one table per kind of step, in the order they ran.
+func stepTables(w io.Writer, steps []results.Step) error {
+	var kinds []string
+	byKind := map[string][]results.Step{}
+	for _, s := range steps {
+		if _, ok := byKind[s.Kind]; !ok {
+			kinds = append(kinds, s.Kind)
+		}
+		byKind[s.Kind] = append(byKind[s.Kind], s)
+	}
+	for _, k := range kinds {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		ss := byKind[k]
+		if ss[0].Total != nil {
+			workloadTable(tw, ss)
+		} else {
+			figureTable(tw, ss)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloadTable prints the figures of transaction steps, one row per user count.
+func workloadTable(tw io.Writer, ss []results.Step) {
+	names := figureNames(ss, map[string]bool{"latency_p99": true})
+	fmt.Fprintf(tw, "step\tusers\t")
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t", strings.ToUpper(n))
+	}
+	fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
+		for _, n := range names {
+			v, _ := s.Figure(n)
+			fmt.Fprintf(tw, "%s\t", number(v))
+		}
+		lat := s.Total.Latency
+		fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%d\t %s\t\n", ms(lat.P50US), ms(lat.P95US), ms(lat.P99US), s.Total.Errors, s.Status)
+	}
+}
+
+// figureTable prints steps that carry only figures (fio points and the like).
+func figureTable(tw io.Writer, ss []results.Step) {
+	names := figureNames(ss, nil)
+	fmt.Fprintf(tw, "%s point\t", ss[0].Kind)
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t", n)
+	}
+	fmt.Fprintf(tw, " status\t\n")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t", s.Name)
+		for _, n := range names {
+			v, ok := s.Figure(n)
+			if ok {
+				fmt.Fprintf(tw, "%s\t", number(v))
+			} else {
+				fmt.Fprintf(tw, "-\t")
+			}
+		}
+		fmt.Fprintf(tw, " %s\t\n", s.Status)
+	}
+}
+
+func figureNames(ss []results.Step, skip map[string]bool) []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, s := range ss {
+		for _, f := range s.Figures {
+			if !seen[f.Name] && !skip[f.Name] {
+				seen[f.Name] = true
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names
+}
+
+func ms(us int64) float64 { return float64(us) / 1000 }
+
+// number prints large figures with thousands separators and small ones with decimals.
+func number(v float64) string {
+	if v >= 1000 || v <= -1000 {
+		s := fmt.Sprintf("%.0f", v)
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		var b strings.Builder
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
+		}
+		if neg {
+			return "-" + b.String()
+		}
+		return b.String()
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

@@ -1,0 +1,345 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/progress"
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/telemetry"
+	"dbio/internal/workload"
+)
+
+// Plan is one fully resolved workload run.
+type Plan struct {
+	// Name names the results directory (<timestamp>-<name>).
+	Name string
+	// Kind is the run's kind in run.json ("tpcc", "quick"...).
+	Kind string
+	// Command is the command line as typed; Config the resolved configuration.
+	Command []string
+	Config  any
+
+	Engine        engine.Engine
+	EngineOptions engine.Options
+	// DataPath, LogPath and BackupPath are the targets; empty LogPath and
+	// BackupPath mean "same as data". External engines (a DSN) need no target.
+	DataPath, LogPath, BackupPath string
+
+	Workload workload.Workload
+	// SpaceNeeded is the free space the data target must have (0: no check).
+	SpaceNeeded uint64
+	Users       []int
+	RampUp      time.Duration
+	Step        time.Duration
+	SkipChecks  bool
+	Tick        time.Duration
+
+	ResultsBase string
+
+	// Before runs after the results directory exists and before the engine
+	// starts (dbio quick's fio pass); it returns how many steps it wrote.
+	Before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+}
+
+// Env is the process state a run uses.
+type Env struct {
+	Out      io.Writer // messages
+	Progress *progress.Line
+	Now      func() time.Time
+	Version  string
+	// HostFS is where telemetry reads /proc; telemetry.HostFS() normally.
+	HostFS telemetry.FS
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Dir    string
+	Status results.Status
+	Steps  []results.Step
+	Checks []results.Check
+}
+
+// Run executes p. Whatever happens, a results directory that exists is
+// finished with the run's status, and a started engine is stopped.
+func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	if env.Progress == nil {
+		env.Progress = progress.Discard()
+	}
+	var out Outcome
+	placement, infos, err := openTargets(p)
+	if err != nil {
+		return out, err
+	}
+	if placement.Data != nil && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
+		if err := placement.Data.EnsureSpace(p.SpaceNeeded, fmt.Sprintf("%s at this scale", p.Kind)); err != nil {
+			return out, err
+		}
+	}
+	cfg, err := json.Marshal(p.Config)
+	if err != nil {
+		return out, fmt.Errorf("encode configuration: %w", err)
+	}
+	host, hostErr := telemetry.ReadHost(env.HostFS)
+	run := results.Run{
+		Kind:    p.Kind,
+		Command: p.Command,
+		Config:  cfg,
+		Environment: results.Environment{
+			Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
+			CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Targets: infos,
+			Versions: map[string]string{"dbio": env.Version, "go": runtime.Version()},
+		},
+	}
+	if hostErr != nil {
+		run.Warnings = append(run.Warnings, hostErr.Error())
+	}
+	dir, err := results.Create(p.ResultsBase, p.Name, run, env.Now())
+	if err != nil {
+		return out, err
+	}
+	out.Dir = dir.Path
+	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
+
+	runErr := execute(ctx, p, env, dir, placement, &out)
+	out.Status = statusOf(ctx, runErr)
+	if runErr != nil && out.Status == results.StatusInterrupted {
+		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
+	}
+	if err := dir.Finish(out.Status, runErr, env.Now()); err != nil && runErr == nil {
+		runErr = err
+	}
+	return out, runErr
+}
+
+func isReuse(p Plan) bool {
+	type reuser interface{ Reusing() bool }
+	r, ok := p.Workload.(reuser)
+	return ok && r.Reusing()
+}
+
+func statusOf(ctx context.Context, err error) results.Status {
+	switch {
+	case err == nil:
+		return results.StatusCompleted
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+		return results.StatusInterrupted
+	default:
+		return results.StatusFailed
+	}
+}
+
+func openTargets(p Plan) (engine.Placement, []results.TargetInfo, error) {
+	var pl engine.Placement
+	var infos []results.TargetInfo
+	open := func(path string, role target.Role) (*target.Target, error) {
+		if path == "" {
+			return nil, nil
+		}
+		t, err := target.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		info := results.TargetInfo{Role: role, Path: t.Path}
+		info.Storage, _ = t.Storage() // a filesystem we cannot resolve still runs
+		info.FreeBytes, _ = t.FreeBytes()
+		infos = append(infos, info)
+		return t, nil
+	}
+	var err error
+	if pl.Data, err = open(p.DataPath, target.RoleData); err != nil {
+		return pl, nil, err
+	}
+	if p.LogPath != "" && p.LogPath != p.DataPath {
+		if pl.Log, err = open(p.LogPath, target.RoleLog); err != nil {
+			return pl, nil, err
+		}
+	}
+	if p.BackupPath != "" && p.BackupPath != p.DataPath {
+		if pl.Backup, err = open(p.BackupPath, target.RoleBackup); err != nil {
+			return pl, nil, err
+		}
+	}
+	return pl, infos, nil
+}
+
+// execute is the body of Run between creating and finishing the results directory.
+func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.Placement, out *Outcome) (err error) {
+	first := 0
+	if p.Before != nil {
+		n, err := p.Before(ctx, dir, pl.Data)
+		if err != nil {
+			return err
+		}
+		first = n
+	}
+	if p.Engine == nil || p.Workload == nil {
+		return nil
+	}
+	opts := p.EngineOptions
+	if opts.LogDir == "" {
+		opts.LogDir = dir.Path
+	}
+	fmt.Fprintf(env.Out, "starting %s\n", p.Engine.Name())
+	inst, err := p.Engine.Start(ctx, pl, opts)
+	if err != nil {
+		return fmt.Errorf("start %s: %w", p.Engine.Name(), err)
+	}
+	defer func() {
+		// Stop even when the run was cancelled: the server must not outlive dbio.
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if serr := inst.Stop(stopCtx); serr != nil {
+			fmt.Fprintf(env.Out, "warning: stopping %s: %v\n", p.Engine.Name(), serr)
+			if err == nil {
+				err = fmt.Errorf("stop %s: %w", p.Engine.Name(), serr)
+			}
+		}
+	}()
+	info := inst.Info()
+	if notes, ok := p.Workload.(interface {
+		EngineNotes(engine.Instance) []string
+	}); ok {
+		info.Notes = append(info.Notes, notes.EngineNotes(inst)...)
+	}
+	if err := dir.UpdateRun(func(r *results.Run) {
+		r.Engines = append(r.Engines, info)
+		r.Environment.Versions[info.Engine] = info.Version
+	}); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
+	before := placementBytes(pl)
+	ls, err := p.Workload.Prepare(ctx, inst, env.Out)
+	if err != nil {
+		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
+	}
+	written := placementBytes(pl) - before
+	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
+		return err
+	}
+
+	sampler, serr := newSampler(env, pl, inst)
+	if serr != nil {
+		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
+	}
+	st := &stepper{
+		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step,
+			FirstIndex: first, Tick: p.Tick},
+		dir: dir, progress: env.Progress, now: env.Now,
+	}
+	if sampler != nil {
+		st.sampler = sampler
+	}
+	steps, stepErr := st.runSteps(ctx)
+	env.Progress.Clear()
+	out.Steps = steps
+	if stepErr != nil {
+		return stepErr
+	}
+
+	if p.SkipChecks {
+		out.Checks = []results.Check{{Name: "consistency checks", Skipped: true, Detail: "skipped at the user's request (--skip-checks)"}}
+	} else {
+		fmt.Fprintf(env.Out, "checking consistency\n")
+		checks, err := p.Workload.Check(ctx, inst)
+		for _, c := range checks {
+			out.Checks = append(out.Checks, results.Check{Name: c.Name, Passed: c.Passed, Detail: c.Detail})
+		}
+		if err != nil {
+			return fmt.Errorf("consistency check: %w", err)
+		}
+	}
+	return dir.UpdateRun(func(r *results.Run) { r.Checks = out.Checks })
+}
+
+// loadReport turns load statistics into run.json's figures. Bytes written
+// are the growth of dbio's directories on the targets: what the engine kept,
+// not what it wrote and later freed.
+func loadReport(ls workload.LoadStats, written int64) *results.LoadReport {
+	r := &results.LoadReport{Rows: ls.Rows, Scale: ls.Scale, Reused: ls.Reused, Seconds: ls.Duration.Seconds()}
+	if ls.Reused {
+		r.Seconds = 0
+		return r
+	}
+	if written > 0 {
+		r.BytesWritten = written
+	}
+	if r.Seconds > 0 {
+		r.RowsPerSec = float64(ls.Rows) / r.Seconds
+		r.ScalePerMin = float64(ls.Scale) / (r.Seconds / 60)
+		r.MBPerSec = float64(r.BytesWritten) / 1e6 / r.Seconds
+	}
+	return r
+}
+
+// placementBytes is the size of dbio's directories on the placement's targets.
+func placementBytes(pl engine.Placement) int64 {
+	var n int64
+	seen := map[string]bool{}
+	for _, t := range []*target.Target{pl.Data, pl.Log} {
+		if t == nil || seen[t.Dir] {
+			continue
+		}
+		seen[t.Dir] = true
+		filepath.WalkDir(t.Dir, func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+	}
+	return n
+}
+
+// newSampler watches the physical disks behind the targets, dbio itself and
+// the engine's server processes and counters.
+func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.Sampler, error) {
+	if env.HostFS.Proc == "" {
+		return nil, errors.New("no /proc root configured")
+	}
+	seen := map[string]bool{}
+	var devices []string
+	for _, t := range []*target.Target{pl.Data, pl.Log, pl.Backup} {
+		if t == nil {
+			continue
+		}
+		s, err := t.Storage()
+		if err != nil {
+			continue
+		}
+		for _, d := range s.Physical {
+			if !seen[d.Name] {
+				seen[d.Name] = true
+				devices = append(devices, d.Name)
+			}
+		}
+	}
+	o := telemetry.Options{FS: env.HostFS, Devices: devices, SelfPID: os.Getpid()}
+	if ps, ok := inst.(engine.Processes); ok {
+		o.ServerPIDs = ps.PIDs
+		o.ServerChildren = true
+	} else {
+		o.InProcessEngine = true
+	}
+	if c, ok := inst.(engine.StatsSource); ok {
+		o.Counters = c
+	}
+	return telemetry.New(o)
+}

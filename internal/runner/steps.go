@@ -1,0 +1,302 @@
+// Package runner executes a plan: it opens the targets, starts the engine,
+// prepares the workload, runs each user step (ramp-up, then a timed
+// measurement) with per-second sampling, checks consistency, stops the
+// engine and finishes the results directory, whatever happens on the way.
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+	"dbio/internal/progress"
+	"dbio/internal/results"
+	"dbio/internal/telemetry"
+	"dbio/internal/workload"
+)
+
+// Sampler is the per-second telemetry the runner drives; *telemetry.Sampler implements it.
+type Sampler interface {
+	Sample(now time.Time) []telemetry.Point
+	StartStep()
+	StepSummary() telemetry.Summary
+}
+
+// Steps describes the virtual-user steps of one workload run.
+type Steps struct {
+	Workload workload.Workload
+	Instance engine.Instance
+	Users    []int
+	RampUp   time.Duration
+	Step     time.Duration
+	// FirstIndex numbers the first step (earlier phases may have written steps).
+	FirstIndex int
+	// Tick is the sampling interval; one second unless a test shortens it.
+	Tick time.Duration
+}
+
+// stepper runs Steps into a results directory.
+type stepper struct {
+	s        Steps
+	dir      *results.Dir
+	sampler  Sampler
+	progress *progress.Line
+	now      func() time.Time
+}
+
+// ErrEngineExited reports a database server that died during a run.
+var ErrEngineExited = errors.New("database server exited during the run")
+
+// runSteps runs every step in order and returns the steps written. On
+// cancellation or failure the step in progress is written with its status
+// and the error says what happened.
+func (st *stepper) runSteps(ctx context.Context) ([]results.Step, error) {
+	var done []results.Step
+	for i, users := range st.s.Users {
+		step, err := st.runStep(ctx, i, users)
+		if step != nil {
+			if werr := st.writeStep(step); werr != nil && err == nil {
+				err = werr
+			}
+			done = append(done, step.summary)
+		}
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+type stepResult struct {
+	summary results.Step
+	hists   map[string]*hdrhistogram.Histogram
+}
+
+func (st *stepper) writeStep(r *stepResult) error {
+	return st.dir.WriteStep(r.summary, r.hists)
+}
+
+// runStep starts users sessions, ramps up, measures, and stops them. A
+// transaction still running when the measurement ends is finished but not
+// counted: the totals are taken before the users are told to stop.
+func (st *stepper) runStep(ctx context.Context, i, users int) (*stepResult, error) {
+	s := st.s
+	index := s.FirstIndex + i
+	name := fmt.Sprintf("users-%d", users)
+	tick := s.Tick
+	if tick <= 0 {
+		tick = time.Second
+	}
+	col := metrics.NewCollector(s.Workload.TxTypes())
+	sessions := make([]workload.Session, 0, users)
+	closeAll := func() {
+		for _, ss := range sessions {
+			ss.Close()
+		}
+	}
+	for u := range users {
+		ss, err := s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("step %s: %w", name, err)
+		}
+		sessions = append(sessions, ss)
+	}
+
+	var stop atomic.Bool
+	fatal := make(chan error, users)
+	var wg sync.WaitGroup
+	for _, ss := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() && ctx.Err() == nil {
+				if err := ss.Next(ctx); err != nil {
+					fatal <- err
+					return
+				}
+			}
+		}()
+	}
+	var exited <-chan error
+	if e, ok := s.Instance.(engine.Exited); ok {
+		exited = e.Exited()
+	}
+
+	start := st.now()
+	rampEnd := start.Add(s.RampUp)
+	measuring := s.RampUp <= 0
+	var measureStart time.Time
+	if measuring {
+		measureStart = start
+		if st.sampler != nil {
+			st.sampler.StartStep()
+		}
+	}
+	total := s.RampUp + s.Step
+	ticker := time.NewTicker(tick)
+	defer ticker.Stop()
+	var runErr error
+	status := results.StatusCompleted
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			runErr, status = ctx.Err(), results.StatusInterrupted
+			break loop
+		case err := <-fatal:
+			runErr, status = err, results.StatusFailed
+			break loop
+		case err := <-exited:
+			if err == nil {
+				err = errors.New("no exit status")
+			}
+			runErr, status = fmt.Errorf("%w: %v", ErrEngineExited, err), results.StatusFailed
+			break loop
+		case <-ticker.C:
+		}
+		now := st.now()
+		phase := "rampup"
+		if measuring {
+			phase = "measure"
+		}
+		st.sample(col, name, phase, now, tick)
+		if !measuring && !now.Before(rampEnd) {
+			// Ramp-up is over: nothing recorded so far counts.
+			col.Reset()
+			if st.sampler != nil {
+				st.sampler.StartStep()
+			}
+			measuring, measureStart = true, now
+		}
+		elapsed := now.Sub(start)
+		st.showProgress(i, name, users, phase, elapsed, total-elapsed, col)
+		if measuring && now.Sub(measureStart) >= s.Step {
+			break
+		}
+	}
+	end := st.now()
+	col.Tick()
+	totals := col.StepTotals()
+	stop.Store(true)
+	// Users finish the transaction in hand; a crashed server can leave one
+	// hanging, so give up waiting after a while.
+	waitDone := make(chan struct{})
+	go func() { wg.Wait(); close(waitDone) }()
+	select {
+	case <-waitDone:
+	case <-time.After(30 * time.Second):
+	}
+	closeAll()
+
+	if !measuring {
+		// Stopped during ramp-up: nothing was measured, nothing to write.
+		return nil, stepError(name, runErr)
+	}
+	measured := end.Sub(measureStart)
+	sum := results.Step{
+		Index:    index,
+		Name:     name,
+		Kind:     s.Workload.Name(),
+		Users:    users,
+		Started:  start,
+		Ended:    end,
+		RampUpS:  measureStart.Sub(start).Seconds(),
+		MeasureS: measured.Seconds(),
+		Status:   status,
+	}
+	if runErr != nil {
+		sum.Error = runErr.Error()
+		sum.Notes = append(sum.Notes, "the step did not run its full time: its figures cover the measured part only")
+	}
+	for _, f := range s.Workload.Figures(totals, measured) {
+		sum.Figures = append(sum.Figures, results.Figure(f))
+		if f.Name == "tpm" {
+			sum.Figures = append(sum.Figures, results.Figure{Name: "tpm_per_user", Value: f.Value / float64(users), Unit: "tx/min/user"})
+		}
+	}
+	hists := map[string]*hdrhistogram.Histogram{}
+	types := s.Workload.TxTypes()
+	for t, c := range totals {
+		sum.Transactions = append(sum.Transactions, metrics.SummarizeTx(types[t], c, measured))
+		hists[types[t]] = c.Latency
+	}
+	all := metrics.Merge(totals...)
+	allSum := metrics.SummarizeTx("all", all, measured)
+	sum.Total = &allSum
+	sum.Figures = append(sum.Figures,
+		results.Figure{Name: "tps", Value: allSum.PerMinute / 60, Unit: "tx/s"},
+		results.Figure{Name: "latency_p99", Value: float64(allSum.Latency.P99US) / 1000, Unit: "ms"},
+	)
+	if st.sampler != nil {
+		if b, err := json.Marshal(st.sampler.StepSummary()); err == nil {
+			sum.Telemetry = b
+		}
+	}
+	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
+}
+
+func stepError(name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("step %s: %w", name, err)
+}
+
+// sample writes one per-second row: the workload's rates and latency over
+// the last tick, and the telemetry.
+func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, tick time.Duration) {
+	interval := col.Tick()
+	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
+	for _, f := range st.s.Workload.Figures(interval, tick) {
+		row.Values = append(row.Values, results.Sample{Name: f.Name, Value: f.Value})
+	}
+	all := metrics.Merge(interval...)
+	row.Values = append(row.Values,
+		results.Sample{Name: "tps", Value: float64(all.Committed) / tick.Seconds()},
+		results.Sample{Name: "errors", Value: float64(all.Failed)},
+	)
+	if all.Latency.TotalCount() > 0 {
+		row.Values = append(row.Values,
+			results.Sample{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
+			results.Sample{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
+		)
+	}
+	if st.sampler != nil {
+		for _, p := range st.sampler.Sample(now) {
+			row.Values = append(row.Values, results.Sample(p))
+		}
+	}
+	// A failed write of one row must not stop the measurement; the step summary is authoritative.
+	_ = st.dir.AppendSeries(row)
+}
+
+func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining time.Duration, col *metrics.Collector) {
+	if st.progress == nil {
+		return
+	}
+	totals := col.StepTotals()
+	measured := elapsed
+	if phase == "measure" {
+		measured = elapsed - st.s.RampUp
+	}
+	var figs [][2]string
+	for _, f := range st.s.Workload.Figures(totals, measured) {
+		figs = append(figs, [2]string{f.Name, fmt.Sprintf("%.0f", f.Value)})
+	}
+	if all := metrics.Merge(totals...); all.Latency.TotalCount() > 0 {
+		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
+	}
+	st.progress.Update(progress.Status{
+		Step: i + 1, Steps: len(st.s.Users), Name: name, Users: users, Phase: phase,
+		Elapsed: elapsed, Remaining: remaining, Figures: figs,
+	}, st.now())
+}
