@@ -178,8 +178,9 @@ func parsePressure(r io.Reader) (pressure, error) {
 
 // taskStat is what the sampler needs from /proc/<pid>/stat.
 type taskStat struct {
-	ticks uint64 // user + system CPU time of all the process's threads, USER_HZ
-	start uint64 // start time after boot, USER_HZ
+	ticks   uint64 // user + system CPU time of all the process's threads, USER_HZ
+	start   uint64 // start time after boot, USER_HZ
+	threads uint64
 }
 
 // parseTaskStat reads /proc/<pid>/stat. The command name in parentheses may
@@ -193,55 +194,52 @@ func parseTaskStat(r io.Reader) (taskStat, error) {
 	if i < 0 {
 		return taskStat{}, errors.New("no ')' after the command name")
 	}
-	// After ')': state(3) ppid(4) … utime(14) stime(15) … starttime(22).
+	// After ')': state(3) ppid(4) … utime(14) stime(15) … num_threads(20) … starttime(22).
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 20 {
 		return taskStat{}, fmt.Errorf("%d fields after the command name, want at least 20", len(f))
 	}
-	var v [3]uint64
-	for j, idx := range [3]int{14, 15, 22} {
+	var v [4]uint64
+	for j, idx := range [4]int{14, 15, 20, 22} {
 		n, err := strconv.ParseUint(f[idx-3], 10, 64)
 		if err != nil {
 			return taskStat{}, fmt.Errorf("field %d: %w", idx, err)
 		}
 		v[j] = n
 	}
-	return taskStat{ticks: v[0] + v[1], start: v[2]}, nil
+	return taskStat{ticks: v[0] + v[1], threads: v[2], start: v[3]}, nil
 }
 
-// taskMem is a process's resident memory from /proc/<pid>/status, in bytes.
+// taskMem is a process's resident memory from /proc/<pid>/statm, in pages.
 type taskMem struct {
-	rss, anon, file, shmem uint64
-	split                  bool // RssAnon/RssFile/RssShmem present (Linux 4.5+)
+	resident uint64
+	// shared is the file-backed and shared-memory part of resident (Linux
+	// 4.5+); resident - shared is the process's private anonymous memory.
+	shared uint64
 }
 
-// parseTaskStatus reads the Rss lines of /proc/<pid>/status. Kernel threads
-// have none and yield zeros.
-func parseTaskStatus(r io.Reader) (taskMem, error) {
-	var m taskMem
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "VmRSS:") && !strings.HasPrefix(line, "Rss") {
-			continue
-		}
-		key, val, _ := strings.Cut(line, ":")
-		kb, err := parseKB(val)
-		if err != nil {
-			return m, fmt.Errorf("%s: %w", key, err)
-		}
-		switch key {
-		case "VmRSS":
-			m.rss = kb
-		case "RssAnon":
-			m.anon, m.split = kb, true
-		case "RssFile":
-			m.file = kb
-		case "RssShmem":
-			m.shmem = kb
-		}
+// parseTaskStatm reads /proc/<pid>/statm ("size resident shared text lib
+// data dt", in pages). It is read rather than status, which the kernel takes
+// several times longer to produce, because it is read for every server
+// process every second.
+func parseTaskStatm(r io.Reader) (taskMem, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return taskMem{}, err
 	}
-	return m, sc.Err()
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return taskMem{}, fmt.Errorf("%d fields, want at least 3", len(f))
+	}
+	var m taskMem
+	if m.resident, err = strconv.ParseUint(f[1], 10, 64); err != nil {
+		return m, fmt.Errorf("resident: %w", err)
+	}
+	if m.shared, err = strconv.ParseUint(f[2], 10, 64); err != nil {
+		return m, fmt.Errorf("shared: %w", err)
+	}
+	m.shared = min(m.shared, m.resident)
+	return m, nil
 }
 
 // parseKB reads "   1234 kB" into bytes.

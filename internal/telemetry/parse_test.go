@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,12 +100,12 @@ func TestParseTaskStat(t *testing.T) {
 		{
 			name: "dd from the fixture",
 			in:   "9175 (dd) D 9142 9098 6657 0 -1 4194304 127 0 0 0 1 38 0 0 20 0 1 0 53791 3039232 452 18446744073709551615 94243364904960 0\n",
-			want: taskStat{ticks: 39, start: 53791},
+			want: taskStat{ticks: 39, start: 53791, threads: 1},
 		},
 		{
 			name: "command name with spaces and parentheses",
 			in:   "42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 250 50 0 0 20 0 4 0 1000 0 0\n",
-			want: taskStat{ticks: 300, start: 1000},
+			want: taskStat{ticks: 300, start: 1000, threads: 4},
 		},
 		{name: "no parenthesis", in: "42 bash S 1", err: "no ')'"},
 		{name: "truncated", in: "42 (bash) S 1 2 3", err: "fields after the command name"},
@@ -120,22 +121,15 @@ func TestParseTaskStat(t *testing.T) {
 	}
 }
 
-func TestParseTaskStatus(t *testing.T) {
-	in := "Name:\tpostgres\nVmRSS:\t  151000 kB\nRssAnon:\t    1000 kB\nRssFile:\t   20000 kB\nRssShmem:\t  130000 kB\nThreads:\t1\n"
-	got, err := parseTaskStatus(strings.NewReader(in))
-	if err != nil {
-		t.Fatal(err)
+func TestParseTaskStatm(t *testing.T) {
+	got, err := parseTaskStatm(strings.NewReader("765 423 395 5 0 123 0\n"))
+	if err != nil || got != (taskMem{resident: 423, shared: 395}) {
+		t.Errorf("got %+v, %v", got, err)
 	}
-	want := taskMem{rss: 151000 << 10, anon: 1000 << 10, file: 20000 << 10, shmem: 130000 << 10, split: true}
-	if got != want {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-	kthread, err := parseTaskStatus(strings.NewReader("Name:\tkworker/0:1\nState:\tI (idle)\n"))
-	if err != nil || kthread != (taskMem{}) {
-		t.Errorf("kernel thread: got %+v, %v; want zeros", kthread, err)
-	}
-	_, err = parseTaskStatus(strings.NewReader("VmRSS:\t lots kB\n"))
-	checkErr(t, err, "VmRSS")
+	_, err = parseTaskStatm(strings.NewReader("765 423\n"))
+	checkErr(t, err, "2 fields")
+	_, err = parseTaskStatm(strings.NewReader("765 x 1\n"))
+	checkErr(t, err, "resident")
 }
 
 func TestParseHostFiles(t *testing.T) {
@@ -209,14 +203,35 @@ func TestParseSnapshots(t *testing.T) {
 			must("pressure/"+res, func(f *os.File) error { _, err := parsePressure(f); return err })
 		}
 		must("self/stat", func(f *os.File) error { _, err := parseTaskStat(f); return err })
-		must("self/status", func(f *os.File) error {
-			m, err := parseTaskStatus(f)
-			if err == nil && (!m.split || m.rss != m.anon+m.file+m.shmem) {
-				t.Errorf("%s self/status: RSS parts %+v do not add up", snap, m)
+		// statm, in pages, must agree with what status says in kB.
+		status := statusKB(t, filepath.Join(proc, "self", "status"))
+		must("self/statm", func(f *os.File) error {
+			m, err := parseTaskStatm(f)
+			if err == nil && (m.resident*4 != status["VmRSS"] || m.shared*4 != status["RssFile"]+status["RssShmem"]) {
+				t.Errorf("%s self/statm %+v (4 kB pages) disagrees with status %v", snap, m, status)
 			}
 			return err
 		})
 	}
+}
+
+// statusKB reads the kB lines of a /proc/<pid>/status file.
+func statusKB(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]uint64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		key, val, _ := strings.Cut(line, ":")
+		f := strings.Fields(val)
+		if len(f) == 2 && f[1] == "kB" {
+			n, _ := strconv.ParseUint(f[0], 10, 64)
+			m[key] = n
+		}
+	}
+	return m
 }
 
 func checkErr(t *testing.T, err error, want string) {

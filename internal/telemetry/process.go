@@ -26,15 +26,16 @@ type groupSnap struct {
 	pids  map[string]bool    // every pid visited, live or gone
 	// rss is resident memory with shared pages counted once, in bytes: the
 	// private anonymous memory of every process plus the file-backed and
-	// shared memory of the process mapping most of it. PostgreSQL backends
-	// all map the same shared buffers; summing their RSS would count them
-	// once per backend.
+	// shared memory of the process mapping the most of it. PostgreSQL
+	// backends all map the same shared buffers; summing their RSS would
+	// count them once per backend.
 	rss uint64
 }
 
 // read walks the group's processes, skipping pids in exclude (and their
 // descendants). Processes that exit during the walk are simply not there.
-func (g *group) read(fs FS, exclude map[string]bool) *groupSnap {
+// pageSize converts statm's pages to bytes.
+func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool) *groupSnap {
 	gs := &groupSnap{ticks: map[procKey]uint64{}, pids: map[string]bool{}}
 	var private, shared uint64
 	queue := g.roots()
@@ -51,31 +52,32 @@ func (g *group) read(fs FS, exclude map[string]bool) *groupSnap {
 		}
 		gs.ticks[procKey{pid, ts.start}] = ts.ticks
 		var m taskMem
-		if readWith(fs.proc(pid, "status"), func(r io.Reader) (err error) { m, err = parseTaskStatus(r); return err }) == nil {
-			if m.split {
-				private += m.anon
-				shared = max(shared, m.file+m.shmem)
-			} else {
-				private += m.rss
-			}
+		if readWith(fs.proc(pid, "statm"), func(r io.Reader) (err error) { m, err = parseTaskStatm(r); return err }) == nil {
+			private += m.resident - m.shared
+			shared = max(shared, m.shared)
 		}
 		if g.children {
-			queue = append(queue, children(fs, pid)...)
+			queue = append(queue, children(fs, pid, ts.threads)...)
 		}
 	}
-	gs.rss = private + shared
+	gs.rss = (private + shared) * pageSize
 	return gs
 }
 
 // children lists a process's children. Each thread has its own list (a
-// child belongs to the thread that forked it), so all threads are read.
-func children(fs FS, pid string) []string {
-	d, err := os.Open(fs.proc(pid, "task"))
-	if err != nil {
-		return nil
+// child belongs to the thread that forked it), so all threads are read; a
+// single-threaded process (threads == 1) has only its own, which saves
+// listing the task directory.
+func children(fs FS, pid string, threads uint64) []string {
+	tids := []string{pid}
+	if threads != 1 {
+		d, err := os.Open(fs.proc(pid, "task"))
+		if err != nil {
+			return nil
+		}
+		tids, _ = d.Readdirnames(-1)
+		d.Close()
 	}
-	tids, _ := d.Readdirnames(-1)
-	d.Close()
 	var out []string
 	for _, tid := range tids {
 		var pids []int

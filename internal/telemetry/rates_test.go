@@ -122,17 +122,17 @@ func TestRatesProcessGroups(t *testing.T) {
 // mapping the same shared buffers.
 func TestGroupRSSCountsSharedOnce(t *testing.T) {
 	fs := FS{Proc: t.TempDir()}
-	proc := func(pid, children, status string) {
+	proc := func(pid, children, statm string) {
 		writeFile(t, fs.proc(pid, "stat"), pid+" (postgres) S 1 1 1 0 -1 0 0 0 0 0 10 5 0 0 20 0 1 0 100 0 0\n")
-		writeFile(t, fs.proc(pid, "status"), status)
+		writeFile(t, fs.proc(pid, "statm"), statm)
 		writeFile(t, fs.proc(pid, "task", pid, "children"), children)
 	}
-	proc("10", "11 12 ", "VmRSS:\t 30000 kB\nRssAnon:\t 8000 kB\nRssFile:\t 12000 kB\nRssShmem:\t 10000 kB\n")
-	proc("11", "", "VmRSS:\t 140000 kB\nRssAnon:\t 2000 kB\nRssFile:\t 10000 kB\nRssShmem:\t 128000 kB\n")
-	proc("12", "", "VmRSS:\t 70000 kB\nRssAnon:\t 1000 kB\nRssFile:\t 9000 kB\nRssShmem:\t 60000 kB\n")
+	proc("10", "11 12 ", "60000 7500 5500 1000 0 3000 0\n")                                             // 2000 private pages
+	proc("11", "", "60000 35000 34500 1000 0 3000 0\n")                                                 // 500 private, the most shared
+	proc("12", "", "60000 17500 17250 1000 0 3000 0\n")                                                 // 250 private
 	g := &group{role: "server", children: true, roots: func() []string { return []string{"10", "99"} }} // 99 has exited
-	gs := g.read(fs, nil)
-	if want := uint64((8000 + 2000 + 1000 + 138000) << 10); gs.rss != want {
+	gs := g.read(fs, 4096, nil)
+	if want := uint64((2000 + 500 + 250 + 34500) * 4096); gs.rss != want {
 		t.Errorf("rss = %d, want %d", gs.rss, want)
 	}
 	if len(gs.ticks) != 3 {
@@ -140,7 +140,7 @@ func TestGroupRSSCountsSharedOnce(t *testing.T) {
 	}
 	// dbio excludes what the server owns, and what hangs below it.
 	d := &group{role: "dbio", children: true, roots: func() []string { return []string{"10"} }}
-	if got := d.read(fs, gs.pids); len(got.ticks) != 0 {
+	if got := d.read(fs, 4096, gs.pids); len(got.ticks) != 0 {
 		t.Errorf("dbio counted server processes: %v", got.ticks)
 	}
 }

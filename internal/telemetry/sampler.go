@@ -56,6 +56,10 @@ type Options struct {
 	// CounterTimeout bounds one Stats call so that a stuck database cannot
 	// stall sampling (default 500 ms).
 	CounterTimeout time.Duration
+	// PageSize is the memory page size of the machine FS describes, in
+	// bytes; 0 means this machine's. Set it when reading snapshots taken
+	// elsewhere.
+	PageSize int
 }
 
 // Sampler computes per-second telemetry from the deltas between successive
@@ -71,6 +75,7 @@ type Sampler struct {
 	counters        CounterSource
 	counterTimeout  time.Duration
 	inProcessEngine bool
+	pageSize        uint64
 
 	prev    snapshot
 	hasPrev bool
@@ -124,6 +129,10 @@ func New(o Options) (*Sampler, error) {
 		inProcessEngine: o.InProcessEngine,
 		step:            newAccumulator(),
 		problems:        map[string]*problem{},
+	}
+	s.pageSize = uint64(o.PageSize)
+	if o.PageSize <= 0 {
+		s.pageSize = uint64(os.Getpagesize())
 	}
 	if s.counterTimeout <= 0 {
 		s.counterTimeout = 500 * time.Millisecond
@@ -311,10 +320,10 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 	// counted as dbio's child.
 	var server map[string]bool
 	if s.server != nil {
-		cur.server = s.server.read(s.fs, nil)
+		cur.server = s.server.read(s.fs, s.pageSize, nil)
 		server = cur.server.pids
 	}
-	cur.dbio = s.dbio.read(s.fs, server)
+	cur.dbio = s.dbio.read(s.fs, s.pageSize, server)
 
 	if s.counters != nil {
 		cctx, cancel := context.WithTimeout(ctx, s.counterTimeout)

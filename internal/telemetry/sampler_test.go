@@ -74,6 +74,7 @@ func TestSampleSnapshots(t *testing.T) {
 		ServerPIDs:     func() []int { return []int{server} },
 		ServerChildren: true,
 		Counters:       engine,
+		PageSize:       4096,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -205,4 +206,27 @@ func hasPoint(pts []Point, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestConcurrentUse runs Sample, StartStep and StepSummary from different
+// goroutines, as the runner does; run with -race.
+func TestConcurrentUse(t *testing.T) {
+	s, err := New(Options{FS: snapFS("t0"), Devices: []string{"vda"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		now := time.Unix(1000, 0)
+		for i := range 50 {
+			s.Sample(now.Add(time.Duration(i) * time.Second))
+		}
+	}()
+	for range 50 {
+		s.StepSummary()
+		s.StartStep()
+		s.Cost()
+	}
+	<-done
 }

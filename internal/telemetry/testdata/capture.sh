@@ -35,9 +35,10 @@ copy() { # copy SRC DST: /proc files report size 0, so read them with cat
 	cat "$1" >"$2" 2>/dev/null || rm -f "$2"
 }
 
-copyproc() { # copyproc PID DST: stat, status and every thread's children list
+copyproc() { # copyproc PID DST: stat, statm, status and every thread's children list
 	local pid=$1 dst=$2 task
 	copy "/proc/$pid/stat" "$dst/stat"
+	copy "/proc/$pid/statm" "$dst/statm"
 	copy "/proc/$pid/status" "$dst/status"
 	for task in /proc/"$pid"/task/*; do
 		copy "$task/children" "$dst/task/$(basename "$task")/children"

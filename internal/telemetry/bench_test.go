@@ -1,0 +1,94 @@
+package telemetry
+
+import (
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkSample measures one Sample on the running system's /proc, and
+// reports its CPU time as a share of one core at the 1 Hz the runner uses
+// ("pct_core_at_1Hz"), which must stay under 1 %. The "server" cases add a
+// process tree the size of PostgreSQL with 64 and 256 connections: the cost
+// grows with the number of server processes.
+func BenchmarkSample(b *testing.B) {
+	var disks []string
+	if err := readWith(HostFS().proc("diskstats"), func(r io.Reader) error {
+		all, err := parseDiskstats(r)
+		for _, d := range all {
+			if !strings.HasPrefix(d.name, "loop") && !strings.HasPrefix(d.name, "ram") {
+				disks = append(disks, d.name)
+			}
+		}
+		return err
+	}); err != nil {
+		b.Skipf("no /proc/diskstats: %v", err)
+	}
+
+	b.Run("host", func(b *testing.B) {
+		benchSample(b, Options{FS: HostFS(), Devices: disks, SelfChildren: true})
+	})
+	for _, n := range []int{64, 256} {
+		b.Run("server"+strconv.Itoa(n), func(b *testing.B) {
+			server := startTree(b, n)
+			benchSample(b, Options{
+				FS: HostFS(), Devices: disks, SelfChildren: true,
+				ServerPIDs: func() []int { return []int{server} }, ServerChildren: true,
+			})
+		})
+	}
+}
+
+func benchSample(b *testing.B, o Options) {
+	s, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	s.Sample(now)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		now = now.Add(time.Second)
+		if len(s.Sample(now)) == 0 {
+			b.Fatal("no points")
+		}
+	}
+	b.StopTimer()
+	c := s.Cost()
+	perSample := float64(c.CPU.Nanoseconds()) / float64(c.Samples)
+	share := perSample / 1e9 * 100 // CPU time per second of wall time, in % of one core
+	b.ReportMetric(perSample, "cpu-ns/op")
+	b.ReportMetric(share, "pct_core_at_1Hz")
+	if share >= 1 {
+		b.Errorf("the sampler costs %.2f %% of a core at 1 Hz, over the 1 %% budget", share)
+	}
+}
+
+// startTree starts a shell with n sleeping children, standing in for a
+// database server's process tree, and stops the whole group when b ends.
+func startTree(b *testing.B, n int) int {
+	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt "+strconv.Itoa(n)+" ]; do sleep 300 & i=$((i+1)); done; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		b.Skipf("cannot start a process tree: %v", err)
+	}
+	pgid := cmd.Process.Pid
+	b.Cleanup(func() {
+		syscall.Kill(-pgid, syscall.SIGKILL) // the group this benchmark created, and nothing else
+		cmd.Wait()
+	})
+	// Wait until the children exist, so every iteration sees the full tree.
+	fs := HostFS()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if len(children(fs, strconv.Itoa(pgid), 0)) == n {
+			return pgid
+		}
+	}
+	b.Fatalf("the process tree did not reach %d children", n)
+	return 0
+}
