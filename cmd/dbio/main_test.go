@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/results"
+)
+
+func testApp(out *bytes.Buffer) *App {
+	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
+}
+
+func TestBadInputIsAUsageError(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want string // in the one-line message
+	}{
+		{[]string{"tpcc", "--target", dir, "--warehouses", "0"}, "--warehouses 0"},
+		{[]string{"tpcc", "--target", dir, "--users", "3,a"}, `--users: user count "a"`},
+		{[]string{"tpcc", "--target", dir, "--step", "-5s"}, "--step -5s"},
+		{[]string{"tpcc", "--target", dir, "--rampup", "-1m"}, "--rampup -1m0s"},
+		{[]string{"tpcc", "--target", dir, "--engine", "oracle"}, `unknown engine "oracle"`},
+		{[]string{"tpcc", "--target", dir, "--warehouses", "two"}, `invalid argument "two" for "--warehouses"`},
+		{[]string{"tpcc", "--target", dir, "--buffer-pool", "lots"}, `--buffer-pool "lots"`},
+		{[]string{"tpcc", "--target", dir, "--setting", "novalue"}, `--setting "novalue": use name=value`},
+		{[]string{"tpcc"}, "--target: required"},
+		{[]string{"tpcc", "--nope"}, "unknown flag: --nope"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			code := run(context.Background(), testApp(&out), tt.args)
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d; output:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output %q does not name the problem %q", out.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestSeveralProblemsReportedAtOnce(t *testing.T) {
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", t.TempDir(), "--warehouses", "0", "--users", "x"})
+	if code != exitUsage || !strings.Contains(out.String(), "--warehouses") || !strings.Contains(out.String(), "--users") {
+		t.Fatalf("code %d, output %q", code, out.String())
+	}
+}
+
+func TestTargetSafety(t *testing.T) {
+	t.Run("device node", func(t *testing.T) {
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", "/dev/null", "--results", t.TempDir()})
+		if code != exitFailure || !strings.Contains(out.String(), "is a device node") {
+			t.Fatalf("code %d, output %q", code, out.String())
+		}
+	})
+	t.Run("foreign dbio directory", func(t *testing.T) {
+		dir := t.TempDir()
+		os.Mkdir(filepath.Join(dir, "dbio"), 0o755)
+		os.WriteFile(filepath.Join(dir, "dbio", "precious"), []byte("user data"), 0o644)
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", dir, "--results", t.TempDir()})
+		if code != exitFailure || !strings.Contains(out.String(), "did not create") {
+			t.Fatalf("code %d, output %q", code, out.String())
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "dbio", "precious")); string(b) != "user data" {
+			t.Fatal("user data touched")
+		}
+	})
+	t.Run("too little space", func(t *testing.T) {
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", t.TempDir(), "--warehouses", "90000", "--results", t.TempDir()})
+		if code != exitFailure || !strings.Contains(out.String(), "needs about") {
+			t.Fatalf("code %d, output %q", code, out.String())
+		}
+	})
+}
+
+// TestQuickEndToEnd runs dbio quick with short steps and reads the results back.
+func TestQuickEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	dir, res := t.TempDir(), t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--rampup", "1s", "--step", "2s"})
+	if code != exitOK {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"COMPLETED", "TPM", "NOPM", "pass    4: sum(O_OL_CNT) = count(ORDER-LINE)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("results directories: %v", runs)
+	}
+	l, err := results.Load(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Run.Status != results.StatusCompleted || len(l.Steps) < 2 {
+		t.Fatalf("status %s, %d steps", l.Run.Status, len(l.Steps))
+	}
+	last := l.Steps[len(l.Steps)-1]
+	if tpm, ok := last.Figure("tpm"); !ok || tpm <= 0 {
+		t.Errorf("last step TPM %v", tpm)
+	}
+	if len(l.Series.Rows) < 4 || l.Series.Column("tpm") < 0 {
+		t.Errorf("series: %d rows, columns %v", len(l.Series.Rows), l.Series.Columns)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "dbio", ".dbio-owned")); err != nil {
+		t.Error("no safety marker in the target")
+	}
+}
+
+// TestInterruptKeepsResults cancels a run in its second step, as Ctrl-C does.
+func TestInterruptKeepsResults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	dir, res := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the first step's summary exists.
+		for ctx.Err() == nil {
+			if m, _ := filepath.Glob(filepath.Join(res, "*", "steps", "00-*", "summary.json")); len(m) > 0 {
+				time.Sleep(1500 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var out bytes.Buffer
+	code := run(ctx, testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2,3", "--rampup", "0s", "--step", "2s"})
+	if code != exitInterrupted {
+		t.Fatalf("exit code %d, want %d:\n%s", code, exitInterrupted, out.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*"))
+	l, err := results.Load(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Run.Status != results.StatusInterrupted {
+		t.Errorf("status %s, want interrupted", l.Run.Status)
+	}
+	if len(l.Steps) < 1 || l.Steps[0].Status != results.StatusCompleted {
+		t.Fatalf("finished step not kept: %+v", l.Steps)
+	}
+	if n := len(l.Steps); n > 1 && l.Steps[n-1].Status != results.StatusInterrupted {
+		t.Errorf("step in progress has status %s", l.Steps[n-1].Status)
+	}
+	if !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Errorf("summary does not say the run was interrupted:\n%s", out.String())
+	}
+}
