@@ -54,13 +54,13 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 
 // tpccConfig is the resolved configuration recorded in run.json.
 type tpccConfig struct {
-	Engine    string        `json:"engine"`
-	Target    string        `json:"target,omitempty"`
-	LogTarget string        `json:"log_target,omitempty"`
-	Users     []int         `json:"users"`
-	RampUpS   float64       `json:"rampup_s"`
-	StepS     float64       `json:"step_s"`
-	TPCC      tpcc.Config   `json:"tpcc"`
+	Engine        string        `json:"engine"`
+	Target        string        `json:"target,omitempty"`
+	LogTarget     string        `json:"log_target,omitempty"`
+	Users         []int         `json:"users"`
+	RampUpS       float64       `json:"rampup_s"`
+	StepS         float64       `json:"step_s"`
+	TPCC          tpcc.Config   `json:"tpcc"`
 	EngineOptions engineOptions `json:"engine_options"`
 }
 
