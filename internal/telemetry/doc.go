@@ -27,7 +27,7 @@
 //	psi_io_full_pct     … all non-idle tasks were stalled on I/O
 //	psi_memory_some_pct, psi_memory_full_pct  the same for memory
 //	proc_dbio_cpu_pct   dbio's CPU time                            % of all CPUs
-//	proc_dbio_rss_mb    dbio's resident memory, MB
+//	proc_dbio_rss_mb    dbio's resident memory, MB, shared pages counted once
 //	proc_server_cpu_pct, proc_server_rss_mb  the same for the database server
 //	engine_<name>_per_s per-second rate of each engine counter
 //	telemetry_cost_pct  CPU time of this Sample call               % of one core

@@ -4,7 +4,7 @@
 # tests run the sampler on real kernel output instead of invented text.
 #
 # The load: a parent shell with two CPU-burning children stands in for a
-# database server (its pid is written to server-pid), and a dd writing and
+# database server (its pid is written to server-pid), and a dd writing
 # with O_DIRECT on the disk under $TMPDIR stands in for dbio (its /proc/<pid>
 # is stored as proc/self) while a loop of direct reads adds read traffic.
 #
