@@ -1,0 +1,102 @@
+package fio
+
+import (
+	"fmt"
+	"strings"
+)
+
+// placement is one target's part in a job: its working file and how fio
+// may reach it there.
+type placement struct {
+	Label  string
+	File   string
+	Size   int64
+	Engine string
+	Direct bool
+}
+
+// JobFile renders a point as an fio job file. The file stands on its own:
+// `fio --output-format=json+ job.fio` in an empty directory re-runs the point
+// exactly, writing the same per-second logs. One section per target; with
+// several sections (a drive group) they run at once and fio reports them as
+// one group.
+func JobFile(p PlannedPoint, profile string, places []placement) string {
+	var b strings.Builder
+	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	line("; dbio fio job: point %q of profile %s", p.Name, profile)
+	line("; re-run: fio --output-format=json+ --output=fio.json job.fio")
+	line("[global]")
+	line("rw=%s", p.RW)
+	if Mixed(p.RW) {
+		line("rwmixread=%d", p.ReadPct)
+	}
+	line("bs=%d", p.BlockSize)
+	line("iodepth=%d", p.IODepth)
+	line("numjobs=%d", p.Jobs)
+	if p.Loops > 0 {
+		line("loops=%d", p.Loops)
+	} else {
+		line("time_based=1")
+		line("runtime=%d", p.RuntimeS)
+	}
+	if p.RampS > 0 {
+		line("ramp_time=%d", p.RampS)
+	}
+	if p.RateIOPS > 0 {
+		line("rate_iops=%s", jobRate(p.RateIOPS, p.Jobs, p.RW, p.ReadPct))
+	}
+	if p.SteadyState != "" {
+		line("steadystate=%s", p.SteadyState)
+		line("steadystate_duration=%d", p.SteadyWindowS)
+	}
+	// Fresh random offsets for every point, so that one point does not read
+	// what the previous one left in a device cache.
+	line("randrepeat=0")
+	line("group_reporting=1")
+	line("unified_rw_reporting=both")
+	line("log_avg_msec=1000")
+	line("log_unix_epoch=1")
+	for _, pl := range places {
+		line("")
+		line("[%s]", pl.Label)
+		line("filename=%s", escapeFilename(pl.File))
+		line("ioengine=%s", pl.Engine)
+		line("direct=%d", boolInt(pl.Direct))
+		if p.Split {
+			slice := pl.Size / int64(p.Jobs) / p.BlockSize * p.BlockSize
+			line("size=%d", slice)
+			line("offset_increment=%d", slice)
+		} else {
+			line("size=%d", pl.Size)
+		}
+		line("write_iops_log=%s", pl.Label)
+		line("write_bw_log=%s", pl.Label)
+		line("write_lat_log=%s", pl.Label)
+	}
+	return b.String()
+}
+
+// jobRate is fio's rate_iops for a total limit: fio limits each job, and a
+// mix per direction ("reads,writes").
+func jobRate(total int64, jobs int, rw string, readPct int) string {
+	per := func(share float64) int64 {
+		if share <= 0 {
+			return 0
+		}
+		return max(1, int64(float64(total)*share/float64(jobs)+0.5))
+	}
+	if !Mixed(rw) {
+		return fmt.Sprint(per(1))
+	}
+	return fmt.Sprintf("%d,%d", per(float64(readPct)/100), per(float64(100-readPct)/100))
+}
+
+// escapeFilename protects the colons fio would read as a list of files.
+func escapeFilename(path string) string { return strings.ReplaceAll(path, ":", `\:`) }
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

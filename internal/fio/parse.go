@@ -1,0 +1,313 @@
+package fio
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+)
+
+// ErrNoOutput is returned by Parse when fio's output holds no JSON report,
+// which happens when fio stops before its first job starts.
+var ErrNoOutput = errors.New("no JSON report in fio output")
+
+// Output is what dbio reads from one fio run's json+ report. Every figure is
+// fio's own; nothing here is recomputed.
+type Output struct {
+	FioVersion  string `json:"fio_version"`
+	TimestampMS int64  `json:"timestamp_ms"`
+	// GlobalOptions are the job file's [global] section as fio read it.
+	GlobalOptions map[string]string `json:"global_options,omitempty"`
+	// Notes are the lines fio printed before its JSON report
+	// ("fio: terminating on signal 15", engine notes...).
+	Notes []string `json:"notes,omitempty"`
+	// Groups has one entry per reporting group: with group_reporting, as dbio
+	// writes its jobs, that is one per measured point.
+	Groups []Group `json:"groups"`
+}
+
+// Group is one reporting group of fio's report.
+type Group struct {
+	Name    string `json:"name"`
+	GroupID int    `json:"group_id"`
+	// Error is the errno fio reports for the group; 0 when all went well.
+	Error int `json:"error"`
+	// ElapsedS is the wall time of the group, ramp included.
+	ElapsedS int `json:"elapsed_s"`
+	// JobRuntimeMS is the measured runtime summed over the group's jobs.
+	JobRuntimeMS int64             `json:"job_runtime_ms"`
+	Options      map[string]string `json:"options"`
+	Read         *Direction        `json:"read,omitempty"`
+	Write        *Direction        `json:"write,omitempty"`
+	// Total is fio's "mixed" section (unified_rw_reporting=both): reads and
+	// writes counted together by fio itself.
+	Total *Direction `json:"total,omitempty"`
+	// UsrCPU and SysCPU are fio's own CPU use as fio reports it: per job, in
+	// percent of one CPU over the job's runtime.
+	UsrCPU float64 `json:"usr_cpu_pct"`
+	SysCPU float64 `json:"sys_cpu_pct"`
+	// ContextSwitches of fio's jobs.
+	ContextSwitches int64        `json:"context_switches"`
+	SteadyState     *SteadyState `json:"steady_state,omitempty"`
+}
+
+// Direction is one data direction's figures (reads, writes or both).
+type Direction struct {
+	IOs   int64 `json:"ios"`
+	Bytes int64 `json:"bytes"`
+	// BytesPerSec is fio's bw_bytes.
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	IOPS        float64 `json:"iops"`
+	RuntimeMS   int64   `json:"runtime_ms"`
+	// Completion is fio's clat: from submission to the device until completion.
+	Completion Latency `json:"completion"`
+	// Submission (slat) and Total (lat = slat + clat) carry no percentiles by default.
+	Submission Latency `json:"submission"`
+	Total      Latency `json:"total"`
+	// Bins is fio's json+ latency histogram of completions: value in ns → count.
+	Bins map[int64]int64 `json:"-"`
+}
+
+// MBPerSec is the throughput in MB/s (10^6 bytes per second), as storage is sold.
+func (d *Direction) MBPerSec() float64 {
+	if d == nil {
+		return 0
+	}
+	return d.BytesPerSec / 1e6
+}
+
+// Latency is a latency summary in microseconds.
+type Latency struct {
+	N       int64   `json:"n"`
+	MinUS   float64 `json:"min_us"`
+	MaxUS   float64 `json:"max_us"`
+	MeanUS  float64 `json:"mean_us"`
+	StdevUS float64 `json:"stdev_us"`
+	// Percentiles are fio's, ascending.
+	Percentiles []Percentile `json:"percentiles,omitempty"`
+}
+
+// Percentile is one of fio's percentile figures.
+type Percentile struct {
+	P  float64 `json:"p"`
+	US float64 `json:"us"`
+}
+
+// At returns fio's value for percentile p, and whether fio reported it.
+func (l Latency) At(p float64) (float64, bool) {
+	for _, q := range l.Percentiles {
+		if q.P == p {
+			return q.US, true
+		}
+	}
+	return 0, false
+}
+
+// SteadyState is fio's verdict on steady-state detection for a group.
+type SteadyState struct {
+	// Criterion is the setting, e.g. "iops_slope:0.300000%".
+	Criterion string `json:"criterion"`
+	// WindowS is the rolling window fio judged over.
+	WindowS  int  `json:"window_s"`
+	Attained bool `json:"attained"`
+	// Value is what fio measured against the criterion at the end, e.g. "-0.12%".
+	Value string `json:"value"`
+	// WindowIOPSMean and WindowMBPerSec are the means over the last window only.
+	WindowIOPSMean  float64 `json:"window_iops_mean"`
+	WindowMBPerSec  float64 `json:"window_mb_per_sec"`
+	WindowIOPS      []int64 `json:"window_iops,omitempty"`
+	WindowBytesRate []int64 `json:"window_bytes_per_sec,omitempty"`
+}
+
+// Parse reads fio's --output-format=json (or json+) report. Lines fio prints
+// before the report (notes, "terminating on signal") are kept as Notes.
+func Parse(r io.Reader) (*Output, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read fio output: %w", err)
+	}
+	start := jsonStart(data)
+	if start < 0 {
+		return nil, ErrNoOutput
+	}
+	out := &Output{}
+	sc := bufio.NewScanner(bytes.NewReader(data[:start]))
+	for sc.Scan() {
+		if line := string(bytes.TrimSpace(sc.Bytes())); line != "" {
+			out.Notes = append(out.Notes, line)
+		}
+	}
+	var raw rawOutput
+	dec := json.NewDecoder(bytes.NewReader(data[start:]))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("fio output is not a complete JSON report (was fio stopped while writing it?): %w", err)
+	}
+	out.FioVersion = raw.Version
+	out.TimestampMS = raw.TimestampMS
+	out.GlobalOptions = raw.Global
+	for _, j := range raw.Jobs {
+		g, err := j.group()
+		if err != nil {
+			return nil, fmt.Errorf("fio job %q: %w", j.Name, err)
+		}
+		out.Groups = append(out.Groups, g)
+	}
+	return out, nil
+}
+
+// jsonStart finds the '{' that opens the report: the first one at the start of a line.
+func jsonStart(data []byte) int {
+	for i := 0; i < len(data); i++ {
+		if data[i] == '{' && (i == 0 || data[i-1] == '\n') {
+			return i
+		}
+	}
+	return -1
+}
+
+type rawOutput struct {
+	Version     string            `json:"fio version"`
+	TimestampMS int64             `json:"timestamp_ms"`
+	Global      map[string]string `json:"global options"`
+	Jobs        []rawJob          `json:"jobs"`
+}
+
+type rawJob struct {
+	Name        string            `json:"jobname"`
+	GroupID     int               `json:"groupid"`
+	Error       int               `json:"error"`
+	Elapsed     int               `json:"elapsed"`
+	JobRuntime  int64             `json:"job_runtime"`
+	Options     map[string]string `json:"job options"`
+	Read        *rawDir           `json:"read"`
+	Write       *rawDir           `json:"write"`
+	Mixed       *rawDir           `json:"mixed"`
+	UsrCPU      float64           `json:"usr_cpu"`
+	SysCPU      float64           `json:"sys_cpu"`
+	Ctx         int64             `json:"ctx"`
+	SteadyState *rawSteady        `json:"steadystate"`
+}
+
+type rawDir struct {
+	IOBytes  int64   `json:"io_bytes"`
+	BWBytes  float64 `json:"bw_bytes"`
+	IOPS     float64 `json:"iops"`
+	Runtime  int64   `json:"runtime"`
+	TotalIOs int64   `json:"total_ios"`
+	Slat     rawLat  `json:"slat_ns"`
+	Clat     rawLat  `json:"clat_ns"`
+	Lat      rawLat  `json:"lat_ns"`
+}
+
+type rawLat struct {
+	Min        float64                `json:"min"`
+	Max        float64                `json:"max"`
+	Mean       float64                `json:"mean"`
+	Stddev     float64                `json:"stddev"`
+	N          int64                  `json:"N"`
+	Percentile map[string]json.Number `json:"percentile"`
+	Bins       map[string]json.Number `json:"bins"`
+}
+
+type rawSteady struct {
+	SS           string          `json:"ss"`
+	Duration     int             `json:"duration"`
+	Attained     int             `json:"attained"`
+	Criterion    string          `json:"criterion"`
+	MaxDeviation float64         `json:"max_deviation"`
+	Slope        float64         `json:"slope"`
+	Data         rawSteadyWindow `json:"data"`
+}
+
+type rawSteadyWindow struct {
+	BWMean   float64 `json:"bw_mean"`
+	IOPSMean float64 `json:"iops_mean"`
+	IOPS     []int64 `json:"iops"`
+	BW       []int64 `json:"bw"`
+}
+
+func (j rawJob) group() (Group, error) {
+	g := Group{
+		Name: j.Name, GroupID: j.GroupID, Error: j.Error, ElapsedS: j.Elapsed,
+		JobRuntimeMS: j.JobRuntime, Options: j.Options,
+		UsrCPU: j.UsrCPU, SysCPU: j.SysCPU, ContextSwitches: j.Ctx,
+	}
+	var err error
+	if g.Read, err = j.Read.direction(); err != nil {
+		return g, fmt.Errorf("read: %w", err)
+	}
+	if g.Write, err = j.Write.direction(); err != nil {
+		return g, fmt.Errorf("write: %w", err)
+	}
+	if g.Total, err = j.Mixed.direction(); err != nil {
+		return g, fmt.Errorf("mixed: %w", err)
+	}
+	if s := j.SteadyState; s != nil {
+		g.SteadyState = &SteadyState{
+			Criterion: s.SS, WindowS: s.Duration, Attained: s.Attained != 0, Value: s.Criterion,
+			WindowIOPSMean: s.Data.IOPSMean, WindowMBPerSec: s.Data.BWMean / 1e6,
+			WindowIOPS: s.Data.IOPS, WindowBytesRate: s.Data.BW,
+		}
+	}
+	return g, nil
+}
+
+// direction converts one side; a side without any I/O is nil.
+func (d *rawDir) direction() (*Direction, error) {
+	if d == nil || d.TotalIOs == 0 && d.IOBytes == 0 {
+		return nil, nil
+	}
+	clat, err := d.Clat.latency()
+	if err != nil {
+		return nil, err
+	}
+	slat, err := d.Slat.latency()
+	if err != nil {
+		return nil, err
+	}
+	lat, err := d.Lat.latency()
+	if err != nil {
+		return nil, err
+	}
+	out := &Direction{
+		IOs: d.TotalIOs, Bytes: d.IOBytes, BytesPerSec: d.BWBytes, IOPS: d.IOPS, RuntimeMS: d.Runtime,
+		Completion: clat, Submission: slat, Total: lat,
+	}
+	if len(d.Clat.Bins) > 0 {
+		out.Bins = make(map[int64]int64, len(d.Clat.Bins))
+		for k, v := range d.Clat.Bins {
+			ns, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("latency bin %q: %w", k, err)
+			}
+			n, err := v.Int64()
+			if err != nil {
+				return nil, fmt.Errorf("latency bin %q count %q: %w", k, v, err)
+			}
+			out.Bins[ns] = n
+		}
+	}
+	return out, nil
+}
+
+func (l rawLat) latency() (Latency, error) {
+	out := Latency{N: l.N, MinUS: l.Min / 1000, MaxUS: l.Max / 1000, MeanUS: l.Mean / 1000, StdevUS: l.Stddev / 1000}
+	for k, v := range l.Percentile {
+		p, err := strconv.ParseFloat(k, 64)
+		if err != nil {
+			return out, fmt.Errorf("percentile key %q: %w", k, err)
+		}
+		ns, err := v.Float64()
+		if err != nil {
+			return out, fmt.Errorf("percentile %q value %q: %w", k, v, err)
+		}
+		out.Percentiles = append(out.Percentiles, Percentile{P: p, US: ns / 1000})
+	}
+	sort.Slice(out.Percentiles, func(i, j int) bool { return out.Percentiles[i].P < out.Percentiles[j].P })
+	return out, nil
+}

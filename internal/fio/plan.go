@@ -1,0 +1,385 @@
+package fio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+
+	"dbio/internal/units"
+)
+
+// Defaults shared by the profiles.
+const (
+	// DefaultRamp is the warm-up excluded from every point's figures.
+	DefaultRamp = 5 * time.Second
+	// DefaultLatencyMax is the line past which the SQLIO study called a disk
+	// subsystem poor (METHODOLOGY.md §4).
+	DefaultLatencyMax = 20 * time.Millisecond
+	// DefaultSteadyWindow is the rolling window fio judges steady state over.
+	DefaultSteadyWindow = 60 * time.Second
+)
+
+// Config is one fio characterization: a profile, the targets it runs on and
+// the user's overrides of the profile's choices. The zero value of every
+// override means "the profile decides".
+type Config struct {
+	// Profile is a registered profile name.
+	Profile string
+	// Targets are the directories measured; dbio works in <target>/dbio/fio.
+	Targets []string
+	// Group runs each point on all targets at once and reports the aggregate
+	// (a drive group) instead of one target after the other.
+	Group bool
+	// Runtime is the measured length of one point (whole seconds).
+	Runtime time.Duration
+	// Ramp is the warm-up before each point that fio excludes from its
+	// figures; nil means DefaultRamp.
+	Ramp *time.Duration
+	// Size is the working file per target in bytes; 0 applies DefaultSize.
+	Size int64
+	// IODepths are outstanding I/Os per job: a sweep for sqlio and mix, a
+	// single value for the other profiles.
+	IODepths []int
+	// Jobs is the number of fio jobs (threads of I/O) per target.
+	Jobs int
+	// Engine is fio's ioengine; empty tries io_uring, then libaio, then psync.
+	Engine string
+	// BlockSizes in bytes (a sweep for sqlio and mix, one for curve and precondition).
+	BlockSizes []int64
+	// RW are fio access patterns (randread, randwrite, read, write, randrw, rw).
+	RW []string
+	// ReadPct is the share of reads of a mixed pattern; nil lets the profile decide.
+	ReadPct *int
+	// RatePcts are the curve's rates, in percent of the measured maximum.
+	RatePcts []float64
+	// LatencyMax and LatencyStat bound the latency-bounded table.
+	LatencyMax  time.Duration
+	LatencyStat LatencyStat
+	// SteadyState is fio's steady-state criterion (e.g. "iops_slope:0.2%")
+	// applied to every unthrottled point; "auto" derives it from the window.
+	SteadyState  string
+	SteadyWindow time.Duration
+	// CPUs and MemoryBytes describe the host for the profiles' thread counts
+	// and the working-file size; zero reads them from the host.
+	CPUs        int
+	MemoryBytes uint64
+	// Now is the clock for step times; nil uses time.Now.
+	Now func() time.Time
+}
+
+// QuickCorners is the short four-corners pass of `dbio quick`: each corner
+// runs for runtime after a one-second warm-up, on a 1 GiB working file so
+// that laying it out takes seconds. That file is small enough for a
+// controller cache to flatter a hardware RAID; the full `dbio disk` run is
+// the measurement to quote.
+func QuickCorners(target string, runtime time.Duration) Config {
+	ramp := time.Second
+	return Config{Profile: "four-corners", Targets: []string{target}, Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
+}
+
+// MarshalJSON renders durations as text ("60s") and sizes in bytes, for run.json.
+func (c Config) MarshalJSON() ([]byte, error) {
+	dur := func(d time.Duration) string {
+		if d == 0 {
+			return ""
+		}
+		return d.String()
+	}
+	view := struct {
+		Profile      string      `json:"profile"`
+		Targets      []string    `json:"targets"`
+		Group        bool        `json:"group,omitempty"`
+		Runtime      string      `json:"runtime,omitempty"`
+		Ramp         string      `json:"ramp,omitempty"`
+		Size         int64       `json:"size_bytes,omitempty"`
+		IODepths     []int       `json:"iodepths,omitempty"`
+		Jobs         int         `json:"jobs,omitempty"`
+		Engine       string      `json:"engine,omitempty"`
+		BlockSizes   []int64     `json:"block_sizes,omitempty"`
+		RW           []string    `json:"rw,omitempty"`
+		ReadPct      *int        `json:"read_pct,omitempty"`
+		RatePcts     []float64   `json:"rate_pcts,omitempty"`
+		LatencyMax   string      `json:"latency_max,omitempty"`
+		LatencyStat  LatencyStat `json:"latency_stat,omitempty"`
+		SteadyState  string      `json:"steady_state,omitempty"`
+		SteadyWindow string      `json:"steady_window,omitempty"`
+		CPUs         int         `json:"cpus,omitempty"`
+		MemoryBytes  uint64      `json:"memory_bytes,omitempty"`
+	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
+		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), c.CPUs, c.MemoryBytes}
+	if c.Ramp != nil {
+		view.Ramp = c.Ramp.String()
+	}
+	return json.Marshal(view)
+}
+
+// Point is one fio measurement: one job file, one step of the results.
+type Point struct {
+	Name string `json:"name"`
+	// Series groups the points of one table row or curve (e.g. "randread").
+	Series    string `json:"series"`
+	RW        string `json:"rw"`
+	BlockSize int64  `json:"bs"`
+	// ReadPct is fio's rwmixread for mixed patterns.
+	ReadPct int `json:"read_pct,omitempty"`
+	IODepth int `json:"iodepth"`
+	Jobs    int `json:"jobs"`
+	// RuntimeS is the time-based length; 0 with Loops for whole-file passes.
+	RuntimeS int `json:"runtime_s"`
+	RampS    int `json:"ramp_s"`
+	Loops    int `json:"loops,omitempty"`
+	// Split gives each job its own slice of the file, so that sequential
+	// jobs do not read or write the same blocks one after the other.
+	Split bool `json:"split,omitempty"`
+	// RateOf names the earlier point whose measured IOPS is 100 %; RatePct
+	// is this point's share; RateIOPS is the resulting total limit, filled in
+	// just before the point runs.
+	RateOf   string  `json:"rate_of,omitempty"`
+	RatePct  float64 `json:"rate_pct,omitempty"`
+	RateIOPS int64   `json:"rate_iops,omitempty"`
+	// SteadyState is fio's criterion; the point ends when it holds over
+	// SteadyWindowS seconds, or after RuntimeS.
+	SteadyState   string `json:"steady_state,omitempty"`
+	SteadyWindowS int    `json:"steady_window_s,omitempty"`
+}
+
+// Outstanding is the I/Os in flight the point asks for, over all jobs.
+func (p Point) Outstanding() int { return p.IODepth * p.Jobs }
+
+// PlannedPoint is a point placed on its target(s).
+type PlannedPoint struct {
+	Point
+	// Label names the target ("nvme") or "group" for a drive group.
+	Label   string   `json:"label"`
+	Targets []string `json:"targets"`
+}
+
+// Plan is a configuration expanded into the points it will run, in order.
+type Plan struct {
+	Profile Profile
+	Config  Config
+	Points  []PlannedPoint
+}
+
+// Duration estimates the plan's length: runtimes and ramps (steady-state
+// points count their cap, whole-file passes are not counted).
+func (p Plan) Duration() time.Duration {
+	var d time.Duration
+	for _, pt := range p.Points {
+		d += time.Duration(pt.RuntimeS+pt.RampS) * time.Second
+	}
+	return d
+}
+
+// Validate checks c against the registry and returns every problem at once,
+// each naming the setting and the accepted form.
+func (c Config) Validate(reg *Registry) []error {
+	_, errs := c.plan(reg)
+	return errs
+}
+
+// NewPlan validates c and expands it into points.
+func NewPlan(c Config, reg *Registry) (Plan, error) {
+	p, errs := c.plan(reg)
+	if len(errs) > 0 {
+		return Plan{}, errors.Join(errs...)
+	}
+	return p, nil
+}
+
+var knownRW = map[string]bool{"read": true, "write": true, "randread": true, "randwrite": true, "rw": true, "randrw": true}
+
+// Mixed reports whether an access pattern reads and writes.
+func Mixed(rw string) bool { return rw == "rw" || rw == "randrw" }
+
+func (c Config) plan(reg *Registry) (Plan, []error) {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	prof, err := reg.Lookup(c.Profile)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if len(c.Targets) == 0 {
+		bad("no target: pass --target DIR (repeat it to compare several)")
+	}
+	if c.Group && len(c.Targets) < 2 {
+		bad("--group needs at least two targets: pass --target once per drive of the group")
+	}
+	if c.Runtime < 0 || c.Runtime%time.Second != 0 {
+		bad("--runtime %s: fio runs whole seconds; use e.g. 30s or 2m", c.Runtime)
+	}
+	if c.Ramp != nil && (*c.Ramp < 0 || *c.Ramp%time.Second != 0) {
+		bad("--ramp %s: use whole seconds, e.g. 5s (0 for none)", *c.Ramp)
+	}
+	if c.Size != 0 && c.Size < 1<<20 {
+		bad("--size %d: the working file must be at least 1MiB; use e.g. --size 4G", c.Size)
+	}
+	for _, d := range c.IODepths {
+		if d < 1 || d > 4096 {
+			bad("--iodepth %d: use a queue depth from 1 to 4096", d)
+		}
+	}
+	if c.Jobs < 0 || c.Jobs > 1024 {
+		bad("--jobs %d: use 1 to 1024 fio jobs", c.Jobs)
+	}
+	for _, bs := range c.BlockSizes {
+		if bs < 512 || bs%512 != 0 {
+			bad("--bs %s: direct I/O needs block sizes that are multiples of 512 bytes, e.g. 4k", units.FormatBytes(uint64(max(bs, 0))))
+		}
+	}
+	for _, rw := range c.RW {
+		if !knownRW[rw] {
+			bad("--rw %q: use randread, randwrite, read, write, randrw or rw", rw)
+		}
+	}
+	if c.ReadPct != nil && (*c.ReadPct < 0 || *c.ReadPct > 100) {
+		bad("--read-pct %d: use a percentage from 0 to 100", *c.ReadPct)
+	}
+	for _, r := range c.RatePcts {
+		if r <= 0 || r > 1000 {
+			bad("--rates %g: use percentages of the measured maximum above 0, e.g. 10,50,100,120", r)
+		}
+	}
+	if c.LatencyMax < 0 {
+		bad("--latency-max %s: use a positive duration, e.g. 20ms", c.LatencyMax)
+	}
+	if c.LatencyStat != "" {
+		if _, err := c.LatencyStat.percentile(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if c.SteadyWindow < 0 || c.SteadyWindow%time.Second != 0 {
+		bad("--ss-window %s: use whole seconds, e.g. 60s", c.SteadyWindow)
+	}
+	if c.SteadyState != "" && c.SteadyState != "auto" && !steadyCriterion.MatchString(c.SteadyState) {
+		bad("--steady-state %q: use fio's form iops_slope:0.2%%, iops:10%%, bw_slope:1%% or bw:5%%", c.SteadyState)
+	}
+	if c.Engine != "" && !engineName.MatchString(c.Engine) {
+		bad("--engine %q: use an fio ioengine name such as io_uring, libaio or psync", c.Engine)
+	}
+	if len(errs) > 0 || prof == nil {
+		return Plan{}, errs
+	}
+	c = c.withHost()
+	points, err := prof.Points(c)
+	if err != nil {
+		return Plan{}, []error{err}
+	}
+	for i := range points {
+		c.applySteady(&points[i])
+	}
+	plan := Plan{Profile: prof, Config: c}
+	if c.Group {
+		for _, p := range points {
+			plan.Points = append(plan.Points, PlannedPoint{Point: p, Label: "group", Targets: c.Targets})
+		}
+		return plan, nil
+	}
+	labels := TargetLabels(c.Targets)
+	for ti, t := range c.Targets {
+		for _, p := range points {
+			if len(c.Targets) > 1 {
+				p.Name = labels[ti] + "-" + p.Name
+				if p.RateOf != "" {
+					p.RateOf = labels[ti] + "-" + p.RateOf
+				}
+			}
+			plan.Points = append(plan.Points, PlannedPoint{Point: p, Label: labels[ti], Targets: []string{t}})
+		}
+	}
+	return plan, nil
+}
+
+var (
+	steadyCriterion = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
+	engineName      = regexp.MustCompile(`^[a-z0-9_]+$`)
+)
+
+// withHost fills in the host's CPUs and memory where the caller left them out.
+func (c Config) withHost() Config {
+	if c.CPUs == 0 {
+		c.CPUs = runtime.NumCPU()
+	}
+	if c.MemoryBytes == 0 {
+		c.MemoryBytes = hostMemory()
+	}
+	return c
+}
+
+// ramp is the warm-up in whole seconds.
+func (c Config) ramp() int {
+	if c.Ramp == nil {
+		return int(DefaultRamp / time.Second)
+	}
+	return int(*c.Ramp / time.Second)
+}
+
+// runtime is the point length in whole seconds, the profile's when not set.
+func (c Config) runtime(p Profile) int {
+	if c.Runtime > 0 {
+		return int(c.Runtime / time.Second)
+	}
+	return int(p.DefaultRuntime() / time.Second)
+}
+
+func (c Config) steadyWindow() int {
+	if c.SteadyWindow > 0 {
+		return int(c.SteadyWindow / time.Second)
+	}
+	return int(DefaultSteadyWindow / time.Second)
+}
+
+// steadyCriterionFor turns "auto" into fio's slope criterion: the best-fit
+// line over the window may drift at most 10 % of the mean from one end of
+// the window to the other, the slope rule of SNIA's solid-state performance
+// test specification.
+func steadyCriterionFor(setting string, windowS int) string {
+	if setting != "auto" {
+		return setting
+	}
+	return fmt.Sprintf("iops_slope:%s%%", trimFloat(10/float64(windowS)))
+}
+
+// applySteady adds the --steady-state criterion to unthrottled, time-based
+// points: a rate-limited point is flat by construction.
+func (c Config) applySteady(p *Point) {
+	if c.SteadyState == "" || p.SteadyState != "" || p.RateOf != "" || p.Loops > 0 {
+		return
+	}
+	p.SteadyWindowS = c.steadyWindow()
+	p.SteadyState = steadyCriterionFor(c.SteadyState, p.SteadyWindowS)
+}
+
+// TargetLabels names each target for point names and tables: the last path
+// element ("/mnt/nvme" → "nvme"), numbered when two would read the same.
+func TargetLabels(targets []string) []string {
+	labels := make([]string, len(targets))
+	count := map[string]int{}
+	for i, t := range targets {
+		base := strings.Trim(unsafeLabel.ReplaceAllString(filepath.Base(filepath.Clean(t)), "-"), "-")
+		switch base {
+		case "":
+			base = "target"
+		case "global":
+			base = "target-global" // [global] is fio's own section
+		}
+		labels[i] = base
+		count[base]++
+	}
+	for i, l := range labels {
+		if count[l] > 1 {
+			labels[i] = fmt.Sprintf("%s%d", l, i+1)
+		}
+	}
+	return labels
+}
+
+var unsafeLabel = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// trimFloat renders a percentage or rate without trailing zeros: 10, 0.167.
+func trimFloat(v float64) string { return fmt.Sprintf("%.3g", v) }

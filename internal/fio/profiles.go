@@ -1,0 +1,372 @@
+package fio
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"dbio/internal/results"
+)
+
+// The built-in profiles, each one of the studies in METHODOLOGY.md.
+func init() {
+	Register(fourCorners{})
+	Register(sqlio{})
+	Register(mix{})
+	Register(curve{})
+	Register(precondition{})
+}
+
+const (
+	kib = 1 << 10
+	mib = 1 << 20
+)
+
+// corner is one of the four corners with the outstanding I/Os that saturate
+// a device in the hybrid NVMe/SATA study (vdbench threads: 128 for 4k random,
+// 32 for 64k sequential reads, 16 for 64k sequential writes).
+type corner struct {
+	rw          string
+	bs          int64
+	outstanding int
+}
+
+var corners = []corner{
+	{"randread", 4 * kib, 128},
+	{"randwrite", 4 * kib, 128},
+	{"read", 64 * kib, 32},
+	{"write", 64 * kib, 16},
+	{"read", 128 * kib, 32},
+	{"write", 128 * kib, 16},
+}
+
+// saturating returns the jobs and queue depth for a pattern: random I/O is
+// spread over up to four jobs (one per CPU), sequential I/O stays in one job
+// with a deep queue unless the user asks for more jobs, which then each get
+// their own slice of the file.
+func saturating(c Config, rw string, outstanding int) (jobs, iodepth int, split bool) {
+	random := strings.HasPrefix(rw, "rand")
+	jobs = c.Jobs
+	if jobs == 0 {
+		jobs = 1
+		if random {
+			jobs = min(max(c.CPUs, 1), 4)
+		}
+	}
+	if len(c.IODepths) > 0 {
+		iodepth = c.IODepths[0]
+	} else {
+		iodepth = max(1, (outstanding+jobs-1)/jobs)
+	}
+	return jobs, iodepth, !random && jobs > 1
+}
+
+// outstandingFor is the saturating total queue of a pattern and block size.
+func outstandingFor(rw string) int {
+	switch rw {
+	case "read":
+		return 32
+	case "write":
+		return 16
+	default:
+		return 128
+	}
+}
+
+// unused rejects settings a profile has no use for, naming the flags.
+func unused(c Config, profile string, settings ...string) error {
+	var errs []error
+	for _, s := range settings {
+		set := false
+		switch s {
+		case "bs":
+			set = len(c.BlockSizes) > 0
+		case "rw":
+			set = len(c.RW) > 0
+		case "read-pct":
+			set = c.ReadPct != nil
+		case "rates":
+			set = len(c.RatePcts) > 0
+		}
+		if set {
+			errs = append(errs, fmt.Errorf("--%s does not apply to the %s profile (see 'dbio disk --help' for the flags each profile takes)", s, profile))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func single[T any](list []T, flag, profile string) error {
+	if len(list) > 1 {
+		return fmt.Errorf("--%s: the %s profile takes one value, got %d", flag, profile, len(list))
+	}
+	return nil
+}
+
+func bsName(bs int64) string {
+	switch {
+	case bs%mib == 0:
+		return fmt.Sprintf("%dm", bs/mib)
+	case bs%kib == 0:
+		return fmt.Sprintf("%dk", bs/kib)
+	}
+	return fmt.Sprintf("%db", bs)
+}
+
+// fourCorners is the classic device envelope: small random I/O (IOPS) and
+// large sequential I/O (MB/s), each way.
+type fourCorners struct{}
+
+func (fourCorners) Name() string { return "four-corners" }
+
+func (fourCorners) Describe() string {
+	return "4k random read and write, 64k and 128k sequential read and write: the device's envelope. " +
+		"Each corner gets the queue that saturates a device in the hybrid NVMe/SATA study: 128 I/Os in flight " +
+		"for 4k random (over up to 4 jobs), 32 for sequential reads, 16 for sequential writes. Takes --iodepth (one value) and --jobs."
+}
+
+func (fourCorners) DefaultRuntime() time.Duration { return time.Minute }
+
+func (p fourCorners) Points(c Config) ([]Point, error) {
+	if err := errors.Join(unused(c, p.Name(), "bs", "rw", "read-pct", "rates"), single(c.IODepths, "iodepth", p.Name())); err != nil {
+		return nil, err
+	}
+	var out []Point
+	for _, k := range corners {
+		jobs, qd, split := saturating(c, k.rw, k.outstanding)
+		name := bsName(k.bs) + "-" + k.rw
+		out = append(out, Point{Name: name, Series: name, RW: k.rw, BlockSize: k.bs, IODepth: qd, Jobs: jobs, Split: split,
+			RuntimeS: c.runtime(p), RampS: c.ramp()})
+	}
+	return out, nil
+}
+
+// sqlio is the DBA's field matrix: block sizes × outstanding I/Os × patterns,
+// one job per CPU, judged by the best figures within a latency bound.
+type sqlio struct{}
+
+func (sqlio) Name() string { return "sqlio" }
+
+func (sqlio) Describe() string {
+	return "The SQLIO field matrix: block sizes 8k,64k,128k,256k,512k,1m × outstanding I/Os per job 1,8,32,64 × " +
+		"random and sequential reads and writes, one job per CPU: 96 points, as in the study (--rw randread,randwrite " +
+		"keeps the 48 random ones). The summary is the best IOPS and MB/s among the points whose latency stays " +
+		"under --latency-max (20ms, mean by default; --latency-stat p99). Takes --bs, --iodepth and --rw lists and --jobs."
+}
+
+func (sqlio) DefaultRuntime() time.Duration { return time.Minute }
+
+func (p sqlio) Points(c Config) ([]Point, error) {
+	if err := unused(c, p.Name(), "read-pct", "rates"); err != nil {
+		return nil, err
+	}
+	sizes := c.BlockSizes
+	if len(sizes) == 0 {
+		sizes = []int64{8 * kib, 64 * kib, 128 * kib, 256 * kib, 512 * kib, 1024 * kib}
+	}
+	depths := c.IODepths
+	if len(depths) == 0 {
+		depths = []int{1, 8, 32, 64}
+	}
+	patterns := c.RW
+	if len(patterns) == 0 {
+		patterns = []string{"randread", "randwrite", "read", "write"}
+	}
+	jobs := c.Jobs
+	if jobs == 0 {
+		jobs = max(c.CPUs, 1)
+	}
+	var out []Point
+	for _, rw := range patterns {
+		if Mixed(rw) {
+			return nil, fmt.Errorf("--rw %s: the sqlio profile measures one direction at a time; use the mix profile for mixes", rw)
+		}
+		for _, bs := range sizes {
+			for _, qd := range depths {
+				out = append(out, Point{Name: fmt.Sprintf("%s-%s-qd%d", rw, bsName(bs), qd), Series: rw, RW: rw, BlockSize: bs,
+					IODepth: qd, Jobs: jobs, Split: !strings.HasPrefix(rw, "rand") && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
+			}
+		}
+	}
+	return out, nil
+}
+
+func (sqlio) latencyBounded() {}
+
+// mix is a read/write mix over block sizes: the 70/30 datastore study.
+type mix struct{}
+
+func (mix) Name() string { return "mix" }
+
+func (mix) Describe() string {
+	return "A random read/write mix over block sizes: the 70 % read / 30 % write datastore study, queue depth 8 " +
+		"and 4 jobs, block sizes 4k to 256k. Takes --read-pct (70), --bs and --iodepth lists, --jobs (4) and " +
+		"--rw randrw or rw (sequential mix)."
+}
+
+func (mix) DefaultRuntime() time.Duration { return time.Minute }
+
+func (p mix) Points(c Config) ([]Point, error) {
+	if err := errors.Join(unused(c, p.Name(), "rates"), single(c.RW, "rw", p.Name())); err != nil {
+		return nil, err
+	}
+	rw := "randrw"
+	if len(c.RW) == 1 {
+		rw = c.RW[0]
+	}
+	if !Mixed(rw) {
+		return nil, fmt.Errorf("--rw %s: the mix profile mixes reads and writes; use randrw or rw (or --read-pct 100 for reads only)", rw)
+	}
+	pct := 70
+	if c.ReadPct != nil {
+		pct = *c.ReadPct
+	}
+	sizes := c.BlockSizes
+	if len(sizes) == 0 {
+		sizes = []int64{4 * kib, 8 * kib, 16 * kib, 32 * kib, 64 * kib, 128 * kib, 256 * kib}
+	}
+	depths := c.IODepths
+	if len(depths) == 0 {
+		depths = []int{8}
+	}
+	jobs := c.Jobs
+	if jobs == 0 {
+		jobs = 4
+	}
+	var out []Point
+	for _, qd := range depths {
+		for _, bs := range sizes {
+			name := fmt.Sprintf("r%d-%s", pct, bsName(bs))
+			if len(depths) > 1 {
+				name += fmt.Sprintf("-qd%d", qd)
+			}
+			out = append(out, Point{Name: name, Series: fmt.Sprintf("%s-r%d-qd%d", rw, pct, qd), RW: rw, BlockSize: bs, ReadPct: pct,
+				IODepth: qd, Jobs: jobs, Split: rw == "rw" && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
+		}
+	}
+	return out, nil
+}
+
+// DefaultRatePcts are the curve's rates: 10 % to 120 % of the maximum, as in
+// the hybrid NVMe/SATA study. Past 100 % fio cannot keep up, which is the point:
+// latency at saturation.
+var DefaultRatePcts = []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}
+
+// curve measures the maximum rate, then fixed rates below and above it.
+type curve struct{}
+
+func (curve) Name() string { return "curve" }
+
+func (curve) Describe() string {
+	return "An I/O-rate curve: one unthrottled point finds the maximum IOPS, then fio's rate limiting runs " +
+		"10 % to 120 % of it, giving throughput against latency and where latency bends. Takes --rw (randread), " +
+		"--bs (4k), --read-pct for mixes, --iodepth and --jobs (the saturating corner's by default) and --rates."
+}
+
+func (curve) DefaultRuntime() time.Duration { return time.Minute }
+
+func (p curve) Points(c Config) ([]Point, error) {
+	if err := errors.Join(single(c.RW, "rw", p.Name()), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
+		return nil, err
+	}
+	rw, bs := "randread", int64(4*kib)
+	if len(c.RW) == 1 {
+		rw = c.RW[0]
+	}
+	if len(c.BlockSizes) == 1 {
+		bs = c.BlockSizes[0]
+	}
+	pct := 0
+	if Mixed(rw) {
+		pct = 70
+		if c.ReadPct != nil {
+			pct = *c.ReadPct
+		}
+	} else if c.ReadPct != nil {
+		return nil, fmt.Errorf("--read-pct applies to a mixed --rw (randrw or rw), not %s", rw)
+	}
+	rates := c.RatePcts
+	if len(rates) == 0 {
+		rates = DefaultRatePcts
+	}
+	jobs, qd, split := saturating(c, rw, outstandingFor(rw))
+	base := Point{Series: rw + "-" + bsName(bs), RW: rw, BlockSize: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,
+		RuntimeS: c.runtime(p), RampS: c.ramp()}
+	maxPt := base
+	maxPt.Name = base.Series + "-max"
+	out := []Point{maxPt}
+	for _, r := range rates {
+		pt := base
+		pt.Name = fmt.Sprintf("%s-rate-%spct", base.Series, trimFloat(r))
+		pt.RateOf, pt.RatePct = maxPt.Name, r
+		out = append(out, pt)
+	}
+	return out, nil
+}
+
+func (curve) Summarize(c Config, points []PointResult) []string {
+	return CurveTable(points)
+}
+
+// precondition brings a flash device to steady state before it is measured.
+type precondition struct{}
+
+func (precondition) Name() string { return "precondition" }
+
+func (precondition) Describe() string {
+	return "Brings flash to steady state: two sequential 128k passes over the working file, then 4k random writes " +
+		"until fio's steady-state detection holds (IOPS slope within 10 % across a 60 s window by default; --steady-state " +
+		"and --ss-window change it) or --runtime (30m) runs out. Reports how long steady state took, or that it never " +
+		"came. Takes --bs, --iodepth (32) and --jobs for the random phase."
+}
+
+func (precondition) DefaultRuntime() time.Duration { return 30 * time.Minute }
+
+func (p precondition) Points(c Config) ([]Point, error) {
+	if err := errors.Join(unused(c, p.Name(), "rw", "read-pct", "rates"), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
+		return nil, err
+	}
+	bs := int64(4 * kib)
+	if len(c.BlockSizes) == 1 {
+		bs = c.BlockSizes[0]
+	}
+	qd := 32
+	if len(c.IODepths) == 1 {
+		qd = c.IODepths[0]
+	}
+	jobs := c.Jobs
+	if jobs == 0 {
+		jobs = min(max(c.CPUs, 1), 4)
+	}
+	criterion := c.SteadyState
+	if criterion == "" {
+		criterion = "auto"
+	}
+	window := c.steadyWindow()
+	fill := Point{Name: "fill-128k-write", Series: "fill", RW: "write", BlockSize: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
+	steady := Point{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BlockSize: bs, IODepth: qd, Jobs: jobs,
+		RuntimeS: c.runtime(p), RampS: c.ramp(), SteadyState: steadyCriterionFor(criterion, window), SteadyWindowS: window}
+	if steady.RuntimeS < window {
+		return nil, fmt.Errorf("--runtime %ds is shorter than the steady-state window %ds: steady state could never be judged; raise --runtime or lower --ss-window",
+			steady.RuntimeS, window)
+	}
+	return []Point{fill, steady}, nil
+}
+
+func (precondition) Summarize(_ Config, points []PointResult) []string {
+	var lines []string
+	for _, r := range points {
+		if r.SteadyState == nil || r.Status != results.StatusCompleted {
+			continue
+		}
+		ss := r.SteadyState
+		if ss.Attained {
+			lines = append(lines, fmt.Sprintf("%s: steady state (%s over %ds) reached after %ds at %.0f IOPS",
+				r.Name, ss.Criterion, ss.WindowS, r.ElapsedS, ss.WindowIOPSMean))
+		} else {
+			lines = append(lines, fmt.Sprintf("%s: never settled (%s over %ds) within %ds; last window %.0f IOPS, criterion value %s",
+				r.Name, ss.Criterion, ss.WindowS, r.ElapsedS, ss.WindowIOPSMean, ss.Value))
+		}
+	}
+	return lines
+}

@@ -1,0 +1,660 @@
+package fio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/execx"
+	"dbio/internal/metrics"
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// ErrFioMissing is returned when fio is not installed.
+var ErrFioMissing = errors.New("fio is not installed")
+
+// InstallHint is the command that installs the fio dbio is tested with.
+const InstallHint = "apt-get install -y fio"
+
+// Files a point leaves in its step directory.
+const (
+	JobFileName    = "job.fio"
+	OutputFileName = "fio.json"
+)
+
+// PointResult is one point's outcome: the plan it ran, fio's figures and
+// where the raw files are. It is the step's Detail in the results.
+type PointResult struct {
+	Step int `json:"step"`
+	PlannedPoint
+	Profile string `json:"profile"`
+	// Engine and Direct are how fio reached the target (after any fallback).
+	Engine  string         `json:"engine"`
+	Direct  bool           `json:"direct"`
+	Status  results.Status `json:"status"`
+	Error   string         `json:"error,omitempty"`
+	Started time.Time      `json:"started"`
+	Ended   time.Time      `json:"ended"`
+	// Read, Write and Total are fio's figures; Total is fio's "mixed" section.
+	Read  *Direction `json:"read,omitempty"`
+	Write *Direction `json:"write,omitempty"`
+	Total *Direction `json:"total,omitempty"`
+	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
+	UsrCPU      float64      `json:"fio_usr_cpu_pct"`
+	SysCPU      float64      `json:"fio_sys_cpu_pct"`
+	ElapsedS    int          `json:"elapsed_s"`
+	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	// Seconds is how many per-second rows went to series.csv; SecondsDropped
+	// how many fio logged for some jobs only (see MergeSeconds).
+	Seconds        int      `json:"seconds"`
+	SecondsDropped int      `json:"seconds_dropped,omitempty"`
+	FioNotes       []string `json:"fio_notes,omitempty"`
+	JobFile        string   `json:"job_file"`
+	Output         string   `json:"output"`
+}
+
+// Figures are the step's headline numbers, all read from fio's report.
+func (r PointResult) Figures() []results.Figure {
+	if r.Total == nil {
+		return nil
+	}
+	t := r.Total
+	figs := []results.Figure{{Name: "iops", Value: t.IOPS, Unit: "IOPS"}}
+	if Mixed(r.RW) {
+		if r.Read != nil {
+			figs = append(figs, results.Figure{Name: "read_iops", Value: r.Read.IOPS, Unit: "IOPS"})
+		}
+		if r.Write != nil {
+			figs = append(figs, results.Figure{Name: "write_iops", Value: r.Write.IOPS, Unit: "IOPS"})
+		}
+	}
+	figs = append(figs,
+		results.Figure{Name: "mb_s", Value: t.MBPerSec(), Unit: "MB/s"},
+		results.Figure{Name: "lat_mean_us", Value: t.Completion.MeanUS, Unit: "µs"})
+	for _, p := range []struct {
+		name string
+		p    float64
+	}{{"lat_p50_us", 50}, {"lat_p95_us", 95}, {"lat_p99_us", 99}, {"lat_p99_9_us", 99.9}} {
+		if v, ok := t.Completion.At(p.p); ok {
+			figs = append(figs, results.Figure{Name: p.name, Value: v, Unit: "µs"})
+		}
+	}
+	figs = append(figs,
+		results.Figure{Name: "lat_max_us", Value: t.Completion.MaxUS, Unit: "µs"},
+		results.Figure{Name: "fio_usr_cpu_pct", Value: r.UsrCPU, Unit: "% of a CPU per job"},
+		results.Figure{Name: "fio_sys_cpu_pct", Value: r.SysCPU, Unit: "% of a CPU per job"})
+	if r.RateIOPS > 0 {
+		figs = append(figs, results.Figure{Name: "rate_target_iops", Value: float64(r.RateIOPS), Unit: "IOPS"})
+	}
+	if ss := r.SteadyState; ss != nil {
+		attained := 0.0
+		if ss.Attained {
+			attained = 1
+		}
+		figs = append(figs,
+			results.Figure{Name: "steady_attained", Value: attained, Unit: "bool"},
+			results.Figure{Name: "steady_elapsed_s", Value: float64(r.ElapsedS), Unit: "s"},
+			results.Figure{Name: "steady_window_iops", Value: ss.WindowIOPSMean, Unit: "IOPS"})
+	}
+	return figs
+}
+
+// Run runs the configured profile on its targets and records every point in
+// dir, an existing results directory, as steps firstStep, firstStep+1, ...
+// It is the whole of `dbio disk` below flag parsing, and what `dbio quick`
+// calls with QuickCorners for its short device pass:
+//
+//	pts, err := fio.Run(ctx, fio.QuickCorners(path, 5*time.Second), dir, next, app.Exec, app.Stderr)
+//	next += len(pts)
+//
+// For each point it saves the job file (job.fio), fio's json+ report
+// (fio.json), fio's per-second logs and latency histograms in the step
+// directory, writes summary.json with fio's figures, and appends the
+// per-second IOPS, MB/s and latency to series.csv (columns fio_*). It adds
+// the fio version, the targets, engine fallbacks and the working files to
+// run.json, but leaves finishing run.json to the caller.
+//
+// It stops at the first point that fails (fio killed, an I/O error) or when
+// ctx is cancelled; finished points stay recorded, the unfinished one is a
+// step with status failed or interrupted, and the returned results include
+// it. A cancelled run returns an error wrapping ctx.Err().
+func Run(ctx context.Context, c Config, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+	plan, err := NewPlan(c, Profiles)
+	if err != nil {
+		return nil, err
+	}
+	return RunPlan(ctx, plan, dir, firstStep, exec, progress)
+}
+
+// RunPlan is Run for an already validated plan.
+func RunPlan(ctx context.Context, plan Plan, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+	if progress == nil {
+		progress = io.Discard
+	}
+	r := &runner{plan: plan, dir: dir, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	if err := r.prepare(ctx); err != nil {
+		return nil, err
+	}
+	var done []PointResult
+	for i, pt := range plan.Points {
+		res, err := r.point(ctx, firstStep+i, i, pt, done)
+		done = append(done, res)
+		if err != nil {
+			return done, err
+		}
+	}
+	r.summarize(done)
+	return done, nil
+}
+
+type runner struct {
+	plan    Plan
+	dir     *results.Dir
+	exec    execx.Runner
+	out     io.Writer
+	now     func() time.Time
+	fioPath string
+	places  map[string]*placement
+}
+
+func (r *runner) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", a...) }
+
+// Check finds fio, or says how to install it.
+func Check(exec execx.Runner) (string, error) {
+	path, err := exec.LookPath("fio")
+	if err != nil {
+		return "", fmt.Errorf("%w: install it with '%s' (Debian/Ubuntu) and run again", ErrFioMissing, InstallHint)
+	}
+	return path, nil
+}
+
+// prepare finds fio, and on each target probes the engine, sizes and lays
+// out the working file, recording all of it in run.json.
+func (r *runner) prepare(ctx context.Context) error {
+	path, err := Check(r.exec)
+	if err != nil {
+		return err
+	}
+	r.fioPath = path
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: path, Args: []string{"--version"}})
+	if err != nil {
+		return fmt.Errorf("fio --version: %w", err)
+	}
+	version := strings.TrimSpace(string(res.Stdout))
+	if err := r.dir.UpdateRun(func(run *results.Run) {
+		if run.Environment.Versions == nil {
+			run.Environment.Versions = map[string]string{}
+		}
+		run.Environment.Versions["fio"] = version
+	}); err != nil {
+		return err
+	}
+	labels := TargetLabels(r.plan.Config.Targets)
+	for i, t := range r.plan.Config.Targets {
+		if _, ok := r.places[t]; ok {
+			return fmt.Errorf("target %s is given twice: pass each target once", t)
+		}
+		pl, err := r.prepareTarget(ctx, t, labels[i])
+		if err != nil {
+			return err
+		}
+		r.places[t] = pl
+	}
+	return nil
+}
+
+func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placement, error) {
+	t, err := target.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info := results.TargetInfo{Role: target.RoleData, Path: t.Path}
+	var warnings, notes []string
+	if st, err := t.Storage(); err == nil {
+		info.Storage = st
+	} else {
+		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))
+	}
+	work, err := t.Sub("fio")
+	if err != nil {
+		return nil, err
+	}
+	pl := &placement{Label: label, File: filepath.Join(work, "work.dat")}
+	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", t.Path, err)
+	}
+	pl.Engine, pl.Direct = engine, direct
+	warnings = append(warnings, warns...)
+
+	existing := int64(-1)
+	if fi, err := os.Stat(pl.File); err == nil {
+		existing = fi.Size()
+	}
+	free, err := t.FreeBytes()
+	if err != nil {
+		return nil, err
+	}
+	info.FreeBytes = free
+	pl.Size = r.plan.Config.Size
+	if pl.Size == 0 {
+		avail := free + uint64(max(existing, 0))
+		size, why, err := DefaultSize(r.plan.Config.MemoryBytes, avail, info.Storage.FSType)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Path, err)
+		}
+		pl.Size = size
+		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, why))
+	}
+	if existing == pl.Size {
+		notes = append(notes, fmt.Sprintf("%s: reused the working file %s (%s) laid out by an earlier run", t.Path, pl.File, units.FormatBytes(uint64(pl.Size))))
+	} else {
+		if existing >= 0 {
+			// Our own file of another size: replaced, never grown in place,
+			// so that no part of it is a sparse hole.
+			if err := os.Remove(pl.File); err != nil {
+				return nil, fmt.Errorf("target %s: replace working file: %w", t.Path, err)
+			}
+			free += uint64(existing)
+		}
+		if uint64(pl.Size) > free {
+			return nil, fmt.Errorf("target %s has %s free but the fio working file needs %s: free some space, choose another target, or pass a smaller --size",
+				t.Path, units.FormatBytes(free), units.FormatBytes(uint64(pl.Size)))
+		}
+		note, err := r.layout(ctx, pl)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Path, err)
+		}
+		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
+	}
+	err = r.dir.UpdateRun(func(run *results.Run) {
+		run.Environment.Targets = append(run.Environment.Targets, info)
+		run.Warnings = append(run.Warnings, warnings...)
+		run.Notes = append(run.Notes, notes...)
+	})
+	for _, w := range warnings {
+		r.say("warning: %s", w)
+	}
+	return pl, err
+}
+
+// probe finds an engine and O_DIRECT setting fio can use in dir: the asked
+// engine (io_uring by default), then libaio, then psync; with O_DIRECT if
+// the filesystem takes it, else buffered. Every fallback is a warning.
+func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, direct bool, warnings []string, err error) {
+	want := r.plan.Config.Engine
+	if want == "" {
+		want = "io_uring"
+	}
+	candidates := []string{want}
+	for _, e := range []string{"io_uring", "libaio", "psync"} {
+		if e != want {
+			candidates = append(candidates, e)
+		}
+	}
+	file := filepath.Join(dir, "probe.dat")
+	defer os.Remove(file)
+	failures := map[string]string{}
+	for _, d := range []bool{true, false} {
+		for _, e := range candidates {
+			why, err := r.tryEngine(ctx, file, e, d)
+			if err != nil {
+				return "", false, nil, err
+			}
+			if why != "" {
+				failures[fmt.Sprintf("%s/direct=%d", e, boolInt(d))] = why
+				continue
+			}
+			if e != want {
+				warnings = append(warnings, fmt.Sprintf("ioengine %s is not usable here (fio: %s); using %s instead",
+					want, failures[fmt.Sprintf("%s/direct=%d", want, boolInt(d))], e))
+			}
+			if !d {
+				warnings = append(warnings, fmt.Sprintf("%s (%s) refuses O_DIRECT (fio: %s): buffered I/O, so figures include page-cache effects",
+					dir, fsType, failures[fmt.Sprintf("%s/direct=1", e)]))
+			}
+			if e == "psync" {
+				warnings = append(warnings, "with the psync engine each job has one I/O in flight: queue depths above 1 are not reached")
+			}
+			return e, d, warnings, nil
+		}
+	}
+	var all []string
+	for k, v := range failures {
+		all = append(all, k+": "+v)
+	}
+	return "", false, nil, fmt.Errorf("fio cannot do I/O in %s with any engine (%s)", dir, strings.Join(all, "; "))
+}
+
+// tryEngine runs a 1 MiB read with the engine; why is fio's complaint, empty on success.
+func (r *runner) tryEngine(ctx context.Context, file, engine string, direct bool) (why string, err error) {
+	args := []string{"--name=probe", "--filename=" + escapeFilename(file), "--size=1m", "--bs=4k", "--rw=read",
+		"--ioengine=" + engine, fmt.Sprintf("--direct=%d", boolInt(direct)), "--output-format=json"}
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true})
+	if ctx.Err() != nil {
+		return "", ctx.Err()
+	}
+	if err == nil {
+		if out, perr := Parse(bytes.NewReader(res.Stdout)); perr == nil && len(out.Groups) == 1 && out.Groups[0].Error == 0 {
+			return "", nil
+		}
+	}
+	return fioComplaint(res.Stderr, res.Stdout), nil
+}
+
+// fioComplaint picks fio's most telling error line.
+func fioComplaint(stderr, stdout []byte) string {
+	lines := splitLines(strings.TrimSpace(string(stderr)))
+	for _, l := range lines {
+		if strings.Contains(l, "does not support") || strings.Contains(l, "not loadable") {
+			return strings.TrimPrefix(l, "fio: ")
+		}
+	}
+	if len(lines) > 0 {
+		return strings.TrimPrefix(lines[len(lines)-1], "fio: ")
+	}
+	if s := strings.TrimSpace(string(stdout)); s != "" && !strings.HasPrefix(s, "{") {
+		return strings.SplitN(s, "\n", 2)[0]
+	}
+	return "failed without a message"
+}
+
+// layout writes the working file once, sequentially, under a temporary name
+// renamed when complete, so that an interrupted layout is never reused.
+func (r *runner) layout(ctx context.Context, pl *placement) (string, error) {
+	partial := pl.File + ".partial"
+	os.Remove(partial)
+	r.say("laying out the %s working file %s ...", units.FormatBytes(uint64(pl.Size)), pl.File)
+	args := []string{"--name=layout", "--filename=" + escapeFilename(partial), fmt.Sprintf("--size=%d", pl.Size), "--rw=write", "--bs=1m",
+		"--iodepth=8", "--ioengine=" + pl.Engine, fmt.Sprintf("--direct=%d", boolInt(pl.Direct)), "--end_fsync=1", "--output-format=json"}
+	start := r.now()
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true})
+	took := r.now().Sub(start)
+	if err != nil {
+		os.Remove(partial)
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("laying out the working file: %w", ctx.Err())
+		}
+		return "", fmt.Errorf("laying out the working file %s: %w", partial, err)
+	}
+	fi, err := os.Stat(partial)
+	if err != nil || fi.Size() != pl.Size {
+		os.Remove(partial)
+		return "", fmt.Errorf("laying out the working file %s: fio left %v bytes, want %d (fio said: %s)", partial, sizeOf(fi), pl.Size, fioComplaint(res.Stderr, res.Stdout))
+	}
+	if err := os.Rename(partial, pl.File); err != nil {
+		return "", fmt.Errorf("working file: %w", err)
+	}
+	rate := float64(pl.Size) / took.Seconds() / 1e6
+	r.say("  done in %.1f s (%.0f MB/s)", took.Seconds(), rate)
+	return fmt.Sprintf("laid out the working file %s (%s) in %.1f s (%.0f MB/s, 1m sequential writes)", pl.File, units.FormatBytes(uint64(pl.Size)), took.Seconds(), rate), nil
+}
+
+func sizeOf(fi os.FileInfo) int64 {
+	if fi == nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// point runs one planned point as step index.
+func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done []PointResult) (PointResult, error) {
+	res := PointResult{Step: index, PlannedPoint: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
+	places := make([]placement, 0, len(pt.Targets))
+	for _, t := range pt.Targets {
+		places = append(places, *r.places[t])
+	}
+	res.Engine, res.Direct = places[0].Engine, places[0].Direct
+	fail := func(status results.Status, err error) (PointResult, error) {
+		res.Status, res.Error = status, err.Error()
+		if res.Ended.IsZero() {
+			res.Ended = r.now()
+		}
+		if res.Started.IsZero() {
+			res.Started = res.Ended
+		}
+		if werr := r.writeStep(res, nil); werr != nil {
+			err = errors.Join(err, werr)
+		}
+		r.say("  %s: %v", status, err)
+		return res, err
+	}
+	if pt.RateOf != "" {
+		rate, err := resolveRate(pt.Point, done)
+		if err != nil {
+			return fail(results.StatusFailed, err)
+		}
+		res.RateIOPS = rate
+		pt.RateIOPS = rate
+	}
+	stepDir, err := r.dir.StepDir(index, pt.Name)
+	if err != nil {
+		return res, err
+	}
+	job := JobFile(pt, r.plan.Profile.Name(), places)
+	if err := results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job)); err != nil {
+		return fail(results.StatusFailed, err)
+	}
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt.Point)
+	res.Started = r.now()
+	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
+		Dir: stepDir, Setsid: true})
+	res.Ended = r.now()
+	out, parseErr := readOutput(filepath.Join(stepDir, OutputFileName))
+	if out != nil {
+		res.FioNotes = out.Notes
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fail(results.StatusInterrupted, fmt.Errorf("point %s stopped after %.0f s: %w (fio's partial report is in %s)",
+			pt.Name, res.Ended.Sub(res.Started).Seconds(), ctx.Err(), filepath.Join(stepDir, OutputFileName)))
+	case runErr != nil:
+		return fail(results.StatusFailed, explainFioFailure(pt.Name, runErr))
+	case parseErr != nil:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, parseErr))
+	case len(out.Groups) != 1:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: fio reported %d groups, want 1", pt.Name, len(out.Groups)))
+	}
+	g := out.Groups[0]
+	if g.Error != 0 {
+		return fail(results.StatusFailed, fmt.Errorf("point %s: fio reported error %d (%s)", pt.Name, g.Error, syscall.Errno(g.Error)))
+	}
+	if g.Total == nil {
+		return fail(results.StatusFailed, fmt.Errorf("point %s: fio did no I/O", pt.Name))
+	}
+	res.Read, res.Write, res.Total = g.Read, g.Write, g.Total
+	res.UsrCPU, res.SysCPU, res.ElapsedS = g.UsrCPU, g.SysCPU, g.ElapsedS
+	res.SteadyState = g.SteadyState
+	if err := r.series(stepDir, &res); err != nil {
+		return fail(results.StatusFailed, err)
+	}
+	res.Status = results.StatusCompleted
+	if err := r.writeStep(res, histograms(g)); err != nil {
+		return res, err
+	}
+	r.say("  %s", headline(res))
+	return res, nil
+}
+
+// resolveRate turns a point's share of an earlier maximum into an IOPS limit.
+func resolveRate(p Point, done []PointResult) (int64, error) {
+	for _, d := range done {
+		if d.Name != p.RateOf {
+			continue
+		}
+		if d.Status != results.StatusCompleted || d.Total == nil || d.Total.IOPS <= 0 {
+			return 0, fmt.Errorf("point %s runs at %g%% of %s, which did not complete", p.Name, p.RatePct, p.RateOf)
+		}
+		return RateFor(d.Total.IOPS, p.RatePct), nil
+	}
+	return 0, fmt.Errorf("point %s runs at %g%% of %s, which has not run before it", p.Name, p.RatePct, p.RateOf)
+}
+
+func readOutput(path string) (*Output, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("fio left no report: %w", err)
+	}
+	defer f.Close()
+	return Parse(f)
+}
+
+// explainFioFailure says how fio ended: killed by a signal, or failed with its message.
+func explainFioFailure(point string, err error) error {
+	var ee *execx.ExitError
+	if errors.As(err, &ee) {
+		var xe *exec.ExitError
+		if errors.As(ee.Err, &xe) {
+			if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return fmt.Errorf("fio was killed by signal %d (%s) during point %s; the points before it are kept: %w", int(ws.Signal()), ws.Signal(), point, err)
+			}
+		}
+	}
+	return fmt.Errorf("fio failed during point %s: %w", point, err)
+}
+
+// series merges the point's per-second logs into series.csv.
+func (r *runner) series(stepDir string, res *PointResult) error {
+	logs, err := ReadLogs(stepDir)
+	if err != nil {
+		return fmt.Errorf("point %s: per-second logs: %w", res.Name, err)
+	}
+	secs, dropped := MergeSeconds(logs)
+	res.Seconds, res.SecondsDropped = len(secs), dropped
+	mixed := Mixed(res.RW)
+	for _, s := range secs {
+		vals := []results.Sample{
+			{Name: "fio_iops", Value: s.IOPS()},
+			{Name: "fio_mb_s", Value: s.MBPerSec},
+			{Name: "fio_lat_mean_us", Value: s.LatMeanUS},
+		}
+		if mixed {
+			vals = append(vals,
+				results.Sample{Name: "fio_read_iops", Value: s.ReadIOPS},
+				results.Sample{Name: "fio_write_iops", Value: s.WriteIOPS},
+				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
+				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS})
+		}
+		if err := r.dir.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histogram) error {
+	detail, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encode point %s: %w", res.Name, err)
+	}
+	step := results.Step{Index: res.Step, Name: res.Name, Kind: "fio", Started: res.Started, Ended: res.Ended,
+		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: res.Figures(), Detail: detail}
+	if res.Total != nil {
+		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
+	}
+	if res.SecondsDropped > 0 {
+		step.Notes = append(step.Notes, fmt.Sprintf("%d second(s) left out of series.csv: fio logged them for some jobs only", res.SecondsDropped))
+	}
+	if !res.Direct && res.Status == results.StatusCompleted {
+		step.Notes = append(step.Notes, "buffered I/O: the target refused O_DIRECT")
+	}
+	return r.dir.WriteStep(step, hists)
+}
+
+// histograms turns fio's json+ completion-latency bins into HDR histograms
+// (microseconds), stored beside the step so that points can be merged and
+// re-plotted like every other dbio latency. The figures stay fio's own.
+func histograms(g Group) map[string]*hdrhistogram.Histogram {
+	out := map[string]*hdrhistogram.Histogram{}
+	for name, d := range map[string]*Direction{"read": g.Read, "write": g.Write} {
+		if d == nil || len(d.Bins) == 0 {
+			continue
+		}
+		h := metrics.NewHistogram()
+		for ns, n := range d.Bins {
+			us := min(max(int64(math.Round(float64(ns)/1000)), metrics.LowestMicros), metrics.HighestMicros)
+			_ = h.RecordValues(us, n)
+		}
+		out[name] = h
+	}
+	return out
+}
+
+// summarize prints the profile's conclusions and keeps them in run.json.
+func (r *runner) summarize(points []PointResult) {
+	c := r.plan.Config
+	var lines []string
+	if s, ok := r.plan.Profile.(Summarizer); ok {
+		lines = append(lines, s.Summarize(c, points)...)
+	}
+	if _, ok := r.plan.Profile.(latencyBounded); ok || c.LatencyMax > 0 || c.LatencyStat != "" {
+		lines = append(lines, LatencyBoundedTable(BestWithin(points, c.bound()), c.bound())...)
+	}
+	if len(lines) == 0 {
+		return
+	}
+	for _, l := range lines {
+		r.say("%s", l)
+	}
+	_ = r.dir.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
+}
+
+// latencyBounded marks profiles whose answer is the latency-bounded table,
+// shown even without --latency-max.
+type latencyBounded interface{ latencyBounded() }
+
+// String describes the point in a line: pattern, queue, timing, limits.
+func (p Point) String() string {
+	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BlockSize))
+	if Mixed(p.RW) {
+		s += fmt.Sprintf(" %d%% read", p.ReadPct)
+	}
+	s += fmt.Sprintf(", %d job(s) × queue %d", p.Jobs, p.IODepth)
+	if p.Loops > 0 {
+		s += fmt.Sprintf(", %d pass(es) over the file", p.Loops)
+	} else {
+		s += fmt.Sprintf(", %ds after %ds warm-up", p.RuntimeS, p.RampS)
+	}
+	switch {
+	case p.RateIOPS > 0:
+		s += fmt.Sprintf(", limited to %s IOPS (%s%% of %s)", groupThousands(float64(p.RateIOPS)), trimFloat(p.RatePct), p.RateOf)
+	case p.RateOf != "":
+		s += fmt.Sprintf(", limited to %s%% of the IOPS %s reaches", trimFloat(p.RatePct), p.RateOf)
+	}
+	if p.SteadyState != "" {
+		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
+	}
+	return s
+}
+
+func headline(r PointResult) string {
+	t := r.Total
+	p99, _ := t.Completion.At(99)
+	s := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s  (fio CPU per job: usr %.0f%% sys %.0f%%)",
+		groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99), r.UsrCPU, r.SysCPU)
+	if ss := r.SteadyState; ss != nil {
+		if ss.Attained {
+			s += fmt.Sprintf("; steady after %ds", r.ElapsedS)
+		} else {
+			s += fmt.Sprintf("; not steady after %ds", r.ElapsedS)
+		}
+	}
+	return s
+}
