@@ -1,0 +1,136 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"dbio/internal/engine"
+)
+
+// OwnerTable is the table dbio creates inside every database it creates on
+// a server; dbio drops or reloads only databases that hold it (MySQL has no
+// database comments, so a marker table works on both servers).
+const OwnerTable = "dbio_owner"
+
+func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
+	if err := externalOptionsError(o); err != nil {
+		return nil, err
+	}
+	cfg, err := mysqldrv.ParseDSN(o.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("--dsn: %w (accepted forms: user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/)", err)
+	}
+	transport := "tcp"
+	if cfg.Net == "unix" {
+		transport = "socket"
+	}
+	if o.Transport != "" && o.Transport != transport {
+		return nil, fmt.Errorf("--transport %s does not match --dsn, which connects over %s: with --dsn the DSN chooses the transport", o.Transport, transport)
+	}
+	name := databaseName(o)
+	where := fmt.Sprintf("server %s", cfg.Addr)
+	admin := cfg.Clone()
+	admin.DBName = ""
+	admin.Logger = quietLogger{}
+	adminDB, err := openAdmin(admin)
+	if err != nil {
+		return nil, err
+	}
+	err = ensureDatabase(ctx, adminDB, name, o.Fresh, where)
+	adminDB.Close()
+	if err != nil {
+		return nil, err
+	}
+	in, err := open(ctx, workloadConfig(cfg, name), o.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	in.info.Transport = transport
+	in.info.Database = name
+	if in.info.Settings, err = serverSettings(ctx, in.stats); err != nil {
+		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
+	}
+	if note, err := durabilityNote(ctx, in.stats); err == nil {
+		in.info.Notes = append(in.info.Notes, note)
+	}
+	return in, nil
+}
+
+// ensureDatabase makes sure database name exists and is dbio's. It creates
+// it (with OwnerTable inside) when missing, drops and re-creates it when
+// fresh and it is dbio's, and refuses a database that dbio did not create,
+// whatever is asked.
+func ensureDatabase(ctx context.Context, db *sql.DB, name string, fresh bool, where string) error {
+	var schemas, markers int
+	err := db.QueryRowContext(ctx, `SELECT
+  (SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?),
+  (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?)`,
+		name, name, OwnerTable).Scan(&schemas, &markers)
+	switch {
+	case err != nil:
+		return fmt.Errorf("connect to %s: %w", where, err)
+	case schemas == 0:
+		return createDatabase(ctx, db, name, where)
+	case markers == 0:
+		return fmt.Errorf("database %q on %s exists and was not created by dbio (it has no %s table): dbio will not load into, drop or reload it; choose another name with --database, or drop it yourself if it is disposable",
+			name, where, OwnerTable)
+	case !fresh:
+		return nil
+	}
+	if _, err := db.ExecContext(ctx, "DROP DATABASE "+quoteIdent(name)); err != nil {
+		return fmt.Errorf("drop dbio's database %q on %s for --fresh: %w", name, where, err)
+	}
+	return createDatabase(ctx, db, name, where)
+}
+
+func createDatabase(ctx context.Context, db *sql.DB, name, where string) error {
+	q := quoteIdent(name)
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE "+q); err != nil {
+		var me *mysqldrv.MySQLError
+		if errors.As(err, &me) && (me.Number == 1044 || me.Number == 1045) {
+			return fmt.Errorf("create database %q on %s: the user may not create it: GRANT ALL ON %s.* to the --dsn user, or use a user who may: %w", name, where, q, err)
+		}
+		return fmt.Errorf("create database %q on %s: %w", name, where, err)
+	}
+	for _, stmt := range []string{
+		"CREATE TABLE " + q + "." + OwnerTable + " (note VARCHAR(100) NOT NULL, created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP)",
+		"INSERT INTO " + q + "." + OwnerTable + " (note) VALUES ('created by dbio; dbio may drop this database')",
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("mark database %q on %s as dbio's: %w", name, where, err)
+		}
+	}
+	return nil
+}
+
+// serverSettings reads the settings an external server's administrator
+// chose (everything not at its compiled-in default), for the record: MariaDB
+// tells where each value came from in SYSTEM_VARIABLES, MySQL in
+// performance_schema.variables_info.
+func serverSettings(ctx context.Context, db *sql.DB) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT VARIABLE_NAME, GLOBAL_VALUE FROM information_schema.SYSTEM_VARIABLES
+WHERE GLOBAL_VALUE_ORIGIN IN ('CONFIG', 'COMMAND-LINE', 'SQL')`)
+	if err != nil {
+		rows, err = db.QueryContext(ctx, `SELECT i.VARIABLE_NAME, g.VARIABLE_VALUE FROM performance_schema.variables_info i
+JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME WHERE i.VARIABLE_SOURCE <> 'COMPILED'`)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]string{}
+	for rows.Next() {
+		var name string
+		var value sql.NullString
+		if err := rows.Scan(&name, &value); err != nil {
+			return nil, err
+		}
+		m[strings.ToLower(name)] = value.String
+	}
+	return m, rows.Err()
+}

@@ -1,0 +1,349 @@
+package mysql
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/execx"
+)
+
+const (
+	// account is the server account dbio creates and connects as.
+	account = "dbio"
+	// startTimeout allows for crash recovery when a reused instance was not
+	// shut down cleanly; a server that fails is noticed at once, not after this.
+	startTimeout = 5 * time.Minute
+	// portAttempts bounds retries when another program takes the chosen port first.
+	portAttempts = 5
+	socketName   = "mysqld.sock"
+	pidName      = "mysqld.pid"
+	// initFile holds this start's account password; the server runs it before
+	// accepting connections and dbio removes it once the server is up.
+	initFile = "init.sql"
+	redoFile = "ib_logfile0"
+)
+
+// layout is where a managed instance keeps its files.
+type layout struct {
+	base string // dbio's marked directory on the data target
+	data string // the data directory
+	redo string // the redo log directory on the log target, "" when it stays in data
+	run  string // socket, pid file and init file
+}
+
+func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.Options) (_ engine.Instance, err error) {
+	bins, err := e.findBinaries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	user, err := server.Choose(os.Geteuid(), "mysql", "nobody")
+	if err != nil {
+		return nil, err
+	}
+	l, err := prepareLayout(p, bins.flavour, o.Fresh)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range []string{l.base, filepath.Dir(l.redo)} {
+		if d == "." {
+			continue
+		}
+		if err := user.CheckReach(d); err != nil {
+			return nil, err
+		}
+	}
+	sockDir, tempSocket, err := server.SocketDir(l.run, socketName, "/tmp", user)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil && tempSocket {
+			os.RemoveAll(sockDir)
+		}
+	}()
+	if err := user.MakeDir(l.run, 0o700); err != nil {
+		return nil, err
+	}
+	logPath, err := serverLogPath(o.LogDir, l.base, bins.flavour)
+	if err != nil {
+		return nil, err
+	}
+	at := places{data: l.data, redo: l.redo, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.run, pidName)}
+	cnf := filepath.Join(l.base, "my.cnf")
+
+	_, statErr := os.Stat(filepath.Join(l.data, "mysql"))
+	initialized := statErr == nil
+	if initialized {
+		if err := checkExisting(l); err != nil {
+			return nil, err
+		}
+	}
+
+	var proc *server.Process
+	var settings []setting
+	var password string
+	for attempt := 1; ; attempt++ {
+		if at.port, err = e.freePort(); err != nil {
+			return nil, err
+		}
+		if settings, err = withUserSettings(benchmarkSettings(bins.flavour, at, o.BufferPool), o.Settings); err != nil {
+			return nil, err
+		}
+		// Readable by the server's user; it holds no secret.
+		if err := os.WriteFile(cnf, []byte(renderCnf(settings)), 0o644); err != nil {
+			return nil, err
+		}
+		if !initialized {
+			if err := e.install(ctx, bins, user, l, cnf); err != nil {
+				return nil, err
+			}
+			initialized = true
+		}
+		password = randomPassword()
+		init := filepath.Join(l.run, initFile)
+		if err := writeOwned(init, accountSQL(password), user); err != nil {
+			return nil, err
+		}
+		cmd := execx.Cmd{Name: bins.server, Args: []string{"--defaults-file=" + cnf, "--init-file=" + init}}
+		user.Apply(&cmd)
+		if proc, err = server.Launch(ctx, e.Runner, string(bins.flavour), cmd, logPath); err != nil {
+			return nil, err
+		}
+		admin := adminConfig(at, password)
+		err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error { return ping(ctx, admin) })
+		os.Remove(init)
+		if err == nil {
+			break
+		}
+		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, 10*time.Second)
+		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
+			return nil, err
+		}
+	}
+	defer func() {
+		if err != nil {
+			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, stopGrace)
+		}
+	}()
+
+	admin := adminConfig(at, password)
+	database := databaseName(o)
+	adminDB, err := openAdmin(admin)
+	if err != nil {
+		return nil, err
+	}
+	err = ensureDatabase(ctx, adminDB, database, false, "the managed server")
+	adminDB.Close()
+	if err != nil {
+		return nil, err
+	}
+	transport := o.Transport
+	if transport == "" {
+		transport = "socket"
+	}
+	cfg := admin
+	if transport == "tcp" {
+		cfg = admin.Clone()
+		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:"+strconv.Itoa(at.port)
+	}
+	in, err := open(ctx, workloadConfig(cfg, database), o.MaxConns)
+	if err != nil {
+		return nil, err
+	}
+	in.proc, in.procRoot = proc, e.ProcRoot
+	if tempSocket {
+		in.tempSocket = sockDir
+	}
+	redoDir := l.redo
+	if redoDir == "" {
+		redoDir = l.data
+	}
+	version := in.info.Version
+	in.info = engine.Info{
+		Engine:    string(bins.flavour),
+		Version:   version,
+		Managed:   true,
+		Transport: transport,
+		DataDir:   l.data,
+		LogDir:    redoDir,
+		Database:  database,
+		Settings:  settingsMap(settings),
+		Notes:     []string{"server log: " + logPath},
+	}
+	if note, err := durabilityNote(ctx, in.stats); err == nil {
+		in.info.Notes = append(in.info.Notes, note)
+	}
+	if tempSocket {
+		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+	}
+	return in, nil
+}
+
+// prepareLayout claims dbio's directories for the instance on the placement,
+// removing them first (and only them) when a fresh instance is asked for.
+func prepareLayout(p engine.Placement, f flavour, fresh bool) (layout, error) {
+	sub, redoSub := string(f), string(f)+"-redo"
+	logT := p.LogTarget()
+	separate := logT.Dir != p.Data.Dir
+	pidFile := filepath.Join(p.Data.Dir, sub, "run", pidName)
+	if pid := server.RunningPID(pidFile); pid != 0 {
+		return layout{}, fmt.Errorf("a %s server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill %d`, or use another target",
+			f, pid, filepath.Join(p.Data.Dir, sub), pid)
+	}
+	if fresh {
+		if err := p.Data.RemoveSub(sub); err != nil {
+			return layout{}, fmt.Errorf("remove the previous instance: %w", err)
+		}
+		if separate {
+			if err := logT.RemoveSub(redoSub); err != nil {
+				return layout{}, fmt.Errorf("remove the previous instance's redo log: %w", err)
+			}
+		}
+	}
+	base, err := p.Data.Sub(sub)
+	if err != nil {
+		return layout{}, err
+	}
+	l := layout{base: base, data: filepath.Join(base, "data"), run: filepath.Join(base, "run")}
+	if separate {
+		redoBase, err := logT.Sub(redoSub)
+		if err != nil {
+			return layout{}, err
+		}
+		l.redo = filepath.Join(redoBase, "redo")
+	}
+	return l, nil
+}
+
+// checkExisting refuses to start an instance whose redo log is elsewhere
+// than this run asks.
+func checkExisting(l layout) error {
+	inData := exists(filepath.Join(l.data, redoFile))
+	switch {
+	case l.redo == "" && !inData:
+		return fmt.Errorf("the instance in %s keeps its redo log on another target, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.data)
+	case l.redo != "" && !exists(filepath.Join(l.redo, redoFile)):
+		return fmt.Errorf("the instance in %s does not keep its redo log on the log target %s: rerun with --fresh to re-create it there", l.data, l.redo)
+	}
+	return nil
+}
+
+// install creates the instance. What an interrupted earlier attempt left in
+// dbio's own directories is removed first.
+func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l layout, cnf string) error {
+	for _, d := range []string{l.data, l.redo} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		if err := user.MakeDir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	cmd := execx.Cmd{Name: bins.install, Args: []string{"--defaults-file=" + cnf, "--skip-test-db", "--auth-root-authentication-method=socket"}}
+	if bins.flavour == mysql {
+		// MySQL's server creates the instance itself; the account dbio uses is
+		// created at every start by the init file, so root is left without a
+		// password but reachable only through the private socket.
+		cmd = execx.Cmd{Name: bins.server, Args: []string{"--defaults-file=" + cnf, "--initialize-insecure"}}
+	}
+	user.Apply(&cmd)
+	if _, err := e.Runner.Run(ctx, cmd); err != nil {
+		return fmt.Errorf("create the %s instance in %s: %w", bins.flavour, l.data, err)
+	}
+	return nil
+}
+
+// accountSQL creates dbio's account for socket and loopback connections, or
+// gives it this start's password.
+func accountSQL(password string) string {
+	var s string
+	for _, host := range []string{"localhost", "127.0.0.1"} {
+		s += fmt.Sprintf("CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s';\n", account, host, password)
+		s += fmt.Sprintf("ALTER USER '%s'@'%s' IDENTIFIED BY '%s';\n", account, host, password)
+		s += fmt.Sprintf("GRANT ALL PRIVILEGES ON *.* TO '%s'@'%s' WITH GRANT OPTION;\n", account, host)
+	}
+	return s
+}
+
+// adminConfig reaches the managed server over its socket, with no database selected.
+func adminConfig(at places, password string) *mysqldrv.Config {
+	cfg := mysqldrv.NewConfig()
+	cfg.User, cfg.Passwd = account, password
+	cfg.Net, cfg.Addr = "unix", at.socket
+	cfg.Logger = quietLogger{}
+	return cfg
+}
+
+func openAdmin(cfg *mysqldrv.Config) (*sql.DB, error) {
+	connector, err := mysqldrv.NewConnector(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
+func ping(ctx context.Context, cfg *mysqldrv.Config) error {
+	db, err := openAdmin(cfg)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	return db.PingContext(ctx)
+}
+
+func databaseName(o engine.Options) string {
+	if o.Database != "" {
+		return o.Database
+	}
+	return DefaultDatabase
+}
+
+// serverLogPath is the server's log file: in the results when there are
+// results, else beside the instance.
+func serverLogPath(logDir, base string, f flavour) (string, error) {
+	name := string(f) + ".log"
+	if logDir == "" {
+		return filepath.Join(base, name), nil
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", fmt.Errorf("server log directory: %w", err)
+	}
+	return filepath.Join(logDir, name), nil
+}
+
+// writeOwned writes a private file for the server's user.
+func writeOwned(path, content string, user server.User) error {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return user.Own(path)
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+func randomPassword() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,165 @@
+// Package mysql is the MariaDB engine (registered as "mariadb" and "mysql";
+// MySQL's own server binaries are accepted too): a server dbio creates and runs
+// on the storage under test (mariadb-install-db, redo log on the log target, a
+// free loopback port, its own socket directory, an unprivileged user), or an
+// existing server reached through a DSN, where dbio works only in a database
+// it created.
+//
+// Connections go through go-sql-driver/mysql. DSN is in that driver's format
+// and always carries multiStatements=true (a workload may send a batch of
+// statements in one round trip), interpolateParams=true (arguments are
+// substituted client-side, saving the prepare round trip of every query) and
+// parseTime=true (DATETIME columns scan into time.Time).
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/execx"
+)
+
+func init() {
+	engine.Register(New("mariadb", execx.Real{}))
+	engine.Register(New("mysql", execx.Real{}))
+}
+
+// DefaultDatabase is the database dbio creates in a managed instance when
+// Options.Database is empty.
+const DefaultDatabase = "dbio"
+
+// Engine starts MariaDB (or MySQL) instances.
+type Engine struct {
+	name string
+	// Runner runs the installer and the server.
+	Runner execx.Runner
+	// BinDirs are searched after PATH for the server and its installer; nil
+	// means the standard Debian locations.
+	BinDirs []string
+	// ProcRoot is the process table the server's processes are listed from.
+	ProcRoot string
+	// freePort chooses a loopback port; tests replace it to provoke a conflict.
+	freePort func() (int, error)
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New returns the engine registered under name ("mariadb" or "mysql"). Both
+// run whichever server is installed; the name only decides which binary is
+// preferred when both are.
+func New(name string, r execx.Runner) *Engine {
+	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
+}
+
+// Name implements engine.Engine.
+func (e *Engine) Name() string { return e.name }
+
+// Capabilities implements engine.Engine.
+func (e *Engine) Capabilities() engine.Capabilities {
+	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
+}
+
+// Start implements engine.Engine: external mode when o.DSN is set, else a
+// managed server on p.
+func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
+	switch o.Transport {
+	case "", "socket", "tcp":
+	default:
+		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
+	}
+	if o.DSN != "" {
+		return e.startExternal(ctx, o)
+	}
+	if p.Data == nil {
+		return nil, fmt.Errorf("%s: no data target: pass --target DIR or --dsn for an existing server", e.name)
+	}
+	return e.startManaged(ctx, p, o)
+}
+
+// flavour tells MariaDB from MySQL, whose servers differ in how an instance
+// is created and how users authenticate.
+type flavour string
+
+const (
+	mariadb flavour = "mariadb"
+	mysql   flavour = "mysql"
+)
+
+// binaries are the programs of one installation.
+type binaries struct {
+	server string
+	// install creates an instance (MariaDB's mariadb-install-db); MySQL's
+	// server initializes one itself.
+	install string
+	flavour flavour
+	version string
+}
+
+// installHint is the fix offered when no server is installed.
+const installHint = "install it with `apt-get install -y mariadb-server` (or put the directory holding mariadbd or mysqld in PATH)"
+
+var standardDirs = []string{"/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local/mysql/bin", "/usr/local/mysql/scripts"}
+
+func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
+	dirs := e.BinDirs
+	if dirs == nil {
+		dirs = standardDirs
+	}
+	names := []string{"mariadbd", "mysqld"}
+	if e.name == "mysql" {
+		names = []string{"mysqld", "mariadbd"}
+	}
+	var b binaries
+	var errs []string
+	for _, n := range names {
+		p, err := server.Find(e.Runner, n, dirs...)
+		if err == nil {
+			b.server = p
+			break
+		}
+		errs = append(errs, err.Error())
+	}
+	if b.server == "" {
+		return b, fmt.Errorf("no MariaDB or MySQL server found (%s): %s", strings.Join(errs, "; "), installHint)
+	}
+	res, err := e.Runner.Run(ctx, execx.Cmd{Name: b.server, Args: []string{"--version"}})
+	if err != nil {
+		return b, fmt.Errorf("%s --version: %w", b.server, err)
+	}
+	b.flavour, b.version, err = parseVersion(string(res.Stdout))
+	if err != nil {
+		return b, err
+	}
+	if b.flavour == mariadb {
+		for _, n := range []string{"mariadb-install-db", "mysql_install_db"} {
+			if p, err := server.Find(e.Runner, n, dirs...); err == nil {
+				b.install = p
+				break
+			}
+		}
+		if b.install == "" {
+			return b, fmt.Errorf("%s found but not mariadb-install-db, which creates an instance: %s", b.server, installHint)
+		}
+	}
+	return b, nil
+}
+
+var versionRE = regexp.MustCompile(`Ver (\d+\.\d+\.\d+)(\S*)`)
+
+// parseVersion reads `mariadbd --version` ("mariadbd  Ver 10.11.6-MariaDB-0+deb12u1
+// for debian-linux-gnu ...") or `mysqld --version` ("mysqld  Ver 8.0.36 for Linux
+// on x86_64 (MySQL Community Server - GPL)").
+func parseVersion(out string) (flavour, string, error) {
+	m := versionRE.FindStringSubmatch(out)
+	if m == nil {
+		return "", "", fmt.Errorf("cannot read the version from %q", strings.TrimSpace(out))
+	}
+	if strings.Contains(out, "MariaDB") {
+		return mariadb, m[1], nil
+	}
+	return mysql, m[1], nil
+}
