@@ -1,0 +1,126 @@
+package iolimit
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/target"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Limits
+		wantErr string
+	}{
+		{in: "riops=5000,wiops=3000,rbps=250MB,wbps=200MB", want: Limits{ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 250 << 20, WriteBPS: 200 << 20}},
+		{in: "wiops=100", want: Limits{WriteIOPS: 100}},
+		{in: "sata-hdd", want: Limits{ReadIOPS: 200, WriteIOPS: 200, ReadBPS: 180 << 20, WriteBPS: 180 << 20, Preset: "sata-hdd"}},
+		{in: "sata-hdd,wiops=50", want: Limits{ReadIOPS: 200, WriteIOPS: 50, ReadBPS: 180 << 20, WriteBPS: 180 << 20, Preset: "sata-hdd"}},
+		{in: "", wantErr: "empty limit"},
+		{in: "riops=-1", wantErr: "positive whole number"},
+		{in: "rbps=fast", wantErr: "positive size"},
+		{in: "xiops=3", wantErr: `unknown key "xiops"`},
+		{in: "floppy", wantErr: "neither key=value nor a preset"},
+		{in: "wiops=5,sata-ssd", wantErr: "neither key=value nor a preset"},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Parse(%q) error %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	for name, p := range Presets {
+		if p.Source == "" || p.Limits.IsZero() {
+			t.Errorf("preset %s lacks limits or a source", name)
+		}
+		back, err := Parse(p.Limits.String())
+		if err != nil || back.String() != p.Limits.String() {
+			t.Errorf("preset %s does not round-trip: %q -> %+v %v", name, p.Limits.String(), back, err)
+		}
+	}
+}
+
+func TestCreateWritesV1Files(t *testing.T) {
+	root := t.TempDir()
+	g, err := Host{V1Blkio: root}.Create("t1", []string{"254:0"}, Limits{ReadIOPS: 10, WriteBPS: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(g.Path, "blkio.throttle.read_iops_device"))
+	if string(b) != "254:0 10\n" {
+		t.Errorf("read_iops_device = %q", b)
+	}
+	b, _ = os.ReadFile(filepath.Join(g.Path, "blkio.throttle.write_bps_device"))
+	if string(b) != "254:0 1048576\n" {
+		t.Errorf("write_bps_device = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(g.Path, "blkio.throttle.write_iops_device")); err == nil {
+		t.Error("an unset limit was written")
+	}
+}
+
+func TestCreateRefusesClearly(t *testing.T) {
+	_, err := Host{}.Create("x", []string{"254:0"}, Limits{ReadIOPS: 1})
+	if err == nil || !strings.Contains(err.Error(), "neither cgroup v1 blkio nor a cgroup v2 io controller") {
+		t.Errorf("no hierarchy: %v", err)
+	}
+	_, err = Host{V1Blkio: t.TempDir()}.Create("x", nil, Limits{ReadIOPS: 1})
+	if err == nil || !strings.Contains(err.Error(), "no block device") {
+		t.Errorf("no device: %v", err)
+	}
+}
+
+// TestThrottleOnRealDevice caps direct writes on the disk behind a temporary
+// directory and sees them take at least as long as the cap implies. Only a
+// lower bound is asserted: a busy machine makes the run slower, never faster.
+func TestThrottleOnRealDevice(t *testing.T) {
+	h := SystemHost()
+	if os.Geteuid() != 0 || (h.V1Blkio == "" && h.V2 == "") {
+		t.Skip("needs root and cgroup block-I/O control")
+	}
+	tg, err := target.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := tg.Storage()
+	if err != nil || len(st.Physical) == 0 {
+		t.Skip("temporary directory is not on a block device")
+	}
+	var devs []string
+	for _, d := range st.Physical {
+		devs = append(devs, d.DevNumber)
+	}
+	g, err := h.Create("test-"+filepath.Base(t.TempDir()), devs, Limits{WriteIOPS: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	file := filepath.Join(tg.Dir, "throttled")
+	cmd := g.Wrap(execx.Cmd{Name: "dd", Args: []string{"if=/dev/zero", "of=" + file, "bs=4k", "count=250", "oflag=direct"}})
+	start := time.Now()
+	if _, err := (execx.Real{}).Run(context.Background(), cmd); err != nil {
+		t.Fatal(err)
+	}
+	// 250 writes at 100/s: about 2.5 s, less the throttle's first slice.
+	if d := time.Since(start); d < 1200*time.Millisecond {
+		t.Errorf("250 direct writes capped at 100 IOPS took %v; the cap did not apply", d)
+	}
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Path); !os.IsNotExist(err) {
+		t.Error("cgroup left behind")
+	}
+}
