@@ -79,7 +79,7 @@ func TestEnsureSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = tg.EnsureSpace(1<<62, "tpcc at this scale")
-	if err == nil || !strings.Contains(err.Error(), "needs about 4096.0 PiB") {
+	if err == nil || !strings.Contains(err.Error(), "needs about 4.0 EiB") {
 		t.Fatalf("EnsureSpace: %v", err)
 	}
 }
