@@ -25,7 +25,7 @@ type places struct {
 // benchmarkSettings are dbio's choices for a benchmark server. Durability
 // stays at the safe defaults (innodb_flush_log_at_trx_commit=1, doublewrite
 // on): nothing here trades safety for speed.
-func benchmarkSettings(f flavour, at places, bufferPool int64) []setting {
+func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int64) []setting {
 	s := []setting{
 		{"datadir", at.data, "dbio's own directory on the data target"},
 		{"socket", at.socket, "dbio's own socket directory"},
@@ -33,15 +33,19 @@ func benchmarkSettings(f flavour, at places, bufferPool int64) []setting {
 		{"port", strconv.Itoa(at.port), "a free port, never the system server's"},
 		{"bind-address", "127.0.0.1", "reachable from this machine only"},
 		{"skip-name-resolve", "ON", "no DNS lookup per connection"},
-		{"max_connections", "300", "room for 128+ virtual users plus monitoring"},
+		{"max_connections", strconv.Itoa(maxConnections), "room for every virtual user plus monitoring"},
 		{"max_allowed_packet", "64M", "room for multi-row inserts when loading"},
 	}
 	if at.redo != "" {
 		s = append(s, setting{"innodb_log_group_home_dir", at.redo, "redo log on the log target"})
 	}
-	if f == mariadb {
-		// MySQL 8.0.30 replaced this with innodb_redo_log_capacity (default 100M).
+	switch f {
+	case mariadb:
 		s = append(s, setting{"innodb_log_file_size", "1G", "checkpoints not forced every few seconds by a small redo log (default 96M)"})
+	case mysql:
+		// MySQL sizes its redo log with innodb_redo_log_capacity from 8.0.30
+		// and rejects it before, so its default stays.
+		s = append(s, setting{"mysqlx", "OFF", "no X Protocol listener on all interfaces"})
 	}
 	if bufferPool > 0 {
 		s = append(s, setting{"innodb_buffer_pool_size", cnfSize(bufferPool), "--buffer-pool"})

@@ -84,8 +84,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	at := places{data: l.data, redo: l.redo, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.run, pidName)}
 	cnf := filepath.Join(l.base, "my.cnf")
 
-	_, statErr := os.Stat(filepath.Join(l.data, "mysql"))
-	initialized := statErr == nil
+	initialized := server.Created(l.base)
 	if initialized {
 		if err := checkExisting(l); err != nil {
 			return nil, err
@@ -99,7 +98,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		if at.port, err = e.freePort(); err != nil {
 			return nil, err
 		}
-		if settings, err = withUserSettings(benchmarkSettings(bins.flavour, at, o.BufferPool), o.Settings); err != nil {
+		if settings, err = withUserSettings(benchmarkSettings(bins.flavour, at, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings); err != nil {
 			return nil, err
 		}
 		// Readable by the server's user; it holds no secret.
@@ -266,7 +265,7 @@ func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l
 	if _, err := e.Runner.Run(ctx, cmd); err != nil {
 		return fmt.Errorf("create the %s instance in %s: %w", bins.flavour, l.data, err)
 	}
-	return nil
+	return server.MarkCreated(l.base)
 }
 
 // accountSQL creates dbio's account for socket and loopback connections, or

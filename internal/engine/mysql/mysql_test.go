@@ -22,7 +22,7 @@ var smallRedo = map[string]string{"innodb_log_file_size": "48M"}
 
 // reachableTarget opens a target in a fresh temporary directory that the
 // server's unprivileged user can enter (t.TempDir is private to its creator).
-func reachableTarget(t *testing.T, name string) *target.Target {
+func reachableTarget(t testing.TB, name string) *target.Target {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
@@ -38,7 +38,7 @@ func reachableTarget(t *testing.T, name string) *target.Target {
 }
 
 // realEngine returns the engine on the host, or skips when MariaDB is not installed.
-func realEngine(t *testing.T) *Engine {
+func realEngine(t testing.TB) *Engine {
 	t.Helper()
 	e := New("mariadb", execx.Real{})
 	if _, err := e.findBinaries(context.Background()); err != nil {
@@ -243,7 +243,20 @@ func TestPortConflictRetries(t *testing.T) {
 		defer l.Close()
 		return l.Addr().(*net.TCPAddr).Port, nil
 	}
-	in := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{Settings: smallRedo})
+	// The target also holds the remains of an interrupted creation, which are replaced.
+	data := reachableTarget(t, "data")
+	base, err := data.Sub("mariadb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(base, "data", "mysql", "junk")
+	if err := os.MkdirAll(filepath.Dir(leftover), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leftover, []byte("half\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, e, engine.Placement{Data: data}, engine.Options{Settings: smallRedo})
 	if calls < 2 || in.Info().Settings["port"] == strconv.Itoa(busyPort) {
 		t.Errorf("port %s after %d choices; want a retry away from the busy port %d", in.Info().Settings["port"], calls, busyPort)
 	}
@@ -340,7 +353,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestOptionFile(t *testing.T) {
 	at := places{data: "/t/data", redo: "/l/redo", socket: "/t/run/mysqld.sock", pidFile: "/t/run/mysqld.pid", port: 4444}
-	settings, err := withUserSettings(benchmarkSettings(mariadb, at, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
+	settings, err := withUserSettings(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,4 +394,48 @@ skip-log-bin
 	if got := cnfSize(1536 << 10); got != "1536K" {
 		t.Errorf("cnfSize(1.5 MiB) = %s", got)
 	}
+}
+
+func TestRegistered(t *testing.T) {
+	for _, name := range []string{"mariadb", "mysql"} {
+		e, err := engine.Default.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() != name || !e.Capabilities().ServerProcess {
+			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
+		}
+	}
+}
+
+// BenchmarkStartStop measures starting and cleanly stopping a reused instance
+// with dbio's default settings; the time to create it is reported once as create-ms.
+func BenchmarkStartStop(b *testing.B) {
+	e := realEngine(b)
+	ctx := context.Background()
+	p := engine.Placement{Data: reachableTarget(b, "data")}
+	began := time.Now()
+	in, err := e.Start(ctx, p, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	created := time.Since(began)
+	if err := in.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var stopping time.Duration
+	b.ResetTimer()
+	for range b.N {
+		in, err := e.Start(ctx, p, engine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		began := time.Now()
+		if err := in.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		stopping += time.Since(began)
+	}
+	b.ReportMetric(float64(created.Milliseconds()), "create-ms")
+	b.ReportMetric(float64(stopping.Milliseconds())/float64(b.N), "stop-ms")
 }

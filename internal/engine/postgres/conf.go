@@ -23,12 +23,12 @@ const confFile = "dbio.conf"
 // benchmarkSettings are dbio's choices for a benchmark server. Durability
 // stays at PostgreSQL's safe defaults (fsync, synchronous_commit,
 // full_page_writes on): nothing here trades safety for speed.
-func benchmarkSettings(port int, socketDir string, bufferPool int64) []setting {
+func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPool int64) []setting {
 	s := []setting{
 		{"listen_addresses", "127.0.0.1", "reachable from this machine only"},
 		{"port", strconv.Itoa(port), "a free port, never the system server's"},
 		{"unix_socket_directories", socketDir, "dbio's own socket directory"},
-		{"max_connections", "300", "room for 128+ virtual users plus monitoring"},
+		{"max_connections", strconv.Itoa(maxConnections), "room for every virtual user plus monitoring"},
 		{"max_wal_size", "4GB", "checkpoints paced by checkpoint_timeout rather than forced by WAL volume"},
 		{"min_wal_size", "1GB", "recycle WAL segments instead of creating new ones during a run"},
 	}

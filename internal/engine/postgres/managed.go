@@ -64,7 +64,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(filepath.Join(l.data, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+	if !server.Created(l.base) {
 		if err := e.initdb(ctx, bins, user, l); err != nil {
 			return nil, err
 		}
@@ -93,7 +93,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		if port, err = e.freePort(); err != nil {
 			return nil, err
 		}
-		settings, err = withUserSettings(benchmarkSettings(port, sockDir, o.BufferPool), o.Settings)
+		settings, err = withUserSettings(benchmarkSettings(port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
 		if err != nil {
 			return nil, err
 		}
@@ -253,7 +253,10 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 		return err
 	}
 	_, err = fmt.Fprintf(f, "\n# dbio's settings, rewritten at every start\ninclude '%s'\n", confFile)
-	return errors.Join(err, f.Close())
+	if err := errors.Join(err, f.Close()); err != nil {
+		return err
+	}
+	return server.MarkCreated(l.base)
 }
 
 // checkExisting refuses to start an instance created for another

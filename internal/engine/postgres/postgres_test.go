@@ -19,7 +19,7 @@ import (
 
 // reachableTarget opens a target in a fresh temporary directory that the
 // server's unprivileged user can enter (t.TempDir is private to its creator).
-func reachableTarget(t *testing.T, name string) *target.Target {
+func reachableTarget(t testing.TB, name string) *target.Target {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
@@ -35,7 +35,7 @@ func reachableTarget(t *testing.T, name string) *target.Target {
 }
 
 // realEngine returns the engine on the host, or skips when PostgreSQL is not installed.
-func realEngine(t *testing.T) *Engine {
+func realEngine(t testing.TB) *Engine {
 	t.Helper()
 	e := New("postgres", execx.Real{})
 	if _, err := e.findBinaries(context.Background()); err != nil {
@@ -243,7 +243,20 @@ func TestPortConflictRetries(t *testing.T) {
 		defer l.Close()
 		return l.Addr().(*net.TCPAddr).Port, nil
 	}
-	in := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
+	// The target also holds the remains of an interrupted creation, which are replaced.
+	data := reachableTarget(t, "data")
+	base, err := data.Sub("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(base, "data", "PG_VERSION")
+	if err := os.MkdirAll(filepath.Dir(leftover), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leftover, []byte("half\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := start(t, e, engine.Placement{Data: data}, engine.Options{})
 	if calls < 2 || in.Info().Settings["port"] == strconv.Itoa(busyPort) {
 		t.Errorf("port %s after %d choices; want a retry away from the busy port %d", in.Info().Settings["port"], calls, busyPort)
 	}
@@ -369,7 +382,7 @@ func TestWithDatabase(t *testing.T) {
 }
 
 func TestSettingsFile(t *testing.T) {
-	settings, err := withUserSettings(benchmarkSettings(5555, "/x/run", 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
+	settings, err := withUserSettings(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,4 +407,48 @@ log_line_prefix = '%m [%p] it''s'	# set by the user
 	if got := pgSize(1536 << 10); got != "1536kB" {
 		t.Errorf("pgSize(1.5MB) = %s", got)
 	}
+}
+
+func TestRegistered(t *testing.T) {
+	for _, name := range []string{"postgres", "postgresql"} {
+		e, err := engine.Default.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() != name || !e.Capabilities().ServerProcess {
+			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
+		}
+	}
+}
+
+// BenchmarkStartStop measures starting and cleanly stopping a reused instance
+// with dbio's default settings; the time to create it is reported once as create-ms.
+func BenchmarkStartStop(b *testing.B) {
+	e := realEngine(b)
+	ctx := context.Background()
+	p := engine.Placement{Data: reachableTarget(b, "data")}
+	began := time.Now()
+	in, err := e.Start(ctx, p, engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	created := time.Since(began)
+	if err := in.Stop(ctx); err != nil {
+		b.Fatal(err)
+	}
+	var stopping time.Duration
+	b.ResetTimer()
+	for range b.N {
+		in, err := e.Start(ctx, p, engine.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		began := time.Now()
+		if err := in.Stop(ctx); err != nil {
+			b.Fatal(err)
+		}
+		stopping += time.Since(began)
+	}
+	b.ReportMetric(float64(created.Milliseconds()), "create-ms")
+	b.ReportMetric(float64(stopping.Milliseconds())/float64(b.N), "stop-ms")
 }

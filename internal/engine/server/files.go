@@ -171,3 +171,24 @@ func SocketDir(preferred, name, tmp string, u User) (dir string, temp bool, err 
 	}
 	return dir, true, u.MakeDir(dir, 0o700)
 }
+
+// createdMarker is written into an instance's directory once its creation
+// (initdb, mariadb-install-db) has finished.
+const createdMarker = ".dbio-created"
+
+// MarkCreated records that the instance in dir was created completely.
+func MarkCreated(dir string) error {
+	return os.WriteFile(filepath.Join(dir, createdMarker), []byte("the database instance here was created completely by dbio\n"), 0o644)
+}
+
+// Created says whether the instance in dir was created completely; one that
+// was not is the remains of an interrupted creation and is created again.
+func Created(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, createdMarker))
+	return err == nil
+}
+
+// MaxConnections is the connection limit dbio gives a managed server: room
+// for 128+ virtual users plus monitoring, and more when the caller's pool may
+// open more.
+func MaxConnections(pool int) int { return max(300, pool+20) }
