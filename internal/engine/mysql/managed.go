@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -263,9 +264,27 @@ func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l
 	}
 	user.Apply(&cmd)
 	if _, err := e.Runner.Run(ctx, cmd); err != nil {
+		var ee *execx.ExitError
+		if errors.As(err, &ee) {
+			if lines := errorLines(ee.Stderr); lines != "" {
+				return fmt.Errorf("create the %s instance in %s: %s failed:\n%s", bins.flavour, l.data, filepath.Base(cmd.Name), lines)
+			}
+		}
 		return fmt.Errorf("create the %s instance in %s: %w", bins.flavour, l.data, err)
 	}
 	return server.MarkCreated(l.base)
+}
+
+// errorLines picks the server's own error lines out of the installer's
+// output, which otherwise buries them under generic advice.
+func errorLines(out string) string {
+	var picked []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "[ERROR]") {
+			picked = append(picked, strings.TrimSpace(line))
+		}
+	}
+	return strings.Join(picked, "\n")
 }
 
 // accountSQL creates dbio's account for socket and loopback connections, or

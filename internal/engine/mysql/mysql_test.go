@@ -322,6 +322,22 @@ func TestExternalOwnership(t *testing.T) {
 	stop(t, server)
 }
 
+func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root dbio runs the server as another user")
+	}
+	e := realEngine(t)
+	// t.TempDir's parent is private to root, so the server's user cannot enter it.
+	tg, err := target.Open(filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Start(context.Background(), engine.Placement{Data: tg}, engine.Options{})
+	if err == nil || !strings.Contains(err.Error(), "chmod o+x") {
+		t.Errorf("Start on an unreachable target = %v, want the directory to open up", err)
+	}
+}
+
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
 	e := New("mariadb", &execx.Fake{})
 	e.BinDirs = []string{t.TempDir()}
@@ -438,4 +454,13 @@ func BenchmarkStartStop(b *testing.B) {
 	}
 	b.ReportMetric(float64(created.Milliseconds()), "create-ms")
 	b.ReportMetric(float64(stopping.Milliseconds())/float64(b.N), "stop-ms")
+}
+
+func TestErrorLinesKeepsTheServersComplaint(t *testing.T) {
+	out := "2026-11-22  0:11:56 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'no_such_option=1'\n" +
+		"2026-11-22  0:11:56 0 [ERROR] Aborting\nInstalling MariaDB/MySQL system tables ...\n\nInstallation of system tables failed!\n"
+	want := "2026-11-22  0:11:56 0 [ERROR] /usr/sbin/mariadbd: unknown variable 'no_such_option=1'\n2026-11-22  0:11:56 0 [ERROR] Aborting"
+	if got := errorLines(out); got != want {
+		t.Errorf("errorLines =\n%s\nwant\n%s", got, want)
+	}
 }

@@ -319,6 +319,22 @@ func TestExternalOwnership(t *testing.T) {
 	stop(t, server)
 }
 
+func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only a root dbio runs the server as another user")
+	}
+	e := realEngine(t)
+	// t.TempDir's parent is private to root, so the server's user cannot enter it.
+	tg, err := target.Open(filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Start(context.Background(), engine.Placement{Data: tg}, engine.Options{})
+	if err == nil || !strings.Contains(err.Error(), "chmod o+x") {
+		t.Errorf("Start on an unreachable target = %v, want the directory to open up", err)
+	}
+}
+
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
 	e := New("postgres", &execx.Fake{})
 	e.BinDirs = []string{t.TempDir()}
