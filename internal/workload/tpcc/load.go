@@ -20,6 +20,8 @@ import (
 
 // rowSink receives generated rows of one loader worker.
 type rowSink interface {
+	// add takes one row in the column order of schema.go. The slice is reused
+	// for the next row: a sink that keeps values copies them.
 	add(ctx context.Context, table string, row []any) error
 	// flush makes everything added so far durable (one warehouse at a time).
 	flush(ctx context.Context) error
@@ -171,6 +173,7 @@ type generator struct {
 	now  time.Time
 	sink rowSink
 	rows int64
+	buf  []any // the row being emitted, reused
 }
 
 var errNoSink = errors.New("tpcc: no sink")
@@ -180,22 +183,27 @@ func (g *generator) emit(ctx context.Context, table string, row ...any) error {
 		return errNoSink
 	}
 	g.rows++
-	return g.sink.add(ctx, table, row)
+	g.buf = append(g.buf[:0], row...)
+	return g.sink.add(ctx, table, g.buf)
 }
 
+// money renders cents as a decimal string with two places.
 func money(cents int64) string {
-	neg := cents < 0
-	if neg {
+	var b [24]byte
+	out := b[:0]
+	if cents < 0 {
+		out = append(out, '-')
 		cents = -cents
 	}
-	s := strconv.FormatInt(cents/100, 10) + "." + fmt.Sprintf("%02d", cents%100)
-	if neg {
-		return "-" + s
-	}
-	return s
+	out = strconv.AppendInt(out, cents/100, 10)
+	c := cents % 100
+	return string(append(out, '.', byte('0'+c/10), byte('0'+c%10)))
 }
 
-func fraction4(n int) string { return fmt.Sprintf("0.%04d", n) }
+// fraction4 renders n/10000 (0 <= n < 10000) with four places.
+func fraction4(n int) string {
+	return string([]byte{'0', '.', byte('0' + n/1000), byte('0' + n/100%10), byte('0' + n/10%10), byte('0' + n%10)})
+}
 
 // items populates ITEM: 100,000 rows.
 func (g *generator) items(ctx context.Context) error {
@@ -216,14 +224,14 @@ func (g *generator) warehouse(ctx context.Context, w int) error {
 		r.state(), r.zip(), fraction4(r.uniform(0, 2000)), money(30000000)); err != nil {
 		return err
 	}
+	var row [17]any
 	for i := 1; i <= StockPerWarehouse; i++ {
-		row := make([]any, 0, 17)
-		row = append(row, i, w, r.uniform(10, 100))
-		for range 10 {
-			row = append(row, r.astring(24, 24))
+		row[0], row[1], row[2] = i, w, r.uniform(10, 100)
+		for d := range 10 {
+			row[3+d] = r.astring(24, 24)
 		}
-		row = append(row, 0, 0, 0, r.data(26, 50))
-		if err := g.emit(ctx, "stock", row...); err != nil {
+		row[13], row[14], row[15], row[16] = 0, 0, 0, r.data(26, 50)
+		if err := g.emit(ctx, "stock", row[:]...); err != nil {
 			return err
 		}
 	}

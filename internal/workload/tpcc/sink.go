@@ -15,7 +15,7 @@ type insertSink struct {
 	placeholder func(int) string
 	beginStmt   string
 	batchRows   int
-	pending     map[string][][]any
+	pending     map[string][]any // flattened rows waiting, per table
 	inTx        bool
 	stmts       map[string]*sql.Stmt // full-batch statements per table
 }
@@ -26,12 +26,13 @@ func newInsertSink(ctx context.Context, db *sql.DB, placeholder func(int) string
 		return nil, err
 	}
 	return &insertSink{conn: conn, placeholder: placeholder, beginStmt: begin, batchRows: batchRows,
-		pending: map[string][][]any{}, stmts: map[string]*sql.Stmt{}}, nil
+		pending: map[string][]any{}, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 func (s *insertSink) add(ctx context.Context, table string, row []any) error {
-	s.pending[table] = append(s.pending[table], row)
-	if len(s.pending[table]) >= s.batchRows {
+	p := append(s.pending[table], row...)
+	s.pending[table] = p
+	if len(p) >= s.batchRows*len(row) {
 		return s.send(ctx, table)
 	}
 	return nil
@@ -64,25 +65,22 @@ func (s *insertSink) insertSQL(table string, rows int) string {
 }
 
 func (s *insertSink) send(ctx context.Context, table string) error {
-	rows := s.pending[table]
-	if len(rows) == 0 {
+	args := s.pending[table]
+	if len(args) == 0 {
 		return nil
 	}
+	rows := len(args) / len(tableByName(table).columns)
 	if !s.inTx {
 		if _, err := s.conn.ExecContext(ctx, s.beginStmt); err != nil {
 			return err
 		}
 		s.inTx = true
 	}
-	args := make([]any, 0, len(rows)*len(rows[0]))
-	for _, r := range rows {
-		args = append(args, r...)
-	}
 	var err error
-	if len(rows) == s.batchRows {
+	if rows == s.batchRows {
 		st, ok := s.stmts[table]
 		if !ok {
-			st, err = s.conn.PrepareContext(ctx, s.insertSQL(table, len(rows)))
+			st, err = s.conn.PrepareContext(ctx, s.insertSQL(table, rows))
 			if err != nil {
 				return fmt.Errorf("%s: %w", table, err)
 			}
@@ -90,12 +88,13 @@ func (s *insertSink) send(ctx context.Context, table string) error {
 		}
 		_, err = st.ExecContext(ctx, args...)
 	} else {
-		_, err = s.conn.ExecContext(ctx, s.insertSQL(table, len(rows)), args...)
+		_, err = s.conn.ExecContext(ctx, s.insertSQL(table, rows), args...)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", table, err)
 	}
-	s.pending[table] = rows[:0]
+	clear(args) // let the sent values be collected
+	s.pending[table] = args[:0]
 	return nil
 }
 
