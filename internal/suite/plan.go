@@ -1,0 +1,368 @@
+package suite
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"dbio/internal/iolimit"
+	"dbio/internal/units"
+)
+
+// Plan is a validated suite, expanded into runs in the order they execute.
+type Plan struct {
+	Name        string
+	Description string
+	Results     string
+	Runs        []Run
+}
+
+// Target is a resolved target of a run.
+type Target struct {
+	Name   string         `json:"name"`
+	Path   string         `json:"path"`
+	Limits iolimit.Limits `json:"limits"`
+}
+
+// Run is one fully resolved run.
+type Run struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	// Variant names the crossed values this run takes, e.g. data=nvme buffer_pool=64MB.
+	Variant  map[string]string `json:"variant,omitempty"`
+	Kind     string            `json:"kind"` // tpcc, sysbench, as3ap, disk
+	Scenario string            `json:"scenario,omitempty"`
+
+	Engine     string            `json:"engine,omitempty"`
+	BufferPool int64             `json:"buffer_pool_bytes,omitempty"`
+	Settings   map[string]string `json:"settings,omitempty"`
+	DSN        string            `json:"dsn,omitempty"`
+	Transport  string            `json:"transport,omitempty"`
+
+	Data   Target  `json:"data"`
+	Log    *Target `json:"log,omitempty"`
+	Backup *Target `json:"backup,omitempty"`
+
+	Workload WorkloadDef   `json:"workload"`
+	Users    []int         `json:"users,omitempty"`
+	RampUp   time.Duration `json:"rampup,omitempty"`
+	Step     time.Duration `json:"step,omitempty"`
+
+	Backups BackupSpec `json:"backups,omitzero"`
+	Noisy   NoisySpec  `json:"noisy,omitzero"`
+}
+
+// BackupSpec is a resolved backup scenario.
+type BackupSpec struct {
+	Cycles   int           `json:"cycles"`
+	Restore  bool          `json:"restore"`
+	Interval time.Duration `json:"interval"`
+	Users    int           `json:"users"`
+}
+
+// NoisySpec is a resolved noisy-neighbour scenario.
+type NoisySpec struct {
+	Tenants  int           `json:"tenants"`
+	Backups  int           `json:"backup_tenants"`
+	Interval time.Duration `json:"interval"`
+	Cycles   int           `json:"cycles"`
+	Users    int           `json:"users"`
+}
+
+var kinds = map[string]bool{"tpcc": true, "sysbench": true, "as3ap": true, "disk": true}
+var scenarios = map[string]bool{"": true, "backup": true, "noisy-neighbour": true}
+
+// Engines are the engine names a suite may use; cmd/dbio sets it from the registry.
+var Engines = []string{"sqlite", "postgres", "mariadb", "mysql"}
+
+func (v *validator) expand() *Plan {
+	f := v.f
+	p := &Plan{Name: f.Name, Description: f.Description, Results: f.Results}
+	if p.Name == "" {
+		v.addf("", "name", "the suite needs a name (it names the results directories)")
+	}
+	if p.Results == "" {
+		p.Results = "results"
+	}
+	targets := map[string]Target{}
+	for _, name := range sortedKeys(f.Targets) {
+		t := f.Targets[name]
+		table := "targets." + name
+		if strings.TrimSpace(t.Path) == "" {
+			v.addf(table, "path", "every target needs a path: the directory on the storage under test")
+		}
+		l, err := checkLimit(t.Limit)
+		if err != nil {
+			v.addf(table, "limit", "%v", err)
+		}
+		targets[name] = Target{Name: name, Path: t.Path, Limits: l}
+	}
+	for _, name := range sortedKeys(f.Engines) {
+		e := f.Engines[name]
+		table := "engines." + name
+		if !contains(Engines, e.Engine) {
+			v.addf(table, "engine", "unknown engine %q: use one of %s", e.Engine, strings.Join(Engines, ", "))
+		}
+		if err := checkSize(e.BufferPool); err != nil {
+			v.addf(table, "buffer_pool", "%q: use a size such as 256MB or 2GB", e.BufferPool)
+		}
+		if e.Transport != "" && e.Transport != "socket" && e.Transport != "tcp" {
+			v.addf(table, "transport", "%q: use socket or tcp", e.Transport)
+		}
+	}
+	for _, name := range sortedKeys(f.Workloads) {
+		v.checkWorkload(name, f.Workloads[name])
+	}
+	if len(f.Runs) == 0 {
+		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
+	}
+	for i, r := range f.Runs {
+		p.Runs = append(p.Runs, v.expandRun(i, r, targets)...)
+	}
+	seen := map[string]int{}
+	for i := range p.Runs {
+		p.Runs[i].Index = i
+		base := p.Runs[i].Name
+		if n := seen[base]; n > 0 {
+			p.Runs[i].Name = fmt.Sprintf("%s-%d", base, n+1)
+		}
+		seen[base]++
+	}
+	return p
+}
+
+func (v *validator) checkWorkload(name string, w WorkloadDef) {
+	table := "workloads." + name
+	if !kinds[w.Kind] {
+		v.addf(table, "kind", "unknown kind %q: use tpcc, sysbench, as3ap or disk", w.Kind)
+		return
+	}
+	for _, u := range w.Users {
+		if u <= 0 {
+			v.addf(table, "users", "user counts must be positive whole numbers, e.g. [1, 2, 4, 8]")
+			break
+		}
+	}
+	v.duration(table, "rampup", w.RampUp, 0, true)
+	v.duration(table, "step", w.Step, 0, false)
+	switch w.Kind {
+	case "tpcc":
+		if w.Warehouses < 1 {
+			v.addf(table, "warehouses", "TPC-C needs at least 1 warehouse")
+		}
+	case "sysbench":
+		if w.Tables < 1 || w.TableSize < 1 {
+			v.addf(table, "tables", "sysbench needs tables >= 1 and table_size >= 1")
+		}
+	case "as3ap":
+		if w.Rows < 1 {
+			v.addf(table, "rows", "AS3AP needs rows >= 1")
+		}
+		v.duration(table, "ceiling", w.Ceiling, 100*time.Millisecond, false)
+	case "disk":
+		if w.Profile == "" {
+			v.addf(table, "profile", "a disk workload needs a fio profile, e.g. four-corners")
+		}
+		v.duration(table, "runtime", w.Runtime, 0, false)
+		if err := checkSize(w.Size); err != nil {
+			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
+		}
+	}
+}
+
+func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run {
+	table := fmt.Sprintf("runs[%d]", i)
+	w, ok := v.f.Workloads[r.Workload]
+	if !ok {
+		v.addf(table, "workload", "no workload named %q (defined: %s)", r.Workload, strings.Join(sortedKeys(v.f.Workloads), ", "))
+		return nil
+	}
+	if !scenarios[r.Scenario] {
+		v.addf(table, "scenario", "unknown scenario %q: use backup or noisy-neighbour (or leave it out)", r.Scenario)
+	}
+	target := func(key, name string) *Target {
+		if name == "" {
+			return nil
+		}
+		t, ok := targets[name]
+		if !ok {
+			v.addf(table, key, "no target named %q (defined: %s)", name, strings.Join(sortedKeys(targets), ", "))
+			return nil
+		}
+		return &t
+	}
+	datas := v.stringList(table, "data", r.Data)
+	if len(datas) == 0 {
+		v.addf(table, "data", "every run needs a data target")
+	}
+	engines := v.stringList(table, "engine", r.Engine)
+	if w.Kind != "disk" && len(engines) == 0 {
+		v.addf(table, "engine", "a %s run needs an engine", w.Kind)
+	}
+	for _, e := range engines {
+		if _, ok := v.f.Engines[e]; !ok {
+			v.addf(table, "engine", "no engine named %q (defined: %s)", e, strings.Join(sortedKeys(v.f.Engines), ", "))
+		}
+	}
+	pools := v.stringList(table, "buffer_pool", r.BufferPool)
+	for _, s := range pools {
+		if err := checkSize(s); err != nil {
+			v.addf(table, "buffer_pool", "%q: use a size such as 256MB or 2GB", s)
+		}
+	}
+	log, backup := target("log", r.Log), target("backup", r.Backup)
+	var bs BackupSpec
+	var ns NoisySpec
+	switch r.Scenario {
+	case "backup":
+		bs = BackupSpec{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Users: r.Backups.Users,
+			Interval: v.duration(table+".backups", "interval", r.Backups.Interval, 0, true)}
+		if bs.Cycles < 1 {
+			v.addf(table+".backups", "cycles", "a backup scenario needs cycles >= 1")
+		}
+		if w.Kind == "disk" {
+			v.addf(table, "scenario", "backups apply to database workloads, not to disk runs")
+		}
+	case "noisy-neighbour":
+		ns = NoisySpec{Tenants: r.Noisy.Tenants, Backups: r.Noisy.Backups, Cycles: r.Noisy.Cycles, Users: r.Noisy.Users,
+			Interval: v.duration(table+".noisy", "interval", r.Noisy.Interval, 100*time.Second, false)}
+		if ns.Tenants < 1 {
+			v.addf(table+".noisy", "tenants", "a noisy-neighbour run needs tenants >= 1")
+		}
+		if ns.Backups < 0 || ns.Backups >= ns.Tenants && ns.Tenants > 0 {
+			v.addf(table+".noisy", "backup_tenants", "must be between 0 and tenants - 1 (%d)", ns.Tenants-1)
+		}
+		if ns.Backups > 0 && ns.Cycles < 1 {
+			v.addf(table+".noisy", "cycles", "backup tenants need cycles >= 1")
+		}
+	}
+	if len(engines) == 0 {
+		engines = []string{""}
+	}
+	if len(pools) == 0 {
+		pools = []string{""}
+	}
+	var out []Run
+	for _, d := range datas {
+		dt := target("data", d)
+		if dt == nil {
+			continue
+		}
+		for _, e := range engines {
+			for _, bp := range pools {
+				run := Run{
+					Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
+					Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
+					RampUp: v.duration("workloads."+r.Workload, "rampup", w.RampUp, 30*time.Second, true),
+					Step:   v.duration("workloads."+r.Workload, "step", w.Step, 2*time.Minute, false),
+				}
+				variant := map[string]string{}
+				if len(datas) > 1 {
+					variant["data"] = d
+				}
+				if e != "" {
+					ed := v.f.Engines[e]
+					run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, ed.DSN, ed.Transport
+					if n, err := units.ParseBytes(ed.BufferPool); err == nil {
+						run.BufferPool = n
+					}
+					if len(engines) > 1 {
+						variant["engine"] = e
+					}
+				}
+				if bp != "" {
+					if n, err := units.ParseBytes(bp); err == nil {
+						run.BufferPool = n
+					}
+					if len(pools) > 1 {
+						variant["buffer_pool"] = bp
+					}
+				}
+				if len(run.Users) == 0 && w.Kind != "disk" {
+					run.Users = []int{1, 2, 4, 8}
+				}
+				run.Variant = variant
+				run.Name = runName(r.Name, r.Workload, variant)
+				out = append(out, run)
+			}
+		}
+	}
+	return out
+}
+
+func runName(name, workload string, variant map[string]string) string {
+	if name == "" {
+		name = workload
+	}
+	for _, k := range []string{"data", "engine", "buffer_pool"} {
+		if v, ok := variant[k]; ok {
+			name += "-" + v
+		}
+	}
+	return name
+}
+
+// Estimator gives a run's expected duration and disk space; the caller
+// knows the workloads' figures, the suite only adds them up.
+type Estimator func(r Run) (time.Duration, uint64)
+
+// DryRun prints the expanded plan with each run's estimated duration and space.
+func (p *Plan) DryRun(w io.Writer, est Estimator) error {
+	fmt.Fprintf(w, "suite %s: %d runs, results under %s\n", p.Name, len(p.Runs), p.Results)
+	if p.Description != "" {
+		fmt.Fprintf(w, "%s\n", p.Description)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\trun\tkind\tengine\tdata\tlimits\tusers\tscenario\test. time\test. space")
+	var total time.Duration
+	var space uint64
+	for _, r := range p.Runs {
+		d, b := est(r)
+		total += d
+		space = max(space, b)
+		users := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.Users)), ","), "[]")
+		limits := r.Data.Limits.String()
+		if r.Data.Limits.Preset != "" {
+			limits = r.Data.Limits.Preset
+		}
+		if limits == "" {
+			limits = "-"
+		}
+		engine := r.Engine
+		if engine == "" {
+			engine = "-"
+		}
+		scenario := r.Scenario
+		if scenario == "" {
+			scenario = "-"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index+1, r.Name, r.Kind, engine, r.Data.Name, limits, users, scenario,
+			d.Round(time.Second), units.FormatBytes(b))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "estimated total: %s; largest run needs %s free on its data target\n", total.Round(time.Second), units.FormatBytes(space))
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,252 @@
+// Package suite reads a study from a TOML file: named targets with roles and
+// limits, engines with their settings, workloads, and runs that cross them
+// (two targets × two buffer-pool sizes, say). It validates the whole file
+// before anything starts, pointing each problem at its line and key, and
+// expands it into an ordered plan of fully resolved runs.
+package suite
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"dbio/internal/iolimit"
+	"dbio/internal/units"
+)
+
+// File is a suite file as written.
+type File struct {
+	Name    string `toml:"name"`
+	Results string `toml:"results"`
+	// Description says what the study reproduces; it goes into the report.
+	Description string                 `toml:"description"`
+	Targets     map[string]TargetDef   `toml:"targets"`
+	Engines     map[string]EngineDef   `toml:"engines"`
+	Workloads   map[string]WorkloadDef `toml:"workloads"`
+	Runs        []RunDef               `toml:"runs"`
+}
+
+// TargetDef is a storage location.
+type TargetDef struct {
+	Path string `toml:"path"`
+	// Limit emulates a storage class: "riops=5000,wiops=3000,rbps=250MB,wbps=200MB" or a preset.
+	Limit string `toml:"limit"`
+}
+
+// EngineDef is an engine with its settings.
+type EngineDef struct {
+	Engine     string            `toml:"engine"`
+	BufferPool string            `toml:"buffer_pool"`
+	Settings   map[string]string `toml:"settings"`
+	DSN        string            `toml:"dsn"`
+	Transport  string            `toml:"transport"`
+}
+
+// WorkloadDef is a workload and its scale and timing.
+type WorkloadDef struct {
+	Kind string `toml:"kind"` // tpcc, sysbench, as3ap, disk
+	// TPC-C
+	Warehouses     int  `toml:"warehouses"`
+	KeyingThinking bool `toml:"keying_thinking"`
+	// sysbench
+	Tables    int    `toml:"tables"`
+	TableSize int    `toml:"table_size"`
+	Shape     string `toml:"workload"`
+	// AS3AP
+	Rows      int    `toml:"rows"`
+	BatchJobs int    `toml:"batch_jobs"`
+	Start     int    `toml:"start"`
+	Add       int    `toml:"add"`
+	Ceiling   string `toml:"ceiling"`
+	// fio
+	Profile string `toml:"profile"`
+	Runtime string `toml:"runtime"`
+	Size    string `toml:"size"`
+	// timing, for database workloads
+	Users  []int  `toml:"users"`
+	RampUp string `toml:"rampup"`
+	Step   string `toml:"step"`
+}
+
+// RunDef is one run, or several when a field lists alternatives to cross.
+type RunDef struct {
+	Name     string `toml:"name"`
+	Workload string `toml:"workload"`
+	// Engine, Data and BufferPool may each be one value or a list to cross.
+	Engine     any    `toml:"engine"`
+	Data       any    `toml:"data"`
+	Log        string `toml:"log"`
+	Backup     string `toml:"backup"`
+	BufferPool any    `toml:"buffer_pool"`
+	// Scenario is "", "backup" or "noisy-neighbour".
+	Scenario string    `toml:"scenario"`
+	Backups  BackupDef `toml:"backups"`
+	Noisy    NoisyDef  `toml:"noisy"`
+}
+
+// BackupDef configures backup and restore cycles.
+type BackupDef struct {
+	Cycles   int    `toml:"cycles"`
+	Restore  bool   `toml:"restore"`
+	Interval string `toml:"interval"`
+	// Users keep TPC-C running during the backups; 0 backs up an idle database.
+	Users int `toml:"users"`
+}
+
+// NoisyDef configures a noisy-neighbour run.
+type NoisyDef struct {
+	Tenants  int    `toml:"tenants"`
+	Backups  int    `toml:"backup_tenants"`
+	Interval string `toml:"interval"`
+	Cycles   int    `toml:"cycles"`
+	Users    int    `toml:"users"`
+}
+
+// Problem is one validation error, located in the file.
+type Problem struct {
+	Line int
+	Key  string
+	Msg  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", p.Line, p.Key, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.Key, p.Msg)
+}
+
+// Problems is every problem of a file, reported at once.
+type Problems struct {
+	File  string
+	Items []Problem
+}
+
+func (ps *Problems) Error() string {
+	lines := make([]string, len(ps.Items))
+	for i, p := range ps.Items {
+		lines[i] = ps.File + ": " + p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Load reads, decodes and validates a suite file, returning its plan.
+func Load(path string) (*Plan, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("suite file: %w", err)
+	}
+	return Parse(path, b)
+}
+
+// Parse decodes and validates suite text; name is used in messages.
+func Parse(name string, b []byte) (*Plan, error) {
+	var f File
+	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		var de *toml.DecodeError
+		var sm *toml.StrictMissingError
+		switch {
+		case errors.As(err, &de):
+			row, _ := de.Position()
+			return nil, &Problems{File: name, Items: []Problem{{Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()}}}
+		case errors.As(err, &sm):
+			ps := &Problems{File: name}
+			for _, e := range sm.Errors {
+				row, _ := e.Position()
+				ps.Items = append(ps.Items, Problem{Line: row, Key: strings.Join(e.Key(), "."), Msg: "unknown key (check its spelling and the table it is in)"})
+			}
+			return nil, ps
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	v := &validator{f: &f, loc: newLocator(b), file: name}
+	plan := v.expand()
+	if len(v.problems) > 0 {
+		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
+		return nil, &Problems{File: name, Items: v.problems}
+	}
+	return plan, nil
+}
+
+type validator struct {
+	f        *File
+	loc      *locator
+	file     string
+	problems []Problem
+}
+
+func (v *validator) addf(table, key, format string, a ...any) {
+	full := key
+	if table != "" {
+		full = table + "." + key
+	}
+	p := Problem{Line: v.loc.line(table, key), Key: full, Msg: fmt.Sprintf(format, a...)}
+	// A workload's problem is found again for each run that uses it; say it once.
+	for _, q := range v.problems {
+		if q == p {
+			return
+		}
+	}
+	v.problems = append(v.problems, p)
+}
+
+func (v *validator) duration(table, key, s string, def time.Duration, allowZero bool) time.Duration {
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || (d == 0 && !allowZero) {
+		v.addf(table, key, "%q is not a positive duration: write it like 30s, 5m or 1h", s)
+		return def
+	}
+	return d
+}
+
+// strings reads a field that may hold one string or a list of strings.
+func (v *validator) stringList(table, key string, x any) []string {
+	switch t := x.(type) {
+	case nil:
+		return nil
+	case string:
+		return []string{t}
+	case []any:
+		var out []string
+		for _, e := range t {
+			s, ok := e.(string)
+			if !ok {
+				v.addf(table, key, "expected a name or a list of names in quotes")
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	default:
+		v.addf(table, key, "expected a name or a list of names in quotes")
+		return nil
+	}
+}
+
+func checkSize(s string) error {
+	if s == "" {
+		return nil
+	}
+	n, err := units.ParseBytes(s)
+	if err == nil && n <= 0 {
+		err = errors.New("must be positive")
+	}
+	return err
+}
+
+func checkLimit(s string) (iolimit.Limits, error) {
+	if s == "" {
+		return iolimit.Limits{}, nil
+	}
+	return iolimit.Parse(s)
+}
