@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"dbio/internal/execx"
 	"dbio/internal/target"
 )
 
@@ -51,6 +52,14 @@ type Options struct {
 	// Fresh asks for an empty database: a managed instance re-creates its own
 	// files; in external mode the owned database is dropped and re-created.
 	Fresh bool
+	// Wrap, when set, wraps the managed server's command line; storage-class
+	// emulation uses it to start the server inside a block-I/O cgroup, so
+	// that not one of its I/Os escapes the limits. The wrapper keeps the PID
+	// (it execs the server).
+	Wrap func(execx.Cmd) execx.Cmd
+	// RunAs receives the uid and gid a managed server will run as, before it
+	// starts, so that a wrapper can give that user what it needs.
+	RunAs func(uid, gid uint32) error
 }
 
 // Capabilities are what an engine can do, so workloads adapt without type switches.

@@ -268,6 +268,21 @@ func (g *Group) AddPID(pid int) error {
 	return nil
 }
 
+// AllowUser lets processes of uid join the group by themselves, so that a
+// server started unprivileged can enter the group before its first I/O.
+func (g *Group) AllowUser(uid, gid uint32) error {
+	for _, f := range []string{"cgroup.procs", "tasks"} {
+		p := filepath.Join(g.Path, f)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := os.Chown(p, int(uid), int(gid)); err != nil {
+			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
+		}
+	}
+	return nil
+}
+
 // Wrap returns c started through a shell that first joins the group, so that
 // not one I/O of the program escapes the limits.
 func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
