@@ -46,7 +46,10 @@ type TxCounts struct {
 	// Retries counts serialization failures and deadlocks that were retried
 	// inside a transaction that then completed.
 	Retries int64
-	Latency *hdrhistogram.Histogram
+	// Reconnects counts sessions that lost their connection during a
+	// transaction of this type and opened a new one to go on.
+	Reconnects int64
+	Latency    *hdrhistogram.Histogram
 }
 
 func newTxCounts() TxCounts { return TxCounts{Latency: NewHistogram()} }
@@ -56,11 +59,12 @@ func (t *TxCounts) add(o TxCounts) {
 	t.RolledBack += o.RolledBack
 	t.Failed += o.Failed
 	t.Retries += o.Retries
+	t.Reconnects += o.Reconnects
 	t.Latency.Merge(o.Latency)
 }
 
 func (t *TxCounts) reset() {
-	t.Committed, t.RolledBack, t.Failed, t.Retries = 0, 0, 0, 0
+	t.Committed, t.RolledBack, t.Failed, t.Retries, t.Reconnects = 0, 0, 0, 0, 0
 	t.Latency.Reset()
 }
 
@@ -106,6 +110,14 @@ func (r *Recorder) RecordRetried(tx int, d time.Duration, o Outcome, retries int
 	r.mu.Unlock()
 }
 
+// RecordReconnect notes that the session lost its connection during a
+// transaction of type tx and reconnected.
+func (r *Recorder) RecordReconnect(tx int) {
+	r.mu.Lock()
+	r.pending[tx].Reconnects++
+	r.mu.Unlock()
+}
+
 // Collector owns the recorders of one run and the totals of the current step.
 type Collector struct {
 	types []string
@@ -141,6 +153,21 @@ func (c *Collector) NewRecorder() *Recorder {
 	c.recs = append(c.recs, r)
 	c.mu.Unlock()
 	return r
+}
+
+// Adopt adds a recorder made by another collector of the same transaction
+// types: a session that outlives one collector (a background job running
+// through every step) records into each step's collector in turn. What the
+// recorder holds from before is dropped.
+func (c *Collector) Adopt(r *Recorder) {
+	r.mu.Lock()
+	for i := range r.pending {
+		r.pending[i].reset()
+	}
+	r.mu.Unlock()
+	c.mu.Lock()
+	c.recs = append(c.recs, r)
+	c.mu.Unlock()
 }
 
 // Forget drops recorders whose users have ended, after their last Tick.

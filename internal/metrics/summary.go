@@ -40,6 +40,7 @@ type TxSummary struct {
 	RolledBack int64   `json:"rolled_back"`
 	Errors     int64   `json:"errors"`
 	Retries    int64   `json:"retries"`
+	Reconnects int64   `json:"reconnects,omitempty"`
 	PerMinute  float64 `json:"per_minute"`
 	Latency    Latency `json:"latency"`
 }
@@ -52,6 +53,7 @@ func SummarizeTx(name string, c TxCounts, d time.Duration) TxSummary {
 		RolledBack: c.RolledBack,
 		Errors:     c.Failed,
 		Retries:    c.Retries,
+		Reconnects: c.Reconnects,
 		PerMinute:  PerMinute(c.Committed, d),
 		Latency:    Summarize(c.Latency),
 	}
