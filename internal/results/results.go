@@ -53,8 +53,11 @@ type Run struct {
 	Engines     []engine.Info   `json:"engines,omitempty"`
 	Checks      []Check         `json:"checks,omitempty"`
 	Load        *LoadReport     `json:"load,omitempty"`
-	Notes       []string        `json:"notes,omitempty"`
-	Warnings    []string        `json:"warnings,omitempty"`
+	// Figures are the run's own headline numbers, drawn from all its steps
+	// (e.g. the largest load kept under a response-time ceiling).
+	Figures  []Figure `json:"figures,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Environment is the machine and software a run measured.

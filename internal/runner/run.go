@@ -50,6 +50,15 @@ type Plan struct {
 	// Before runs after the results directory exists and before the engine
 	// starts (dbio quick's fio pass); it returns how many steps it wrote.
 	Before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+
+	// StopWhen, when set, is asked after each completed step whether the
+	// run has gone far enough (a stepping run whose response time passed its
+	// ceiling); the rest of Users is then skipped and why goes to run.json.
+	StopWhen func(results.Step) (stop bool, why string)
+	// Conclude, when set, draws run-level figures from the steps of a run
+	// whose steps all completed, for run.json (e.g. the largest load kept
+	// under a ceiling); stopped says whether StopWhen ended the run.
+	Conclude func(steps []results.Step, stopped bool) []results.Figure
 }
 
 // Env is the process state a run uses.
@@ -68,6 +77,10 @@ type Outcome struct {
 	Status results.Status
 	Steps  []results.Step
 	Checks []results.Check
+	// Stopped says why StopWhen ended the run early; empty when every step ran.
+	Stopped string
+	// Figures are what Conclude drew from the steps.
+	Figures []results.Figure
 }
 
 // Run executes p. Whatever happens, a results directory that exists is
@@ -239,17 +252,33 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	}
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step,
-			FirstIndex: first, Tick: p.Tick},
+			FirstIndex: first, Tick: p.Tick, StopWhen: p.StopWhen},
 		dir: dir, progress: env.Progress, now: env.Now,
 	}
 	if sampler != nil {
 		st.sampler = sampler
 	}
-	steps, stepErr := st.runSteps(ctx)
+	steps, stopped, stepErr := st.runSteps(ctx)
 	env.Progress.Clear()
-	out.Steps = steps
+	out.Steps, out.Stopped = steps, stopped
 	if stepErr != nil {
 		return stepErr
+	}
+	if stopped != "" {
+		fmt.Fprintf(env.Out, "stopped after step %s: %s\n", steps[len(steps)-1].Name, stopped)
+	}
+	if p.Conclude != nil {
+		out.Figures = p.Conclude(steps, stopped != "")
+	}
+	if stopped != "" || len(out.Figures) > 0 {
+		if err := dir.UpdateRun(func(r *results.Run) {
+			if stopped != "" {
+				r.Notes = append(r.Notes, fmt.Sprintf("stopped after step %s: %s", steps[len(steps)-1].Name, stopped))
+			}
+			r.Figures = append(r.Figures, out.Figures...)
+		}); err != nil {
+			return err
+		}
 	}
 
 	if p.SkipChecks {

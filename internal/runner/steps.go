@@ -41,6 +41,27 @@ type Steps struct {
 	FirstIndex int
 	// Tick is the sampling interval; one second unless a test shortens it.
 	Tick time.Duration
+	// StopWhen, when set, ends the sequence early after a completed step.
+	StopWhen func(results.Step) (stop bool, why string)
+}
+
+// Background is implemented by workloads whose load includes sessions that
+// run beside the virtual users, the same number at every step, such as
+// AS3AP's batch jobs: they start before the first step, keep running
+// between steps, stop after the last, and what they do in each step's
+// measurement counts in that step's figures.
+type Background interface {
+	// BackgroundSessions is how many background sessions run.
+	BackgroundSessions() int
+	// NewBackgroundSession starts background session n (0-based).
+	NewBackgroundSession(ctx context.Context, inst engine.Instance, n int, rec *metrics.Recorder) (workload.Session, error)
+}
+
+// background is the running background sessions of a run.
+type background struct {
+	recs  []*metrics.Recorder
+	fatal chan error
+	stop  func()
 }
 
 // stepper runs Steps into a results directory.
@@ -55,13 +76,18 @@ type stepper struct {
 // ErrEngineExited reports a database server that died during a run.
 var ErrEngineExited = errors.New("database server exited during the run")
 
-// runSteps runs every step in order and returns the steps written. On
-// cancellation or failure the step in progress is written with its status
-// and the error says what happened.
-func (st *stepper) runSteps(ctx context.Context) ([]results.Step, error) {
-	var done []results.Step
+// runSteps runs every step in order and returns the steps written, and why
+// StopWhen ended the sequence early, if it did. On cancellation or failure
+// the step in progress is written with its status and the error says what
+// happened.
+func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped string, err error) {
+	bg, err := st.startBackground(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer bg.stop()
 	for i, users := range st.s.Users {
-		step, err := st.runStep(ctx, i, users)
+		step, err := st.runStep(ctx, i, users, bg)
 		if step != nil {
 			if werr := st.writeStep(step); werr != nil && err == nil {
 				err = werr
@@ -69,10 +95,76 @@ func (st *stepper) runSteps(ctx context.Context) ([]results.Step, error) {
 			done = append(done, step.summary)
 		}
 		if err != nil {
-			return done, err
+			return done, "", err
+		}
+		if st.s.StopWhen != nil {
+			if stop, why := st.s.StopWhen(step.summary); stop {
+				return done, why, nil
+			}
 		}
 	}
-	return done, nil
+	return done, "", nil
+}
+
+// startBackground starts the workload's background sessions, if it has any.
+// Their recorders come from a collector of their own; each step's collector
+// adopts them.
+func (st *stepper) startBackground(ctx context.Context) (*background, error) {
+	bg := &background{stop: func() {}}
+	b, ok := st.s.Workload.(Background)
+	if !ok || b.BackgroundSessions() <= 0 {
+		return bg, nil
+	}
+	n := b.BackgroundSessions()
+	col := metrics.NewCollector(st.s.Workload.TxTypes())
+	sessions := make([]workload.Session, 0, n)
+	closeAll := func() {
+		for _, ss := range sessions {
+			ss.Close()
+		}
+	}
+	for i := range n {
+		rec := col.NewRecorder()
+		ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("background session %d: %w", i+1, err)
+		}
+		sessions = append(sessions, ss)
+		bg.recs = append(bg.recs, rec)
+	}
+	bg.fatal = make(chan error, n)
+	var halt atomic.Bool
+	var wg sync.WaitGroup
+	for _, ss := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !halt.Load() && ctx.Err() == nil {
+				if err := ss.Next(ctx); err != nil {
+					bg.fatal <- fmt.Errorf("background session: %w", err)
+					return
+				}
+			}
+		}()
+	}
+	bg.stop = func() {
+		halt.Store(true)
+		waitAtMost(&wg, 30*time.Second)
+		closeAll()
+	}
+	return bg, nil
+}
+
+// waitAtMost waits for wg, or gives up after d: a crashed server can leave a
+// session hanging in a call that never returns.
+func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 type stepResult struct {
@@ -87,7 +179,7 @@ func (st *stepper) writeStep(r *stepResult) error {
 // runStep starts users sessions, ramps up, measures, and stops them. A
 // transaction still running when the measurement ends is finished but not
 // counted: the totals are taken before the users are told to stop.
-func (st *stepper) runStep(ctx context.Context, i, users int) (*stepResult, error) {
+func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*stepResult, error) {
 	s := st.s
 	index := s.FirstIndex + i
 	name := fmt.Sprintf("users-%d", users)
@@ -96,6 +188,9 @@ func (st *stepper) runStep(ctx context.Context, i, users int) (*stepResult, erro
 		tick = time.Second
 	}
 	col := metrics.NewCollector(s.Workload.TxTypes())
+	for _, r := range bg.recs {
+		col.Adopt(r)
+	}
 	sessions := make([]workload.Session, 0, users)
 	closeAll := func() {
 		for _, ss := range sessions {
@@ -155,6 +250,9 @@ loop:
 		case err := <-fatal:
 			runErr, status = err, results.StatusFailed
 			break loop
+		case err := <-bg.fatal:
+			runErr, status = err, results.StatusFailed
+			break loop
 		case err := <-exited:
 			if err == nil {
 				err = errors.New("no exit status")
@@ -189,12 +287,7 @@ loop:
 	stop.Store(true)
 	// Users finish the transaction in hand; a crashed server can leave one
 	// hanging, so give up waiting after a while.
-	waitDone := make(chan struct{})
-	go func() { wg.Wait(); close(waitDone) }()
-	select {
-	case <-waitDone:
-	case <-time.After(30 * time.Second):
-	}
+	waitAtMost(&wg, 30*time.Second)
 	closeAll()
 
 	if !measuring {
@@ -216,6 +309,9 @@ loop:
 	if runErr != nil {
 		sum.Error = runErr.Error()
 		sum.Notes = append(sum.Notes, "the step did not run its full time: its figures cover the measured part only")
+	}
+	if n := len(bg.recs); n > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d background sessions ran beside the %d users; the step's figures include their transactions", n, users))
 	}
 	for _, f := range s.Workload.Figures(totals, measured) {
 		sum.Figures = append(sum.Figures, results.Figure(f))
