@@ -99,4 +99,8 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
 	ensure_postgres
 	ensure_mariadb
 fi
+if [ "$mode" = test ]; then
+	# The report's test opens the HTML in headless Chromium.
+	ensure_cmd chromium chromium
+fi
 ensure_go
