@@ -1,0 +1,239 @@
+package runner
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/results"
+	"dbio/internal/scenario"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// Backups asks a run for backup and restore cycles instead of user steps.
+type Backups struct {
+	Cycles   int           `json:"cycles"`
+	Restore  bool          `json:"restore"`
+	Interval time.Duration `json:"interval"`
+	// Users keep the workload running during each backup; 0 backs up an idle database.
+	Users int `json:"users"`
+}
+
+// Noisy asks a run for the noisy-neighbour study instead of user steps.
+type Noisy struct {
+	Tenants       int           `json:"tenants"`
+	BackupTenants int           `json:"backup_tenants"`
+	Interval      time.Duration `json:"interval"`
+	Cycles        int           `json:"cycles"`
+	Users         int           `json:"users"`
+}
+
+// serverOverhead is what one managed server needs beside its buffer pool
+// (connections, sort memory, the process itself): a deliberately generous
+// figure, since a machine that swaps measures nothing.
+const serverOverhead = 256 << 20
+
+// checkTenantsFit refuses, before anything starts, a noisy-neighbour plan
+// whose instances cannot fit the machine's memory or the target's free space.
+func checkTenantsFit(n Noisy, bufferPool int64, spacePerTenant uint64, data *target.Target, memAvailable uint64) error {
+	if n.Tenants < 1 {
+		return fmt.Errorf("noisy neighbour needs at least one tenant")
+	}
+	pool := bufferPool
+	if pool == 0 {
+		pool = 128 << 20
+	}
+	needMem := uint64(n.Tenants) * (uint64(pool) + serverOverhead)
+	if memAvailable > 0 && needMem > memAvailable {
+		return fmt.Errorf("%d tenants need about %s of memory (%s buffer pool + %s each) but %s is available: use fewer tenants or a smaller --buffer-pool",
+			n.Tenants, units.FormatBytes(needMem), units.FormatBytes(uint64(pool)), units.FormatBytes(serverOverhead), units.FormatBytes(memAvailable))
+	}
+	if data != nil && spacePerTenant > 0 {
+		need := uint64(n.Tenants) * spacePerTenant
+		if n.BackupTenants > 0 {
+			need += uint64(n.BackupTenants) * spacePerTenant
+		}
+		if err := data.EnsureSpace(need, fmt.Sprintf("%d tenants and their backups", n.Tenants)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// memAvailable reads MemAvailable from /proc/meminfo under procRoot (0 when unknown).
+func memAvailable(procRoot string) uint64 {
+	f, err := os.Open(filepath.Join(procRoot, "meminfo"))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
+			kb, _ := strconv.ParseUint(fields[1], 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}
+
+// runBackups runs the backup scenario on a prepared instance.
+func runBackups(ctx context.Context, p Plan, bp Backups, env Env, dir *results.Dir, pl engine.Placement, inst engine.Instance, first int) ([]results.Step, error) {
+	dest := pl.Backup
+	if dest == nil {
+		dest = pl.Data
+	}
+	if dest == nil {
+		return nil, fmt.Errorf("backups need a backup target (or a data target)")
+	}
+	d, err := dest.Sub("backups-" + inst.Info().Engine)
+	if err != nil {
+		return nil, err
+	}
+	sampler, serr := newSampler(env, placementWith(pl, dest), inst)
+	if serr != nil {
+		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
+	}
+	b := &scenario.Backups{
+		Tenant:     scenario.Tenant{Name: "db", Instance: inst, Workload: p.Workload, Users: bp.Users},
+		Dest:       d,
+		Cycles:     bp.Cycles,
+		Restore:    bp.Restore,
+		Interval:   bp.Interval,
+		Tick:       p.Tick,
+		Dir:        dir,
+		FirstIndex: first,
+		Now:        env.Now,
+		Log:        env.Out,
+	}
+	if sampler != nil {
+		b.Sampler = sampler
+	}
+	return b.Run(ctx)
+}
+
+func placementWith(pl engine.Placement, backup *target.Target) engine.Placement {
+	pl.Backup = backup
+	return pl
+}
+
+// runNoisy starts one managed instance per tenant on the data target,
+// prepares each, runs the noisy-neighbour phases, checks every tenant and
+// stops them all, whatever happens.
+func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, pl engine.Placement, first int) (steps []results.Step, checks []results.Check, err error) {
+	if err := checkTenantsFit(n, p.EngineOptions.BufferPool, p.SpaceNeeded, pl.Data, memAvailable(env.HostFS.Proc)); err != nil {
+		return nil, nil, err
+	}
+	var tenants []scenario.Tenant
+	var dests []string
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		for _, t := range tenants {
+			if serr := t.Instance.Stop(stopCtx); serr != nil {
+				fmt.Fprintf(env.Out, "warning: stopping %s: %v\n", t.Name, serr)
+				if err == nil {
+					err = serr
+				}
+			}
+		}
+	}()
+	var pids []func() []int
+	for i := 1; i <= n.Tenants; i++ {
+		name := fmt.Sprintf("t%d", i)
+		tt, err := target.Open(filepath.Join(pl.Data.Dir, "tenant-"+strconv.Itoa(i)))
+		if err != nil {
+			return nil, nil, err
+		}
+		tpl := engine.Placement{Data: tt, Backup: pl.Backup}
+		opts := p.EngineOptions
+		opts.LogDir = filepath.Join(dir.Path, "tenant-"+strconv.Itoa(i))
+		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
+			return nil, nil, err
+		}
+		fmt.Fprintf(env.Out, "starting tenant %s (%s)\n", name, p.Engine.Name())
+		inst, err := p.Engine.Start(ctx, tpl, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("start tenant %s: %w", name, err)
+		}
+		tenants = append(tenants, scenario.Tenant{Name: name, Instance: inst, Workload: p.Workload, Users: n.Users})
+		info := inst.Info()
+		info.Database = name + ": " + info.Database
+		_ = dir.UpdateRun(func(r *results.Run) {
+			r.Engines = append(r.Engines, info)
+			r.Environment.Versions[info.Engine] = info.Version
+		})
+		fmt.Fprintf(env.Out, "preparing %s on tenant %s\n", p.Workload.Name(), name)
+		if _, err := p.Workload.Prepare(ctx, inst, env.Out); err != nil {
+			return nil, nil, fmt.Errorf("prepare tenant %s: %w", name, err)
+		}
+		bt := tpl.Backup
+		if bt == nil {
+			bt = tt
+		}
+		d, err := bt.Sub("backups-" + name)
+		if err != nil {
+			return nil, nil, err
+		}
+		dests = append(dests, d)
+		if ps, ok := inst.(engine.Processes); ok {
+			pids = append(pids, ps.PIDs)
+		}
+	}
+	// One sampler for the shared storage and every tenant's server processes.
+	sampler, serr := newSampler(env, pl, multiProcess(tenants[0].Instance, pids))
+	if serr != nil {
+		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
+	}
+	nz := &scenario.Noisy{
+		Tenants: tenants, BackupTenants: n.BackupTenants, Interval: n.Interval, Cycles: n.Cycles,
+		RampUp: p.RampUp, Quiet: p.Step, BackupDest: func(i int) string { return dests[i] },
+		Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out,
+	}
+	if sampler != nil {
+		nz.Sampler = sampler
+	}
+	steps, err = nz.Run(ctx)
+	if err != nil || p.SkipChecks {
+		return steps, nil, err
+	}
+	for _, t := range tenants {
+		cs, cerr := p.Workload.Check(ctx, t.Instance)
+		for _, c := range cs {
+			checks = append(checks, results.Check{Name: t.Name + " " + c.Name, Passed: c.Passed, Detail: c.Detail})
+		}
+		if cerr != nil {
+			return steps, checks, fmt.Errorf("consistency check of %s: %w", t.Name, cerr)
+		}
+	}
+	return steps, checks, nil
+}
+
+// multiProcess presents every tenant's server processes as one instance's, for the sampler.
+func multiProcess(inst engine.Instance, pids []func() []int) engine.Instance {
+	if len(pids) == 0 {
+		return inst
+	}
+	return tenantsProcs{Instance: inst, pids: pids}
+}
+
+type tenantsProcs struct {
+	engine.Instance
+	pids []func() []int
+}
+
+func (t tenantsProcs) PIDs() []int {
+	var out []int
+	for _, f := range t.pids {
+		out = append(out, f()...)
+	}
+	return out
+}

@@ -1,0 +1,366 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/results"
+	"dbio/internal/telemetry"
+)
+
+// TableLister is implemented by workloads that can name their tables, so a
+// restore can be verified by row counts.
+type TableLister interface {
+	Tables() []string
+}
+
+// Backups runs backup and restore cycles on one database, with its workload
+// running meanwhile when Tenant.Users > 0 (METHODOLOGY §1, test 4).
+type Backups struct {
+	Tenant Tenant
+	// Dest is a directory dbio owns on the backup target; cycle N writes Dest/cycle-N.
+	Dest     string
+	Cycles   int
+	Restore  bool
+	Interval time.Duration
+	Tick     time.Duration
+
+	Dir        *results.Dir
+	FirstIndex int
+	Sampler    Sampler
+	Now        func() time.Time
+	Log        io.Writer
+}
+
+// BackupDetail is a backup or restore step's Detail.
+type BackupDetail struct {
+	Op       string            `json:"op"` // backup or restore
+	Cycle    int               `json:"cycle"`
+	Tool     string            `json:"tool"`
+	Path     string            `json:"path"`
+	Bytes    int64             `json:"bytes"`
+	Seconds  float64           `json:"seconds"`
+	MBPerSec float64           `json:"mb_per_sec"`
+	PerSec   []float64         `json:"per_second_mb"`
+	Rows     map[string]int64  `json:"rows,omitempty"`
+	Checks   []results.Check   `json:"checks,omitempty"`
+	Verified *bool             `json:"verified,omitempty"`
+	Latency  map[string]Spread `json:"disk_latency_ms,omitempty"`
+}
+
+// Spread is a mean and 99th percentile over per-second samples.
+type Spread struct {
+	Mean float64 `json:"mean"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+func (b *Backups) defaults() {
+	if b.Tick <= 0 {
+		b.Tick = time.Second
+	}
+	if b.Now == nil {
+		b.Now = time.Now
+	}
+	if b.Log == nil {
+		b.Log = io.Discard
+	}
+}
+
+// Run executes the cycles and returns the steps it wrote.
+func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
+	b.defaults()
+	bk, ok := b.Tenant.Instance.(engine.Backuper)
+	if !ok {
+		return nil, fmt.Errorf("%s has no backup support", b.Tenant.Instance.Info().Engine)
+	}
+	if b.Cycles < 1 {
+		return nil, errors.New("backup scenario needs at least one cycle")
+	}
+	var steps []results.Step
+	index := b.FirstIndex
+	for cycle := 1; cycle <= b.Cycles; cycle++ {
+		dest := filepath.Join(b.Dest, fmt.Sprintf("cycle-%d", cycle))
+		// The destination is dbio's own (under its marked directory); a
+		// previous run's copy of this cycle is replaced.
+		if err := os.RemoveAll(dest); err != nil {
+			return steps, fmt.Errorf("clear %s: %w", dest, err)
+		}
+		var counts map[string]int64
+		if b.Tenant.Users == 0 {
+			counts, _ = rowCounts(ctx, b.Tenant)
+		}
+		fmt.Fprintf(b.Log, "backup cycle %d of %d\n", cycle, b.Cycles)
+		step, res, err := b.timed(ctx, index, fmt.Sprintf("backup-%d", cycle), "backup", cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
+			return bk.Backup(ctx, dest)
+		})
+		steps = append(steps, step)
+		index++
+		if err != nil {
+			return steps, err
+		}
+		if b.Restore {
+			fmt.Fprintf(b.Log, "restore cycle %d of %d\n", cycle, b.Cycles)
+			rstep, _, err := b.timed(ctx, index, fmt.Sprintf("restore-%d", cycle), "restore", cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
+				return res, bk.Restore(ctx, res.Path)
+			})
+			if err == nil {
+				err = b.verify(ctx, &rstep, counts)
+			}
+			steps = append(steps, rstep)
+			index++
+			if err != nil {
+				return steps, err
+			}
+		}
+		if cycle < b.Cycles && b.Interval > 0 {
+			if err := b.idle(ctx, fmt.Sprintf("interval-%d", cycle)); err != nil {
+				return steps, err
+			}
+		}
+	}
+	return steps, nil
+}
+
+// timed runs one backup or restore while sampling every tick: the growth of
+// the destination (backup MB/s), telemetry and, for a backup with users, the
+// workload. A restore runs with the users stopped: it replaces the database.
+func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle int, dest string,
+	do func(context.Context) (engine.BackupResult, error)) (results.Step, engine.BackupResult, error) {
+	var l *load
+	if op == "backup" && b.Tenant.Users > 0 {
+		var err error
+		if l, err = startLoad(ctx, []Tenant{b.Tenant}); err != nil {
+			return results.Step{Index: index, Name: name, Kind: op, Status: results.StatusFailed, Error: err.Error()}, engine.BackupResult{}, err
+		}
+		defer l.finish()
+	}
+	if b.Sampler != nil {
+		b.Sampler.StartStep()
+	}
+	start := b.Now()
+	done := make(chan struct{})
+	var res engine.BackupResult
+	var opErr error
+	go func() {
+		defer close(done)
+		res, opErr = do(ctx)
+	}()
+	ticker := time.NewTicker(b.Tick)
+	defer ticker.Stop()
+	var perSec []float64
+	prev := dirBytes(dest)
+	exits := watchExits([]Tenant{b.Tenant})
+loop:
+	for {
+		select {
+		case <-done:
+			break loop
+		case err := <-exits:
+			if op == "backup" {
+				// A restore stops and starts the server on purpose.
+				opErr = err
+				<-done
+				break loop
+			}
+		case <-ticker.C:
+		}
+		now := b.Now()
+		size := dirBytes(dest)
+		mb := float64(size-prev) / 1e6 / b.Tick.Seconds()
+		if op == "restore" {
+			mb = 0 // the destination is read, not written; the device figures tell the story
+		}
+		prev = size
+		perSec = append(perSec, mb)
+		row := results.SeriesRow{Time: now, Step: name, Phase: op, Values: []results.Sample{{Name: op + "_mb_per_s", Value: mb}, {Name: "backup_active", Value: 1}}}
+		if l != nil {
+			row.Values = append(row.Values, tenantSamples(l.tenants, l.tick(), b.Tick)...)
+		}
+		if b.Sampler != nil {
+			for _, p := range b.Sampler.Sample(now) {
+				row.Values = append(row.Values, results.Sample(p))
+			}
+		}
+		_ = b.Dir.AppendSeries(row)
+	}
+	end := b.Now()
+	secs := end.Sub(start).Seconds()
+	if op == "backup" && res.Bytes == 0 {
+		res.Bytes = dirBytes(dest)
+	}
+	d := BackupDetail{Op: op, Cycle: cycle, Tool: res.Tool, Path: res.Path, Bytes: res.Bytes, Seconds: secs, PerSec: perSec}
+	if secs > 0 {
+		d.MBPerSec = float64(res.Bytes) / 1e6 / secs
+	}
+	step := results.Step{Index: index, Name: name, Kind: op, Started: start, Ended: end, MeasureS: secs, Status: results.StatusCompleted,
+		Figures: []results.Figure{
+			{Name: "seconds", Value: secs, Unit: "s"},
+			{Name: "mb", Value: float64(res.Bytes) / 1e6, Unit: "MB"},
+			{Name: "mb_per_s", Value: d.MBPerSec, Unit: "MB/s"},
+		}}
+	if b.Sampler != nil {
+		sum := b.Sampler.StepSummary()
+		d.Latency = diskLatency(sum)
+		for dev, s := range d.Latency {
+			step.Figures = append(step.Figures,
+				results.Figure{Name: dev + "_latency_mean", Value: s.Mean, Unit: "ms"},
+				results.Figure{Name: dev + "_latency_p99", Value: s.P99, Unit: "ms"})
+		}
+		if raw, err := json.Marshal(sum); err == nil {
+			step.Telemetry = raw
+		}
+	}
+	if l != nil {
+		l.tick()
+		ws := workloadStep(b.Tenant, l.totals()[0], end.Sub(start))
+		step.Users = b.Tenant.Users
+		step.Figures = append(step.Figures, ws.Figures...)
+	}
+	if opErr != nil {
+		step.Status, step.Error = results.StatusFailed, opErr.Error()
+		if ctx.Err() != nil {
+			step.Status = results.StatusInterrupted
+		}
+	}
+	step.Detail, _ = json.Marshal(d)
+	if err := b.Dir.WriteStep(step, nil); err != nil && opErr == nil {
+		opErr = err
+	}
+	if opErr != nil {
+		opErr = fmt.Errorf("%s cycle %d: %w", op, cycle, opErr)
+	}
+	return step, res, opErr
+}
+
+// verify checks a restored database: the workload's consistency conditions
+// and, when it was backed up idle, the same row count in every table.
+func (b *Backups) verify(ctx context.Context, step *results.Step, before map[string]int64) error {
+	var d BackupDetail
+	_ = json.Unmarshal(step.Detail, &d)
+	checks, err := b.Tenant.Workload.Check(ctx, b.Tenant.Instance)
+	if err != nil {
+		return fmt.Errorf("verify restore: %w", err)
+	}
+	ok := true
+	for _, c := range checks {
+		d.Checks = append(d.Checks, results.Check{Name: c.Name, Passed: c.Passed, Detail: c.Detail})
+		ok = ok && c.Passed
+	}
+	after, err := rowCounts(ctx, b.Tenant)
+	if err == nil {
+		d.Rows = after
+	}
+	if before != nil {
+		for t, n := range before {
+			match := after[t] == n
+			d.Checks = append(d.Checks, results.Check{Name: "rows in " + t, Passed: match, Detail: fmt.Sprintf("%d backed up, %d restored", n, after[t])})
+			ok = ok && match
+		}
+	}
+	d.Verified = &ok
+	step.Detail, _ = json.Marshal(d)
+	if !ok {
+		step.Status = results.StatusFailed
+		step.Error = "restored database failed verification"
+	}
+	if err := b.Dir.WriteStep(*step, nil); err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("restored database failed verification: see the restore step's checks")
+	}
+	return nil
+}
+
+// idle keeps the workload (if any) running between cycles and samples it.
+func (b *Backups) idle(ctx context.Context, name string) error {
+	var l *load
+	if b.Tenant.Users > 0 {
+		var err error
+		if l, err = startLoad(ctx, []Tenant{b.Tenant}); err != nil {
+			return err
+		}
+		defer l.finish()
+	}
+	end := b.Now().Add(b.Interval)
+	ticker := time.NewTicker(b.Tick)
+	defer ticker.Stop()
+	for b.Now().Before(end) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ticker.C:
+		}
+		row := results.SeriesRow{Time: b.Now(), Step: name, Phase: "interval", Values: []results.Sample{{Name: "backup_active", Value: 0}}}
+		if l != nil {
+			row.Values = append(row.Values, tenantSamples(l.tenants, l.tick(), b.Tick)...)
+		}
+		if b.Sampler != nil {
+			for _, p := range b.Sampler.Sample(b.Now()) {
+				row.Values = append(row.Values, results.Sample(p))
+			}
+		}
+		_ = b.Dir.AppendSeries(row)
+	}
+	return nil
+}
+
+func rowCounts(ctx context.Context, t Tenant) (map[string]int64, error) {
+	tl, ok := t.Workload.(TableLister)
+	if !ok {
+		return nil, errors.New("workload cannot list its tables")
+	}
+	out := map[string]int64{}
+	for _, table := range tl.Tables() {
+		var n int64
+		if err := t.Instance.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			return out, err
+		}
+		out[table] = n
+	}
+	return out, nil
+}
+
+// diskLatency picks each device's read and write await from a telemetry summary.
+func diskLatency(s telemetry.Summary) map[string]Spread {
+	out := map[string]Spread{}
+	names := make([]string, 0, len(s.Metrics))
+	for n := range s.Metrics {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !strings.HasPrefix(n, "disk_") || !strings.HasSuffix(n, "_await_ms") {
+			continue
+		}
+		st := s.Metrics[n]
+		key := strings.TrimSuffix(strings.TrimPrefix(n, "disk_"), "_ms")
+		out[key] = Spread{Mean: st.Mean, P99: st.P99, Max: st.Max}
+	}
+	return out
+}
+
+// dirBytes is the size of the files under dir (0 when it does not exist yet).
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

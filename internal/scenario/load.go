@@ -1,0 +1,175 @@
+// Package scenario runs the operational events that hurt production on top
+// of a workload: backup and restore cycles, and noisy neighbours (several
+// tenant databases on one storage, some of them backing up on a schedule).
+// Each writes its figures into the run's results directory as steps and
+// per-second series, like any workload step.
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+	"dbio/internal/results"
+	"dbio/internal/telemetry"
+	"dbio/internal/workload"
+)
+
+// Sampler is the per-second telemetry a scenario drives; *telemetry.Sampler implements it.
+type Sampler interface {
+	Sample(now time.Time) []telemetry.Point
+	StartStep()
+	StepSummary() telemetry.Summary
+}
+
+// Tenant is one database with its workload and users.
+type Tenant struct {
+	Name     string
+	Instance engine.Instance
+	Workload workload.Workload
+	Users    int
+}
+
+// load keeps every tenant's users running until stopped, and measures them.
+type load struct {
+	tenants []Tenant
+	cols    []*metrics.Collector
+	stop    atomic.Bool
+	wg      sync.WaitGroup
+	fatal   chan error
+	closers []workload.Session
+}
+
+// startLoad opens every tenant's sessions and starts its users.
+func startLoad(ctx context.Context, tenants []Tenant) (*load, error) {
+	l := &load{tenants: tenants, fatal: make(chan error, 64)}
+	for _, t := range tenants {
+		col := metrics.NewCollector(t.Workload.TxTypes())
+		l.cols = append(l.cols, col)
+		for u := range t.Users {
+			s, err := t.Workload.NewSession(ctx, t.Instance, u, col.NewRecorder())
+			if err != nil {
+				l.finish()
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			l.closers = append(l.closers, s)
+			l.wg.Add(1)
+			go func() {
+				defer l.wg.Done()
+				for !l.stop.Load() && ctx.Err() == nil {
+					if err := s.Next(ctx); err != nil {
+						select {
+						case l.fatal <- fmt.Errorf("%s: %w", t.Name, err):
+						default:
+						}
+						return
+					}
+				}
+			}()
+		}
+	}
+	return l, nil
+}
+
+// reset starts a new measurement period for every tenant.
+func (l *load) reset() {
+	for _, c := range l.cols {
+		c.Reset()
+	}
+}
+
+// tick drains every tenant's interval counts.
+func (l *load) tick() [][]metrics.TxCounts {
+	out := make([][]metrics.TxCounts, len(l.cols))
+	for i, c := range l.cols {
+		out[i] = c.Tick()
+	}
+	return out
+}
+
+// totals are each tenant's counts since the last reset, as of the last tick.
+func (l *load) totals() [][]metrics.TxCounts {
+	out := make([][]metrics.TxCounts, len(l.cols))
+	for i, c := range l.cols {
+		out[i] = c.StepTotals()
+	}
+	return out
+}
+
+// finish stops the users, lets them complete the transaction in hand, and closes their sessions.
+func (l *load) finish() {
+	l.stop.Store(true)
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+	}
+	for _, s := range l.closers {
+		s.Close()
+	}
+}
+
+// tenantSamples are the per-second series values of every tenant's workload,
+// prefixed with the tenant's name when there are several.
+func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, tick time.Duration) []results.Sample {
+	var out []results.Sample
+	for i, t := range tenants {
+		if t.Users == 0 {
+			continue
+		}
+		prefix := ""
+		if len(tenants) > 1 {
+			prefix = t.Name + "_"
+		}
+		for _, f := range t.Workload.Figures(intervals[i], tick) {
+			out = append(out, results.Sample{Name: prefix + f.Name, Value: f.Value})
+		}
+		all := metrics.Merge(intervals[i]...)
+		if all.Latency.TotalCount() > 0 {
+			out = append(out, results.Sample{Name: prefix + "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000})
+		}
+	}
+	return out
+}
+
+// workloadStep summarizes one tenant's counts over a measured period as a results step.
+func workloadStep(t Tenant, counts []metrics.TxCounts, measured time.Duration) results.Step {
+	s := results.Step{Kind: t.Workload.Name(), Users: t.Users, MeasureS: measured.Seconds(), Status: results.StatusCompleted}
+	for _, f := range t.Workload.Figures(counts, measured) {
+		s.Figures = append(s.Figures, results.Figure(f))
+	}
+	types := t.Workload.TxTypes()
+	for i, c := range counts {
+		s.Transactions = append(s.Transactions, metrics.SummarizeTx(types[i], c, measured))
+	}
+	all := metrics.SummarizeTx("all", metrics.Merge(counts...), measured)
+	s.Total = &all
+	s.Figures = append(s.Figures, results.Figure{Name: "latency_p99", Value: float64(all.Latency.P99US) / 1000, Unit: "ms"})
+	return s
+}
+
+// ErrEngineExited reports a tenant's server that died during a scenario.
+var ErrEngineExited = errors.New("database server exited during the scenario")
+
+// watchExits merges the exit channels of the tenants' servers.
+func watchExits(tenants []Tenant) <-chan error {
+	out := make(chan error, len(tenants))
+	for _, t := range tenants {
+		e, ok := t.Instance.(engine.Exited)
+		if !ok {
+			continue
+		}
+		go func(name string, ch <-chan error) {
+			if err, ok := <-ch; ok || err != nil {
+				out <- fmt.Errorf("%w: %s: %v", ErrEngineExited, name, err)
+			}
+		}(t.Name, e.Exited())
+	}
+	return out
+}

@@ -1,0 +1,295 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/results"
+)
+
+// Noisy is the noisy-neighbour study (METHODOLOGY §1, test 5): every tenant
+// runs its workload at once on the shared storage (the quiet baseline);
+// then the last BackupTenants tenants stop their workload and take a backup
+// every Interval, Cycles times, while the others keep running.
+type Noisy struct {
+	Tenants       []Tenant
+	BackupTenants int
+	Interval      time.Duration
+	Cycles        int
+	RampUp        time.Duration
+	// Quiet is the measured time of the baseline; the interference phase
+	// lasts until every backup cycle is done, and at least Quiet.
+	Quiet time.Duration
+	// BackupDest gives tenant i's backup directory (dbio's own).
+	BackupDest func(i int) string
+	Tick       time.Duration
+
+	Dir        *results.Dir
+	FirstIndex int
+	Sampler    Sampler
+	Now        func() time.Time
+	Log        io.Writer
+}
+
+// NoisyDetail is the Detail of a phase's aggregate step.
+type NoisyDetail struct {
+	Phase   string         `json:"phase"`
+	Tenants []TenantFigure `json:"tenants"`
+	Backups []BackupRun    `json:"backups,omitempty"`
+	// Latency is disk latency (ms) over the phase's per-second samples, per device and direction.
+	Latency map[string]Spread `json:"disk_latency_ms,omitempty"`
+}
+
+// TenantFigure is one tenant's throughput in a phase, and against the quiet baseline.
+type TenantFigure struct {
+	Name       string  `json:"name"`
+	TPM        float64 `json:"tpm"`
+	NOPM       float64 `json:"nopm"`
+	P99MS      float64 `json:"p99_ms"`
+	VsQuietPct float64 `json:"vs_quiet_pct,omitempty"`
+}
+
+// BackupRun is one backup taken during interference.
+type BackupRun struct {
+	Tenant  string    `json:"tenant"`
+	Cycle   int       `json:"cycle"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+	Bytes   int64     `json:"bytes"`
+	MBPerS  float64   `json:"mb_per_s"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// Run executes both phases and returns the steps written.
+func (n *Noisy) Run(ctx context.Context) ([]results.Step, error) {
+	if n.Tick <= 0 {
+		n.Tick = time.Second
+	}
+	if n.Now == nil {
+		n.Now = time.Now
+	}
+	if n.Log == nil {
+		n.Log = io.Discard
+	}
+	if len(n.Tenants) == 0 {
+		return nil, errors.New("noisy neighbour needs at least one tenant")
+	}
+	if n.BackupTenants < 0 || n.BackupTenants >= len(n.Tenants) {
+		return nil, fmt.Errorf("backup tenants must be between 0 and %d", len(n.Tenants)-1)
+	}
+	index := n.FirstIndex
+	fmt.Fprintf(n.Log, "noisy neighbour: %d tenants, quiet baseline\n", len(n.Tenants))
+	quietSteps, quiet, err := n.phase(ctx, "quiet", n.Tenants, nil, &index, nil)
+	if err != nil || n.BackupTenants == 0 || n.Cycles == 0 {
+		return quietSteps, err
+	}
+	busy := len(n.Tenants) - n.BackupTenants
+	fmt.Fprintf(n.Log, "noisy neighbour: %d tenants with %d backing up every %s, %d cycles\n", busy, n.BackupTenants, n.Interval, n.Cycles)
+	steps, _, err := n.phase(ctx, "interference", n.Tenants[:busy], n.Tenants[busy:], &index, quiet)
+	return append(quietSteps, steps...), err
+}
+
+// phase runs the workload tenants (and the backup tenants' schedule), then
+// writes one step per tenant and an aggregate step for the phase.
+func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Tenant, index *int, baseline map[string]float64) ([]results.Step, map[string]float64, error) {
+	l, err := startLoad(ctx, running)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer l.finish()
+	exits := watchExits(n.Tenants)
+	rampEnd := n.Now().Add(n.RampUp)
+	measuring := n.RampUp <= 0
+	var start time.Time
+	if measuring {
+		start = n.Now()
+		if n.Sampler != nil {
+			n.Sampler.StartStep()
+		}
+	}
+	var (
+		mu      sync.Mutex
+		backups []BackupRun
+		active  int
+		wg      sync.WaitGroup
+	)
+	scheduleBackups := func() {
+		for i, t := range backingUp {
+			bk, ok := t.Instance.(engine.Backuper)
+			if !ok {
+				continue
+			}
+			wg.Add(1)
+			go func(ti int, t Tenant) {
+				defer wg.Done()
+				first := n.Now()
+				for c := 1; c <= n.Cycles; c++ {
+					if wait := first.Add(time.Duration(c-1) * n.Interval).Sub(n.Now()); wait > 0 {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(wait):
+						}
+					}
+					dest := filepath.Join(n.BackupDest(len(running)+ti), fmt.Sprintf("cycle-%d", c))
+					os.RemoveAll(dest)
+					mu.Lock()
+					active++
+					mu.Unlock()
+					t0 := n.Now()
+					res, err := bk.Backup(ctx, dest)
+					secs := n.Now().Sub(t0).Seconds()
+					run := BackupRun{Tenant: t.Name, Cycle: c, Start: t0, Seconds: secs, Bytes: res.Bytes}
+					if secs > 0 {
+						run.MBPerS = float64(res.Bytes) / 1e6 / secs
+					}
+					if err != nil {
+						run.Error = err.Error()
+					}
+					mu.Lock()
+					active--
+					backups = append(backups, run)
+					mu.Unlock()
+					if ctx.Err() != nil {
+						return
+					}
+				}
+			}(i, t)
+		}
+	}
+	allDone := make(chan struct{})
+	ticker := time.NewTicker(n.Tick)
+	defer ticker.Stop()
+	var runErr error
+	started := false
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			runErr = ctx.Err()
+			break loop
+		case err := <-l.fatal:
+			runErr = err
+			break loop
+		case err := <-exits:
+			runErr = err
+			break loop
+		case <-ticker.C:
+		}
+		now := n.Now()
+		if !measuring && !now.Before(rampEnd) {
+			l.reset()
+			if n.Sampler != nil {
+				n.Sampler.StartStep()
+			}
+			measuring, start = true, now
+		}
+		if measuring && !started && len(backingUp) > 0 {
+			started = true
+			scheduleBackups()
+			go func() { wg.Wait(); close(allDone) }()
+		}
+		mu.Lock()
+		act := active
+		mu.Unlock()
+		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: tenantSamples(running, l.tick(), n.Tick)}
+		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
+		if n.Sampler != nil {
+			for _, p := range n.Sampler.Sample(now) {
+				row.Values = append(row.Values, results.Sample(p))
+			}
+		}
+		_ = n.Dir.AppendSeries(row)
+		if measuring && now.Sub(start) >= n.Quiet {
+			if len(backingUp) == 0 {
+				break
+			}
+			select {
+			case <-allDone:
+				break loop
+			default:
+			}
+		}
+	}
+	end := n.Now()
+	l.tick()
+	totals := l.totals()
+	if !measuring {
+		return nil, nil, runErr
+	}
+	measured := end.Sub(start)
+	var steps []results.Step
+	detail := NoisyDetail{Phase: name}
+	figures := map[string]float64{}
+	var sumTPM, sumNOPM float64
+	for i, t := range running {
+		s := workloadStep(t, totals[i], measured)
+		s.Index, s.Name, s.Started, s.Ended = *index, name+"-"+t.Name, start, end
+		*index++
+		tpm, _ := s.Figure("tpm")
+		nopm, _ := s.Figure("nopm")
+		p99, _ := s.Figure("latency_p99")
+		tf := TenantFigure{Name: t.Name, TPM: tpm, NOPM: nopm, P99MS: p99}
+		if q, ok := baseline[t.Name]; ok && q > 0 {
+			tf.VsQuietPct = (tpm - q) / q * 100
+			s.Figures = append(s.Figures, results.Figure{Name: "tpm_vs_quiet", Value: tf.VsQuietPct, Unit: "%"})
+		}
+		figures[t.Name] = tpm
+		detail.Tenants = append(detail.Tenants, tf)
+		sumTPM += tpm
+		sumNOPM += nopm
+		if runErr != nil {
+			s.Status, s.Error = results.StatusInterrupted, runErr.Error()
+		}
+		if err := n.Dir.WriteStep(s, nil); err != nil && runErr == nil {
+			runErr = err
+		}
+		steps = append(steps, s)
+	}
+	mu.Lock()
+	detail.Backups = append(detail.Backups, backups...)
+	mu.Unlock()
+	agg := results.Step{Index: *index, Name: name, Kind: "noisy-" + name, Started: start, Ended: end, MeasureS: measured.Seconds(), Status: results.StatusCompleted,
+		Figures: []results.Figure{
+			{Name: "tenants", Value: float64(len(running)), Unit: ""},
+			{Name: "tpm_total", Value: sumTPM, Unit: "tx/min"},
+			{Name: "nopm_total", Value: sumNOPM, Unit: "new-orders/min"},
+			{Name: "tpm_per_tenant", Value: sumTPM / float64(len(running)), Unit: "tx/min"},
+		}}
+	*index++
+	for _, b := range detail.Backups {
+		agg.Figures = append(agg.Figures, results.Figure{Name: fmt.Sprintf("backup_%s_%d_s", b.Tenant, b.Cycle), Value: b.Seconds, Unit: "s"})
+	}
+	if n.Sampler != nil {
+		sum := n.Sampler.StepSummary()
+		detail.Latency = diskLatency(sum)
+		for dev, s := range detail.Latency {
+			agg.Figures = append(agg.Figures,
+				results.Figure{Name: dev + "_latency_mean", Value: s.Mean, Unit: "ms"},
+				results.Figure{Name: dev + "_latency_peak", Value: s.Max, Unit: "ms"})
+		}
+		agg.Telemetry, _ = json.Marshal(sum)
+	}
+	if runErr != nil {
+		agg.Status, agg.Error = results.StatusInterrupted, runErr.Error()
+	}
+	agg.Detail, _ = json.Marshal(detail)
+	if err := n.Dir.WriteStep(agg, nil); err != nil && runErr == nil {
+		runErr = err
+	}
+	steps = append(steps, agg)
+	for _, b := range detail.Backups {
+		if b.Error != "" && runErr == nil {
+			runErr = fmt.Errorf("backup of %s, cycle %d: %s", b.Tenant, b.Cycle, b.Error)
+		}
+	}
+	return steps, figures, runErr
+}

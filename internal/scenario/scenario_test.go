@@ -1,0 +1,126 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/sqlite"
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/workload/tpcc"
+)
+
+func sqliteTenant(t *testing.T, name string, users int) Tenant {
+	t.Helper()
+	tg, err := target.Open(filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := sqlite.Engine{}.Start(context.Background(), engine.Placement{Data: tg}, engine.Options{Database: "tpcc", Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inst.Stop(context.Background()) })
+	w := tpcc.New(tpcc.Config{Warehouses: 1, Seed: 3})
+	if _, err := w.Prepare(context.Background(), inst, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	return Tenant{Name: name, Instance: inst, Workload: w, Users: users}
+}
+
+func resultsDir(t *testing.T) *results.Dir {
+	t.Helper()
+	d, err := results.Create(t.TempDir(), "scenario", results.Run{Kind: "test"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestBackupCyclesWithRestore(t *testing.T) {
+	tenant := sqliteTenant(t, "db", 0)
+	dir := resultsDir(t)
+	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 2, Restore: true, Tick: 100 * time.Millisecond, Dir: dir}
+	steps, err := b.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 4 {
+		t.Fatalf("%d steps, want backup and restore for 2 cycles", len(steps))
+	}
+	for _, s := range steps {
+		var d BackupDetail
+		if err := json.Unmarshal(s.Detail, &d); err != nil {
+			t.Fatal(err)
+		}
+		if s.Status != results.StatusCompleted || d.Bytes < 50e6 || d.Seconds <= 0 {
+			t.Errorf("%s: status %s, %d bytes in %.2f s", s.Name, s.Status, d.Bytes, d.Seconds)
+		}
+		if d.Op == "restore" {
+			if d.Verified == nil || !*d.Verified || len(d.Checks) < 4+9 {
+				t.Errorf("%s not verified: %+v", s.Name, d.Checks)
+			}
+		}
+	}
+	l, err := results.Load(dir.Path)
+	if err != nil || len(l.Steps) != 4 || l.Series.Column("backup_mb_per_s") < 0 {
+		t.Fatalf("results: %v, %d steps, columns %v", err, len(l.Steps), l.Series.Columns)
+	}
+}
+
+func TestBackupWhileWorkloadRuns(t *testing.T) {
+	tenant := sqliteTenant(t, "db", 2)
+	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 1, Tick: 100 * time.Millisecond, Dir: resultsDir(t)}
+	steps, err := b.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tpm, ok := steps[0].Figure("tpm"); !ok || tpm <= 0 {
+		t.Errorf("no workload figures during the backup: %+v", steps[0].Figures)
+	}
+}
+
+func TestNoisyNeighbourOnSQLite(t *testing.T) {
+	tenants := []Tenant{sqliteTenant(t, "t1", 1), sqliteTenant(t, "t2", 1)}
+	dests := []string{t.TempDir(), t.TempDir()}
+	n := &Noisy{
+		Tenants: tenants, BackupTenants: 1, Interval: 500 * time.Millisecond, Cycles: 1,
+		Quiet: time.Second, Tick: 100 * time.Millisecond, BackupDest: func(i int) string { return dests[i] },
+		Dir: resultsDir(t),
+	}
+	steps, err := n.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// quiet: two tenants and the aggregate; interference: one tenant and the aggregate.
+	if len(steps) != 5 {
+		names := []string{}
+		for _, s := range steps {
+			names = append(names, s.Name)
+		}
+		t.Fatalf("steps %v", names)
+	}
+	var d NoisyDetail
+	json.Unmarshal(steps[4].Detail, &d)
+	if d.Phase != "interference" || len(d.Backups) != 1 || d.Backups[0].Bytes <= 0 || d.Backups[0].Error != "" {
+		t.Fatalf("interference detail %+v", d)
+	}
+	if len(d.Tenants) != 1 || d.Tenants[0].TPM <= 0 {
+		t.Fatalf("tenant figures %+v", d.Tenants)
+	}
+	if _, ok := steps[3].Figure("tpm_vs_quiet"); !ok {
+		t.Error("no comparison with the quiet baseline")
+	}
+}
+
+func TestNoisyRefusesBadCounts(t *testing.T) {
+	n := &Noisy{Tenants: []Tenant{{Name: "a"}}, BackupTenants: 1}
+	if _, err := n.Run(context.Background()); err == nil {
+		t.Fatal("one tenant cannot also be the backup tenant")
+	}
+}
