@@ -31,12 +31,6 @@ write a results directory. Every flag of 'dbio tpcc' applies.`,
 			return runTPCC(cmd.Context(), app, f, "quick", nil)
 		},
 	}
-	fs := cmd.Flags()
-	f.run.register(fs, quickDefaults)
-	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
-	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times")
-	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs")
-	fs.IntVar(&f.loadWorkers, "load-workers", 0, "warehouses loaded in parallel (0: engine's best)")
-	fs.BoolVar(&f.reuse, "reuse", false, "keep a database already loaded at this scale by dbio")
+	registerTPCCFlags(cmd, &f, quickDefaults)
 	return cmd
 }

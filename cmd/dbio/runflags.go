@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"dbio/internal/engine"
+	"dbio/internal/iolimit"
 	"dbio/internal/progress"
 	"dbio/internal/runner"
 	"dbio/internal/telemetry"
@@ -17,6 +18,8 @@ import (
 	"dbio/internal/workload"
 
 	// Engines register themselves at init.
+	_ "dbio/internal/engine/mysql"
+	_ "dbio/internal/engine/postgres"
 	_ "dbio/internal/engine/sqlite"
 )
 
@@ -37,6 +40,7 @@ type runFlags struct {
 	transport  string
 	settings   []string
 	skipChecks bool
+	limit      string
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
@@ -55,6 +59,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
 	fs.StringVar(&f.transport, "transport", "socket", "how dbio reaches a managed server: socket (Unix socket) or tcp (loopback)")
 	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
 	fs.BoolVar(&f.skipChecks, "skip-checks", false, "skip the consistency checks after the run (recorded in the results)")
+	fs.StringVar(&f.limit, "limit", "", "emulate a storage class on the targets' disks with a block-I/O cgroup: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
 }
 
 // resolved is what runFlags turn into.
@@ -62,6 +67,7 @@ type resolved struct {
 	engine  engine.Engine
 	options engine.Options
 	users   []int
+	limits  iolimit.Limits
 }
 
 // resolve validates every flag at once; the error names each bad flag and its accepted form.
@@ -109,6 +115,16 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 			}
 			r.options.Settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
+	}
+	if f.limit != "" {
+		l, err := iolimit.Parse(f.limit)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--limit: %w", err))
+		}
+		if f.dsn != "" {
+			errs = append(errs, errors.New("--limit: applies to managed engines on a target, not to --dsn"))
+		}
+		r.limits = l
 	}
 	if len(errs) > 0 {
 		return r, usageErrors(errs)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/iolimit"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -42,26 +43,23 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 			return runTPCC(cmd.Context(), app, f, "tpcc", nil)
 		},
 	}
-	fs := cmd.Flags()
-	f.run.register(fs, runFlags{engine: "sqlite", target: "", users: "1,2,3,5,8", rampup: 30 * time.Second, step: 2 * time.Minute})
-	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
-	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times (default: back to back)")
-	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs (recorded; same seed, same data)")
-	fs.IntVar(&f.loadWorkers, "load-workers", 0, "warehouses loaded in parallel (0: engine's best)")
-	fs.BoolVar(&f.reuse, "reuse", false, "keep a database already loaded at this scale by dbio instead of rebuilding it")
+	registerTPCCFlags(cmd, &f, runFlags{engine: "sqlite", target: "", users: "1,2,3,5,8", rampup: 30 * time.Second, step: 2 * time.Minute})
 	return cmd
 }
 
 // tpccConfig is the resolved configuration recorded in run.json.
 type tpccConfig struct {
-	Engine        string        `json:"engine"`
-	Target        string        `json:"target,omitempty"`
-	LogTarget     string        `json:"log_target,omitempty"`
-	Users         []int         `json:"users"`
-	RampUpS       float64       `json:"rampup_s"`
-	StepS         float64       `json:"step_s"`
-	TPCC          tpcc.Config   `json:"tpcc"`
-	EngineOptions engineOptions `json:"engine_options"`
+	Engine        string          `json:"engine"`
+	Target        string          `json:"target,omitempty"`
+	LogTarget     string          `json:"log_target,omitempty"`
+	Users         []int           `json:"users"`
+	RampUpS       float64         `json:"rampup_s"`
+	StepS         float64         `json:"step_s"`
+	TPCC          tpcc.Config     `json:"tpcc"`
+	EngineOptions engineOptions   `json:"engine_options"`
+	Limits        iolimit.Limits  `json:"limits,omitzero"`
+	Backups       *runner.Backups `json:"backups,omitempty"`
+	Noisy         *runner.Noisy   `json:"noisy,omitempty"`
 }
 
 type engineOptions struct {
@@ -75,20 +73,29 @@ type engineOptions struct {
 // runTPCC validates, runs and summarizes a TPC-C run; quick reuses it with a
 // preface that characterizes the disk first.
 func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before func(ctx context.Context, dir *results.Dir, tgt *target.Target) (int, error)) error {
+	plan, err := tpccPlan(app, f, kind)
+	if err != nil {
+		return err
+	}
+	plan.Before = before
+	return executePlan(ctx, app, plan)
+}
+
+// tpccPlan validates the TPC-C flags and resolves them into a runner plan.
+func tpccPlan(app *App, f tpccFlags, kind string) (runner.Plan, error) {
 	r, err := f.run.resolve("tpcc")
 	cfg := tpcc.Config{Warehouses: f.warehouses, KeyingThinking: f.keyingThinking, Seed: f.seed, LoadWorkers: f.loadWorkers, Reuse: f.reuse, SkipChecks: f.run.skipChecks}
 	var errs []error
 	if err != nil {
 		var ue *usageError
-		if errors.As(err, &ue) {
-			errs = append(errs, ue)
-		} else {
-			return err
+		if !errors.As(err, &ue) {
+			return runner.Plan{}, err
 		}
+		errs = append(errs, ue)
 	}
 	errs = append(errs, cfg.Validate()...)
 	if len(errs) > 0 {
-		return usageErrors(errs)
+		return runner.Plan{}, usageErrors(errs)
 	}
 	r.options.Fresh = !f.reuse
 	name := f.run.name
@@ -101,7 +108,7 @@ func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before fun
 		Command: app.Args,
 		Config: tpccConfig{
 			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: r.users,
-			RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), TPCC: cfg,
+			RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), TPCC: cfg, Limits: r.limits,
 			EngineOptions: engineOptions{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
 				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
 		},
@@ -114,11 +121,17 @@ func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before fun
 		Step:          f.run.step,
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
+		Limits:        r.limits,
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 	}
-	plan.Before = before
+	return plan, nil
+}
+
+// executePlan runs a plan, prints the summary rendered from its results
+// directory, and turns the outcome into the command's error.
+func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 	out, runErr := runner.Run(ctx, plan, runnerEnv(app))
 	if out.Dir != "" {
 		if l, err := results.Load(out.Dir); err == nil {

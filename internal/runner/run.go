@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/iolimit"
 	"dbio/internal/progress"
 	"dbio/internal/results"
+	"dbio/internal/scenario"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/workload"
@@ -55,6 +57,13 @@ type Plan struct {
 	// run has gone far enough (a stepping run whose response time passed its
 	// ceiling); the rest of Users is then skipped and why goes to run.json.
 	StopWhen func(results.Step) (stop bool, why string)
+	// Limits emulate a storage class on the targets' devices (a block-I/O cgroup).
+	Limits iolimit.Limits
+	// Backups replaces the user steps with backup and restore cycles.
+	Backups *Backups
+	// Noisy replaces the user steps with the noisy-neighbour study.
+	Noisy *Noisy
+
 	// Conclude, when set, draws run-level figures from the steps of a run
 	// whose steps all completed, for run.json (e.g. the largest load kept
 	// under a ceiling); stopped says whether StopWhen ended the run.
@@ -206,6 +215,30 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if opts.LogDir == "" {
 		opts.LogDir = dir.Path
 	}
+	release, note, err := limitedPlacement(iolimit.SystemHost(), dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := release(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if note != "" {
+		fmt.Fprintf(env.Out, "%s\n", note)
+		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
+			return err
+		}
+	}
+	if p.Noisy != nil {
+		p.EngineOptions = opts
+		steps, checks, err := runNoisy(ctx, p, *p.Noisy, env, dir, pl, first)
+		out.Steps, out.Checks = steps, checks
+		if err != nil {
+			return err
+		}
+		return dir.UpdateRun(func(r *results.Run) { r.Checks = out.Checks })
+	}
 	fmt.Fprintf(env.Out, "starting %s\n", p.Engine.Name())
 	inst, err := p.Engine.Start(ctx, pl, opts)
 	if err != nil {
@@ -244,6 +277,26 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	written := placementBytes(pl) - before
 	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
 		return err
+	}
+
+	if p.Backups != nil {
+		steps, err := runBackups(ctx, p, *p.Backups, env, dir, pl, inst, first)
+		out.Steps = steps
+		if err != nil {
+			return err
+		}
+		return dir.UpdateRun(func(r *results.Run) {
+			for _, s := range steps {
+				var d scenario.BackupDetail
+				if json.Unmarshal(s.Detail, &d) == nil {
+					for _, c := range d.Checks {
+						c.Name = s.Name + ": " + c.Name
+						r.Checks = append(r.Checks, c)
+						out.Checks = append(out.Checks, c)
+					}
+				}
+			}
+		})
 	}
 
 	sampler, serr := newSampler(env, pl, inst)

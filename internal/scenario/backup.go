@@ -262,7 +262,13 @@ func (b *Backups) verify(ctx context.Context, step *results.Step, before map[str
 		d.Rows = after
 	}
 	if before != nil {
-		for t, n := range before {
+		tables := make([]string, 0, len(before))
+		for t := range before {
+			tables = append(tables, t)
+		}
+		sort.Strings(tables)
+		for _, t := range tables {
+			n := before[t]
 			match := after[t] == n
 			d.Checks = append(d.Checks, results.Check{Name: "rows in " + t, Passed: match, Detail: fmt.Sprintf("%d backed up, %d restored", n, after[t])})
 			ok = ok && match

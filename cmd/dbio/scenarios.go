@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/runner"
+)
+
+func init() {
+	commandConstructors = append(commandConstructors, newBackupCmd, newNoisyCmd)
+}
+
+// registerTPCCFlags adds the TPC-C flags shared by every command that runs TPC-C.
+func registerTPCCFlags(cmd *cobra.Command, f *tpccFlags, defaults runFlags) {
+	fs := cmd.Flags()
+	f.run.register(fs, defaults)
+	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
+	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times")
+	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs")
+	fs.IntVar(&f.loadWorkers, "load-workers", 0, "warehouses loaded in parallel (0: engine's best)")
+	fs.BoolVar(&f.reuse, "reuse", false, "keep a database already loaded at this scale by dbio")
+}
+
+var scenarioDefaults = runFlags{engine: "sqlite", users: "1", rampup: 10 * time.Second, step: time.Minute}
+
+func newBackupCmd(app *App) *cobra.Command {
+	var f tpccFlags
+	var b runner.Backups
+	var backupTarget string
+	cmd := &cobra.Command{
+		Use:   "backup",
+		Short: "Backup and restore cycles of a TPC-C database with the engine's native tools",
+		Long: `Build a TPC-C database on the target, then run backup (and, with --restore,
+restore) cycles with the engine's native tools: SQLite's online backup API,
+pg_basebackup, mariadb-backup. Per cycle: duration, bytes, mean and per-second
+MB/s, and the disk latency while it ran; restores are verified by the TPC-C
+consistency conditions (and row counts when the database was idle).`,
+		Example: `  dbio backup --engine postgres --target /mnt/nvme --backup-target /mnt/sata --warehouses 10 --cycles 3 --restore`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := tpccPlan(app, f, "backup")
+			if err != nil {
+				return err
+			}
+			if b.Cycles < 1 {
+				return usagef("--cycles %d: run at least one cycle", b.Cycles)
+			}
+			if b.Users < 0 || b.Interval < 0 {
+				return usagef("--load-users and --interval must not be negative")
+			}
+			plan.Backups = &b
+			plan.BackupPath = backupTarget
+			cfg := plan.Config.(tpccConfig)
+			cfg.Backups = &b
+			plan.Config = cfg
+			return executePlan(cmd.Context(), app, plan)
+		},
+	}
+	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	fs := cmd.Flags()
+	fs.StringVar(&backupTarget, "backup-target", "", "directory for the backups (default: the data target)")
+	fs.IntVar(&b.Cycles, "cycles", 3, "backup cycles")
+	fs.BoolVar(&b.Restore, "restore", false, "restore after each backup and verify the restored database")
+	fs.DurationVar(&b.Interval, "interval", 0, "pause between cycles")
+	fs.IntVar(&b.Users, "load-users", 0, "TPC-C users running during each backup (0: back up an idle database)")
+	return cmd
+}
+
+func newNoisyCmd(app *App) *cobra.Command {
+	var f tpccFlags
+	var n runner.Noisy
+	var backupTarget string
+	cmd := &cobra.Command{
+		Use:   "noisy",
+		Short: "Noisy neighbours: several tenant databases on one storage, some backing up on a schedule",
+		Long: `Start --tenants managed instances on the shared target, each with its own
+TPC-C database, and run them all at once for --step (the quiet baseline); then
+the last --backup-tenants stop their workload and take a backup every
+--interval for --cycles cycles while the others keep running. Reports each
+tenant's TPM and NOPM against the baseline, aggregate IOPS and latency
+timelines with each backup marked, and each backup's duration.`,
+		Example: `  dbio noisy --engine postgres --target /mnt/nvme --tenants 12 --backup-tenants 4 \
+             --users 8 --interval 100s --cycles 10 --buffer-pool 256MB`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := tpccPlan(app, f, "noisy")
+			if err != nil {
+				return err
+			}
+			var errs []error
+			if n.Tenants < 1 {
+				errs = append(errs, errors.New("--tenants: at least 1"))
+			}
+			if n.BackupTenants < 0 || (n.BackupTenants > 0 && n.BackupTenants >= n.Tenants) {
+				errs = append(errs, errors.New("--backup-tenants: between 0 and --tenants - 1"))
+			}
+			if n.BackupTenants > 0 && (n.Cycles < 1 || n.Interval <= 0) {
+				errs = append(errs, errors.New("--cycles and --interval: backups need at least one cycle and a positive interval"))
+			}
+			if len(plan.Users) != 1 {
+				errs = append(errs, errors.New("--users: give one count, the users of each tenant"))
+			}
+			if plan.EngineOptions.DSN != "" {
+				errs = append(errs, errors.New("--dsn: tenants are managed instances dbio starts on the target"))
+			}
+			if len(errs) > 0 {
+				return usageErrors(errs)
+			}
+			n.Users = plan.Users[0]
+			plan.Noisy = &n
+			plan.BackupPath = backupTarget
+			cfg := plan.Config.(tpccConfig)
+			cfg.Noisy = &n
+			plan.Config = cfg
+			return executePlan(cmd.Context(), app, plan)
+		},
+	}
+	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	fs := cmd.Flags()
+	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
+	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")
+	fs.IntVar(&n.BackupTenants, "backup-tenants", 0, "tenants that back up during the interference phase instead of running TPC-C")
+	fs.DurationVar(&n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
+	fs.IntVar(&n.Cycles, "cycles", 1, "backups per backup tenant")
+	return cmd
+}
