@@ -1,0 +1,312 @@
+package fio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+)
+
+func intp(v int) *int                     { return &v }
+func durp(d time.Duration) *time.Duration { return &d }
+
+// base is a host-independent configuration: 2 CPUs, 8 GiB.
+func base(profile string) Config {
+	return Config{Profile: profile, Targets: []string{"/mnt/nvme"}, CPUs: 2, MemoryBytes: 8 << 30}
+}
+
+func TestPlans(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		points int
+		check  func(t *testing.T, p Plan)
+	}{
+		{"four-corners on 2 CPUs", nil, 6, func(t *testing.T, p Plan) {
+			want := []string{"4k-randread 2x64", "4k-randwrite 2x64", "64k-read 1x32", "64k-write 1x16", "128k-read 1x32", "128k-write 1x16"}
+			for i, pt := range p.Points {
+				if got := fmt.Sprintf("%s %dx%d", pt.Name, pt.Jobs, pt.IODepth); got != want[i] {
+					t.Errorf("point %d: %s, want %s", i, got, want[i])
+				}
+				if pt.RuntimeS != 60 || pt.RampS != 5 || pt.Split {
+					t.Errorf("%s: runtime %d ramp %d split %v", pt.Name, pt.RuntimeS, pt.RampS, pt.Split)
+				}
+			}
+		}},
+		{"four-corners on 16 CPUs keeps 128 in flight over 4 jobs", func(c *Config) { c.CPUs = 16 }, 6, func(t *testing.T, p Plan) {
+			if pt := p.Points[0]; pt.Jobs != 4 || pt.IODepth != 32 {
+				t.Errorf("%s: %d jobs x %d", pt.Name, pt.Jobs, pt.IODepth)
+			}
+		}},
+		{"four-corners with --jobs 4 splits sequential jobs", func(c *Config) { c.Jobs = 4 }, 6, func(t *testing.T, p Plan) {
+			if pt := p.Points[2]; pt.Jobs != 4 || pt.IODepth != 8 || !pt.Split {
+				t.Errorf("%s: %d jobs x %d split %v", pt.Name, pt.Jobs, pt.IODepth, pt.Split)
+			}
+		}},
+		{"sqlio is the 96-point matrix", func(c *Config) { c.Profile = "sqlio" }, 96, func(t *testing.T, p Plan) {
+			if pt := p.Points[0]; pt.Name != "randread-8k-qd1" || pt.Jobs != 2 {
+				t.Errorf("first point %s with %d jobs", pt.Name, pt.Jobs)
+			}
+			if pt := p.Points[95]; pt.Name != "write-1m-qd64" || !pt.Split {
+				t.Errorf("last point %s split %v", pt.Name, pt.Split)
+			}
+			if d := p.Duration(); d != 96*65*time.Second {
+				t.Errorf("duration %s", d)
+			}
+		}},
+		{"sqlio random only", func(c *Config) { c.Profile = "sqlio"; c.RW = []string{"randread", "randwrite"} }, 48, nil},
+		{"mix of the study", func(c *Config) { c.Profile = "mix" }, 7, func(t *testing.T, p Plan) {
+			pt := p.Points[0]
+			if pt.Name != "r70-4k" || pt.RW != "randrw" || pt.ReadPct != 70 || pt.Jobs != 4 || pt.IODepth != 8 {
+				t.Errorf("first point %+v", pt.Point)
+			}
+		}},
+		{"mix 75/25 over two depths", func(c *Config) {
+			c.Profile, c.ReadPct, c.IODepths, c.BlockSizes = "mix", intp(75), []int{8, 32}, []int64{4096}
+		}, 2, func(t *testing.T, p Plan) {
+			if p.Points[1].Name != "r75-4k-qd32" {
+				t.Errorf("names %s %s", p.Points[0].Name, p.Points[1].Name)
+			}
+		}},
+		{"curve: a maximum then 12 rates", func(c *Config) { c.Profile = "curve" }, 13, func(t *testing.T, p Plan) {
+			if p.Points[0].Name != "randread-4k-max" || p.Points[0].RateOf != "" {
+				t.Errorf("first point %+v", p.Points[0].Point)
+			}
+			last := p.Points[12]
+			if last.Name != "randread-4k-rate-120pct" || last.RateOf != "randread-4k-max" || last.RatePct != 120 {
+				t.Errorf("last point %+v", last.Point)
+			}
+		}},
+		{"curve on two targets refers to each target's own maximum", func(c *Config) {
+			c.Profile, c.Targets, c.RatePcts = "curve", []string{"/mnt/nvme", "/mnt/sata"}, []float64{50}
+		}, 4, func(t *testing.T, p Plan) {
+			if p.Points[3].Name != "sata-randread-4k-rate-50pct" || p.Points[3].RateOf != "sata-randread-4k-max" {
+				t.Errorf("%+v", p.Points[3].Point)
+			}
+		}},
+		{"drive group: one point per step on every target", func(c *Config) {
+			c.Targets, c.Group = []string{"/mnt/a", "/mnt/b"}, true
+		}, 6, func(t *testing.T, p Plan) {
+			if pt := p.Points[0]; pt.Label != "group" || len(pt.Targets) != 2 || pt.Name != "4k-randread" {
+				t.Errorf("%+v", pt)
+			}
+		}},
+		{"precondition: fill, then steady state", func(c *Config) { c.Profile = "precondition" }, 2, func(t *testing.T, p Plan) {
+			fill, steady := p.Points[0], p.Points[1]
+			if fill.Loops != 2 || fill.RuntimeS != 0 || fill.RW != "write" {
+				t.Errorf("fill %+v", fill.Point)
+			}
+			if steady.SteadyState != "iops_slope:0.167%" || steady.SteadyWindowS != 60 || steady.RuntimeS != 1800 {
+				t.Errorf("steady %+v", steady.Point)
+			}
+		}},
+		{"--steady-state applies to unthrottled points only", func(c *Config) {
+			c.Profile, c.SteadyState, c.SteadyWindow, c.RatePcts = "curve", "auto", 20*time.Second, []float64{50}
+		}, 2, func(t *testing.T, p Plan) {
+			if p.Points[0].SteadyState != "iops_slope:0.5%" || p.Points[1].SteadyState != "" {
+				t.Errorf("max %q, rate %q", p.Points[0].SteadyState, p.Points[1].SteadyState)
+			}
+		}},
+		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 6, func(t *testing.T, p Plan) {
+			if pt := p.Points[0]; pt.RuntimeS != 2 || pt.RampS != 0 {
+				t.Errorf("%+v", pt.Point)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base("four-corners")
+			if tc.change != nil {
+				tc.change(&c)
+			}
+			p, err := NewPlan(c, Profiles)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Points) != tc.points {
+				t.Fatalf("%d points, want %d", len(p.Points), tc.points)
+			}
+			seen := map[string]bool{}
+			for _, pt := range p.Points {
+				if seen[pt.Name] {
+					t.Errorf("point name %s used twice", pt.Name)
+				}
+				seen[pt.Name] = true
+			}
+			if tc.check != nil {
+				tc.check(t, p)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	c := Config{Profile: "four-corners", Runtime: 1500 * time.Millisecond, IODepths: []int{0}, BlockSizes: []int64{1000},
+		RW: []string{"sideways"}, ReadPct: intp(120), RatePcts: []float64{-5}, LatencyStat: "p42", SteadyState: "fast", Group: true}
+	errs := c.Validate(Profiles)
+	all := errors.Join(errs...).Error()
+	for _, want := range []string{"no target", "--group needs", "--runtime 1.5s", "--iodepth 0", "--bs 1000 B", `--rw "sideways"`,
+		"--read-pct 120", "--rates -5", `--latency-stat "p42"`, `--steady-state "fast"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("errors do not mention %q:\n%s", want, all)
+		}
+	}
+}
+
+func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*Config)
+		want   string
+	}{
+		{func(c *Config) { c.BlockSizes = []int64{8192} }, "--bs does not apply to the four-corners profile"},
+		{func(c *Config) { c.IODepths = []int{1, 2} }, "--iodepth: the four-corners profile takes one value"},
+		{func(c *Config) { c.Profile = "sqlio"; c.ReadPct = intp(50) }, "--read-pct does not apply to the sqlio profile"},
+		{func(c *Config) { c.Profile = "sqlio"; c.RW = []string{"randrw"} }, "use the mix profile"},
+		{func(c *Config) { c.Profile = "mix"; c.RW = []string{"randread"} }, "mixes reads and writes"},
+		{func(c *Config) { c.Profile = "curve"; c.ReadPct = intp(50) }, "--read-pct applies to a mixed --rw"},
+		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 10 * time.Second }, "shorter than the steady-state window"},
+		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of curve, four-corners, mix, precondition, sqlio"},
+	} {
+		c := base("four-corners")
+		tc.change(&c)
+		_, err := NewPlan(c, Profiles)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("error %v, want %q", err, tc.want)
+		}
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := NewRegistry()
+	r.Register(fourCorners{})
+	if _, err := r.Lookup("Four-Corners"); err != nil {
+		t.Error(err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a name twice did not panic")
+		}
+	}()
+	r.Register(fourCorners{})
+}
+
+func TestTargetLabels(t *testing.T) {
+	got := TargetLabels([]string{"/mnt/nvme", "/srv/data", "/backup/data", "/", "/x/global", "/mnt/my disk"})
+	want := []string{"nvme", "data2", "data3", "target", "target-global", "my-disk"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+}
+
+func TestDefaultSize(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		name        string
+		mem, avail  uint64
+		fs          string
+		want        int64
+		why, errMsg string
+	}{
+		{"twice the RAM", 8 * gib, 500 * gib, "ext4", 16 * gib, "twice the RAM", ""},
+		{"capped", 64 * gib, 4000 * gib, "xfs", MaxDefaultSize, "capped", ""},
+		{"half the free space", 24 * gib, 20 * gib, "ext4", 10 * gib, "half the target's free space", ""},
+		{"smaller than RAM is said", 24 * gib, 4 * gib, "ext4", 2 * gib, "smaller than RAM", ""},
+		{"tmpfs", 24 * gib, 12 * gib, "tmpfs", gib, "RAM", ""},
+		{"too little space", 8 * gib, 300 << 20, "ext4", 0, "", "too little"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why, err := DefaultSize(tc.mem, tc.avail, tc.fs)
+			if tc.errMsg != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.errMsg) {
+					t.Fatalf("error %v, want %q", err, tc.errMsg)
+				}
+				return
+			}
+			if err != nil || got != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("got %d %q %v, want %d and %q", got, why, err, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+// TestJobFilesGolden pins the job files dbio writes for one point of each kind.
+func TestJobFilesGolden(t *testing.T) {
+	places := []placement{{Label: "nvme", File: "/mnt/nvme/dbio/fio/work.dat", Size: 1 << 30, Engine: "io_uring", Direct: true}}
+	group := append(places, placement{Label: "sata", File: "/mnt/sa:ta/dbio/fio/work.dat", Size: 1 << 30, Engine: "libaio", Direct: false})
+	for _, tc := range []struct {
+		name   string
+		p      Point
+		places []placement
+	}{
+		{"randread", Point{Name: "4k-randread", RW: "randread", BlockSize: 4096, IODepth: 64, Jobs: 2, RuntimeS: 60, RampS: 5}, places},
+		{"seq-split", Point{Name: "64k-read", RW: "read", BlockSize: 65536, IODepth: 8, Jobs: 4, Split: true, RuntimeS: 60, RampS: 5}, places},
+		{"mix-rate", Point{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BlockSize: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
+			RateOf: "max", RatePct: 50, RateIOPS: 10000}, places},
+		{"fill", Point{Name: "fill", RW: "write", BlockSize: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
+		{"steady-group", Point{Name: "steady", RW: "randwrite", BlockSize: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
+			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := JobFile(PlannedPoint{Point: tc.p}, "test", tc.places)
+			golden(t, filepath.Join("testdata", "jobs", tc.name+".fio"), []byte(got))
+		})
+	}
+}
+
+// TestJobFilesParse has the real fio read every job file of every profile.
+func TestJobFilesParse(t *testing.T) {
+	requireFio(t)
+	dir := t.TempDir()
+	places := []placement{{Label: "t", File: filepath.Join(dir, "work.dat"), Size: 64 << 20, Engine: "io_uring", Direct: true}}
+	for _, name := range Profiles.Names() {
+		c := base(name)
+		c.RatePcts = nil
+		p, err := NewPlan(c, Profiles)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, pt := range p.Points {
+			if pt.RateOf != "" {
+				pt.RateIOPS = 1000
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%s-%d.fio", name, i))
+			if err := os.WriteFile(path, []byte(JobFile(pt, name, places)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// One fio reads all of a profile's job files; on a failure, the
+		// message names the file.
+		args := []string{"--parse-only"}
+		for i := range p.Points {
+			args = append(args, filepath.Join(dir, fmt.Sprintf("%s-%d.fio", name, i)))
+		}
+		if res, err := (execx.Real{}).Run(context.Background(), execx.Cmd{Name: "fio", Args: args}); err != nil {
+			t.Errorf("%s: fio rejects a job file: %v %s", name, err, res.Stderr)
+		}
+	}
+}
+
+func TestJobRate(t *testing.T) {
+	for _, tc := range []struct {
+		total   int64
+		jobs    int
+		rw      string
+		readPct int
+		want    string
+	}{
+		{10000, 4, "randread", 0, "2500"},
+		{10001, 4, "randread", 0, "2500"},
+		{3, 4, "randwrite", 0, "1"},
+		{10000, 2, "randrw", 70, "3500,1500"},
+		{10000, 2, "randrw", 100, "5000,0"},
+	} {
+		if got := jobRate(tc.total, tc.jobs, tc.rw, tc.readPct); got != tc.want {
+			t.Errorf("jobRate(%d, %d, %s, %d) = %s, want %s", tc.total, tc.jobs, tc.rw, tc.readPct, got, tc.want)
+		}
+	}
+}

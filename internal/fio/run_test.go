@@ -1,0 +1,526 @@
+package fio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/results"
+)
+
+// Tests in this file run the real fio on a directory of the real disk
+// (t.TempDir) and on tmpfs (/dev/shm), with 64 MiB working files and one- or
+// two-second points, so that the whole package stays well under two minutes.
+// They check what was recorded and how, never how fast this machine is, so
+// they run in parallel: fio's points are time-based and last as long
+// whatever else runs.
+
+const testSize = 64 << 20
+
+// targets are a disk directory and a tmpfs directory.
+func targets(t *testing.T) []string {
+	return []string{filepath.Join(t.TempDir(), "disk"), filepath.Join(shmDir(t), "shm")}
+}
+
+func newDir(t *testing.T, c Config) *results.Dir {
+	t.Helper()
+	cfg, _ := json.Marshal(c)
+	d, err := results.Create(t.TempDir(), "test", results.Run{Kind: "disk", Config: cfg}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// short makes c a test-sized run.
+func short(c Config, runtime time.Duration) Config {
+	c.Runtime, c.Ramp, c.Size = runtime, durp(0), testSize
+	return c
+}
+
+// runProfile runs c to completion and checks everything every run must record.
+func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string) {
+	t.Helper()
+	requireFio(t)
+	d := newDir(t, c)
+	var out bytes.Buffer
+	pts, err := Run(context.Background(), c, d, 0, execx.Real{}, &out)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Load(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, _ := NewPlan(c, Profiles)
+	if len(l.Steps) != len(plan.Points) || len(pts) != len(plan.Points) {
+		t.Fatalf("%d steps and %d results for %d points", len(l.Steps), len(pts), len(plan.Points))
+	}
+	if v := l.Run.Environment.Versions["fio"]; !strings.HasPrefix(v, "fio-3.") {
+		t.Errorf("fio version in run.json: %q", v)
+	}
+	if len(l.Run.Environment.Targets) != len(c.Targets) {
+		t.Errorf("run.json lists %d targets, want %d", len(l.Run.Environment.Targets), len(c.Targets))
+	}
+	for i, s := range l.Steps {
+		checkStep(t, d.Path, s, plan.Points[i])
+	}
+	return l, pts, out.String()
+}
+
+// checkStep verifies one recorded point: its files, that its figures are
+// exactly fio's (re-read from the stored report) and its detail.
+func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
+	t.Helper()
+	if s.Name != want.Name || s.Kind != "fio" || s.Status != results.StatusCompleted {
+		t.Fatalf("step %d: %s %s %s (%s), want completed fio step %s", s.Index, s.Name, s.Kind, s.Status, s.Error, want.Name)
+	}
+	stepDir := filepath.Join(runDir, "steps", fmt.Sprintf("%02d-%s", s.Index, s.Name))
+	for _, f := range []string{JobFileName, OutputFileName, "summary.json"} {
+		if _, err := os.Stat(filepath.Join(stepDir, f)); err != nil {
+			t.Errorf("step %s: %v", s.Name, err)
+		}
+	}
+	if hdr, _ := filepath.Glob(filepath.Join(stepDir, "latency-*.hdr")); len(hdr) == 0 {
+		t.Errorf("step %s: no latency histogram", s.Name)
+	}
+	var detail PointResult
+	if err := json.Unmarshal(s.Detail, &detail); err != nil {
+		t.Fatalf("step %s detail: %v", s.Name, err)
+	}
+	if detail.Engine != "io_uring" || !detail.Direct {
+		t.Errorf("step %s: engine %s direct %v, want io_uring with O_DIRECT on this host", s.Name, detail.Engine, detail.Direct)
+	}
+	out, err := readOutput(filepath.Join(stepDir, OutputFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := out.Groups[0]
+	again := PointResult{PlannedPoint: detail.PlannedPoint, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+		ElapsedS: g.ElapsedS, SteadyState: g.SteadyState}
+	if a, b := fmt.Sprint(again.Figures()), fmt.Sprint(s.Figures); a != b {
+		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
+	}
+	if iops, _ := s.Figure("iops"); iops <= 0 {
+		t.Errorf("step %s: %v IOPS", s.Name, iops)
+	}
+	for _, name := range []string{"mb_s", "lat_mean_us", "lat_p99_us", "lat_p99_9_us"} {
+		if _, ok := s.Figure(name); !ok {
+			t.Errorf("step %s: no %s figure", s.Name, name)
+		}
+	}
+}
+
+// seriesSteps counts series.csv rows per step name, and checks the fio columns are there.
+func seriesSteps(t *testing.T, l *results.Loaded) map[string]int {
+	t.Helper()
+	for _, c := range []string{"fio_iops", "fio_mb_s", "fio_lat_mean_us"} {
+		if l.Series.Column(c) < 0 {
+			t.Errorf("series.csv has no %s column: %v", c, l.Series.Columns)
+		}
+	}
+	n := map[string]int{}
+	col := l.Series.Column("fio_iops")
+	for _, r := range l.Series.Rows {
+		if r.Phase != "measure" || col < 0 || !(r.Values[col] > 0) {
+			t.Errorf("series row %+v", r)
+		}
+		n[r.Step]++
+	}
+	return n
+}
+
+// TestFourCorners runs the profile on the disk and on tmpfs, one target per
+// subtest so that the two run side by side, then checks that a second run
+// reuses the working file.
+func TestFourCorners(t *testing.T) {
+	for i, fsName := range []string{"disk", "tmpfs"} {
+		t.Run(fsName, func(t *testing.T) {
+			t.Parallel()
+			c := short(Config{Profile: "four-corners", Targets: targets(t)[i : i+1]}, time.Second)
+			l, _, out := runProfile(t, c)
+			if len(l.Steps) != 6 || l.Steps[0].Name != "4k-randread" || l.Steps[5].Name != "128k-write" {
+				t.Errorf("steps %s ... %s", l.Steps[0].Name, l.Steps[5].Name)
+			}
+			if got := l.Run.Environment.Targets[0].Storage.FSType; (got == "tmpfs") != (fsName == "tmpfs") {
+				t.Errorf("target filesystem %s on the %s target", got, fsName)
+			}
+			rows := seriesSteps(t, l)
+			for _, s := range l.Steps {
+				// A one-second point logs at most one whole second (fio may leave out the last).
+				if rows[s.Name] > 1 {
+					t.Errorf("%s: %d per-second rows, want at most 1", s.Name, rows[s.Name])
+				}
+			}
+			if !strings.Contains(out, "laying out the 64.0 MiB working file") {
+				t.Errorf("progress does not mention the layout:\n%s", out)
+			}
+			// A second run of the same size reuses the working file.
+			d := newDir(t, c)
+			c.Profile, c.RatePcts = "curve", []float64{50}
+			if _, err := Run(context.Background(), c, d, 0, execx.Real{}, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			if notes := strings.Join(d.Run().Notes, "\n"); !strings.Contains(notes, "reused the working file") {
+				t.Errorf("second run did not reuse the working file:\n%s", notes)
+			}
+		})
+	}
+}
+
+func TestSqlioSubset(t *testing.T) {
+	t.Parallel()
+	c := short(Config{Profile: "sqlio", Targets: targets(t), BlockSizes: []int64{64 << 10}, IODepths: []int{8},
+		RW: []string{"randread", "write"}, LatencyStat: StatP99}, time.Second)
+	l, _, out := runProfile(t, c)
+	if len(l.Steps) != 4 {
+		t.Fatalf("%d steps", len(l.Steps))
+	}
+	notes := strings.Join(l.Run.Notes, "\n")
+	if !strings.Contains(notes, "best within p99 latency ≤ 20ms") || !strings.Contains(out, "best within") {
+		t.Errorf("no latency-bounded table in the notes:\n%s", notes)
+	}
+	for _, want := range []string{"disk    randread", "disk    write", "shm     randread", "shm     write"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("table has no row %q:\n%s", want, notes)
+		}
+	}
+}
+
+func TestMixDiskAndTmpfs(t *testing.T) {
+	t.Parallel()
+	c := short(Config{Profile: "mix", Targets: targets(t), BlockSizes: []int64{8 << 10}, ReadPct: intp(75)}, 2*time.Second)
+	l, pts, _ := runProfile(t, c)
+	rows := seriesSteps(t, l)
+	for _, s := range l.Steps {
+		r, _ := s.Figure("read_iops")
+		w, _ := s.Figure("write_iops")
+		all, _ := s.Figure("iops")
+		if share := r / all; math.Abs(share-0.75) > 0.05 || math.Abs(r+w-all) > 0.01*all {
+			t.Errorf("%s: reads %.0f + writes %.0f of %.0f IOPS, want 75 %% reads", s.Name, r, w, all)
+		}
+	}
+	if l.Series.Column("fio_read_iops") < 0 || l.Series.Column("fio_write_lat_mean_us") < 0 {
+		t.Errorf("series.csv lacks the per-direction columns of a mix: %v", l.Series.Columns)
+	}
+	for _, s := range l.Steps {
+		// A two-second point logs one or two whole seconds (fio may leave out the last).
+		if rows[s.Name] < 1 || rows[s.Name] > 2 {
+			t.Errorf("%s: %d per-second rows, want 1 or 2", s.Name, rows[s.Name])
+		}
+	}
+	checkRerun(t, l, pts[1], 0.75)
+}
+
+// checkRerun re-runs a stored job file with fio, as a reader of the results
+// would, and checks it is the same measurement: fio reads the same options,
+// and the figures agree within what run-to-run noise on a shared two-core
+// machine allows (a factor of three: the check is that the job is the same,
+// not that the machine is quiet).
+func checkRerun(t *testing.T, l *results.Loaded, p PointResult, readShare float64) {
+	t.Helper()
+	stepDir := filepath.Join(l.Path, "steps", fmt.Sprintf("%02d-%s", p.Step, p.Name))
+	stored, err := readOutput(filepath.Join(stepDir, OutputFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	job, err := os.ReadFile(filepath.Join(stepDir, JobFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, JobFileName), job, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (execx.Real{}).Run(context.Background(), execx.Cmd{Name: "fio", Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName}, Dir: work}); err != nil {
+		t.Fatal(err)
+	}
+	rerun, err := readOutput(filepath.Join(work, OutputFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(rerun.GlobalOptions) != fmt.Sprint(stored.GlobalOptions) || fmt.Sprint(rerun.Groups[0].Options) != fmt.Sprint(stored.Groups[0].Options) {
+		t.Errorf("the re-run read other options:\nstored %v %v\nre-run %v %v", stored.GlobalOptions, stored.Groups[0].Options, rerun.GlobalOptions, rerun.Groups[0].Options)
+	}
+	s, r := stored.Groups[0], rerun.Groups[0]
+	if (s.Read == nil) != (r.Read == nil) || (s.Write == nil) != (r.Write == nil) {
+		t.Fatalf("directions differ: stored read %v write %v, re-run read %v write %v", s.Read != nil, s.Write != nil, r.Read != nil, r.Write != nil)
+	}
+	if ratio := r.Total.IOPS / s.Total.IOPS; ratio < 1.0/3 || ratio > 3 {
+		t.Errorf("re-run gave %.0f IOPS against %.0f stored", r.Total.IOPS, s.Total.IOPS)
+	}
+	for _, g := range []Group{s, r} {
+		if share := float64(g.Read.IOs) / float64(g.Total.IOs); math.Abs(share-readShare) > 0.05 {
+			t.Errorf("read share %.2f, want %.2f", share, readShare)
+		}
+	}
+	if logs, _ := filepath.Glob(filepath.Join(work, "*_iops.*.log")); len(logs) != 4 {
+		t.Errorf("the re-run wrote %d IOPS logs, want one per job (4)", len(logs))
+	}
+}
+
+func TestCurveDiskAndTmpfs(t *testing.T) {
+	t.Parallel()
+	c := short(Config{Profile: "curve", Targets: targets(t), RatePcts: []float64{20, 50}}, time.Second)
+	l, pts, out := runProfile(t, c)
+	byName := map[string]PointResult{}
+	for _, p := range pts {
+		byName[p.Name] = p
+	}
+	for _, p := range pts {
+		if p.RateOf == "" {
+			continue
+		}
+		max := byName[p.RateOf]
+		want := RateFor(max.Total.IOPS, p.RatePct)
+		if p.RateIOPS != want {
+			t.Errorf("%s: rate %d, want %d%% of %.0f = %d", p.Name, p.RateIOPS, int(p.RatePct), max.Total.IOPS, want)
+		}
+		job, _ := os.ReadFile(filepath.Join(l.Path, "steps", fmt.Sprintf("%02d-%s", p.Step, p.Name), JobFileName))
+		if line := "rate_iops=" + jobRate(want, p.Jobs, p.RW, 0); !strings.Contains(string(job), line+"\n") {
+			t.Errorf("%s: job file lacks %s", p.Name, line)
+		}
+		// fio's limiter never lets a point run faster than asked; it may
+		// run slower on a busy machine, which the figure would then show.
+		if p.Total.IOPS > float64(want)*1.05 || p.Total.IOPS < float64(want)*0.5 {
+			t.Errorf("%s: %.0f IOPS at a limit of %d", p.Name, p.Total.IOPS, want)
+		}
+	}
+	if !strings.Contains(out, "I/O-rate curve disk randread-4k") || !strings.Contains(out, "I/O-rate curve shm randread-4k") {
+		t.Errorf("no curve tables:\n%s", out)
+	}
+}
+
+func TestPreconditionDiskAndTmpfs(t *testing.T) {
+	t.Parallel()
+	c := short(Config{Profile: "precondition", Targets: targets(t), SteadyState: "iops_slope:20%", SteadyWindow: 2 * time.Second}, 4*time.Second)
+	l, pts, out := runProfile(t, c)
+	for _, p := range pts {
+		if p.Loops > 0 {
+			if p.Total.Bytes != 2*testSize {
+				t.Errorf("%s wrote %d bytes, want two passes of %d", p.Name, p.Total.Bytes, testSize)
+			}
+			continue
+		}
+		if p.SteadyState == nil {
+			t.Fatalf("%s: no steady-state verdict", p.Name)
+		}
+		if p.SteadyState.WindowS != 2 || !strings.HasPrefix(p.SteadyState.Criterion, "iops_slope:20") {
+			t.Errorf("%s: %+v", p.Name, p.SteadyState)
+		}
+	}
+	if !strings.Contains(out, "steady state (") && !strings.Contains(out, "never settled") {
+		t.Errorf("no steady-state summary:\n%s", out)
+	}
+	if _, ok := l.Steps[1].Figure("steady_attained"); !ok {
+		t.Errorf("no steady_attained figure")
+	}
+}
+
+func TestDriveGroup(t *testing.T) {
+	t.Parallel()
+	c := short(Config{Profile: "mix", Targets: targets(t), Group: true, BlockSizes: []int64{4096}, Jobs: 1}, 2*time.Second)
+	l, pts, _ := runProfile(t, c)
+	if len(pts) != 1 || pts[0].Label != "group" || len(pts[0].Targets) != 2 {
+		t.Fatalf("%+v", pts)
+	}
+	job, _ := os.ReadFile(filepath.Join(l.Path, "steps", "00-"+pts[0].Name, JobFileName))
+	if strings.Count(string(job), "filename=") != 2 {
+		t.Errorf("group job file has no section per target:\n%s", job)
+	}
+	// Two jobs (one per target), so fio's logs come from both.
+	logs, _ := filepath.Glob(filepath.Join(l.Path, "steps", "00-"+pts[0].Name, "*_iops.*.log"))
+	if len(logs) != 2 {
+		t.Errorf("%d IOPS logs, want 2", len(logs))
+	}
+}
+
+// progressWatch signals when a line containing a marker is written.
+type progressWatch struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func (p *progressWatch) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf.Write(b)
+	if strings.Contains(p.buf.String(), p.marker) {
+		p.once.Do(func() { close(p.seen) })
+	}
+	return len(b), nil
+}
+
+func TestInterruptKeepsFinishedPoints(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	c := short(Config{Profile: "four-corners", Targets: targets(t)[1:]}, 2*time.Second)
+	d := newDir(t, c)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	watch := &progressWatch{marker: "[2/6]", seen: make(chan struct{})}
+	go func() {
+		<-watch.seen
+		time.Sleep(700 * time.Millisecond)
+		cancel()
+	}()
+	pts, err := Run(ctx, c, d, 3, execx.Real{}, watch)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want one wrapping context.Canceled", err)
+	}
+	if len(pts) != 2 || pts[0].Status != results.StatusCompleted || pts[1].Status != results.StatusInterrupted {
+		t.Fatalf("results %+v", pts)
+	}
+	l, err := results.Load(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Steps) != 2 || l.Steps[0].Index != 3 || l.Steps[1].Status != results.StatusInterrupted || l.Steps[1].Figures != nil {
+		t.Errorf("steps %+v", l.Steps)
+	}
+}
+
+// killingRunner is the real runner, except that it kills the fio of the
+// point whose job runs as the n-th fio point, as an OOM killer or an
+// operator would.
+type killingRunner struct {
+	execx.Real
+	n, points int
+}
+
+func (k *killingRunner) Run(ctx context.Context, c execx.Cmd) (execx.Result, error) {
+	if len(c.Args) == 0 || c.Args[len(c.Args)-1] != JobFileName {
+		return k.Real.Run(ctx, c)
+	}
+	k.points++
+	if k.points != k.n {
+		return k.Real.Run(ctx, c)
+	}
+	p, err := k.Real.Start(ctx, c)
+	if err != nil {
+		return execx.Result{}, err
+	}
+	time.Sleep(700 * time.Millisecond)
+	_ = p.Signal(syscall.SIGKILL)
+	werr := p.Wait()
+	return execx.Result{ExitCode: -1}, &execx.ExitError{Cmd: c.String(), ExitCode: -1, Err: werr}
+}
+
+func TestFioKilled(t *testing.T) {
+	t.Parallel()
+	requireFio(t)
+	c := short(Config{Profile: "four-corners", Targets: targets(t)[1:]}, time.Second)
+	d := newDir(t, c)
+	pts, err := Run(context.Background(), c, d, 0, &killingRunner{n: 2}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "fio was killed by signal 9 (killed) during point 4k-randwrite; the points before it are kept") {
+		t.Fatalf("error %v", err)
+	}
+	if len(pts) != 2 || pts[0].Status != results.StatusCompleted || pts[1].Status != results.StatusFailed {
+		t.Errorf("results %+v", pts)
+	}
+	l, _ := results.Load(d.Path)
+	if len(l.Steps) != 2 || l.Steps[1].Status != results.StatusFailed || !strings.Contains(l.Steps[1].Error, "killed") {
+		t.Errorf("steps %+v", l.Steps)
+	}
+}
+
+func TestFioMissing(t *testing.T) {
+	c := short(Config{Profile: "four-corners", Targets: []string{t.TempDir()}}, time.Second)
+	d := newDir(t, c)
+	_, err := Run(context.Background(), c, d, 0, &execx.Fake{}, io.Discard)
+	if !errors.Is(err, ErrFioMissing) || !strings.Contains(err.Error(), "apt-get install -y fio") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestNoSpaceForTheWorkingFile(t *testing.T) {
+	requireFio(t)
+	c := short(Config{Profile: "four-corners", Targets: []string{t.TempDir()}}, time.Second)
+	c.Size = 1 << 50
+	d := newDir(t, c)
+	_, err := Run(context.Background(), c, d, 0, execx.Real{}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "free but the fio working file needs 1.0 PiB") || !strings.Contains(err.Error(), "--size") {
+		t.Errorf("error %v", err)
+	}
+}
+
+// fakeFio answers the probe runs: fail says why an engine/direct pair is refused.
+func fakeFio(fail func(engine string, direct bool) string) *execx.Fake {
+	return &execx.Fake{
+		Paths: map[string]string{"fio": "/usr/bin/fio"},
+		Respond: func(c execx.Cmd) (execx.Result, error) {
+			args := strings.Join(c.Args, " ")
+			engine := strings.TrimPrefix(strings.Fields(args[strings.Index(args, "--ioengine="):])[0], "--ioengine=")
+			direct := strings.Contains(args, "--direct=1")
+			if why := fail(engine, direct); why != "" {
+				return execx.Result{Stderr: []byte(why + "\n")}, &execx.ExitError{Cmd: c.String(), ExitCode: 1, Stderr: why}
+			}
+			return execx.Result{Stdout: []byte(`{"fio version":"fio-3.33","jobs":[{"jobname":"probe","error":0,"read":{"total_ios":256,"io_bytes":1048576}}]}`)}, nil
+		},
+	}
+}
+
+func TestProbeFallbacks(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		engine   string
+		fail     func(string, bool) string
+		want     string
+		direct   bool
+		warnings []string
+		err      string
+	}{
+		{"io_uring with O_DIRECT", "", func(string, bool) string { return "" }, "io_uring", true, nil, ""},
+		{"no io_uring: libaio, said", "", func(e string, _ bool) string {
+			if e == "io_uring" {
+				return "fio: engine io_uring not loadable"
+			}
+			return ""
+		}, "libaio", true, []string{"ioengine io_uring is not usable here (fio: engine io_uring not loadable); using libaio instead"}, ""},
+		{"an unknown asked engine falls back", "spdk", func(e string, _ bool) string {
+			if e == "spdk" {
+				return "fio: engine spdk not loadable"
+			}
+			return ""
+		}, "io_uring", true, []string{"ioengine spdk is not usable here (fio: engine spdk not loadable); using io_uring instead"}, ""},
+		{"O_DIRECT refused: buffered, said", "", func(_ string, d bool) string {
+			if d {
+				return "fio: looks like your file system does not support direct=1/buffered=0"
+			}
+			return ""
+		}, "io_uring", false, []string{"/x (ramfs) refuses O_DIRECT (fio: looks like your file system does not support direct=1/buffered=0): buffered I/O, so figures include page-cache effects"}, ""},
+		{"nothing works", "", func(string, bool) string { return "fio: Permission denied" }, "", false, nil, "fio cannot do I/O in /x with any engine"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &runner{plan: Plan{Config: Config{Engine: tc.engine}}, exec: fakeFio(tc.fail), fioPath: "/usr/bin/fio"}
+			engine, direct, warnings, err := r.probe(context.Background(), "/x", "ramfs")
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || engine != tc.want || direct != tc.direct || fmt.Sprint(warnings) != fmt.Sprint(tc.warnings) {
+				t.Errorf("got %s direct=%v %q %v\nwant %s direct=%v %q", engine, direct, warnings, err, tc.want, tc.direct, tc.warnings)
+			}
+		})
+	}
+}
