@@ -1,0 +1,107 @@
+package sysbench
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"dbio/internal/engine"
+)
+
+// dialect is how sysbench's statements reach one engine. The statements are
+// the same everywhere; the table definition, placeholders, how transactions
+// begin and which errors are worth retrying differ.
+type dialect struct {
+	// columns is the body of CREATE TABLE sbtest<N> (...), after which
+	// tableSuffix follows the closing parenthesis.
+	columns, tableSuffix string
+	// placeholder writes the n-th (1-based) parameter; nil means "?".
+	placeholder func(n int) string
+	// beginRead and beginWrite start a transaction that only reads, or that
+	// writes (SQLite takes its write lock at once with BEGIN IMMEDIATE).
+	beginRead, beginWrite string
+	// writeLock queues writers inside dbio where the engine admits one
+	// writer at a time (SQLite); nil elsewhere.
+	writeLock *sync.Mutex
+	// analyze refreshes the optimizer's statistics of a table after loading.
+	analyze func(table string) string
+	// afterLoad is anything else a loaded table needs (a sequence moved past
+	// the ids loaded explicitly); nil when nothing.
+	afterLoad func(ctx context.Context, conn *sql.Conn, table string, rows int) error
+	// loadWorkers is how many tables load at once by default.
+	loadWorkers int
+	// classify says what an error means for the session.
+	classify func(error) errClass
+	// tooManyPrepared reports the engine refusing another prepared
+	// statement; the session then sends that statement unprepared.
+	tooManyPrepared func(error) bool
+	// notes explain engine-specific choices, for the results.
+	notes []string
+}
+
+// errClass is what an error means for the transaction and the session.
+type errClass int
+
+const (
+	// errFailed: count the transaction as failed and go on.
+	errFailed errClass = iota
+	// errRetry: roll back and run the transaction again (deadlock,
+	// serialization failure, duplicate key from a concurrent delete-insert,
+	// busy database); sysbench 1.0 ignores and restarts on the same errors.
+	errRetry
+	// errLost: the connection is gone; open a new one and go on.
+	errLost
+	// errFatal: the database cannot go on (disk full, I/O error, corruption).
+	errFatal
+)
+
+var dialects = map[string]func(engine.Instance) *dialect{}
+
+// registerDialect makes a dialect available for instances whose Info().Engine is name.
+func registerDialect(name string, d func(engine.Instance) *dialect) {
+	if _, dup := dialects[name]; dup {
+		panic("sysbench: dialect registered twice for " + name)
+	}
+	dialects[name] = d
+}
+
+func dialectFor(inst engine.Instance) (*dialect, error) {
+	name := inst.Info().Engine
+	d, ok := dialects[name]
+	if !ok {
+		names := make([]string, 0, len(dialects))
+		for n := range dialects {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("sysbench does not support engine %q (supported: %s)", name, strings.Join(names, ", "))
+	}
+	return d(inst), nil
+}
+
+// bind writes a statement with the dialect's placeholders for its "?" marks.
+func (d *dialect) bind(query string) string {
+	if d.placeholder == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString(d.placeholder(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func (d *dialect) createTable(table string) string {
+	return "CREATE TABLE " + table + " (" + d.columns + ")" + d.tableSuffix
+}
+
+func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
