@@ -463,8 +463,8 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	}
 	switch {
 	case ctx.Err() != nil:
-		return fail(results.StatusInterrupted, fmt.Errorf("point %s stopped after %.0f s: %w (fio's partial report is in %s)",
-			pt.Name, res.Ended.Sub(res.Started).Seconds(), ctx.Err(), filepath.Join(stepDir, OutputFileName)))
+		return fail(results.StatusInterrupted, &stopped{err: ctx.Err(), msg: fmt.Sprintf("point %s was interrupted after %.0f s (fio's partial report is in %s, not counted)",
+			pt.Name, res.Ended.Sub(res.Started).Seconds(), filepath.Join(stepDir, OutputFileName))})
 	case runErr != nil:
 		return fail(results.StatusFailed, explainFioFailure(pt.Name, runErr))
 	case parseErr != nil:
@@ -492,6 +492,16 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	r.say("  %s", headline(res))
 	return res, nil
 }
+
+// stopped is a point cut short by cancellation: it says what happened in
+// words and still matches errors.Is(err, context.Canceled).
+type stopped struct {
+	msg string
+	err error
+}
+
+func (s *stopped) Error() string { return s.msg }
+func (s *stopped) Unwrap() error { return s.err }
 
 // resolveRate turns a point's share of an earlier maximum into an IOPS limit.
 func resolveRate(p Point, done []PointResult) (int64, error) {

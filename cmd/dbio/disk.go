@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/fio"
+	"dbio/internal/results"
+	"dbio/internal/telemetry"
+	"dbio/internal/units"
+)
+
+func init() { commandConstructors = append(commandConstructors, newDiskCmd) }
+
+// diskFlags are dbio disk's flags as typed; diskConfig turns them into an fio.Config.
+type diskFlags struct {
+	targets     []string
+	profile     string
+	group       bool
+	runtime     time.Duration
+	ramp        time.Duration
+	size        string
+	iodepth     []string
+	jobs        int
+	engine      string
+	bs          []string
+	rw          []string
+	readPct     int
+	rates       []string
+	latencyMax  time.Duration
+	latencyStat string
+	steadyState string
+	ssWindow    time.Duration
+	resultsBase string
+	name        string
+	dryRun      bool
+}
+
+func newDiskCmd(app *App) *cobra.Command {
+	var f diskFlags
+	cmd := &cobra.Command{
+		Use:   "disk --target DIR [--target DIR...] [--profile NAME]",
+		Short: "Characterize storage with fio: four corners, SQLIO matrix, mixes, rate curves, steady state",
+		Long:  diskLong(),
+		Example: `  dbio disk --target /mnt/nvme --target /mnt/sata --profile four-corners
+  dbio disk --target /mnt/nvme --profile sqlio --latency-max 20ms
+  dbio disk --target /mnt/nvme --profile mix --read-pct 70 --bs 4k,8k,16k,32k,64k,128k,256k --iodepth 8 --jobs 4
+  dbio disk --target /mnt/nvme --profile curve --rw randread --bs 4k
+  dbio disk --target /mnt/nvme --profile precondition`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := diskConfig(cmd, f, app)
+			if err != nil {
+				return err
+			}
+			if f.dryRun {
+				return diskDryRun(app, cfg)
+			}
+			return runDisk(cmd.Context(), app, cfg, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVar(&f.targets, "target", nil, "directory on the storage to measure (repeat to compare several side by side)")
+	fs.StringVar(&f.profile, "profile", "four-corners", "fio profile: "+strings.Join(fio.Profiles.Names(), ", "))
+	fs.BoolVar(&f.group, "group", false, "run each point on all targets at once and report the aggregate (a drive group)")
+	fs.DurationVar(&f.runtime, "runtime", 0, "measured time per point (default: the profile's, 1m; 30m cap for precondition)")
+	fs.DurationVar(&f.ramp, "ramp", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
+	fs.StringVar(&f.size, "size", "", "working file per target, e.g. 8G (default: see above)")
+	fs.StringSliceVar(&f.iodepth, "iodepth", nil, "I/Os in flight per job; a list for sqlio and mix (e.g. 1,8,32,64)")
+	fs.IntVar(&f.jobs, "jobs", 0, "fio jobs (I/O threads) per target (default: the profile's)")
+	fs.StringVar(&f.engine, "engine", "", "fio ioengine (default io_uring, falling back to libaio, then psync)")
+	fs.StringSliceVar(&f.bs, "bs", nil, "block sizes, e.g. 4k,8k,64k (sqlio, mix: a list; curve, precondition: one)")
+	fs.StringSliceVar(&f.rw, "rw", nil, "access patterns: randread, randwrite, read, write, randrw, rw")
+	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve with randrw)")
+	fs.StringSliceVar(&f.rates, "rates", nil, "curve rates in percent of the measured maximum (default 10,20,...,120)")
+	fs.DurationVar(&f.latencyMax, "latency-max", 0, "latency bound of the best-within table (default 20ms; sqlio always shows it)")
+	fs.StringVar(&f.latencyStat, "latency-stat", "", "statistic the bound applies to: mean (default), p50, p95, p99, p99.9")
+	fs.StringVar(&f.steadyState, "steady-state", "", "end each unthrottled point at fio's steady state, e.g. iops_slope:0.2% (alone: 10% drift over the window)")
+	fs.Lookup("steady-state").NoOptDefVal = "auto"
+	fs.DurationVar(&f.ssWindow, "ss-window", fio.DefaultSteadyWindow, "window fio judges steady state over")
+	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
+	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the points and their estimated time, touch nothing")
+	return cmd
+}
+
+func diskLong() string {
+	var b strings.Builder
+	b.WriteString(`Measure what a storage does with fio (Debian's fio 3.33; install it
+with '` + fio.InstallHint + `'). Each profile is a documented plan of fio jobs;
+every point stores its job file (re-run it with fio), fio's json+ report, its
+figures and per-second IOPS, MB/s and latency in the results directory.
+
+I/O is O_DIRECT with io_uring (libaio, then psync as fallbacks); a filesystem
+that refuses O_DIRECT is measured buffered, with a warning in the results.
+
+Profiles:
+`)
+	for _, name := range fio.Profiles.Names() {
+		p, _ := fio.Profiles.Lookup(name)
+		b.WriteString("\n  " + name + "\n")
+		b.WriteString(diskIndent(diskWrap(p.Describe(), 74), "    "))
+	}
+	b.WriteString("\nWorking file:\n\n")
+	b.WriteString(diskIndent(fio.SizeRule, "  "))
+	return b.String()
+}
+
+func diskWrap(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteString("\n")
+			n = 0
+		}
+		if n > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
+
+func diskIndent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// diskConfig turns the flags into a validated configuration, reporting every
+// bad flag at once as a usage error.
+func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
+	var errs []error
+	changed := cmd.Flags().Changed
+	cfg := fio.Config{
+		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
+		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
+		SteadyState: f.steadyState, Now: app.Now,
+	}
+	if changed("ramp") {
+		ramp := f.ramp
+		cfg.Ramp = &ramp
+	}
+	if changed("ss-window") {
+		cfg.SteadyWindow = f.ssWindow
+	}
+	if changed("read-pct") {
+		pct := f.readPct
+		cfg.ReadPct = &pct
+	}
+	if f.size != "" {
+		n, err := units.ParseBytes(f.size)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--size: %w", err))
+		}
+		cfg.Size = n
+	}
+	for _, s := range f.bs {
+		n, err := units.ParseBytes(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--bs: %w", err))
+			continue
+		}
+		cfg.BlockSizes = append(cfg.BlockSizes, n)
+	}
+	for _, s := range f.iodepth {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--iodepth %q: use whole numbers, e.g. 1,8,32,64", s))
+			continue
+		}
+		cfg.IODepths = append(cfg.IODepths, n)
+	}
+	for _, s := range f.rates {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(s), "%"), 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--rates %q: use percentages of the measured maximum, e.g. 10,50,100,120", s))
+			continue
+		}
+		cfg.RatePcts = append(cfg.RatePcts, v)
+	}
+	errs = append(errs, cfg.Validate(fio.Profiles)...)
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Error()
+		}
+		return cfg, usagef("%s", strings.Join(msgs, "\n  "))
+	}
+	return cfg, nil
+}
+
+func diskDryRun(app *App, cfg fio.Config) error {
+	plan, err := fio.NewPlan(cfg, fio.Profiles)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	fmt.Fprintf(app.Stdout, "profile %s: %d points, about %s of fio time (plus laying out the working file)\n",
+		plan.Profile.Name(), len(plan.Points), plan.Duration())
+	for i, p := range plan.Points {
+		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, p.Point)
+	}
+	return nil
+}
+
+func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
+	name := f.name
+	if name == "" {
+		name = "disk-" + cfg.Profile
+	}
+	if _, err := fio.Check(app.Exec); err != nil {
+		return err
+	}
+	host, hostErr := telemetry.ReadHost(telemetry.HostFS())
+	env := results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel, CPUs: host.CPUs, MemoryBytes: host.MemoryBytes}
+	cfg.CPUs, cfg.MemoryBytes = host.CPUs, host.MemoryBytes
+	cfgJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	env.Versions = map[string]string{"dbio": version()}
+	dir, err := results.Create(f.resultsBase, name, results.Run{Kind: "disk", Command: app.Args, Config: cfgJSON, Environment: env}, app.Now())
+	if err != nil {
+		return err
+	}
+	if hostErr != nil {
+		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, hostErr.Error()) })
+	}
+	fmt.Fprintf(app.Stdout, "results: %s\n", dir.Path)
+	points, runErr := fio.Run(ctx, cfg, dir, 0, app.Exec, app.Stdout)
+	status := results.StatusCompleted
+	switch {
+	case runErr == nil:
+	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
+		status = results.StatusInterrupted
+	default:
+		status = results.StatusFailed
+	}
+	if err := dir.Finish(status, runErr, app.Now()); err != nil {
+		return errors.Join(runErr, err)
+	}
+	finished := 0
+	for _, p := range points {
+		if p.Status == results.StatusCompleted {
+			finished++
+		}
+	}
+	planned := len(points)
+	if plan, err := fio.NewPlan(cfg, fio.Profiles); err == nil {
+		planned = len(plan.Points)
+	}
+	fmt.Fprintf(app.Stdout, "%d of %d point(s) finished; results in %s\n", finished, planned, dir.Path)
+	if status == results.StatusInterrupted {
+		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, dir.Path)
+	}
+	if runErr != nil {
+		return fmt.Errorf("%w (results so far in %s)", runErr, dir.Path)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbio/internal/execx"
+	"dbio/internal/results"
+)
+
+func TestDiskBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of curve, four-corners, mix, precondition, sqlio`}},
+		{[]string{"disk", "--target", dir, "--size", "lots"}, []string{`--size: malformed size "lots"`}},
+		{[]string{"disk", "--target", dir, "--profile", "curve", "--rates", "10,half"}, []string{`--rates "half"`}},
+		{[]string{"disk", "--target", dir, "--profile", "sqlio", "--bs", "8k,1000", "--iodepth", "1,x"}, []string{"--bs 1000 B", `--iodepth "x"`}},
+		{[]string{"disk", "--target", dir, "--bs", "8k"}, []string{"--bs does not apply to the four-corners profile"}},
+		{[]string{"disk", "--target", dir, "--runtime", "soon"}, []string{`invalid argument "soon" for "--runtime"`}},
+		{[]string{"disk"}, []string{"no target: pass --target DIR"}},
+	} {
+		t.Run(strings.Join(tc.args[min(3, len(tc.args)):], " "), func(t *testing.T) {
+			var out bytes.Buffer
+			if code := run(context.Background(), testApp(&out), tc.args); code != exitUsage {
+				t.Errorf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output %q does not say %q", out.String(), w)
+				}
+			}
+		})
+	}
+}
+
+func TestDiskDryRunTouchesNothing(t *testing.T) {
+	target := filepath.Join(t.TempDir(), "nvme")
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"disk", "--target", target, "--profile", "curve", "--rates", "50,100", "--dry-run"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"profile curve: 3 points, about 3m15s of fio time", "randread-4k-max", "limited to 50% of the IOPS randread-4k-max reaches"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run does not say %q:\n%s", want, out.String())
+		}
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Errorf("dry run created the target: %v", err)
+	}
+}
+
+func TestDiskWithoutFio(t *testing.T) {
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Exec = &execx.Fake{}
+	base := t.TempDir()
+	code := run(context.Background(), app, []string{"disk", "--target", t.TempDir(), "--results", base})
+	if code != exitFailure || !strings.Contains(out.String(), "fio is not installed: install it with 'apt-get install -y fio'") {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+	if entries, _ := os.ReadDir(base); len(entries) != 0 {
+		t.Errorf("a results directory was created without fio: %v", entries)
+	}
+}
+
+func TestDiskEndToEnd(t *testing.T) {
+	if _, err := (execx.Real{}).LookPath("fio"); err != nil {
+		t.Fatal("fio is needed: apt-get install -y fio")
+	}
+	shm, err := os.MkdirTemp("/dev/shm", "dbio-disk-cmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	base := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"disk", "--target", shm, "--profile", "sqlio", "--bs", "8k", "--iodepth", "4",
+		"--rw", "randread", "--runtime", "1s", "--ramp", "0s", "--size", "64M", "--results", base, "--name", "e2e"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(base, "*-e2e"))
+	if len(dirs) != 1 {
+		t.Fatalf("results directories %v", dirs)
+	}
+	l, err := results.Load(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Run.Kind != "disk" || l.Run.Status != results.StatusCompleted || len(l.Steps) != 1 || l.Steps[0].Kind != "fio" {
+		t.Errorf("run %s %s with %d steps", l.Run.Kind, l.Run.Status, len(l.Steps))
+	}
+	if !strings.Contains(out.String(), "best within mean latency ≤ 20ms") || !strings.Contains(out.String(), "1 of 1 point(s) finished") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}
