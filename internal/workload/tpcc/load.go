@@ -42,6 +42,9 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	db := inst.DB()
 	if w.cfg.Reuse {
 		if c, wh, ok := readMeta(ctx, db); ok && wh == w.cfg.Warehouses {
+			if err := prepareRun(ctx, b, inst); err != nil {
+				return workload.LoadStats{}, err
+			}
 			w.setConstants(c)
 			fmt.Fprintf(log, "reusing the TPC-C database already loaded with %d warehouses\n", wh)
 			return workload.LoadStats{Scale: wh, Reused: true}, nil
@@ -115,14 +118,33 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	if err := g.Wait(); err != nil {
 		return workload.LoadStats{}, err
 	}
+	rowsDone := time.Now()
 	if err := b.finishLoad(ctx, inst); err != nil {
 		return workload.LoadStats{}, fmt.Errorf("finish load: %w", err)
+	}
+	fmt.Fprintf(log, "built indexes and statistics in %.1f s\n", time.Since(rowsDone).Seconds())
+	if err := prepareRun(ctx, b, inst); err != nil {
+		return workload.LoadStats{}, err
 	}
 	if err := writeMeta(ctx, db, load, w.cfg.Warehouses); err != nil {
 		return workload.LoadStats{}, err
 	}
 	w.setConstants(load)
 	return workload.LoadStats{Rows: rows.Load(), Scale: w.cfg.Warehouses, Duration: time.Since(start)}, nil
+}
+
+// runPreparer is implemented by backends that install server-side code
+// (functions, procedures) before sessions start, on a new database and on a
+// reused one alike.
+type runPreparer interface {
+	prepareRun(ctx context.Context, inst engine.Instance) error
+}
+
+func prepareRun(ctx context.Context, b backend, inst engine.Instance) error {
+	if p, ok := b.(runPreparer); ok {
+		return p.prepareRun(ctx, inst)
+	}
+	return nil
 }
 
 func writeMeta(ctx context.Context, db *sql.DB, c Constants, warehouses int) error {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -145,19 +144,7 @@ func round2(v float64) float64 { return math.Round(v*100) / 100 }
 
 // newOrder implements the New-Order transaction's profile (clause 2.4.2).
 func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
-	// Items are visited in (supply warehouse, item) order so that concurrent
-	// New-Orders lock stock rows in one order and cannot deadlock; the unused
-	// item of a rolled-back order has the largest id and stays last (2.4.2.3).
-	sort.Slice(in.lines, func(i, j int) bool {
-		a, b := in.lines[i], in.lines[j]
-		if a.itemID > Items || b.itemID > Items {
-			return b.itemID > Items && a.itemID <= Items
-		}
-		if a.supplyWID != b.supplyWID {
-			return a.supplyWID < b.supplyWID
-		}
-		return a.itemID < b.itemID
-	})
+	sortForLocking(in.lines)
 	return e.inTx(ctx, true, func() error {
 		var wTax, dTax, cDiscount float64
 		var cLast, cCredit string

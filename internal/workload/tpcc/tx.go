@@ -2,6 +2,7 @@ package tpcc
 
 import (
 	"errors"
+	"sort"
 	"time"
 )
 
@@ -87,4 +88,21 @@ type stockLevelIn struct {
 	wID, dID  int
 	threshold int
 	lowStock  int // output
+}
+
+// sortForLocking puts a New-Order's lines in (supply warehouse, item) order
+// so that concurrent New-Orders lock stock rows in one order and cannot
+// deadlock; the unused item of a rolled-back order has the largest id and
+// stays last (2.4.2.3), so the rollback still comes after the other lines' work.
+func sortForLocking(lines []orderLine) {
+	sort.Slice(lines, func(i, j int) bool {
+		a, b := lines[i], lines[j]
+		if a.itemID > Items || b.itemID > Items {
+			return b.itemID > Items && a.itemID <= Items
+		}
+		if a.supplyWID != b.supplyWID {
+			return a.supplyWID < b.supplyWID
+		}
+		return a.itemID < b.itemID
+	})
 }
