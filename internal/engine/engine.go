@@ -115,6 +115,17 @@ type Backuper interface {
 	Restore(ctx context.Context, src string) error
 }
 
+// LogicalBackuper is implemented by instances that can also dump the
+// database dbio owns with the engine's logical tools (pg_dump, mariadb-dump)
+// and load it back. Unlike Backuper's physical copy, which needs the
+// server's own files, it works on external servers (--dsn) too.
+// RestoreLogical drops and re-creates dbio's database before loading src (a
+// file BackupLogical wrote, or its directory); stop the workload first.
+type LogicalBackuper interface {
+	BackupLogical(ctx context.Context, dst string) (BackupResult, error)
+	RestoreLogical(ctx context.Context, src string) error
+}
+
 // BackupResult is what one backup produced.
 type BackupResult struct {
 	Tool  string `json:"tool"`

@@ -33,7 +33,7 @@ func Choose(euid int, candidates ...string) (User, error) {
 		if u, err := user.LookupId(name); err == nil {
 			name = u.Username
 		}
-		return User{Name: name, UID: uint32(euid), Self: true}, nil
+		return User{Name: name, UID: uint32(euid), GID: uint32(os.Getegid()), Self: true}, nil
 	}
 	for _, name := range candidates {
 		u, err := user.Lookup(name)
