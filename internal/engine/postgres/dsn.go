@@ -32,3 +32,93 @@ func withDatabase(dsn, db string) string {
 	}
 	return strings.TrimSpace(dsn) + " " + keywordDSN([2]string{"dbname", db})
 }
+
+// withoutPassword returns dsn without its password, so that the command line
+// of pg_dump and pg_restore, which anyone on the machine may read, does not
+// carry it; the password goes to them in their environment instead.
+func withoutPassword(dsn string) (string, error) {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			return "", err
+		}
+		if u.User != nil {
+			u.User = url.User(u.User.Username())
+		}
+		q := u.Query()
+		if q.Has("password") {
+			q.Del("password")
+			u.RawQuery = q.Encode()
+		}
+		return u.String(), nil
+	}
+	pairs, err := keywordPairs(dsn)
+	if err != nil {
+		return "", err
+	}
+	kept := pairs[:0]
+	for _, kv := range pairs {
+		if kv[0] != "password" {
+			kept = append(kept, kv)
+		}
+	}
+	return keywordDSN(kept...), nil
+}
+
+// keywordPairs reads a libpq keyword/value connection string: keyword = value
+// pairs separated by spaces, a value either single-quoted or running to the
+// next space, backslash escaping the next character in both.
+func keywordPairs(s string) ([][2]string, error) {
+	var pairs [][2]string
+	i := 0
+	skipSpace := func() {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+			i++
+		}
+	}
+	for {
+		skipSpace()
+		if i == len(s) {
+			return pairs, nil
+		}
+		start := i
+		for i < len(s) && s[i] != '=' && s[i] != ' ' && s[i] != '\t' {
+			i++
+		}
+		key := s[start:i]
+		skipSpace()
+		if i == len(s) || s[i] != '=' || key == "" {
+			return nil, fmt.Errorf("connection string %q: expected keyword=value near %q", s, s[start:])
+		}
+		i++
+		skipSpace()
+		var v strings.Builder
+		quoted := i < len(s) && s[i] == '\''
+		if quoted {
+			i++
+		}
+		closed := !quoted
+		for i < len(s) {
+			c := s[i]
+			if c == '\\' && i+1 < len(s) {
+				v.WriteByte(s[i+1])
+				i += 2
+				continue
+			}
+			if quoted && c == '\'' {
+				i++
+				closed = true
+				break
+			}
+			if !quoted && (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+				break
+			}
+			v.WriteByte(c)
+			i++
+		}
+		if !closed {
+			return nil, fmt.Errorf("connection string %q: unterminated quoted value for %s", s, key)
+		}
+		pairs = append(pairs, [2]string{key, v.String()})
+	}
+}

@@ -50,6 +50,8 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
+	in.admin = cfg
+	in.tools = externalTools(o.DSN, name, cfg.Password)
 	in.info.Engine = "postgres"
 	in.info.Transport = transport
 	in.info.Database = name

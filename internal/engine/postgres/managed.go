@@ -86,37 +86,25 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 
-	var proc *server.Process
-	var port int
-	var settings []setting
-	for attempt := 1; ; attempt++ {
-		if port, err = e.freePort(); err != nil {
+	if o.RunAs != nil {
+		if err := o.RunAs(user.UID, user.GID); err != nil {
 			return nil, err
 		}
-		settings, err = withUserSettings(benchmarkSettings(port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
+	}
+	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, sockDir: sockDir, logPath: logPath, wrap: o.Wrap,
+		database: databaseName(o), password: randomPassword()}
+	var proc *server.Process
+	for attempt := 1; ; attempt++ {
+		if m.port, err = e.freePort(); err != nil {
+			return nil, err
+		}
+		m.settings, err = withUserSettings(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
 		if err != nil {
 			return nil, err
 		}
-		if err := writeOwned(filepath.Join(l.data, confFile), renderConf(settings), user); err != nil {
-			return nil, err
-		}
-		cmd := execx.Cmd{Name: bins.postgres, Args: []string{"-D", l.data}}
-		user.Apply(&cmd)
-		if proc, err = server.Launch(ctx, e.Runner, "postgres", cmd, logPath); err != nil {
-			return nil, err
-		}
-		admin := adminDSN(sockDir, port)
-		err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error {
-			c, err := pgx.Connect(ctx, admin)
-			if err != nil {
-				return err
-			}
-			return c.Close(ctx)
-		})
-		if err == nil {
+		if proc, err = m.launch(ctx); err == nil {
 			break
 		}
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, 10*time.Second)
 		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
 			return nil, err
 		}
@@ -127,26 +115,27 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}()
 
-	password, err := setup(ctx, adminDSN(sockDir, port), databaseName(o))
-	if err != nil {
+	if err := m.setup(ctx); err != nil {
 		return nil, err
 	}
 	transport := o.Transport
 	if transport == "" {
 		transport = "socket"
 	}
-	dsn := keywordDSN([2]string{"host", sockDir}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
-		[2]string{"dbname", databaseName(o)}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
+	dsn := m.socketDSN(m.database)
 	if transport == "tcp" {
-		dsn = keywordDSN([2]string{"host", "127.0.0.1"}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
-			[2]string{"password", password}, [2]string{"dbname", databaseName(o)}, [2]string{"sslmode", "disable"},
+		dsn = keywordDSN([2]string{"host", "127.0.0.1"}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
+			[2]string{"password", m.password}, [2]string{"dbname", m.database}, [2]string{"sslmode", "disable"},
 			[2]string{"application_name", "dbio"})
 	}
 	in, err := open(ctx, dsn, o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	in.proc, in.procRoot = proc, e.ProcRoot
+	in.managed, in.procRoot = m, e.ProcRoot
+	in.admin, _ = pgx.ParseConfig(m.socketDSN("postgres"))
+	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
+	in.watch(proc)
 	if tempSocket {
 		in.tempSocket = sockDir
 	}
@@ -162,7 +151,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		DataDir:   l.data,
 		LogDir:    walDir,
 		Database:  databaseName(o),
-		Settings:  settingsMap(initdbSettings, settings),
+		Settings:  settingsMap(initdbSettings, m.settings),
 		Notes:     []string{"server log: " + logPath},
 	}
 	if note, err := durabilityNote(ctx, in.stats); err == nil {
@@ -284,27 +273,72 @@ func checkExisting(l layout, bins binaries) error {
 	return nil
 }
 
-// setup runs once the server accepts connections: it sets a new password for
-// TCP connections and makes sure the database dbio works in exists.
-func setup(ctx context.Context, adminDSN, database string) (password string, err error) {
-	conn, err := pgx.Connect(ctx, adminDSN)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	password = randomPassword()
-	if _, err := conn.Exec(ctx, "ALTER ROLE "+quoteIdent(superuser)+" PASSWORD '"+password+"'"); err != nil {
-		return "", fmt.Errorf("set the password: %w", err)
-	}
-	if err := ensureDatabase(ctx, conn, database, false, "the managed server"); err != nil {
-		return "", err
-	}
-	return password, nil
+// managedServer is what it takes to start a managed instance's server, at
+// first and again after a restore has replaced its files.
+type managedServer struct {
+	runner   execx.Runner
+	bins     binaries
+	user     server.User
+	layout   layout
+	sockDir  string
+	port     int
+	settings []setting
+	logPath  string
+	wrap     func(execx.Cmd) execx.Cmd
+	database string
+	// password is for TCP connections; it is set again after every start.
+	password string
 }
 
-func adminDSN(sockDir string, port int) string {
-	return keywordDSN([2]string{"host", sockDir}, [2]string{"port", strconv.Itoa(port)}, [2]string{"user", superuser},
-		[2]string{"dbname", "postgres"}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
+// launch writes the settings, starts the server and waits until it accepts
+// connections; a server that does not come up is stopped again.
+func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
+	if err := writeOwned(filepath.Join(m.layout.data, confFile), renderConf(m.settings), m.user); err != nil {
+		return nil, err
+	}
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.data}}
+	m.user.Apply(&cmd)
+	if m.wrap != nil {
+		cmd = m.wrap(cmd)
+	}
+	proc, err := server.Launch(ctx, m.runner, "postgres", cmd, m.logPath)
+	if err != nil {
+		return nil, err
+	}
+	admin := m.socketDSN("postgres")
+	err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error {
+		c, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return err
+		}
+		return c.Close(ctx)
+	})
+	if err != nil {
+		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, 10*time.Second)
+		return nil, err
+	}
+	return proc, nil
+}
+
+// setup runs once the server accepts connections: it sets the password for
+// TCP connections and makes sure the database dbio works in exists.
+func (m *managedServer) setup(ctx context.Context) error {
+	conn, err := pgx.Connect(ctx, m.socketDSN("postgres"))
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "ALTER ROLE "+quoteIdent(superuser)+" PASSWORD '"+m.password+"'"); err != nil {
+		return fmt.Errorf("set the password: %w", err)
+	}
+	return ensureDatabase(ctx, conn, m.database, false, "the managed server")
+}
+
+// socketDSN reaches database db over the server's socket, where dbio's
+// role is trusted.
+func (m *managedServer) socketDSN(db string) string {
+	return keywordDSN([2]string{"host", m.sockDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
+		[2]string{"dbname", db}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
 }
 
 func databaseName(o engine.Options) string {

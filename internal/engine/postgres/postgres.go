@@ -70,13 +70,30 @@ func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options
 	default:
 		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
 	}
-	if o.DSN != "" {
-		return e.startExternal(ctx, o)
-	}
-	if p.Data == nil {
+	var in engine.Instance
+	var err error
+	switch {
+	case o.DSN != "":
+		in, err = e.startExternal(ctx, o)
+	case p.Data == nil:
 		return nil, errors.New("postgres: no data target: pass --target DIR or --dsn for an existing server")
+	default:
+		in, err = e.startManaged(ctx, p, o)
 	}
-	return e.startManaged(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	pi := in.(*Instance)
+	pi.runner, pi.binDirs = e.Runner, e.binDirs()
+	return pi, nil
+}
+
+// binDirs are the directories searched for PostgreSQL's programs.
+func (e *Engine) binDirs() []string {
+	if e.BinDirs != nil {
+		return e.BinDirs
+	}
+	return debianBinDirs("/usr/lib/postgresql")
 }
 
 // binaries are the server programs of one PostgreSQL installation.
@@ -90,10 +107,7 @@ type binaries struct {
 const installHint = "install it with `apt-get install -y postgresql` (or put its bin directory in PATH)"
 
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
-	dirs := e.BinDirs
-	if dirs == nil {
-		dirs = debianBinDirs("/usr/lib/postgresql")
-	}
+	dirs := e.binDirs()
 	initdb, err := server.Find(e.Runner, "initdb", dirs...)
 	if err != nil {
 		return binaries{}, fmt.Errorf("postgresql server programs not found (%v): %s", err, installHint)

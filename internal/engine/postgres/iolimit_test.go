@@ -1,0 +1,92 @@
+package postgres
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/iolimit"
+)
+
+// heavyWrite creates a table of about 10 MB and checkpoints it: the WAL is
+// synced at commit and the table's pages at the checkpoint, both by server
+// processes, so a cap on the server's writes must slow it down.
+func heavyWrite(t *testing.T, in *Instance) time.Duration {
+	t.Helper()
+	db := in.DB()
+	if _, err := db.Exec("DROP TABLE IF EXISTS heavy; CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if _, err := db.Exec("CREATE TABLE heavy AS SELECT g AS id, repeat('x', 200) AS pad FROM generate_series(1, 45000) g"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CHECKPOINT"); err != nil {
+		t.Fatal(err)
+	}
+	return time.Since(began)
+}
+
+// TestServerRunsInsideIOLimitGroup starts a managed server through a real
+// block-I/O cgroup and checks that the postmaster and all its children are
+// in it and that a write-heavy statement is slowed by the cap. Only a lower
+// bound is asserted: a busy machine makes a run slower, never faster.
+func TestServerRunsInsideIOLimitGroup(t *testing.T) {
+	host := iolimit.SystemHost()
+	if os.Geteuid() != 0 || (host.V1Blkio == "" && host.V2 == "") {
+		t.Skip("needs root and cgroup block-I/O control")
+	}
+	e := realEngine(t)
+	p := engine.Placement{Data: reachableTarget(t, "data")}
+	st, err := p.Data.Storage()
+	if err != nil || len(st.Physical) == 0 {
+		t.Skip("the temporary directory is not on a block device")
+	}
+	var devices []string
+	for _, d := range st.Physical {
+		devices = append(devices, d.DevNumber)
+	}
+
+	in := start(t, e, p, engine.Options{})
+	free := heavyWrite(t, in)
+	stop(t, in)
+
+	const wbps = 5 << 20
+	g, err := host.Create("pgtest-"+strconv.Itoa(os.Getpid()), devices, iolimit.Limits{WriteIOPS: 50, WriteBPS: wbps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	in = start(t, e, p, engine.Options{Wrap: g.Wrap, RunAs: g.AllowUser})
+	pids := in.PIDs()
+	if pids[0] != in.proc.Load().PID() {
+		t.Fatalf("PIDs = %v: the wrapper did not keep the server's PID %d", pids, in.proc.Load().PID())
+	}
+	for _, pid := range pids {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))
+		if err != nil {
+			continue // a short-lived child ended
+		}
+		if !strings.Contains(string(b), ":/"+filepath.Base(g.Path)+"\n") {
+			t.Errorf("server process %d is not in %s:\n%s", pid, g.Path, b)
+		}
+	}
+	capped := heavyWrite(t, in)
+	t.Logf("10 MB table and checkpoint: %s unlimited, %s capped at 50 write IOPS and 5 MB/s", free.Round(time.Millisecond), capped.Round(time.Millisecond))
+	// At least the table itself (about 10 MB) passes the 5 MB/s cap once, at
+	// the checkpoint; its WAL passes it a second time.
+	if capped < time.Second {
+		t.Errorf("the capped run took %s; 10 MB at 5 MB/s cannot take less than a second", capped)
+	}
+	stop(t, in)
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Path); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s left behind", g.Path)
+	}
+}
