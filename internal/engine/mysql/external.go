@@ -50,6 +50,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
+	in.admin = admin
 	in.info.Transport = transport
 	in.info.Database = name
 	if in.info.Settings, err = serverSettings(ctx, in.stats); err != nil {

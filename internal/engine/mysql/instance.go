@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
+	"dbio/internal/execx"
 )
 
 // stopGrace is how long a clean shutdown may take before the server is
@@ -30,20 +32,38 @@ type Instance struct {
 	dsn   string
 	info  engine.Info
 
-	// Managed servers only.
-	proc       *server.Process
+	// idle is how many idle connections db keeps.
+	idle int
+	// admin reaches the server with no database selected, to drop and
+	// re-create dbio's database, and gives the client programs their account.
+	admin *mysqldrv.Config
+	// runner runs the client and backup programs, found in binDirs or PATH.
+	runner  execx.Runner
+	binDirs []string
+
+	// Managed servers only. proc changes when a restore restarts the server.
+	managed    *managedServer
+	proc       atomic.Pointer[server.Process]
 	procRoot   string
 	tempSocket string
+	// exited outlives the server processes a restore replaces.
+	exited   chan error
+	watching sync.WaitGroup
 
+	// ops serializes restores with each other and with Stop.
+	ops      sync.Mutex
+	closed   bool
 	stopOnce sync.Once
 	stopErr  error
 }
 
 var (
-	_ engine.Instance    = (*Instance)(nil)
-	_ engine.StatsSource = (*Instance)(nil)
-	_ engine.Processes   = (*Instance)(nil)
-	_ engine.Exited      = (*Instance)(nil)
+	_ engine.Instance        = (*Instance)(nil)
+	_ engine.StatsSource     = (*Instance)(nil)
+	_ engine.Processes       = (*Instance)(nil)
+	_ engine.Exited          = (*Instance)(nil)
+	_ engine.Backuper        = (*Instance)(nil)
+	_ engine.LogicalBackuper = (*Instance)(nil)
 )
 
 // DB implements engine.Instance: a pool on the database dbio owns.
@@ -64,12 +84,19 @@ func (in *Instance) Info() engine.Info { return in.info }
 // does) and waits, killing it if it has not finished within stopGrace.
 func (in *Instance) Stop(ctx context.Context) error {
 	in.stopOnce.Do(func() {
+		in.ops.Lock()
+		defer in.ops.Unlock()
+		in.closed = true
 		// Closing a pool fails only in saying goodbye to a server that is
 		// already gone, which Exited reports; it is not a failure to stop.
 		_, _ = in.db.Close(), in.stats.Close()
 		var errs []error
-		if in.proc != nil {
-			errs = append(errs, in.proc.Stop(ctx, syscall.SIGTERM, syscall.SIGKILL, stopGrace))
+		if p := in.proc.Load(); p != nil {
+			errs = append(errs, p.Stop(ctx, syscall.SIGTERM, syscall.SIGKILL, stopGrace))
+		}
+		if in.managed != nil {
+			in.watching.Wait()
+			close(in.exited)
 		}
 		if in.tempSocket != "" {
 			errs = append(errs, os.RemoveAll(in.tempSocket))
@@ -119,22 +146,57 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 // PIDs implements engine.Processes: the server process (one process, many
 // threads). An external server has none dbio can see.
 func (in *Instance) PIDs() []int {
-	if in.proc == nil {
+	p := in.proc.Load()
+	if p == nil {
 		return nil
 	}
-	pids, err := server.Tree(in.procRoot, in.proc.PID())
+	pids, err := server.Tree(in.procRoot, p.PID())
 	if err != nil {
 		return nil
 	}
 	return pids
 }
 
-// Exited implements engine.Exited. For an external server it never yields.
+// Exited implements engine.Exited: it yields once when the server ends
+// without Stop (or a restore) having stopped it, and is closed by Stop. A
+// restore restarts the server behind the same channel. For an external
+// server it never yields.
 func (in *Instance) Exited() <-chan error {
-	if in.proc == nil {
+	if in.managed == nil {
 		return nil
 	}
-	return in.proc.Exited()
+	return in.exited
+}
+
+// stopped says whether Stop was called; the caller holds ops.
+func (in *Instance) stopped() bool { return in.closed }
+
+// watch makes p the instance's server and passes on its unexpected end.
+func (in *Instance) watch(p *server.Process) {
+	if in.exited == nil {
+		in.exited = make(chan error, 1)
+	}
+	in.proc.Store(p)
+	in.watching.Add(1)
+	go func() {
+		defer in.watching.Done()
+		if err, ok := <-p.Exited(); ok {
+			select {
+			case in.exited <- err:
+			default: // an earlier end is still unread
+			}
+		}
+	}()
+}
+
+// dropIdle closes the pools' idle connections, which a server restart or a
+// dropped database has made useless, so that the next query opens a new one
+// instead of failing on a dead one.
+func (in *Instance) dropIdle() {
+	in.db.SetMaxIdleConns(0)
+	in.db.SetMaxIdleConns(in.idle)
+	in.stats.SetMaxIdleConns(0)
+	in.stats.SetMaxIdleConns(1)
 }
 
 // workloadConfig turns a driver configuration into the one workloads get.
@@ -169,7 +231,7 @@ func open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (*Instance, e
 	stats := sql.OpenDB(connector)
 	// Counters are sampled on their own connection, so a saturated pool never delays a sample.
 	stats.SetMaxOpenConns(1)
-	in := &Instance{db: db, stats: stats, dsn: cfg.FormatDSN()}
+	in := &Instance{db: db, stats: stats, dsn: cfg.FormatDSN(), idle: idle}
 	if err := stats.QueryRowContext(ctx, "SELECT VERSION()").Scan(&in.info.Version); err != nil {
 		db.Close()
 		stats.Close()

@@ -92,18 +92,22 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 
+	if o.RunAs != nil {
+		if err := o.RunAs(user.UID, user.GID); err != nil {
+			return nil, err
+		}
+	}
+	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, at: at, cnf: cnf, logPath: logPath, wrap: o.Wrap,
+		password: randomPassword()}
 	var proc *server.Process
-	var settings []setting
-	var password string
 	for attempt := 1; ; attempt++ {
-		if at.port, err = e.freePort(); err != nil {
+		if m.at.port, err = e.freePort(); err != nil {
 			return nil, err
 		}
-		if settings, err = withUserSettings(benchmarkSettings(bins.flavour, at, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings); err != nil {
+		if m.settings, err = withUserSettings(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings); err != nil {
 			return nil, err
 		}
-		// Readable by the server's user; it holds no secret.
-		if err := os.WriteFile(cnf, []byte(renderCnf(settings)), 0o644); err != nil {
+		if err := m.writeCnf(); err != nil {
 			return nil, err
 		}
 		if !initialized {
@@ -112,23 +116,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			}
 			initialized = true
 		}
-		password = randomPassword()
-		init := filepath.Join(l.run, initFile)
-		if err := writeOwned(init, accountSQL(password), user); err != nil {
-			return nil, err
-		}
-		cmd := execx.Cmd{Name: bins.server, Args: []string{"--defaults-file=" + cnf, "--init-file=" + init}}
-		user.Apply(&cmd)
-		if proc, err = server.Launch(ctx, e.Runner, string(bins.flavour), cmd, logPath); err != nil {
-			return nil, err
-		}
-		admin := adminConfig(at, password)
-		err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error { return ping(ctx, admin) })
-		os.Remove(init)
-		if err == nil {
+		if proc, err = m.launch(ctx); err == nil {
 			break
 		}
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, 10*time.Second)
 		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
 			return nil, err
 		}
@@ -139,7 +129,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}()
 
-	admin := adminConfig(at, password)
+	admin := m.admin()
 	database := databaseName(o)
 	adminDB, err := openAdmin(admin)
 	if err != nil {
@@ -157,13 +147,14 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	cfg := admin
 	if transport == "tcp" {
 		cfg = admin.Clone()
-		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:"+strconv.Itoa(at.port)
+		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:"+strconv.Itoa(m.at.port)
 	}
 	in, err := open(ctx, workloadConfig(cfg, database), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	in.proc, in.procRoot = proc, e.ProcRoot
+	in.managed, in.procRoot, in.admin = m, e.ProcRoot, admin
+	in.watch(proc)
 	if tempSocket {
 		in.tempSocket = sockDir
 	}
@@ -180,7 +171,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		DataDir:   l.data,
 		LogDir:    redoDir,
 		Database:  database,
-		Settings:  settingsMap(settings),
+		Settings:  settingsMap(m.settings),
 		Notes:     []string{"server log: " + logPath},
 	}
 	if note, err := durabilityNote(ctx, in.stats); err == nil {
@@ -191,6 +182,60 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	return in, nil
 }
+
+// managedServer is what it takes to start a managed instance's server, at
+// first and again after a restore has replaced its files.
+type managedServer struct {
+	runner   execx.Runner
+	bins     binaries
+	user     server.User
+	layout   layout
+	at       places
+	cnf      string
+	settings []setting
+	logPath  string
+	wrap     func(execx.Cmd) execx.Cmd
+	// password is dbio's account's; the init file sets it at every start.
+	password string
+}
+
+// writeCnf writes the server's option file, readable by the server's user;
+// it holds no secret.
+func (m *managedServer) writeCnf() error {
+	return os.WriteFile(m.cnf, []byte(renderCnf(m.settings)), 0o644)
+}
+
+// launch starts the server with dbio's account (re)created by the init file
+// and waits until it accepts connections; a server that does not come up is
+// stopped again.
+func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
+	if err := m.writeCnf(); err != nil {
+		return nil, err
+	}
+	init := filepath.Join(m.layout.run, initFile)
+	if err := writeOwned(init, accountSQL(m.password), m.user); err != nil {
+		return nil, err
+	}
+	defer os.Remove(init)
+	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}}
+	m.user.Apply(&cmd)
+	if m.wrap != nil {
+		cmd = m.wrap(cmd)
+	}
+	proc, err := server.Launch(ctx, m.runner, string(m.bins.flavour), cmd, m.logPath)
+	if err != nil {
+		return nil, err
+	}
+	admin := m.admin()
+	if err := proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error { return ping(ctx, admin) }); err != nil {
+		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, 10*time.Second)
+		return nil, err
+	}
+	return proc, nil
+}
+
+// admin reaches the server over its socket, with no database selected.
+func (m *managedServer) admin() *mysqldrv.Config { return adminConfig(m.at, m.password) }
 
 // prepareLayout claims dbio's directories for the instance on the placement,
 // removing them first (and only them) when a fresh instance is asked for.

@@ -71,13 +71,30 @@ func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options
 	default:
 		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
 	}
-	if o.DSN != "" {
-		return e.startExternal(ctx, o)
-	}
-	if p.Data == nil {
+	var in engine.Instance
+	var err error
+	switch {
+	case o.DSN != "":
+		in, err = e.startExternal(ctx, o)
+	case p.Data == nil:
 		return nil, fmt.Errorf("%s: no data target: pass --target DIR or --dsn for an existing server", e.name)
+	default:
+		in, err = e.startManaged(ctx, p, o)
 	}
-	return e.startManaged(ctx, p, o)
+	if err != nil {
+		return nil, err
+	}
+	mi := in.(*Instance)
+	mi.runner, mi.binDirs = e.Runner, e.binDirs()
+	return mi, nil
+}
+
+// binDirs are the directories searched for the server's programs after PATH.
+func (e *Engine) binDirs() []string {
+	if e.BinDirs != nil {
+		return e.BinDirs
+	}
+	return standardDirs
 }
 
 // flavour tells MariaDB from MySQL, whose servers differ in how an instance
@@ -105,10 +122,7 @@ const installHint = "install it with `apt-get install -y mariadb-server` (or put
 var standardDirs = []string{"/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local/mysql/bin", "/usr/local/mysql/scripts"}
 
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
-	dirs := e.BinDirs
-	if dirs == nil {
-		dirs = standardDirs
-	}
+	dirs := e.binDirs()
 	names := []string{"mariadbd", "mysqld"}
 	if e.name == "mysql" {
 		names = []string{"mysqld", "mariadbd"}

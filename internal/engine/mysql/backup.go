@@ -1,0 +1,393 @@
+package mysql
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/execx"
+)
+
+// errPhysicalExternal is why an external server has no physical backup.
+var errPhysicalExternal = errors.New("a physical backup and restore (mariadb-backup) needs the server's own files, which dbio has only for a server it runs itself: with --dsn use the logical backup (mariadb-dump), or drop --dsn to let dbio run the server")
+
+// Tool names recorded in BackupResult.
+const (
+	physicalTool = "mariadb-backup --backup then --prepare"
+	logicalTool  = "mariadb-dump --single-transaction"
+)
+
+// backupHint is the fix offered when mariadb-backup is missing.
+const backupHint = "install it with `apt-get install -y mariadb-backup`"
+
+// program finds the first of names in PATH or the engine's directories.
+func (in *Instance) program(hint string, names ...string) (string, error) {
+	var errs []string
+	for _, n := range names {
+		p, err := server.Find(in.runner, n, in.binDirs...)
+		if err == nil {
+			return p, nil
+		}
+		errs = append(errs, err.Error())
+	}
+	return "", fmt.Errorf("%s: %s", strings.Join(errs, "; "), hint)
+}
+
+// Backup implements engine.Backuper: mariadb-backup copies the running
+// instance's files into dst (a new or empty directory) while the server keeps
+// working, then prepares the copy (applies the redo written meanwhile), so
+// that dst is ready to be restored. Both run as the server's user, who can
+// read the instance's files and owns the copy.
+func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult, error) {
+	m := in.managed
+	if m == nil {
+		return engine.BackupResult{}, errPhysicalExternal
+	}
+	if m.bins.flavour != mariadb {
+		return engine.BackupResult{}, errors.New("a physical backup of a MySQL server needs Percona XtraBackup, which dbio does not run: use the logical backup (mysqldump) with it, or MariaDB")
+	}
+	tool, err := in.program(backupHint, "mariadb-backup", "mariabackup")
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	created, err := server.PrepareDestination(dst, m.user)
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	// The server's options tell mariadb-backup where the files are; the
+	// client group gives it dbio's account without a password on its command line.
+	opts, err := writeOptions(m.layout.run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	defer os.Remove(opts)
+	for _, step := range [][]string{
+		{"--defaults-file=" + opts, "--backup", "--target-dir=" + dst},
+		{"--defaults-file=" + opts, "--prepare", "--target-dir=" + dst},
+	} {
+		cmd := execx.Cmd{Name: tool, Args: step}
+		m.user.Apply(&cmd)
+		if _, err := in.runner.Run(ctx, cmd); err != nil {
+			if created {
+				os.RemoveAll(dst)
+			}
+			return engine.BackupResult{}, server.ToolError(filepath.Base(tool)+" "+step[1]+" to "+dst, m.user, dst, backupToolError(err))
+		}
+	}
+	n, err := server.TreeBytes(dst)
+	if err != nil {
+		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
+	}
+	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
+}
+
+// Restore implements engine.Backuper: it stops the server, sets its files
+// aside inside dbio's own directory, has mariadb-backup --copy-back put the
+// prepared backup in src into the emptied data (and redo) directories, gives
+// the files to the server's user and starts the server on them. The set-aside
+// files are removed once the server is up; if the restore fails they are put
+// back and the server restarted on them. Connections in use fail; stop the
+// workload first.
+func (in *Instance) Restore(ctx context.Context, src string) error {
+	m := in.managed
+	if m == nil {
+		return errPhysicalExternal
+	}
+	if err := checkPrepared(src); err != nil {
+		return err
+	}
+	tool, err := in.program(backupHint, "mariadb-backup", "mariabackup")
+	if err != nil {
+		return err
+	}
+	in.ops.Lock()
+	defer in.ops.Unlock()
+	old := in.proc.Load()
+	if old == nil || in.stopped() {
+		return errors.New("restore: the instance is stopped")
+	}
+	if err := old.Stop(ctx, syscall.SIGTERM, syscall.SIGKILL, stopGrace); err != nil {
+		return fmt.Errorf("restore: stop the server: %w", err)
+	}
+	in.dropIdle()
+	l := m.layout
+	asides := map[string]string{}
+	dirs := []string{l.data}
+	if l.redo != "" {
+		dirs = append(dirs, l.redo)
+	}
+	for _, d := range dirs {
+		moved, err := server.MoveAside(d, filepath.Dir(d), "replaced-")
+		if err != nil {
+			return in.restartAfter(ctx, src, err, asides)
+		}
+		asides[d] = moved
+		if err := m.user.MakeDir(d, 0o700); err != nil {
+			return in.restartAfter(ctx, src, err, asides)
+		}
+	}
+	// As dbio, which may read a backup whatever its owner; the files are
+	// given to the server's user afterwards.
+	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
+	if _, err := in.runner.Run(ctx, cmd); err != nil {
+		return in.restartAfter(ctx, src, fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err)), asides)
+	}
+	for _, d := range dirs {
+		if err := server.OwnTree(d, m.user); err != nil {
+			return in.restartAfter(ctx, src, err, asides)
+		}
+	}
+	p, err := m.launch(ctx)
+	if err != nil {
+		return in.restartAfter(ctx, src, err, asides)
+	}
+	in.watch(p)
+	in.dropIdle()
+	var errs []error
+	for _, moved := range asides {
+		errs = append(errs, server.DropAside(moved))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("restored from %s, but the replaced files could not be removed: %w", src, err)
+	}
+	return nil
+}
+
+// restartAfter handles a failed restore: the files set aside go back in place
+// (what the restore put there is dbio's and is removed) and the server starts
+// on them again.
+func (in *Instance) restartAfter(ctx context.Context, src string, cause error, asides map[string]string) error {
+	ctx = context.WithoutCancel(ctx)
+	for dir, moved := range asides {
+		if err := server.PutBack(moved, dir); err != nil {
+			return fmt.Errorf("restore from %s: %w; putting the previous files back failed too (%v): they are in %s, and the server is stopped", src, cause, err, moved)
+		}
+	}
+	p, err := in.managed.launch(ctx)
+	if err != nil {
+		return fmt.Errorf("restore from %s: %w; the previous files are back in place but the server did not start again: %v", src, cause, err)
+	}
+	in.watch(p)
+	in.dropIdle()
+	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", src, cause)
+}
+
+// backupToolError keeps what mariadb-backup said about its failure, which
+// otherwise drowns in the progress it reports on every run.
+func backupToolError(err error) error {
+	var ee *execx.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	var picked []string
+	for _, line := range strings.Split(ee.Stderr, "\n") {
+		l := strings.ToLower(line)
+		if strings.Contains(l, "error") || strings.Contains(l, "can't") || strings.Contains(l, "cannot") || strings.Contains(l, "failed") {
+			picked = append(picked, strings.TrimSpace(line))
+		}
+	}
+	if len(picked) == 0 {
+		return err
+	}
+	return fmt.Errorf("%s: %w:\n%s", ee.Cmd, ee.Err, strings.Join(picked, "\n"))
+}
+
+// checkPrepared verifies that src holds a mariadb-backup backup that was
+// prepared, which is what a server can start on.
+func checkPrepared(src string) error {
+	var f *os.File
+	var err error
+	for _, name := range []string{"mariadb_backup_checkpoints", "xtrabackup_checkpoints"} {
+		if f, err = os.Open(filepath.Join(src, name)); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("restore: %s is not a mariadb-backup backup (it has no checkpoints file): give the directory a backup wrote", src)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if ok && strings.TrimSpace(k) == "backup_type" {
+			// mariadb-backup writes log-applied after --prepare (older
+			// versions, like XtraBackup, full-prepared).
+			if t := strings.TrimSpace(v); t != "log-applied" && t != "full-prepared" {
+				return fmt.Errorf("restore: the backup in %s is %s, not prepared: run `mariadb-backup --prepare --target-dir=%s` first", src, t, src)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("restore: the checkpoints file in %s names no backup type: give the directory a backup wrote", src)
+}
+
+// BackupLogical implements engine.LogicalBackuper: mariadb-dump writes the
+// database dbio owns (tables, routines, triggers) as SQL to
+// dst/<database>.sql, from one consistent snapshot while the workload goes
+// on. It works on external servers too.
+func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.BackupResult, error) {
+	tool, err := in.program("install it with `apt-get install -y mariadb-client`", "mariadb-dump", "mysqldump")
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	self := server.User{Self: true}
+	created, err := server.PrepareDestination(dst, self)
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	opts, err := in.clientOptions()
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	defer os.Remove(opts)
+	file := filepath.Join(dst, in.info.Database+".sql")
+	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
+		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}}
+	if _, err := in.runner.Run(ctx, cmd); err != nil {
+		if created {
+			os.RemoveAll(dst)
+		} else {
+			os.Remove(file)
+		}
+		return engine.BackupResult{}, server.ToolError(filepath.Base(tool)+" to "+file, self, dst, err)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	return engine.BackupResult{Tool: logicalTool, Path: file, Bytes: fi.Size()}, nil
+}
+
+// RestoreLogical implements engine.LogicalBackuper: the database dbio owns
+// is dropped and created again (only if dbio created it), then the client
+// runs the dump in src (a file BackupLogical wrote, or its directory) into it.
+// Stop the workload first.
+func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
+	file, err := dumpFile(src, in.info.Database+".sql")
+	if err != nil {
+		return err
+	}
+	tool, err := in.program("install it with `apt-get install -y mariadb-client`", "mariadb", "mysql")
+	if err != nil {
+		return err
+	}
+	in.ops.Lock()
+	defer in.ops.Unlock()
+	if in.stopped() {
+		return errors.New("restore: the instance is stopped")
+	}
+	in.dropIdle()
+	defer in.dropIdle()
+	where := "the managed server"
+	if in.managed == nil {
+		where = "server " + in.admin.Addr
+	}
+	admin, err := openAdmin(in.admin)
+	if err != nil {
+		return err
+	}
+	err = ensureDatabase(ctx, admin, in.info.Database, true, where)
+	admin.Close()
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	opts, err := in.clientOptions()
+	if err != nil {
+		return err
+	}
+	defer os.Remove(opts)
+	f, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer f.Close()
+	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f}
+	if _, err := in.runner.Run(ctx, cmd); err != nil {
+		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+	}
+	return nil
+}
+
+// clientOptions writes an option file with dbio's account for the client
+// programs, private to dbio; the caller removes it.
+func (in *Instance) clientOptions() (string, error) {
+	dir := ""
+	if in.managed != nil {
+		dir = in.managed.layout.run
+	}
+	return writeOptions(dir, server.User{Self: true}, clientGroup(in.admin))
+}
+
+// writeOptions writes an option file readable by u alone, in dir (the
+// system's temporary directory when empty).
+func writeOptions(dir string, u server.User, content string) (string, error) {
+	f, err := os.CreateTemp(dir, "dbio-options-*.cnf")
+	if err != nil {
+		return "", fmt.Errorf("option file for the client programs: %w", err)
+	}
+	_, err = f.WriteString(content)
+	if err = errors.Join(err, f.Close(), u.Own(f.Name())); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("option file for the client programs: %w", err)
+	}
+	return f.Name(), nil
+}
+
+// clientGroup is the [client] option group that reaches the server the way
+// cfg does, with its account and TLS choice.
+func clientGroup(cfg *mysqldrv.Config) string {
+	var b strings.Builder
+	b.WriteString("\n[client]\n")
+	fmt.Fprintf(&b, "user = %s\n", optionValue(cfg.User))
+	if cfg.Passwd != "" {
+		fmt.Fprintf(&b, "password = %s\n", optionValue(cfg.Passwd))
+	}
+	if cfg.Net == "unix" {
+		fmt.Fprintf(&b, "socket = %s\nprotocol = SOCKET\n", optionValue(cfg.Addr))
+	} else {
+		host, port, err := net.SplitHostPort(cfg.Addr)
+		if err != nil {
+			host, port = cfg.Addr, "3306"
+		}
+		fmt.Fprintf(&b, "host = %s\nport = %s\nprotocol = TCP\n", optionValue(host), port)
+	}
+	switch cfg.TLSConfig {
+	case "true":
+		b.WriteString("ssl\nssl-verify-server-cert\n")
+	case "skip-verify", "preferred":
+		b.WriteString("ssl\n")
+	}
+	return b.String()
+}
+
+// optionValue quotes a value for an option file, where a backslash escapes
+// the next character inside double quotes.
+func optionValue(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// dumpFile finds a logical backup: src itself, or name inside the directory src.
+func dumpFile(src, name string) (string, error) {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if !fi.IsDir() {
+		return src, nil
+	}
+	file := filepath.Join(src, name)
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
+	}
+	return file, nil
+}
