@@ -90,6 +90,8 @@ ensure_mariadb() {
 	if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ] && [ ! -x /usr/sbin/mysqld ]; then
 		apt_install mariadb-server mariadb-backup
 	fi
+	# Backup tests need it even where the server was installed alone.
+	command -v mariadb-backup >/dev/null 2>&1 || command -v mariabackup >/dev/null 2>&1 || apt_install mariadb-backup
 }
 
 mode=${1:-run}
