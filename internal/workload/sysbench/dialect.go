@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"dbio/internal/engine"
+	"dbio/internal/workload/txerr"
 )
 
 // dialect is how sysbench's statements reach one engine. The statements are
@@ -34,29 +35,13 @@ type dialect struct {
 	// loadWorkers is how many tables load at once by default.
 	loadWorkers int
 	// classify says what an error means for the session.
-	classify func(error) errClass
+	classify txerr.Classifier
 	// tooManyPrepared reports the engine refusing another prepared
 	// statement; the session then sends that statement unprepared.
 	tooManyPrepared func(error) bool
 	// notes explain engine-specific choices, for the results.
 	notes []string
 }
-
-// errClass is what an error means for the transaction and the session.
-type errClass int
-
-const (
-	// errFailed: count the transaction as failed and go on.
-	errFailed errClass = iota
-	// errRetry: roll back and run the transaction again (deadlock,
-	// serialization failure, duplicate key from a concurrent delete-insert,
-	// busy database); sysbench 1.0 ignores and restarts on the same errors.
-	errRetry
-	// errLost: the connection is gone; open a new one and go on.
-	errLost
-	// errFatal: the database cannot go on (disk full, I/O error, corruption).
-	errFatal
-)
 
 var dialects = map[string]func(engine.Instance) *dialect{}
 

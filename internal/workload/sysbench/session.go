@@ -11,6 +11,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/workload"
+	"dbio/internal/workload/txerr"
 )
 
 // maxRetries bounds how often one transaction runs again after an error
@@ -98,14 +99,14 @@ func (s *session) Next(ctx context.Context) error {
 			return nil // cancelled mid-transaction: neither counted nor an error
 		}
 		switch s.d.classify(err) {
-		case errRetry:
+		case txerr.Retry:
 			if retries < maxRetries {
 				retries++
 				continue
 			}
-		case errFatal:
+		case txerr.Fatal:
 			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, s.w.cfg.Workload, err)
-		case errLost:
+		case txerr.Lost:
 			s.rec.RecordRetried(0, 0, metrics.Failed, retries)
 			s.Close()
 			if cerr := s.connect(ctx); cerr != nil {

@@ -1,12 +1,10 @@
 package sysbench
 
 import (
-	"errors"
 	"sync"
 
-	"github.com/mattn/go-sqlite3"
-
 	"dbio/internal/engine"
+	"dbio/internal/workload/txerr"
 )
 
 func init() { registerDialect("sqlite", newSQLiteDialect) }
@@ -26,23 +24,10 @@ func newSQLiteDialect(inst engine.Instance) *dialect {
 		writeLock:   lock.(*sync.Mutex),
 		analyze:     func(table string) string { return "ANALYZE " + table },
 		loadWorkers: 1, // one writer: parallel loaders would only queue
-		classify:    classifySQLite,
+		classify:    txerr.For("sqlite"),
 		notes: []string{
 			"SQLite writers serialized: transactions that write start with BEGIN IMMEDIATE after queueing on one in-process lock per database; read-only ones run concurrently on WAL snapshots. Latency includes the wait for the write lock.",
 			"sysbench has no SQLite driver: the sbtest tables use SQLite's types (id is the rowid).",
 		},
 	}
-}
-
-func classifySQLite(err error) errClass {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return errRetry
-		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrCorrupt, sqlite3.ErrCantOpen, sqlite3.ErrReadonly, sqlite3.ErrNotADB:
-			return errFatal
-		}
-	}
-	return errFailed
 }

@@ -1,0 +1,284 @@
+package sysbench
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"dbio/internal/engine"
+	"dbio/internal/execx"
+	"dbio/internal/metrics"
+)
+
+// report is the figures of one run, from either tool.
+type report struct {
+	tool                      string
+	transactions, queries     int64
+	tps, qps                  float64
+	avgMS, p95MS              float64
+	ignoredErrors, reconnects int64
+}
+
+var (
+	sbCount   = regexp.MustCompile(`^\s*(transactions|queries|ignored errors|reconnects):\s+(\d+)\s+\(([\d.]+) per sec\.\)`)
+	sbLatency = regexp.MustCompile(`^\s*(min|avg|max|95th percentile):\s+([\d.]+)`)
+)
+
+// parseSysbench reads the report sysbench 1.0 prints at the end of a run.
+func parseSysbench(r io.Reader) (report, error) {
+	rep := report{tool: "sysbench"}
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := sbCount.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.ParseInt(m[2], 10, 64)
+			rate, _ := strconv.ParseFloat(m[3], 64)
+			switch m[1] {
+			case "transactions":
+				rep.transactions, rep.tps = n, rate
+			case "queries":
+				rep.queries, rep.qps = n, rate
+			case "ignored errors":
+				rep.ignoredErrors = n
+			case "reconnects":
+				rep.reconnects = n
+			}
+			seen[m[1]] = true
+		} else if m := sbLatency.FindStringSubmatch(line); m != nil {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			switch m[1] {
+			case "avg":
+				rep.avgMS = v
+			case "95th percentile":
+				rep.p95MS = v
+			}
+			seen[m[1]] = true
+		}
+	}
+	for _, k := range []string{"transactions", "queries", "avg", "95th percentile"} {
+		if !seen[k] {
+			return rep, fmt.Errorf("sysbench report has no %q line", k)
+		}
+	}
+	return rep, sc.Err()
+}
+
+// update rewrites the captured sysbench report and the golden parse of it
+// from the next cross-check run: go test -run 'AgreesWithSysbench|ParseSysbench' -update.
+var update = flag.Bool("update", false, "rewrite testdata from a real sysbench run")
+
+const (
+	capturedReport = "testdata/sysbench-1.0.20-oltp_read_write.txt"
+	parsedGolden   = "testdata/sysbench-1.0.20-oltp_read_write.golden"
+)
+
+func (r report) String() string {
+	return fmt.Sprintf("tool %s\ntransactions %d\nqueries %d\ntps %.2f\nqps %.2f\navg_ms %.2f\np95_ms %.2f\nignored_errors %d\nreconnects %d\n",
+		r.tool, r.transactions, r.queries, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.reconnects)
+}
+
+func TestParseSysbench(t *testing.T) {
+	if *update {
+		t.Skip("rewriting testdata: the cross-check writes it")
+	}
+	b, err := os.ReadFile(capturedReport)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := parseSysbench(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(parsedGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != string(want) {
+		t.Errorf("parsed:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := parseSysbench(strings.NewReader("FATAL: unable to connect\n")); err == nil {
+		t.Error("a report without figures parsed without error")
+	}
+}
+
+// crossCheckSeconds is how long each run of the cross-check lasts; the
+// README's figures come from longer runs. DBIO_CROSSCHECK_SECONDS,
+// _THREADS, _WORKLOAD and _TABLE_SIZE change the run for such measurements.
+func crossCheckSeconds() int {
+	if s, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_SECONDS")); err == nil && s > 0 {
+		return s
+	}
+	return 5
+}
+
+// TestAgreesWithSysbench runs Debian's sysbench and dbio's oltp_read_write
+// against the same tables on a managed MariaDB, with the same threads and
+// duration, twice each in turn (sysbench, dbio, sysbench, dbio) so that the
+// repeat shows the run-to-run noise, and reports both. It asserts that both
+// ran and produced sane figures; how close they come is recorded in the
+// README, not asserted, since timing on a shared machine is noisy.
+func TestAgreesWithSysbench(t *testing.T) {
+	bin, err := execx.Real{}.LookPath("sysbench")
+	if err != nil {
+		t.Skip("sysbench not installed, skipping the cross-check (make test installs it)")
+	}
+	inst := instance(t, "mariadb")
+	cfg := DefaultConfig()
+	cfg.Tables, cfg.TableSize, cfg.Workload, cfg.RandType = 2, 10000, ReadWrite, "uniform"
+	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_TABLE_SIZE")); err == nil && n > 0 {
+		cfg.TableSize = n
+	}
+	threads := 4
+	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_THREADS")); err == nil && n > 0 {
+		threads = n
+	}
+	if wl := os.Getenv("DBIO_CROSSCHECK_WORKLOAD"); wl != "" {
+		cfg.Workload = wl
+	}
+	seconds := crossCheckSeconds()
+	w := prepare(t, inst, cfg)
+
+	dsn, err := mysqldrv.ParseDSN(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{cfg.Workload, "--db-driver=mysql", "--mysql-user=" + dsn.User, "--mysql-password=" + dsn.Passwd,
+		"--mysql-db=" + dsn.DBName, fmt.Sprintf("--tables=%d", cfg.Tables), fmt.Sprintf("--table-size=%d", cfg.TableSize),
+		fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds), "--rand-type=" + cfg.RandType,
+		"--report-interval=0", "--percentile=95"}
+	if dsn.Net == "unix" {
+		args = append(args, "--mysql-socket="+dsn.Addr)
+	} else {
+		host, port, _ := strings.Cut(dsn.Addr, ":")
+		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
+	}
+	runSysbench := func() report {
+		res, err := execx.Real{}.Run(context.Background(), execx.Cmd{Name: bin, Args: append(args, "run")})
+		if err != nil {
+			t.Fatalf("sysbench: %v\n%s", err, res.Stdout)
+		}
+		rep, err := parseSysbench(strings.NewReader(string(res.Stdout)))
+		if err != nil {
+			t.Fatalf("%v:\n%s", err, res.Stdout)
+		}
+		if *update && cfg.Workload == ReadWrite {
+			// The password is this test server's, and gone with it; keep it out anyway.
+			out := strings.ReplaceAll(string(res.Stdout), dsn.Passwd, "PASSWORD")
+			if err := os.WriteFile(capturedReport, []byte(out), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(parsedGolden, []byte(rep.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return rep
+	}
+	runDBIO := func() report { return runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second) }
+
+	// A warm-up lets the checkpoint after the load finish and fills the
+	// buffer pool, so that neither tool's first run pays for them.
+	runSessions(t, w, inst, threads, 2*time.Second)
+	var reps []report
+	for range 2 {
+		reps = append(reps, runSysbench(), runDBIO())
+	}
+	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, MariaDB %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Version)
+	t.Logf("%-9s %8s %9s %8s %8s %7s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors")
+	for _, r := range reps {
+		t.Logf("%-9s %8.1f %9.1f %8.2f %8.2f %7d", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors)
+	}
+	for _, tool := range []string{"sysbench", "dbio"} {
+		var a, b report
+		for _, r := range reps {
+			if r.tool == tool {
+				a, b = b, r
+			}
+		}
+		t.Logf("%s repeat spread: TPS %+.1f %%, p95 %+.1f %%", tool, pct(b.tps, a.tps), pct(b.p95MS, a.p95MS))
+	}
+	sbTPS, dbTPS := (reps[0].tps+reps[2].tps)/2, (reps[1].tps+reps[3].tps)/2
+	sbP95, dbP95 := (reps[0].p95MS+reps[2].p95MS)/2, (reps[1].p95MS+reps[3].p95MS)/2
+	t.Logf("dbio vs sysbench (means of the two runs): TPS %+.1f %%, p95 %+.1f %%", pct(dbTPS, sbTPS), pct(dbP95, sbP95))
+
+	for _, r := range reps {
+		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
+			t.Errorf("%s produced no sane figures: %+v", r.tool, r)
+		}
+		// Both tools count every statement, BEGIN and COMMIT included (20 for oltp_read_write).
+		reads, writes, other := w.QueriesPerTransaction()
+		want := float64(reads + writes + other)
+		if per := float64(r.queries) / float64(r.transactions); per < want-0.5 || per > want+0.5 {
+			t.Errorf("%s: %.2f queries per transaction, want %.0f", r.tool, per, want)
+		}
+	}
+	checks, err := w.Check(context.Background(), inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.Passed {
+			t.Errorf("after both tools ran: %s: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+func pct(x, base float64) float64 {
+	if base == 0 {
+		return 0
+	}
+	return (x/base - 1) * 100
+}
+
+// runSessions runs users sessions back to back for d, as the runner's step
+// does, and reports the figures as sysbench would.
+func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d time.Duration) report {
+	t.Helper()
+	col := metrics.NewCollector(w.TxTypes())
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for u := range users {
+		s, err := w.NewSession(context.Background(), inst, u, col.NewRecorder())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer s.Close()
+			for !stop.Load() {
+				if err := s.Next(context.Background()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	time.Sleep(d)
+	col.Tick()
+	elapsed := time.Since(start)
+	c := col.StepTotals()[0]
+	stop.Store(true)
+	wg.Wait()
+	reads, writes, other := w.QueriesPerTransaction()
+	per := int64(reads + writes + other)
+	lat := metrics.Summarize(c.Latency)
+	return report{
+		tool: "dbio", transactions: c.Committed, queries: c.Committed * per,
+		tps: float64(c.Committed) / elapsed.Seconds(), qps: float64(c.Committed*per) / elapsed.Seconds(),
+		avgMS: lat.MeanUS / 1000, p95MS: float64(lat.P95US) / 1000, ignoredErrors: c.Retries + c.Failed, reconnects: c.Reconnects,
+	}
+}
