@@ -104,5 +104,7 @@ fi
 if [ "$mode" = test ]; then
 	# The report's test opens the HTML in headless Chromium.
 	ensure_cmd chromium chromium
+	# The sysbench workload's test cross-checks dbio against Debian's sysbench.
+	ensure_cmd sysbench sysbench
 fi
 ensure_go
