@@ -3,6 +3,8 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,8 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/target"
 )
 
 // writer inserts rows with ids 1, 2, 3... one transaction each until stopped,
@@ -70,8 +74,20 @@ func count(t *testing.T, db *sql.DB, query string) int64 {
 	return n
 }
 
+// needBackupTool skips a test of physical backups where mariadb-backup is missing.
+func needBackupTool(t testing.TB, e *Engine) {
+	t.Helper()
+	for _, n := range []string{"mariadb-backup", "mariabackup"} {
+		if _, err := server.Find(e.Runner, n, e.binDirs()...); err == nil {
+			return
+		}
+	}
+	t.Skip("mariadb-backup is not installed, skipping (make test installs it)")
+}
+
 func TestPhysicalBackupWhileWritingThenRestore(t *testing.T) {
 	e := realEngine(t)
+	needBackupTool(t, e)
 	ctx := context.Background()
 	p := engine.Placement{Data: reachableTarget(t, "data"), Log: reachableTarget(t, "redo")}
 	in := start(t, e, p, engine.Options{Settings: smallRedo})
@@ -213,6 +229,7 @@ func TestLogicalRoundTripManagedAndExternal(t *testing.T) {
 
 func TestFailedBackupKeepsTheServerRunning(t *testing.T) {
 	e := realEngine(t)
+	needBackupTool(t, e)
 	ctx := context.Background()
 	in := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{Settings: smallRedo})
 	pid := in.proc.Load().PID()
@@ -268,3 +285,97 @@ func TestClientGroup(t *testing.T) {
 		}
 	}
 }
+
+var (
+	benchTarget   = flag.String("backup-target", "", "BenchmarkBackupRestore: back up the instance on this target (e.g. one `dbio tpcc --warehouses 1` loaded) instead of a synthetic 100 MB database")
+	benchDatabase = flag.String("backup-database", "dbio_tpcc", "BenchmarkBackupRestore: the database to back up on -backup-target")
+)
+
+// BenchmarkBackupRestore times each backup method's backup and restore on
+// one database: by default a synthetic one of about 100 MB (one TPC-C
+// warehouse's size; its text is hexadecimal, which compresses better than
+// TPC-C's), or the one on -backup-target. MiB/s are the backup's bytes over
+// the time taken; the backups go to a temporary directory.
+func BenchmarkBackupRestore(b *testing.B) {
+	e := realEngine(b)
+	needBackupTool(b, e)
+	ctx := context.Background()
+	p := engine.Placement{}
+	o := engine.Options{Settings: smallRedo}
+	if *benchTarget != "" {
+		tg, err := target.Open(*benchTarget)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Data, o.Database = tg, *benchDatabase
+	} else {
+		p.Data = reachableTarget(b, "data")
+	}
+	started, err := e.Start(ctx, p, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := started.(*Instance)
+	defer in.Stop(ctx)
+	db := in.DB()
+	if *benchTarget == "" {
+		if _, err := db.Exec(`CREATE TABLE stock (id INT PRIMARY KEY, qty INT NOT NULL, data VARCHAR(300) NOT NULL) ENGINE=InnoDB;
+INSERT INTO stock SELECT seq, seq % 100, CONCAT(MD5(RAND()), MD5(RAND()), MD5(RAND()), MD5(RAND()),
+  MD5(RAND()), MD5(RAND()), MD5(RAND()), MD5(RAND())) FROM seq_1_to_300000`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// The database's own files (one .ibd per table): InnoDB's statistics lag.
+	size, err := server.TreeBytes(filepath.Join(in.Info().DataDir, in.Info().Database))
+	if err != nil {
+		b.Fatal(err)
+	}
+	backups := reachableTarget(b, "backup").Dir
+	methods := []struct {
+		name    string
+		backup  func(context.Context, string) (engine.BackupResult, error)
+		restore func(context.Context, string) error
+	}{
+		{"physical", in.Backup, in.Restore},
+		{"logical", in.BackupLogical, in.RestoreLogical},
+	}
+	type total struct {
+		backup, restore time.Duration
+		bytes           int64
+	}
+	totals := make([]total, len(methods))
+	b.ResetTimer()
+	for i := range b.N {
+		for mi, m := range methods {
+			dst := filepath.Join(backups, fmt.Sprintf("%s-%d", m.name, i))
+			began := time.Now()
+			res, err := m.backup(ctx, dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			backedUp := time.Since(began)
+			began = time.Now()
+			if err := m.restore(ctx, res.Path); err != nil {
+				b.Fatal(err)
+			}
+			restored := time.Since(began)
+			os.RemoveAll(dst)
+			totals[mi].backup += backedUp
+			totals[mi].restore += restored
+			totals[mi].bytes += res.Bytes
+			b.Logf("%s (%s) of a %.1f MiB database: %.1f MiB backed up in %s (%.1f MiB/s), restored in %s (%.1f MiB/s)",
+				m.name, res.Tool, mib(size), mib(res.Bytes), backedUp.Round(time.Millisecond), mib(res.Bytes)/backedUp.Seconds(),
+				restored.Round(time.Millisecond), mib(res.Bytes)/restored.Seconds())
+		}
+	}
+	b.ReportMetric(mib(size), "db-MiB")
+	for mi, m := range methods {
+		tt := totals[mi]
+		b.ReportMetric(tt.backup.Seconds()/float64(b.N), m.name+"-backup-s")
+		b.ReportMetric(mib(tt.bytes)/tt.backup.Seconds(), m.name+"-backup-MiB/s")
+		b.ReportMetric(tt.restore.Seconds()/float64(b.N), m.name+"-restore-s")
+		b.ReportMetric(mib(tt.bytes)/tt.restore.Seconds(), m.name+"-restore-MiB/s")
+	}
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/target"
 )
 
 // writer inserts rows with ids 1, 2, 3... one transaction each until stopped,
@@ -266,3 +269,96 @@ func TestWithoutPassword(t *testing.T) {
 		}
 	}
 }
+
+var (
+	benchTarget   = flag.String("backup-target", "", "BenchmarkBackupRestore: back up the instance on this target (e.g. one `dbio tpcc --warehouses 1` loaded) instead of a synthetic 100 MB database")
+	benchDatabase = flag.String("backup-database", "dbio_tpcc", "BenchmarkBackupRestore: the database to back up on -backup-target")
+)
+
+// BenchmarkBackupRestore times each backup method's backup and restore on
+// one database: by default a synthetic one of about 100 MB (one TPC-C
+// warehouse's size; its text is hexadecimal, which compresses better than
+// TPC-C's), or the one on -backup-target. MiB/s are the backup's bytes over
+// the time taken; the backups go to a temporary directory.
+func BenchmarkBackupRestore(b *testing.B) {
+	e := realEngine(b)
+	ctx := context.Background()
+	p := engine.Placement{}
+	o := engine.Options{}
+	if *benchTarget != "" {
+		tg, err := target.Open(*benchTarget)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p.Data, o.Database = tg, *benchDatabase
+	} else {
+		p.Data = reachableTarget(b, "data")
+	}
+	started, err := e.Start(ctx, p, o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := started.(*Instance)
+	defer in.Stop(ctx)
+	db := in.DB()
+	if *benchTarget == "" {
+		if _, err := db.Exec(`CREATE TABLE stock AS SELECT g AS id, g % 100 AS qty,
+  md5(random()::text) || md5(random()::text) || md5(random()::text) || md5(random()::text) ||
+  md5(random()::text) || md5(random()::text) || md5(random()::text) || md5(random()::text) AS data
+FROM generate_series(1, 300000) g; ALTER TABLE stock ADD PRIMARY KEY (id); CHECKPOINT`); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var size int64
+	if err := db.QueryRow("SELECT pg_database_size(current_database())").Scan(&size); err != nil {
+		b.Fatal(err)
+	}
+	backups := reachableTarget(b, "backup").Dir
+	methods := []struct {
+		name    string
+		backup  func(context.Context, string) (engine.BackupResult, error)
+		restore func(context.Context, string) error
+	}{
+		{"physical", in.Backup, in.Restore},
+		{"logical", in.BackupLogical, in.RestoreLogical},
+	}
+	type total struct {
+		backup, restore time.Duration
+		bytes           int64
+	}
+	totals := make([]total, len(methods))
+	b.ResetTimer()
+	for i := range b.N {
+		for mi, m := range methods {
+			dst := filepath.Join(backups, fmt.Sprintf("%s-%d", m.name, i))
+			began := time.Now()
+			res, err := m.backup(ctx, dst)
+			if err != nil {
+				b.Fatal(err)
+			}
+			backedUp := time.Since(began)
+			began = time.Now()
+			if err := m.restore(ctx, res.Path); err != nil {
+				b.Fatal(err)
+			}
+			restored := time.Since(began)
+			os.RemoveAll(dst)
+			totals[mi].backup += backedUp
+			totals[mi].restore += restored
+			totals[mi].bytes += res.Bytes
+			b.Logf("%s (%s) of a %.1f MiB database: %.1f MiB backed up in %s (%.1f MiB/s), restored in %s (%.1f MiB/s)",
+				m.name, res.Tool, mib(size), mib(res.Bytes), backedUp.Round(time.Millisecond), mib(res.Bytes)/backedUp.Seconds(),
+				restored.Round(time.Millisecond), mib(res.Bytes)/restored.Seconds())
+		}
+	}
+	b.ReportMetric(mib(size), "db-MiB")
+	for mi, m := range methods {
+		tt := totals[mi]
+		b.ReportMetric(tt.backup.Seconds()/float64(b.N), m.name+"-backup-s")
+		b.ReportMetric(mib(tt.bytes)/tt.backup.Seconds(), m.name+"-backup-MiB/s")
+		b.ReportMetric(tt.restore.Seconds()/float64(b.N), m.name+"-restore-s")
+		b.ReportMetric(mib(tt.bytes)/tt.restore.Seconds(), m.name+"-restore-MiB/s")
+	}
+}
+
+func mib(n int64) float64 { return float64(n) / (1 << 20) }
