@@ -2,11 +2,13 @@ package sysbench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/mysql"
@@ -37,8 +39,12 @@ func TestMain(m *testing.M) {
 	}
 	serverRoot = dir
 	code := m.Run()
-	for _, inst := range servers {
+	for name, inst := range servers {
+		began := time.Now()
 		inst.Stop(context.Background())
+		if testing.Verbose() {
+			fmt.Printf("stopped %s in %s\n", name, time.Since(began).Round(time.Millisecond))
+		}
 	}
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -1,0 +1,171 @@
+// Package as3ap is the AS3AP-style stress load of METHODOLOGY.md §2: the
+// four AS3AP relations (uniques, hundred, tenpct, updates) with their column
+// distributions at a chosen row count, a fixed background of batch jobs that
+// each read and update a range of rows per transaction continuously, and
+// interactive users running single-row transactions with no think time.
+//
+// The batch jobs run as background sessions through every step (the
+// runner's Background interface); the interactive users are the step's
+// virtual users, so a stepping run adds interactive load on top of a
+// constant batch load until the interactive response time passes a ceiling.
+package as3ap
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+	"dbio/internal/workload"
+)
+
+// Config is what a user chooses for an AS3AP run.
+type Config struct {
+	// Rows is the row count of each of the four relations.
+	Rows int `json:"rows"`
+	// BatchJobs is the number of background batch jobs, constant over the run.
+	BatchJobs int `json:"batch_jobs"`
+	// BatchRows is how many rows each batch transaction reads and then updates.
+	BatchRows int `json:"batch_rows"`
+	// Seed makes data and transaction inputs reproducible.
+	Seed uint64 `json:"seed"`
+	// LoadWorkers is how many relations load at once; 0 lets the engine's backend choose.
+	LoadWorkers int `json:"load_workers"`
+	// Reuse keeps relations dbio loaded before at the same row count.
+	Reuse bool `json:"reuse"`
+}
+
+// DefaultConfig is 100,000 rows per relation and three batch jobs of 100 rows.
+func DefaultConfig() Config {
+	return Config{Rows: 100000, BatchJobs: 3, BatchRows: 100, Seed: 42}
+}
+
+// MinBatchRows is the least a batch transaction reads and updates: the
+// methodology's batch jobs touch at least 100 rows per transaction.
+const MinBatchRows = 100
+
+// maxRows keeps the sparse keys (spread over 0..10⁹) within a 32-bit integer.
+const maxRows = 100_000_000
+
+// Validate reports every problem with c at once, naming the flag to fix.
+func (c Config) Validate() []error {
+	var errs []error
+	if c.Rows < 1000 || c.Rows > maxRows {
+		errs = append(errs, fmt.Errorf("--rows %d: use a row count per relation from 1000 to %d", c.Rows, maxRows))
+	}
+	if c.BatchJobs < 0 || c.BatchJobs > 1000 {
+		errs = append(errs, fmt.Errorf("--batch-jobs %d: use 0 to 1000 background batch jobs", c.BatchJobs))
+	}
+	if c.BatchRows < MinBatchRows {
+		errs = append(errs, fmt.Errorf("--batch-rows %d: a batch job reads and updates at least %d rows per transaction", c.BatchRows, MinBatchRows))
+	} else if c.Rows >= 1000 && c.BatchRows > c.Rows {
+		errs = append(errs, fmt.Errorf("--batch-rows %d: more than the %d rows of a relation; lower it or raise --rows", c.BatchRows, c.Rows))
+	}
+	if c.LoadWorkers < 0 {
+		errs = append(errs, fmt.Errorf("--load-workers %d: must be 0 (automatic) or more", c.LoadWorkers))
+	}
+	return errs
+}
+
+// EstimatedBytes is the space the four relations need with their indexes:
+// about 160 bytes a row in each relation, plus 30 % headroom.
+func EstimatedBytes(c Config) uint64 {
+	const perRow = 4 * 210
+	return uint64(c.Rows)*perRow + 20<<20
+}
+
+// Transaction types, as the sessions record them.
+const (
+	txRead   = iota // interactive: one row of uniques by key
+	txUpdate        // interactive: one row of updates by key
+	txBatch         // background: read and update BatchRows rows of updates
+)
+
+var txNames = []string{"interactive_read", "interactive_update", "batch"}
+
+// Stats are the interactive response-time statistics a ceiling can apply to.
+var Stats = []string{"mean", "p95", "p99"}
+
+// InteractiveFigure is the name of the step figure holding the interactive
+// response time's stat (mean, p95 or p99), in milliseconds.
+func InteractiveFigure(stat string) (string, error) {
+	for _, s := range Stats {
+		if s == stat {
+			return "interactive_latency_" + stat, nil
+		}
+	}
+	return "", fmt.Errorf("--ceiling-stat %q: use mean, p95 or p99", stat)
+}
+
+// Workload is the AS3AP-style load bound to a configuration.
+type Workload struct {
+	cfg Config
+
+	mu sync.Mutex
+	// baseline is SUM(col_signed) of updates when the run began; every
+	// committed update adds one per row to it.
+	baseline int64
+	prepared bool
+	// increments counts the rows committed updates added one to.
+	increments atomic.Int64
+}
+
+var _ workload.Workload = (*Workload)(nil)
+
+// New returns the workload for cfg, which must have passed Validate.
+func New(cfg Config) *Workload { return &Workload{cfg: cfg} }
+
+// Config returns the configuration.
+func (w *Workload) Config() Config { return w.cfg }
+
+// Name implements workload.Workload.
+func (w *Workload) Name() string { return "as3ap" }
+
+// TxTypes implements workload.Workload.
+func (w *Workload) TxTypes() []string { return txNames }
+
+// Reusing reports whether the run keeps existing relations (no new space needed).
+func (w *Workload) Reusing() bool { return w.cfg.Reuse }
+
+// BackgroundSessions is the number of batch jobs (the runner's Background interface).
+func (w *Workload) BackgroundSessions() int { return w.cfg.BatchJobs }
+
+// Figures implements workload.Workload: interactive and batch work apart,
+// each with its throughput and response time; the runner's tps and
+// latency_p99 merge both.
+func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+	if len(counts) != len(txNames) || d <= 0 {
+		return nil
+	}
+	secs := d.Seconds()
+	in := metrics.Merge(counts[txRead], counts[txUpdate])
+	figs := []workload.Figure{{Name: "interactive_tps", Value: float64(in.Committed) / secs, Unit: "tx/s"}}
+	if in.Latency.TotalCount() > 0 {
+		figs = append(figs,
+			workload.Figure{Name: "interactive_latency_mean", Value: in.Latency.Mean() / 1000, Unit: "ms"},
+			workload.Figure{Name: "interactive_latency_p95", Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
+			workload.Figure{Name: "interactive_latency_p99", Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
+		)
+	}
+	b := counts[txBatch]
+	figs = append(figs,
+		workload.Figure{Name: "batch_tps", Value: float64(b.Committed) / secs, Unit: "tx/s"},
+		workload.Figure{Name: "batch_rows_per_s", Value: float64(b.Committed) * float64(w.cfg.BatchRows) / secs, Unit: "rows/s"},
+	)
+	if b.Latency.TotalCount() > 0 {
+		figs = append(figs, workload.Figure{Name: "batch_latency_mean", Value: b.Latency.Mean() / 1000, Unit: "ms"})
+	}
+	return figs
+}
+
+// EngineNotes describe how the engine's backend runs AS3AP, for the results.
+func (w *Workload) EngineNotes(inst engine.Instance) []string {
+	d, err := dialectFor(inst)
+	if err != nil {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
+		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, d.notes...)
+}
