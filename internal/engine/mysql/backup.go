@@ -77,7 +77,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	} {
 		cmd := execx.Cmd{Name: tool, Args: step}
 		m.user.Apply(&cmd)
-		if _, err := in.runner.Run(ctx, cmd); err != nil {
+		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 			if created {
 				os.RemoveAll(dst)
 			}
@@ -139,7 +139,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	// As dbio, which may read a backup whatever its owner; the files are
 	// given to the server's user afterwards.
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		return in.restartAfter(ctx, src, fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err)), asides)
 	}
 	for _, d := range dirs {
@@ -253,7 +253,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	file := filepath.Join(dst, in.info.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
 		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}}
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -312,7 +312,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	}
 	defer f.Close()
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f}
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
 	}
 	return nil
@@ -390,4 +390,15 @@ func dumpFile(src, name string) (string, error) {
 		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
 	}
 	return file, nil
+}
+
+// tool prepares a backup or restore program's command: for a managed server
+// started inside a storage-class cgroup (Options.Wrap), the program runs in
+// it too, so that its reads and writes on the emulated storage obey the same
+// limits as the server's.
+func (in *Instance) tool(c execx.Cmd) execx.Cmd {
+	if in.managed != nil && in.managed.wrap != nil {
+		return in.managed.wrap(c)
+	}
+	return c
 }

@@ -74,15 +74,22 @@ func count(t *testing.T, db *sql.DB, query string) int64 {
 	return n
 }
 
+// haveBackupTool says whether mariadb-backup is installed.
+func haveBackupTool(e *Engine) bool {
+	for _, n := range []string{"mariadb-backup", "mariabackup"} {
+		if _, err := server.Find(e.Runner, n, e.binDirs()...); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // needBackupTool skips a test of physical backups where mariadb-backup is missing.
 func needBackupTool(t testing.TB, e *Engine) {
 	t.Helper()
-	for _, n := range []string{"mariadb-backup", "mariabackup"} {
-		if _, err := server.Find(e.Runner, n, e.binDirs()...); err == nil {
-			return
-		}
+	if !haveBackupTool(e) {
+		t.Skip("mariadb-backup is not installed, skipping (make test installs it)")
 	}
-	t.Skip("mariadb-backup is not installed, skipping (make test installs it)")
 }
 
 func TestPhysicalBackupWhileWritingThenRestore(t *testing.T) {

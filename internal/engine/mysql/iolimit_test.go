@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -57,6 +58,16 @@ func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 	if status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status")); err == nil {
 		if want := "Uid:\t" + strconv.Itoa(int(ranAs[0])) + "\t"; !strings.Contains(string(status), want) {
 			t.Errorf("RunAs was told uid %d, but the server runs as another user:\n%s", ranAs[0], status)
+		}
+	}
+	// The backup programs run inside the group too, as the server's user
+	// (mariadb-backup --backup) and as dbio (--copy-back).
+	if haveBackupTool(e) {
+		dst := filepath.Join(reachableTarget(t, "backup").Dir, "b")
+		if _, err := in.Backup(context.Background(), dst); err != nil {
+			t.Errorf("Backup inside the group: %v", err)
+		} else if err := in.Restore(context.Background(), dst); err != nil {
+			t.Errorf("Restore inside the group: %v", err)
 		}
 	}
 	stop(t, in)

@@ -99,7 +99,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	cmd := execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
 		"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}
 	m.user.Apply(&cmd)
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		}
@@ -118,7 +118,8 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 // stopped meanwhile (connections in use fail; stop the workload first). The
 // replaced files are set aside inside dbio's own directory and removed once
 // the restored server is up; if the restore fails they are put back and the
-// server restarted on them.
+// server restarted on them. The copy is made by dbio itself, outside the
+// storage-class cgroup (Options.Wrap) the server and the backup programs run in.
 func (in *Instance) Restore(ctx context.Context, src string) error {
 	m := in.managed
 	if m == nil {
@@ -251,7 +252,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	}
 	file := filepath.Join(dst, in.info.Database+".dump")
 	cmd := execx.Cmd{Name: tool, Args: []string{"-Fc", "-f", file, "-d", in.tools.conninfo}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -303,7 +304,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, cmd); err != nil {
+	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
 	}
 	return nil
@@ -323,4 +324,15 @@ func dumpFile(src, name string) (string, error) {
 		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
 	}
 	return file, nil
+}
+
+// tool prepares a backup or restore program's command: for a managed server
+// started inside a storage-class cgroup (Options.Wrap), the program runs in
+// it too, so that its reads and writes on the emulated storage obey the same
+// limits as the server's.
+func (in *Instance) tool(c execx.Cmd) execx.Cmd {
+	if in.managed != nil && in.managed.wrap != nil {
+		return in.managed.wrap(c)
+	}
+	return c
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -81,6 +82,10 @@ func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 	// the checkpoint; its WAL passes it a second time.
 	if capped < time.Second {
 		t.Errorf("the capped run took %s; 10 MB at 5 MB/s cannot take less than a second", capped)
+	}
+	// The backup programs run inside the group too.
+	if _, err := in.BackupLogical(context.Background(), filepath.Join(t.TempDir(), "dump")); err != nil {
+		t.Errorf("BackupLogical inside the group: %v", err)
 	}
 	stop(t, in)
 	if err := g.Remove(); err != nil {
