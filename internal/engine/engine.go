@@ -109,7 +109,13 @@ type Instance interface {
 	Stop(ctx context.Context) error
 }
 
-// Backuper is implemented by instances with a native backup and restore path.
+// Backuper is implemented by instances with a native backup and restore
+// path: physical for server engines (pg_basebackup, mariadb-backup; managed
+// servers only), the online backup API for SQLite. Backup copies the running
+// instance into dst, a new or empty directory, while the workload may go on;
+// Restore replaces the instance's content with the backup at src (a
+// BackupResult.Path) and leaves the instance running and reachable through
+// the same DB handle; stop the workload first.
 type Backuper interface {
 	Backup(ctx context.Context, dst string) (BackupResult, error)
 	Restore(ctx context.Context, src string) error
@@ -126,7 +132,9 @@ type LogicalBackuper interface {
 	RestoreLogical(ctx context.Context, src string) error
 }
 
-// BackupResult is what one backup produced.
+// BackupResult is what one backup produced: the tool (with the options that
+// shape its cost), where the backup is (what Restore takes), and the bytes
+// it wrote there.
 type BackupResult struct {
 	Tool  string `json:"tool"`
 	Path  string `json:"path"`
