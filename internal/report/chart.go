@@ -360,8 +360,8 @@ func (c *chart) writeBands(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64
 			}
 			measured++
 		}
-		fmt.Fprintf(b, `<rect class="band" data-band="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"/>`+"\n",
-			esc(bd.Label), num(from), num(y0), num(to-from), num(y1-y0), fill)
+		fmt.Fprintf(b, `<rect class="band" data-band="%s" x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s</title></rect>`+"\n",
+			esc(bd.Label), num(from), num(y0), num(to-from), num(y1-y0), fill, esc(bd.Label))
 		if !bd.Ramp && bd.Label != "" && textWidth(bd.Label)*0.9+6 < to-from {
 			fmt.Fprintf(b, `<text x="%s" y="%s" fill="#56606e" font-size="10">%s</text>`+"\n", num(from+3), num(y0+11), esc(bd.Label))
 		}

@@ -81,6 +81,23 @@ type table struct {
 	Collapsed bool
 }
 
+// flatHeader names the columns on one line (Markdown, CSV): a column takes
+// its group's name in front only where its own name is ambiguous.
+func (t *table) flatHeader() []string {
+	count := map[string]int{}
+	for _, c := range t.Columns {
+		count[c.Name]++
+	}
+	out := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		out[i] = c.Name
+		if c.Group != "" && count[c.Name] > 1 {
+			out[i] = c.Group + " " + c.Name
+		}
+	}
+	return out
+}
+
 // textCell is a cell whose CSV value is its text.
 func textCell(s string) cell { return cell{Text: s, Raw: s} }
 

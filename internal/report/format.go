@@ -109,6 +109,24 @@ func signedPercent(v float64) string {
 	return "−" + s + " %"
 }
 
+// signed makes a format show the sign of a difference: "+83,018", "−0.760".
+func signed(format func(float64) string) func(float64) string {
+	return func(v float64) string {
+		s := format(math.Abs(v))
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return "-"
+		case strings.Trim(s, "0.,") == "":
+			return s
+		case v > 0:
+			return "+" + s
+		case v < 0:
+			return "−" + s
+		}
+		return s
+	}
+}
+
 // ratio renders B/A as "2.0x", "0.45x", "12x".
 func ratio(v float64) string {
 	a := math.Abs(v)

@@ -1,0 +1,272 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbio/internal/units"
+)
+
+// The sections that make a report stand on its own as evidence: the
+// machine, the storage behind each target, the software and its settings,
+// the configuration as resolved, and how the run ended.
+
+// environmentSection describes the machine, targets, versions and engines.
+func environmentSection(r *runView, prefix string) *section {
+	env := r.Run.Environment
+	sec := &section{ID: prefix + "environment", Title: "Environment"}
+	host := &keyValues{ID: prefix + "host", Title: "Host"}
+	add := func(label, value string) {
+		if value != "" {
+			host.Pairs = append(host.Pairs, fact{label, value})
+		}
+	}
+	add("hostname", env.Hostname)
+	add("operating system", env.OS)
+	add("kernel", env.Kernel)
+	add("CPU", env.CPUModel)
+	if env.CPUs > 0 {
+		add("CPUs", strconv.Itoa(env.CPUs))
+	}
+	if env.MemoryBytes > 0 {
+		add("memory", units.FormatBytes(env.MemoryBytes))
+	}
+	sec.add(host)
+
+	if ts := targetsOf(r.Run); len(ts) > 0 {
+		t := &table{ID: prefix + "targets", Title: "Targets", Caption: "Where the run put its files, and the block devices the kernel resolves behind them."}
+		t.Columns = []column{{Name: "role"}, {Name: "path"}, {Name: "filesystem"}, {Name: "mounted at"}, {Name: "device"},
+			{Name: "physical disks", Wrap: true}, {Name: "free at start", Numeric: true}}
+		for _, ti := range ts {
+			st := ti.Storage
+			var disks []string
+			for _, d := range st.Physical {
+				desc := d.Name
+				var attrs []string
+				if d.Model != "" {
+					attrs = append(attrs, d.Model)
+				}
+				if d.SizeBytes > 0 {
+					attrs = append(attrs, units.FormatBytes(d.SizeBytes))
+				}
+				if d.Rotational {
+					attrs = append(attrs, "rotational")
+				} else {
+					attrs = append(attrs, "non-rotational")
+				}
+				if d.Scheduler != "" {
+					attrs = append(attrs, "scheduler "+d.Scheduler)
+				}
+				disks = append(disks, desc+" ("+strings.Join(attrs, ", ")+")")
+			}
+			dev := st.Device
+			if dev == "" {
+				dev = "none (" + st.Source + ")"
+			}
+			t.Rows = append(t.Rows, []cell{textCell(string(ti.Role)), textCell(ti.Path), textCell(st.FSType), textCell(st.MountPoint),
+				textCell(dev), textCell(strings.Join(disks, "; ")), {Text: units.FormatBytes(ti.FreeBytes), Raw: strconv.FormatUint(ti.FreeBytes, 10)}})
+		}
+		sec.add(t)
+	}
+	if len(env.Versions) > 0 {
+		kv := &keyValues{ID: prefix + "versions", Title: "Software versions"}
+		for _, k := range sortedKeys(env.Versions) {
+			kv.Pairs = append(kv.Pairs, fact{k, env.Versions[k]})
+		}
+		sec.add(kv)
+	}
+	for i, e := range r.Run.Engines {
+		kv := &keyValues{ID: fmt.Sprintf("%sengine-%d", prefix, i+1), Title: "Engine: " + e.Engine + " " + e.Version}
+		mode := "external (dbio connected to a server it did not start)"
+		if e.Managed {
+			mode = "managed by dbio"
+		}
+		kv.Pairs = append(kv.Pairs, fact{"mode", mode})
+		for _, p := range []fact{{"transport", e.Transport}, {"data directory", e.DataDir}, {"log directory", e.LogDir}, {"database", e.Database}} {
+			if p.Value != "" {
+				kv.Pairs = append(kv.Pairs, p)
+			}
+		}
+		for _, k := range sortedKeys(e.Settings) {
+			kv.Pairs = append(kv.Pairs, fact{"setting " + k, e.Settings[k]})
+		}
+		sec.add(kv)
+		if len(e.Notes) > 0 {
+			sec.add(&bullets{Items: e.Notes})
+		}
+	}
+	return sec
+}
+
+// configurationSection shows the command, the resolved configuration, the
+// load, the consistency checks, and the run's notes and warnings.
+func configurationSection(r *runView, prefix string) *section {
+	run := r.Run
+	sec := &section{ID: prefix + "configuration", Title: "Configuration and outcome"}
+	kv := &keyValues{ID: prefix + "run-facts", Title: "Run"}
+	kv.Pairs = append(kv.Pairs, fact{"results directory", r.Path}, fact{"run id", run.ID}, fact{"kind", run.Kind}, fact{"status", string(run.Status)})
+	if len(run.Command) > 0 {
+		kv.Pairs = append(kv.Pairs, fact{"command", shellJoin(run.Command)})
+	}
+	kv.Pairs = append(kv.Pairs, fact{"started", stamp(run.Started)})
+	if !run.Ended.IsZero() {
+		kv.Pairs = append(kv.Pairs, fact{"ended", stamp(run.Ended)}, fact{"duration", run.Ended.Sub(run.Started).Round(time.Second).String()})
+	}
+	if run.Error != "" {
+		kv.Pairs = append(kv.Pairs, fact{"error", run.Error})
+	}
+	sec.add(kv)
+	if pairs := flattenJSON(run.Config); len(pairs) > 0 {
+		sec.add(&keyValues{ID: prefix + "config", Title: "Resolved configuration", Pairs: pairs})
+	}
+	if ld := run.Load; ld != nil {
+		l := &keyValues{ID: prefix + "load", Title: "Initial load"}
+		if ld.Reused {
+			l.Pairs = append(l.Pairs, fact{"dataset", fmt.Sprintf("reused the existing dataset (scale %d)", ld.Scale)})
+		} else {
+			l.Pairs = append(l.Pairs, fact{"scale", strconv.Itoa(ld.Scale)}, fact{"rows", thousands(float64(ld.Rows))},
+				fact{"time", fixed(ld.Seconds, 1) + " s"}, fact{"rows per second", thousands(ld.RowsPerSec)},
+				fact{"scale units per minute", fixed(ld.ScalePerMin, 1)},
+				fact{"written", units.FormatBytes(uint64(max(ld.BytesWritten, 0))) + " (" + fixed(ld.MBPerSec, 1) + " MB/s)"})
+		}
+		sec.add(l)
+	}
+	if len(run.Checks) > 0 {
+		t := &table{ID: prefix + "checks", Title: "Consistency checks"}
+		t.Columns = []column{{Name: "condition"}, {Name: "result"}, {Name: "detail", Wrap: true}}
+		for _, c := range run.Checks {
+			res := cell{Text: "pass", Raw: "pass", Class: "better"}
+			switch {
+			case c.Skipped:
+				res = cell{Text: "skipped", Raw: "skipped"}
+			case !c.Passed:
+				res = cell{Text: "FAIL", Raw: "fail", Class: "worse"}
+			}
+			t.Rows = append(t.Rows, []cell{textCell(c.Name), res, textCell(c.Detail)})
+		}
+		sec.add(t)
+	}
+	var unfinished []string
+	for _, s := range r.Steps {
+		if s.Status != "completed" {
+			line := fmt.Sprintf("step %s: %s", s.Name, s.Status)
+			if s.Error != "" {
+				line += ": " + s.Error
+			}
+			unfinished = append(unfinished, line)
+		}
+		for _, n := range s.Notes {
+			unfinished = append(unfinished, fmt.Sprintf("step %s: %s", s.Name, n))
+		}
+	}
+	if len(run.Warnings) > 0 {
+		sec.add(&paragraph{Text: "Warnings recorded during the run:", Class: "note"}, &bullets{Items: run.Warnings})
+	}
+	if len(run.Notes) > 0 {
+		sec.add(&paragraph{Text: "Notes recorded during the run:", Class: "note"}, &bullets{Items: run.Notes})
+	}
+	if len(unfinished) > 0 {
+		sec.add(&paragraph{Text: "Steps:", Class: "note"}, &bullets{Items: unfinished})
+	}
+	return sec
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// shellJoin writes a command line a reader can paste back into a shell.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
+		}) < 0 {
+			out[i] = a
+			continue
+		}
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(out, " ")
+}
+
+// flattenJSON lists a JSON document's leaves as dotted paths, in the order
+// they appear (a map would sort them and lose the writer's grouping).
+func flattenJSON(data json.RawMessage) []fact {
+	if len(data) == 0 {
+		return nil
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var out []fact
+	var walk func(prefix string) error
+	walk = func(prefix string) error {
+		tok, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				empty := true
+				for d.More() {
+					empty = false
+					k, err := d.Token()
+					if err != nil {
+						return err
+					}
+					key := fmt.Sprint(k)
+					if prefix != "" {
+						key = prefix + "." + key
+					}
+					if err := walk(key); err != nil {
+						return err
+					}
+				}
+				if empty && prefix != "" {
+					out = append(out, fact{prefix, "{}"})
+				}
+				_, err := d.Token()
+				return err
+			case '[':
+				var items []string
+				simple := true
+				start := len(out)
+				for i := 0; d.More(); i++ {
+					if err := walk(fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
+						return err
+					}
+				}
+				for _, f := range out[start:] {
+					if strings.ContainsAny(strings.TrimPrefix(f.Label, prefix), ".") {
+						simple = false
+					}
+					items = append(items, f.Value)
+				}
+				if simple {
+					// A list of plain values reads best on one line: users 1, 2, 4.
+					out = append(out[:start], fact{prefix, strings.Join(items, ", ")})
+				}
+				_, err := d.Token()
+				return err
+			}
+		case nil:
+			out = append(out, fact{prefix, "null"})
+		default:
+			out = append(out, fact{prefix, fmt.Sprint(v)})
+		}
+		return nil
+	}
+	if err := walk(""); err != nil {
+		return []fact{{"configuration", string(data)}}
+	}
+	return out
+}

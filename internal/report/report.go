@@ -1,0 +1,532 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// Options are what a rendering needs beyond the results directories.
+type Options struct {
+	// Now stamps the report's footer; nil leaves the time out, and the
+	// report is then a function of its results directories alone.
+	Now func() time.Time
+	// Version is dbio's version, named in the footer.
+	Version string
+	// Force compares runs that are not comparable; the report says why
+	// they are not.
+	Force bool
+}
+
+// Output names the files of one report: the HTML page, the Markdown
+// summary and the directory of CSV exports (one file per table).
+type Output struct {
+	HTML     string
+	Markdown string
+	CSVDir   string
+}
+
+// OutputIn is the report of a results directory, written into it:
+// report.html, summary.md and csv/.
+func OutputIn(dir string) Output {
+	return Output{HTML: filepath.Join(dir, "report.html"), Markdown: filepath.Join(dir, "summary.md"), CSVDir: filepath.Join(dir, "csv")}
+}
+
+// OutputAt is a report written where the user asked (-o): x.html, with
+// x.md and x-csv/ beside it.
+func OutputAt(html string) Output {
+	stem := strings.TrimSuffix(html, filepath.Ext(html))
+	if stem == html {
+		html += ".html"
+	}
+	return Output{HTML: html, Markdown: stem + ".md", CSVDir: stem + "-csv"}
+}
+
+// WriteRunReport renders the results directory dir into itself (see
+// OutputIn) and returns the path of report.html. dbio quick and dbio tpcc
+// call it at the end of a run.
+func WriteRunReport(dir string, opts Options) (string, error) {
+	l, err := results.Load(dir)
+	if err != nil {
+		return "", err
+	}
+	out := OutputIn(dir)
+	return out.HTML, WriteReport(out, []*results.Loaded{l}, opts)
+}
+
+// WriteReport writes the report of one or more runs, each in its own
+// section.
+func WriteReport(out Output, runs []*results.Loaded, opts Options) error {
+	if len(runs) == 0 {
+		return errors.New("no results directory to report on")
+	}
+	views, err := viewsOf(runs)
+	if err != nil {
+		return err
+	}
+	return out.write(runDocument(views, opts))
+}
+
+// CheckComparable returns a *NotComparableError when the runs differ in
+// workload, scale, user sequence or fio plan, and nil otherwise.
+func CheckComparable(runs []*results.Loaded) error {
+	views, err := viewsOf(runs)
+	if err != nil {
+		return err
+	}
+	if reasons, _ := comparability(views); len(reasons) > 0 {
+		return &NotComparableError{Reasons: reasons}
+	}
+	return nil
+}
+
+// WriteComparison writes the comparison of two or more runs, the first
+// being the baseline. Runs that are not comparable are refused with a
+// *NotComparableError unless opts.Force is set.
+func WriteComparison(out Output, runs []*results.Loaded, opts Options) error {
+	if len(runs) < 2 {
+		return fmt.Errorf("a comparison needs at least two results directories, got %d: name the baseline first, then the runs to compare with it", len(runs))
+	}
+	views, err := viewsOf(runs)
+	if err != nil {
+		return err
+	}
+	reasons, warnings := comparability(views)
+	if len(reasons) > 0 && !opts.Force {
+		return &NotComparableError{Reasons: reasons}
+	}
+	return out.write(compareDocument(views, reasons, warnings, opts))
+}
+
+func viewsOf(runs []*results.Loaded) ([]*runView, error) {
+	views := make([]*runView, len(runs))
+	for i, l := range runs {
+		v, err := newRunView(l)
+		if err != nil {
+			return nil, err
+		}
+		v.Letter = letter(i)
+		views[i] = v
+	}
+	nameRuns(views)
+	return views, nil
+}
+
+// runDocument is the report of one or more runs.
+func runDocument(runs []*runView, opts Options) *document {
+	if len(runs) == 1 {
+		r := runs[0]
+		d := &document{Title: "dbio " + r.Run.Kind + ": " + r.Name, Subtitle: runSubtitle(r), Facts: runFacts(r), Alerts: runAlerts(r)}
+		d.Sections = runSections(r, "")
+		d.Footer = footer(opts, []*runView{r})
+		return d
+	}
+	d := &document{Title: fmt.Sprintf("dbio report: %d runs", len(runs))}
+	for _, r := range runs {
+		d.Facts = append(d.Facts, fact{r.Letter, r.Name + " — " + runSubtitle(r)})
+		for _, a := range runAlerts(r) {
+			d.Alerts = append(d.Alerts, alert{a.Level, r.Letter + ": " + a.Text})
+		}
+		prefix := strings.ToLower(r.Letter) + "-"
+		sec := &section{ID: prefix + "run", Title: r.Letter + ": " + r.Name}
+		sec.Subs = runSections(r, prefix)
+		d.Sections = append(d.Sections, sec)
+	}
+	d.Footer = footer(opts, runs)
+	return d
+}
+
+// runSections are a run's summary, measurements, environment and configuration.
+func runSections(r *runView, prefix string) []*section {
+	summary := &section{ID: prefix + "summary", Title: "Summary"}
+	var findings []string
+	var body []*section
+	if len(r.Fio) > 0 {
+		s, f := fioSection(r, prefix)
+		body = append(body, s)
+		findings = append(findings, f...)
+	}
+	for _, w := range r.Workloads {
+		s, f := workloadSection(r, w, prefix)
+		body = append(body, s)
+		findings = append(findings, f...)
+	}
+	if len(r.Other) > 0 {
+		body = append(body, otherSection(r.Other, prefix))
+	}
+	if c := checksFinding(r); c != "" {
+		findings = append(findings, c)
+	}
+	if len(findings) == 0 {
+		findings = append(findings, "No step finished with figures.")
+	}
+	summary.add(&bullets{Items: findings})
+	out := append([]*section{summary}, body...)
+	return append(out, environmentSection(r, prefix), configurationSection(r, prefix))
+}
+
+func checksFinding(r *runView) string {
+	if len(r.Run.Checks) == 0 {
+		return ""
+	}
+	failed, skipped := 0, 0
+	for _, c := range r.Run.Checks {
+		switch {
+		case c.Skipped:
+			skipped++
+		case !c.Passed:
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		return fmt.Sprintf("CONSISTENCY CHECK FAILED: %d of %d conditions violated; the figures are not valid evidence.", failed, len(r.Run.Checks))
+	case skipped > 0:
+		return "Consistency checks were skipped at the user's request."
+	}
+	return fmt.Sprintf("All %s passed after the run.", plural(len(r.Run.Checks), "consistency check", "consistency checks"))
+}
+
+// otherSection lists steps of kinds the report has no section for.
+func otherSection(steps []stepView, prefix string) *section {
+	sec := &section{ID: prefix + "other", Title: "Other steps"}
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range steps {
+		for _, f := range s.Figures {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				names = append(names, f.Name)
+			}
+		}
+	}
+	t := &table{ID: prefix + "other-steps", Title: "Steps"}
+	t.Columns = []column{{Name: "step"}, {Name: "kind"}}
+	units := map[string]string{}
+	for _, s := range steps {
+		for _, f := range s.Figures {
+			units[f.Name] = f.Unit
+		}
+	}
+	for _, n := range names {
+		name := n
+		if units[n] != "" {
+			name += " (" + units[n] + ")"
+		}
+		t.Columns = append(t.Columns, column{Name: name, Numeric: true})
+	}
+	t.Columns = append(t.Columns, column{Name: "status"})
+	for _, s := range steps {
+		row := []cell{textCell(s.Name), textCell(s.Kind)}
+		for _, n := range names {
+			row = append(row, numCell(fig(s, n), quantity))
+		}
+		row = append(row, statusCell(string(s.Status)))
+		t.Rows = append(t.Rows, row)
+	}
+	sec.add(t)
+	return sec
+}
+
+// runSubtitle says what ran on what: "TPC-C, 1 warehouse, users 1,2,4 on sqlite 3.54.1 · ext4 on vda".
+func runSubtitle(r *runView) string {
+	var what []string
+	if len(r.Fio) > 0 {
+		p := fioProfile(r)
+		if p == "" {
+			p = "fio"
+		} else {
+			p = "fio " + p
+		}
+		what = append(what, fmt.Sprintf("%s (%s)", p, plural(len(r.Fio), "point", "points")))
+	}
+	for _, w := range r.Workloads {
+		s := workloadTitle(w.Kind)
+		if w.Kind == "tpcc" {
+			if n := r.warehouses(); n > 0 {
+				s += ", " + plural(n, "warehouse", "warehouses")
+			}
+		}
+		s += ", users " + intsText(r.users(w))
+		what = append(what, s)
+	}
+	line := strings.Join(what, " then ")
+	for i, e := range r.Run.Engines {
+		if i == 0 {
+			line += " on "
+		} else {
+			line += ", "
+		}
+		line += e.Engine + " " + e.Version
+	}
+	if ts := targetsOf(r.Run); len(ts) > 0 {
+		line += " · " + storageText(ts[0])
+	}
+	return strings.TrimPrefix(line, " · ")
+}
+
+func runFacts(r *runView) []fact {
+	run := r.Run
+	facts := []fact{{"status", string(run.Status)}, {"started", stamp(run.Started)}}
+	if !run.Ended.IsZero() {
+		facts = append(facts, fact{"duration", run.Ended.Sub(run.Started).Round(time.Second).String()})
+	}
+	env := run.Environment
+	host := env.Hostname
+	if env.CPUModel != "" {
+		host += ": " + env.CPUModel
+	}
+	if env.CPUs > 0 {
+		host += ", " + plural(env.CPUs, "CPU", "CPUs")
+	}
+	if env.MemoryBytes > 0 {
+		host += ", " + units.FormatBytes(env.MemoryBytes)
+	}
+	if env.Kernel != "" {
+		host += ", Linux " + env.Kernel
+	}
+	facts = append(facts, fact{"host", host})
+	for _, t := range targetsOf(run) {
+		facts = append(facts, fact{"target (" + string(t.Role) + ")", t.Path + ": " + storageText(t)})
+	}
+	facts = append(facts, fact{"results", r.Path})
+	return facts
+}
+
+func runAlerts(r *runView) []alert {
+	var out []alert
+	run := r.Run
+	for _, c := range run.Checks {
+		if !c.Passed && !c.Skipped {
+			out = append(out, alert{"error", "Consistency check failed: " + c.Name + ". The figures of this run are not valid evidence."})
+		}
+	}
+	switch run.Status {
+	case "completed":
+	case "running":
+		out = append(out, alert{"warning", "The run was still running (or died without finishing its results): the report shows what it had recorded."})
+	default:
+		msg := "The run ended " + string(run.Status)
+		if run.Error != "" {
+			msg += ": " + run.Error
+		}
+		out = append(out, alert{"warning", msg + ". The steps it finished are reported."})
+	}
+	if n := len(run.Warnings); n > 0 {
+		out = append(out, alert{"info", plural(n, "warning was", "warnings were") + " recorded during the run; see Configuration and outcome."})
+	}
+	return out
+}
+
+func footer(opts Options, runs []*runView) string {
+	s := "Rendered by dbio"
+	if opts.Version != "" {
+		s += " " + opts.Version
+	}
+	if opts.Now != nil {
+		s += " on " + stamp(opts.Now())
+	}
+	var paths []string
+	for _, r := range runs {
+		paths = append(paths, r.Path)
+	}
+	return s + " from " + strings.Join(paths, ", ") + ". Every figure comes from those results directories (run.json, steps/*/summary.json, series.csv); the tables are also in the CSV files beside this report."
+}
+
+// compareDocument is the comparison of runs[1:] against runs[0].
+func compareDocument(runs []*runView, reasons, warnings []string, opts Options) *document {
+	var names []string
+	for _, r := range runs {
+		names = append(names, r.Letter+" "+r.Name)
+	}
+	d := &document{Title: "dbio comparison: " + strings.Join(names, " vs "), Subtitle: runSubtitle(runs[0])}
+	for _, r := range runs {
+		d.Facts = append(d.Facts, fact{r.Letter, r.Name + " — " + runSubtitle(r) + " (" + r.Path + ")"})
+	}
+	if len(reasons) > 0 {
+		d.Alerts = append(d.Alerts, alert{"error", "Compared with --force although the runs are not comparable: " + strings.Join(reasons, "; ") + "."})
+	}
+	for _, w := range warnings {
+		d.Alerts = append(d.Alerts, alert{"warning", sentenceCase(w) + "."})
+	}
+	for _, r := range runs {
+		for _, c := range r.Run.Checks {
+			if !c.Passed && !c.Skipped {
+				d.Alerts = append(d.Alerts, alert{"error", r.Letter + ": consistency check failed: " + c.Name + "."})
+			}
+		}
+	}
+	summary := &section{ID: "summary", Title: "Summary"}
+	d.Sections = append(d.Sections, summary)
+	var findings []string
+	overview := &section{ID: "cmp-runs-section", Title: "Runs and what differs"}
+	overview.add(runsTable(runs))
+	if diff := sideBySide(runs, true); len(diff.Rows) > 0 {
+		overview.add(diff)
+	} else {
+		overview.add(&paragraph{Text: "The runs' configurations, hosts, storage and versions are identical: the comparison measures run-to-run variation.", Class: "note"})
+	}
+	d.Sections = append(d.Sections, overview)
+	if len(runs[0].Fio) > 0 {
+		s, f := compareFio(runs)
+		d.Sections = append(d.Sections, s)
+		findings = append(findings, f...)
+	}
+	for _, w := range runs[0].Workloads {
+		s, f := compareWorkload(runs, w.Kind)
+		d.Sections = append(d.Sections, s)
+		findings = append(findings, f...)
+	}
+	if len(findings) == 0 {
+		findings = append(findings, "The runs have no step in common to compare.")
+	}
+	summary.add(&bullets{Items: findings})
+	overview.add(sideBySide(runs, false))
+	d.Footer = footer(opts, runs)
+	return d
+}
+
+// write renders the document to the output's three destinations, after
+// checking that none of them would overwrite a file dbio did not write.
+func (o Output) write(d *document) error {
+	if err := checkOwned(o.HTML, generatorMark); err != nil {
+		return err
+	}
+	if err := checkOwned(o.Markdown, markdownMark); err != nil {
+		return err
+	}
+	if err := checkCSVDir(o.CSVDir); err != nil {
+		return err
+	}
+	csvRel := ""
+	if o.CSVDir != "" {
+		if rel, err := filepath.Rel(filepath.Dir(o.HTML), o.CSVDir); err == nil {
+			csvRel = filepath.ToSlash(rel)
+		}
+	}
+	if o.CSVDir != "" {
+		if err := writeCSVDir(o.CSVDir, d); err != nil {
+			return err
+		}
+	}
+	if o.Markdown != "" {
+		var md bytes.Buffer
+		if err := writeMarkdown(&md, d, filepath.Base(o.HTML), csvRel); err != nil {
+			return err
+		}
+		if err := writeShared(o.Markdown, md.Bytes()); err != nil {
+			return err
+		}
+	}
+	var page bytes.Buffer
+	if err := writeHTML(&page, d, csvRel); err != nil {
+		return err
+	}
+	return writeShared(o.HTML, page.Bytes())
+}
+
+// writeShared writes a file atomically, readable by all: reports are meant
+// to be passed around.
+func writeShared(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := results.WriteFileAtomic(path, data); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
+}
+
+// checkOwned refuses to replace a file that does not carry dbio's mark.
+func checkOwned(path, mark string) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	if !bytes.Contains(head[:n], []byte(mark)) {
+		return fmt.Errorf("%s already exists and was not written by dbio: choose another output path (-o) or move that file away", path)
+	}
+	return nil
+}
+
+// checkCSVDir accepts a missing or empty directory, or one dbio marked.
+func checkCSVDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, target.MarkerName)); err != nil {
+		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, target.MarkerName)
+	}
+	return nil
+}
+
+var unsafeFile = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
+
+// writeCSVDir writes one CSV per table, named after the table, and removes
+// the CSVs of an earlier rendering that this one no longer has.
+func writeCSVDir(dir string, d *document) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, target.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	written := map[string]bool{}
+	for i, t := range d.tables() {
+		name := unsafeFile.ReplaceAllString(t.ID, "-")
+		if name == "" {
+			name = "table-" + strconv.Itoa(i+1)
+		}
+		base := name
+		for n := 2; written[name+".csv"]; n++ {
+			name = base + "-" + strconv.Itoa(n)
+		}
+		var b bytes.Buffer
+		if err := writeCSV(&b, t); err != nil {
+			return err
+		}
+		if err := writeShared(filepath.Join(dir, name+".csv"), b.Bytes()); err != nil {
+			return err
+		}
+		written[name+".csv"] = true
+	}
+	old, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
+	for _, p := range old {
+		if !written[filepath.Base(p)] {
+			if err := os.Remove(p); err != nil {
+				return fmt.Errorf("report: %w", err)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,586 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// The section of a transaction workload (TPC-C and the like): figures per
+// virtual-user step, what the machine did during each step, the bottleneck,
+// and the per-second timelines.
+
+// fig is a step's figure, NaN when it does not have it.
+func fig(s stepView, name string) float64 {
+	if v, ok := s.Figure(name); ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// latencyMS reads a total latency percentile in ms.
+func latencyMS(s stepView, pick func(l latencyView) float64) float64 {
+	if s.Total == nil || s.Total.Latency.Count == 0 {
+		return math.NaN()
+	}
+	return pick(latencyView{s.Total.Latency.MeanUS, float64(s.Total.Latency.P50US), float64(s.Total.Latency.P95US),
+		float64(s.Total.Latency.P99US), float64(s.Total.Latency.P999US), float64(s.Total.Latency.MaxUS)}) / 1000
+}
+
+// latencyView is a latency summary in µs, floats for charting.
+type latencyView struct{ mean, p50, p95, p99, p999, max float64 }
+
+// percentiles are the latency lines every workload chart shows.
+var percentiles = []struct {
+	name string
+	pick func(latencyView) float64
+	dash int
+}{
+	{"p50", func(l latencyView) float64 { return l.p50 }, solid},
+	{"p95", func(l latencyView) float64 { return l.p95 }, solid},
+	{"p99", func(l latencyView) float64 { return l.p99 }, solid},
+	{"p99.9", func(l latencyView) float64 { return l.p999 }, dashed},
+}
+
+// usersLabel names a step for the shading of a timeline.
+func usersLabel(s stepView) string {
+	if s.Users > 0 {
+		return plural(s.Users, "user", "users")
+	}
+	return s.Name
+}
+
+// throughputFigures are the figures a workload's throughput is read from:
+// TPM and NOPM for TPC-C, TPS otherwise.
+func throughputFigures(steps []stepView) []figureSpec {
+	var out []figureSpec
+	for _, f := range []figureSpec{{"tpm", "TPM", "tx/min"}, {"nopm", "NOPM", "new-orders/min"}} {
+		for _, s := range steps {
+			if _, ok := s.Figure(f.name); ok {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, figureSpec{"tps", "TPS", "tx/s"})
+	}
+	return out
+}
+
+type figureSpec struct{ name, title, unit string }
+
+// lineSpec draws one line of a users chart.
+type lineSpec struct {
+	name  string
+	value func(stepView) float64
+	color int
+	dash  int
+}
+
+func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
+
+// usersChart plots one value per step against the step's users.
+func usersChart(id, title, note string, steps []stepView, y axis, lines []lineSpec) *chart {
+	c := &chart{ID: id, Title: title, Note: note, X: usersAxis(), Y: y}
+	for _, l := range lines {
+		s := series{Name: l.name, Color: l.color, Dash: l.dash}
+		for _, st := range steps {
+			s.X = append(s.X, float64(st.Users))
+			s.Y = append(s.Y, l.value(st))
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+// autoLog switches a latency axis to log scale when its values spread over
+// more than a factor of 30, where a linear axis flattens the low end.
+func autoLog(c *chart) {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range c.Series {
+		for _, v := range s.Y {
+			if v > 0 && !math.IsInf(v, 0) {
+				lo, hi = math.Min(lo, v), math.Max(hi, v)
+			}
+		}
+	}
+	if hi/lo > 30 {
+		c.Y.Log, c.Y.Zero = true, false
+	}
+}
+
+// tlSpec draws one column of series.csv in a timeline.
+type tlSpec struct {
+	name   string
+	column string
+	color  int
+	dash   int
+	// factor converts the column's unit to the axis's (µs → ms).
+	factor float64
+}
+
+// timelineChart plots per-second columns over the run's elapsed time, with
+// the steps shaded. Runs longer than 20 minutes are plotted in minutes.
+func (r *runView) timelineChart(id, title, note string, steps []stepView, y axis, lines []tlSpec, label func(stepView) string) *chart {
+	var cols []string
+	for _, l := range lines {
+		cols = append(cols, l.column)
+	}
+	tl := r.timeline(steps, cols)
+	c := &chart{ID: id, Title: title, Note: note, Y: y}
+	scale, unit := 1.0, "s"
+	if n := len(tl.X); n > 0 && tl.X[n-1]-tl.X[0] > 1200 {
+		scale, unit = 60, "min"
+	}
+	c.X = axis{Label: "time since the run started", Unit: unit, Tight: true}
+	xs := make([]float64, len(tl.X))
+	for i, x := range tl.X {
+		xs[i] = x / scale
+	}
+	for _, l := range lines {
+		if !tl.has(l.column) {
+			continue
+		}
+		s := series{Name: l.name, X: xs, Color: l.color, Dash: l.dash}
+		f := l.factor
+		if f == 0 {
+			f = 1
+		}
+		for _, v := range tl.Values[l.column] {
+			s.Y = append(s.Y, v*f)
+		}
+		c.Series = append(c.Series, s)
+	}
+	c.Bands = r.stepBands(steps, label, scale)
+	return c
+}
+
+func percentAxis(label string) axis {
+	return axis{Label: label, Unit: "%", Fixed: true, Min: 0, Max: 100}
+}
+
+// workloadSection builds the section of one workload's steps and returns
+// the findings for the summary.
+func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []string) {
+	title := workloadTitle(w.Kind)
+	sec := &section{ID: prefix + w.Kind, Title: title}
+	steps := w.Steps
+	id := func(s string) string { return prefix + w.Kind + "-" + s }
+	tput := throughputFigures(steps)
+	findings := workloadFindings(r, title, steps, tput)
+
+	// Throughput and latency per step.
+	t := &table{ID: id("steps"), Title: title + " per step",
+		Caption: "Figures over each step's measured time (ramp-up excluded). Latency is per transaction, all types merged, in ms."}
+	t.Columns = []column{{Name: "users", Numeric: true}}
+	for _, f := range tput {
+		t.Columns = append(t.Columns, column{Name: f.title, Numeric: true, Group: "throughput"})
+	}
+	hasPerUser := false
+	for _, s := range steps {
+		if _, ok := s.Figure("tpm_per_user"); ok {
+			hasPerUser = true
+		}
+	}
+	if hasPerUser {
+		t.Columns = append(t.Columns, column{Name: "TPM per user", Numeric: true, Group: "throughput"})
+	}
+	t.Columns = append(t.Columns, column{Name: "TPS", Numeric: true, Group: "throughput"})
+	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
+		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+	}
+	t.Columns = append(t.Columns, column{Name: "committed", Numeric: true, Group: "transactions"},
+		column{Name: "rolled back", Numeric: true, Group: "transactions"}, column{Name: "errors", Numeric: true, Group: "transactions"},
+		column{Name: "measured (s)", Numeric: true}, column{Name: "status"})
+	for _, s := range steps {
+		row := []cell{numCell(float64(s.Users), thousands)}
+		for _, f := range tput {
+			row = append(row, numCell(fig(s, f.name), quantity))
+		}
+		if hasPerUser {
+			row = append(row, numCell(fig(s, "tpm_per_user"), quantity))
+		}
+		row = append(row, numCell(tps(s), quantity))
+		for _, p := range []func(latencyView) float64{
+			func(l latencyView) float64 { return l.mean }, func(l latencyView) float64 { return l.p50 },
+			func(l latencyView) float64 { return l.p95 }, func(l latencyView) float64 { return l.p99 },
+			func(l latencyView) float64 { return l.p999 }, func(l latencyView) float64 { return l.max }} {
+			row = append(row, numCell(latencyMS(s, p), millis))
+		}
+		var committed, rolled, errs float64
+		if s.Total != nil {
+			committed, rolled, errs = float64(s.Total.Committed), float64(s.Total.RolledBack), float64(s.Total.Errors)
+		}
+		errCell := numCell(errs, thousands)
+		if errs > 0 {
+			errCell.Class = "worse"
+		}
+		row = append(row, numCell(committed, thousands), numCell(rolled, thousands), errCell,
+			numCell(s.MeasureS, func(v float64) string { return fixed(v, 1) }), statusCell(string(s.Status)))
+		t.Rows = append(t.Rows, row)
+	}
+	sec.add(t)
+
+	var tlines []lineSpec
+	for i, f := range tput {
+		f := f
+		tlines = append(tlines, lineSpec{name: f.title, value: func(s stepView) float64 { return fig(s, f.name) }, color: i})
+	}
+	unit := tput[0].unit
+	if len(tput) > 1 {
+		unit = "per minute"
+	}
+	names := make([]string, len(tput))
+	for i, f := range tput {
+		names[i] = f.title
+	}
+	sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
+		"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
+		steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
+	if hasPerUser {
+		sec.add(usersChart(id("tpm-per-user"), "TPM per user",
+			"What each added user gets: a falling line means users wait for each other or for a saturated resource.",
+			steps, axis{Label: "TPM per user", Unit: "tx/min/user", Zero: true},
+			[]lineSpec{{name: "TPM per user", value: func(s stepView) float64 { return fig(s, "tpm_per_user") }, color: 4}}))
+	}
+	var llines []lineSpec
+	for i, p := range percentiles {
+		p := p
+		llines = append(llines, lineSpec{name: p.name, value: func(s stepView) float64 { return latencyMS(s, p.pick) }, color: i, dash: p.dash})
+	}
+	lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
+		steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
+	autoLog(lc)
+	sec.add(lc)
+
+	if sys := systemSection(r, steps, id); !sys.empty() {
+		sec.Subs = append(sec.Subs, sys)
+	}
+	if tx := transactionTable(steps, id("transactions")); tx != nil {
+		sub := sec.sub(id("transactions-section"), "Per transaction type")
+		sub.add(tx)
+	}
+	if tls := workloadTimelines(r, steps, tput, id); !tls.empty() {
+		sec.Subs = append(sec.Subs, tls)
+	}
+	return sec, findings
+}
+
+// tps is the TPS figure, or committed transactions per second.
+func tps(s stepView) float64 {
+	if v, ok := s.Figure("tps"); ok {
+		return v
+	}
+	if s.Total != nil {
+		return s.Total.PerMinute / 60
+	}
+	return math.NaN()
+}
+
+func statusCell(status string) cell {
+	c := textCell(status)
+	if status != "completed" {
+		c.Class = "worse"
+	}
+	return c
+}
+
+// workloadFindings are the sentences a reviewer quotes: the peak, how
+// throughput scaled, the bottleneck at the heaviest step and the load
+// generator's share of the CPU.
+func workloadFindings(r *runView, title string, steps []stepView, tput []figureSpec) []string {
+	if len(steps) == 0 {
+		return nil
+	}
+	var out []string
+	main := tput[0]
+	peak := steps[0]
+	for _, s := range steps {
+		if fig(s, main.name) > fig(peak, main.name) {
+			peak = s
+		}
+	}
+	var parts []string
+	for _, f := range tput {
+		parts = append(parts, thousands(fig(peak, f.name))+" "+f.title)
+	}
+	p99 := latencyMS(peak, func(l latencyView) float64 { return l.p99 })
+	out = append(out, fmt.Sprintf("%s peak: %s at %s (p99 latency %s ms).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), millis(p99)))
+	if len(steps) > 1 {
+		first, last := steps[0], steps[len(steps)-1]
+		if a, b := fig(first, "tpm_per_user"), fig(last, "tpm_per_user"); !math.IsNaN(a) && !math.IsNaN(b) && a > 0 {
+			out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
+				thousands(a), plural(first.Users, "user", "users"), thousands(b), plural(last.Users, "user", "users"), percent(b/a*100)))
+		}
+	}
+	last := steps[len(steps)-1]
+	if last.Tel != nil && last.Tel.Verdict.Text != "" {
+		out = append(out, fmt.Sprintf("At %s: %s.", plural(last.Users, "user", "users"), strings.TrimSuffix(last.Tel.Verdict.Text, ".")))
+	}
+	var heaviest *stepView
+	for i := range steps {
+		s := &steps[i]
+		if s.Tel != nil && s.Tel.Driver != nil && (heaviest == nil || s.Tel.Driver.CPUPct > heaviest.Tel.Driver.CPUPct) {
+			heaviest = s
+		}
+	}
+	if heaviest != nil {
+		out = append(out, fmt.Sprintf("At %s, %s.", plural(heaviest.Users, "user", "users"), heaviest.Tel.Driver.Text))
+	}
+	return out
+}
+
+// systemSection is what the machine did during each step: CPU, disks,
+// pressure, and the processes of dbio and the server.
+func systemSection(r *runView, steps []stepView, id func(string) string) *section {
+	sec := &section{ID: id("system"), Title: "CPU and storage during each step"}
+	anyTel := false
+	for _, s := range steps {
+		if s.Tel != nil {
+			anyTel = true
+		}
+	}
+	if !anyTel {
+		sec.add(&paragraph{Text: "No telemetry was recorded for these steps.", Class: "note"})
+		return sec
+	}
+	devs := deviceOrder(steps)
+	t := &table{ID: id("system-steps"), Title: "CPU and storage per step",
+		Caption: "Means over each step's per-second samples; p99 is the 99th percentile of the per-second values. CPU is in % of the whole machine; disk latency is the kernel's await (queue included), in ms."}
+	t.Columns = []column{{Name: "users", Numeric: true}}
+	for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
+		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "CPU (%)"})
+	}
+	for _, d := range devs {
+		g := "disk " + d
+		for _, n := range []string{"reads/s", "writes/s", "read MB/s", "write MB/s", "read mean", "read p99", "write mean", "write p99", "queue", "util %"} {
+			t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: g})
+		}
+	}
+	hasPSI, hasServer := false, false
+	for _, s := range steps {
+		if !math.IsNaN(s.Tel.mean("psi_io_some_pct")) {
+			hasPSI = true
+		}
+		if s.Tel != nil && s.Tel.Server != nil {
+			hasServer = true
+		}
+	}
+	if hasPSI {
+		t.Columns = append(t.Columns, column{Name: "I/O some", Numeric: true, Group: "pressure (%)"},
+			column{Name: "I/O full", Numeric: true, Group: "pressure (%)"}, column{Name: "CPU some", Numeric: true, Group: "pressure (%)"})
+	}
+	t.Columns = append(t.Columns, column{Name: "dbio CPU %", Numeric: true, Group: "processes"}, column{Name: "dbio RSS MB", Numeric: true, Group: "processes"})
+	if hasServer {
+		t.Columns = append(t.Columns, column{Name: "server CPU %", Numeric: true, Group: "processes"}, column{Name: "server RSS MB", Numeric: true, Group: "processes"})
+	}
+	for _, s := range steps {
+		tel := s.Tel
+		row := []cell{numCell(float64(s.Users), thousands)}
+		for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
+			row = append(row, numCell(tel.mean("cpu_"+n+"_pct"), percent))
+		}
+		for _, d := range devs {
+			p := "disk_" + d + "_"
+			row = append(row, numCell(tel.mean(p+"rps"), quantity), numCell(tel.mean(p+"wps"), quantity),
+				numCell(tel.mean(p+"rmbps"), quantity), numCell(tel.mean(p+"wmbps"), quantity),
+				numCell(tel.mean(p+"r_await_ms"), millis), numCell(tel.p99(p+"r_await_ms"), millis),
+				numCell(tel.mean(p+"w_await_ms"), millis), numCell(tel.p99(p+"w_await_ms"), millis),
+				numCell(tel.mean(p+"aqu"), quantity), numCell(tel.mean(p+"util_pct"), percent))
+		}
+		if hasPSI {
+			row = append(row, numCell(tel.mean("psi_io_some_pct"), percent), numCell(tel.mean("psi_io_full_pct"), percent), numCell(tel.mean("psi_cpu_some_pct"), percent))
+		}
+		row = append(row, numCell(tel.mean("proc_dbio_cpu_pct"), percent), numCell(maxOf(tel, "proc_dbio_rss_mb"), quantity))
+		if hasServer {
+			row = append(row, numCell(tel.mean("proc_server_cpu_pct"), percent), numCell(maxOf(tel, "proc_server_rss_mb"), quantity))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	sec.add(t)
+
+	sec.add(usersChart(id("cpu-vs-users"), "CPU idle and iowait vs virtual users",
+		"Idle near 0 means the CPUs are the limit; iowait is CPU time with nothing to do but wait for storage, the sign of an I/O-bound database.",
+		steps, percentAxis("share of the machine's CPU"), []lineSpec{
+			{name: "idle", value: func(s stepView) float64 { return s.Tel.mean("cpu_idle_pct") }, color: 2},
+			{name: "iowait", value: func(s stepView) float64 { return s.Tel.mean("cpu_iowait_pct") }, color: 1},
+			{name: "dbio (load generator)", value: func(s stepView) float64 { return s.Tel.mean("proc_dbio_cpu_pct") }, color: 7, dash: dashed},
+		}))
+	if len(devs) > 0 {
+		var lines []lineSpec
+		for i, d := range devs {
+			p := "disk_" + d + "_"
+			who := ""
+			if len(devs) > 1 {
+				who = d + " "
+			}
+			lines = append(lines,
+				lineSpec{name: who + "write mean", value: func(s stepView) float64 { return s.Tel.mean(p + "w_await_ms") }, color: 2*i + 1},
+				lineSpec{name: who + "write p99", value: func(s stepView) float64 { return s.Tel.p99(p + "w_await_ms") }, color: 2*i + 1, dash: dashed},
+				lineSpec{name: who + "read mean", value: func(s stepView) float64 { return s.Tel.mean(p + "r_await_ms") }, color: 2 * i},
+				lineSpec{name: who + "read p99", value: func(s stepView) float64 { return s.Tel.p99(p + "r_await_ms") }, color: 2 * i, dash: dashed})
+		}
+		dc := usersChart(id("disk-latency-vs-users"), "Disk latency (mean and p99) vs virtual users",
+			"The kernel's await per I/O on "+strings.Join(devs, ", ")+": mean over the step and 99th percentile of the per-second means.",
+			steps, axis{Label: "disk latency", Unit: "ms", Zero: true}, lines)
+		autoLog(dc)
+		sec.add(dc)
+		var iops []lineSpec
+		for i, d := range devs {
+			p := "disk_" + d + "_"
+			who := ""
+			if len(devs) > 1 {
+				who = d + " "
+			}
+			iops = append(iops,
+				lineSpec{name: who + "writes/s", value: func(s stepView) float64 { return s.Tel.mean(p + "wps") }, color: 2*i + 1},
+				lineSpec{name: who + "reads/s", value: func(s stepView) float64 { return s.Tel.mean(p + "rps") }, color: 2 * i})
+		}
+		sec.add(usersChart(id("disk-iops-vs-users"), "Disk IOPS vs virtual users", "Mean I/Os completed per second on each device.",
+			steps, axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, iops))
+	} else {
+		sec.add(&paragraph{Text: "No block device was watched (the target has none, e.g. tmpfs, or it could not be resolved): disk figures are not available.", Class: "note"})
+	}
+
+	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step",
+		Caption: "The verdict is drawn from the step's CPU, iowait, pressure and device figures; the shares say whether the load generator itself could have been the limit."}
+	v.Columns = []column{{Name: "users", Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
+	if hasServer {
+		v.Columns = append(v.Columns, column{Name: "database server", Wrap: true})
+	}
+	for _, s := range steps {
+		row := []cell{numCell(float64(s.Users), thousands), verdictCell(s.Tel)}
+		row = append(row, shareCell(s.Tel, true))
+		if hasServer {
+			row = append(row, shareCell(s.Tel, false))
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	sec.add(v)
+	var warns []string
+	for _, s := range steps {
+		if s.Tel == nil {
+			continue
+		}
+		for _, w := range s.Tel.Warnings {
+			warns = append(warns, s.Name+": "+w)
+		}
+	}
+	if len(warns) > 0 {
+		sec.add(&paragraph{Text: "Telemetry warnings:", Class: "note"}, &bullets{Items: warns})
+	}
+	return sec
+}
+
+func maxOf(t *telemetryView, name string) float64 {
+	if t == nil {
+		return math.NaN()
+	}
+	s, ok := t.Metrics[name]
+	if !ok || s.Samples == 0 {
+		return math.NaN()
+	}
+	return s.Max
+}
+
+func verdictCell(t *telemetryView) cell {
+	if t == nil || t.Verdict.Text == "" {
+		return textCell("no telemetry")
+	}
+	c := textCell(t.Verdict.Text)
+	c.Class = "verdict-" + t.Verdict.Kind
+	return c
+}
+
+func shareCell(t *telemetryView, driver bool) cell {
+	if t == nil {
+		return textCell("-")
+	}
+	sh := t.Server
+	if driver {
+		sh = t.Driver
+	}
+	if sh == nil {
+		return textCell("-")
+	}
+	return cell{Text: sh.Text, Raw: raw(sh.CPUPct)}
+}
+
+// transactionTable lists each transaction type of each step.
+func transactionTable(steps []stepView, id string) *table {
+	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
+		Caption: "Latency in ms per transaction type; per minute counts committed transactions."}
+	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
+		{Name: "rolled back", Numeric: true}, {Name: "errors", Numeric: true}, {Name: "retries", Numeric: true}, {Name: "per minute", Numeric: true},
+		{Name: "mean", Numeric: true, Group: "latency (ms)"}, {Name: "p50", Numeric: true, Group: "latency (ms)"},
+		{Name: "p95", Numeric: true, Group: "latency (ms)"}, {Name: "p99", Numeric: true, Group: "latency (ms)"},
+		{Name: "p99.9", Numeric: true, Group: "latency (ms)"}, {Name: "max", Numeric: true, Group: "latency (ms)"}}
+	for _, s := range steps {
+		for _, tx := range s.Transactions {
+			l := tx.Latency
+			t.Rows = append(t.Rows, []cell{numCell(float64(s.Users), thousands), textCell(tx.Name),
+				numCell(float64(tx.Committed), thousands), numCell(float64(tx.RolledBack), thousands),
+				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity),
+				numCell(l.MeanUS/1000, millis), numCell(float64(l.P50US)/1000, millis), numCell(float64(l.P95US)/1000, millis),
+				numCell(float64(l.P99US)/1000, millis), numCell(float64(l.P999US)/1000, millis), numCell(float64(l.MaxUS)/1000, millis)})
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// workloadTimelines are the per-second charts of the workload's steps.
+func workloadTimelines(r *runView, steps []stepView, tput []figureSpec, id func(string) string) *section {
+	sec := &section{ID: id("timelines"), Title: "Second by second"}
+	var lines []tlSpec
+	for i, f := range tput {
+		lines = append(lines, tlSpec{name: f.title, column: f.name, color: i})
+	}
+	unit := tput[0].unit
+	if len(tput) > 1 {
+		unit = "per minute"
+	}
+	note := "Each point is one second (rate scaled to a minute); measured steps are shaded, ramp-ups hatched."
+	for _, c := range []*chart{
+		r.timelineChart(id("throughput-timeline"), "Throughput per second", note, steps, axis{Label: "throughput", Unit: unit, Zero: true}, lines, usersLabel),
+		r.timelineChart(id("latency-timeline"), "Transaction latency per second", "Percentiles of the transactions completed in each second.", steps,
+			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2}}, usersLabel),
+	} {
+		if c.hasData() {
+			sec.add(c)
+		}
+	}
+	devs := deviceOrder(steps)
+	var iops, lat []tlSpec
+	for i, d := range devs {
+		p := "disk_" + d + "_"
+		who := ""
+		if len(devs) > 1 {
+			who = d + " "
+		}
+		iops = append(iops, tlSpec{name: who + "writes/s", column: p + "wps", color: 2*i + 1}, tlSpec{name: who + "reads/s", column: p + "rps", color: 2 * i})
+		lat = append(lat, tlSpec{name: who + "write await", column: p + "w_await_ms", color: 2*i + 1}, tlSpec{name: who + "read await", column: p + "r_await_ms", color: 2 * i})
+	}
+	if len(devs) > 0 {
+		for _, c := range []*chart{
+			r.timelineChart(id("iops-timeline"), "Disk IOPS per second", "I/Os completed per second on "+strings.Join(devs, ", ")+".", steps,
+				axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, iops, usersLabel),
+			r.timelineChart(id("disk-latency-timeline"), "Disk latency per second", "Mean await of the I/Os completed in each second (a second without reads has no read value).", steps,
+				axis{Label: "disk latency", Unit: "ms", Zero: true}, lat, usersLabel),
+		} {
+			if c.hasData() {
+				sec.add(c)
+			}
+		}
+	}
+	cpu := r.timelineChart(id("cpu-timeline"), "CPU per second", "Shares of the whole machine's CPU time.", steps, percentAxis("CPU"),
+		[]tlSpec{{name: "user", column: "cpu_user_pct", color: 0}, {name: "system", column: "cpu_system_pct", color: 3},
+			{name: "iowait", column: "cpu_iowait_pct", color: 1}, {name: "idle", column: "cpu_idle_pct", color: 2}}, usersLabel)
+	if cpu.hasData() {
+		sec.add(cpu)
+	}
+	return sec
+}
