@@ -1,0 +1,335 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/results"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// The results directories in testdata are real runs, trimmed to run.json,
+// steps/*/summary.json and series.csv (all a report reads):
+//
+//	quick-ext4   dbio quick with its fio pass, on ext4 on a virtio disk
+//	quick-tmpfs  the same on tmpfs (/dev/shm): no block device behind it
+//	disk-mix     dbio disk --profile mix, block sizes 4k–256k at queue depths 1 and 8
+//	disk-curve   dbio disk --profile curve, rates 20–120 % of the maximum
+
+var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
+
+func testOptions() Options { return Options{Now: fixedClock, Version: "v0.0.0-test"} }
+
+func load(t *testing.T, names ...string) []*results.Loaded {
+	t.Helper()
+	var out []*results.Loaded
+	for _, n := range names {
+		l, err := results.Load(filepath.Join("testdata", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// rendered gathers a report's files into three texts compared with the
+// golden files: the HTML, the Markdown, and every CSV one after the other.
+func rendered(t *testing.T, out Output) map[string][]byte {
+	t.Helper()
+	got := map[string][]byte{}
+	var err error
+	if got["report.html"], err = os.ReadFile(out.HTML); err != nil {
+		t.Fatal(err)
+	}
+	if got["summary.md"], err = os.ReadFile(out.Markdown); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(out.CSVDir, "*.csv"))
+	sort.Strings(files)
+	var all bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.WriteString("==> " + filepath.Base(f) + " <==\n")
+		all.Write(b)
+	}
+	got["tables.csv"] = all.Bytes()
+	return got
+}
+
+func checkGolden(t *testing.T, name string, got map[string][]byte) {
+	t.Helper()
+	dir := filepath.Join("testdata", "golden", name)
+	for file, data := range got {
+		path := filepath.Join(dir, file)
+		if *update {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test -update to create it)", err)
+		}
+		if !bytes.Equal(want, data) {
+			t.Errorf("%s differs from %s (run go test -update and review the diff):\n%s", file, path, firstDiff(want, data))
+		}
+	}
+}
+
+// firstDiff shows the first differing line, enough to find it in the file.
+func firstDiff(want, got []byte) string {
+	wl, gl := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(wl) || i < len(gl); i++ {
+		var w, g string
+		if i < len(wl) {
+			w = wl[i]
+		}
+		if i < len(gl) {
+			g = gl[i]
+		}
+		if w != g {
+			return "line " + strconv.Itoa(i+1) + ":\n  want: " + clip(w) + "\n  got:  " + clip(g)
+		}
+	}
+	return "(same lines, different bytes)"
+}
+
+func clip(s string) string {
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}
+
+func TestRunReportsMatchGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		runs []string
+	}{
+		{"quick-ext4", []string{"quick-ext4"}},
+		{"quick-tmpfs", []string{"quick-tmpfs"}},
+		{"disk-mix", []string{"disk-mix"}},
+		{"disk-curve", []string{"disk-curve"}},
+		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := Output{HTML: filepath.Join(dir, "report.html"), Markdown: filepath.Join(dir, "summary.md"), CSVDir: filepath.Join(dir, "csv")}
+			if err := WriteReport(out, load(t, c.runs...), testOptions()); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name, rendered(t, out))
+		})
+	}
+}
+
+func TestComparisonsMatchGolden(t *testing.T) {
+	cases := []struct {
+		name  string
+		runs  []string
+		force bool
+	}{
+		{"compare-ext4-tmpfs", []string{"quick-ext4", "quick-tmpfs"}, false},
+		{"compare-three", []string{"quick-ext4", "quick-tmpfs", "quick-ext4"}, false},
+		{"compare-forced", []string{"disk-mix", "disk-curve"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			out := Output{HTML: filepath.Join(dir, "compare.html"), Markdown: filepath.Join(dir, "compare.md"), CSVDir: filepath.Join(dir, "compare-csv")}
+			opts := testOptions()
+			opts.Force = c.force
+			if err := WriteComparison(out, load(t, c.runs...), opts); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name, rendered(t, out))
+		})
+	}
+}
+
+func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
+	base := load(t, "quick-ext4")[0]
+	mutate := func(change func(l *results.Loaded, cfg map[string]any)) *results.Loaded {
+		l := *base
+		l.Steps = append([]results.Step(nil), base.Steps...)
+		var cfg map[string]any
+		if err := json.Unmarshal(base.Run.Config, &cfg); err != nil {
+			t.Fatal(err)
+		}
+		change(&l, cfg)
+		b, err := json.Marshal(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Run.Config = b
+		return &l
+	}
+	cases := []struct {
+		name string
+		b    *results.Loaded
+		want []string
+	}{
+		{"workload", load(t, "disk-mix")[0], []string{"A (sqlite-ext4) measured TPC-C and fio but B (mix-ext4) measured fio"}},
+		{"warehouses", mutate(func(_ *results.Loaded, cfg map[string]any) {
+			cfg["tpcc"].(map[string]any)["warehouses"] = 4
+		}), []string{"A (sqlite-ext4) ran TPC-C at 1 warehouse but B (sqlite-ext4 #2) at 4 warehouses"}},
+		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{1, 2} }),
+			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 1,2"}},
+		{"fio points", mutate(func(l *results.Loaded, _ map[string]any) { l.Steps = l.Steps[1:] }),
+			[]string{"the fio points differ: B (sqlite-ext4 #2) lacks 4k-randread"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckComparable([]*results.Loaded{base, c.b})
+			var nc *NotComparableError
+			if !errors.As(err, &nc) {
+				t.Fatalf("CheckComparable = %v, want a NotComparableError", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not say %q", err, w)
+				}
+			}
+			if !strings.Contains(err.Error(), "--force") {
+				t.Errorf("error %q does not name the way out (--force)", err)
+			}
+			dir := t.TempDir()
+			err = WriteComparison(OutputAt(filepath.Join(dir, "c.html")), []*results.Loaded{base, c.b}, testOptions())
+			if !errors.As(err, &nc) {
+				t.Fatalf("WriteComparison = %v, want a NotComparableError", err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Errorf("a refused comparison wrote %d files", len(entries))
+			}
+		})
+	}
+}
+
+func TestOutputNeverReplacesWhatDbioDidNotWrite(t *testing.T) {
+	runs := load(t, "quick-tmpfs")
+	dir := t.TempDir()
+	out := OutputAt(filepath.Join(dir, "r.html"))
+	if out.Markdown != filepath.Join(dir, "r.md") || out.CSVDir != filepath.Join(dir, "r-csv") {
+		t.Fatalf("OutputAt = %+v", out)
+	}
+	if err := WriteReport(out, runs, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	// A second rendering replaces dbio's own files and drops CSVs it no longer writes.
+	stale := filepath.Join(out.CSVDir, "gone.csv")
+	if err := os.WriteFile(stale, []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteReport(out, runs, testOptions()); err != nil {
+		t.Fatalf("rewriting dbio's own report: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale CSV kept: %v", err)
+	}
+	foreign := []struct {
+		name   string
+		create func(o Output) error
+		want   string
+	}{
+		{"html", func(o Output) error { return os.WriteFile(o.HTML, []byte("<html>mine</html>"), 0o644) }, "was not written by dbio"},
+		{"markdown", func(o Output) error { return os.WriteFile(o.Markdown, []byte("# my notes\n"), 0o644) }, "was not written by dbio"},
+		{"csv dir", func(o Output) error {
+			if err := os.MkdirAll(o.CSVDir, 0o755); err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(o.CSVDir, "data.csv"), []byte("mine\n"), 0o644)
+		}, "not created by dbio"},
+	}
+	for _, f := range foreign {
+		t.Run(f.name, func(t *testing.T) {
+			o := OutputAt(filepath.Join(t.TempDir(), "x.html"))
+			if err := f.create(o); err != nil {
+				t.Fatal(err)
+			}
+			err := WriteReport(o, runs, testOptions())
+			if err == nil || !strings.Contains(err.Error(), f.want) || !strings.Contains(err.Error(), "choose another output path") {
+				t.Fatalf("WriteReport over a foreign %s = %v", f.name, err)
+			}
+			if _, err := os.Stat(o.HTML); f.name != "html" && err == nil {
+				t.Error("the report was written although one of its files was refused")
+			}
+		})
+	}
+}
+
+func TestGoldenHTMLHasUniqueIDs(t *testing.T) {
+	pages, _ := filepath.Glob(filepath.Join("testdata", "golden", "*", "report.html"))
+	if len(pages) == 0 {
+		t.Skip("no golden pages yet: run go test -update")
+	}
+	id := regexp.MustCompile(`\sid="([^"]+)"`)
+	for _, p := range pages {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, m := range id.FindAllSubmatch(b, -1) {
+			if seen[string(m[1])] {
+				t.Errorf("%s: id %q used twice", p, m[1])
+			}
+			seen[string(m[1])] = true
+		}
+	}
+}
+
+func TestWriteRunReportWritesIntoTheRun(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"run.json", "series.csv"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "quick-tmpfs", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps, _ := filepath.Glob(filepath.Join("testdata", "quick-tmpfs", "steps", "*", "summary.json"))
+	for _, s := range steps {
+		step := filepath.Base(filepath.Dir(s))
+		if err := os.MkdirAll(filepath.Join(dir, "steps", step), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(s)
+		if err := os.WriteFile(filepath.Join(dir, "steps", step, "summary.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path, err := WriteRunReport(dir, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path != filepath.Join(dir, "report.html") {
+		t.Errorf("path = %s", path)
+	}
+	for _, f := range []string{"report.html", "summary.md", "csv/tpcc-steps.csv", "csv/" + ".dbio-owned"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
