@@ -1,0 +1,114 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/report"
+	"dbio/internal/results"
+)
+
+func init() { commandConstructors = append(commandConstructors, newReportCmd, newCompareCmd) }
+
+func newReportCmd(app *App) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "report RESULTS_DIR... [-o report.html]",
+		Short: "Render results directories as a self-contained HTML report, a Markdown summary and CSV tables",
+		Long: `Render one or more results directories as one HTML page (inline SVG charts, no
+script, nothing fetched from the network, printable), a Markdown summary and
+one CSV file per table.
+
+With one directory and no -o, the report goes into that directory:
+report.html, summary.md and csv/. With -o FILE.html it goes to FILE.html,
+FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
+		Example: `  dbio report results/20261122-001305-quick-sqlite
+  dbio report results/*-disk-* -o disks.html`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			runs, err := loadRuns(args)
+			if err != nil {
+				return err
+			}
+			out := report.OutputAt("report.html")
+			switch {
+			case output != "":
+				out = report.OutputAt(output)
+			case len(args) == 1:
+				out = report.OutputIn(args[0])
+			}
+			if err := report.WriteReport(out, runs, report.Options{Now: app.Now, Version: version()}); err != nil {
+				return err
+			}
+			printOutput(app, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	return cmd
+}
+
+func newCompareCmd(app *App) *cobra.Command {
+	var output string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "compare A B [C...] [-o compare.html] [--force]",
+		Short: "Compare runs side by side: differentials, ratios and improvement in %, overlaid charts",
+		Long: `Compare two or more results directories. A is the baseline: every other run
+is read against it step by step (the same user count, the same fio point)
+with the differential, the ratio (2.0x) and the improvement in %, then the
+averages, and the charts of all runs are overlaid.
+
+Runs of different workloads, TPC-C scales, user sequences or fio plans are
+refused, with the reason, unless --force. The report also lists every
+setting and fact that differs between the runs.`,
+		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
+  dbio compare nvme/ sata/ -o nvme-vs-sata.html`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 2 {
+				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
+			}
+			runs, err := loadRuns(args)
+			if err != nil {
+				return err
+			}
+			out := report.OutputAt("compare.html")
+			if output != "" {
+				out = report.OutputAt(output)
+			}
+			err = report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force})
+			var nc *report.NotComparableError
+			if errors.As(err, &nc) {
+				return usagef("%v", err)
+			}
+			if err != nil {
+				return err
+			}
+			printOutput(app, out)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
+	return cmd
+}
+
+func loadRuns(dirs []string) ([]*results.Loaded, error) {
+	runs := make([]*results.Loaded, 0, len(dirs))
+	for _, d := range dirs {
+		l, err := results.Load(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, l)
+	}
+	return runs, nil
+}
+
+func printOutput(app *App, out report.Output) {
+	fmt.Fprintf(app.Stdout, "report:  %s\nsummary: %s\ntables:  %s/\n", out.HTML, out.Markdown, out.CSVDir)
+}
