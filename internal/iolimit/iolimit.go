@@ -40,7 +40,10 @@ func (l Limits) String() string {
 			return
 		}
 		s := strconv.FormatInt(v, 10)
-		if bytes && v%(1<<20) == 0 {
+		switch {
+		case bytes && v%(1<<30) == 0:
+			s = strconv.FormatInt(v>>30, 10) + "GB"
+		case bytes && v%(1<<20) == 0:
 			s = strconv.FormatInt(v>>20, 10) + "MB"
 		}
 		parts = append(parts, k+"="+s)

@@ -1,0 +1,168 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/engine"
+	"dbio/internal/fio"
+	"dbio/internal/report"
+	"dbio/internal/runner"
+	"dbio/internal/suite"
+	"dbio/internal/units"
+	"dbio/internal/workload"
+	"dbio/internal/workload/sysbench"
+	"dbio/internal/workload/tpcc"
+)
+
+func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
+
+func newSuiteCmd(app *App) *cobra.Command {
+	var dryRun bool
+	var results string
+	cmd := &cobra.Command{
+		Use:   "suite FILE.toml",
+		Short: "Run a whole study from a suite file and compare its runs",
+		Long: `Run every run of a suite file (targets with roles and limits, engines with
+their settings, workloads, scenarios, and variants to cross), each into its own
+results directory under one suite directory, then write a comparison report for
+each group of runs that differ only in their variants. The whole file is
+validated before anything starts; --dry-run prints the expanded plan with its
+estimated duration and disk space. See examples/ for one suite per study.`,
+		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
+  dbio suite examples/nvme-vs-sata.toml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			suite.Engines = engine.Default.Names()
+			plan, err := suite.Load(args[0])
+			if err != nil {
+				var ps *suite.Problems
+				if errors.As(err, &ps) {
+					return &usageError{msg: "invalid suite:\n" + ps.Error()}
+				}
+				return err
+			}
+			if results != "" {
+				plan.Results = results
+			}
+			if dryRun {
+				return plan.DryRun(app.Stdout, estimate)
+			}
+			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
+				Plan:      plan,
+				Workloads: suiteWorkloads,
+				Engines:   engine.Default,
+				Exec:      app.Exec,
+				Compare:   compareRuns,
+				Report:    writeRunReport,
+				Command:   app.Args,
+			}, runnerEnv(app))
+			if out.Dir != "" {
+				fmt.Fprintf(app.Stdout, "\nsuite results: %s\n", out.Dir)
+				for _, r := range out.Runs {
+					line := fmt.Sprintf("  %-30s %-10s %s", r.Name, r.Status, r.Dir)
+					if r.Error != "" {
+						line += "  (" + r.Error + ")"
+					}
+					fmt.Fprintln(app.Stdout, line)
+				}
+			}
+			if err != nil && cmd.Context().Err() != nil {
+				return fmt.Errorf("%w: %v", errInterrupted, err)
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
+	cmd.Flags().StringVar(&results, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
+	return cmd
+}
+
+// suiteWorkloads builds each kind of database workload from a suite run.
+var suiteWorkloads = map[string]runner.WorkloadFactory{
+	"tpcc": func(r suite.Run) (workload.Workload, uint64, error) {
+		cfg := tpcc.Config{Warehouses: r.Workload.Warehouses, KeyingThinking: r.Workload.KeyingThinking, Seed: 42}
+		if errs := cfg.Validate(); len(errs) > 0 {
+			return nil, 0, errors.Join(errs...)
+		}
+		return tpcc.New(cfg), tpccSpace(r), nil
+	},
+	"sysbench": func(r suite.Run) (workload.Workload, uint64, error) {
+		cfg := sysbench.DefaultConfig()
+		cfg.Tables, cfg.TableSize = r.Workload.Tables, r.Workload.TableSize
+		if r.Workload.Shape != "" {
+			cfg.Workload = r.Workload.Shape
+		}
+		if errs := cfg.Validate(); len(errs) > 0 {
+			return nil, 0, errors.Join(errs...)
+		}
+		return sysbench.New(cfg), sysbench.EstimatedBytes(cfg), nil
+	},
+}
+
+// tpccSpace is the data target's need: one database per tenant, plus their backups.
+func tpccSpace(r suite.Run) uint64 {
+	one := tpcc.EstimatedBytes(r.Workload.Warehouses)
+	switch r.Scenario {
+	case "noisy-neighbour":
+		return one * uint64(r.Noisy.Tenants+r.Noisy.Backups)
+	case "backup":
+		if r.Backup == nil {
+			return one * 2
+		}
+	}
+	return one
+}
+
+// estimate gives a run's expected duration and space for the dry run.
+// Load rates are this project's measurements on a 2-core machine (about
+// 20 s per TPC-C warehouse on the slowest engine, 200,000 sysbench rows/s).
+func estimate(r suite.Run) (time.Duration, uint64) {
+	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
+	switch r.Kind {
+	case "disk":
+		c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
+		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
+			c.Runtime = d
+		}
+		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
+			c.Size = n
+		}
+		p, err := fio.NewPlan(c, fio.Profiles)
+		if err != nil {
+			return 0, 0
+		}
+		return p.Duration(), uint64(p.Config.Size)
+	case "tpcc":
+		load := time.Duration(r.Workload.Warehouses) * 20 * time.Second
+		space := tpccSpace(r)
+		switch r.Scenario {
+		case "backup":
+			return load + time.Duration(r.Backups.Cycles)*(r.Backups.Interval+time.Duration(r.Workload.Warehouses)*10*time.Second), space
+		case "noisy-neighbour":
+			return time.Duration(r.Noisy.Tenants)*load + 2*(r.RampUp+r.Step) + time.Duration(r.Noisy.Cycles)*r.Noisy.Interval, space
+		}
+		return load + steps, space
+	case "sysbench":
+		rows := r.Workload.Tables * r.Workload.TableSize
+		return time.Duration(rows/200000+1)*time.Second + steps, uint64(rows) * 250
+	}
+	return steps, 0
+}
+
+// compareRuns writes the comparison of a suite's comparable runs.
+func compareRuns(dirs []string, out string) error {
+	runs, err := loadRuns(dirs)
+	if err != nil {
+		return err
+	}
+	return report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+}
+
+// writeRunReport renders one run's report into its own directory.
+func writeRunReport(dir string) (string, error) {
+	return report.WriteRunReport(dir, report.Options{Version: version()})
+}

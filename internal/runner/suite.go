@@ -1,0 +1,322 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/execx"
+	"dbio/internal/fio"
+	"dbio/internal/iolimit"
+	"dbio/internal/results"
+	"dbio/internal/suite"
+	"dbio/internal/target"
+	"dbio/internal/units"
+	"dbio/internal/workload"
+)
+
+// WorkloadFactory builds a suite run's workload and says how much space it needs.
+type WorkloadFactory func(r suite.Run) (w workload.Workload, spaceNeeded uint64, err error)
+
+// Suite is a validated suite plan with what executing it needs.
+type Suite struct {
+	Plan *suite.Plan
+	// Workloads build database workloads by kind; cmd/dbio wires them.
+	Workloads map[string]WorkloadFactory
+	Engines   *engine.Registry
+	Exec      execx.Runner
+	// Compare renders a comparison of comparable runs into out.
+	Compare func(dirs []string, out string) error
+	// Report renders one run's report into its directory.
+	Report  func(dir string) (string, error)
+	Command []string
+}
+
+// SuiteRun is how one run of a suite went.
+type SuiteRun struct {
+	Name   string         `json:"name"`
+	Kind   string         `json:"kind"`
+	Dir    string         `json:"dir,omitempty"`
+	Status results.Status `json:"status"`
+	Error  string         `json:"error,omitempty"`
+}
+
+// SuiteOutcome is what a suite produced.
+type SuiteOutcome struct {
+	Dir         string     `json:"dir"`
+	Runs        []SuiteRun `json:"runs"`
+	Comparisons []string   `json:"comparisons,omitempty"`
+}
+
+// RunSuite executes every run of the plan in order, each into its own
+// results directory under one suite directory, then writes a comparison of
+// each group of comparable runs. A failed run is recorded and the suite goes
+// on; cancellation stops it.
+func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	var out SuiteOutcome
+	if err := os.MkdirAll(s.Plan.Results, 0o755); err != nil {
+		return out, fmt.Errorf("results directory: %w", err)
+	}
+	base := filepath.Join(s.Plan.Results, env.Now().Format("20060102-150405")+"-suite-"+safeName(s.Plan.Name))
+	if err := os.Mkdir(base, 0o755); err != nil {
+		return out, fmt.Errorf("suite directory: %w", err)
+	}
+	out.Dir = base
+	save := func() {
+		_ = results.WriteJSON(filepath.Join(base, "suite.json"), map[string]any{"plan": s.Plan, "outcome": out, "command": s.Command})
+	}
+	save()
+	var failed []string
+	for i, r := range s.Plan.Runs {
+		if ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Plan.Name, i+1, len(s.Plan.Runs), r.Name)
+		sr := SuiteRun{Name: r.Name, Kind: r.Kind}
+		dir, status, err := s.runOne(ctx, r, base, env)
+		sr.Dir, sr.Status = dir, status
+		if err != nil {
+			sr.Error = err.Error()
+			failed = append(failed, r.Name)
+			fmt.Fprintf(env.Out, "run %s: %s: %v\n", r.Name, status, err)
+		}
+		if dir != "" && s.Report != nil {
+			if p, err := s.Report(dir); err == nil {
+				fmt.Fprintf(env.Out, "report: %s\n", p)
+			}
+		}
+		out.Runs = append(out.Runs, sr)
+		save()
+	}
+	if s.Compare != nil {
+		for _, g := range comparableGroups(s.Plan.Runs, out.Runs) {
+			file := filepath.Join(base, "compare-"+safeName(g.key)+".html")
+			if err := s.Compare(g.dirs, file); err != nil {
+				fmt.Fprintf(env.Out, "warning: comparison %s: %v\n", g.key, err)
+				continue
+			}
+			out.Comparisons = append(out.Comparisons, file)
+			fmt.Fprintf(env.Out, "comparison: %s\n", file)
+		}
+	}
+	save()
+	switch {
+	case ctx.Err() != nil:
+		return out, fmt.Errorf("suite interrupted: %w", ctx.Err())
+	case len(failed) > 0:
+		return out, fmt.Errorf("%d of %d runs failed: %s", len(failed), len(s.Plan.Runs), strings.Join(failed, ", "))
+	}
+	return out, nil
+}
+
+type group struct {
+	key  string
+	dirs []string
+}
+
+// comparableGroups gathers the finished runs that share a workload
+// definition and scenario, in plan order: those differ only in the crossed
+// variants (target, engine, buffer pool) and can be put side by side.
+func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
+	byKey := map[string]*group{}
+	var order []string
+	for i, r := range runs {
+		if r.Dir == "" || i >= len(plan) {
+			continue
+		}
+		p := plan[i]
+		wl, _ := json.Marshal(p.Workload)
+		key := p.Kind
+		if p.Scenario != "" {
+			key += "-" + p.Scenario
+		}
+		full := key + string(wl)
+		g, ok := byKey[full]
+		if !ok {
+			g = &group{key: key}
+			byKey[full] = g
+			order = append(order, full)
+		}
+		g.dirs = append(g.dirs, r.Dir)
+	}
+	var out []group
+	names := map[string]int{}
+	for _, k := range order {
+		g := byKey[k]
+		if len(g.dirs) < 2 {
+			continue
+		}
+		names[g.key]++
+		if names[g.key] > 1 {
+			g.key = fmt.Sprintf("%s-%d", g.key, names[g.key])
+		}
+		out = append(out, *g)
+	}
+	return out
+}
+
+func safeName(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '-'
+	}, s), "-")
+}
+
+// runOne executes one run of the suite.
+func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
+	if r.Kind == "disk" {
+		return s.runDisk(ctx, r, base, env)
+	}
+	factory, ok := s.Workloads[r.Kind]
+	if !ok {
+		return "", results.StatusFailed, fmt.Errorf("no workload of kind %q", r.Kind)
+	}
+	eng, err := s.Engines.Lookup(r.Engine)
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
+	w, space, err := factory(r)
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
+	cfg, _ := json.Marshal(r)
+	p := Plan{
+		Name:    r.Name,
+		Kind:    r.Kind,
+		Command: s.Command,
+		Config:  json.RawMessage(cfg),
+		Engine:  eng,
+		EngineOptions: engine.Options{BufferPool: r.BufferPool, Settings: r.Settings, DSN: r.DSN, Transport: r.Transport,
+			Database: "dbio_" + r.Kind, Fresh: true},
+		Workload:    w,
+		SpaceNeeded: space,
+		Users:       r.Users,
+		RampUp:      r.RampUp,
+		Step:        r.Step,
+		ResultsBase: base,
+		Limits:      r.Data.Limits,
+	}
+	if p.EngineOptions.Transport == "" {
+		p.EngineOptions.Transport = "socket"
+	}
+	if r.DSN == "" {
+		p.DataPath = r.Data.Path
+		if r.Log != nil {
+			p.LogPath = r.Log.Path
+		}
+	}
+	if r.Backup != nil {
+		p.BackupPath = r.Backup.Path
+	}
+	switch r.Scenario {
+	case "backup":
+		p.Backups = &Backups{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Interval: r.Backups.Interval, Users: r.Backups.Users}
+	case "noisy-neighbour":
+		p.Noisy = &Noisy{Tenants: r.Noisy.Tenants, BackupTenants: r.Noisy.Backups, Interval: r.Noisy.Interval, Cycles: r.Noisy.Cycles, Users: r.Noisy.Users}
+		if p.Noisy.Users == 0 && len(r.Users) > 0 {
+			p.Noisy.Users = r.Users[0]
+		}
+	}
+	o, err := Run(ctx, p, env)
+	if err == nil {
+		for _, c := range o.Checks {
+			if !c.Passed && !c.Skipped {
+				err = fmt.Errorf("consistency check failed: %s", c.Name)
+				o.Status = results.StatusFailed
+				break
+			}
+		}
+	}
+	return o.Dir, o.Status, err
+}
+
+// runDisk characterizes the run's data target with fio, under its limits.
+func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
+	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
+	if r.Workload.Runtime != "" {
+		d, _ := time.ParseDuration(r.Workload.Runtime)
+		c.Runtime = d
+	}
+	if r.Workload.Size != "" {
+		n, _ := units.ParseBytes(r.Workload.Size)
+		c.Size = n
+	}
+	plan, err := fio.NewPlan(c, fio.Profiles)
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
+	cfg, _ := json.Marshal(r)
+	run := results.Run{Kind: "disk", Command: s.Command, Config: cfg}
+	dir, err := results.Create(base, r.Name, run, env.Now())
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
+	exec := s.Exec
+	var release func() error
+	if !r.Data.Limits.IsZero() {
+		g, note, err := diskLimits(r.Data, dir.Run().ID)
+		if err != nil {
+			dir.Finish(results.StatusFailed, err, env.Now())
+			return dir.Path, results.StatusFailed, err
+		}
+		release = g.Remove
+		exec = wrapRunner{Runner: exec, wrap: g.Wrap}
+		_ = dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) })
+	}
+	_, runErr := fio.RunPlan(ctx, plan, dir, 0, exec, env.Out)
+	if release != nil {
+		if err := release(); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	status := statusOf(ctx, runErr)
+	dir.Finish(status, runErr, env.Now())
+	return dir.Path, status, runErr
+}
+
+// diskLimits puts fio under a target's limits.
+func diskLimits(t suite.Target, name string) (*iolimit.Group, string, error) {
+	tg, err := target.Open(t.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	st, err := tg.Storage()
+	if err != nil {
+		return nil, "", err
+	}
+	var devs []string
+	for _, d := range st.Physical {
+		devs = append(devs, d.DevNumber)
+	}
+	sort.Strings(devs)
+	g, err := iolimit.SystemHost().Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, t.Limits)
+	if err != nil {
+		return nil, "", fmt.Errorf("limit %s: %w", t.Limits, err)
+	}
+	return g, fmt.Sprintf("storage-class emulation: fio ran under %s on devices %v (%s cgroup)", t.Limits, devs, g.Version), nil
+}
+
+// wrapRunner runs every program through wrap, e.g. inside a cgroup.
+type wrapRunner struct {
+	execx.Runner
+	wrap func(execx.Cmd) execx.Cmd
+}
+
+func (w wrapRunner) Run(ctx context.Context, c execx.Cmd) (execx.Result, error) {
+	return w.Runner.Run(ctx, w.wrap(c))
+}
+
+func (w wrapRunner) Start(ctx context.Context, c execx.Cmd) (execx.Process, error) {
+	return w.Runner.Start(ctx, w.wrap(c))
+}
