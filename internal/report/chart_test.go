@@ -188,3 +188,21 @@ func TestLogAxisLeavesOutNonPositiveValues(t *testing.T) {
 		}
 	}
 }
+
+func TestLongChartDataIsLinkedNotEmbedded(t *testing.T) {
+	c := &chart{ID: "tl", Title: "IOPS per second", X: axis{Label: "time", Unit: "s", Tight: true}, Y: axis{Label: "IOPS"}}
+	s := series{Name: "IOPS"}
+	for i := range maxInlineRows + 1 {
+		s.X, s.Y = append(s.X, float64(i)), append(s.Y, 100)
+	}
+	c.Series = []series{s}
+	var b strings.Builder
+	h := &htmlWriter{w: &b, csvDir: "csv"}
+	h.chart(c)
+	if n := strings.Count(b.String(), "<tr>"); n > 0 {
+		t.Errorf("%d data rows embedded in the page", n)
+	}
+	if !strings.Contains(b.String(), `href="csv/tl.csv"`) {
+		t.Error("the chart's data is not linked")
+	}
+}

@@ -75,6 +75,10 @@ footer { margin-top: 40px; padding-top: 10px; border-top: 1px solid var(--rule);
 }
 `
 
+// maxInlineRows is the most rows of chart data the page embeds; longer
+// data (a timeline of hours) is linked to its CSV file instead.
+const maxInlineRows = 1800
+
 // htmlWriter writes a document as one self-contained page.
 type htmlWriter struct {
 	w   io.Writer
@@ -196,6 +200,12 @@ func (h *htmlWriter) chart(c *chart) {
 		h.printf("<p class=\"note\">%s</p>\n", esc(c.Note))
 	}
 	t := c.dataTable()
+	if len(t.Rows) > maxInlineRows && h.csvDir != "" {
+		// Hours of per-second rows would make the page heavy; they are in the CSV.
+		h.printf("<p class=\"note\">Data behind the chart: %s in <a href=\"%s\">%s</a>.</p>\n</figure>\n",
+			plural(len(t.Rows), "row", "rows"), esc(path.Join(h.csvDir, t.ID+".csv")), esc(path.Join(h.csvDir, t.ID+".csv")))
+		return
+	}
 	h.printf("<details class=\"data\"><summary>Data behind the chart (%s)</summary>\n", plural(len(t.Rows), "row", "rows"))
 	h.table(t, false)
 	h.str("</details>\n</figure>\n")

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/metrics"
 	"dbio/internal/results"
 )
 
@@ -26,6 +27,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	quick-tmpfs  the same on tmpfs (/dev/shm): no block device behind it
 //	disk-mix     dbio disk --profile mix, block sizes 4k–256k at queue depths 1 and 8
 //	disk-curve   dbio disk --profile curve, rates 20–120 % of the maximum
+//	tpcc-postgres  dbio tpcc on a managed PostgreSQL: server processes and engine counters
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
@@ -129,6 +131,7 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"quick-tmpfs", []string{"quick-tmpfs"}},
 		{"disk-mix", []string{"disk-mix"}},
 		{"disk-curve", []string{"disk-curve"}},
+		{"tpcc-postgres", []string{"tpcc-postgres"}},
 		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},
 	}
 	for _, c := range cases {
@@ -331,5 +334,68 @@ func TestWriteRunReportWritesIntoTheRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// An interrupted or crashed run leaves a partial directory; its report must
+// still render, say what happened, and never print NaN.
+func TestReportsOfUnfinishedRuns(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name  string
+		build func(t *testing.T, d *results.Dir)
+		want  []string
+	}{
+		{"only run.json", func(t *testing.T, d *results.Dir) {}, []string{"still running", "No step finished with figures."}},
+		{"interrupted mixed run", func(t *testing.T, d *results.Dir) {
+			fioDetail := []byte(`{"name":"4k-randread","series":"4k-randread","rw":"randread","bs":4096,"iodepth":32,"jobs":1,"label":"t","profile":"four-corners","status":"failed"}`)
+			steps := []results.Step{
+				{Index: 0, Name: "4k-randread", Kind: "fio", Started: start, Ended: start.Add(time.Second), Status: results.StatusFailed, Error: "fio was killed by signal 9", Detail: fioDetail},
+				{Index: 1, Name: "users-1", Kind: "tpcc", Users: 1, Started: start.Add(2 * time.Second), Ended: start.Add(5 * time.Second), RampUpS: 1,
+					Status: results.StatusInterrupted, Figures: []results.Figure{{Name: "tpm", Value: 600, Unit: "tx/min"}}, Total: &metrics.TxSummary{Name: "all"}},
+				{Index: 2, Name: "backup-1", Kind: "backup", Started: start.Add(6 * time.Second), Ended: start.Add(9 * time.Second), Status: results.StatusCompleted,
+					Figures: []results.Figure{{Name: "mb_s", Value: 593, Unit: "MB/s"}}},
+			}
+			for _, s := range steps {
+				if err := d.WriteStep(s, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := d.AppendSeries(results.SeriesRow{Time: start.Add(3 * time.Second), Step: "users-1", Phase: "measure", Values: []results.Sample{{Name: "tpm", Value: 600}}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Finish(results.StatusInterrupted, errors.New("interrupted by the user"), start.Add(10*time.Second)); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"The run ended interrupted: interrupted by the user", "fio was killed by signal 9", "Other steps", "593"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := results.Create(t.TempDir(), "partial", results.Run{Kind: "quick", Config: []byte(`{"users":[1]}`)}, start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.build(t, d)
+			l, err := results.Load(d.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := OutputIn(d.Path)
+			if err := WriteReport(out, []*results.Loaded{l}, testOptions()); err != nil {
+				t.Fatal(err)
+			}
+			page, err := os.ReadFile(out.HTML)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(string(page), w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			if regexp.MustCompile(`\bNaN\b|[+-]Inf\b`).Match(page) {
+				t.Error("report prints NaN or Inf")
+			}
+		})
 	}
 }

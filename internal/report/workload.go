@@ -443,6 +443,10 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 		sec.add(&paragraph{Text: "No block device was watched (the target has none, e.g. tmpfs, or it could not be resolved): disk figures are not available.", Class: "note"})
 	}
 
+	if ec := engineCounters(steps, id("engine-counters")); ec != nil {
+		sec.add(ec)
+	}
+
 	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step",
 		Caption: "The verdict is drawn from the step's CPU, iowait, pressure and device figures; the shares say whether the load generator itself could have been the limit."}
 	v.Columns = []column{{Name: "users", Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
@@ -471,6 +475,50 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 		sec.add(&paragraph{Text: "Telemetry warnings:", Class: "note"}, &bullets{Items: warns})
 	}
 	return sec
+}
+
+// engineCounters tables the engine's own counters (PostgreSQL's buffer hits
+// and reads, checkpoints, WAL bytes; InnoDB's reads and log writes) as
+// per-second means, with the buffer hit ratio where both halves are known.
+func engineCounters(steps []stepView, id string) *table {
+	seen := map[string]bool{}
+	var names []string
+	for _, s := range steps {
+		if s.Tel == nil {
+			continue
+		}
+		for _, n := range sortedKeys(s.Tel.Metrics) {
+			if strings.HasPrefix(n, "engine_") && strings.HasSuffix(n, "_per_s") && !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	t := &table{ID: id, Title: "Engine counters per step",
+		Caption: "The database engine's own counters, as per-second means over each step. The hit ratio is buffer hits over hits and reads."}
+	t.Columns = []column{{Name: "users", Numeric: true}}
+	for _, n := range names {
+		t.Columns = append(t.Columns, column{Name: strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(n, "engine_"), "_per_s"), "_", " ") + "/s", Numeric: true})
+	}
+	hitRatio := seen["engine_blks_hit_per_s"] && seen["engine_blks_read_per_s"]
+	if hitRatio {
+		t.Columns = append(t.Columns, column{Name: "hit ratio %", Numeric: true})
+	}
+	for _, s := range steps {
+		row := []cell{numCell(float64(s.Users), thousands)}
+		for _, n := range names {
+			row = append(row, numCell(s.Tel.mean(n), quantity))
+		}
+		if hitRatio {
+			hit, read := s.Tel.mean("engine_blks_hit_per_s"), s.Tel.mean("engine_blks_read_per_s")
+			row = append(row, numCell(hit/(hit+read)*100, func(v float64) string { return fixed(v, 2) }))
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
 }
 
 func maxOf(t *telemetryView, name string) float64 {
