@@ -6,9 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -90,7 +88,7 @@ func (pgBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, er
 	if err != nil {
 		return nil, err
 	}
-	return &copySink{conn: conn, bufs: map[string]*bytes.Buffer{}}, nil
+	return &copySink{conn: conn, bufs: map[string]*bytes.Buffer{}, enc: textEncoder{timeLayout: "2006-01-02 15:04:05.999999"}}, nil
 }
 
 // copyChunk is how much COPY text a sink gathers for one table before
@@ -101,12 +99,9 @@ const copyChunk = 1 << 20
 // with COPY FROM STDIN, one transaction per warehouse.
 type copySink struct {
 	conn *pgx.Conn
+	enc  textEncoder
 	bufs map[string]*bytes.Buffer
 	inTx bool
-	// lastTime caches the text of the last timestamp: the loader stamps every
-	// row with the same load time.
-	lastTime     time.Time
-	lastTimeText []byte
 }
 
 func (s *copySink) add(ctx context.Context, table string, row []any) error {
@@ -115,45 +110,12 @@ func (s *copySink) add(ctx context.Context, table string, row []any) error {
 		b = bytes.NewBuffer(make([]byte, 0, copyChunk+4096))
 		s.bufs[table] = b
 	}
-	for i, v := range row {
-		if i > 0 {
-			b.WriteByte('\t')
-		}
-		s.writeValue(b, v)
-	}
-	b.WriteByte('\n')
+	s.enc.writeRow(b, row)
 	if b.Len() >= copyChunk {
 		return s.send(ctx, table, b)
 	}
 	return nil
 }
-
-// writeValue renders one value in COPY text format.
-func (s *copySink) writeValue(b *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case nil:
-		b.WriteString(`\N`)
-	case int:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(x), 10))
-	case string:
-		if strings.ContainsAny(x, "\\\t\n\r") {
-			x = copyEscaper.Replace(x)
-		}
-		b.WriteString(x)
-	case time.Time:
-		if !x.Equal(s.lastTime) || s.lastTimeText == nil {
-			s.lastTime = x
-			s.lastTimeText = x.AppendFormat(s.lastTimeText[:0], "2006-01-02 15:04:05.999999")
-		}
-		b.Write(s.lastTimeText)
-	case float64:
-		b.Write(strconv.AppendFloat(b.AvailableBuffer(), x, 'f', -1, 64))
-	default:
-		fmt.Fprint(b, x)
-	}
-}
-
-var copyEscaper = strings.NewReplacer(`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
 
 func (s *copySink) send(ctx context.Context, table string, b *bytes.Buffer) error {
 	if b.Len() == 0 {
