@@ -248,7 +248,7 @@ loop:
 			runErr, status = ctx.Err(), results.StatusInterrupted
 			break loop
 		case err := <-fatal:
-			runErr, status = err, results.StatusFailed
+			runErr, status = sessionLost(err, exited), results.StatusFailed
 			break loop
 		case err := <-bg.fatal:
 			runErr, status = err, results.StatusFailed
@@ -338,6 +338,27 @@ loop:
 		}
 	}
 	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
+}
+
+// sessionLost explains a session that could not go on. A killed server is
+// seen by its clients and by its supervisor at about the same moment; when
+// the server did exit, that is the cause to report, not the broken connection.
+func sessionLost(err error, exited <-chan error) error {
+	if exited == nil {
+		return err
+	}
+	select {
+	case xerr, ok := <-exited:
+		if !ok {
+			return err
+		}
+		if xerr == nil {
+			xerr = errors.New("no exit status")
+		}
+		return fmt.Errorf("%w: %v (a session saw: %v)", ErrEngineExited, xerr, err)
+	case <-time.After(time.Second):
+		return err
+	}
 }
 
 func stepError(name string, err error) error {
