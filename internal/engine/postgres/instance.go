@@ -97,10 +97,12 @@ func (in *Instance) Stop(ctx context.Context) error {
 		var errs []error
 		if p := in.proc.Load(); p != nil {
 			errs = append(errs, p.Stop(ctx, syscall.SIGINT, syscall.SIGQUIT, stopGrace))
-		}
-		if in.managed != nil {
-			in.watching.Wait()
-			close(in.exited)
+			select {
+			case <-p.Done():
+				in.watching.Wait()
+				close(in.exited)
+			default: // it outlived SIGKILL; its watcher may still report its end
+			}
 		}
 		if in.tempSocket != "" {
 			errs = append(errs, os.RemoveAll(in.tempSocket))

@@ -133,7 +133,11 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.managed, in.procRoot = m, e.ProcRoot
-	in.admin, _ = pgx.ParseConfig(m.socketDSN("postgres"))
+	if in.admin, err = pgx.ParseConfig(m.socketDSN("postgres")); err != nil {
+		in.db.Close()
+		in.stats.Close()
+		return nil, err
+	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
 	in.watch(proc)
 	if tempSocket {
