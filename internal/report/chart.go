@@ -214,6 +214,10 @@ func newScale(a axis, values []float64, extra []float64) scale {
 			s.ticks, s.lo, s.hi, s.step = linearTicks(lo, hi, 5, a.Integer, !a.Integer)
 			if a.Integer {
 				s.lo, s.hi = lo, hi
+			} else if hi > 0 && s.hi-hi < 0.02*(s.hi-s.lo) {
+				// A peak on the top line would hide its marker in the frame.
+				s.hi = roundTo(s.hi+s.step, decimalsFor(s.step))
+				s.ticks = append(s.ticks, s.hi)
 			}
 		}
 	}

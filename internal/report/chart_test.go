@@ -94,6 +94,7 @@ func TestFormats(t *testing.T) {
 		{signedPercent(0.04), "0.0 %"},
 		{ratio(2), "2.0x"},
 		{ratio(0.18), "0.18x"},
+		{ratio(0.0053), "0.0053x"},
 		{ratio(6.5), "6.5x"},
 		{ratio(math.NaN()), "-"},
 		{blockSize(4096), "4k"},

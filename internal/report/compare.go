@@ -240,6 +240,14 @@ func judge(m abMetric, ch float64) string {
 	return "worse"
 }
 
+// abHowToRead explains the A/B tables once per section.
+func abHowToRead(per string) *paragraph {
+	return &paragraph{Class: "note", Text: "How to read the tables: each " + per + " of every run is set against the same " + per +
+		" of A. The differential is the run minus A, the ratio is the run over A (2.0x is twice A), and the improvement is the change from A in %, " +
+		"marked green where the run is better (higher throughput, lower latency) and red where it is worse. The average row compares the averages over the " +
+		per + "s both runs completed."}
+}
+
 // abTable builds a metric's A/B table; nil when no row has A and another run.
 // keyName heads the first column ("users"); per names a row ("step").
 func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView) (*table, []abSummary) {
@@ -249,8 +257,8 @@ func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView)
 	if m.unit == m.title {
 		what = m.title
 	}
-	t.Caption = fmt.Sprintf("%s (%s). Differential and ratio are each run against A; improvement is the change from A in %%, marked where it is better or worse; the average row compares the averages over the %ss both runs completed.", what, dir, per)
-	t.Columns = []column{{Name: keyName}, {Name: "A", Numeric: true}}
+	t.Caption = fmt.Sprintf("%s (%s).", what, dir)
+	t.Columns = []column{{Name: keyName, Numeric: keyName == "users"}, {Name: "A", Numeric: true}}
 	for _, r := range runs[1:] {
 		g := r.Letter + " vs A"
 		t.Columns = append(t.Columns, column{Name: r.Letter, Numeric: true, Group: g}, column{Name: r.Letter + " − A", Numeric: true, Group: g},
@@ -303,7 +311,7 @@ func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView)
 	}
 	if len(runs) > 2 {
 		// With several runs, A's average differs per pair; show the first.
-		t.Caption += " With more than two runs, A's average is over the steps A shares with B."
+		t.Caption += " A's average is over the " + per + "s A shares with B."
 	}
 	t.Foot = [][]cell{foot}
 	return t, sums
@@ -405,6 +413,7 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 		abMetric{id: "disk-read-p99", title: "disk read latency p99", unit: "ms, busiest device", better: -1, format: millis, value: func(s stepView) float64 { return diskMetric(s, "r_await_ms", true) }},
 	)
 	var sums []abSummary
+	sec.add(abHowToRead("step"))
 	for _, m := range metrics {
 		t, s := abTable(id(m.id), "users", "step", m, rows, runs)
 		if t != nil {
@@ -597,6 +606,7 @@ func compareFio(runs []*runView) (*section, []string) {
 		{id: "lat-p99", title: "p99 latency", unit: "ms", better: -1, format: millis, value: func(s stepView) float64 { return fioMS(s, "lat_p99_us") }},
 	}
 	var sums []abSummary
+	sec.add(abHowToRead("point"))
 	for _, m := range metrics {
 		t, s := abTable(id(m.id), "point", "point", m, rows, runs)
 		if t != nil {

@@ -1,5 +1,7 @@
 package report
 
+import "strings"
+
 // A report is built once as a document (sections of paragraphs, tables and
 // charts) and then written out as HTML, Markdown and CSV, so that the three
 // always say the same thing.
@@ -82,7 +84,8 @@ type table struct {
 }
 
 // flatHeader names the columns on one line (Markdown, CSV): a column takes
-// its group's name in front only where its own name is ambiguous.
+// its group's name in front where its own name is ambiguous or the group
+// carries the unit ("latency (ms) p99").
 func (t *table) flatHeader() []string {
 	count := map[string]int{}
 	for _, c := range t.Columns {
@@ -91,7 +94,7 @@ func (t *table) flatHeader() []string {
 	out := make([]string, len(t.Columns))
 	for i, c := range t.Columns {
 		out[i] = c.Name
-		if c.Group != "" && count[c.Name] > 1 {
+		if c.Group != "" && (count[c.Name] > 1 || strings.Contains(c.Group, "(")) {
 			out[i] = c.Group + " " + c.Name
 		}
 	}

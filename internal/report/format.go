@@ -137,8 +137,10 @@ func ratio(v float64) string {
 		return fixed(v, 0) + "x"
 	case a >= 1:
 		return fixed(v, 1) + "x"
+	case a >= 0.1 || a == 0:
+		return fixed(v, 2) + "x"
 	}
-	return fixed(v, 2) + "x"
+	return strconv.FormatFloat(v, 'g', 2, 64) + "x"
 }
 
 // raw renders a value for CSV: full precision, no separators, empty for
@@ -171,9 +173,10 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-// sentenceCase upper-cases the first letter.
+// sentenceCase upper-cases the first letter, but leaves names such as
+// "p99" alone.
 func sentenceCase(s string) string {
-	if s == "" {
+	if s == "" || len(s) > 1 && s[1] >= '0' && s[1] <= '9' {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]

@@ -354,7 +354,7 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 	}
 	for _, d := range devs {
 		g := "disk " + d
-		for _, n := range []string{"reads/s", "writes/s", "read MB/s", "write MB/s", "read mean", "read p99", "write mean", "write p99", "queue", "util %"} {
+		for _, n := range []string{"reads/s", "writes/s", "read MB/s", "write MB/s", "read ms", "read p99 ms", "write ms", "write p99 ms", "queue", "util %"} {
 			t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: g})
 		}
 	}
