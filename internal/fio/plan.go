@@ -207,6 +207,14 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	if len(c.Targets) == 0 {
 		bad("no target: pass --target DIR (repeat it to compare several)")
 	}
+	seen := map[string]bool{}
+	for _, t := range c.Targets {
+		if clean := filepath.Clean(t); seen[clean] {
+			bad("--target %s is given twice: pass each target once", t)
+		} else {
+			seen[clean] = true
+		}
+	}
 	if c.Group && len(c.Targets) < 2 {
 		bad("--group needs at least two targets: pass --target once per drive of the group")
 	}

@@ -148,6 +148,10 @@ func TestPlans(t *testing.T) {
 func TestValidateReportsEveryProblem(t *testing.T) {
 	c := Config{Profile: "four-corners", Runtime: 1500 * time.Millisecond, IODepths: []int{0}, BlockSizes: []int64{1000},
 		RW: []string{"sideways"}, ReadPct: intp(120), RatePcts: []float64{-5}, LatencyStat: "p42", SteadyState: "fast", Group: true}
+	dup := Config{Profile: "four-corners", Targets: []string{"/mnt/a", "/mnt/a/"}}
+	if err := errors.Join(dup.Validate(Profiles)...); err == nil || !strings.Contains(err.Error(), "--target /mnt/a/ is given twice") {
+		t.Errorf("duplicate target: %v", err)
+	}
 	errs := c.Validate(Profiles)
 	all := errors.Join(errs...).Error()
 	for _, want := range []string{"no target", "--group needs", "--runtime 1.5s", "--iodepth 0", "--bs 1000 B", `--rw "sideways"`,

@@ -208,9 +208,6 @@ func (r *runner) prepare(ctx context.Context) error {
 	}
 	labels := TargetLabels(r.plan.Config.Targets)
 	for i, t := range r.plan.Config.Targets {
-		if _, ok := r.places[t]; ok {
-			return fmt.Errorf("target %s is given twice: pass each target once", t)
-		}
 		pl, err := r.prepareTarget(ctx, t, labels[i])
 		if err != nil {
 			return err
@@ -452,7 +449,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	if err := results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job)); err != nil {
 		return fail(results.StatusFailed, err)
 	}
-	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt.Point)
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt)
 	res.Started = r.now()
 	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
 		Dir: stepDir, Setsid: true})
@@ -582,6 +579,9 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 	if res.SecondsDropped > 0 {
 		step.Notes = append(step.Notes, fmt.Sprintf("%d second(s) left out of series.csv: fio logged them for some jobs only", res.SecondsDropped))
 	}
+	if res.SteadyState != nil {
+		step.Notes = append(step.Notes, "fio's figures cover the whole point; steady_window_iops is the mean over the last steady-state window")
+	}
 	if !res.Direct && res.Status == results.StatusCompleted {
 		step.Notes = append(step.Notes, "buffered I/O: the target refused O_DIRECT")
 	}
@@ -652,6 +652,14 @@ func (p Point) String() string {
 		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
 	}
 	return s
+}
+
+// String is the point's description, saying when it runs on a drive group.
+func (p PlannedPoint) String() string {
+	if len(p.Targets) > 1 {
+		return p.Point.String() + fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
+	}
+	return p.Point.String()
 }
 
 func headline(r PointResult) string {

@@ -237,6 +237,21 @@ func (c Curve) Knee() int {
 	return -1
 }
 
+// Overshoot finds a rate above 100 % that fio sustained (within 2 % of what
+// was asked, and more than the maximum): proof that the maximum measured
+// first was not the device's, so the curve's percentages are off.
+func (c Curve) Overshoot() (CurvePoint, bool) {
+	if c.Max == nil {
+		return CurvePoint{}, false
+	}
+	for _, p := range c.Points {
+		if p.Pct > 100 && p.IOPS >= 0.98*float64(p.TargetIOPS) && p.IOPS > c.Max.IOPS*1.02 {
+			return p, true
+		}
+	}
+	return CurvePoint{}, false
+}
+
 // CurveTable renders the curves of a run as text lines.
 func CurveTable(points []PointResult) []string {
 	var buf bytes.Buffer
@@ -253,6 +268,10 @@ func CurveTable(points []PointResult) []string {
 				groupThousands(p.IOPS), p.MBPerSec, formatUS(p.MeanUS), formatUS(p.P99US))
 		}
 		w.Flush()
+		if p, ok := c.Overshoot(); ok {
+			fmt.Fprintf(&buf, "warning: the %s%% point ran at %s IOPS, above the maximum measured first: that maximum was not the device's (something else was using it, or it was still warming up); re-run the curve\n",
+				trimFloat(p.Pct), groupThousands(p.IOPS))
+		}
 		if k := c.Knee(); k >= 0 {
 			p := c.Points[k]
 			fmt.Fprintf(&buf, "latency bends at %s%% of the maximum (%s IOPS): mean %s, twice the latency at the lowest rate\n",

@@ -142,6 +142,13 @@ func TestCurvesAndKnee(t *testing.T) {
 	if k := curves[0].Knee(); k != 3 {
 		t.Errorf("knee at %d, want 3 (100 %%: 900 µs ≥ twice 200 µs)", k)
 	}
+	if _, ok := curves[0].Overshoot(); ok {
+		t.Error("a saturated curve reported an overshoot")
+	}
+	noisy := Curve{Max: &CurvePoint{IOPS: 50000}, Points: []CurvePoint{{Pct: 100, TargetIOPS: 50000, IOPS: 49990}, {Pct: 120, TargetIOPS: 60000, IOPS: 59900}}}
+	if p, ok := noisy.Overshoot(); !ok || p.Pct != 120 {
+		t.Errorf("a maximum beaten by the 120 %% point went unnoticed: %v %v", p, ok)
+	}
 	flat := Curve{Points: []CurvePoint{{Pct: 10, MeanUS: 100}, {Pct: 100, MeanUS: 150}}}
 	if k := flat.Knee(); k != -1 {
 		t.Errorf("flat curve knee %d", k)
