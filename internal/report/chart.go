@@ -184,7 +184,7 @@ func newScale(a axis, values []float64, extra []float64) scale {
 		}
 		s.lo, s.hi = lo, hi
 	case a.Log:
-		s.lo, s.hi = lo/1.12, hi*1.12
+		s.lo, s.hi = lo/1.3, hi*1.3
 		s.ticks = logTicks(s.lo, s.hi)
 		if len(s.ticks) < 2 {
 			s.lo, s.hi = snap125(lo, false), snap125(hi, true)
