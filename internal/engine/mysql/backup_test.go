@@ -308,7 +308,7 @@ func BenchmarkBackupRestore(b *testing.B) {
 	needBackupTool(b, e)
 	ctx := context.Background()
 	p := engine.Placement{}
-	o := engine.Options{Settings: smallRedo}
+	o := engine.Options{}
 	if *benchTarget != "" {
 		tg, err := target.Open(*benchTarget)
 		if err != nil {
@@ -316,7 +316,7 @@ func BenchmarkBackupRestore(b *testing.B) {
 		}
 		p.Data, o.Database = tg, *benchDatabase
 	} else {
-		p.Data = reachableTarget(b, "data")
+		p.Data, o.Settings = reachableTarget(b, "data"), smallRedo
 	}
 	started, err := e.Start(ctx, p, o)
 	if err != nil {
