@@ -1,15 +1,22 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"dbio/internal/fio"
+	"dbio/internal/results"
+	"dbio/internal/target"
 )
 
 func init() { commandConstructors = append(commandConstructors, newQuickCmd) }
 
 // quickDefaults keep dbio quick under three minutes on a 2-core machine: a
-// one-warehouse TPC-C database on SQLite and three short user steps.
+// short four-corners pass, a one-warehouse TPC-C database on SQLite and three
+// short user steps.
 var quickDefaults = runFlags{
 	engine: "sqlite",
 	target: "dbio-data",
@@ -20,17 +27,35 @@ var quickDefaults = runFlags{
 
 func newQuickCmd(app *App) *cobra.Command {
 	var f tpccFlags
+	var diskRuntime time.Duration
 	cmd := &cobra.Command{
 		Use:   "quick",
-		Short: "The embedded default: TPC-C on SQLite in a local directory, in under three minutes",
-		Long: `Build a one-warehouse TPC-C database on SQLite in the target directory
-(default ./dbio-data), run a short user sequence, print a summary table and
-write a results directory. Every flag of 'dbio tpcc' applies.`,
+		Short: "The embedded default: the device and TPC-C on SQLite side by side, in under three minutes",
+		Long: `Characterize the target's device with a short four-corners fio pass, then
+build a one-warehouse TPC-C database on SQLite in the target directory
+(default ./dbio-data), run a short user sequence, print a summary table, and
+write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runTPCC(cmd.Context(), app, f, "quick", nil)
+			if diskRuntime < 0 {
+				return usagef("--disk-runtime %s: must not be negative (0 skips the fio pass)", diskRuntime)
+			}
+			var before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+			if diskRuntime > 0 {
+				before = func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error) {
+					if _, err := fio.Check(app.Exec); err != nil {
+						fmt.Fprintf(app.Stdout, "skipping the device pass: %v\n", err)
+						_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "device pass skipped: "+err.Error()) })
+						return 0, nil
+					}
+					pts, err := fio.Run(ctx, fio.QuickCorners(t.Path, diskRuntime), dir, 0, app.Exec, app.Stdout)
+					return len(pts), err
+				}
+			}
+			return runTPCC(cmd.Context(), app, f, "quick", before)
 		},
 	}
 	registerTPCCFlags(cmd, &f, quickDefaults)
+	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
 	return cmd
 }

@@ -137,6 +137,11 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 		if l, err := results.Load(out.Dir); err == nil {
 			report.Text(app.Stdout, l)
 		}
+		if path, err := report.WriteRunReport(out.Dir, report.Options{Now: app.Now, Version: version()}); err == nil {
+			fmt.Fprintf(app.Stdout, "report:  %s\n", path)
+		} else {
+			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
+		}
 	}
 	if runErr != nil {
 		if out.Status == results.StatusInterrupted {

@@ -20,7 +20,14 @@ func Text(w io.Writer, l *results.Loaded) error {
 	for _, e := range r.Engines {
 		fmt.Fprintf(w, "engine:  %s %s\n", e.Engine, e.Version)
 	}
+	shown := map[string]bool{}
 	for _, t := range r.Environment.Targets {
+		// fio and the engine both record the target they used; show it once.
+		if key := string(t.Role) + "\x00" + t.Path; shown[key] {
+			continue
+		} else {
+			shown[key] = true
+		}
 		dev := t.Storage.Device
 		if len(t.Storage.Physical) > 0 {
 			names := make([]string, len(t.Storage.Physical))
