@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ type report struct {
 	tps, qps                  float64
 	avgMS, p95MS              float64
 	ignoredErrors, reconnects int64
+	// clientCPUUS is the client's own CPU time (user + system) per
+	// transaction, in µs: what the load generator costs the machine.
+	clientCPUUS float64
 }
 
 var (
@@ -166,14 +170,18 @@ func TestAgreesWithSysbench(t *testing.T) {
 		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
 	}
 	runSysbench := func() report {
+		var before, after syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
 		res, err := execx.Real{}.Run(context.Background(), execx.Cmd{Name: bin, Args: append(args, "run")})
 		if err != nil {
 			t.Fatalf("sysbench: %v\n%s", err, res.Stdout)
 		}
+		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &after)
 		rep, err := parseSysbench(strings.NewReader(string(res.Stdout)))
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, res.Stdout)
 		}
+		rep.clientCPUUS = cpuPerTx(before, after, rep.transactions)
 		if *update && cfg.Workload == ReadWrite {
 			// The password is this test server's, and gone with it; keep it out anyway.
 			out := strings.ReplaceAll(string(res.Stdout), dsn.Passwd, "PASSWORD")
@@ -196,9 +204,9 @@ func TestAgreesWithSysbench(t *testing.T) {
 		reps = append(reps, runSysbench(), runDBIO())
 	}
 	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, MariaDB %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Version)
-	t.Logf("%-9s %8s %9s %8s %8s %7s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors")
+	t.Logf("%-9s %8s %9s %8s %8s %7s %14s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx")
 	for _, r := range reps {
-		t.Logf("%-9s %8.1f %9.1f %8.2f %8.2f %7d", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors)
+		t.Logf("%-9s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS)
 	}
 	for _, tool := range []string{"sysbench", "dbio"} {
 		var a, b report
@@ -247,10 +255,13 @@ func pct(x, base float64) float64 {
 func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d time.Duration) report {
 	t.Helper()
 	col := metrics.NewCollector(w.TxTypes())
+	// A context that can be cancelled, as the runner's is: drivers watch it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	for u := range users {
-		s, err := w.NewSession(context.Background(), inst, u, col.NewRecorder())
+		s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +270,7 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 			defer wg.Done()
 			defer s.Close()
 			for !stop.Load() {
-				if err := s.Next(context.Background()); err != nil {
+				if err := s.Next(ctx); err != nil {
 					t.Error(err)
 					return
 				}
@@ -267,8 +278,11 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 		}()
 	}
 	start := time.Now()
+	var before, after syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
 	time.Sleep(d)
 	col.Tick()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	elapsed := time.Since(start)
 	c := col.StepTotals()[0]
 	stop.Store(true)
@@ -280,5 +294,17 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 		tool: "dbio", transactions: c.Committed, queries: c.Committed * per,
 		tps: float64(c.Committed) / elapsed.Seconds(), qps: float64(c.Committed*per) / elapsed.Seconds(),
 		avgMS: lat.MeanUS / 1000, p95MS: float64(lat.P95US) / 1000, ignoredErrors: c.Retries + c.Failed, reconnects: c.Reconnects,
+		clientCPUUS: cpuPerTx(before, after, c.Committed),
 	}
+}
+
+// cpuPerTx is the user and system CPU time between two samples per transaction, in µs.
+func cpuPerTx(before, after syscall.Rusage, txs int64) float64 {
+	if txs == 0 {
+		return 0
+	}
+	us := func(r syscall.Rusage) int64 {
+		return r.Utime.Sec*1e6 + r.Utime.Usec + r.Stime.Sec*1e6 + r.Stime.Usec
+	}
+	return float64(us(after)-us(before)) / float64(txs)
 }

@@ -123,6 +123,12 @@ func (s *session) Next(ctx context.Context) error {
 // transaction runs the shape once, in sysbench's order: point selects,
 // ranges, index and non-index updates, delete-inserts. Each group of
 // statements goes to one table drawn uniformly, ids with the distribution.
+//
+// Statements run on a context that cannot be cancelled: given a cancellable
+// one, database/sql and the drivers start or wake a watcher goroutine for
+// every query, which costs the load generator more CPU than the query's own
+// round trip and, on a busy machine, takes it from the database. A
+// cancellation is noticed between statements instead.
 func (s *session) transaction(ctx context.Context) (err error) {
 	sh := s.w.shape
 	writes := sh.writesData()
@@ -135,7 +141,7 @@ func (s *session) transaction(ctx context.Context) (err error) {
 		if writes {
 			begin = s.d.beginWrite
 		}
-		if _, err := s.conn.ExecContext(ctx, begin); err != nil {
+		if _, err := s.conn.ExecContext(context.WithoutCancel(ctx), begin); err != nil {
 			return err
 		}
 		defer func() {
@@ -191,7 +197,7 @@ func (s *session) transaction(ctx context.Context) (err error) {
 		}
 	}
 	if sh.trx {
-		_, err = s.conn.ExecContext(ctx, "COMMIT")
+		_, err = s.conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
 	}
 	return err
 }
@@ -216,6 +222,10 @@ func (s *session) stmt(ctx context.Context, query, table string) (*sql.Stmt, str
 
 // read runs a SELECT and reads every row, as a client does.
 func (s *session) read(ctx context.Context, query, table string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
 	st, text, err := s.stmt(ctx, query, table)
 	if err != nil {
 		return err
@@ -240,6 +250,10 @@ func (s *session) read(ctx context.Context, query, table string, args ...any) er
 }
 
 func (s *session) write(ctx context.Context, query, table string, args ...any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	ctx = context.WithoutCancel(ctx)
 	st, text, err := s.stmt(ctx, query, table)
 	if err != nil {
 		return err
