@@ -128,7 +128,7 @@ func TestParseGolden(t *testing.T) {
 			}
 			g := out.Groups[0]
 			pr := PointResult{PlannedPoint: PlannedPoint{Point: Point{RW: out.GlobalOptions["rw"]}}, Read: g.Read, Write: g.Write, Total: g.Total,
-				UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, ElapsedS: g.ElapsedS, SteadyState: g.SteadyState}
+				UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, ElapsedS: g.ElapsedS, Steady: g.SteadyState}
 			view.Figures = pr.Figures()
 			got, err := json.MarshalIndent(view, "", "  ")
 			if err != nil {

@@ -356,16 +356,16 @@ func (p precondition) Points(c Config) ([]Point, error) {
 func (precondition) Summarize(_ Config, points []PointResult) []string {
 	var lines []string
 	for _, r := range points {
-		if r.SteadyState == nil || r.Status != results.StatusCompleted {
+		if r.Steady == nil || r.Status != results.StatusCompleted {
 			continue
 		}
-		ss := r.SteadyState
+		ss := r.Steady
 		if ss.Attained {
-			lines = append(lines, fmt.Sprintf("%s: steady state (%s over %ds) reached after %ds at %.0f IOPS",
-				r.Name, ss.Criterion, ss.WindowS, r.ElapsedS, ss.WindowIOPSMean))
+			lines = append(lines, fmt.Sprintf("%s: steady state (%s over %ds) reached after %ds, warm-up included, at %s IOPS",
+				r.Name, r.SteadyState, ss.WindowS, r.ElapsedS, groupThousands(ss.WindowIOPSMean)))
 		} else {
-			lines = append(lines, fmt.Sprintf("%s: never settled (%s over %ds) within %ds; last window %.0f IOPS, criterion value %s",
-				r.Name, ss.Criterion, ss.WindowS, r.ElapsedS, ss.WindowIOPSMean, ss.Value))
+			lines = append(lines, fmt.Sprintf("%s: never settled (%s over %ds) within %ds; last window %s IOPS, fio measured %s",
+				r.Name, r.SteadyState, ss.WindowS, r.ElapsedS, groupThousands(ss.WindowIOPSMean), ss.Value))
 		}
 	}
 	return lines

@@ -54,10 +54,11 @@ type PointResult struct {
 	Write *Direction `json:"write,omitempty"`
 	Total *Direction `json:"total,omitempty"`
 	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
-	UsrCPU      float64      `json:"fio_usr_cpu_pct"`
-	SysCPU      float64      `json:"fio_sys_cpu_pct"`
-	ElapsedS    int          `json:"elapsed_s"`
-	SteadyState *SteadyState `json:"steady_state,omitempty"`
+	UsrCPU   float64 `json:"fio_usr_cpu_pct"`
+	SysCPU   float64 `json:"fio_sys_cpu_pct"`
+	ElapsedS int     `json:"elapsed_s"`
+	// Steady is fio's steady-state verdict, for points that asked for one.
+	Steady *SteadyState `json:"steady,omitempty"`
 	// Seconds is how many per-second rows went to series.csv; SecondsDropped
 	// how many fio logged for some jobs only (see MergeSeconds).
 	Seconds        int      `json:"seconds"`
@@ -100,7 +101,7 @@ func (r PointResult) Figures() []results.Figure {
 	if r.RateIOPS > 0 {
 		figs = append(figs, results.Figure{Name: "rate_target_iops", Value: float64(r.RateIOPS), Unit: "IOPS"})
 	}
-	if ss := r.SteadyState; ss != nil {
+	if ss := r.Steady; ss != nil {
 		attained := 0.0
 		if ss.Attained {
 			attained = 1
@@ -478,7 +479,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	}
 	res.Read, res.Write, res.Total = g.Read, g.Write, g.Total
 	res.UsrCPU, res.SysCPU, res.ElapsedS = g.UsrCPU, g.SysCPU, g.ElapsedS
-	res.SteadyState = g.SteadyState
+	res.Steady = g.SteadyState
 	if err := r.series(stepDir, &res); err != nil {
 		return fail(results.StatusFailed, err)
 	}
@@ -579,7 +580,7 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 	if res.SecondsDropped > 0 {
 		step.Notes = append(step.Notes, fmt.Sprintf("%d second(s) left out of series.csv: fio logged them for some jobs only", res.SecondsDropped))
 	}
-	if res.SteadyState != nil {
+	if res.Steady != nil {
 		step.Notes = append(step.Notes, "fio's figures cover the whole point; steady_window_iops is the mean over the last steady-state window")
 	}
 	if !res.Direct && res.Status == results.StatusCompleted {
@@ -667,7 +668,7 @@ func headline(r PointResult) string {
 	p99, _ := t.Completion.At(99)
 	s := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s  (fio CPU per job: usr %.0f%% sys %.0f%%)",
 		groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99), r.UsrCPU, r.SysCPU)
-	if ss := r.SteadyState; ss != nil {
+	if ss := r.Steady; ss != nil {
 		if ss.Attained {
 			s += fmt.Sprintf("; steady after %ds", r.ElapsedS)
 		} else {

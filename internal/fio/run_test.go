@@ -112,7 +112,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
 	}
 	g := out.Groups[0]
 	again := PointResult{PlannedPoint: detail.PlannedPoint, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
-		ElapsedS: g.ElapsedS, SteadyState: g.SteadyState}
+		ElapsedS: g.ElapsedS, Steady: g.SteadyState}
 	if a, b := fmt.Sprint(again.Figures()), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
 	}
@@ -317,11 +317,11 @@ func TestPreconditionDiskAndTmpfs(t *testing.T) {
 			}
 			continue
 		}
-		if p.SteadyState == nil {
+		if p.Steady == nil {
 			t.Fatalf("%s: no steady-state verdict", p.Name)
 		}
-		if p.SteadyState.WindowS != 2 || !strings.HasPrefix(p.SteadyState.Criterion, "iops_slope:20") {
-			t.Errorf("%s: %+v", p.Name, p.SteadyState)
+		if p.Steady.WindowS != 2 || !strings.HasPrefix(p.Steady.Criterion, "iops_slope:20") {
+			t.Errorf("%s: %+v", p.Name, p.Steady)
 		}
 	}
 	if !strings.Contains(out, "steady state (") && !strings.Contains(out, "never settled") {
