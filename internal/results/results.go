@@ -58,6 +58,20 @@ type Run struct {
 	Figures  []Figure `json:"figures,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Fragmentation follows the extents of dbio's database files through the
+	// run: after the load, after each step, and at the end.
+	Fragmentation []Fragmentation `json:"fragmentation,omitempty"`
+}
+
+// Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.
+type Fragmentation struct {
+	// At is "start", a step's name, or "end".
+	At      string `json:"at"`
+	Files   int    `json:"files"`
+	Extents int    `json:"extents"`
+	Bytes   int64  `json:"bytes"`
+	// Largest are the biggest files with their extent counts.
+	Largest []target.FileExtents `json:"largest,omitempty"`
 }
 
 // Environment is the machine and software a run measured.

@@ -278,6 +278,8 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
 		return err
 	}
+	recordFragmentation(dir, pl, "start")
+	defer recordFragmentation(dir, pl, "end")
 
 	if p.Backups != nil {
 		steps, err := runBackups(ctx, p, *p.Backups, env, dir, pl, inst, first)
@@ -305,7 +307,8 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	}
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step,
-			FirstIndex: first, Tick: p.Tick, StopWhen: p.StopWhen},
+			FirstIndex: first, Tick: p.Tick, StopWhen: p.StopWhen,
+			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
 		dir: dir, progress: env.Progress, now: env.Now,
 	}
 	if sampler != nil {

@@ -43,6 +43,8 @@ type Steps struct {
 	Tick time.Duration
 	// StopWhen, when set, ends the sequence early after a completed step.
 	StopWhen func(results.Step) (stop bool, why string)
+	// AfterStep, when set, is called with each step written (fragment counts).
+	AfterStep func(results.Step)
 }
 
 // Background is implemented by workloads whose load includes sessions that
@@ -93,6 +95,9 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 				err = werr
 			}
 			done = append(done, step.summary)
+			if st.s.AfterStep != nil {
+				st.s.AfterStep(step.summary)
+			}
 		}
 		if err != nil {
 			return done, "", err
