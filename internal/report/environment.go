@@ -150,6 +150,7 @@ func configurationSection(r *runView, prefix string) *section {
 		}
 		sec.add(t)
 	}
+	sec.add(fragmentationTables(run, prefix)...)
 	var unfinished []string
 	for _, s := range r.Steps {
 		if s.Status != "completed" {
