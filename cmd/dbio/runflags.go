@@ -41,6 +41,7 @@ type runFlags struct {
 	settings   []string
 	skipChecks bool
 	limit      string
+	prealloc   bool
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
@@ -59,6 +60,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
 	fs.StringVar(&f.transport, "transport", "socket", "how dbio reaches a managed server: socket (Unix socket) or tcp (loopback)")
 	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
 	fs.BoolVar(&f.skipChecks, "skip-checks", false, "skip the consistency checks after the run (recorded in the results)")
+	fs.BoolVar(&f.prealloc, "preallocate", false, "reserve the data and log files' space up front where the engine allows it (SQLite: fallocate beyond EOF), to A/B its effect on fragmentation")
 	fs.StringVar(&f.limit, "limit", "", "emulate a storage class on the targets' disks with a block-I/O cgroup: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
 }
 
@@ -115,6 +117,9 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 			}
 			r.options.Settings[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
+	}
+	if f.prealloc {
+		r.options.Preallocate = engine.PreallocateAuto
 	}
 	if f.limit != "" {
 		l, err := iolimit.Parse(f.limit)

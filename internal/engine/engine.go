@@ -52,6 +52,11 @@ type Options struct {
 	// Fresh asks for an empty database: a managed instance re-creates its own
 	// files; in external mode the owned database is dropped and re-created.
 	Fresh bool
+	// Preallocate, when positive, asks the engine to reserve about this many
+	// bytes for its data and log files up front (where it can), so they grow
+	// into contiguous space instead of fragmenting; each engine records what
+	// it did. PreallocateAuto lets the runner size it from the workload.
+	Preallocate int64
 	// Wrap, when set, wraps the managed server's command line; storage-class
 	// emulation uses it to start the server inside a block-I/O cgroup, so
 	// that not one of its I/Os escapes the limits. The wrapper keeps the PID
@@ -61,6 +66,9 @@ type Options struct {
 	// starts, so that a wrapper can give that user what it needs.
 	RunAs func(uid, gid uint32) error
 }
+
+// PreallocateAuto asks the runner to preallocate what the workload says it needs.
+const PreallocateAuto = -1
 
 // Capabilities are what an engine can do, so workloads adapt without type switches.
 type Capabilities struct {

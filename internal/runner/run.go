@@ -215,6 +215,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if opts.LogDir == "" {
 		opts.LogDir = dir.Path
 	}
+	if opts.Preallocate == engine.PreallocateAuto {
+		opts.Preallocate = int64(p.SpaceNeeded)
+	}
 	release, note, err := limitedPlacement(iolimit.SystemHost(), dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
 	if err != nil {
 		return err
