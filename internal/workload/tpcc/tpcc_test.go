@@ -2,8 +2,10 @@ package tpcc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -175,8 +177,15 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// Server engines keep their shared instances here, run by an unprivileged user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		panic(err)
+	}
 	templateRoot = dir
 	code := m.Run()
+	for _, inst := range startedServers {
+		inst.Stop(context.Background())
+	}
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
@@ -240,99 +249,144 @@ func loadedSQLite(t *testing.T, warehouses int) (*Workload, engine.Instance) {
 	return w, inst
 }
 
-func count(t *testing.T, inst engine.Instance, q string, args ...any) int {
-	t.Helper()
+// sqlOn runs queries written with ? placeholders on one engine's instance.
+type sqlOn struct {
+	t    *testing.T
+	e    testEngine
+	inst engine.Instance
+}
+
+func (q sqlOn) text(query string) string { return rebind(query, q.e.ph) }
+
+// int runs a query that returns one integer.
+func (q sqlOn) int(query string, args ...any) int {
+	q.t.Helper()
 	var n int
-	if err := inst.DB().QueryRow(q, args...).Scan(&n); err != nil {
-		t.Fatalf("%s: %v", q, err)
+	if err := q.inst.DB().QueryRow(q.text(query), args...).Scan(&n); err != nil {
+		q.t.Fatalf("%s: %v", query, err)
 	}
 	return n
 }
 
-func TestLoaderRowCounts(t *testing.T) {
-	for _, W := range []int{1, 2} {
-		t.Run(strings.Repeat("W", W), func(t *testing.T) {
-			inst := openSQLite(t)
-			w := New(Config{Warehouses: W, Seed: 1})
-			st, err := w.Prepare(context.Background(), inst, io.Discard)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := map[string]int{
-				"item":      Items,
-				"warehouse": W,
-				"stock":     W * StockPerWarehouse,
-				"district":  W * DistrictsPerWarehouse,
-				"customer":  W * DistrictsPerWarehouse * CustomersPerDistrict,
-				"history":   W * DistrictsPerWarehouse * CustomersPerDistrict,
-				"orders":    W * DistrictsPerWarehouse * OrdersPerDistrict,
-				"new_order": W * DistrictsPerWarehouse * NewOrdersPerDistrict,
-			}
-			for table, n := range want {
-				if got := count(t, inst, "SELECT COUNT(*) FROM "+table); got != n {
-					t.Errorf("%s: %d rows, want %d", table, got, n)
-				}
-			}
-			// 5 to 15 lines per order, and as many as the orders say.
-			lines := count(t, inst, "SELECT COUNT(*) FROM order_line")
-			if lines < 5*want["orders"] || lines > 15*want["orders"] {
-				t.Errorf("order_line: %d rows for %d orders", lines, want["orders"])
-			}
-			if sum := count(t, inst, "SELECT SUM(o_ol_cnt) FROM orders"); sum != lines {
-				t.Errorf("sum(o_ol_cnt) = %d, order lines %d", sum, lines)
-			}
-			// About 10 % of item and stock data carry "ORIGINAL" (4.3.3.1).
-			orig := count(t, inst, "SELECT COUNT(*) FROM item WHERE i_data LIKE '%ORIGINAL%'")
-			if orig < 9000 || orig > 11000 {
-				t.Errorf("items with ORIGINAL: %d of 100000", orig)
-			}
-			bc := count(t, inst, "SELECT COUNT(*) FROM customer WHERE c_credit = 'BC'")
-			if total := want["customer"]; bc < total/12 || bc > total/8 {
-				t.Errorf("bad-credit customers: %d of %d", bc, total)
-			}
-			// The first 1,000 customers of a district take the 1,000 names in order.
-			if n := count(t, inst, "SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id <= 1000"); n != 1000 {
-				t.Errorf("distinct last names among first 1000 customers: %d", n)
-			}
-			if n := count(t, inst, "SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); n != want["new_order"] {
-				t.Errorf("undelivered orders: %d, want %d", n, want["new_order"])
-			}
-			var total int64
-			for _, table := range Tables {
-				total += int64(count(t, inst, "SELECT COUNT(*) FROM "+table))
-			}
-			if st.Rows != total || st.Scale != W {
-				t.Errorf("load stats %+v, want %d rows at scale %d", st, total, W)
-			}
-			checks, err := w.Check(context.Background(), inst)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range checks {
-				if !c.Passed {
-					t.Errorf("consistency %s failed after load: %s", c.Name, c.Detail)
-				}
-			}
-		})
+// cents runs a query that returns one money value, in cents.
+func (q sqlOn) cents(query string, args ...any) int64 {
+	q.t.Helper()
+	var v float64
+	if err := q.inst.DB().QueryRow(q.text(query), args...).Scan(&v); err != nil {
+		q.t.Fatalf("%s: %v", query, err)
+	}
+	return int64(math.Round(v * 100))
+}
+
+func (q sqlOn) exec(query string, args ...any) {
+	q.t.Helper()
+	if _, err := q.inst.DB().Exec(q.text(query), args...); err != nil {
+		q.t.Fatalf("%s: %v", query, err)
 	}
 }
 
-func TestReuseKeepsData(t *testing.T) {
-	w, inst := loadedSQLite(t, 1)
-	if _, err := inst.DB().Exec("UPDATE warehouse SET w_name = 'kept'"); err != nil {
-		t.Fatal(err)
-	}
-	w2 := New(Config{Warehouses: 1, Seed: 1, Reuse: true})
-	st, err := w2.Prepare(context.Background(), inst, io.Discard)
+// mustBeConsistent runs the consistency checks and fails the test on any violation.
+func mustBeConsistent(t *testing.T, w *Workload, inst engine.Instance, when string) {
+	t.Helper()
+	checks, err := w.Check(context.Background(), inst)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.Reused || w2.run != w.run {
-		t.Fatalf("reuse: stats %+v, constants %+v vs %+v", st, w2.run, w.run)
+	for _, c := range checks {
+		if !c.Passed {
+			t.Errorf("consistency %s failed %s: %s", c.Name, when, c.Detail)
+		}
 	}
-	if n := count(t, inst, "SELECT COUNT(*) FROM warehouse WHERE w_name = 'kept'"); n != 1 {
-		t.Fatal("reuse reloaded the data")
-	}
+}
+
+func TestLoaderRowCounts(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		sizes := []int{1}
+		if e.name == "sqlite" {
+			sizes = []int{1, 2}
+		}
+		for _, W := range sizes {
+			t.Run(strings.Repeat("W", W), func(t *testing.T) {
+				inst := e.empty(t)
+				q := sqlOn{t, e, inst}
+				w := New(Config{Warehouses: W, Seed: 1})
+				st, err := w.Prepare(context.Background(), inst, io.Discard)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := map[string]int{
+					"item":      Items,
+					"warehouse": W,
+					"stock":     W * StockPerWarehouse,
+					"district":  W * DistrictsPerWarehouse,
+					"customer":  W * DistrictsPerWarehouse * CustomersPerDistrict,
+					"history":   W * DistrictsPerWarehouse * CustomersPerDistrict,
+					"orders":    W * DistrictsPerWarehouse * OrdersPerDistrict,
+					"new_order": W * DistrictsPerWarehouse * NewOrdersPerDistrict,
+				}
+				for table, n := range want {
+					if got := q.int("SELECT COUNT(*) FROM " + table); got != n {
+						t.Errorf("%s: %d rows, want %d", table, got, n)
+					}
+				}
+				// 5 to 15 lines per order, and as many as the orders say.
+				lines := q.int("SELECT COUNT(*) FROM order_line")
+				if lines < 5*want["orders"] || lines > 15*want["orders"] {
+					t.Errorf("order_line: %d rows for %d orders", lines, want["orders"])
+				}
+				if sum := q.int("SELECT SUM(o_ol_cnt) FROM orders"); sum != lines {
+					t.Errorf("sum(o_ol_cnt) = %d, order lines %d", sum, lines)
+				}
+				// About 10 % of item and stock data carry "ORIGINAL" (4.3.3.1).
+				orig := q.int("SELECT COUNT(*) FROM item WHERE i_data LIKE '%ORIGINAL%'")
+				if orig < 9000 || orig > 11000 {
+					t.Errorf("items with ORIGINAL: %d of 100000", orig)
+				}
+				bc := q.int("SELECT COUNT(*) FROM customer WHERE c_credit = 'BC'")
+				if total := want["customer"]; bc < total/12 || bc > total/8 {
+					t.Errorf("bad-credit customers: %d of %d", bc, total)
+				}
+				// The first 1,000 customers of a district take the 1,000 names in order.
+				if n := q.int("SELECT COUNT(DISTINCT c_last) FROM customer WHERE c_w_id = 1 AND c_d_id = 1 AND c_id <= 1000"); n != 1000 {
+					t.Errorf("distinct last names among first 1000 customers: %d", n)
+				}
+				if n := q.int("SELECT COUNT(*) FROM orders WHERE o_carrier_id IS NULL"); n != want["new_order"] {
+					t.Errorf("undelivered orders: %d, want %d", n, want["new_order"])
+				}
+				// Undelivered order lines carry an amount, delivered ones none (4.3.3.1).
+				if n := q.int("SELECT COUNT(*) FROM order_line WHERE (ol_delivery_d IS NULL) <> (ol_amount > 0)"); n != 0 {
+					t.Errorf("%d order lines whose amount and delivery date disagree", n)
+				}
+				var total int64
+				for _, table := range Tables {
+					total += int64(q.int("SELECT COUNT(*) FROM " + table))
+				}
+				if st.Rows != total || st.Scale != W {
+					t.Errorf("load stats %+v, want %d rows at scale %d", st, total, W)
+				}
+				mustBeConsistent(t, w, inst, "after load")
+			})
+		}
+	})
+}
+
+func TestReuseKeepsData(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		w, inst := e.loaded(t, 2)
+		q := sqlOn{t, e, inst}
+		q.exec("UPDATE warehouse SET w_name = 'kept' WHERE w_id = 1")
+		w2 := New(Config{Warehouses: 2, Seed: 1, Reuse: true})
+		st, err := w2.Prepare(context.Background(), inst, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Reused || w2.run != w.run {
+			t.Fatalf("reuse: stats %+v, constants %+v vs %+v", st, w2.run, w.run)
+		}
+		if n := q.int("SELECT COUNT(*) FROM warehouse WHERE w_name = 'kept' AND w_id = 1"); n != 1 {
+			t.Fatal("reuse reloaded the data")
+		}
+	})
 }
 
 // newTestSession opens a session on user 0 (warehouse 1) with its own collector.
@@ -347,241 +401,324 @@ func newTestSession(t *testing.T, w *Workload, inst engine.Instance) (*session, 
 	return s.(*session), col
 }
 
+// TestTransactionEffects runs each transaction once with chosen inputs and
+// checks what it changed. Expectations are relative to the state before, so
+// that server engines can share one database among tests.
 func TestTransactionEffects(t *testing.T) {
-	w, inst := loadedSQLite(t, 2)
-	s, _ := newTestSession(t, w, inst)
-	ctx := context.Background()
-	db := inst.DB()
-	exec := s.exec
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		w, inst := e.loaded(t, 2)
+		s, _ := newTestSession(t, w, inst)
+		ctx := context.Background()
+		exec := s.exec
 
-	t.Run("new_order", func(t *testing.T) {
-		next := count(t, inst, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3")
-		stockBefore := count(t, inst, "SELECT s_quantity FROM stock WHERE s_w_id = 2 AND s_i_id = 77")
-		remoteBefore := count(t, inst, "SELECT s_remote_cnt FROM stock WHERE s_w_id = 2 AND s_i_id = 77")
-		in := &newOrderIn{wID: 1, dID: 3, cID: 42, entryD: time.Now(), lines: []orderLine{
-			{itemID: 10, supplyWID: 1, quantity: 4},
-			{itemID: 77, supplyWID: 2, quantity: 3, remote: true},
-		}}
-		if err := exec.newOrder(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if in.oID != next {
-			t.Errorf("order id %d, want D_NEXT_O_ID %d", in.oID, next)
-		}
-		if got := count(t, inst, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3"); got != next+1 {
-			t.Errorf("d_next_o_id = %d, want %d", got, next+1)
-		}
-		if got := count(t, inst, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = ?", next); got != 2 {
-			t.Errorf("order lines = %d, want 2", got)
-		}
-		if got := count(t, inst, "SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = ?", next); got != 0 {
-			t.Errorf("o_all_local = %d, want 0 with a remote line", got)
-		}
-		if got := count(t, inst, "SELECT COUNT(*) FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = ?", next); got != 1 {
-			t.Error("no NEW-ORDER row")
-		}
-		want := stockBefore - 3
-		if stockBefore < 3+10 {
-			want = stockBefore - 3 + 91
-		}
-		if got := count(t, inst, "SELECT s_quantity FROM stock WHERE s_w_id = 2 AND s_i_id = 77"); got != want {
-			t.Errorf("s_quantity = %d, want %d", got, want)
-		}
-		if got := count(t, inst, "SELECT s_remote_cnt FROM stock WHERE s_w_id = 2 AND s_i_id = 77"); got != remoteBefore+1 {
-			t.Errorf("s_remote_cnt = %d, want %d", got, remoteBefore+1)
-		}
-		if in.total <= 0 {
-			t.Errorf("total %v", in.total)
-		}
-	})
-
-	t.Run("new_order rollback", func(t *testing.T) {
-		next := count(t, inst, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4")
-		in := &newOrderIn{wID: 1, dID: 4, cID: 1, entryD: time.Now(), allLocal: true, lines: []orderLine{
-			{itemID: Items + 1, supplyWID: 1, quantity: 1}, {itemID: 5, supplyWID: 1, quantity: 1},
-		}}
-		if err := exec.newOrder(ctx, in); err != errRollback {
-			t.Fatalf("err = %v, want errRollback", err)
-		}
-		if got := count(t, inst, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4"); got != next {
-			t.Errorf("rollback left d_next_o_id %d, want %d", got, next)
-		}
-	})
-
-	t.Run("payment by name, remote, bad credit", func(t *testing.T) {
-		// Make the chosen customer bad-credit to see C_DATA change.
-		var last string
-		db.QueryRow("SELECT c_last FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = 7").Scan(&last)
-		n := count(t, inst, "SELECT COUNT(*) FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_last = ?", last)
-		var ids []int
-		rows, _ := db.Query("SELECT c_id FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_last = ? ORDER BY c_first", last)
-		for rows.Next() {
-			var id int
-			rows.Scan(&id)
-			ids = append(ids, id)
-		}
-		rows.Close()
-		chosen := ids[(n+1)/2-1]
-		db.Exec("UPDATE customer SET c_credit = 'BC' WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen)
-		wBefore := count(t, inst, "SELECT CAST(w_ytd * 100 AS INTEGER) FROM warehouse WHERE w_id = 1")
-		hBefore := count(t, inst, "SELECT COUNT(*) FROM history")
-		in := &paymentIn{wID: 1, dID: 2, cWID: 2, cDID: 5, customer: customerSel{byName: true, last: last}, amount: 123.45, date: time.Now()}
-		if err := exec.payment(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if in.resolvedCID != chosen {
-			t.Errorf("paid customer %d, want the one at ceil(n/2) = %d", in.resolvedCID, chosen)
-		}
-		if got := count(t, inst, "SELECT CAST(ROUND(w_ytd * 100) AS INTEGER) FROM warehouse WHERE w_id = 1"); got != wBefore+12345 {
-			t.Errorf("w_ytd cents = %d, want %d", got, wBefore+12345)
-		}
-		if got := count(t, inst, "SELECT c_payment_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen); got != 2 {
-			t.Errorf("c_payment_cnt = %d, want 2", got)
-		}
-		var data string
-		db.QueryRow("SELECT c_data FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen).Scan(&data)
-		if !strings.HasPrefix(data, "") || !strings.Contains(data[:40], "123.45") || len(data) > 500 {
-			t.Errorf("c_data not updated for a bad-credit customer: %.60q (len %d)", data, len(data))
-		}
-		if got := count(t, inst, "SELECT COUNT(*) FROM history"); got != hBefore+1 {
-			t.Errorf("history rows %d, want %d", got, hBefore+1)
-		}
-	})
-
-	t.Run("order_status", func(t *testing.T) {
-		in := &orderStatusIn{wID: 1, dID: 3, customer: customerSel{cID: 42}}
-		if err := exec.orderStatus(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		// Customer 42 placed the New-Order above, the newest in its district.
-		if want := count(t, inst, "SELECT MAX(o_id) FROM orders WHERE o_w_id = 1 AND o_d_id = 3 AND o_c_id = 42"); in.oID != want || in.lines == 0 {
-			t.Errorf("order status: order %d with %d lines, want order %d", in.oID, in.lines, want)
-		}
-	})
-
-	t.Run("delivery", func(t *testing.T) {
-		before := count(t, inst, "SELECT COUNT(*) FROM new_order WHERE no_w_id = 2")
-		oldest := count(t, inst, "SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = 2 AND no_d_id = 1")
-		cID := count(t, inst, "SELECT o_c_id FROM orders WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = ?", oldest)
-		cnt := count(t, inst, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID)
-		in := &deliveryIn{wID: 2, carrierID: 7, date: time.Now()}
-		if err := exec.delivery(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if in.delivered != 10 {
-			t.Errorf("delivered %d districts, want 10", in.delivered)
-		}
-		if got := count(t, inst, "SELECT COUNT(*) FROM new_order WHERE no_w_id = 2"); got != before-10 {
-			t.Errorf("new orders %d, want %d", got, before-10)
-		}
-		if got := count(t, inst, "SELECT o_carrier_id FROM orders WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = ?", oldest); got != 7 {
-			t.Errorf("carrier %d, want 7", got)
-		}
-		if got := count(t, inst, "SELECT COUNT(*) FROM order_line WHERE ol_w_id = 2 AND ol_d_id = 1 AND ol_o_id = ? AND ol_delivery_d IS NULL", oldest); got != 0 {
-			t.Errorf("%d order lines left undelivered", got)
-		}
-		if got := count(t, inst, "SELECT c_delivery_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID); got != cnt+1 {
-			t.Errorf("c_delivery_cnt %d, want %d", got, cnt+1)
-		}
-	})
-
-	t.Run("stock_level", func(t *testing.T) {
-		in := &stockLevelIn{wID: 1, dID: 3, threshold: 101}
-		if err := exec.stockLevel(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		// Every stock row has fewer than 101 units, so every distinct item of the last 20 orders counts.
-		next := count(t, inst, "SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3")
-		want := count(t, inst, "SELECT COUNT(DISTINCT ol_i_id) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id >= ? AND ol_o_id < ?", next-20, next)
-		if in.lowStock != want {
-			t.Errorf("low stock = %d, want %d", in.lowStock, want)
-		}
-	})
-
-	checks, err := w.Check(ctx, inst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.Passed {
-			t.Errorf("consistency %s failed after the transactions: %s", c.Name, c.Detail)
-		}
-	}
-}
-
-func TestConsistencyChecksCatchDamage(t *testing.T) {
-	damage := []struct {
-		condition int
-		sql       string
-	}{
-		{1, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1"},
-		{2, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2"},
-		{3, "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = 2500"},
-		{4, "DELETE FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 4 AND ol_o_id = 10 AND ol_number = 1"},
-	}
-	for _, d := range damage {
-		t.Run(d.sql, func(t *testing.T) {
-			w, inst := loadedSQLite(t, 1)
-			if _, err := inst.DB().Exec(d.sql); err != nil {
+		t.Run("new_order", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			next := q.int("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3")
+			stockBefore := q.int("SELECT s_quantity FROM stock WHERE s_w_id = 2 AND s_i_id = 77")
+			remoteBefore := q.int("SELECT s_remote_cnt FROM stock WHERE s_w_id = 2 AND s_i_id = 77")
+			orderCntBefore := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 10")
+			in := &newOrderIn{wID: 1, dID: 3, cID: 42, entryD: time.Now(), lines: []orderLine{
+				{itemID: 77, supplyWID: 2, quantity: 3, remote: true},
+				{itemID: 10, supplyWID: 1, quantity: 4},
+			}}
+			if err := exec.newOrder(ctx, in); err != nil {
 				t.Fatal(err)
 			}
-			checks, err := w.Check(context.Background(), inst)
+			if in.oID != next {
+				t.Errorf("order id %d, want D_NEXT_O_ID %d", in.oID, next)
+			}
+			if got := q.int("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3"); got != next+1 {
+				t.Errorf("d_next_o_id = %d, want %d", got, next+1)
+			}
+			if got := q.int("SELECT COUNT(*) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = ?", next); got != 2 {
+				t.Errorf("order lines = %d, want 2", got)
+			}
+			if got := q.int("SELECT o_all_local FROM orders WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = ?", next); got != 0 {
+				t.Errorf("o_all_local = %d, want 0 with a remote line", got)
+			}
+			if got := q.int("SELECT o_ol_cnt FROM orders WHERE o_w_id = 1 AND o_d_id = 3 AND o_id = ?", next); got != 2 {
+				t.Errorf("o_ol_cnt = %d, want 2", got)
+			}
+			if got := q.int("SELECT COUNT(*) FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = ?", next); got != 1 {
+				t.Error("no NEW-ORDER row")
+			}
+			want := stockBefore - 3
+			if stockBefore < 3+10 {
+				want = stockBefore - 3 + 91
+			}
+			if got := q.int("SELECT s_quantity FROM stock WHERE s_w_id = 2 AND s_i_id = 77"); got != want {
+				t.Errorf("s_quantity = %d, want %d", got, want)
+			}
+			if got := q.int("SELECT s_remote_cnt FROM stock WHERE s_w_id = 2 AND s_i_id = 77"); got != remoteBefore+1 {
+				t.Errorf("s_remote_cnt = %d, want %d", got, remoteBefore+1)
+			}
+			if got := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 10"); got != orderCntBefore+1 {
+				t.Errorf("s_order_cnt = %d, want %d", got, orderCntBefore+1)
+			}
+			// The lines were sorted by supply warehouse and item, and each
+			// line's amount is its quantity times the item's price.
+			if in.lines[0].itemID != 10 || in.lines[1].itemID != 77 {
+				t.Fatalf("lines not in locking order: %+v", in.lines)
+			}
+			var sum int64
+			for i, l := range in.lines {
+				price := q.cents("SELECT i_price FROM item WHERE i_id = ?", l.itemID)
+				if got := int64(math.Round(l.amount * 100)); got != int64(l.quantity)*price {
+					t.Errorf("line %d amount %v, want %d x %d cents", i+1, l.amount, l.quantity, price)
+				}
+				stored := q.cents("SELECT ol_amount FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = ? AND ol_number = ?", next, i+1)
+				if stored != int64(l.quantity)*price {
+					t.Errorf("stored line %d amount %d cents, want %d", i+1, stored, int64(l.quantity)*price)
+				}
+				sum += stored
+			}
+			// total = sum of amounts x (1 - C_DISCOUNT) x (1 + W_TAX + D_TAX) (2.4.2.2).
+			var disc, wTax, dTax float64
+			for _, v := range []struct {
+				query string
+				dst   *float64
+			}{
+				{"SELECT c_discount FROM customer WHERE c_w_id = 1 AND c_d_id = 3 AND c_id = 42", &disc},
+				{"SELECT w_tax FROM warehouse WHERE w_id = 1", &wTax},
+				{"SELECT d_tax FROM district WHERE d_w_id = 1 AND d_id = 3", &dTax},
+			} {
+				if err := inst.DB().QueryRow(v.query).Scan(v.dst); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if want := float64(sum) / 100 * (1 - disc) * (1 + wTax + dTax); math.Abs(in.total-want) > 0.006 {
+				t.Errorf("total %v, want %.2f", in.total, want)
+			}
+		})
+
+		t.Run("new_order rollback", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			next := q.int("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4")
+			stockBefore := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 5")
+			in := &newOrderIn{wID: 1, dID: 4, cID: 1, entryD: time.Now(), allLocal: true, lines: []orderLine{
+				{itemID: Items + 1, supplyWID: 1, quantity: 1}, {itemID: 5, supplyWID: 1, quantity: 1},
+			}}
+			if err := exec.newOrder(ctx, in); !errors.Is(err, errRollback) {
+				t.Fatalf("err = %v, want errRollback", err)
+			}
+			if got := q.int("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 4"); got != next {
+				t.Errorf("rollback left d_next_o_id %d, want %d", got, next)
+			}
+			if got := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 5"); got != stockBefore {
+				t.Errorf("rollback left the valid line's stock changed: s_order_cnt %d, want %d", got, stockBefore)
+			}
+			if got := q.int("SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = ?", next); got != 0 {
+				t.Error("rollback left an ORDER row")
+			}
+		})
+
+		t.Run("payment by name, remote, bad credit", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			// Make the chosen customer bad-credit to see C_DATA change.
+			var last string
+			if err := inst.DB().QueryRow("SELECT c_last FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = 7").Scan(&last); err != nil {
+				t.Fatal(err)
+			}
+			n := q.int("SELECT COUNT(*) FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_last = ?", last)
+			var ids []int
+			rows, err := inst.DB().Query(q.text("SELECT c_id FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_last = ? ORDER BY c_first"), last)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, c := range checks {
-				if wantFail := i+1 == d.condition; c.Passed == wantFail {
-					t.Errorf("condition %s: passed=%v after %q (detail %q)", c.Name, c.Passed, d.sql, c.Detail)
-				}
+			for rows.Next() {
+				var id int
+				rows.Scan(&id)
+				ids = append(ids, id)
+			}
+			rows.Close()
+			chosen := ids[(n+1)/2-1]
+			q.exec("UPDATE customer SET c_credit = 'BC' WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen)
+			wBefore := q.cents("SELECT w_ytd FROM warehouse WHERE w_id = 1")
+			dBefore := q.cents("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2")
+			cBefore := q.cents("SELECT c_balance FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen)
+			cntBefore := q.int("SELECT c_payment_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen)
+			hBefore := q.int("SELECT COUNT(*) FROM history")
+			in := &paymentIn{wID: 1, dID: 2, cWID: 2, cDID: 5, customer: customerSel{byName: true, last: last}, amount: 123.45, date: time.Now()}
+			if err := exec.payment(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if in.resolvedCID != chosen || !in.badCreditHit {
+				t.Errorf("paid customer %d (bad credit %v), want the one at ceil(n/2) = %d, bad credit", in.resolvedCID, in.badCreditHit, chosen)
+			}
+			if got := q.cents("SELECT w_ytd FROM warehouse WHERE w_id = 1"); got != wBefore+12345 {
+				t.Errorf("w_ytd cents = %d, want %d", got, wBefore+12345)
+			}
+			if got := q.cents("SELECT d_ytd FROM district WHERE d_w_id = 1 AND d_id = 2"); got != dBefore+12345 {
+				t.Errorf("d_ytd cents = %d, want %d", got, dBefore+12345)
+			}
+			if got := q.cents("SELECT c_balance FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen); got != cBefore-12345 {
+				t.Errorf("c_balance cents = %d, want %d", got, cBefore-12345)
+			}
+			if got := q.int("SELECT c_payment_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?", chosen); got != cntBefore+1 {
+				t.Errorf("c_payment_cnt = %d, want %d", got, cntBefore+1)
+			}
+			var data string
+			if err := inst.DB().QueryRow(q.text("SELECT c_data FROM customer WHERE c_w_id = 2 AND c_d_id = 5 AND c_id = ?"), chosen).Scan(&data); err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("%d 5 2 2 1 123.45 | ", chosen); !strings.HasPrefix(data, want) || len(data) > 500 {
+				t.Errorf("c_data of a bad-credit customer = %.60q (len %d), want it to start with %q", data, len(data), want)
+			}
+			if got := q.int("SELECT COUNT(*) FROM history"); got != hBefore+1 {
+				t.Errorf("history rows %d, want %d", got, hBefore+1)
+			}
+			var hData string
+			if err := inst.DB().QueryRow(q.text("SELECT h_data FROM history WHERE h_c_w_id = 2 AND h_c_d_id = 5 AND h_c_id = ? AND h_amount = 123.45"), chosen).Scan(&hData); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(hData, "    ") {
+				t.Errorf("h_data %q: want W_NAME and D_NAME separated by four spaces", hData)
 			}
 		})
-	}
+
+		t.Run("order_status", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			in := &orderStatusIn{wID: 1, dID: 3, customer: customerSel{cID: 42}}
+			if err := exec.orderStatus(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			// Customer 42 placed the New-Order above, the newest in its district.
+			want := q.int("SELECT MAX(o_id) FROM orders WHERE o_w_id = 1 AND o_d_id = 3 AND o_c_id = 42")
+			lines := q.int("SELECT COUNT(*) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id = ?", want)
+			if in.oID != want || in.lines != lines {
+				t.Errorf("order status: order %d with %d lines, want order %d with %d", in.oID, in.lines, want, lines)
+			}
+		})
+
+		t.Run("delivery", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			before := q.int("SELECT COUNT(*) FROM new_order WHERE no_w_id = 2")
+			oldest := q.int("SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = 2 AND no_d_id = 1")
+			cID := q.int("SELECT o_c_id FROM orders WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = ?", oldest)
+			cnt := q.int("SELECT c_delivery_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID)
+			balance := q.cents("SELECT c_balance FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID)
+			amount := q.cents("SELECT SUM(ol_amount) FROM order_line WHERE ol_w_id = 2 AND ol_d_id = 1 AND ol_o_id = ?", oldest)
+			in := &deliveryIn{wID: 2, carrierID: 7, date: time.Now()}
+			if err := exec.delivery(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			if in.delivered != 10 || in.skipped != 0 {
+				t.Errorf("delivered %d districts, skipped %d; want 10 and 0", in.delivered, in.skipped)
+			}
+			if got := q.int("SELECT COUNT(*) FROM new_order WHERE no_w_id = 2"); got != before-10 {
+				t.Errorf("new orders %d, want %d", got, before-10)
+			}
+			if got := q.int("SELECT o_carrier_id FROM orders WHERE o_w_id = 2 AND o_d_id = 1 AND o_id = ?", oldest); got != 7 {
+				t.Errorf("carrier %d, want 7", got)
+			}
+			if got := q.int("SELECT COUNT(*) FROM order_line WHERE ol_w_id = 2 AND ol_d_id = 1 AND ol_o_id = ? AND ol_delivery_d IS NULL", oldest); got != 0 {
+				t.Errorf("%d order lines left undelivered", got)
+			}
+			if got := q.int("SELECT c_delivery_cnt FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID); got != cnt+1 {
+				t.Errorf("c_delivery_cnt %d, want %d", got, cnt+1)
+			}
+			if got := q.cents("SELECT c_balance FROM customer WHERE c_w_id = 2 AND c_d_id = 1 AND c_id = ?", cID); got != balance+amount {
+				t.Errorf("c_balance cents %d, want %d + the order's %d", got, balance, amount)
+			}
+		})
+
+		t.Run("stock_level", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			in := &stockLevelIn{wID: 1, dID: 3, threshold: 101}
+			if err := exec.stockLevel(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			// Every stock row has fewer than 101 units, so every distinct item of the last 20 orders counts.
+			next := q.int("SELECT d_next_o_id FROM district WHERE d_w_id = 1 AND d_id = 3")
+			want := q.int("SELECT COUNT(DISTINCT ol_i_id) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 3 AND ol_o_id >= ? AND ol_o_id < ?", next-20, next)
+			if in.lowStock != want {
+				t.Errorf("low stock = %d, want %d", in.lowStock, want)
+			}
+		})
+
+		mustBeConsistent(t, w, inst, "after the transactions")
+	})
+}
+
+// damage breaks one consistency condition and repairs it again, so that
+// server engines can run every case on one shared database.
+var damage = []struct {
+	condition      int
+	damage, repair string
+}{
+	{1, "UPDATE warehouse SET w_ytd = w_ytd + 1 WHERE w_id = 1", "UPDATE warehouse SET w_ytd = w_ytd - 1 WHERE w_id = 1"},
+	{2, "UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = 1 AND d_id = 2",
+		"UPDATE district SET d_next_o_id = d_next_o_id - 1 WHERE d_w_id = 1 AND d_id = 2"},
+	{3, "DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 3 AND no_o_id = 2600",
+		"INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (2600, 3, 1)"},
+	{4, "UPDATE orders SET o_ol_cnt = o_ol_cnt + 1 WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 10",
+		"UPDATE orders SET o_ol_cnt = o_ol_cnt - 1 WHERE o_w_id = 1 AND o_d_id = 4 AND o_id = 10"},
+}
+
+func TestConsistencyChecksCatchDamage(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		w, inst := e.loaded(t, 2)
+		for _, d := range damage {
+			t.Run(d.damage, func(t *testing.T) {
+				q := sqlOn{t, e, inst}
+				q.exec(d.damage)
+				defer q.exec(d.repair)
+				checks, err := w.Check(context.Background(), inst)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, c := range checks {
+					if wantFail := i+1 == d.condition; c.Passed == wantFail {
+						t.Errorf("condition %s: passed=%v after %q (detail %q)", c.Name, c.Passed, d.damage, c.Detail)
+					}
+				}
+			})
+		}
+		mustBeConsistent(t, w, inst, "after the repairs")
+	})
 }
 
 func TestSessionsRunTheMixConsistently(t *testing.T) {
-	w, inst := loadedSQLite(t, 2)
-	col := metrics.NewCollector(w.TxTypes())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var wg sync.WaitGroup
-	const users, perUser = 4, 250
-	for u := range users {
-		s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer s.Close()
-			for range perUser {
-				if err := s.Next(ctx); err != nil {
-					t.Error(err)
-					return
-				}
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		w, inst := e.loaded(t, 2)
+		col := metrics.NewCollector(w.TxTypes())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var wg sync.WaitGroup
+		const users, perUser = 4, 250
+		for u := range users {
+			s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
+			if err != nil {
+				t.Fatal(err)
 			}
-		}()
-	}
-	wg.Wait()
-	col.Tick()
-	totals := col.StepTotals()
-	var done int64
-	for i, c := range totals {
-		if c.Failed != 0 {
-			t.Errorf("%s: %d failed", txNames[i], c.Failed)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer s.Close()
+				for range perUser {
+					if err := s.Next(ctx); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
 		}
-		done += c.Completed()
-	}
-	if done != users*perUser {
-		t.Errorf("%d transactions recorded, want %d", done, users*perUser)
-	}
-	checks, err := w.Check(ctx, inst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.Passed {
-			t.Errorf("consistency %s: %s", c.Name, c.Detail)
+		wg.Wait()
+		col.Tick()
+		totals := col.StepTotals()
+		var done int64
+		for i, c := range totals {
+			if c.Failed != 0 {
+				t.Errorf("%s: %d failed", txNames[i], c.Failed)
+			}
+			done += c.Completed()
 		}
-	}
+		if done != users*perUser {
+			t.Errorf("%d transactions recorded, want %d", done, users*perUser)
+		}
+		if rb := totals[TxNewOrder].RolledBack; rb == 0 || rb > totals[TxNewOrder].Completed()/20 {
+			t.Errorf("%d of %d New-Orders rolled back, want about 1 %%", rb, totals[TxNewOrder].Completed())
+		}
+		mustBeConsistent(t, w, inst, "after the run")
+	})
 }

@@ -1,0 +1,115 @@
+package tpcc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/results"
+	"dbio/internal/runner"
+)
+
+// startRecorder passes Start through to an engine and keeps the instance, so
+// that a test can reach the server's processes. The instance is returned as
+// it is, with all its optional interfaces.
+type startRecorder struct {
+	engine.Engine
+	mu   sync.Mutex
+	inst engine.Instance
+}
+
+func (r *startRecorder) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
+	inst, err := r.Engine.Start(ctx, p, o)
+	r.mu.Lock()
+	r.inst = inst
+	r.mu.Unlock()
+	return inst, err
+}
+
+func (r *startRecorder) pids() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p, ok := r.inst.(engine.Processes); ok {
+		return p.PIDs()
+	}
+	return nil
+}
+
+// TestServerKilledMidRun kills the database server during the second step of
+// a run: the run must stop at once, keep the first step, write the second as
+// failed, and say that the server exited.
+func TestServerKilledMidRun(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, e testEngine) {
+		if e.managed == nil {
+			t.Skip("an embedded engine has no server to kill")
+		}
+		eng, opts := e.managed()
+		rec := &startRecorder{Engine: eng}
+		base := t.TempDir()
+		plan := runner.Plan{
+			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1},
+			Engine: rec, EngineOptions: opts, DataPath: reachableDir(t),
+			Workload: New(Config{Warehouses: 1, Seed: 1}),
+			Users:    []int{2, 2, 2}, Step: 2 * time.Second, Tick: 100 * time.Millisecond,
+			ResultsBase: base,
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		killed := make(chan []int, 1)
+		go func() {
+			defer close(killed)
+			// Once the first step is written, let the second one run a moment and kill the server.
+			for ctx.Err() == nil {
+				if m, _ := filepath.Glob(filepath.Join(base, "*", "steps", "00-*", "summary.json")); len(m) > 0 {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(500 * time.Millisecond)
+			pids := rec.pids()
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			killed <- pids
+		}()
+		began := time.Now()
+		out, err := runner.Run(ctx, plan, runner.Env{Out: io.Discard})
+		pids := <-killed
+		if len(pids) == 0 {
+			t.Fatalf("no server process to kill (run ended with %v)", err)
+		}
+		if !errors.Is(err, runner.ErrEngineExited) || !strings.Contains(err.Error(), "exited") {
+			t.Errorf("run error = %v, want one naming the server's exit", err)
+		}
+		if out.Status != results.StatusFailed {
+			t.Errorf("status %s, want failed", out.Status)
+		}
+		if took := time.Since(began); took > time.Minute {
+			t.Errorf("the run took %s to stop after the kill", took)
+		}
+		l, lerr := results.Load(out.Dir)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		if l.Run.Status != results.StatusFailed || !strings.Contains(l.Run.Error, "exited") {
+			t.Errorf("run.json: status %s, error %q; want failed, naming the server's exit", l.Run.Status, l.Run.Error)
+		}
+		if len(l.Steps) != 2 {
+			t.Fatalf("%d steps kept, want the finished one and the one cut short", len(l.Steps))
+		}
+		first, second := l.Steps[0], l.Steps[1]
+		if first.Status != results.StatusCompleted || first.Total == nil || first.Total.Committed == 0 {
+			t.Errorf("first step: status %s, totals %+v; want completed with transactions", first.Status, first.Total)
+		}
+		if second.Status != results.StatusFailed || !strings.Contains(second.Error, "exited") {
+			t.Errorf("second step: status %s, error %q; want failed, naming the server's exit", second.Status, second.Error)
+		}
+	})
+}
