@@ -94,7 +94,7 @@ func TestQuickEndToEnd(t *testing.T) {
 	}
 	dir, res := t.TempDir(), t.TempDir()
 	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--rampup", "1s", "--step", "2s"})
+	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--rampup", "1s", "--step", "2s", "--disk-runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
@@ -110,6 +110,18 @@ func TestQuickEndToEnd(t *testing.T) {
 	l, err := results.Load(runs[0])
 	if err != nil {
 		t.Fatal(err)
+	}
+	fioSteps := 0
+	for _, s := range l.Steps {
+		if s.Kind == "fio" {
+			fioSteps++
+		}
+	}
+	if fioSteps != 6 {
+		t.Errorf("%d four-corners points, want 6", fioSteps)
+	}
+	if _, err := os.Stat(filepath.Join(runs[0], "report.html")); err != nil {
+		t.Error("quick wrote no report.html")
 	}
 	if l.Run.Status != results.StatusCompleted || len(l.Steps) < 2 {
 		t.Fatalf("status %s, %d steps", l.Run.Status, len(l.Steps))
@@ -146,7 +158,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 		}
 	}()
 	var out bytes.Buffer
-	code := run(ctx, testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2,3", "--rampup", "0s", "--step", "2s"})
+	code := run(ctx, testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2,3", "--rampup", "0s", "--step", "2s", "--disk-runtime", "0"})
 	if code != exitInterrupted {
 		t.Fatalf("exit code %d, want %d:\n%s", code, exitInterrupted, out.String())
 	}
@@ -166,5 +178,52 @@ func TestInterruptKeepsResults(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "INTERRUPTED") {
 		t.Errorf("summary does not say the run was interrupted:\n%s", out.String())
+	}
+}
+
+func TestSplitWords(t *testing.T) {
+	tests := map[string][]string{
+		"--buffer-pool 64MB":             {"--buffer-pool", "64MB"},
+		`--setting "work_mem=64MB"  --x`: {"--setting", "work_mem=64MB", "--x"},
+		`--name 'two words'`:             {"--name", "two words"},
+		"":                               nil,
+	}
+	for in, want := range tests {
+		got, err := splitWords(in)
+		if err != nil || strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("splitWords(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := splitWords(`--a "open`); err == nil {
+		t.Error("unclosed quote accepted")
+	}
+}
+
+// TestABOfTwoBufferPools runs the A/B study of two SQLite cache sizes and
+// checks the improvement table and the comparison report.
+func TestABOfTwoBufferPools(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"ab", "--a", "--buffer-pool 1MB", "--b", "--buffer-pool 256MB",
+		"--results", res, "--", "tpcc", "--target", t.TempDir(), "--users", "1,2", "--rampup", "0s", "--step", "2s"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"== A/B: A --buffer-pool 1MB vs B --buffer-pool 256MB ==", "average", "improvement"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	md, _ := filepath.Glob(filepath.Join(res, "*-ab", "ab.md"))
+	html, _ := filepath.Glob(filepath.Join(res, "*-ab", "compare.html"))
+	if len(md) != 1 || len(html) != 1 {
+		t.Fatalf("ab.md %v, compare.html %v", md, html)
+	}
+	b, _ := os.ReadFile(md[0])
+	if !strings.Contains(string(b), "| **average** |") {
+		t.Errorf("ab.md has no averages:\n%s", b)
 	}
 }

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/execx"
+	"dbio/internal/report"
+	"dbio/internal/results"
+	"dbio/internal/scenario"
+)
+
+func init() { commandConstructors = append(commandConstructors, newABCmd) }
+
+type abFlags struct {
+	a, b               string
+	aSetup, bSetup     string
+	aTeardown, bTearDn string
+	labelA, labelB     string
+	runs               int
+	results            string
+	name               string
+}
+
+func newABCmd(app *App) *cobra.Command {
+	var f abFlags
+	cmd := &cobra.Command{
+		Use:   "ab [flags] -- COMMAND [ARGS...]",
+		Short: "A/B study: the same run twice (or N times each, interleaved) with one thing changed",
+		Long: `Run a dbio command on side A and side B, N times each, interleaved A B A B to
+cancel drift, with one thing changed: flags added to one side (--a, --b), or a
+command run before and after each side (--a-setup, --b-setup, e.g. enabling a
+caching layer). The report is the table of METHODOLOGY §2: per step, A, B, the
+differential and the improvement in % for throughput and response time, their
+averages over the steps, the largest load each side kept, and with N > 1 the
+spread of each side and whether the difference exceeds it. Cache accounting
+says where each side's reads were served: the engine's cache, the OS, the device.`,
+		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 2 -- \
+      as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 0 {
+				return usagef("put the command to compare after --, e.g. dbio ab --a \"--buffer-pool 64MB\" --b \"--buffer-pool 1GB\" -- tpcc --target DIR")
+			}
+			if f.runs < 1 {
+				return usagef("--runs %d: run each side at least once", f.runs)
+			}
+			if f.a == "" && f.b == "" && f.aSetup == "" && f.bSetup == "" {
+				return usagef("--a, --b, --a-setup or --b-setup: say what differs between the sides")
+			}
+			return runAB(cmd, app, f, args)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.a, "a", "", "flags added to the command on side A")
+	fs.StringVar(&f.b, "b", "", "flags added to the command on side B")
+	fs.StringVar(&f.aSetup, "a-setup", "", "shell command run before each A run")
+	fs.StringVar(&f.bSetup, "b-setup", "", "shell command run before each B run")
+	fs.StringVar(&f.aTeardown, "a-teardown", "", "shell command run after each A run")
+	fs.StringVar(&f.bTearDn, "b-teardown", "", "shell command run after each B run")
+	fs.StringVar(&f.labelA, "label-a", "", "name of side A in the report (default: its flags)")
+	fs.StringVar(&f.labelB, "label-b", "", "name of side B in the report (default: its flags)")
+	fs.IntVar(&f.runs, "runs", 1, "runs per side, interleaved A B A B")
+	fs.StringVar(&f.results, "results", "results", "directory that receives the A/B directory")
+	fs.StringVar(&f.name, "name", "ab", "name of the A/B directory")
+	return cmd
+}
+
+func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
+	ctx := cmd.Context()
+	sideArgs := map[string][]string{}
+	for side, s := range map[string]string{"a": f.a, "b": f.b} {
+		words, err := splitWords(s)
+		if err != nil {
+			return usagef("--%s: %v", side, err)
+		}
+		sideArgs[side] = words
+	}
+	for _, a := range append(append([]string{}, sideArgs["a"]...), sideArgs["b"]...) {
+		if a == "--results" || a == "--name" {
+			return usagef("--a/--b: %s is set by dbio ab for each run", a)
+		}
+	}
+	if err := os.MkdirAll(f.results, 0o755); err != nil {
+		return err
+	}
+	dir := filepath.Join(f.results, app.Now().Format("20060102-150405")+"-"+f.name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return fmt.Errorf("A/B directory: %w", err)
+	}
+	label := func(l, args string, fallback string) string {
+		switch {
+		case l != "":
+			return l
+		case args != "":
+			return args
+		}
+		return fallback
+	}
+	labelA, labelB := label(f.labelA, f.a, "A: "+f.aSetup), label(f.labelB, f.b, "B: "+f.bSetup)
+	setup := map[string][2]string{"a": {f.aSetup, f.aTeardown}, "b": {f.bSetup, f.bTearDn}}
+	dirs := map[string][]string{}
+	var failure error
+loop:
+	for i := 1; i <= f.runs; i++ {
+		for _, side := range []string{"a", "b"} {
+			if ctx.Err() != nil {
+				break loop
+			}
+			name := fmt.Sprintf("%s-%d", side, i)
+			fmt.Fprintf(app.Stdout, "\n=== A/B run %d of %d, side %s ===\n", i, f.runs, strings.ToUpper(side))
+			if err := shell(ctx, app, setup[side][0], dir, name+"-setup"); err != nil {
+				failure = fmt.Errorf("side %s setup: %w", strings.ToUpper(side), err)
+				break loop
+			}
+			sideDir := filepath.Join(dir, name)
+			args := append(append(append([]string{}, base...), sideArgs[side]...), "--results", sideDir, "--name", name)
+			code := run(ctx, app, args)
+			if terr := shell(ctx, app, setup[side][1], dir, name+"-teardown"); terr != nil && failure == nil {
+				failure = fmt.Errorf("side %s teardown: %w", strings.ToUpper(side), terr)
+			}
+			found, _ := filepath.Glob(filepath.Join(sideDir, "*-"+name))
+			dirs[side] = append(dirs[side], found...)
+			if code == exitInterrupted {
+				break loop
+			}
+			if code != exitOK {
+				failure = fmt.Errorf("side %s run %d failed (exit %d): see its output above", strings.ToUpper(side), i, code)
+				break loop
+			}
+		}
+	}
+	if len(dirs["a"]) > 0 && len(dirs["b"]) > 0 {
+		if err := writeAB(app, dir, dirs, labelA, labelB); err != nil && failure == nil {
+			failure = err
+		}
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: A/B results so far kept in %s", errInterrupted, dir)
+	}
+	return failure
+}
+
+// writeAB compares the sides and writes ab.json, ab.md and the report (the
+// full comparison of the first A and B runs, as compare.html) into the A/B directory.
+func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB string) error {
+	a, err := loadRuns(dirs["a"])
+	if err != nil {
+		return err
+	}
+	b, err := loadRuns(dirs["b"])
+	if err != nil {
+		return err
+	}
+	res, err := scenario.AB{A: a, B: b, LabelA: labelA, LabelB: labelB}.Compare()
+	if err != nil {
+		return err
+	}
+	if err := results.WriteJSON(filepath.Join(dir, "ab.json"), map[string]any{"result": res, "runs_a": dirs["a"], "runs_b": dirs["b"]}); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	res.Markdown(&md)
+	if err := os.WriteFile(filepath.Join(dir, "ab.md"), md.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "\n== A/B: A %s vs B %s ==\n", labelA, labelB)
+	res.Text(app.Stdout)
+	for side, c := range map[string]*scenario.CacheAccount{"A": res.CacheA, "B": res.CacheB} {
+		if c != nil && c.CacheServedPct > 0 {
+			fmt.Fprintf(app.Stdout, "%s: the engine's cache served %.0f %% of reads; %.0f reads/s reached the device\n", side, c.CacheServedPct, c.DeviceReadsPerS)
+		}
+	}
+	html := filepath.Join(dir, "compare.html")
+	if err := report.WriteComparison(report.OutputAt(html), []*results.Loaded{a[0], b[0]}, report.Options{Now: app.Now, Version: version(), Force: true}); err != nil {
+		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)
+	} else {
+		fmt.Fprintf(app.Stdout, "report: %s\n", html)
+	}
+	fmt.Fprintf(app.Stdout, "table:  %s\n", filepath.Join(dir, "ab.md"))
+	return nil
+}
+
+// shell runs a user's setup or teardown command and keeps its output beside the runs.
+func shell(ctx context.Context, app *App, command, dir, name string) error {
+	if strings.TrimSpace(command) == "" {
+		return nil
+	}
+	res, err := app.Exec.Run(ctx, execx.Cmd{Name: "/bin/sh", Args: []string{"-c", command}})
+	_ = os.WriteFile(filepath.Join(dir, name+".log"), append(res.Stdout, res.Stderr...), 0o644)
+	if err != nil {
+		return fmt.Errorf("%q: %w", command, err)
+	}
+	return nil
+}
+
+// splitWords splits flags the way a shell would for simple quoting: words
+// separated by spaces, with '...' and "..." keeping spaces inside.
+func splitWords(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	var quote rune
+	inWord := false
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, inWord = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quote != 0 {
+		return nil, fmt.Errorf("unclosed %c quote in %q", quote, s)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
