@@ -320,14 +320,18 @@ func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l
 	return server.MarkCreated(l.base)
 }
 
-// errorLines picks the server's own error lines out of the installer's
-// output, which otherwise buries them under generic advice.
+// errorLines picks the server's own messages (errors, warnings, InnoDB's
+// reports that lead to them) out of the installer's output, which otherwise
+// buries them under generic advice; the last dozen are enough to see why.
 func errorLines(out string) string {
 	var picked []string
 	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, "[ERROR]") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "[Warning]") || strings.Contains(line, "InnoDB:") {
 			picked = append(picked, strings.TrimSpace(line))
 		}
+	}
+	if len(picked) > 12 {
+		picked = picked[len(picked)-12:]
 	}
 	return strings.Join(picked, "\n")
 }
