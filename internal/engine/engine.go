@@ -151,10 +151,18 @@ type BackupResult struct {
 
 // StatsSource is implemented by instances that expose engine counters
 // (buffer hits and reads, checkpoints, WAL bytes...). Counters are cumulative;
-// samplers take deltas.
+// samplers take deltas. Beside its own names, an engine reports the two
+// counters cache accounting compares across engines: CacheHitReads (page
+// reads its cache served) and CacheMissReads (page reads it asked of the OS).
 type StatsSource interface {
 	Stats(ctx context.Context) (map[string]float64, error)
 }
+
+// Engine-neutral counter names for cache accounting.
+const (
+	CacheHitReads  = "cache_hit_reads"
+	CacheMissReads = "cache_miss_reads"
+)
 
 // Processes is implemented by server instances so telemetry can sample their CPU and RSS.
 type Processes interface {

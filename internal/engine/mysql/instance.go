@@ -142,6 +142,13 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		}
 		m[name] = v
 	}
+	// Read requests are logical page reads; reads are those the buffer pool
+	// could not serve and sent to the OS.
+	if req, ok := m["Innodb_buffer_pool_read_requests"]; ok {
+		miss := m["Innodb_buffer_pool_reads"]
+		m[engine.CacheHitReads] = max(req-miss, 0)
+		m[engine.CacheMissReads] = miss
+	}
 	return m, rows.Err()
 }
 

@@ -128,6 +128,9 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		"xact_rollback": rollback,
 		"checkpoints":   checkpoints,
 		"wal_bytes":     wal,
+		// A block found in shared_buffers is a hit; any other was read through the OS.
+		engine.CacheHitReads:  hit,
+		engine.CacheMissReads: read,
 	}, nil
 }
 
