@@ -104,7 +104,11 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		if m.at.port, err = e.freePort(); err != nil {
 			return nil, err
 		}
-		if m.settings, err = withUserSettings(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings); err != nil {
+		base := benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool)
+		if o.Preallocate > 0 {
+			base = append(base, preallocateSetting)
+		}
+		if m.settings, err = withUserSettings(base, o.Settings); err != nil {
 			return nil, err
 		}
 		if err := m.writeCnf(); err != nil {
