@@ -164,6 +164,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if tempSocket {
 		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
 	}
+	if o.Preallocate > 0 {
+		in.info.Notes = append(in.info.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
+	}
 	return in, nil
 }
 
