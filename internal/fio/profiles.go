@@ -18,6 +18,16 @@ func init() {
 	Register(precondition{})
 }
 
+var (
+	_ Profile    = fourCorners{}
+	_ Profile    = sqlio{}
+	_ Profile    = mix{}
+	_ Profile    = curve{}
+	_ Profile    = precondition{}
+	_ Summarizer = curve{}
+	_ Summarizer = precondition{}
+)
+
 const (
 	kib = 1 << 10
 	mib = 1 << 20

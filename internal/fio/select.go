@@ -39,6 +39,7 @@ type LatencyBound struct {
 	Stat LatencyStat   `json:"stat"`
 }
 
+// String reads as the table heading: "mean latency ≤ 20ms".
 func (b LatencyBound) String() string {
 	stat := b.Stat
 	if stat == "" {
