@@ -13,7 +13,7 @@ import (
 	"dbio/internal/runner"
 	"dbio/internal/suite"
 	"dbio/internal/units"
-	"dbio/internal/workload"
+	"dbio/internal/workload/as3ap"
 	"dbio/internal/workload/sysbench"
 	"dbio/internal/workload/tpcc"
 )
@@ -83,23 +83,55 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 
 // suiteWorkloads builds each kind of database workload from a suite run.
 var suiteWorkloads = map[string]runner.WorkloadFactory{
-	"tpcc": func(r suite.Run) (workload.Workload, uint64, error) {
+	"tpcc": func(r suite.Run) (runner.Built, error) {
 		cfg := tpcc.Config{Warehouses: r.Workload.Warehouses, KeyingThinking: r.Workload.KeyingThinking, Seed: 42}
 		if errs := cfg.Validate(); len(errs) > 0 {
-			return nil, 0, errors.Join(errs...)
+			return runner.Built{}, errors.Join(errs...)
 		}
-		return tpcc.New(cfg), tpccSpace(r), nil
+		return runner.Built{Workload: tpcc.New(cfg), SpaceNeeded: tpccSpace(r)}, nil
 	},
-	"sysbench": func(r suite.Run) (workload.Workload, uint64, error) {
+	"sysbench": func(r suite.Run) (runner.Built, error) {
 		cfg := sysbench.DefaultConfig()
 		cfg.Tables, cfg.TableSize = r.Workload.Tables, r.Workload.TableSize
 		if r.Workload.Shape != "" {
 			cfg.Workload = r.Workload.Shape
 		}
 		if errs := cfg.Validate(); len(errs) > 0 {
-			return nil, 0, errors.Join(errs...)
+			return runner.Built{}, errors.Join(errs...)
 		}
-		return sysbench.New(cfg), sysbench.EstimatedBytes(cfg), nil
+		return runner.Built{Workload: sysbench.New(cfg), SpaceNeeded: sysbench.EstimatedBytes(cfg)}, nil
+	},
+	"as3ap": func(r suite.Run) (runner.Built, error) {
+		cfg := as3ap.DefaultConfig()
+		cfg.Rows = r.Workload.Rows
+		if r.Workload.BatchJobs > 0 {
+			cfg.BatchJobs = r.Workload.BatchJobs
+		}
+		if errs := cfg.Validate(); len(errs) > 0 {
+			return runner.Built{}, errors.Join(errs...)
+		}
+		stat := r.Workload.CeilingStat
+		if stat == "" {
+			stat = "mean"
+		}
+		figure, err := as3ap.InteractiveFigure(stat)
+		if err != nil {
+			return runner.Built{}, err
+		}
+		ceiling := 100 * time.Millisecond
+		if d, err := time.ParseDuration(r.Workload.Ceiling); err == nil && d > 0 {
+			ceiling = d
+		}
+		start, add, most := max(r.Workload.Start, 1), max(r.Workload.Add, 5), r.Workload.MaxUsers
+		if most == 0 {
+			most = 200
+		}
+		var users []int
+		for u := start; u <= most; u += add {
+			users = append(users, u)
+		}
+		c := runner.Ceiling{Figure: figure, Max: float64(ceiling) / float64(time.Millisecond), Unit: "ms"}
+		return runner.Built{Workload: as3ap.New(cfg), SpaceNeeded: as3ap.EstimatedBytes(cfg), Users: users, StopWhen: c.Stop, Conclude: c.Conclude}, nil
 	},
 }
 
@@ -149,6 +181,14 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 	case "sysbench":
 		rows := r.Workload.Tables * r.Workload.TableSize
 		return time.Duration(rows/200000+1)*time.Second + steps, uint64(rows) * 250
+	case "as3ap":
+		// Stepping ends at the ceiling; count the steps up to max_users as the bound.
+		built, err := suiteWorkloads["as3ap"](r)
+		if err != nil {
+			return 0, 0
+		}
+		n := time.Duration(len(built.Users))
+		return time.Duration(r.Workload.Rows*4/100000+1)*time.Second + n*(r.RampUp+r.Step), built.SpaceNeeded
 	}
 	return steps, 0
 }

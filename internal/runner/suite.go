@@ -15,14 +15,25 @@ import (
 	"dbio/internal/fio"
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
+	"dbio/internal/scenario"
 	"dbio/internal/suite"
 	"dbio/internal/target"
 	"dbio/internal/units"
 	"dbio/internal/workload"
 )
 
-// WorkloadFactory builds a suite run's workload and says how much space it needs.
-type WorkloadFactory func(r suite.Run) (w workload.Workload, spaceNeeded uint64, err error)
+// WorkloadFactory builds a suite run's workload.
+type WorkloadFactory func(r suite.Run) (Built, error)
+
+// Built is a suite run's workload with what the plan needs of it.
+type Built struct {
+	Workload    workload.Workload
+	SpaceNeeded uint64
+	// Users, when set, replaces the run's user sequence (a stepping workload's own steps).
+	Users    []int
+	StopWhen func(results.Step) (bool, string)
+	Conclude func(steps []results.Step, stopped bool) []results.Figure
+}
 
 // Suite is a validated suite plan with what executing it needs.
 type Suite struct {
@@ -106,6 +117,12 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			}
 			out.Comparisons = append(out.Comparisons, file)
 			fmt.Fprintf(env.Out, "comparison: %s\n", file)
+			if md, err := abTable(g, base); err != nil {
+				fmt.Fprintf(env.Out, "warning: A/B table %s: %v\n", g.key, err)
+			} else if md != "" {
+				out.Comparisons = append(out.Comparisons, md)
+				fmt.Fprintf(env.Out, "A/B table: %s\n", md)
+			}
 		}
 	}
 	save()
@@ -121,6 +138,8 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 type group struct {
 	key  string
 	dirs []string
+	// variants label each dir's crossed values ("buffer_pool=64MB").
+	variants []string
 }
 
 // comparableGroups gathers the finished runs that share a workload
@@ -147,6 +166,7 @@ func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
 			order = append(order, full)
 		}
 		g.dirs = append(g.dirs, r.Dir)
+		g.variants = append(g.variants, variantLabel(p.Variant))
 	}
 	var out []group
 	names := map[string]int{}
@@ -162,6 +182,65 @@ func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
 		out = append(out, *g)
 	}
 	return out
+}
+
+func variantLabel(v map[string]string) string {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + v[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// abTable writes the A/B table of a group whose runs take exactly two
+// variants (with their repetitions): ab-<key>.md and .json in the suite directory.
+func abTable(g group, base string) (string, error) {
+	var labels []string
+	side := map[string][]string{}
+	for i, v := range g.variants {
+		if _, ok := side[v]; !ok {
+			labels = append(labels, v)
+		}
+		side[v] = append(side[v], g.dirs[i])
+	}
+	if len(labels) != 2 {
+		return "", nil
+	}
+	load := func(dirs []string) ([]*results.Loaded, error) {
+		var out []*results.Loaded
+		for _, d := range dirs {
+			l, err := results.Load(d)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, l)
+		}
+		return out, nil
+	}
+	a, err := load(side[labels[0]])
+	if err != nil {
+		return "", err
+	}
+	b, err := load(side[labels[1]])
+	if err != nil {
+		return "", err
+	}
+	res, err := scenario.AB{A: a, B: b, LabelA: labels[0], LabelB: labels[1]}.Compare()
+	if err != nil {
+		return "", err
+	}
+	stem := filepath.Join(base, "ab-"+safeName(g.key))
+	if err := results.WriteJSON(stem+".json", res); err != nil {
+		return "", err
+	}
+	var md strings.Builder
+	res.Markdown(&md)
+	return stem + ".md", results.WriteFileAtomic(stem+".md", []byte(md.String()))
 }
 
 func safeName(s string) string {
@@ -186,9 +265,12 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 	if err != nil {
 		return "", results.StatusFailed, err
 	}
-	w, space, err := factory(r)
+	built, err := factory(r)
 	if err != nil {
 		return "", results.StatusFailed, err
+	}
+	if built.Users != nil {
+		r.Users = built.Users
 	}
 	cfg, _ := json.Marshal(r)
 	p := Plan{
@@ -199,8 +281,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		Engine:  eng,
 		EngineOptions: engine.Options{BufferPool: r.BufferPool, Settings: r.Settings, DSN: r.DSN, Transport: r.Transport,
 			Database: "dbio_" + r.Kind, Fresh: true},
-		Workload:    w,
-		SpaceNeeded: space,
+		Workload:    built.Workload,
+		SpaceNeeded: built.SpaceNeeded,
+		StopWhen:    built.StopWhen,
+		Conclude:    built.Conclude,
 		Users:       r.Users,
 		RampUp:      r.RampUp,
 		Step:        r.Step,

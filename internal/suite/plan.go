@@ -32,9 +32,11 @@ type Run struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
 	// Variant names the crossed values this run takes, e.g. data=nvme buffer_pool=64MB.
-	Variant  map[string]string `json:"variant,omitempty"`
-	Kind     string            `json:"kind"` // tpcc, sysbench, as3ap, disk
-	Scenario string            `json:"scenario,omitempty"`
+	Variant map[string]string `json:"variant,omitempty"`
+	// Rep numbers the repetitions of a variant (1-based) when the run repeats.
+	Rep      int    `json:"rep,omitempty"`
+	Kind     string `json:"kind"` // tpcc, sysbench, as3ap, disk
+	Scenario string `json:"scenario,omitempty"`
 
 	Engine     string            `json:"engine,omitempty"`
 	BufferPool int64             `json:"buffer_pool_bytes,omitempty"`
@@ -158,8 +160,14 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 			v.addf(table, "tables", "sysbench needs tables >= 1 and table_size >= 1")
 		}
 	case "as3ap":
-		if w.Rows < 1 {
-			v.addf(table, "rows", "AS3AP needs rows >= 1")
+		if w.Rows < 1000 {
+			v.addf(table, "rows", "AS3AP needs rows >= 1000")
+		}
+		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 {
+			v.addf(table, "start", "start, add and max_users must not be negative")
+		}
+		if w.CeilingStat != "" && w.CeilingStat != "mean" && w.CeilingStat != "p95" && w.CeilingStat != "p99" {
+			v.addf(table, "ceiling_stat", "%q: use mean, p95 or p99", w.CeilingStat)
 		}
 		v.duration(table, "ceiling", w.Ceiling, 100*time.Millisecond, false)
 	case "disk":
@@ -245,6 +253,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 	if len(pools) == 0 {
 		pools = []string{""}
 	}
+	if r.Repeat < 0 {
+		v.addf(table, "repeat", "must be 1 or more")
+	}
 	var out []Run
 	for _, d := range datas {
 		dt := target("data", d)
@@ -281,7 +292,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 						variant["buffer_pool"] = bp
 					}
 				}
-				if len(run.Users) == 0 && w.Kind != "disk" {
+				if len(run.Users) == 0 && (w.Kind == "tpcc" || w.Kind == "sysbench") {
 					run.Users = []int{1, 2, 4, 8}
 				}
 				run.Variant = variant
@@ -290,7 +301,19 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 			}
 		}
 	}
-	return out
+	if r.Repeat <= 1 {
+		return out
+	}
+	// Interleave the repetitions, A B A B, so drift affects every variant alike.
+	var reps []Run
+	for rep := 1; rep <= r.Repeat; rep++ {
+		for _, run := range out {
+			run.Rep = rep
+			run.Name = fmt.Sprintf("%s-r%d", run.Name, rep)
+			reps = append(reps, run)
+		}
+	}
+	return reps
 }
 
 func runName(name, workload string, variant map[string]string) string {
@@ -324,6 +347,9 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 		total += d
 		space = max(space, b)
 		users := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.Users)), ","), "[]")
+		if r.Kind == "as3ap" {
+			users = fmt.Sprintf("%d+%d..%d", max(r.Workload.Start, 1), max(r.Workload.Add, 5), r.Workload.MaxUsers)
+		}
 		limits := r.Data.Limits.String()
 		if r.Data.Limits.Preset != "" {
 			limits = r.Data.Limits.Preset

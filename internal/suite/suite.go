@@ -64,6 +64,9 @@ type WorkloadDef struct {
 	Start     int    `toml:"start"`
 	Add       int    `toml:"add"`
 	Ceiling   string `toml:"ceiling"`
+	// CeilingStat is mean, p95 or p99 of the interactive response time.
+	CeilingStat string `toml:"ceiling_stat"`
+	MaxUsers    int    `toml:"max_users"`
 	// fio
 	Profile string `toml:"profile"`
 	Runtime string `toml:"runtime"`
@@ -84,6 +87,9 @@ type RunDef struct {
 	Log        string `toml:"log"`
 	Backup     string `toml:"backup"`
 	BufferPool any    `toml:"buffer_pool"`
+	// Repeat runs every variant this many times, interleaved (A B A B), so a
+	// comparison of two variants can show its spread: an A/B study.
+	Repeat int `toml:"repeat"`
 	// Scenario is "", "backup" or "noisy-neighbour".
 	Scenario string    `toml:"scenario"`
 	Backups  BackupDef `toml:"backups"`
