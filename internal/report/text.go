@@ -52,6 +52,16 @@ func Text(w io.Writer, l *results.Loaded) error {
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
 	}
+	if len(r.Figures) > 0 {
+		fmt.Fprintln(w)
+		for _, f := range r.Figures {
+			fmt.Fprintf(w, "%s: %s %s\n", strings.ReplaceAll(f.Name, "_", " "), number(f.Value), f.Unit)
+		}
+	}
+	if n := len(r.Fragmentation); n > 1 {
+		first, last := r.Fragmentation[0], r.Fragmentation[n-1]
+		fmt.Fprintf(w, "\nfragmentation: %d extents in %d files after the load, %d at the end (%+d)\n", first.Extents, first.Files, last.Extents, last.Extents-first.Extents)
+	}
 	if len(r.Checks) > 0 {
 		failed := 0
 		for _, c := range r.Checks {
