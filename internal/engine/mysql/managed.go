@@ -115,7 +115,14 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			return nil, err
 		}
 		if !initialized {
-			if err := e.install(ctx, bins, user, l, cnf); err != nil {
+			// The installer's bootstrap server has been seen to abort once on a
+			// busy machine and succeed when run again; install starts from
+			// clean directories, so one more attempt is safe.
+			err := e.install(ctx, bins, user, l, cnf)
+			if err != nil && ctx.Err() == nil {
+				err = e.install(ctx, bins, user, l, cnf)
+			}
+			if err != nil {
 				return nil, err
 			}
 			initialized = true
