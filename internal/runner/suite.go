@@ -234,6 +234,9 @@ func abTable(g group, base string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if len(res.Steps) == 0 {
+		return "", nil // no user steps to compare (backup cycles, say)
+	}
 	stem := filepath.Join(base, "ab-"+safeName(g.key))
 	if err := results.WriteJSON(stem+".json", res); err != nil {
 		return "", err
