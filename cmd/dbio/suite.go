@@ -10,6 +10,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/report"
+	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
 	"dbio/internal/units"
@@ -22,7 +23,7 @@ func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
 
 func newSuiteCmd(app *App) *cobra.Command {
 	var dryRun bool
-	var results string
+	var resultsBase string
 	cmd := &cobra.Command{
 		Use:   "suite FILE.toml",
 		Short: "Run a whole study from a suite file and compare its runs",
@@ -45,8 +46,8 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 				}
 				return err
 			}
-			if results != "" {
-				plan.Results = results
+			if resultsBase != "" {
+				plan.Results = resultsBase
 			}
 			if dryRun {
 				return plan.DryRun(app.Stdout, estimate)
@@ -57,8 +58,13 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 				Engines:   engine.Default,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
-				Report:    writeRunReport,
-				Command:   app.Args,
+				Report: func(dir string) (string, error) {
+					if l, err := results.Load(dir); err == nil {
+						report.Text(app.Stdout, l)
+					}
+					return report.WriteRunReport(dir, report.Options{Now: app.Now, Version: version()})
+				},
+				Command: app.Args,
 			}, runnerEnv(app))
 			if out.Dir != "" {
 				fmt.Fprintf(app.Stdout, "\nsuite results: %s\n", out.Dir)
@@ -77,7 +83,7 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
-	cmd.Flags().StringVar(&results, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
+	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
 	return cmd
 }
 
@@ -200,9 +206,4 @@ func compareRuns(dirs []string, out string) error {
 		return err
 	}
 	return report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
-}
-
-// writeRunReport renders one run's report into its own directory.
-func writeRunReport(dir string) (string, error) {
-	return report.WriteRunReport(dir, report.Options{Version: version()})
 }
