@@ -17,8 +17,22 @@ import (
 func Text(w io.Writer, l *results.Loaded) error {
 	r := l.Run
 	fmt.Fprintf(w, "\n== dbio %s: %s ==\n", r.Kind, strings.ToUpper(string(r.Status)))
+	// Tenants of a noisy-neighbour run are several instances of one engine.
+	var engines []string
+	count := map[string]int{}
 	for _, e := range r.Engines {
-		fmt.Fprintf(w, "engine:  %s %s\n", e.Engine, e.Version)
+		key := e.Engine + " " + e.Version
+		if count[key] == 0 {
+			engines = append(engines, key)
+		}
+		count[key]++
+	}
+	for _, key := range engines {
+		if n := count[key]; n > 1 {
+			fmt.Fprintf(w, "engine:  %s (%d instances)\n", key, n)
+		} else {
+			fmt.Fprintf(w, "engine:  %s\n", key)
+		}
 	}
 	shown := map[string]bool{}
 	for _, t := range r.Environment.Targets {
@@ -130,14 +144,17 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 	names := figureNames(ss, map[string]bool{"latency_p99": true})
 	fmt.Fprintf(tw, "step\tusers\t")
 	for _, n := range names {
-		fmt.Fprintf(tw, "%s\t", strings.ToUpper(n))
+		fmt.Fprintf(tw, "%s\t", heading(n))
 	}
 	fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
 		for _, n := range names {
-			v, _ := s.Figure(n)
-			fmt.Fprintf(tw, "%s\t", number(v))
+			if v, ok := s.Figure(n); ok {
+				fmt.Fprintf(tw, "%s\t", number(v))
+			} else {
+				fmt.Fprintf(tw, "-\t")
+			}
 		}
 		lat := s.Total.Latency
 		fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%d\t %s\t\n", ms(lat.P50US), ms(lat.P95US), ms(lat.P99US), s.Total.Errors, s.Status)
@@ -178,6 +195,18 @@ func figureNames(ss []results.Step, skip map[string]bool) []string {
 		}
 	}
 	return names
+}
+
+// heading names a figure in a table header: TPC-C's own metrics as the
+// specification writes them, the rest as words.
+func heading(name string) string {
+	switch name {
+	case "tpm", "nopm", "tps", "qps":
+		return strings.ToUpper(name)
+	case "tpm_per_user":
+		return "TPM/user"
+	}
+	return strings.ReplaceAll(name, "_", " ")
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }
