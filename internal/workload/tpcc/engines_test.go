@@ -27,9 +27,9 @@ type testEngine struct {
 	ph func(n int) string
 	// loaded gives a test an instance on a database of w warehouses. Tests
 	// may change it but must leave it consistent: server engines share it.
-	loaded func(t *testing.T, w int) (*Workload, engine.Instance)
+	loaded func(t testing.TB, w int) (*Workload, engine.Instance)
 	// empty gives a test an instance on an empty database of its own.
-	empty func(t *testing.T) engine.Instance
+	empty func(t testing.TB) engine.Instance
 	// managed is the engine and options for a server of the test's own
 	// (nil for SQLite, which has no server).
 	managed func() (engine.Engine, engine.Options)
@@ -53,7 +53,7 @@ func testEngines() []testEngine {
 	sqliteEngine := testEngine{
 		name:   "sqlite",
 		loaded: loadedSQLite,
-		empty:  func(t *testing.T) engine.Instance { return openSQLite(t) },
+		empty:  func(t testing.TB) engine.Instance { return openSQLite(t) },
 	}
 	pg := testEngine{name: "postgres", ph: func(n int) string { return "$" + strconv.Itoa(n) }}
 	if installed("initdb", postgresDirs()...) {
@@ -147,7 +147,7 @@ func (s *testServer) database(name string, fresh bool) (engine.Instance, error) 
 	return s.engine.Start(context.Background(), engine.Placement{}, engine.Options{DSN: srv.DSN(), Database: name, Fresh: fresh})
 }
 
-func (s *testServer) loaded(t *testing.T, warehouses int) (*Workload, engine.Instance) {
+func (s *testServer) loaded(t testing.TB, warehouses int) (*Workload, engine.Instance) {
 	t.Helper()
 	f, _ := s.datasets.LoadOrStore(warehouses, sync.OnceValues(func() (string, error) {
 		name := fmt.Sprintf("tpcc_w%d", warehouses)
@@ -176,7 +176,7 @@ func (s *testServer) loaded(t *testing.T, warehouses int) (*Workload, engine.Ins
 	return w, inst
 }
 
-func (s *testServer) empty(t *testing.T) engine.Instance {
+func (s *testServer) empty(t testing.TB) engine.Instance {
 	t.Helper()
 	s.mu.Lock()
 	s.seq++
@@ -192,7 +192,7 @@ func (s *testServer) empty(t *testing.T) engine.Instance {
 
 // reachableDir makes a temporary directory the servers' unprivileged user
 // can enter (t.TempDir is private to its creator).
-func reachableDir(t *testing.T) string {
+func reachableDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {

@@ -215,7 +215,7 @@ func template(warehouses int) (string, error) {
 }
 
 // loadedSQLite gives the test its own copy of a database loaded with the given warehouses.
-func loadedSQLite(t *testing.T, warehouses int) (*Workload, engine.Instance) {
+func loadedSQLite(t testing.TB, warehouses int) (*Workload, engine.Instance) {
 	t.Helper()
 	src, err := template(warehouses)
 	if err != nil {
@@ -390,7 +390,7 @@ func TestReuseKeepsData(t *testing.T) {
 }
 
 // newTestSession opens a session on user 0 (warehouse 1) with its own collector.
-func newTestSession(t *testing.T, w *Workload, inst engine.Instance) (*session, *metrics.Collector) {
+func newTestSession(t testing.TB, w *Workload, inst engine.Instance) (*session, *metrics.Collector) {
 	t.Helper()
 	col := metrics.NewCollector(w.TxTypes())
 	s, err := w.NewSession(context.Background(), inst, 0, col.NewRecorder())
@@ -488,6 +488,43 @@ func TestTransactionEffects(t *testing.T) {
 			}
 			if want := float64(sum) / 100 * (1 - disc) * (1 + wTax + dTax); math.Abs(in.total-want) > 0.006 {
 				t.Errorf("total %v, want %.2f", in.total, want)
+			}
+		})
+
+		t.Run("new_order with a stock row twice", func(t *testing.T) {
+			q := sqlOn{t, e, inst}
+			qty := q.int("SELECT s_quantity FROM stock WHERE s_w_id = 1 AND s_i_id = 33")
+			cnt := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 33")
+			ytd := q.int("SELECT s_ytd FROM stock WHERE s_w_id = 1 AND s_i_id = 33")
+			in := &newOrderIn{wID: 1, dID: 6, cID: 9, entryD: time.Now(), allLocal: true, lines: []orderLine{
+				{itemID: 33, supplyWID: 1, quantity: 5}, {itemID: 34, supplyWID: 1, quantity: 1}, {itemID: 33, supplyWID: 1, quantity: 7},
+			}}
+			if err := exec.newOrder(ctx, in); err != nil {
+				t.Fatal(err)
+			}
+			// Each line updates the stock in turn (2.4.2.2), whichever order the lines take.
+			want := qty
+			for _, l := range in.lines {
+				if l.itemID != 33 {
+					continue
+				}
+				if want >= l.quantity+10 {
+					want -= l.quantity
+				} else {
+					want = want - l.quantity + 91
+				}
+			}
+			if got := q.int("SELECT s_quantity FROM stock WHERE s_w_id = 1 AND s_i_id = 33"); got != want {
+				t.Errorf("s_quantity = %d, want %d", got, want)
+			}
+			if got := q.int("SELECT s_order_cnt FROM stock WHERE s_w_id = 1 AND s_i_id = 33"); got != cnt+2 {
+				t.Errorf("s_order_cnt = %d, want %d", got, cnt+2)
+			}
+			if got := q.int("SELECT s_ytd FROM stock WHERE s_w_id = 1 AND s_i_id = 33"); got != ytd+12 {
+				t.Errorf("s_ytd = %d, want %d", got, ytd+12)
+			}
+			if got := q.int("SELECT COUNT(*) FROM order_line WHERE ol_w_id = 1 AND ol_d_id = 6 AND ol_o_id = ?", in.oID); got != 3 {
+				t.Errorf("%d order lines, want 3", got)
 			}
 		})
 

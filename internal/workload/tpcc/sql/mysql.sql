@@ -11,75 +11,105 @@
 -- Statements are separated by lines holding only "//". Variables are
 -- prefixed v_ so that none can be mistaken for a column.
 
+-- Line numbers 1 to 15, to insert a New-Order's lines in one statement.
+CREATE TABLE IF NOT EXISTS tpcc_line_no (n INT NOT NULL PRIMARY KEY) ENGINE=InnoDB
+//
+INSERT IGNORE INTO tpcc_line_no (n) VALUES (1), (2), (3), (4), (5), (6), (7), (8), (9), (10), (11), (12), (13), (14), (15)
+//
 DROP PROCEDURE IF EXISTS tpcc_new_order
 //
 -- New-Order (2.4.2). p_lines holds p_ol_cnt lines of 14 digits each: item id
 -- (6), supply warehouse (6), quantity (2), sorted by (supply warehouse, item)
--- with the unused item of a rolled-back order last.
+-- with the unused item of a rolled-back order last; p_distinct says whether
+-- no two lines name the same stock row. Statements are few on purpose:
+-- MariaDB optimizes every statement of a procedure at every call.
 CREATE PROCEDURE tpcc_new_order(p_w_id INT, p_d_id INT, p_c_id INT, p_all_local INT, p_entry_d DATETIME,
-                                p_ol_cnt INT, p_lines VARCHAR(255))
+                                p_ol_cnt INT, p_lines VARCHAR(255), p_distinct INT)
 BEGIN
     DECLARE v_w_tax, v_d_tax, v_c_discount DECIMAL(4,4);
     DECLARE v_c_last VARCHAR(16);
     DECLARE v_c_credit CHAR(2);
-    DECLARE v_o_id, v_i_id, v_supply_w_id, v_quantity, v_s_quantity INT;
+    DECLARE v_o_id, v_i_id, v_supply_w_id, v_quantity INT;
     DECLARE v_i INT DEFAULT 1;
-    DECLARE v_price DECIMAL(5,2);
-    DECLARE v_i_name VARCHAR(24);
-    DECLARE v_i_data, v_s_data VARCHAR(50);
-    DECLARE v_dist_info CHAR(24);
-    DECLARE v_amount DECIMAL(6,2);
-    DECLARE v_sum DECIMAL(12,2) DEFAULT 0;
-    DECLARE v_amounts VARCHAR(255) DEFAULT '';
-    DECLARE v_brand_generic VARCHAR(15) DEFAULT '';
+    DECLARE v_sum DECIMAL(12,2);
+    DECLARE v_amounts VARCHAR(255);
+    DECLARE v_brand_generic VARCHAR(15);
+    DECLARE v_dist_infos VARCHAR(360);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
-    SELECT w_tax INTO v_w_tax FROM warehouse WHERE w_id = p_w_id;
-    -- D_NEXT_O_ID is read and incremented under the district row's lock.
-    SELECT d_tax, d_next_o_id INTO v_d_tax, v_o_id FROM district
-        WHERE d_w_id = p_w_id AND d_id = p_d_id FOR UPDATE;
-    UPDATE district SET d_next_o_id = d_next_o_id + 1 WHERE d_w_id = p_w_id AND d_id = p_d_id;
-    SELECT c_discount, c_last, c_credit INTO v_c_discount, v_c_last, v_c_credit
-        FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
+    -- D_NEXT_O_ID is read and incremented under the district row's lock;
+    -- LAST_INSERT_ID(expr) hands the new value back without a second read.
+    UPDATE district SET d_next_o_id = LAST_INSERT_ID(d_next_o_id + 1) WHERE d_w_id = p_w_id AND d_id = p_d_id;
+    SET v_o_id = LAST_INSERT_ID() - 1;
+    SELECT w_tax, d_tax, c_discount, c_last, c_credit INTO v_w_tax, v_d_tax, v_c_discount, v_c_last, v_c_credit
+        FROM warehouse, district, customer
+        WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
+          AND c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
     INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
         VALUES (v_o_id, p_d_id, p_w_id, p_c_id, p_entry_d, NULL, p_ol_cnt, p_all_local);
     INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
-    WHILE v_i <= p_ol_cnt DO
-        SET v_i_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 1, 6) AS UNSIGNED),
-            v_supply_w_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 7, 6) AS UNSIGNED),
-            v_quantity = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED),
-            v_price = NULL;
-        SELECT i_price, i_name, i_data INTO v_price, v_i_name, v_i_data FROM item WHERE i_id = v_i_id;
-        IF v_price IS NULL THEN
+    IF p_distinct THEN
+        -- 2.4.2.2: restock by 91 when fewer than 10 would remain. Every line's
+        -- stock row in one statement, locked in the lines' (key) order; none
+        -- is found for an unused item number.
+        UPDATE tpcc_line_no JOIN stock
+            ON s_w_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED)
+           AND s_i_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED)
+        SET s_quantity = IF(s_quantity >= CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) + 10,
+                            s_quantity - CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED),
+                            s_quantity - CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) + 91),
+            s_ytd = s_ytd + CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED),
+            s_order_cnt = s_order_cnt + 1,
+            s_remote_cnt = s_remote_cnt + IF(s_w_id <> p_w_id, 1, 0)
+        WHERE n <= p_ol_cnt;
+        IF ROW_COUNT() < p_ol_cnt THEN
             -- 2.4.2.3: "Item number is not valid"; the handler rolls back.
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = 'new-order rolled back: unused item';
         END IF;
-        SELECT s_quantity, s_data,
-               CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04
-                           WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08
-                           WHEN 9 THEN s_dist_09 ELSE s_dist_10 END
-            INTO v_s_quantity, v_s_data, v_dist_info
-            FROM stock WHERE s_w_id = v_supply_w_id AND s_i_id = v_i_id FOR UPDATE;
-        -- 2.4.2.2: restock by 91 when fewer than 10 would remain.
-        IF v_s_quantity >= v_quantity + 10 THEN
-            SET v_s_quantity = v_s_quantity - v_quantity;
-        ELSE
-            SET v_s_quantity = v_s_quantity - v_quantity + 91;
-        END IF;
-        UPDATE stock SET s_quantity = v_s_quantity, s_ytd = s_ytd + v_quantity, s_order_cnt = s_order_cnt + 1,
-                         s_remote_cnt = s_remote_cnt + IF(v_supply_w_id <> p_w_id, 1, 0)
-            WHERE s_w_id = v_supply_w_id AND s_i_id = v_i_id;
-        SET v_amount = v_quantity * v_price,
-            v_sum = v_sum + v_amount,
-            v_amounts = IF(v_i = 1, CAST(v_amount AS CHAR), CONCAT(v_amounts, ',', v_amount)),
-            v_brand_generic = CONCAT(v_brand_generic,
-                IF(INSTR(v_i_data, 'ORIGINAL') > 0 AND INSTR(v_s_data, 'ORIGINAL') > 0, 'B', 'G'));
-        INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
-                                ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-            VALUES (v_o_id, p_d_id, p_w_id, v_i, v_i_id, v_supply_w_id, NULL, v_quantity, v_amount, v_dist_info);
-        SET v_i = v_i + 1;
-    END WHILE;
+    ELSE
+        -- A stock row named twice is updated once per line, one line at a time.
+        WHILE v_i <= p_ol_cnt DO
+            SET v_i_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 1, 6) AS UNSIGNED),
+                v_supply_w_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 7, 6) AS UNSIGNED),
+                v_quantity = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED);
+            UPDATE stock SET
+                s_quantity = IF(s_quantity >= v_quantity + 10, s_quantity - v_quantity, s_quantity - v_quantity + 91),
+                s_ytd = s_ytd + v_quantity,
+                s_order_cnt = s_order_cnt + 1,
+                s_remote_cnt = s_remote_cnt + IF(v_supply_w_id <> p_w_id, 1, 0)
+                WHERE s_w_id = v_supply_w_id AND s_i_id = v_i_id;
+            IF ROW_COUNT() = 0 THEN
+                SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = 'new-order rolled back: unused item';
+            END IF;
+            SET v_i = v_i + 1;
+        END WHILE;
+    END IF;
+    -- Every item is valid. One read of the items and their stock gives each
+    -- line's amount (quantity x price), S_DIST_xx of the district and the
+    -- brand-generic flag; the lines are then inserted from it in one statement.
+    SELECT SUM(CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) * i_price),
+           GROUP_CONCAT(CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) * i_price ORDER BY n),
+           GROUP_CONCAT(RPAD(CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
+                                         WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06
+                                         WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09
+                                         ELSE s_dist_10 END, 24, ' ') ORDER BY n SEPARATOR ''),
+           GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY n SEPARATOR '')
+        INTO v_sum, v_amounts, v_dist_infos, v_brand_generic
+        FROM tpcc_line_no
+        JOIN item ON i_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED)
+        JOIN stock ON s_w_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED) AND s_i_id = i_id
+        WHERE n <= p_ol_cnt;
+    INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+                            ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
+        SELECT v_o_id, p_d_id, p_w_id, n,
+               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED),
+               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED),
+               NULL,
+               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED),
+               CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_amounts, ',', n), ',', -1) AS DECIMAL(6,2)),
+               SUBSTRING(v_dist_infos, (n - 1) * 24 + 1, 24)
+        FROM tpcc_line_no WHERE n <= p_ol_cnt;
     COMMIT;
     SELECT v_o_id, ROUND(v_sum * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax), 2), v_amounts, v_brand_generic;
 END
@@ -104,27 +134,26 @@ BEGIN
     DECLARE v_c_credit_lim, v_c_balance DECIMAL(12,2);
     DECLARE v_c_discount DECIMAL(4,4);
     DECLARE v_c_data VARCHAR(500);
+    DECLARE v_ids VARCHAR(1000);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
     UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w_id;
-    SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip
-        INTO v_w_name, v_w_street_1, v_w_street_2, v_w_city, v_w_state, v_w_zip
-        FROM warehouse WHERE w_id = p_w_id;
     UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
-    SELECT d_name, d_street_1, d_street_2, d_city, d_state, d_zip
-        INTO v_d_name, v_d_street_1, v_d_street_2, v_d_city, v_d_state, v_d_zip
-        FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id;
+    SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip,
+           d_name, d_street_1, d_street_2, d_city, d_state, d_zip
+        INTO v_w_name, v_w_street_1, v_w_street_2, v_w_city, v_w_state, v_w_zip,
+             v_d_name, v_d_street_1, v_d_street_2, v_d_city, v_d_state, v_d_zip
+        FROM warehouse, district WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id;
     SET v_c_id = p_c_id;
     IF p_c_last IS NOT NULL THEN
         -- The customer at position ceil(n/2) of those with that last name, by first name.
-        SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last;
+        SELECT COUNT(*), GROUP_CONCAT(c_id ORDER BY c_first) INTO v_n, v_ids
+            FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last;
         IF v_n = 0 THEN
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = 'no customer with that last name';
         END IF;
-        SET v_n = (v_n + 1) DIV 2 - 1;
-        SELECT c_id INTO v_c_id FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last
-            ORDER BY c_first LIMIT v_n, 1;
+        SET v_c_id = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_ids, ',', (v_n + 1) DIV 2), ',', -1) AS UNSIGNED);
     END IF;
     SELECT c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since,
            c_credit, c_credit_lim, c_discount, c_balance, c_data
@@ -154,34 +183,27 @@ DROP PROCEDURE IF EXISTS tpcc_order_status
 //
 -- Order-Status (2.6.2), in a read-only transaction so that the customer, the
 -- order and its lines come from one snapshot. The first result set is the
--- customer and the order, the second the order's lines.
+-- customer and the customer's most recent order, the second the order's lines.
 CREATE PROCEDURE tpcc_order_status(p_w_id INT, p_d_id INT, p_c_id INT, p_c_last VARCHAR(16))
 BEGIN
-    DECLARE v_c_id, v_n, v_o_id, v_o_carrier_id INT;
-    DECLARE v_c_first, v_c_last VARCHAR(16);
-    DECLARE v_c_middle CHAR(2);
-    DECLARE v_c_balance DECIMAL(12,2);
-    DECLARE v_o_entry_d DATETIME;
+    DECLARE v_c_id, v_n, v_o_id INT;
+    DECLARE v_ids VARCHAR(1000);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION READ ONLY;
     SET v_c_id = p_c_id;
     IF p_c_last IS NOT NULL THEN
-        SELECT COUNT(*) INTO v_n FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last;
+        SELECT COUNT(*), GROUP_CONCAT(c_id ORDER BY c_first) INTO v_n, v_ids
+            FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last;
         IF v_n = 0 THEN
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = 'no customer with that last name';
         END IF;
-        SET v_n = (v_n + 1) DIV 2 - 1;
-        SELECT c_id INTO v_c_id FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last
-            ORDER BY c_first LIMIT v_n, 1;
+        SET v_c_id = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_ids, ',', (v_n + 1) DIV 2), ',', -1) AS UNSIGNED);
     END IF;
-    SELECT c_balance, c_first, c_middle, c_last INTO v_c_balance, v_c_first, v_c_middle, v_c_last
-        FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
-    -- The customer's most recent order.
-    SELECT o_id, o_entry_d, o_carrier_id INTO v_o_id, v_o_entry_d, v_o_carrier_id
-        FROM orders WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = v_c_id
-        ORDER BY o_id DESC LIMIT 1;
-    SELECT v_c_id, v_c_balance, v_c_first, v_c_middle, v_c_last, v_o_id, v_o_entry_d, v_o_carrier_id;
+    SELECT MAX(o_id) INTO v_o_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = v_c_id;
+    SELECT c_id, c_balance, c_first, c_middle, c_last, o_id, o_entry_d, o_carrier_id
+        FROM customer LEFT JOIN orders ON o_w_id = c_w_id AND o_d_id = c_d_id AND o_id = v_o_id
+        WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
     SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d
         FROM order_line WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
     COMMIT;
