@@ -34,7 +34,6 @@ BEGIN
     DECLARE v_sum DECIMAL(12,2);
     DECLARE v_amounts VARCHAR(255);
     DECLARE v_brand_generic VARCHAR(15);
-    DECLARE v_dist_infos VARCHAR(360);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
@@ -85,31 +84,25 @@ BEGIN
             SET v_i = v_i + 1;
         END WHILE;
     END IF;
-    -- Every item is valid. One read of the items and their stock gives each
-    -- line's amount (quantity x price), S_DIST_xx of the district and the
-    -- brand-generic flag; the lines are then inserted from it in one statement.
-    SELECT SUM(CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) * i_price),
-           GROUP_CONCAT(CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) * i_price ORDER BY n),
-           GROUP_CONCAT(RPAD(CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03
-                                         WHEN 4 THEN s_dist_04 WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06
-                                         WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08 WHEN 9 THEN s_dist_09
-                                         ELSE s_dist_10 END, 24, ' ') ORDER BY n SEPARATOR ''),
-           GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY n SEPARATOR '')
-        INTO v_sum, v_amounts, v_dist_infos, v_brand_generic
+    -- Every item is valid: the lines, with each item's price and the
+    -- district's S_DIST_xx, in one statement.
+    INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
+                            ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
+        SELECT v_o_id, p_d_id, p_w_id, n, i_id, s_w_id, NULL, CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED),
+               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED) * i_price,
+               CASE p_d_id WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04
+                           WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08
+                           WHEN 9 THEN s_dist_09 ELSE s_dist_10 END
         FROM tpcc_line_no
         JOIN item ON i_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED)
         JOIN stock ON s_w_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED) AND s_i_id = i_id
         WHERE n <= p_ol_cnt;
-    INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id,
-                            ol_delivery_d, ol_quantity, ol_amount, ol_dist_info)
-        SELECT v_o_id, p_d_id, p_w_id, n,
-               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED),
-               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED),
-               NULL,
-               CAST(SUBSTRING(p_lines, (n - 1) * 14 + 13, 2) AS UNSIGNED),
-               CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_amounts, ',', n), ',', -1) AS DECIMAL(6,2)),
-               SUBSTRING(v_dist_infos, (n - 1) * 24 + 1, 24)
-        FROM tpcc_line_no WHERE n <= p_ol_cnt;
+    -- The terminal's output: each line's amount and brand-generic flag.
+    SELECT SUM(ol_amount), GROUP_CONCAT(ol_amount ORDER BY ol_number),
+           GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY ol_number SEPARATOR '')
+        INTO v_sum, v_amounts, v_brand_generic
+        FROM order_line JOIN item ON i_id = ol_i_id JOIN stock ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id
+        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
     COMMIT;
     SELECT v_o_id, ROUND(v_sum * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax), 2), v_amounts, v_brand_generic;
 END
