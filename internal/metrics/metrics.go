@@ -60,12 +60,16 @@ func (t *TxCounts) add(o TxCounts) {
 	t.Failed += o.Failed
 	t.Retries += o.Retries
 	t.Reconnects += o.Reconnects
-	t.Latency.Merge(o.Latency)
+	if o.Latency != nil {
+		t.Latency.Merge(o.Latency)
+	}
 }
 
 func (t *TxCounts) reset() {
 	t.Committed, t.RolledBack, t.Failed, t.Retries, t.Reconnects = 0, 0, 0, 0, 0
-	t.Latency.Reset()
+	if t.Latency != nil {
+		t.Latency.Reset()
+	}
 }
 
 // Completed is committed plus intended rollbacks.
@@ -74,9 +78,19 @@ func (t TxCounts) Completed() int64 { return t.Committed + t.RolledBack }
 // Recorder is one virtual user's handle. Only its user writes to it; the
 // collector drains it once a second, so the lock is practically uncontended.
 type Recorder struct {
-	mu      sync.Mutex
-	pending []TxCounts
+	mu sync.Mutex
+	// pending counts outcomes per type since the last tick; its Latency is
+	// nil: latencies wait as raw values until the collector records them.
+	// A histogram takes 188 KB, so one per type and user would make the
+	// driver's memory grow by about 1 MB per virtual user; a user's second
+	// of values takes a few hundred bytes.
+	pending   []TxCounts
+	latencies [][]int64
 }
+
+// maxPendingLatencies bounds the values a recorder keeps between ticks.
+// Past it they go into a histogram of the recorder's own, created then.
+const maxPendingLatencies = 1 << 16
 
 // Record notes one finished transaction of type tx (an index into the
 // collector's type names). Failed transactions are counted but their latency
@@ -100,14 +114,42 @@ func (r *Recorder) RecordRetried(tx int, d time.Duration, o Outcome, retries int
 	switch o {
 	case Committed:
 		c.Committed++
-		_ = c.Latency.RecordValue(us)
+		r.recordLatency(tx, us)
 	case RolledBack:
 		c.RolledBack++
-		_ = c.Latency.RecordValue(us)
+		r.recordLatency(tx, us)
 	default:
 		c.Failed++
 	}
 	r.mu.Unlock()
+}
+
+// recordLatency keeps one latency until the next tick; r.mu is held.
+func (r *Recorder) recordLatency(tx int, us int64) {
+	if len(r.latencies[tx]) < maxPendingLatencies {
+		r.latencies[tx] = append(r.latencies[tx], us)
+		return
+	}
+	c := &r.pending[tx]
+	if c.Latency == nil {
+		c.Latency = NewHistogram()
+	}
+	_ = c.Latency.RecordValue(us)
+}
+
+// drainInto adds what r holds to t and empties r; r.mu is held.
+func (r *Recorder) drainInto(tx int, t *TxCounts) {
+	t.add(r.pending[tx])
+	for _, us := range r.latencies[tx] {
+		_ = t.Latency.RecordValue(us)
+	}
+	r.clear(tx)
+}
+
+// clear drops what r holds for type tx; r.mu is held.
+func (r *Recorder) clear(tx int) {
+	r.pending[tx].reset()
+	r.latencies[tx] = r.latencies[tx][:0]
 }
 
 // RecordReconnect notes that the session lost its connection during a
@@ -145,10 +187,7 @@ func (c *Collector) Types() []string { return c.types }
 
 // NewRecorder gives a virtual user its own handle.
 func (c *Collector) NewRecorder() *Recorder {
-	r := &Recorder{pending: make([]TxCounts, len(c.types))}
-	for i := range r.pending {
-		r.pending[i] = newTxCounts()
-	}
+	r := &Recorder{pending: make([]TxCounts, len(c.types)), latencies: make([][]int64, len(c.types))}
 	c.mu.Lock()
 	c.recs = append(c.recs, r)
 	c.mu.Unlock()
@@ -162,7 +201,7 @@ func (c *Collector) NewRecorder() *Recorder {
 func (c *Collector) Adopt(r *Recorder) {
 	r.mu.Lock()
 	for i := range r.pending {
-		r.pending[i].reset()
+		r.clear(i)
 	}
 	r.mu.Unlock()
 	c.mu.Lock()
@@ -188,8 +227,7 @@ func (c *Collector) Tick() []TxCounts {
 	for _, r := range c.recs {
 		r.mu.Lock()
 		for i := range r.pending {
-			c.interval[i].add(r.pending[i])
-			r.pending[i].reset()
+			r.drainInto(i, &c.interval[i])
 		}
 		r.mu.Unlock()
 	}
@@ -209,7 +247,7 @@ func (c *Collector) Reset() {
 	for _, r := range c.recs {
 		r.mu.Lock()
 		for i := range r.pending {
-			r.pending[i].reset()
+			r.clear(i)
 		}
 		r.mu.Unlock()
 	}
