@@ -209,8 +209,7 @@ CREATE PROCEDURE tpcc_delivery(p_w_id INT, p_carrier_id INT, p_date DATETIME)
 BEGIN
     DECLARE v_d_id INT DEFAULT 1;
     DECLARE v_delivered, v_skipped INT DEFAULT 0;
-    DECLARE v_o_id, v_c_id INT;
-    DECLARE v_total DECIMAL(12,2);
+    DECLARE v_o_id INT;
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
@@ -223,13 +222,15 @@ BEGIN
             SET v_skipped = v_skipped + 1; -- 2.7.4.2: no outstanding order in this district
         ELSE
             DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = v_o_id;
-            SELECT o_c_id INTO v_c_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id FOR UPDATE;
             UPDATE orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id;
             UPDATE order_line SET ol_delivery_d = p_date WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id;
-            SELECT SUM(ol_amount) INTO v_total FROM order_line
-                WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id;
-            UPDATE customer SET c_balance = c_balance + IFNULL(v_total, 0), c_delivery_cnt = c_delivery_cnt + 1
-                WHERE c_w_id = p_w_id AND c_d_id = v_d_id AND c_id = v_c_id;
+            -- The order's customer is credited with the sum of its lines.
+            UPDATE customer SET
+                c_balance = c_balance + IFNULL((SELECT SUM(ol_amount) FROM order_line
+                                                WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id), 0),
+                c_delivery_cnt = c_delivery_cnt + 1
+                WHERE c_w_id = p_w_id AND c_d_id = v_d_id
+                  AND c_id = (SELECT o_c_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id);
             SET v_delivered = v_delivered + 1;
         END IF;
         SET v_d_id = v_d_id + 1;
