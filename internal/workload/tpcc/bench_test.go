@@ -1,6 +1,7 @@
 package tpcc
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"syscall"
@@ -85,4 +86,36 @@ func BenchmarkSession(b *testing.B) {
 			}
 		})
 	}
+}
+
+// textSink encodes rows as the server loaders do and throws them away.
+type textSink struct {
+	enc textEncoder
+	b   bytes.Buffer
+}
+
+func (s *textSink) add(ctx context.Context, table string, row []value) error {
+	s.enc.writeRow(&s.b, row)
+	if s.b.Len() > copyChunk {
+		s.b.Reset()
+	}
+	return nil
+}
+func (s *textSink) flush(context.Context) error { return nil }
+func (s *textSink) close() error                { return nil }
+
+// BenchmarkGenerateWarehouse is the loader's own cost for one warehouse:
+// generating its rows and encoding them in the text COPY and LOAD DATA read.
+func BenchmarkGenerateWarehouse(b *testing.B) {
+	b.ReportAllocs()
+	sink := &textSink{enc: textEncoder{timeLayout: "2006-01-02 15:04:05.999999"}}
+	g := &generator{now: time.Now(), sink: sink}
+	cpu := processCPU()
+	for i := 0; b.Loop(); i++ {
+		g.r = newRnd(1, uint64(i)+2, Constants{})
+		if err := g.warehouse(context.Background(), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64((processCPU()-cpu).Milliseconds())/float64(b.N), "cpu-ms/warehouse")
 }

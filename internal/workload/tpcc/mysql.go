@@ -122,7 +122,7 @@ type loadDataSink struct {
 	inTx  bool
 }
 
-func (s *loadDataSink) add(ctx context.Context, table string, row []any) error {
+func (s *loadDataSink) add(ctx context.Context, table string, row []value) error {
 	b := s.bufs[table]
 	if b == nil {
 		b = bytes.NewBuffer(make([]byte, 0, copyChunk+4096))

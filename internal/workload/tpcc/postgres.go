@@ -104,7 +104,7 @@ type copySink struct {
 	inTx bool
 }
 
-func (s *copySink) add(ctx context.Context, table string, row []any) error {
+func (s *copySink) add(ctx context.Context, table string, row []value) error {
 	b := s.bufs[table]
 	if b == nil {
 		b = bytes.NewBuffer(make([]byte, 0, copyChunk+4096))

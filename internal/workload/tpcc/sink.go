@@ -29,8 +29,11 @@ func newInsertSink(ctx context.Context, db *sql.DB, placeholder func(int) string
 		pending: map[string][]any{}, stmts: map[string]*sql.Stmt{}}, nil
 }
 
-func (s *insertSink) add(ctx context.Context, table string, row []any) error {
-	p := append(s.pending[table], row...)
+func (s *insertSink) add(ctx context.Context, table string, row []value) error {
+	p := s.pending[table]
+	for _, v := range row {
+		p = append(p, v.any())
+	}
 	s.pending[table] = p
 	if len(p) >= s.batchRows*len(row) {
 		return s.send(ctx, table)

@@ -2,7 +2,6 @@ package tpcc
 
 import (
 	"bytes"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -14,11 +13,11 @@ type textEncoder struct {
 	timeLayout string
 	// lastTime caches the text of the last timestamp: the loader stamps every
 	// row with the same load time.
-	lastTime     time.Time
+	lastTime     int64 // Unix nanoseconds
 	lastTimeText []byte
 }
 
-func (e *textEncoder) writeRow(b *bytes.Buffer, row []any) {
+func (e *textEncoder) writeRow(b *bytes.Buffer, row []value) {
 	for i, v := range row {
 		if i > 0 {
 			b.WriteByte('\t')
@@ -28,27 +27,24 @@ func (e *textEncoder) writeRow(b *bytes.Buffer, row []any) {
 	b.WriteByte('\n')
 }
 
-func (e *textEncoder) writeValue(b *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case nil:
+func (e *textEncoder) writeValue(b *bytes.Buffer, v value) {
+	switch v.kind {
+	case kindNull:
 		b.WriteString(`\N`)
-	case int:
-		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(x), 10))
-	case string:
-		if needsEscape(x) {
-			x = textEscaper.Replace(x)
+	case kindInt:
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), v.n, 10))
+	case kindString:
+		s := v.s
+		if needsEscape(s) {
+			s = textEscaper.Replace(s)
 		}
-		b.WriteString(x)
-	case time.Time:
-		if e.lastTimeText == nil || !x.Equal(e.lastTime) {
-			e.lastTime = x
-			e.lastTimeText = x.AppendFormat(e.lastTimeText[:0], e.timeLayout)
+		b.WriteString(s)
+	case kindTime:
+		if e.lastTimeText == nil || v.n != e.lastTime {
+			e.lastTime = v.n
+			e.lastTimeText = time.Unix(0, v.n).AppendFormat(e.lastTimeText[:0], e.timeLayout)
 		}
 		b.Write(e.lastTimeText)
-	case float64:
-		b.Write(strconv.AppendFloat(b.AvailableBuffer(), x, 'f', -1, 64))
-	default:
-		fmt.Fprint(b, x)
 	}
 }
 
