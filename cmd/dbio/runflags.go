@@ -42,10 +42,13 @@ type runFlags struct {
 	skipChecks bool
 	limit      string
 	prealloc   bool
+	// flags tells which flags the user gave.
+	flags *pflag.FlagSet
 }
 
 func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
 	*f = defaults
+	f.flags = fs
 	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engine.Default.Names(), ", "))
 	fs.StringVar(&f.target, "target", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
 	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
@@ -93,7 +96,11 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 	if f.dsn == "" && strings.TrimSpace(f.target) == "" {
 		errs = append(errs, errors.New("--target: required: the directory on the storage under test"))
 	}
-	if f.transport != "socket" && f.transport != "tcp" {
+	if f.dsn != "" && f.flags != nil && !f.flags.Changed("transport") {
+		// An existing server is reached the way its DSN says.
+		f.transport = ""
+	}
+	if f.transport != "socket" && f.transport != "tcp" && !(f.transport == "" && f.dsn != "") {
 		errs = append(errs, fmt.Errorf("--transport %q: use socket or tcp", f.transport))
 	}
 	r.options = engine.Options{DSN: f.dsn, Transport: f.transport, Database: f.database, Fresh: true}
