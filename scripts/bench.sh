@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# make bench: dbio's speed targets measured on this machine.
+#   scripts/bench.sh GO_BINARY        (bin/dbio must be built)
+#
+# TPC-C at 10 warehouses on PostgreSQL and MariaDB (load time, NOPM with 8
+# users and a 2 GB buffer pool, the driver's own CPU, its memory at 128
+# users), then the loader and per-transaction costs measured by the Go
+# benchmarks of internal/workload/tpcc. Every figure is printed with the
+# machine's state beside it: these machines are shared, so a miss by a few
+# percent is noise and a miss by more than 20 % is a real gap.
+#
+# Environment: BENCH_STEP (default 60s) and BENCH_RAMPUP (default 30s) set
+# the measured run; BENCH_DIR keeps the results instead of deleting them.
+set -euo pipefail
+
+GO=${1:?usage: scripts/bench.sh GO_BINARY}
+cd "$(dirname "$0")/.."
+BIN=$PWD/bin/dbio
+[ -x "$BIN" ] || { echo "bench: $BIN is missing: build it first (make bench does)" >&2; exit 1; }
+STEP=${BENCH_STEP:-60s}
+RAMPUP=${BENCH_RAMPUP:-30s}
+
+if [ -n "${BENCH_DIR:-}" ]; then
+	work=$BENCH_DIR
+	mkdir -p "$work"
+else
+	work=$(mktemp -d /var/tmp/dbio-bench.XXXXXX)
+	trap 'rm -rf "$work"' EXIT
+fi
+# The database servers run as an unprivileged user, who must reach the targets.
+chmod 755 "$work"
+
+"$GO" build -o "$work/benchfig" ./scripts/benchfig
+
+# state describes the machine now: load average, CPUs, available memory.
+state() {
+	awk -v cpus="$(nproc)" '/MemAvailable/ {m = $2 / 1048576}
+		END {getline l < "/proc/loadavg"; split(l, a, " "); printf "load %s, %d CPUs, %.1f GiB free", a[1], cpus, m}' /proc/meminfo
+}
+
+# verdict VALUE TARGET lower|higher: ok, a miss within 20 % (likely noise), or a real miss.
+verdict() {
+	awk -v v="$1" -v t="$2" -v dir="$3" 'BEGIN {
+		if (v == "" || v == "-") { print "no figure"; exit }
+		r = (dir == "lower") ? v / t : t / v
+		if (r <= 1) print "ok"
+		else if (r <= 1.2) printf "miss by %.0f%% (noise?)\n", (r - 1) * 100
+		else printf "MISS by %.0f%%\n", (r - 1) * 100
+	}'
+}
+
+rows=()
+failed=0
+# row FIGURE VALUE TARGET VERDICT STATE
+row() { rows+=("$1|$2|$3|$4|$5"); }
+
+# figures DIR: reads benchfig's name=value lines into f_<name> variables.
+figures() {
+	local k v
+	while IFS='=' read -r k v; do
+		printf -v "f_$k" '%s' "$v"
+	done < <("$work/benchfig" "$1")
+}
+
+# tpcc NAME ARGS...: runs dbio tpcc into its own results directory and reads its figures.
+tpcc() {
+	local name=$1
+	shift
+	local out="$work/results-$name"
+	echo "== dbio tpcc $* ($(state))"
+	if ! "$BIN" tpcc --results "$out" --name "$name" "$@" >"$work/$name.log" 2>&1; then
+		echo "bench: dbio tpcc $name failed; its output ends with:" >&2
+		tail -n 15 "$work/$name.log" >&2
+		failed=1
+	fi
+	local v
+	for v in ${!f_@}; do unset "$v"; done
+	local dir
+	dir=$(ls -d "$out"/*/ 2>/dev/null | head -n 1)
+	[ -n "$dir" ] && figures "$dir"
+	if [ "${f_checks_failed:-0}" != 0 ]; then
+		echo "bench: consistency checks failed in $dir" >&2
+		failed=1
+	fi
+}
+
+declare -A load_target=([postgres]=26 [mariadb]=16)
+declare -A nopm_target=([postgres]=39000 [mariadb]=59000)
+for engine in postgres mariadb; do
+	target="$work/$engine"
+	before=$(state)
+	tpcc "bench-$engine" --engine "$engine" --target "$target" --warehouses 10 --users 8 \
+		--rampup "$RAMPUP" --step "$STEP" --buffer-pool 2GB
+	after=$(state)
+	load_s=${f_load_s:--}
+	row "$engine: load 10 warehouses (s)" "$load_s" "< ${load_target[$engine]}" \
+		"$(verdict "$load_s" "${load_target[$engine]}" lower)" "at start: $before"
+	row "$engine: load rate (warehouses/min, MB/s)" "${f_load_scale_per_min:--} wh/min, ${f_load_mb_per_s:--} MB/s" "-" "recorded" \
+		"${f_load_mb:--} MB kept on disk"
+	row "$engine: NOPM, 8 users, 2 GB pool, $STEP" "${f_nopm:--}" ">= ${nopm_target[$engine]}" \
+		"$(verdict "${f_nopm:-}" "${nopm_target[$engine]}" higher)" \
+		"$after; during the run: server ${f_server_cpu_pct:--} %, others ${f_others_cpu_pct:--} %, idle ${f_idle_pct:--} % of the CPUs"
+	row "$engine: driver CPU during that run (% of machine)" "${f_dbio_cpu_pct:--}" "< 15" \
+		"$(verdict "${f_dbio_cpu_pct:-}" 15 lower)" "$after"
+
+	tpcc "bench-$engine-128" --engine "$engine" --target "$target" --warehouses 10 --users 128 \
+		--rampup 10s --step 30s --buffer-pool 2GB --reuse --skip-checks
+	row "$engine: driver memory at 128 users (MB)" "${f_dbio_rss_mb:--}" "< 100" \
+		"$(verdict "${f_dbio_rss_mb:-}" 100 lower)" "$(state); ${f_tpm:--} TPM"
+	rm -rf "$target"
+done
+
+# The Go benchmarks: the SQLite loader, and the cost of one transaction in
+# this process (the driver alone on a server engine; on SQLite the engine
+# runs in the process and is counted too).
+echo "== go test -bench BenchmarkSQLiteLoad ($(state))"
+loadstate=$(state)
+loadout=$("$GO" test -run '^$' -bench 'BenchmarkSQLiteLoad$' -benchtime 3x ./internal/workload/tpcc)
+echo "$loadout" | grep '^Benchmark'
+read -r rps wpm < <(echo "$loadout" | awk '/^BenchmarkSQLiteLoad/ {for (i = 1; i < NF; i++) {if ($(i+1) == "rows/s") r = $i; if ($(i+1) == "warehouses/min") w = $i}} END {print r, w}')
+row "sqlite: loader rows/s" "$rps" "-" "recorded" "$loadstate"
+row "sqlite: loader warehouses/min" "$wpm" "-" "recorded" "$loadstate"
+
+echo "== go test -bench BenchmarkSession ($(state))"
+sessstate=$(state)
+sessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime 5000x ./internal/workload/tpcc)
+echo "$sessout" | grep '^Benchmark'
+while read -r name cpu allocs; do
+	row "$name: CPU per 1,000 transactions (ms)" "$cpu" "-" "recorded" "$sessstate"
+	row "$name: allocations per transaction" "$allocs" "-" "recorded" "$sessstate"
+done < <(echo "$sessout" | awk '/^BenchmarkSession\// {
+	split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
+	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
+	printf "%s %.1f %s\n", n[2], c, a}')
+
+echo
+echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+printf '%-48s %-22s %-10s %-20s %s\n' "figure" "value" "target" "verdict" "machine"
+for r in "${rows[@]}"; do
+	IFS='|' read -r fig val tgt ver st <<<"$r"
+	printf '%-48s %-22s %-10s %-20s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
+done
+exit "$failed"
