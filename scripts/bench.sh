@@ -133,6 +133,18 @@ done < <(echo "$sessout" | awk '/^BenchmarkSession\// {
 	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
 	printf "%s %.1f %s\n", n[2], c, a}')
 
+# The telemetry sampler's own cost, per sample (one a second): it must stay
+# under 1 % of one core.
+echo "== go test -bench BenchmarkSample ($(state))"
+samplestate=$(state)
+sampleout=$("$GO" test -run '^$' -bench 'BenchmarkSample' ./internal/telemetry)
+echo "$sampleout" | grep '^Benchmark'
+while read -r name pct; do
+	row "telemetry sampler, $name (% of one core)" "$pct" "< 1" "$(verdict "$pct" 1 lower)" "$samplestate"
+done < <(echo "$sampleout" | awk '/^BenchmarkSample/ {
+	n = $1; sub(/^BenchmarkSample\/?/, "", n); sub(/-[0-9]+$/, "", n); if (n == "") n = "host"
+	for (i = 1; i < NF; i++) if ($(i+1) == "pct_core_at_1Hz") printf "%s %s\n", n, $i}')
+
 echo
 echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 printf '%-48s %-22s %-10s %-20s %s\n' "figure" "value" "target" "verdict" "machine"
