@@ -59,8 +59,12 @@ func Text(w io.Writer, l *results.Loaded) error {
 		if ld.Reused {
 			fmt.Fprintf(w, "load:    reused the existing dataset (scale %d)\n", ld.Scale)
 		} else {
-			fmt.Fprintf(w, "load:    scale %d, %d rows in %.1f s (%.0f rows/s, %.1f per min, %.1f MB/s kept on disk)\n",
-				ld.Scale, ld.Rows, ld.Seconds, ld.RowsPerSec, ld.ScalePerMin, ld.MBPerSec)
+			kept := fmt.Sprintf("%.1f MB/s kept on disk", ld.MBPerSec)
+			if ld.BytesWritten == 0 {
+				kept = "size on disk unknown: the server is not on a target dbio manages"
+			}
+			fmt.Fprintf(w, "load:    scale %d, %d rows in %.1f s (%.0f rows/s, %.1f per min, %s)\n",
+				ld.Scale, ld.Rows, ld.Seconds, ld.RowsPerSec, ld.ScalePerMin, kept)
 		}
 	}
 	if err := stepTables(w, l.Steps); err != nil {
