@@ -63,6 +63,10 @@ type ABResult struct {
 	// the runs stepped to one), per run.
 	MaxUsersA []float64 `json:"max_users_a"`
 	MaxUsersB []float64 `json:"max_users_b"`
+	// OpenA and OpenB mark runs that never reached their ceiling: their
+	// largest load is at least the figure.
+	OpenA []bool `json:"open_a,omitempty"`
+	OpenB []bool `json:"open_b,omitempty"`
 	// Cache accounting per side: the share of reads the engine's cache
 	// served, and the device reads per second, over all measured steps.
 	CacheA *CacheAccount `json:"cache_a,omitempty"`
@@ -156,7 +160,8 @@ func (ab AB) Compare() (ABResult, error) {
 		m.BeyondSpread = false // an average over steps has no run spread of its own
 		res.Average = append(res.Average, m)
 	}
-	res.MaxUsersA, res.MaxUsersB = maxUsers(ab.A), maxUsers(ab.B)
+	res.MaxUsersA, res.OpenA = maxUsers(ab.A)
+	res.MaxUsersB, res.OpenB = maxUsers(ab.B)
 	res.CacheA, res.CacheB = cacheAccount(ab.A), cacheAccount(ab.B)
 	return res, nil
 }
@@ -217,16 +222,26 @@ func metric(f stepFigure, a, b []float64) ABMetric {
 	return m
 }
 
-// maxUsers reads each run's largest load: the run-level figure a stepping
-// workload concludes with, else the largest user count that completed.
-func maxUsers(runs []*results.Loaded) []float64 {
-	var out []float64
+// Run-level figures of a stepping run (runner.Ceiling's names; the runner
+// imports this package, so the names are repeated here).
+const (
+	figureMaxUsers       = "max_users_under_ceiling"
+	figureCeilingReached = "ceiling_reached"
+)
+
+// maxUsers reads each run's largest load: the largest user count kept under
+// its ceiling when the run stepped to one, else the largest user count that
+// completed. open says the run never reached its ceiling, so its load is a
+// lower bound.
+func maxUsers(runs []*results.Loaded) (users []float64, open []bool) {
 	for _, l := range runs {
-		best := 0.0
-		found := false
+		best, found, reached := 0.0, false, true
 		for _, f := range l.Run.Figures {
-			if strings.Contains(f.Name, "max") && strings.Contains(f.Name, "user") {
+			switch f.Name {
+			case figureMaxUsers:
 				best, found = f.Value, true
+			case figureCeilingReached:
+				reached = f.Value != 0
 			}
 		}
 		if !found {
@@ -236,9 +251,10 @@ func maxUsers(runs []*results.Loaded) []float64 {
 				}
 			}
 		}
-		out = append(out, best)
+		users = append(users, best)
+		open = append(open, found && !reached)
 	}
-	return out
+	return users, open
 }
 
 // telemetryMeans is the slice of a step's telemetry summary cache accounting reads.
@@ -348,7 +364,10 @@ func (r ABResult) Markdown(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "## Largest load\n\n| side | per run | mean |\n|---|---|---:|\n")
-	fmt.Fprintf(w, "| A %s | %s | %s |\n| B %s | %s | %s |\n\n", r.LabelA, list(r.MaxUsersA), num(mean(r.MaxUsersA)), r.LabelB, list(r.MaxUsersB), num(mean(r.MaxUsersB)))
+	fmt.Fprintf(w, "| A %s | %s | %s |\n| B %s | %s | %s |\n\n", r.LabelA, loads(r.MaxUsersA, r.OpenA), num(mean(r.MaxUsersA)), r.LabelB, loads(r.MaxUsersB, r.OpenB), num(mean(r.MaxUsersB)))
+	if anyTrue(r.OpenA) || anyTrue(r.OpenB) {
+		fmt.Fprintf(w, "≥ marks a run that never reached its ceiling: it kept at least that load.\n\n")
+	}
 	if r.CacheA != nil || r.CacheB != nil {
 		fmt.Fprintf(w, "## Where reads were served\n\n| side | engine cache served | reads asked of the OS /s | reads reaching the device /s | device read latency (ms) |\n|---|---:|---:|---:|---:|\n")
 		for _, c := range []struct {
@@ -419,10 +438,23 @@ func signed(v float64) string {
 	return num(v)
 }
 
-func list(vs []float64) string {
+func loads(vs []float64, open []bool) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = num(v)
+		parts[i] = fmt.Sprintf("%.0f", v)
+		if i < len(open) && open[i] {
+			parts[i] = "≥ " + parts[i]
+		}
 	}
 	return strings.Join(parts, ", ")
 }
+
+func anyTrue(bs []bool) bool {
+	for _, b := range bs {
+		if b {
+			return true
+		}
+	}
+	return false
+}
+

@@ -47,6 +47,8 @@ func TestABComparesLikeTheStudy(t *testing.T) {
 		fakeRun([][3]float64{{1, 38, 26}, {6, 47, 40}, {11, 50, 60}, {16, 52, 90}}, 800, 200, 16),
 		fakeRun([][3]float64{{1, 37, 27}, {6, 48, 41}, {11, 49, 62}, {16, 51, 95}}, 810, 190, 16),
 	}
+	// The second B run never reached its ceiling: its load is a lower bound.
+	b[1].Run.Figures = append(b[1].Run.Figures, results.Figure{Name: "ceiling_reached", Value: 0})
 	res, err := AB{A: a, B: b, LabelA: "without", LabelB: "with optimizer"}.Compare()
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func TestABComparesLikeTheStudy(t *testing.T) {
 	if res.CacheA == nil || math.Abs(res.CacheA.CacheServedPct-57.5) > 0.1 || math.Abs(res.CacheB.CacheServedPct-80.5) > 0.1 {
 		t.Errorf("cache accounting A %+v B %+v", res.CacheA, res.CacheB)
 	}
-	if res.MaxUsersB[0] != 16 || res.MaxUsersA[1] != 6 {
+	if res.MaxUsersB[0] != 16 || res.MaxUsersA[1] != 6 || res.OpenB[0] || !res.OpenB[1] {
 		t.Errorf("max users %v %v", res.MaxUsersA, res.MaxUsersB)
 	}
 	var md bytes.Buffer
