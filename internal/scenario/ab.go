@@ -457,4 +457,3 @@ func anyTrue(bs []bool) bool {
 	}
 	return false
 }
-
