@@ -127,3 +127,22 @@ func Sleep(ctx context.Context, d time.Duration) bool {
 		return false
 	}
 }
+
+// Rebind rewrites a statement written with "?" marks for an engine whose
+// placeholders differ (PostgreSQL's $1, $2...); nil keeps the marks.
+func Rebind(query string, placeholder func(n int) string) string {
+	if placeholder == nil {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			b.WriteString(placeholder(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"dbio/internal/engine"
+	"dbio/internal/workload"
 	"dbio/internal/workload/txerr"
 )
 
@@ -68,22 +69,7 @@ func dialectFor(inst engine.Instance) (*dialect, error) {
 }
 
 // bind writes a statement with the dialect's placeholders for its "?" marks.
-func (d *dialect) bind(query string) string {
-	if d.placeholder == nil {
-		return query
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range query {
-		if r == '?' {
-			n++
-			b.WriteString(d.placeholder(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func (d *dialect) bind(query string) string { return workload.Rebind(query, d.placeholder) }
 
 func (d *dialect) createTable(table string) string {
 	return "CREATE TABLE " + table + " (" + d.columns + ")" + d.tableSuffix

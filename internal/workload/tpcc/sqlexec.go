@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"dbio/internal/workload"
 )
 
 // executor runs the five transactions for one virtual user. Each method runs
@@ -66,29 +68,12 @@ func (e *sqlExecutor) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if s, ok := e.stmts[q]; ok {
 		return s, nil
 	}
-	s, err := e.conn.PrepareContext(ctx, rebind(q, e.d.placeholder))
+	s, err := e.conn.PrepareContext(ctx, workload.Rebind(q, e.d.placeholder))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", q, err)
 	}
 	e.stmts[q] = s
 	return s, nil
-}
-
-func rebind(q string, ph func(int) string) string {
-	if ph == nil {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for _, r := range q {
-		if r == '?' {
-			n++
-			b.WriteString(ph(n))
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func (e *sqlExecutor) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {

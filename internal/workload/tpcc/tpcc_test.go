@@ -18,6 +18,7 @@ import (
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/metrics"
 	"dbio/internal/target"
+	"dbio/internal/workload"
 )
 
 func TestNURandFormula(t *testing.T) {
@@ -256,7 +257,7 @@ type sqlOn struct {
 	inst engine.Instance
 }
 
-func (q sqlOn) text(query string) string { return rebind(query, q.e.ph) }
+func (q sqlOn) text(query string) string { return workload.Rebind(query, q.e.ph) }
 
 // int runs a query that returns one integer.
 func (q sqlOn) int(query string, args ...any) int {
