@@ -242,6 +242,7 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 		}
 	}
 	total := s.RampUp + s.Step
+	lastSample := start
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	var runErr error
@@ -271,7 +272,8 @@ loop:
 		if measuring {
 			phase = "measure"
 		}
-		st.sample(col, name, phase, now, tick)
+		st.sample(col, name, phase, now, now.Sub(lastSample))
+		lastSample = now
 		if !measuring && !now.Before(rampEnd) {
 			// Ramp-up is over: nothing recorded so far counts.
 			col.Reset()
@@ -318,25 +320,15 @@ loop:
 	if n := len(bg.recs); n > 0 {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("%d background sessions ran beside the %d users; the step's figures include their transactions", n, users))
 	}
-	for _, f := range s.Workload.Figures(totals, measured) {
+	ws := workload.Summarize(s.Workload, totals, measured, users)
+	for _, f := range ws.Figures {
 		sum.Figures = append(sum.Figures, results.Figure(f))
-		if f.Name == "tpm" {
-			sum.Figures = append(sum.Figures, results.Figure{Name: "tpm_per_user", Value: f.Value / float64(users), Unit: "tx/min/user"})
-		}
 	}
+	sum.Transactions, sum.Total = ws.Transactions, &ws.Total
 	hists := map[string]*hdrhistogram.Histogram{}
-	types := s.Workload.TxTypes()
 	for t, c := range totals {
-		sum.Transactions = append(sum.Transactions, metrics.SummarizeTx(types[t], c, measured))
-		hists[types[t]] = c.Latency
+		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
-	all := metrics.Merge(totals...)
-	allSum := metrics.SummarizeTx("all", all, measured)
-	sum.Total = &allSum
-	sum.Figures = append(sum.Figures,
-		results.Figure{Name: "tps", Value: allSum.PerMinute / 60, Unit: "tx/s"},
-		results.Figure{Name: "latency_p99", Value: float64(allSum.Latency.P99US) / 1000, Unit: "ms"},
-	)
 	if st.sampler != nil {
 		if b, err := json.Marshal(st.sampler.StepSummary()); err == nil {
 			sum.Telemetry = b
@@ -375,22 +367,10 @@ func stepError(name string, err error) error {
 
 // sample writes one per-second row: the workload's rates and latency over
 // the last tick, and the telemetry.
-func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, tick time.Duration) {
-	interval := col.Tick()
+func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration) {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
-	for _, f := range st.s.Workload.Figures(interval, tick) {
+	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
 		row.Values = append(row.Values, results.Sample{Name: f.Name, Value: f.Value})
-	}
-	all := metrics.Merge(interval...)
-	row.Values = append(row.Values,
-		results.Sample{Name: "tps", Value: float64(all.Committed) / tick.Seconds()},
-		results.Sample{Name: "errors", Value: float64(all.Failed)},
-	)
-	if all.Latency.TotalCount() > 0 {
-		row.Values = append(row.Values,
-			results.Sample{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
-			results.Sample{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
-		)
 	}
 	if st.sampler != nil {
 		for _, p := range st.sampler.Sample(now) {

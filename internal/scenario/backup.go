@@ -140,7 +140,7 @@ func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle i
 	var l *load
 	if op == "backup" && b.Tenant.Users > 0 {
 		var err error
-		if l, err = startLoad(ctx, []Tenant{b.Tenant}); err != nil {
+		if l, err = startLoad(ctx, []Tenant{b.Tenant}, b.Now()); err != nil {
 			return results.Step{Index: index, Name: name, Kind: op, Status: results.StatusFailed, Error: err.Error()}, engine.BackupResult{}, err
 		}
 		defer l.finish()
@@ -159,7 +159,7 @@ func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle i
 	ticker := time.NewTicker(b.Tick)
 	defer ticker.Stop()
 	var perSec []float64
-	prev := dirBytes(dest)
+	prev, prevAt := dirBytes(dest), start
 	exits := watchExits([]Tenant{b.Tenant})
 loop:
 	for {
@@ -177,7 +177,11 @@ loop:
 		}
 		now := b.Now()
 		size := dirBytes(dest)
-		mb := float64(size-prev) / 1e6 / b.Tick.Seconds()
+		mb := 0.0
+		if secs := now.Sub(prevAt).Seconds(); secs > 0 {
+			mb = float64(size-prev) / 1e6 / secs
+		}
+		prevAt = now
 		if op == "restore" {
 			mb = 0 // the destination is read, not written; the device figures tell the story
 		}
@@ -185,7 +189,7 @@ loop:
 		perSec = append(perSec, mb)
 		row := results.SeriesRow{Time: now, Step: name, Phase: op, Values: []results.Sample{{Name: op + "_mb_per_s", Value: mb}, {Name: "backup_active", Value: 1}}}
 		if l != nil {
-			row.Values = append(row.Values, tenantSamples(l.tenants, l.tick(), b.Tick)...)
+			row.Values = append(row.Values, l.samples(now)...)
 		}
 		if b.Sampler != nil {
 			for _, p := range b.Sampler.Sample(now) {
@@ -222,7 +226,7 @@ loop:
 		}
 	}
 	if l != nil {
-		l.tick()
+		l.tick(b.Now())
 		ws := workloadStep(b.Tenant, l.totals()[0], end.Sub(start))
 		step.Users = b.Tenant.Users
 		step.Figures = append(step.Figures, ws.Figures...)
@@ -294,7 +298,7 @@ func (b *Backups) idle(ctx context.Context, name string) error {
 	var l *load
 	if b.Tenant.Users > 0 {
 		var err error
-		if l, err = startLoad(ctx, []Tenant{b.Tenant}); err != nil {
+		if l, err = startLoad(ctx, []Tenant{b.Tenant}, b.Now()); err != nil {
 			return err
 		}
 		defer l.finish()
@@ -308,12 +312,13 @@ func (b *Backups) idle(ctx context.Context, name string) error {
 			return ctx.Err()
 		case <-ticker.C:
 		}
-		row := results.SeriesRow{Time: b.Now(), Step: name, Phase: "interval", Values: []results.Sample{{Name: "backup_active", Value: 0}}}
+		now := b.Now()
+		row := results.SeriesRow{Time: now, Step: name, Phase: "interval", Values: []results.Sample{{Name: "backup_active", Value: 0}}}
 		if l != nil {
-			row.Values = append(row.Values, tenantSamples(l.tenants, l.tick(), b.Tick)...)
+			row.Values = append(row.Values, l.samples(now)...)
 		}
 		if b.Sampler != nil {
-			for _, p := range b.Sampler.Sample(b.Now()) {
+			for _, p := range b.Sampler.Sample(now) {
 				row.Values = append(row.Values, results.Sample(p))
 			}
 		}

@@ -43,11 +43,13 @@ type load struct {
 	wg      sync.WaitGroup
 	fatal   chan error
 	closers []workload.Session
+	// lastTick is when the counts were last drained, for per-second rates.
+	lastTick time.Time
 }
 
 // startLoad opens every tenant's sessions and starts its users.
-func startLoad(ctx context.Context, tenants []Tenant) (*load, error) {
-	l := &load{tenants: tenants, fatal: make(chan error, 64)}
+func startLoad(ctx context.Context, tenants []Tenant, now time.Time) (*load, error) {
+	l := &load{tenants: tenants, fatal: make(chan error, 64), lastTick: now}
 	for _, t := range tenants {
 		col := metrics.NewCollector(t.Workload.TxTypes())
 		l.cols = append(l.cols, col)
@@ -83,13 +85,21 @@ func (l *load) reset() {
 	}
 }
 
-// tick drains every tenant's interval counts.
-func (l *load) tick() [][]metrics.TxCounts {
+// tick drains every tenant's interval counts and says how long the interval was.
+func (l *load) tick(now time.Time) ([][]metrics.TxCounts, time.Duration) {
 	out := make([][]metrics.TxCounts, len(l.cols))
 	for i, c := range l.cols {
 		out[i] = c.Tick()
 	}
-	return out
+	elapsed := now.Sub(l.lastTick)
+	l.lastTick = now
+	return out, elapsed
+}
+
+// samples drains the interval and renders it as series values.
+func (l *load) samples(now time.Time) []results.Sample {
+	counts, elapsed := l.tick(now)
+	return tenantSamples(l.tenants, counts, elapsed)
 }
 
 // totals are each tenant's counts since the last reset, as of the last tick.
@@ -116,8 +126,9 @@ func (l *load) finish() {
 }
 
 // tenantSamples are the per-second series values of every tenant's workload,
-// prefixed with the tenant's name when there are several.
-func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, tick time.Duration) []results.Sample {
+// prefixed with the tenant's name when there are several; elapsed is the real
+// time since the previous sample.
+func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed time.Duration) []results.Sample {
 	var out []results.Sample
 	for i, t := range tenants {
 		if t.Users == 0 {
@@ -127,12 +138,8 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, tick time.D
 		if len(tenants) > 1 {
 			prefix = t.Name + "_"
 		}
-		for _, f := range t.Workload.Figures(intervals[i], tick) {
+		for _, f := range workload.SecondFigures(t.Workload, intervals[i], elapsed) {
 			out = append(out, results.Sample{Name: prefix + f.Name, Value: f.Value})
-		}
-		all := metrics.Merge(intervals[i]...)
-		if all.Latency.TotalCount() > 0 {
-			out = append(out, results.Sample{Name: prefix + "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000})
 		}
 	}
 	return out
@@ -141,16 +148,11 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, tick time.D
 // workloadStep summarizes one tenant's counts over a measured period as a results step.
 func workloadStep(t Tenant, counts []metrics.TxCounts, measured time.Duration) results.Step {
 	s := results.Step{Kind: t.Workload.Name(), Users: t.Users, MeasureS: measured.Seconds(), Status: results.StatusCompleted}
-	for _, f := range t.Workload.Figures(counts, measured) {
+	ws := workload.Summarize(t.Workload, counts, measured, t.Users)
+	for _, f := range ws.Figures {
 		s.Figures = append(s.Figures, results.Figure(f))
 	}
-	types := t.Workload.TxTypes()
-	for i, c := range counts {
-		s.Transactions = append(s.Transactions, metrics.SummarizeTx(types[i], c, measured))
-	}
-	all := metrics.SummarizeTx("all", metrics.Merge(counts...), measured)
-	s.Total = &all
-	s.Figures = append(s.Figures, results.Figure{Name: "latency_p99", Value: float64(all.Latency.P99US) / 1000, Unit: "ms"})
+	s.Transactions, s.Total = ws.Transactions, &ws.Total
 	return s
 }
 

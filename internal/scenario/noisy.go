@@ -100,7 +100,7 @@ func (n *Noisy) Run(ctx context.Context) ([]results.Step, error) {
 // phase runs the workload tenants (and the backup tenants' schedule), then
 // writes one step per tenant and an aggregate step for the phase.
 func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Tenant, index *int, baseline map[string]float64) ([]results.Step, map[string]float64, error) {
-	l, err := startLoad(ctx, running)
+	l, err := startLoad(ctx, running, n.Now())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -200,7 +200,7 @@ loop:
 		mu.Lock()
 		act := active
 		mu.Unlock()
-		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: tenantSamples(running, l.tick(), n.Tick)}
+		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: l.samples(now)}
 		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
 		if n.Sampler != nil {
 			for _, p := range n.Sampler.Sample(now) {
@@ -220,7 +220,7 @@ loop:
 		}
 	}
 	end := n.Now()
-	l.tick()
+	l.tick(n.Now())
 	totals := l.totals()
 	if !measuring {
 		return nil, nil, runErr

@@ -146,3 +146,56 @@ func Rebind(query string, placeholder func(n int) string) string {
 	}
 	return b.String()
 }
+
+// Summary is a measured period's figures, computed the same way for every
+// workload and every caller (a runner step, a scenario's tenant).
+type Summary struct {
+	// Figures are the workload's own headline figures, then TPM per user
+	// (for workloads that report TPM), TPS and p99 over every type.
+	Figures      []Figure
+	Transactions []metrics.TxSummary
+	Total        metrics.TxSummary
+}
+
+// Summarize computes a period's figures from its counts; d is the measured
+// time and users the virtual users that ran.
+func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int) Summary {
+	var s Summary
+	for _, f := range w.Figures(counts, d) {
+		s.Figures = append(s.Figures, f)
+		if f.Name == "tpm" && users > 0 {
+			s.Figures = append(s.Figures, Figure{Name: "tpm_per_user", Value: f.Value / float64(users), Unit: "tx/min/user"})
+		}
+	}
+	types := w.TxTypes()
+	for t, c := range counts {
+		s.Transactions = append(s.Transactions, metrics.SummarizeTx(types[t], c, d))
+	}
+	s.Total = metrics.SummarizeTx("all", metrics.Merge(counts...), d)
+	s.Figures = append(s.Figures,
+		Figure{Name: "tps", Value: s.Total.PerMinute / 60, Unit: "tx/s"},
+		Figure{Name: "latency_p99", Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
+	)
+	return s
+}
+
+// SecondFigures are the per-second series values of an interval: the
+// workload's figures, TPS, errors and p50/p99 latency over every type.
+// elapsed is the real time the interval covered, not the nominal tick, so
+// a late tick does not inflate a rate.
+func SecondFigures(w Workload, interval []metrics.TxCounts, elapsed time.Duration) []Figure {
+	figs := w.Figures(interval, elapsed)
+	all := metrics.Merge(interval...)
+	tps := 0.0
+	if elapsed > 0 {
+		tps = float64(all.Committed) / elapsed.Seconds()
+	}
+	figs = append(figs, Figure{Name: "tps", Value: tps}, Figure{Name: "errors", Value: float64(all.Failed)})
+	if all.Latency.TotalCount() > 0 {
+		figs = append(figs,
+			Figure{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
+			Figure{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
+		)
+	}
+	return figs
+}

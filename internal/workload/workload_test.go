@@ -1,0 +1,112 @@
+package workload
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/metrics"
+)
+
+// countsOnly is a workload reduced to its figures, for the summary arithmetic.
+type countsOnly struct{}
+
+func (countsOnly) Name() string      { return "fake" }
+func (countsOnly) TxTypes() []string { return []string{"a", "b"} }
+func (countsOnly) Prepare(context.Context, engine.Instance, io.Writer) (LoadStats, error) {
+	return LoadStats{}, nil
+}
+func (countsOnly) NewSession(context.Context, engine.Instance, int, *metrics.Recorder) (Session, error) {
+	return nil, nil
+}
+func (countsOnly) Check(context.Context, engine.Instance) ([]CheckResult, error) { return nil, nil }
+func (countsOnly) Figures(c []metrics.TxCounts, d time.Duration) []Figure {
+	return []Figure{{Name: "tpm", Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d)}}
+}
+
+func counts(a, b int64) []metrics.TxCounts {
+	out := []metrics.TxCounts{{Latency: metrics.NewHistogram()}, {Latency: metrics.NewHistogram()}}
+	out[0].Committed, out[1].Committed, out[1].Failed = a, b, 3
+	for i := range a + b {
+		out[0].Latency.RecordValue(1000 + i)
+	}
+	return out
+}
+
+func figure(figs []Figure, name string) (float64, bool) {
+	for _, f := range figs {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize(countsOnly{}, counts(60, 60), 2*time.Minute, 4)
+	want := map[string]float64{"tpm": 60, "tpm_per_user": 15, "tps": 1}
+	for name, v := range want {
+		if got, ok := figure(s.Figures, name); !ok || got != v {
+			t.Errorf("%s = %v (%v), want %v", name, got, ok, v)
+		}
+	}
+	if s.Total.Committed != 120 || s.Total.Errors != 3 || len(s.Transactions) != 2 || s.Transactions[1].Name != "b" {
+		t.Errorf("summary %+v", s)
+	}
+}
+
+// A tick that comes late covers more time: the rate must use the real interval.
+func TestSecondFiguresUseTheRealInterval(t *testing.T) {
+	figs := SecondFigures(countsOnly{}, counts(100, 0), 2*time.Second)
+	if tps, _ := figure(figs, "tps"); tps != 50 {
+		t.Errorf("tps = %v over 2 s for 100 transactions, want 50", tps)
+	}
+	if tpm, _ := figure(figs, "tpm"); tpm != 3000 {
+		t.Errorf("tpm = %v, want 3000", tpm)
+	}
+	if errs, _ := figure(figs, "errors"); errs != 3 {
+		t.Errorf("errors = %v, want 3", errs)
+	}
+	if _, ok := figure(SecondFigures(countsOnly{}, counts(0, 0), time.Second), "latency_p99_ms"); ok {
+		t.Error("a second without transactions has no latency")
+	}
+}
+
+func TestParseUsers(t *testing.T) {
+	if u, err := ParseUsers(" 1, 2,3,5,8"); err != nil || len(u) != 5 || u[4] != 8 {
+		t.Errorf("ParseUsers = %v, %v", u, err)
+	}
+	for _, bad := range []string{"", "3,a", "0", "-1", "1,,2", "200000"} {
+		if _, err := ParseUsers(bad); err == nil {
+			t.Errorf("ParseUsers(%q) accepted", bad)
+		}
+	}
+}
+
+func TestThinkTimeIsTruncatedExponential(t *testing.T) {
+	p := Pacing{ThinkMean: 10 * time.Second}
+	r := rand.New(rand.NewPCG(1, 2))
+	var sum time.Duration
+	const n = 20000
+	for range n {
+		d := p.ThinkTime(r)
+		if d < 0 || d > 100*time.Second {
+			t.Fatalf("think time %v outside [0, 10x mean]", d)
+		}
+		sum += d
+	}
+	if mean := sum / n; mean < 9500*time.Millisecond || mean > 10500*time.Millisecond {
+		t.Errorf("mean think time %v, want about 10 s", mean)
+	}
+}
+
+func TestRebind(t *testing.T) {
+	got := Rebind("SELECT a FROM t WHERE b = ? AND c = ?", func(n int) string { return "$" + strings.Repeat("I", n) })
+	if got != "SELECT a FROM t WHERE b = $I AND c = $II" {
+		t.Errorf("Rebind = %q", got)
+	}
+}
