@@ -90,16 +90,7 @@ type as3apConfig struct {
 // into a stepping plan: users from --start by --add up to --max-users,
 // stopped by the response-time ceiling.
 func as3apPlan(app *App, f as3apFlags, usersGiven bool) (runner.Plan, error) {
-	r, err := f.run.resolve("as3ap")
-	var errs []error
-	if err != nil {
-		var ue *usageError
-		if !errors.As(err, &ue) {
-			return runner.Plan{}, err
-		}
-		errs = append(errs, ue)
-	}
-	errs = append(errs, f.opts.Validate()...)
+	errs := f.opts.Validate()
 	if usersGiven {
 		errs = append(errs, errors.New("--users: as3ap steps its users: use --start, --add and --max-users"))
 	}
@@ -119,8 +110,9 @@ func as3apPlan(app *App, f as3apFlags, usersGiven bool) (runner.Plan, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) > 0 {
-		return runner.Plan{}, usageErrors(errs)
+	r, err := f.run.resolveWith("as3ap", errs)
+	if err != nil {
+		return runner.Plan{}, err
 	}
 	var users []int
 	for u := f.start; u <= f.maxUsers; u += f.add {

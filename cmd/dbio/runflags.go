@@ -144,6 +144,23 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 	return r, nil
 }
 
+// resolveWith validates the shared flags together with a command's own
+// problems, so that every bad flag is reported at once.
+func (f *runFlags) resolveWith(workloadName string, problems []error) (resolved, error) {
+	r, err := f.resolve(workloadName)
+	if err != nil {
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			return r, err
+		}
+		problems = append(problems, ue)
+	}
+	if len(problems) > 0 {
+		return r, usageErrors(problems)
+	}
+	return r, nil
+}
+
 // usageErrors joins several validation problems into one usage error, one per line.
 func usageErrors(errs []error) error {
 	msgs := make([]string, len(errs))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"strings"
 	"time"
 
@@ -75,18 +74,9 @@ type sysbenchConfig struct {
 
 // sysbenchPlan validates the flags, all problems at once, and resolves them into a plan.
 func sysbenchPlan(app *App, f sysbenchFlags) (runner.Plan, error) {
-	r, err := f.run.resolve("sysbench")
-	var errs []error
+	r, err := f.run.resolveWith("sysbench", f.opts.Validate())
 	if err != nil {
-		var ue *usageError
-		if !errors.As(err, &ue) {
-			return runner.Plan{}, err
-		}
-		errs = append(errs, ue)
-	}
-	errs = append(errs, f.opts.Validate()...)
-	if len(errs) > 0 {
-		return runner.Plan{}, usageErrors(errs)
+		return runner.Plan{}, err
 	}
 	r.options.Fresh = !f.opts.Reuse
 	name := f.run.name

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -83,19 +82,10 @@ func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before fun
 
 // tpccPlan validates the TPC-C flags and resolves them into a runner plan.
 func tpccPlan(app *App, f tpccFlags, kind string) (runner.Plan, error) {
-	r, err := f.run.resolve("tpcc")
 	cfg := tpcc.Config{Warehouses: f.warehouses, KeyingThinking: f.keyingThinking, Seed: f.seed, LoadWorkers: f.loadWorkers, Reuse: f.reuse, SkipChecks: f.run.skipChecks}
-	var errs []error
+	r, err := f.run.resolveWith("tpcc", cfg.Validate())
 	if err != nil {
-		var ue *usageError
-		if !errors.As(err, &ue) {
-			return runner.Plan{}, err
-		}
-		errs = append(errs, ue)
-	}
-	errs = append(errs, cfg.Validate()...)
-	if len(errs) > 0 {
-		return runner.Plan{}, usageErrors(errs)
+		return runner.Plan{}, err
 	}
 	r.options.Fresh = !f.reuse
 	name := f.run.name
