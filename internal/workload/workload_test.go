@@ -110,3 +110,28 @@ func TestRebind(t *testing.T) {
 		t.Errorf("Rebind = %q", got)
 	}
 }
+
+// named is an instance that only has an engine name.
+type named struct{ engine.Instance }
+
+func (named) Info() engine.Info { return engine.Info{Engine: "pg"} }
+
+func TestPerEngine(t *testing.T) {
+	p := NewPerEngine[int]("w")
+	p.Register("pg", 7)
+	if v, err := p.For(named{}); err != nil || v != 7 {
+		t.Errorf("For = %v, %v", v, err)
+	}
+	q := NewPerEngine[int]("w")
+	q.Register("sqlite", 1)
+	q.Register("mariadb", 2)
+	if _, err := q.For(named{}); err == nil || !strings.Contains(err.Error(), `w does not support engine "pg" (supported: mariadb, sqlite)`) {
+		t.Errorf("unsupported engine: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a second registration for one engine did not panic")
+		}
+	}()
+	q.Register("sqlite", 3)
+}

@@ -1,10 +1,7 @@
 package as3ap
 
 import (
-	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 
 	"dbio/internal/engine"
@@ -35,25 +32,15 @@ type dialect struct {
 	notes       []string
 }
 
-var dialects = map[string]func(engine.Instance) *dialect{}
+var dialects = workload.NewPerEngine[func(engine.Instance) *dialect]("as3ap")
 
-func registerDialect(name string, d func(engine.Instance) *dialect) {
-	if _, dup := dialects[name]; dup {
-		panic("as3ap: dialect registered twice for " + name)
-	}
-	dialects[name] = d
-}
+// registerDialect makes a dialect available for instances whose Info().Engine is name.
+func registerDialect(name string, d func(engine.Instance) *dialect) { dialects.Register(name, d) }
 
 func dialectFor(inst engine.Instance) (*dialect, error) {
-	name := inst.Info().Engine
-	d, ok := dialects[name]
-	if !ok {
-		names := make([]string, 0, len(dialects))
-		for n := range dialects {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		return nil, fmt.Errorf("as3ap does not support engine %q (supported: %s)", name, strings.Join(names, ", "))
+	d, err := dialects.For(inst)
+	if err != nil {
+		return nil, err
 	}
 	return d(inst), nil
 }

@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"sync"
 	"time"
 
@@ -129,21 +128,15 @@ const (
 	errFatal                  // the session cannot continue
 )
 
-var backends = map[string]func() backend{}
+var backends = workload.NewPerEngine[func() backend]("tpcc")
 
 // registerBackend makes a backend available for instances of the named engine.
-func registerBackend(engineName string, b func() backend) {
-	if _, dup := backends[engineName]; dup {
-		panic("tpcc: backend registered twice for " + engineName)
-	}
-	backends[engineName] = b
-}
+func registerBackend(engineName string, b func() backend) { backends.Register(engineName, b) }
 
 func backendFor(inst engine.Instance) (backend, error) {
-	name := inst.Info().Engine
-	b, ok := backends[name]
-	if !ok {
-		return nil, fmt.Errorf("tpcc does not support engine %q yet (supported: %v)", name, backendNames())
+	b, err := backends.For(inst)
+	if err != nil {
+		return nil, err
 	}
 	return b(), nil
 }
@@ -199,13 +192,4 @@ func (w *Workload) setConstants(load Constants) {
 	w.load = load
 	w.run = RunConstants(load, rand.New(rand.NewPCG(w.cfg.Seed, 0xC0FFEE)))
 	w.haveConst = true
-}
-
-func backendNames() []string {
-	names := make([]string, 0, len(backends))
-	for n := range backends {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
