@@ -209,13 +209,6 @@ func (c *Collector) Adopt(r *Recorder) {
 	c.mu.Unlock()
 }
 
-// Forget drops recorders whose users have ended, after their last Tick.
-func (c *Collector) Forget() {
-	c.mu.Lock()
-	c.recs = nil
-	c.mu.Unlock()
-}
-
 // Tick drains every recorder into the step totals and returns what happened
 // since the previous tick. The returned counts are owned by the caller.
 func (c *Collector) Tick() []TxCounts {
