@@ -283,7 +283,13 @@ loop:
 			measuring, measureStart = true, now
 		}
 		elapsed := now.Sub(start)
-		st.showProgress(i, name, users, phase, elapsed, total-elapsed, col)
+		// The progress line shows the figures since the window began: the
+		// ramp-up's start, or the measurement's once it began.
+		window, shown := now.Sub(start), "rampup"
+		if measuring {
+			window, shown = now.Sub(measureStart), "measure"
+		}
+		st.showProgress(i, name, users, shown, elapsed, total-elapsed, window, col)
 		if measuring && now.Sub(measureStart) >= s.Step {
 			break
 		}
@@ -381,20 +387,18 @@ func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.T
 	_ = st.dir.AppendSeries(row)
 }
 
-func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining time.Duration, col *metrics.Collector) {
+func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {
 	if st.progress == nil {
 		return
 	}
 	totals := col.StepTotals()
-	measured := elapsed
-	if phase == "measure" {
-		measured = elapsed - st.s.RampUp
-	}
 	var figs [][2]string
-	for _, f := range st.s.Workload.Figures(totals, measured) {
-		figs = append(figs, [2]string{f.Name, fmt.Sprintf("%.0f", f.Value)})
-	}
-	if all := metrics.Merge(totals...); all.Latency.TotalCount() > 0 {
+	// Nothing completed yet in this window (the second a measurement
+	// starts): show no figures rather than zeros.
+	if all := metrics.Merge(totals...); all.Completed() > 0 {
+		for _, f := range st.s.Workload.Figures(totals, window) {
+			figs = append(figs, [2]string{f.Name, fmt.Sprintf("%.0f", f.Value)})
+		}
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
 	}
 	st.progress.Update(progress.Status{
