@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -150,24 +149,8 @@ loop:
 // writeAB compares the sides and writes ab.json, ab.md and the report (the
 // full comparison of the first A and B runs, as compare.html) into the A/B directory.
 func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB string) error {
-	a, err := loadRuns(dirs["a"])
+	res, err := scenario.WriteAB(filepath.Join(dir, "ab"), dirs["a"], dirs["b"], labelA, labelB)
 	if err != nil {
-		return err
-	}
-	b, err := loadRuns(dirs["b"])
-	if err != nil {
-		return err
-	}
-	res, err := scenario.AB{A: a, B: b, LabelA: labelA, LabelB: labelB}.Compare()
-	if err != nil {
-		return err
-	}
-	if err := results.WriteJSON(filepath.Join(dir, "ab.json"), map[string]any{"result": res, "runs_a": dirs["a"], "runs_b": dirs["b"]}); err != nil {
-		return err
-	}
-	var md bytes.Buffer
-	res.Markdown(&md)
-	if err := os.WriteFile(filepath.Join(dir, "ab.md"), md.Bytes(), 0o644); err != nil {
 		return err
 	}
 	fmt.Fprintf(app.Stdout, "\n== A/B: A %s vs B %s ==\n", labelA, labelB)
@@ -178,7 +161,11 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		}
 	}
 	html := filepath.Join(dir, "compare.html")
-	if err := report.WriteComparison(report.OutputAt(html), []*results.Loaded{a[0], b[0]}, report.Options{Now: app.Now, Version: version(), Force: true}); err != nil {
+	firsts, err := results.LoadAll([]string{dirs["a"][0], dirs["b"][0]})
+	if err == nil {
+		err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true})
+	}
+	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)
 	} else {
 		fmt.Fprintf(app.Stdout, "report: %s\n", html)

@@ -30,7 +30,7 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
 			}
-			runs, err := loadRuns(args)
+			runs, err := results.LoadAll(args)
 			if err != nil {
 				return err
 			}
@@ -72,7 +72,7 @@ setting and fact that differs between the runs.`,
 			if len(args) < 2 {
 				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
 			}
-			runs, err := loadRuns(args)
+			runs, err := results.LoadAll(args)
 			if err != nil {
 				return err
 			}
@@ -95,18 +95,6 @@ setting and fact that differs between the runs.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
-}
-
-func loadRuns(dirs []string) ([]*results.Loaded, error) {
-	runs := make([]*results.Loaded, 0, len(dirs))
-	for _, d := range dirs {
-		l, err := results.Load(d)
-		if err != nil {
-			return nil, err
-		}
-		runs = append(runs, l)
-	}
-	return runs, nil
 }
 
 func printOutput(app *App, out report.Output) {

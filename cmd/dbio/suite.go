@@ -201,7 +201,7 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 
 // compareRuns writes the comparison of a suite's comparable runs.
 func compareRuns(dirs []string, out string) error {
-	runs, err := loadRuns(dirs)
+	runs, err := results.LoadAll(dirs)
 	if err != nil {
 		return err
 	}

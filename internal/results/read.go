@@ -119,3 +119,16 @@ func readSeries(path string) (Series, error) {
 	}
 	return s, nil
 }
+
+// LoadAll reads several results directories, in order.
+func LoadAll(dirs []string) ([]*Loaded, error) {
+	runs := make([]*Loaded, 0, len(dirs))
+	for _, d := range dirs {
+		l, err := Load(d)
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, l)
+	}
+	return runs, nil
+}

@@ -211,39 +211,18 @@ func abTable(g group, base string) (string, error) {
 	if len(labels) != 2 {
 		return "", nil
 	}
-	load := func(dirs []string) ([]*results.Loaded, error) {
-		var out []*results.Loaded
-		for _, d := range dirs {
-			l, err := results.Load(d)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, l)
-		}
-		return out, nil
-	}
-	a, err := load(side[labels[0]])
-	if err != nil {
-		return "", err
-	}
-	b, err := load(side[labels[1]])
-	if err != nil {
-		return "", err
-	}
-	res, err := scenario.AB{A: a, B: b, LabelA: labels[0], LabelB: labels[1]}.Compare()
+	stem := filepath.Join(base, "ab-"+safeName(g.key))
+	res, err := scenario.WriteAB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
 	if err != nil {
 		return "", err
 	}
 	if len(res.Steps) == 0 {
-		return "", nil // no user steps to compare (backup cycles, say)
+		// No user steps to compare (backup cycles, say): no table.
+		os.Remove(stem + ".json")
+		os.Remove(stem + ".md")
+		return "", nil
 	}
-	stem := filepath.Join(base, "ab-"+safeName(g.key))
-	if err := results.WriteJSON(stem+".json", res); err != nil {
-		return "", err
-	}
-	var md strings.Builder
-	res.Markdown(&md)
-	return stem + ".md", results.WriteFileAtomic(stem+".md", []byte(md.String()))
+	return stem + ".md", nil
 }
 
 func safeName(s string) string {

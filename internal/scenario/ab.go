@@ -457,3 +457,26 @@ func anyTrue(bs []bool) bool {
 	}
 	return false
 }
+
+// WriteAB compares the runs in dirsA and dirsB and writes the result as
+// stem.json (with the directories compared) and the table as stem.md.
+func WriteAB(stem string, dirsA, dirsB []string, labelA, labelB string) (ABResult, error) {
+	a, err := results.LoadAll(dirsA)
+	if err != nil {
+		return ABResult{}, err
+	}
+	b, err := results.LoadAll(dirsB)
+	if err != nil {
+		return ABResult{}, err
+	}
+	res, err := AB{A: a, B: b, LabelA: labelA, LabelB: labelB}.Compare()
+	if err != nil {
+		return res, err
+	}
+	if err := results.WriteJSON(stem+".json", map[string]any{"result": res, "runs_a": dirsA, "runs_b": dirsB}); err != nil {
+		return res, err
+	}
+	var md strings.Builder
+	res.Markdown(&md)
+	return res, results.WriteFileAtomic(stem+".md", []byte(md.String()))
+}
