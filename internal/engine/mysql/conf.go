@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-
-	"dbio/internal/engine"
 )
 
 // setting is one my.cnf option dbio writes, and why. An empty value is a
@@ -139,19 +137,4 @@ func settingsMap(settings []setting) map[string]string {
 		m[s.name] = s.value
 	}
 	return m
-}
-
-// externalOptionsError rejects options that only a managed server can honour.
-func externalOptionsError(o engine.Options) error {
-	var bad []string
-	if o.BufferPool > 0 {
-		bad = append(bad, "--buffer-pool")
-	}
-	if len(o.Settings) > 0 {
-		bad = append(bad, "engine settings")
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s cannot be applied to an external server (--dsn): set them in that server's configuration, or let dbio run its own server (drop --dsn)", strings.Join(bad, " and "))
 }

@@ -18,7 +18,7 @@ import (
 const OwnerTable = "dbio_owner"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	if err := externalOptionsError(o); err != nil {
+	if err := o.ManagedOnly(); err != nil {
 		return nil, err
 	}
 	cfg, err := mysqldrv.ParseDSN(o.DSN)

@@ -17,7 +17,7 @@ import (
 const OwnerComment = "created by dbio"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	if err := externalOptionsError(o); err != nil {
+	if err := o.ManagedOnly(); err != nil {
 		return nil, err
 	}
 	cfg, err := pgx.ParseConfig(o.DSN)
