@@ -252,8 +252,8 @@ func medianRatio(a, b float64) (float64, Direction) {
 // ratioInterval computes the Hodges-Lehmann interval of B/A from sorted
 // samples. With positive values, ordering ratios b/a orders the differences
 // log b - log a, whose order statistics bound the shift in log scale; k is the
-// largest order with P(U ≤ k-1) ≤ (1-confidence)/2 under no ties, exact up to
-// ExactLimit values and from the normal approximation beyond.
+// largest order with P(U ≤ k-1) ≤ (1-confidence)/2 under no ties, exact while
+// n1·n2 ≤ ExactLimit and from the normal approximation beyond.
 func ratioInterval(a, b []float64, confidence float64) RatioInterval {
 	if a[0] <= 0 || b[0] < 0 {
 		return RatioInterval{}
@@ -276,11 +276,11 @@ func ratioInterval(a, b []float64, confidence float64) RatioInterval {
 // shiftOrder returns the order k of the shift interval and its coverage
 // 1 - 2·P(U ≤ k-1), or 0 when no order reaches confidence.
 func shiftOrder(n1, n2 int, confidence float64) (int, float64) {
-	if n1+n2 > ExactLimit {
+	if n1*n2 > ExactLimit {
 		return shiftOrderNormal(n1, n2, confidence)
 	}
 	tailBudget := (1-confidence)/2 + levelSlack
-	counts := untiedUCounts(n1, n2)
+	counts := untiedUCounts(min(n1, n2), max(n1, n2)) // U's distribution is symmetric in the sizes
 	total := choose(n1+n2, n1)
 	k, coverage, tail := 0, 0.0, 0.0
 	for cand := 1; 2*cand <= n1*n2+1; cand++ {

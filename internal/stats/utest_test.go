@@ -74,6 +74,7 @@ func TestMannWhitneyExactAgainstEnumeration(t *testing.T) {
 		{[]float64{100, 100, 100, 101, 102, 102}, []float64{99, 100, 100, 103}},
 		{[]float64{1, 2, 2, 2, 2, 2, 2}, []float64{2, 2, 2, 3, 4, 5, 6}},
 		{[]float64{7, 7, 7}, []float64{7, 7, 7}}, // all equal: p = 1
+		{[]float64{1, 1, 2, 5}, []float64{2}},    // the larger sample first, with ties
 		{[]float64{1}, []float64{2}},
 		{[]float64{10, 20, 30, 40, 50, 60, 70, 80}, []float64{15, 25, 35, 45, 55, 65, 75, 85}},
 	}
@@ -116,6 +117,10 @@ func TestMannWhitneyKnownValues(t *testing.T) {
 		{"R documentation example",
 			[]float64{0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46},
 			[]float64{1.15, 0.88, 0.90, 0.74, 1.21}, 35, 0.2544122544122544, true},
+		// One value against 100 distinct ones: U is uniform on 0..100, so
+		// the extreme U = 0 has p = 2/101, whichever side is given first.
+		{"1 vs 100", []float64{0}, seq(1, 100), 0, 2.0 / 101, true},
+		{"100 vs 1", seq(1, 100), []float64{0}, 100, 2.0 / 101, true},
 		// Beyond ExactLimit: the normal approximation with tie and continuity
 		// corrections; references from scipy 1.10.1
 		// mannwhitneyu(method="asymptotic"), which R's wilcox.test(exact=FALSE) matches.
@@ -157,13 +162,26 @@ func modSeq(n, step, m int, base float64) []float64 {
 }
 
 // TestNormalApproximationNearExactLimit backs the claim in ExactLimit's
-// comment: at 30 against 30 the approximation is within 0.001 of exact.
+// comment: just beyond it, at 30 against 31, the approximation is within
+// 0.001 of the exact p-value wherever that is below 0.1, for every U.
 func TestNormalApproximationNearExactLimit(t *testing.T) {
+	const n1, n2 = 30, 31
+	ties := make([]int, n1+n2)
+	for i := range ties {
+		ties[i] = 1
+	}
+	for u2 := 0; u2 <= 2*n1*n2; u2 += 2 {
+		exact, normal := exactP(ties, n1, n2, u2), normalP(ties, n1, n2, u2)
+		if exact < 0.1 && math.Abs(exact-normal) > 0.001 {
+			t.Errorf("U=%d: exact p %v, normal %v", u2/2, exact, normal)
+		}
+	}
+	// With ties, at the limit itself.
+	a, b := modSeq(30, 7, 31, 0), modSeq(30, 11, 29, 0)
 	for shift := 0.0; shift <= 20; shift += 2.5 {
-		a, b := modSeq(30, 7, 31, 0), modSeq(30, 11, 29, shift)
-		u2, ties := doubledU(sorted(a), sorted(b))
+		u2, ties := doubledU(sorted(a), sorted(addEach(b, shift)))
 		exact, normal := exactP(ties, 30, 30, u2), normalP(ties, 30, 30, u2)
-		if math.Abs(exact-normal) > 0.001 {
+		if exact < 0.1 && math.Abs(exact-normal) > 0.001 {
 			t.Errorf("shift %v: exact p %v, normal %v", shift, exact, normal)
 		}
 	}
@@ -179,11 +197,11 @@ func sorted(s []float64) []float64 {
 
 // TestUntiedCountsMatchTiedRecurrence checks the Gaussian-binomial counts
 // against the general recurrence with every tie group of size one, and that
-// they add up to C(n1+n2, n1) exactly for every split within ExactLimit.
+// they add up to C(n1+n2, n1) exactly for every pair of sizes within ExactLimit.
 func TestUntiedCountsMatchTiedRecurrence(t *testing.T) {
-	for n := 2; n <= ExactLimit; n++ {
-		for n1 := 1; n1 < n; n1++ {
-			n2 := n - n1
+	for n1 := 1; n1*n1 <= ExactLimit; n1++ {
+		for n2 := n1; n1*n2 <= ExactLimit; n2++ {
+			n := n1 + n2
 			counts := untiedUCounts(n1, n2)
 			sum := new(big.Int)
 			for _, c := range counts {
