@@ -126,6 +126,8 @@ func (p Plan) Schedule(u int) (*Schedule, error) {
 }
 
 // Next returns the offset from the run's start of the next intended start.
+// A fixed schedule's first start is at the user's phase (0 for user 0); a
+// Poisson schedule's first is one random gap after the run's start.
 func (s *Schedule) Next() time.Duration {
 	if s.process == Poisson {
 		s.at += s.rng.ExpFloat64() * s.meanGap
