@@ -40,13 +40,17 @@ func requireTools(t testing.TB) tools {
 		sshd: find("sshd"), ssh: find("ssh"), sshKeygen: find("ssh-keygen"),
 		fio: find("fio"), nodeExporter: find("prometheus-node-exporter"),
 	}
+	var problems []string
 	if os.Geteuid() != 0 {
-		missing = append([]string{"root"}, missing...)
+		problems = append(problems, "it makes network namespaces, which needs root: run the tests as root")
 	}
-	if len(missing) == 0 {
+	if len(missing) > 0 {
+		problems = append(problems, fmt.Sprintf("%s not installed: install with %s", strings.Join(missing, ", "), installHint))
+	}
+	if len(problems) == 0 {
 		return tl
 	}
-	msg := fmt.Sprintf("a test fleet needs root and its programs; missing: %s; install with: %s", strings.Join(missing, ", "), installHint)
+	msg := "testfleet: " + strings.Join(problems, "; ")
 	if os.Getenv("CI") == "true" {
 		t.Fatal(msg)
 	}
