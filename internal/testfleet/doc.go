@@ -9,18 +9,19 @@
 // For a fleet of n hosts (fleet id ID, six hex digits, and the test process's
 // pid PID):
 //
-//   - a bridge dbth-ID in the root namespace holding the first address of a
-//     free /24 in 10.213.0.0/16 (one that no address or route of the machine
-//     overlaps), and for host n a namespace dbio-thPID-ID-hn joined to the
-//     bridge by a veth (dbth-ID-n outside, eth0 inside) with the next address.
+//   - a bridge dbth-ID in the root namespace holding .1 of a free /24 in
+//     10.213.0.0/16 (one that no address or route of the machine overlaps;
+//     Fleet.Gateway), and for host n a namespace dbio-thPID-ID-hn joined to the
+//     bridge by a veth (dbth-ID-n outside, eth0 inside) with address .n+1.
 //     The namespaces have no default route: the hosts reach each other, the
 //     root namespace and their own loopback, nothing else;
 //   - per host, started with ip netns exec in a UTS namespace whose hostname
 //     is the host's name (h1, h2...), and waited for until each accepts
 //     connections: Debian's sshd (port 22, a host key made for the test, root
-//     login by key only, no PAM), fio --server (port 8765, working in the
-//     host's storage directory) and prometheus-node-exporter (port 9100, the
-//     collectors that work in a namespace), all bound to the host's address;
+//     login by key only, no PAM, $HOME a directory of the host's own),
+//     fio --server (port 8765, working in the host's storage directory) and
+//     prometheus-node-exporter (port 9100, the collectors that work in a
+//     namespace), all bound to the host's address;
 //   - in the test's temporary directory: an ssh_config, known_hosts and key
 //     with which ssh -F <Fleet.SSHConfig> h1 true works without a prompt, a
 //     directory per host with its storage and its daemons' logs.
@@ -43,7 +44,10 @@
 // # When something does not work
 //
 // A failed test's log has the end of every daemon's log; the logs stay in the
-// host directories until the test ends. Host-to-host traffic crosses the
+// host directories until the test ends. fio gives a job file that directly
+// follows a --client to that client alone: to send one job file to several
+// servers, put it after an option that follows the last --client (or give
+// each --client its own). Host-to-host traffic crosses the
 // fleet's bridge, so a firewall that filters bridged traffic (br_netfilter
 // with a dropping FORWARD chain, as Docker sets up) blocks it while the root
 // namespace still reaches every host.
