@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what dbio needs on Debian 12, only when it is missing.
 #   scripts/deps.sh run    Go toolchain, C compiler (cgo for SQLite), fio
-#   scripts/deps.sh test   the above plus PostgreSQL and MariaDB server binaries
+#   scripts/deps.sh test   the above plus PostgreSQL and MariaDB server binaries,
+#                          and what the multi-host tests run inside network
+#                          namespaces (iproute2, openssh-server, the node exporter)
 # Prints the Go binary to use on its last line.
 set -euo pipefail
 
@@ -19,7 +21,8 @@ apt_install() {
 		apt_updated=1
 	fi
 	# Packages that start services on install must not touch the machine's own
-	# servers; policy-rc.d stops invoke-rc.d from starting them.
+	# servers; policy-rc.d stops both invoke-rc.d (SysV) and deb-systemd-invoke
+	# (systemd) from starting them.
 	local policy=/usr/sbin/policy-rc.d created=""
 	if [ ! -e "$policy" ]; then
 		printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod +x "$policy" && created=1
@@ -86,6 +89,28 @@ ensure_postgres() {
 	fi
 }
 
+# The multi-host tests run sshd and the node exporter themselves, inside the
+# network namespaces they create. Installing the packages must not leave their
+# system services listening on this machine (port 22, and 9100 on every
+# address), now or after a reboot: policy-rc.d keeps them from starting, and
+# they are stopped and disabled here (update-rc.d also removes the systemd
+# links the postinst made), which is safe because the package was missing, so
+# no one relied on its service.
+ensure_test_daemon() { # ensure_test_daemon PROGRAM PACKAGE SERVICE...
+	local program=$1 package=$2 service
+	shift 2
+	[ -x "$program" ] && return 0
+	apt_install "$package"
+	for service in "$@"; do
+		if [ -d /run/systemd/system ]; then
+			systemctl disable --now "$service" >/dev/null 2>&1 || true
+		elif [ -x "/etc/init.d/$service" ]; then
+			"/etc/init.d/$service" stop >/dev/null 2>&1 || true
+			update-rc.d "$service" disable >/dev/null 2>&1 || true
+		fi
+	done
+}
+
 ensure_mariadb() {
 	if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ] && [ ! -x /usr/sbin/mysqld ]; then
 		apt_install mariadb-server mariadb-backup
@@ -106,5 +131,10 @@ if [ "$mode" = test ]; then
 	ensure_cmd chromium chromium
 	# The sysbench workload's test cross-checks dbio against Debian's sysbench.
 	ensure_cmd sysbench sysbench
+	# The multi-host test foundation (internal/testhosts) builds hosts out of
+	# network namespaces, each with its own sshd, fio server and node exporter.
+	ensure_cmd ip iproute2
+	ensure_test_daemon /usr/sbin/sshd openssh-server ssh ssh.socket
+	ensure_test_daemon /usr/bin/prometheus-node-exporter prometheus-node-exporter prometheus-node-exporter
 fi
 ensure_go
