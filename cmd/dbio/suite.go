@@ -38,7 +38,7 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			suite.Engines = engine.Default.Names()
-			plan, err := suite.Load(args[0])
+			plan, err := suite.Load(args[0], app.Getenv)
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {

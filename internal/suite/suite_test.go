@@ -28,7 +28,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestExpandCrossesVariants(t *testing.T) {
-	p, err := Load("testdata/good.toml")
+	p, err := Load("testdata/good.toml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestExpandCrossesVariants(t *testing.T) {
 }
 
 func TestValidationPointsAtLines(t *testing.T) {
-	_, err := Load("testdata/bad.toml")
+	_, err := Load("testdata/bad.toml", nil)
 	var ps *Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("error %v is not a list of problems", err)
@@ -73,7 +73,7 @@ func TestDecodeErrorsPointAtLines(t *testing.T) {
 		"wrong type":  "name = \"x\"\n[workloads.w]\nkind = \"tpcc\"\nwarehouses = \"many\"\n",
 	}
 	for name, text := range tests {
-		_, err := Parse("s.toml", []byte(text))
+		_, err := Parse("s.toml", []byte(text), nil)
 		var ps *Problems
 		if !errors.As(err, &ps) || ps.Items[0].Line == 0 {
 			t.Errorf("%s: %v, want a located problem", name, err)

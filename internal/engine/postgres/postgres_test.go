@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/target"
@@ -393,6 +395,30 @@ func TestWithDatabase(t *testing.T) {
 	for _, tt := range tests {
 		if got := withDatabase(tt.dsn, "dbio_tpcc"); got != tt.want {
 			t.Errorf("withDatabase(%q) = %q, want %q", tt.dsn, got, tt.want)
+		}
+	}
+}
+
+func TestWithPassword(t *testing.T) {
+	for _, dsn := range []string{"postgres://u@h:5432/app?sslmode=disable", "postgresql://u@h/app", "host=h user=u dbname=app"} {
+		for _, pw := range []string{"S3cret", "a b+c&d=e'f\\g%h#i?j/k@l"} {
+			got := withPassword(dsn, pw)
+			cfg, err := pgx.ParseConfig(got)
+			if err != nil {
+				t.Fatalf("withPassword(%q, %q) = %q: %v", dsn, pw, got, err)
+			}
+			if cfg.Password != pw || cfg.User != "u" || cfg.Host != "h" {
+				t.Errorf("withPassword(%q, %q) = %q reads as password %q, user %q, host %q", dsn, pw, got, cfg.Password, cfg.User, cfg.Host)
+			}
+		}
+	}
+}
+
+func TestMalformedDSNErrorsDoNotQuoteIt(t *testing.T) {
+	for _, bad := range []string{"host=h password=S3cret oops", "host=h password='S3cret"} {
+		_, err := withoutPassword(bad)
+		if err == nil || strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("withoutPassword(%q): %v", bad, err)
 		}
 	}
 }
