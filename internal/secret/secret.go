@@ -29,18 +29,19 @@ type span struct{ start, end int }
 
 // RedactDSN returns dsn with its password (and any other secret parameter)
 // replaced by Mask: postgres://u:***@host/db, host=h password=***,
-// u:***@tcp(host:3306)/db. A string of no form dbio accepts is masked whole.
-func RedactDSN(dsn string) string { return apply(dsn, dsnSpans(dsn)) }
+// u:***@tcp(host:3306)/db. A string of no form dbio accepts is masked whole,
+// and the password is masked wherever else it appears in dsn too.
+func RedactDSN(dsn string) string { return redact(dsn, dsnSpans(dsn)) }
 
 // Values returns the secrets of dsn as they may appear in a message: as
-// written and decoded (percent-escapes, quotes and backslashes undone), for
-// Scrub.
-func Values(dsn string) []string { return values(dsn, dsnSpans(dsn)) }
+// written, decoded (percent-escapes, quotes and backslashes undone) and in
+// the pieces a driver may cut a malformed one into, for Scrub.
+func Values(dsn string) []string { return values(dsn, dsnSpans(dsn), true) }
 
 // RedactText masks what looks like a secret in free text (a label, a shell
 // command, a message): the password of any URL or user:password@host, and
 // the value of any password-like key=value.
-func RedactText(s string) string { return apply(s, textSpans(s)) }
+func RedactText(s string) string { return redact(s, textSpans(s)) }
 
 // RedactArgs returns a copy of a command line in which the value of --dsn
 // (--dsn X and --dsn=X) is redacted as a DSN, the value of any flag named
@@ -48,9 +49,15 @@ func RedactText(s string) string { return apply(s, textSpans(s)) }
 // argument is redacted as free text (a DSN handed to another flag, or to the
 // command dbio ab runs, is still hidden).
 func RedactArgs(args []string) []string {
+	spans := argSpans(args)
+	var found []string
+	for i, sp := range spans {
+		found = append(found, values(args[i], sp, false)...)
+	}
 	out := make([]string, len(args))
-	for i, sp := range argSpans(args) {
-		out[i] = apply(args[i], sp)
+	for i, sp := range spans {
+		// A password found in one argument is hidden in every other one.
+		out[i] = Scrub(apply(args[i], sp), found)
 	}
 	return out
 }
@@ -59,7 +66,7 @@ func RedactArgs(args []string) []string {
 func ArgValues(args []string) []string {
 	var out []string
 	for i, sp := range argSpans(args) {
-		out = append(out, values(args[i], sp)...)
+		out = append(out, values(args[i], sp, true)...)
 	}
 	return out
 }
@@ -126,6 +133,11 @@ func (d DSN) Format(f fmt.State, verb rune) {
 // redacted form.
 func (d DSN) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// redact masks the spans of s, then every other occurrence of what they held.
+func redact(s string, spans []span) string {
+	return Scrub(apply(s, spans), values(s, spans, false))
+}
+
 // apply replaces the spans of s by Mask.
 func apply(s string, spans []span) string {
 	spans = merge(spans)
@@ -143,8 +155,9 @@ func apply(s string, spans []span) string {
 	return b.String()
 }
 
-// values lists the text of each span as written and decoded.
-func values(s string, spans []span) []string {
+// values lists the text of each span as written and decoded, and with
+// pieces its pieces long enough to hide on their own.
+func values(s string, spans []span, pieces bool) []string {
 	seen := map[string]bool{}
 	var out []string
 	add := func(v string) {
@@ -168,6 +181,9 @@ func values(s string, spans []span) []string {
 			add(unquoted)
 		}
 		add(unescape(unquoted))
+		if !pieces {
+			continue
+		}
 		// A password with an unescaped delimiter may reach a driver's
 		// message in pieces (postgres://u:p@ss@h looks up host "ss@h"):
 		// the pieces long enough to be worth hiding are hidden too.

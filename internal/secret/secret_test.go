@@ -219,3 +219,16 @@ func TestDSNTypeNeverPrintsItsPassword(t *testing.T) {
 		t.Error("Reveal lost the password")
 	}
 }
+
+func TestAPasswordIsHiddenWhereverItRepeats(t *testing.T) {
+	if got := RedactDSN("host=h password=S3cret sslmode=S3cret"); strings.Contains(got, "S3cret") {
+		t.Errorf("RedactDSN kept a repeated password: %q", got)
+	}
+	if got := RedactDSN("bench:S3cret@tcp(h)/?parseTime=S3cret"); strings.Contains(got, "S3cret") {
+		t.Errorf("RedactDSN kept a repeated password: %q", got)
+	}
+	got := RedactArgs([]string{"dbio", "--dsn", "postgres://u:S3cret@h/db", "--name", "S3cret-run"})
+	if strings.Contains(strings.Join(got, " "), "S3cret") {
+		t.Errorf("RedactArgs kept a repeated password: %q", got)
+	}
+}
