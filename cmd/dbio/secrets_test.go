@@ -297,3 +297,36 @@ func loadRun(t *testing.T, base, name string) *results.Loaded {
 	}
 	return l
 }
+
+func TestDSNFileProblemsAreUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing", []string{"--dsn-file", filepath.Join(dir, "nope")}, "--dsn-file: open " + filepath.Join(dir, "nope") + ": no such file or directory"},
+		{"empty", []string{"--dsn-file", empty}, "--dsn-file " + empty + ": the file is empty"},
+		{"both", []string{"--dsn-file", empty, "--dsn", "postgres://u:S3cret@h/db"}, "--dsn-file: give the DSN once"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := t.TempDir()
+			var out bytes.Buffer
+			args := append([]string{"sysbench", "--engine", "postgres", "--results", res}, tt.args...)
+			if code := run(context.Background(), testApp(&out), args); code != exitUsage {
+				t.Errorf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "S3cret") {
+				t.Errorf("output does not say %q (or shows the password):\n%s", tt.want, out.String())
+			}
+			if written, _ := os.ReadDir(res); len(written) != 0 {
+				t.Errorf("a refused run wrote %v", written)
+			}
+		})
+	}
+}

@@ -321,6 +321,43 @@ func TestExternalOwnership(t *testing.T) {
 	stop(t, server)
 }
 
+// TestExternalPasswordFromEnvironment starts an external instance whose DSN
+// has no password, with PGPASSWORD given through Options.Getenv: the
+// instance's own DSN, from which TPC-C opens its native pool, must carry it.
+func TestExternalPasswordFromEnvironment(t *testing.T) {
+	e := realEngine(t)
+	ctx := context.Background()
+	server := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{Transport: "tcp"})
+	cfg, err := pgx.ParseConfig(server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keywords, err := withoutPassword(server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "postgres://" + cfg.User + "@127.0.0.1:" + strconv.Itoa(int(cfg.Port)) + "/postgres?sslmode=disable"
+	getenv := func(k string) string {
+		if k == PasswordEnv {
+			return cfg.Password
+		}
+		return ""
+	}
+	for _, dsn := range []string{keywords, url} {
+		ext, err := e.Start(ctx, engine.Placement{}, engine.Options{DSN: dsn, Database: "dbio_tpcc", Fresh: true, Getenv: getenv})
+		if err != nil {
+			t.Fatalf("%s with %s: %v", dsn, PasswordEnv, err)
+		}
+		conn, err := pgx.Connect(ctx, ext.DSN())
+		if err != nil {
+			t.Errorf("a native connection on the instance's DSN: %v", err)
+		} else {
+			conn.Close(ctx)
+		}
+		ext.Stop(ctx)
+	}
+}
+
 func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only a root dbio runs the server as another user")
