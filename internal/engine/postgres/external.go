@@ -30,7 +30,9 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	}
 	dsn := o.DSN
 	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
-		// libpq's variable, read through the environment dbio was given.
+		// The DSN has no password: libpq's variable gives it, read through
+		// the environment dbio was handed; it goes into the DSN the
+		// instance hands to workloads, which open their own pools.
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
 	}
