@@ -13,6 +13,7 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/scenario"
+	"dbio/internal/secret"
 )
 
 func init() { commandConstructors = append(commandConstructors, newABCmd) }
@@ -102,7 +103,8 @@ func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
 		}
 		return fallback
 	}
-	labelA, labelB := label(f.labelA, f.a, "A: "+f.aSetup), label(f.labelB, f.b, "B: "+f.bSetup)
+	// The labels go into ab.md, ab.json and the report: a DSN in --a or --b loses its password there.
+	labelA, labelB := secret.RedactText(label(f.labelA, f.a, "A: "+f.aSetup)), secret.RedactText(label(f.labelB, f.b, "B: "+f.bSetup))
 	setup := map[string][2]string{"a": {f.aSetup, f.aTeardown}, "b": {f.bSetup, f.bTearDn}}
 	dirs := map[string][]string{}
 	var failure error

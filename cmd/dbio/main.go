@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbio/internal/execx"
+	"dbio/internal/secret"
 )
 
 // Exit codes, chosen once, here.
@@ -34,7 +35,8 @@ type App struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	Exec   execx.Runner
-	// Args is the command line as typed, recorded in run.json.
+	// Args is the command line as typed, recorded in run.json; run redacts
+	// its passwords before any command sees it.
 	Args []string
 }
 
@@ -77,9 +79,18 @@ and writes a results directory and a report that compare storage configurations.
 }
 
 func run(ctx context.Context, app *App, args []string) int {
+	// What dbio records or prints of its command line never holds a
+	// password; the commands still run with args as given.
+	redacted := *app
+	redacted.Args = secret.RedactArgs(app.Args)
+	app = &redacted
 	root := newRoot(app)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	if err != nil {
+		// A driver's message may quote a DSN from the command line.
+		err = secret.ScrubError(err, secret.ArgValues(args))
+	}
 	var ue *usageError
 	switch {
 	case err == nil:

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -36,6 +37,7 @@ type runFlags struct {
 	name       string
 	bufferPool string
 	dsn        string
+	dsnFile    string
 	database   string
 	transport  string
 	settings   []string
@@ -58,7 +60,8 @@ func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
 	fs.StringVar(&f.results, "results", "results", "directory that receives the results directory of this run")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
 	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
-	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/)")
+	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/), recorded without its password; keep the password off the command line with PGPASSWORD or MYSQL_PWD, or --dsn-file")
+	fs.StringVar(&f.dsnFile, "dsn-file", "", "read the --dsn from this file (one line; make it readable by you alone)")
 	fs.StringVar(&f.database, "database", "", "database dbio creates and owns on the engine (default dbio_<workload>)")
 	fs.StringVar(&f.transport, "transport", "socket", "how dbio reaches a managed server: socket (Unix socket) or tcp (loopback)")
 	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
@@ -84,6 +87,9 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 		errs = append(errs, fmt.Errorf("--engine: %w", err))
 	}
 	r.engine = e
+	if err := f.readDSNFile(); err != nil {
+		errs = append(errs, err)
+	}
 	if r.users, err = workload.ParseUsers(f.users); err != nil {
 		errs = append(errs, fmt.Errorf("--users: %w", err))
 	}
@@ -144,6 +150,26 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 	return r, nil
 }
 
+// readDSNFile takes the DSN from --dsn-file, so that its password is on no
+// command line (which every user of the machine may read).
+func (f *runFlags) readDSNFile() error {
+	if f.dsnFile == "" {
+		return nil
+	}
+	if f.dsn != "" {
+		return errors.New("--dsn-file: give the DSN once, with --dsn or with --dsn-file")
+	}
+	b, err := os.ReadFile(f.dsnFile)
+	if err != nil {
+		return fmt.Errorf("--dsn-file: %w: write the DSN into that file, or give it with --dsn", err)
+	}
+	f.dsn = strings.TrimSpace(string(b))
+	if f.dsn == "" {
+		return fmt.Errorf("--dsn-file %s: the file is empty: write the DSN into it (one line)", f.dsnFile)
+	}
+	return nil
+}
+
 // resolveWith validates the shared flags together with a command's own
 // problems, so that every bad flag is reported at once.
 func (f *runFlags) resolveWith(workloadName string, problems []error) (resolved, error) {
@@ -179,5 +205,6 @@ func runnerEnv(app *App) runner.Env {
 		Now:      app.Now,
 		Version:  version(),
 		HostFS:   telemetry.HostFS(),
+		Getenv:   app.Getenv,
 	}
 }

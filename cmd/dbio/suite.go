@@ -32,13 +32,18 @@ their settings, workloads, scenarios, and variants to cross), each into its own
 results directory under one suite directory, then write a comparison report for
 each group of runs that differ only in their variants. The whole file is
 validated before anything starts; --dry-run prints the expanded plan with its
-estimated duration and disk space. See examples/ for one suite per study.`,
+estimated duration and disk space. See examples/ for one suite per study.
+
+An engine on an existing server takes its DSN from dsn, or, to keep the
+password out of the file, from dsn_env (an environment variable holding the
+DSN) or dsn_file (a file holding it); PGPASSWORD and MYSQL_PWD work too. The
+DSN is recorded without its password.`,
 		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
   dbio suite examples/nvme-vs-sata.toml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			suite.Engines = engine.Default.Names()
-			plan, err := suite.Load(args[0])
+			plan, err := suite.Load(args[0], app.Getenv)
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {

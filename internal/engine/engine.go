@@ -41,6 +41,10 @@ type Options struct {
 	Settings map[string]string
 	// DSN selects external mode: connect to an existing server, manage no lifecycle.
 	DSN string
+	// Getenv reads the process environment, where an external server's
+	// engine finds its driver's usual password variable (PGPASSWORD,
+	// MYSQL_PWD) when the DSN carries no password; nil reads nothing.
+	Getenv func(string) string
 	// Database is the database (schema) dbio creates and owns, e.g. "dbio_tpcc".
 	Database string
 	// Transport is "socket" (default for managed servers) or "tcp".

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/secret"
 	"dbio/internal/units"
 )
 
@@ -110,7 +111,9 @@ func configurationSection(r *runView, prefix string) *section {
 	kv := &keyValues{ID: prefix + "run-facts", Title: "Run"}
 	kv.Pairs = append(kv.Pairs, fact{"results directory", r.Path}, fact{"run id", run.ID}, fact{"kind", run.Kind}, fact{"status", string(run.Status)})
 	if len(run.Command) > 0 {
-		kv.Pairs = append(kv.Pairs, fact{"command", shellJoin(run.Command)})
+		// dbio records the command redacted; a results directory written
+		// before it did, or by hand, still shows no password.
+		kv.Pairs = append(kv.Pairs, fact{"command", shellJoin(secret.RedactArgs(run.Command))})
 	}
 	kv.Pairs = append(kv.Pairs, fact{"started", stamp(run.Started)})
 	if !run.Ended.IsZero() {
@@ -262,7 +265,12 @@ func flattenJSON(data json.RawMessage) []fact {
 		case nil:
 			out = append(out, fact{prefix, "null"})
 		default:
-			out = append(out, fact{prefix, fmt.Sprint(v)})
+			value := fmt.Sprint(v)
+			if prefix == "dsn" || strings.HasSuffix(prefix, ".dsn") {
+				// Recorded redacted; redacted again for older results directories.
+				value = secret.RedactDSN(value)
+			}
+			out = append(out, fact{prefix, value})
 		}
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/scenario"
+	"dbio/internal/secret"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/workload"
@@ -78,6 +79,8 @@ type Env struct {
 	Version  string
 	// HostFS is where telemetry reads /proc; telemetry.HostFS() normally.
 	HostFS telemetry.FS
+	// Getenv reads the environment, for the engines' password variables.
+	Getenv func(string) string
 }
 
 // Outcome is what a run produced.
@@ -136,7 +139,13 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	out.Dir = dir.Path
 	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
 
+	if p.EngineOptions.Getenv == nil {
+		p.EngineOptions.Getenv = env.Getenv
+	}
 	runErr := execute(ctx, p, env, dir, placement, &out)
+	// A driver's message may quote the DSN; what run.json, the suite and
+	// the terminal get of it never holds the password.
+	runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
 	out.Status = statusOf(ctx, runErr)
 	if runErr != nil && out.Status == results.StatusInterrupted {
 		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)

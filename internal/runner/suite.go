@@ -261,7 +261,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		Command: s.Command,
 		Config:  json.RawMessage(cfg),
 		Engine:  eng,
-		EngineOptions: engine.Options{BufferPool: r.BufferPool, Settings: r.Settings, DSN: r.DSN, Transport: r.Transport,
+		EngineOptions: engine.Options{BufferPool: r.BufferPool, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
 			Database: "dbio_" + r.Kind, Fresh: true},
 		Workload:    built.Workload,
 		SpaceNeeded: built.SpaceNeeded,

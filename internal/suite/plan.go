@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dbio/internal/iolimit"
+	"dbio/internal/secret"
 	"dbio/internal/units"
 )
 
@@ -41,7 +42,7 @@ type Run struct {
 	Engine     string            `json:"engine,omitempty"`
 	BufferPool int64             `json:"buffer_pool_bytes,omitempty"`
 	Settings   map[string]string `json:"settings,omitempty"`
-	DSN        string            `json:"dsn,omitempty"`
+	DSN        secret.DSN        `json:"dsn,omitempty"` // recorded without its password
 	Transport  string            `json:"transport,omitempty"`
 
 	Data   Target  `json:"data"`
@@ -114,6 +115,7 @@ func (v *validator) expand() *Plan {
 		if e.Transport != "" && e.Transport != "socket" && e.Transport != "tcp" {
 			v.addf(table, "transport", "%q: use socket or tcp", e.Transport)
 		}
+		v.dsns[name] = v.engineDSN(table, e)
 	}
 	for _, name := range sortedKeys(f.Workloads) {
 		v.checkWorkload(name, f.Workloads[name])
@@ -276,7 +278,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 				}
 				if e != "" {
 					ed := v.f.Engines[e]
-					run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, ed.DSN, ed.Transport
+					run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, secret.DSN(v.dsns[e]), ed.Transport
 					if n, err := units.ParseBytes(ed.BufferPool); err == nil {
 						run.BufferPool = n
 					}

@@ -46,6 +46,11 @@ type EngineDef struct {
 	Settings   map[string]string `toml:"settings"`
 	DSN        string            `toml:"dsn"`
 	Transport  string            `toml:"transport"`
+	// DSNEnv and DSNFile give the DSN without writing its password in the
+	// suite file: the name of an environment variable holding it, or a file
+	// (relative to the working directory, like every path of a suite).
+	DSNEnv  string `toml:"dsn_env"`
+	DSNFile string `toml:"dsn_file"`
 }
 
 // WorkloadDef is a workload and its scale and timing.
@@ -142,17 +147,19 @@ func (ps *Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Load reads, decodes and validates a suite file, returning its plan.
-func Load(path string) (*Plan, error) {
+// Load reads, decodes and validates a suite file, returning its plan;
+// getenv reads the environment for dsn_env (nil: nothing is set).
+func Load(path string, getenv func(string) string) (*Plan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("suite file: %w", err)
 	}
-	return Parse(path, b)
+	return Parse(path, b, getenv)
 }
 
-// Parse decodes and validates suite text; name is used in messages.
-func Parse(name string, b []byte) (*Plan, error) {
+// Parse decodes and validates suite text; name is used in messages, getenv
+// reads the environment for dsn_env (nil: nothing is set).
+func Parse(name string, b []byte, getenv func(string) string) (*Plan, error) {
 	var f File
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -172,7 +179,7 @@ func Parse(name string, b []byte) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	v := &validator{f: &f, loc: newLocator(b), file: name}
+	v := &validator{f: &f, loc: newLocator(b), file: name, getenv: getenv, dsns: map[string]string{}}
 	plan := v.expand()
 	if len(v.problems) > 0 {
 		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
@@ -186,6 +193,50 @@ type validator struct {
 	loc      *locator
 	file     string
 	problems []Problem
+	getenv   func(string) string
+	// dsns are the engines' DSNs, from dsn, dsn_env or dsn_file.
+	dsns map[string]string
+}
+
+// engineDSN reads an engine's DSN from the one of dsn, dsn_env and dsn_file
+// it gives, reporting a variable that is not set or a file that cannot be read.
+func (v *validator) engineDSN(table string, e EngineDef) string {
+	given := 0
+	for _, s := range []string{e.DSN, e.DSNEnv, e.DSNFile} {
+		if s != "" {
+			given++
+		}
+	}
+	switch {
+	case given > 1:
+		key := "dsn_env"
+		if e.DSNEnv == "" {
+			key = "dsn_file"
+		}
+		v.addf(table, key, "give the DSN one way: dsn, dsn_env or dsn_file, not several")
+		return ""
+	case e.DSNEnv != "":
+		var dsn string
+		if v.getenv != nil {
+			dsn = strings.TrimSpace(v.getenv(e.DSNEnv))
+		}
+		if dsn == "" {
+			v.addf(table, "dsn_env", "the environment variable %s is not set or empty: export it with the DSN before running the suite", e.DSNEnv)
+		}
+		return dsn
+	case e.DSNFile != "":
+		b, err := os.ReadFile(e.DSNFile)
+		if err != nil {
+			v.addf(table, "dsn_file", "%v: write the DSN into that file (one line, readable by you alone)", err)
+			return ""
+		}
+		dsn := strings.TrimSpace(string(b))
+		if dsn == "" {
+			v.addf(table, "dsn_file", "%s is empty: write the DSN into it (one line)", e.DSNFile)
+		}
+		return dsn
+	}
+	return e.DSN
 }
 
 func (v *validator) addf(table, key, format string, a ...any) {

@@ -2,10 +2,13 @@ package suite
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -28,7 +31,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestExpandCrossesVariants(t *testing.T) {
-	p, err := Load("testdata/good.toml")
+	p, err := Load("testdata/good.toml", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func TestExpandCrossesVariants(t *testing.T) {
 }
 
 func TestValidationPointsAtLines(t *testing.T) {
-	_, err := Load("testdata/bad.toml")
+	_, err := Load("testdata/bad.toml", nil)
 	var ps *Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("error %v is not a list of problems", err)
@@ -73,10 +76,64 @@ func TestDecodeErrorsPointAtLines(t *testing.T) {
 		"wrong type":  "name = \"x\"\n[workloads.w]\nkind = \"tpcc\"\nwarehouses = \"many\"\n",
 	}
 	for name, text := range tests {
-		_, err := Parse("s.toml", []byte(text))
+		_, err := Parse("s.toml", []byte(text), nil)
 		var ps *Problems
 		if !errors.As(err, &ps) || ps.Items[0].Line == 0 {
 			t.Errorf("%s: %v, want a located problem", name, err)
 		}
+	}
+}
+
+func TestEngineDSNSources(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "pg.dsn")
+	if err := os.WriteFile(file, []byte("postgres://u:FromFile@h/db\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.dsn")
+	if err := os.WriteFile(empty, []byte(" \n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"PG_DSN": "postgres://u:FromEnv@h/db"}
+	getenv := func(k string) string { return env[k] }
+	suite := func(engine string) string {
+		return "name = \"s\"\n[targets.t]\npath = \"/x\"\n[engines.pg]\nengine = \"postgres\"\n" + engine +
+			"[workloads.w]\nkind = \"tpcc\"\nwarehouses = 1\n[[runs]]\nworkload = \"w\"\nengine = \"pg\"\ndata = \"t\"\n"
+	}
+	tests := []struct {
+		name, engine string
+		wantDSN      string // the run's DSN, when valid
+		wantProblem  string // else the problem, with its line
+	}{
+		{"dsn", "dsn = \"postgres://u:Inline@h/db\"\n", "postgres://u:Inline@h/db", ""},
+		{"dsn_env", "dsn_env = \"PG_DSN\"\n", "postgres://u:FromEnv@h/db", ""},
+		{"dsn_file", "dsn_file = \"" + file + "\"\n", "postgres://u:FromFile@h/db", ""},
+		{"unset variable", "dsn_env = \"NOPE\"\n", "", "line 6: engines.pg.dsn_env: the environment variable NOPE is not set or empty"},
+		{"missing file", "dsn_file = \"" + filepath.Join(dir, "nope") + "\"\n", "", "line 6: engines.pg.dsn_file: open " + filepath.Join(dir, "nope") + ": no such file"},
+		{"empty file", "dsn_file = \"" + empty + "\"\n", "", "line 6: engines.pg.dsn_file: " + empty + " is empty"},
+		{"two sources", "dsn = \"postgres://h/db\"\ndsn_file = \"" + file + "\"\n", "", "line 7: engines.pg.dsn_file: give the DSN one way"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := Parse("s.toml", []byte(suite(tt.engine)), getenv)
+			if tt.wantProblem != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantProblem) {
+					t.Fatalf("error %v, want %q", err, tt.wantProblem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Runs[0].DSN.Reveal(); got != tt.wantDSN {
+				t.Errorf("DSN %q, want %q", got, tt.wantDSN)
+			}
+			b, _ := json.Marshal(p)
+			for _, pw := range []string{"Inline", "FromEnv", "FromFile"} {
+				if strings.Contains(string(b), pw) || strings.Contains(fmt.Sprint(p.Runs[0]), pw) {
+					t.Errorf("the plan shows the password %s: %s", pw, b)
+				}
+			}
+		})
 	}
 }

@@ -245,14 +245,14 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	opts, err := in.clientOptions()
+	opts, env, err := in.clientOptions()
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
 	defer os.Remove(opts)
 	file := filepath.Join(dst, in.info.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
-		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}}
+		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}, Env: env}
 	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
@@ -301,7 +301,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	opts, err := in.clientOptions()
+	opts, env, err := in.clientOptions()
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		return fmt.Errorf("restore: %w", err)
 	}
 	defer f.Close()
-	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f}
+	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
 	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
 		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
 	}
@@ -319,13 +319,24 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 }
 
 // clientOptions writes an option file with dbio's account for the client
-// programs, private to dbio; the caller removes it.
-func (in *Instance) clientOptions() (string, error) {
+// programs, private to dbio (the caller removes it), and returns the
+// environment that gives them the password: in MYSQL_PWD it is on no
+// command line and, unlike in the file, in nothing a killed dbio leaves
+// behind (the file of an external server sits in the system's temporary
+// directory).
+func (in *Instance) clientOptions() (string, []string, error) {
 	dir := ""
 	if in.managed != nil {
 		dir = in.managed.layout.run
 	}
-	return writeOptions(dir, server.User{Self: true}, clientGroup(in.admin))
+	cfg := in.admin.Clone()
+	var env []string
+	if cfg.Passwd != "" {
+		env = []string{PasswordEnv + "=" + cfg.Passwd}
+		cfg.Passwd = ""
+	}
+	path, err := writeOptions(dir, server.User{Self: true}, clientGroup(cfg))
+	return path, env, err
 }
 
 // writeOptions writes an option file readable by u alone, in dir (the

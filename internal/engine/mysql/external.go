@@ -10,6 +10,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/secret"
 )
 
 // OwnerTable is the table dbio creates inside every database it creates on
@@ -17,13 +18,23 @@ import (
 // database comments, so a marker table works on both servers).
 const OwnerTable = "dbio_owner"
 
+// PasswordEnv is the environment variable that gives an external server's
+// password when the DSN has none, as for the mariadb and mysql clients.
+const PasswordEnv = "MYSQL_PWD"
+
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
 	if err := o.ManagedOnly(); err != nil {
 		return nil, err
 	}
 	cfg, err := mysqldrv.ParseDSN(o.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("--dsn: %w (accepted forms: user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/)", err)
+		// The driver may quote a parameter; a malformed DSN may have put the password there.
+		return nil, fmt.Errorf("--dsn: %w (accepted forms: user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/)",
+			secret.ScrubError(err, secret.Values(o.DSN)))
+	}
+	if cfg.Passwd == "" && o.Getenv != nil {
+		// The mariadb and mysql clients' variable; the driver does not read it itself.
+		cfg.Passwd = o.Getenv(PasswordEnv)
 	}
 	transport := "tcp"
 	if cfg.Net == "unix" {

@@ -33,6 +33,20 @@ func withDatabase(dsn, db string) string {
 	return strings.TrimSpace(dsn) + " " + keywordDSN([2]string{"dbname", db})
 }
 
+// withPassword returns dsn, which carries no password, with password added:
+// a query parameter of a URL (percent-encoded the way libpq decodes it: no
+// '+' for a space), a quoted pair of a keyword/value string.
+func withPassword(dsn, password string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		sep := "?"
+		if strings.Contains(dsn, "?") {
+			sep = "&"
+		}
+		return dsn + sep + "password=" + strings.ReplaceAll(url.QueryEscape(password), "+", "%20")
+	}
+	return strings.TrimSpace(dsn) + " " + keywordDSN([2]string{"password", password})
+}
+
 // withoutPassword returns dsn without its password, so that the command line
 // of pg_dump and pg_restore, which anyone on the machine may read, does not
 // carry it; the password goes to them in their environment instead.
@@ -88,7 +102,8 @@ func keywordPairs(s string) ([][2]string, error) {
 		key := s[start:i]
 		skipSpace()
 		if i == len(s) || s[i] != '=' || key == "" {
-			return nil, fmt.Errorf("connection string %q: expected keyword=value near %q", s, s[start:])
+			// Neither the string nor the rest of it is quoted: either may hold the password.
+			return nil, fmt.Errorf("connection string: expected keyword=value at character %d", start+1)
 		}
 		i++
 		skipSpace()
@@ -117,7 +132,7 @@ func keywordPairs(s string) ([][2]string, error) {
 			i++
 		}
 		if !closed {
-			return nil, fmt.Errorf("connection string %q: unterminated quoted value for %s", s, key)
+			return nil, fmt.Errorf("connection string: unterminated quoted value for %s", key)
 		}
 		pairs = append(pairs, [2]string{key, v.String()})
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"dbio/internal/engine"
+	"dbio/internal/secret"
 )
 
 // OwnerComment marks a database dbio created (COMMENT ON DATABASE). dbio drops
@@ -22,7 +23,18 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	}
 	cfg, err := pgx.ParseConfig(o.DSN)
 	if err != nil {
-		return nil, fmt.Errorf("--dsn: %w (accepted forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...')", err)
+		// pgx hides the password it recognizes; a malformed DSN may hide it
+		// elsewhere, so every piece of it goes too.
+		return nil, fmt.Errorf("--dsn: %w (accepted forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...')",
+			secret.ScrubError(err, secret.Values(o.DSN)))
+	}
+	dsn := o.DSN
+	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
+		// The DSN has no password: libpq's variable gives it, read through
+		// the environment dbio was handed; it goes into the DSN the
+		// instance hands to workloads, which open their own pools.
+		cfg.Password = pw
+		dsn = withPassword(dsn, pw)
 	}
 	transport := "tcp"
 	if strings.HasPrefix(cfg.Host, "/") {
@@ -46,12 +58,12 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
-	in, err := open(ctx, withDatabase(o.DSN, name), o.MaxConns)
+	in, err := open(ctx, withDatabase(dsn, name), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
 	in.admin = cfg
-	in.tools = externalTools(o.DSN, name, cfg.Password)
+	in.tools = externalTools(dsn, name, cfg.Password)
 	in.info.Engine = "postgres"
 	in.info.Transport = transport
 	in.info.Database = name
@@ -62,6 +74,17 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	return in, nil
+}
+
+// PasswordEnv is the environment variable that gives an external server's
+// password when the DSN has none, as for libpq's programs.
+const PasswordEnv = "PGPASSWORD"
+
+func passwordFromEnv(o engine.Options) string {
+	if o.Getenv == nil {
+		return ""
+	}
+	return o.Getenv(PasswordEnv)
 }
 
 // ensureDatabase makes sure database name exists and is dbio's. It creates

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/target"
@@ -319,6 +321,43 @@ func TestExternalOwnership(t *testing.T) {
 	stop(t, server)
 }
 
+// TestExternalPasswordFromEnvironment starts an external instance whose DSN
+// has no password, with PGPASSWORD given through Options.Getenv: the
+// instance's own DSN, from which TPC-C opens its native pool, must carry it.
+func TestExternalPasswordFromEnvironment(t *testing.T) {
+	e := realEngine(t)
+	ctx := context.Background()
+	server := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{Transport: "tcp"})
+	cfg, err := pgx.ParseConfig(server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	keywords, err := withoutPassword(server.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "postgres://" + cfg.User + "@127.0.0.1:" + strconv.Itoa(int(cfg.Port)) + "/postgres?sslmode=disable"
+	getenv := func(k string) string {
+		if k == PasswordEnv {
+			return cfg.Password
+		}
+		return ""
+	}
+	for _, dsn := range []string{keywords, url} {
+		ext, err := e.Start(ctx, engine.Placement{}, engine.Options{DSN: dsn, Database: "dbio_tpcc", Fresh: true, Getenv: getenv})
+		if err != nil {
+			t.Fatalf("%s with %s: %v", dsn, PasswordEnv, err)
+		}
+		conn, err := pgx.Connect(ctx, ext.DSN())
+		if err != nil {
+			t.Errorf("a native connection on the instance's DSN: %v", err)
+		} else {
+			conn.Close(ctx)
+		}
+		ext.Stop(ctx)
+	}
+}
+
 func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("only a root dbio runs the server as another user")
@@ -393,6 +432,30 @@ func TestWithDatabase(t *testing.T) {
 	for _, tt := range tests {
 		if got := withDatabase(tt.dsn, "dbio_tpcc"); got != tt.want {
 			t.Errorf("withDatabase(%q) = %q, want %q", tt.dsn, got, tt.want)
+		}
+	}
+}
+
+func TestWithPassword(t *testing.T) {
+	for _, dsn := range []string{"postgres://u@h:5432/app?sslmode=disable", "postgresql://u@h/app", "host=h user=u dbname=app"} {
+		for _, pw := range []string{"S3cret", "a b+c&d=e'f\\g%h#i?j/k@l"} {
+			got := withPassword(dsn, pw)
+			cfg, err := pgx.ParseConfig(got)
+			if err != nil {
+				t.Fatalf("withPassword(%q, %q) = %q: %v", dsn, pw, got, err)
+			}
+			if cfg.Password != pw || cfg.User != "u" || cfg.Host != "h" {
+				t.Errorf("withPassword(%q, %q) = %q reads as password %q, user %q, host %q", dsn, pw, got, cfg.Password, cfg.User, cfg.Host)
+			}
+		}
+	}
+}
+
+func TestMalformedDSNErrorsDoNotQuoteIt(t *testing.T) {
+	for _, bad := range []string{"host=h password=S3cret oops", "host=h password='S3cret"} {
+		_, err := withoutPassword(bad)
+		if err == nil || strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("withoutPassword(%q): %v", bad, err)
 		}
 	}
 }
