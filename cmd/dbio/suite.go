@@ -22,7 +22,7 @@ import (
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
 
 func newSuiteCmd(app *App) *cobra.Command {
-	var dryRun bool
+	var dryRun, createTargets bool
 	var resultsBase string
 	cmd := &cobra.Command{
 		Use:   "suite FILE.toml",
@@ -64,8 +64,13 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 					}
 					return report.WriteRunReport(dir, report.Options{Now: app.Now, Version: version()})
 				},
-				Command: app.Args,
+				Command:       app.Args,
+				CreateTargets: createTargets,
 			}, runnerEnv(app))
+			if runner.IsBadInput(err) {
+				// Found before anything was written: every problem of every run.
+				return &usageError{msg: "the suite cannot start:\n  " + err.Error()}
+			}
 			if out.Dir != "" {
 				fmt.Fprintf(app.Stdout, "\nsuite results: %s\n", out.Dir)
 				for _, r := range out.Runs {
@@ -83,6 +88,7 @@ estimated duration and disk space. See examples/ for one suite per study.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
+	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
 	return cmd
 }

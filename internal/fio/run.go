@@ -235,6 +235,13 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		return nil, err
 	}
 	pl := &placement{Label: label, File: filepath.Join(work, "work.dat")}
+	// fio opens its files by name: a link planted in the place of one would
+	// send its writes somewhere else.
+	for _, f := range []string{pl.File, pl.File + ".partial", filepath.Join(work, probeFile)} {
+		if err := target.CheckFile(f); err != nil {
+			return nil, err
+		}
+	}
 	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Path, err)
@@ -243,7 +250,7 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	warnings = append(warnings, warns...)
 
 	existing := int64(-1)
-	if fi, err := os.Stat(pl.File); err == nil {
+	if fi, err := os.Lstat(pl.File); err == nil {
 		existing = fi.Size()
 	}
 	free, err := t.FreeBytes()
@@ -293,6 +300,9 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	return pl, err
 }
 
+// probeFile is the small file the engine probe reads in dbio's fio directory.
+const probeFile = "probe.dat"
+
 // probe finds an engine and O_DIRECT setting fio can use in dir: the asked
 // engine (io_uring by default), then libaio, then psync; with O_DIRECT if
 // the filesystem takes it, else buffered. Every fallback is a warning.
@@ -307,7 +317,7 @@ func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, 
 			candidates = append(candidates, e)
 		}
 	}
-	file := filepath.Join(dir, "probe.dat")
+	file := filepath.Join(dir, probeFile)
 	defer os.Remove(file)
 	failures := map[string]string{}
 	for _, d := range []bool{true, false} {

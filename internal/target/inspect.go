@@ -34,13 +34,26 @@ type Inspection struct {
 // With mayCreate a missing path is accepted when the nearest existing
 // directory above it could hold it.
 func Inspect(path string, mayCreate bool) (Inspection, []error) {
+	in, problems := InspectDir("target", path, mayCreate)
+	if in.Exists && len(problems) == 0 {
+		if err := CheckOwned(filepath.Join(in.Path, DirName)); err != nil {
+			problems = append(problems, err)
+		}
+	}
+	return in, problems
+}
+
+// InspectDir is Inspect for any directory dbio will write in (noun names it
+// in the problems, e.g. "results directory"), without the look at dbio's own
+// subdirectory.
+func InspectDir(noun, path string, mayCreate bool) (Inspection, []error) {
 	var in Inspection
 	if strings.TrimSpace(path) == "" {
-		return in, []error{errors.New("target path is empty: pass --target DIR")}
+		return in, []error{fmt.Errorf("%s path is empty: pass --%s DIR", noun, strings.Fields(noun)[0])}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return in, []error{fmt.Errorf("target %q: %w", path, err)}
+		return in, []error{fmt.Errorf("%s %q: %w", noun, path, err)}
 	}
 	in.Path = abs
 	at := abs
@@ -51,16 +64,16 @@ func Inspect(path string, mayCreate bool) (Inspection, []error) {
 			return in, []error{notExist(abs)}
 		}
 		if at, fi, err = existingParent(abs); err != nil {
-			return in, []error{fmt.Errorf("target %s cannot be created: %w", abs, err)}
+			return in, []error{fmt.Errorf("%s %s cannot be created: %w", noun, abs, err)}
 		}
 	case err != nil:
-		return in, []error{fmt.Errorf("target %s: %w", abs, err)}
+		return in, []error{fmt.Errorf("%s %s: %w", noun, abs, err)}
 	default:
 		in.Exists = true
 	}
-	what := "target " + abs
+	what := noun + " " + abs
 	if !in.Exists {
-		what = fmt.Sprintf("target %s cannot be created: %s", abs, at)
+		what = fmt.Sprintf("%s %s cannot be created: %s", noun, abs, at)
 	}
 	switch {
 	case fi.Mode()&(os.ModeDevice|os.ModeCharDevice) != 0:
@@ -68,7 +81,6 @@ func Inspect(path string, mayCreate bool) (Inspection, []error) {
 	case !fi.IsDir():
 		return in, []error{fmt.Errorf("%s is not a directory: pass the directory dbio may work in", what)}
 	}
-	var problems []error
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(at, &st); err != nil {
 		return in, []error{fmt.Errorf("%s: statfs: %w", what, err)}
@@ -81,16 +93,11 @@ func Inspect(path string, mayCreate bool) (Inspection, []error) {
 	in.Storage, _ = HostFS.Resolve(at)
 	switch {
 	case st.Flags&stRdonly != 0:
-		problems = append(problems, fmt.Errorf("%s is on a read-only filesystem (%s): choose a target on a filesystem mounted read-write", what, mountOf(in.Storage, at)))
+		return in, []error{fmt.Errorf("%s is on a read-only filesystem (%s): choose a directory on a filesystem mounted read-write", what, mountOf(in.Storage, at))}
 	case syscall.Access(at, wOK|xOK) != nil:
-		problems = append(problems, fmt.Errorf("%s is not writable by this user (uid %d): choose a directory you can write to, or give this user write permission on it", what, os.Getuid()))
+		return in, []error{fmt.Errorf("%s is not writable by this user (uid %d): choose a directory you can write to, or give this user write permission on it", what, os.Getuid())}
 	}
-	if in.Exists {
-		if err := CheckOwned(filepath.Join(abs, DirName)); err != nil {
-			problems = append(problems, fmt.Errorf("target %s: %w", abs, err))
-		}
-	}
-	return in, problems
+	return in, nil
 }
 
 // Constants of statfs(2) and access(2) that package syscall does not name.

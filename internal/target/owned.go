@@ -41,9 +41,14 @@ func checkOwned(path string) error {
 
 // notOwned is the one refusal of something in dbio's place that dbio did not make.
 func notOwned(path, what string) error {
-	return fmt.Errorf("%s %s, which dbio did not create: dbio neither follows, uses nor removes it; move it away or choose another target: %w",
-		path, what, ErrNotOwned)
+	return &notOwnedError{msg: fmt.Sprintf("%s %s, which dbio did not create: dbio neither follows, uses nor removes it; move it away or choose another target", path, what)}
 }
+
+// notOwnedError is ErrNotOwned with the whole story, which already says it.
+type notOwnedError struct{ msg string }
+
+func (e *notOwnedError) Error() string { return e.msg }
+func (e *notOwnedError) Unwrap() error { return ErrNotOwned }
 
 // CheckOwned refuses, without changing anything, a path inside dbio's
 // directory that dbio could not safely use: a symbolic link, or a directory

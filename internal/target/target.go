@@ -180,7 +180,7 @@ func (t *Target) RemoveSub(name string) error {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
 	case err != nil:
-		return fmt.Errorf("remove: %w", err)
+		return err
 	}
 	return os.RemoveAll(dir)
 }
