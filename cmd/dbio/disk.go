@@ -205,7 +205,7 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 	if !f.dryRun {
 		// A dry run touches nothing and may plan for targets not mounted yet.
 		for _, t := range f.targets {
-			errs = append(errs, runner.Places{Data: t, Create: f.createTarget}.Problems()...)
+			errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems()...)
 		}
 		errs = append(errs, runner.Places{Results: f.resultsBase}.Problems()...)
 	}

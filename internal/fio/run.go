@@ -230,11 +230,11 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	} else {
 		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))
 	}
-	work, err := t.Sub("fio")
+	work, err := t.Sub(WorkSubdir)
 	if err != nil {
 		return nil, err
 	}
-	pl := &placement{Label: label, File: filepath.Join(work, "work.dat")}
+	pl := &placement{Label: label, File: filepath.Join(work, workFile)}
 	// fio opens its files by name: a link planted in the place of one would
 	// send its writes somewhere else.
 	for _, f := range []string{pl.File, pl.File + ".partial", filepath.Join(work, probeFile)} {
@@ -299,6 +299,13 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	}
 	return pl, err
 }
+
+// WorkSubdir is fio's directory in dbio's directory on a target; workFile
+// is the working file in it.
+const (
+	WorkSubdir = "fio"
+	workFile   = "work.dat"
+)
 
 // probeFile is the small file the engine probe reads in dbio's fio directory.
 const probeFile = "probe.dat"

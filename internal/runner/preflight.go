@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/fio"
 	"dbio/internal/iolimit"
 	"dbio/internal/target"
 )
@@ -60,6 +61,9 @@ type Places struct {
 	// subdirectories it will use, so that a link or a foreign directory
 	// planted there is found now.
 	Engine engine.Engine
+	// Subdirs are dbio's subdirectories the run uses on the data target
+	// beside the engine's (fio's working directory), looked at the same way.
+	Subdirs []string
 	// Limits need a block device behind the data and log targets.
 	Limits iolimit.Limits
 }
@@ -90,11 +94,17 @@ func (pl Places) Problems() []error {
 		if !ok {
 			continue
 		}
-		if l, isLayout := pl.Engine.(engine.Layout); isLayout && in.Exists && role.path != pl.Backup {
-			data, log := l.Subdirs(separate)
-			subs := data
-			if role.log {
-				subs = log
+		if in.Exists && role.path != pl.Backup {
+			var subs []string
+			if l, isLayout := pl.Engine.(engine.Layout); isLayout {
+				data, log := l.Subdirs(separate)
+				subs = data
+				if role.log {
+					subs = log
+				}
+			}
+			if !role.log {
+				subs = append(subs, pl.Subdirs...)
 			}
 			for _, s := range subs {
 				if err := target.CheckOwned(filepath.Join(in.Path, target.DirName, s)); err != nil {
@@ -269,6 +279,9 @@ func (s Suite) Preflight() error {
 			eng, _ = s.Engines.Lookup(r.Engine) // the suite's validation names unknown engines
 		}
 		pl := Places{Results: s.Plan.Results, Create: s.CreateTargets, Engine: eng, Limits: r.Data.Limits}
+		if r.Kind == "disk" {
+			pl.Subdirs = []string{fio.WorkSubdir}
+		}
 		if r.DSN == "" || r.Kind == "disk" {
 			pl.Data = r.Data.Path
 			if r.Log != nil {

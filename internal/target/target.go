@@ -90,9 +90,15 @@ func Create(path string) (*Target, error) {
 
 // notExist is the refusal of a missing target, saying how to create it.
 func notExist(abs string) error {
-	return fmt.Errorf("target %s does not exist: create it (mkdir -p %s) or pass --create-target; dbio does not create a target on its own, so that a mistyped path or an unmounted mount point never benchmarks the disk underneath: %w",
-		abs, abs, os.ErrNotExist)
+	return &notExistError{msg: fmt.Sprintf("target %s does not exist: create it (mkdir -p %s) or pass --create-target; dbio does not create a target on its own, so that a mistyped path or an unmounted mount point never benchmarks the disk underneath",
+		abs, abs)}
 }
+
+// notExistError is os.ErrNotExist told the way a user can act on.
+type notExistError struct{ msg string }
+
+func (e *notExistError) Error() string { return e.msg }
+func (e *notExistError) Unwrap() error { return os.ErrNotExist }
 
 // markerText is what dbio writes in the marker of its own directory.
 const markerText = "This directory was created by dbio. dbio removes only what is inside directories carrying this marker.\n"
