@@ -177,8 +177,12 @@ func SpaceProblems(needs []Need) []error {
 		}
 		f.need += n.Bytes
 		f.reclaim += n.Reclaim
-		if !contains(f.paths, n.Path) {
-			f.paths = append(f.paths, n.Path)
+		shown := n.Path
+		if abs, err := filepath.Abs(n.Path); err == nil {
+			shown = abs
+		}
+		if !contains(f.paths, shown) {
+			f.paths = append(f.paths, shown)
 		}
 		f.whats = append(f.whats, n.What)
 	}
