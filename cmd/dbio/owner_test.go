@@ -21,6 +21,7 @@ import (
 	"dbio/internal/engine/enginetest"
 	"dbio/internal/execx"
 	"dbio/internal/results"
+	"dbio/internal/target"
 )
 
 // ownerTestArgs carries, in the environment, the command line a child copy
@@ -210,6 +211,44 @@ func TestTwoRunsOnOneTarget(t *testing.T) {
 				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "1s", "--reuse", "--skip-checks"})
 			if code != exitOK {
 				t.Errorf("a run after the first: exit code %d:\n%s", code, out.String())
+			}
+		})
+	}
+}
+
+// TestTargetHeldInAnyRole: a target another run holds is refused whatever
+// role this run gives it (data, log, backup), before anything is written.
+func TestTargetHeldInAnyRole(t *testing.T) {
+	root := t.TempDir()
+	held := filepath.Join(root, "held")
+	other := filepath.Join(root, "other")
+	os.Mkdir(held, 0o755)
+	os.Mkdir(other, 0o755)
+	tg, err := target.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := tg.Lock(target.Holder{PID: 4242, Command: []string{"dbio", "quick"}, Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	for _, args := range [][]string{
+		{"tpcc", "--target", held},
+		{"tpcc", "--engine", "postgres", "--target", other, "--log-target", held},
+		{"backup", "--target", other, "--backup-target", held},
+		{"disk", "--target", other, "--target", held, "--size", "64M", "--runtime", "1s"},
+		{"quick", "--target", held},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			res := filepath.Join(t.TempDir(), "results")
+			var out bytes.Buffer
+			code := run(context.Background(), testApp(&out), append(args, "--results", res))
+			if code != exitUsage || !strings.Contains(out.String(), "target "+held+" is in use by another dbio run (pid 4242") {
+				t.Errorf("exit code %d:\n%s", code, out.String())
+			}
+			if _, err := os.Stat(res); !os.IsNotExist(err) {
+				t.Errorf("results written: %v", err)
 			}
 		})
 	}

@@ -149,6 +149,12 @@ func samePath(a, b string) bool {
 func Preflight(p Plan) error {
 	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
 		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
+	if p.Noisy != nil {
+		// Each tenant's own target is a marked directory of dbio's on the data target.
+		for i := 1; i <= p.Noisy.Tenants; i++ {
+			pl.Subdirs = append(pl.Subdirs, tenantSubdir(i))
+		}
+	}
 	list := pl.Problems()
 	if len(list) == 0 {
 		list = spaceProblems(p)

@@ -151,7 +151,7 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 		name := fmt.Sprintf("t%d", i)
 		// Each tenant's target is a marked directory of dbio's own, so that
 		// nothing there is taken for dbio's that dbio did not make.
-		root, err := pl.Data.Sub("tenant-" + strconv.Itoa(i))
+		root, err := pl.Data.Sub(tenantSubdir(i))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -222,6 +222,9 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 	}
 	return steps, checks, nil
 }
+
+// tenantSubdir is tenant i's directory in dbio's directory on the data target.
+func tenantSubdir(i int) string { return "tenant-" + strconv.Itoa(i) }
 
 // multiProcess presents every tenant's server processes as one instance's, for the sampler.
 func multiProcess(inst engine.Instance, pids []func() []int) engine.Instance {
