@@ -72,29 +72,34 @@ type Places struct {
 // that is wrong with them.
 func (pl Places) Problems() []error {
 	var out []error
-	looked := map[string]target.Inspection{}
-	look := func(path string) (target.Inspection, bool) {
-		if in, ok := looked[path]; ok {
-			return in, true
+	type look struct {
+		in target.Inspection
+		ok bool
+	}
+	looked := map[string]look{}
+	inspect := func(path string) (target.Inspection, bool) {
+		if l, seen := looked[path]; seen {
+			return l.in, l.ok
 		}
 		in, ps := target.Inspect(path, pl.Create)
 		out = append(out, ps...)
-		looked[path] = in
+		looked[path] = look{in, len(ps) == 0}
 		return in, len(ps) == 0
 	}
 	separate := pl.Log != "" && !samePath(pl.Log, pl.Data)
 	for _, role := range []struct {
-		path string
-		log  bool
-	}{{pl.Data, false}, {pl.Log, true}, {pl.Backup, false}} {
+		path        string
+		log, backup bool
+	}{{path: pl.Data}, {path: pl.Log, log: true}, {path: pl.Backup, backup: true}} {
 		if role.path == "" || (role.log && !separate) {
 			continue
 		}
-		in, ok := look(role.path)
-		if !ok {
+		in, ok := inspect(role.path)
+		if !ok || role.backup {
+			// Backups go to directories the backup names itself; no disk limit applies to them.
 			continue
 		}
-		if in.Exists && role.path != pl.Backup {
+		if in.Exists {
 			var subs []string
 			if l, isLayout := pl.Engine.(engine.Layout); isLayout {
 				data, log := l.Subdirs(separate)
@@ -112,7 +117,7 @@ func (pl Places) Problems() []error {
 				}
 			}
 		}
-		if !pl.Limits.IsZero() && role.path != pl.Backup && len(in.Storage.Physical) == 0 {
+		if !pl.Limits.IsZero() && len(in.Storage.Physical) == 0 {
 			fs := in.Storage.FSType
 			if fs == "" {
 				fs = "a filesystem dbio cannot trace to a disk"
