@@ -218,7 +218,16 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// OwnedBytes is the size of the regular files at the given paths inside
+// allocated is the space a file takes on its filesystem (what removing it
+// frees), not its length: a sparse or preallocated file differs.
+func allocated(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Blocks) * 512
+	}
+	return uint64(fi.Size())
+}
+
+// OwnedBytes is the space taken by the regular files at the given paths inside
 // dbio's directory of the target at path (each relative to <path>/dbio, a
 // file or a directory walked without following links), counting only what
 // lies in directories dbio marked as its own: what a fresh run may remove
@@ -248,7 +257,7 @@ func OwnedBytes(path string, rels ...string) uint64 {
 		filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
 			if err == nil && d.Type().IsRegular() {
 				if fi, err := d.Info(); err == nil {
-					total += uint64(fi.Size())
+					total += allocated(fi)
 				}
 			}
 			return nil

@@ -134,14 +134,17 @@ func TestOwnedBytesCountsOnlyMarkedDirectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	sub, _ := tg.Sub("sqlite")
-	os.WriteFile(filepath.Join(sub, "dbio_tpcc.db"), make([]byte, 1000), 0o644)
-	os.WriteFile(filepath.Join(sub, "dbio_tpcc.db-wal"), make([]byte, 24), 0o644)
+	os.WriteFile(filepath.Join(sub, "dbio_tpcc.db"), make([]byte, 1<<20), 0o644)
+	os.WriteFile(filepath.Join(sub, "dbio_tpcc.db-wal"), make([]byte, 64<<10), 0o644)
+	// A sparse file frees nothing when removed.
+	os.WriteFile(filepath.Join(sub, "dbio_tpcc.db-shm"), nil, 0o644)
+	os.Truncate(filepath.Join(sub, "dbio_tpcc.db-shm"), 1<<30)
 	os.Mkdir(filepath.Join(tg.Dir, "foreign"), 0o755)
 	os.WriteFile(filepath.Join(tg.Dir, "foreign", "big"), make([]byte, 5000), 0o644)
 	outside, _ := planted(t)
 	os.Symlink(outside, filepath.Join(tg.Dir, "linked"))
 	got := OwnedBytes(tg.Path, "sqlite/dbio_tpcc.db", "sqlite/dbio_tpcc.db-wal", "sqlite/dbio_tpcc.db-shm", "foreign", "linked", "../x")
-	if got != 1024 {
-		t.Errorf("OwnedBytes = %d, want 1024 (dbio's database and WAL only)", got)
+	if want := uint64(1<<20 + 64<<10); got < want || got > want+64<<10 {
+		t.Errorf("OwnedBytes = %d, want about %d (the space of dbio's database and WAL only)", got, want)
 	}
 }
