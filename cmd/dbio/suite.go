@@ -31,10 +31,12 @@ func newSuiteCmd(app *App) *cobra.Command {
 their settings, workloads, scenarios, and variants to cross), each into its own
 results directory under one suite directory, then write a comparison report for
 each group of runs that differ only in their variants. The whole file is
-validated before anything starts; --dry-run prints the expanded plan with its
-estimated duration and disk space. See examples/ for one suite per study.`,
+validated before anything starts, and every run's targets, DSN and free
+space are checked before anything is written; --dry-run prints the expanded
+plan with its estimated duration and disk space. See examples/ for one suite
+per study.`,
 		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
-  dbio suite examples/nvme-vs-sata.toml`,
+  dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			suite.Engines = engine.Default.Names()
