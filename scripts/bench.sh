@@ -88,6 +88,7 @@ declare -A load_target=([postgres]=26 [mariadb]=16)
 declare -A nopm_target=([postgres]=39000 [mariadb]=59000)
 for engine in postgres mariadb; do
 	target="$work/$engine"
+	mkdir -p "$target"
 	before=$(state)
 	tpcc "bench-$engine" --engine "$engine" --target "$target" --warehouses 10 --users 8 \
 		--rampup "$RAMPUP" --step "$STEP" --buffer-pool 2GB

@@ -154,6 +154,7 @@ func as3apPlan(app *App, f as3apFlags, usersGiven bool) (runner.Plan, error) {
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
+		plan.CreateTargets = f.run.createTarget
 	}
 	return plan, nil
 }

@@ -13,6 +13,8 @@ import (
 
 	"dbio/internal/fio"
 	"dbio/internal/results"
+	"dbio/internal/runner"
+	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
@@ -41,6 +43,8 @@ type diskFlags struct {
 	resultsBase string
 	name        string
 	dryRun      bool
+	// createTarget makes missing targets instead of refusing them.
+	createTarget bool
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -88,6 +92,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the points and their estimated time, touch nothing")
+	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
 
@@ -164,8 +169,13 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 		n, err := units.ParseBytes(f.size)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--size: %w", err))
+		} else if n <= 0 {
+			errs = append(errs, fmt.Errorf("--size %s: give the working file's size, e.g. 4G, or leave --size out for the default", f.size))
 		}
 		cfg.Size = n
+	}
+	if changed("runtime") && f.runtime == 0 {
+		errs = append(errs, errors.New("--runtime 0s: give the measured time of each point, e.g. 30s, or leave --runtime out for the profile's"))
 	}
 	for _, s := range f.bs {
 		n, err := units.ParseBytes(s)
@@ -192,12 +202,15 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 		cfg.RatePcts = append(cfg.RatePcts, v)
 	}
 	errs = append(errs, cfg.Validate(fio.Profiles)...)
-	if len(errs) > 0 {
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Error()
+	if !f.dryRun {
+		// A dry run touches nothing and may plan for targets not mounted yet.
+		for _, t := range f.targets {
+			errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems()...)
 		}
-		return cfg, usagef("%s", strings.Join(msgs, "\n  "))
+		errs = append(errs, runner.Places{Results: f.resultsBase}.Problems()...)
+	}
+	if len(errs) > 0 {
+		return cfg, usageErrors(errs)
 	}
 	return cfg, nil
 }
@@ -215,14 +228,42 @@ func diskDryRun(app *App, cfg fio.Config) error {
 	return nil
 }
 
+// diskSpace checks, before anything is written, the space an explicit
+// --size takes on each target (a working file of dbio's own that it will
+// replace counts as free) and the space of the results. The default size
+// is chosen from the free space, so it always fits.
+func diskSpace(cfg fio.Config, resultsBase string) []error {
+	var needs []target.Need
+	if plan, err := fio.NewPlan(cfg, fio.Profiles); err == nil {
+		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(plan.Duration()), What: "the results"})
+	}
+	if cfg.Size > 0 {
+		for _, t := range cfg.Targets {
+			needs = append(needs, target.Need{Path: t, Bytes: uint64(cfg.Size), Reclaim: target.OwnedBytes(t, "fio/work.dat"), What: "the fio working file"})
+		}
+	}
+	return target.SpaceProblems(needs)
+}
+
 func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
 	name := f.name
 	if name == "" {
 		name = "disk-" + cfg.Profile
 	}
+	if problems := diskSpace(cfg, f.resultsBase); len(problems) > 0 {
+		return usageErrors(problems)
+	}
 	if _, err := fio.Check(app.Exec); err != nil {
 		return err
 	}
+	release, err := runner.LockTargets(cfg.Targets, f.createTarget, runner.Holder(app.Args, app.Now()))
+	if err != nil {
+		if runner.IsBadInput(err) {
+			return &usageError{msg: err.Error()}
+		}
+		return err
+	}
+	defer release()
 	host, hostErr := telemetry.ReadHost(telemetry.HostFS())
 	env := results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel, CPUs: host.CPUs, MemoryBytes: host.MemoryBytes}
 	cfg.CPUs, cfg.MemoryBytes = host.CPUs, host.MemoryBytes

@@ -61,7 +61,7 @@ func TestTargetSafety(t *testing.T) {
 	t.Run("device node", func(t *testing.T) {
 		var out bytes.Buffer
 		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", "/dev/null", "--results", t.TempDir()})
-		if code != exitFailure || !strings.Contains(out.String(), "is a device node") {
+		if code != exitUsage || !strings.Contains(out.String(), "is a device node") {
 			t.Fatalf("code %d, output %q", code, out.String())
 		}
 	})
@@ -71,7 +71,7 @@ func TestTargetSafety(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, "dbio", "precious"), []byte("user data"), 0o644)
 		var out bytes.Buffer
 		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", dir, "--results", t.TempDir()})
-		if code != exitFailure || !strings.Contains(out.String(), "did not create") {
+		if code != exitUsage || !strings.Contains(out.String(), "did not create") {
 			t.Fatalf("code %d, output %q", code, out.String())
 		}
 		if b, _ := os.ReadFile(filepath.Join(dir, "dbio", "precious")); string(b) != "user data" {
@@ -81,7 +81,7 @@ func TestTargetSafety(t *testing.T) {
 	t.Run("too little space", func(t *testing.T) {
 		var out bytes.Buffer
 		code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", t.TempDir(), "--warehouses", "90000", "--results", t.TempDir()})
-		if code != exitFailure || !strings.Contains(out.String(), "needs about") {
+		if code != exitUsage || !strings.Contains(out.String(), "need about") {
 			t.Fatalf("code %d, output %q", code, out.String())
 		}
 	})

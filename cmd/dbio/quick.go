@@ -33,7 +33,8 @@ func newQuickCmd(app *App) *cobra.Command {
 		Short: "The embedded default: the device and TPC-C on SQLite side by side, in under three minutes",
 		Long: `Characterize the target's device with a short four-corners fio pass, then
 build a one-warehouse TPC-C database on SQLite in the target directory
-(default ./dbio-data), run a short user sequence, print a summary table, and
+(default ./dbio-data, created when missing; a --target you name must exist,
+or pass --create-target), run a short user sequence, print a summary table, and
 write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -51,6 +52,11 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 					pts, err := fio.Run(ctx, fio.QuickCorners(t.Path, diskRuntime), dir, 0, app.Exec, app.Stdout)
 					return len(pts), err
 				}
+			}
+			if !cmd.Flags().Changed("target") {
+				// dbio quick's own default (./dbio-data) is made on first use;
+				// a target the user names must exist, or be asked for with --create-target.
+				f.run.createTarget = true
 			}
 			return runTPCC(cmd.Context(), app, f, "quick", before)
 		},

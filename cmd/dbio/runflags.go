@@ -44,6 +44,8 @@ type runFlags struct {
 	skipChecks bool
 	limit      string
 	prealloc   bool
+	// createTarget makes a target that does not exist yet, instead of refusing it.
+	createTarget bool
 	// flags tells which flags the user gave.
 	flags *pflag.FlagSet
 }
@@ -67,6 +69,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
 	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
 	fs.BoolVar(&f.skipChecks, "skip-checks", false, "skip the consistency checks after the run (recorded in the results)")
 	fs.BoolVar(&f.prealloc, "preallocate", false, "reserve the data and log files' space up front where the engine allows it (SQLite: fallocate beyond EOF), to A/B its effect on fragmentation")
+	fs.BoolVar(&f.createTarget, "create-target", defaults.createTarget, "create --target (and --log-target, --backup-target) when it does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	fs.StringVar(&f.limit, "limit", "", "emulate a storage class on the targets' disks with a block-I/O cgroup: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
 }
 
@@ -144,6 +147,7 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 		}
 		r.limits = l
 	}
+	errs = append(errs, f.preflight(e, r)...)
 	if len(errs) > 0 {
 		return r, usageErrors(errs)
 	}

@@ -22,7 +22,7 @@ import (
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
 
 func newSuiteCmd(app *App) *cobra.Command {
-	var dryRun bool
+	var dryRun, createTargets bool
 	var resultsBase string
 	cmd := &cobra.Command{
 		Use:   "suite FILE.toml",
@@ -31,15 +31,17 @@ func newSuiteCmd(app *App) *cobra.Command {
 their settings, workloads, scenarios, and variants to cross), each into its own
 results directory under one suite directory, then write a comparison report for
 each group of runs that differ only in their variants. The whole file is
-validated before anything starts; --dry-run prints the expanded plan with its
-estimated duration and disk space. See examples/ for one suite per study.
+validated before anything starts, and every run's targets, DSN and free
+space are checked before anything is written; --dry-run prints the expanded
+plan with its estimated duration and disk space. See examples/ for one suite
+per study.
 
 An engine on an existing server takes its DSN from dsn, or, to keep the
 password out of the file, from dsn_env (an environment variable holding the
 DSN) or dsn_file (a file holding it); PGPASSWORD and MYSQL_PWD work too. The
 DSN is recorded without its password.`,
 		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
-  dbio suite examples/nvme-vs-sata.toml`,
+  dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			suite.Engines = engine.Default.Names()
@@ -69,8 +71,13 @@ DSN is recorded without its password.`,
 					}
 					return report.WriteRunReport(dir, report.Options{Now: app.Now, Version: version()})
 				},
-				Command: app.Args,
+				Command:       app.Args,
+				CreateTargets: createTargets,
 			}, runnerEnv(app))
+			if runner.IsBadInput(err) {
+				// Found before anything was written: every problem of every run.
+				return &usageError{msg: "the suite cannot start:\n  " + err.Error()}
+			}
 			if out.Dir != "" {
 				fmt.Fprintf(app.Stdout, "\nsuite results: %s\n", out.Dir)
 				for _, r := range out.Runs {
@@ -88,6 +95,7 @@ DSN is recorded without its password.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
+	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
 	return cmd
 }

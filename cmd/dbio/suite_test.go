@@ -63,7 +63,8 @@ func TestNoisyNeighbourSuite(t *testing.T) {
 			text := strings.NewReplacer("%TARGET%", filepath.Join(dir, "shared"), "%ENGINE%", eng).Replace(noisySuite)
 			os.WriteFile(file, []byte(text), 0o644)
 			var out bytes.Buffer
-			code := run(context.Background(), testApp(&out), []string{"suite", file, "--results", filepath.Join(dir, "results")})
+			// The shared target does not exist yet: the suite makes it when asked.
+			code := run(context.Background(), testApp(&out), []string{"suite", file, "--create-target", "--results", filepath.Join(dir, "results")})
 			if code != exitOK {
 				t.Fatalf("exit code %d:\n%s", code, out.String())
 			}

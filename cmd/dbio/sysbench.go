@@ -106,6 +106,7 @@ func sysbenchPlan(app *App, f sysbenchFlags) (runner.Plan, error) {
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
+		plan.CreateTargets = f.run.createTarget
 	}
 	return plan, nil
 }

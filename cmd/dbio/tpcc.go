@@ -115,6 +115,7 @@ func tpccPlan(app *App, f tpccFlags, kind string) (runner.Plan, error) {
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
+		plan.CreateTargets = f.run.createTarget
 	}
 	return plan, nil
 }
@@ -123,6 +124,10 @@ func tpccPlan(app *App, f tpccFlags, kind string) (runner.Plan, error) {
 // directory, and turns the outcome into the command's error.
 func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 	out, runErr := runner.Run(ctx, plan, runnerEnv(app))
+	if runner.IsBadInput(runErr) {
+		// Found before anything was written: bad input, with every problem.
+		return &usageError{msg: runErr.Error()}
+	}
 	if out.Dir != "" {
 		if l, err := results.Load(out.Dir); err == nil {
 			report.Text(app.Stdout, l)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -267,8 +268,8 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	if c.SteadyState != "" && c.SteadyState != "auto" && !steadyCriterion.MatchString(c.SteadyState) {
 		bad("--steady-state %q: use fio's form iops_slope:0.2%%, iops:10%%, bw_slope:1%% or bw:5%%", c.SteadyState)
 	}
-	if c.Engine != "" && !engineName.MatchString(c.Engine) {
-		bad("--engine %q: use an fio ioengine name such as io_uring, libaio or psync", c.Engine)
+	if c.Engine != "" && !slices.Contains(IOEngines(), c.Engine) {
+		bad("--engine %q: not an fio ioengine dbio measures storage with: use one of %s", c.Engine, strings.Join(IOEngines(), ", "))
 	}
 	if len(errs) > 0 || prof == nil {
 		return Plan{}, errs
@@ -303,10 +304,14 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	return plan, nil
 }
 
-var (
-	steadyCriterion = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
-	engineName      = regexp.MustCompile(`^[a-z0-9_]+$`)
-)
+var steadyCriterion = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)
+
+// IOEngines are the fio ioengines that read and write a file on the target
+// (fio 3.33's synchronous, vectored and asynchronous ones, and mmap): an
+// engine outside them measures something else (a network, the CPU, nothing).
+func IOEngines() []string {
+	return []string{"io_uring", "libaio", "posixaio", "psync", "sync", "vsync", "pvsync", "pvsync2", "mmap"}
+}
 
 // withHost fills in the host's CPUs and memory where the caller left them out.
 func (c Config) withHost() Config {

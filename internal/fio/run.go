@@ -230,11 +230,18 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	} else {
 		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))
 	}
-	work, err := t.Sub("fio")
+	work, err := t.Sub(WorkSubdir)
 	if err != nil {
 		return nil, err
 	}
-	pl := &placement{Label: label, File: filepath.Join(work, "work.dat")}
+	pl := &placement{Label: label, File: filepath.Join(work, workFile)}
+	// fio opens its files by name: a link planted in the place of one would
+	// send its writes somewhere else.
+	for _, f := range []string{pl.File, pl.File + ".partial", filepath.Join(work, probeFile)} {
+		if err := target.CheckFile(f); err != nil {
+			return nil, err
+		}
+	}
 	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType)
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Path, err)
@@ -243,7 +250,7 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	warnings = append(warnings, warns...)
 
 	existing := int64(-1)
-	if fi, err := os.Stat(pl.File); err == nil {
+	if fi, err := os.Lstat(pl.File); err == nil {
 		existing = fi.Size()
 	}
 	free, err := t.FreeBytes()
@@ -293,6 +300,16 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	return pl, err
 }
 
+// WorkSubdir is fio's directory in dbio's directory on a target; workFile
+// is the working file in it.
+const (
+	WorkSubdir = "fio"
+	workFile   = "work.dat"
+)
+
+// probeFile is the small file the engine probe reads in dbio's fio directory.
+const probeFile = "probe.dat"
+
 // probe finds an engine and O_DIRECT setting fio can use in dir: the asked
 // engine (io_uring by default), then libaio, then psync; with O_DIRECT if
 // the filesystem takes it, else buffered. Every fallback is a warning.
@@ -307,7 +324,7 @@ func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, 
 			candidates = append(candidates, e)
 		}
 	}
-	file := filepath.Join(dir, "probe.dat")
+	file := filepath.Join(dir, probeFile)
 	defer os.Remove(file)
 	failures := map[string]string{}
 	for _, d := range []bool{true, false} {

@@ -29,9 +29,16 @@ import (
 
 const testSize = 64 << 20
 
-// targets are a disk directory and a tmpfs directory.
+// targets are a disk directory and a tmpfs directory, made as a user makes
+// a target before naming it.
 func targets(t *testing.T) []string {
-	return []string{filepath.Join(t.TempDir(), "disk"), filepath.Join(shmDir(t), "shm")}
+	out := []string{filepath.Join(t.TempDir(), "disk"), filepath.Join(shmDir(t), "shm")}
+	for _, d := range out {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }
 
 func newDir(t *testing.T, c Config) *results.Dir {

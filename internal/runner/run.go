@@ -38,6 +38,12 @@ type Plan struct {
 	// DataPath, LogPath and BackupPath are the targets; empty LogPath and
 	// BackupPath mean "same as data". External engines (a DSN) need no target.
 	DataPath, LogPath, BackupPath string
+	// CreateTargets makes targets that do not exist yet (--create-target);
+	// otherwise a missing target is refused.
+	CreateTargets bool
+	// TargetsHeld says the caller has taken the targets already (a suite
+	// holds all of its targets for its whole length); Run takes them otherwise.
+	TargetsHeld bool
 
 	Workload workload.Workload
 	// SpaceNeeded is the free space the data target must have (0: no check).
@@ -105,14 +111,15 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		env.Progress = progress.Discard()
 	}
 	var out Outcome
-	placement, infos, err := openTargets(p)
+	// Nothing is written before the preflight has passed and the targets are this run's.
+	release, err := prepareTargets(p, env)
 	if err != nil {
 		return out, err
 	}
-	if placement.Data != nil && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
-		if err := placement.Data.EnsureSpace(p.SpaceNeeded, fmt.Sprintf("%s at this scale", p.Kind)); err != nil {
-			return out, err
-		}
+	defer release()
+	placement, infos, err := openTargets(p)
+	if err != nil {
+		return out, err
 	}
 	cfg, err := json.Marshal(p.Config)
 	if err != nil {

@@ -149,7 +149,13 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 	var pids []func() []int
 	for i := 1; i <= n.Tenants; i++ {
 		name := fmt.Sprintf("t%d", i)
-		tt, err := target.Open(filepath.Join(pl.Data.Dir, "tenant-"+strconv.Itoa(i)))
+		// Each tenant's target is a marked directory of dbio's own, so that
+		// nothing there is taken for dbio's that dbio did not make.
+		root, err := pl.Data.Sub(tenantSubdir(i))
+		if err != nil {
+			return nil, nil, err
+		}
+		tt, err := target.Open(root)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -216,6 +222,9 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 	}
 	return steps, checks, nil
 }
+
+// tenantSubdir is tenant i's directory in dbio's directory on the data target.
+func tenantSubdir(i int) string { return "tenant-" + strconv.Itoa(i) }
 
 // multiProcess presents every tenant's server processes as one instance's, for the sampler.
 func multiProcess(inst engine.Instance, pids []func() []int) engine.Instance {

@@ -47,6 +47,8 @@ type Suite struct {
 	// Report renders one run's report into its directory.
 	Report  func(dir string) (string, error)
 	Command []string
+	// CreateTargets makes the targets that do not exist yet (--create-target).
+	CreateTargets bool
 }
 
 // SuiteRun is how one run of a suite went.
@@ -74,6 +76,16 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		env.Now = time.Now
 	}
 	var out SuiteOutcome
+	// Every run's problems before anything is written, then every target
+	// held by this suite from its first run to its last.
+	if err := s.Preflight(); err != nil {
+		return out, err
+	}
+	release, err := LockTargets(s.suiteTargets(), s.CreateTargets, Holder(s.Command, env.Now()))
+	if err != nil {
+		return out, err
+	}
+	defer release()
 	if err := os.MkdirAll(s.Plan.Results, 0o755); err != nil {
 		return out, fmt.Errorf("results directory: %w", err)
 	}
@@ -272,8 +284,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		Step:        r.Step,
 		ResultsBase: base,
 		Limits:      r.Data.Limits,
+		TargetsHeld: true,
 	}
-	if p.EngineOptions.Transport == "" {
+	if p.EngineOptions.Transport == "" && r.DSN == "" {
+		// An existing server is reached the way its DSN says.
 		p.EngineOptions.Transport = "socket"
 	}
 	if r.DSN == "" {

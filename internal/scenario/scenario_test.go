@@ -17,7 +17,7 @@ import (
 
 func sqliteTenant(t *testing.T, name string, users int) Tenant {
 	t.Helper()
-	tg, err := target.Open(filepath.Join(t.TempDir(), name))
+	tg, err := target.Create(filepath.Join(t.TempDir(), name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,13 @@ func RedactDSN(dsn string) string { return redact(dsn, dsnSpans(dsn)) }
 // the pieces a driver may cut a malformed one into, for Scrub.
 func Values(dsn string) []string { return values(dsn, dsnSpans(dsn), true) }
 
+// Scrubber returns a function that hides dsn's secrets in a message, such as
+// a driver's complaint about the DSN that quotes part of it back.
+func Scrubber(dsn string) func(string) string {
+	found := Values(dsn)
+	return func(msg string) string { return Scrub(msg, found) }
+}
+
 // RedactText masks what looks like a secret in free text (a label, a shell
 // command, a message): the password of any URL or user:password@host, and
 // the value of any password-like key=value.

@@ -144,6 +144,10 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		v.addf(table, "kind", "unknown kind %q: use tpcc, sysbench, as3ap or disk", w.Kind)
 		return
 	}
+	if w.Users != nil && len(w.Users) == 0 {
+		// users = [] would otherwise fall back to the default sequence unseen.
+		v.addf(table, "users", "is empty: list the user counts to run, e.g. [1, 2, 4, 8], or leave users out for the default")
+	}
 	for _, u := range w.Users {
 		if u <= 0 {
 			v.addf(table, "users", "user counts must be positive whole numbers, e.g. [1, 2, 4, 8]")

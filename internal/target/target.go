@@ -46,8 +46,9 @@ type Target struct {
 }
 
 // Open validates path as a storage target and prepares dbio's marked
-// working directory inside it. The path may not exist yet (it is created, as
-// a user asking for ./dbio-data expects), but it may not be a device node or a
+// working directory inside it. The path must exist already (Create makes it):
+// a mistyped path or an unmounted mount point must never send a benchmark to
+// whatever disk holds the parent directory. It may not be a device node or a
 // regular file, and it must be writable.
 func Open(path string) (*Target, error) {
 	if strings.TrimSpace(path) == "" {
@@ -60,9 +61,7 @@ func Open(path string) (*Target, error) {
 	fi, err := os.Stat(abs)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return nil, fmt.Errorf("target %s does not exist and cannot be created: %w", abs, err)
-		}
+		return nil, notExist(abs)
 	case err != nil:
 		return nil, fmt.Errorf("target %s: %w", abs, err)
 	case fi.Mode()&(os.ModeDevice|os.ModeCharDevice) != 0:
@@ -77,16 +76,49 @@ func Open(path string) (*Target, error) {
 	return t, nil
 }
 
+// Create makes the directory path (and its parents) when it does not exist
+// yet, then opens it as a target: what --create-target asks for.
+func Create(path string) (*Target, error) {
+	if strings.TrimSpace(path) == "" {
+		return nil, errors.New("target path is empty: pass --target DIR")
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("target %s does not exist and cannot be created: %w", path, err)
+	}
+	return Open(path)
+}
+
+// notExist is the refusal of a missing target, saying how to create it.
+func notExist(abs string) error {
+	return &notExistError{msg: fmt.Sprintf("target %s does not exist: create it (mkdir -p %s) or pass --create-target; dbio does not create a target on its own, so that a mistyped path or an unmounted mount point never benchmarks the disk underneath",
+		abs, abs)}
+}
+
+// notExistError is os.ErrNotExist told the way a user can act on.
+type notExistError struct{ msg string }
+
+func (e *notExistError) Error() string { return e.msg }
+func (e *notExistError) Unwrap() error { return os.ErrNotExist }
+
+// markerText is what dbio writes in the marker of its own directory.
+const markerText = "This directory was created by dbio. dbio removes only what is inside directories carrying this marker.\n"
+
 // claim creates <path>/dbio with its marker, or accepts an existing one only if
-// it carries the marker: a directory named dbio that dbio did not create is
-// left alone.
+// it is a real directory carrying the marker: a directory named dbio that dbio
+// did not create, or a symbolic link, is left alone. Two dbio processes
+// claiming one target at once are serialized by a lock on the target
+// directory itself, so neither sees the other's directory before its marker.
 func (t *Target) claim() error {
-	marker := filepath.Join(t.Dir, MarkerName)
-	if _, err := os.Stat(t.Dir); err == nil {
-		if _, err := os.Stat(marker); err != nil {
-			return fmt.Errorf("target %s already has a %s directory that dbio did not create (no %s marker): choose another target or move it away", t.Path, DirName, MarkerName)
-		}
+	unlock, err := lockDir(t.Path)
+	if err != nil {
+		return fmt.Errorf("target %s: %w", t.Path, err)
+	}
+	defer unlock()
+	switch err := checkOwned(t.Dir); {
+	case err == nil:
 		return t.checkWritable()
+	case !errors.Is(err, os.ErrNotExist):
+		return err
 	}
 	if err := os.Mkdir(t.Dir, 0o755); err != nil {
 		if errors.Is(err, os.ErrPermission) {
@@ -94,7 +126,7 @@ func (t *Target) claim() error {
 		}
 		return fmt.Errorf("target %s: create %s: %w", t.Path, t.Dir, err)
 	}
-	if err := os.WriteFile(marker, []byte("This directory was created by dbio. dbio removes only what is inside directories carrying this marker.\n"), 0o644); err != nil {
+	if err := writeNew(filepath.Join(t.Dir, MarkerName), []byte(markerText), 0o644); err != nil {
 		return fmt.Errorf("target %s: write marker: %w", t.Path, err)
 	}
 	return nil
@@ -110,39 +142,50 @@ func (t *Target) checkWritable() error {
 	return os.Remove(name)
 }
 
-// Sub returns dbio's directory for one purpose (for example "sqlite-tpcc"),
-// creating it with its own marker so that it can later be removed safely.
+// Sub returns dbio's directory for one purpose (for example "sqlite"),
+// creating it with its own marker so that it can later be removed safely. An
+// existing entry of that name is used only when it is a real directory with
+// dbio's marker: a symbolic link or a directory dbio did not create is refused,
+// never followed or taken over.
 func (t *Target) Sub(name string) (string, error) {
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
-		return "", fmt.Errorf("invalid target subdirectory name %q", name)
+	if err := validSubName(name); err != nil {
+		return "", err
 	}
 	dir := filepath.Join(t.Dir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	switch err := checkOwned(dir); {
+	case err == nil:
+		return dir, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return "", err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("target %s: %w", t.Path, err)
 	}
-	marker := filepath.Join(dir, MarkerName)
-	if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
-		if err := os.WriteFile(marker, []byte("created by dbio\n"), 0o644); err != nil {
-			return "", fmt.Errorf("target %s: %w", t.Path, err)
-		}
+	if err := writeNew(filepath.Join(dir, MarkerName), []byte("created by dbio\n"), 0o644); err != nil {
+		return "", fmt.Errorf("target %s: %w", t.Path, err)
 	}
 	return dir, nil
 }
 
-// RemoveSub deletes one of dbio's subdirectories, and refuses anything that does not
-// carry dbio's marker.
+func validSubName(name string) error {
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+		return fmt.Errorf("invalid target subdirectory name %q", name)
+	}
+	return nil
+}
+
+// RemoveSub deletes one of dbio's subdirectories, and refuses anything that
+// is not a real directory carrying dbio's marker. A symbolic link is not
+// followed: dbio removes nothing through it.
 func (t *Target) RemoveSub(name string) error {
 	dir := filepath.Join(t.Dir, name)
-	if filepath.Dir(dir) != t.Dir {
+	if validSubName(name) != nil || filepath.Dir(dir) != t.Dir {
 		return fmt.Errorf("remove %s: %w (outside %s)", dir, ErrNotOwned, t.Dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, MarkerName)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-				return nil
-			}
-			return fmt.Errorf("remove %s: %w", dir, ErrNotOwned)
-		}
+	switch err := checkOwned(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
 		return err
 	}
 	return os.RemoveAll(dir)

@@ -10,7 +10,13 @@ import (
 
 func TestOpenClaimsAMarkedDirectory(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "new", "target")
-	tg, err := Open(root)
+	if _, err := Open(root); !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "--create-target") {
+		t.Fatalf("Open of a missing target: %v, want a refusal saying how to create it", err)
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Fatal("Open created a missing target")
+	}
+	tg, err := Create(root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func (s *Servers) Instance(t *testing.T, name string) engine.Instance {
 	if err, ok := s.errs[name]; ok {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	tg, err := target.Open(filepath.Join(s.root, name))
+	tg, err := target.Create(filepath.Join(s.root, name))
 	if err != nil {
 		t.Fatal(err)
 	}

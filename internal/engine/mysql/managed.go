@@ -19,6 +19,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
+	"dbio/internal/target"
 )
 
 const (
@@ -213,7 +214,7 @@ type managedServer struct {
 // writeCnf writes the server's option file, readable by the server's user;
 // it holds no secret.
 func (m *managedServer) writeCnf() error {
-	return os.WriteFile(m.cnf, []byte(renderCnf(m.settings)), 0o644)
+	return target.WriteFile(m.cnf, []byte(renderCnf(m.settings)), 0o644)
 }
 
 // launch starts the server with dbio's account (re)created by the init file
@@ -407,9 +408,9 @@ func serverLogPath(logDir, base string, f flavour) (string, error) {
 	return filepath.Join(logDir, name), nil
 }
 
-// writeOwned writes a private file for the server's user.
+// writeOwned writes a private file for the server's user, never through a link.
 func writeOwned(path, content string, user server.User) error {
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	if err := target.WriteFile(path, []byte(content), 0o600); err != nil {
 		return err
 	}
 	return user.Own(path)

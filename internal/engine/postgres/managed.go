@@ -18,6 +18,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
+	"dbio/internal/target"
 )
 
 const (
@@ -244,7 +245,7 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 	if _, err := e.Runner.Run(ctx, cmd); err != nil {
 		return fmt.Errorf("create the PostgreSQL instance in %s: %w", l.data, err)
 	}
-	f, err := os.OpenFile(filepath.Join(l.data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := target.OpenFile(filepath.Join(l.data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
@@ -367,9 +368,9 @@ func serverLogPath(logDir, base string) (string, error) {
 	return filepath.Join(logDir, "postgres.log"), nil
 }
 
-// writeOwned writes a private file for the server's user.
+// writeOwned writes a private file for the server's user, never through a link.
 func writeOwned(path, content string, user server.User) error {
-	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+	if err := target.WriteFile(path, []byte(content), 0o600); err != nil {
 		return err
 	}
 	return user.Own(path)

@@ -29,7 +29,7 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 			t.Fatal(err)
 		}
 	}
-	tg, err := target.Open(filepath.Join(dir, name))
+	tg, err := target.Create(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 	}
 	e := realEngine(t)
 	// t.TempDir's parent is private to root, so the server's user cannot enter it.
-	tg, err := target.Open(filepath.Join(t.TempDir(), "data"))
+	tg, err := target.Create(filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
 	}

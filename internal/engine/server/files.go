@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"dbio/internal/target"
 )
 
 // maxTailBytes bounds how much of a log an error message quotes.
@@ -178,14 +180,14 @@ const createdMarker = ".dbio-created"
 
 // MarkCreated records that the instance in dir was created completely.
 func MarkCreated(dir string) error {
-	return os.WriteFile(filepath.Join(dir, createdMarker), []byte("the database instance here was created completely by dbio\n"), 0o644)
+	return target.WriteFile(filepath.Join(dir, createdMarker), []byte("the database instance here was created completely by dbio\n"), 0o644)
 }
 
 // Created says whether the instance in dir was created completely; one that
 // was not is the remains of an interrupted creation and is created again.
 func Created(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, createdMarker))
-	return err == nil
+	fi, err := os.Lstat(filepath.Join(dir, createdMarker))
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // MaxConnections is the connection limit dbio gives a managed server: room

@@ -12,6 +12,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
+	"dbio/internal/target"
 )
 
 var _ engine.Backuper = (*Instance)(nil)
@@ -65,7 +66,10 @@ func openPlain(path string) *sql.DB {
 }
 
 func removeDatabaseFiles(path string) error {
-	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+	for _, suffix := range databaseSuffixes {
+		if err := target.CheckFile(path + suffix); err != nil {
+			return err
+		}
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

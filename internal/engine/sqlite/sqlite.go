@@ -17,9 +17,13 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
+	"dbio/internal/target"
 )
 
 func init() { engine.Register(Engine{}) }
+
+// subdir is SQLite's directory in dbio's directory on the data target.
+const subdir = "sqlite"
 
 // Engine starts SQLite databases.
 type Engine struct{}
@@ -51,18 +55,21 @@ func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (
 			return nil, fmt.Errorf("unknown SQLite setting %q: use one of journal_mode, synchronous, busy_timeout, cache_size, mmap_size, page_size, wal_autocheckpoint", k)
 		}
 	}
-	dir, err := p.Data.Sub("sqlite")
+	dir, err := p.Data.Sub(subdir)
 	if err != nil {
 		return nil, err
 	}
-	name := o.Database
-	if name == "" {
-		name = "dbio"
+	path := filepath.Join(dir, databaseFile(o))
+	// SQLite opens its files by name: a link planted in their place would
+	// take the database somewhere else.
+	for _, suffix := range databaseSuffixes {
+		if err := target.CheckFile(path + suffix); err != nil {
+			return nil, err
+		}
 	}
-	path := filepath.Join(dir, name+".db")
 	if o.Fresh {
 		// Only files dbio created in its own marked directory.
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		for _, suffix := range databaseSuffixes {
 			if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return nil, fmt.Errorf("remove old database: %w", err)
 			}
@@ -203,7 +210,7 @@ func preallocate(path string, bytes int64) (string, error) {
 		file string
 		n    int64
 	}{{path, bytes}, {path + "-wal", min(bytes/4, 256<<20)}} {
-		f, err := os.OpenFile(p.file, os.O_CREATE|os.O_RDWR, 0o644)
+		f, err := target.OpenFile(p.file, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			return "", fmt.Errorf("preallocate %s: %w", p.file, err)
 		}

@@ -109,7 +109,7 @@ var (
 func newTestServer(e engine.Engine, o engine.Options) *testServer {
 	s := &testServer{engine: e, options: o}
 	s.start = sync.OnceValues(func() (engine.Instance, error) {
-		tg, err := target.Open(filepath.Join(templateRoot, e.Name()))
+		tg, err := target.Create(filepath.Join(templateRoot, e.Name()))
 		if err != nil {
 			return nil, err
 		}

@@ -195,7 +195,7 @@ var templateRoot string
 
 func template(warehouses int) (string, error) {
 	f, _ := templates.LoadOrStore(warehouses, sync.OnceValues(func() (string, error) {
-		tg, err := target.Open(filepath.Join(templateRoot, fmt.Sprint(warehouses)))
+		tg, err := target.Create(filepath.Join(templateRoot, fmt.Sprint(warehouses)))
 		if err != nil {
 			return "", err
 		}

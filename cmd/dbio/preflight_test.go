@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// mountTmpfs mounts a tmpfs with opts at dir for the test (root only: make
+// test runs as root; elsewhere the case is skipped, except in CI).
+func mountTmpfs(t *testing.T, dir, opts string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("this case mounts a tmpfs and needs root")
+		}
+		t.Skip("this case mounts a tmpfs and needs root")
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs -o %s on %s: %v: %s", opts, dir, err, out)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+}
+
+// tree lists every path below root with its type and size, to show that a
+// refused command wrote nothing.
+func tree(t *testing.T, root string) string {
+	t.Helper()
+	var lines []string
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		info, _ := d.Info()
+		size := int64(0)
+		if info != nil && d.Type().IsRegular() {
+			size = info.Size()
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %d", p, d.Type(), size))
+		return nil
+	})
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+const preflightSuite = `name = "pf"
+[targets.data]
+path = "%DATA%"
+[engines.e]
+engine = "%ENGINE%"
+%ENGINE_EXTRA%
+[workloads.w]
+kind = "tpcc"
+warehouses = 1
+%USERS%
+[[runs]]
+workload = "w"
+engine = "e"
+data = "data"
+`
+
+// TestPreflightRefusesBeforeWriting runs the CLI on each kind of bad input:
+// exit code 2, every problem named at once, and nothing written: no results
+// directory, no file in the target.
+func TestPreflightRefusesBeforeWriting(t *testing.T) {
+	type env struct{ root, target, results string }
+	suiteFile := func(e env, engine, extra, users string) string {
+		text := strings.NewReplacer("%DATA%", e.target, "%ENGINE%", engine, "%ENGINE_EXTRA%", extra, "%USERS%", users).Replace(preflightSuite)
+		file := filepath.Join(e.root, "suite.toml")
+		os.WriteFile(file, []byte(text), 0o644)
+		return file
+	}
+	tests := []struct {
+		name    string
+		args    func(t *testing.T, e env) []string
+		want    []string
+		notWant []string
+	}{
+		{"missing target", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--target", filepath.Join(e.root, "typo"), "--results", e.results}
+		}, []string{"typo does not exist: create it (mkdir -p ", "or pass --create-target"}, nil},
+		{"target is a file", func(t *testing.T, e env) []string {
+			file := filepath.Join(e.root, "file")
+			os.WriteFile(file, []byte("x"), 0o644)
+			return []string{"sysbench", "--target", file, "--results", e.results}
+		}, []string{"file is not a directory"}, nil},
+		{"read-only target", func(t *testing.T, e env) []string {
+			mountTmpfs(t, e.target, "ro,size=1m")
+			return []string{"as3ap", "--target", e.target, "--results", e.results}
+		}, []string{"is on a read-only filesystem"}, nil},
+		{"log target missing and users bad, together", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--target", e.target, "--log-target", filepath.Join(e.root, "nowal"), "--users", "0", "--warehouses", "0", "--results", e.results}
+		}, []string{"nowal does not exist", "--users", "--warehouses 0"}, nil},
+		{"no space on the target", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--target", e.target, "--warehouses", "90000", "--results", e.results}
+		}, []string{"tpcc at this scale", "need about", "free some space"}, nil},
+		{"no space for the results", func(t *testing.T, e env) []string {
+			mountTmpfs(t, e.results, "size=1m")
+			return []string{"tpcc", "--target", e.target, "--results", e.results}
+		}, []string{"target " + "", "the results needs about", "has 1.0 MiB free"}, nil},
+		{"--limit on tmpfs", func(t *testing.T, e env) []string {
+			mountTmpfs(t, e.target, "size=64m")
+			return []string{"tpcc", "--target", e.target, "--limit", "sata-ssd", "--results", e.results}
+		}, []string{"--limit: target " + "", "is on tmpfs, which has no block device to throttle"}, nil},
+		{"--dsn with --buffer-pool, --setting and --limit", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:5432/db", "--buffer-pool", "1GB", "--setting", "work_mem=4MB", "--limit", "sata-ssd", "--results", e.results}
+		}, []string{"--buffer-pool: applies to a server dbio runs", "--setting: applies to a server dbio runs", "--limit: applies to managed engines"}, []string{"S3cret"}},
+		{"unparseable postgres DSN", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:port/db", "--results", e.results}
+		}, []string{"--dsn postgres://u:***@127.0.0.1:port/db does not parse"}, []string{"S3cret"}},
+		{"unparseable mariadb DSN", func(t *testing.T, e env) []string {
+			return []string{"sysbench", "--engine", "mariadb", "--dsn", "root:S3cret@tcp(127.0.0.1:3306", "--results", e.results}
+		}, []string{"--dsn root:***@tcp(127.0.0.1:3306 does not parse"}, []string{"S3cret"}},
+		{"sqlite with --dsn", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "sqlite", "--dsn", "file:x.db", "--results", e.results}
+		}, []string{"--dsn: sqlite has no external mode"}, nil},
+		{"--transport against the DSN", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1/db", "--transport", "socket", "--results", e.results}
+		}, []string{"--transport socket does not match --dsn postgres://u:***@127.0.0.1/db, which connects over tcp"}, []string{"S3cret"}},
+		{"a link in dbio's place", func(t *testing.T, e env) []string {
+			outside := filepath.Join(e.root, "outside")
+			os.Mkdir(outside, 0o755)
+			os.Symlink(outside, filepath.Join(e.target, "dbio"))
+			return []string{"quick", "--target", e.target, "--results", e.results}
+		}, []string{"/dbio is a symbolic link, which dbio did not create"}, nil},
+		{"disk: size 0, runtime 0s, unknown ioengine, missing target", func(t *testing.T, e env) []string {
+			return []string{"disk", "--target", filepath.Join(e.root, "typo"), "--size", "0", "--runtime", "0s", "--engine", "spdk", "--results", e.results}
+		}, []string{"--size 0: give the working file's size", "--runtime 0s: give the measured time", `--engine "spdk": not an fio ioengine`, "typo does not exist"}, nil},
+		{"disk: no room for the working file", func(t *testing.T, e env) []string {
+			return []string{"disk", "--target", e.target, "--size", "1000T", "--runtime", "1s", "--results", e.results}
+		}, []string{"the fio working file", "need about"}, nil},
+		{"suite: users = []", func(t *testing.T, e env) []string {
+			return []string{"suite", suiteFile(e, "sqlite", "", "users = []"), "--results", e.results}
+		}, []string{"workloads.w.users: is empty"}, nil},
+		{"suite: target is a file", func(t *testing.T, e env) []string {
+			file := filepath.Join(e.root, "file")
+			os.WriteFile(file, []byte("x"), 0o644)
+			return []string{"suite", suiteFile(env{root: e.root, target: file}, "sqlite", "", ""), "--results", e.results}
+		}, []string{"the suite cannot start", "file is not a directory"}, nil},
+		{"suite: missing target, a DSN against its transport", func(t *testing.T, e env) []string {
+			file := suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "postgres", `dsn = "postgres://u:S3cret@127.0.0.1:5432/db"`+"\ntransport = \"socket\"\nbuffer_pool = \"1GB\"", "")
+			return []string{"suite", file, "--results", e.results}
+		}, []string{"transport \"socket\" does not match dsn postgres://u:***@127.0.0.1:5432/db, which connects over tcp", "--buffer-pool cannot be applied to an external server"}, []string{"S3cret"}},
+		{"suite: missing target", func(t *testing.T, e env) []string {
+			return []string{"suite", suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "sqlite", "", ""), "--results", e.results}
+		}, []string{"the suite cannot start", "typo does not exist"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			e := env{root: root, target: filepath.Join(root, "target"), results: filepath.Join(root, "results")}
+			os.Mkdir(e.target, 0o755)
+			os.Mkdir(e.results, 0o755)
+			args := tt.args(t, e)
+			before := tree(t, root)
+			var out bytes.Buffer
+			code := run(context.Background(), testApp(&out), args)
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d; output:\n%s", code, exitUsage, out.String())
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output does not say %q:\n%s", w, out.String())
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(out.String(), w) {
+					t.Errorf("output says %q:\n%s", w, out.String())
+				}
+			}
+			if after := tree(t, root); after != before {
+				t.Errorf("a refused command wrote:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package postgres
+
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"dbio/internal/engine"
+)
+
+var (
+	_ engine.DSNChecker = (*Engine)(nil)
+	_ engine.Layout     = (*Engine)(nil)
+)
+
+// CheckDSN implements engine.DSNChecker: pgx parses the DSN as it will to
+// connect; a host that is a directory is a Unix socket.
+func (e *Engine) CheckDSN(dsn string) (string, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(cfg.Host, "/") {
+		return "socket", nil
+	}
+	return "tcp", nil
+}
+
+// Subdirs implements engine.Layout.
+func (e *Engine) Subdirs(separateLog bool) (data, log []string) {
+	if separateLog {
+		return []string{dataSub}, []string{walSub}
+	}
+	return []string{dataSub}, nil
+}
+
+// Replaces implements engine.Layout: a fresh start re-creates the whole instance.
+func (e *Engine) Replaces(engine.Options) []string { return []string{dataSub} }

@@ -1,0 +1,366 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/fio"
+	"dbio/internal/iolimit"
+	"dbio/internal/secret"
+	"dbio/internal/target"
+)
+
+// Problems are every reason a run cannot start, found before anything was
+// written: the command's bad input, reported together.
+type Problems struct{ List []error }
+
+func (p *Problems) Error() string {
+	msgs := make([]string, len(p.List))
+	for i, e := range p.List {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n  ")
+}
+
+// problems returns nil for no problem, so that callers can return it as an error.
+func problems(list []error) error {
+	if len(list) == 0 {
+		return nil
+	}
+	return &Problems{List: dedupe(list)}
+}
+
+// dedupe drops repeated problems (one target in several roles or runs) and sorts them.
+func dedupe(list []error) []error {
+	seen := map[string]bool{}
+	var out []error
+	for _, e := range list {
+		if !seen[e.Error()] {
+			seen[e.Error()] = true
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Error() < out[j].Error() })
+	return out
+}
+
+// Places are the directories a run writes in, as a preflight sees them.
+type Places struct {
+	// Data, Log and Backup are targets ("" when the run has none in that role).
+	Data, Log, Backup string
+	// Results is the directory that receives the results directory.
+	Results string
+	// Create accepts targets that do not exist yet (--create-target).
+	Create bool
+	// Engine, when it keeps files on the targets, says which of dbio's
+	// subdirectories it will use, so that a link or a foreign directory
+	// planted there is found now.
+	Engine engine.Engine
+	// Subdirs are dbio's subdirectories the run uses on the data target
+	// beside the engine's (fio's working directory), looked at the same way.
+	Subdirs []string
+	// Limits need a block device behind the data and log targets.
+	Limits iolimit.Limits
+}
+
+// Problems inspects every place without writing anything and returns all
+// that is wrong with them.
+func (pl Places) Problems() []error {
+	var out []error
+	type look struct {
+		in target.Inspection
+		ok bool
+	}
+	looked := map[string]look{}
+	inspect := func(path string) (target.Inspection, bool) {
+		if l, seen := looked[path]; seen {
+			return l.in, l.ok
+		}
+		in, ps := target.Inspect(path, pl.Create)
+		out = append(out, ps...)
+		looked[path] = look{in, len(ps) == 0}
+		return in, len(ps) == 0
+	}
+	separate := pl.Log != "" && !samePath(pl.Log, pl.Data)
+	for _, role := range []struct {
+		path        string
+		log, backup bool
+	}{{path: pl.Data}, {path: pl.Log, log: true}, {path: pl.Backup, backup: true}} {
+		if role.path == "" || (role.log && !separate) {
+			continue
+		}
+		in, ok := inspect(role.path)
+		if !ok || role.backup {
+			// Backups go to directories the backup names itself; no disk limit applies to them.
+			continue
+		}
+		if in.Exists {
+			var subs []string
+			if l, isLayout := pl.Engine.(engine.Layout); isLayout {
+				data, log := l.Subdirs(separate)
+				subs = data
+				if role.log {
+					subs = log
+				}
+			}
+			if !role.log {
+				subs = append(subs, pl.Subdirs...)
+			}
+			for _, s := range subs {
+				if err := target.CheckOwned(filepath.Join(in.Path, target.DirName, s)); err != nil {
+					out = append(out, err)
+				}
+			}
+		}
+		if !pl.Limits.IsZero() && len(in.Storage.Physical) == 0 {
+			fs := in.Storage.FSType
+			if fs == "" {
+				fs = "a filesystem dbio cannot trace to a disk"
+			}
+			out = append(out, fmt.Errorf("--limit: target %s is on %s, which has no block device to throttle: drop --limit, or choose a target on a disk", in.Path, fs))
+		}
+	}
+	if pl.Results != "" {
+		_, ps := target.InspectDir("results directory", pl.Results, true)
+		out = append(out, ps...)
+	}
+	return out
+}
+
+// samePath says whether two target paths name one directory.
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	if err1 == nil && err2 == nil && aa == bb {
+		return true
+	}
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// Preflight finds, without writing anything, every reason p cannot start:
+// its places (see Places.Problems) and, once those are sound, the free space
+// on the data target and for the results (added up when they share a
+// filesystem; the database a fresh run replaces counts as free).
+func Preflight(p Plan) error {
+	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
+		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
+	if p.Noisy != nil {
+		// Each tenant's own target is a marked directory of dbio's on the data target.
+		for i := 1; i <= p.Noisy.Tenants; i++ {
+			pl.Subdirs = append(pl.Subdirs, tenantSubdir(i))
+		}
+	}
+	list := pl.Problems()
+	if len(list) == 0 {
+		list = spaceProblems(p)
+	}
+	return problems(list)
+}
+
+// spaceProblems checks the free space p needs on its data target and for its results.
+func spaceProblems(p Plan) []error {
+	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(len(p.Users), p.RampUp+p.Step), What: "the results"}}
+	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
+		n := target.Need{Path: p.DataPath, Bytes: p.SpaceNeeded, What: fmt.Sprintf("%s at this scale", p.Kind)}
+		if l, ok := p.Engine.(engine.Layout); ok {
+			n.Reclaim = target.OwnedBytes(p.DataPath, l.Replaces(p.EngineOptions)...)
+		}
+		needs = append(needs, n)
+	}
+	return target.SpaceProblems(needs)
+}
+
+// resultsBytes is a generous estimate of a results directory: reports,
+// run.json and logs, plus the per-second series and histograms of each
+// step (a few hundred bytes a second are measured; servers' logs add more).
+func resultsBytes(steps int, perStep time.Duration) uint64 {
+	const fixed, perSecond = 16 << 20, 4 << 10
+	return fixed + uint64(max(steps, 1))*uint64(max(perStep/time.Second, 1))*perSecond
+}
+
+// ResultsBytes is what the results of a run of this length need, for
+// commands that do not go through Run (dbio disk).
+func ResultsBytes(d time.Duration) uint64 { return resultsBytes(1, d) }
+
+// Holder describes this process as the holder of a run's targets. The
+// command line is cut at the first argument that mentions --dsn, so that a
+// password on it is never written down, and kept short.
+func Holder(command []string, now time.Time) target.Holder {
+	const most, longest = 24, 200
+	var kept []string
+	for _, a := range command {
+		if strings.Contains(a, "--dsn") {
+			kept = append(kept, "--dsn", "(rest not recorded)")
+			break
+		}
+		if len(kept) == most {
+			kept = append(kept, "…")
+			break
+		}
+		if len(a) > longest {
+			a = a[:longest] + "…"
+		}
+		kept = append(kept, a)
+	}
+	return target.Holder{PID: os.Getpid(), Command: kept, Started: now}
+}
+
+// LockTargets takes every target in paths for the run (each directory once,
+// whatever path names it), creating the missing ones first when create is
+// set. The release gives them all back; on error none is held.
+func LockTargets(paths []string, create bool, h target.Holder) (release func(), err error) {
+	var locks []*target.Lock
+	release = func() {
+		for _, l := range locks {
+			_ = l.Release()
+		}
+	}
+	var opened []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		dup := false
+		for _, o := range opened {
+			dup = dup || samePath(o, p)
+		}
+		if dup {
+			continue
+		}
+		open := target.Open
+		if create {
+			open = target.Create
+		}
+		t, err := open(p)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		l, err := t.Lock(h)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		opened = append(opened, p)
+		locks = append(locks, l)
+	}
+	return release, nil
+}
+
+// prepareTargets is the start of Run: the preflight, then the targets taken
+// for the whole run (unless the caller holds them already).
+func prepareTargets(p Plan, env Env) (release func(), err error) {
+	if err := Preflight(p); err != nil {
+		return nil, err
+	}
+	if p.TargetsHeld {
+		return func() {}, nil
+	}
+	return LockTargets([]string{p.DataPath, p.LogPath, p.BackupPath}, p.CreateTargets, Holder(p.Command, env.Now()))
+}
+
+// IsBadInput says whether a run's error is the user's to fix before it can
+// start (a preflight problem, or a target held by another run), so that the
+// command exits with its usage code.
+func IsBadInput(err error) bool {
+	var ps *Problems
+	return errors.As(err, &ps) || errors.Is(err, target.ErrBusy)
+}
+
+// Preflight finds, before the suite writes anything, every reason one of
+// its runs could not start: its places (targets in every role and the
+// results directory), a DSN that does not parse or does not match the
+// transport the suite names, options an external server cannot take, and
+// each run's free space on its data target.
+func (s Suite) Preflight() error {
+	var list []error
+	for _, r := range s.Plan.Runs {
+		var eng engine.Engine
+		if r.Engine != "" && s.Engines != nil {
+			eng, _ = s.Engines.Lookup(r.Engine) // the suite's validation names unknown engines
+		}
+		pl := Places{Results: s.Plan.Results, Create: s.CreateTargets, Engine: eng, Limits: r.Data.Limits}
+		if r.Kind == "disk" {
+			pl.Subdirs = []string{fio.WorkSubdir}
+		}
+		if r.DSN == "" || r.Kind == "disk" {
+			pl.Data = r.Data.Path
+			if r.Log != nil {
+				pl.Log = r.Log.Path
+			}
+		}
+		if r.Backup != nil {
+			pl.Backup = r.Backup.Path
+		}
+		ps := pl.Problems()
+		list = append(list, ps...)
+		if r.DSN != "" && eng != nil {
+			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, Settings: r.Settings})...)
+		}
+		if len(ps) > 0 || r.Kind == "disk" || r.DSN != "" {
+			continue
+		}
+		if factory, ok := s.Workloads[r.Kind]; ok {
+			if built, err := factory(r); err == nil && built.SpaceNeeded > 0 {
+				n := target.Need{Path: r.Data.Path, Bytes: built.SpaceNeeded, What: fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind)}
+				if l, ok := eng.(engine.Layout); ok {
+					n.Reclaim = target.OwnedBytes(r.Data.Path, l.Replaces(engine.Options{Database: "dbio_" + r.Kind})...)
+				}
+				list = append(list, target.SpaceProblems([]target.Need{n})...)
+			}
+		}
+	}
+	return problems(list)
+}
+
+// dsnProblems checks an external server's DSN without connecting: it
+// parses, the engine has an external mode, a transport the suite names
+// matches it, and no option only a managed server takes is asked for. The
+// DSN is shown with its password masked.
+func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.Options) []error {
+	masked, scrub := secret.RedactDSN(dsn), secret.Scrubber(dsn)
+	var out []error
+	c, ok := eng.(engine.DSNChecker)
+	if !ok {
+		return []error{fmt.Errorf("run %s: dsn: %s has no external mode: drop dsn and give the run a data target", run, eng.Name())}
+	}
+	got, err := c.CheckDSN(dsn)
+	switch {
+	case err != nil:
+		out = append(out, fmt.Errorf("run %s: dsn %s does not parse: %s", run, masked, scrub(err.Error())))
+	case transport != "" && transport != got:
+		out = append(out, fmt.Errorf("run %s: transport %q does not match dsn %s, which connects over %s: leave transport out (the DSN decides) or set it to %q", run, transport, masked, got, got))
+	}
+	if err := o.ManagedOnly(); err != nil {
+		out = append(out, fmt.Errorf("run %s: %w", run, err))
+	}
+	return out
+}
+
+// suiteTargets are every target path the suite's runs use, for taking them all at once.
+func (s Suite) suiteTargets() []string {
+	var paths []string
+	for _, r := range s.Plan.Runs {
+		if r.DSN == "" || r.Kind == "disk" {
+			paths = append(paths, r.Data.Path)
+			if r.Log != nil {
+				paths = append(paths, r.Log.Path)
+			}
+		}
+		if r.Backup != nil {
+			paths = append(paths, r.Backup.Path)
+		}
+	}
+	return paths
+}

@@ -1,0 +1,157 @@
+package target
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// LockName is the file in dbio's directory whose lock says which run owns the target.
+const LockName = ".dbio-lock"
+
+// ErrBusy is returned when another run holds the target.
+var ErrBusy = errors.New("target in use by another dbio run")
+
+// Holder is the run that holds a target, as recorded in its lock file for a
+// second run to name. Command must carry no secret: the caller passes what
+// may be shown to anyone on the machine.
+type Holder struct {
+	PID     int       `json:"pid"`
+	Command []string  `json:"command,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// BusyError says which run holds a target.
+type BusyError struct {
+	Target string
+	Holder Holder
+}
+
+func (e *BusyError) Error() string {
+	h := e.Holder
+	who := "another dbio run"
+	if h.PID > 0 {
+		who += fmt.Sprintf(" (pid %d", h.PID)
+		if !h.Started.IsZero() {
+			who += ", started " + h.Started.Format("2006-01-02 15:04:05 MST")
+		}
+		if len(h.Command) > 0 {
+			who += ", command: " + strings.Join(h.Command, " ")
+		}
+		who += ")"
+	}
+	return fmt.Sprintf("target %s is in use by %s: wait until it has finished, or choose another target", e.Target, who)
+}
+
+// Is makes errors.Is(err, ErrBusy) true for a BusyError.
+func (e *BusyError) Is(target error) bool { return target == ErrBusy }
+
+// Lock is a target held by this process for one run.
+type Lock struct {
+	f *os.File
+}
+
+// Lock takes the target for one run: an exclusive flock(2) on the lock file
+// in dbio's directory, held until Release or until the process ends, however
+// it ends, so that a crash leaves nothing to clean up. A target another run
+// holds is refused at once with a *BusyError naming that run. The lock
+// belongs to the open file, so a second Lock of the same target in one
+// process is refused too: open each target once per run.
+func (t *Target) Lock(h Holder) (*Lock, error) {
+	path := filepath.Join(t.Dir, LockName)
+	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: lock: %w", t.Path, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, notOwned(path, "is not a regular file")
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		holder := readHolder(f)
+		if holder.PID == 0 {
+			// Taken an instant ago, before its holder wrote who it is.
+			holder.PID = flockHolder(HostFS.Proc, f)
+		}
+		f.Close()
+		return nil, &BusyError{Target: t.Path, Holder: holder}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("target %s: lock %s: %w", t.Path, path, err)
+	}
+	b, err := json.Marshal(h)
+	if err == nil {
+		err = f.Truncate(0)
+	}
+	if err == nil {
+		_, err = f.WriteAt(append(b, '\n'), 0)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("target %s: record the lock's holder: %w", t.Path, err)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release gives the target up. The file stays (removing it would let a
+// third run lock a file a second run has already opened); emptied, it names nobody.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	terr := l.f.Truncate(0)
+	err := l.f.Close() // closing the last descriptor releases the flock
+	l.f = nil
+	return errors.Join(terr, err)
+}
+
+func readHolder(f *os.File) Holder {
+	var h Holder
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
+	if err != nil || json.Unmarshal(b, &h) != nil {
+		return Holder{}
+	}
+	return h
+}
+
+// flockHolder finds in /proc/locks the process holding a flock on f's file,
+// or 0. Lines read "1: FLOCK ADVISORY WRITE 4242 08:01:1234 0 EOF", the
+// device in hexadecimal major:minor and the inode in decimal.
+func flockHolder(procRoot string, f *os.File) int {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
+		return 0
+	}
+	want := fmt.Sprintf("%02x:%02x:%d", devMajor(uint64(st.Dev)), devMinor(uint64(st.Dev)), st.Ino)
+	locks, err := os.Open(filepath.Join(procRoot, "locks"))
+	if err != nil {
+		return 0
+	}
+	defer locks.Close()
+	sc := bufio.NewScanner(locks)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 6 || fields[1] != "FLOCK" || fields[5] != want {
+			continue
+		}
+		if pid, err := strconv.Atoi(fields[4]); err == nil {
+			return pid
+		}
+	}
+	return 0
+}

@@ -1,0 +1,113 @@
+package target
+
+import (
+	"bufio"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLockRefusesASecondRun(t *testing.T) {
+	tg, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	first, err := tg.Lock(Holder{PID: 4242, Command: []string{"dbio", "tpcc", "--target", tg.Path}, Started: started})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same target opened again, as a second run does, even through another path.
+	again, err := Open(tg.Path + "/.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = again.Lock(Holder{PID: 1})
+	var busy *BusyError
+	if !errors.Is(err, ErrBusy) || !errors.As(err, &busy) {
+		t.Fatalf("second lock: %v, want ErrBusy", err)
+	}
+	for _, want := range []string{"pid 4242", "started 2025-03-04 05:06:07 UTC", "command: dbio tpcc --target " + tg.Path} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	if err := first.Release(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := again.Lock(Holder{PID: 1})
+	if err != nil {
+		t.Fatalf("lock after release: %v", err)
+	}
+	second.Release()
+}
+
+// TestLockDiesWithItsProcess holds a target in a child process, kills it
+// with SIGKILL and takes the target at once: a crash leaves nothing to clean.
+func TestLockDiesWithItsProcess(t *testing.T) {
+	if dir := os.Getenv("DBIO_TEST_HOLD_LOCK"); dir != "" {
+		tg, err := Open(dir)
+		if err != nil {
+			os.Exit(3)
+		}
+		if _, err := tg.Lock(Holder{PID: os.Getpid(), Command: []string{"holder"}, Started: time.Now()}); err != nil {
+			os.Exit(4)
+		}
+		os.Stdout.WriteString("locked\n")
+		select {} // until killed
+	}
+	dir := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
+	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+dir)
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	tg, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = tg.Lock(Holder{PID: os.Getpid()})
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Holder.PID != child.Process.Pid {
+		t.Fatalf("lock held by the child: %v, want the child's pid %d named", err, child.Process.Pid)
+	}
+	child.Process.Kill()
+	child.Wait()
+	l, err := tg.Lock(Holder{PID: os.Getpid()})
+	if err != nil {
+		t.Fatalf("lock after the holder was killed: %v", err)
+	}
+	l.Release()
+}
+
+// TestBusyNamesTheHolderBeforeItWrites covers the instant between a run's
+// flock and its record: /proc/locks still names the holder's pid.
+func TestBusyNamesTheHolderBeforeItWrites(t *testing.T) {
+	tg, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tg.Lock(Holder{PID: os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	l.f.Truncate(0) // as if the record were not written yet
+	_, err = tg.Lock(Holder{})
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Holder.PID != os.Getpid() {
+		t.Fatalf("%v: want this process's pid from /proc/locks", err)
+	}
+}
