@@ -40,7 +40,9 @@ func fragmentation(pl engine.Placement, at string) (results.Fragmentation, bool)
 		rec.Extents += f.Extents
 		rec.Bytes += f.Bytes
 	}
-	rec.Largest = all[:min(len(all), largestFiles)]
+	for _, f := range all[:min(len(all), largestFiles)] {
+		rec.Largest = append(rec.Largest, results.FileExtents(f))
+	}
 	return rec, true
 }
 

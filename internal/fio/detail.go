@@ -1,0 +1,34 @@
+package fio
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"dbio/internal/results"
+	"dbio/internal/target"
+)
+
+// Detail is the point's record in the results (a fio step's detail). A
+// PointResult is stored as exactly this record, so the conversion goes
+// through the stored form: a field added to the point reaches the record
+// only when the record has it too, and TestDetailIsThePointAsStored says so.
+func (r PointResult) Detail() (results.FioPoint, error) {
+	var d results.FioPoint
+	b, err := json.Marshal(r)
+	if err != nil {
+		return d, fmt.Errorf("encode point %s: %w", r.Name, err)
+	}
+	if err := json.Unmarshal(b, &d); err != nil {
+		return d, fmt.Errorf("encode point %s: %w", r.Name, err)
+	}
+	return d, nil
+}
+
+// storageRecord is a target's storage as the results record it.
+func storageRecord(st target.Storage) results.Storage {
+	out := results.Storage{MountPoint: st.MountPoint, FSType: st.FSType, Source: st.Source, DevNumber: st.DevNumber, Device: st.Device}
+	for _, d := range st.Physical {
+		out.Physical = append(out.Physical, results.Disk(d))
+	}
+	return out
+}
