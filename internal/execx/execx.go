@@ -11,10 +11,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // Cmd is one program invocation.
@@ -34,6 +37,7 @@ type Cmd struct {
 	UID, GID uint32
 	// Setsid puts the program in its own session so that a Ctrl-C sent to
 	// dbio's process group reaches dbio alone, which then stops it in order.
+	// Run kills what the program left behind when it ends (see Run).
 	Setsid bool
 	// ParentDeathSignal, when non-zero, is sent to the program by the kernel
 	// when dbio dies, however it dies (even SIGKILL), so that a program that
@@ -124,7 +128,17 @@ func (r Real) Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd.Stdout = tee(&out, c.Stdout)
 	cmd.Stderr = tee(&errb, c.Stderr)
 	start := time.Now()
-	err := startOn(cmd, c.ParentDeathSignal != 0).wait()
+	p := startOn(cmd, c.ParentDeathSignal != 0)
+	if c.Setsid && p.startErr == nil {
+		// Left-behind processes keep the output pipes open, and Wait for
+		// them (up to WaitDelay): they go as soon as the program has ended.
+		pid := cmd.Process.Pid
+		go func() {
+			waitExited(pid)
+			leftBehind(pid, c)
+		}()
+	}
+	err := p.wait()
 	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}
 	if err != nil {
 		var ee *exec.ExitError
@@ -149,6 +163,50 @@ func (r Real) Start(ctx context.Context, c Cmd) (Process, error) {
 		return nil, fmt.Errorf("start %s: %w", c.String(), err)
 	}
 	return p, nil
+}
+
+// waitExited returns once process pid (a child) has ended, without reaping
+// it: Wait still collects its status. It also returns when pid is no longer
+// a child (already reaped).
+func waitExited(pid int) {
+	const pPID = 1     // waitid's idtype for one process
+	var info [128]byte // a siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid), uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		if errno != syscall.EINTR {
+			return
+		}
+	}
+}
+
+// leftBehind kills, once a program run in its own session (PID pid) has
+// ended, the processes it started that outlive it: those still in its
+// process group (whose id lives on while they do, so nothing else is
+// reached), and copies of itself in the working directory it was given,
+// which left the group (fio's jobs each start a session of their own and,
+// orphaned by a killed fio before their I/O begins, wait forever).
+func leftBehind(pid int, c Cmd) {
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	if c.Dir == "" {
+		return
+	}
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		other, err := strconv.Atoi(e.Name())
+		if err != nil || other == os.Getpid() {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if cwd == dir && strings.TrimSpace(string(comm)) == filepath.Base(c.Name) {
+			_ = syscall.Kill(other, syscall.SIGKILL)
+		}
+	}
 }
 
 // LookPath implements Runner.
