@@ -140,7 +140,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	out.Status = statusOf(ctx, runErr)
 	if runErr != nil && out.Status == results.StatusInterrupted {
 		// The cause says what stopped the run: the signal received, for dbio.
-		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
 			runErr = fmt.Errorf("%w (%v)", runErr, cause)
 		}
 		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
