@@ -58,28 +58,35 @@ func Free(dir string) (int64, error) {
 
 // Fill takes all but leave bytes of the filesystem holding dir with a file
 // in dir (named .smallfs-filler), so that the next writes beyond leave fail
-// with ENOSPC.
+// with ENOSPC. Others may be writing there at the same time (that is the
+// point): what they take while it fills is not left to them.
 func Fill(dir string, leave int64) error {
-	free, err := Free(dir)
-	if err != nil {
-		return err
-	}
 	f, err := os.OpenFile(filepath.Join(dir, ".smallfs-filler"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if take := free - leave; take > 0 {
-		var st syscall.Stat_t
-		if err := f.Sync(); err != nil {
+	for {
+		free, err := Free(dir)
+		if err != nil {
 			return err
 		}
+		take := free - leave
+		if take <= 0 {
+			break
+		}
+		var st syscall.Stat_t
 		if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
 			return err
 		}
-		if err := syscall.Fallocate(int(f.Fd()), 0, st.Size, take); err != nil {
+		err = syscall.Fallocate(int(f.Fd()), 0, st.Size, take)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
 			return fmt.Errorf("fill %s: %w", dir, err)
 		}
+		// Someone wrote in between: measure again.
 	}
 	if leave > 0 {
 		return nil
