@@ -52,8 +52,8 @@ func TestMain(m *testing.M) {
 // fails instead of hanging the suite.
 const faultDeadline = 3 * time.Minute
 
-// dbioProcess is dbio running as a process of its own.
-type dbioProcess struct {
+// runningDBIO is dbio running as a process of its own.
+type runningDBIO struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	out  *lineLog
@@ -86,9 +86,9 @@ func (l *lineLog) String() string {
 }
 
 // startDBIO starts dbio with args, its output collected.
-func startDBIO(t *testing.T, args ...string) *dbioProcess {
+func startDBIO(t *testing.T, args ...string) *runningDBIO {
 	t.Helper()
-	p := &dbioProcess{t: t, cmd: exec.Command(os.Args[0], args...), out: newLineLog(), done: make(chan struct{})}
+	p := &runningDBIO{t: t, cmd: exec.Command(os.Args[0], args...), out: newLineLog(), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -112,7 +112,7 @@ func startDBIO(t *testing.T, args ...string) *dbioProcess {
 // waitFor waits until cond holds, checking again whenever dbio prints and
 // every 20 ms (files change without a word); it fails the test if dbio
 // ends first or the deadline passes.
-func (p *dbioProcess) waitFor(what string, cond func() bool) {
+func (p *runningDBIO) waitFor(what string, cond func() bool) {
 	p.t.Helper()
 	deadline := time.NewTimer(faultDeadline)
 	defer deadline.Stop()
@@ -140,13 +140,13 @@ func (p *dbioProcess) waitFor(what string, cond func() bool) {
 }
 
 // waitLine waits for a line containing s.
-func (p *dbioProcess) waitLine(s string) {
+func (p *runningDBIO) waitLine(s string) {
 	p.t.Helper()
 	p.waitFor(fmt.Sprintf("line with %q", s), func() bool { return strings.Contains(p.out.String(), s) })
 }
 
 // exit waits for dbio to end and returns its exit code, -1 when a signal killed it.
-func (p *dbioProcess) exit() int {
+func (p *runningDBIO) exit() int {
 	p.t.Helper()
 	select {
 	case <-p.done:
@@ -163,7 +163,7 @@ func (p *dbioProcess) exit() int {
 	return 0
 }
 
-func (p *dbioProcess) signal(sig syscall.Signal) {
+func (p *runningDBIO) signal(sig syscall.Signal) {
 	p.t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		p.t.Fatalf("signal dbio: %v", err)
@@ -263,9 +263,9 @@ func noServerLeft(t *testing.T, dir string) {
 	}
 }
 
-// requireProgram skips a test when a program it needs is missing, except
+// faultNeeds skips a test when a program it needs is missing, except
 // under CI=true, where a missing program must not hide the test's coverage.
-func requireProgram(t *testing.T, name string, dirs ...string) {
+func faultNeeds(t *testing.T, name string, dirs ...string) {
 	t.Helper()
 	if _, err := exec.LookPath(name); err == nil {
 		return
@@ -281,14 +281,14 @@ func requireProgram(t *testing.T, name string, dirs ...string) {
 	t.Skipf("%s is not installed (make test installs it)", name)
 }
 
-func requireEngine(t *testing.T, eng string) {
+func faultNeedsEngine(t *testing.T, eng string) {
 	t.Helper()
 	switch eng {
 	case "postgres":
 		dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-		requireProgram(t, "initdb", dirs...)
+		faultNeeds(t, "initdb", dirs...)
 	case "mariadb":
-		requireProgram(t, "mariadbd", "/usr/sbin")
+		faultNeeds(t, "mariadbd", "/usr/sbin")
 	}
 }
 
@@ -309,9 +309,9 @@ func faultDirs(t *testing.T) (target, base string) {
 	return target, base
 }
 
-// loadRun reads the run under base as dbio's readers do (an abandoned run
+// loadFaultRun reads the run under base as dbio's readers do (an abandoned run
 // is settled as such).
-func loadRun(t *testing.T, base string) *results.Loaded {
+func loadFaultRun(t *testing.T, base string) *results.Loaded {
 	t.Helper()
 	dir := runDir(base)
 	if dir == "" {
@@ -341,7 +341,7 @@ type faultCase struct {
 	fresh bool
 	args  []string
 	// fault waits for its moment and strikes; target and base are the run's.
-	fault  func(t *testing.T, p *dbioProcess, target, base string)
+	fault  func(t *testing.T, p *runningDBIO, target, base string)
 	code   int
 	status results.Status
 	steps  []results.Status
@@ -350,8 +350,8 @@ type faultCase struct {
 }
 
 // signalAt sends sig once cond holds.
-func signalAt(what string, cond func(target, base string) bool, sig syscall.Signal) func(*testing.T, *dbioProcess, string, string) {
-	return func(t *testing.T, p *dbioProcess, target, base string) {
+func signalAt(what string, cond func(target, base string) bool, sig syscall.Signal) func(*testing.T, *runningDBIO, string, string) {
+	return func(t *testing.T, p *runningDBIO, target, base string) {
 		p.waitFor(what, func() bool { return cond(target, base) })
 		p.signal(sig)
 	}
@@ -368,7 +368,7 @@ func TestFaultMatrix(t *testing.T) {
 	cases := []faultCase{
 		{
 			name: "SIGINT in the load", engine: "postgres", fresh: true, args: long,
-			fault: func(t *testing.T, p *dbioProcess, _, _ string) {
+			fault: func(t *testing.T, p *runningDBIO, _, _ string) {
 				p.waitLine("preparing tpcc")
 				p.signal(syscall.SIGINT)
 			},
@@ -400,7 +400,7 @@ func TestFaultMatrix(t *testing.T) {
 		},
 		{
 			name: "PostgreSQL killed in a step", engine: "postgres", args: long,
-			fault: func(t *testing.T, p *dbioProcess, target, base string) {
+			fault: func(t *testing.T, p *runningDBIO, target, base string) {
 				p.waitFor("the first step measuring", func() bool { return seriesHas(base, "users-1", "measure") })
 				killServer(t, target, "postgres")
 			},
@@ -409,7 +409,7 @@ func TestFaultMatrix(t *testing.T) {
 		},
 		{
 			name: "MariaDB killed in a step", engine: "mariadb", args: long,
-			fault: func(t *testing.T, p *dbioProcess, target, base string) {
+			fault: func(t *testing.T, p *runningDBIO, target, base string) {
 				p.waitFor("the first step measuring", func() bool { return seriesHas(base, "users-1", "measure") })
 				killServer(t, target, "mariadb")
 			},
@@ -419,7 +419,7 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			requireEngine(t, c.engine)
+			faultNeedsEngine(t, c.engine)
 			t.Parallel()
 			var target, base string
 			args := []string{"tpcc", "--engine", c.engine, "--warehouses", "1"}
@@ -438,7 +438,7 @@ func TestFaultMatrix(t *testing.T) {
 }
 
 // checkOutcome checks what a fault case must leave.
-func checkOutcome(t *testing.T, p *dbioProcess, c faultCase, target, base string) {
+func checkOutcome(t *testing.T, p *runningDBIO, c faultCase, target, base string) {
 	t.Helper()
 	if code := p.exit(); code != c.code {
 		t.Errorf("exit code %d, want %d", code, c.code)
@@ -449,7 +449,7 @@ func checkOutcome(t *testing.T, p *dbioProcess, c faultCase, target, base string
 			t.Errorf("output lacks %q", s)
 		}
 	}
-	l := loadRun(t, base)
+	l := loadFaultRun(t, base)
 	if l.Run.Status != c.status {
 		t.Errorf("run.json status %s (error %q), want %s", l.Run.Status, l.Run.Error, c.status)
 	}
@@ -579,7 +579,7 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			requireEngine(t, c.engine)
+			faultNeedsEngine(t, c.engine)
 			if len(c.args) > 0 {
 				if h := iolimit.SystemHost(); os.Geteuid() != 0 || (h.V1Blkio == "" && h.V2 == "") {
 					t.Skip("this host cannot apply block-I/O limits")
@@ -616,7 +616,7 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 			if !strings.Contains(string(page), "The run was abandoned") {
 				t.Error("report.html does not say the run was abandoned")
 			}
-			l := loadRun(t, base)
+			l := loadFaultRun(t, base)
 			if l.Run.Status != results.StatusAbandoned || len(l.Steps) != 0 {
 				t.Errorf("run.json after the look: %s with %d steps; want abandoned, no step finished", l.Run.Status, len(l.Steps))
 			}
@@ -650,7 +650,7 @@ func TestLeftoverServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}
-	requireEngine(t, "postgres")
+	faultNeedsEngine(t, "postgres")
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
 	postgresBin, err := exec.LookPath("postgres")
 	if err != nil && len(bins) > 0 {
@@ -689,7 +689,7 @@ func TestLeftoverServer(t *testing.T) {
 			if code != exitOK || !strings.Contains(p.out.String(), said) {
 				t.Fatalf("exit %d; want a completed run saying %q:\n%s", code, said, p.out)
 			}
-			l := loadRun(t, base)
+			l := loadFaultRun(t, base)
 			if l.Run.Status != results.StatusCompleted || !slices.Contains(l.Run.Notes, said) {
 				t.Errorf("run.json: %s, notes %q; want completed, noting the stopped server", l.Run.Status, l.Run.Notes)
 			}
@@ -751,7 +751,7 @@ func TestFilesystemsFill(t *testing.T) {
 	}
 	for _, eng := range []string{"sqlite", "postgres"} {
 		t.Run("data on "+eng, func(t *testing.T) {
-			requireEngine(t, eng)
+			faultNeedsEngine(t, eng)
 			t.Parallel()
 			// Room for the estimate the run checks first, and a little more.
 			fs := smallfs.Mount(t, int64(tpcc.EstimatedBytes(1))+16<<20)
@@ -764,7 +764,7 @@ func TestFilesystemsFill(t *testing.T) {
 			}
 			c := faultCase{code: exitFailure, status: results.StatusFailed}
 			checkOutcome(t, p, c, fs, base)
-			if l := loadRun(t, base); !strings.Contains(strings.ToLower(l.Run.Error), "full") && !strings.Contains(strings.ToLower(l.Run.Error), "no space left") {
+			if l := loadFaultRun(t, base); !strings.Contains(strings.ToLower(l.Run.Error), "full") && !strings.Contains(strings.ToLower(l.Run.Error), "no space left") {
 				t.Errorf("run.json error %q does not name the full disk", l.Run.Error)
 			}
 		})
@@ -783,7 +783,7 @@ func TestFilesystemsFill(t *testing.T) {
 		c := faultCase{code: exitFailure, status: results.StatusFailed, steps: []results.Status{results.StatusCompleted},
 			says: []string{"the filesystem holding " + dir + " is full", "== dbio tpcc: FAILED ==", "results: " + dir}}
 		checkOutcome(t, p, c, target, base)
-		if l := loadRun(t, base); !strings.Contains(l.Run.Error, "the filesystem holding "+dir+" is full") {
+		if l := loadFaultRun(t, base); !strings.Contains(l.Run.Error, "the filesystem holding "+dir+" is full") {
 			t.Errorf("run.json error %q does not name the full filesystem", l.Run.Error)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
@@ -813,7 +813,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}
-	requireEngine(t, "postgres")
+	faultNeedsEngine(t, "postgres")
 	target, base := loadedTarget(t, "postgres")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -835,7 +835,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", s, out)
 		}
 	}
-	l := loadRun(t, base)
+	l := loadFaultRun(t, base)
 	if want := []results.Status{results.StatusCompleted}; l.Run.Status != results.StatusInterrupted || !slices.Equal(stepStatuses(l), want) {
 		t.Errorf("run.json %s, steps %v; want interrupted, %v", l.Run.Status, stepStatuses(l), want)
 	}
@@ -851,7 +851,7 @@ func TestFioKilledInADiskRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fio")
 	}
-	requireProgram(t, "fio")
+	faultNeeds(t, "fio")
 	for _, victim := range []string{"fio", "dbio"} {
 		t.Run(victim, func(t *testing.T) {
 			t.Parallel()
@@ -891,7 +891,7 @@ func TestFioKilledInADiskRun(t *testing.T) {
 						_ = syscall.Kill(pid, syscall.SIGKILL)
 					}
 				}
-				if l := loadRun(t, base); l.Run.Status != results.StatusAbandoned || !slices.Equal(stepStatuses(l), []results.Status{results.StatusCompleted}) {
+				if l := loadFaultRun(t, base); l.Run.Status != results.StatusAbandoned || !slices.Equal(stepStatuses(l), []results.Status{results.StatusCompleted}) {
 					t.Errorf("run.json %s, steps %v; want abandoned, the first point kept", l.Run.Status, stepStatuses(l))
 				}
 				return
