@@ -7,6 +7,7 @@ package main
 // summary or a series row written, a pid file), never after a sleep.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -88,7 +89,14 @@ func (l *lineLog) String() string {
 // startDBIO starts dbio with args, its output collected.
 func startDBIO(t *testing.T, args ...string) *runningDBIO {
 	t.Helper()
-	p := &runningDBIO{t: t, cmd: exec.Command(os.Args[0], args...), out: newLineLog(), done: make(chan struct{})}
+	return startProgram(t, os.Args[0], args...)
+}
+
+// startProgram starts name with args, running dbio (this test binary)
+// itself or through a program that execs it, such as nohup.
+func startProgram(t *testing.T, name string, args ...string) *runningDBIO {
+	t.Helper()
+	p := &runningDBIO{t: t, cmd: exec.Command(name, args...), out: newLineLog(), done: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -945,4 +953,57 @@ func childFio(parent int) int {
 		}
 	}
 	return 0
+}
+
+// TestRunSurvives: what must not stop a run. A SIGHUP to a dbio started
+// under nohup (which ignores it) leaves the run going; so does the end of
+// whoever read dbio's output (| head, | tee in a terminal that closed),
+// which used to kill dbio with SIGPIPE and leave its server running.
+func TestRunSurvives(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real engines")
+	}
+	t.Run("SIGHUP under nohup", func(t *testing.T) {
+		faultNeeds(t, "nohup")
+		t.Parallel()
+		target, base := faultDirs(t)
+		nohup, _ := exec.LookPath("nohup")
+		p := startProgram(t, nohup, os.Args[0], "tpcc", "--engine", "sqlite", "--target", target, "--results", base,
+			"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "3s", "--skip-checks")
+		p.waitFor("the step measuring", func() bool { return seriesHas(base, "users-1", "measure") })
+		p.signal(syscall.SIGHUP)
+		c := faultCase{code: exitOK, status: results.StatusCompleted, steps: []results.Status{results.StatusCompleted}}
+		checkOutcome(t, p, c, target, base)
+	})
+	t.Run("output reader gone", func(t *testing.T) {
+		faultNeedsEngine(t, "postgres")
+		t.Parallel()
+		target, base := loadedTarget(t, "postgres")
+		cmd := exec.Command(os.Args[0], "tpcc", "--engine", "postgres", "--reuse", "--target", target, "--results", base,
+			"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "2s", "--skip-checks")
+		cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = cmd.Stdout
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		// Read up to the load, then go away as head would.
+		lines := bufio.NewScanner(out)
+		for lines.Scan() && !strings.HasPrefix(lines.Text(), "preparing") {
+		}
+		out.Close()
+		err = cmd.Wait()
+		if err != nil {
+			t.Errorf("dbio ended with %v once its output was gone; want a finished run", err)
+		}
+		l := loadFaultRun(t, base)
+		if l.Run.Status != results.StatusCompleted || len(l.Steps) != 1 {
+			t.Errorf("run.json %s with %d steps; want completed with its step", l.Run.Status, len(l.Steps))
+		}
+		noServerLeft(t, target)
+	})
 }
