@@ -37,7 +37,7 @@ type Cmd struct {
 	UID, GID uint32
 	// Setsid puts the program in its own session so that a Ctrl-C sent to
 	// dbio's process group reaches dbio alone, which then stops it in order.
-	// Run kills what the program left behind when it ends (see Run).
+	// Run kills what the program leaves behind when it ends (see leftBehind).
 	Setsid bool
 	// ParentDeathSignal, when non-zero, is sent to the program by the kernel
 	// when dbio dies, however it dies (even SIGKILL), so that a program that
@@ -129,16 +129,21 @@ func (r Real) Run(ctx context.Context, c Cmd) (Result, error) {
 	cmd.Stderr = tee(&errb, c.Stderr)
 	start := time.Now()
 	p := startOn(cmd, c.ParentDeathSignal != 0)
+	swept := make(chan struct{})
 	if c.Setsid && p.startErr == nil {
 		// Left-behind processes keep the output pipes open, and Wait for
 		// them (up to WaitDelay): they go as soon as the program has ended.
 		pid := cmd.Process.Pid
 		go func() {
+			defer close(swept)
 			waitExited(pid)
 			leftBehind(pid, c)
 		}()
+	} else {
+		close(swept)
 	}
 	err := p.wait()
+	<-swept
 	res := Result{Stdout: out.Bytes(), Stderr: errb.Bytes(), Duration: time.Since(start)}
 	if err != nil {
 		var ee *exec.ExitError
