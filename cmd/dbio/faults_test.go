@@ -650,50 +650,45 @@ func removeCgroups(dir string) {
 	}
 }
 
-// TestLeftoverServer starts PostgreSQL on a target as a dbio that died
-// would have left it (in its own session, carrying that dbio's PID): the
-// next run stops it, says so and records it, then runs. A server whose dbio
-// is alive is left alone and the run refused.
+// TestLeftoverServer starts a server on a target as a dbio that died would
+// have left it (in its own session, carrying that dbio's PID): the next run
+// stops it, says so and records it, then runs. A server whose dbio is alive
+// is left alone and the run refused.
 func TestLeftoverServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real engines")
-	}
-	faultNeedsEngine(t, "postgres")
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
-	postgresBin, err := exec.LookPath("postgres")
-	if err != nil && len(bins) > 0 {
-		postgresBin, err = bins[len(bins)-1], nil
-	}
-	if err != nil {
-		t.Fatal(err)
 	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
-		name  string
-		owner int
-	}{{"its dbio is gone", gone.Process.Pid}, {"its dbio is alive", os.Getpid()}} {
+		name, engine, says string
+		owner              int
+	}{
+		{"PostgreSQL whose dbio is gone", "postgres", "PostgreSQL", gone.Process.Pid},
+		{"MariaDB whose dbio is gone", "mariadb", "mariadb", gone.Process.Pid},
+		{"PostgreSQL whose dbio is alive", "postgres", "PostgreSQL", os.Getpid()},
+	} {
 		t.Run(c.name, func(t *testing.T) {
+			faultNeedsEngine(t, c.engine)
 			t.Parallel()
-			target, base := loadedTarget(t, "postgres")
-			data := filepath.Join(target, "dbio", "postgres", "data")
-			pg := startLeftover(t, postgresBin, data, c.owner)
-			p := startDBIO(t, "tpcc", "--engine", "postgres", "--reuse", "--target", target, "--results", base,
+			target, base := loadedTarget(t, c.engine)
+			leftover := startLeftover(t, c.engine, filepath.Join(target, "dbio", c.engine), c.owner)
+			p := startDBIO(t, "tpcc", "--engine", c.engine, "--reuse", "--target", target, "--results", base,
 				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "1s", "--skip-checks")
 			code := p.exit()
 			if c.owner == os.Getpid() {
-				if code != exitFailure || !strings.Contains(p.out.String(), fmt.Sprintf("a PostgreSQL server (pid %d) is already running", pg.Process.Pid)) {
+				if code != exitFailure || !strings.Contains(p.out.String(), fmt.Sprintf("a PostgreSQL server (pid %d) is already running", leftover.Process.Pid)) {
 					t.Fatalf("exit %d; want a refusal naming the running server:\n%s", code, p.out)
 				}
-				if !running(pg.Process.Pid) {
+				if !running(leftover.Process.Pid) {
 					t.Error("the server of a live dbio was stopped")
 				}
 				return
 			}
-			said := fmt.Sprintf("stopped the PostgreSQL server (pid %d) on %s, left running by an earlier dbio (pid %d) that is gone",
-				pg.Process.Pid, filepath.Join(target, "dbio", "postgres"), c.owner)
+			said := fmt.Sprintf("stopped the %s server (pid %d) on %s, left running by an earlier dbio (pid %d) that is gone",
+				c.says, leftover.Process.Pid, filepath.Join(target, "dbio", c.engine), c.owner)
 			if code != exitOK || !strings.Contains(p.out.String(), said) {
 				t.Fatalf("exit %d; want a completed run saying %q:\n%s", code, said, p.out)
 			}
@@ -701,53 +696,73 @@ func TestLeftoverServer(t *testing.T) {
 			if l.Run.Status != results.StatusCompleted || !slices.Contains(l.Run.Notes, said) {
 				t.Errorf("run.json: %s, notes %q; want completed, noting the stopped server", l.Run.Status, l.Run.Notes)
 			}
-			if err := pg.Wait(); err != nil {
+			if err := leftover.Wait(); err != nil {
 				t.Errorf("the leftover server did not shut down cleanly: %v", err)
 			}
 		})
 	}
 }
 
-// startLeftover starts the instance's postmaster in its own session, as
-// its user, marked as started by the dbio with PID owner, and waits for its
-// pid file. The test stops it if dbio did not.
-func startLeftover(t *testing.T, postgresBin, data string, owner int) *exec.Cmd {
+// startLeftover starts the server of the instance in dir (dbio's directory
+// for eng on a target) in its own session, as its user, marked as started by
+// the dbio with PID owner, and waits for its pid file. The settings dbio
+// wrote name the template's directories and a port of its own time: the
+// command line overrides them. The test stops the server if dbio did not.
+func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 	t.Helper()
 	port, err := server.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The settings dbio wrote name the template's socket directory and a port
-	// of its own time; the command line overrides them.
-	pg := exec.Command(postgresBin, "-D", data, "-p", strconv.Itoa(port), "-k", filepath.Join(filepath.Dir(data), "run"))
-	pg.Env = append(os.Environ(), server.OwnerEnv+"="+strconv.Itoa(owner))
-	pg.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if u, err := server.Choose(os.Geteuid(), "postgres", "nobody"); err == nil && !u.Self {
-		pg.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID}
+	var cmd *exec.Cmd
+	var pidFile, account string
+	// What ends the server and its workers at once, should dbio not have.
+	end := syscall.SIGKILL
+	switch eng {
+	case "postgres":
+		bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+		bin, err := exec.LookPath("postgres")
+		if err != nil && len(bins) > 0 {
+			bin = bins[len(bins)-1]
+		}
+		cmd = exec.Command(bin, "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", filepath.Join(dir, "run"))
+		pidFile, account, end = filepath.Join(dir, "data", "postmaster.pid"), "postgres", syscall.SIGQUIT
+	default:
+		bin, err := exec.LookPath("mariadbd")
+		if err != nil {
+			bin = "/usr/sbin/mariadbd"
+		}
+		pidFile, account = filepath.Join(dir, "run", "mysqld.pid"), "mysql"
+		cmd = exec.Command(bin, "--defaults-file="+filepath.Join(dir, "my.cnf"), "--datadir="+filepath.Join(dir, "data"),
+			"--socket="+filepath.Join(dir, "run", "mysqld.sock"), "--pid-file="+pidFile, "--port="+strconv.Itoa(port))
+	}
+	cmd.Env = append(os.Environ(), server.OwnerEnv+"="+strconv.Itoa(owner))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if u, err := server.Choose(os.Geteuid(), account, "nobody"); err == nil && !u.Self {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: u.UID, Gid: u.GID}
 	}
 	log, err := os.Create(filepath.Join(t.TempDir(), "leftover.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg.Stdout, pg.Stderr = log, log
-	if err := pg.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if syscall.Kill(pg.Process.Pid, syscall.SIGQUIT) == nil {
-			_ = pg.Wait()
+		if syscall.Kill(cmd.Process.Pid, end) == nil {
+			_ = cmd.Wait()
 		}
 	})
-	pidFile := filepath.Join(data, "postmaster.pid")
 	deadline := time.Now().Add(faultDeadline)
-	for server.RunningPID(pidFile) != pg.Process.Pid {
-		if time.Now().After(deadline) {
+	for server.RunningPID(pidFile) != cmd.Process.Pid {
+		if time.Now().After(deadline) || !running(cmd.Process.Pid) {
 			b, _ := os.ReadFile(log.Name())
 			t.Fatalf("the leftover server wrote no pid file:\n%s", b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return pg
+	return cmd
 }
 
 // TestFilesystemsFill fills, during a run, the filesystem of the data and
