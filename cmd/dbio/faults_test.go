@@ -685,6 +685,9 @@ func TestLeftoverServer(t *testing.T) {
 				if !running(leftover.Process.Pid) {
 					t.Error("the server of a live dbio was stopped")
 				}
+				if l := loadFaultRun(t, base); l.Run.Status != results.StatusFailed {
+					t.Errorf("run.json %s, want failed", l.Run.Status)
+				}
 				return
 			}
 			said := fmt.Sprintf("stopped the %s server (pid %d) on %s, left running by an earlier dbio (pid %d) that is gone",
