@@ -708,7 +708,9 @@ func TestLeftoverServer(t *testing.T) {
 
 // startLeftover starts the server of the instance in dir (dbio's directory
 // for eng on a target) in its own session, as its user, marked as started by
-// the dbio with PID owner, and waits for its pid file. The settings dbio
+// the dbio with PID owner, and waits until it is up, as a server left behind
+// is (MariaDB asked to shut down while it starts has been seen to hang, then
+// to be killed after the grace period). The settings dbio
 // wrote name the template's directories and a port of its own time: the
 // command line overrides them. The test stops the server if dbio did not.
 func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
@@ -718,7 +720,7 @@ func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 		t.Fatal(err)
 	}
 	var cmd *exec.Cmd
-	var pidFile, account string
+	var pidFile, account, ready string
 	// What ends the server and its workers at once, should dbio not have.
 	end := syscall.SIGKILL
 	switch eng {
@@ -730,12 +732,13 @@ func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 		}
 		cmd = exec.Command(bin, "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port), "-k", filepath.Join(dir, "run"))
 		pidFile, account, end = filepath.Join(dir, "data", "postmaster.pid"), "postgres", syscall.SIGQUIT
+		ready = "ready to accept connections"
 	default:
 		bin, err := exec.LookPath("mariadbd")
 		if err != nil {
 			bin = "/usr/sbin/mariadbd"
 		}
-		pidFile, account = filepath.Join(dir, "run", "mysqld.pid"), "mysql"
+		pidFile, account, ready = filepath.Join(dir, "run", "mysqld.pid"), "mysql", "ready for connections"
 		cmd = exec.Command(bin, "--defaults-file="+filepath.Join(dir, "my.cnf"), "--datadir="+filepath.Join(dir, "data"),
 			"--socket="+filepath.Join(dir, "run", "mysqld.sock"), "--pid-file="+pidFile, "--port="+strconv.Itoa(port))
 	}
@@ -756,16 +759,22 @@ func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 		if syscall.Kill(cmd.Process.Pid, end) == nil {
 			_ = cmd.Wait()
 		}
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("the leftover server's log:\n%s", b)
+		}
 	})
 	deadline := time.Now().Add(faultDeadline)
-	for server.RunningPID(pidFile) != cmd.Process.Pid {
+	for {
+		b, _ := os.ReadFile(log.Name())
+		if server.RunningPID(pidFile) == cmd.Process.Pid && bytes.Contains(b, []byte(ready)) {
+			return cmd
+		}
 		if time.Now().After(deadline) || !running(cmd.Process.Pid) {
-			b, _ := os.ReadFile(log.Name())
-			t.Fatalf("the leftover server wrote no pid file:\n%s", b)
+			t.Fatalf("the leftover server did not come up:\n%s", b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return cmd
 }
 
 // TestFilesystemsFill fills, during a run, the filesystem of the data and
