@@ -347,6 +347,12 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 		want  []string
 	}{
 		{"only run.json", func(t *testing.T, d *results.Dir) {}, []string{"still running", "No step finished with figures."}},
+		{"abandoned", func(t *testing.T, d *results.Dir) {
+			// As a dbio older than the lock leaves it: running, and no lock.
+			if err := os.Remove(filepath.Join(d.Path, ".dbio-run.lock")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"The run was abandoned: the dbio that wrote it ended without finishing the run", "No step finished with figures."}},
 		{"interrupted mixed run", func(t *testing.T, d *results.Dir) {
 			fioDetail := []byte(`{"name":"4k-randread","series":"4k-randread","rw":"randread","bs":4096,"iodepth":32,"jobs":1,"label":"t","profile":"four-corners","status":"failed"}`)
 			steps := []results.Step{

@@ -47,7 +47,9 @@ func (s Series) Column(name string) int {
 }
 
 // Load reads a results directory. A run that is still running or was
-// interrupted loads as far as it got.
+// interrupted loads as far as it got. A run.json that says running when no
+// dbio holds the directory any more loads as abandoned, and is rewritten so
+// (see settleAbandoned).
 func Load(path string) (*Loaded, error) {
 	b, err := os.ReadFile(filepath.Join(path, "run.json"))
 	if err != nil {
@@ -62,6 +64,9 @@ func Load(path string) (*Loaded, error) {
 	}
 	if l.Run.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%s was written by a newer dbio (schema %d, this dbio reads up to %d): upgrade dbio", path, l.Run.SchemaVersion, SchemaVersion)
+	}
+	if l.Run.Status == StatusRunning {
+		settleAbandoned(path, &l.Run)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(path, "steps", "*", "summary.json"))
 	for _, p := range dirs {
@@ -81,6 +86,15 @@ func Load(path string) (*Loaded, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
 
 func readSeries(path string) (Series, error) {
