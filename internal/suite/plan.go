@@ -122,7 +122,7 @@ func (v *validator) expand() *Plan {
 		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
 	}
 	for i, r := range f.Runs {
-		p.Runs = append(p.Runs, v.expandRun(i, r, targets)...)
+		p.Runs = append(p.Runs, v.expandRun(i, r, targets, maxRuns-len(p.Runs))...)
 	}
 	seen := map[string]int{}
 	for i := range p.Runs {
@@ -181,7 +181,12 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 }
 
-func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run {
+// maxRuns bounds the runs a suite expands to. Variants multiply (targets ×
+// engines × buffer pools × repeat), and each run takes minutes; a suite past
+// this is a typo, and expanding it would exhaust memory before anything ran.
+const maxRuns = 1000
+
+func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget int) []Run {
 	table := fmt.Sprintf("runs[%d]", i)
 	w, ok := v.f.Workloads[r.Workload]
 	if !ok {
@@ -205,6 +210,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 	datas := v.stringList(table, "data", r.Data)
 	if len(datas) == 0 {
 		v.addf(table, "data", "every run needs a data target")
+	}
+	if contains(datas, "") {
+		v.addf(table, "data", "an empty name: name a target defined under [targets]")
 	}
 	engines := v.stringList(table, "engine", r.Engine)
 	if w.Kind != "disk" && len(engines) == 0 {
@@ -255,6 +263,14 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 	}
 	if r.Repeat < 0 {
 		v.addf(table, "repeat", "must be 1 or more")
+	}
+	if n := float64(len(datas)) * float64(len(engines)) * float64(len(pools)) * float64(max(r.Repeat, 1)); n > float64(budget) {
+		key := "data"
+		if r.Repeat > 1 {
+			key = "repeat"
+		}
+		v.addf(table, key, "the suite would expand to more than %d runs (this entry alone to %.0f): cross fewer variants or split the study into several suites", maxRuns, n)
+		return nil
 	}
 	var out []Run
 	for _, d := range datas {
