@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -189,7 +190,7 @@ func (fs SysFS) disk(dir string) Disk {
 		return strings.TrimSpace(string(b))
 	}
 	d := Disk{Name: filepath.Base(dir), DevNumber: read("dev"), Model: read("device/model"), Rotational: read("queue/rotational") == "1"}
-	if sectors, err := strconv.ParseUint(read("size"), 10, 64); err == nil {
+	if sectors, err := strconv.ParseUint(read("size"), 10, 64); err == nil && sectors <= math.MaxUint64/512 {
 		d.SizeBytes = sectors * 512
 	}
 	// The active scheduler is the bracketed word: "mq-deadline [none]".
