@@ -252,6 +252,9 @@ func (j rawJob) group() (Group, error) {
 		return g, fmt.Errorf("mixed: %w", err)
 	}
 	if s := j.SteadyState; s != nil {
+		if err := notNegative(map[string]float64{"steadystate iops_mean": s.Data.IOPSMean, "steadystate bw_mean": s.Data.BWMean}); err != nil {
+			return g, err
+		}
 		g.SteadyState = &SteadyState{
 			Criterion: s.SS, WindowS: s.Duration, Attained: s.Attained != 0, Value: s.Criterion,
 			WindowIOPSMean: s.Data.IOPSMean, WindowMBPerSec: s.Data.BWMean / 1e6,
