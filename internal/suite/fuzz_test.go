@@ -74,7 +74,7 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("run %q: engine %q", r.Name, r.Engine)
 			}
 			for _, u := range r.Users {
-				if u <= 0 {
+				if u <= 0 || u > 100000 { // the bounds of --users
 					t.Errorf("run %q: %d users", r.Name, u)
 				}
 			}

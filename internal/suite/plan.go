@@ -143,8 +143,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		return
 	}
 	for _, u := range w.Users {
-		if u <= 0 {
-			v.addf(table, "users", "user counts must be positive whole numbers, e.g. [1, 2, 4, 8]")
+		if u <= 0 || u > maxUsers {
+			v.addf(table, "users", "user counts must be whole numbers from 1 to %d, e.g. [1, 2, 4, 8]", maxUsers)
 			break
 		}
 	}
@@ -163,8 +163,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		if w.Rows < 1000 {
 			v.addf(table, "rows", "AS3AP needs rows >= 1000")
 		}
-		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 {
-			v.addf(table, "start", "start, add and max_users must not be negative")
+		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 || max(w.Start, w.Add, w.MaxUsers) > maxUsers {
+			v.addf(table, "start", "start, add and max_users must be between 0 and %d", maxUsers)
 		}
 		if w.CeilingStat != "" && w.CeilingStat != "mean" && w.CeilingStat != "p95" && w.CeilingStat != "p99" {
 			v.addf(table, "ceiling_stat", "%q: use mean, p95 or p99", w.CeilingStat)
@@ -180,6 +180,10 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		}
 	}
 }
+
+// maxUsers bounds every user count, as it bounds dbio's --users: each user
+// is a connection and a goroutine, and a typo must not try a million.
+const maxUsers = 100000
 
 // maxRuns bounds the runs a suite expands to. Variants multiply (targets ×
 // engines × buffer pools × repeat), and each run takes minutes; a suite past
@@ -239,6 +243,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		if bs.Cycles < 1 {
 			v.addf(table+".backups", "cycles", "a backup scenario needs cycles >= 1")
 		}
+		if bs.Users < 0 || bs.Users > maxUsers {
+			v.addf(table+".backups", "users", "must be between 0 and %d", maxUsers)
+		}
 		if w.Kind == "disk" {
 			v.addf(table, "scenario", "backups apply to database workloads, not to disk runs")
 		}
@@ -247,6 +254,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 			Interval: v.duration(table+".noisy", "interval", r.Noisy.Interval, 100*time.Second, false)}
 		if ns.Tenants < 1 {
 			v.addf(table+".noisy", "tenants", "a noisy-neighbour run needs tenants >= 1")
+		}
+		if ns.Users < 0 || ns.Users > maxUsers {
+			v.addf(table+".noisy", "users", "must be between 0 and %d", maxUsers)
 		}
 		if ns.Backups < 0 || ns.Backups >= ns.Tenants && ns.Tenants > 0 {
 			v.addf(table+".noisy", "backup_tenants", "must be between 0 and tenants - 1 (%d)", ns.Tenants-1)
