@@ -195,8 +195,8 @@ func (fs SysFS) disk(dir string) Disk {
 	}
 	// The active scheduler is the bracketed word: "mq-deadline [none]".
 	for _, w := range strings.Fields(read("queue/scheduler")) {
-		if strings.HasPrefix(w, "[") {
-			d.Scheduler = strings.Trim(w, "[]")
+		if name, ok := strings.CutPrefix(w, "["); ok && strings.HasSuffix(name, "]") && !strings.ContainsAny(name[:len(name)-1], "[]") && len(name) > 1 {
+			d.Scheduler = name[:len(name)-1]
 		}
 	}
 	return d
