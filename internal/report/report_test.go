@@ -16,6 +16,7 @@ import (
 
 	"dbio/internal/metrics"
 	"dbio/internal/results"
+	"dbio/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -282,9 +283,7 @@ func TestOutputNeverReplacesWhatDbioDidNotWrite(t *testing.T) {
 
 func TestGoldenHTMLHasUniqueIDs(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join("testdata", "golden", "*", "report.html"))
-	if len(pages) == 0 {
-		t.Skip("no golden pages yet: run go test -update")
-	}
+	testenv.Require(t, len(pages) > 0, "golden report pages in testdata/golden", "write them with: go test ./internal/report -update")
 	id := regexp.MustCompile(`\sid="([^"]+)"`)
 	for _, p := range pages {
 		b, err := os.ReadFile(p)

@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -113,18 +115,28 @@ func readSeries(path string) (Series, error) {
 		return Series{}, nil
 	}
 	nb := len(seriesBase)
+	if len(recs[0]) < nb || !slices.Equal(recs[0][:nb], seriesBase) {
+		if len(recs) == 1 {
+			return Series{}, nil // a header torn by a crash as it was written: no rows yet
+		}
+		return Series{}, fmt.Errorf("%s: the header does not start with %s: this is not a series dbio wrote", path, strings.Join(seriesBase, ","))
+	}
 	s := Series{Columns: append([]string(nil), recs[0][nb:]...)}
 	for _, rec := range recs[1:] {
 		if len(rec) < nb {
 			continue // a torn last line from a crash
 		}
 		t, _ := time.Parse(time.RFC3339, rec[0])
-		el, _ := strconv.ParseFloat(rec[1], 64)
+		el, err := strconv.ParseFloat(rec[1], 64)
+		if err != nil || math.IsNaN(el) || math.IsInf(el, 0) {
+			continue // no usable time: torn, or not written by dbio
+		}
 		row := LoadedRow{Time: t, ElapsedS: el, Step: rec[2], Phase: rec[3], Values: make([]float64, len(s.Columns))}
 		for i := range s.Columns {
 			row.Values[i] = math.NaN()
 			if nb+i < len(rec) && rec[nb+i] != "" {
-				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil {
+				// dbio writes no infinite value; one here would flatten every chart scaled to it.
+				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil && !math.IsInf(v, 0) {
 					row.Values[i] = v
 				}
 			}
