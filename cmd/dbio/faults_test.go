@@ -31,6 +31,7 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
 	"dbio/internal/smallfs"
+	"dbio/internal/testenv"
 	"dbio/internal/workload"
 	"dbio/internal/workload/tpcc"
 )
@@ -271,35 +272,6 @@ func noServerLeft(t *testing.T, dir string) {
 	}
 }
 
-// faultNeeds skips a test when a program it needs is missing, except
-// under CI=true, where a missing program must not hide the test's coverage.
-func faultNeeds(t *testing.T, name string, dirs ...string) {
-	t.Helper()
-	if _, err := exec.LookPath(name); err == nil {
-		return
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return
-		}
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s is not installed (make test installs it)", name)
-	}
-	t.Skipf("%s is not installed (make test installs it)", name)
-}
-
-func faultNeedsEngine(t *testing.T, eng string) {
-	t.Helper()
-	switch eng {
-	case "postgres":
-		dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-		faultNeeds(t, "initdb", dirs...)
-	case "mariadb":
-		faultNeeds(t, "mariadbd", "/usr/sbin")
-	}
-}
-
 // faultDirs makes a target the servers' unprivileged user can reach and a
 // results base.
 func faultDirs(t *testing.T) (target, base string) {
@@ -427,7 +399,7 @@ func TestFaultMatrix(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			faultNeedsEngine(t, c.engine)
+			testenv.RequireEngine(t, c.engine)
 			t.Parallel()
 			var target, base string
 			args := []string{"tpcc", "--engine", c.engine, "--warehouses", "1"}
@@ -587,11 +559,10 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			faultNeedsEngine(t, c.engine)
+			testenv.RequireEngine(t, c.engine)
 			if len(c.args) > 0 {
-				if h := iolimit.SystemHost(); os.Geteuid() != 0 || (h.V1Blkio == "" && h.V2 == "") {
-					t.Skip("this host cannot apply block-I/O limits")
-				}
+				h := iolimit.SystemHost()
+				testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", "run the tests as root on a host with the blkio controller (cgroup v1) or io.max (v2)")
 			}
 			t.Parallel()
 			target, base := loadedTarget(t, c.engine)
@@ -671,7 +642,7 @@ func TestLeftoverServer(t *testing.T) {
 		{"PostgreSQL whose dbio is alive", "postgres", "PostgreSQL", os.Getpid()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			faultNeedsEngine(t, c.engine)
+			testenv.RequireEngine(t, c.engine)
 			t.Parallel()
 			target, base := loadedTarget(t, c.engine)
 			leftover := startLeftover(t, c.engine, filepath.Join(target, "dbio", c.engine), c.owner)
@@ -786,7 +757,7 @@ func TestFilesystemsFill(t *testing.T) {
 	}
 	for _, eng := range []string{"sqlite", "postgres"} {
 		t.Run("data on "+eng, func(t *testing.T) {
-			faultNeedsEngine(t, eng)
+			testenv.RequireEngine(t, eng)
 			t.Parallel()
 			// Room for the estimate the run checks first, and a little more.
 			fs := smallfs.Mount(t, int64(tpcc.EstimatedBytes(1))+16<<20)
@@ -848,7 +819,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}
-	faultNeedsEngine(t, "postgres")
+	testenv.RequireEngine(t, "postgres")
 	target, base := loadedTarget(t, "postgres")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
@@ -886,7 +857,7 @@ func TestFioKilledInADiskRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs fio")
 	}
-	faultNeeds(t, "fio")
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
 	for _, victim := range []string{"fio", "dbio"} {
 		t.Run(victim, func(t *testing.T) {
 			t.Parallel()
@@ -991,7 +962,7 @@ func TestRunSurvives(t *testing.T) {
 		t.Skip("runs real engines")
 	}
 	t.Run("SIGHUP under nohup", func(t *testing.T) {
-		faultNeeds(t, "nohup")
+		testenv.RequireProgram(t, "nohup", "apt-get install -y coreutils")
 		t.Parallel()
 		target, base := faultDirs(t)
 		nohup, _ := exec.LookPath("nohup")
@@ -1003,7 +974,7 @@ func TestRunSurvives(t *testing.T) {
 		checkOutcome(t, p, c, target, base)
 	})
 	t.Run("output reader gone", func(t *testing.T) {
-		faultNeedsEngine(t, "postgres")
+		testenv.RequireEngine(t, "postgres")
 		t.Parallel()
 		target, base := loadedTarget(t, "postgres")
 		cmd := exec.Command(os.Args[0], "tpcc", "--engine", "postgres", "--reuse", "--target", target, "--results", base,

@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		plan, err := Parse("s.toml", data)
+		plan, err := Parse("s.toml", data, nil)
 		if err != nil {
 			if plan != nil {
 				t.Fatalf("error %v with a plan", err)

@@ -17,6 +17,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/iolimit"
+	"dbio/internal/testenv"
 )
 
 // launcherEnv tells the test binary, started again by TestServerDiesWithDBIO,
@@ -60,8 +61,8 @@ func TestServerDiesWithDBIO(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.root && os.Geteuid() != 0 {
-				t.Skip("switching to another user needs root")
+			if c.root {
+				testenv.Require(t, os.Geteuid() == 0, "root (the case switches to another user)", "run the tests as root")
 			}
 			t.Parallel()
 			dir := t.TempDir()
