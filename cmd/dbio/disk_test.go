@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/results"
+	"dbio/internal/testenv"
 )
 
 func TestDiskBadInput(t *testing.T) {
@@ -72,9 +73,7 @@ func TestDiskWithoutFio(t *testing.T) {
 }
 
 func TestDiskEndToEnd(t *testing.T) {
-	if _, err := (execx.Real{}).LookPath("fio"); err != nil {
-		t.Fatal("fio is needed: apt-get install -y fio")
-	}
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
 	shm, err := os.MkdirTemp("/dev/shm", "dbio-disk-cmd-")
 	if err != nil {
 		t.Fatal(err)

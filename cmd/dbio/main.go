@@ -91,6 +91,11 @@ func run(ctx context.Context, app *App, args []string) int {
 		// A driver's message may quote a DSN from the command line.
 		err = secret.ScrubError(err, secret.ArgValues(args))
 	}
+	return exitCode(app, err)
+}
+
+// exitCode says what went wrong, if anything, and returns the exit code it means.
+func exitCode(app *App, err error) int {
 	var ue *usageError
 	switch {
 	case err == nil:
@@ -112,9 +117,30 @@ func run(ctx context.Context, app *App, args []string) int {
 	}
 }
 
+// stopSignals are the signals that stop a run the way Ctrl-C does: its
+// servers are stopped, its results kept and recorded as interrupted. SIGHUP
+// comes with a closed terminal or a dropped SSH session, SIGTERM from kill,
+// systemd or a container being stopped. A signal dbio was started with
+// ignored stays ignored: nohup ignores SIGHUP, and a shell without job
+// control ignores SIGINT for background jobs, so that the run survives them.
+func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	return sigs
+}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
+	// When the reader of dbio's output goes (`dbio ... | tee log` in a
+	// terminal that closed), a write must fail with EPIPE rather than kill
+	// dbio with SIGPIPE before it has stopped its servers and finished its
+	// results.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	app := &App{
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"dbio/internal/engine/enginetest"
 	"dbio/internal/execx"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // ownerTestArgs carries, in the environment, the command line a child copy
@@ -150,12 +150,7 @@ func TestTwoRunsOnOneTarget(t *testing.T) {
 		{"postgres", "starting postgres"},
 	} {
 		t.Run(tc.engine, func(t *testing.T) {
-			if !enginetest.Installed(tc.engine) {
-				if os.Getenv("CI") == "true" {
-					t.Fatalf("%s is not installed (make test installs it)", tc.engine)
-				}
-				t.Skipf("%s is not installed (make test installs it)", tc.engine)
-			}
+			testenv.RequireEngine(t, tc.engine)
 			dir := t.TempDir()
 			// A server started as an unprivileged user must reach the target.
 			os.Chmod(filepath.Dir(dir), 0o755)

@@ -12,18 +12,15 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"dbio/internal/testenv"
 )
 
 // mountTmpfs mounts a tmpfs with opts at dir for the test (root only: make
 // test runs as root; elsewhere the case is skipped, except in CI).
 func mountTmpfs(t *testing.T, dir, opts string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("this case mounts a tmpfs and needs root")
-		}
-		t.Skip("this case mounts a tmpfs and needs root")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "root (the case mounts a tmpfs)", "run the tests as root")
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs -o %s on %s: %v: %s", opts, dir, err, out)
 	}

@@ -34,6 +34,7 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			if err != nil {
 				return err
 			}
+			sayUnfinished(app, runs)
 			out := report.OutputAt("report.html")
 			switch {
 			case output != "":
@@ -76,6 +77,7 @@ setting and fact that differs between the runs.`,
 			if err != nil {
 				return err
 			}
+			sayUnfinished(app, runs)
 			out := report.OutputAt("compare.html")
 			if output != "" {
 				out = report.OutputAt(output)
@@ -95,6 +97,19 @@ setting and fact that differs between the runs.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
+}
+
+// sayUnfinished tells, before the report, which runs did not finish
+// because their dbio was killed or is still running.
+func sayUnfinished(app *App, runs []*results.Loaded) {
+	for _, l := range runs {
+		switch l.Run.Status {
+		case results.StatusAbandoned:
+			fmt.Fprintf(app.Stdout, "%s: abandoned: %s\n", l.Path, l.Run.Error)
+		case results.StatusRunning:
+			fmt.Fprintf(app.Stdout, "%s: still running: the report shows what it has recorded so far\n", l.Path)
+		}
+	}
 }
 
 func printOutput(app *App, out report.Output) {

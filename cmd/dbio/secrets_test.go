@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/enginetest"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // passwordServer is a real server that demands a password over loopback
@@ -33,12 +33,7 @@ type passwordServer struct {
 // 127.0.0.1 (the server binds loopback, skip-name-resolve).
 func startPasswordServer(t *testing.T, engineName string) passwordServer {
 	t.Helper()
-	if !enginetest.Installed(engineName) {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed: under CI the password test must run (make test installs it)", engineName)
-		}
-		t.Skipf("%s is not installed, skipping (make test installs it)", engineName)
-	}
+	testenv.RequireEngine(t, engineName)
 	e, err := engine.Default.Lookup(engineName)
 	if err != nil {
 		t.Fatal(err)

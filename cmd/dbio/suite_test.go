@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"dbio/internal/results"
 	"dbio/internal/scenario"
+	"dbio/internal/testenv"
 )
 
 // noisySuite is the smallest noisy-neighbour study: two tenants, one of
@@ -49,11 +49,7 @@ func TestNoisyNeighbourSuite(t *testing.T) {
 	for _, eng := range []string{"sqlite", "postgres"} {
 		t.Run(eng, func(t *testing.T) {
 			if eng == "postgres" {
-				if _, err := exec.LookPath("pg_basebackup"); err != nil {
-					if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_basebackup"); len(m) == 0 {
-						t.Skip("PostgreSQL is not installed (make test installs it)")
-					}
-				}
+				testenv.RequireProgram(t, "pg_basebackup", testenv.InstallPostgres, "/usr/lib/postgresql/*/bin")
 			}
 			dir := t.TempDir()
 			// A server started as an unprivileged user must reach the target.

@@ -70,6 +70,11 @@ type Options struct {
 	// RunAs receives the uid and gid a managed server will run as, before it
 	// starts, so that a wrapper can give that user what it needs.
 	RunAs func(uid, gid uint32) error
+	// Notice, when set, receives what a managed engine did on its own that
+	// the user must hear of at once, such as stopping a server an earlier
+	// dbio left running on the target; the runner prints it and records it
+	// in the run's notes.
+	Notice func(msg string)
 }
 
 // ManagedOnly rejects, in external (--dsn) mode, the options only a managed

@@ -52,6 +52,14 @@ func ParseLog(r io.Reader) ([]LogSample, error) {
 			}
 			nums[i] = v
 		}
+		// fio writes none of these; a log with one is damaged, and a
+		// negative direction would index outside the per-direction sums.
+		switch {
+		case nums[0] < 0 || nums[1] < 0:
+			return nil, fmt.Errorf("fio log line %d: %q has a negative time or value", line, text)
+		case nums[2] < 0 || nums[2] > 2:
+			return nil, fmt.Errorf("fio log line %d: direction %d, want 0 (read), 1 (write) or 2 (trim)", line, nums[2])
+		}
 		out = append(out, LogSample{TimeMS: nums[0], Value: nums[1], Dir: int(nums[2])})
 	}
 	if err := sc.Err(); err != nil {

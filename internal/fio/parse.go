@@ -180,6 +180,10 @@ type rawSteadyWindow struct {
 }
 
 func (j rawJob) group() (Group, error) {
+	if err := notNegative(map[string]float64{"elapsed": float64(j.Elapsed), "job_runtime": float64(j.JobRuntime),
+		"usr_cpu": j.UsrCPU, "sys_cpu": j.SysCPU, "ctx": float64(j.Ctx), "error": float64(j.Error)}); err != nil {
+		return Group{}, err
+	}
 	g := Group{
 		Name: j.Name, GroupID: j.GroupID, Error: j.Error, ElapsedS: j.Elapsed,
 		JobRuntimeMS: j.JobRuntime, Options: j.Options,
@@ -196,6 +200,9 @@ func (j rawJob) group() (Group, error) {
 		return g, fmt.Errorf("mixed: %w", err)
 	}
 	if s := j.SteadyState; s != nil {
+		if err := notNegative(map[string]float64{"steadystate iops_mean": s.Data.IOPSMean, "steadystate bw_mean": s.Data.BWMean}); err != nil {
+			return g, err
+		}
 		g.SteadyState = &SteadyState{
 			Criterion: s.SS, WindowS: s.Duration, Attained: s.Attained != 0, Value: s.Criterion,
 			WindowIOPSMean: s.Data.IOPSMean, WindowMBPerSec: s.Data.BWMean / 1e6,
@@ -209,6 +216,10 @@ func (j rawJob) group() (Group, error) {
 func (d *rawDir) direction() (*Direction, error) {
 	if d == nil || d.TotalIOs == 0 && d.IOBytes == 0 {
 		return nil, nil
+	}
+	if err := notNegative(map[string]float64{"total_ios": float64(d.TotalIOs), "io_bytes": float64(d.IOBytes),
+		"bw_bytes": d.BWBytes, "iops": d.IOPS, "runtime": float64(d.Runtime)}); err != nil {
+		return nil, err
 	}
 	clat, err := d.Clat.latency()
 	if err != nil {
@@ -237,6 +248,9 @@ func (d *rawDir) direction() (*Direction, error) {
 			if err != nil {
 				return nil, fmt.Errorf("latency bin %q count %q: %w", k, v, err)
 			}
+			if ns < 0 || n < 0 {
+				return nil, fmt.Errorf("latency bin %q holds %d: fio never reports a negative latency or count, so the report is damaged", k, n)
+			}
 			out.Bins[ns] = n
 		}
 	}
@@ -245,17 +259,47 @@ func (d *rawDir) direction() (*Direction, error) {
 
 func (l rawLat) latency() (Latency, error) {
 	out := Latency{N: l.N, MinUS: l.Min / 1000, MaxUS: l.Max / 1000, MeanUS: l.Mean / 1000, StdevUS: l.Stddev / 1000}
+	if err := notNegative(map[string]float64{"N": float64(l.N), "min": l.Min, "max": l.Max, "mean": l.Mean, "stddev": l.Stddev}); err != nil {
+		return out, err
+	}
 	for k, v := range l.Percentile {
 		p, err := strconv.ParseFloat(k, 64)
 		if err != nil {
 			return out, fmt.Errorf("percentile key %q: %w", k, err)
 		}
+		if !(p >= 0 && p <= 100) {
+			return out, fmt.Errorf("percentile key %q is not between 0 and 100", k)
+		}
 		ns, err := v.Float64()
 		if err != nil {
 			return out, fmt.Errorf("percentile %q value %q: %w", k, v, err)
 		}
+		if ns < 0 {
+			return out, fmt.Errorf("percentile %q is %v: fio never reports a negative latency, so the report is damaged", k, ns)
+		}
 		out.Percentiles = append(out.Percentiles, Percentile{P: p, US: ns / 1000})
 	}
 	sort.Slice(out.Percentiles, func(i, j int) bool { return out.Percentiles[i].P < out.Percentiles[j].P })
+	for i := 1; i < len(out.Percentiles); i++ {
+		if out.Percentiles[i].P == out.Percentiles[i-1].P {
+			return out, fmt.Errorf("percentile %v is given twice", out.Percentiles[i].P)
+		}
+	}
 	return out, nil
+}
+
+// notNegative checks figures fio never reports below zero: a report with one
+// is damaged, and its figures would be wrong in every table built on it.
+func notNegative(figures map[string]float64) error {
+	names := make([]string, 0, len(figures))
+	for name, v := range figures {
+		if v < 0 {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	return fmt.Errorf("%s is %v: fio never reports it below zero, so the report is damaged", names[0], figures[names[0]])
 }

@@ -17,6 +17,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/results"
+	"dbio/internal/testenv"
 )
 
 var (
@@ -281,9 +282,7 @@ func firstDiff(want, got string) string {
 
 func requireFio(t testing.TB) {
 	t.Helper()
-	if _, err := (execx.Real{}).LookPath("fio"); err != nil {
-		t.Fatalf("fio is needed by this test: %s", InstallHint)
-	}
+	testenv.RequireProgram(t, "fio", InstallHint)
 }
 
 // shmDir is a fresh directory on tmpfs, removed after the test.

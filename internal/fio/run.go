@@ -361,7 +361,7 @@ func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, 
 func (r *runner) tryEngine(ctx context.Context, file, engine string, direct bool) (why string, err error) {
 	args := []string{"--name=probe", "--filename=" + escapeFilename(file), "--size=1m", "--bs=4k", "--rw=read",
 		"--ioengine=" + engine, fmt.Sprintf("--direct=%d", boolInt(direct)), "--output-format=json"}
-	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true})
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
 	if ctx.Err() != nil {
 		return "", ctx.Err()
 	}
@@ -399,7 +399,7 @@ func (r *runner) layout(ctx context.Context, pl *placement) (string, error) {
 	args := []string{"--name=layout", "--filename=" + escapeFilename(partial), fmt.Sprintf("--size=%d", pl.Size), "--rw=write", "--bs=1m",
 		"--iodepth=8", "--ioengine=" + pl.Engine, fmt.Sprintf("--direct=%d", boolInt(pl.Direct)), "--end_fsync=1", "--output-format=json"}
 	start := r.now()
-	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true})
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
 	took := r.now().Sub(start)
 	if err != nil {
 		os.Remove(partial)
@@ -469,7 +469,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt)
 	res.Started = r.now()
 	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
-		Dir: stepDir, Setsid: true})
+		Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
 	res.Ended = r.now()
 	out, parseErr := readOutput(filepath.Join(stepDir, OutputFileName))
 	if out != nil {

@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -389,8 +390,9 @@ func TestInterruptKeepsFinishedPoints(t *testing.T) {
 	defer cancel()
 	watch := &progressWatch{marker: "[2/6]", seen: make(chan struct{})}
 	go func() {
+		// Interrupt the second point once its fio is doing I/O.
 		<-watch.seen
-		time.Sleep(700 * time.Millisecond)
+		waitForJobs(ctx, func() int { return fioIn(d.Path) })
 		cancel()
 	}()
 	pts, err := Run(ctx, c, d, 3, execx.Real{}, watch)
@@ -429,10 +431,49 @@ func (k *killingRunner) Run(ctx context.Context, c execx.Cmd) (execx.Result, err
 	if err != nil {
 		return execx.Result{}, err
 	}
-	time.Sleep(700 * time.Millisecond)
+	waitForJobs(ctx, p.PID)
 	_ = p.Signal(syscall.SIGKILL)
 	werr := p.Wait()
+	// What Real.Run does after a program of its own session: its jobs go too.
+	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
 	return execx.Result{ExitCode: -1}, &execx.ExitError{Cmd: c.String(), ExitCode: -1, Err: werr}
+}
+
+// fioIn is the PID of a fio running in a directory below dir (a point's
+// fio runs in its step directory), or 0.
+func fioIn(dir string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if strings.TrimSpace(string(comm)) == "fio" && strings.HasPrefix(cwd, dir+"/") {
+			return pid
+		}
+	}
+	return 0
+}
+
+// waitForJobs waits until the fio that pid names (0: none yet) has
+// started its jobs, the processes that do its I/O: the point is under way.
+func waitForJobs(ctx context.Context, pid func() int) {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for ctx.Err() == nil {
+		if p := pid(); p != 0 && hasChild(p) {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// hasChild says whether process pid has a child.
+func hasChild(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	return err == nil && len(strings.TrimSpace(string(b))) > 0
 }
 
 func TestFioKilled(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 func TestParse(t *testing.T) {
@@ -87,17 +88,13 @@ func TestCreateRefusesClearly(t *testing.T) {
 // lower bound is asserted: a busy machine makes the run slower, never faster.
 func TestThrottleOnRealDevice(t *testing.T) {
 	h := SystemHost()
-	if os.Geteuid() != 0 || (h.V1Blkio == "" && h.V2 == "") {
-		t.Skip("needs root and cgroup block-I/O control")
-	}
+	testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	tg, err := target.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	st, err := tg.Storage()
-	if err != nil || len(st.Physical) == 0 {
-		t.Skip("temporary directory is not on a block device")
-	}
+	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devs []string
 	for _, d := range st.Physical {
 		devs = append(devs, d.DevNumber)

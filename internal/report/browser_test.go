@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/testenv"
 )
 
 // The browser test opens real reports in headless Chromium (Debian's
@@ -60,10 +61,7 @@ func (b *browser) run(page string, extra ...string) (stdout []byte, console []st
 
 func findChromium(t *testing.T) *browser {
 	t.Helper()
-	path, err := execx.Real{}.LookPath("chromium")
-	if err != nil {
-		t.Skip("chromium is not installed, so the report is not checked in a browser: install it with 'apt-get install -y chromium' (make test does)")
-	}
+	path := testenv.RequireProgram(t, "chromium", testenv.InstallChromium)
 	return &browser{t: t, path: path, dir: t.TempDir()}
 }
 

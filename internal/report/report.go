@@ -302,7 +302,9 @@ func runAlerts(r *runView) []alert {
 	switch run.Status {
 	case "completed":
 	case "running":
-		out = append(out, alert{"warning", "The run was still running (or died without finishing its results): the report shows what it had recorded."})
+		out = append(out, alert{"warning", "The run was still running when this report was made: the report shows what it had recorded."})
+	case "abandoned":
+		out = append(out, alert{"warning", "The run was abandoned: " + run.Error + "."})
 	default:
 		msg := "The run ended " + string(run.Status)
 		if run.Error != "" {

@@ -16,6 +16,7 @@ import (
 
 	"dbio/internal/metrics"
 	"dbio/internal/results"
+	"dbio/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -282,9 +283,7 @@ func TestOutputNeverReplacesWhatDbioDidNotWrite(t *testing.T) {
 
 func TestGoldenHTMLHasUniqueIDs(t *testing.T) {
 	pages, _ := filepath.Glob(filepath.Join("testdata", "golden", "*", "report.html"))
-	if len(pages) == 0 {
-		t.Skip("no golden pages yet: run go test -update")
-	}
+	testenv.Require(t, len(pages) > 0, "golden report pages in testdata/golden", "write them with: go test ./internal/report -update")
 	id := regexp.MustCompile(`\sid="([^"]+)"`)
 	for _, p := range pages {
 		b, err := os.ReadFile(p)
@@ -347,6 +346,12 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 		want  []string
 	}{
 		{"only run.json", func(t *testing.T, d *results.Dir) {}, []string{"still running", "No step finished with figures."}},
+		{"abandoned", func(t *testing.T, d *results.Dir) {
+			// As a dbio older than the lock leaves it: running, and no lock.
+			if err := os.Remove(filepath.Join(d.Path, ".dbio-run.lock")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"The run was abandoned: the dbio that wrote it ended without finishing the run", "No step finished with figures."}},
 		{"interrupted mixed run", func(t *testing.T, d *results.Dir) {
 			fioDetail := []byte(`{"name":"4k-randread","series":"4k-randread","rw":"randread","bs":4096,"iodepth":32,"jobs":1,"label":"t","profile":"four-corners","status":"failed"}`)
 			steps := []results.Step{

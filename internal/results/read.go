@@ -8,8 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,7 +49,9 @@ func (s Series) Column(name string) int {
 }
 
 // Load reads a results directory. A run that is still running or was
-// interrupted loads as far as it got.
+// interrupted loads as far as it got. A run.json that says running when no
+// dbio holds the directory any more loads as abandoned, and is rewritten so
+// (see settleAbandoned).
 func Load(path string) (*Loaded, error) {
 	b, err := os.ReadFile(filepath.Join(path, "run.json"))
 	if err != nil {
@@ -62,6 +66,9 @@ func Load(path string) (*Loaded, error) {
 	}
 	if l.Run.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%s was written by a newer dbio (schema %d, this dbio reads up to %d): upgrade dbio", path, l.Run.SchemaVersion, SchemaVersion)
+	}
+	if l.Run.Status == StatusRunning {
+		settleAbandoned(path, &l.Run)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(path, "steps", "*", "summary.json"))
 	for _, p := range dirs {
@@ -83,6 +90,15 @@ func Load(path string) (*Loaded, error) {
 	return l, nil
 }
 
+// readJSON decodes the JSON file at path into v.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}
+
 func readSeries(path string) (Series, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -99,18 +115,28 @@ func readSeries(path string) (Series, error) {
 		return Series{}, nil
 	}
 	nb := len(seriesBase)
+	if len(recs[0]) < nb || !slices.Equal(recs[0][:nb], seriesBase) {
+		if len(recs) == 1 {
+			return Series{}, nil // a header torn by a crash as it was written: no rows yet
+		}
+		return Series{}, fmt.Errorf("%s: the header does not start with %s: this is not a series dbio wrote", path, strings.Join(seriesBase, ","))
+	}
 	s := Series{Columns: append([]string(nil), recs[0][nb:]...)}
 	for _, rec := range recs[1:] {
 		if len(rec) < nb {
 			continue // a torn last line from a crash
 		}
 		t, _ := time.Parse(time.RFC3339, rec[0])
-		el, _ := strconv.ParseFloat(rec[1], 64)
+		el, err := strconv.ParseFloat(rec[1], 64)
+		if err != nil || math.IsNaN(el) || math.IsInf(el, 0) {
+			continue // no usable time: torn, or not written by dbio
+		}
 		row := LoadedRow{Time: t, ElapsedS: el, Step: rec[2], Phase: rec[3], Values: make([]float64, len(s.Columns))}
 		for i := range s.Columns {
 			row.Values[i] = math.NaN()
 			if nb+i < len(rec) && rec[nb+i] != "" {
-				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil {
+				// dbio writes no infinite value; one here would flatten every chart scaled to it.
+				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil && !math.IsInf(v, 0) {
 					row.Values[i] = v
 				}
 			}

@@ -33,6 +33,10 @@ const (
 	StatusCompleted   Status = "completed"
 	StatusInterrupted Status = "interrupted"
 	StatusFailed      Status = "failed"
+	// StatusAbandoned is what a reader finds for a run whose dbio ended
+	// without finishing it (killed, or its machine stopped): run.json still
+	// said running, and no process held the directory any more.
+	StatusAbandoned Status = "abandoned"
 )
 
 // Run is run.json: what was asked, on what, and how it ended.
@@ -192,18 +196,26 @@ func (s Step) Figure(name FigureName) (float64, bool) {
 	return 0, false
 }
 
-// Dir is a results directory being written.
+// Dir is a results directory being written. The run holds it locked until
+// Finish; the first write that fails (a full filesystem) closes Failed, so
+// that the run stops instead of measuring what it can no longer record.
 type Dir struct {
 	Path string
 
 	mu     sync.Mutex
 	run    Run
 	series *seriesFile
+	lock   *os.File
+
+	failOnce sync.Once
+	failed   chan struct{}
+	failErr  error
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
-// Create makes base/<yyyymmdd-hhmmss>-<name> and writes run.json with status running.
+// Create makes base/<yyyymmdd-hhmmss>-<name>, locks it for the run, sets
+// ReserveBytes aside in it and writes run.json with status running.
 func Create(base, name string, run Run, now time.Time) (*Dir, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", base, err)
@@ -227,11 +239,50 @@ func Create(base, name string, run Run, now time.Time) (*Dir, error) {
 	if run.Started.IsZero() {
 		run.Started = now
 	}
-	d := &Dir{Path: path, run: run}
-	if err := d.writeRun(); err != nil {
+	d := &Dir{Path: path, run: run, failed: make(chan struct{})}
+	var err error
+	if d.lock, err = holdLock(path, now); err == nil {
+		if err = makeReserve(path); err == nil {
+			err = d.writeRun()
+		}
+	}
+	if err != nil {
+		// Nothing of the run is in it yet: the directory dbio just made goes.
+		if d.lock != nil {
+			d.lock.Close()
+		}
+		os.RemoveAll(path)
 		return nil, err
 	}
 	return d, nil
+}
+
+// Failed is closed when a write of the directory has failed; Err says why.
+func (d *Dir) Failed() <-chan struct{} { return d.failed }
+
+// Err is the first failed write of the directory, wrapping ErrWriteFailed,
+// or nil.
+func (d *Dir) Err() error {
+	select {
+	case <-d.failed:
+		return d.failErr
+	default:
+		return nil
+	}
+}
+
+// check records err, the outcome of a write, as the directory's first
+// failure and returns it explained.
+func (d *Dir) check(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = explainWrite(d.Path, err)
+	d.failOnce.Do(func() {
+		d.failErr = err
+		close(d.failed)
+	})
+	return err
 }
 
 // Run returns a copy of run.json as it stands.
@@ -249,32 +300,46 @@ func (d *Dir) UpdateRun(change func(*Run)) error {
 	return d.writeRun()
 }
 
-// Finish records how the run ended.
+// Finish records how the run ended. The reserve is given back first, so
+// that the final run.json fits on a filesystem that filled up. A run whose
+// directory could not be written in full did not complete, whatever status
+// it is given. The lock is released: the run no longer writes.
 func (d *Dir) Finish(status Status, runErr error, now time.Time) error {
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.series != nil {
 		d.series.close()
 		d.series = nil
 	}
-	d.mu.Unlock()
-	return d.UpdateRun(func(r *Run) {
-		r.Status = status
-		r.Ended = now
-		if runErr != nil {
-			r.Error = runErr.Error()
+	os.Remove(filepath.Join(d.Path, reserveName))
+	if werr := d.Err(); werr != nil && status == StatusCompleted {
+		status, runErr = StatusFailed, werr
+	}
+	d.run.Status = status
+	d.run.Ended = now
+	if runErr != nil {
+		d.run.Error = runErr.Error()
+	}
+	err := d.writeRun()
+	if d.lock != nil {
+		if err == nil {
+			os.Remove(d.lock.Name())
 		}
-	})
+		d.lock.Close()
+		d.lock = nil
+	}
+	return err
 }
 
 func (d *Dir) writeRun() error {
-	return WriteJSON(filepath.Join(d.Path, "run.json"), d.run)
+	return d.check(WriteJSON(filepath.Join(d.Path, "run.json"), d.run))
 }
 
 // StepDir returns (creating it) the directory of step index, e.g. steps/03-users-5.
 func (d *Dir) StepDir(index int, name string) (string, error) {
 	dir := filepath.Join(d.Path, "steps", fmt.Sprintf("%02d-%s", index, unsafeName.ReplaceAllString(name, "-")))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("step directory: %w", err)
+		return "", d.check(fmt.Errorf("step directory: %w", err))
 	}
 	return dir, nil
 }
@@ -292,10 +357,10 @@ func (d *Dir) WriteStep(s Step, hists map[string]*hdrhistogram.Histogram) error 
 	sort.Strings(names)
 	for _, n := range names {
 		if err := writeHistogram(filepath.Join(dir, "latency-"+unsafeName.ReplaceAllString(n, "-")+".hdr"), n, hists[n], s.Started, s.Ended); err != nil {
-			return err
+			return d.check(err)
 		}
 	}
-	return WriteJSON(filepath.Join(dir, "summary.json"), s)
+	return d.check(WriteJSON(filepath.Join(dir, "summary.json"), s))
 }
 
 // WriteJSON writes v as indented JSON through a temporary file and a rename,

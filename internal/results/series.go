@@ -48,11 +48,11 @@ func (d *Dir) AppendSeries(row SeriesRow) error {
 	if d.series == nil {
 		s, err := openSeries(filepath.Join(d.Path, "series.csv"), d.run.Started)
 		if err != nil {
-			return err
+			return d.check(err)
 		}
 		d.series = s
 	}
-	return d.series.append(row)
+	return d.check(d.series.append(row))
 }
 
 func openSeries(path string, start time.Time) (*seriesFile, error) {

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/enginetest"
 	"dbio/internal/engine/mysql"
 	"dbio/internal/engine/postgres"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // TestEnginesRefuseWhatIsPlanted starts each engine directly, past the
@@ -46,12 +46,7 @@ func TestEnginesRefuseWhatIsPlanted(t *testing.T) {
 					name += "/reuse"
 				}
 				t.Run(name, func(t *testing.T) {
-					if !enginetest.Installed(e.name) {
-						if os.Getenv("CI") == "true" {
-							t.Fatalf("%s is not installed (make test installs it)", e.name)
-						}
-						t.Skipf("%s is not installed (make test installs it)", e.name)
-					}
+					testenv.RequireEngine(t, e.name)
 					root := t.TempDir()
 					os.Chmod(root, 0o755)
 					outside := filepath.Join(root, "outside")

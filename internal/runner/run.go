@@ -155,6 +155,10 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
 	out.Status = statusOf(ctx, runErr)
 	if runErr != nil && out.Status == results.StatusInterrupted {
+		// The cause says what stopped the run: the signal received, for dbio.
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+			runErr = fmt.Errorf("%w (%v)", runErr, cause)
+		}
 		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
 	}
 	if err := dir.Finish(out.Status, runErr, env.Now()); err != nil && runErr == nil {
@@ -231,6 +235,10 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	opts := p.EngineOptions
 	if opts.LogDir == "" {
 		opts.LogDir = dir.Path
+	}
+	opts.Notice = func(msg string) {
+		fmt.Fprintf(env.Out, "%s\n", msg)
+		_ = dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, msg) })
 	}
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)

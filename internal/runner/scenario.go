@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -78,7 +79,10 @@ func memAvailable(procRoot string) uint64 {
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, _ := strconv.ParseUint(fields[1], 10, 64)
+			kb, err := strconv.ParseUint(fields[1], 10, 64)
+			if err != nil || kb > math.MaxUint64/1024 {
+				return 0 // a figure no machine has: unknown rather than wrapped
+			}
 			return kb * 1024
 		}
 	}

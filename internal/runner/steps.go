@@ -265,6 +265,9 @@ loop:
 			}
 			runErr, status = fmt.Errorf("%w: %v", ErrEngineExited, err), results.StatusFailed
 			break loop
+		case <-st.dir.Failed():
+			runErr, status = st.dir.Err(), results.StatusFailed
+			break loop
 		case <-ticker.C:
 		}
 		now := st.now()
@@ -274,6 +277,11 @@ loop:
 		}
 		st.sample(col, name, phase, now, now.Sub(lastSample))
 		lastSample = now
+		if err := st.dir.Err(); err != nil {
+			// What is measured from now on could not be recorded.
+			runErr, status = err, results.StatusFailed
+			break
+		}
 		if !measuring && !now.Before(rampEnd) {
 			// Ramp-up is over: nothing recorded so far counts.
 			col.Reset()
@@ -382,7 +390,7 @@ func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.T
 			row.Values = append(row.Values, results.Sample(p))
 		}
 	}
-	// A failed write of one row must not stop the measurement; the step summary is authoritative.
+	// A failed write stops the step: runStep finds it in the directory's Err.
 	_ = st.dir.AppendSeries(row)
 }
 

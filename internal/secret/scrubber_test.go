@@ -24,3 +24,15 @@ func TestScrubberHidesADriverEchoingTheDSN(t *testing.T) {
 		}
 	}
 }
+
+// A MySQL DSN missing its /database is still recognised: its password is
+// hidden, not the user or the port that a message about it will name.
+func TestRedactMySQLWithoutDatabase(t *testing.T) {
+	dsn := "root:S3cret@tcp(127.0.0.1:3306"
+	if got, want := RedactDSN(dsn), "root:***@tcp(127.0.0.1:3306"; got != want {
+		t.Errorf("RedactDSN(%q) = %q, want %q", dsn, got, want)
+	}
+	if got := Scrubber(dsn)("use tcp(host:3306)/ as root"); got != "use tcp(host:3306)/ as root" {
+		t.Errorf("scrubbed more than the password: %q", got)
+	}
+}

@@ -276,9 +276,10 @@ func dsnSpans(s string) []span {
 	// and hide what either finds, so that a string that is a little of both
 	// (a MySQL user named a=b) still loses its password.
 	spans := append(keywordSpans(s, off), mysqlSpans(s)...)
-	if !keywordForm(s[off:]) && !strings.Contains(s, "/") {
+	if !keywordForm(s[off:]) && !strings.Contains(s, "/") && !mysqlAddress.MatchString(s) {
 		// No form dbio accepts (the MySQL form needs the slash before the
-		// database name): it may be a password alone, so hide it all.
+		// database name, or at least user@protocol(address)): it may be a
+		// password alone, so hide it all.
 		return []span{{0, len(s)}}
 	}
 	return spans
@@ -446,6 +447,11 @@ func keywordSpans(s string, off int) []span {
 // runs from the first ':' to the last '@' (the driver takes the last '@'
 // before the database name; any later '@' only hides more), and secret
 // parameters after the '?'.
+// mysqlAddress recognises the MySQL form by its user@protocol( part, so
+// that a DSN missing only its /database still has just its password hidden
+// and a message about it stays readable.
+var mysqlAddress = regexp.MustCompile(`@(tcp|tcp6|unix)\(`)
+
 func mysqlSpans(s string) []span {
 	var spans []span
 	tail := 0

@@ -64,7 +64,7 @@ func TestRedactDSN(t *testing.T) {
 		{"mysql password parameter", "bench@tcp(h)/db?password=S3cret", "bench@tcp(h)/db?password=***", []string{"S3cret"}},
 		// Nothing dbio accepts: hidden whole.
 		{"bare password", "S3cret", "***", []string{"S3cret"}},
-		{"mysql without slash", "bench:S3cret@tcp(h:3306)", "***", []string{"S3cret"}},
+		{"mysql without slash", "bench:S3cret@tcp(h:3306)", "bench:***@tcp(h:3306)", []string{"S3cret"}},
 		{"empty", "", "", nil},
 	}
 	for _, tt := range tests {

@@ -124,7 +124,7 @@ func (v *validator) expand() *Plan {
 		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
 	}
 	for i, r := range f.Runs {
-		p.Runs = append(p.Runs, v.expandRun(i, r, targets)...)
+		p.Runs = append(p.Runs, v.expandRun(i, r, targets, maxRuns-len(p.Runs))...)
 	}
 	seen := map[string]int{}
 	for i := range p.Runs {
@@ -149,8 +149,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		v.addf(table, "users", "is empty: list the user counts to run, e.g. [1, 2, 4, 8], or leave users out for the default")
 	}
 	for _, u := range w.Users {
-		if u <= 0 {
-			v.addf(table, "users", "user counts must be positive whole numbers, e.g. [1, 2, 4, 8]")
+		if u <= 0 || u > maxUsers {
+			v.addf(table, "users", "user counts must be whole numbers from 1 to %d, e.g. [1, 2, 4, 8]", maxUsers)
 			break
 		}
 	}
@@ -169,8 +169,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		if w.Rows < 1000 {
 			v.addf(table, "rows", "AS3AP needs rows >= 1000")
 		}
-		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 {
-			v.addf(table, "start", "start, add and max_users must not be negative")
+		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 || max(w.Start, w.Add, w.MaxUsers) > maxUsers {
+			v.addf(table, "start", "start, add and max_users must be between 0 and %d", maxUsers)
 		}
 		if w.CeilingStat != "" && w.CeilingStat != "mean" && w.CeilingStat != "p95" && w.CeilingStat != "p99" {
 			v.addf(table, "ceiling_stat", "%q: use mean, p95 or p99", w.CeilingStat)
@@ -187,7 +187,16 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 }
 
-func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run {
+// maxUsers bounds every user count, as it bounds dbio's --users: each user
+// is a connection and a goroutine, and a typo must not try a million.
+const maxUsers = 100000
+
+// maxRuns bounds the runs a suite expands to. Variants multiply (targets ×
+// engines × buffer pools × repeat), and each run takes minutes; a suite past
+// this is a typo, and expanding it would exhaust memory before anything ran.
+const maxRuns = 1000
+
+func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget int) []Run {
 	table := fmt.Sprintf("runs[%d]", i)
 	w, ok := v.f.Workloads[r.Workload]
 	if !ok {
@@ -211,6 +220,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 	datas := v.stringList(table, "data", r.Data)
 	if len(datas) == 0 {
 		v.addf(table, "data", "every run needs a data target")
+	}
+	if contains(datas, "") {
+		v.addf(table, "data", "an empty name: name a target defined under [targets]")
 	}
 	engines := v.stringList(table, "engine", r.Engine)
 	if w.Kind != "disk" && len(engines) == 0 {
@@ -237,6 +249,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 		if bs.Cycles < 1 {
 			v.addf(table+".backups", "cycles", "a backup scenario needs cycles >= 1")
 		}
+		if bs.Users < 0 || bs.Users > maxUsers {
+			v.addf(table+".backups", "users", "must be between 0 and %d", maxUsers)
+		}
 		if w.Kind == "disk" {
 			v.addf(table, "scenario", "backups apply to database workloads, not to disk runs")
 		}
@@ -245,6 +260,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 			Interval: v.duration(table+".noisy", "interval", r.Noisy.Interval, 100*time.Second, false)}
 		if ns.Tenants < 1 {
 			v.addf(table+".noisy", "tenants", "a noisy-neighbour run needs tenants >= 1")
+		}
+		if ns.Users < 0 || ns.Users > maxUsers {
+			v.addf(table+".noisy", "users", "must be between 0 and %d", maxUsers)
 		}
 		if ns.Backups < 0 || ns.Backups >= ns.Tenants && ns.Tenants > 0 {
 			v.addf(table+".noisy", "backup_tenants", "must be between 0 and tenants - 1 (%d)", ns.Tenants-1)
@@ -261,6 +279,14 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target) []Run 
 	}
 	if r.Repeat < 0 {
 		v.addf(table, "repeat", "must be 1 or more")
+	}
+	if n := float64(len(datas)) * float64(len(engines)) * float64(len(pools)) * float64(max(r.Repeat, 1)); n > float64(budget) {
+		key := "data"
+		if r.Repeat > 1 {
+			key = "repeat"
+		}
+		v.addf(table, key, "the suite would expand to more than %d runs (this entry alone to %.0f): cross fewer variants or split the study into several suites", maxRuns, n)
+		return nil
 	}
 	var out []Run
 	for _, d := range datas {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -189,13 +190,13 @@ func (fs SysFS) disk(dir string) Disk {
 		return strings.TrimSpace(string(b))
 	}
 	d := Disk{Name: filepath.Base(dir), DevNumber: read("dev"), Model: read("device/model"), Rotational: read("queue/rotational") == "1"}
-	if sectors, err := strconv.ParseUint(read("size"), 10, 64); err == nil {
+	if sectors, err := strconv.ParseUint(read("size"), 10, 64); err == nil && sectors <= math.MaxUint64/512 {
 		d.SizeBytes = sectors * 512
 	}
 	// The active scheduler is the bracketed word: "mq-deadline [none]".
 	for _, w := range strings.Fields(read("queue/scheduler")) {
-		if strings.HasPrefix(w, "[") {
-			d.Scheduler = strings.Trim(w, "[]")
+		if name, ok := strings.CutPrefix(w, "["); ok && strings.HasSuffix(name, "]") && !strings.ContainsAny(name[:len(name)-1], "[]") && len(name) > 1 {
+			d.Scheduler = name[:len(name)-1]
 		}
 	}
 	return d

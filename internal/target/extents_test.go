@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"dbio/internal/testenv"
 )
 
 func TestExtentsOfAFragmentedFile(t *testing.T) {
@@ -14,9 +16,7 @@ func TestExtentsOfAFragmentedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, err := Extents(whole)
-	if errors.Is(err, ErrNoExtentMap) {
-		t.Skip("temporary directory's filesystem has no FIEMAP")
-	}
+	testenv.Require(t, !errors.Is(err, ErrNoExtentMap), "a temporary directory on a filesystem with FIEMAP (ext4, xfs, btrfs)", testenv.HowBlockDeviceTemp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,7 @@ func TestExtentsOfAFragmentedFile(t *testing.T) {
 
 func TestExtentsOnTmpfs(t *testing.T) {
 	dir, err := os.MkdirTemp("/dev/shm", "dbio-extents-")
-	if err != nil {
-		t.Skip("no /dev/shm")
-	}
+	testenv.Require(t, err == nil, "a writable tmpfs at /dev/shm", "mount one (Debian has it by default)")
 	defer os.RemoveAll(dir)
 	p := filepath.Join(dir, "f")
 	os.WriteFile(p, []byte("x"), 0o644)

@@ -26,7 +26,7 @@ func BenchmarkSample(b *testing.B) {
 		}
 		return err
 	}); err != nil {
-		b.Skipf("no /proc/diskstats: %v", err)
+		b.Fatalf("read /proc/diskstats: %v", err)
 	}
 
 	b.Run("host", func(b *testing.B) {
@@ -75,7 +75,7 @@ func startTree(b *testing.B, n int) int {
 	cmd := exec.Command("sh", "-c", "i=0; while [ $i -lt "+strconv.Itoa(n)+" ]; do sleep 300 & i=$((i+1)); done; wait")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		b.Skipf("cannot start a process tree: %v", err)
+		b.Fatalf("start a process tree: %v", err)
 	}
 	pgid := cmd.Process.Pid
 	b.Cleanup(func() {

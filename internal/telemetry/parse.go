@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -65,6 +67,12 @@ func parseStat(r io.Reader) (kernelStat, error) {
 			}
 			v[i-1] = n
 		}
+		var sum, carry uint64
+		for _, n := range v {
+			if sum, carry = bits.Add64(sum, n, carry); carry != 0 {
+				return ks, errors.New("cpu line times add up past 2^64 ticks: not a kernel's figures")
+			}
+		}
 		ks.cpu = cpuTimes{user: v[0], nice: v[1], system: v[2], idle: v[3], iowait: v[4], irq: v[5], softirq: v[6], steal: v[7]}
 		found = true
 	}
@@ -116,6 +124,9 @@ func parseDiskstats(r io.Reader) ([]diskStat, error) {
 				return nil, fmt.Errorf("line %d (%s) field %d: %w", line, f[2], 4+i, err)
 			}
 			v[i] = n
+		}
+		if v[2] > math.MaxUint64/512 || v[6] > math.MaxUint64/512 {
+			return nil, fmt.Errorf("line %d (%s): more sectors than 2^64 bytes: not a kernel's figures", line, f[2])
 		}
 		// Sectors here are always 512 bytes, whatever the device's sector size.
 		out = append(out, diskStat{
@@ -207,7 +218,11 @@ func parseTaskStat(r io.Reader) (taskStat, error) {
 		}
 		v[j] = n
 	}
-	return taskStat{ticks: v[0] + v[1], threads: v[2], start: v[3]}, nil
+	ticks, carry := bits.Add64(v[0], v[1], 0)
+	if carry != 0 {
+		return taskStat{}, errors.New("utime + stime past 2^64 ticks: not a kernel's figures")
+	}
+	return taskStat{ticks: ticks, threads: v[2], start: v[3]}, nil
 }
 
 // taskMem is a process's resident memory from /proc/<pid>/statm, in pages.
@@ -253,6 +268,9 @@ func parseKB(s string) (uint64, error) {
 		return 0, err
 	}
 	if len(f) > 1 && f[1] == "kB" {
+		if n > math.MaxUint64/1024 {
+			return 0, fmt.Errorf("%s kB is more bytes than 2^64", f[0])
+		}
 		n *= 1024
 	}
 	return n, nil
@@ -268,7 +286,13 @@ func parseUptime(r io.Reader) (float64, error) {
 	if len(f) == 0 {
 		return 0, errors.New("empty")
 	}
-	return strconv.ParseFloat(f[0], 64)
+	// It decides which processes started after the last sample: a
+	// negative or non-finite uptime would count none, silently.
+	up, err := strconv.ParseFloat(f[0], 64)
+	if err == nil && !(up >= 0 && up <= math.MaxFloat64) {
+		err = fmt.Errorf("uptime %q is not a number of seconds", f[0])
+	}
+	return up, err
 }
 
 // parsePIDs reads a space-separated list of pids (/proc/<pid>/task/<tid>/children).
@@ -282,6 +306,9 @@ func parsePIDs(r io.Reader) ([]int, error) {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return nil, fmt.Errorf("pid %q: %w", s, err)
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("pid %d: pids are positive", n)
 		}
 		pids = append(pids, n)
 	}

@@ -34,7 +34,7 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("malformed size %q: a byte count must be whole", s)
 	}
 	b := v * mult
-	if b > math.MaxInt64 {
+	if b >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, itself past the largest int64
 		return 0, fmt.Errorf("size %q is too large", s)
 	}
 	return int64(b), nil

@@ -2,14 +2,14 @@
 // against: a fresh SQLite database per test, and one PostgreSQL and one
 // MariaDB server per test binary, started on free ports in a temporary
 // directory on first use and stopped when the tests end. Tests of an engine
-// whose programs are not installed are skipped with the install hint.
+// whose programs are not installed are skipped with the install hint, or
+// fail under CI (see testenv).
 package enginetest
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -21,6 +21,7 @@ import (
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // Names are the engines every workload is tested on.
@@ -61,31 +62,6 @@ func Start(database string) (*Servers, func()) {
 	return s, stop
 }
 
-// Installed says whether a server engine's programs are on this machine.
-func Installed(name string) bool {
-	var candidates []string
-	switch name {
-	case "sqlite":
-		return true
-	case "postgres":
-		candidates, _ = filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-		if p, err := exec.LookPath("initdb"); err == nil {
-			candidates = append(candidates, p)
-		}
-	case "mariadb":
-		candidates = []string{"/usr/sbin/mariadbd", "/usr/sbin/mysqld"}
-		if p, err := exec.LookPath("mariadbd"); err == nil {
-			candidates = append(candidates, p)
-		}
-	}
-	for _, c := range candidates {
-		if _, err := os.Stat(c); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // Instance returns the named engine: a fresh SQLite database per call, the
 // binary's shared server otherwise.
 func (s *Servers) Instance(t *testing.T, name string) engine.Instance {
@@ -102,9 +78,7 @@ func (s *Servers) Instance(t *testing.T, name string) engine.Instance {
 		t.Cleanup(func() { inst.Stop(context.Background()) })
 		return inst
 	}
-	if !Installed(name) {
-		t.Skipf("%s server not installed, skipping (make test installs it)", name)
-	}
+	testenv.RequireEngine(t, name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if inst, ok := s.servers[name]; ok {

@@ -17,6 +17,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // writer inserts rows with ids 1, 2, 3... one transaction each until stopped,
@@ -87,9 +88,7 @@ func haveBackupTool(e *Engine) bool {
 // needBackupTool skips a test of physical backups where mariadb-backup is missing.
 func needBackupTool(t testing.TB, e *Engine) {
 	t.Helper()
-	if !haveBackupTool(e) {
-		t.Skip("mariadb-backup is not installed, skipping (make test installs it)")
-	}
+	testenv.Require(t, haveBackupTool(e), "mariadb-backup", "install it with: "+testenv.InstallMariaDB)
 }
 
 func TestPhysicalBackupWhileWritingThenRestore(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/testenv"
 )
 
 // TestServerRunsInsideIOLimitGroup starts a managed server through a real
@@ -17,15 +18,11 @@ import (
 // reports, is in it. (The PostgreSQL engine's test also measures the cap.)
 func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 	host := iolimit.SystemHost()
-	if os.Geteuid() != 0 || (host.V1Blkio == "" && host.V2 == "") {
-		t.Skip("needs root and cgroup block-I/O control")
-	}
+	testenv.Require(t, os.Geteuid() == 0 && (host.V1Blkio != "" || host.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	e := realEngine(t)
 	p := engine.Placement{Data: reachableTarget(t, "data")}
 	st, err := p.Data.Storage()
-	if err != nil || len(st.Physical) == 0 {
-		t.Skip("the temporary directory is not on a block device")
-	}
+	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devices []string
 	for _, d := range st.Physical {
 		devices = append(devices, d.DevNumber)

@@ -55,6 +55,14 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
+	leftover, err := server.StopLeftover(ctx, e.ProcRoot, filepath.Join(p.Data.Dir, string(bins.flavour), "run", pidName),
+		filepath.Join(p.Data.Dir, string(bins.flavour)), string(bins.flavour), syscall.SIGTERM, stopGrace)
+	if err != nil {
+		return nil, err
+	}
+	if leftover != "" && o.Notice != nil {
+		o.Notice(leftover)
+	}
 	l, err := prepareLayout(p, bins.flavour, o.Fresh)
 	if err != nil {
 		return nil, err
@@ -186,6 +194,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Settings:  settingsMap(m.settings),
 		Notes:     []string{"server log: " + logPath},
 	}
+	if leftover != "" {
+		in.info.Notes = append(in.info.Notes, leftover)
+	}
 	if note, err := durabilityNote(ctx, in.stats); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
@@ -229,7 +240,8 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 		return nil, err
 	}
 	defer os.Remove(init)
-	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}}
+	// Should dbio die without stopping it, a clean shutdown (what Stop asks first).
+	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}, ParentDeathSignal: syscall.SIGTERM}
 	m.user.Apply(&cmd)
 	if m.wrap != nil {
 		cmd = m.wrap(cmd)

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // smallRedo keeps test instances quick to create; it also exercises a user
@@ -41,9 +43,8 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
 	e := New("mariadb", execx.Real{})
-	if _, err := e.findBinaries(context.Background()); err != nil {
-		t.Skipf("MariaDB server not installed, skipping (make test installs it): %v", err)
-	}
+	_, err := e.findBinaries(context.Background())
+	testenv.Require(t, err == nil, fmt.Sprintf("the MariaDB server (%v)", err), "install it with: "+testenv.InstallMariaDB)
 	return e
 }
 
@@ -323,9 +324,7 @@ func TestExternalOwnership(t *testing.T) {
 }
 
 func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("only a root dbio runs the server as another user")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "root (only a root dbio runs the server as another user)", testenv.HowRoot)
 	e := realEngine(t)
 	// t.TempDir's parent is private to root, so the server's user cannot enter it.
 	tg, err := target.Create(filepath.Join(t.TempDir(), "data"))

@@ -11,6 +11,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/testenv"
 )
 
 // heavyWrite creates a table of about 6 MB and checkpoints it: the WAL is
@@ -38,15 +39,11 @@ func heavyWrite(t *testing.T, in *Instance) time.Duration {
 // bound is asserted: a busy machine makes a run slower, never faster.
 func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 	host := iolimit.SystemHost()
-	if os.Geteuid() != 0 || (host.V1Blkio == "" && host.V2 == "") {
-		t.Skip("needs root and cgroup block-I/O control")
-	}
+	testenv.Require(t, os.Geteuid() == 0 && (host.V1Blkio != "" || host.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	e := realEngine(t)
 	p := engine.Placement{Data: reachableTarget(t, "data")}
 	st, err := p.Data.Storage()
-	if err != nil || len(st.Physical) == 0 {
-		t.Skip("the temporary directory is not on a block device")
-	}
+	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devices []string
 	for _, d := range st.Physical {
 		devices = append(devices, d.DevNumber)

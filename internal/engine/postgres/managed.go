@@ -53,6 +53,14 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
+	leftover, err := server.StopLeftover(ctx, e.ProcRoot, filepath.Join(p.Data.Dir, dataSub, "data", "postmaster.pid"),
+		filepath.Join(p.Data.Dir, dataSub), "PostgreSQL", syscall.SIGINT, stopGrace)
+	if err != nil {
+		return nil, err
+	}
+	if leftover != "" && o.Notice != nil {
+		o.Notice(leftover)
+	}
 	l, err := prepareLayout(p, o.Fresh)
 	if err != nil {
 		return nil, err
@@ -158,6 +166,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Database:  databaseName(o),
 		Settings:  settingsMap(initdbSettings, m.settings),
 		Notes:     []string{"server log: " + logPath},
+	}
+	if leftover != "" {
+		in.info.Notes = append(in.info.Notes, leftover)
 	}
 	if note, err := durabilityNote(ctx, in.stats); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
@@ -304,7 +315,8 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 	if err := writeOwned(filepath.Join(m.layout.data, confFile), renderConf(m.settings), m.user); err != nil {
 		return nil, err
 	}
-	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.data}}
+	// Should dbio die without stopping it, a fast shutdown (what Stop asks first).
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.data}, ParentDeathSignal: syscall.SIGINT}
 	m.user.Apply(&cmd)
 	if m.wrap != nil {
 		cmd = m.wrap(cmd)

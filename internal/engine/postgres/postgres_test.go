@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // reachableTarget opens a target in a fresh temporary directory that the
@@ -40,9 +42,8 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
 	e := New("postgres", execx.Real{})
-	if _, err := e.findBinaries(context.Background()); err != nil {
-		t.Skipf("PostgreSQL server not installed, skipping (make test installs it): %v", err)
-	}
+	_, err := e.findBinaries(context.Background())
+	testenv.Require(t, err == nil, fmt.Sprintf("the PostgreSQL server (%v)", err), "install it with: "+testenv.InstallPostgres)
 	return e
 }
 
@@ -359,9 +360,7 @@ func TestExternalPasswordFromEnvironment(t *testing.T) {
 }
 
 func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("only a root dbio runs the server as another user")
-	}
+	testenv.Require(t, os.Geteuid() == 0, "root (only a root dbio runs the server as another user)", testenv.HowRoot)
 	e := realEngine(t)
 	// t.TempDir's parent is private to root, so the server's user cannot enter it.
 	tg, err := target.Create(filepath.Join(t.TempDir(), "data"))

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -39,7 +41,10 @@ type Process struct {
 // Launch starts c as a long-running server named name (for messages), its
 // standard output and error appended to logPath. The server outlives ctx: it
 // runs in its own session, so a Ctrl-C reaches dbio alone, and only Stop ends
-// it, in the order a database needs.
+// it, in the order a database needs. It does not outlive dbio: the kernel
+// sends it c.ParentDeathSignal (SIGTERM when not set; a shutdown request for
+// a server) when dbio dies, even by SIGKILL, and its environment names dbio's
+// PID (OwnerEnv), so that a later dbio can tell a server whose dbio is gone.
 func Launch(ctx context.Context, r execx.Runner, name string, c execx.Cmd, logPath string) (*Process, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -51,6 +56,10 @@ func Launch(ctx context.Context, r execx.Runner, name string, c execx.Cmd, logPa
 	}
 	c.Stdout, c.Stderr = f, f
 	c.Setsid = true
+	if c.ParentDeathSignal == 0 {
+		c.ParentDeathSignal = syscall.SIGTERM
+	}
+	c.Env = append(slices.Clip(c.Env), OwnerEnv+"="+strconv.Itoa(os.Getpid()))
 	proc, err := r.Start(context.WithoutCancel(ctx), c)
 	if err != nil {
 		f.Close()

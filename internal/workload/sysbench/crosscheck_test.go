@@ -21,6 +21,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/metrics"
+	"dbio/internal/testenv"
 )
 
 // report is the figures of one run, from either tool.
@@ -135,10 +136,7 @@ func crossCheckSeconds() int {
 // ran and produced sane figures; how close they come is recorded in the
 // README, not asserted, since timing on a shared machine is noisy.
 func TestAgreesWithSysbench(t *testing.T) {
-	bin, err := execx.Real{}.LookPath("sysbench")
-	if err != nil {
-		t.Skip("sysbench not installed, skipping the cross-check (make test installs it)")
-	}
+	bin := testenv.RequireProgram(t, "sysbench", testenv.InstallSysbench)
 	inst := instance(t, "mariadb")
 	cfg := DefaultConfig()
 	cfg.Tables, cfg.TableSize, cfg.Workload, cfg.RandType = 2, 10000, ReadWrite, "uniform"

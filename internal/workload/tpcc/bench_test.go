@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dbio/internal/metrics"
+	"dbio/internal/testenv"
 )
 
 // processCPU is the CPU time this process has used, user and system.
@@ -49,9 +50,7 @@ func BenchmarkSQLiteLoad(b *testing.B) {
 func BenchmarkSession(b *testing.B) {
 	for _, e := range testEngines() {
 		b.Run(e.name, func(b *testing.B) {
-			if e.loaded == nil {
-				b.Skipf("%s server not installed", e.name)
-			}
+			testenv.RequireEngine(b, e.name)
 			w, inst := e.loaded(b, 2)
 			col := metrics.NewCollector(w.TxTypes())
 			s, err := w.NewSession(context.Background(), inst, 0, col.NewRecorder())

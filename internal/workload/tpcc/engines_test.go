@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"dbio/internal/engine/postgres"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // testEngine is one engine the TPC-C tests run on. SQLite runs on copies of
@@ -35,14 +35,13 @@ type testEngine struct {
 	managed func() (engine.Engine, engine.Options)
 }
 
-// forEachEngine runs body once per engine installed on this machine, the
-// engines in parallel: their servers wait on the disk at different times.
+// forEachEngine runs body once per engine, the engines in parallel: their
+// servers wait on the disk at different times. An engine whose server is
+// not installed is skipped, or fails under CI (testenv.RequireEngine).
 func forEachEngine(t *testing.T, body func(t *testing.T, e testEngine)) {
 	for _, e := range testEngines() {
 		t.Run(e.name, func(t *testing.T) {
-			if e.loaded == nil {
-				t.Skipf("%s server not installed, skipping (make test installs it)", e.name)
-			}
+			testenv.RequireEngine(t, e.name)
 			t.Parallel()
 			body(t, e)
 		})
@@ -55,37 +54,12 @@ func testEngines() []testEngine {
 		loaded: loadedSQLite,
 		empty:  func(t testing.TB) engine.Instance { return openSQLite(t) },
 	}
-	pg := testEngine{name: "postgres", ph: func(n int) string { return "$" + strconv.Itoa(n) }}
-	if installed("initdb", postgresDirs()...) {
-		pg.loaded = pgServer.loaded
-		pg.empty = pgServer.empty
-		pg.managed = pgServer.managedOptions
-	}
-	maria := testEngine{name: "mariadb"}
-	if installed("mariadbd", "/usr/sbin", "/usr/bin") || installed("mysqld", "/usr/sbin", "/usr/bin") {
-		maria.loaded = mariaServer.loaded
-		maria.empty = mariaServer.empty
-		maria.managed = mariaServer.managedOptions
-	}
+	// The servers start on first use, after testenv.RequireEngine has
+	// checked that their programs are installed.
+	pg := testEngine{name: "postgres", ph: func(n int) string { return "$" + strconv.Itoa(n) },
+		loaded: pgServer.loaded, empty: pgServer.empty, managed: pgServer.managedOptions}
+	maria := testEngine{name: "mariadb", loaded: mariaServer.loaded, empty: mariaServer.empty, managed: mariaServer.managedOptions}
 	return []testEngine{sqliteEngine, pg, maria}
-}
-
-func postgresDirs() []string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	return dirs
-}
-
-// installed reports whether program is in PATH or one of dirs.
-func installed(program string, dirs ...string) bool {
-	if _, err := exec.LookPath(program); err == nil {
-		return true
-	}
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, program)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // testServer is a managed server shared by the tests of this binary.

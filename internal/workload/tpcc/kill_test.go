@@ -1,10 +1,13 @@
 package tpcc
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -57,7 +60,7 @@ func TestServerKilledMidRun(t *testing.T) {
 			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1},
 			Engine: rec, EngineOptions: opts, DataPath: reachableDir(t),
 			Workload: New(Config{Warehouses: 1, Seed: 1}),
-			Users:    []int{2, 2, 2}, Step: 2 * time.Second, Tick: 100 * time.Millisecond,
+			Users:    []int{1, 2, 2}, Step: 2 * time.Second, Tick: 100 * time.Millisecond,
 			ResultsBase: base,
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -65,14 +68,12 @@ func TestServerKilledMidRun(t *testing.T) {
 		killed := make(chan []int, 1)
 		go func() {
 			defer close(killed)
-			// Once the first step is written, let the second one run a moment and kill the server.
-			for ctx.Err() == nil {
-				if m, _ := filepath.Glob(filepath.Join(base, "*", "steps", "00-*", "summary.json")); len(m) > 0 {
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
+			// Kill the server once the second step has measured a tick.
+			tick := time.NewTicker(20 * time.Millisecond)
+			defer tick.Stop()
+			for ctx.Err() == nil && !measured(base, "users-2") {
+				<-tick.C
 			}
-			time.Sleep(500 * time.Millisecond)
 			pids := rec.pids()
 			for _, pid := range pids {
 				syscall.Kill(pid, syscall.SIGKILL)
@@ -111,5 +112,37 @@ func TestServerKilledMidRun(t *testing.T) {
 		if second.Status != results.StatusFailed || !strings.Contains(second.Error, "exited") {
 			t.Errorf("second step: status %s, error %q; want failed, naming the server's exit", second.Status, second.Error)
 		}
+		// The server's workers follow it out.
+		for _, pid := range pids {
+			for end := time.Now().Add(time.Minute); alive(pid); time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("server process %d still runs a minute after the server was killed", pid)
+				}
+			}
+		}
 	})
+}
+
+// measured says whether the run under base has written a series.csv row of
+// step's measurement.
+func measured(base, step string) bool {
+	m, _ := filepath.Glob(filepath.Join(base, "*", "series.csv"))
+	if len(m) != 1 {
+		return false
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		return false
+	}
+	return strings.Contains(string(b), ","+step+",measure,")
+}
+
+// alive says whether process pid exists and has not ended (a zombie has).
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbio/internal/results"
+)
+
+// FuzzReport renders a results directory whose run.json, one step's
+// summary.json and series.csv come from the fuzzer: `dbio report` of a
+// damaged directory either refuses it with an error or writes a whole
+// report, and never panics. Seeds are the results directories of testdata,
+// so `go test` runs them as ordinary tests.
+func FuzzReport(f *testing.F) {
+	runs, _ := filepath.Glob(filepath.Join("testdata", "*", "run.json"))
+	if len(runs) == 0 {
+		f.Fatal("no results directories in testdata")
+	}
+	read := func(p string) []byte {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	for _, r := range runs {
+		dir := filepath.Dir(r)
+		steps, _ := filepath.Glob(filepath.Join(dir, "steps", "*", "summary.json"))
+		for _, s := range steps[:min(len(steps), 2)] {
+			f.Add(read(r), read(s), read(filepath.Join(dir, "series.csv")))
+		}
+	}
+	f.Fuzz(func(t *testing.T, run, step, series []byte) {
+		dir := t.TempDir()
+		for rel, b := range map[string][]byte{"run.json": run, "steps/00-a/summary.json": step, "series.csv": series} {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := results.Load(dir)
+		if err != nil {
+			return
+		}
+		out := OutputIn(t.TempDir())
+		if err := WriteReport(out, []*results.Loaded{l}, Options{}); err != nil {
+			return
+		}
+		html, err := os.ReadFile(out.HTML)
+		if err != nil || !strings.Contains(string(html), "</html>") {
+			t.Errorf("report.html incomplete (%v)", err)
+		}
+		if _, err := os.Stat(out.Markdown); err != nil {
+			t.Errorf("no summary.md: %v", err)
+		}
+	})
+}
