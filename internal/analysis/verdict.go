@@ -215,38 +215,40 @@ func Judge(s Signals, t Thresholds) results.Verdict {
 			say("p99 read latency", sig3(s.ReadP99Ms), "ms")
 		}
 	}
+	// The figures each verdict quotes, in the order it quotes them.
+	idle := func() { say("idle", pct(s.IdlePct)) }
+	iowait := func() { say("iowait", pct(s.IOWaitPct)) }
+	pressure := func(what string, v float64) {
+		if s.HasPSI {
+			say(what, "pressure", pct(v))
+		}
+	}
 	var head string
 	switch {
 	case ioBound:
 		v.Kind, head = results.VerdictIO, "I/O bound"
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("I/O pressure", pct(s.PSIIOSomePct))
-		}
+		iowait()
+		pressure("I/O", s.PSIIOSomePct)
 		sayDisk()
 	case cpuBound && s.StealPct >= t.StealAbove:
 		v.Kind, head = results.VerdictSteal, "CPU bound by the hypervisor"
 		say("steal", pct(s.StealPct))
-		say("idle", pct(s.IdlePct))
+		idle()
 	case cpuBound:
 		v.Kind, head = results.VerdictCPU, "CPU bound"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("CPU pressure", pct(s.PSICPUSomePct))
-		}
+		idle()
+		iowait()
+		pressure("CPU", s.PSICPUSomePct)
 	case balanced:
 		v.Kind, head = results.VerdictBalanced, "CPU and storage both near their limits"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("I/O pressure", pct(s.PSIIOSomePct))
-		}
+		idle()
+		iowait()
+		pressure("I/O", s.PSIIOSomePct)
 		sayDisk()
 	default:
 		v.Kind, head = results.VerdictNone, "Neither CPU nor storage is saturated"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
+		idle()
+		iowait()
 		sayDisk()
 	}
 	v.Text = head + ": " + strings.Join(parts, ", ")

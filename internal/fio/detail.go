@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"dbio/internal/results"
-	"dbio/internal/target"
 )
 
 // Detail is the point's record in the results (a fio step's detail). A
@@ -22,13 +21,4 @@ func (r PointResult) Detail() (results.FioPoint, error) {
 		return d, fmt.Errorf("encode point %s: %w", r.Name, err)
 	}
 	return d, nil
-}
-
-// storageRecord is a target's storage as the results record it.
-func storageRecord(st target.Storage) results.Storage {
-	out := results.Storage{MountPoint: st.MountPoint, FSType: st.FSType, Source: st.Source, DevNumber: st.DevNumber, Device: st.Device}
-	for _, d := range st.Physical {
-		out.Physical = append(out.Physical, results.Disk(d))
-	}
-	return out
 }

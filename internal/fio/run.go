@@ -222,10 +222,10 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	if err != nil {
 		return nil, err
 	}
-	info := results.TargetInfo{Role: results.TargetRole(target.RoleData), Path: t.Path}
+	info := results.TargetInfo{Role: target.RoleData, Path: t.Path}
 	var warnings, notes []string
 	if st, err := t.Storage(); err == nil {
-		info.Storage = storageRecord(st)
+		info.Storage = st
 	} else {
 		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))
 	}

@@ -56,7 +56,7 @@ func comparability(runs []*runView) (reasons, warnings []string) {
 // formatOf is how a compared metric's values are written.
 func formatOf(m analysis.Metric) func(float64) string {
 	switch {
-	case m.ID == "iops":
+	case m.Unit == "I/O per s":
 		return thousands
 	case strings.HasPrefix(m.Unit, "ms"):
 		return millis
@@ -142,6 +142,20 @@ func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, ru
 	return t, sums
 }
 
+// abTables adds to sec how to read them, then one A/B table per metric
+// that has something to compare, and returns their averages.
+func abTables(sec *section, keyName, per string, metrics []analysis.Metric, rows []analysis.Row, runs []*runView, id func(string) string) []abSummary {
+	var sums []abSummary
+	sec.add(abHowToRead(per))
+	for _, m := range metrics {
+		if t, s := abTable(id(m.ID), keyName, per, m, rows, runs); t != nil {
+			sec.add(t)
+			sums = append(sums, s...)
+		}
+	}
+	return sums
+}
+
 func runLetters(runs []*runView) string {
 	var parts []string
 	for _, r := range runs {
@@ -183,16 +197,7 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 		stepsA = w.Steps
 	}
 	tput := analysis.Throughput(stepsA)
-	metrics := analysis.WorkloadMetrics(stepsA)
-	var sums []abSummary
-	sec.add(abHowToRead("step"))
-	for _, m := range metrics {
-		t, s := abTable(id(m.ID), "users", "step", m, rows, runs)
-		if t != nil {
-			sec.add(t)
-			sums = append(sums, s...)
-		}
-	}
+	sums := abTables(sec, "users", "step", analysis.WorkloadMetrics(stepsA), rows, runs, id)
 	findings := summarizeAB(title, sums, runs, "step")
 
 	// Overlaid charts: one color per run.
@@ -358,17 +363,7 @@ func overlayTimeline(runs []*runView, cid, title string, steps func(*runView) []
 func compareFio(runs []*runView) (*section, []string) {
 	sec := &section{ID: "cmp-fio", Title: "Storage characterization (fio) compared"}
 	id := func(s string) string { return "cmp-fio-" + s }
-	rows := analysis.RowsByPoint(runViews(runs))
-	metrics := analysis.FioMetrics()
-	var sums []abSummary
-	sec.add(abHowToRead("point"))
-	for _, m := range metrics {
-		t, s := abTable(id(m.ID), "point", "point", m, rows, runs)
-		if t != nil {
-			sec.add(t)
-			sums = append(sums, s...)
-		}
-	}
+	sums := abTables(sec, "point", "point", analysis.FioMetrics(), analysis.RowsByPoint(runViews(runs)), runs, id)
 	findings := summarizeAB("fio", sums, runs, "point")
 
 	// The single runs' fio charts, overlaid: one color per line, one dash per run.

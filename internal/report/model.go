@@ -9,6 +9,7 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
+	"dbio/internal/units"
 )
 
 // The report reads a results directory through the results contract and
@@ -188,20 +189,7 @@ func storageText(t results.TargetInfo) string {
 	}
 	var disks []string
 	for _, d := range st.Physical {
-		desc := d.Name
-		var attrs []string
-		if d.Model != "" {
-			attrs = append(attrs, d.Model)
-		}
-		if d.Rotational {
-			attrs = append(attrs, "rotational")
-		} else {
-			attrs = append(attrs, "non-rotational")
-		}
-		if len(attrs) > 0 {
-			desc += " (" + strings.Join(attrs, ", ") + ")"
-		}
-		disks = append(disks, desc)
+		disks = append(disks, diskText(d, false))
 	}
 	switch {
 	case len(disks) > 0 && st.Device != "" && (len(st.Physical) != 1 || st.Physical[0].Name != st.Device):
@@ -214,6 +202,27 @@ func storageText(t results.TargetInfo) string {
 		s += ", no block device"
 	}
 	return s
+}
+
+// diskText describes a disk: "vda (QEMU HARDDISK, non-rotational)", with its
+// size and I/O scheduler when full.
+func diskText(d results.Disk, full bool) string {
+	var attrs []string
+	if d.Model != "" {
+		attrs = append(attrs, d.Model)
+	}
+	if full && d.SizeBytes > 0 {
+		attrs = append(attrs, units.FormatBytes(d.SizeBytes))
+	}
+	if d.Rotational {
+		attrs = append(attrs, "rotational")
+	} else {
+		attrs = append(attrs, "non-rotational")
+	}
+	if full && d.Scheduler != "" {
+		attrs = append(attrs, "scheduler "+d.Scheduler)
+	}
+	return d.Name + " (" + strings.Join(attrs, ", ") + ")"
 }
 
 // runName is the name part of a run's id: 20261122-001305-sqlite-ext4 → sqlite-ext4.

@@ -360,35 +360,35 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 			{name: "dbio (load generator)", value: func(s results.Step) float64 { return s.Telemetry.Mean("proc_dbio_cpu_pct") }, color: 7, dash: dashed},
 		}))
 	if len(devs) > 0 {
-		var lines []lineSpec
-		for i, d := range devs {
-			p := "disk_" + d + "_"
-			who := ""
-			if len(devs) > 1 {
-				who = d + " "
+		// Each device's writes take an odd color, its reads the even one before.
+		perDevice := func(each func(who, prefix string, write, read int) []lineSpec) []lineSpec {
+			var out []lineSpec
+			for i, d := range devs {
+				who := ""
+				if len(devs) > 1 {
+					who = d + " "
+				}
+				out = append(out, each(who, "disk_"+d+"_", 2*i+1, 2*i)...)
 			}
-			lines = append(lines,
-				lineSpec{name: who + "write mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "w_await_ms") }, color: 2*i + 1},
-				lineSpec{name: who + "write p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "w_await_ms") }, color: 2*i + 1, dash: dashed},
-				lineSpec{name: who + "read mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "r_await_ms") }, color: 2 * i},
-				lineSpec{name: who + "read p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "r_await_ms") }, color: 2 * i, dash: dashed})
+			return out
 		}
+		lines := perDevice(func(who, p string, write, read int) []lineSpec {
+			return []lineSpec{
+				{name: who + "write mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "w_await_ms") }, color: write},
+				{name: who + "write p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "w_await_ms") }, color: write, dash: dashed},
+				{name: who + "read mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "r_await_ms") }, color: read},
+				{name: who + "read p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "r_await_ms") }, color: read, dash: dashed}}
+		})
 		dc := usersChart(id("disk-latency-vs-users"), "Disk latency (mean and p99) vs virtual users",
 			"The kernel's await per I/O on "+strings.Join(devs, ", ")+": mean over the step and 99th percentile of the per-second means.",
 			steps, axis{Label: "disk latency", Unit: "ms", Zero: true}, lines)
 		autoLog(dc)
 		sec.add(dc)
-		var iops []lineSpec
-		for i, d := range devs {
-			p := "disk_" + d + "_"
-			who := ""
-			if len(devs) > 1 {
-				who = d + " "
-			}
-			iops = append(iops,
-				lineSpec{name: who + "writes/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "wps") }, color: 2*i + 1},
-				lineSpec{name: who + "reads/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "rps") }, color: 2 * i})
-		}
+		iops := perDevice(func(who, p string, write, read int) []lineSpec {
+			return []lineSpec{
+				{name: who + "writes/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "wps") }, color: write},
+				{name: who + "reads/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "rps") }, color: read}}
+		})
 		sec.add(usersChart(id("disk-iops-vs-users"), "Disk IOPS vs virtual users", "Mean I/Os completed per second on each device.",
 			steps, axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, iops))
 	} else {

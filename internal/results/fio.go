@@ -1,6 +1,9 @@
 package results
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // FioPoint is a fio step's detail: the point as planned and placed, how
 // fio reached the target, and fio's own figures. internal/fio fills it in
@@ -116,12 +119,11 @@ type FioPercentile struct {
 
 // At returns fio's value for percentile p, and whether fio reported it.
 func (l FioLatency) At(p float64) (float64, bool) {
-	for _, q := range l.Percentiles {
-		if q.P == p {
-			return q.US, true
-		}
+	i := slices.IndexFunc(l.Percentiles, func(q FioPercentile) bool { return q.P == p })
+	if i < 0 {
+		return 0, false
 	}
-	return 0, false
+	return l.Percentiles[i].US, true
 }
 
 // FioSteadyState is fio's verdict on steady-state detection for a point.

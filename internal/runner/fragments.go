@@ -40,9 +40,7 @@ func fragmentation(pl engine.Placement, at string) (results.Fragmentation, bool)
 		rec.Extents += f.Extents
 		rec.Bytes += f.Bytes
 	}
-	for _, f := range all[:min(len(all), largestFiles)] {
-		rec.Largest = append(rec.Largest, results.FileExtents(f))
-	}
+	rec.Largest = all[:min(len(all), largestFiles)]
 	return rec, true
 }
 

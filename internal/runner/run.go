@@ -195,9 +195,8 @@ func openTargets(p Plan) (engine.Placement, []results.TargetInfo, error) {
 		if err != nil {
 			return nil, err
 		}
-		info := results.TargetInfo{Role: results.TargetRole(role), Path: t.Path}
-		st, _ := t.Storage() // a filesystem we cannot resolve still runs
-		info.Storage = storageRecord(st)
+		info := results.TargetInfo{Role: role, Path: t.Path}
+		info.Storage, _ = t.Storage() // a filesystem we cannot resolve still runs
 		info.FreeBytes, _ = t.FreeBytes()
 		infos = append(infos, info)
 		return t, nil
