@@ -12,7 +12,6 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/report"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/secret"
 )
 
@@ -36,8 +35,8 @@ func newABCmd(app *App) *cobra.Command {
 		Long: `Run a dbio command on side A and side B, N times each, interleaved A B A B to
 cancel drift, with one thing changed: flags added to one side (--a, --b), or a
 command run before and after each side (--a-setup, --b-setup, e.g. enabling a
-caching layer). The report is the table of METHODOLOGY §2: per step, A, B, the
-differential and the improvement in % for throughput and response time, their
+caching layer). The report is an A/B table: per step, A, B, the differential
+and the improvement in % for throughput and response time, their
 averages over the steps, the largest load each side kept, and with N > 1 the
 spread of each side and whether the difference exceeds it. Cache accounting
 says where each side's reads were served: the engine's cache, the OS, the device.`,
@@ -151,16 +150,13 @@ loop:
 // writeAB compares the sides and writes ab.json, ab.md and the report (the
 // full comparison of the first A and B runs, as compare.html) into the A/B directory.
 func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB string) error {
-	res, err := scenario.WriteAB(filepath.Join(dir, "ab"), dirs["a"], dirs["b"], labelA, labelB)
+	res, err := report.WriteAB(filepath.Join(dir, "ab"), dirs["a"], dirs["b"], labelA, labelB)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(app.Stdout, "\n== A/B: A %s vs B %s ==\n", labelA, labelB)
-	res.Text(app.Stdout)
-	for side, c := range map[string]*scenario.CacheAccount{"A": res.CacheA, "B": res.CacheB} {
-		if c != nil && c.CacheServedPct > 0 {
-			fmt.Fprintf(app.Stdout, "%s: the engine's cache served %.0f %% of reads; %.0f reads/s reached the device\n", side, c.CacheServedPct, c.DeviceReadsPerS)
-		}
+	if err := report.ABText(app.Stdout, res); err != nil {
+		return err
 	}
 	html := filepath.Join(dir, "compare.html")
 	firsts, err := results.LoadAll([]string{dirs["a"][0], dirs["b"][0]})

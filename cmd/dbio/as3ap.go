@@ -161,7 +161,7 @@ func as3apPlan(app *App, f as3apFlags, usersGiven bool) (runner.Plan, error) {
 
 // ceilingVerdict is the one line that answers the stepping run's question.
 func ceilingVerdict(c runner.Ceiling, stat string, figs []results.Figure) string {
-	v := map[string]float64{}
+	v := map[results.FigureName]float64{}
 	for _, f := range figs {
 		v[f.Name] = f.Value
 	}
@@ -171,10 +171,10 @@ func ceilingVerdict(c runner.Ceiling, stat string, figs []results.Figure) string
 		return fmt.Sprintf("largest load under the %s ms %s ceiling: none (the first step was over it)", number(c.Max), stat)
 	case v[runner.FigureCeilingReached] == 0:
 		return fmt.Sprintf("largest load under the %s ms %s ceiling: at least %d interactive users (%s %.2f ms); the ceiling was not reached, raise --max-users to find it",
-			number(c.Max), stat, users, stat, v[c.Figure+"_at_max_users"])
+			number(c.Max), stat, users, stat, v[results.AtMaxUsers(c.Figure)])
 	default:
 		return fmt.Sprintf("largest load under the %s ms %s ceiling: %d interactive users (%s %.2f ms)",
-			number(c.Max), stat, users, stat, v[c.Figure+"_at_max_users"])
+			number(c.Max), stat, users, stat, v[results.AtMaxUsers(c.Figure)])
 	}
 }
 

@@ -108,7 +108,7 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	if len(l.Steps) != 1 {
 		t.Fatalf("%d steps, want 1: the first is over a 1 µs ceiling", len(l.Steps))
 	}
-	figs := map[string]float64{}
+	figs := map[results.FigureName]float64{}
 	for _, f := range l.Run.Figures {
 		figs[f.Name] = f.Value
 	}

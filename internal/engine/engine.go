@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"dbio/internal/execx"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -108,19 +109,9 @@ type Capabilities struct {
 }
 
 // Info describes a running instance for the results: what it is and every
-// setting that differs from the engine's defaults.
-type Info struct {
-	Engine    string            `json:"engine"`
-	Version   string            `json:"version"`
-	Managed   bool              `json:"managed"`
-	Transport string            `json:"transport,omitempty"`
-	DataDir   string            `json:"data_dir,omitempty"`
-	LogDir    string            `json:"log_dir,omitempty"`
-	Database  string            `json:"database,omitempty"`
-	Settings  map[string]string `json:"settings,omitempty"`
-	// Notes explain choices that affect the figures, e.g. how SQLite writers were serialized.
-	Notes []string `json:"notes,omitempty"`
-}
+// setting that differs from the engine's defaults. It is the results
+// contract's own record, so that reading a run needs no engine package.
+type Info = results.EngineInfo
 
 // Engine starts instances of one database engine.
 type Engine interface {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strconv"
+
+	"dbio/internal/results"
 )
 
 // ErrNoOutput is returned by Parse when fio's output holds no JSON report,
@@ -55,73 +57,19 @@ type Group struct {
 	SteadyState     *SteadyState `json:"steady_state,omitempty"`
 }
 
-// Direction is one data direction's figures (reads, writes or both).
-type Direction struct {
-	IOs   int64 `json:"ios"`
-	Bytes int64 `json:"bytes"`
-	// BytesPerSec is fio's bw_bytes.
-	BytesPerSec float64 `json:"bytes_per_sec"`
-	IOPS        float64 `json:"iops"`
-	RuntimeMS   int64   `json:"runtime_ms"`
-	// Completion is fio's clat: from submission to the device until completion.
-	Completion Latency `json:"completion"`
-	// Submission (slat) and Total (lat = slat + clat) carry no percentiles by default.
-	Submission Latency `json:"submission"`
-	Total      Latency `json:"total"`
-	// Bins is fio's json+ latency histogram of completions: value in ns → count.
-	Bins map[int64]int64 `json:"-"`
-}
-
-// MBPerSec is the throughput in MB/s (10^6 bytes per second), as storage is sold.
-func (d *Direction) MBPerSec() float64 {
-	if d == nil {
-		return 0
-	}
-	return d.BytesPerSec / 1e6
-}
-
-// Latency is a latency summary in microseconds.
-type Latency struct {
-	N       int64   `json:"n"`
-	MinUS   float64 `json:"min_us"`
-	MaxUS   float64 `json:"max_us"`
-	MeanUS  float64 `json:"mean_us"`
-	StdevUS float64 `json:"stdev_us"`
-	// Percentiles are fio's, ascending.
-	Percentiles []Percentile `json:"percentiles,omitempty"`
-}
-
-// Percentile is one of fio's percentile figures.
-type Percentile struct {
-	P  float64 `json:"p"`
-	US float64 `json:"us"`
-}
-
-// At returns fio's value for percentile p, and whether fio reported it.
-func (l Latency) At(p float64) (float64, bool) {
-	for _, q := range l.Percentiles {
-		if q.P == p {
-			return q.US, true
-		}
-	}
-	return 0, false
-}
-
-// SteadyState is fio's verdict on steady-state detection for a group.
-type SteadyState struct {
-	// Criterion is the setting, e.g. "iops_slope:0.300000%".
-	Criterion string `json:"criterion"`
-	// WindowS is the rolling window fio judged over.
-	WindowS  int  `json:"window_s"`
-	Attained bool `json:"attained"`
-	// Value is what fio measured against the criterion at the end, e.g. "-0.12%".
-	Value string `json:"value"`
-	// WindowIOPSMean and WindowMBPerSec are the means over the last window only.
-	WindowIOPSMean  float64 `json:"window_iops_mean"`
-	WindowMBPerSec  float64 `json:"window_mb_per_sec"`
-	WindowIOPS      []int64 `json:"window_iops,omitempty"`
-	WindowBytesRate []int64 `json:"window_bytes_per_sec,omitempty"`
-}
+// Direction, Latency, Percentile and SteadyState are the results
+// contract's records of fio's figures: Parse fills them in, and a point's
+// detail (results.FioPoint) carries them as they are.
+type (
+	// Direction is one data direction's figures (reads, writes or both).
+	Direction = results.FioDirection
+	// Latency is a latency summary in microseconds.
+	Latency = results.FioLatency
+	// Percentile is one of fio's percentile figures.
+	Percentile = results.FioPercentile
+	// SteadyState is fio's verdict on steady-state detection for a group.
+	SteadyState = results.FioSteadyState
+)
 
 // Parse reads fio's --output-format=json (or json+) report. Lines fio prints
 // before the report (notes, "terminating on signal") are kept as Notes.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/results"
 	"dbio/internal/units"
 )
 
@@ -19,8 +20,8 @@ const (
 	// DefaultRamp is the warm-up excluded from every point's figures.
 	DefaultRamp = 5 * time.Second
 	// DefaultLatencyMax is the line past which the SQLIO study called a disk
-	// subsystem poor (METHODOLOGY.md §4).
-	DefaultLatencyMax = 20 * time.Millisecond
+	// subsystem poor; a run's report reads it as results.DefaultLatencyMax.
+	DefaultLatencyMax = results.DefaultLatencyMax
 	// DefaultSteadyWindow is the rolling window fio judges steady state over.
 	DefaultSteadyWindow = 60 * time.Second
 )
@@ -258,8 +259,8 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		bad("--latency-max %s: use a positive duration, e.g. 20ms", c.LatencyMax)
 	}
 	if c.LatencyStat != "" {
-		if _, err := c.LatencyStat.percentile(); err != nil {
-			errs = append(errs, err)
+		if _, err := c.LatencyStat.Percentile(); err != nil {
+			errs = append(errs, fmt.Errorf("--latency-stat %w", err))
 		}
 	}
 	if c.SteadyWindow < 0 || c.SteadyWindow%time.Second != 0 {

@@ -3,7 +3,6 @@ package fio
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,32 +73,32 @@ func (r PointResult) Figures() []results.Figure {
 		return nil
 	}
 	t := r.Total
-	figs := []results.Figure{{Name: "iops", Value: t.IOPS, Unit: "IOPS"}}
+	figs := []results.Figure{{Name: results.FigureIOPS, Value: t.IOPS, Unit: "IOPS"}}
 	if Mixed(r.RW) {
 		if r.Read != nil {
-			figs = append(figs, results.Figure{Name: "read_iops", Value: r.Read.IOPS, Unit: "IOPS"})
+			figs = append(figs, results.Figure{Name: results.FigureReadIOPS, Value: r.Read.IOPS, Unit: "IOPS"})
 		}
 		if r.Write != nil {
-			figs = append(figs, results.Figure{Name: "write_iops", Value: r.Write.IOPS, Unit: "IOPS"})
+			figs = append(figs, results.Figure{Name: results.FigureWriteIOPS, Value: r.Write.IOPS, Unit: "IOPS"})
 		}
 	}
 	figs = append(figs,
-		results.Figure{Name: "mb_s", Value: t.MBPerSec(), Unit: "MB/s"},
-		results.Figure{Name: "lat_mean_us", Value: t.Completion.MeanUS, Unit: "µs"})
+		results.Figure{Name: results.FigureMBPerSec, Value: t.MBPerSec(), Unit: "MB/s"},
+		results.Figure{Name: results.FigureLatMeanUS, Value: t.Completion.MeanUS, Unit: "µs"})
 	for _, p := range []struct {
-		name string
+		name results.FigureName
 		p    float64
-	}{{"lat_p50_us", 50}, {"lat_p95_us", 95}, {"lat_p99_us", 99}, {"lat_p99_9_us", 99.9}} {
+	}{{results.FigureLatP50US, 50}, {results.FigureLatP95US, 95}, {results.FigureLatP99US, 99}, {results.FigureLatP999US, 99.9}} {
 		if v, ok := t.Completion.At(p.p); ok {
 			figs = append(figs, results.Figure{Name: p.name, Value: v, Unit: "µs"})
 		}
 	}
 	figs = append(figs,
-		results.Figure{Name: "lat_max_us", Value: t.Completion.MaxUS, Unit: "µs"},
-		results.Figure{Name: "fio_usr_cpu_pct", Value: r.UsrCPU, Unit: "% of a CPU per job"},
-		results.Figure{Name: "fio_sys_cpu_pct", Value: r.SysCPU, Unit: "% of a CPU per job"})
+		results.Figure{Name: results.FigureLatMaxUS, Value: t.Completion.MaxUS, Unit: "µs"},
+		results.Figure{Name: results.FigureFioUsrCPU, Value: r.UsrCPU, Unit: "% of a CPU per job"},
+		results.Figure{Name: results.FigureFioSysCPU, Value: r.SysCPU, Unit: "% of a CPU per job"})
 	if r.RateIOPS > 0 {
-		figs = append(figs, results.Figure{Name: "rate_target_iops", Value: float64(r.RateIOPS), Unit: "IOPS"})
+		figs = append(figs, results.Figure{Name: results.FigureRateTargetIOPS, Value: float64(r.RateIOPS), Unit: "IOPS"})
 	}
 	if ss := r.Steady; ss != nil {
 		attained := 0.0
@@ -107,9 +106,9 @@ func (r PointResult) Figures() []results.Figure {
 			attained = 1
 		}
 		figs = append(figs,
-			results.Figure{Name: "steady_attained", Value: attained, Unit: "bool"},
-			results.Figure{Name: "steady_elapsed_s", Value: float64(r.ElapsedS), Unit: "s"},
-			results.Figure{Name: "steady_window_iops", Value: ss.WindowIOPSMean, Unit: "IOPS"})
+			results.Figure{Name: results.FigureSteadyAttained, Value: attained, Unit: "bool"},
+			results.Figure{Name: results.FigureSteadyElapsedS, Value: float64(r.ElapsedS), Unit: "s"},
+			results.Figure{Name: results.FigureSteadyWindow, Value: ss.WindowIOPSMean, Unit: "IOPS"})
 	}
 	return figs
 }
@@ -585,12 +584,12 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 }
 
 func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histogram) error {
-	detail, err := json.Marshal(res)
+	detail, err := res.Detail()
 	if err != nil {
-		return fmt.Errorf("encode point %s: %w", res.Name, err)
+		return err
 	}
-	step := results.Step{Index: res.Step, Name: res.Name, Kind: "fio", Started: res.Started, Ended: res.Ended,
-		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: res.Figures(), Detail: detail}
+	step := results.Step{Index: res.Step, Name: res.Name, Kind: results.KindFio, Started: res.Started, Ended: res.Ended,
+		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: res.Figures(), Fio: &detail}
 	if res.Total != nil {
 		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
 	}

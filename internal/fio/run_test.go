@@ -108,7 +108,11 @@ func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
 		t.Errorf("step %s: no latency histogram", s.Name)
 	}
 	var detail PointResult
-	if err := json.Unmarshal(s.Detail, &detail); err != nil {
+	if s.Fio == nil {
+		t.Fatalf("step %s has no fio detail", s.Name)
+	}
+	stored, _ := json.Marshal(s.Fio)
+	if err := json.Unmarshal(stored, &detail); err != nil {
 		t.Fatalf("step %s detail: %v", s.Name, err)
 	}
 	if detail.Engine != "io_uring" || !detail.Direct {
@@ -124,10 +128,10 @@ func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
 	if a, b := fmt.Sprint(again.Figures()), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
 	}
-	if iops, _ := s.Figure("iops"); iops <= 0 {
+	if iops, _ := s.Figure(results.FigureIOPS); iops <= 0 {
 		t.Errorf("step %s: %v IOPS", s.Name, iops)
 	}
-	for _, name := range []string{"mb_s", "lat_mean_us", "lat_p99_us", "lat_p99_9_us"} {
+	for _, name := range []results.FigureName{results.FigureMBPerSec, results.FigureLatMeanUS, results.FigureLatP99US, results.FigureLatP999US} {
 		if _, ok := s.Figure(name); !ok {
 			t.Errorf("step %s: no %s figure", s.Name, name)
 		}
@@ -216,9 +220,9 @@ func TestMixDiskAndTmpfs(t *testing.T) {
 	l, pts, _ := runProfile(t, c)
 	rows := seriesSteps(t, l)
 	for _, s := range l.Steps {
-		r, _ := s.Figure("read_iops")
-		w, _ := s.Figure("write_iops")
-		all, _ := s.Figure("iops")
+		r, _ := s.Figure(results.FigureReadIOPS)
+		w, _ := s.Figure(results.FigureWriteIOPS)
+		all, _ := s.Figure(results.FigureIOPS)
 		if share := r / all; math.Abs(share-0.75) > 0.05 || math.Abs(r+w-all) > 0.01*all {
 			t.Errorf("%s: reads %.0f + writes %.0f of %.0f IOPS, want 75 %% reads", s.Name, r, w, all)
 		}
@@ -335,7 +339,7 @@ func TestPreconditionDiskAndTmpfs(t *testing.T) {
 	if !strings.Contains(out, "steady state (") && !strings.Contains(out, "never settled") {
 		t.Errorf("no steady-state summary:\n%s", out)
 	}
-	if _, ok := l.Steps[1].Figure("steady_attained"); !ok {
+	if _, ok := l.Steps[1].Figure(results.FigureSteadyAttained); !ok {
 		t.Errorf("no steady_attained figure")
 	}
 }

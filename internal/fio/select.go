@@ -4,49 +4,31 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
+	"dbio/internal/units"
 )
+
+// The conclusions a plan prints when its points are done: the
+// latency-bounded best points and the I/O-rate curves. internal/analysis
+// draws them from the points as recorded; this file writes them for a
+// terminal.
 
 // LatencyStat is the latency figure a bound applies to: "mean" (fio's mean
 // completion latency) or a percentile such as "p99".
-type LatencyStat string
+type LatencyStat = results.LatencyStat
 
 // The statistics a latency bound may use.
 const (
-	StatMean LatencyStat = "mean"
-	StatP99  LatencyStat = "p99"
+	StatMean = results.StatMean
+	StatP99  = results.StatP99
 )
 
-// percentile returns the percentile a statistic names, 0 for the mean.
-func (s LatencyStat) percentile() (float64, error) {
-	switch s {
-	case "", StatMean:
-		return 0, nil
-	case "p50", "p95", "p99", "p99.9":
-		return strconv.ParseFloat(string(s[1:]), 64)
-	}
-	return 0, fmt.Errorf("--latency-stat %q: use mean, p50, p95, p99 or p99.9", string(s))
-}
-
 // LatencyBound is a ceiling on one latency statistic.
-type LatencyBound struct {
-	Max  time.Duration `json:"max"`
-	Stat LatencyStat   `json:"stat"`
-}
-
-// String reads as the table heading: "mean latency ≤ 20ms".
-func (b LatencyBound) String() string {
-	stat := b.Stat
-	if stat == "" {
-		stat = StatMean
-	}
-	return fmt.Sprintf("%s latency ≤ %s", stat, b.Max)
-}
+type LatencyBound = analysis.LatencyBound
 
 // bound is the configured latency bound, DefaultLatencyMax on the mean unless set.
 func (c Config) bound() LatencyBound {
@@ -60,82 +42,27 @@ func (c Config) bound() LatencyBound {
 	return b
 }
 
-// LatencyUS is the point's latency statistic in microseconds, read from
-// fio's completion latency over reads and writes together.
-func (r PointResult) LatencyUS(stat LatencyStat) (float64, bool) {
-	if r.Total == nil {
-		return 0, false
-	}
-	p, err := stat.percentile()
-	if err != nil {
-		return 0, false
-	}
-	if p == 0 {
-		return r.Total.Completion.MeanUS, true
-	}
-	return r.Total.Completion.At(p)
-}
-
-// Pick is a point chosen for a table cell.
-type Pick struct {
-	Name      string  `json:"name"`
-	IOPS      float64 `json:"iops"`
-	MBPerSec  float64 `json:"mb_s"`
-	LatencyUS float64 `json:"latency_us"`
-}
-
-// BestRow is one line of the latency-bounded table: one pattern on one target.
-type BestRow struct {
-	Label  string `json:"label"`
-	Series string `json:"series"`
-	// Points completed in the row, and how many of them kept within the bound.
-	Points int `json:"points"`
-	Within int `json:"within"`
-	// BestIOPS and BestMBPerSec are nil when no point kept within the bound.
-	BestIOPS     *Pick `json:"best_iops,omitempty"`
-	BestMBPerSec *Pick `json:"best_mb_s,omitempty"`
-}
-
-// BestWithin is the SQLIO study's answer: for each target and pattern, the
-// highest IOPS and the highest MB/s among completed points whose latency
-// statistic stays at or below the bound. Ties go to the earlier point (the
-// lighter load, as the plan orders them).
-func BestWithin(points []PointResult, b LatencyBound) []BestRow {
-	limitUS := float64(b.Max) / float64(time.Microsecond)
-	var rows []BestRow
-	find := func(label, series string) *BestRow {
-		for i := range rows {
-			if rows[i].Label == label && rows[i].Series == series {
-				return &rows[i]
-			}
-		}
-		rows = append(rows, BestRow{Label: label, Series: series})
-		return &rows[len(rows)-1]
-	}
+// steps are points as the results record them, for analysis.
+func steps(points []PointResult) []results.Step {
+	out := make([]results.Step, 0, len(points))
 	for _, r := range points {
-		if r.Status != results.StatusCompleted || r.Total == nil {
-			continue
+		d, err := r.Detail()
+		if err != nil {
+			continue // a point that cannot be recorded was not recorded either
 		}
-		row := find(r.Label, r.Series)
-		row.Points++
-		lat, ok := r.LatencyUS(b.Stat)
-		if !ok || lat > limitUS {
-			continue
-		}
-		row.Within++
-		pick := &Pick{Name: r.Name, IOPS: r.Total.IOPS, MBPerSec: r.Total.MBPerSec(), LatencyUS: lat}
-		if row.BestIOPS == nil || pick.IOPS > row.BestIOPS.IOPS {
-			row.BestIOPS = pick
-		}
-		if row.BestMBPerSec == nil || pick.MBPerSec > row.BestMBPerSec.MBPerSec {
-			row.BestMBPerSec = pick
-		}
+		out = append(out, results.Step{Name: r.Name, Kind: results.KindFio, Status: r.Status, Figures: r.Figures(), Fio: &d})
 	}
-	return rows
+	return out
+}
+
+// BestWithin is the SQLIO study's answer for the points of a plan (see
+// analysis.BestWithin).
+func BestWithin(points []PointResult, b LatencyBound) []analysis.BestRow {
+	return analysis.BestWithin(steps(points), b)
 }
 
 // LatencyBoundedTable renders BestWithin's rows as text lines.
-func LatencyBoundedTable(rows []BestRow, b LatencyBound) []string {
+func LatencyBoundedTable(rows []analysis.BestRow, b LatencyBound) []string {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "best within %s:\n", b)
 	w := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -162,102 +89,17 @@ func RateFor(maxIOPS, pct float64) int64 {
 	return max(1, int64(math.Round(maxIOPS*pct/100)))
 }
 
-// CurvePoint is one rate of an I/O-rate curve.
-type CurvePoint struct {
-	Name string `json:"name"`
-	// Pct is the share of the maximum asked for; 0 marks the unthrottled maximum itself.
-	Pct        float64 `json:"pct"`
-	TargetIOPS int64   `json:"target_iops"`
-	IOPS       float64 `json:"iops"`
-	MBPerSec   float64 `json:"mb_s"`
-	MeanUS     float64 `json:"mean_us"`
-	P99US      float64 `json:"p99_us"`
-}
-
-// Curve is one curve: a maximum and the rates run against it.
-type Curve struct {
-	Label  string       `json:"label"`
-	Series string       `json:"series"`
-	Max    *CurvePoint  `json:"max,omitempty"`
-	Points []CurvePoint `json:"points"`
-}
-
-// Curves gathers the completed rate points of a run by the maximum they refer to.
-func Curves(points []PointResult) []Curve {
-	var out []Curve
-	index := map[string]int{}
-	byName := map[string]PointResult{}
-	for _, r := range points {
-		byName[r.Name] = r
-	}
-	for _, r := range points {
-		if r.RateOf == "" || r.Status != results.StatusCompleted || r.Total == nil {
-			continue
-		}
-		i, ok := index[r.RateOf]
-		if !ok {
-			c := Curve{Label: r.Label, Series: r.Series}
-			if m, ok := byName[r.RateOf]; ok && m.Total != nil {
-				mp := curvePoint(m)
-				c.Max = &mp
-			}
-			out = append(out, c)
-			i = len(out) - 1
-			index[r.RateOf] = i
-		}
-		out[i].Points = append(out[i].Points, curvePoint(r))
-	}
-	return out
-}
-
-func curvePoint(r PointResult) CurvePoint {
-	p99, _ := r.Total.Completion.At(99)
-	return CurvePoint{Name: r.Name, Pct: r.RatePct, TargetIOPS: r.RateIOPS, IOPS: r.Total.IOPS,
-		MBPerSec: r.Total.MBPerSec(), MeanUS: r.Total.Completion.MeanUS, P99US: p99}
-}
-
-// Knee is where latency bends: the first rate, in the order run, whose mean
-// completion latency is at least twice that of the lowest rate. It returns
-// the index into c.Points, or -1 when latency never doubled.
-func (c Curve) Knee() int {
-	if len(c.Points) < 2 {
-		return -1
-	}
-	base := 0
-	for i, p := range c.Points {
-		if p.Pct < c.Points[base].Pct {
-			base = i
-		}
-	}
-	ref := c.Points[base].MeanUS
-	for i, p := range c.Points {
-		if i != base && p.Pct > c.Points[base].Pct && p.MeanUS >= 2*ref {
-			return i
-		}
-	}
-	return -1
-}
-
-// Overshoot finds a rate above 100 % that fio sustained (within 2 % of what
-// was asked, and more than the maximum): proof that the maximum measured
-// first was not the device's, so the curve's percentages are off.
-func (c Curve) Overshoot() (CurvePoint, bool) {
-	if c.Max == nil {
-		return CurvePoint{}, false
-	}
-	for _, p := range c.Points {
-		if p.Pct > 100 && p.IOPS >= 0.98*float64(p.TargetIOPS) && p.IOPS > c.Max.IOPS*1.02 {
-			return p, true
-		}
-	}
-	return CurvePoint{}, false
+// Curves gathers the completed rate points of a plan by the maximum they
+// refer to (see analysis.Curves).
+func Curves(points []PointResult) []analysis.Curve {
+	return analysis.Curves(steps(points))
 }
 
 // CurveTable renders the curves of a run as text lines.
 func CurveTable(points []PointResult) []string {
 	var buf bytes.Buffer
 	for _, c := range Curves(points) {
-		fmt.Fprintf(&buf, "I/O-rate curve %s %s", c.Label, c.Series)
+		fmt.Fprintf(&buf, "I/O-rate curve %s %s", c.Pattern.Label, c.Pattern.Series)
 		if c.Max != nil {
 			fmt.Fprintf(&buf, " (maximum %s IOPS, mean %s, p99 %s)", groupThousands(c.Max.IOPS), formatUS(c.Max.MeanUS), formatUS(c.Max.P99US))
 		}
@@ -310,19 +152,4 @@ func formatUS(us float64) string {
 }
 
 // groupThousands renders a count with thousands separators: 145,118.
-func groupThousands(v float64) string {
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func groupThousands(v float64) string { return units.GroupThousands(int64(math.Round(v))) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
 )
 
@@ -58,7 +59,7 @@ func TestBestWithin(t *testing.T) {
 			rows := BestWithin(points, tc.bound)
 			var got []string
 			for _, r := range rows {
-				pick := func(p *Pick) string {
+				pick := func(p *analysis.Pick) string {
 					if p == nil {
 						return "-"
 					}
@@ -145,11 +146,11 @@ func TestCurvesAndKnee(t *testing.T) {
 	if _, ok := curves[0].Overshoot(); ok {
 		t.Error("a saturated curve reported an overshoot")
 	}
-	noisy := Curve{Max: &CurvePoint{IOPS: 50000}, Points: []CurvePoint{{Pct: 100, TargetIOPS: 50000, IOPS: 49990}, {Pct: 120, TargetIOPS: 60000, IOPS: 59900}}}
+	noisy := analysis.Curve{Max: &analysis.CurvePoint{IOPS: 50000}, Points: []analysis.CurvePoint{{Pct: 100, TargetIOPS: 50000, IOPS: 49990}, {Pct: 120, TargetIOPS: 60000, IOPS: 59900}}}
 	if p, ok := noisy.Overshoot(); !ok || p.Pct != 120 {
 		t.Errorf("a maximum beaten by the 120 %% point went unnoticed: %v %v", p, ok)
 	}
-	flat := Curve{Points: []CurvePoint{{Pct: 10, MeanUS: 100}, {Pct: 100, MeanUS: 150}}}
+	flat := analysis.Curve{Points: []analysis.CurvePoint{{Pct: 10, MeanUS: 100}, {Pct: 100, MeanUS: 150}}}
 	if k := flat.Knee(); k != -1 {
 		t.Errorf("flat curve knee %d", k)
 	}

@@ -7,13 +7,16 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/analysis"
+	"dbio/internal/results"
 	"dbio/internal/units"
 )
 
 // Comparisons put two or more runs side by side: A is the baseline, every
 // other run is read against it as in the A/B table of an accelerator study
 // (per step: A, B, the differential, the ratio and the improvement in %,
-// then the averages), with the charts overlaid.
+// then the averages), with the charts overlaid. internal/analysis matches
+// the steps and does the arithmetic; this file lays it out.
 
 // NotComparableError says why runs cannot be compared meaningfully.
 type NotComparableError struct {
@@ -33,28 +36,6 @@ func letter(i int) string {
 	return "R" + strconv.Itoa(i+1)
 }
 
-// workloadKinds lists what a run measured, "fio" and its workloads' titles, sorted.
-func workloadKinds(r *runView) []string {
-	var out []string
-	if len(r.Fio) > 0 {
-		out = append(out, "fio")
-	}
-	for _, w := range r.Workloads {
-		out = append(out, workloadTitle(w.Kind))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (r *runView) workload(kind string) (workloadSteps, bool) {
-	for _, w := range r.Workloads {
-		if w.Kind == kind {
-			return w, true
-		}
-	}
-	return workloadSteps{}, false
-}
-
 func intsText(v []int) string {
 	s := make([]string, len(v))
 	for i, x := range v {
@@ -66,178 +47,42 @@ func intsText(v []int) string {
 // comparability returns why the runs cannot be compared (reasons) and what
 // a reader should know about comparing them (warnings).
 func comparability(runs []*runView) (reasons, warnings []string) {
-	a := runs[0]
-	who := func(r *runView) string { return r.Letter + " (" + r.Name + ")" }
-	kindsA := strings.Join(workloadKinds(a), " and ")
-	for _, b := range runs[1:] {
-		kindsB := strings.Join(workloadKinds(b), " and ")
-		if kindsA != kindsB {
-			reasons = append(reasons, fmt.Sprintf("%s measured %s but %s measured %s", who(a), orNothing(kindsA), who(b), orNothing(kindsB)))
-			continue
-		}
-		if a.Run.Kind != b.Run.Kind {
-			warnings = append(warnings, fmt.Sprintf("%s is a %s run and %s a %s run; their steps are compared where they match", who(a), a.Run.Kind, who(b), b.Run.Kind))
-		}
-		for _, wa := range a.Workloads {
-			wb, _ := b.workload(wa.Kind)
-			title := workloadTitle(wa.Kind)
-			if wa.Kind == "tpcc" {
-				if x, y := a.warehouses(), b.warehouses(); x != y {
-					reasons = append(reasons, fmt.Sprintf("%s ran %s at %s but %s at %s", who(a), title, plural(x, "warehouse", "warehouses"), who(b), plural(y, "warehouse", "warehouses")))
-				}
-				if x, y := a.configString("tpcc", "keying_thinking"), b.configString("tpcc", "keying_thinking"); x != y {
-					reasons = append(reasons, fmt.Sprintf("%s ran %s with keying_thinking=%s but %s with %s: paced and back-to-back users are different workloads", who(a), title, orNothing(x), who(b), orNothing(y)))
-				}
-			}
-			if x, y := intsText(a.users(wa)), intsText(b.users(wb)); x != y {
-				reasons = append(reasons, fmt.Sprintf("%s's %s user sequence is %s but %s's is %s", who(a), title, x, who(b), y))
-			}
-			for _, k := range []string{"step_s", "rampup_s"} {
-				if x, y := a.configString(k), b.configString(k); x != y {
-					warnings = append(warnings, fmt.Sprintf("%s's %s is %s s and %s's is %s s: the shorter steps may not have reached steady state", who(a), strings.TrimSuffix(k, "_s"), orNothing(x), who(b), orNothing(y)))
-				}
-			}
-		}
-		if len(a.Fio) > 0 {
-			pa, pb := fioProfile(a), fioProfile(b)
-			if pa != pb {
-				reasons = append(reasons, fmt.Sprintf("%s ran the fio profile %s but %s ran %s", who(a), orNothing(pa), who(b), orNothing(pb)))
-			} else if missing, extra := shapeDiff(a, b); len(missing)+len(extra) > 0 {
-				var parts []string
-				if len(missing) > 0 {
-					parts = append(parts, fmt.Sprintf("%s lacks %s", who(b), strings.Join(missing, ", ")))
-				}
-				if len(extra) > 0 {
-					parts = append(parts, fmt.Sprintf("%s has %s that %s lacks", who(b), strings.Join(extra, ", "), who(a)))
-				}
-				reasons = append(reasons, "the fio points differ: "+strings.Join(parts, "; "))
-			}
-			if x, y := fioRuntime(a), fioRuntime(b); x != y {
-				warnings = append(warnings, fmt.Sprintf("%s's fio points ran %s and %s's %s", who(a), x, who(b), y))
-			}
-		}
-	}
-	for _, r := range runs {
-		if r.Run.Status != "completed" {
-			warnings = append(warnings, fmt.Sprintf("%s is %s: only the steps it finished are compared", who(r), r.Run.Status))
-		}
-	}
-	return reasons, warnings
+	return analysis.Comparability(runViews(runs), analysis.Names{
+		Run:      func(i int) string { return runs[i].Letter + " (" + runs[i].Name + ")" },
+		Workload: workloadTitle,
+	})
 }
 
-func orNothing(s string) string {
-	if s == "" {
-		return "nothing"
+// formatOf is how a compared metric's values are written.
+func formatOf(m analysis.Metric) func(float64) string {
+	switch {
+	case m.Unit == "I/O per s":
+		return thousands
+	case strings.HasPrefix(m.Unit, "ms"):
+		return millis
+	case strings.HasPrefix(m.Unit, "%"):
+		return percent
 	}
-	return s
-}
-
-func fioProfile(r *runView) string {
-	for _, p := range r.Fio {
-		if p.Fio.Profile != "" {
-			return p.Fio.Profile
-		}
-	}
-	return ""
-}
-
-func fioRuntime(r *runView) string {
-	seen := map[int]bool{}
-	var rts []int
-	for _, p := range r.Fio {
-		if !seen[p.Fio.RuntimeS] {
-			seen[p.Fio.RuntimeS] = true
-			rts = append(rts, p.Fio.RuntimeS)
-		}
-	}
-	sort.Ints(rts)
-	s := make([]string, len(rts))
-	for i, v := range rts {
-		s[i] = strconv.Itoa(v) + " s"
-	}
-	return strings.Join(s, ", ")
-}
-
-// pointKeys keys each fio point by what it measured and its rank among the
-// points of the same shape, so that the same plan on another target
-// matches point for point whatever the point names.
-func pointKeys(r *runView) []string {
-	count := map[string]int{}
-	keys := make([]string, len(r.Fio))
-	for i, p := range r.Fio {
-		s := p.Fio.shape()
-		count[s]++
-		keys[i] = s + "#" + strconv.Itoa(count[s])
-	}
-	return keys
-}
-
-// shapeDiff lists the points (by A's names) that b lacks, and b's extra ones.
-func shapeDiff(a, b *runView) (missing, extra []string) {
-	ka, kb := pointKeys(a), pointKeys(b)
-	inB := map[string]bool{}
-	for _, k := range kb {
-		inB[k] = true
-	}
-	inA := map[string]bool{}
-	for i, k := range ka {
-		inA[k] = true
-		if !inB[k] {
-			missing = append(missing, a.Fio[i].Name)
-		}
-	}
-	for i, k := range kb {
-		if !inA[k] {
-			extra = append(extra, b.Fio[i].Name)
-		}
-	}
-	return missing, extra
-}
-
-// abMetric is one figure compared across runs.
-type abMetric struct {
-	id, title, unit string
-	// better is +1 when higher is better, -1 when lower is, 0 when neither.
-	better int
-	format func(float64) string
-	value  func(stepView) float64
-}
-
-// abRow is one step matched across runs; steps[i] is nil where run i lacks it.
-type abRow struct {
-	label string
-	raw   string
-	steps []*stepView
+	return quantity
 }
 
 // abSummary is a metric's average comparison of one run against A.
 type abSummary struct {
-	metric     abMetric
-	run        *runView
-	rows       int
-	meanA      float64
-	meanB      float64
-	meanChange float64
-}
-
-// change is the improvement column: the change from a to b in % of a.
-func change(a, b float64) float64 {
-	if a == 0 || math.IsNaN(a) || math.IsNaN(b) {
-		return math.NaN()
-	}
-	return (b - a) / math.Abs(a) * 100
+	metric analysis.Metric
+	run    *runView
+	analysis.Average
 }
 
 // judge classes a change as better or worse for the metric; changes under
 // 1 % are left unmarked.
-func judge(m abMetric, ch float64) string {
-	if m.better == 0 || math.IsNaN(ch) || math.Abs(ch) < 1 {
-		return ""
-	}
-	if (ch > 0) == (m.better > 0) {
+func judge(m analysis.Metric, ch float64) string {
+	switch analysis.Assess(m, ch) {
+	case 1:
 		return "better"
+	case -1:
+		return "worse"
 	}
-	return "worse"
+	return ""
 }
 
 // abHowToRead explains the A/B tables once per section.
@@ -248,14 +93,19 @@ func abHowToRead(per string) *paragraph {
 		per + "s both runs completed."}
 }
 
-// abTable builds a metric's A/B table; nil when no row has A and another run.
+// abTable lays out a metric's A/B table; nil when no row has A and another run.
 // keyName heads the first column ("users"); per names a row ("step").
-func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView) (*table, []abSummary) {
-	t := &table{ID: id, Title: sentenceCase(m.title) + " per " + per + ": " + runLetters(runs)}
-	dir := map[int]string{1: "higher is better", -1: "lower is better", 0: "neither is better"}[m.better]
-	what := sentenceCase(m.title) + " in " + m.unit
-	if m.unit == m.title {
-		what = m.title
+func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, runs []*runView) (*table, []abSummary) {
+	v, ok := analysis.VersusBaseline(m, rows, len(runs))
+	if !ok {
+		return nil, nil
+	}
+	format := formatOf(m)
+	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + ": " + runLetters(runs)}
+	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
+	what := sentenceCase(m.Title) + " in " + m.Unit
+	if m.Unit == m.Title {
+		what = m.Title
 	}
 	t.Caption = fmt.Sprintf("%s (%s).", what, dir)
 	t.Columns = []column{{Name: keyName, Numeric: keyName == "users"}, {Name: "A", Numeric: true}}
@@ -264,50 +114,25 @@ func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView)
 		t.Columns = append(t.Columns, column{Name: r.Letter, Numeric: true, Group: g}, column{Name: r.Letter + " − A", Numeric: true, Group: g},
 			column{Name: r.Letter + " / A", Numeric: true, Group: g}, column{Name: "improvement", Numeric: true, Group: g})
 	}
-	val := func(s *stepView) float64 {
-		if s == nil {
-			return math.NaN()
-		}
-		return m.value(*s)
+	versus := func(d analysis.Difference) []cell {
+		return []cell{numCell(d.B.Mean, format), numCell(d.Differential, signed(format)), numCell(d.Ratio, ratio),
+			{Text: signedPercent(d.ChangePct), Raw: raw(d.ChangePct), Class: judge(m, d.ChangePct)}}
 	}
-	sums := make([]abSummary, len(runs)-1)
-	sumA := make([]float64, len(runs)-1)
-	sumB := make([]float64, len(runs)-1)
-	useful := false
-	for _, row := range rows {
-		a := val(row.steps[0])
-		cells := []cell{{Text: row.label, Raw: row.raw}, numCell(a, m.format)}
-		for i := range runs[1:] {
-			b := val(row.steps[i+1])
-			ch := change(a, b)
-			cells = append(cells, numCell(b, m.format), numCell(b-a, signed(m.format)), numCell(b/a, ratio),
-				cell{Text: signedPercent(ch), Raw: raw(ch), Class: judge(m, ch)})
-			if !math.IsNaN(a) && !math.IsNaN(b) {
-				useful = true
-				sums[i].rows++
-				sumA[i] += a
-				sumB[i] += b
-			}
+	for i, row := range rows {
+		cells := []cell{{Text: row.Label, Raw: row.Label}, numCell(v.Values[i][0], format)}
+		for _, d := range v.Against[i] {
+			cells = append(cells, versus(d)...)
 		}
 		t.Rows = append(t.Rows, cells)
 	}
-	if !useful {
-		return nil, nil
-	}
 	foot := []cell{textCell("average")}
-	for i, r := range runs[1:] {
-		s := &sums[i]
-		s.metric, s.run = m, r
-		s.meanA, s.meanB, s.meanChange = math.NaN(), math.NaN(), math.NaN()
-		if s.rows > 0 {
-			s.meanA, s.meanB = sumA[i]/float64(s.rows), sumB[i]/float64(s.rows)
-			s.meanChange = change(s.meanA, s.meanB)
-		}
+	sums := make([]abSummary, len(runs)-1)
+	for i, avg := range v.Averages {
+		sums[i] = abSummary{metric: m, run: runs[i+1], Average: avg}
 		if i == 0 {
-			foot = append(foot, numCell(s.meanA, m.format))
+			foot = append(foot, numCell(avg.A.Mean, format))
 		}
-		foot = append(foot, numCell(s.meanB, m.format), numCell(s.meanB-s.meanA, signed(m.format)), numCell(s.meanB/s.meanA, ratio),
-			cell{Text: signedPercent(s.meanChange), Raw: raw(s.meanChange), Class: judge(m, s.meanChange)})
+		foot = append(foot, versus(avg.Difference)...)
 	}
 	if len(runs) > 2 {
 		// With several runs, A's average differs per pair; show the first.
@@ -315,6 +140,20 @@ func abTable(id, keyName, per string, m abMetric, rows []abRow, runs []*runView)
 	}
 	t.Foot = [][]cell{foot}
 	return t, sums
+}
+
+// abTables adds to sec how to read them, then one A/B table per metric
+// that has something to compare, and returns their averages.
+func abTables(sec *section, keyName, per string, metrics []analysis.Metric, rows []analysis.Row, runs []*runView, id func(string) string) []abSummary {
+	var sums []abSummary
+	sec.add(abHowToRead(per))
+	for _, m := range metrics {
+		if t, s := abTable(id(m.ID), keyName, per, m, rows, runs); t != nil {
+			sec.add(t)
+			sums = append(sums, s...)
+		}
+	}
+	return sums
 }
 
 func runLetters(runs []*runView) string {
@@ -332,11 +171,11 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 		var parts []string
 		n := 0
 		for _, s := range sums {
-			if s.run != r || s.rows == 0 || s.metric.better == 0 {
+			if s.run != r || s.Rows == 0 || s.metric.Better == analysis.Neither {
 				continue
 			}
-			n = max(n, s.rows)
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.metric.title, signedPercent(s.meanChange), ratio(s.meanB/s.meanA)))
+			n = max(n, s.Rows)
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.metric.Title, signedPercent(s.ChangePct), ratio(s.Ratio)))
 		}
 		if len(parts) == 0 {
 			continue
@@ -347,91 +186,29 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 	return out
 }
 
-// busiestDisk is the step's most utilized device, "" without one.
-func busiestDisk(s stepView) string {
-	if s.Tel == nil {
-		return ""
-	}
-	best, dev := -1.0, ""
-	for _, d := range s.Tel.Devices {
-		if u := s.Tel.mean("disk_" + d + "_util_pct"); !math.IsNaN(u) && u > best {
-			best, dev = u, d
-		}
-	}
-	return dev
-}
-
-func diskMetric(s stepView, metric string, p99 bool) float64 {
-	d := busiestDisk(s)
-	if d == "" {
-		return math.NaN()
-	}
-	if p99 {
-		return s.Tel.p99("disk_" + d + "_" + metric)
-	}
-	return s.Tel.mean("disk_" + d + "_" + metric)
-}
-
 // compareWorkload compares the steps of one workload kind, matched by users.
 func compareWorkload(runs []*runView, kind string) (*section, []string) {
 	title := workloadTitle(kind)
 	id := func(s string) string { return "cmp-" + kind + "-" + s }
 	sec := &section{ID: "cmp-" + kind, Title: title + " compared"}
-	rowOf := map[int]int{}
-	var rows []abRow
-	for ri, r := range runs {
-		w, _ := r.workload(kind)
-		for i := range w.Steps {
-			s := &w.Steps[i]
-			k, ok := rowOf[s.Users]
-			if !ok {
-				k = len(rows)
-				rowOf[s.Users] = k
-				rows = append(rows, abRow{label: strconv.Itoa(s.Users), raw: strconv.Itoa(s.Users), steps: make([]*stepView, len(runs))})
-			}
-			if rows[k].steps[ri] == nil {
-				rows[k].steps[ri] = s
-			}
-		}
-	}
-	var stepsA []stepView
-	if w, ok := runs[0].workload(kind); ok {
+	rows := analysis.RowsByUsers(runViews(runs), kind)
+	var stepsA []results.Step
+	if w, ok := runs[0].Workload(kind); ok {
 		stepsA = w.Steps
 	}
-	tput := throughputFigures(stepsA)
-	var metrics []abMetric
-	for _, f := range tput {
-		f := f
-		metrics = append(metrics, abMetric{id: f.name, title: f.title, unit: f.unit, better: 1, format: quantity, value: func(s stepView) float64 { return fig(s, f.name) }})
-	}
-	metrics = append(metrics,
-		abMetric{id: "latency-mean", title: "mean latency", unit: "ms", better: -1, format: millis, value: func(s stepView) float64 { return latencyMS(s, func(l latencyView) float64 { return l.mean }) }},
-		abMetric{id: "latency-p99", title: "p99 latency", unit: "ms", better: -1, format: millis, value: func(s stepView) float64 { return latencyMS(s, func(l latencyView) float64 { return l.p99 }) }},
-		abMetric{id: "cpu-iowait", title: "CPU iowait", unit: "% of the machine", better: -1, format: percent, value: func(s stepView) float64 { return s.Tel.mean("cpu_iowait_pct") }},
-		abMetric{id: "cpu-idle", title: "CPU idle", unit: "% of the machine", better: 0, format: percent, value: func(s stepView) float64 { return s.Tel.mean("cpu_idle_pct") }},
-		abMetric{id: "disk-write-p99", title: "disk write latency p99", unit: "ms, busiest device", better: -1, format: millis, value: func(s stepView) float64 { return diskMetric(s, "w_await_ms", true) }},
-		abMetric{id: "disk-read-p99", title: "disk read latency p99", unit: "ms, busiest device", better: -1, format: millis, value: func(s stepView) float64 { return diskMetric(s, "r_await_ms", true) }},
-	)
-	var sums []abSummary
-	sec.add(abHowToRead("step"))
-	for _, m := range metrics {
-		t, s := abTable(id(m.id), "users", "step", m, rows, runs)
-		if t != nil {
-			sec.add(t)
-			sums = append(sums, s...)
-		}
-	}
+	tput := analysis.Throughput(stepsA)
+	sums := abTables(sec, "users", "step", analysis.WorkloadMetrics(stepsA), rows, runs, id)
 	findings := summarizeAB(title, sums, runs, "step")
 
 	// Overlaid charts: one color per run.
 	overlay := func(cid, ctitle, note string, y axis, lines []struct {
 		suffix string
 		dash   int
-		value  func(stepView) float64
+		value  func(results.Step) float64
 	}) *chart {
 		c := &chart{ID: id(cid), Title: ctitle, Note: note, X: usersAxis(), Y: y}
 		for ri, r := range runs {
-			w, _ := r.workload(kind)
+			w, _ := r.Workload(kind)
 			for _, l := range lines {
 				s := series{Name: r.Letter + " " + r.Name + l.suffix, Color: ri, Dash: l.dash}
 				for _, st := range w.Steps {
@@ -446,42 +223,44 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 	type line = struct {
 		suffix string
 		dash   int
-		value  func(stepView) float64
+		value  func(results.Step) float64
 	}
 	var tl []line
 	for i, f := range tput {
 		f := f
-		tl = append(tl, line{" " + f.title, i, func(s stepView) float64 { return fig(s, f.name) }})
+		tl = append(tl, line{" " + f.Title, i, func(s results.Step) float64 { return analysis.Value(s, f.Name) }})
 	}
-	unit := tput[0].unit
+	unit := tput[0].Unit
 	if len(tput) > 1 {
 		unit = "per minute"
 	}
 	sec.add(overlay("throughput", "Throughput vs virtual users", "One color per run; NOPM dashed.", axis{Label: "throughput", Unit: unit, Zero: true}, tl))
 	lc := overlay("latency", "Transaction latency vs virtual users", "p99 solid, mean dotted.", axis{Label: "latency", Unit: "ms", Zero: true}, []line{
-		{" p99", solid, func(s stepView) float64 { return latencyMS(s, func(l latencyView) float64 { return l.p99 }) }},
-		{" mean", dotted, func(s stepView) float64 { return latencyMS(s, func(l latencyView) float64 { return l.mean }) }},
+		{" p99", solid, func(s results.Step) float64 { return latencyMS(s, func(l analysis.Latencies) float64 { return l.P99 }) }},
+		{" mean", dotted, func(s results.Step) float64 {
+			return latencyMS(s, func(l analysis.Latencies) float64 { return l.Mean })
+		}},
 	})
 	autoLog(lc)
 	sec.add(lc)
 	cpu := overlay("cpu", "CPU idle and iowait vs virtual users", "Idle solid, iowait dashed: the run with more iowait waits more on its storage.", percentAxis("share of the machine's CPU"), []line{
-		{" idle", solid, func(s stepView) float64 { return s.Tel.mean("cpu_idle_pct") }},
-		{" iowait", dashed, func(s stepView) float64 { return s.Tel.mean("cpu_iowait_pct") }},
+		{" idle", solid, func(s results.Step) float64 { return s.Telemetry.Mean("cpu_idle_pct") }},
+		{" iowait", dashed, func(s results.Step) float64 { return s.Telemetry.Mean("cpu_iowait_pct") }},
 	})
 	if cpu.hasData() {
 		sec.add(cpu)
 	}
 	disk := overlay("disk-latency", "Disk latency p99 vs virtual users", "The busiest device of each run: write p99 solid, read p99 dashed.", axis{Label: "disk latency", Unit: "ms", Zero: true}, []line{
-		{" write p99", solid, func(s stepView) float64 { return diskMetric(s, "w_await_ms", true) }},
-		{" read p99", dashed, func(s stepView) float64 { return diskMetric(s, "r_await_ms", true) }},
+		{" write p99", solid, func(s results.Step) float64 { return analysis.BusiestDiskP99(s, "w_await_ms") }},
+		{" read p99", dashed, func(s results.Step) float64 { return analysis.BusiestDiskP99(s, "r_await_ms") }},
 	})
 	if disk.hasData() {
 		autoLog(disk)
 		sec.add(disk)
 	}
 	if c := overlayTimeline(runs, id("throughput-timeline"), "Throughput per second, runs aligned on their first step",
-		func(r *runView) []stepView { w, _ := r.workload(kind); return w.Steps }, tput[0].name, tput[0].title,
-		axis{Label: tput[0].title, Unit: tput[0].unit, Zero: true}, 1, usersLabel); c != nil {
+		func(r *runView) []results.Step { w, _ := r.Workload(kind); return w.Steps }, string(tput[0].Name), tput[0].Title,
+		axis{Label: tput[0].Title, Unit: tput[0].Unit, Zero: true}, 1, usersLabel); c != nil {
 		sec.add(c)
 	}
 
@@ -494,20 +273,20 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 		v.Columns = append(v.Columns, column{Name: r.Letter + " dbio CPU %", Numeric: true})
 	}
 	for _, row := range rows {
-		cells := []cell{textCell(row.label)}
-		for _, s := range row.steps {
+		cells := []cell{textCell(row.Label)}
+		for _, s := range row.Steps {
 			if s == nil {
 				cells = append(cells, textCell("-"))
 				continue
 			}
-			cells = append(cells, verdictCell(s.Tel))
+			cells = append(cells, verdictCell(s.Telemetry))
 		}
-		for _, s := range row.steps {
+		for _, s := range row.Steps {
 			if s == nil {
 				cells = append(cells, textCell("-"))
 				continue
 			}
-			cells = append(cells, numCell(s.Tel.mean("proc_dbio_cpu_pct"), percent))
+			cells = append(cells, numCell(s.Telemetry.Mean("proc_dbio_cpu_pct"), percent))
 		}
 		v.Rows = append(v.Rows, cells)
 	}
@@ -516,13 +295,13 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 	if len(rows) > 0 {
 		last := rows[len(rows)-1]
 		var parts []string
-		for i, s := range last.steps {
-			if s != nil && s.Tel.verdictHead() != "" {
-				parts = append(parts, fmt.Sprintf("%s %s", runs[i].Letter, s.Tel.verdictHead()))
+		for i, s := range last.Steps {
+			if s != nil && verdictHead(s.Telemetry) != "" {
+				parts = append(parts, fmt.Sprintf("%s %s", runs[i].Letter, verdictHead(s.Telemetry)))
 			}
 		}
 		if len(parts) > 1 {
-			findings = append(findings, fmt.Sprintf("Bottleneck at %s users: %s.", last.label, strings.Join(parts, "; ")))
+			findings = append(findings, fmt.Sprintf("Bottleneck at %s users: %s.", last.Label, strings.Join(parts, "; ")))
 		}
 	}
 	return sec, findings
@@ -530,7 +309,7 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 
 // overlayTimeline overlays one per-second column of each run, each run's
 // time counted from the start of its first step, A's steps shaded.
-func overlayTimeline(runs []*runView, cid, title string, steps func(*runView) []stepView, column, name string, y axis, factor float64, label func(stepView) string) *chart {
+func overlayTimeline(runs []*runView, cid, title string, steps func(*runView) []results.Step, column, name string, y axis, factor float64, label func(results.Step) string) *chart {
 	c := &chart{ID: cid, Title: title, Note: "Each run's clock starts at its first step; A's steps are shaded. Matching steps line up when the runs used the same timing.", Y: y}
 	longest := 0.0
 	type run struct {
@@ -584,36 +363,7 @@ func overlayTimeline(runs []*runView, cid, title string, steps func(*runView) []
 func compareFio(runs []*runView) (*section, []string) {
 	sec := &section{ID: "cmp-fio", Title: "Storage characterization (fio) compared"}
 	id := func(s string) string { return "cmp-fio-" + s }
-	var rows []abRow
-	index := map[string]int{}
-	for ri, r := range runs {
-		for i, k := range pointKeys(r) {
-			j, ok := index[k]
-			if !ok {
-				j = len(rows)
-				index[k] = j
-				rows = append(rows, abRow{label: r.Fio[i].Name, raw: r.Fio[i].Name, steps: make([]*stepView, len(runs))})
-			}
-			if completed(r.Fio[i]) {
-				rows[j].steps[ri] = &r.Fio[i]
-			}
-		}
-	}
-	metrics := []abMetric{
-		{id: "iops", title: "IOPS", unit: "I/O per s", better: 1, format: thousands, value: func(s stepView) float64 { return fig(s, "iops") }},
-		{id: "mbs", title: "MB/s", unit: "MB/s", better: 1, format: quantity, value: func(s stepView) float64 { return fig(s, "mb_s") }},
-		{id: "lat-mean", title: "mean latency", unit: "ms", better: -1, format: millis, value: func(s stepView) float64 { return fioMS(s, "lat_mean_us") }},
-		{id: "lat-p99", title: "p99 latency", unit: "ms", better: -1, format: millis, value: func(s stepView) float64 { return fioMS(s, "lat_p99_us") }},
-	}
-	var sums []abSummary
-	sec.add(abHowToRead("point"))
-	for _, m := range metrics {
-		t, s := abTable(id(m.id), "point", "point", m, rows, runs)
-		if t != nil {
-			sec.add(t)
-			sums = append(sums, s...)
-		}
-	}
+	sums := abTables(sec, "point", "point", analysis.FioMetrics(), analysis.RowsByPoint(runViews(runs)), runs, id)
 	findings := summarizeAB("fio", sums, runs, "point")
 
 	// The single runs' fio charts, overlaid: one color per line, one dash per run.
@@ -634,11 +384,20 @@ func compareFio(runs []*runView) (*section, []string) {
 		sec.add(c)
 	}
 	if c := overlayTimeline(runs, id("iops-timeline"), "IOPS per second, runs aligned on their first point",
-		func(r *runView) []stepView { return r.Fio }, "fio_iops", "IOPS", axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, 1,
-		func(s stepView) string { return s.Name }); c != nil {
+		func(r *runView) []results.Step { return r.Fio }, "fio_iops", "IOPS", axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, 1,
+		func(s results.Step) string { return s.Name }); c != nil {
 		sec.add(c)
 	}
 	return sec, findings
+}
+
+// runViews are the runs as analysis sees them.
+func runViews(runs []*runView) []*analysis.Recorded {
+	out := make([]*analysis.Recorded, len(runs))
+	for i, r := range runs {
+		out[i] = r.Recorded
+	}
+	return out
 }
 
 // mergeCharts overlays the charts each run drew under the same id: series

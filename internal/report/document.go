@@ -129,25 +129,12 @@ func (s *section) empty() bool {
 	return true
 }
 
-// tables lists every table of the document, those behind charts included,
-// in document order.
-func (d *document) tables() []*table {
-	var out []*table
+// blocks calls each with every block of the document, in document order.
+func (d *document) blocks(each func(block)) {
 	var walk func(s *section)
 	walk = func(s *section) {
 		for _, b := range s.Blocks {
-			switch v := b.(type) {
-			case *table:
-				out = append(out, v)
-			case *chart:
-				out = append(out, v.dataTable())
-			case *keyValues:
-				t := &table{ID: v.ID, Title: v.Title, Columns: []column{{Name: "item"}, {Name: "value"}}}
-				for _, p := range v.Pairs {
-					t.Rows = append(t.Rows, []cell{textCell(p.Label), textCell(p.Value)})
-				}
-				out = append(out, t)
-			}
+			each(b)
 		}
 		for _, c := range s.Subs {
 			walk(c)
@@ -156,25 +143,36 @@ func (d *document) tables() []*table {
 	for _, s := range d.Sections {
 		walk(s)
 	}
+}
+
+// tables lists every table of the document, those behind charts included,
+// in document order.
+func (d *document) tables() []*table {
+	var out []*table
+	d.blocks(func(b block) {
+		switch v := b.(type) {
+		case *table:
+			out = append(out, v)
+		case *chart:
+			out = append(out, v.dataTable())
+		case *keyValues:
+			t := &table{ID: v.ID, Title: v.Title, Columns: []column{{Name: "item"}, {Name: "value"}}}
+			for _, p := range v.Pairs {
+				t.Rows = append(t.Rows, []cell{textCell(p.Label), textCell(p.Value)})
+			}
+			out = append(out, t)
+		}
+	})
 	return out
 }
 
 // charts lists every chart of the document in order.
 func (d *document) charts() []*chart {
 	var out []*chart
-	var walk func(s *section)
-	walk = func(s *section) {
-		for _, b := range s.Blocks {
-			if c, ok := b.(*chart); ok {
-				out = append(out, c)
-			}
+	d.blocks(func(b block) {
+		if c, ok := b.(*chart); ok {
+			out = append(out, c)
 		}
-		for _, c := range s.Subs {
-			walk(c)
-		}
-	}
-	for _, s := range d.Sections {
-		walk(s)
-	}
+	})
 	return out
 }

@@ -46,23 +46,7 @@ func environmentSection(r *runView, prefix string) *section {
 			st := ti.Storage
 			var disks []string
 			for _, d := range st.Physical {
-				desc := d.Name
-				var attrs []string
-				if d.Model != "" {
-					attrs = append(attrs, d.Model)
-				}
-				if d.SizeBytes > 0 {
-					attrs = append(attrs, units.FormatBytes(d.SizeBytes))
-				}
-				if d.Rotational {
-					attrs = append(attrs, "rotational")
-				} else {
-					attrs = append(attrs, "non-rotational")
-				}
-				if d.Scheduler != "" {
-					attrs = append(attrs, "scheduler "+d.Scheduler)
-				}
-				disks = append(disks, desc+" ("+strings.Join(attrs, ", ")+")")
+				disks = append(disks, diskText(d, true))
 			}
 			dev := st.Device
 			if dev == "" {

@@ -2,10 +2,11 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strings"
-	"time"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
 )
 
 // The section of fio points: every point's figures, the profile's own
@@ -13,17 +14,15 @@ import (
 // state), throughput against block size and against latency, and the
 // per-second timelines.
 
-// fioLatencyFigure maps a bound's statistic to the step figure holding it.
-var fioLatencyFigure = map[string]string{"mean": "lat_mean_us", "p50": "lat_p50_us", "p95": "lat_p95_us", "p99": "lat_p99_us", "p99.9": "lat_p99_9_us"}
-
 // fioMS reads a latency figure of a point in ms.
-func fioMS(s stepView, name string) float64 { return fig(s, name) / 1000 }
+func fioMS(s results.Step, name results.FigureName) float64 { return analysis.Value(s, name) / 1000 }
 
-// completed is a point that finished with figures.
-func completed(s stepView) bool { return s.Status == "completed" && !math.IsNaN(fig(s, "iops")) }
+// iops and mbs read a point's IOPS and MB/s, NaN without them.
+func iops(s results.Step) float64 { return analysis.Value(s, results.FigureIOPS) }
+func mbs(s results.Step) float64  { return analysis.Value(s, results.FigureMBPerSec) }
 
 // fioPointLabel names a point's target, or "" when the run has one target.
-func fioLabels(points []stepView) []string {
+func fioLabels(points []results.Step) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range points {
@@ -41,13 +40,7 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 	sec := &section{ID: prefix + "fio", Title: "Storage characterization (fio)"}
 	id := func(s string) string { return prefix + "fio-" + s }
 	labels := fioLabels(points)
-	profile := ""
-	for _, p := range points {
-		if p.Fio.Profile != "" {
-			profile = p.Fio.Profile
-			break
-		}
-	}
+	profile := r.FioProfile()
 	if profile != "" {
 		sec.add(&paragraph{Text: fmt.Sprintf("Profile %s, %s. Latency is fio's completion latency (submission to completion), in ms; MB is 10⁶ bytes.", profile, plural(len(points), "point", "points"))})
 	}
@@ -102,20 +95,17 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 	return sec, findings
 }
 
-// sequential says a point is read as MB/s rather than IOPS.
-func sequential(d *fioDetail) bool { return d.RW == "read" || d.RW == "write" || d.RW == "rw" }
-
 // headline is a point's figure as a storage engineer quotes it:
 // "141,443 IOPS at 0.902 ms" for random I/O, "5,113 MB/s at 0.819 ms" for sequential.
-func headline(p stepView) string {
-	if sequential(p.Fio) {
-		return fmt.Sprintf("%s MB/s at %s ms", thousands(fig(p, "mb_s")), millis(fioMS(p, "lat_mean_us")))
+func headline(p results.Step) string {
+	if p.Fio.Sequential() {
+		return fmt.Sprintf("%s MB/s at %s ms", thousands(mbs(p)), millis(fioMS(p, results.FigureLatMeanUS)))
 	}
-	return fmt.Sprintf("%s IOPS at %s ms", thousands(fig(p, "iops")), millis(fioMS(p, "lat_mean_us")))
+	return fmt.Sprintf("%s IOPS at %s ms", thousands(iops(p)), millis(fioMS(p, results.FigureLatMeanUS)))
 }
 
 // fourCornersTable puts the corners side by side per target.
-func fourCornersTable(points []stepView, labels []string, id string) (*table, []string) {
+func fourCornersTable(points []results.Step, labels []string, id string) (*table, []string) {
 	t := &table{ID: id, Title: "Four corners",
 		Caption: "Small random I/O is read as IOPS, large sequential I/O as MB/s (the figure in bold); latency is the mean and the 99th percentile of fio's completion latency, in ms."}
 	t.Columns = []column{{Name: "corner"}, {Name: "jobs × queue", Numeric: true}}
@@ -130,7 +120,7 @@ func fourCornersTable(points []stepView, labels []string, id string) (*table, []
 	}
 	type cornerRow struct {
 		name, queue string
-		byLabel     map[string]stepView
+		byLabel     map[string]results.Step
 	}
 	var rows []*cornerRow
 	index := map[string]*cornerRow{}
@@ -138,7 +128,7 @@ func fourCornersTable(points []stepView, labels []string, id string) (*table, []
 		key := p.Fio.Series
 		row, ok := index[key]
 		if !ok {
-			row = &cornerRow{name: blockSize(p.Fio.BS) + " " + p.Fio.pattern(), queue: fmt.Sprintf("%d × %d", p.Fio.Jobs, p.Fio.IODepth), byLabel: map[string]stepView{}}
+			row = &cornerRow{name: blockSize(p.Fio.BS) + " " + pattern(p.Fio.FioPlan), queue: fmt.Sprintf("%d × %d", p.Fio.Jobs, p.Fio.IODepth), byLabel: map[string]results.Step{}}
 			index[key] = row
 			rows = append(rows, row)
 		}
@@ -150,17 +140,17 @@ func fourCornersTable(points []stepView, labels []string, id string) (*table, []
 		r := []cell{textCell(row.name), textCell(row.queue)}
 		for _, l := range labels {
 			p, ok := row.byLabel[l]
-			if !ok || !completed(p) {
+			if !ok || !analysis.Completed(p) {
 				r = append(r, textCell("-"), textCell("-"), textCell("-"), textCell("-"))
 				continue
 			}
-			iops, mbs := numCell(fig(p, "iops"), thousands), numCell(fig(p, "mb_s"), quantity)
-			if sequential(p.Fio) {
+			iops, mbs := numCell(iops(p), thousands), numCell(mbs(p), quantity)
+			if p.Fio.Sequential() {
 				mbs.Class = "key"
 			} else {
 				iops.Class = "key"
 			}
-			r = append(r, iops, mbs, numCell(fioMS(p, "lat_mean_us"), millis), numCell(fioMS(p, "lat_p99_us"), millis))
+			r = append(r, iops, mbs, numCell(fioMS(p, results.FigureLatMeanUS), millis), numCell(fioMS(p, results.FigureLatP99US), millis))
 			perLabel[l] = append(perLabel[l], row.name+" "+headline(p))
 		}
 		t.Rows = append(t.Rows, r)
@@ -179,7 +169,7 @@ func fourCornersTable(points []stepView, labels []string, id string) (*table, []
 }
 
 // fioPointsTable lists every point with its figures.
-func fioPointsTable(points []stepView, labels []string, id string) *table {
+func fioPointsTable(points []results.Step, labels []string, id string) *table {
 	t := &table{ID: id, Title: "fio points", Collapsed: len(points) > 12,
 		Caption: "Every point as fio measured it after its warm-up. fio CPU is per job, in % of one CPU."}
 	multi := len(labels) > 1
@@ -225,16 +215,16 @@ func fioPointsTable(points []stepView, labels []string, id string) *table {
 		if d.RateIOPS > 0 {
 			rate = cell{Text: fmt.Sprintf("%s (%s %%)", thousands(float64(d.RateIOPS)), percent(d.RatePct)), Raw: raw(float64(d.RateIOPS))}
 		}
-		row = append(row, textCell(d.pattern()), cell{Text: blockSize(d.BS), Raw: raw(float64(d.BS))},
+		row = append(row, textCell(pattern(d.FioPlan)), cell{Text: blockSize(d.BS), Raw: raw(float64(d.BS))},
 			textCell(fmt.Sprintf("%d × %d", d.Jobs, d.IODepth)))
 		if rated {
 			row = append(row, rate)
 		}
-		row = append(row, numCell(fig(p, "iops"), thousands), numCell(fig(p, "mb_s"), quantity))
-		for _, n := range []string{"lat_mean_us", "lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us", "lat_max_us"} {
+		row = append(row, numCell(iops(p), thousands), numCell(mbs(p), quantity))
+		for _, n := range []results.FigureName{results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US, results.FigureLatP99US, results.FigureLatP999US, results.FigureLatMaxUS} {
 			row = append(row, numCell(fioMS(p, n), millis))
 		}
-		row = append(row, numCell(fig(p, "fio_usr_cpu_pct"), percent), numCell(fig(p, "fio_sys_cpu_pct"), percent))
+		row = append(row, numCell(analysis.Value(p, results.FigureFioUsrCPU), percent), numCell(analysis.Value(p, results.FigureFioSysCPU), percent))
 		if mixedIO {
 			row = append(row, textCell(ioText(d)))
 		}
@@ -245,7 +235,7 @@ func fioPointsTable(points []stepView, labels []string, id string) *table {
 }
 
 // ioText says how fio reached the storage: "io_uring with O_DIRECT".
-func ioText(d *fioDetail) string {
+func ioText(d *results.FioPoint) string {
 	switch {
 	case d.Engine == "":
 		return ""
@@ -267,61 +257,14 @@ type boundedRows struct {
 // (fio's --latency-max, 20 ms mean by default). It is shown for the sqlio
 // profile, when a bound was set, and whenever a pattern was swept over
 // three points or more.
-func latencyBounded(r *runView, points []stepView, profile, id string) *boundedRows {
-	bound := 20 * time.Millisecond
-	stat := "mean"
-	configured := false
-	if s := r.configString("latency_max"); s != "" {
-		if d, err := time.ParseDuration(s); err == nil && d > 0 {
-			bound, configured = d, true
-		}
-	}
-	if s := r.configString("latency_stat"); s != "" {
-		stat, configured = s, true
-	}
-	figName, ok := fioLatencyFigure[stat]
-	if !ok {
-		figName, stat = "lat_mean_us", "mean"
-	}
-	type row struct {
-		label, series, pattern string
-		points, within         int
-		bestIOPS, bestMBs      *stepView
-	}
-	var rows []*row
-	index := map[string]*row{}
-	swept := false
-	for i := range points {
-		p := &points[i]
-		if !completed(*p) || p.Fio.RateOf != "" {
-			continue
-		}
-		key := p.Fio.Label + "\x00" + p.Fio.Series
-		rw, ok := index[key]
-		if !ok {
-			rw = &row{label: p.Fio.Label, series: p.Fio.Series, pattern: p.Fio.pattern()}
-			index[key] = rw
-			rows = append(rows, rw)
-		}
-		rw.points++
-		if rw.points >= 3 {
-			swept = true
-		}
-		if fig(*p, figName) > float64(bound.Microseconds()) {
-			continue
-		}
-		rw.within++
-		if rw.bestIOPS == nil || fig(*p, "iops") > fig(*rw.bestIOPS, "iops") {
-			rw.bestIOPS = p
-		}
-		if rw.bestMBs == nil || fig(*p, "mb_s") > fig(*rw.bestMBs, "mb_s") {
-			rw.bestMBs = p
-		}
-	}
-	if len(rows) == 0 || !(profile == "sqlio" || configured || swept) {
+func latencyBounded(r *runView, points []results.Step, profile, id string) *boundedRows {
+	bound, configured := analysis.BoundOf(r.Run.ConfigView())
+	rows := analysis.BestWithin(points, bound)
+	if len(rows) == 0 || !(profile == "sqlio" || configured || analysis.Swept(points)) {
 		return nil
 	}
-	what := fmt.Sprintf("%s latency ≤ %s", stat, bound)
+	stat := string(bound.Stat)
+	what := bound.String()
 	t := &table{ID: id, Title: "Best within " + what,
 		Caption: "For each target and pattern, the highest IOPS and the highest MB/s among the points whose " + stat + " completion latency stayed within the bound (ties go to the lighter load)."}
 	multi := len(fioLabels(points)) > 1
@@ -335,18 +278,18 @@ func latencyBounded(r *runView, points []stepView, profile, id string) *boundedR
 	for _, rw := range rows {
 		var cells []cell
 		if multi {
-			cells = append(cells, textCell(rw.label))
+			cells = append(cells, textCell(rw.Label))
 		}
-		cells = append(cells, textCell(rw.series), textCell(fmt.Sprintf("%d/%d", rw.within, rw.points)))
-		if rw.bestIOPS == nil {
+		cells = append(cells, textCell(rw.Series), textCell(fmt.Sprintf("%d/%d", rw.Within, rw.Points)))
+		if rw.BestIOPS == nil {
 			cells = append(cells, cell{Text: "none within the bound", Class: "worse"}, textCell(""), textCell(""), textCell("-"), textCell(""), textCell(""))
-			out.findings = append(out.findings, fmt.Sprintf("%s %s: no point kept %s.", rw.label, rw.series, what))
+			out.findings = append(out.findings, fmt.Sprintf("%s %s: no point kept %s.", rw.Label, rw.Series, what))
 		} else {
-			bi, bm := *rw.bestIOPS, *rw.bestMBs
-			cells = append(cells, numCell(fig(bi, "iops"), thousands), numCell(fioMS(bi, figName), millis), textCell(bi.Name),
-				numCell(fig(bm, "mb_s"), quantity), numCell(fioMS(bm, figName), millis), textCell(bm.Name))
+			bi, bm := rw.BestIOPS, rw.BestMBPerSec
+			cells = append(cells, numCell(bi.IOPS, thousands), numCell(bi.LatencyUS/1000, millis), textCell(bi.Name),
+				numCell(bm.MBPerSec, quantity), numCell(bm.LatencyUS/1000, millis), textCell(bm.Name))
 			out.findings = append(out.findings, fmt.Sprintf("%s %s within %s: best %s IOPS (%s) and %s MB/s (%s).",
-				rw.label, rw.series, what, thousands(fig(bi, "iops")), bi.Name, quantity(fig(bm, "mb_s")), bm.Name))
+				rw.Label, rw.Series, what, thousands(bi.IOPS), bi.Name, quantity(bm.MBPerSec), bm.Name))
 		}
 		t.Rows = append(t.Rows, cells)
 	}
@@ -354,29 +297,8 @@ func latencyBounded(r *runView, points []stepView, profile, id string) *boundedR
 }
 
 // fioCurves are the I/O-rate curves: a maximum, then fixed rates against it.
-func fioCurves(points []stepView, labels []string, id func(string) string) (*section, []string) {
-	byName := map[string]stepView{}
-	for _, p := range points {
-		byName[p.Name] = p
-	}
-	type curve struct {
-		of     string
-		points []stepView
-	}
-	var curves []*curve
-	index := map[string]*curve{}
-	for _, p := range points {
-		if p.Fio.RateOf == "" || !completed(p) {
-			continue
-		}
-		c, ok := index[p.Fio.RateOf]
-		if !ok {
-			c = &curve{of: p.Fio.RateOf}
-			index[p.Fio.RateOf] = c
-			curves = append(curves, c)
-		}
-		c.points = append(c.points, p)
-	}
+func fioCurves(points []results.Step, labels []string, id func(string) string) (*section, []string) {
+	curves := analysis.Curves(points)
 	if len(curves) == 0 {
 		return nil, nil
 	}
@@ -386,43 +308,32 @@ func fioCurves(points []stepView, labels []string, id func(string) string) (*sec
 		X:    axis{Label: "IOPS achieved", Unit: "I/O per s", Zero: true}, Y: axis{Label: "completion latency", Unit: "ms", Zero: true}}
 	var findings []string
 	for ci, c := range curves {
-		first := c.points[0]
-		name := blockSize(first.Fio.BS) + " " + first.Fio.pattern()
+		name := blockSize(c.Pattern.BS) + " " + pattern(c.Pattern)
 		if len(labels) > 1 {
-			name = first.Fio.Label + " " + name
+			name = c.Pattern.Label + " " + name
 		}
 		t := &table{ID: id("curve-" + fmt.Sprint(ci+1)), Title: "I/O-rate curve " + name}
-		if m, ok := byName[c.of]; ok && completed(m) {
-			t.Caption = fmt.Sprintf("Maximum (%s): %s IOPS, mean %s ms, p99 %s ms.", m.Name, thousands(fig(m, "iops")), millis(fioMS(m, "lat_mean_us")), millis(fioMS(m, "lat_p99_us")))
-			findings = append(findings, fmt.Sprintf("%s unthrottled: %s IOPS at %s ms mean, %s ms p99.", name, thousands(fig(m, "iops")), millis(fioMS(m, "lat_mean_us")), millis(fioMS(m, "lat_p99_us"))))
+		if m := c.Max; m != nil {
+			t.Caption = fmt.Sprintf("Maximum (%s): %s IOPS, mean %s ms, p99 %s ms.", m.Name, thousands(m.IOPS), millis(m.MeanUS/1000), millis(m.P99US/1000))
+			findings = append(findings, fmt.Sprintf("%s unthrottled: %s IOPS at %s ms mean, %s ms p99.", name, thousands(m.IOPS), millis(m.MeanUS/1000), millis(m.P99US/1000)))
 		}
 		t.Columns = []column{{Name: "rate (% of max)", Numeric: true}, {Name: "asked IOPS", Numeric: true}, {Name: "IOPS", Numeric: true},
 			{Name: "MB/s", Numeric: true}, {Name: "mean ms", Numeric: true}, {Name: "p99 ms", Numeric: true}}
 		mean := series{Name: name + " mean", Color: 2 * ci}
 		p99 := series{Name: name + " p99", Color: 2 * ci, Dash: dashed}
-		low := -1
-		for i, p := range c.points {
-			t.Rows = append(t.Rows, []cell{numCell(p.Fio.RatePct, percent), numCell(float64(p.Fio.RateIOPS), thousands),
-				numCell(fig(p, "iops"), thousands), numCell(fig(p, "mb_s"), quantity), numCell(fioMS(p, "lat_mean_us"), millis), numCell(fioMS(p, "lat_p99_us"), millis)})
-			mean.X, mean.Y = append(mean.X, fig(p, "iops")), append(mean.Y, fioMS(p, "lat_mean_us"))
-			p99.X, p99.Y = append(p99.X, fig(p, "iops")), append(p99.Y, fioMS(p, "lat_p99_us"))
-			if low < 0 || p.Fio.RatePct < c.points[low].Fio.RatePct {
-				low = i
-			}
+		for _, p := range c.Points {
+			t.Rows = append(t.Rows, []cell{numCell(p.Pct, percent), numCell(float64(p.TargetIOPS), thousands),
+				numCell(p.IOPS, thousands), numCell(p.MBPerSec, quantity), numCell(p.MeanUS/1000, millis), numCell(p.P99US/1000, millis)})
+			mean.X, mean.Y = append(mean.X, p.IOPS), append(mean.Y, p.MeanUS/1000)
+			p99.X, p99.Y = append(p99.X, p.IOPS), append(p99.Y, p.P99US/1000)
 		}
 		ch.Series = append(ch.Series, mean, p99)
 		sec.add(t)
-		knee := ""
-		ref := fioMS(c.points[low], "lat_mean_us")
-		for _, p := range c.points {
-			if p.Fio.RatePct > c.points[low].Fio.RatePct && fioMS(p, "lat_mean_us") >= 2*ref {
-				knee = fmt.Sprintf("On %s, latency bends at %s %% of the maximum (%s IOPS): mean %s ms, twice the %s ms at the lowest rate.",
-					name, quantity(p.Fio.RatePct), thousands(fig(p, "iops")), millis(fioMS(p, "lat_mean_us")), millis(ref))
-				break
-			}
-		}
-		if knee == "" {
-			knee = fmt.Sprintf("On %s, mean latency never doubled over the rates run.", name)
+		knee := fmt.Sprintf("On %s, mean latency never doubled over the rates run.", name)
+		if k := c.Knee(); k >= 0 {
+			p, ref := c.Points[k], c.Points[c.Lowest()].MeanUS/1000
+			knee = fmt.Sprintf("On %s, latency bends at %s %% of the maximum (%s IOPS): mean %s ms, twice the %s ms at the lowest rate.",
+				name, quantity(p.Pct), thousands(p.IOPS), millis(p.MeanUS/1000), millis(ref))
 		}
 		sec.add(&paragraph{Text: knee, Class: "verdict"})
 		findings = append(findings, knee)
@@ -437,22 +348,22 @@ type fioGroup struct {
 	label, pattern string
 	jobs, qd       int
 	bs             int64
-	points         []stepView
+	points         []results.Step
 }
 
 // groupPoints groups unthrottled, completed points by key.
-func groupPoints(points []stepView, key func(d *fioDetail) string) []*fioGroup {
+func groupPoints(points []results.Step, key func(d *results.FioPoint) string) []*fioGroup {
 	var out []*fioGroup
 	index := map[string]*fioGroup{}
 	for _, p := range points {
 		d := p.Fio
-		if d.RateOf != "" || d.Loops > 0 || !completed(p) {
+		if d.RateOf != "" || d.Loops > 0 || !analysis.Completed(p) {
 			continue
 		}
 		k := key(d)
 		g, ok := index[k]
 		if !ok {
-			g = &fioGroup{label: d.Label, pattern: d.pattern(), jobs: d.Jobs, qd: d.IODepth, bs: d.BS}
+			g = &fioGroup{label: d.Label, pattern: pattern(d.FioPlan), jobs: d.Jobs, qd: d.IODepth, bs: d.BS}
 			index[k] = g
 			out = append(out, g)
 		}
@@ -490,8 +401,8 @@ func groupNames(groups []*fioGroup, withBS bool) []string {
 
 // blockSizeCharts plot IOPS and MB/s against block size for every pattern
 // measured at two block sizes or more.
-func blockSizeCharts(points []stepView, labels []string, id func(string) string) []*chart {
-	groups := groupPoints(points, func(d *fioDetail) string {
+func blockSizeCharts(points []results.Step, labels []string, id func(string) string) []*chart {
+	groups := groupPoints(points, func(d *results.FioPoint) string {
 		return fmt.Sprintf("%s/%s/%d/%d/%d", d.Label, d.RW, d.ReadPct, d.Jobs, d.IODepth)
 	})
 	var kept []*fioGroup
@@ -518,38 +429,38 @@ func blockSizeCharts(points []stepView, labels []string, id func(string) string)
 	sort.Float64s(ticks)
 	names := groupNames(kept, false)
 	bsAxis := axis{Label: "block size", Log: true, Ticks: ticks, Format: func(v float64) string { return blockSize(int64(v)) }}
-	iops := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true},
+	iopsChart := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true},
 		Note: "Small blocks show what the device does per operation; IOPS fall as blocks grow and throughput takes over."}
-	mbs := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true},
+	mbsChart := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true},
 		Note: "Where the line flattens, the device (or the path to it) is at its bandwidth."}
 	for i, g := range kept {
 		sort.SliceStable(g.points, func(a, b int) bool { return g.points[a].Fio.BS < g.points[b].Fio.BS })
 		si := series{Name: names[i], Color: i}
 		sm := series{Name: names[i], Color: i}
 		for _, p := range g.points {
-			si.X, si.Y = append(si.X, float64(p.Fio.BS)), append(si.Y, fig(p, "iops"))
-			sm.X, sm.Y = append(sm.X, float64(p.Fio.BS)), append(sm.Y, fig(p, "mb_s"))
+			si.X, si.Y = append(si.X, float64(p.Fio.BS)), append(si.Y, iops(p))
+			sm.X, sm.Y = append(sm.X, float64(p.Fio.BS)), append(sm.Y, mbs(p))
 		}
-		iops.Series = append(iops.Series, si)
-		mbs.Series = append(mbs.Series, sm)
+		iopsChart.Series = append(iopsChart.Series, si)
+		mbsChart.Series = append(mbsChart.Series, sm)
 	}
-	return []*chart{iops, mbs}
+	return []*chart{iopsChart, mbsChart}
 }
 
 // sweepCharts plot IOPS against mean latency for points that sweep the
 // queue depth (three depths or more) or, failing that, the block size.
-func sweepCharts(points []stepView, labels []string, id func(string) string) []*chart {
-	byQueue := groupPoints(points, func(d *fioDetail) string {
+func sweepCharts(points []results.Step, labels []string, id func(string) string) []*chart {
+	byQueue := groupPoints(points, func(d *results.FioPoint) string {
 		return fmt.Sprintf("%s/%s/%d/%d", d.Label, d.RW, d.ReadPct, d.BS)
 	})
 	withBS := true
-	kept := keepSweeps(byQueue, func(d *fioDetail) float64 { return float64(d.IODepth * d.Jobs) })
+	kept := keepSweeps(byQueue, func(d *results.FioPoint) float64 { return float64(d.IODepth * d.Jobs) })
 	if len(kept) == 0 {
 		withBS = false
-		bySize := groupPoints(points, func(d *fioDetail) string {
+		bySize := groupPoints(points, func(d *results.FioPoint) string {
 			return fmt.Sprintf("%s/%s/%d/%d/%d", d.Label, d.RW, d.ReadPct, d.Jobs, d.IODepth)
 		})
-		kept = keepSweeps(bySize, func(d *fioDetail) float64 { return float64(d.BS) })
+		kept = keepSweeps(bySize, func(d *results.FioPoint) float64 { return float64(d.BS) })
 	}
 	if len(kept) == 0 {
 		return nil
@@ -577,7 +488,7 @@ func sweepCharts(points []stepView, labels []string, id func(string) string) []*
 		for i, g := range gs {
 			s := series{Name: names[i], Color: i}
 			for _, p := range g.points {
-				s.X, s.Y = append(s.X, fig(p, "iops")), append(s.Y, fioMS(p, "lat_mean_us"))
+				s.X, s.Y = append(s.X, iops(p)), append(s.Y, fioMS(p, results.FigureLatMeanUS))
 			}
 			c.Series = append(c.Series, s)
 		}
@@ -589,7 +500,7 @@ func sweepCharts(points []stepView, labels []string, id func(string) string) []*
 
 // keepSweeps keeps the groups with three or more distinct values of the
 // swept variable, their points ordered by it.
-func keepSweeps(groups []*fioGroup, swept func(d *fioDetail) float64) []*fioGroup {
+func keepSweeps(groups []*fioGroup, swept func(d *results.FioPoint) float64) []*fioGroup {
 	var out []*fioGroup
 	for _, g := range groups {
 		distinct := map[float64]bool{}
@@ -605,12 +516,12 @@ func keepSweeps(groups []*fioGroup, swept func(d *fioDetail) float64) []*fioGrou
 }
 
 // steadyTable reports fio's steady-state detection (the precondition profile).
-func steadyTable(points []stepView, id string) *table {
+func steadyTable(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "Steady state", Caption: "fio's steady-state detection: the criterion over a rolling window, and whether it held before the runtime ran out."}
 	t.Columns = []column{{Name: "point"}, {Name: "criterion"}, {Name: "window (s)", Numeric: true}, {Name: "outcome"},
 		{Name: "IOPS over the window", Numeric: true}}
 	for _, p := range points {
-		ss := p.Fio.SteadyState
+		ss := p.Fio.Steady
 		if ss == nil {
 			continue
 		}
@@ -629,16 +540,16 @@ func steadyTable(points []stepView, id string) *table {
 }
 
 // fioTelemetry is the verdict and CPU per point, when points were sampled.
-func fioTelemetry(points []stepView, id string) *table {
+func fioTelemetry(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "CPU and bottleneck per point",
 		Caption: "CPU in % of the whole machine, means over the point's seconds."}
 	t.Columns = []column{{Name: "point"}, {Name: "idle %", Numeric: true}, {Name: "iowait %", Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
 	for _, p := range points {
-		if p.Tel == nil {
+		if p.Telemetry == nil {
 			continue
 		}
-		t.Rows = append(t.Rows, []cell{textCell(p.Name), numCell(p.Tel.mean("cpu_idle_pct"), percent), numCell(p.Tel.mean("cpu_iowait_pct"), percent),
-			verdictCell(p.Tel), shareCell(p.Tel, true)})
+		t.Rows = append(t.Rows, []cell{textCell(p.Name), numCell(p.Telemetry.Mean("cpu_idle_pct"), percent), numCell(p.Telemetry.Mean("cpu_iowait_pct"), percent),
+			verdictCell(p.Telemetry), shareCell(p.Telemetry, true)})
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -647,9 +558,9 @@ func fioTelemetry(points []stepView, id string) *table {
 }
 
 // fioTimelines are fio's per-second logs over the run, points shaded.
-func fioTimelines(r *runView, points []stepView, id func(string) string) *section {
+func fioTimelines(r *runView, points []results.Step, id func(string) string) *section {
 	sec := &section{ID: id("timelines"), Title: "Second by second"}
-	name := func(s stepView) string { return s.Name }
+	name := func(s results.Step) string { return s.Name }
 	note := "fio's per-second logs; each point is shaded (its warm-up hatched). A dip inside a point is the device, not the tool."
 	for _, c := range []*chart{
 		r.timelineChart(id("iops-timeline"), "IOPS per second", note, points, axis{Label: "IOPS", Unit: "I/O per s", Zero: true},
@@ -669,31 +580,16 @@ func fioTimelines(r *runView, points []stepView, id func(string) string) *sectio
 
 // fioBest are the findings of a run without a profile table: the best
 // IOPS and the best MB/s point of each target.
-func fioBest(points []stepView, labels []string) []string {
+func fioBest(points []results.Step, labels []string) []string {
 	var out []string
-	for _, l := range labels {
-		var bi, bm *stepView
-		for i := range points {
-			p := &points[i]
-			if p.Fio.Label != l || !completed(*p) {
-				continue
-			}
-			if bi == nil || fig(*p, "iops") > fig(*bi, "iops") {
-				bi = p
-			}
-			if bm == nil || fig(*p, "mb_s") > fig(*bm, "mb_s") {
-				bm = p
-			}
-		}
-		if bi == nil {
-			continue
-		}
+	for _, b := range analysis.Highest(points) {
 		who := ""
 		if len(labels) > 1 {
-			who = " on " + l
+			who = " on " + b.Label
 		}
+		bi, bm := b.BestIOPS, b.BestMBPerSec
 		out = append(out, fmt.Sprintf("Highest IOPS%s: %s IOPS at %s ms mean (%s); highest throughput: %s MB/s at %s ms (%s).", who,
-			thousands(fig(*bi, "iops")), millis(fioMS(*bi, "lat_mean_us")), bi.Name, thousands(fig(*bm, "mb_s")), millis(fioMS(*bm, "lat_mean_us")), bm.Name))
+			thousands(bi.IOPS), millis(bi.LatencyUS/1000), bi.Name, thousands(bm.MBPerSec), millis(bm.LatencyUS/1000), bm.Name))
 	}
 	return out
 }

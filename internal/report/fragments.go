@@ -10,7 +10,7 @@ import (
 
 // fragmentationTables show the extents of dbio's database files through the
 // run, and the files that hold the most at the end: fragments a run creates
-// are what preallocation and contiguous allocation prevent (METHODOLOGY §2).
+// are what preallocation and contiguous allocation prevent.
 func fragmentationTables(run results.Run, prefix string) []block {
 	recs := run.Fragmentation
 	if len(recs) == 0 {

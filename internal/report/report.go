@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/units"
@@ -71,21 +72,13 @@ func WriteReport(out Output, runs []*results.Loaded, opts Options) error {
 	if len(runs) == 0 {
 		return errors.New("no results directory to report on")
 	}
-	views, err := viewsOf(runs)
-	if err != nil {
-		return err
-	}
-	return out.write(runDocument(views, opts))
+	return out.write(runDocument(viewsOf(runs), opts))
 }
 
 // CheckComparable returns a *NotComparableError when the runs differ in
 // workload, scale, user sequence or fio plan, and nil otherwise.
 func CheckComparable(runs []*results.Loaded) error {
-	views, err := viewsOf(runs)
-	if err != nil {
-		return err
-	}
-	if reasons, _ := comparability(views); len(reasons) > 0 {
+	if reasons, _ := comparability(viewsOf(runs)); len(reasons) > 0 {
 		return &NotComparableError{Reasons: reasons}
 	}
 	return nil
@@ -98,10 +91,7 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) error {
 	if len(runs) < 2 {
 		return fmt.Errorf("a comparison needs at least two results directories, got %d: name the baseline first, then the runs to compare with it", len(runs))
 	}
-	views, err := viewsOf(runs)
-	if err != nil {
-		return err
-	}
+	views := viewsOf(runs)
 	reasons, warnings := comparability(views)
 	if len(reasons) > 0 && !opts.Force {
 		return &NotComparableError{Reasons: reasons}
@@ -109,18 +99,15 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) error {
 	return out.write(compareDocument(views, reasons, warnings, opts))
 }
 
-func viewsOf(runs []*results.Loaded) ([]*runView, error) {
+func viewsOf(runs []*results.Loaded) []*runView {
 	views := make([]*runView, len(runs))
 	for i, l := range runs {
-		v, err := newRunView(l)
-		if err != nil {
-			return nil, err
-		}
+		v := newRunView(l)
 		v.Letter = letter(i)
 		views[i] = v
 	}
 	nameRuns(views)
-	return views, nil
+	return views
 }
 
 // runDocument is the report of one or more runs.
@@ -199,10 +186,10 @@ func checksFinding(r *runView) string {
 }
 
 // otherSection lists steps of kinds the report has no section for.
-func otherSection(steps []stepView, prefix string) *section {
+func otherSection(steps []results.Step, prefix string) *section {
 	sec := &section{ID: prefix + "other", Title: "Other steps"}
-	var names []string
-	seen := map[string]bool{}
+	var names []results.FigureName
+	seen := map[results.FigureName]bool{}
 	for _, s := range steps {
 		for _, f := range s.Figures {
 			if !seen[f.Name] {
@@ -213,14 +200,14 @@ func otherSection(steps []stepView, prefix string) *section {
 	}
 	t := &table{ID: prefix + "other-steps", Title: "Steps"}
 	t.Columns = []column{{Name: "step"}, {Name: "kind"}}
-	units := map[string]string{}
+	units := map[results.FigureName]string{}
 	for _, s := range steps {
 		for _, f := range s.Figures {
 			units[f.Name] = f.Unit
 		}
 	}
 	for _, n := range names {
-		name := n
+		name := string(n)
 		if units[n] != "" {
 			name += " (" + units[n] + ")"
 		}
@@ -230,7 +217,7 @@ func otherSection(steps []stepView, prefix string) *section {
 	for _, s := range steps {
 		row := []cell{textCell(s.Name), textCell(s.Kind)}
 		for _, n := range names {
-			row = append(row, numCell(fig(s, n), quantity))
+			row = append(row, numCell(analysis.Value(s, n), quantity))
 		}
 		row = append(row, statusCell(string(s.Status)))
 		t.Rows = append(t.Rows, row)
@@ -243,7 +230,7 @@ func otherSection(steps []stepView, prefix string) *section {
 func runSubtitle(r *runView) string {
 	var what []string
 	if len(r.Fio) > 0 {
-		p := fioProfile(r)
+		p := r.FioProfile()
 		if p == "" {
 			p = "fio"
 		} else {
@@ -254,11 +241,11 @@ func runSubtitle(r *runView) string {
 	for _, w := range r.Workloads {
 		s := workloadTitle(w.Kind)
 		if w.Kind == "tpcc" {
-			if n := r.warehouses(); n > 0 {
+			if n := r.Warehouses(); n > 0 {
 				s += ", " + plural(n, "warehouse", "warehouses")
 			}
 		}
-		s += ", users " + intsText(r.users(w))
+		s += ", users " + intsText(r.Users(w))
 		what = append(what, s)
 	}
 	line := strings.Join(what, " then ")

@@ -404,3 +404,42 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 		})
 	}
 }
+
+// A point that asked fio for steady-state detection (the precondition
+// profile) records its criterion and fio's verdict; its report shows both.
+func TestSteadyStatePointReports(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d, err := results.Create(t.TempDir(), "precondition", results.Run{Kind: "disk", Config: []byte(`{"profile":"precondition"}`)}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &results.FioPoint{FioPlan: results.FioPlan{Name: "precondition", Series: "randwrite", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 1,
+		RuntimeS: 600, SteadyState: "iops_slope:0.3%", SteadyWindowS: 60, Label: "nvme"}, Profile: "precondition", Status: results.StatusCompleted,
+		Total:    &results.FioDirection{IOPS: 52000, BytesPerSec: 213e6, Completion: results.FioLatency{MeanUS: 600}},
+		ElapsedS: 184, Steady: &results.FioSteadyState{Criterion: "iops_slope:0.300000%", WindowS: 60, Attained: true, Value: "-0.12%", WindowIOPSMean: 51800}}
+	step := results.Step{Name: "precondition", Kind: results.KindFio, Started: start, Ended: start.Add(184 * time.Second), Status: results.StatusCompleted,
+		Figures: []results.Figure{{Name: results.FigureIOPS, Value: 52000}, {Name: results.FigureMBPerSec, Value: 213}, {Name: results.FigureLatMeanUS, Value: 600}}, Fio: p}
+	if err := d.WriteStep(step, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Finish(results.StatusCompleted, nil, start.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Load(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := OutputIn(d.Path)
+	if err := WriteReport(out, []*results.Loaded{l}, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(out.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"Steady state", "iops_slope:0.300000%", "steady after 184 s (-0.12%)", "Steady state on precondition: steady after 184 s (-0.12%)."} {
+		if !strings.Contains(string(page), w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+}

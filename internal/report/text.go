@@ -6,6 +6,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -73,7 +74,7 @@ func Text(w io.Writer, l *results.Loaded) error {
 	if len(r.Figures) > 0 {
 		fmt.Fprintln(w)
 		for _, f := range r.Figures {
-			fmt.Fprintf(w, "%s: %s %s\n", strings.ReplaceAll(f.Name, "_", " "), number(f.Value), f.Unit)
+			fmt.Fprintf(w, "%s: %s %s\n", strings.ReplaceAll(string(f.Name), "_", " "), number(f.Value), f.Unit)
 		}
 	}
 	if n := len(r.Fragmentation); n > 1 {
@@ -145,7 +146,7 @@ func stepTables(w io.Writer, steps []results.Step) error {
 
 // workloadTable prints the figures of transaction steps, one row per user count.
 func workloadTable(tw io.Writer, ss []results.Step) {
-	names := figureNames(ss, map[string]bool{"latency_p99": true})
+	names := figureNames(ss, map[results.FigureName]bool{results.FigureLatencyP99: true})
 	fmt.Fprintf(tw, "step\tusers\t")
 	for _, n := range names {
 		fmt.Fprintf(tw, "%s\t", heading(n))
@@ -187,9 +188,9 @@ func figureTable(tw io.Writer, ss []results.Step) {
 	}
 }
 
-func figureNames(ss []results.Step, skip map[string]bool) []string {
-	seen := map[string]bool{}
-	var names []string
+func figureNames(ss []results.Step, skip map[results.FigureName]bool) []results.FigureName {
+	seen := map[results.FigureName]bool{}
+	var names []results.FigureName
 	for _, s := range ss {
 		for _, f := range s.Figures {
 			if !seen[f.Name] && !skip[f.Name] {
@@ -203,14 +204,14 @@ func figureNames(ss []results.Step, skip map[string]bool) []string {
 
 // heading names a figure in a table header: TPC-C's own metrics as the
 // specification writes them, the rest as words.
-func heading(name string) string {
+func heading(name results.FigureName) string {
 	switch name {
-	case "tpm", "nopm", "tps", "qps":
-		return strings.ToUpper(name)
-	case "tpm_per_user":
+	case results.FigureTPM, results.FigureNOPM, results.FigureTPS, results.FigureQPS:
+		return strings.ToUpper(string(name))
+	case results.FigureTPMPerUser:
 		return "TPM/user"
 	}
-	return strings.ReplaceAll(name, "_", " ")
+	return strings.ReplaceAll(string(name), "_", " ")
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }
@@ -218,20 +219,7 @@ func ms(us int64) float64 { return float64(us) / 1000 }
 // number prints large figures with thousands separators and small ones with decimals.
 func number(v float64) string {
 	if v >= 1000 || v <= -1000 {
-		s := fmt.Sprintf("%.0f", v)
-		neg := strings.HasPrefix(s, "-")
-		s = strings.TrimPrefix(s, "-")
-		var b strings.Builder
-		for i, c := range s {
-			if i > 0 && (len(s)-i)%3 == 0 {
-				b.WriteByte(',')
-			}
-			b.WriteRune(c)
-		}
-		if neg {
-			return "-" + b.String()
-		}
-		return b.String()
+		return units.GroupThousands(int64(math.RoundToEven(v)))
 	}
 	if v == float64(int64(v)) {
 		return fmt.Sprintf("%.0f", v)

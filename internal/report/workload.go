@@ -4,76 +4,54 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
 )
 
 // The section of a transaction workload (TPC-C and the like): figures per
 // virtual-user step, what the machine did during each step, the bottleneck,
 // and the per-second timelines.
 
-// fig is a step's figure, NaN when it does not have it.
-func fig(s stepView, name string) float64 {
-	if v, ok := s.Figure(name); ok {
-		return v
-	}
-	return math.NaN()
-}
-
-// latencyMS reads a total latency percentile in ms.
-func latencyMS(s stepView, pick func(l latencyView) float64) float64 {
-	if s.Total == nil || s.Total.Latency.Count == 0 {
+// latencyMS reads a total latency statistic in ms, NaN without transactions.
+func latencyMS(s results.Step, pick func(l analysis.Latencies) float64) float64 {
+	l, ok := analysis.TotalLatency(s)
+	if !ok {
 		return math.NaN()
 	}
-	return pick(latencyView{s.Total.Latency.MeanUS, float64(s.Total.Latency.P50US), float64(s.Total.Latency.P95US),
-		float64(s.Total.Latency.P99US), float64(s.Total.Latency.P999US), float64(s.Total.Latency.MaxUS)}) / 1000
+	return pick(l)
 }
 
-// latencyView is a latency summary in µs, floats for charting.
-type latencyView struct{ mean, p50, p95, p99, p999, max float64 }
-
 // percentiles are the latency lines every workload chart shows.
-var percentiles = []struct {
+func percentiles() []struct {
 	name string
-	pick func(latencyView) float64
+	pick func(analysis.Latencies) float64
 	dash int
-}{
-	{"p50", func(l latencyView) float64 { return l.p50 }, solid},
-	{"p95", func(l latencyView) float64 { return l.p95 }, solid},
-	{"p99", func(l latencyView) float64 { return l.p99 }, solid},
-	{"p99.9", func(l latencyView) float64 { return l.p999 }, dashed},
+} {
+	return []struct {
+		name string
+		pick func(analysis.Latencies) float64
+		dash int
+	}{
+		{"p50", func(l analysis.Latencies) float64 { return l.P50 }, solid},
+		{"p95", func(l analysis.Latencies) float64 { return l.P95 }, solid},
+		{"p99", func(l analysis.Latencies) float64 { return l.P99 }, solid},
+		{"p99.9", func(l analysis.Latencies) float64 { return l.P999 }, dashed},
+	}
 }
 
 // usersLabel names a step for the shading of a timeline.
-func usersLabel(s stepView) string {
+func usersLabel(s results.Step) string {
 	if s.Users > 0 {
 		return plural(s.Users, "user", "users")
 	}
 	return s.Name
 }
 
-// throughputFigures are the figures a workload's throughput is read from:
-// TPM and NOPM for TPC-C, TPS otherwise.
-func throughputFigures(steps []stepView) []figureSpec {
-	var out []figureSpec
-	for _, f := range []figureSpec{{"tpm", "TPM", "tx/min"}, {"nopm", "NOPM", "new-orders/min"}} {
-		for _, s := range steps {
-			if _, ok := s.Figure(f.name); ok {
-				out = append(out, f)
-				break
-			}
-		}
-	}
-	if len(out) == 0 {
-		out = append(out, figureSpec{"tps", "TPS", "tx/s"})
-	}
-	return out
-}
-
-type figureSpec struct{ name, title, unit string }
-
 // lineSpec draws one line of a users chart.
 type lineSpec struct {
 	name  string
-	value func(stepView) float64
+	value func(results.Step) float64
 	color int
 	dash  int
 }
@@ -81,7 +59,7 @@ type lineSpec struct {
 func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
 
 // usersChart plots one value per step against the step's users.
-func usersChart(id, title, note string, steps []stepView, y axis, lines []lineSpec) *chart {
+func usersChart(id, title, note string, steps []results.Step, y axis, lines []lineSpec) *chart {
 	c := &chart{ID: id, Title: title, Note: note, X: usersAxis(), Y: y}
 	for _, l := range lines {
 		s := series{Name: l.name, Color: l.color, Dash: l.dash}
@@ -122,7 +100,7 @@ type tlSpec struct {
 
 // timelineChart plots per-second columns over the run's elapsed time, with
 // the steps shaded. Runs longer than 20 minutes are plotted in minutes.
-func (r *runView) timelineChart(id, title, note string, steps []stepView, y axis, lines []tlSpec, label func(stepView) string) *chart {
+func (r *runView) timelineChart(id, title, note string, steps []results.Step, y axis, lines []tlSpec, label func(results.Step) string) *chart {
 	var cols []string
 	for _, l := range lines {
 		cols = append(cols, l.column)
@@ -162,12 +140,12 @@ func percentAxis(label string) axis {
 
 // workloadSection builds the section of one workload's steps and returns
 // the findings for the summary.
-func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []string) {
+func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*section, []string) {
 	title := workloadTitle(w.Kind)
 	sec := &section{ID: prefix + w.Kind, Title: title}
 	steps := w.Steps
 	id := func(s string) string { return prefix + w.Kind + "-" + s }
-	tput := throughputFigures(steps)
+	tput := analysis.Throughput(steps)
 	findings := workloadFindings(r, title, steps, tput)
 
 	// Throughput and latency per step.
@@ -175,11 +153,11 @@ func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []st
 		Caption: "Figures over each step's measured time (ramp-up excluded). Latency is per transaction, all types merged, in ms."}
 	t.Columns = []column{{Name: "users", Numeric: true}}
 	for _, f := range tput {
-		t.Columns = append(t.Columns, column{Name: f.title, Numeric: true, Group: "throughput"})
+		t.Columns = append(t.Columns, column{Name: f.Title, Numeric: true, Group: "throughput"})
 	}
 	hasPerUser := false
 	for _, s := range steps {
-		if _, ok := s.Figure("tpm_per_user"); ok {
+		if _, ok := s.Figure(results.FigureTPMPerUser); ok {
 			hasPerUser = true
 		}
 	}
@@ -196,16 +174,16 @@ func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []st
 	for _, s := range steps {
 		row := []cell{numCell(float64(s.Users), thousands)}
 		for _, f := range tput {
-			row = append(row, numCell(fig(s, f.name), quantity))
+			row = append(row, numCell(analysis.Value(s, f.Name), quantity))
 		}
 		if hasPerUser {
-			row = append(row, numCell(fig(s, "tpm_per_user"), quantity))
+			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), quantity))
 		}
-		row = append(row, numCell(tps(s), quantity))
-		for _, p := range []func(latencyView) float64{
-			func(l latencyView) float64 { return l.mean }, func(l latencyView) float64 { return l.p50 },
-			func(l latencyView) float64 { return l.p95 }, func(l latencyView) float64 { return l.p99 },
-			func(l latencyView) float64 { return l.p999 }, func(l latencyView) float64 { return l.max }} {
+		row = append(row, numCell(analysis.TPS(s), quantity))
+		for _, p := range []func(analysis.Latencies) float64{
+			func(l analysis.Latencies) float64 { return l.Mean }, func(l analysis.Latencies) float64 { return l.P50 },
+			func(l analysis.Latencies) float64 { return l.P95 }, func(l analysis.Latencies) float64 { return l.P99 },
+			func(l analysis.Latencies) float64 { return l.P999 }, func(l analysis.Latencies) float64 { return l.Max }} {
 			row = append(row, numCell(latencyMS(s, p), millis))
 		}
 		var committed, rolled, errs float64
@@ -225,15 +203,15 @@ func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []st
 	var tlines []lineSpec
 	for i, f := range tput {
 		f := f
-		tlines = append(tlines, lineSpec{name: f.title, value: func(s stepView) float64 { return fig(s, f.name) }, color: i})
+		tlines = append(tlines, lineSpec{name: f.Title, value: func(s results.Step) float64 { return analysis.Value(s, f.Name) }, color: i})
 	}
-	unit := tput[0].unit
+	unit := tput[0].Unit
 	if len(tput) > 1 {
 		unit = "per minute"
 	}
 	names := make([]string, len(tput))
 	for i, f := range tput {
-		names[i] = f.title
+		names[i] = f.Title
 	}
 	sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
 		"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
@@ -242,12 +220,12 @@ func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []st
 		sec.add(usersChart(id("tpm-per-user"), "TPM per user",
 			"What each added user gets: a falling line means users wait for each other or for a saturated resource.",
 			steps, axis{Label: "TPM per user", Unit: "tx/min/user", Zero: true},
-			[]lineSpec{{name: "TPM per user", value: func(s stepView) float64 { return fig(s, "tpm_per_user") }, color: 4}}))
+			[]lineSpec{{name: "TPM per user", value: func(s results.Step) float64 { return analysis.Value(s, results.FigureTPMPerUser) }, color: 4}}))
 	}
 	var llines []lineSpec
-	for i, p := range percentiles {
+	for i, p := range percentiles() {
 		p := p
-		llines = append(llines, lineSpec{name: p.name, value: func(s stepView) float64 { return latencyMS(s, p.pick) }, color: i, dash: p.dash})
+		llines = append(llines, lineSpec{name: p.name, value: func(s results.Step) float64 { return latencyMS(s, p.pick) }, color: i, dash: p.dash})
 	}
 	lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
 		steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
@@ -267,17 +245,6 @@ func workloadSection(r *runView, w workloadSteps, prefix string) (*section, []st
 	return sec, findings
 }
 
-// tps is the TPS figure, or committed transactions per second.
-func tps(s stepView) float64 {
-	if v, ok := s.Figure("tps"); ok {
-		return v
-	}
-	if s.Total != nil {
-		return s.Total.PerMinute / 60
-	}
-	return math.NaN()
-}
-
 func statusCell(status string) cell {
 	c := textCell(status)
 	if status != "completed" {
@@ -289,55 +256,40 @@ func statusCell(status string) cell {
 // workloadFindings are the sentences a reviewer quotes: the peak, how
 // throughput scaled, the bottleneck at the heaviest step and the load
 // generator's share of the CPU.
-func workloadFindings(r *runView, title string, steps []stepView, tput []figureSpec) []string {
+func workloadFindings(r *runView, title string, steps []results.Step, tput []analysis.Figure) []string {
 	if len(steps) == 0 {
 		return nil
 	}
 	var out []string
-	main := tput[0]
-	peak := steps[0]
-	for _, s := range steps {
-		if fig(s, main.name) > fig(peak, main.name) {
-			peak = s
-		}
-	}
+	peak := steps[analysis.Peak(steps, tput[0].Name)]
 	var parts []string
 	for _, f := range tput {
-		parts = append(parts, thousands(fig(peak, f.name))+" "+f.title)
+		parts = append(parts, thousands(analysis.Value(peak, f.Name))+" "+f.Title)
 	}
-	p99 := latencyMS(peak, func(l latencyView) float64 { return l.p99 })
+	p99 := latencyMS(peak, func(l analysis.Latencies) float64 { return l.P99 })
 	out = append(out, fmt.Sprintf("%s peak: %s at %s (p99 latency %s ms).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), millis(p99)))
-	if len(steps) > 1 {
-		first, last := steps[0], steps[len(steps)-1]
-		if a, b := fig(first, "tpm_per_user"), fig(last, "tpm_per_user"); !math.IsNaN(a) && !math.IsNaN(b) && a > 0 {
-			out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
-				thousands(a), plural(first.Users, "user", "users"), thousands(b), plural(last.Users, "user", "users"), percent(b/a*100)))
-		}
+	if sc, ok := analysis.PerUserScaling(steps); ok {
+		out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
+			thousands(sc.From), plural(sc.First.Users, "user", "users"), thousands(sc.To), plural(sc.Last.Users, "user", "users"), percent(sc.Pct)))
 	}
 	last := steps[len(steps)-1]
-	if last.Tel != nil && last.Tel.Verdict.Text != "" {
-		out = append(out, fmt.Sprintf("At %s: %s.", plural(last.Users, "user", "users"), strings.TrimSuffix(last.Tel.Verdict.Text, ".")))
+	if last.Telemetry != nil && last.Telemetry.Verdict.Text != "" {
+		out = append(out, fmt.Sprintf("At %s: %s.", plural(last.Users, "user", "users"), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
 	}
-	var heaviest *stepView
-	for i := range steps {
-		s := &steps[i]
-		if s.Tel != nil && s.Tel.Driver != nil && (heaviest == nil || s.Tel.Driver.CPUPct > heaviest.Tel.Driver.CPUPct) {
-			heaviest = s
-		}
-	}
-	if heaviest != nil {
-		out = append(out, fmt.Sprintf("At %s, %s.", plural(heaviest.Users, "user", "users"), heaviest.Tel.Driver.Text))
+	if i := analysis.HeaviestDriver(steps); i >= 0 {
+		h := steps[i]
+		out = append(out, fmt.Sprintf("At %s, %s.", plural(h.Users, "user", "users"), h.Telemetry.Driver.Text))
 	}
 	return out
 }
 
 // systemSection is what the machine did during each step: CPU, disks,
 // pressure, and the processes of dbio and the server.
-func systemSection(r *runView, steps []stepView, id func(string) string) *section {
+func systemSection(r *runView, steps []results.Step, id func(string) string) *section {
 	sec := &section{ID: id("system"), Title: "CPU and storage during each step"}
 	anyTel := false
 	for _, s := range steps {
-		if s.Tel != nil {
+		if s.Telemetry != nil {
 			anyTel = true
 		}
 	}
@@ -360,10 +312,10 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 	}
 	hasPSI, hasServer := false, false
 	for _, s := range steps {
-		if !math.IsNaN(s.Tel.mean("psi_io_some_pct")) {
+		if !math.IsNaN(s.Telemetry.Mean("psi_io_some_pct")) {
 			hasPSI = true
 		}
-		if s.Tel != nil && s.Tel.Server != nil {
+		if s.Telemetry != nil && s.Telemetry.Server != nil {
 			hasServer = true
 		}
 	}
@@ -376,25 +328,25 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 		t.Columns = append(t.Columns, column{Name: "server CPU %", Numeric: true, Group: "processes"}, column{Name: "server RSS MB", Numeric: true, Group: "processes"})
 	}
 	for _, s := range steps {
-		tel := s.Tel
+		tel := s.Telemetry
 		row := []cell{numCell(float64(s.Users), thousands)}
 		for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
-			row = append(row, numCell(tel.mean("cpu_"+n+"_pct"), percent))
+			row = append(row, numCell(tel.Mean("cpu_"+n+"_pct"), percent))
 		}
 		for _, d := range devs {
 			p := "disk_" + d + "_"
-			row = append(row, numCell(tel.mean(p+"rps"), quantity), numCell(tel.mean(p+"wps"), quantity),
-				numCell(tel.mean(p+"rmbps"), quantity), numCell(tel.mean(p+"wmbps"), quantity),
-				numCell(tel.mean(p+"r_await_ms"), millis), numCell(tel.p99(p+"r_await_ms"), millis),
-				numCell(tel.mean(p+"w_await_ms"), millis), numCell(tel.p99(p+"w_await_ms"), millis),
-				numCell(tel.mean(p+"aqu"), quantity), numCell(tel.mean(p+"util_pct"), percent))
+			row = append(row, numCell(tel.Mean(p+"rps"), quantity), numCell(tel.Mean(p+"wps"), quantity),
+				numCell(tel.Mean(p+"rmbps"), quantity), numCell(tel.Mean(p+"wmbps"), quantity),
+				numCell(tel.Mean(p+"r_await_ms"), millis), numCell(tel.P99(p+"r_await_ms"), millis),
+				numCell(tel.Mean(p+"w_await_ms"), millis), numCell(tel.P99(p+"w_await_ms"), millis),
+				numCell(tel.Mean(p+"aqu"), quantity), numCell(tel.Mean(p+"util_pct"), percent))
 		}
 		if hasPSI {
-			row = append(row, numCell(tel.mean("psi_io_some_pct"), percent), numCell(tel.mean("psi_io_full_pct"), percent), numCell(tel.mean("psi_cpu_some_pct"), percent))
+			row = append(row, numCell(tel.Mean("psi_io_some_pct"), percent), numCell(tel.Mean("psi_io_full_pct"), percent), numCell(tel.Mean("psi_cpu_some_pct"), percent))
 		}
-		row = append(row, numCell(tel.mean("proc_dbio_cpu_pct"), percent), numCell(maxOf(tel, "proc_dbio_rss_mb"), quantity))
+		row = append(row, numCell(tel.Mean("proc_dbio_cpu_pct"), percent), numCell(tel.Max("proc_dbio_rss_mb"), quantity))
 		if hasServer {
-			row = append(row, numCell(tel.mean("proc_server_cpu_pct"), percent), numCell(maxOf(tel, "proc_server_rss_mb"), quantity))
+			row = append(row, numCell(tel.Mean("proc_server_cpu_pct"), percent), numCell(tel.Max("proc_server_rss_mb"), quantity))
 		}
 		t.Rows = append(t.Rows, row)
 	}
@@ -403,40 +355,40 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 	sec.add(usersChart(id("cpu-vs-users"), "CPU idle and iowait vs virtual users",
 		"Idle near 0 means the CPUs are the limit; iowait is CPU time with nothing to do but wait for storage, the sign of an I/O-bound database.",
 		steps, percentAxis("share of the machine's CPU"), []lineSpec{
-			{name: "idle", value: func(s stepView) float64 { return s.Tel.mean("cpu_idle_pct") }, color: 2},
-			{name: "iowait", value: func(s stepView) float64 { return s.Tel.mean("cpu_iowait_pct") }, color: 1},
-			{name: "dbio (load generator)", value: func(s stepView) float64 { return s.Tel.mean("proc_dbio_cpu_pct") }, color: 7, dash: dashed},
+			{name: "idle", value: func(s results.Step) float64 { return s.Telemetry.Mean("cpu_idle_pct") }, color: 2},
+			{name: "iowait", value: func(s results.Step) float64 { return s.Telemetry.Mean("cpu_iowait_pct") }, color: 1},
+			{name: "dbio (load generator)", value: func(s results.Step) float64 { return s.Telemetry.Mean("proc_dbio_cpu_pct") }, color: 7, dash: dashed},
 		}))
 	if len(devs) > 0 {
-		var lines []lineSpec
-		for i, d := range devs {
-			p := "disk_" + d + "_"
-			who := ""
-			if len(devs) > 1 {
-				who = d + " "
+		// Each device's writes take an odd color, its reads the even one before.
+		perDevice := func(each func(who, prefix string, write, read int) []lineSpec) []lineSpec {
+			var out []lineSpec
+			for i, d := range devs {
+				who := ""
+				if len(devs) > 1 {
+					who = d + " "
+				}
+				out = append(out, each(who, "disk_"+d+"_", 2*i+1, 2*i)...)
 			}
-			lines = append(lines,
-				lineSpec{name: who + "write mean", value: func(s stepView) float64 { return s.Tel.mean(p + "w_await_ms") }, color: 2*i + 1},
-				lineSpec{name: who + "write p99", value: func(s stepView) float64 { return s.Tel.p99(p + "w_await_ms") }, color: 2*i + 1, dash: dashed},
-				lineSpec{name: who + "read mean", value: func(s stepView) float64 { return s.Tel.mean(p + "r_await_ms") }, color: 2 * i},
-				lineSpec{name: who + "read p99", value: func(s stepView) float64 { return s.Tel.p99(p + "r_await_ms") }, color: 2 * i, dash: dashed})
+			return out
 		}
+		lines := perDevice(func(who, p string, write, read int) []lineSpec {
+			return []lineSpec{
+				{name: who + "write mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "w_await_ms") }, color: write},
+				{name: who + "write p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "w_await_ms") }, color: write, dash: dashed},
+				{name: who + "read mean", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "r_await_ms") }, color: read},
+				{name: who + "read p99", value: func(s results.Step) float64 { return s.Telemetry.P99(p + "r_await_ms") }, color: read, dash: dashed}}
+		})
 		dc := usersChart(id("disk-latency-vs-users"), "Disk latency (mean and p99) vs virtual users",
 			"The kernel's await per I/O on "+strings.Join(devs, ", ")+": mean over the step and 99th percentile of the per-second means.",
 			steps, axis{Label: "disk latency", Unit: "ms", Zero: true}, lines)
 		autoLog(dc)
 		sec.add(dc)
-		var iops []lineSpec
-		for i, d := range devs {
-			p := "disk_" + d + "_"
-			who := ""
-			if len(devs) > 1 {
-				who = d + " "
-			}
-			iops = append(iops,
-				lineSpec{name: who + "writes/s", value: func(s stepView) float64 { return s.Tel.mean(p + "wps") }, color: 2*i + 1},
-				lineSpec{name: who + "reads/s", value: func(s stepView) float64 { return s.Tel.mean(p + "rps") }, color: 2 * i})
-		}
+		iops := perDevice(func(who, p string, write, read int) []lineSpec {
+			return []lineSpec{
+				{name: who + "writes/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "wps") }, color: write},
+				{name: who + "reads/s", value: func(s results.Step) float64 { return s.Telemetry.Mean(p + "rps") }, color: read}}
+		})
 		sec.add(usersChart(id("disk-iops-vs-users"), "Disk IOPS vs virtual users", "Mean I/Os completed per second on each device.",
 			steps, axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, iops))
 	} else {
@@ -454,20 +406,20 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 		v.Columns = append(v.Columns, column{Name: "database server", Wrap: true})
 	}
 	for _, s := range steps {
-		row := []cell{numCell(float64(s.Users), thousands), verdictCell(s.Tel)}
-		row = append(row, shareCell(s.Tel, true))
+		row := []cell{numCell(float64(s.Users), thousands), verdictCell(s.Telemetry)}
+		row = append(row, shareCell(s.Telemetry, true))
 		if hasServer {
-			row = append(row, shareCell(s.Tel, false))
+			row = append(row, shareCell(s.Telemetry, false))
 		}
 		v.Rows = append(v.Rows, row)
 	}
 	sec.add(v)
 	var warns []string
 	for _, s := range steps {
-		if s.Tel == nil {
+		if s.Telemetry == nil {
 			continue
 		}
-		for _, w := range s.Tel.Warnings {
+		for _, w := range s.Telemetry.Warnings {
 			warns = append(warns, s.Name+": "+w)
 		}
 	}
@@ -480,14 +432,14 @@ func systemSection(r *runView, steps []stepView, id func(string) string) *sectio
 // engineCounters tables the engine's own counters (PostgreSQL's buffer hits
 // and reads, checkpoints, WAL bytes; InnoDB's reads and log writes) as
 // per-second means, with the buffer hit ratio where both halves are known.
-func engineCounters(steps []stepView, id string) *table {
+func engineCounters(steps []results.Step, id string) *table {
 	seen := map[string]bool{}
 	var names []string
 	for _, s := range steps {
-		if s.Tel == nil {
+		if s.Telemetry == nil {
 			continue
 		}
-		for _, n := range sortedKeys(s.Tel.Metrics) {
+		for _, n := range sortedKeys(s.Telemetry.Metrics) {
 			if strings.HasPrefix(n, "engine_") && strings.HasSuffix(n, "_per_s") && !seen[n] {
 				seen[n] = true
 				names = append(names, n)
@@ -510,38 +462,26 @@ func engineCounters(steps []stepView, id string) *table {
 	for _, s := range steps {
 		row := []cell{numCell(float64(s.Users), thousands)}
 		for _, n := range names {
-			row = append(row, numCell(s.Tel.mean(n), quantity))
+			row = append(row, numCell(s.Telemetry.Mean(n), quantity))
 		}
 		if hitRatio {
-			hit, read := s.Tel.mean("engine_blks_hit_per_s"), s.Tel.mean("engine_blks_read_per_s")
-			row = append(row, numCell(hit/(hit+read)*100, func(v float64) string { return fixed(v, 2) }))
+			row = append(row, numCell(analysis.HitRatio(s.Telemetry), func(v float64) string { return fixed(v, 2) }))
 		}
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func maxOf(t *telemetryView, name string) float64 {
-	if t == nil {
-		return math.NaN()
-	}
-	s, ok := t.Metrics[name]
-	if !ok || s.Samples == 0 {
-		return math.NaN()
-	}
-	return s.Max
-}
-
-func verdictCell(t *telemetryView) cell {
+func verdictCell(t *results.TelemetrySummary) cell {
 	if t == nil || t.Verdict.Text == "" {
 		return textCell("no telemetry")
 	}
 	c := textCell(t.Verdict.Text)
-	c.Class = "verdict-" + t.Verdict.Kind
+	c.Class = "verdict-" + string(t.Verdict.Kind)
 	return c
 }
 
-func shareCell(t *telemetryView, driver bool) cell {
+func shareCell(t *results.TelemetrySummary, driver bool) cell {
 	if t == nil {
 		return textCell("-")
 	}
@@ -556,7 +496,7 @@ func shareCell(t *telemetryView, driver bool) cell {
 }
 
 // transactionTable lists each transaction type of each step.
-func transactionTable(steps []stepView, id string) *table {
+func transactionTable(steps []results.Step, id string) *table {
 	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
 		Caption: "Latency in ms per transaction type; per minute counts committed transactions."}
 	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
@@ -581,13 +521,13 @@ func transactionTable(steps []stepView, id string) *table {
 }
 
 // workloadTimelines are the per-second charts of the workload's steps.
-func workloadTimelines(r *runView, steps []stepView, tput []figureSpec, id func(string) string) *section {
+func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure, id func(string) string) *section {
 	sec := &section{ID: id("timelines"), Title: "Second by second"}
 	var lines []tlSpec
 	for i, f := range tput {
-		lines = append(lines, tlSpec{name: f.title, column: f.name, color: i})
+		lines = append(lines, tlSpec{name: f.Title, column: string(f.Name), color: i})
 	}
-	unit := tput[0].unit
+	unit := tput[0].Unit
 	if len(tput) > 1 {
 		unit = "per minute"
 	}

@@ -18,9 +18,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbio/internal/engine"
 	"dbio/internal/metrics"
-	"dbio/internal/target"
 )
 
 // SchemaVersion is bumped whenever a reader of an older directory would misread a newer one.
@@ -54,7 +52,7 @@ type Run struct {
 	// Config is the fully resolved configuration (every default filled in).
 	Config      json.RawMessage `json:"config"`
 	Environment Environment     `json:"environment"`
-	Engines     []engine.Info   `json:"engines,omitempty"`
+	Engines     []EngineInfo    `json:"engines,omitempty"`
 	Checks      []Check         `json:"checks,omitempty"`
 	Load        *LoadReport     `json:"load,omitempty"`
 	// Figures are the run's own headline numbers, drawn from all its steps
@@ -75,7 +73,7 @@ type Fragmentation struct {
 	Extents int    `json:"extents"`
 	Bytes   int64  `json:"bytes"`
 	// Largest are the biggest files with their extent counts.
-	Largest []target.FileExtents `json:"largest,omitempty"`
+	Largest []FileExtents `json:"largest,omitempty"`
 }
 
 // Environment is the machine and software a run measured.
@@ -92,9 +90,9 @@ type Environment struct {
 
 // TargetInfo is one target of the run and what is behind it.
 type TargetInfo struct {
-	Role    target.Role    `json:"role"`
-	Path    string         `json:"path"`
-	Storage target.Storage `json:"storage"`
+	Role    TargetRole `json:"role"`
+	Path    string     `json:"path"`
+	Storage Storage    `json:"storage"`
 	// FreeBytes is the free space when the run started.
 	FreeBytes uint64 `json:"free_bytes"`
 }
@@ -122,9 +120,9 @@ type LoadReport struct {
 
 // Figure is one headline number of a step (TPM, NOPM, IOPS...).
 type Figure struct {
-	Name  string  `json:"name"`
-	Value float64 `json:"value"`
-	Unit  string  `json:"unit"`
+	Name  FigureName `json:"name"`
+	Value float64    `json:"value"`
+	Unit  string     `json:"unit"`
 }
 
 // Step is steps/NN-name/summary.json.
@@ -143,14 +141,53 @@ type Step struct {
 	// Transactions are per type; Total merges them all.
 	Transactions []metrics.TxSummary `json:"transactions,omitempty"`
 	Total        *metrics.TxSummary  `json:"total,omitempty"`
-	// Telemetry and Detail are owned by the packages that produce them.
-	Telemetry json.RawMessage `json:"telemetry,omitempty"`
-	Detail    json.RawMessage `json:"detail,omitempty"`
-	Notes     []string        `json:"notes,omitempty"`
+	// Telemetry is what the machine did during the step's measured time.
+	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
+	// Fio is a fio point's record (kind "fio"), stored as the step's detail.
+	Fio *FioPoint `json:"-"`
+	// Detail is the record of a step of another kind (a backup, the tenants
+	// of a noisy-neighbour step), kept as its producer wrote it.
+	Detail json.RawMessage `json:"detail,omitempty"`
+	Notes  []string        `json:"notes,omitempty"`
+}
+
+// KindFio is the kind of the steps that are fio points.
+const KindFio = "fio"
+
+// stepJSON is Step as stored: a fio point's record goes under "detail".
+type stepJSON Step
+
+// MarshalJSON stores a fio point's record as the step's detail.
+func (s Step) MarshalJSON() ([]byte, error) {
+	if s.Fio != nil {
+		d, err := json.Marshal(s.Fio)
+		if err != nil {
+			return nil, err
+		}
+		s.Detail = d
+	}
+	return json.Marshal(stepJSON(s))
+}
+
+// UnmarshalJSON reads a fio step's detail back as its FioPoint.
+func (s *Step) UnmarshalJSON(b []byte) error {
+	var v stepJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = Step(v)
+	if s.Kind == KindFio && len(s.Detail) > 0 && string(s.Detail) != "null" {
+		s.Fio = &FioPoint{}
+		if err := json.Unmarshal(s.Detail, s.Fio); err != nil {
+			return fmt.Errorf("step %s: fio detail: %w", s.Name, err)
+		}
+		s.Detail = nil
+	}
+	return nil
 }
 
 // Figure returns the named figure's value and whether the step has it.
-func (s Step) Figure(name string) (float64, bool) {
+func (s Step) Figure(name FigureName) (float64, bool) {
 	for _, f := range s.Figures {
 		if f.Name == name {
 			return f.Value, true

@@ -103,10 +103,10 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 			t.Errorf("step %s counted no background transactions", s.Name)
 		}
 	}
-	want := map[string]float64{FigureMaxUsersUnderCeiling: 2, FigureCeiling: 25, FigureCeilingReached: 1, "interactive_mean_at_max_users": 20}
+	want := map[results.FigureName]float64{FigureMaxUsersUnderCeiling: 2, FigureCeiling: 25, FigureCeilingReached: 1, "interactive_mean_at_max_users": 20}
 	check := func(where string, figs []results.Figure) {
 		t.Helper()
-		got := map[string]float64{}
+		got := map[results.FigureName]float64{}
 		for _, f := range figs {
 			got[f.Name] = f.Value
 		}

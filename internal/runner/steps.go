@@ -6,7 +6,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
@@ -344,9 +344,8 @@ loop:
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
 	if st.sampler != nil {
-		if b, err := json.Marshal(st.sampler.StepSummary()); err == nil {
-			sum.Telemetry = b
-		}
+		tel := analysis.Conclude(st.sampler.StepSummary())
+		sum.Telemetry = &tel
 	}
 	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
 }
@@ -384,7 +383,7 @@ func stepError(name string, err error) error {
 func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration) {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
 	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
-		row.Values = append(row.Values, results.Sample{Name: f.Name, Value: f.Value})
+		row.Values = append(row.Values, results.Sample{Name: string(f.Name), Value: f.Value})
 	}
 	if st.sampler != nil {
 		for _, p := range st.sampler.Sample(now) {
@@ -405,7 +404,7 @@ func (st *stepper) showProgress(i int, name string, users int, phase string, ela
 	// starts): show no figures rather than zeros.
 	if all := metrics.Merge(totals...); all.Completed() > 0 {
 		for _, f := range st.s.Workload.Figures(totals, window) {
-			figs = append(figs, [2]string{f.Name, fmt.Sprintf("%.0f", f.Value)})
+			figs = append(figs, [2]string{string(f.Name), fmt.Sprintf("%.0f", f.Value)})
 		}
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
 	}

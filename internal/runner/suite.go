@@ -14,8 +14,8 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/fio"
 	"dbio/internal/iolimit"
+	"dbio/internal/report"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/suite"
 	"dbio/internal/target"
 	"dbio/internal/units"
@@ -224,7 +224,7 @@ func abTable(g group, base string) (string, error) {
 		return "", nil
 	}
 	stem := filepath.Join(base, "ab-"+safeName(g.key))
-	res, err := scenario.WriteAB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
+	res, err := report.WriteAB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
 	if err != nil {
 		return "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/results"
 	"dbio/internal/telemetry"
@@ -214,16 +215,14 @@ loop:
 			{Name: "mb_per_s", Value: d.MBPerSec, Unit: "MB/s"},
 		}}
 	if b.Sampler != nil {
-		sum := b.Sampler.StepSummary()
+		sum := analysis.Conclude(b.Sampler.StepSummary())
 		d.Latency = diskLatency(sum)
 		for dev, s := range d.Latency {
 			step.Figures = append(step.Figures,
-				results.Figure{Name: dev + "_latency_mean", Value: s.Mean, Unit: "ms"},
-				results.Figure{Name: dev + "_latency_p99", Value: s.P99, Unit: "ms"})
+				results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
+				results.Figure{Name: results.FigureName(dev + "_latency_p99"), Value: s.P99, Unit: "ms"})
 		}
-		if raw, err := json.Marshal(sum); err == nil {
-			step.Telemetry = raw
-		}
+		step.Telemetry = &sum
 	}
 	if l != nil {
 		l.tick(b.Now())

@@ -139,7 +139,7 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 			prefix = t.Name + "_"
 		}
 		for _, f := range workload.SecondFigures(t.Workload, intervals[i], elapsed) {
-			out = append(out, results.Sample{Name: prefix + f.Name, Value: f.Value})
+			out = append(out, results.Sample{Name: prefix + string(f.Name), Value: f.Value})
 		}
 	}
 	return out
@@ -149,9 +149,7 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 func workloadStep(t Tenant, counts []metrics.TxCounts, measured time.Duration) results.Step {
 	s := results.Step{Kind: t.Workload.Name(), Users: t.Users, MeasureS: measured.Seconds(), Status: results.StatusCompleted}
 	ws := workload.Summarize(t.Workload, counts, measured, t.Users)
-	for _, f := range ws.Figures {
-		s.Figures = append(s.Figures, results.Figure(f))
-	}
+	s.Figures = ws.Figures
 	s.Transactions, s.Total = ws.Transactions, &ws.Total
 	return s
 }

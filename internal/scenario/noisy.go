@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/results"
 )
@@ -234,9 +235,9 @@ loop:
 		s := workloadStep(t, totals[i], measured)
 		s.Index, s.Name, s.Started, s.Ended = *index, name+"-"+t.Name, start, end
 		*index++
-		tpm, _ := s.Figure("tpm")
-		nopm, _ := s.Figure("nopm")
-		p99, _ := s.Figure("latency_p99")
+		tpm, _ := s.Figure(results.FigureTPM)
+		nopm, _ := s.Figure(results.FigureNOPM)
+		p99, _ := s.Figure(results.FigureLatencyP99)
 		tf := TenantFigure{Name: t.Name, TPM: tpm, NOPM: nopm, P99MS: p99}
 		if q, ok := baseline[t.Name]; ok && q > 0 {
 			tf.VsQuietPct = (tpm - q) / q * 100
@@ -266,17 +267,17 @@ loop:
 		}}
 	*index++
 	for _, b := range detail.Backups {
-		agg.Figures = append(agg.Figures, results.Figure{Name: fmt.Sprintf("backup_%s_%d_s", b.Tenant, b.Cycle), Value: b.Seconds, Unit: "s"})
+		agg.Figures = append(agg.Figures, results.Figure{Name: results.FigureName(fmt.Sprintf("backup_%s_%d_s", b.Tenant, b.Cycle)), Value: b.Seconds, Unit: "s"})
 	}
 	if n.Sampler != nil {
-		sum := n.Sampler.StepSummary()
+		sum := analysis.Conclude(n.Sampler.StepSummary())
 		detail.Latency = diskLatency(sum)
 		for dev, s := range detail.Latency {
 			agg.Figures = append(agg.Figures,
-				results.Figure{Name: dev + "_latency_mean", Value: s.Mean, Unit: "ms"},
-				results.Figure{Name: dev + "_latency_peak", Value: s.Max, Unit: "ms"})
+				results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
+				results.Figure{Name: results.FigureName(dev + "_latency_peak"), Value: s.Max, Unit: "ms"})
 		}
-		agg.Telemetry, _ = json.Marshal(sum)
+		agg.Telemetry = &sum
 	}
 	if runErr != nil {
 		agg.Status, agg.Error = results.StatusInterrupted, runErr.Error()

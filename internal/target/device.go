@@ -11,31 +11,17 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"dbio/internal/results"
 )
 
 // Storage describes what is behind a target path: its mount, filesystem and
-// the block devices that finally hold its bytes.
-type Storage struct {
-	MountPoint string `json:"mount_point"`
-	FSType     string `json:"fs_type"`
-	Source     string `json:"source"`
-	// DevNumber is the major:minor of the filesystem's device (0:N for virtual filesystems).
-	DevNumber string `json:"dev_number"`
-	// Device is the block device the filesystem sits on (a partition, dm or md device), if any.
-	Device string `json:"device,omitempty"`
-	// Physical are the whole disks behind Device, through partitions, device-mapper and md.
-	Physical []Disk `json:"physical,omitempty"`
-}
+// the block devices that finally hold its bytes. It is the results
+// contract's record, so a run records what Storage finds as it is.
+type Storage = results.Storage
 
 // Disk is one physical block device.
-type Disk struct {
-	Name       string `json:"name"`
-	DevNumber  string `json:"dev_number"`
-	Model      string `json:"model,omitempty"`
-	Rotational bool   `json:"rotational"`
-	SizeBytes  uint64 `json:"size_bytes"`
-	Scheduler  string `json:"scheduler,omitempty"`
-}
+type Disk = results.Disk
 
 // SysFS locates the /proc and /sys trees, so that tests can point them at fixtures.
 type SysFS struct {

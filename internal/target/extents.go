@@ -9,6 +9,8 @@ import (
 	"sort"
 	"syscall"
 	"unsafe"
+
+	"dbio/internal/results"
 )
 
 // FS_IOC_FIEMAP and the fiemap header layout from linux/fiemap.h.
@@ -49,12 +51,8 @@ func Extents(path string) (int, error) {
 	return int(h.MappedExtents), nil
 }
 
-// FileExtents is one file's extent count.
-type FileExtents struct {
-	Path    string `json:"path"`
-	Bytes   int64  `json:"bytes"`
-	Extents int    `json:"extents"`
-}
+// FileExtents is one file's extent count, as the results record it.
+type FileExtents = results.FileExtents
 
 // ExtentsUnder counts the extents of every regular file below dir, largest
 // files first; files that vanish meanwhile (a database's temporary files) are skipped.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"syscall"
 
+	"dbio/internal/results"
 	"dbio/internal/units"
 )
 
@@ -27,8 +28,8 @@ const DirName = "dbio"
 // ErrNotOwned is returned when dbio is asked to remove something it did not create.
 var ErrNotOwned = errors.New("not created by dbio")
 
-// Role says what a target holds in a placement.
-type Role string
+// Role says what a target holds in a placement, as the results record it.
+type Role = results.TargetRole
 
 // Placement roles, as in the studies: data, log (WAL / redo) and backups on separate disks.
 const (

@@ -37,3 +37,11 @@ func TestFormatBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 145118: "145,118", 1234567: "1,234,567", -1234: "-1,234", -999: "-999"} {
+		if got := GroupThousands(n); got != want {
+			t.Errorf("GroupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 )
 
 // Workload is a benchmark that runs on an engine instance.
@@ -60,11 +61,14 @@ type CheckResult struct {
 	Detail string
 }
 
-// Figure is one headline number.
-type Figure struct {
-	Name  string
-	Value float64
-	Unit  string
+// Figure is one headline number, as the results record it.
+type Figure = results.Figure
+
+// PerUser is implemented by a workload one of whose figures is also read per
+// virtual user (TPC-C's TPM): Summarize adds that figure divided by the
+// step's users, named results.PerUser(name).
+type PerUser interface {
+	PerUserFigure() results.FigureName
 }
 
 // ErrSessionLost marks a session that cannot continue, e.g. its server died.
@@ -150,8 +154,9 @@ func Rebind(query string, placeholder func(n int) string) string {
 // Summary is a measured period's figures, computed the same way for every
 // workload and every caller (a runner step, a scenario's tenant).
 type Summary struct {
-	// Figures are the workload's own headline figures, then TPM per user
-	// (for workloads that report TPM), TPS and p99 over every type.
+	// Figures are the workload's own headline figures (each followed by its
+	// per-user value when the workload asks for one, see PerUser), then TPS
+	// and p99 over every type.
 	Figures      []Figure
 	Transactions []metrics.TxSummary
 	Total        metrics.TxSummary
@@ -161,10 +166,11 @@ type Summary struct {
 // time and users the virtual users that ran.
 func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int) Summary {
 	var s Summary
+	per, _ := w.(PerUser)
 	for _, f := range w.Figures(counts, d) {
 		s.Figures = append(s.Figures, f)
-		if f.Name == "tpm" && users > 0 {
-			s.Figures = append(s.Figures, Figure{Name: "tpm_per_user", Value: f.Value / float64(users), Unit: "tx/min/user"})
+		if per != nil && f.Name == per.PerUserFigure() && users > 0 {
+			s.Figures = append(s.Figures, Figure{Name: results.PerUser(f.Name), Value: f.Value / float64(users), Unit: f.Unit + "/user"})
 		}
 	}
 	types := w.TxTypes()
@@ -173,8 +179,8 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 	}
 	s.Total = metrics.SummarizeTx("all", metrics.Merge(counts...), d)
 	s.Figures = append(s.Figures,
-		Figure{Name: "tps", Value: s.Total.PerMinute / 60, Unit: "tx/s"},
-		Figure{Name: "latency_p99", Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
+		Figure{Name: results.FigureTPS, Value: s.Total.PerMinute / 60, Unit: "tx/s"},
+		Figure{Name: results.FigureLatencyP99, Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
 	)
 	return s
 }
@@ -190,7 +196,7 @@ func SecondFigures(w Workload, interval []metrics.TxCounts, elapsed time.Duratio
 	if elapsed > 0 {
 		tps = float64(all.Committed) / elapsed.Seconds()
 	}
-	figs = append(figs, Figure{Name: "tps", Value: tps}, Figure{Name: "errors", Value: float64(all.Failed)})
+	figs = append(figs, Figure{Name: results.FigureTPS, Value: tps}, Figure{Name: "errors", Value: float64(all.Failed)})
 	if all.Latency.TotalCount() > 0 {
 		figs = append(figs,
 			Figure{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},

@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 )
 
 // countsOnly is a workload reduced to its figures, for the summary arithmetic.
@@ -25,8 +26,11 @@ func (countsOnly) NewSession(context.Context, engine.Instance, int, *metrics.Rec
 }
 func (countsOnly) Check(context.Context, engine.Instance) ([]CheckResult, error) { return nil, nil }
 func (countsOnly) Figures(c []metrics.TxCounts, d time.Duration) []Figure {
-	return []Figure{{Name: "tpm", Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d)}}
+	return []Figure{{Name: results.FigureTPM, Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d), Unit: "tx/min"}}
 }
+
+// PerUserFigure asks Summarize for TPM per user, as TPC-C does.
+func (countsOnly) PerUserFigure() results.FigureName { return results.FigureTPM }
 
 func counts(a, b int64) []metrics.TxCounts {
 	out := []metrics.TxCounts{{Latency: metrics.NewHistogram()}, {Latency: metrics.NewHistogram()}}
@@ -37,7 +41,7 @@ func counts(a, b int64) []metrics.TxCounts {
 	return out
 }
 
-func figure(figs []Figure, name string) (float64, bool) {
+func figure(figs []Figure, name results.FigureName) (float64, bool) {
 	for _, f := range figs {
 		if f.Name == name {
 			return f.Value, true
@@ -48,7 +52,7 @@ func figure(figs []Figure, name string) (float64, bool) {
 
 func TestSummarize(t *testing.T) {
 	s := Summarize(countsOnly{}, counts(60, 60), 2*time.Minute, 4)
-	want := map[string]float64{"tpm": 60, "tpm_per_user": 15, "tps": 1}
+	want := map[results.FigureName]float64{results.FigureTPM: 60, results.FigureTPMPerUser: 15, results.FigureTPS: 1}
 	for name, v := range want {
 		if got, ok := figure(s.Figures, name); !ok || got != v {
 			t.Errorf("%s = %v (%v), want %v", name, got, ok, v)
@@ -62,10 +66,10 @@ func TestSummarize(t *testing.T) {
 // A tick that comes late covers more time: the rate must use the real interval.
 func TestSecondFiguresUseTheRealInterval(t *testing.T) {
 	figs := SecondFigures(countsOnly{}, counts(100, 0), 2*time.Second)
-	if tps, _ := figure(figs, "tps"); tps != 50 {
+	if tps, _ := figure(figs, results.FigureTPS); tps != 50 {
 		t.Errorf("tps = %v over 2 s for 100 transactions, want 50", tps)
 	}
-	if tpm, _ := figure(figs, "tpm"); tpm != 3000 {
+	if tpm, _ := figure(figs, results.FigureTPM); tpm != 3000 {
 		t.Errorf("tpm = %v, want 3000", tpm)
 	}
 	if errs, _ := figure(figs, "errors"); errs != 3 {

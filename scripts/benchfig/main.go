@@ -8,7 +8,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
@@ -45,15 +44,9 @@ func main() {
 	if n := len(l.Steps); n > 0 {
 		s := l.Steps[n-1]
 		for _, f := range s.Figures {
-			out[f.Name] = f.Value
+			out[string(f.Name)] = f.Value
 		}
-		var t struct {
-			Metrics map[string]struct {
-				Mean float64 `json:"mean"`
-				Max  float64 `json:"max"`
-			} `json:"metrics"`
-		}
-		if json.Unmarshal(s.Telemetry, &t) == nil {
+		if t := s.Telemetry; t != nil {
 			m := t.Metrics
 			out["dbio_cpu_pct"] = m["proc_dbio_cpu_pct"].Mean
 			out["dbio_rss_mb"] = m["proc_dbio_rss_mb"].Max

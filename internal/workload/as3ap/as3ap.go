@@ -18,6 +18,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 )
 
@@ -90,11 +91,14 @@ var Stats = []string{"mean", "p95", "p99"}
 
 // InteractiveFigure is the name of the step figure holding the interactive
 // response time's stat (mean, p95 or p99), in milliseconds.
-func InteractiveFigure(stat string) (string, error) {
-	for _, s := range Stats {
-		if s == stat {
-			return "interactive_latency_" + stat, nil
-		}
+func InteractiveFigure(stat string) (results.FigureName, error) {
+	switch stat {
+	case "mean":
+		return results.FigureInteractiveLatencyMean, nil
+	case "p95":
+		return results.FigureInteractiveLatencyP95, nil
+	case "p99":
+		return results.FigureInteractiveLatencyP99, nil
 	}
 	return "", fmt.Errorf("--ceiling-stat %q: use mean, p95 or p99", stat)
 }
@@ -141,12 +145,12 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 	}
 	secs := d.Seconds()
 	in := metrics.Merge(counts[txRead], counts[txUpdate])
-	figs := []workload.Figure{{Name: "interactive_tps", Value: float64(in.Committed) / secs, Unit: "tx/s"}}
+	figs := []workload.Figure{{Name: results.FigureInteractiveTPS, Value: float64(in.Committed) / secs, Unit: "tx/s"}}
 	if in.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			workload.Figure{Name: "interactive_latency_mean", Value: in.Latency.Mean() / 1000, Unit: "ms"},
-			workload.Figure{Name: "interactive_latency_p95", Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
-			workload.Figure{Name: "interactive_latency_p99", Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
+			workload.Figure{Name: results.FigureInteractiveLatencyMean, Value: in.Latency.Mean() / 1000, Unit: "ms"},
+			workload.Figure{Name: results.FigureInteractiveLatencyP95, Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
+			workload.Figure{Name: results.FigureInteractiveLatencyP99, Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
 		)
 	}
 	b := counts[txBatch]

@@ -312,7 +312,7 @@ func TestUsersAndBatchJobsTogether(t *testing.T) {
 		if in := totals[txRead].Committed + totals[txUpdate].Committed; in != 400 || totals[txBatch].Committed != 30 {
 			t.Errorf("%d interactive and %d batch transactions committed, want 400 and 30", in, totals[txBatch].Committed)
 		}
-		figs := map[string]float64{}
+		figs := map[results.FigureName]float64{}
 		for _, f := range w.Figures(totals, time.Second) {
 			figs[f.Name] = f.Value
 		}
@@ -368,7 +368,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 			if len(out.Steps) != tt.steps {
 				t.Fatalf("ran %d steps (stopped: %q), want %d", len(out.Steps), out.Stopped, tt.steps)
 			}
-			got := map[string]float64{}
+			got := map[results.FigureName]float64{}
 			for _, f := range out.Figures {
 				got[f.Name] = f.Value
 			}
@@ -383,7 +383,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 				t.Errorf("run.json figures %v, want %v", l.Run.Figures, out.Figures)
 			}
 			for _, s := range out.Steps {
-				for _, name := range []string{"interactive_tps", figure, "batch_tps"} {
+				for _, name := range []results.FigureName{results.FigureInteractiveTPS, figure, "batch_tps"} {
 					if v, ok := s.Figure(name); !ok || v <= 0 {
 						t.Errorf("step %s: %s = %v (present %v)", s.Name, name, v, ok)
 					}

@@ -18,6 +18,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 )
 
@@ -180,7 +181,7 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 	c := counts[0]
 	secs := d.Seconds()
 	figs := []workload.Figure{
-		{Name: "qps", Value: float64(c.Committed*int64(w.shape.queries())) / secs, Unit: "queries/s"},
+		{Name: results.FigureQPS, Value: float64(c.Committed*int64(w.shape.queries())) / secs, Unit: "queries/s"},
 	}
 	if c.Latency.TotalCount() > 0 {
 		figs = append(figs,

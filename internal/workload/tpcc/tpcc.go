@@ -18,6 +18,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 )
 
@@ -97,10 +98,14 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 		nopm = metrics.PerMinute(counts[TxNewOrder].Committed, d)
 	}
 	return []workload.Figure{
-		{Name: "tpm", Value: metrics.PerMinute(all, d), Unit: "tx/min"},
-		{Name: "nopm", Value: nopm, Unit: "new-orders/min"},
+		{Name: results.FigureTPM, Value: metrics.PerMinute(all, d), Unit: "tx/min"},
+		{Name: results.FigureNOPM, Value: nopm, Unit: "new-orders/min"},
 	}
 }
+
+// PerUserFigure implements workload.PerUser: TPM per user says what each
+// added user gets.
+func (w *Workload) PerUserFigure() results.FigureName { return results.FigureTPM }
 
 // backend adapts TPC-C to one engine family.
 type backend interface {

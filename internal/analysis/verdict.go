@@ -1,30 +1,82 @@
-package telemetry
+package analysis
 
 import (
+	"fmt"
+	"math"
+	"strconv"
 	"strings"
+
+	"dbio/internal/results"
 )
 
-// Verdict names what limited a step, with the figures that say so.
-type Verdict struct {
-	// Kind is one of "io", "cpu", "steal", "balanced", "none", "unknown".
-	Kind string `json:"kind"`
-	// Text is the verdict for a reader: "I/O bound: iowait 38 %, vda
-	// utilization 97 %, p99 write latency 7.05 ms".
-	Text string `json:"text"`
-	// Evidence holds the figures the verdict used, keyed by metric name;
-	// step means, or p99 where the key ends in _p99.
-	Evidence map[string]float64 `json:"evidence,omitempty"`
+// Conclude draws what a step's telemetry says from its metrics: the
+// bottleneck verdict, and the CPU and memory of the load generator and of
+// the server (when the server's processes were sampled). The producer of a
+// step records the result, so that the stored summary reads on its own.
+func Conclude(sum results.TelemetrySummary) results.TelemetrySummary {
+	sig := signalsFrom(&sum)
+	sum.Verdict = Judge(sig, DefaultThresholds())
+	driver := "the load generator"
+	if sum.InProcessEngine {
+		driver = "dbio (load generator and in-process engine)"
+	}
+	sum.Driver = share(sum.Metrics, "dbio", driver, sum.CPUs)
+	sum.Server = share(sum.Metrics, "server", "the database server", sum.CPUs)
+	return sum
 }
 
-// Verdict kinds.
-const (
-	KindIO       = "io"       // storage is the bottleneck
-	KindCPU      = "cpu"      // the CPUs are saturated with work
-	KindSteal    = "steal"    // the CPUs are saturated because the hypervisor takes them
-	KindBalanced = "balanced" // CPU and storage are both close to their limits
-	KindNone     = "none"     // neither is: the limit is elsewhere
-	KindUnknown  = "unknown"  // nothing was sampled
-)
+// share builds a process group's Share from its metrics, nil without samples.
+func share(m map[string]results.TelemetryStat, role, who string, cpus int) *results.Share {
+	cpu, ok := m["proc_"+role+"_cpu_pct"]
+	if !ok {
+		return nil
+	}
+	sh := &results.Share{CPUPct: cpu.Mean, Cores: results.Round6(cpu.Mean * float64(cpus) / 100), RSSMB: m["proc_"+role+"_rss_mb"].Max}
+	sh.Text = fmt.Sprintf("%s used %s of the CPU (%s of %d cores) and %s of memory",
+		who, pct(sh.CPUPct), sig3(sh.Cores), cpus, megabytes(sh.RSSMB))
+	return sh
+}
+
+// BusiestDevice is the watched block device with the highest mean
+// utilization in the step, "" when none was sampled.
+func BusiestDevice(t *results.TelemetrySummary) string {
+	if t == nil {
+		return ""
+	}
+	best, dev := -1.0, ""
+	for _, d := range t.Devices {
+		if u := t.Mean(DiskMetric(d, "util_pct")); !math.IsNaN(u) && u > best {
+			best, dev = u, d
+		}
+	}
+	return dev
+}
+
+// DiskMetric names a device's metric: DiskMetric("vda", "w_await_ms") is disk_vda_w_await_ms.
+func DiskMetric(device, what string) string { return "disk_" + device + "_" + what }
+
+// pct formats a percentage for a sentence: "38 %", "0.4 %".
+func pct(v float64) string {
+	if v > 0 && v < 1 {
+		return strconv.FormatFloat(v, 'f', 1, 64) + " %"
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64) + " %"
+}
+
+// sig3 formats with three significant digits: 7.05, 0.92, 1.61, 38.2.
+func sig3(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func megabytes(mb float64) string {
+	if mb >= 1000 {
+		return sig3(mb/1000) + " GB"
+	}
+	return sig3(mb) + " MB"
+}
 
 // Signals are the step figures a verdict is drawn from: means over the
 // step's per-second samples, except the latency percentiles.
@@ -111,33 +163,33 @@ func DefaultThresholds() Thresholds {
 //   - balanced when idle < BalancedIdleBelow and the device is ≥
 //     BalancedUtilAbove utilized or iowait ≥ IOWaitQuiet;
 //   - otherwise none: neither CPU nor storage is saturated.
-func Judge(s Signals, t Thresholds) Verdict {
+func Judge(s Signals, t Thresholds) results.Verdict {
 	if s.Samples == 0 || !s.HasCPU {
-		return Verdict{Kind: KindUnknown, Text: "No CPU figures were sampled in this step, so no bottleneck can be named."}
+		return results.Verdict{Kind: results.VerdictUnknown, Text: "No CPU figures were sampled in this step, so no bottleneck can be named."}
 	}
-	v := Verdict{Evidence: map[string]float64{
-		"cpu_idle_pct":   round6(s.IdlePct),
-		"cpu_iowait_pct": round6(s.IOWaitPct),
-		"cpu_steal_pct":  round6(s.StealPct),
+	v := results.Verdict{Evidence: map[string]float64{
+		"cpu_idle_pct":   results.Round6(s.IdlePct),
+		"cpu_iowait_pct": results.Round6(s.IOWaitPct),
+		"cpu_steal_pct":  results.Round6(s.StealPct),
 	}}
 	disk := s.Device != ""
 	if disk {
 		p := "disk_" + s.Device + "_"
-		v.Evidence[p+"util_pct"] = round6(s.UtilPct)
-		v.Evidence[p+"aqu"] = round6(s.QueueDepth)
+		v.Evidence[p+"util_pct"] = results.Round6(s.UtilPct)
+		v.Evidence[p+"aqu"] = results.Round6(s.QueueDepth)
 		if s.HasReads {
-			v.Evidence[p+"r_await_ms_p99"] = round6(s.ReadP99Ms)
+			v.Evidence[p+"r_await_ms_p99"] = results.Round6(s.ReadP99Ms)
 		}
 		if s.HasWrites {
-			v.Evidence[p+"w_await_ms_p99"] = round6(s.WriteP99Ms)
+			v.Evidence[p+"w_await_ms_p99"] = results.Round6(s.WriteP99Ms)
 		}
 	}
 	if s.HasPSI {
-		v.Evidence["psi_io_some_pct"] = round6(s.PSIIOSomePct)
-		v.Evidence["psi_io_full_pct"] = round6(s.PSIIOFullPct)
-		v.Evidence["psi_cpu_some_pct"] = round6(s.PSICPUSomePct)
+		v.Evidence["psi_io_some_pct"] = results.Round6(s.PSIIOSomePct)
+		v.Evidence["psi_io_full_pct"] = results.Round6(s.PSIIOFullPct)
+		v.Evidence["psi_cpu_some_pct"] = results.Round6(s.PSICPUSomePct)
 	}
-	v.Evidence["proc_dbio_cpu_pct"] = round6(s.DriverCPUPct)
+	v.Evidence["proc_dbio_cpu_pct"] = results.Round6(s.DriverCPUPct)
 
 	// Unambiguous I/O signals first; a busy device with waiting tasks is
 	// weaker evidence and shares the blame when the CPUs are saturated too.
@@ -163,70 +215,67 @@ func Judge(s Signals, t Thresholds) Verdict {
 			say("p99 read latency", sig3(s.ReadP99Ms), "ms")
 		}
 	}
+	// The figures each verdict quotes, in the order it quotes them.
+	idle := func() { say("idle", pct(s.IdlePct)) }
+	iowait := func() { say("iowait", pct(s.IOWaitPct)) }
+	pressure := func(what string, v float64) {
+		if s.HasPSI {
+			say(what, "pressure", pct(v))
+		}
+	}
 	var head string
 	switch {
 	case ioBound:
-		v.Kind, head = KindIO, "I/O bound"
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("I/O pressure", pct(s.PSIIOSomePct))
-		}
+		v.Kind, head = results.VerdictIO, "I/O bound"
+		iowait()
+		pressure("I/O", s.PSIIOSomePct)
 		sayDisk()
 	case cpuBound && s.StealPct >= t.StealAbove:
-		v.Kind, head = KindSteal, "CPU bound by the hypervisor"
+		v.Kind, head = results.VerdictSteal, "CPU bound by the hypervisor"
 		say("steal", pct(s.StealPct))
-		say("idle", pct(s.IdlePct))
+		idle()
 	case cpuBound:
-		v.Kind, head = KindCPU, "CPU bound"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("CPU pressure", pct(s.PSICPUSomePct))
-		}
+		v.Kind, head = results.VerdictCPU, "CPU bound"
+		idle()
+		iowait()
+		pressure("CPU", s.PSICPUSomePct)
 	case balanced:
-		v.Kind, head = KindBalanced, "CPU and storage both near their limits"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
-		if s.HasPSI {
-			say("I/O pressure", pct(s.PSIIOSomePct))
-		}
+		v.Kind, head = results.VerdictBalanced, "CPU and storage both near their limits"
+		idle()
+		iowait()
+		pressure("I/O", s.PSIIOSomePct)
 		sayDisk()
 	default:
-		v.Kind, head = KindNone, "Neither CPU nor storage is saturated"
-		say("idle", pct(s.IdlePct))
-		say("iowait", pct(s.IOWaitPct))
+		v.Kind, head = results.VerdictNone, "Neither CPU nor storage is saturated"
+		idle()
+		iowait()
 		sayDisk()
 	}
 	v.Text = head + ": " + strings.Join(parts, ", ")
 	switch {
-	case v.Kind == KindNone:
+	case v.Kind == results.VerdictNone:
 		v.Text += "; the limit is elsewhere (concurrency, locks, think time, the network or the load generator)"
-	case (v.Kind == KindCPU || v.Kind == KindBalanced) && !s.InProcessEngine && s.DriverCPUPct >= t.DriverAbove:
+	case (v.Kind == results.VerdictCPU || v.Kind == results.VerdictBalanced) && !s.InProcessEngine && s.DriverCPUPct >= t.DriverAbove:
 		v.Text += "; the load generator itself used " + pct(s.DriverCPUPct) + " of the CPU: run it on another host to load the server fully"
 	}
 	return v
 }
 
 // signalsFrom reads a step's verdict signals from its metric summaries.
-func signalsFrom(m map[string]Stat, devices []string) Signals {
-	var s Signals
+func signalsFrom(t *results.TelemetrySummary) Signals {
+	m := t.Metrics
+	s := Signals{Samples: t.Samples, InProcessEngine: t.InProcessEngine}
 	if idle, ok := m["cpu_idle_pct"]; ok {
 		s.HasCPU = true
 		s.IdlePct = idle.Mean
 		s.IOWaitPct = m["cpu_iowait_pct"].Mean
 		s.StealPct = m["cpu_steal_pct"].Mean
 	}
-	best := -1.0
-	for _, d := range devices {
-		u, ok := m["disk_"+d+"_util_pct"]
-		if !ok || u.Mean <= best {
-			continue
-		}
-		best = u.Mean
-		s.Device, s.UtilPct = d, u.Mean
-		s.QueueDepth = m["disk_"+d+"_aqu"].Mean
-		r, hasR := m["disk_"+d+"_r_await_ms"]
-		w, hasW := m["disk_"+d+"_w_await_ms"]
+	if d := BusiestDevice(t); d != "" {
+		s.Device, s.UtilPct = d, m[DiskMetric(d, "util_pct")].Mean
+		s.QueueDepth = m[DiskMetric(d, "aqu")].Mean
+		r, hasR := m[DiskMetric(d, "r_await_ms")]
+		w, hasW := m[DiskMetric(d, "w_await_ms")]
 		s.ReadP99Ms, s.HasReads = r.P99, hasR
 		s.WriteP99Ms, s.HasWrites = w.P99, hasW
 	}

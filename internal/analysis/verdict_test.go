@@ -1,8 +1,13 @@
-package telemetry
+package analysis
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
+	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 func TestJudge(t *testing.T) {
@@ -18,19 +23,19 @@ func TestJudge(t *testing.T) {
 	tests := []struct {
 		name string
 		in   Signals
-		kind string
+		kind results.VerdictKind
 		text string
 	}{
 		{
 			name: "nothing sampled",
 			in:   Signals{},
-			kind: KindUnknown,
+			kind: results.VerdictUnknown,
 			text: "No CPU figures were sampled in this step, so no bottleneck can be named.",
 		},
 		{
 			name: "iowait high: the 3-datastore study at 89 users",
 			in:   with(func(s *Signals) { vda(97, 2.1, 7.05)(s); s.IdlePct, s.IOWaitPct = 12, 37.8 }),
-			kind: KindIO,
+			kind: results.VerdictIO,
 			text: "I/O bound: iowait 38 %, vda utilization 97 %, p99 write latency 7.05 ms",
 		},
 		{
@@ -40,7 +45,7 @@ func TestJudge(t *testing.T) {
 				s.IdlePct, s.IOWaitPct = 30, 3
 				s.HasPSI, s.PSIIOSomePct, s.PSIIOFullPct = true, 45, 15
 			}),
-			kind: KindIO,
+			kind: results.VerdictIO,
 			text: "I/O bound: iowait 3 %, I/O pressure 45 %, vda utilization 80 %, p99 read latency 1.61 ms",
 		},
 		{
@@ -50,7 +55,7 @@ func TestJudge(t *testing.T) {
 				s.IdlePct, s.IOWaitPct = 50, 4
 				s.HasPSI, s.PSIIOSomePct = true, 35
 			}),
-			kind: KindIO,
+			kind: results.VerdictIO,
 			text: "I/O bound: iowait 4 %, I/O pressure 35 %, vda utilization 95 %, p99 write latency 0.92 ms",
 		},
 		{
@@ -59,13 +64,13 @@ func TestJudge(t *testing.T) {
 				vda(94, 0.067, 0.078)(s)
 				s.HasPSI, s.PSIIOSomePct, s.PSICPUSomePct = true, 62, 57
 			}),
-			kind: KindBalanced,
+			kind: results.VerdictBalanced,
 			text: "CPU and storage both near their limits: idle 0 %, iowait 0 %, I/O pressure 62 %, vda utilization 94 %, p99 write latency 0.078 ms",
 		},
 		{
 			name: "CPU bound",
 			in:   with(func(s *Signals) { vda(20, 0.3, 0.5)(s); s.IdlePct, s.IOWaitPct = 2, 0.4 }),
-			kind: KindCPU,
+			kind: results.VerdictCPU,
 			text: "CPU bound: idle 2 %, iowait 0.4 %",
 		},
 		{
@@ -74,37 +79,37 @@ func TestJudge(t *testing.T) {
 				s.IdlePct, s.DriverCPUPct = 1, 30
 				s.HasPSI, s.PSICPUSomePct = true, 80
 			}),
-			kind: KindCPU,
+			kind: results.VerdictCPU,
 			text: "CPU bound: idle 1 %, iowait 0 %, CPU pressure 80 %; the load generator itself used 30 % of the CPU: run it on another host to load the server fully",
 		},
 		{
 			name: "CPU bound by SQLite inside dbio: no advice to move the driver",
 			in:   with(func(s *Signals) { s.IdlePct, s.DriverCPUPct, s.InProcessEngine = 1, 95, true }),
-			kind: KindCPU,
+			kind: results.VerdictCPU,
 			text: "CPU bound: idle 1 %, iowait 0 %",
 		},
 		{
 			name: "hypervisor steal",
 			in:   with(func(s *Signals) { s.IdlePct, s.IOWaitPct, s.StealPct = 3, 1, 25 }),
-			kind: KindSteal,
+			kind: results.VerdictSteal,
 			text: "CPU bound by the hypervisor: steal 25 %, idle 3 %",
 		},
 		{
 			name: "little idle, some iowait",
 			in:   with(func(s *Signals) { vda(60, 0, 3)(s); s.IdlePct, s.IOWaitPct = 15, 8 }),
-			kind: KindBalanced,
+			kind: results.VerdictBalanced,
 			text: "CPU and storage both near their limits: idle 15 %, iowait 8 %, vda utilization 60 %, p99 write latency 3 ms",
 		},
 		{
 			name: "nothing saturated",
 			in:   with(func(s *Signals) { vda(35, 0.8, 0)(s); s.IdlePct, s.IOWaitPct = 60, 2 }),
-			kind: KindNone,
+			kind: results.VerdictNone,
 			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 2 %, vda utilization 35 %, p99 read latency 0.8 ms; the limit is elsewhere (concurrency, locks, think time, the network or the load generator)",
 		},
 		{
 			name: "nothing saturated, tmpfs target without a device",
 			in:   with(func(s *Signals) { s.IdlePct, s.IOWaitPct = 60, 0 }),
-			kind: KindNone,
+			kind: results.VerdictNone,
 			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 0 %; the limit is elsewhere (concurrency, locks, think time, the network or the load generator)",
 		},
 	}
@@ -134,24 +139,54 @@ func TestJudgeEvidence(t *testing.T) {
 }
 
 func TestSignalsFromPicksBusiestDevice(t *testing.T) {
-	m := map[string]Stat{
-		"cpu_idle_pct":        {Mean: 50},
-		"cpu_iowait_pct":      {Mean: 10},
-		"disk_sda_util_pct":   {Mean: 20},
-		"disk_sda_w_await_ms": {P99: 40},
-		"disk_sdb_util_pct":   {Mean: 90},
-		"disk_sdb_aqu":        {Mean: 4},
-		"disk_sdb_r_await_ms": {P99: 2},
-		"psi_io_some_pct":     {Mean: 12},
-		"proc_dbio_cpu_pct":   {Mean: 6},
+	m := map[string]results.TelemetryStat{
+		"cpu_idle_pct":        {Mean: 50, Samples: 1},
+		"cpu_iowait_pct":      {Mean: 10, Samples: 1},
+		"disk_sda_util_pct":   {Mean: 20, Samples: 1},
+		"disk_sda_w_await_ms": {P99: 40, Samples: 1},
+		"disk_sdb_util_pct":   {Mean: 90, Samples: 1},
+		"disk_sdb_aqu":        {Mean: 4, Samples: 1},
+		"disk_sdb_r_await_ms": {P99: 2, Samples: 1},
+		"psi_io_some_pct":     {Mean: 12, Samples: 1},
+		"proc_dbio_cpu_pct":   {Mean: 6, Samples: 1},
 	}
-	got := signalsFrom(m, []string{"sda", "sdb"})
+	got := signalsFrom(&results.TelemetrySummary{Samples: 1, Devices: []string{"sda", "sdb"}, Metrics: m})
 	want := Signals{
-		HasCPU: true, IdlePct: 50, IOWaitPct: 10,
+		Samples: 1, HasCPU: true, IdlePct: 50, IOWaitPct: 10,
 		Device: "sdb", UtilPct: 90, QueueDepth: 4, ReadP99Ms: 2, HasReads: true,
 		HasPSI: true, PSIIOSomePct: 12, DriverCPUPct: 6,
 	}
 	if got != want {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestConcludeASampledStep draws the verdict and the process shares from the
+// step summary the telemetry package's snapshot test records (two /proc
+// snapshots of a PostgreSQL run): testdata/telemetry-summary.json holds it
+// with the conclusions telemetry drew itself before they moved here.
+func TestConcludeASampledStep(t *testing.T) {
+	b, err := os.ReadFile("testdata/telemetry-summary.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want results.TelemetrySummary
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	raw := want
+	raw.Verdict, raw.Driver, raw.Server = results.Verdict{}, nil, nil
+	got := Conclude(raw)
+	if !reflect.DeepEqual(got, want) {
+		g, _ := json.MarshalIndent(got, "", "  ")
+		t.Errorf("got\n%s\nwant the verdict and shares of testdata/telemetry-summary.json", g)
+	}
+	if got.Verdict.Kind != results.VerdictCPU || got.Driver == nil || got.Server == nil {
+		t.Errorf("verdict %+v driver %+v server %+v", got.Verdict, got.Driver, got.Server)
+	}
+	sqlite := raw
+	sqlite.InProcessEngine = true
+	if d := Conclude(sqlite).Driver; d == nil || !strings.HasPrefix(d.Text, "dbio (load generator and in-process engine) used") {
+		t.Errorf("in-process engine share: %+v", d)
 	}
 }

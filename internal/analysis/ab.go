@@ -1,0 +1,169 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"dbio/internal/results"
+)
+
+// ABMetrics are what an A/B study compares: the workload's throughput, and
+// its mean and p95 response time.
+func ABMetrics(steps []results.Step) []Metric {
+	var out []Metric
+	for _, f := range Throughput(steps) {
+		out = append(out, ThroughputMetric(f))
+	}
+	return append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP95))
+}
+
+// ABName is how an A/B study names a metric in ab.json and its tables: a
+// throughput by its title ("TPS"), a latency as the response time the
+// studies speak of, with its unit ("mean response time (ms)").
+func ABName(m Metric) string {
+	if m.Better == Higher {
+		return m.Title
+	}
+	return strings.Replace(m.Title, "latency", "response time", 1) + " (" + m.Unit + ")"
+}
+
+// AB compares the runs of side A with those of side B. Steps are matched
+// by user count; a count only one side reached is left out of the per-step
+// table (the largest loads show it).
+func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error) {
+	if len(a) == 0 || len(b) == 0 {
+		return results.ABResult{}, fmt.Errorf("an A/B comparison needs at least one run on each side (got %d and %d)", len(a), len(b))
+	}
+	res := results.ABResult{LabelA: labelA, LabelB: labelB, RunsA: len(a), RunsB: len(b)}
+	usersA, usersB := stepsByUsers(a), stepsByUsers(b)
+	var users []int
+	var all []results.Step
+	for u, steps := range usersA {
+		if _, ok := usersB[u]; ok {
+			users = append(users, u)
+			all = append(all, steps...)
+			all = append(all, usersB[u]...)
+		}
+	}
+	sort.Ints(users)
+	metrics := ABMetrics(all)
+	sums := make([][2][]float64, len(metrics))
+	for _, u := range users {
+		step := results.ABStep{Users: u}
+		for mi, m := range metrics {
+			va, vb := collect(usersA[u], m), collect(usersB[u], m)
+			if len(va) == 0 || len(vb) == 0 {
+				continue
+			}
+			d := abMetric(m, Compare(SideOf(va), SideOf(vb), m.Better))
+			step.Metrics = append(step.Metrics, d)
+			sums[mi][0] = append(sums[mi][0], d.A.Mean)
+			sums[mi][1] = append(sums[mi][1], d.B.Mean)
+		}
+		res.Steps = append(res.Steps, step)
+	}
+	for mi, m := range metrics {
+		if len(sums[mi][0]) == 0 {
+			continue
+		}
+		// An average over steps has no run spread of its own.
+		d := abMetric(m, Compare(SideOf([]float64{Mean(sums[mi][0])}), SideOf([]float64{Mean(sums[mi][1])}), m.Better))
+		res.Average = append(res.Average, d)
+	}
+	for _, l := range a {
+		u, open := MaxUsers(l)
+		res.MaxUsersA, res.OpenA = append(res.MaxUsersA, u), append(res.OpenA, open)
+	}
+	for _, l := range b {
+		u, open := MaxUsers(l)
+		res.MaxUsersB, res.OpenB = append(res.MaxUsersB, u), append(res.OpenB, open)
+	}
+	res.CacheA, res.CacheB = cacheAccount(a), cacheAccount(b)
+	return res, nil
+}
+
+// abMetric records a difference as ab.json holds it.
+func abMetric(m Metric, d Difference) results.ABMetric {
+	side := func(s Side) results.ABSide { return results.ABSide{Mean: s.Mean, Min: s.Min, Max: s.Max, Runs: s.Runs} }
+	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: side(d.A), B: side(d.B),
+		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread}
+	if math.IsNaN(out.ImprovementPct) {
+		out.ImprovementPct = 0 // no change can be said against nothing
+	}
+	return out
+}
+
+func stepsByUsers(runs []*results.Loaded) map[int][]results.Step {
+	out := map[int][]results.Step{}
+	for _, l := range runs {
+		for _, s := range l.Steps {
+			if s.Users > 0 && s.Status == results.StatusCompleted && s.Total != nil {
+				out[s.Users] = append(out[s.Users], s)
+			}
+		}
+	}
+	return out
+}
+
+func collect(steps []results.Step, m Metric) []float64 {
+	var out []float64
+	for _, s := range steps {
+		if v := m.Value(s); !math.IsNaN(v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// cacheAccount averages, over every measured step of every run, the engine's
+// cache hits and misses (the engine counters cache_hit_reads and
+// cache_miss_reads) and the devices' reads.
+func cacheAccount(runs []*results.Loaded) *results.CacheAccount {
+	var hits, misses, dev, await []float64
+	for _, l := range runs {
+		for _, s := range l.Steps {
+			t := s.Telemetry
+			if t == nil {
+				continue
+			}
+			h, okH := t.Metrics["engine_cache_hit_reads_per_s"]
+			m, okM := t.Metrics["engine_cache_miss_reads_per_s"]
+			if okH && okM {
+				hits = append(hits, h.Mean)
+				misses = append(misses, m.Mean)
+			}
+			var d, a float64
+			var devices int
+			for name, v := range t.Metrics {
+				if strings.HasPrefix(name, "disk_") && strings.HasSuffix(name, "_rps") {
+					d += v.Mean
+				}
+				if strings.HasPrefix(name, "disk_") && strings.HasSuffix(name, "_r_await_ms") {
+					a += v.Mean
+					devices++
+				}
+			}
+			dev = append(dev, d)
+			if devices > 0 {
+				await = append(await, a/float64(devices))
+			}
+		}
+	}
+	if len(dev) == 0 {
+		return nil
+	}
+	c := &results.CacheAccount{DeviceReadsPerS: Mean(dev)}
+	if len(await) > 0 {
+		c.DeviceReadAwaitMS = Mean(await)
+	}
+	if len(hits) > 0 {
+		h, m := Mean(hits), Mean(misses)
+		c.OSReadsPerS = m
+		if h+m > 0 {
+			c.CacheServedPct = h / (h + m) * 100
+		}
+	}
+	return c
+}

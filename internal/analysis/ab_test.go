@@ -1,0 +1,125 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+
+	"dbio/internal/metrics"
+	"dbio/internal/results"
+)
+
+// abRun builds a loaded run with one step per (users, tps, mean ms), the
+// engine's cache hits and misses per second, and the largest load under a
+// ceiling when maxUsers > 0.
+func abRun(steps [][3]float64, hitPerS, missPerS float64, maxUsers float64) *results.Loaded {
+	l := &results.Loaded{}
+	if maxUsers > 0 {
+		l.Run.Figures = []results.Figure{{Name: results.FigureMaxUsersUnderCeiling, Value: maxUsers}}
+	}
+	for i, s := range steps {
+		tel := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
+			"engine_cache_hit_reads_per_s":  {Mean: hitPerS, Samples: 1},
+			"engine_cache_miss_reads_per_s": {Mean: missPerS, Samples: 1},
+			"disk_vda_rps":                  {Mean: missPerS * 0.8, Samples: 1},
+			"disk_vda_r_await_ms":           {Mean: 1.5, Samples: 1},
+		}}
+		l.Steps = append(l.Steps, results.Step{
+			Index: i, Users: int(s[0]), Status: results.StatusCompleted,
+			Figures:   []results.Figure{{Name: results.FigureTPS, Value: s[1]}},
+			Total:     &metrics.TxSummary{Latency: metrics.Latency{Count: 100, MeanUS: s[2] * 1000, P95US: int64(s[2] * 2000)}},
+			Telemetry: tel,
+		})
+	}
+	return l
+}
+
+// studyRuns are the two sides of an A/B study shaped like an accelerator's:
+// the study's first rows are 38 vs 18 TPS at 1 daemon and 26 vs 55 ms, B
+// being the optimizer, two runs a side; the second B run never reached its
+// ceiling.
+func studyRuns() (a, b []*results.Loaded) {
+	a = []*results.Loaded{
+		abRun([][3]float64{{1, 18, 55}, {6, 30, 80}, {11, 33, 120}}, 580, 420, 6),
+		abRun([][3]float64{{1, 19, 53}, {6, 29, 82}, {11, 31, 125}}, 570, 430, 6),
+	}
+	b = []*results.Loaded{
+		abRun([][3]float64{{1, 38, 26}, {6, 47, 40}, {11, 50, 60}, {16, 52, 90}}, 800, 200, 16),
+		abRun([][3]float64{{1, 37, 27}, {6, 48, 41}, {11, 49, 62}, {16, 51, 95}}, 810, 190, 16),
+	}
+	b[1].Run.Figures = append(b[1].Run.Figures, results.Figure{Name: results.FigureCeilingReached, Value: 0})
+	return a, b
+}
+
+func TestABComparesLikeTheStudy(t *testing.T) {
+	a, b := studyRuns()
+	res, err := AB(a, b, "without", "with optimizer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 3 {
+		t.Fatalf("%d steps compared, want the 3 both sides ran", len(res.Steps))
+	}
+	tps := res.Steps[0].Metrics[0]
+	if tps.Name != "TPS" || tps.A.Mean != 18.5 || tps.B.Mean != 37.5 || math.Abs(tps.ImprovementPct-102.7) > 0.1 || !tps.BeyondSpread {
+		t.Errorf("TPS at 1 user: %+v", tps)
+	}
+	rt := res.Steps[0].Metrics[1]
+	if rt.Name != "mean response time (ms)" || rt.ImprovementPct <= 0 {
+		t.Errorf("a lower response time must be an improvement: %+v", rt)
+	}
+	if res.CacheA == nil || math.Abs(res.CacheA.CacheServedPct-57.5) > 0.1 || math.Abs(res.CacheB.CacheServedPct-80.5) > 0.1 {
+		t.Errorf("cache accounting A %+v B %+v", res.CacheA, res.CacheB)
+	}
+	if res.MaxUsersB[0] != 16 || res.MaxUsersA[1] != 6 || res.OpenB[0] || !res.OpenB[1] {
+		t.Errorf("max users %v %v", res.MaxUsersA, res.MaxUsersB)
+	}
+}
+
+func TestABNeedsBothSides(t *testing.T) {
+	if _, err := AB([]*results.Loaded{abRun(nil, 0, 0, 0)}, nil, "", ""); err == nil {
+		t.Fatal("no B runs accepted")
+	}
+}
+
+func TestSpreadOverlapIsNotADifference(t *testing.T) {
+	a := []*results.Loaded{abRun([][3]float64{{1, 10, 5}}, 0, 0, 0), abRun([][3]float64{{1, 14, 5}}, 0, 0, 0)}
+	b := []*results.Loaded{abRun([][3]float64{{1, 12, 5}}, 0, 0, 0), abRun([][3]float64{{1, 15, 5}}, 0, 0, 0)}
+	res, _ := AB(a, b, "", "")
+	if res.Steps[0].Metrics[0].BeyondSpread {
+		t.Error("overlapping runs reported as beyond spread")
+	}
+}
+
+// An A/B study and a comparison of the same runs read the same figures:
+// TPC-C's TPM and NOPM, AS3AP's interactive work, TPS otherwise.
+func TestABAndComparisonReadTheSameFigures(t *testing.T) {
+	step := func(figs ...results.Figure) results.Step {
+		return results.Step{Users: 1, Status: results.StatusCompleted, Figures: figs,
+			Total: &metrics.TxSummary{Latency: metrics.Latency{Count: 1, MeanUS: 9000, P95US: 9000, P99US: 9000}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		step    results.Step
+		tput    []string
+		meanRTs float64
+	}{
+		{"tpcc", step(results.Figure{Name: results.FigureTPM, Value: 600}, results.Figure{Name: results.FigureNOPM, Value: 270}, results.Figure{Name: results.FigureTPS, Value: 10}), []string{"tpm", "nopm"}, 9},
+		{"as3ap", step(results.Figure{Name: results.FigureInteractiveTPS, Value: 40}, results.Figure{Name: results.FigureInteractiveLatencyMean, Value: 2},
+			results.Figure{Name: results.FigureTPS, Value: 45}), []string{"interactive_tps"}, 2},
+		{"sysbench", step(results.Figure{Name: results.FigureTPS, Value: 45}), []string{"tps"}, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			steps := []results.Step{tc.step}
+			ab, cmp := ABMetrics(steps), WorkloadMetrics(steps)
+			for i, want := range tc.tput {
+				if ab[i].ID != want || cmp[i].ID != want {
+					t.Errorf("throughput %d: A/B %s, comparison %s, want %s", i, ab[i].ID, cmp[i].ID, want)
+				}
+			}
+			n := len(tc.tput)
+			if ab[n].ID != "latency-mean" || cmp[n].ID != "latency-mean" || ab[n].Value(tc.step) != tc.meanRTs || cmp[n].Value(tc.step) != tc.meanRTs {
+				t.Errorf("mean response time: A/B %s %v, comparison %s %v, want %v", ab[n].ID, ab[n].Value(tc.step), cmp[n].ID, cmp[n].Value(tc.step), tc.meanRTs)
+			}
+		})
+	}
+}

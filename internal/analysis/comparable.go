@@ -1,0 +1,159 @@
+package analysis
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"dbio/internal/results"
+)
+
+// Names say how sentences name what they speak of.
+type Names struct {
+	// Run names run i of a comparison: "A (sqlite-ext4)".
+	Run func(i int) string
+	// Workload names a workload kind: "TPC-C".
+	Workload func(kind string) string
+}
+
+// Comparability says why runs cannot be compared meaningfully (reasons:
+// different workloads, TPC-C scales or pacing, user sequences, fio
+// profiles or points) and what a reader should know about comparing them
+// (warnings: different run kinds, step lengths, fio runtimes, unfinished
+// runs). The first run is the baseline.
+func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
+	a := runs[0]
+	kindsA := strings.Join(measured(a, n), " and ")
+	for i, b := range runs[1:] {
+		whoA, whoB := n.Run(0), n.Run(i+1)
+		kindsB := strings.Join(measured(b, n), " and ")
+		if kindsA != kindsB {
+			reasons = append(reasons, fmt.Sprintf("%s measured %s but %s measured %s", whoA, orNothing(kindsA), whoB, orNothing(kindsB)))
+			continue
+		}
+		if a.Run.Kind != b.Run.Kind {
+			warnings = append(warnings, fmt.Sprintf("%s is a %s run and %s a %s run; their steps are compared where they match", whoA, a.Run.Kind, whoB, b.Run.Kind))
+		}
+		ca, cb := a.Run.ConfigView(), b.Run.ConfigView()
+		for _, wa := range a.Workloads {
+			wb, _ := b.Workload(wa.Kind)
+			title := n.Workload(wa.Kind)
+			if wa.Kind == "tpcc" {
+				if x, y := a.Warehouses(), b.Warehouses(); x != y {
+					reasons = append(reasons, fmt.Sprintf("%s ran %s at %s but %s at %s", whoA, title, plural(x, "warehouse", "warehouses"), whoB, plural(y, "warehouse", "warehouses")))
+				}
+				if x, y := ca.KeyingThinking, cb.KeyingThinking; x != y {
+					reasons = append(reasons, fmt.Sprintf("%s ran %s with keying_thinking=%s but %s with %s: paced and back-to-back users are different workloads", whoA, title, orNothing(x), whoB, orNothing(y)))
+				}
+			}
+			if x, y := intsText(a.Users(wa)), intsText(b.Users(wb)); x != y {
+				reasons = append(reasons, fmt.Sprintf("%s's %s user sequence is %s but %s's is %s", whoA, title, x, whoB, y))
+			}
+			for _, k := range []struct{ name, a, b string }{{"step", ca.StepS, cb.StepS}, {"rampup", ca.RampUpS, cb.RampUpS}} {
+				if k.a != k.b {
+					warnings = append(warnings, fmt.Sprintf("%s's %s is %s s and %s's is %s s: the shorter steps may not have reached steady state", whoA, k.name, orNothing(k.a), whoB, orNothing(k.b)))
+				}
+			}
+		}
+		if len(a.Fio) > 0 {
+			pa, pb := a.FioProfile(), b.FioProfile()
+			if pa != pb {
+				reasons = append(reasons, fmt.Sprintf("%s ran the fio profile %s but %s ran %s", whoA, orNothing(pa), whoB, orNothing(pb)))
+			} else if missing, extra := pointDiff(a, b); len(missing)+len(extra) > 0 {
+				var parts []string
+				if len(missing) > 0 {
+					parts = append(parts, fmt.Sprintf("%s lacks %s", whoB, strings.Join(missing, ", ")))
+				}
+				if len(extra) > 0 {
+					parts = append(parts, fmt.Sprintf("%s has %s that %s lacks", whoB, strings.Join(extra, ", "), whoA))
+				}
+				reasons = append(reasons, "the fio points differ: "+strings.Join(parts, "; "))
+			}
+			if x, y := fioRuntimes(a), fioRuntimes(b); x != y {
+				warnings = append(warnings, fmt.Sprintf("%s's fio points ran %s and %s's %s", whoA, x, whoB, y))
+			}
+		}
+	}
+	for i, r := range runs {
+		if r.Run.Status != results.StatusCompleted {
+			warnings = append(warnings, fmt.Sprintf("%s is %s: only the steps it finished are compared", n.Run(i), r.Run.Status))
+		}
+	}
+	return reasons, warnings
+}
+
+// measured lists what a run measured, "fio" and its workloads' names, sorted.
+func measured(r *Recorded, n Names) []string {
+	var out []string
+	if len(r.Fio) > 0 {
+		out = append(out, "fio")
+	}
+	for _, w := range r.Workloads {
+		out = append(out, n.Workload(w.Kind))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pointDiff lists the points (by a's names) that b lacks, and b's extra ones.
+func pointDiff(a, b *Recorded) (missing, extra []string) {
+	ka, kb := PointKeys(a.Fio), PointKeys(b.Fio)
+	inB := map[string]bool{}
+	for _, k := range kb {
+		inB[k] = true
+	}
+	inA := map[string]bool{}
+	for i, k := range ka {
+		inA[k] = true
+		if !inB[k] {
+			missing = append(missing, a.Fio[i].Name)
+		}
+	}
+	for i, k := range kb {
+		if !inA[k] {
+			extra = append(extra, b.Fio[i].Name)
+		}
+	}
+	return missing, extra
+}
+
+// fioRuntimes lists the distinct runtimes of a run's fio points: "3 s, 5 s".
+func fioRuntimes(r *Recorded) string {
+	seen := map[int]bool{}
+	var rts []int
+	for _, p := range r.Fio {
+		if !seen[p.Fio.RuntimeS] {
+			seen[p.Fio.RuntimeS] = true
+			rts = append(rts, p.Fio.RuntimeS)
+		}
+	}
+	sort.Ints(rts)
+	s := make([]string, len(rts))
+	for i, v := range rts {
+		s[i] = strconv.Itoa(v) + " s"
+	}
+	return strings.Join(s, ", ")
+}
+
+func intsText(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

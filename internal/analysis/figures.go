@@ -1,0 +1,181 @@
+package analysis
+
+import (
+	"math"
+
+	"dbio/internal/results"
+)
+
+// Value is a step's figure, NaN when the step does not have it.
+func Value(s results.Step, name results.FigureName) float64 {
+	if v, ok := s.Figure(name); ok {
+		return v
+	}
+	return math.NaN()
+}
+
+// TPS is the step's TPS figure, or its committed transactions per second.
+func TPS(s results.Step) float64 {
+	if v, ok := s.Figure(results.FigureTPS); ok {
+		return v
+	}
+	if s.Total != nil {
+		return s.Total.PerMinute / 60
+	}
+	return math.NaN()
+}
+
+// Latencies are a step's transaction latency figures in ms, every type merged.
+type Latencies struct{ Mean, P50, P95, P99, P999, Max float64 }
+
+// TotalLatency is the latency of every transaction of the step in ms;
+// false when the step completed none.
+func TotalLatency(s results.Step) (Latencies, bool) {
+	if s.Total == nil || s.Total.Latency.Count == 0 {
+		return Latencies{}, false
+	}
+	l := s.Total.Latency
+	return Latencies{Mean: l.MeanUS / 1000, P50: float64(l.P50US) / 1000, P95: float64(l.P95US) / 1000,
+		P99: float64(l.P99US) / 1000, P999: float64(l.P999US) / 1000, Max: float64(l.MaxUS) / 1000}, true
+}
+
+// Figure says how to read a recorded figure: its name, a title and a unit.
+type Figure struct {
+	Name  results.FigureName
+	Title string
+	Unit  string
+}
+
+// Throughput lists the figures a workload's throughput is read from, the
+// first being its headline: TPM and NOPM where the steps recorded them
+// (TPC-C), the interactive TPS of a workload that separates interactive
+// work from background batch jobs (AS3AP), else TPS.
+func Throughput(steps []results.Step) []Figure {
+	var out []Figure
+	for _, f := range []Figure{{results.FigureTPM, "TPM", "tx/min"}, {results.FigureNOPM, "NOPM", "new-orders/min"}} {
+		if anyHas(steps, f.Name) {
+			out = append(out, f)
+		}
+	}
+	switch {
+	case len(out) > 0:
+	case anyHas(steps, results.FigureInteractiveTPS):
+		out = append(out, Figure{results.FigureInteractiveTPS, "interactive TPS", "tx/s"})
+	default:
+		out = append(out, Figure{results.FigureTPS, "TPS", "tx/s"})
+	}
+	return out
+}
+
+func anyHas(steps []results.Step, name results.FigureName) bool {
+	for _, s := range steps {
+		if _, ok := s.Figure(name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Better says which way a figure improves.
+type Better int
+
+// Directions of improvement.
+const (
+	Neither Better = 0
+	Higher  Better = 1
+	Lower   Better = -1
+)
+
+// Metric is a figure read from each step of a run, to compare runs by.
+type Metric struct {
+	// ID is a short stable name: the figure's name, or "latency-mean".
+	ID     string
+	Title  string
+	Unit   string
+	Better Better
+	// Value reads the metric from a step, NaN when the step lacks it.
+	Value func(results.Step) float64
+}
+
+// ThroughputMetric compares runs by a throughput figure.
+func ThroughputMetric(f Figure) Metric {
+	return Metric{ID: string(f.Name), Title: f.Title, Unit: f.Unit, Better: Higher,
+		Value: func(s results.Step) float64 { return Value(s, f.Name) }}
+}
+
+// ResponseTime compares runs by a statistic of their response time (mean,
+// p95 or p99): that of the interactive work where the step recorded it
+// apart (AS3AP), else that of every transaction.
+func ResponseTime(stat results.LatencyStat) Metric {
+	interactive := map[results.LatencyStat]results.FigureName{results.StatMean: results.FigureInteractiveLatencyMean,
+		results.StatP95: results.FigureInteractiveLatencyP95, results.StatP99: results.FigureInteractiveLatencyP99}[stat]
+	total := func(l Latencies) float64 { return l.Mean }
+	switch stat {
+	case results.StatP95:
+		total = func(l Latencies) float64 { return l.P95 }
+	case results.StatP99:
+		total = func(l Latencies) float64 { return l.P99 }
+	}
+	return Metric{ID: "latency-" + string(stat), Title: string(stat) + " latency", Unit: "ms", Better: Lower,
+		Value: func(s results.Step) float64 {
+			if v, ok := s.Figure(interactive); ok {
+				return v
+			}
+			if l, ok := TotalLatency(s); ok {
+				return total(l)
+			}
+			return math.NaN()
+		}}
+}
+
+// telemetryMetric compares runs by a telemetry mean.
+func telemetryMetric(id, title, unit string, better Better, metric string) Metric {
+	return Metric{ID: id, Title: title, Unit: unit, Better: better,
+		Value: func(s results.Step) float64 { return s.Telemetry.Mean(metric) }}
+}
+
+// diskMetric compares runs by a metric of each step's busiest device.
+func diskMetric(id, title, what string) Metric {
+	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: Lower, Value: func(s results.Step) float64 {
+		return BusiestDiskP99(s, what)
+	}}
+}
+
+// BusiestDiskP99 is the p99 of a metric of the step's busiest device
+// ("w_await_ms"), NaN without one.
+func BusiestDiskP99(s results.Step, what string) float64 {
+	d := BusiestDevice(s.Telemetry)
+	if d == "" {
+		return math.NaN()
+	}
+	return s.Telemetry.P99(DiskMetric(d, what))
+}
+
+// WorkloadMetrics are what runs of a transaction workload are compared by:
+// the throughput of the baseline's steps, the mean and p99 response time,
+// the CPU's iowait and idle time and the busiest device's write and read
+// latency.
+func WorkloadMetrics(baseline []results.Step) []Metric {
+	var out []Metric
+	for _, f := range Throughput(baseline) {
+		out = append(out, ThroughputMetric(f))
+	}
+	return append(out,
+		ResponseTime(results.StatMean),
+		ResponseTime(results.StatP99),
+		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", Lower, "cpu_iowait_pct"),
+		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
+		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
+		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
+	)
+}
+
+// FioMetrics are what fio points are compared by.
+func FioMetrics() []Metric {
+	return []Metric{
+		{ID: "iops", Title: "IOPS", Unit: "I/O per s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureIOPS) }},
+		{ID: "mbs", Title: "MB/s", Unit: "MB/s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureMBPerSec) }},
+		{ID: "lat-mean", Title: "mean latency", Unit: "ms", Better: Lower, Value: func(s results.Step) float64 { return Value(s, results.FigureLatMeanUS) / 1000 }},
+		{ID: "lat-p99", Title: "p99 latency", Unit: "ms", Better: Lower, Value: func(s results.Step) float64 { return Value(s, results.FigureLatP99US) / 1000 }},
+	}
+}

@@ -1,0 +1,98 @@
+package analysis
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"dbio/internal/results"
+)
+
+// point is a completed fio step with its figures and record.
+func point(label, series, name string, iops, mbs, meanUS, p99US float64) results.Step {
+	return results.Step{Name: name, Kind: results.KindFio, Status: results.StatusCompleted,
+		Figures: []results.Figure{{Name: results.FigureIOPS, Value: iops}, {Name: results.FigureMBPerSec, Value: mbs},
+			{Name: results.FigureLatMeanUS, Value: meanUS}, {Name: results.FigureLatP99US, Value: p99US}},
+		Fio: &results.FioPoint{FioPlan: results.FioPlan{Name: name, Series: series, Label: label, RW: "randread", BS: 4096}, Status: results.StatusCompleted}}
+}
+
+func TestBoundOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  results.RunConfig
+		want LatencyBound
+		set  bool
+	}{
+		{"nothing set: 20 ms mean", results.RunConfig{}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, false},
+		{"a bound", results.RunConfig{LatencyMax: "5ms"}, LatencyBound{Max: 5 * time.Millisecond, Stat: results.StatMean}, true},
+		{"a statistic", results.RunConfig{LatencyStat: results.StatP99}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatP99}, true},
+		{"a statistic dbio does not know reads as the mean", results.RunConfig{LatencyStat: "p42"}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, true},
+		{"an unreadable bound is the default", results.RunConfig{LatencyMax: "soon"}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, set := BoundOf(tc.cfg); got != tc.want || set != tc.set {
+				t.Errorf("got %v %v, want %v %v", got, set, tc.want, tc.set)
+			}
+		})
+	}
+	if s := (LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatP99}).String(); s != "p99 latency ≤ 20ms" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+// Highest reads each target's best points over every pattern, a tie going
+// to the point that ran first.
+func TestHighestTiesGoToTheEarlierPoint(t *testing.T) {
+	points := []results.Step{
+		point("nvme", "read", "a", 100, 1, 10, 20),
+		point("sata", "read", "b", 50, 9, 10, 20),
+		point("nvme", "write", "c", 300, 2, 10, 20),
+		point("nvme", "read", "d", 300, 2, 10, 20),
+	}
+	rows := Highest(points)
+	if len(rows) != 2 || rows[0].Label != "nvme" || rows[0].BestIOPS.Name != "c" || rows[0].BestMBPerSec.Name != "c" || rows[0].Points != 3 || rows[1].BestMBPerSec.Name != "b" {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+// A point whose statistic fio did not report is not within any bound.
+func TestBestWithinNeedsTheStatistic(t *testing.T) {
+	p := point("nvme", "read", "a", 100, 1, 10, math.NaN())
+	p.Figures = p.Figures[:3]
+	rows := BestWithin([]results.Step{p}, LatencyBound{Max: time.Second, Stat: results.StatP99})
+	if len(rows) != 1 || rows[0].Points != 1 || rows[0].Within != 0 {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+func TestVersusBaseline(t *testing.T) {
+	step := func(tps float64) *results.Step {
+		return &results.Step{Figures: []results.Figure{{Name: results.FigureTPS, Value: tps}}}
+	}
+	rows := []Row{
+		{Label: "1", Steps: []*results.Step{step(10), step(20), nil}},
+		{Label: "2", Steps: []*results.Step{step(30), step(15), step(60)}},
+		{Label: "4", Steps: []*results.Step{nil, step(5), step(5)}},
+	}
+	v, ok := VersusBaseline(ThroughputMetric(Figure{results.FigureTPS, "TPS", "tx/s"}), rows, 3)
+	if !ok {
+		t.Fatal("nothing to compare")
+	}
+	b1 := v.Against[0][0]
+	if b1.Differential != 10 || b1.Ratio != 2 || b1.ChangePct != 100 || b1.ImprovementPct != 100 {
+		t.Errorf("B at 1 user: %+v", b1)
+	}
+	if c := v.Against[0][1]; !math.IsNaN(c.B.Mean) || !math.IsNaN(c.ChangePct) {
+		t.Errorf("C lacks 1 user: %+v", c)
+	}
+	// B's average is over 1 and 2 users (A has no 4), C's over 2 users alone.
+	if a := v.Averages[0]; a.Rows != 2 || a.A.Mean != 20 || a.B.Mean != 17.5 || a.ChangePct != -12.5 {
+		t.Errorf("B's average %+v", a)
+	}
+	if a := v.Averages[1]; a.Rows != 1 || a.A.Mean != 30 || a.B.Mean != 60 {
+		t.Errorf("C's average %+v", a)
+	}
+	if Assess(ResponseTime(results.StatMean), -20) != 1 || Assess(ResponseTime(results.StatMean), 0.5) != 0 || Assess(ThroughputMetric(Figure{}), -3) != -1 {
+		t.Error("Assess")
+	}
+}

@@ -1,0 +1,103 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"dbio/internal/analysis"
+	"dbio/internal/metrics"
+	"dbio/internal/results"
+)
+
+// abRun builds a loaded run with one step per (users, tps, mean ms).
+func abRun(steps [][3]float64, hitPerS, missPerS float64, maxUsers float64) *results.Loaded {
+	l := &results.Loaded{}
+	if maxUsers > 0 {
+		l.Run.Figures = []results.Figure{{Name: results.FigureMaxUsersUnderCeiling, Value: maxUsers}}
+	}
+	for i, s := range steps {
+		l.Steps = append(l.Steps, results.Step{
+			Index: i, Users: int(s[0]), Status: results.StatusCompleted,
+			Figures: []results.Figure{{Name: results.FigureTPS, Value: s[1]}},
+			Total:   &metrics.TxSummary{Latency: metrics.Latency{Count: 100, MeanUS: s[2] * 1000, P95US: int64(s[2] * 2000)}},
+			Telemetry: &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
+				"engine_cache_hit_reads_per_s":  {Mean: hitPerS, Samples: 1},
+				"engine_cache_miss_reads_per_s": {Mean: missPerS, Samples: 1},
+				"disk_vda_rps":                  {Mean: missPerS * 0.8, Samples: 1},
+				"disk_vda_r_await_ms":           {Mean: 1.5, Samples: 1},
+			}},
+		})
+	}
+	return l
+}
+
+// TestABTablesMatchGolden renders the A/B study of an accelerator (38 vs 18
+// TPS at 1 daemon, 26 vs 55 ms, two runs a side) as ab.md and the terminal
+// table, compared with testdata/ab.golden.md.
+func TestABTablesMatchGolden(t *testing.T) {
+	a := []*results.Loaded{
+		abRun([][3]float64{{1, 18, 55}, {6, 30, 80}, {11, 33, 120}}, 580, 420, 6),
+		abRun([][3]float64{{1, 19, 53}, {6, 29, 82}, {11, 31, 125}}, 570, 430, 6),
+	}
+	b := []*results.Loaded{
+		abRun([][3]float64{{1, 38, 26}, {6, 47, 40}, {11, 50, 60}, {16, 52, 90}}, 800, 200, 16),
+		abRun([][3]float64{{1, 37, 27}, {6, 48, 41}, {11, 49, 62}, {16, 51, 95}}, 810, 190, 16),
+	}
+	b[1].Run.Figures = append(b[1].Run.Figures, results.Figure{Name: results.FigureCeilingReached, Value: 0})
+	res, err := analysis.AB(a, b, "without", "with optimizer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	ABMarkdown(&got, res)
+	if err := ABText(&got, res); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("testdata", "ab.golden.md")
+	if *update {
+		if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("A/B tables differ from %s:\n%s", path, got.String())
+	}
+}
+
+// TestWriteABWritesTheTableAndTheRecord writes ab.json and ab.md of two
+// results directories and reads the record back.
+func TestWriteABWritesTheTableAndTheRecord(t *testing.T) {
+	dir := t.TempDir()
+	var dirs []string
+	for _, l := range []*results.Loaded{abRun([][3]float64{{1, 18, 55}}, 0, 0, 0), abRun([][3]float64{{1, 38, 26}}, 0, 0, 0)} {
+		d, err := results.Create(dir, "side", results.Run{Kind: "as3ap"}, fixedClock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range l.Steps {
+			if err := d.WriteStep(s, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		dirs = append(dirs, d.Path)
+	}
+	stem := filepath.Join(dir, "ab")
+	res, err := WriteAB(stem, dirs[:1], dirs[1:], "A", "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Steps) != 1 || res.Steps[0].Metrics[0].B.Mean != 38 {
+		t.Errorf("comparison %+v", res)
+	}
+	for _, f := range []string{stem + ".json", stem + ".md"} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+}

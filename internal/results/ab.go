@@ -1,0 +1,69 @@
+package results
+
+// ABResult is an A/B study's comparison as ab.json records it: the same
+// workload run on side A and side B, each possibly several times, compared
+// per user count.
+type ABResult struct {
+	LabelA string   `json:"label_a"`
+	LabelB string   `json:"label_b"`
+	RunsA  int      `json:"runs_a"`
+	RunsB  int      `json:"runs_b"`
+	Steps  []ABStep `json:"steps"`
+	// Average compares the means over the steps both sides completed.
+	Average []ABMetric `json:"average"`
+	// MaxUsers are the largest loads each side kept (under its ceiling, when
+	// the runs stepped to one), per run.
+	MaxUsersA []float64 `json:"max_users_a"`
+	MaxUsersB []float64 `json:"max_users_b"`
+	// OpenA and OpenB mark runs that never reached their ceiling: their
+	// largest load is at least the figure.
+	OpenA []bool `json:"open_a,omitempty"`
+	OpenB []bool `json:"open_b,omitempty"`
+	// Cache accounting per side: the share of reads the engine's cache
+	// served, and the device reads per second, over all measured steps.
+	CacheA *CacheAccount `json:"cache_a,omitempty"`
+	CacheB *CacheAccount `json:"cache_b,omitempty"`
+}
+
+// ABStep is one user count compared.
+type ABStep struct {
+	Users   int        `json:"users"`
+	Metrics []ABMetric `json:"metrics"`
+}
+
+// ABMetric is one compared figure of one step: each side's mean over its
+// runs, the spread (min to max) and the change from A to B.
+type ABMetric struct {
+	Name string `json:"name"`
+	// HigherIsBetter decides the sign of an improvement.
+	HigherIsBetter bool    `json:"higher_is_better"`
+	A              ABSide  `json:"a"`
+	B              ABSide  `json:"b"`
+	Differential   float64 `json:"differential"`
+	// ImprovementPct is the change from A to B in %, positive when B is
+	// better (0 when A is 0).
+	ImprovementPct float64 `json:"improvement_pct"`
+	// BeyondSpread says the ranges of A's and B's runs do not overlap, so
+	// the difference is larger than the run-to-run noise measured here.
+	BeyondSpread bool `json:"beyond_spread"`
+}
+
+// ABSide is one side's figure over its runs.
+type ABSide struct {
+	Mean float64   `json:"mean"`
+	Min  float64   `json:"min"`
+	Max  float64   `json:"max"`
+	Runs []float64 `json:"runs"`
+}
+
+// CacheAccount says where a side's reads were served.
+type CacheAccount struct {
+	// CacheServedPct is the share of the engine's page reads its cache served.
+	CacheServedPct float64 `json:"cache_served_pct"`
+	// OSReadsPerS are the page reads the engine asked of the OS, per second.
+	OSReadsPerS float64 `json:"os_reads_per_s"`
+	// DeviceReadsPerS are the reads that reached the block devices, per second.
+	DeviceReadsPerS float64 `json:"device_reads_per_s"`
+	// DeviceReadAwaitMS is the mean device read latency.
+	DeviceReadAwaitMS float64 `json:"device_read_await_ms"`
+}

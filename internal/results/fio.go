@@ -1,0 +1,143 @@
+package results
+
+import (
+	"slices"
+	"time"
+)
+
+// FioPoint is a fio step's detail: the point as planned and placed, how
+// fio reached the target, and fio's own figures. internal/fio fills it in
+// as each point ends; reading a run returns it as Step.Fio.
+type FioPoint struct {
+	// Step is the step index the point ran as.
+	Step int `json:"step"`
+	FioPlan
+	Profile string `json:"profile"`
+	// Engine and Direct are how fio reached the target (after any fallback).
+	Engine  string    `json:"engine"`
+	Direct  bool      `json:"direct"`
+	Status  Status    `json:"status"`
+	Error   string    `json:"error,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended"`
+	// Read, Write and Total are fio's figures; Total is fio's "mixed" section
+	// (reads and writes counted together by fio itself).
+	Read  *FioDirection `json:"read,omitempty"`
+	Write *FioDirection `json:"write,omitempty"`
+	Total *FioDirection `json:"total,omitempty"`
+	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
+	UsrCPU   float64 `json:"fio_usr_cpu_pct"`
+	SysCPU   float64 `json:"fio_sys_cpu_pct"`
+	ElapsedS int     `json:"elapsed_s"`
+	// Steady is fio's steady-state verdict, for points that asked for one.
+	Steady *FioSteadyState `json:"steady,omitempty"`
+	// Seconds is how many per-second rows went to series.csv; SecondsDropped
+	// how many fio logged for some jobs only.
+	Seconds        int      `json:"seconds"`
+	SecondsDropped int      `json:"seconds_dropped,omitempty"`
+	FioNotes       []string `json:"fio_notes,omitempty"`
+	JobFile        string   `json:"job_file"`
+	Output         string   `json:"output"`
+}
+
+// FioPlan is what a point asked of fio, and where.
+type FioPlan struct {
+	Name string `json:"name"`
+	// Series groups the points of one table row or curve (e.g. "randread").
+	Series string `json:"series"`
+	// RW is fio's rw: randread, randwrite, read, write, randrw or rw.
+	RW string `json:"rw"`
+	// BS is the block size in bytes.
+	BS int64 `json:"bs"`
+	// ReadPct is fio's rwmixread for mixed patterns.
+	ReadPct  int `json:"read_pct,omitempty"`
+	IODepth  int `json:"iodepth"`
+	Jobs     int `json:"jobs"`
+	RuntimeS int `json:"runtime_s"`
+	RampS    int `json:"ramp_s"`
+	// Loops counts whole-file passes, for points that are not time-based.
+	Loops int  `json:"loops,omitempty"`
+	Split bool `json:"split,omitempty"`
+	// RateOf names the earlier point whose measured IOPS is 100 %; RatePct
+	// is this point's share; RateIOPS is the resulting total limit.
+	RateOf   string  `json:"rate_of,omitempty"`
+	RatePct  float64 `json:"rate_pct,omitempty"`
+	RateIOPS int64   `json:"rate_iops,omitempty"`
+	// SteadyState is fio's steady-state criterion, SteadyWindowS its window.
+	SteadyState   string `json:"steady_state,omitempty"`
+	SteadyWindowS int    `json:"steady_window_s,omitempty"`
+	// Label names the target ("nvme") or "group" for a drive group.
+	Label   string   `json:"label"`
+	Targets []string `json:"targets"`
+}
+
+// Sequential says the point is read as MB/s rather than IOPS.
+func (p FioPlan) Sequential() bool { return p.RW == "read" || p.RW == "write" || p.RW == "rw" }
+
+// FioDirection is one data direction's figures (reads, writes or both).
+type FioDirection struct {
+	IOs   int64 `json:"ios"`
+	Bytes int64 `json:"bytes"`
+	// BytesPerSec is fio's bw_bytes.
+	BytesPerSec float64 `json:"bytes_per_sec"`
+	IOPS        float64 `json:"iops"`
+	RuntimeMS   int64   `json:"runtime_ms"`
+	// Completion is fio's clat: from submission to the device until completion.
+	Completion FioLatency `json:"completion"`
+	// Submission (slat) and Total (lat = slat + clat) carry no percentiles by default.
+	Submission FioLatency `json:"submission"`
+	Total      FioLatency `json:"total"`
+	// Bins is fio's json+ histogram of completions, value in ns → count.
+	// It becomes the step's histogram files and is not part of the detail.
+	Bins map[int64]int64 `json:"-"`
+}
+
+// MBPerSec is the throughput in MB/s (10^6 bytes per second), as storage is sold.
+func (d *FioDirection) MBPerSec() float64 {
+	if d == nil {
+		return 0
+	}
+	return d.BytesPerSec / 1e6
+}
+
+// FioLatency is a latency summary in microseconds.
+type FioLatency struct {
+	N       int64   `json:"n"`
+	MinUS   float64 `json:"min_us"`
+	MaxUS   float64 `json:"max_us"`
+	MeanUS  float64 `json:"mean_us"`
+	StdevUS float64 `json:"stdev_us"`
+	// Percentiles are fio's, ascending.
+	Percentiles []FioPercentile `json:"percentiles,omitempty"`
+}
+
+// FioPercentile is one of fio's percentile figures.
+type FioPercentile struct {
+	P  float64 `json:"p"`
+	US float64 `json:"us"`
+}
+
+// At returns fio's value for percentile p, and whether fio reported it.
+func (l FioLatency) At(p float64) (float64, bool) {
+	i := slices.IndexFunc(l.Percentiles, func(q FioPercentile) bool { return q.P == p })
+	if i < 0 {
+		return 0, false
+	}
+	return l.Percentiles[i].US, true
+}
+
+// FioSteadyState is fio's verdict on steady-state detection for a point.
+type FioSteadyState struct {
+	// Criterion is the setting, e.g. "iops_slope:0.300000%".
+	Criterion string `json:"criterion"`
+	// WindowS is the rolling window fio judged over.
+	WindowS  int  `json:"window_s"`
+	Attained bool `json:"attained"`
+	// Value is what fio measured against the criterion at the end, e.g. "-0.12%".
+	Value string `json:"value"`
+	// WindowIOPSMean and WindowMBPerSec are the means over the last window only.
+	WindowIOPSMean  float64 `json:"window_iops_mean"`
+	WindowMBPerSec  float64 `json:"window_mb_per_sec"`
+	WindowIOPS      []int64 `json:"window_iops,omitempty"`
+	WindowBytesRate []int64 `json:"window_bytes_per_sec,omitempty"`
+}

@@ -1,0 +1,121 @@
+package results
+
+import (
+	"math"
+	"strings"
+)
+
+// TelemetrySummary is the telemetry of one step, as the sampler recorded
+// it: every metric summarized over the step's per-second samples, then the
+// bottleneck verdict and the CPU and memory of the load generator and the
+// server, drawn from those metrics.
+type TelemetrySummary struct {
+	// Samples is the number of per-second samples in the step.
+	Samples int `json:"samples"`
+	// CPUs is the number of online CPUs, the "100 %" of the cpu_* and proc_* metrics.
+	CPUs int `json:"cpus"`
+	// Devices are the watched block devices as they appear in metric names
+	// (disk_<device>_…).
+	Devices []string `json:"devices,omitempty"`
+	// InProcessEngine says the engine ran inside dbio (SQLite), so dbio's
+	// CPU (proc_dbio_*) includes the engine's.
+	InProcessEngine bool `json:"in_process_engine,omitempty"`
+	// Metrics are keyed by metric name (see the telemetry package).
+	Metrics map[string]TelemetryStat `json:"metrics"`
+	Verdict Verdict                  `json:"verdict"`
+	// Driver is dbio itself: the load generator (and the engine, for SQLite).
+	Driver *Share `json:"driver,omitempty"`
+	// Server is the database server's processes, when the engine is a server.
+	Server *Share `json:"server,omitempty"`
+	// Warnings say which sources could not be read, and how often.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// TelemetryStat summarizes one metric over the per-second samples of a step.
+type TelemetryStat struct {
+	Mean float64 `json:"mean"`
+	// P99 is the 99th percentile of the per-second values (nearest rank).
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+	// Samples is how many seconds had a value: await metrics skip seconds
+	// without I/O.
+	Samples int `json:"samples"`
+}
+
+// Share is the CPU and memory one group of processes used during a step.
+type Share struct {
+	// CPUPct is the mean share of the whole machine's CPU, in %.
+	CPUPct float64 `json:"cpu_pct"`
+	// Cores is the same share in CPUs' worth of time.
+	Cores float64 `json:"cores"`
+	// RSSMB is the largest resident memory seen, in MB (10^6 bytes).
+	RSSMB float64 `json:"rss_mb"`
+	// Text says it in a sentence: "the load generator used 6 % of the CPU …".
+	Text string `json:"text"`
+}
+
+// VerdictKind names what limited a step.
+type VerdictKind string
+
+// Verdict kinds.
+const (
+	VerdictIO       VerdictKind = "io"       // storage is the bottleneck
+	VerdictCPU      VerdictKind = "cpu"      // the CPUs are saturated with work
+	VerdictSteal    VerdictKind = "steal"    // the CPUs are saturated because the hypervisor takes them
+	VerdictBalanced VerdictKind = "balanced" // CPU and storage are both close to their limits
+	VerdictNone     VerdictKind = "none"     // neither is: the limit is elsewhere
+	VerdictUnknown  VerdictKind = "unknown"  // nothing was sampled
+)
+
+// Verdict names what limited a step, with the figures that say so.
+type Verdict struct {
+	Kind VerdictKind `json:"kind"`
+	// Text is the verdict for a reader: "I/O bound: iowait 38 %, vda
+	// utilization 97 %, p99 write latency 7.05 ms".
+	Text string `json:"text"`
+	// Evidence holds the figures the verdict used, keyed by metric name;
+	// step means, or p99 where the key ends in _p99.
+	Evidence map[string]float64 `json:"evidence,omitempty"`
+}
+
+// Head is the verdict's first clause: "I/O bound".
+func (v Verdict) Head() string {
+	head, _, _ := strings.Cut(v.Text, ":")
+	return head
+}
+
+// stat is a sampled metric, false when the step has no value of it.
+func (t *TelemetrySummary) stat(name string) (TelemetryStat, bool) {
+	if t == nil {
+		return TelemetryStat{}, false
+	}
+	s, ok := t.Metrics[name]
+	if !ok || s.Samples == 0 {
+		return TelemetryStat{}, false
+	}
+	return s, true
+}
+
+// Mean is the step mean of a metric, NaN when it was not sampled (or t is nil).
+func (t *TelemetrySummary) Mean(name string) float64 {
+	if s, ok := t.stat(name); ok {
+		return s.Mean
+	}
+	return math.NaN()
+}
+
+// P99 is the 99th percentile of a metric's per-second values, NaN when absent.
+func (t *TelemetrySummary) P99(name string) float64 {
+	if s, ok := t.stat(name); ok {
+		return s.P99
+	}
+	return math.NaN()
+}
+
+// Max is the largest per-second value of a metric, NaN when absent.
+func (t *TelemetrySummary) Max(name string) float64 {
+	if s, ok := t.stat(name); ok {
+		return s.Max
+	}
+	return math.NaN()
+}
