@@ -2,6 +2,9 @@
 # Each target installs what it needs (Debian 12, as root) only when missing.
 
 BIN := bin/dbio
+# The commit comes from Go's build information (-buildvcs); the build date is
+# stamped here because Go records only the commit's time.
+BUILDFLAGS = -buildvcs=auto -ldflags "-X main.buildDate=$$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 # Resolved once per make invocation by the dependency script, which installs
 # Go, gcc and fio (and the database servers for tests) when they are missing.
 GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
@@ -9,10 +12,10 @@ GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 .PHONY: run test bench build vet clean
 
 build: .deps-build
-	$(GO) build -o $(BIN) ./cmd/dbio
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 
 run: .deps-run
-	$(GO) build -o $(BIN) ./cmd/dbio
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./$(BIN) quick $(ARGS)
 
 test: .deps-test
@@ -22,7 +25,7 @@ test: .deps-test
 	$(GO) test -count=1 -timeout 30m ./...
 
 bench: .deps-bench
-	$(GO) build -o $(BIN) ./cmd/dbio
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./scripts/bench.sh $(GO)
 
 # The dependency script prints the go binary on its last line.

@@ -66,6 +66,7 @@ and writes a results directory and a report that compare storage configurations.
 		SilenceErrors: true,
 		Version:       version(),
 	}
+	root.SetVersionTemplate(versionTemplate())
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)
 	// Flag errors are usage errors: one line and exit code 2.
