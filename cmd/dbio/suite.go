@@ -218,5 +218,6 @@ func compareRuns(dirs []string, out string) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+	return err
 }

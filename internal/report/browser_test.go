@@ -95,7 +95,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			var doc *document
 			if p.compare {
 				reasons, warnings := comparability(views)
-				doc = compareDocument(views, reasons, warnings, testOptions())
+				doc, _ = compareDocument(views, reasons, warnings, testOptions())
 			} else {
 				doc = runDocument(views, testOptions())
 			}

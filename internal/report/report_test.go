@@ -163,7 +163,7 @@ func TestComparisonsMatchGolden(t *testing.T) {
 			out := Output{HTML: filepath.Join(dir, "compare.html"), Markdown: filepath.Join(dir, "compare.md"), CSVDir: filepath.Join(dir, "compare-csv")}
 			opts := testOptions()
 			opts.Force = c.force
-			if err := WriteComparison(out, load(t, c.runs...), opts); err != nil {
+			if _, err := WriteComparison(out, load(t, c.runs...), opts); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, c.name, rendered(t, out))
@@ -197,10 +197,8 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 		{"warehouses", mutate(func(_ *results.Loaded, cfg map[string]any) {
 			cfg["tpcc"].(map[string]any)["warehouses"] = 4
 		}), []string{"A (sqlite-ext4) ran TPC-C at 1 warehouse but B (sqlite-ext4 #2) at 4 warehouses"}},
-		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{1, 2} }),
-			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 1,2"}},
-		{"fio points", mutate(func(l *results.Loaded, _ map[string]any) { l.Steps = l.Steps[1:] }),
-			[]string{"the fio points differ: B (sqlite-ext4 #2) lacks 4k-randread"}},
+		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{8, 16} }),
+			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 8,16, with no user count in common"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,12 +216,50 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 				t.Errorf("error %q does not name the way out (--force)", err)
 			}
 			dir := t.TempDir()
-			err = WriteComparison(OutputAt(filepath.Join(dir, "c.html")), []*results.Loaded{base, c.b}, testOptions())
+			_, err = WriteComparison(OutputAt(filepath.Join(dir, "c.html")), []*results.Loaded{base, c.b}, testOptions())
 			if !errors.As(err, &nc) {
 				t.Fatalf("WriteComparison = %v, want a NotComparableError", err)
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("a refused comparison wrote %d files", len(entries))
+			}
+		})
+	}
+}
+
+// Runs that share some steps are compared on those, and the headlines say
+// what was left out.
+func TestComparisonComparesTheStepsInCommon(t *testing.T) {
+	base := load(t, "quick-ext4")[0]
+	fewerUsers := *base
+	var cfg map[string]any
+	if err := json.Unmarshal(base.Run.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["users"] = []int{1, 2}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewerUsers.Run.Config = b
+	fewerPoints := *base
+	fewerPoints.Steps = base.Steps[1:]
+	cases := []struct {
+		name string
+		b    *results.Loaded
+		want string
+	}{
+		{"users", &fewerUsers, "only 1,2 users are compared (left out: 4 of A (sqlite-ext4))"},
+		{"fio points", &fewerPoints, "only the 5 points in common are compared (left out: 4k-randread of A (sqlite-ext4))"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			headlines, err := WriteComparison(OutputAt(filepath.Join(t.TempDir(), "c.html")), []*results.Loaded{base, c.b}, testOptions())
+			if err != nil {
+				t.Fatalf("WriteComparison refused runs with steps in common: %v", err)
+			}
+			if text := strings.Join(headlines, "\n"); !strings.Contains(text, c.want) {
+				t.Errorf("headlines\n%s\ndo not say %q", text, c.want)
 			}
 		})
 	}
