@@ -479,3 +479,27 @@ func TestSteadyStatePointReports(t *testing.T) {
 		}
 	}
 }
+
+// quick's two halves are joined in the terminal as in the report: what the
+// workload asked of the device against what fio measured it can do.
+func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"TPC-C drove 15,244 writes/s on vda at 1 user: 12 % of the 127,110 IOPS of fio's 4k-randwrite point.",
+		"TPC-C drove 58,819 reads/s on vda at 4 users: 48 % of the 122,129 IOPS of fio's 4k-randread point.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("terminal summary does not say %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := Text(&b, load(t, "quick-tmpfs")[0]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), " drove ") {
+		t.Errorf("a run without a block device claims a device demand:\n%s", b.String())
+	}
+}

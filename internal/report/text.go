@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
 	"dbio/internal/units"
 )
@@ -70,6 +71,12 @@ func Text(w io.Writer, l *results.Loaded) error {
 	}
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
+	}
+	if demand := demandFindings(analysis.NewRecorded(l)); len(demand) > 0 {
+		fmt.Fprintln(w)
+		for _, d := range demand {
+			fmt.Fprintln(w, d)
+		}
 	}
 	if len(r.Figures) > 0 {
 		fmt.Fprintln(w)
