@@ -503,3 +503,28 @@ func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
 		t.Errorf("a run without a block device claims a device demand:\n%s", b.String())
 	}
 }
+
+// The terminal's fio table is for people: words for headers, latencies in
+// ms, separators, and no column a point did not measure.
+func TestTextFioTableIsReadable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	head := regexp.MustCompile(`(?m)^\s*fio point\s+IOPS\s+MB/s\s+mean ms\s+p50 ms\s+p99 ms\s+p99\.9 ms\s+max ms\s+status\s*$`)
+	if !head.MatchString(out) {
+		t.Errorf("no readable fio header:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^\s*4k-randread\s+122,129\s+500\s+1\.04\s`).MatchString(out) {
+		t.Errorf("4k-randread row not in IOPS with separators and ms:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "_us") || strings.Contains(line, "_pct") {
+			t.Errorf("snake_case figure name on screen: %q", line)
+		}
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line of %d columns: %q", n, line)
+		}
+	}
+}
