@@ -145,3 +145,42 @@ func TestCompareLeavesOutTablesUnderTheFloor(t *testing.T) {
 		t.Errorf("no sentence for the idle table left out: %q", last)
 	}
 }
+
+// With runs enough, a real difference is called with its interval and a
+// repeat of the same configuration is not.
+func TestABTextCallsOnlyRealDifferences(t *testing.T) {
+	side := func(tps ...float64) []*results.Loaded {
+		var out []*results.Loaded
+		for _, v := range tps {
+			out = append(out, abRun([][3]float64{{4, v, 1000 / v}}, 0, 0, 0))
+		}
+		return out
+	}
+	a := side(100, 104, 98, 102, 101)
+	for _, c := range []struct {
+		name string
+		b    []*results.Loaded
+		want string
+	}{
+		{"twice as fast", side(201, 196, 205, 199, 203), "+99 %, better  significant: 2.0x (95 % CI 1.9x–2.1x), p = 0.008"},
+		// p is the exact two-sided U test: 222 of the 252 ways to split the ten values are as far from the centre.
+		{"same", side(99, 103, 100, 105, 97), "no significant difference (p = 0.881)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := analysis.AB(a, c.b, "A", "B")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := ABText(&out, res); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), c.want) {
+				t.Errorf("terminal table does not say %q:\n%s", c.want, out.String())
+			}
+			if c.name == "same" && strings.Contains(out.String(), "better") {
+				t.Errorf("a repeat of the same configuration is called better:\n%s", out.String())
+			}
+		})
+	}
+}
