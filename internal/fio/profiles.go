@@ -9,13 +9,15 @@ import (
 	"dbio/internal/results"
 )
 
-// The built-in profiles, each one of the studies in METHODOLOGY.md.
-func init() {
-	Register(fourCorners{})
-	Register(sqlio{})
-	Register(mix{})
-	Register(curve{})
-	Register(precondition{})
+// BuiltinProfiles returns a new registry of the built-in profiles, each one
+// of the studies the README describes. Each call builds its own, so no
+// profile registered by one caller is seen by another.
+func BuiltinProfiles() *Registry {
+	r := NewRegistry()
+	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}} {
+		r.Register(p)
+	}
+	return r
 }
 
 var (
