@@ -8,6 +8,7 @@ import (
 	"go/token"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,14 +215,14 @@ func shortImport(module, imp string) (name string, ours bool) {
 // message each, saying what to change and where.
 func check(table map[string]row, pkgs map[string]pkg) []string {
 	var problems []string
-	for _, name := range sortedKeys(pkgs) {
+	for _, name := range slices.Sorted(maps.Keys(pkgs)) {
 		p := pkgs[name]
 		r, ok := table[name]
 		if !ok {
 			problems = append(problems, fmt.Sprintf("package %s has no row in %s: add a row `%s` saying what it owns and which dbio packages it may import", p.dir, archDoc, name))
 			continue
 		}
-		for _, imp := range sortedKeys(p.imports) {
+		for _, imp := range slices.Sorted(maps.Keys(p.imports)) {
 			if r.mayImport[imp] {
 				continue
 			}
@@ -230,14 +231,14 @@ func check(table map[string]row, pkgs map[string]pkg) []string {
 				strings.Join(site.files, ", "), site.path, name, archDoc, r.line, imp))
 		}
 	}
-	for _, name := range sortedKeys(table) {
+	for _, name := range slices.Sorted(maps.Keys(table)) {
 		r := table[name]
 		p, exists := pkgs[name]
 		if !exists {
 			problems = append(problems, fmt.Sprintf("the row `%s` of %s (line %d) names no package of the module: remove the row, or correct its name", name, archDoc, r.line))
 			continue
 		}
-		for _, imp := range sortedKeys(r.mayImport) {
+		for _, imp := range slices.Sorted(maps.Keys(r.mayImport)) {
 			_, isPackage := pkgs[imp]
 			_, imported := p.imports[imp]
 			switch {
@@ -249,15 +250,6 @@ func check(table map[string]row, pkgs map[string]pkg) []string {
 		}
 	}
 	return problems
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // moduleRoot finds go.mod above the test's directory and the module's path.
@@ -395,7 +387,7 @@ func TestParseTable(t *testing.T) {
 			}
 			got := map[string][]string{}
 			for name, r := range table {
-				got[name] = sortedKeys(r.mayImport)
+				got[name] = slices.Sorted(maps.Keys(r.mayImport))
 				if len(got[name]) == 0 {
 					got[name] = nil
 				}
