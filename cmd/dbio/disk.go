@@ -108,8 +108,9 @@ that refuses O_DIRECT is measured buffered, with a warning in the results.
 
 Profiles:
 `)
-	for _, name := range fio.BuiltinProfiles().Names() {
-		p, _ := fio.BuiltinProfiles().Lookup(name)
+	profiles := fio.BuiltinProfiles()
+	for _, name := range profiles.Names() {
+		p, _ := profiles.Lookup(name)
 		b.WriteString("\n  " + name + "\n")
 		b.WriteString(diskIndent(diskWrap(p.Describe(), 74), "    "))
 	}
