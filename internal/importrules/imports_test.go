@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -134,12 +135,11 @@ type importSite struct {
 	files []string // from the module root, sorted
 }
 
-// modulePackages parses the imports of every non-test .go file under root
-// and groups them by package directory. testdata, vendor and directories
-// the go command ignores (".x", "_x") are skipped, as go build skips them.
-func modulePackages(root, module string) (map[string]pkg, error) {
-	pkgs := map[string]pkg{}
-	fset := token.NewFileSet()
+// sourceFiles lists every non-test .go file under root, from the root.
+// testdata, vendor and directories the go command ignores (".x", "_x") are
+// skipped, as go build skips them.
+func sourceFiles(root string) ([]string, error) {
+	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -155,15 +155,27 @@ func modulePackages(root, module string) (map[string]pkg, error) {
 			return nil
 		}
 		rel, err := filepath.Rel(root, path)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	return files, err
+}
+
+// modulePackages parses the imports of every non-test .go file under root
+// and groups them by package directory.
+func modulePackages(root, module string) (map[string]pkg, error) {
+	files, err := sourceFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	pkgs := map[string]pkg{}
+	fset := token.NewFileSet()
+	for _, rel := range files {
+		f, err := parser.ParseFile(fset, filepath.Join(root, rel), nil, parser.ImportsOnly)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("parse %s: %w", rel, err)
 		}
-		rel = filepath.ToSlash(rel)
-		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
-		if err != nil {
-			return fmt.Errorf("parse %s: %w", rel, err)
-		}
-		dir := filepath.ToSlash(filepath.Dir(rel))
+		dir := path.Dir(rel)
 		short := shortDir(dir)
 		p, ok := pkgs[short]
 		if !ok {
@@ -172,7 +184,7 @@ func modulePackages(root, module string) (map[string]pkg, error) {
 		for _, spec := range f.Imports {
 			imp, err := strconv.Unquote(spec.Path.Value)
 			if err != nil {
-				return fmt.Errorf("%s: import %s: %w", rel, spec.Path.Value, err)
+				return nil, fmt.Errorf("%s: import %s: %w", rel, spec.Path.Value, err)
 			}
 			name, ours := shortImport(module, imp)
 			if !ours {
@@ -181,15 +193,13 @@ func modulePackages(root, module string) (map[string]pkg, error) {
 			site := p.imports[name]
 			site.path = imp
 			if !slices.Contains(site.files, rel) {
-				site.files = append(site.files, rel)
-				sort.Strings(site.files)
+				site.files = append(site.files, rel) // files come sorted from the walk
 			}
 			p.imports[name] = site
 		}
 		pkgs[short] = p
-		return nil
-	})
-	return pkgs, err
+	}
+	return pkgs, nil
 }
 
 // shortDir names a package directory as the table does: below internal/
