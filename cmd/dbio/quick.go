@@ -49,7 +49,9 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 						_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "device pass skipped: "+err.Error()) })
 						return 0, nil
 					}
-					pts, err := fio.Run(ctx, fio.QuickCorners(t.Path, diskRuntime), dir, 0, app.Exec, app.Stdout)
+					corners := fio.QuickCorners(t.Path, diskRuntime)
+					corners.SysFS = app.SysFS
+					pts, err := fio.Run(ctx, corners, dir, 0, app.Exec, app.Stdout)
 					return len(pts), err
 				}
 			}

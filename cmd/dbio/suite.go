@@ -182,7 +182,7 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 			c.Size = n
 		}
-		p, err := fio.NewPlan(c, fio.Profiles)
+		p, err := fio.NewPlan(c, fio.BuiltinProfiles())
 		if err != nil {
 			return 0, 0
 		}

@@ -78,10 +78,10 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	var out SuiteOutcome
 	// Every run's problems before anything is written, then every target
 	// held by this suite from its first run to its last.
-	if err := s.Preflight(); err != nil {
+	if err := s.Preflight(env.SysFS); err != nil {
 		return out, err
 	}
-	release, err := LockTargets(s.suiteTargets(), s.CreateTargets, Holder(s.Command, env.Now()))
+	release, err := LockTargets(env.SysFS, s.suiteTargets(), s.CreateTargets, Holder(s.Command, env.Now()))
 	if err != nil {
 		return out, err
 	}
@@ -323,7 +323,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 
 // runDisk characterizes the run's data target with fio, under its limits.
 func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
+	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}, SysFS: env.SysFS}
 	if r.Workload.Runtime != "" {
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d
@@ -332,7 +332,7 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 		n, _ := units.ParseBytes(r.Workload.Size)
 		c.Size = n
 	}
-	plan, err := fio.NewPlan(c, fio.Profiles)
+	plan, err := fio.NewPlan(c, fio.BuiltinProfiles())
 	if err != nil {
 		return "", results.StatusFailed, err
 	}
@@ -345,7 +345,7 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 	exec := s.Exec
 	var release func() error
 	if !r.Data.Limits.IsZero() {
-		g, note, err := diskLimits(r.Data, dir.Run().ID)
+		g, note, err := diskLimits(env.SysFS, r.Data, dir.Run().ID)
 		if err != nil {
 			dir.Finish(results.StatusFailed, err, env.Now())
 			return dir.Path, results.StatusFailed, err
@@ -366,12 +366,12 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 }
 
 // diskLimits puts fio under a target's limits.
-func diskLimits(t suite.Target, name string) (*iolimit.Group, string, error) {
+func diskLimits(sys target.SysFS, t suite.Target, name string) (*iolimit.Group, string, error) {
 	tg, err := target.Open(t.Path)
 	if err != nil {
 		return nil, "", err
 	}
-	st, err := tg.Storage()
+	st, err := tg.Storage(sys)
 	if err != nil {
 		return nil, "", err
 	}
@@ -380,7 +380,7 @@ func diskLimits(t suite.Target, name string) (*iolimit.Group, string, error) {
 		devs = append(devs, d.DevNumber)
 	}
 	sort.Strings(devs)
-	g, err := iolimit.SystemHost().Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, t.Limits)
+	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, t.Limits)
 	if err != nil {
 		return nil, "", fmt.Errorf("limit %s: %w", t.Limits, err)
 	}
