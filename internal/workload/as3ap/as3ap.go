@@ -20,6 +20,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 // Config is what a user chooses for an AS3AP run.
@@ -114,6 +115,8 @@ type Workload struct {
 	prepared bool
 	// increments counts the rows committed updates added one to.
 	increments atomic.Int64
+	// writers queues the loader's, batch jobs' and users' writes to a SQLite database.
+	writers sqlclient.Writers
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -166,10 +169,10 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 
 // EngineNotes describe how the engine's backend runs AS3AP, for the results.
 func (w *Workload) EngineNotes(inst engine.Instance) []string {
-	d, err := dialectFor(inst)
+	d, err := w.dialect(inst)
 	if err != nil {
 		return nil
 	}
 	return append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
-		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, d.notes...)
+		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, sqlFor(d).notes...)
 }
