@@ -20,6 +20,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 // The transaction shapes, named as sysbench's tests.
@@ -143,6 +144,8 @@ func EstimatedBytes(c Config) uint64 {
 type Workload struct {
 	cfg   Config
 	shape shape
+	// writers queues the loader's and the users' writes to a SQLite database.
+	writers sqlclient.Writers
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -198,12 +201,12 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 
 // EngineNotes describe how the engine's backend runs sysbench, for the results.
 func (w *Workload) EngineNotes(inst engine.Instance) []string {
-	d, err := dialectFor(inst)
+	d, err := w.dialect(inst)
 	if err != nil {
 		return nil
 	}
 	return append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
-		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, d.notes...)
+		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, sqlFor(d).notes...)
 }
 
 // shape is what one transaction of a workload does, in sysbench's order.
