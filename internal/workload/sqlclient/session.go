@@ -136,26 +136,30 @@ func (c *Conn) stmt(ctx context.Context, query string) (*sql.Stmt, string, error
 
 // Query runs a statement that returns rows, prepared once per connection.
 func (c *Conn) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, text, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	if st == nil {
-		return c.conn.QueryContext(ctx, text, args...)
-	}
-	return st.QueryContext(ctx, args...)
+	return send(c, ctx, query,
+		func(st *sql.Stmt) (*sql.Rows, error) { return st.QueryContext(ctx, args...) },
+		func(text string) (*sql.Rows, error) { return c.conn.QueryContext(ctx, text, args...) })
 }
 
 // Exec runs a statement that returns no rows, prepared once per connection.
 func (c *Conn) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return send(c, ctx, query,
+		func(st *sql.Stmt) (sql.Result, error) { return st.ExecContext(ctx, args...) },
+		func(text string) (sql.Result, error) { return c.conn.ExecContext(ctx, text, args...) })
+}
+
+// send runs query through its prepared statement, or as text where the
+// engine would not prepare it.
+func send[T any](c *Conn, ctx context.Context, query string, prepared func(*sql.Stmt) (T, error), unprepared func(string) (T, error)) (T, error) {
 	st, text, err := c.stmt(ctx, query)
-	if err != nil {
-		return nil, err
+	switch {
+	case err != nil:
+		var none T
+		return none, err
+	case st == nil:
+		return unprepared(text)
 	}
-	if st == nil {
-		return c.conn.ExecContext(ctx, text, args...)
-	}
-	return st.ExecContext(ctx, args...)
+	return prepared(st)
 }
 
 // Drain reads every row of a result of cols columns, as a client does, and
