@@ -20,7 +20,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
-	"dbio/internal/workload/sqlclient"
 )
 
 // Config is what a user chooses for an AS3AP run.
@@ -115,8 +114,7 @@ type Workload struct {
 	prepared bool
 	// increments counts the rows committed updates added one to.
 	increments atomic.Int64
-	// writers queues the loader's, batch jobs' and users' writes to a SQLite database.
-	writers sqlclient.Writers
+	sqlDialects
 }
 
 var _ workload.Workload = (*Workload)(nil)

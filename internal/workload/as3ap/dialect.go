@@ -35,7 +35,10 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 	}.For(d)
 }
 
-// dialect is the engine's SQL dialect; w's writers queue SQLite's writers.
-func (w *Workload) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
-	return sqlclient.For("as3ap", inst, &w.writers)
+// sqlDialects gives an instance's dialect; its writers queue the writes of
+// the loader and the sessions to one SQLite database.
+type sqlDialects struct{ writers sqlclient.Writers }
+
+func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
+	return sqlclient.For("as3ap", inst, &s.writers)
 }

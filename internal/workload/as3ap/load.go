@@ -6,19 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sqlclient"
-)
-
-// metaTable records what dbio loaded, so a later run can reuse the relations.
-const metaTable = "dbio_as3ap_meta"
-
-const (
-	loadBatchRows = 200   // rows per INSERT statement
-	loadTxRows    = 10000 // rows per load transaction
 )
 
 // Prepare implements workload.Workload: it creates the four relations with
@@ -30,35 +21,35 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
-	db := inst.DB()
-	if w.cfg.Reuse {
-		if meta, _ := sqlclient.ReadMeta(ctx, db, metaTable); meta["rows"] == strconv.Itoa(w.cfg.Rows) {
-			if err := w.setBaseline(ctx, db); err != nil {
-				return workload.LoadStats{}, err
+	load := sqlclient.Load{
+		// dbio_as3ap_meta records what dbio loaded, so a later run can reuse the relations.
+		MetaTable: "dbio_as3ap_meta",
+		Record:    [][2]string{{"rows", strconv.Itoa(w.cfg.Rows)}, {"seed", strconv.FormatUint(w.cfg.Seed, 10)}},
+		Tables: func() []sqlclient.Table {
+			gen := newGenerator(w.cfg.Rows, w.cfg.Seed)
+			tables := make([]sqlclient.Table, len(relations))
+			for t := range relations {
+				tables[t] = relationTable(d, gen, t)
 			}
-			fmt.Fprintf(log, "reusing the AS3AP relations of %d rows already loaded\n", w.cfg.Rows)
-			return workload.LoadStats{Scale: w.cfg.Rows, Reused: true}, nil
-		}
+			return tables
+		},
+		Workers: w.cfg.LoadWorkers,
 	}
-	start := time.Now()
-	if err := sqlclient.DropTables(ctx, db, append([]string{metaTable}, relations...)...); err != nil {
+	if w.cfg.Reuse {
+		load.Reusable = func(meta map[string]string) bool { return meta["rows"] == strconv.Itoa(w.cfg.Rows) }
+	}
+	reused, took, err := d.Prepare(ctx, inst.DB(), load, log)
+	if err != nil {
 		return workload.LoadStats{}, err
 	}
-	gen := newGenerator(w.cfg.Rows, w.cfg.Seed)
-	tables := make([]sqlclient.Table, len(relations))
-	for t := range relations {
-		tables[t] = relationTable(d, gen, t)
-	}
-	if err := d.LoadTables(ctx, db, tables, w.cfg.LoadWorkers, start, log); err != nil {
+	if err := w.setBaseline(ctx, inst.DB()); err != nil {
 		return workload.LoadStats{}, err
 	}
-	if err := d.WriteMeta(ctx, db, metaTable, [][2]string{{"rows", strconv.Itoa(w.cfg.Rows)}, {"seed", strconv.FormatUint(w.cfg.Seed, 10)}}); err != nil {
-		return workload.LoadStats{}, err
+	if reused {
+		fmt.Fprintf(log, "reusing the AS3AP relations of %d rows already loaded\n", w.cfg.Rows)
+		return workload.LoadStats{Scale: w.cfg.Rows, Reused: true}, nil
 	}
-	if err := w.setBaseline(ctx, db); err != nil {
-		return workload.LoadStats{}, err
-	}
-	return workload.LoadStats{Rows: int64(len(relations)) * int64(w.cfg.Rows), Scale: w.cfg.Rows, Duration: time.Since(start)}, nil
+	return workload.LoadStats{Rows: int64(len(relations)) * int64(w.cfg.Rows), Scale: w.cfg.Rows, Duration: took}, nil
 }
 
 // setBaseline notes SUM(col_signed) of updates before the run.
@@ -91,7 +82,8 @@ func relationTable(d *sqlclient.Dialect, gen *generator, t int) sqlclient.Table 
 	r := gen.rng(t)
 	return sqlclient.Table{
 		Name: name, Create: createSQL(d, name), Columns: names, Rows: gen.rows, Indexes: ixs,
-		Row:       func(args []any, i int) []any { return append(args, gen.row(t, r, i)...) },
-		BatchRows: loadBatchRows, TxRows: loadTxRows,
+		Row: func(args []any, i int) []any { return append(args, gen.row(t, r, i)...) },
+		// 200 rows per INSERT statement, 10,000 per transaction.
+		BatchRows: 200, TxRows: 10000,
 	}
 }

@@ -46,7 +46,7 @@ func (w *Workload) newSession(ctx context.Context, inst engine.Instance, batch b
 	if batch {
 		stream += 1 << 32
 	}
-	conn, err := sqlclient.Connect(ctx, inst.DB(), d)
+	conn, err := sqlclient.Connect(ctx, inst.DB(), d, rec)
 	if err != nil {
 		kind := "user"
 		if batch {
@@ -54,25 +54,21 @@ func (w *Workload) newSession(ctx context.Context, inst engine.Instance, batch b
 		}
 		return nil, fmt.Errorf("%s %d: connect: %w", kind, n+1, err)
 	}
-	return &session{w: w, d: d, conn: conn, batch: batch, rec: rec, r: rand.New(rand.NewPCG(w.cfg.Seed^0xa53a, stream)),
-		spread: keySpread(w.cfg.Rows)}, nil
+	return &session{Conn: conn, w: w, batch: batch, r: rand.New(rand.NewPCG(w.cfg.Seed^0xa53a, stream)), spread: keySpread(w.cfg.Rows)}, nil
 }
 
+// session is a batch job or an interactive user on a connection of its own
+// (whose Close ends it).
 type session struct {
+	*sqlclient.Conn
 	w     *Workload
-	d     *sqlclient.Dialect
-	conn  *sqlclient.Conn
 	batch bool
-	rec   *metrics.Recorder
 	r     *rand.Rand
 	// spread turns row numbers into the sparse keys of uniques.
 	spread int64
 }
 
 var _ workload.Session = (*session)(nil)
-
-// Close implements workload.Session.
-func (s *session) Close() error { return s.conn.Close() }
 
 // Next implements workload.Session: a batch job's next range, or an
 // interactive user's next single-row read or update (one in two each).
@@ -89,7 +85,7 @@ func (s *session) Next(ctx context.Context) error {
 	// goroutine for every query, which costs the load generator more CPU
 	// than the round trip itself. Cancellation is noticed between attempts.
 	q := context.WithoutCancel(ctx)
-	return s.conn.Run(ctx, s.rec, tx, txNames[tx], func() error {
+	return s.Run(ctx, tx, txNames[tx], func() error {
 		switch tx {
 		case txRead:
 			return s.readRow(q)
@@ -103,7 +99,7 @@ func (s *session) Next(ctx context.Context) error {
 
 // readRow reads one row of uniques by its (sparse) key.
 func (s *session) readRow(ctx context.Context) error {
-	rows, err := s.conn.Query(ctx, qReadRow, int64(1+s.r.IntN(s.w.cfg.Rows))*s.spread)
+	rows, err := s.Query(ctx, qReadRow, int64(1+s.r.IntN(s.w.cfg.Rows))*s.spread)
 	if err != nil {
 		return err
 	}
@@ -117,8 +113,8 @@ func (s *session) readRow(ctx context.Context) error {
 // updateRow adds one to col_signed of one row of updates, in its own
 // (autocommit) transaction.
 func (s *session) updateRow(ctx context.Context) error {
-	defer s.d.LockWrites()()
-	res, err := s.conn.Exec(ctx, qUpdateRow, 1+s.r.IntN(s.w.cfg.Rows))
+	defer s.Dialect().LockWrites()()
+	res, err := s.Exec(ctx, qUpdateRow, 1+s.r.IntN(s.w.cfg.Rows))
 	if err != nil {
 		return err
 	}
@@ -132,12 +128,12 @@ func (s *session) updateRow(ctx context.Context) error {
 // batchRange is one batch transaction: read BatchRows consecutive rows of
 // updates (locking them where the engine can), then update them all.
 func (s *session) batchRange(ctx context.Context) error {
-	defer s.d.LockWrites()()
+	defer s.Dialect().LockWrites()()
 	n := s.w.cfg.BatchRows
 	lo := 1 + s.r.IntN(s.w.cfg.Rows-n+1)
 	hi := lo + n - 1
-	err := s.conn.Tx(ctx, s.d.BeginWrite, func() error {
-		rows, err := s.conn.Query(ctx, qReadRange+s.d.ForUpdate, lo, hi)
+	err := s.Tx(ctx, s.Dialect().BeginWrite, func() error {
+		rows, err := s.Query(ctx, qReadRange+s.Dialect().ForUpdate, lo, hi)
 		if err != nil {
 			return err
 		}
@@ -148,7 +144,7 @@ func (s *session) batchRange(ctx context.Context) error {
 		if got != n {
 			return fmt.Errorf("batch read %d rows of updates for keys %d..%d, want %d", got, lo, hi, n)
 		}
-		res, err := s.conn.Exec(ctx, qBumpRange, lo, hi)
+		res, err := s.Exec(ctx, qBumpRange, lo, hi)
 		if err != nil {
 			return err
 		}

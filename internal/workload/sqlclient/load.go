@@ -199,3 +199,54 @@ func (d *Dialect) WriteMeta(ctx context.Context, db *sql.DB, table string, kvs [
 	}
 	return nil
 }
+
+// Load is what a workload loads and how it recognizes a load it may keep.
+type Load struct {
+	// MetaTable records each load, written last so that an interrupted
+	// load is never kept; Record is what it records.
+	MetaTable string
+	Record    [][2]string
+	// Reusable says whether an earlier load, as its record says, may stay;
+	// nil never keeps one.
+	Reusable func(meta map[string]string) bool
+	// Stale lists the tables an earlier load left (as its record says)
+	// beyond this load's own, to be dropped with them; nil when none.
+	Stale func(meta map[string]string) []string
+	// Tables are the tables to load, built only when they will be.
+	Tables func() []Table
+	// Workers is how many tables load at once; 0 lets the dialect choose.
+	Workers int
+}
+
+// Prepare keeps an earlier load that l may reuse (reused is then true), or
+// drops it and loads l's tables, logging each as it finishes, then records
+// the load; took is how long loading took.
+func (d *Dialect) Prepare(ctx context.Context, db *sql.DB, l Load, log io.Writer) (reused bool, took time.Duration, err error) {
+	meta := map[string]string{}
+	if l.Reusable != nil || l.Stale != nil {
+		var ok bool
+		meta, ok = ReadMeta(ctx, db, l.MetaTable)
+		if ok && l.Reusable != nil && l.Reusable(meta) {
+			return true, 0, nil
+		}
+	}
+	start := time.Now()
+	tables := l.Tables()
+	drop := []string{l.MetaTable}
+	for _, t := range tables {
+		drop = append(drop, t.Name)
+	}
+	if l.Stale != nil {
+		drop = append(drop, l.Stale(meta)...)
+	}
+	if err := DropTables(ctx, db, drop...); err != nil {
+		return false, 0, err
+	}
+	if err := d.LoadTables(ctx, db, tables, l.Workers, start, log); err != nil {
+		return false, 0, err
+	}
+	if err := d.WriteMeta(ctx, db, l.MetaTable, l.Record); err != nil {
+		return false, 0, err
+	}
+	return false, time.Since(start), nil
+}

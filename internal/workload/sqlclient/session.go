@@ -17,19 +17,22 @@ import (
 // classifier calls worth retrying.
 const MaxRetries = 100
 
-// Conn is a virtual user's own connection, with the statements it prepared.
+// Conn is a virtual user's own connection, with the statements it prepared
+// and the recorder its transactions are counted in.
 type Conn struct {
 	d    *Dialect
 	db   *sql.DB
+	rec  *metrics.Recorder
 	conn *sql.Conn
 	// stmts are the prepared statements by their bound text; a nil entry is
 	// a statement the engine would not prepare, sent as text.
 	stmts map[string]*sql.Stmt
 }
 
-// Connect takes a connection of db's pool for one session.
-func Connect(ctx context.Context, db *sql.DB, d *Dialect) (*Conn, error) {
-	c := &Conn{d: d, db: db}
+// Connect takes a connection of db's pool for one session, whose
+// transactions rec counts.
+func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder) (*Conn, error) {
+	c := &Conn{d: d, db: db, rec: rec}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -44,6 +47,9 @@ func (c *Conn) connect(ctx context.Context) error {
 	c.conn, c.stmts = conn, map[string]*sql.Stmt{}
 	return nil
 }
+
+// Dialect is the dialect the connection's statements are written in.
+func (c *Conn) Dialect() *Dialect { return c.d }
 
 // Close closes the prepared statements and gives the connection back.
 func (c *Conn) Close() error {
@@ -62,13 +68,13 @@ func (c *Conn) Close() error {
 // end of the last. Only an error the database cannot go on after is
 // returned, wrapping workload.ErrSessionLost; a cancelled ctx ends the
 // transaction uncounted.
-func (c *Conn) Run(ctx context.Context, rec *metrics.Recorder, tx int, name string, attempt func() error) error {
+func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() error) error {
 	start := time.Now()
 	retries := 0
 	for {
 		err := attempt()
 		if err == nil {
-			rec.RecordRetried(tx, time.Since(start), metrics.Committed, retries)
+			c.rec.RecordRetried(tx, time.Since(start), metrics.Committed, retries)
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -83,15 +89,15 @@ func (c *Conn) Run(ctx context.Context, rec *metrics.Recorder, tx int, name stri
 		case txerr.Fatal:
 			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, name, err)
 		case txerr.Lost:
-			rec.RecordRetried(tx, 0, metrics.Failed, retries)
+			c.rec.RecordRetried(tx, 0, metrics.Failed, retries)
 			c.Close()
 			if cerr := c.connect(ctx); cerr != nil {
 				return fmt.Errorf("%w: %s: %v; reconnecting: %v", workload.ErrSessionLost, name, err, cerr)
 			}
-			rec.RecordReconnect(tx)
+			c.rec.RecordReconnect(tx)
 			return nil
 		}
-		rec.RecordRetried(tx, 0, metrics.Failed, retries)
+		c.rec.RecordRetried(tx, 0, metrics.Failed, retries)
 		return nil
 	}
 }

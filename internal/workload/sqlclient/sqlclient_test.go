@@ -279,14 +279,14 @@ func TestRun(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			c, err := Connect(ctx, db, d)
+			col := metrics.NewCollector([]string{"a", "b"})
+			c, err := Connect(ctx, db, d, col.NewRecorder())
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			col := metrics.NewCollector([]string{"a", "b"})
 			attempts := 0
-			err = c.Run(ctx, col.NewRecorder(), 1, "b", func() error {
+			err = c.Run(ctx, 1, "b", func() error {
 				attempts++
 				if tc.cancel {
 					cancel()
@@ -334,7 +334,7 @@ func TestTx(t *testing.T) {
 	if _, err := db.Exec("CREATE TABLE t (a INTEGER NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Connect(ctx, db, d)
+	c, err := Connect(ctx, db, d, metrics.NewCollector([]string{"a"}).NewRecorder())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,6 +366,84 @@ func TestTx(t *testing.T) {
 			}
 			if n, err := Drain(rows, 2); err != nil || n != tc.rows {
 				t.Errorf("drained %d rows (%v), want %d", n, err, tc.rows)
+			}
+		})
+	}
+}
+
+// TestPrepare loads, keeps and replaces a load as its record allows, and
+// drops the tables an earlier, larger load left.
+func TestPrepare(t *testing.T) {
+	db, d := sqliteDB(t)
+	ctx := context.Background()
+	load := func(tables int, reuse bool) Load {
+		l := Load{
+			MetaTable: "meta",
+			Record:    [][2]string{{"tables", fmt.Sprint(tables)}},
+			Stale: func(meta map[string]string) []string {
+				var n int
+				fmt.Sscan(meta["tables"], &n)
+				var stale []string
+				for i := tables + 1; i <= n; i++ {
+					stale = append(stale, fmt.Sprintf("t%d", i))
+				}
+				return stale
+			},
+			Tables: func() []Table {
+				var out []Table
+				for i := 1; i <= tables; i++ {
+					name := fmt.Sprintf("t%d", i)
+					out = append(out, Table{Name: name, Create: d.CreateTable(name, "id INTEGER NOT NULL PRIMARY KEY"),
+						Columns: []string{"id"}, Rows: 5, Row: func(args []any, id int) []any { return append(args, id) },
+						BatchRows: 2, TxRows: 4})
+				}
+				return out
+			},
+		}
+		if reuse {
+			l.Reusable = func(meta map[string]string) bool { return meta["tables"] == fmt.Sprint(tables) }
+		}
+		return l
+	}
+	tableCount := func() int {
+		return queryInt(t, db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 't%'")
+	}
+	for _, tc := range []struct {
+		name    string
+		tables  int
+		reuse   bool
+		reused  bool
+		present int
+	}{
+		{"first load", 3, true, false, 3},
+		{"same load kept", 3, true, true, 3},
+		{"same load not kept without reuse", 3, false, false, 3},
+		{"smaller load drops the rest", 1, true, false, 1},
+		{"larger load", 2, true, false, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// A marker row shows whether t1 was loaded again.
+			if tableCount() > 0 {
+				if _, err := db.Exec("INSERT OR IGNORE INTO t1 (id) VALUES (100)"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reused, took, err := d.Prepare(ctx, db, load(tc.tables, tc.reuse), &strings.Builder{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if reused != tc.reused || (took > 0) == reused {
+				t.Errorf("reused %v after %s, want reused %v", reused, took, tc.reused)
+			}
+			if n := tableCount(); n != tc.present {
+				t.Errorf("%d tables, want %d", n, tc.present)
+			}
+			wantRows := 5
+			if tc.reused {
+				wantRows = 6
+			}
+			if n := queryInt(t, db, "SELECT COUNT(*) FROM t1"); n != wantRows {
+				t.Errorf("t1 has %d rows, want %d", n, wantRows)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/workload"
@@ -16,11 +15,6 @@ import (
 
 // metaTable records what dbio loaded, so a later run can reuse the tables.
 const metaTable = "dbio_sysbench_meta"
-
-const (
-	loadBatchRows = 500   // rows per INSERT statement
-	loadTxRows    = 10000 // rows per load transaction
-)
 
 // Prepare implements workload.Workload: it creates sbtest1..N with
 // TableSize rows each, as sysbench's prepare does (ids 1..TableSize, k drawn
@@ -32,40 +26,48 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
-	db := inst.DB()
-	meta, haveMeta := sqlclient.ReadMeta(ctx, db, metaTable)
-	if w.cfg.Reuse && haveMeta && meta["tables"] == strconv.Itoa(w.cfg.Tables) && meta["table_size"] == strconv.Itoa(w.cfg.TableSize) {
+	load := sqlclient.Load{
+		MetaTable: metaTable,
+		Record: [][2]string{
+			{"tables", strconv.Itoa(w.cfg.Tables)},
+			{"table_size", strconv.Itoa(w.cfg.TableSize)},
+			{"rand_type", w.cfg.RandType},
+			{"seed", strconv.FormatUint(w.cfg.Seed, 10)},
+		},
+		// Tables dbio loaded before beyond this run's count go too.
+		Stale: func(meta map[string]string) []string {
+			var stale []string
+			for n := w.cfg.Tables + 1; n <= atoi(meta["tables"]); n++ {
+				stale = append(stale, tableName(n))
+			}
+			return stale
+		},
+		Tables: func() []sqlclient.Table {
+			tables := make([]sqlclient.Table, w.cfg.Tables)
+			for n := 1; n <= w.cfg.Tables; n++ {
+				tables[n-1] = w.table(d, n)
+			}
+			return tables
+		},
+		Workers: w.cfg.LoadWorkers,
+	}
+	if w.cfg.Reuse {
+		load.Reusable = func(meta map[string]string) bool {
+			return meta["tables"] == strconv.Itoa(w.cfg.Tables) && meta["table_size"] == strconv.Itoa(w.cfg.TableSize)
+		}
+	}
+	reused, took, err := d.Prepare(ctx, inst.DB(), load, log)
+	if err != nil {
+		return workload.LoadStats{}, err
+	}
+	if reused {
 		fmt.Fprintf(log, "reusing the %d sysbench tables of %d rows already loaded\n", w.cfg.Tables, w.cfg.TableSize)
 		return workload.LoadStats{Scale: w.cfg.Tables, Reused: true}, nil
-	}
-	start := time.Now()
-	// Drop what dbio loaded before (as many tables as it recorded) and what this run will create.
-	drop := []string{metaTable}
-	for n := 1; n <= max(w.cfg.Tables, atoi(meta["tables"])); n++ {
-		drop = append(drop, tableName(n))
-	}
-	if err := sqlclient.DropTables(ctx, db, drop...); err != nil {
-		return workload.LoadStats{}, err
-	}
-	tables := make([]sqlclient.Table, w.cfg.Tables)
-	for n := 1; n <= w.cfg.Tables; n++ {
-		tables[n-1] = w.table(d, n)
-	}
-	if err := d.LoadTables(ctx, db, tables, w.cfg.LoadWorkers, start, log); err != nil {
-		return workload.LoadStats{}, err
-	}
-	if err := d.WriteMeta(ctx, db, metaTable, [][2]string{
-		{"tables", strconv.Itoa(w.cfg.Tables)},
-		{"table_size", strconv.Itoa(w.cfg.TableSize)},
-		{"rand_type", w.cfg.RandType},
-		{"seed", strconv.FormatUint(w.cfg.Seed, 10)},
-	}); err != nil {
-		return workload.LoadStats{}, err
 	}
 	return workload.LoadStats{
 		Rows:     int64(w.cfg.Tables) * int64(w.cfg.TableSize),
 		Scale:    w.cfg.Tables,
-		Duration: time.Since(start),
+		Duration: took,
 	}, nil
 }
 
@@ -87,8 +89,9 @@ func (w *Workload) table(d *sqlclient.Dialect, n int) sqlclient.Table {
 		Row: func(args []any, id int) []any {
 			return append(args, id, ids(r, 1, size), cValue(r), padValue(r))
 		},
-		Indexes:   []sqlclient.Index{{Name: fmt.Sprintf("k_%d", n), Column: "k"}},
-		BatchRows: loadBatchRows, TxRows: loadTxRows,
+		Indexes: []sqlclient.Index{{Name: fmt.Sprintf("k_%d", n), Column: "k"}},
+		// 500 rows per INSERT statement, 10,000 per transaction.
+		BatchRows: 500, TxRows: 10000,
 	}
 	if after := sqlFor(d).afterLoad; after != nil {
 		t.AfterLoad = func(ctx context.Context, conn *sql.Conn) error { return after(ctx, conn, name, size) }

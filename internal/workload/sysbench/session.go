@@ -31,36 +31,29 @@ func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user in
 	if err != nil {
 		return nil, err
 	}
-	conn, err := sqlclient.Connect(ctx, inst.DB(), d)
+	conn, err := sqlclient.Connect(ctx, inst.DB(), d, rec)
 	if err != nil {
 		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
 	}
-	return &session{
-		w: w, d: d, conn: conn, rec: rec,
-		r:   rand.New(rand.NewPCG(w.cfg.Seed^0x5b5b, uint64(user)+1)),
-		ids: w.cfg.ids(),
-	}, nil
+	return &session{Conn: conn, w: w, r: rand.New(rand.NewPCG(w.cfg.Seed^0x5b5b, uint64(user)+1)), ids: w.cfg.ids()}, nil
 }
 
+// session is one user, like a sysbench thread, on a connection of its own
+// (whose Close ends it).
 type session struct {
-	w    *Workload
-	d    *sqlclient.Dialect
-	conn *sqlclient.Conn
-	rec  *metrics.Recorder
-	r    *rand.Rand
-	ids  idFunc
+	*sqlclient.Conn
+	w   *Workload
+	r   *rand.Rand
+	ids idFunc
 }
 
 var _ workload.Session = (*session)(nil)
-
-// Close implements workload.Session.
-func (s *session) Close() error { return s.conn.Close() }
 
 // Next implements workload.Session: one transaction of the shape, run again
 // with fresh ids after an error sysbench ignores, as sysbench restarts its
 // event.
 func (s *session) Next(ctx context.Context) error {
-	return s.conn.Run(ctx, s.rec, 0, s.w.cfg.Workload, func() error { return s.transaction(ctx) })
+	return s.Run(ctx, 0, s.w.cfg.Workload, func() error { return s.transaction(ctx) })
 }
 
 // transaction runs the shape once, in sysbench's order: point selects,
@@ -76,16 +69,16 @@ func (s *session) transaction(ctx context.Context) error {
 	sh := s.w.shape
 	writes := sh.writesData()
 	if writes {
-		defer s.d.LockWrites()()
+		defer s.Dialect().LockWrites()()
 	}
 	if !sh.trx {
 		return s.statements(ctx)
 	}
-	begin := s.d.BeginRead
+	begin := s.Dialect().BeginRead
 	if writes {
-		begin = s.d.BeginWrite
+		begin = s.Dialect().BeginWrite
 	}
-	return s.conn.Tx(context.WithoutCancel(ctx), begin, func() error { return s.statements(ctx) })
+	return s.Tx(context.WithoutCancel(ctx), begin, func() error { return s.statements(ctx) })
 }
 
 // statements sends the shape's statements.
@@ -144,7 +137,7 @@ func (s *session) read(ctx context.Context, query, table string, args ...any) er
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rows, err := s.conn.Query(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
+	rows, err := s.Query(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
 	if err != nil {
 		return err
 	}
@@ -157,6 +150,6 @@ func (s *session) write(ctx context.Context, query, table string, args ...any) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.conn.Exec(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
+	_, err := s.Exec(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
 	return err
 }

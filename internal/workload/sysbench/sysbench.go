@@ -20,7 +20,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
-	"dbio/internal/workload/sqlclient"
 )
 
 // The transaction shapes, named as sysbench's tests.
@@ -144,8 +143,7 @@ func EstimatedBytes(c Config) uint64 {
 type Workload struct {
 	cfg   Config
 	shape shape
-	// writers queues the loader's and the users' writes to a SQLite database.
-	writers sqlclient.Writers
+	sqlDialects
 }
 
 var _ workload.Workload = (*Workload)(nil)
