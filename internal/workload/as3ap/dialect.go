@@ -1,6 +1,8 @@
 package as3ap
 
 import (
+	"fmt"
+
 	"dbio/internal/engine"
 	"dbio/internal/workload/sqlclient"
 )
@@ -41,4 +43,14 @@ type sqlDialects struct{ writers sqlclient.Writers }
 
 func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
 	return sqlclient.For("as3ap", inst, &s.writers)
+}
+
+// EngineNotes describe how the engine's backend runs AS3AP, for the results.
+func (w *Workload) EngineNotes(inst engine.Instance) []string {
+	d, err := w.dialect(inst)
+	if err != nil {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
+		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, sqlFor(d).notes...)
 }

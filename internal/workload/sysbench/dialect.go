@@ -15,9 +15,9 @@ import (
 type engineSQL struct {
 	// columns is the body of CREATE TABLE sbtest<N> (...).
 	columns string
-	// afterLoad is anything else a loaded table needs (a sequence moved past
-	// the ids loaded explicitly); nil when nothing.
-	afterLoad func(ctx context.Context, conn *sql.Conn, table string, rows int) error
+	// afterLoad is anything else a loaded table of rows rows needs (a
+	// sequence moved past the ids loaded explicitly); nil when nothing.
+	afterLoad func(table string, rows int) func(ctx context.Context, conn *sql.Conn) error
 	// notes explain engine-specific choices, for the results.
 	notes []string
 }
@@ -36,11 +36,13 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 		Postgres: engineSQL{
 			// As sysbench's pgsql driver creates it: SERIAL ids, the same columns.
 			columns: "id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)",
-			afterLoad: func(ctx context.Context, conn *sql.Conn, table string, rows int) error {
-				// Ids were loaded explicitly; the sequence goes past them, as
-				// after sysbench's own load.
-				_, err := conn.ExecContext(ctx, fmt.Sprintf("SELECT setval('%s_id_seq', %d)", table, rows))
-				return err
+			afterLoad: func(table string, rows int) func(ctx context.Context, conn *sql.Conn) error {
+				return func(ctx context.Context, conn *sql.Conn) error {
+					// Ids were loaded explicitly; the sequence goes past them, as
+					// after sysbench's own load.
+					_, err := conn.ExecContext(ctx, fmt.Sprintf("SELECT setval('%s_id_seq', %d)", table, rows))
+					return err
+				}
 			},
 			notes: []string{
 				"PostgreSQL: deadlocks (40P01), serialization failures (40001) and duplicate keys from concurrent delete-inserts of one id (23505) are rolled back and the transaction runs again, as sysbench 1.0's pgsql driver does.",
@@ -65,3 +67,13 @@ func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) 
 }
 
 func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
+
+// EngineNotes describe how the engine's backend runs sysbench, for the results.
+func (w *Workload) EngineNotes(inst engine.Instance) []string {
+	d, err := w.dialect(inst)
+	if err != nil {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
+		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, sqlFor(d).notes...)
+}

@@ -2,7 +2,6 @@ package sysbench
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -94,7 +93,7 @@ func (w *Workload) table(d *sqlclient.Dialect, n int) sqlclient.Table {
 		BatchRows: 500, TxRows: 10000,
 	}
 	if after := sqlFor(d).afterLoad; after != nil {
-		t.AfterLoad = func(ctx context.Context, conn *sql.Conn) error { return after(ctx, conn, name, size) }
+		t.AfterLoad = after(name, size)
 	}
 	return t
 }
