@@ -49,11 +49,11 @@ func (sqliteBackend) finishLoad(ctx context.Context, inst engine.Instance) error
 func (sqliteBackend) loadWorkers() int { return 1 }
 
 func (b sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
-	return newSQLExecutor(ctx, inst.DB(), sqlDialect{
-		beginWrite: "BEGIN IMMEDIATE",
-		beginRead:  "BEGIN",
-		writeLock:  b.writers.For(inst.DSN()),
-	})
+	d, err := sqlclient.For("tpcc", inst, b.writers)
+	if err != nil {
+		return nil, err
+	}
+	return newSQLExecutor(ctx, inst.DB(), d)
 }
 
 func (sqliteBackend) classify(err error) errClass {
