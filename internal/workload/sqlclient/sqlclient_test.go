@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -12,9 +13,8 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/sqlite"
+	"dbio/internal/engine/enginetest"
 	"dbio/internal/metrics"
-	"dbio/internal/target"
 	"dbio/internal/workload"
 	"dbio/internal/workload/txerr"
 )
@@ -131,18 +131,22 @@ func TestInsertSQL(t *testing.T) {
 	}
 }
 
-// sqliteDB starts a SQLite instance in a temporary directory and its dialect.
+// servers are the package's test engines: only SQLite, a fresh database
+// in a temporary directory per test.
+var servers *enginetest.Servers
+
+func TestMain(m *testing.M) {
+	s, stop := enginetest.Start("sqlclient")
+	servers = s
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+// sqliteDB is a new SQLite database and its dialect.
 func sqliteDB(t *testing.T) (*sql.DB, *Dialect) {
 	t.Helper()
-	tg, err := target.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := sqlite.Engine{}.Start(context.Background(), engine.Placement{Data: tg}, engine.Options{Database: "sqlclient", Fresh: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { inst.Stop(context.Background()) })
+	inst := servers.Instance(t, "sqlite")
 	d, err := For("w", inst, &Writers{})
 	if err != nil {
 		t.Fatal(err)

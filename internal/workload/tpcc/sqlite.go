@@ -30,8 +30,12 @@ func (sqliteBackend) createSchema(ctx context.Context, inst engine.Instance) err
 		func(t table) string { return t.createSQL(sqliteTypes, " WITHOUT ROWID") })
 }
 
-func (sqliteBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, error) {
-	return newInsertSink(ctx, inst.DB(), nil, "BEGIN IMMEDIATE", 100)
+func (b sqliteBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, error) {
+	d, err := sqlclient.For("tpcc", inst, b.writers)
+	if err != nil {
+		return nil, err
+	}
+	return newInsertSink(ctx, inst.DB(), d, 100)
 }
 
 func (sqliteBackend) finishLoad(ctx context.Context, inst engine.Instance) error {
