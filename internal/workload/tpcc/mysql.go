@@ -10,7 +10,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 	"golang.org/x/sync/errgroup"
@@ -79,9 +78,6 @@ func (myBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, er
 	return newTextSink(&loadData{db: db, conn: conn, names: map[string]string{}}, "START TRANSACTION", "2006-01-02 15:04:05"), nil
 }
 
-// sinkSeq makes reader names unique in the driver's process-wide registry.
-var sinkSeq atomic.Int64
-
 // loadData sends each table's rows with LOAD DATA LOCAL INFILE from an
 // in-memory reader, in the same tab-separated text COPY uses.
 type loadData struct {
@@ -98,7 +94,9 @@ func (l *loadData) exec(ctx context.Context, stmt string) error {
 func (l *loadData) load(ctx context.Context, table, cols string, b *bytes.Buffer) error {
 	name, ok := l.names[table]
 	if !ok {
-		name = fmt.Sprintf("dbio-tpcc-%d-%s", sinkSeq.Add(1), table)
+		// The driver's registry of readers is process-wide: the loader's
+		// address keeps the name unique while it is registered (until close).
+		name = fmt.Sprintf("dbio-tpcc-%p-%s", l, table)
 		l.names[table] = name
 		mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(b.Bytes()) })
 	}
