@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
@@ -114,6 +113,7 @@ type Workload struct {
 	prepared bool
 	// increments counts the rows committed updates added one to.
 	increments atomic.Int64
+	sqlDialects
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -162,14 +162,4 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 		figs = append(figs, workload.Figure{Name: "batch_latency_mean", Value: b.Latency.Mean() / 1000, Unit: "ms"})
 	}
 	return figs
-}
-
-// EngineNotes describe how the engine's backend runs AS3AP, for the results.
-func (w *Workload) EngineNotes(inst engine.Instance) []string {
-	d, err := dialectFor(inst)
-	if err != nil {
-		return nil
-	}
-	return append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
-		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, d.notes...)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"dbio/internal/workload/sqlclient"
 )
 
 // The four AS3AP relations, each with the same ten columns and Rows rows.
@@ -32,14 +34,14 @@ var indexes = []struct{ name, table, column string }{
 	{"updates_signed", "updates", "col_signed"},
 }
 
-func createSQL(d *dialect, table string) string {
+func createSQL(d *sqlclient.Dialect, table string) string {
+	types := sqlFor(d).types
 	var b strings.Builder
-	b.WriteString("CREATE TABLE " + table + " (")
 	for _, c := range columns {
-		b.WriteString(c.name + " " + d.types[c.typ] + " NOT NULL, ")
+		b.WriteString(c.name + " " + types[c.typ] + " NOT NULL, ")
 	}
-	b.WriteString("PRIMARY KEY (col_key))" + d.tableSuffix)
-	return b.String()
+	b.WriteString("PRIMARY KEY (col_key)")
+	return d.CreateTable(table, b.String())
 }
 
 // Landmark values AS3AP's queries look for.

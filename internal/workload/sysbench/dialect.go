@@ -4,62 +4,76 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sync"
 
 	"dbio/internal/engine"
-	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
+	"dbio/internal/workload/sqlclient"
 )
 
-// dialect is how sysbench's statements reach one engine. The statements are
-// the same everywhere; the table definition, placeholders, how transactions
-// begin and which errors are worth retrying differ.
-type dialect struct {
-	// columns is the body of CREATE TABLE sbtest<N> (...), after which
-	// tableSuffix follows the closing parenthesis.
-	columns, tableSuffix string
-	// placeholder writes the n-th (1-based) parameter; nil means "?".
-	placeholder func(n int) string
-	// beginRead and beginWrite start a transaction that only reads, or that
-	// writes (SQLite takes its write lock at once with BEGIN IMMEDIATE).
-	beginRead, beginWrite string
-	// writeLock queues writers inside dbio where the engine admits one
-	// writer at a time (SQLite); nil elsewhere.
-	writeLock *sync.Mutex
-	// analyze refreshes the optimizer's statistics of a table after loading.
-	analyze func(table string) string
-	// afterLoad is anything else a loaded table needs (a sequence moved past
-	// the ids loaded explicitly); nil when nothing.
-	afterLoad func(ctx context.Context, conn *sql.Conn, table string, rows int) error
-	// loadWorkers is how many tables load at once by default.
-	loadWorkers int
-	// classify says what an error means for the session.
-	classify txerr.Classifier
-	// tooManyPrepared reports the engine refusing another prepared
-	// statement; the session then sends that statement unprepared.
-	tooManyPrepared func(error) bool
+// engineSQL is what sysbench itself chooses per engine: the statements are
+// the same everywhere, the table definition differs as sysbench's drivers
+// create it. The rest of the SQL comes from the engine's sqlclient dialect.
+type engineSQL struct {
+	// columns is the body of CREATE TABLE sbtest<N> (...).
+	columns string
+	// afterLoad is anything else a loaded table of rows rows needs (a
+	// sequence moved past the ids loaded explicitly); nil when nothing.
+	afterLoad func(table string, rows int) func(ctx context.Context, conn *sql.Conn) error
 	// notes explain engine-specific choices, for the results.
 	notes []string
 }
 
-var dialects = workload.NewPerEngine[func(engine.Instance) *dialect]("sysbench")
-
-// registerDialect makes a dialect available for instances whose Info().Engine is name.
-func registerDialect(name string, d func(engine.Instance) *dialect) { dialects.Register(name, d) }
-
-func dialectFor(inst engine.Instance) (*dialect, error) {
-	d, err := dialects.For(inst)
-	if err != nil {
-		return nil, err
-	}
-	return d(inst), nil
+// sqlFor returns sysbench's choices for d's engine.
+func sqlFor(d *sqlclient.Dialect) engineSQL {
+	return sqlclient.ByEngine[engineSQL]{
+		SQLite: engineSQL{
+			// INTEGER PRIMARY KEY is SQLite's rowid: ids are assigned automatically.
+			columns: "id INTEGER NOT NULL PRIMARY KEY, k INTEGER DEFAULT 0 NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL",
+			notes: []string{
+				"SQLite writers serialized: transactions that write start with BEGIN IMMEDIATE after queueing on one in-process lock per database; read-only ones run concurrently on WAL snapshots. Latency includes the wait for the write lock.",
+				"sysbench has no SQLite driver: the sbtest tables use SQLite's types (id is the rowid).",
+			},
+		},
+		Postgres: engineSQL{
+			// As sysbench's pgsql driver creates it: SERIAL ids, the same columns.
+			columns: "id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)",
+			afterLoad: func(table string, rows int) func(ctx context.Context, conn *sql.Conn) error {
+				return func(ctx context.Context, conn *sql.Conn) error {
+					// Ids were loaded explicitly; the sequence goes past them, as
+					// after sysbench's own load.
+					_, err := conn.ExecContext(ctx, fmt.Sprintf("SELECT setval('%s_id_seq', %d)", table, rows))
+					return err
+				}
+			},
+			notes: []string{
+				"PostgreSQL: deadlocks (40P01), serialization failures (40001) and duplicate keys from concurrent delete-inserts of one id (23505) are rolled back and the transaction runs again, as sysbench 1.0's pgsql driver does.",
+			},
+		},
+		MySQL: engineSQL{
+			// As sysbench's mysql driver creates it.
+			columns: "id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)",
+			notes: []string{
+				"MariaDB: statements are server-side prepared, as sysbench's default --db-ps-mode=auto does; a statement over max_prepared_stmt_count is sent unprepared. Deadlocks (1213), lock wait timeouts (1205) and 'record has changed' (1020) are rolled back and the transaction runs again: sysbench 1.0's default --mysql-ignore-errors.",
+			},
+		},
+	}.For(d)
 }
 
-// bind writes a statement with the dialect's placeholders for its "?" marks.
-func (d *dialect) bind(query string) string { return workload.Rebind(query, d.placeholder) }
+// sqlDialects gives an instance's dialect; its writers queue the writes of
+// the loader and the sessions to one SQLite database.
+type sqlDialects struct{ writers sqlclient.Writers }
 
-func (d *dialect) createTable(table string) string {
-	return "CREATE TABLE " + table + " (" + d.columns + ")" + d.tableSuffix
+func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
+	return sqlclient.For("sysbench", inst, &s.writers)
 }
 
 func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
+
+// EngineNotes describe how the engine's backend runs sysbench, for the results.
+func (w *Workload) EngineNotes(inst engine.Instance) []string {
+	d, err := w.dialect(inst)
+	if err != nil {
+		return nil
+	}
+	return append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
+		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, sqlFor(d).notes...)
+}

@@ -2,21 +2,14 @@ package sysbench
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
+	"dbio/internal/workload/sqlclient"
 )
-
-// maxRetries bounds how often one transaction runs again after an error
-// sysbench would ignore (deadlock, duplicate key, busy database).
-const maxRetries = 100
 
 // The statements of a transaction, as sysbench sends them.
 const (
@@ -34,90 +27,33 @@ const (
 // NewSession implements workload.Workload: user u gets its own connection,
 // as each sysbench thread has, and its own random stream.
 func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (workload.Session, error) {
-	d, err := dialectFor(inst)
+	d, err := w.dialect(inst)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{
-		w: w, d: d, db: inst.DB(), rec: rec,
-		r:   rand.New(rand.NewPCG(w.cfg.Seed^0x5b5b, uint64(user)+1)),
-		ids: w.cfg.ids(),
-	}
-	if err := s.connect(ctx); err != nil {
+	conn, err := sqlclient.Connect(ctx, inst.DB(), d, rec)
+	if err != nil {
 		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
 	}
-	return s, nil
+	return &session{Conn: conn, w: w, r: rand.New(rand.NewPCG(w.cfg.Seed^0x5b5b, uint64(user)+1)), ids: w.cfg.ids()}, nil
 }
 
+// session is one user, like a sysbench thread, on a connection of its own
+// (whose Close ends it).
 type session struct {
-	w    *Workload
-	d    *dialect
-	db   *sql.DB
-	conn *sql.Conn
-	// stmts are this connection's prepared statements by SQL text; a nil
-	// entry is a statement the engine would not prepare, sent as text.
-	stmts map[string]*sql.Stmt
-	rec   *metrics.Recorder
-	r     *rand.Rand
-	ids   idFunc
+	*sqlclient.Conn
+	w   *Workload
+	r   *rand.Rand
+	ids idFunc
 }
 
 var _ workload.Session = (*session)(nil)
 
-func (s *session) connect(ctx context.Context) error {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	s.conn, s.stmts = conn, map[string]*sql.Stmt{}
-	return nil
-}
-
-// Close implements workload.Session.
-func (s *session) Close() error {
-	for _, st := range s.stmts {
-		if st != nil {
-			st.Close()
-		}
-	}
-	return s.conn.Close()
-}
-
 // Next implements workload.Session: one transaction of the shape, run again
 // with fresh ids after an error sysbench ignores, as sysbench restarts its
-// event. Latency runs from the first attempt to the end of the last.
+// event.
 func (s *session) Next(ctx context.Context) error {
-	start := time.Now()
-	retries := 0
-	for {
-		err := s.transaction(ctx)
-		if err == nil {
-			s.rec.RecordRetried(0, time.Since(start), metrics.Committed, retries)
-			return nil
-		}
-		if ctx.Err() != nil {
-			return nil // cancelled mid-transaction: neither counted nor an error
-		}
-		switch s.d.classify(err) {
-		case txerr.Retry:
-			if retries < maxRetries {
-				retries++
-				continue
-			}
-		case txerr.Fatal:
-			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, s.w.cfg.Workload, err)
-		case txerr.Lost:
-			s.rec.RecordRetried(0, 0, metrics.Failed, retries)
-			s.Close()
-			if cerr := s.connect(ctx); cerr != nil {
-				return fmt.Errorf("%w: %s: %v; reconnecting: %v", workload.ErrSessionLost, s.w.cfg.Workload, err, cerr)
-			}
-			s.rec.RecordReconnect(0)
-			return nil
-		}
-		s.rec.RecordRetried(0, 0, metrics.Failed, retries)
-		return nil
-	}
+	return s.Run(ctx, 0, s.w.cfg.Workload, func() error { return s.transaction(ctx) })
 }
 
 // transaction runs the shape once, in sysbench's order: point selects,
@@ -129,28 +65,25 @@ func (s *session) Next(ctx context.Context) error {
 // every query, which costs the load generator more CPU than the query's own
 // round trip and, on a busy machine, takes it from the database. A
 // cancellation is noticed between statements instead.
-func (s *session) transaction(ctx context.Context) (err error) {
+func (s *session) transaction(ctx context.Context) error {
 	sh := s.w.shape
 	writes := sh.writesData()
-	if writes && s.d.writeLock != nil {
-		s.d.writeLock.Lock()
-		defer s.d.writeLock.Unlock()
+	if writes {
+		defer s.Dialect().LockWrites()()
 	}
-	if sh.trx {
-		begin := s.d.beginRead
-		if writes {
-			begin = s.d.beginWrite
-		}
-		if _, err := s.conn.ExecContext(context.WithoutCancel(ctx), begin); err != nil {
-			return err
-		}
-		defer func() {
-			if err != nil {
-				// The connection may be gone; the error that matters is err.
-				s.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
-			}
-		}()
+	if !sh.trx {
+		return s.statements(ctx)
 	}
+	begin := s.Dialect().BeginRead
+	if writes {
+		begin = s.Dialect().BeginWrite
+	}
+	return s.Tx(context.WithoutCancel(ctx), begin, func() error { return s.statements(ctx) })
+}
+
+// statements sends the shape's statements.
+func (s *session) statements(ctx context.Context) error {
+	sh := s.w.shape
 	size := s.w.cfg.TableSize
 	span := s.w.cfg.RangeSize - 1
 	table := func() string { return tableName(1 + s.r.IntN(s.w.cfg.Tables)) }
@@ -196,72 +129,27 @@ func (s *session) transaction(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if sh.trx {
-		_, err = s.conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
-	}
-	return err
+	return nil
 }
 
-// stmt returns the prepared statement for query on table, preparing it on
-// first use; nil means send it unprepared.
-func (s *session) stmt(ctx context.Context, query, table string) (*sql.Stmt, string, error) {
-	text := s.d.bind(fmt.Sprintf(query, table))
-	if st, ok := s.stmts[text]; ok {
-		return st, text, nil
-	}
-	st, err := s.conn.PrepareContext(ctx, text)
-	if err != nil {
-		if s.d.tooManyPrepared == nil || !s.d.tooManyPrepared(err) {
-			return nil, text, err
-		}
-		st = nil
-	}
-	s.stmts[text] = st
-	return st, text, nil
-}
-
-// read runs a SELECT and reads every row, as a client does.
+// read runs a SELECT on table and reads every row, as a client does.
 func (s *session) read(ctx context.Context, query, table string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ctx = context.WithoutCancel(ctx)
-	st, text, err := s.stmt(ctx, query, table)
+	rows, err := s.Query(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
 	if err != nil {
 		return err
 	}
-	var rows *sql.Rows
-	if st != nil {
-		rows, err = st.QueryContext(ctx, args...)
-	} else {
-		rows, err = s.conn.QueryContext(ctx, text, args...)
-	}
-	if err != nil {
-		return err
-	}
-	var v sql.RawBytes
-	for rows.Next() {
-		if err := rows.Scan(&v); err != nil {
-			rows.Close()
-			return err
-		}
-	}
-	return errors.Join(rows.Err(), rows.Close())
+	_, err = sqlclient.Drain(rows, 1)
+	return err
 }
 
+// write runs an UPDATE, DELETE or INSERT on table.
 func (s *session) write(ctx context.Context, query, table string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ctx = context.WithoutCancel(ctx)
-	st, text, err := s.stmt(ctx, query, table)
-	if err != nil {
-		return err
-	}
-	if st != nil {
-		_, err = st.ExecContext(ctx, args...)
-	} else {
-		_, err = s.conn.ExecContext(ctx, text, args...)
-	}
+	_, err := s.Exec(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
 	return err
 }

@@ -16,7 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
@@ -143,6 +142,7 @@ func EstimatedBytes(c Config) uint64 {
 type Workload struct {
 	cfg   Config
 	shape shape
+	sqlDialects
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -194,16 +194,6 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 		workload.Figure{Name: "reconnects_per_s", Value: float64(c.Reconnects) / secs, Unit: "reconnects/s"},
 	)
 	return figs
-}
-
-// EngineNotes describe how the engine's backend runs sysbench, for the results.
-func (w *Workload) EngineNotes(inst engine.Instance) []string {
-	d, err := dialectFor(inst)
-	if err != nil {
-		return nil
-	}
-	return append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
-		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, d.notes...)
 }
 
 // shape is what one transaction of a workload does, in sysbench's order.

@@ -34,7 +34,7 @@ const metaTable = "dbio_tpcc_meta"
 // Prepare implements workload.Workload: it builds the database of
 // cfg.Warehouses warehouses, or with Reuse keeps one already complete at that scale.
 func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (workload.LoadStats, error) {
-	b, err := backendFor(inst)
+	b, err := w.backend(inst)
 	if err != nil {
 		return workload.LoadStats{}, err
 	}

@@ -10,18 +10,12 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 	"golang.org/x/sync/errgroup"
 
 	"dbio/internal/engine"
 )
-
-func init() {
-	registerBackend("mariadb", func() backend { return myBackend{} })
-	registerBackend("mysql", func() backend { return myBackend{} })
-}
 
 //go:embed sql/mysql.sql
 var myProcedures string
@@ -38,18 +32,7 @@ const (
 // called in one round trip each.
 type myBackend struct{}
 
-func myTypes(generic string) string {
-	switch {
-	case generic == "int":
-		return "INT"
-	case generic == "ts":
-		return "DATETIME"
-	case strings.HasPrefix(generic, "dec"):
-		return "DECIMAL" + strings.TrimPrefix(generic, "dec")
-	default:
-		return strings.ToUpper(generic) // VARCHAR(n), CHAR(n)
-	}
-}
+var myTypes = columnTypes{integer: "INT", timestamp: "DATETIME", decimal: "DECIMAL", precision: true, text: strings.ToUpper}
 
 // myOpen opens a pool of its own on the database dbio owns, so that session
 // settings made on it (the loader's) never reach the users' connections.
@@ -68,18 +51,8 @@ func myOpen(inst engine.Instance) (*sql.DB, error) {
 // createSchema creates the tables with their primary keys: InnoDB stores a
 // table in its primary key, so loading in key order builds it as it goes.
 func (myBackend) createSchema(ctx context.Context, inst engine.Instance) error {
-	db := inst.DB()
-	for _, t := range append([]string{metaTable, "tpcc_line_no"}, Tables...) {
-		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-			return err
-		}
-	}
-	for _, t := range schema {
-		if _, err := db.ExecContext(ctx, t.createSQL(myTypes, "")+" ENGINE=InnoDB"); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-	}
-	return nil
+	return recreate(execOn(ctx, inst.DB()), append([]string{metaTable, "tpcc_line_no"}, Tables...),
+		func(t table) string { return t.createSQL(myTypes, "") + " ENGINE=InnoDB" })
 }
 
 // loadWorkers: two loaders keep two cores busy (measured: more were no faster).
@@ -102,88 +75,45 @@ func (myBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, er
 	// No binary log for the load where the account may turn it off (an
 	// external server's replicas would be sent a gigabyte of rows).
 	_, _ = conn.ExecContext(ctx, "SET SESSION sql_log_bin = 0")
-	s := &loadDataSink{db: db, conn: conn, bufs: map[string]*bytes.Buffer{}, names: map[string]string{}}
-	s.enc.timeLayout = "2006-01-02 15:04:05"
-	return s, nil
+	return newTextSink(&loadData{db: db, conn: conn, names: map[string]string{}}, "START TRANSACTION", "2006-01-02 15:04:05"), nil
 }
 
-// sinkSeq makes reader names unique in the driver's process-wide registry.
-var sinkSeq atomic.Int64
-
-// loadDataSink sends each table's rows with LOAD DATA LOCAL INFILE from an
-// in-memory reader, in the same tab-separated text COPY uses, one
-// transaction per warehouse.
-type loadDataSink struct {
+// loadData sends each table's rows with LOAD DATA LOCAL INFILE from an
+// in-memory reader, in the same tab-separated text COPY uses.
+type loadData struct {
 	db    *sql.DB
 	conn  *sql.Conn
-	enc   textEncoder
-	bufs  map[string]*bytes.Buffer
 	names map[string]string // table -> registered reader name
-	inTx  bool
 }
 
-func (s *loadDataSink) add(ctx context.Context, table string, row []value) error {
-	b := s.bufs[table]
-	if b == nil {
-		b = bytes.NewBuffer(make([]byte, 0, copyChunk+4096))
-		s.bufs[table] = b
-	}
-	s.enc.writeRow(b, row)
-	if b.Len() >= copyChunk {
-		return s.send(ctx, table, b)
-	}
-	return nil
-}
-
-func (s *loadDataSink) send(ctx context.Context, table string, b *bytes.Buffer) error {
-	if b.Len() == 0 {
-		return nil
-	}
-	if !s.inTx {
-		if _, err := s.conn.ExecContext(ctx, "START TRANSACTION"); err != nil {
-			return err
-		}
-		s.inTx = true
-	}
-	name, ok := s.names[table]
-	if !ok {
-		name = fmt.Sprintf("dbio-tpcc-%d-%s", sinkSeq.Add(1), table)
-		s.names[table] = name
-		buf := s.bufs[table]
-		mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(buf.Bytes()) })
-	}
-	cols := strings.Join(tableByName(table).columnNames(), ", ")
-	if _, err := s.conn.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+" ("+cols+")"); err != nil {
-		return fmt.Errorf("load data into %s: %w", table, err)
-	}
-	b.Reset()
-	return nil
-}
-
-func (s *loadDataSink) flush(ctx context.Context) error {
-	for _, t := range Tables {
-		if b := s.bufs[t]; b != nil {
-			if err := s.send(ctx, t, b); err != nil {
-				return err
-			}
-		}
-	}
-	if !s.inTx {
-		return nil
-	}
-	s.inTx = false
-	_, err := s.conn.ExecContext(ctx, "COMMIT")
+func (l *loadData) exec(ctx context.Context, stmt string) error {
+	_, err := l.conn.ExecContext(ctx, stmt)
 	return err
 }
 
-func (s *loadDataSink) close() error {
-	for _, name := range s.names {
+func (l *loadData) load(ctx context.Context, table, cols string, b *bytes.Buffer) error {
+	name, ok := l.names[table]
+	if !ok {
+		// The driver's registry of readers is process-wide: the loader's
+		// address keeps the name unique while it is registered (until close).
+		name = fmt.Sprintf("dbio-tpcc-%p-%s", l, table)
+		l.names[table] = name
+		mysqldrv.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(b.Bytes()) })
+	}
+	if _, err := l.conn.ExecContext(ctx, "LOAD DATA LOCAL INFILE 'Reader::"+name+"' INTO TABLE "+table+" ("+cols+")"); err != nil {
+		return fmt.Errorf("load data into %s: %w", table, err)
+	}
+	return nil
+}
+
+func (l *loadData) close(inTx bool) error {
+	for _, name := range l.names {
 		mysqldrv.DeregisterReaderHandler(name)
 	}
-	if s.inTx {
-		s.conn.ExecContext(context.Background(), "ROLLBACK")
+	if inTx {
+		l.conn.ExecContext(context.Background(), "ROLLBACK")
 	}
-	return errors.Join(s.conn.Close(), s.db.Close())
+	return errors.Join(l.conn.Close(), l.db.Close())
 }
 
 // finishLoad adds the secondary indexes (a sorted build each, faster than

@@ -16,8 +16,6 @@ import (
 	"dbio/internal/engine"
 )
 
-func init() { registerBackend("postgres", func() backend { return pgBackend{} }) }
-
 //go:embed sql/postgres.sql
 var pgFunctions string
 
@@ -32,18 +30,8 @@ const (
 // called through a native pgx connection per user, one round trip each.
 type pgBackend struct{}
 
-func pgTypes(generic string) string {
-	switch {
-	case generic == "int":
-		return "integer"
-	case generic == "ts":
-		return "timestamp"
-	case strings.HasPrefix(generic, "dec"):
-		return "numeric" + strings.TrimPrefix(generic, "dec")
-	default:
-		return generic // varchar(n), char(n)
-	}
-}
+var pgTypes = columnTypes{integer: "integer", timestamp: "timestamp", decimal: "numeric", precision: true,
+	text: func(generic string) string { return generic }} // varchar(n), char(n)
 
 // connect opens a native pgx connection to the database dbio owns.
 func pgConnect(ctx context.Context, inst engine.Instance) (*pgx.Conn, error) {
@@ -63,19 +51,15 @@ func (pgBackend) createSchema(ctx context.Context, inst engine.Instance) error {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	for _, t := range append([]string{metaTable}, Tables...) {
-		if _, err := conn.Exec(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-			return err
-		}
+	exec := func(q string) error {
+		_, err := conn.Exec(ctx, q)
+		return err
 	}
-	for _, t := range schema {
+	return recreate(exec, append([]string{metaTable}, Tables...), func(t table) string {
 		heap := t
 		heap.pk = nil
-		if _, err := conn.Exec(ctx, heap.createSQL(pgTypes, "")); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-	}
-	return nil
+		return heap.createSQL(pgTypes, "")
+	})
 }
 
 // loadWorkers: two loaders (each a generator in dbio and a COPY backend in
@@ -88,72 +72,26 @@ func (pgBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, er
 	if err != nil {
 		return nil, err
 	}
-	return &copySink{conn: conn, bufs: map[string]*bytes.Buffer{}, enc: textEncoder{timeLayout: "2006-01-02 15:04:05.999999"}}, nil
+	return newTextSink(pgCopy{conn}, "BEGIN", "2006-01-02 15:04:05.999999"), nil
 }
 
-// copyChunk is how much COPY text a sink gathers for one table before
-// sending it: large enough that a COPY command's fixed cost vanishes.
-const copyChunk = 1 << 20
+// pgCopy sends rows with COPY FROM STDIN in COPY's text format.
+type pgCopy struct{ conn *pgx.Conn }
 
-// copySink writes rows in COPY's text format and sends each table's rows
-// with COPY FROM STDIN, one transaction per warehouse.
-type copySink struct {
-	conn *pgx.Conn
-	enc  textEncoder
-	bufs map[string]*bytes.Buffer
-	inTx bool
-}
-
-func (s *copySink) add(ctx context.Context, table string, row []value) error {
-	b := s.bufs[table]
-	if b == nil {
-		b = bytes.NewBuffer(make([]byte, 0, copyChunk+4096))
-		s.bufs[table] = b
-	}
-	s.enc.writeRow(b, row)
-	if b.Len() >= copyChunk {
-		return s.send(ctx, table, b)
-	}
-	return nil
-}
-
-func (s *copySink) send(ctx context.Context, table string, b *bytes.Buffer) error {
-	if b.Len() == 0 {
-		return nil
-	}
-	if !s.inTx {
-		if _, err := s.conn.Exec(ctx, "BEGIN"); err != nil {
-			return err
-		}
-		s.inTx = true
-	}
-	cols := strings.Join(tableByName(table).columnNames(), ", ")
-	if _, err := s.conn.PgConn().CopyFrom(ctx, b, "COPY "+table+" ("+cols+") FROM STDIN"); err != nil {
-		return fmt.Errorf("copy into %s: %w", table, err)
-	}
-	b.Reset()
-	return nil
-}
-
-func (s *copySink) flush(ctx context.Context) error {
-	for _, t := range Tables {
-		if b := s.bufs[t]; b != nil {
-			if err := s.send(ctx, t, b); err != nil {
-				return err
-			}
-		}
-	}
-	if !s.inTx {
-		return nil
-	}
-	s.inTx = false
-	_, err := s.conn.Exec(ctx, "COMMIT")
+func (c pgCopy) exec(ctx context.Context, stmt string) error {
+	_, err := c.conn.Exec(ctx, stmt)
 	return err
 }
 
-func (s *copySink) close() error {
-	return s.conn.Close(context.Background())
+func (c pgCopy) load(ctx context.Context, table, cols string, b *bytes.Buffer) error {
+	if _, err := c.conn.PgConn().CopyFrom(ctx, b, "COPY "+table+" ("+cols+") FROM STDIN"); err != nil {
+		return fmt.Errorf("copy into %s: %w", table, err)
+	}
+	return nil
 }
+
+// close drops an open transaction with the connection.
+func (c pgCopy) close(bool) error { return c.conn.Close(context.Background()) }
 
 // pgIndexWorkers build keys and indexes in parallel after the load.
 const pgIndexWorkers = 2

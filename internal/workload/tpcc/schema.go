@@ -1,6 +1,8 @@
 package tpcc
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -99,11 +101,35 @@ func (t table) columnNames() []string {
 	return out
 }
 
-// TypeMap turns the generic column types into an engine's types.
-type TypeMap func(generic string) string
+// columnTypes names an engine's types for the generic column types.
+type columnTypes struct {
+	integer, timestamp string
+	// decimal is the exact numeric type; precision says whether the generic
+	// type's "(p,s)" follows it.
+	decimal   string
+	precision bool
+	// text renders varchar(n) and char(n).
+	text func(generic string) string
+}
 
-// CreateTableSQL renders one table's DDL with the primary key inline.
-func (t table) createSQL(types TypeMap, suffix string) string {
+// of is the engine's type for a generic one.
+func (c columnTypes) of(generic string) string {
+	switch {
+	case generic == "int":
+		return c.integer
+	case generic == "ts":
+		return c.timestamp
+	case strings.HasPrefix(generic, "dec") && c.precision:
+		return c.decimal + strings.TrimPrefix(generic, "dec")
+	case strings.HasPrefix(generic, "dec"):
+		return c.decimal
+	}
+	return c.text(generic)
+}
+
+// createSQL renders one table's DDL with the primary key inline; suffix
+// follows the narrow tables' closing parenthesis.
+func (t table) createSQL(types columnTypes, suffix string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CREATE TABLE %s (\n", t.name)
 	for i, c := range t.columns {
@@ -111,7 +137,7 @@ func (t table) createSQL(types TypeMap, suffix string) string {
 		if strings.HasSuffix(typ, " null") {
 			typ, null = strings.TrimSuffix(typ, " null"), ""
 		}
-		fmt.Fprintf(&b, "  %s %s%s", c.name, types(typ), null)
+		fmt.Fprintf(&b, "  %s %s%s", c.name, types.of(typ), null)
 		if i < len(t.columns)-1 || len(t.pk) > 0 {
 			b.WriteString(",")
 		}
@@ -125,4 +151,28 @@ func (t table) createSQL(types TypeMap, suffix string) string {
 		b.WriteString(suffix)
 	}
 	return b.String()
+}
+
+// recreate drops drop where present and creates every table with the DDL
+// ddl gives it, each statement through exec.
+func recreate(exec func(query string) error, drop []string, ddl func(table) string) error {
+	for _, t := range drop {
+		if err := exec("DROP TABLE IF EXISTS " + t); err != nil {
+			return err
+		}
+	}
+	for _, t := range schema {
+		if err := exec(ddl(t)); err != nil {
+			return fmt.Errorf("%s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// execOn runs statements without rows on db's pool.
+func execOn(ctx context.Context, db *sql.DB) func(query string) error {
+	return func(query string) error {
+		_, err := db.ExecContext(ctx, query)
+		return err
+	}
 }

@@ -4,29 +4,28 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
+
+	"dbio/internal/workload/sqlclient"
 )
 
 // insertSink loads rows with multi-row INSERT statements inside one
 // transaction per flush: the fast portable path (SQLite, MariaDB). Rows are
 // buffered per table and sent batchRows at a time.
 type insertSink struct {
-	conn        *sql.Conn
-	placeholder func(int) string
-	beginStmt   string
-	batchRows   int
-	pending     map[string][]any // flattened rows waiting, per table
-	inTx        bool
-	stmts       map[string]*sql.Stmt // full-batch statements per table
+	conn      *sql.Conn
+	d         *sqlclient.Dialect
+	batchRows int
+	pending   map[string][]any // flattened rows waiting, per table
+	inTx      bool
+	stmts     map[string]*sql.Stmt // full-batch statements per table
 }
 
-func newInsertSink(ctx context.Context, db *sql.DB, placeholder func(int) string, begin string, batchRows int) (*insertSink, error) {
+func newInsertSink(ctx context.Context, db *sql.DB, d *sqlclient.Dialect, batchRows int) (*insertSink, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &insertSink{conn: conn, placeholder: placeholder, beginStmt: begin, batchRows: batchRows,
-		pending: map[string][]any{}, stmts: map[string]*sql.Stmt{}}, nil
+	return &insertSink{conn: conn, d: d, batchRows: batchRows, pending: map[string][]any{}, stmts: map[string]*sql.Stmt{}}, nil
 }
 
 func (s *insertSink) add(ctx context.Context, table string, row []value) error {
@@ -42,29 +41,7 @@ func (s *insertSink) add(ctx context.Context, table string, row []value) error {
 }
 
 func (s *insertSink) insertSQL(table string, rows int) string {
-	t := tableByName(table)
-	var b strings.Builder
-	fmt.Fprintf(&b, "INSERT INTO %s (%s) VALUES ", table, strings.Join(t.columnNames(), ", "))
-	n := 0
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteByte('(')
-		for c := range t.columns {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			n++
-			if s.placeholder == nil {
-				b.WriteByte('?')
-			} else {
-				b.WriteString(s.placeholder(n))
-			}
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
+	return s.d.InsertSQL(table, tableByName(table).columnNames(), rows)
 }
 
 func (s *insertSink) send(ctx context.Context, table string) error {
@@ -74,7 +51,7 @@ func (s *insertSink) send(ctx context.Context, table string) error {
 	}
 	rows := len(args) / len(tableByName(table).columns)
 	if !s.inTx {
-		if _, err := s.conn.ExecContext(ctx, s.beginStmt); err != nil {
+		if _, err := s.conn.ExecContext(ctx, s.d.BeginWrite); err != nil {
 			return err
 		}
 		s.inTx = true

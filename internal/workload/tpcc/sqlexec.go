@@ -8,9 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 
-	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 // executor runs the five transactions for one virtual user. Each method runs
@@ -24,31 +23,15 @@ type executor interface {
 	close() error
 }
 
-// sqlDialect is what the client-side SQL executor needs to know of an engine.
-type sqlDialect struct {
-	// placeholder renders the n-th (1-based) bind parameter.
-	placeholder func(n int) string
-	// forUpdate is appended to reads of rows the transaction then changes
-	// (" FOR UPDATE"), empty where the engine locks otherwise.
-	forUpdate string
-	// beginWrite and beginRead start transactions; SQLite takes its write
-	// lock up front with BEGIN IMMEDIATE so a writer never fails on upgrade.
-	beginWrite, beginRead string
-	// writeLock, when set, serializes write transactions inside dbio: SQLite
-	// allows one writer, and queuing in-process is fairer and far cheaper than
-	// the busy handler's sleep-and-retry.
-	writeLock *sync.Mutex
-}
-
 // sqlExecutor runs the transactions as client-side SQL on one dedicated
 // connection with statements prepared once per session.
 type sqlExecutor struct {
-	d     sqlDialect
+	d     *sqlclient.Dialect
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt
 }
 
-func newSQLExecutor(ctx context.Context, db *sql.DB, d sqlDialect) (*sqlExecutor, error) {
+func newSQLExecutor(ctx context.Context, db *sql.DB, d *sqlclient.Dialect) (*sqlExecutor, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -68,7 +51,7 @@ func (e *sqlExecutor) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	if s, ok := e.stmts[q]; ok {
 		return s, nil
 	}
-	s, err := e.conn.PrepareContext(ctx, workload.Rebind(q, e.d.placeholder))
+	s, err := e.conn.PrepareContext(ctx, e.d.Bind(q))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", q, err)
 	}
@@ -103,13 +86,12 @@ func (e *sqlExecutor) scanRow(ctx context.Context, q string, args []any, dest ..
 // inTx runs body in one transaction: committed when body returns nil,
 // rolled back otherwise (errRollback included).
 func (e *sqlExecutor) inTx(ctx context.Context, write bool, body func() error) (err error) {
-	begin := e.d.beginRead
+	begin := e.d.BeginRead
 	if write {
-		begin = e.d.beginWrite
-		if e.d.writeLock != nil {
-			e.d.writeLock.Lock()
-			defer e.d.writeLock.Unlock()
-		}
+		// SQLite takes its write lock up front with BEGIN IMMEDIATE, so a
+		// writer never fails on upgrade, and its writers queue inside dbio.
+		begin = e.d.BeginWrite
+		defer e.d.LockWrites()()
 	}
 	if _, err := e.conn.ExecContext(ctx, begin); err != nil {
 		return err
@@ -137,7 +119,7 @@ func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 		if err := e.scanRow(ctx, "SELECT w_tax FROM warehouse WHERE w_id = ?", []any{in.wID}, &wTax); err != nil {
 			return fmt.Errorf("warehouse: %w", err)
 		}
-		if err := e.scanRow(ctx, "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"+e.d.forUpdate,
+		if err := e.scanRow(ctx, "SELECT d_tax, d_next_o_id FROM district WHERE d_w_id = ? AND d_id = ?"+e.d.ForUpdate,
 			[]any{in.wID, in.dID}, &dTax, &nextOID); err != nil {
 			return fmt.Errorf("district: %w", err)
 		}
@@ -175,7 +157,7 @@ func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 			}
 			var sQty int
 			var sData, distInfo string
-			if err := e.scanRow(ctx, "SELECT s_quantity, s_data, "+distCol+" FROM stock WHERE s_w_id = ? AND s_i_id = ?"+e.d.forUpdate,
+			if err := e.scanRow(ctx, "SELECT s_quantity, s_data, "+distCol+" FROM stock WHERE s_w_id = ? AND s_i_id = ?"+e.d.ForUpdate,
 				[]any{l.supplyWID, l.itemID}, &sQty, &sData, &distInfo); err != nil {
 				return fmt.Errorf("stock: %w", err)
 			}
@@ -264,7 +246,7 @@ func (e *sqlExecutor) payment(ctx context.Context, in *paymentIn) error {
 		in.resolvedCID = cID
 		var cFirst, cMiddle, cLast, cCredit, cData string
 		var cBalance, cCreditLim, cDiscount float64
-		if err := e.scanRow(ctx, "SELECT c_first, c_middle, c_last, c_credit, c_credit_lim, c_discount, c_balance, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"+e.d.forUpdate,
+		if err := e.scanRow(ctx, "SELECT c_first, c_middle, c_last, c_credit, c_credit_lim, c_discount, c_balance, c_data FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_id = ?"+e.d.ForUpdate,
 			[]any{in.cWID, in.cDID, cID}, &cFirst, &cMiddle, &cLast, &cCredit, &cCreditLim, &cDiscount, &cBalance, &cData); err != nil {
 			return fmt.Errorf("customer: %w", err)
 		}
@@ -347,7 +329,7 @@ func (e *sqlExecutor) delivery(ctx context.Context, in *deliveryIn) error {
 	return e.inTx(ctx, true, func() error {
 		for d := 1; d <= DistrictsPerWarehouse; d++ {
 			var oID int
-			err := e.scanRow(ctx, "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"+e.d.forUpdate,
+			err := e.scanRow(ctx, "SELECT no_o_id FROM new_order WHERE no_w_id = ? AND no_d_id = ? ORDER BY no_o_id LIMIT 1"+e.d.ForUpdate,
 				[]any{in.wID, d}, &oID)
 			if errors.Is(err, sql.ErrNoRows) {
 				in.skipped++ // 2.7.4.2: no outstanding order in this district

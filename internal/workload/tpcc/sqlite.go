@@ -4,53 +4,38 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
+	"dbio/internal/workload/sqlclient"
 )
 
-func init() { registerBackend("sqlite", func() backend { return sqliteBackend{} }) }
+// sqliteBackend runs TPC-C as client-side SQL. Its writers serialize write
+// transactions per SQLite database file: SQLite admits one writer at a time,
+// and an in-process queue hands the lock over at once where SQLite's busy
+// handler would sleep and retry.
+type sqliteBackend struct{ writers *sqlclient.Writers }
 
-// sqliteWriters serializes TPC-C write transactions per SQLite database file:
-// SQLite admits one writer at a time, and an in-process queue hands the lock
-// over at once where SQLite's busy handler would sleep and retry.
-var sqliteWriters sync.Map // DSN -> *sync.Mutex
+// sqliteQueues are the writer queues of the SQLite databases a Workload
+// writes to, shared by its sessions.
+type sqliteQueues struct{ writers sqlclient.Writers }
 
-type sqliteBackend struct{}
-
-func sqliteTypes(generic string) string {
-	switch {
-	case generic == "int":
-		return "INTEGER"
-	case generic == "ts":
-		return "TIMESTAMP"
-	case strings.HasPrefix(generic, "dec"):
-		return "NUMERIC"
-	default:
-		return "TEXT"
-	}
-}
+// sqliteTypes are SQLite's type affinities: it keeps no lengths or precisions.
+var sqliteTypes = columnTypes{integer: "INTEGER", timestamp: "TIMESTAMP", decimal: "NUMERIC",
+	text: func(string) string { return "TEXT" }}
 
 func (sqliteBackend) createSchema(ctx context.Context, inst engine.Instance) error {
-	db := inst.DB()
-	for _, t := range append([]string{metaTable}, Tables...) {
-		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
-			return err
-		}
-	}
-	for _, t := range schema {
-		if _, err := db.ExecContext(ctx, t.createSQL(sqliteTypes, " WITHOUT ROWID")); err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
-		}
-	}
-	return nil
+	return recreate(execOn(ctx, inst.DB()), append([]string{metaTable}, Tables...),
+		func(t table) string { return t.createSQL(sqliteTypes, " WITHOUT ROWID") })
 }
 
-func (sqliteBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, error) {
-	return newInsertSink(ctx, inst.DB(), nil, "BEGIN IMMEDIATE", 100)
+func (b sqliteBackend) newSink(ctx context.Context, inst engine.Instance) (rowSink, error) {
+	d, err := sqlclient.For("tpcc", inst, b.writers)
+	if err != nil {
+		return nil, err
+	}
+	return newInsertSink(ctx, inst.DB(), d, 100)
 }
 
 func (sqliteBackend) finishLoad(ctx context.Context, inst engine.Instance) error {
@@ -67,13 +52,12 @@ func (sqliteBackend) finishLoad(ctx context.Context, inst engine.Instance) error
 // loadWorkers is one: SQLite has a single writer, so parallel loaders would only queue.
 func (sqliteBackend) loadWorkers() int { return 1 }
 
-func (sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
-	lock, _ := sqliteWriters.LoadOrStore(inst.DSN(), &sync.Mutex{})
-	return newSQLExecutor(ctx, inst.DB(), sqlDialect{
-		beginWrite: "BEGIN IMMEDIATE",
-		beginRead:  "BEGIN",
-		writeLock:  lock.(*sync.Mutex),
-	})
+func (b sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
+	d, err := sqlclient.For("tpcc", inst, b.writers)
+	if err != nil {
+		return nil, err
+	}
+	return newSQLExecutor(ctx, inst.DB(), d)
 }
 
 func (sqliteBackend) classify(err error) errClass {

@@ -70,6 +70,7 @@ type Workload struct {
 	load      Constants // as stored with the data
 	run       Constants
 	haveConst bool
+	sqliteQueues
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -133,17 +134,15 @@ const (
 	errFatal                  // the session cannot continue
 )
 
-var backends = workload.NewPerEngine[func() backend]("tpcc")
-
-// registerBackend makes a backend available for instances of the named engine.
-func registerBackend(engineName string, b func() backend) { backends.Register(engineName, b) }
-
-func backendFor(inst engine.Instance) (backend, error) {
-	b, err := backends.For(inst)
-	if err != nil {
-		return nil, err
-	}
-	return b(), nil
+// backend returns the backend of inst's engine; w's writers queue the
+// writers of a SQLite database.
+func (w *Workload) backend(inst engine.Instance) (backend, error) {
+	backends := workload.NewPerEngine[backend]("tpcc")
+	backends.Register("sqlite", sqliteBackend{writers: &w.writers})
+	backends.Register("postgres", pgBackend{})
+	backends.Register("mariadb", myBackend{})
+	backends.Register("mysql", myBackend{})
+	return backends.For(inst)
 }
 
 // Reusing reports whether the run keeps an existing dataset (no new space needed).
@@ -151,7 +150,7 @@ func (w *Workload) Reusing() bool { return w.cfg.Reuse }
 
 // EngineNotes describe how the backend for inst runs TPC-C, for the results.
 func (w *Workload) EngineNotes(inst engine.Instance) []string {
-	b, err := backendFor(inst)
+	b, err := w.backend(inst)
 	if err != nil {
 		return nil
 	}
@@ -162,7 +161,7 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 // warehouse is u mod W + 1, spreading terminals evenly over the warehouses,
 // and its Stock-Level district is constant (2.8.1.1).
 func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (workload.Session, error) {
-	b, err := backendFor(inst)
+	b, err := w.backend(inst)
 	if err != nil {
 		return nil, err
 	}
