@@ -24,6 +24,8 @@ type runView struct {
 	Letter string
 	// Name is a short, distinguishing name (see nameRuns).
 	Name string
+	// titles name workload kinds in headings (Options.Titles).
+	titles func(kind string) string
 }
 
 // verdictHead is the verdict's first clause ("I/O bound"), "" without one.
@@ -58,17 +60,13 @@ func newRunView(l *results.Loaded) *runView {
 	return &runView{Recorded: analysis.NewRecorded(l)}
 }
 
-// workloadTitle names a workload kind for headings.
-func workloadTitle(kind string) string {
-	switch kind {
-	case "tpcc":
-		return "TPC-C"
-	case "sysbench":
-		return "sysbench OLTP"
-	case "as3ap":
-		return "AS3AP"
+// title names a workload kind for headings: the registered workload's
+// title, else the kind itself.
+func (r *runView) title(kind string) string {
+	if r.titles == nil {
+		return kind
 	}
-	return kind
+	return r.titles(kind)
 }
 
 // seconds converts an instant to seconds since the run started, the x of

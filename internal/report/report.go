@@ -28,6 +28,9 @@ type Options struct {
 	// Force compares runs that are not comparable; the report says why
 	// they are not.
 	Force bool
+	// Titles name workload kinds in headings ("TPC-C" for tpcc): the
+	// workload registry's; nil names each by its kind.
+	Titles func(kind string) string
 }
 
 // Output names the files of one report: the HTML page, the Markdown
@@ -72,13 +75,13 @@ func WriteReport(out Output, runs []*results.Loaded, opts Options) error {
 	if len(runs) == 0 {
 		return errors.New("no results directory to report on")
 	}
-	return out.write(runDocument(viewsOf(runs), opts))
+	return out.write(runDocument(viewsOf(runs, opts), opts))
 }
 
 // CheckComparable returns a *NotComparableError when the runs differ in
 // workload, scale, user sequence or fio plan, and nil otherwise.
-func CheckComparable(runs []*results.Loaded) error {
-	if reasons, _ := comparability(viewsOf(runs)); len(reasons) > 0 {
+func CheckComparable(runs []*results.Loaded, opts Options) error {
+	if reasons, _ := comparability(viewsOf(runs, opts)); len(reasons) > 0 {
 		return &NotComparableError{Reasons: reasons}
 	}
 	return nil
@@ -91,7 +94,7 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) error {
 	if len(runs) < 2 {
 		return fmt.Errorf("a comparison needs at least two results directories, got %d: name the baseline first, then the runs to compare with it", len(runs))
 	}
-	views := viewsOf(runs)
+	views := viewsOf(runs, opts)
 	reasons, warnings := comparability(views)
 	if len(reasons) > 0 && !opts.Force {
 		return &NotComparableError{Reasons: reasons}
@@ -99,11 +102,12 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) error {
 	return out.write(compareDocument(views, reasons, warnings, opts))
 }
 
-func viewsOf(runs []*results.Loaded) []*runView {
+func viewsOf(runs []*results.Loaded, opts Options) []*runView {
 	views := make([]*runView, len(runs))
 	for i, l := range runs {
 		v := newRunView(l)
 		v.Letter = letter(i)
+		v.titles = opts.Titles
 		views[i] = v
 	}
 	nameRuns(views)
@@ -239,7 +243,7 @@ func runSubtitle(r *runView) string {
 		what = append(what, fmt.Sprintf("%s (%s)", p, plural(len(r.Fio), "point", "points")))
 	}
 	for _, w := range r.Workloads {
-		s := workloadTitle(w.Kind)
+		s := r.title(w.Kind)
 		if w.Kind == "tpcc" {
 			if n := r.Warehouses(); n > 0 {
 				s += ", " + plural(n, "warehouse", "warehouses")

@@ -17,6 +17,10 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/testenv"
+	"dbio/internal/workload"
+	"dbio/internal/workload/as3ap"
+	"dbio/internal/workload/sysbench"
+	"dbio/internal/workload/tpcc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -32,7 +36,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
-func testOptions() Options { return Options{Now: fixedClock, Version: "v0.0.0-test"} }
+func testOptions() Options {
+	titles := workload.NewRegistry(tpcc.Definition{}, sysbench.Definition{}, as3ap.Definition{}).Title
+	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: titles}
+}
 
 func load(t *testing.T, names ...string) []*results.Loaded {
 	t.Helper()
@@ -204,7 +211,7 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckComparable([]*results.Loaded{base, c.b})
+			err := CheckComparable([]*results.Loaded{base, c.b}, testOptions())
 			var nc *NotComparableError
 			if !errors.As(err, &nc) {
 				t.Fatalf("CheckComparable = %v, want a NotComparableError", err)
