@@ -109,7 +109,7 @@ func suiteWorkloads(registry *workload.Registry) map[string]runner.WorkloadFacto
 				return runner.Built{}, err
 			}
 			return runner.Built{Workload: built.Workload, SpaceNeeded: scenarioSpace(r, built.SpaceNeeded), Users: built.Users,
-				StopWhen: built.StopWhen, Conclude: built.Conclude}, nil
+				StopWhen: built.StopWhen, Conclude: built.Conclude, Stepping: built.Stepping, Settings: built.Recorded}, nil
 		}
 	}
 	return factories

@@ -33,6 +33,9 @@ type Built struct {
 	Users    []int
 	StopWhen func(results.Step) (bool, string)
 	Conclude func(steps []results.Step, stopped bool) []results.Figure
+	// Stepping and Settings, when Settings is set, are what run.json's
+	// config records of the workload (see Config), as its command records them.
+	Stepping, Settings any
 }
 
 // Suite is a validated suite plan with what executing it needs.
@@ -307,6 +310,19 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		if p.Noisy.Users == 0 && len(r.Users) > 0 {
 			p.Noisy.Users = r.Users[0]
 		}
+	}
+	if built.Settings != nil {
+		// The config the workload's command records, so that a suite's run
+		// and a command's compare alike.
+		c := Config{Engine: eng.Name(), Target: r.Data.Path, Users: p.Users, Stepping: built.Stepping,
+			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Workload: r.Kind, Settings: built.Settings,
+			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, Settings: r.Settings, External: r.DSN != "",
+				Database: p.EngineOptions.Database, Transport: p.EngineOptions.Transport},
+			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}
+		if r.Log != nil {
+			c.LogTarget = r.Log.Path
+		}
+		p.Config = c
 	}
 	o, err := Run(ctx, p, env)
 	if err == nil {
