@@ -825,7 +825,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	defer cancel(nil)
 	out := newLineLog()
 	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
-	f := workloadFlags{def: tpcc.Definition{}, settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
+	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
 		run: runFlags{engine: "postgres", target: target, users: "1", step: time.Second, results: base, transport: "socket"}}
 	plan, err := workloadPlan(app, f, "tpcc")
 	if err != nil {

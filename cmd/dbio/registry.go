@@ -12,8 +12,8 @@ import (
 // is its own package and one more line here.
 func workloads() *workload.Registry {
 	return workload.NewRegistry(
-		tpcc.Definition{},
-		sysbench.Definition{},
-		as3ap.Definition{},
+		tpcc.Definition(),
+		sysbench.Definition(),
+		as3ap.Definition(),
 	)
 }

@@ -103,7 +103,7 @@ DSN is recorded without its password.`,
 func suiteWorkloads(registry *workload.Registry) map[string]runner.WorkloadFactory {
 	factories := map[string]runner.WorkloadFactory{}
 	for _, def := range registry.All() {
-		factories[def.Name()] = func(r suite.Run) (runner.Built, error) {
+		factories[def.Name] = func(r suite.Run) (runner.Built, error) {
 			built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
 			if err != nil {
 				return runner.Built{}, err

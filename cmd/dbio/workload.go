@@ -27,7 +27,7 @@ func (f *workloadFlags) bind(cmd *cobra.Command, def workload.Definition, defaul
 	f.run.register(fs, defaults)
 	f.settings = def.New()
 	f.settings.BindFlags(fs)
-	if def.RunDefaults().OwnSteps != "" {
+	if def.RunDefaults.OwnSteps != "" {
 		// The workload's own flags set its users.
 		fs.MarkHidden("users")
 	}
@@ -37,22 +37,22 @@ func (f *workloadFlags) bind(cmd *cobra.Command, def workload.Definition, defaul
 // flags come from the definition.
 func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 	var f workloadFlags
-	h := def.Help()
+	h := def.Help
 	cmd := &cobra.Command{
-		Use:     def.Name(),
+		Use:     def.Name,
 		Short:   h.Short,
 		Long:    h.Long,
 		Example: h.Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := workloadPlan(app, f, def.Name())
+			plan, err := workloadPlan(app, f, def.Name)
 			if err != nil {
 				return err
 			}
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	d := def.RunDefaults()
+	d := def.RunDefaults
 	f.bind(cmd, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
 	return cmd
 }
@@ -62,10 +62,10 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 // device pass first).
 func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	problems := f.settings.Validate()
-	if steps := f.def.RunDefaults().OwnSteps; steps != "" && f.run.flags.Changed("users") {
+	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
 		problems = append(problems, fmt.Errorf("--users: %s", steps))
 	}
-	r, err := f.run.resolveWith(f.def.Name(), problems)
+	r, err := f.run.resolveWith(f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
 	}
@@ -85,7 +85,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		Config: runner.Config{
 			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: built.Users,
 			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(),
-			Workload: f.def.Name(), Settings: built.Recorded, Limits: r.limits,
+			Workload: f.def.Name, Settings: built.Recorded, Limits: r.limits,
 			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
 				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
 		},

@@ -37,7 +37,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
 func testOptions() Options {
-	titles := workload.NewRegistry(tpcc.Definition{}, sysbench.Definition{}, as3ap.Definition{}).Title
+	titles := workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition()).Title
 	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: titles}
 }
 

@@ -12,6 +12,6 @@ func testEnv(getenv func(string) string) Env {
 	return Env{
 		Getenv:    getenv,
 		Engines:   []string{"sqlite", "postgres", "mariadb", "mysql"},
-		Workloads: workload.NewRegistry(tpcc.Definition{}, sysbench.Definition{}, as3ap.Definition{}),
+		Workloads: workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition()),
 	}
 }

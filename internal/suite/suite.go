@@ -394,7 +394,7 @@ func (v *validator) decodeTable(table string, keys map[string]any, dst any) []Pr
 // definition is the registered definition of a workload kind.
 func (v *validator) definition(kind string) (workload.Definition, bool) {
 	if v.env.Workloads == nil {
-		return nil, false
+		return workload.Definition{}, false
 	}
 	return v.env.Workloads.Lookup(kind)
 }

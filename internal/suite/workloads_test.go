@@ -66,7 +66,7 @@ func TestSuiteSettingsAreTheFlagsSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, ok := p.Runs[0].Workload.Settings.(*as3ap.Settings)
-	want := as3ap.Definition{}.New()
+	want := as3ap.Definition().New()
 	if !ok || *got != *want.(*as3ap.Settings) {
 		t.Errorf("settings %+v, want the command's defaults %+v", got, want)
 	}

@@ -11,24 +11,24 @@ import (
 )
 
 // Definition is one database workload as dbio offers it, in the manner of
-// cockroachdb's pkg/workload: everything the command line, a suite file, a
-// dry run and a report need to know of it comes from here, so that adding a
-// workload touches its own package and the one list cmd/dbio builds its
-// Registry from.
-type Definition interface {
+// cockroachdb's pkg/workload Meta: everything the command line, a suite
+// file, a dry run and a report need to know of it comes from here, so that
+// adding a workload touches its own package and the one list cmd/dbio
+// builds its Registry from.
+type Definition struct {
 	// Name is the workload's command, its kind in a suite file and in
 	// run.json: "tpcc".
-	Name() string
+	Name string
 	// Title names it in report headings: "TPC-C".
-	Title() string
+	Title string
 	// Help is its command's help text.
-	Help() Help
+	Help Help
 	// RunDefaults are its defaults for the flags every workload command
 	// shares (users, ramp-up, step).
-	RunDefaults() RunDefaults
+	RunDefaults RunDefaults
 	// New returns the workload's own settings at their defaults, to be bound
 	// to flags or decoded from a suite file's [workloads.x] table.
-	New() Settings
+	New func() Settings
 }
 
 // Help is a workload command's help text.
@@ -145,10 +145,10 @@ type Registry struct {
 func NewRegistry(defs ...Definition) *Registry {
 	r := &Registry{byName: map[string]Definition{}}
 	for _, d := range defs {
-		if _, dup := r.byName[d.Name()]; dup {
-			panic("workload " + d.Name() + " is defined twice")
+		if _, dup := r.byName[d.Name]; dup {
+			panic("workload " + d.Name + " is defined twice")
 		}
-		r.byName[d.Name()] = d
+		r.byName[d.Name] = d
 		r.defs = append(r.defs, d)
 	}
 	return r
@@ -161,7 +161,7 @@ func (r *Registry) All() []Definition { return append([]Definition(nil), r.defs.
 func (r *Registry) Names() []string {
 	names := make([]string, len(r.defs))
 	for i, d := range r.defs {
-		names[i] = d.Name()
+		names[i] = d.Name
 	}
 	return names
 }
@@ -176,7 +176,7 @@ func (r *Registry) Lookup(name string) (Definition, bool) {
 // disk run, "quick") is its own title.
 func (r *Registry) Title(kind string) string {
 	if d, ok := r.byName[kind]; ok {
-		return d.Title()
+		return d.Title
 	}
 	return kind
 }

@@ -5,17 +5,11 @@ import (
 	"time"
 )
 
-// titled is a definition that only has a name and a title.
-type titled struct{ name, title string }
-
-func (d titled) Name() string             { return d.name }
-func (d titled) Title() string            { return d.title }
-func (d titled) Help() Help               { return Help{} }
-func (d titled) RunDefaults() RunDefaults { return RunDefaults{} }
-func (d titled) New() Settings            { return nil }
+// titled is a definition with only a name and a title.
+func titled(name, title string) Definition { return Definition{Name: name, Title: title} }
 
 func TestRegistry(t *testing.T) {
-	r := NewRegistry(titled{"tpcc", "TPC-C"}, titled{"as3ap", "AS3AP"})
+	r := NewRegistry(titled("tpcc", "TPC-C"), titled("as3ap", "AS3AP"))
 	tests := []struct {
 		kind, title string
 		known       bool
@@ -44,7 +38,7 @@ func TestRegistryRefusesTwoDefinitionsOfOneName(t *testing.T) {
 			t.Error("a second tpcc was accepted")
 		}
 	}()
-	NewRegistry(titled{"tpcc", "TPC-C"}, titled{"tpcc", "again"})
+	NewRegistry(titled("tpcc", "TPC-C"), titled("tpcc", "again"))
 }
 
 func TestSettingErrorForms(t *testing.T) {

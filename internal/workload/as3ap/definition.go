@@ -9,21 +9,15 @@ import (
 	"dbio/internal/workload"
 )
 
-// Definition is the AS3AP-style stress as dbio offers it: the as3ap
-// command, a suite's kind = "as3ap" tables, and its reports' title.
-type Definition struct{}
-
-// Name is the command and the suite kind.
-func (Definition) Name() string { return "as3ap" }
-
-// Title names AS3AP in reports.
-func (Definition) Title() string { return "AS3AP" }
-
-// Help is the as3ap command's help.
-func (Definition) Help() workload.Help {
-	return workload.Help{
-		Short: "AS3AP-style stress: interactive users added step by step over batch jobs until response time passes a ceiling",
-		Long: `Build the four AS3AP relations (uniques, hundred, tenpct, updates) with --rows
+// Definition is AS3AP as dbio offers it: its command, a suite's
+// kind = "as3ap" tables, and its reports' title.
+func Definition() workload.Definition {
+	return workload.Definition{
+		Name:  "as3ap",
+		Title: "AS3AP",
+		Help: workload.Help{
+			Short: "AS3AP-style stress: interactive users added step by step over batch jobs until response time passes a ceiling",
+			Long: `Build the four AS3AP relations (uniques, hundred, tenpct, updates) with --rows
 rows each on a database engine whose files sit on the target, start --batch-jobs
 background jobs that each read and update --batch-rows rows per transaction
 continuously, and add interactive users (single-row transactions, no think
@@ -32,20 +26,13 @@ interactive response time (--ceiling-stat: mean, p95 or p99) passes --ceiling
 or --max-users is reached. The run reports the largest load kept under the
 ceiling, and per step the TPS and response time of interactive and batch work
 apart.`,
-		Example: `  dbio as3ap --engine mariadb --target /mnt/nvme --rows 1000000 --batch-jobs 3 \
+			Example: `  dbio as3ap --engine mariadb --target /mnt/nvme --rows 1000000 --batch-jobs 3 \
             --start 1 --add 5 --ceiling 100ms --step 1m --rampup 10s`,
+		},
+		RunDefaults: workload.RunDefaults{Users: "1", RampUp: 10 * time.Second, Step: time.Minute,
+			OwnSteps: "as3ap steps its users: use --start, --add and --max-users"},
+		New: func() workload.Settings { return &Settings{Config: DefaultConfig(), Stepping: DefaultStepping()} },
 	}
-}
-
-// RunDefaults are the as3ap command's timing; its users come from the stepping.
-func (Definition) RunDefaults() workload.RunDefaults {
-	return workload.RunDefaults{Users: "1", RampUp: 10 * time.Second, Step: time.Minute,
-		OwnSteps: "as3ap steps its users: use --start, --add and --max-users"}
-}
-
-// New returns DefaultConfig and DefaultStepping.
-func (Definition) New() workload.Settings {
-	return &Settings{Config: DefaultConfig(), Stepping: DefaultStepping()}
 }
 
 // Settings are AS3AP's settings from flags or a suite table.

@@ -46,7 +46,7 @@ func TestStepping(t *testing.T) {
 // TestBuildStopsAtTheCeiling: the command and a suite build the same
 // stepping run, stopped once the interactive figure passes the ceiling.
 func TestBuildStopsAtTheCeiling(t *testing.T) {
-	s := Definition{}.New().(*Settings)
+	s := Definition().New().(*Settings)
 	s.MaxUsers = 11
 	b, err := s.Build(workload.BuildOptions{Users: []int{99}})
 	if err != nil {

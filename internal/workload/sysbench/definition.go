@@ -9,21 +9,15 @@ import (
 	"dbio/internal/workload"
 )
 
-// Definition is sysbench's OLTP workloads as dbio offers them: the sysbench
-// command, a suite's kind = "sysbench" tables, and its reports' title.
-type Definition struct{}
-
-// Name is the command and the suite kind.
-func (Definition) Name() string { return "sysbench" }
-
-// Title names sysbench in reports.
-func (Definition) Title() string { return "sysbench OLTP" }
-
-// Help is the sysbench command's help.
-func (Definition) Help() workload.Help {
-	return workload.Help{
-		Short: "Run sysbench's OLTP workloads (sysbench 1.0 semantics) on an engine placed on the storage under test",
-		Long: `Run one of sysbench 1.0's OLTP workloads, built into dbio, on a database
+// Definition is sysbench OLTP as dbio offers it: its command, a suite's
+// kind = "sysbench" tables, and its reports' title.
+func Definition() workload.Definition {
+	return workload.Definition{
+		Name:  "sysbench",
+		Title: "sysbench OLTP",
+		Help: workload.Help{
+			Short: "Run sysbench's OLTP workloads (sysbench 1.0 semantics) on an engine placed on the storage under test",
+			Long: `Run one of sysbench 1.0's OLTP workloads, built into dbio, on a database
 engine whose files sit on the target: the sbtest1..N tables with sysbench's data,
 and its transaction shapes with the same query counts, so that TPS, QPS and
 latency mean what they mean in a sysbench report. One timed step per user
@@ -33,18 +27,13 @@ p99 latency, errors and reconnects.
 Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
 --rand-type=special (75 % of accesses on 1 % of the rows): pass
 --rand-type special to reproduce a sysbench 1.0 run made with its defaults.`,
-		Example: `  dbio sysbench --engine mariadb --target /mnt/nvme --tables 8 --table-size 1000000 \
+			Example: `  dbio sysbench --engine mariadb --target /mnt/nvme --tables 8 --table-size 1000000 \
                --workload oltp_read_write --users 1,8,32 --step 5m`,
+		},
+		RunDefaults: workload.RunDefaults{Users: "1,8,32", RampUp: 30 * time.Second, Step: 2 * time.Minute},
+		New:         func() workload.Settings { return &Settings{Config: DefaultConfig()} },
 	}
 }
-
-// RunDefaults are the sysbench command's user steps and timing.
-func (Definition) RunDefaults() workload.RunDefaults {
-	return workload.RunDefaults{Users: "1,8,32", RampUp: 30 * time.Second, Step: 2 * time.Minute}
-}
-
-// New returns sysbench 1.0's defaults (DefaultConfig).
-func (Definition) New() workload.Settings { return &Settings{Config: DefaultConfig()} }
 
 // Settings are sysbench's settings from flags or a suite table.
 type Settings struct {

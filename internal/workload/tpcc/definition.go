@@ -8,36 +8,25 @@ import (
 	"dbio/internal/workload"
 )
 
-// Definition is TPC-C as dbio offers it: the tpcc command, a suite's
+// Definition is TPC-C as dbio offers it: its command, a suite's
 // kind = "tpcc" tables, and its reports' title.
-type Definition struct{}
-
-// Name is the command and the suite kind.
-func (Definition) Name() string { return "tpcc" }
-
-// Title names TPC-C in reports.
-func (Definition) Title() string { return "TPC-C" }
-
-// Help is the tpcc command's help.
-func (Definition) Help() workload.Help {
-	return workload.Help{
-		Short: "Run TPC-C on an engine placed on the storage under test",
-		Long: `Run TPC-C (specification revision 5.11) on a database engine whose files sit on
+func Definition() workload.Definition {
+	return workload.Definition{
+		Name:  "tpcc",
+		Title: "TPC-C",
+		Help: workload.Help{
+			Short: "Run TPC-C on an engine placed on the storage under test",
+			Long: `Run TPC-C (specification revision 5.11) on a database engine whose files sit on
 the target: build the database (or reuse one with --reuse), run one timed step
 per virtual-user count after a ramp-up, check the consistency conditions, and
 write a results directory with TPM, NOPM and latency percentiles per step.`,
-		Example: `  dbio tpcc --engine sqlite --target /mnt/nvme --warehouses 4 \
+			Example: `  dbio tpcc --engine sqlite --target /mnt/nvme --warehouses 4 \
             --users 1,2,3,5,8 --rampup 30s --step 2m`,
+		},
+		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
+		New:         func() workload.Settings { return &Settings{Config: Config{Warehouses: 1, Seed: 42}} },
 	}
 }
-
-// RunDefaults are the tpcc command's user steps and timing.
-func (Definition) RunDefaults() workload.RunDefaults {
-	return workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute}
-}
-
-// New returns one warehouse, no keying and think times, seed 42.
-func (Definition) New() workload.Settings { return &Settings{Config: Config{Warehouses: 1, Seed: 42}} }
 
 // Settings are TPC-C's settings from flags or a suite table.
 type Settings struct {
