@@ -103,13 +103,10 @@ DSN is recorded without its password.`,
 func suiteWorkloads(registry *workload.Registry) map[string]runner.WorkloadFactory {
 	factories := map[string]runner.WorkloadFactory{}
 	for _, def := range registry.All() {
-		factories[def.Name] = func(r suite.Run) (runner.Built, error) {
+		factories[def.Name] = func(r suite.Run) (workload.Built, error) {
 			built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
-			if err != nil {
-				return runner.Built{}, err
-			}
-			return runner.Built{Workload: built.Workload, SpaceNeeded: scenarioSpace(r, built.SpaceNeeded), Users: built.Users,
-				StopWhen: built.StopWhen, Conclude: built.Conclude, Stepping: built.Stepping, Settings: built.Recorded}, nil
+			built.SpaceNeeded = scenarioSpace(r, built.SpaceNeeded)
+			return built, err
 		}
 	}
 	return factories

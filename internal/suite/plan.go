@@ -333,7 +333,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 				}
 				if w.Settings != nil {
 					if len(run.Users) == 0 {
-						run.Users = defaultUsers
+						run.Users = append([]int(nil), defaultUsers...)
 					}
 					run.Users, _ = w.Settings.Steps(run.Users)
 				}
