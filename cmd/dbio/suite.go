@@ -65,7 +65,7 @@ DSN is recorded without its password.`,
 				Compare:   compareRuns,
 				Report: func(dir string) (string, error) {
 					if l, err := results.Load(dir); err == nil {
-						report.Text(app.Stdout, l)
+						report.Text(app.Stdout, l, reportOptions(app))
 					}
 					return report.WriteRunReport(dir, reportOptions(app))
 				},
@@ -165,5 +165,6 @@ func compareRuns(dirs []string, out string) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
+	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
+	return err
 }

@@ -127,7 +127,7 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 	}
 	if out.Dir != "" {
 		if l, err := results.Load(out.Dir); err == nil {
-			report.Text(app.Stdout, l)
+			report.Text(app.Stdout, l, reportOptions(app))
 		}
 		if path, err := report.WriteRunReport(out.Dir, reportOptions(app)); err == nil {
 			fmt.Fprintf(app.Stdout, "report:  %s\n", path)

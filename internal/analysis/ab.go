@@ -57,7 +57,7 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 			if len(va) == 0 || len(vb) == 0 {
 				continue
 			}
-			d := abMetric(m, Compare(SideOf(va), SideOf(vb), m.Better))
+			d := abMetric(m, Compare(SideOf(va), SideOf(vb), m))
 			step.Metrics = append(step.Metrics, d)
 			sums[mi][0] = append(sums[mi][0], d.A.Mean)
 			sums[mi][1] = append(sums[mi][1], d.B.Mean)
@@ -69,7 +69,7 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 			continue
 		}
 		// An average over steps has no run spread of its own.
-		d := abMetric(m, Compare(SideOf([]float64{Mean(sums[mi][0])}), SideOf([]float64{Mean(sums[mi][1])}), m.Better))
+		d := abMetric(m, Compare(SideOf([]float64{Mean(sums[mi][0])}), SideOf([]float64{Mean(sums[mi][1])}), m))
 		res.Average = append(res.Average, d)
 	}
 	for _, l := range a {

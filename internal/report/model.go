@@ -24,8 +24,8 @@ type runView struct {
 	Letter string
 	// Name is a short, distinguishing name (see nameRuns).
 	Name string
-	// titles name workload kinds in headings (Options.Titles).
-	titles func(kind string) string
+	// opts name workload kinds in headings (Options.Titles).
+	opts Options
 }
 
 // verdictHead is the verdict's first clause ("I/O bound"), "" without one.
@@ -62,12 +62,7 @@ func newRunView(l *results.Loaded) *runView {
 
 // title names a workload kind for headings: the registered workload's
 // title, else the kind itself.
-func (r *runView) title(kind string) string {
-	if r.titles == nil {
-		return kind
-	}
-	return r.titles(kind)
-}
+func (r *runView) title(kind string) string { return r.opts.title(kind) }
 
 // seconds converts an instant to seconds since the run started, the x of
 // every timeline (series.csv's elapsed_s).
