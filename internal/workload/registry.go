@@ -181,6 +181,13 @@ func (r *Registry) Title(kind string) string {
 	return kind
 }
 
+// GivenUsers, embedded in a workload's settings, runs the users asked for,
+// one step per count: every workload but a stepping one.
+type GivenUsers struct{}
+
+// Steps are the users asked for.
+func (GivenUsers) Steps(given []int) ([]int, string) { return given, UserSteps(given) }
+
 // UserSteps labels a plain user sequence: "1,2,4,8".
 func UserSteps(users []int) string {
 	s := make([]string, len(users))

@@ -38,6 +38,7 @@ Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
 // Settings are sysbench's settings from flags or a suite table.
 type Settings struct {
 	Config
+	workload.GivenUsers
 }
 
 // BindFlags adds the sysbench command's own flags.
@@ -55,9 +56,6 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 
 // Table is what a suite's workload table decodes into.
 func (s *Settings) Table() any { return &s.Config }
-
-// Steps are the users asked for.
-func (s *Settings) Steps(given []int) ([]int, string) { return given, workload.UserSteps(given) }
 
 // Estimate: about 200,000 rows a second to load on a 2-core machine (this
 // project's measurements), and 250 bytes a row.

@@ -31,6 +31,7 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 // Settings are TPC-C's settings from flags or a suite table.
 type Settings struct {
 	Config
+	workload.GivenUsers
 }
 
 // BindFlags adds the TPC-C flags shared by every command that runs TPC-C.
@@ -44,9 +45,6 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 
 // Table is what a suite's workload table decodes into.
 func (s *Settings) Table() any { return &s.Config }
-
-// Steps are the users asked for.
-func (s *Settings) Steps(given []int) ([]int, string) { return given, workload.UserSteps(given) }
 
 // Estimate: about 20 s per warehouse to load on the slowest engine of a
 // 2-core machine (this project's measurements).
