@@ -164,7 +164,7 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 	html := filepath.Join(dir, "compare.html")
 	firsts, err := results.LoadAll([]string{dirs["a"][0], dirs["b"][0]})
 	if err == nil {
-		_, err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true})
+		_, err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title})
 	}
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)

@@ -826,9 +826,9 @@ func TestInterruptInTheChecks(t *testing.T) {
 	defer cancel(nil)
 	out := newLineLog()
 	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
-	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engine: "postgres", target: dataDir, users: "1", step: time.Second,
-		results: base, transport: "socket"}}
-	plan, err := tpccPlan(app, f, "tpcc")
+	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
+		run: runFlags{engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}
+	plan, err := workloadPlan(app, f, "tpcc")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,6 +80,9 @@ and writes a results directory and a report that compare storage configurations.
 	for _, ctor := range commandConstructors {
 		root.AddCommand(ctor(app))
 	}
+	for _, def := range workloads().All() {
+		root.AddCommand(newWorkloadCmd(app, def))
+	}
 	return root
 }
 

@@ -10,6 +10,7 @@ import (
 	"dbio/internal/fio"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/workload/tpcc"
 )
 
 func init() { commandConstructors = append(commandConstructors, newQuickCmd) }
@@ -26,7 +27,7 @@ var quickDefaults = runFlags{
 }
 
 func newQuickCmd(app *App) *cobra.Command {
-	var f tpccFlags
+	var f workloadFlags
 	var diskRuntime time.Duration
 	cmd := &cobra.Command{
 		Use:   "quick",
@@ -60,10 +61,15 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 				// a target the user names must exist, or be asked for with --create-target.
 				f.run.createTarget = true
 			}
-			return runTPCC(cmd.Context(), app, f, "quick", before)
+			plan, err := workloadPlan(app, f, "quick")
+			if err != nil {
+				return err
+			}
+			plan.Before = before
+			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	registerTPCCFlags(cmd, &f, quickDefaults)
+	f.bind(cmd, tpcc.Definition(), quickDefaults)
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
 	return cmd
 }

@@ -42,7 +42,7 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			case len(args) == 1:
 				out = report.OutputIn(args[0])
 			}
-			if err := report.WriteReport(out, runs, report.Options{Now: app.Now, Version: version()}); err != nil {
+			if err := report.WriteReport(out, runs, reportOptions(app)); err != nil {
 				return err
 			}
 			printOutput(app, out)
@@ -84,7 +84,7 @@ setting and fact that differs between the runs.`,
 			if output != "" {
 				out = report.OutputAt(output)
 			}
-			headlines, err := report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force})
+			headlines, err := report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title})
 			var nc *report.NotComparableError
 			if errors.As(err, &nc) {
 				return usagef("%v", err)

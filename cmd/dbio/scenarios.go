@@ -7,27 +7,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbio/internal/runner"
+	"dbio/internal/workload/tpcc"
 )
 
 func init() {
 	commandConstructors = append(commandConstructors, newBackupCmd, newNoisyCmd)
 }
 
-// registerTPCCFlags adds the TPC-C flags shared by every command that runs TPC-C.
-func registerTPCCFlags(cmd *cobra.Command, f *tpccFlags, defaults runFlags) {
-	fs := cmd.Flags()
-	f.run.register(fs, defaults)
-	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
-	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times")
-	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs")
-	fs.IntVar(&f.loadWorkers, "load-workers", 0, "warehouses loaded in parallel (0: engine's best)")
-	fs.BoolVar(&f.reuse, "reuse", false, "keep a database already loaded at this scale by dbio")
-}
-
 var scenarioDefaults = runFlags{engine: "sqlite", users: "1", rampup: 10 * time.Second, step: time.Minute}
 
 func newBackupCmd(app *App) *cobra.Command {
-	var f tpccFlags
+	var f workloadFlags
 	var b runner.Backups
 	var backupTarget string
 	cmd := &cobra.Command{
@@ -41,7 +31,7 @@ consistency conditions (and row counts when the database was idle).`,
 		Example: `  dbio backup --engine postgres --target /mnt/nvme --backup-target /mnt/sata --warehouses 10 --cycles 3 --restore`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := tpccPlan(app, f, "backup")
+			plan, err := workloadPlan(app, f, "backup")
 			if err != nil {
 				return err
 			}
@@ -53,13 +43,13 @@ consistency conditions (and row counts when the database was idle).`,
 			}
 			plan.Backups = &b
 			plan.BackupPath = backupTarget
-			cfg := plan.Config.(tpccConfig)
+			cfg := plan.Config.(runner.Config)
 			cfg.Backups = &b
 			plan.Config = cfg
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	f.bind(cmd, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the backups (default: the data target)")
 	fs.IntVar(&b.Cycles, "cycles", 3, "backup cycles")
@@ -70,7 +60,7 @@ consistency conditions (and row counts when the database was idle).`,
 }
 
 func newNoisyCmd(app *App) *cobra.Command {
-	var f tpccFlags
+	var f workloadFlags
 	var n runner.Noisy
 	var backupTarget string
 	cmd := &cobra.Command{
@@ -86,7 +76,7 @@ timelines with each backup marked, and each backup's duration.`,
              --users 8 --interval 100s --cycles 10 --buffer-pool 256MB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := tpccPlan(app, f, "noisy")
+			plan, err := workloadPlan(app, f, "noisy")
 			if err != nil {
 				return err
 			}
@@ -112,13 +102,13 @@ timelines with each backup marked, and each backup's duration.`,
 			n.Users = plan.Users[0]
 			plan.Noisy = &n
 			plan.BackupPath = backupTarget
-			cfg := plan.Config.(tpccConfig)
+			cfg := plan.Config.(runner.Config)
 			cfg.Noisy = &n
 			plan.Config = cfg
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	f.bind(cmd, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
 	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")

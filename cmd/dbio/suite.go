@@ -14,9 +14,7 @@ import (
 	"dbio/internal/runner"
 	"dbio/internal/suite"
 	"dbio/internal/units"
-	"dbio/internal/workload/as3ap"
-	"dbio/internal/workload/sysbench"
-	"dbio/internal/workload/tpcc"
+	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -44,8 +42,8 @@ DSN is recorded without its password.`,
   dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suite.Engines = engine.Default.Names()
-			plan, err := suite.Load(args[0], app.Getenv)
+			registry := workloads()
+			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: engine.Default.Names(), Workloads: registry})
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {
@@ -61,15 +59,15 @@ DSN is recorded without its password.`,
 			}
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Plan:      plan,
-				Workloads: suiteWorkloads,
+				Workloads: suiteWorkloads(registry),
 				Engines:   engine.Default,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
 				Report: func(dir string) (string, error) {
 					if l, err := results.Load(dir); err == nil {
-						report.Text(app.Stdout, l)
+						report.Text(app.Stdout, l, reportOptions(app))
 					}
-					return report.WriteRunReport(dir, report.Options{Now: app.Now, Version: version()})
+					return report.WriteRunReport(dir, reportOptions(app))
 				},
 				Command:       app.Args,
 				CreateTargets: createTargets,
@@ -100,63 +98,23 @@ DSN is recorded without its password.`,
 	return cmd
 }
 
-// suiteWorkloads builds each kind of database workload from a suite run.
-var suiteWorkloads = map[string]runner.WorkloadFactory{
-	"tpcc": func(r suite.Run) (runner.Built, error) {
-		cfg := tpcc.Config{Warehouses: r.Workload.Warehouses, KeyingThinking: r.Workload.KeyingThinking, Seed: 42}
-		if errs := cfg.Validate(); len(errs) > 0 {
-			return runner.Built{}, errors.Join(errs...)
+// suiteWorkloads builds each registered kind of database workload from a
+// suite run, with the same run.json config as its command writes.
+func suiteWorkloads(registry *workload.Registry) map[string]runner.WorkloadFactory {
+	factories := map[string]runner.WorkloadFactory{}
+	for _, def := range registry.All() {
+		factories[def.Name] = func(r suite.Run) (workload.Built, error) {
+			built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
+			built.SpaceNeeded = scenarioSpace(r, built.SpaceNeeded)
+			return built, err
 		}
-		return runner.Built{Workload: tpcc.New(cfg), SpaceNeeded: tpccSpace(r)}, nil
-	},
-	"sysbench": func(r suite.Run) (runner.Built, error) {
-		cfg := sysbench.DefaultConfig()
-		cfg.Tables, cfg.TableSize = r.Workload.Tables, r.Workload.TableSize
-		if r.Workload.Shape != "" {
-			cfg.Workload = r.Workload.Shape
-		}
-		if errs := cfg.Validate(); len(errs) > 0 {
-			return runner.Built{}, errors.Join(errs...)
-		}
-		return runner.Built{Workload: sysbench.New(cfg), SpaceNeeded: sysbench.EstimatedBytes(cfg)}, nil
-	},
-	"as3ap": func(r suite.Run) (runner.Built, error) {
-		cfg := as3ap.DefaultConfig()
-		cfg.Rows = r.Workload.Rows
-		if r.Workload.BatchJobs > 0 {
-			cfg.BatchJobs = r.Workload.BatchJobs
-		}
-		if errs := cfg.Validate(); len(errs) > 0 {
-			return runner.Built{}, errors.Join(errs...)
-		}
-		stat := r.Workload.CeilingStat
-		if stat == "" {
-			stat = "mean"
-		}
-		figure, err := as3ap.InteractiveFigure(stat)
-		if err != nil {
-			return runner.Built{}, err
-		}
-		ceiling := 100 * time.Millisecond
-		if d, err := time.ParseDuration(r.Workload.Ceiling); err == nil && d > 0 {
-			ceiling = d
-		}
-		start, add, most := max(r.Workload.Start, 1), max(r.Workload.Add, 5), r.Workload.MaxUsers
-		if most == 0 {
-			most = 200
-		}
-		var users []int
-		for u := start; u <= most; u += add {
-			users = append(users, u)
-		}
-		c := runner.Ceiling{Figure: figure, Max: float64(ceiling) / float64(time.Millisecond), Unit: "ms"}
-		return runner.Built{Workload: as3ap.New(cfg), SpaceNeeded: as3ap.EstimatedBytes(cfg), Users: users, StopWhen: c.Stop, Conclude: c.Conclude}, nil
-	},
+	}
+	return factories
 }
 
-// tpccSpace is the data target's need: one database per tenant, plus their backups.
-func tpccSpace(r suite.Run) uint64 {
-	one := tpcc.EstimatedBytes(r.Workload.Warehouses)
+// scenarioSpace is the data target's need for a run whose one dataset needs
+// one: a dataset per tenant plus their backups, or a dataset and its backup.
+func scenarioSpace(r suite.Run, one uint64) uint64 {
 	switch r.Scenario {
 	case "noisy-neighbour":
 		return one * uint64(r.Noisy.Tenants+r.Noisy.Backups)
@@ -168,13 +126,12 @@ func tpccSpace(r suite.Run) uint64 {
 	return one
 }
 
-// estimate gives a run's expected duration and space for the dry run.
-// Load rates are this project's measurements on a 2-core machine (about
-// 20 s per TPC-C warehouse on the slowest engine, 200,000 sysbench rows/s).
+// estimate gives a run's expected duration and space for the dry run, from
+// its workload's estimate of the load; a backup is taken to last half the
+// load.
 func estimate(r suite.Run) (time.Duration, uint64) {
 	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
-	switch r.Kind {
-	case "disk":
+	if r.Kind == "disk" {
 		c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
 		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
 			c.Runtime = d
@@ -187,29 +144,19 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 			return 0, 0
 		}
 		return p.Duration(), uint64(p.Config.Size)
-	case "tpcc":
-		load := time.Duration(r.Workload.Warehouses) * 20 * time.Second
-		space := tpccSpace(r)
-		switch r.Scenario {
-		case "backup":
-			return load + time.Duration(r.Backups.Cycles)*(r.Backups.Interval+time.Duration(r.Workload.Warehouses)*10*time.Second), space
-		case "noisy-neighbour":
-			return time.Duration(r.Noisy.Tenants)*load + 2*(r.RampUp+r.Step) + time.Duration(r.Noisy.Cycles)*r.Noisy.Interval, space
-		}
-		return load + steps, space
-	case "sysbench":
-		rows := r.Workload.Tables * r.Workload.TableSize
-		return time.Duration(rows/200000+1)*time.Second + steps, uint64(rows) * 250
-	case "as3ap":
-		// Stepping ends at the ceiling; count the steps up to max_users as the bound.
-		built, err := suiteWorkloads["as3ap"](r)
-		if err != nil {
-			return 0, 0
-		}
-		n := time.Duration(len(built.Users))
-		return time.Duration(r.Workload.Rows*4/100000+1)*time.Second + n*(r.RampUp+r.Step), built.SpaceNeeded
 	}
-	return steps, 0
+	if r.Workload.Settings == nil {
+		return steps, 0
+	}
+	e := r.Workload.Settings.Estimate()
+	space := scenarioSpace(r, e.Space)
+	switch r.Scenario {
+	case "backup":
+		return e.Load + time.Duration(r.Backups.Cycles)*(r.Backups.Interval+e.Load/2), space
+	case "noisy-neighbour":
+		return time.Duration(r.Noisy.Tenants)*e.Load + 2*(r.RampUp+r.Step) + time.Duration(r.Noisy.Cycles)*r.Noisy.Interval, space
+	}
+	return e.Load + steps, space
 }
 
 // compareRuns writes the comparison of a suite's comparable runs.
@@ -218,6 +165,6 @@ func compareRuns(dirs []string, out string) error {
 	if err != nil {
 		return err
 	}
-	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
 	return err
 }

@@ -104,7 +104,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			b.t = t
 			loaded := load(t, p.runs...)
 			out := OutputAt(filepath.Join(b.dir, p.name+".html"))
-			views := viewsOf(loaded)
+			views := viewsOf(loaded, testOptions())
 			var doc *document
 			if p.compare {
 				reasons, warnings := comparability(views)

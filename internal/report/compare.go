@@ -47,9 +47,13 @@ func intsText(v []int) string {
 // comparability returns why the runs cannot be compared (reasons) and what
 // a reader should know about comparing them (warnings).
 func comparability(runs []*runView) (reasons, warnings []string) {
+	title := func(kind string) string { return kind }
+	if len(runs) > 0 {
+		title = runs[0].title
+	}
 	return analysis.Comparability(runViews(runs), analysis.Names{
 		Run:      func(i int) string { return runs[i].Letter + " (" + runs[i].Name + ")" },
-		Workload: workloadTitle,
+		Workload: title,
 	})
 }
 
@@ -252,7 +256,7 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 
 // compareWorkload compares the steps of one workload kind, matched by users.
 func compareWorkload(runs []*runView, kind string) (*section, []string) {
-	title := workloadTitle(kind)
+	title := runs[0].title(kind)
 	id := func(s string) string { return "cmp-" + kind + "-" + s }
 	sec := &section{ID: "cmp-" + kind, Title: title + " compared"}
 	rows := analysis.RowsByUsers(runViews(runs), kind)

@@ -24,6 +24,8 @@ type runView struct {
 	Letter string
 	// Name is a short, distinguishing name (see nameRuns).
 	Name string
+	// opts name workload kinds in headings (Options.Titles).
+	opts Options
 }
 
 // verdictHead is the verdict's first clause ("I/O bound"), "" without one.
@@ -58,18 +60,9 @@ func newRunView(l *results.Loaded) *runView {
 	return &runView{Recorded: analysis.NewRecorded(l)}
 }
 
-// workloadTitle names a workload kind for headings.
-func workloadTitle(kind string) string {
-	switch kind {
-	case "tpcc":
-		return "TPC-C"
-	case "sysbench":
-		return "sysbench OLTP"
-	case "as3ap":
-		return "AS3AP"
-	}
-	return kind
-}
+// title names a workload kind for headings: the registered workload's
+// title, else the kind itself.
+func (r *runView) title(kind string) string { return r.opts.title(kind) }
 
 // seconds converts an instant to seconds since the run started, the x of
 // every timeline (series.csv's elapsed_s).

@@ -28,6 +28,17 @@ type Options struct {
 	// Force compares runs that are not comparable; the report says why
 	// they are not.
 	Force bool
+	// Titles name workload kinds in headings ("TPC-C" for tpcc): the
+	// workload registry's; nil names each by its kind.
+	Titles func(kind string) string
+}
+
+// title names a workload kind for headings (see Titles).
+func (o Options) title(kind string) string {
+	if o.Titles == nil {
+		return kind
+	}
+	return o.Titles(kind)
 }
 
 // Output names the files of one report: the HTML page, the Markdown
@@ -72,13 +83,13 @@ func WriteReport(out Output, runs []*results.Loaded, opts Options) error {
 	if len(runs) == 0 {
 		return errors.New("no results directory to report on")
 	}
-	return out.write(runDocument(viewsOf(runs), opts))
+	return out.write(runDocument(viewsOf(runs, opts), opts))
 }
 
 // CheckComparable returns a *NotComparableError when the runs differ in
 // workload, scale, user sequence or fio plan, and nil otherwise.
-func CheckComparable(runs []*results.Loaded) error {
-	if reasons, _ := comparability(viewsOf(runs)); len(reasons) > 0 {
+func CheckComparable(runs []*results.Loaded, opts Options) error {
+	if reasons, _ := comparability(viewsOf(runs, opts)); len(reasons) > 0 {
 		return &NotComparableError{Reasons: reasons}
 	}
 	return nil
@@ -92,7 +103,7 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) ([]string
 	if len(runs) < 2 {
 		return nil, fmt.Errorf("a comparison needs at least two results directories, got %d: name the baseline first, then the runs to compare with it", len(runs))
 	}
-	views := viewsOf(runs)
+	views := viewsOf(runs, opts)
 	reasons, warnings := comparability(views)
 	if len(reasons) > 0 && !opts.Force {
 		return nil, &NotComparableError{Reasons: reasons}
@@ -104,11 +115,12 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) ([]string
 	return findings, out.write(d)
 }
 
-func viewsOf(runs []*results.Loaded) []*runView {
+func viewsOf(runs []*results.Loaded, opts Options) []*runView {
 	views := make([]*runView, len(runs))
 	for i, l := range runs {
 		v := newRunView(l)
 		v.Letter = letter(i)
+		v.opts = opts
 		views[i] = v
 	}
 	nameRuns(views)
@@ -143,7 +155,7 @@ func runDocument(runs []*runView, opts Options) *document {
 // ran a workload on it, what the workload asked of the device against what
 // fio found it can do: "TPC-C drove 4,712 writes/s on vda at 4 users: 17 %
 // of the 27,610 IOPS of fio's 4k-randwrite point."
-func demandFindings(r *analysis.Recorded) []string {
+func demandFindings(r *analysis.Recorded, title func(kind string) string) []string {
 	var out []string
 	for _, w := range r.Workloads {
 		for _, d := range analysis.DeviceDemand(r.Fio, w.Steps) {
@@ -152,7 +164,7 @@ func demandFindings(r *analysis.Recorded) []string {
 				what = "writes"
 			}
 			out = append(out, fmt.Sprintf("%s drove %s %s/s on %s at %s: %s of the %s IOPS of fio's %s point.",
-				workloadTitle(w.Kind), thousands(d.PerS), what, d.Device, plural(d.Users, "user", "users"),
+				title(w.Kind), thousands(d.PerS), what, d.Device, plural(d.Users, "user", "users"),
 				sharePct(d.SharePct()), thousands(d.Capacity), d.Point))
 		}
 	}
@@ -185,7 +197,7 @@ func runSections(r *runView, prefix string) []*section {
 		body = append(body, s)
 		findings = append(findings, f...)
 	}
-	findings = append(findings, demandFindings(r.Recorded)...)
+	findings = append(findings, demandFindings(r.Recorded, r.title)...)
 	if len(r.Other) > 0 {
 		body = append(body, otherSection(r.Other, prefix))
 	}
@@ -309,7 +321,7 @@ func runWhat(r *runView) string {
 		what = append(what, fmt.Sprintf("%s (%s)", p, plural(len(r.Fio), "point", "points")))
 	}
 	for _, w := range r.Workloads {
-		s := workloadTitle(w.Kind)
+		s := r.title(w.Kind)
 		if w.Kind == "tpcc" {
 			if n := r.Warehouses(); n > 0 {
 				s += ", " + plural(n, "warehouse", "warehouses")

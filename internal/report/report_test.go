@@ -17,6 +17,10 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/testenv"
+	"dbio/internal/workload"
+	"dbio/internal/workload/as3ap"
+	"dbio/internal/workload/sysbench"
+	"dbio/internal/workload/tpcc"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -32,7 +36,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
-func testOptions() Options { return Options{Now: fixedClock, Version: "v0.0.0-test"} }
+func testOptions() Options {
+	titles := workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition()).Title
+	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: titles}
+}
 
 func load(t *testing.T, names ...string) []*results.Loaded {
 	t.Helper()
@@ -202,7 +209,7 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := CheckComparable([]*results.Loaded{base, c.b})
+			err := CheckComparable([]*results.Loaded{base, c.b}, testOptions())
 			var nc *NotComparableError
 			if !errors.As(err, &nc) {
 				t.Fatalf("CheckComparable = %v, want a NotComparableError", err)
@@ -484,7 +491,7 @@ func TestSteadyStatePointReports(t *testing.T) {
 // workload asked of the device against what fio measured it can do.
 func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
 	var b bytes.Buffer
-	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+	if err := Text(&b, load(t, "quick-ext4")[0], testOptions()); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -496,7 +503,7 @@ func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := Text(&b, load(t, "quick-tmpfs")[0]); err != nil {
+	if err := Text(&b, load(t, "quick-tmpfs")[0], testOptions()); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(b.String(), " drove ") {
@@ -508,7 +515,7 @@ func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
 // ms, separators, and no column a point did not measure.
 func TestTextFioTableIsReadable(t *testing.T) {
 	var b bytes.Buffer
-	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+	if err := Text(&b, load(t, "quick-ext4")[0], testOptions()); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -16,7 +16,7 @@ import (
 )
 
 // Text writes the end-of-run summary for a terminal.
-func Text(w io.Writer, l *results.Loaded) error {
+func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	r := l.Run
 	fmt.Fprintf(w, "\n== dbio %s: %s ==\n", r.Kind, strings.ToUpper(string(r.Status)))
 	// Tenants of a noisy-neighbour run are several instances of one engine.
@@ -72,7 +72,7 @@ func Text(w io.Writer, l *results.Loaded) error {
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
 	}
-	if demand := demandFindings(analysis.NewRecorded(l)); len(demand) > 0 {
+	if demand := demandFindings(analysis.NewRecorded(l), opts.title); len(demand) > 0 {
 		fmt.Fprintln(w)
 		for _, d := range demand {
 			fmt.Fprintln(w, d)

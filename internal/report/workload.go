@@ -143,7 +143,7 @@ func percentAxis(label string) axis {
 // workloadSection builds the section of one workload's steps and returns
 // the findings for the summary.
 func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*section, []string) {
-	title := workloadTitle(w.Kind)
+	title := r.title(w.Kind)
 	sec := &section{ID: prefix + w.Kind, Title: title}
 	steps := w.Steps
 	id := func(s string) string { return prefix + w.Kind + "-" + s }

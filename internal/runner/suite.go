@@ -23,17 +23,7 @@ import (
 )
 
 // WorkloadFactory builds a suite run's workload.
-type WorkloadFactory func(r suite.Run) (Built, error)
-
-// Built is a suite run's workload with what the plan needs of it.
-type Built struct {
-	Workload    workload.Workload
-	SpaceNeeded uint64
-	// Users, when set, replaces the run's user sequence (a stepping workload's own steps).
-	Users    []int
-	StopWhen func(results.Step) (bool, string)
-	Conclude func(steps []results.Step, stopped bool) []results.Figure
-}
+type WorkloadFactory func(r suite.Run) (workload.Built, error)
 
 // Suite is a validated suite plan with what executing it needs.
 type Suite struct {
@@ -307,6 +297,19 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		if p.Noisy.Users == 0 && len(r.Users) > 0 {
 			p.Noisy.Users = r.Users[0]
 		}
+	}
+	if built.Recorded != nil {
+		// The config the workload's command records, so that a suite's run
+		// and a command's compare alike.
+		c := Config{Engine: eng.Name(), Target: r.Data.Path, Users: p.Users, Stepping: built.Stepping,
+			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Workload: r.Kind, Settings: built.Recorded,
+			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, Settings: r.Settings, External: r.DSN != "",
+				Database: p.EngineOptions.Database, Transport: p.EngineOptions.Transport},
+			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}
+		if r.Log != nil {
+			c.LogTarget = r.Log.Path
+		}
+		p.Config = c
 	}
 	o, err := Run(ctx, p, env)
 	if err == nil {

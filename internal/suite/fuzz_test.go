@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		plan, err := Parse("s.toml", data, nil)
+		plan, err := Parse("s.toml", data, testEnv(nil))
 		if err != nil {
 			if plan != nil {
 				t.Fatalf("error %v with a plan", err)
@@ -64,13 +64,13 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("two runs named %q", r.Name)
 			}
 			names[r.Name] = true
-			if !kinds[r.Kind] || !scenarios[r.Scenario] {
+			if _, known := testEnv(nil).Workloads.Lookup(r.Kind); !known && r.Kind != "disk" || !scenarios[r.Scenario] {
 				t.Errorf("run %q: kind %q scenario %q", r.Name, r.Kind, r.Scenario)
 			}
 			if strings.TrimSpace(r.Data.Path) == "" {
 				t.Errorf("run %q has no data path", r.Name)
 			}
-			if r.Kind != "disk" && !contains(Engines, r.Engine) {
+			if r.Kind != "disk" && !contains(testEnv(nil).Engines, r.Engine) {
 				t.Errorf("run %q: engine %q", r.Name, r.Engine)
 			}
 			for _, u := range r.Users {
@@ -78,7 +78,7 @@ func FuzzParse(f *testing.F) {
 					t.Errorf("run %q: %d users", r.Name, u)
 				}
 			}
-			if (r.Kind == "tpcc" || r.Kind == "sysbench") && len(r.Users) == 0 {
+			if r.Kind != "disk" && len(r.Users) == 0 {
 				t.Errorf("run %q: no user counts", r.Name)
 			}
 			if r.Step <= 0 || r.RampUp < 0 || r.BufferPool < 0 {

@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/secret"
 	"dbio/internal/units"
+	"dbio/internal/workload"
 )
 
 // Plan is a validated suite, expanded into runs in the order they execute.
@@ -75,11 +77,10 @@ type NoisySpec struct {
 	Users    int           `json:"users"`
 }
 
-var kinds = map[string]bool{"tpcc": true, "sysbench": true, "as3ap": true, "disk": true}
 var scenarios = map[string]bool{"": true, "backup": true, "noisy-neighbour": true}
 
-// Engines are the engine names a suite may use; cmd/dbio sets it from the registry.
-var Engines = []string{"sqlite", "postgres", "mariadb", "mysql"}
+// defaultUsers are a database workload's user steps when its table gives none.
+var defaultUsers = []int{1, 2, 4, 8}
 
 func (v *validator) expand() *Plan {
 	f := v.f
@@ -106,8 +107,8 @@ func (v *validator) expand() *Plan {
 	for _, name := range sortedKeys(f.Engines) {
 		e := f.Engines[name]
 		table := "engines." + name
-		if !contains(Engines, e.Engine) {
-			v.addf(table, "engine", "unknown engine %q: use one of %s", e.Engine, strings.Join(Engines, ", "))
+		if !contains(v.env.Engines, e.Engine) {
+			v.addf(table, "engine", "unknown engine %q: use one of %s", e.Engine, strings.Join(v.env.Engines, ", "))
 		}
 		if err := checkSize(e.BufferPool); err != nil {
 			v.addf(table, "buffer_pool", "%q: use a size such as 256MB or 2GB", e.BufferPool)
@@ -117,8 +118,8 @@ func (v *validator) expand() *Plan {
 		}
 		v.dsns[name] = v.engineDSN(table, e)
 	}
-	for _, name := range sortedKeys(f.Workloads) {
-		v.checkWorkload(name, f.Workloads[name])
+	for _, name := range sortedKeys(v.workloads) {
+		v.checkWorkload(name, v.workloads[name])
 	}
 	if len(f.Runs) == 0 {
 		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
@@ -140,8 +141,8 @@ func (v *validator) expand() *Plan {
 
 func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	table := "workloads." + name
-	if !kinds[w.Kind] {
-		v.addf(table, "kind", "unknown kind %q: use tpcc, sysbench, as3ap or disk", w.Kind)
+	if _, known := v.definition(w.Kind); !known && w.Kind != "disk" {
+		v.addf(table, "kind", "unknown kind %q: use %s", w.Kind, v.kinds())
 		return
 	}
 	if w.Users != nil && len(w.Users) == 0 {
@@ -156,26 +157,15 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 	v.duration(table, "rampup", w.RampUp, 0, true)
 	v.duration(table, "step", w.Step, 0, false)
+	for _, err := range settingsProblems(w.Settings) {
+		var se *workload.SettingError
+		if errors.As(err, &se) {
+			v.addf(table, se.Key(), "%s", se.InTable())
+		} else {
+			v.addf(table, "", "%v", err)
+		}
+	}
 	switch w.Kind {
-	case "tpcc":
-		if w.Warehouses < 1 {
-			v.addf(table, "warehouses", "TPC-C needs at least 1 warehouse")
-		}
-	case "sysbench":
-		if w.Tables < 1 || w.TableSize < 1 {
-			v.addf(table, "tables", "sysbench needs tables >= 1 and table_size >= 1")
-		}
-	case "as3ap":
-		if w.Rows < 1000 {
-			v.addf(table, "rows", "AS3AP needs rows >= 1000")
-		}
-		if w.Start < 0 || w.Add < 0 || w.MaxUsers < 0 || max(w.Start, w.Add, w.MaxUsers) > maxUsers {
-			v.addf(table, "start", "start, add and max_users must be between 0 and %d", maxUsers)
-		}
-		if w.CeilingStat != "" && w.CeilingStat != "mean" && w.CeilingStat != "p95" && w.CeilingStat != "p99" {
-			v.addf(table, "ceiling_stat", "%q: use mean, p95 or p99", w.CeilingStat)
-		}
-		v.duration(table, "ceiling", w.Ceiling, 100*time.Millisecond, false)
 	case "disk":
 		if w.Profile == "" {
 			v.addf(table, "profile", "a disk workload needs a fio profile, e.g. four-corners")
@@ -185,6 +175,23 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
 		}
 	}
+}
+
+// settingsProblems are a database workload's bad settings; a disk run has none.
+func settingsProblems(s workload.Settings) []error {
+	if s == nil {
+		return nil
+	}
+	return s.Validate()
+}
+
+// kinds lists the workload kinds a suite may use: "tpcc, sysbench, as3ap or disk".
+func (v *validator) kinds() string {
+	var names []string
+	if v.env.Workloads != nil {
+		names = v.env.Workloads.Names()
+	}
+	return strings.Join(names, ", ") + " or disk"
 }
 
 // maxUsers bounds every user count, as it bounds dbio's --users: each user
@@ -198,9 +205,9 @@ const maxRuns = 1000
 
 func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget int) []Run {
 	table := fmt.Sprintf("runs[%d]", i)
-	w, ok := v.f.Workloads[r.Workload]
+	w, ok := v.workloads[r.Workload]
 	if !ok {
-		v.addf(table, "workload", "no workload named %q (defined: %s)", r.Workload, strings.Join(sortedKeys(v.f.Workloads), ", "))
+		v.addf(table, "workload", "no workload named %q (defined: %s)", r.Workload, strings.Join(sortedKeys(v.workloads), ", "))
 		return nil
 	}
 	if !scenarios[r.Scenario] {
@@ -324,8 +331,11 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 						variant["buffer_pool"] = bp
 					}
 				}
-				if len(run.Users) == 0 && (w.Kind == "tpcc" || w.Kind == "sysbench") {
-					run.Users = []int{1, 2, 4, 8}
+				if w.Settings != nil {
+					if len(run.Users) == 0 {
+						run.Users = append([]int(nil), defaultUsers...)
+					}
+					run.Users, _ = w.Settings.Steps(run.Users)
 				}
 				run.Variant = variant
 				run.Name = runName(r.Name, r.Workload, variant)
@@ -378,9 +388,9 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 		d, b := est(r)
 		total += d
 		space = max(space, b)
-		users := strings.Trim(strings.Join(strings.Fields(fmt.Sprint(r.Users)), ","), "[]")
-		if r.Kind == "as3ap" {
-			users = fmt.Sprintf("%d+%d..%d", max(r.Workload.Start, 1), max(r.Workload.Add, 5), r.Workload.MaxUsers)
+		users := workload.UserSteps(r.Users)
+		if r.Workload.Settings != nil {
+			_, users = r.Workload.Settings.Steps(r.Users)
 		}
 		limits := r.Data.Limits.String()
 		if r.Data.Limits.Preset != "" {

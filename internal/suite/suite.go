@@ -18,6 +18,7 @@ import (
 
 	"dbio/internal/iolimit"
 	"dbio/internal/units"
+	"dbio/internal/workload"
 )
 
 // File is a suite file as written.
@@ -25,11 +26,12 @@ type File struct {
 	Name    string `toml:"name"`
 	Results string `toml:"results"`
 	// Description says what the study reproduces; it goes into the report.
-	Description string                 `toml:"description"`
-	Targets     map[string]TargetDef   `toml:"targets"`
-	Engines     map[string]EngineDef   `toml:"engines"`
-	Workloads   map[string]WorkloadDef `toml:"workloads"`
-	Runs        []RunDef               `toml:"runs"`
+	Description string               `toml:"description"`
+	Targets     map[string]TargetDef `toml:"targets"`
+	Engines     map[string]EngineDef `toml:"engines"`
+	// Workloads are decoded table by table, each into its kind's definition.
+	Workloads map[string]map[string]any `toml:"workloads"`
+	Runs      []RunDef                  `toml:"runs"`
 }
 
 // TargetDef is a storage location.
@@ -53,34 +55,29 @@ type EngineDef struct {
 	DSNFile string `toml:"dsn_file"`
 }
 
-// WorkloadDef is a workload and its scale and timing.
+// WorkloadDef is a [workloads.x] table: its kind, the keys every workload
+// shares, and the settings of the kind's registered definition, decoded
+// from the table's other keys.
 type WorkloadDef struct {
-	Kind string `toml:"kind"` // tpcc, sysbench, as3ap, disk
-	// TPC-C
-	Warehouses     int  `toml:"warehouses"`
-	KeyingThinking bool `toml:"keying_thinking"`
-	// sysbench
-	Tables    int    `toml:"tables"`
-	TableSize int    `toml:"table_size"`
-	Shape     string `toml:"workload"`
-	// AS3AP
-	Rows      int    `toml:"rows"`
-	BatchJobs int    `toml:"batch_jobs"`
-	Start     int    `toml:"start"`
-	Add       int    `toml:"add"`
-	Ceiling   string `toml:"ceiling"`
-	// CeilingStat is mean, p95 or p99 of the interactive response time.
-	CeilingStat string `toml:"ceiling_stat"`
-	MaxUsers    int    `toml:"max_users"`
-	// fio
-	Profile string `toml:"profile"`
-	Runtime string `toml:"runtime"`
-	Size    string `toml:"size"`
+	Kind string `toml:"kind" json:"kind"` // a registered workload, or disk
 	// timing, for database workloads
-	Users  []int  `toml:"users"`
-	RampUp string `toml:"rampup"`
-	Step   string `toml:"step"`
+	Users  []int  `toml:"users" json:"users,omitempty"`
+	RampUp string `toml:"rampup" json:"rampup,omitempty"`
+	Step   string `toml:"step" json:"step,omitempty"`
+	// fio, for disk runs
+	Profile string `toml:"profile" json:"profile,omitempty"`
+	Runtime string `toml:"runtime" json:"runtime,omitempty"`
+	Size    string `toml:"size" json:"size,omitempty"`
+	// Settings are a database workload's own, nil for a disk run.
+	Settings workload.Settings `toml:"-" json:"settings,omitempty"`
 }
+
+// sharedKeys are the keys of every database workload's table; a disk run's
+// table adds diskKeys. The rest belong to the kind's definition.
+var (
+	sharedKeys = []string{"kind", "users", "rampup", "step"}
+	diskKeys   = []string{"profile", "runtime", "size"}
+)
 
 // RunDef is one run, or several when a field lists alternatives to cross.
 type RunDef struct {
@@ -147,19 +144,27 @@ func (ps *Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// Load reads, decodes and validates a suite file, returning its plan;
-// getenv reads the environment for dsn_env (nil: nothing is set).
-func Load(path string, getenv func(string) string) (*Plan, error) {
+// Env is what reading a suite takes from outside its file.
+type Env struct {
+	// Getenv reads the environment for dsn_env (nil: nothing is set).
+	Getenv func(string) string
+	// Engines are the engine names a suite may use.
+	Engines []string
+	// Workloads are the kinds of database workload a suite may use, beside disk.
+	Workloads *workload.Registry
+}
+
+// Load reads, decodes and validates a suite file, returning its plan.
+func Load(path string, env Env) (*Plan, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("suite file: %w", err)
 	}
-	return Parse(path, b, getenv)
+	return Parse(path, b, env)
 }
 
-// Parse decodes and validates suite text; name is used in messages, getenv
-// reads the environment for dsn_env (nil: nothing is set).
-func Parse(name string, b []byte, getenv func(string) string) (*Plan, error) {
+// Parse decodes and validates suite text; name is used in messages.
+func Parse(name string, b []byte, env Env) (*Plan, error) {
 	var f File
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -179,7 +184,11 @@ func Parse(name string, b []byte, getenv func(string) string) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	v := &validator{f: &f, loc: newLocator(b), file: name, getenv: getenv, dsns: map[string]string{}}
+	v := &validator{f: &f, loc: newLocator(b), file: name, env: env, dsns: map[string]string{}, workloads: map[string]WorkloadDef{}}
+	if ps := v.decodeWorkloads(); len(ps) > 0 {
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
+		return nil, &Problems{File: name, Items: ps}
+	}
 	plan := v.expand()
 	if len(v.problems) > 0 {
 		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
@@ -193,7 +202,9 @@ type validator struct {
 	loc      *locator
 	file     string
 	problems []Problem
-	getenv   func(string) string
+	env      Env
+	// workloads are the decoded [workloads.x] tables.
+	workloads map[string]WorkloadDef
 	// dsns are the engines' DSNs, from dsn, dsn_env or dsn_file.
 	dsns map[string]string
 }
@@ -217,8 +228,8 @@ func (v *validator) engineDSN(table string, e EngineDef) string {
 		return ""
 	case e.DSNEnv != "":
 		var dsn string
-		if v.getenv != nil {
-			dsn = strings.TrimSpace(v.getenv(e.DSNEnv))
+		if v.env.Getenv != nil {
+			dsn = strings.TrimSpace(v.env.Getenv(e.DSNEnv))
 		}
 		if dsn == "" {
 			v.addf(table, "dsn_env", "the environment variable %s is not set or empty: export it with the DSN before running the suite", e.DSNEnv)
@@ -241,7 +252,9 @@ func (v *validator) engineDSN(table string, e EngineDef) string {
 
 func (v *validator) addf(table, key, format string, a ...any) {
 	full := key
-	if table != "" {
+	if key == "" {
+		full = table
+	} else if table != "" {
 		full = table + "." + key
 	}
 	p := Problem{Line: v.loc.line(table, key), Key: full, Msg: fmt.Sprintf(format, a...)}
@@ -306,4 +319,82 @@ func checkLimit(s string) (iolimit.Limits, error) {
 		return iolimit.Limits{}, nil
 	}
 	return iolimit.Parse(s)
+}
+
+// decodeWorkloads decodes each [workloads.x] table: the shared keys into a
+// WorkloadDef, the rest into the settings of its kind's definition, so a key
+// no definition knows is refused at its line as every unknown key is.
+func (v *validator) decodeWorkloads() []Problem {
+	var ps []Problem
+	for _, name := range sortedKeys(v.f.Workloads) {
+		table := "workloads." + name
+		raw := v.f.Workloads[name]
+		kind, _ := raw["kind"].(string)
+		shared := sharedKeys
+		if kind == "disk" {
+			shared = append(append([]string(nil), sharedKeys...), diskKeys...)
+		}
+		common, own := map[string]any{}, map[string]any{}
+		for k, x := range raw {
+			if contains(shared, k) {
+				common[k] = x
+			} else {
+				own[k] = x
+			}
+		}
+		var w WorkloadDef
+		ps = append(ps, v.decodeTable(table, common, &w)...)
+		switch def, known := v.definition(kind); {
+		case kind == "disk":
+			ps = append(ps, v.decodeTable(table, own, &struct{}{})...)
+		case known:
+			w.Settings = def.New()
+			ps = append(ps, v.decodeTable(table, own, w.Settings.Table())...)
+		}
+		v.workloads[name] = w
+	}
+	return ps
+}
+
+// decodeTable decodes one table's keys strictly into dst, locating each
+// problem at its key's line.
+func (v *validator) decodeTable(table string, keys map[string]any, dst any) []Problem {
+	if len(keys) == 0 {
+		return nil
+	}
+	b, err := toml.Marshal(keys)
+	if err != nil {
+		return []Problem{{Line: v.loc.line(table, ""), Key: table, Msg: err.Error()}}
+	}
+	err = toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields().Decode(dst)
+	var de *toml.DecodeError
+	var sm *toml.StrictMissingError
+	located := func(key []string, msg string) Problem {
+		k := ""
+		if len(key) > 0 {
+			k = key[0]
+		}
+		return Problem{Line: v.loc.line(table, k), Key: strings.Join(append([]string{table}, key...), "."), Msg: msg}
+	}
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &de):
+		return []Problem{located(de.Key(), de.Error())}
+	case errors.As(err, &sm):
+		var ps []Problem
+		for _, e := range sm.Errors {
+			ps = append(ps, located(e.Key(), "unknown key (check its spelling and the table it is in)"))
+		}
+		return ps
+	}
+	return []Problem{located(nil, err.Error())}
+}
+
+// definition is the registered definition of a workload kind.
+func (v *validator) definition(kind string) (workload.Definition, bool) {
+	if v.env.Workloads == nil {
+		return workload.Definition{}, false
+	}
+	return v.env.Workloads.Lookup(kind)
 }

@@ -31,7 +31,7 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestExpandCrossesVariants(t *testing.T) {
-	p, err := Load("testdata/good.toml", nil)
+	p, err := Load("testdata/good.toml", testEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestExpandCrossesVariants(t *testing.T) {
 }
 
 func TestValidationPointsAtLines(t *testing.T) {
-	_, err := Load("testdata/bad.toml", nil)
+	_, err := Load("testdata/bad.toml", testEnv(nil))
 	var ps *Problems
 	if !errors.As(err, &ps) {
 		t.Fatalf("error %v is not a list of problems", err)
@@ -76,7 +76,7 @@ func TestDecodeErrorsPointAtLines(t *testing.T) {
 		"wrong type":  "name = \"x\"\n[workloads.w]\nkind = \"tpcc\"\nwarehouses = \"many\"\n",
 	}
 	for name, text := range tests {
-		_, err := Parse("s.toml", []byte(text), nil)
+		_, err := Parse("s.toml", []byte(text), testEnv(nil))
 		var ps *Problems
 		if !errors.As(err, &ps) || ps.Items[0].Line == 0 {
 			t.Errorf("%s: %v, want a located problem", name, err)
@@ -115,7 +115,7 @@ func TestEngineDSNSources(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := Parse("s.toml", []byte(suite(tt.engine)), getenv)
+			p, err := Parse("s.toml", []byte(suite(tt.engine)), testEnv(getenv))
 			if tt.wantProblem != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantProblem) {
 					t.Fatalf("error %v, want %q", err, tt.wantProblem)

@@ -23,12 +23,12 @@ workload = "w"
 engine = "e"
 data = "a"
 `
-	_, err := Parse("s.toml", []byte(strings.Replace(file, "%USERS%", "users = []", 1)), nil)
+	_, err := Parse("s.toml", []byte(strings.Replace(file, "%USERS%", "users = []", 1)), testEnv(nil))
 	var ps *Problems
 	if !errors.As(err, &ps) || !strings.Contains(ps.Error(), "line 9: workloads.w.users: is empty") {
 		t.Fatalf("users = []: %v", err)
 	}
-	p, err := Parse("s.toml", []byte(strings.Replace(file, "%USERS%", "", 1)), nil)
+	p, err := Parse("s.toml", []byte(strings.Replace(file, "%USERS%", "", 1)), testEnv(nil))
 	if err != nil || len(p.Runs) != 1 || len(p.Runs[0].Users) != 4 {
 		t.Fatalf("users left out: %v, %+v", err, p)
 	}

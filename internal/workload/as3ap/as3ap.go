@@ -11,7 +11,6 @@
 package as3ap
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,17 +23,17 @@ import (
 // Config is what a user chooses for an AS3AP run.
 type Config struct {
 	// Rows is the row count of each of the four relations.
-	Rows int `json:"rows"`
+	Rows int `json:"rows" toml:"rows"`
 	// BatchJobs is the number of background batch jobs, constant over the run.
-	BatchJobs int `json:"batch_jobs"`
+	BatchJobs int `json:"batch_jobs" toml:"batch_jobs"`
 	// BatchRows is how many rows each batch transaction reads and then updates.
-	BatchRows int `json:"batch_rows"`
+	BatchRows int `json:"batch_rows" toml:"batch_rows"`
 	// Seed makes data and transaction inputs reproducible.
-	Seed uint64 `json:"seed"`
+	Seed uint64 `json:"seed" toml:"seed"`
 	// LoadWorkers is how many relations load at once; 0 lets the engine's backend choose.
-	LoadWorkers int `json:"load_workers"`
+	LoadWorkers int `json:"load_workers" toml:"load_workers"`
 	// Reuse keeps relations dbio loaded before at the same row count.
-	Reuse bool `json:"reuse"`
+	Reuse bool `json:"reuse" toml:"-"`
 }
 
 // DefaultConfig is 100,000 rows per relation and three batch jobs of 100 rows.
@@ -53,18 +52,18 @@ const maxRows = 100_000_000
 func (c Config) Validate() []error {
 	var errs []error
 	if c.Rows < 1000 || c.Rows > maxRows {
-		errs = append(errs, fmt.Errorf("--rows %d: use a row count per relation from 1000 to %d", c.Rows, maxRows))
+		errs = append(errs, workload.Invalid("rows", c.Rows, "use a row count per relation from 1000 to %d", maxRows))
 	}
 	if c.BatchJobs < 0 || c.BatchJobs > 1000 {
-		errs = append(errs, fmt.Errorf("--batch-jobs %d: use 0 to 1000 background batch jobs", c.BatchJobs))
+		errs = append(errs, workload.Invalid("batch-jobs", c.BatchJobs, "use 0 to 1000 background batch jobs"))
 	}
 	if c.BatchRows < MinBatchRows {
-		errs = append(errs, fmt.Errorf("--batch-rows %d: a batch job reads and updates at least %d rows per transaction", c.BatchRows, MinBatchRows))
+		errs = append(errs, workload.Invalid("batch-rows", c.BatchRows, "a batch job reads and updates at least %d rows per transaction", MinBatchRows))
 	} else if c.Rows >= 1000 && c.BatchRows > c.Rows {
-		errs = append(errs, fmt.Errorf("--batch-rows %d: more than the %d rows of a relation; lower it or raise --rows", c.BatchRows, c.Rows))
+		errs = append(errs, workload.Invalid("batch-rows", c.BatchRows, "more than the %d rows of a relation; lower it or raise --rows", c.Rows))
 	}
 	if c.LoadWorkers < 0 {
-		errs = append(errs, fmt.Errorf("--load-workers %d: must be 0 (automatic) or more", c.LoadWorkers))
+		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
 	}
 	return errs
 }
@@ -99,7 +98,7 @@ func InteractiveFigure(stat string) (results.FigureName, error) {
 	case "p99":
 		return results.FigureInteractiveLatencyP99, nil
 	}
-	return "", fmt.Errorf("--ceiling-stat %q: use mean, p95 or p99", stat)
+	return "", workload.Invalid("ceiling-stat", stat, "use mean, p95 or p99")
 }
 
 // Workload is the AS3AP-style load bound to a configuration.

@@ -36,43 +36,43 @@ var Workloads = []string{ReadWrite, ReadOnly, WriteOnly, PointSelect, UpdateInde
 // Config is a sysbench run's options. Field names follow sysbench's; the
 // defaults (DefaultConfig) are sysbench 1.0's, except RandType (see there).
 type Config struct {
-	Tables    int    `json:"tables"`
-	TableSize int    `json:"table_size"`
-	Workload  string `json:"workload"`
+	Tables    int    `json:"tables" toml:"tables"`
+	TableSize int    `json:"table_size" toml:"table_size"`
+	Workload  string `json:"workload" toml:"workload"`
 
 	// Queries per transaction, as sysbench's options of the same names.
-	PointSelects    int  `json:"point_selects"`
-	SimpleRanges    int  `json:"simple_ranges"`
-	SumRanges       int  `json:"sum_ranges"`
-	OrderRanges     int  `json:"order_ranges"`
-	DistinctRanges  int  `json:"distinct_ranges"`
-	RangeSize       int  `json:"range_size"`
-	IndexUpdates    int  `json:"index_updates"`
-	NonIndexUpdates int  `json:"non_index_updates"`
-	DeleteInserts   int  `json:"delete_inserts"`
-	RangeSelects    bool `json:"range_selects"`
+	PointSelects    int  `json:"point_selects" toml:"-"`
+	SimpleRanges    int  `json:"simple_ranges" toml:"-"`
+	SumRanges       int  `json:"sum_ranges" toml:"-"`
+	OrderRanges     int  `json:"order_ranges" toml:"-"`
+	DistinctRanges  int  `json:"distinct_ranges" toml:"-"`
+	RangeSize       int  `json:"range_size" toml:"range_size"`
+	IndexUpdates    int  `json:"index_updates" toml:"-"`
+	NonIndexUpdates int  `json:"non_index_updates" toml:"-"`
+	DeleteInserts   int  `json:"delete_inserts" toml:"-"`
+	RangeSelects    bool `json:"range_selects" toml:"-"`
 	// SkipTrx runs every query in autocommit mode, without BEGIN and COMMIT.
-	SkipTrx bool `json:"skip_trx"`
+	SkipTrx bool `json:"skip_trx" toml:"skip_trx"`
 
 	// RandType is the distribution of row ids (and of k when loading):
 	// uniform, gaussian, special or pareto. dbio defaults to uniform, the
 	// default of sysbench after 1.0 and what vendors recommend; sysbench
 	// 1.0.20 itself defaults to special, which crowds 75 % of accesses onto
 	// 1 % of the rows: pass special to reproduce a 1.0 run with default options.
-	RandType string `json:"rand_type"`
+	RandType string `json:"rand_type" toml:"rand_type"`
 	// SpecIter, SpecPct and SpecRes shape the gaussian and special
 	// distributions, ParetoH the pareto one (sysbench's --rand-spec-* and --rand-pareto-h).
-	SpecIter int     `json:"rand_spec_iter"`
-	SpecPct  float64 `json:"rand_spec_pct"`
-	SpecRes  float64 `json:"rand_spec_res"`
-	ParetoH  float64 `json:"rand_pareto_h"`
+	SpecIter int     `json:"rand_spec_iter" toml:"-"`
+	SpecPct  float64 `json:"rand_spec_pct" toml:"-"`
+	SpecRes  float64 `json:"rand_spec_res" toml:"-"`
+	ParetoH  float64 `json:"rand_pareto_h" toml:"-"`
 
 	// Seed makes data and transaction inputs reproducible.
-	Seed uint64 `json:"seed"`
+	Seed uint64 `json:"seed" toml:"seed"`
 	// LoadWorkers is how many tables load at once; 0 lets the engine's backend choose.
-	LoadWorkers int `json:"load_workers"`
+	LoadWorkers int `json:"load_workers" toml:"load_workers"`
 	// Reuse keeps tables already loaded by dbio at this size instead of rebuilding them.
-	Reuse bool `json:"reuse"`
+	Reuse bool `json:"reuse" toml:"-"`
 }
 
 // DefaultConfig is sysbench 1.0's defaults, with uniform ids (see RandType).
@@ -90,16 +90,16 @@ func DefaultConfig() Config {
 func (c Config) Validate() []error {
 	var errs []error
 	if c.Tables < 1 || c.Tables > 10000 {
-		errs = append(errs, fmt.Errorf("--tables %d: use a whole number from 1 to 10000", c.Tables))
+		errs = append(errs, workload.Invalid("tables", c.Tables, "use a whole number from 1 to 10000"))
 	}
 	if c.TableSize < 1 || c.TableSize > 2_000_000_000 {
-		errs = append(errs, fmt.Errorf("--table-size %d: use a whole number of rows from 1 to 2000000000", c.TableSize))
+		errs = append(errs, workload.Invalid("table-size", c.TableSize, "use a whole number of rows from 1 to 2000000000"))
 	}
 	if !slices.Contains(Workloads, c.Workload) {
-		errs = append(errs, fmt.Errorf("--workload %q: use one of %s", c.Workload, strings.Join(Workloads, ", ")))
+		errs = append(errs, workload.Invalid("workload", c.Workload, "use one of %s", strings.Join(Workloads, ", ")))
 	}
 	if _, ok := distributions[c.RandType]; !ok {
-		errs = append(errs, fmt.Errorf("--rand-type %q: use one of %s", c.RandType, strings.Join(distributionNames(), ", ")))
+		errs = append(errs, workload.Invalid("rand-type", c.RandType, "use one of %s", strings.Join(distributionNames(), ", ")))
 	}
 	for _, q := range []struct {
 		name string
@@ -123,7 +123,7 @@ func (c Config) Validate() []error {
 		errs = append(errs, fmt.Errorf("rand_pareto_h %g: must lie strictly between 0 and 1", c.ParetoH))
 	}
 	if c.LoadWorkers < 0 {
-		errs = append(errs, fmt.Errorf("--load-workers %d: must be 0 (automatic) or more", c.LoadWorkers))
+		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
 	}
 	if len(errs) == 0 && c.shape().queries() == 0 {
 		errs = append(errs, fmt.Errorf("%s with these query counts sends no query: raise at least one count", c.Workload))

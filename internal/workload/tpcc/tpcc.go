@@ -24,31 +24,31 @@ import (
 
 // Config is what a user chooses for a TPC-C run.
 type Config struct {
-	Warehouses int `json:"warehouses"`
+	Warehouses int `json:"warehouses" toml:"warehouses"`
 	// KeyingThinking adds the specification's keying and think times (5.2.5.7);
 	// without them each user runs transactions back to back.
-	KeyingThinking bool `json:"keying_thinking"`
+	KeyingThinking bool `json:"keying_thinking" toml:"keying_thinking"`
 	// Seed makes data generation and transaction inputs reproducible.
-	Seed uint64 `json:"seed"`
+	Seed uint64 `json:"seed" toml:"seed"`
 	// LoadWorkers is the number of warehouses loaded in parallel; 0 lets the backend choose.
-	LoadWorkers int `json:"load_workers"`
+	LoadWorkers int `json:"load_workers" toml:"load_workers"`
 	// Reuse keeps a dataset already loaded at the same scale instead of rebuilding it.
-	Reuse bool `json:"reuse"`
+	Reuse bool `json:"reuse" toml:"-"`
 	// SkipChecks turns off the consistency checks after the run (recorded in the results).
-	SkipChecks bool `json:"skip_checks"`
+	SkipChecks bool `json:"skip_checks" toml:"-"`
 }
 
 // Validate reports every problem with c at once.
 func (c Config) Validate() []error {
 	var errs []error
 	if c.Warehouses < 1 {
-		errs = append(errs, fmt.Errorf("--warehouses %d: must be a whole number of at least 1", c.Warehouses))
+		errs = append(errs, workload.Invalid("warehouses", c.Warehouses, "must be a whole number of at least 1"))
 	}
 	if c.Warehouses > 100000 {
-		errs = append(errs, fmt.Errorf("--warehouses %d: at most 100000", c.Warehouses))
+		errs = append(errs, workload.Invalid("warehouses", c.Warehouses, "at most 100000"))
 	}
 	if c.LoadWorkers < 0 {
-		errs = append(errs, fmt.Errorf("--load-workers %d: must be 0 (automatic) or more", c.LoadWorkers))
+		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
 	}
 	return errs
 }

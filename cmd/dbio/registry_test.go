@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/spf13/pflag"
+)
+
+// TestEveryWorkloadHasACommandAndItsSuiteKeys: each registered workload is
+// a command, and each flag its definition binds is also a key of its suite
+// table (with "_" for "-"), so flags and suite files set the same settings.
+func TestEveryWorkloadHasACommandAndItsSuiteKeys(t *testing.T) {
+	// Reusing a dataset is a choice for one command line, not for a study.
+	commandOnly := map[string]bool{"reuse": true}
+	root := newRoot(&App{})
+	for _, def := range workloads().All() {
+		t.Run(def.Name, func(t *testing.T) {
+			if c, _, err := root.Find([]string{def.Name}); err != nil || c.Name() != def.Name {
+				t.Fatalf("no command %s: %v", def.Name, err)
+			}
+			s := def.New()
+			fs := pflag.NewFlagSet(def.Name, pflag.ContinueOnError)
+			s.BindFlags(fs)
+			fs.VisitAll(func(f *pflag.Flag) {
+				if commandOnly[f.Name] {
+					return
+				}
+				value := f.DefValue
+				if t := f.Value.Type(); t == "string" || t == "duration" {
+					value = fmt.Sprintf("%q", value)
+				}
+				key := strings.ReplaceAll(f.Name, "-", "_")
+				dec := toml.NewDecoder(bytes.NewReader([]byte(key + " = " + value + "\n"))).DisallowUnknownFields()
+				if err := dec.Decode(s.Table()); err != nil {
+					t.Errorf("--%s has no suite key %s: %v", f.Name, key, err)
+				}
+			})
+		})
+	}
+}

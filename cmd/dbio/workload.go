@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/report"
+	"dbio/internal/results"
+	"dbio/internal/runner"
+	"dbio/internal/workload"
+)
+
+// workloadFlags are a workload command's flags: those every workload
+// shares, and the workload's own settings, bound by its definition.
+type workloadFlags struct {
+	run      runFlags
+	def      workload.Definition
+	settings workload.Settings
+}
+
+// bind adds the flags to cmd, the run flags with the command's defaults.
+func (f *workloadFlags) bind(cmd *cobra.Command, def workload.Definition, defaults runFlags) {
+	fs := cmd.Flags()
+	f.def = def
+	f.run.register(fs, defaults)
+	f.settings = def.New()
+	f.settings.BindFlags(fs)
+	if def.RunDefaults.OwnSteps != "" {
+		// The workload's own flags set its users.
+		fs.MarkHidden("users")
+	}
+}
+
+// newWorkloadCmd is the command of a registered workload: its help and
+// flags come from the definition.
+func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
+	var f workloadFlags
+	h := def.Help
+	cmd := &cobra.Command{
+		Use:     def.Name,
+		Short:   h.Short,
+		Long:    h.Long,
+		Example: h.Example,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			plan, err := workloadPlan(app, f, def.Name)
+			if err != nil {
+				return err
+			}
+			return executePlan(cmd.Context(), app, plan)
+		},
+	}
+	d := def.RunDefaults
+	f.bind(cmd, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	return cmd
+}
+
+// workloadPlan validates the flags, all problems at once, and resolves them
+// into a runner plan of the given kind ("tpcc", or "quick" for TPC-C with a
+// device pass first).
+func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
+	problems := f.settings.Validate()
+	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
+		problems = append(problems, fmt.Errorf("--users: %s", steps))
+	}
+	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
+	if err != nil {
+		return runner.Plan{}, err
+	}
+	built, err := f.settings.Build(workload.BuildOptions{Users: r.users, SkipChecks: f.run.skipChecks})
+	if err != nil {
+		return runner.Plan{}, err
+	}
+	r.options.Fresh = !built.Reuse
+	name := f.run.name
+	if name == "" {
+		name = kind + "-" + r.engine.Name()
+	}
+	plan := runner.Plan{
+		Name:    name,
+		Kind:    kind,
+		Command: app.Args,
+		Config: runner.Config{
+			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: built.Users,
+			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(),
+			Workload: f.def.Name, Settings: built.Recorded, Limits: r.limits,
+			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
+				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
+		},
+		Engine:        r.engine,
+		EngineOptions: r.options,
+		Workload:      built.Workload,
+		SpaceNeeded:   built.SpaceNeeded,
+		Users:         built.Users,
+		RampUp:        f.run.rampup,
+		Step:          f.run.step,
+		SkipChecks:    f.run.skipChecks,
+		ResultsBase:   f.run.results,
+		Limits:        r.limits,
+		StopWhen:      built.StopWhen,
+	}
+	if built.Conclude != nil {
+		plan.Conclude = func(steps []results.Step, stopped bool) []results.Figure {
+			figs := built.Conclude(steps, stopped)
+			if built.Verdict != nil {
+				fmt.Fprintln(app.Stdout, built.Verdict(figs))
+			}
+			return figs
+		}
+	}
+	if r.options.DSN == "" {
+		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
+		plan.CreateTargets = f.run.createTarget
+	}
+	return plan, nil
+}
+
+// executePlan runs a plan, prints the summary rendered from its results
+// directory, and turns the outcome into the command's error.
+func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
+	out, runErr := runner.Run(ctx, plan, runnerEnv(app))
+	if runner.IsBadInput(runErr) {
+		// Found before anything was written: bad input, with every problem.
+		return &usageError{msg: runErr.Error()}
+	}
+	if out.Dir != "" {
+		if l, err := results.Load(out.Dir); err == nil {
+			report.Text(app.Stdout, l, reportOptions(app))
+		}
+		if path, err := report.WriteRunReport(out.Dir, reportOptions(app)); err == nil {
+			fmt.Fprintf(app.Stdout, "report:  %s\n", path)
+		} else {
+			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
+		}
+	}
+	if runErr != nil {
+		if out.Status == results.StatusInterrupted {
+			return fmt.Errorf("%w: %v", errInterrupted, runErr)
+		}
+		return runErr
+	}
+	for _, c := range out.Checks {
+		if !c.Passed && !c.Skipped {
+			return fmt.Errorf("consistency check failed: %s", c.Name)
+		}
+	}
+	return nil
+}
+
+// reportOptions are the options of every report dbio writes: its version,
+// the clock, and the registered workloads' titles.
+func reportOptions(app *App) report.Options {
+	return report.Options{Now: app.Now, Version: version(), Titles: workloads().Title}
+}

@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"dbio/internal/iolimit"
+)
+
+// Config is the resolved configuration of a database workload's run, as
+// run.json records it: one shape for every workload, whether its run came
+// from flags or from a suite file: the run's placement and users, the workload's
+// stepping beside its users, its timing, its settings under its name, and
+// the engine's options.
+type Config struct {
+	Engine    string
+	Target    string
+	LogTarget string
+	Users     []int
+	// Stepping is a workload's own user stepping (AS3AP's start, add, ceiling), if any.
+	Stepping any
+	RampUpS  float64
+	StepS    float64
+	// Workload names the key Settings are recorded under.
+	Workload      string
+	Settings      any
+	EngineOptions EngineConfig
+	Limits        iolimit.Limits
+	Backups       *Backups
+	Noisy         *Noisy
+}
+
+// EngineConfig is what run.json records of the engine's options.
+type EngineConfig struct {
+	BufferPoolBytes int64             `json:"buffer_pool_bytes,omitempty"`
+	Settings        map[string]string `json:"settings,omitempty"`
+	External        bool              `json:"external"`
+	Database        string            `json:"database"`
+	Transport       string            `json:"transport"`
+}
+
+// MarshalJSON writes the keys in the order above, the stepping's keys
+// spliced in after the users.
+func (c Config) MarshalJSON() ([]byte, error) {
+	return joinObjects(
+		struct {
+			Engine    string `json:"engine"`
+			Target    string `json:"target,omitempty"`
+			LogTarget string `json:"log_target,omitempty"`
+			Users     []int  `json:"users"`
+		}{c.Engine, c.Target, c.LogTarget, c.Users},
+		c.Stepping,
+		struct {
+			RampUpS float64 `json:"rampup_s"`
+			StepS   float64 `json:"step_s"`
+		}{c.RampUpS, c.StepS},
+		map[string]any{c.Workload: c.Settings},
+		struct {
+			EngineOptions EngineConfig   `json:"engine_options"`
+			Limits        iolimit.Limits `json:"limits,omitzero"`
+			Backups       *Backups       `json:"backups,omitempty"`
+			Noisy         *Noisy         `json:"noisy,omitempty"`
+		}{c.EngineOptions, c.Limits, c.Backups, c.Noisy},
+	)
+}
+
+// joinObjects writes the keys of several JSON objects as one object; nil
+// parts add nothing.
+func joinObjects(parts ...any) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		j, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		inner := bytes.TrimSpace(j[1 : len(j)-1])
+		if len(inner) == 0 {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.Write(inner)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}

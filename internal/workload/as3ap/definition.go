@@ -1,0 +1,91 @@
+package as3ap
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"dbio/internal/results"
+	"dbio/internal/workload"
+)
+
+// Definition is AS3AP as dbio offers it: its command, a suite's
+// kind = "as3ap" tables, and its reports' title.
+func Definition() workload.Definition {
+	return workload.Definition{
+		Name:  "as3ap",
+		Title: "AS3AP",
+		Help: workload.Help{
+			Short: "AS3AP-style stress: interactive users added step by step over batch jobs until response time passes a ceiling",
+			Long: `Build the four AS3AP relations (uniques, hundred, tenpct, updates) with --rows
+rows each on a database engine whose files sit on the target, start --batch-jobs
+background jobs that each read and update --batch-rows rows per transaction
+continuously, and add interactive users (single-row transactions, no think
+time) step by step: --start users first, --add more each step, until the
+interactive response time (--ceiling-stat: mean, p95 or p99) passes --ceiling
+or --max-users is reached. The run reports the largest load kept under the
+ceiling, and per step the TPS and response time of interactive and batch work
+apart.`,
+			Example: `  dbio as3ap --engine mariadb --target /mnt/nvme --rows 1000000 --batch-jobs 3 \
+            --start 1 --add 5 --ceiling 100ms --step 1m --rampup 10s`,
+		},
+		RunDefaults: workload.RunDefaults{Users: "1", RampUp: 10 * time.Second, Step: time.Minute,
+			OwnSteps: "as3ap steps its users: use --start, --add and --max-users"},
+		New: func() workload.Settings { return &Settings{Config: DefaultConfig(), Stepping: DefaultStepping()} },
+	}
+}
+
+// Settings are AS3AP's settings from flags or a suite table.
+type Settings struct {
+	Config
+	Stepping
+}
+
+// BindFlags adds the as3ap command's own flags.
+func (s *Settings) BindFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&s.Rows, "rows", s.Rows, "rows in each of the four relations (about 200 bytes each with indexes)")
+	fs.IntVar(&s.BatchJobs, "batch-jobs", s.BatchJobs, "background batch jobs, running through every step")
+	fs.IntVar(&s.BatchRows, "batch-rows", s.BatchRows, "rows each batch transaction reads and then updates (at least 100)")
+	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs (recorded; same seed, same data)")
+	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "relations loaded in parallel (0: engine's best)")
+	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep relations already loaded by dbio at this row count instead of rebuilding them")
+	fs.IntVar(&s.Start, "start", s.Start, "interactive users in the first step")
+	fs.IntVar(&s.Add, "add", s.Add, "interactive users added at each step")
+	fs.IntVar(&s.MaxUsers, "max-users", s.MaxUsers, "stop after the step with this many users even under the ceiling")
+	fs.DurationVar((*time.Duration)(&s.Ceiling), "ceiling", time.Duration(s.Ceiling), "interactive response time that ends the stepping once passed")
+	fs.StringVar(&s.CeilingStat, "ceiling-stat", s.CeilingStat, "statistic of the interactive response time held to the ceiling: mean, p95 or p99")
+}
+
+// Table is what a suite's workload table decodes into: the relations' and
+// the stepping's keys side by side.
+func (s *Settings) Table() any { return s }
+
+// Validate reports every bad setting of the relations and the stepping.
+func (s *Settings) Validate() []error {
+	return append(s.Config.Validate(), s.Stepping.Validate()...)
+}
+
+// Steps are the stepping's, whatever users were asked for.
+func (s *Settings) Steps([]int) ([]int, string) { return s.Users(), s.Label() }
+
+// Estimate: the four relations load at about 100,000 rows a second on a
+// 2-core machine (this project's measurements).
+func (s *Settings) Estimate() workload.Estimate {
+	return workload.Estimate{Load: time.Duration(s.Rows*4/100000+1) * time.Second, Space: EstimatedBytes(s.Config)}
+}
+
+// Build makes AS3AP for one run, stopped at the ceiling.
+func (s *Settings) Build(workload.BuildOptions) (workload.Built, error) {
+	c, err := s.ceiling()
+	if err != nil {
+		return workload.Built{}, err
+	}
+	st := s.Stepping
+	return workload.Built{
+		Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: st.Users(), Reuse: s.Reuse,
+		StopWhen: c.Stop, Conclude: c.Conclude,
+		Verdict:  func(figs []results.Figure) string { return st.Verdict(c, figs) },
+		Stepping: record{Start: st.Start, Add: st.Add, MaxUsers: st.MaxUsers, CeilingMS: c.Max, CeilingStat: st.CeilingStat},
+		Recorded: s.Config,
+	}, nil
+}

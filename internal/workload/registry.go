@@ -1,0 +1,212 @@
+package workload
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"dbio/internal/results"
+)
+
+// Definition is one database workload as dbio offers it, in the manner of
+// cockroachdb's pkg/workload Meta: everything the command line, a suite
+// file, a dry run and a report need to know of it comes from here, so that
+// adding a workload touches its own package and the one list cmd/dbio
+// builds its Registry from.
+type Definition struct {
+	// Name is the workload's command, its kind in a suite file and in
+	// run.json: "tpcc".
+	Name string
+	// Title names it in report headings: "TPC-C".
+	Title string
+	// Help is its command's help text.
+	Help Help
+	// RunDefaults are its defaults for the flags every workload command
+	// shares (users, ramp-up, step).
+	RunDefaults RunDefaults
+	// New returns the workload's own settings at their defaults, to be bound
+	// to flags or decoded from a suite file's [workloads.x] table.
+	New func() Settings
+}
+
+// Help is a workload command's help text.
+type Help struct {
+	Short, Long, Example string
+}
+
+// RunDefaults are a workload command's defaults for the shared run flags.
+type RunDefaults struct {
+	// Users is the --users sequence, e.g. "1,2,3,5,8".
+	Users  string
+	RampUp time.Duration
+	Step   time.Duration
+	// OwnSteps, when set, says the workload steps its users itself and which
+	// of its flags set them: --users is then hidden and refused.
+	OwnSteps string
+}
+
+// Settings are one workload's own parameters, from its flags or its suite
+// table: the same typed values either way.
+type Settings interface {
+	// BindFlags adds a flag for each setting to fs, the current values as defaults.
+	BindFlags(fs *pflag.FlagSet)
+	// Table is what a suite's [workloads.x] table decodes into (a pointer
+	// to a struct with toml tags); its keys are the flags' names with "_"
+	// for "-".
+	Table() any
+	// Validate reports every bad setting at once, each a *SettingError.
+	Validate() []error
+	// Steps are a run's user counts, given the users asked for (a stepping
+	// workload draws its own), and how a plan shows them.
+	Steps(given []int) (users []int, label string)
+	// Estimate is what loading the dataset takes, for a dry run.
+	Estimate() Estimate
+	// Build makes the workload for one run.
+	Build(o BuildOptions) (Built, error)
+}
+
+// Estimate is a workload's expected load time and the space a dry run shows.
+type Estimate struct {
+	Load  time.Duration
+	Space uint64
+}
+
+// BuildOptions are what a run adds to a workload's settings.
+type BuildOptions struct {
+	// Users are the user counts asked for (--users or a suite's users).
+	Users      []int
+	SkipChecks bool
+}
+
+// Built is a workload ready to run, with what a run plan needs of it.
+type Built struct {
+	Workload Workload
+	// SpaceNeeded is the free space one dataset needs on the data target.
+	SpaceNeeded uint64
+	// Users are the run's steps (Settings.Steps).
+	Users []int
+	// Reuse keeps a dataset already loaded at the same scale.
+	Reuse bool
+	// StopWhen and Conclude, when set, end a stepping run and draw its
+	// run-level figures (see runner.Plan).
+	StopWhen func(results.Step) (bool, string)
+	Conclude func(steps []results.Step, stopped bool) []results.Figure
+	// Verdict, when set, is the line that answers a concluded run's
+	// question, printed after it on the terminal.
+	Verdict func(figs []results.Figure) string
+	// Stepping, when set, is recorded at the top of run.json's config,
+	// beside the users it draws (AS3AP's start, add and ceiling).
+	Stepping any
+	// Recorded is the configuration run.json records under the workload's name.
+	Recorded any
+}
+
+// SettingError is one bad setting, named by its flag; a suite names it by
+// its key, the flag's name with "_" for "-".
+type SettingError struct {
+	Flag  string
+	Value any
+	Msg   string
+}
+
+// Invalid reports a bad value of the setting set by --flag.
+func Invalid(flag string, value any, format string, a ...any) *SettingError {
+	return &SettingError{Flag: flag, Value: value, Msg: fmt.Sprintf(format, a...)}
+}
+
+// Error is the command line's form: "--warehouses 0: must be ...".
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("--%s %s: %s", e.Flag, e.value(), e.Msg)
+}
+
+// Key is the setting's key in a suite table.
+func (e *SettingError) Key() string { return strings.ReplaceAll(e.Flag, "-", "_") }
+
+// InTable is a suite file's form, following its key: `0: must be ...`.
+func (e *SettingError) InTable() string { return e.value() + ": " + e.Msg }
+
+func (e *SettingError) value() string {
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(e.Value)
+}
+
+// Registry is the workloads a dbio binary offers, in the order its commands
+// and messages list them.
+type Registry struct {
+	defs   []Definition
+	byName map[string]Definition
+}
+
+// NewRegistry holds defs; two definitions of one name are a programming error.
+func NewRegistry(defs ...Definition) *Registry {
+	r := &Registry{byName: map[string]Definition{}}
+	for _, d := range defs {
+		if _, dup := r.byName[d.Name]; dup {
+			panic("workload " + d.Name + " is defined twice")
+		}
+		r.byName[d.Name] = d
+		r.defs = append(r.defs, d)
+	}
+	return r
+}
+
+// All returns the definitions in the registry's order.
+func (r *Registry) All() []Definition { return append([]Definition(nil), r.defs...) }
+
+// Names returns the workloads' names in the registry's order.
+func (r *Registry) Names() []string {
+	names := make([]string, len(r.defs))
+	for i, d := range r.defs {
+		names[i] = d.Name
+	}
+	return names
+}
+
+// Lookup returns the named definition.
+func (r *Registry) Lookup(name string) (Definition, bool) {
+	d, ok := r.byName[name]
+	return d, ok
+}
+
+// Title names a workload kind for headings; a kind no definition has (a
+// disk run, "quick") is its own title.
+func (r *Registry) Title(kind string) string {
+	if d, ok := r.byName[kind]; ok {
+		return d.Title
+	}
+	return kind
+}
+
+// GivenUsers, embedded in a workload's settings, runs the users asked for,
+// one step per count: every workload but a stepping one.
+type GivenUsers struct{}
+
+// Steps are the users asked for.
+func (GivenUsers) Steps(given []int) ([]int, string) { return given, UserSteps(given) }
+
+// UserSteps labels a plain user sequence: "1,2,4,8".
+func UserSteps(users []int) string {
+	s := make([]string, len(users))
+	for i, u := range users {
+		s[i] = fmt.Sprint(u)
+	}
+	return strings.Join(s, ",")
+}
+
+// Duration is a setting given as a duration: "100ms" in a suite table, as
+// on the command line.
+type Duration time.Duration
+
+// UnmarshalText reads a suite table's "100ms".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration: write it like 100ms, 30s or 5m", b)
+	}
+	*d = Duration(v)
+	return nil
+}

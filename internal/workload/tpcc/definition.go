@@ -1,0 +1,61 @@
+package tpcc
+
+import (
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"dbio/internal/workload"
+)
+
+// Definition is TPC-C as dbio offers it: its command, a suite's
+// kind = "tpcc" tables, and its reports' title.
+func Definition() workload.Definition {
+	return workload.Definition{
+		Name:  "tpcc",
+		Title: "TPC-C",
+		Help: workload.Help{
+			Short: "Run TPC-C on an engine placed on the storage under test",
+			Long: `Run TPC-C (specification revision 5.11) on a database engine whose files sit on
+the target: build the database (or reuse one with --reuse), run one timed step
+per virtual-user count after a ramp-up, check the consistency conditions, and
+write a results directory with TPM, NOPM and latency percentiles per step.`,
+			Example: `  dbio tpcc --engine sqlite --target /mnt/nvme --warehouses 4 \
+            --users 1,2,3,5,8 --rampup 30s --step 2m`,
+		},
+		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
+		New:         func() workload.Settings { return &Settings{Config: Config{Warehouses: 1, Seed: 42}} },
+	}
+}
+
+// Settings are TPC-C's settings from flags or a suite table.
+type Settings struct {
+	Config
+	workload.GivenUsers
+}
+
+// BindFlags adds the TPC-C flags shared by every command that runs TPC-C.
+func (s *Settings) BindFlags(fs *pflag.FlagSet) {
+	fs.IntVar(&s.Warehouses, "warehouses", s.Warehouses, "TPC-C scale: warehouses (about 100 MB each)")
+	fs.BoolVar(&s.KeyingThinking, "keying-thinking", s.KeyingThinking, "add the specification's keying and think times")
+	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs")
+	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "warehouses loaded in parallel (0: engine's best)")
+	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep a database already loaded at this scale by dbio")
+}
+
+// Table is what a suite's workload table decodes into.
+func (s *Settings) Table() any { return &s.Config }
+
+// Estimate: about 20 s per warehouse to load on the slowest engine of a
+// 2-core machine (this project's measurements).
+func (s *Settings) Estimate() workload.Estimate {
+	return workload.Estimate{Load: time.Duration(s.Warehouses) * 20 * time.Second, Space: EstimatedBytes(s.Warehouses)}
+}
+
+// Build makes TPC-C for one run.
+func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
+	cfg := s.Config
+	cfg.SkipChecks = o.SkipChecks
+	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: o.Users,
+		Reuse: cfg.Reuse, Recorded: cfg}, nil
+}
