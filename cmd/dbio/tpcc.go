@@ -11,7 +11,6 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
-	"dbio/internal/target"
 	"dbio/internal/workload/tpcc"
 )
 
@@ -71,12 +70,12 @@ type engineOptions struct {
 
 // runTPCC validates, runs and summarizes a TPC-C run; quick reuses it with a
 // preface that characterizes the disk first.
-func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, before func(ctx context.Context, dir *results.Dir, tgt *target.Target) (int, error)) error {
+func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, devicePass *runner.FioPhase) error {
 	plan, err := tpccPlan(app, f, kind)
 	if err != nil {
 		return err
 	}
-	plan.Before = before
+	plan.Fio = devicePass
 	return executePlan(ctx, app, plan)
 }
 

@@ -78,10 +78,11 @@ type Config struct {
 // runs for runtime after a one-second warm-up, on a 1 GiB working file so
 // that laying it out takes seconds. That file is small enough for a
 // controller cache to flatter a hardware RAID; the full `dbio disk` run is
-// the measurement to quote.
-func QuickCorners(target string, runtime time.Duration) Config {
+// the measurement to quote. It names no target: the run's runner places it
+// on the data target.
+func QuickCorners(runtime time.Duration) Config {
 	ramp := time.Second
-	return Config{Profile: "four-corners", Targets: []string{target}, Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
+	return Config{Profile: "four-corners", Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
 }
 
 // MarshalJSON renders durations as text ("60s") and sizes in bytes, for run.json.

@@ -113,13 +113,21 @@ func (r PointResult) Figures() []results.Figure {
 	return figs
 }
 
+// Sink is where a run records its points: a results directory that its
+// caller created and will finish (*results.Dir). fio writes into it and
+// never owns it, so that a fio pass can be a phase of any run.
+type Sink interface {
+	// UpdateRun changes run.json: fio adds its version, targets, notes and warnings.
+	UpdateRun(change func(*results.Run)) error
+	// StepDir makes the directory of step index, where fio runs the point.
+	StepDir(index int, name string) (string, error)
+	WriteStep(s results.Step, hists map[string]*hdrhistogram.Histogram) error
+	AppendSeries(row results.SeriesRow) error
+}
+
 // Run runs the configured profile on its targets and records every point in
-// dir, an existing results directory, as steps firstStep, firstStep+1, ...
-// It is the whole of `dbio disk` below flag parsing, and what `dbio quick`
-// calls with QuickCorners for its short device pass:
-//
-//	pts, err := fio.Run(ctx, fio.QuickCorners(path, 5*time.Second), dir, next, app.Exec, app.Stderr)
-//	next += len(pts)
+// sink as steps firstStep, firstStep+1, ... runner.FioPhase calls it for
+// `dbio disk`, a suite's disk runs and the short device pass of `dbio quick`.
 //
 // For each point it saves the job file (job.fio), fio's json+ report
 // (fio.json), fio's per-second logs and latency histograms in the step
@@ -132,20 +140,20 @@ func (r PointResult) Figures() []results.Figure {
 // ctx is cancelled; finished points stay recorded, the unfinished one is a
 // step with status failed or interrupted, and the returned results include
 // it. A cancelled run returns an error wrapping ctx.Err().
-func Run(ctx context.Context, c Config, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
 	plan, err := NewPlan(c, Profiles)
 	if err != nil {
 		return nil, err
 	}
-	return RunPlan(ctx, plan, dir, firstStep, exec, progress)
+	return RunPlan(ctx, plan, sink, firstStep, exec, progress)
 }
 
 // RunPlan is Run for an already validated plan.
-func RunPlan(ctx context.Context, plan Plan, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	r := &runner{plan: plan, dir: dir, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
+	r := &runner{plan: plan, sink: sink, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -166,7 +174,7 @@ func RunPlan(ctx context.Context, plan Plan, dir *results.Dir, firstStep int, ex
 
 type runner struct {
 	plan    Plan
-	dir     *results.Dir
+	sink    Sink
 	exec    execx.Runner
 	out     io.Writer
 	now     func() time.Time
@@ -198,7 +206,7 @@ func (r *runner) prepare(ctx context.Context) error {
 		return fmt.Errorf("fio --version: %w", err)
 	}
 	version := strings.TrimSpace(string(res.Stdout))
-	if err := r.dir.UpdateRun(func(run *results.Run) {
+	if err := r.sink.UpdateRun(func(run *results.Run) {
 		if run.Environment.Versions == nil {
 			run.Environment.Versions = map[string]string{}
 		}
@@ -288,7 +296,7 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		}
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
 	}
-	err = r.dir.UpdateRun(func(run *results.Run) {
+	err = r.sink.UpdateRun(func(run *results.Run) {
 		run.Environment.Targets = append(run.Environment.Targets, info)
 		run.Warnings = append(run.Warnings, warnings...)
 		run.Notes = append(run.Notes, notes...)
@@ -458,7 +466,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 		res.RateIOPS = rate
 		pt.RateIOPS = rate
 	}
-	stepDir, err := r.dir.StepDir(index, pt.Name)
+	stepDir, err := r.sink.StepDir(index, pt.Name)
 	if err != nil {
 		return res, err
 	}
@@ -576,7 +584,7 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
 				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS})
 		}
-		if err := r.dir.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
+		if err := r.sink.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
 			return err
 		}
 	}
@@ -602,7 +610,7 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 	if !res.Direct && res.Status == results.StatusCompleted {
 		step.Notes = append(step.Notes, "buffered I/O: the target refused O_DIRECT")
 	}
-	return r.dir.WriteStep(step, hists)
+	return r.sink.WriteStep(step, hists)
 }
 
 // histograms turns fio's json+ completion-latency bins into HDR histograms
@@ -640,7 +648,7 @@ func (r *runner) summarize(points []PointResult) {
 	for _, l := range lines {
 		r.say("%s", l)
 	}
-	_ = r.dir.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
+	_ = r.sink.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
 }
 
 // latencyBounded marks profiles whose answer is the latency-bounded table,

@@ -56,9 +56,9 @@ type Plan struct {
 
 	ResultsBase string
 
-	// Before runs after the results directory exists and before the engine
-	// starts (dbio quick's fio pass); it returns how many steps it wrote.
-	Before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+	// Fio, when set, runs after the results directory exists and before the
+	// engine starts (dbio quick's device pass); its points are the first steps.
+	Fio *FioPhase
 
 	// StopWhen, when set, is asked after each completed step whether the
 	// run has gone far enough (a stepping run whose response time passed its
@@ -221,12 +221,19 @@ func openTargets(p Plan) (engine.Placement, []results.TargetInfo, error) {
 // execute is the body of Run between creating and finishing the results directory.
 func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.Placement, out *Outcome) (err error) {
 	first := 0
-	if p.Before != nil {
-		n, err := p.Before(ctx, dir, pl.Data)
+	if p.Fio != nil {
+		phase := *p.Fio
+		if len(phase.Config.Targets) == 0 {
+			if pl.Data == nil {
+				return errors.New("the fio pass needs a data target")
+			}
+			phase.Config.Targets = []string{pl.Data.Path}
+		}
+		pts, err := phase.run(ctx, dir, first, env.Out)
 		if err != nil {
 			return err
 		}
-		first = n
+		first = len(pts)
 	}
 	if p.Engine == nil || p.Workload == nil {
 		return nil
