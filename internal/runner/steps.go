@@ -8,8 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -20,6 +18,7 @@ import (
 	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/telemetry"
+	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
 
@@ -62,8 +61,22 @@ type Background interface {
 // background is the running background sessions of a run.
 type background struct {
 	recs  []*metrics.Recorder
-	fatal chan error
-	stop  func()
+	users *vusers.Group
+}
+
+// lost delivers the error of a background session that could not go on;
+// it never fires when the workload has none.
+func (bg *background) lost() <-chan error {
+	if bg.users == nil {
+		return nil
+	}
+	return bg.users.Lost()
+}
+
+func (bg *background) stop() {
+	if bg.users != nil {
+		bg.users.Stop()
+	}
 }
 
 // stepper runs Steps into a results directory.
@@ -115,61 +128,30 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 // Their recorders come from a collector of their own; each step's collector
 // adopts them.
 func (st *stepper) startBackground(ctx context.Context) (*background, error) {
-	bg := &background{stop: func() {}}
+	bg := &background{}
 	b, ok := st.s.Workload.(Background)
 	if !ok || b.BackgroundSessions() <= 0 {
 		return bg, nil
 	}
-	n := b.BackgroundSessions()
 	col := metrics.NewCollector(st.s.Workload.TxTypes())
-	sessions := make([]workload.Session, 0, n)
-	closeAll := func() {
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	}
-	for i := range n {
-		rec := col.NewRecorder()
-		ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("background session %d: %w", i+1, err)
-		}
-		sessions = append(sessions, ss)
-		bg.recs = append(bg.recs, rec)
-	}
-	bg.fatal = make(chan error, n)
-	var halt atomic.Bool
-	var wg sync.WaitGroup
-	for _, ss := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !halt.Load() && ctx.Err() == nil {
-				if err := ss.Next(ctx); err != nil {
-					bg.fatal <- fmt.Errorf("background session: %w", err)
-					return
-				}
+	users, err := vusers.Start(ctx, vusers.Users{
+		N: b.BackgroundSessions(),
+		Open: func(ctx context.Context, i int) (vusers.Session, error) {
+			rec := col.NewRecorder()
+			ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
+			if err != nil {
+				return nil, fmt.Errorf("background session %d: %w", i+1, err)
 			}
-		}()
+			bg.recs = append(bg.recs, rec)
+			return ss, nil
+		},
+		Lost: func(err error) error { return fmt.Errorf("background session: %w", err) },
+	})
+	if err != nil {
+		return nil, err
 	}
-	bg.stop = func() {
-		halt.Store(true)
-		waitAtMost(&wg, 30*time.Second)
-		closeAll()
-	}
+	bg.users = users
 	return bg, nil
-}
-
-// waitAtMost waits for wg, or gives up after d: a crashed server can leave a
-// session hanging in a call that never returns.
-func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
-	}
 }
 
 type stepResult struct {
@@ -196,35 +178,14 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 	for _, r := range bg.recs {
 		col.Adopt(r)
 	}
-	sessions := make([]workload.Session, 0, users)
-	closeAll := func() {
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	}
-	for u := range users {
-		ss, err := s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("step %s: %w", name, err)
-		}
-		sessions = append(sessions, ss)
-	}
-
-	var stop atomic.Bool
-	fatal := make(chan error, users)
-	var wg sync.WaitGroup
-	for _, ss := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() && ctx.Err() == nil {
-				if err := ss.Next(ctx); err != nil {
-					fatal <- err
-					return
-				}
-			}
-		}()
+	group, err := vusers.Start(ctx, vusers.Users{
+		N: users,
+		Open: func(ctx context.Context, u int) (vusers.Session, error) {
+			return s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
 	var exited <-chan error
 	if e, ok := s.Instance.(engine.Exited); ok {
@@ -253,10 +214,10 @@ loop:
 		case <-ctx.Done():
 			runErr, status = ctx.Err(), results.StatusInterrupted
 			break loop
-		case err := <-fatal:
+		case err := <-group.Lost():
 			runErr, status = sessionLost(err, exited), results.StatusFailed
 			break loop
-		case err := <-bg.fatal:
+		case err := <-bg.lost():
 			runErr, status = err, results.StatusFailed
 			break loop
 		case err := <-exited:
@@ -305,11 +266,8 @@ loop:
 	end := st.now()
 	col.Tick()
 	totals := col.StepTotals()
-	stop.Store(true)
-	// Users finish the transaction in hand; a crashed server can leave one
-	// hanging, so give up waiting after a while.
-	waitAtMost(&wg, 30*time.Second)
-	closeAll()
+	// Users finish the transaction in hand, untimed.
+	group.Stop()
 
 	if !measuring {
 		// Stopped during ramp-up: nothing was measured, nothing to write.

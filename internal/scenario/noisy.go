@@ -177,7 +177,7 @@ loop:
 		case <-ctx.Done():
 			runErr = ctx.Err()
 			break loop
-		case err := <-l.fatal:
+		case err := <-l.lost():
 			runErr = err
 			break loop
 		case err := <-exits:
