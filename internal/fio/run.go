@@ -36,39 +36,23 @@ const (
 )
 
 // PointResult is one point's outcome: the plan it ran, fio's figures and
-// where the raw files are. It is the step's Detail in the results.
-type PointResult struct {
-	Step int `json:"step"`
-	PlannedPoint
-	Profile string `json:"profile"`
-	// Engine and Direct are how fio reached the target (after any fallback).
-	Engine  string         `json:"engine"`
-	Direct  bool           `json:"direct"`
-	Status  results.Status `json:"status"`
-	Error   string         `json:"error,omitempty"`
-	Started time.Time      `json:"started"`
-	Ended   time.Time      `json:"ended"`
-	// Read, Write and Total are fio's figures; Total is fio's "mixed" section.
-	Read  *Direction `json:"read,omitempty"`
-	Write *Direction `json:"write,omitempty"`
-	Total *Direction `json:"total,omitempty"`
-	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
-	UsrCPU   float64 `json:"fio_usr_cpu_pct"`
-	SysCPU   float64 `json:"fio_sys_cpu_pct"`
-	ElapsedS int     `json:"elapsed_s"`
-	// Steady is fio's steady-state verdict, for points that asked for one.
-	Steady *SteadyState `json:"steady,omitempty"`
-	// Seconds is how many per-second rows went to series.csv; SecondsDropped
-	// how many fio logged for some jobs only (see MergeSeconds).
-	Seconds        int      `json:"seconds"`
-	SecondsDropped int      `json:"seconds_dropped,omitempty"`
-	FioNotes       []string `json:"fio_notes,omitempty"`
-	JobFile        string   `json:"job_file"`
-	Output         string   `json:"output"`
+// where the raw files are. The results contract owns the type, so what fio
+// produces is the step's record as it is stored and read back.
+type PointResult = results.FioPoint
+
+// recordedPlan is the point as the results record it.
+func recordedPlan(pt PlannedPoint) results.FioPlan {
+	p := pt.Point
+	return results.FioPlan{
+		Name: p.Name, Series: p.Series, RW: p.RW, BS: p.BlockSize, ReadPct: p.ReadPct, IODepth: p.IODepth, Jobs: p.Jobs,
+		RuntimeS: p.RuntimeS, RampS: p.RampS, Loops: p.Loops, Split: p.Split,
+		RateOf: p.RateOf, RatePct: p.RatePct, RateIOPS: p.RateIOPS, SteadyState: p.SteadyState, SteadyWindowS: p.SteadyWindowS,
+		Label: pt.Label, Targets: pt.Targets,
+	}
 }
 
-// Figures are the step's headline numbers, all read from fio's report.
-func (r PointResult) Figures() []results.Figure {
+// figures are the step's headline numbers, all read from fio's report.
+func figures(r PointResult) []results.Figure {
 	if r.Total == nil {
 		return nil
 	}
@@ -438,7 +422,7 @@ func sizeOf(fi os.FileInfo) int64 {
 
 // point runs one planned point as step index.
 func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done []PointResult) (PointResult, error) {
-	res := PointResult{Step: index, PlannedPoint: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
+	res := PointResult{Step: index, FioPlan: recordedPlan(pt), Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
 	places := make([]placement, 0, len(pt.Targets))
 	for _, t := range pt.Targets {
 		places = append(places, *r.places[t])
@@ -592,12 +576,9 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 }
 
 func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histogram) error {
-	detail, err := res.Detail()
-	if err != nil {
-		return err
-	}
+	detail := res
 	step := results.Step{Index: res.Step, Name: res.Name, Kind: results.KindFio, Started: res.Started, Ended: res.Ended,
-		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: res.Figures(), Fio: &detail}
+		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: figures(res), Fio: &detail}
 	if res.Total != nil {
 		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
 	}

@@ -123,9 +123,9 @@ func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
 		t.Fatal(err)
 	}
 	g := out.Groups[0]
-	again := PointResult{PlannedPoint: detail.PlannedPoint, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+	again := PointResult{FioPlan: detail.FioPlan, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
 		ElapsedS: g.ElapsedS, Steady: g.SteadyState}
-	if a, b := fmt.Sprint(again.Figures()), fmt.Sprint(s.Figures); a != b {
+	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
 	}
 	if iops, _ := s.Figure(results.FigureIOPS); iops <= 0 {
