@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
 	"dbio/internal/target"
-	"dbio/internal/telemetry"
 )
 
 // FioPhase is a fio characterization run as a phase of a run: its points
@@ -100,13 +98,8 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 	var out DiskOutcome
 	run := results.Run{Kind: "disk", Command: p.Command}
 	if p.RecordHost {
-		host, hostErr := telemetry.ReadHost(env.HostFS)
-		run.Environment = results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
-			CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Versions: map[string]string{"dbio": env.Version}}
-		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = host.CPUs, host.MemoryBytes
-		if hostErr != nil {
-			run.Warnings = append(run.Warnings, hostErr.Error())
-		}
+		run.Environment, run.Warnings = hostEnvironment(env)
+		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = run.Environment.CPUs, run.Environment.MemoryBytes
 	}
 	plan, err := fio.NewPlan(p.Fio.Config, fio.Profiles)
 	if err != nil {
@@ -127,17 +120,10 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 	if run.Config, err = json.Marshal(config); err != nil {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
-	dir, err := results.Create(p.ResultsBase, p.Name, run, env.Now())
-	if err != nil {
-		return out, err
-	}
-	out.Dir = dir.Path
-	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
-	out.Points, err = p.Fio.run(ctx, dir, 0, env.Out)
-	out.Status = statusOf(ctx, err)
-	if ferr := dir.Finish(out.Status, err, env.Now()); ferr != nil {
-		err = errors.Join(err, ferr)
-	}
+	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) (err error) {
+		out.Points, err = p.Fio.run(ctx, dir, 0, env.Out)
+		return err
+	})
 	return out, err
 }
 

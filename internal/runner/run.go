@@ -125,46 +125,58 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
-	host, hostErr := telemetry.ReadHost(env.HostFS)
-	run := results.Run{
-		Kind:    p.Kind,
-		Command: p.Command,
-		Config:  cfg,
-		Environment: results.Environment{
-			Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
-			CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Targets: infos,
-			Versions: map[string]string{"dbio": env.Version, "go": runtime.Version()},
-		},
-	}
-	if hostErr != nil {
-		run.Warnings = append(run.Warnings, hostErr.Error())
-	}
-	dir, err := results.Create(p.ResultsBase, p.Name, run, env.Now())
-	if err != nil {
-		return out, err
-	}
-	out.Dir = dir.Path
-	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
-
+	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
+	run.Environment, run.Warnings = hostEnvironment(env)
+	run.Environment.Targets = infos
+	run.Environment.Versions["go"] = runtime.Version()
 	if p.EngineOptions.Getenv == nil {
 		p.EngineOptions.Getenv = env.Getenv
 	}
-	runErr := execute(ctx, p, env, dir, placement, &out)
-	// A driver's message may quote the DSN; what run.json, the suite and
-	// the terminal get of it never holds the password.
-	runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
-	out.Status = statusOf(ctx, runErr)
-	if runErr != nil && out.Status == results.StatusInterrupted {
-		// The cause says what stopped the run: the signal received, for dbio.
-		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			runErr = fmt.Errorf("%w (%v)", runErr, cause)
+	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
+		runErr := execute(ctx, p, env, dir, placement, &out)
+		// A driver's message may quote the DSN; what run.json, the suite and
+		// the terminal get of it never holds the password.
+		runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
+		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
+			// The cause says what stopped the run: the signal received, for dbio.
+			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+				runErr = fmt.Errorf("%w (%v)", runErr, cause)
+			}
+			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
 		}
-		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
+		return runErr
+	})
+	return out, err
+}
+
+// hostEnvironment describes the machine for run.json; what could not be
+// read is a warning, since a host we cannot describe still runs.
+func hostEnvironment(env Env) (results.Environment, []string) {
+	host, err := telemetry.ReadHost(env.HostFS)
+	e := results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
+		CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Versions: map[string]string{"dbio": env.Version}}
+	if err != nil {
+		return e, []string{err.Error()}
 	}
-	if err := dir.Finish(out.Status, runErr, env.Now()); err != nil && runErr == nil {
+	return e, nil
+}
+
+// recorded creates run's results directory, runs body in it and finishes
+// it with the status body's error gives, whatever happens: the one place a
+// results directory is opened and closed. A directory that cannot be
+// finished makes an error of a run that had none.
+func recorded(ctx context.Context, base, name string, run results.Run, env Env, body func(*results.Dir) error) (string, results.Status, error) {
+	dir, err := results.Create(base, name, run, env.Now())
+	if err != nil {
+		return "", "", err
+	}
+	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
+	runErr := body(dir)
+	status := statusOf(ctx, runErr)
+	if err := dir.Finish(status, runErr, env.Now()); err != nil && runErr == nil {
 		runErr = err
 	}
-	return out, runErr
+	return dir.Path, status, runErr
 }
 
 func isReuse(p Plan) bool {
