@@ -347,18 +347,10 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		})
 	}
 
-	sampler, serr := newSampler(env, pl, inst)
-	if serr != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
-	}
 	st := &stepper{
-		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step,
-			FirstIndex: first, Tick: p.Tick, StopWhen: p.StopWhen,
+		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, StopWhen: p.StopWhen,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
-		dir: dir, progress: env.Progress, now: env.Now,
-	}
-	if sampler != nil {
-		st.sampler = sampler
+		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}
 	steps, stopped, stepErr := st.runSteps(ctx)
 	env.Progress.Clear()

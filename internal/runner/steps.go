@@ -12,22 +12,14 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
-	"dbio/internal/telemetry"
+	"dbio/internal/scenario"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
-
-// Sampler is the per-second telemetry the runner drives; *telemetry.Sampler implements it.
-type Sampler interface {
-	Sample(now time.Time) []telemetry.Point
-	StartStep()
-	StepSummary() telemetry.Summary
-}
 
 // Steps describes the virtual-user steps of one workload run.
 type Steps struct {
@@ -36,10 +28,6 @@ type Steps struct {
 	Users    []int
 	RampUp   time.Duration
 	Step     time.Duration
-	// FirstIndex numbers the first step (earlier phases may have written steps).
-	FirstIndex int
-	// Tick is the sampling interval; one second unless a test shortens it.
-	Tick time.Duration
 	// StopWhen, when set, ends the sequence early after a completed step.
 	StopWhen func(results.Step) (stop bool, why string)
 	// AfterStep, when set, is called with each step written (fragment counts).
@@ -79,13 +67,12 @@ func (bg *background) stop() {
 	}
 }
 
-// stepper runs Steps into a results directory.
+// stepper runs Steps into a results directory, recording them as every
+// phase does (the first step's index, the tick, the sampler).
 type stepper struct {
 	s        Steps
-	dir      *results.Dir
-	sampler  Sampler
+	rec      scenario.Recording
 	progress *progress.Line
-	now      func() time.Time
 }
 
 // ErrEngineExited reports a database server that died during a run.
@@ -160,7 +147,7 @@ type stepResult struct {
 }
 
 func (st *stepper) writeStep(r *stepResult) error {
-	return st.dir.WriteStep(r.summary, r.hists)
+	return st.rec.Dir.WriteStep(r.summary, r.hists)
 }
 
 // runStep starts users sessions, ramps up, measures, and stops them. A
@@ -168,9 +155,9 @@ func (st *stepper) writeStep(r *stepResult) error {
 // counted: the totals are taken before the users are told to stop.
 func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*stepResult, error) {
 	s := st.s
-	index := s.FirstIndex + i
+	index := st.rec.FirstIndex + i
 	name := fmt.Sprintf("users-%d", users)
-	tick := s.Tick
+	tick := st.rec.Tick
 	if tick <= 0 {
 		tick = time.Second
 	}
@@ -192,15 +179,13 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 		exited = e.Exited()
 	}
 
-	start := st.now()
+	start := st.rec.Now()
 	rampEnd := start.Add(s.RampUp)
 	measuring := s.RampUp <= 0
 	var measureStart time.Time
 	if measuring {
 		measureStart = start
-		if st.sampler != nil {
-			st.sampler.StartStep()
-		}
+		st.rec.StartStep()
 	}
 	total := s.RampUp + s.Step
 	lastSample := start
@@ -226,19 +211,19 @@ loop:
 			}
 			runErr, status = fmt.Errorf("%w: %v", ErrEngineExited, err), results.StatusFailed
 			break loop
-		case <-st.dir.Failed():
-			runErr, status = st.dir.Err(), results.StatusFailed
+		case <-st.rec.Dir.Failed():
+			runErr, status = st.rec.Dir.Err(), results.StatusFailed
 			break loop
 		case <-ticker.C:
 		}
-		now := st.now()
+		now := st.rec.Now()
 		phase := "rampup"
 		if measuring {
 			phase = "measure"
 		}
 		st.sample(col, name, phase, now, now.Sub(lastSample))
 		lastSample = now
-		if err := st.dir.Err(); err != nil {
+		if err := st.rec.Dir.Err(); err != nil {
 			// What is measured from now on could not be recorded.
 			runErr, status = err, results.StatusFailed
 			break
@@ -246,9 +231,7 @@ loop:
 		if !measuring && !now.Before(rampEnd) {
 			// Ramp-up is over: nothing recorded so far counts.
 			col.Reset()
-			if st.sampler != nil {
-				st.sampler.StartStep()
-			}
+			st.rec.StartStep()
 			measuring, measureStart = true, now
 		}
 		elapsed := now.Sub(start)
@@ -263,7 +246,7 @@ loop:
 			break
 		}
 	}
-	end := st.now()
+	end := st.rec.Now()
 	col.Tick()
 	totals := col.StepTotals()
 	// Users finish the transaction in hand, untimed.
@@ -301,10 +284,7 @@ loop:
 	for t, c := range totals {
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
-	if st.sampler != nil {
-		tel := analysis.Conclude(st.sampler.StepSummary())
-		sum.Telemetry = &tel
-	}
+	sum.Telemetry = st.rec.StepTelemetry()
 	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
 }
 
@@ -343,13 +323,8 @@ func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.T
 	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
 		row.Values = append(row.Values, results.Sample{Name: string(f.Name), Value: f.Value})
 	}
-	if st.sampler != nil {
-		for _, p := range st.sampler.Sample(now) {
-			row.Values = append(row.Values, results.Sample(p))
-		}
-	}
 	// A failed write stops the step: runStep finds it in the directory's Err.
-	_ = st.dir.AppendSeries(row)
+	st.rec.AppendRow(row)
 }
 
 func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {
@@ -369,5 +344,5 @@ func (st *stepper) showProgress(i int, name string, users int, phase string, ela
 	st.progress.Update(progress.Status{
 		Step: i + 1, Steps: len(st.s.Users), Name: name, Users: users, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, Figures: figs,
-	}, st.now())
+	}, st.rec.Now())
 }

@@ -126,7 +126,7 @@ func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle i
 		}
 		defer l.finish()
 	}
-	b.startStep()
+	b.StartStep()
 	start := b.Now()
 	done := make(chan struct{})
 	var res engine.BackupResult
@@ -170,7 +170,7 @@ loop:
 		if l != nil {
 			row.Values = append(row.Values, l.samples(now)...)
 		}
-		b.appendRow(row)
+		b.AppendRow(row)
 	}
 	end := b.Now()
 	secs := end.Sub(start).Seconds()
@@ -280,7 +280,7 @@ func (b *Backups) idle(ctx context.Context, name string) error {
 		if l != nil {
 			row.Values = append(row.Values, l.samples(now)...)
 		}
-		b.appendRow(row)
+		b.AppendRow(row)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Ten
 	var start time.Time
 	if measuring {
 		start = n.Now()
-		n.startStep()
+		n.StartStep()
 	}
 	var (
 		mu      sync.Mutex
@@ -170,7 +170,7 @@ loop:
 		now := n.Now()
 		if !measuring && !now.Before(rampEnd) {
 			l.reset()
-			n.startStep()
+			n.StartStep()
 			measuring, start = true, now
 		}
 		if measuring && !started && len(backingUp) > 0 {
@@ -183,7 +183,7 @@ loop:
 		mu.Unlock()
 		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: l.samples(now)}
 		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
-		n.appendRow(row)
+		n.AppendRow(row)
 		if measuring && now.Sub(start) >= n.Quiet {
 			if len(backingUp) == 0 {
 				break

@@ -34,15 +34,16 @@ func (r *Recording) defaults() {
 	}
 }
 
-// startStep opens a new telemetry window.
-func (r *Recording) startStep() {
+// StartStep opens a new telemetry window.
+func (r *Recording) StartStep() {
 	if r.Sampler != nil {
 		r.Sampler.StartStep()
 	}
 }
 
-// appendRow writes one per-second row, with the telemetry sampled at its time.
-func (r *Recording) appendRow(row results.SeriesRow) {
+// AppendRow writes one per-second row, with the telemetry sampled at its
+// time. A failed write is kept by the directory (Dir.Err), which stops the run.
+func (r *Recording) AppendRow(row results.SeriesRow) {
 	if r.Sampler != nil {
 		for _, p := range r.Sampler.Sample(row.Time) {
 			row.Values = append(row.Values, results.Sample(p))
@@ -56,16 +57,25 @@ func (r *Recording) appendRow(row results.SeriesRow) {
 // <dev>_latency_<worst>, worst picking the spread's figure the scenario
 // reads. It returns the devices' latencies for the step's detail.
 func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick func(Spread) float64) map[string]Spread {
-	if r.Sampler == nil {
+	sum := r.StepTelemetry()
+	if sum == nil {
 		return nil
 	}
-	sum := analysis.Conclude(r.Sampler.StepSummary())
-	latency := diskLatency(sum)
+	latency := diskLatency(*sum)
 	for dev, s := range latency {
 		step.Figures = append(step.Figures,
 			results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
 			results.Figure{Name: results.FigureName(dev + "_latency_" + worst), Value: pick(s), Unit: "ms"})
 	}
-	step.Telemetry = &sum
+	step.Telemetry = sum
 	return latency
+}
+
+// StepTelemetry closes the telemetry window into its summary; nil without a sampler.
+func (r *Recording) StepTelemetry() *results.TelemetrySummary {
+	if r.Sampler == nil {
+		return nil
+	}
+	sum := analysis.Conclude(r.Sampler.StepSummary())
+	return &sum
 }
