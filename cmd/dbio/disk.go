@@ -221,7 +221,7 @@ func diskDryRun(app *App, cfg fio.Config) error {
 	fmt.Fprintf(app.Stdout, "profile %s: %d points, about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
 	for i, p := range plan.Points {
-		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, p)
+		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
 	}
 	return nil
 }

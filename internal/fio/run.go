@@ -40,17 +40,6 @@ const (
 // produces is the step's record as it is stored and read back.
 type PointResult = results.FioPoint
 
-// recordedPlan is the point as the results record it.
-func recordedPlan(pt PlannedPoint) results.FioPlan {
-	p := pt.Point
-	return results.FioPlan{
-		Name: p.Name, Series: p.Series, RW: p.RW, BS: p.BlockSize, ReadPct: p.ReadPct, IODepth: p.IODepth, Jobs: p.Jobs,
-		RuntimeS: p.RuntimeS, RampS: p.RampS, Loops: p.Loops, Split: p.Split,
-		RateOf: p.RateOf, RatePct: p.RatePct, RateIOPS: p.RateIOPS, SteadyState: p.SteadyState, SteadyWindowS: p.SteadyWindowS,
-		Label: pt.Label, Targets: pt.Targets,
-	}
-}
-
 // figures are the step's headline numbers, all read from fio's report.
 func figures(r PointResult) []results.Figure {
 	if r.Total == nil {
@@ -421,8 +410,8 @@ func sizeOf(fi os.FileInfo) int64 {
 }
 
 // point runs one planned point as step index.
-func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done []PointResult) (PointResult, error) {
-	res := PointResult{Step: index, FioPlan: recordedPlan(pt), Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
+func (r *runner) point(ctx context.Context, index, n int, pt Point, done []PointResult) (PointResult, error) {
+	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
 	places := make([]placement, 0, len(pt.Targets))
 	for _, t := range pt.Targets {
 		places = append(places, *r.places[t])
@@ -443,7 +432,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 		return res, err
 	}
 	if pt.RateOf != "" {
-		rate, err := resolveRate(pt.Point, done)
+		rate, err := resolveRate(pt, done)
 		if err != nil {
 			return fail(results.StatusFailed, err)
 		}
@@ -458,7 +447,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	if err := results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job)); err != nil {
 		return fail(results.StatusFailed, err)
 	}
-	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt)
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	res.Started = r.now()
 	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
 		Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
@@ -636,9 +625,10 @@ func (r *runner) summarize(points []PointResult) {
 // shown even without --latency-max.
 type latencyBounded interface{ latencyBounded() }
 
-// String describes the point in a line: pattern, queue, timing, limits.
-func (p Point) String() string {
-	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BlockSize))
+// Describe says what the point asks of fio in a line: pattern, queue,
+// timing, limits, and whether it runs on a drive group.
+func Describe(p Point) string {
+	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BS))
 	if Mixed(p.RW) {
 		s += fmt.Sprintf(" %d%% read", p.ReadPct)
 	}
@@ -657,15 +647,10 @@ func (p Point) String() string {
 	if p.SteadyState != "" {
 		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
 	}
-	return s
-}
-
-// String is the point's description, saying when it runs on a drive group.
-func (p PlannedPoint) String() string {
 	if len(p.Targets) > 1 {
-		return p.Point.String() + fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
+		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
-	return p.Point.String()
+	return s
 }
 
 func headline(r PointResult) string {

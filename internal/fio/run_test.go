@@ -93,7 +93,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string)
 
 // checkStep verifies one recorded point: its files, that its figures are
 // exactly fio's (re-read from the stored report) and its detail.
-func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
+func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 	t.Helper()
 	if s.Name != want.Name || s.Kind != "fio" || s.Status != results.StatusCompleted {
 		t.Fatalf("step %d: %s %s %s (%s), want completed fio step %s", s.Index, s.Name, s.Kind, s.Status, s.Error, want.Name)
