@@ -153,8 +153,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 // read is a warning, since a host we cannot describe still runs.
 func hostEnvironment(env Env) (results.Environment, []string) {
 	host, err := telemetry.ReadHost(env.HostFS)
-	e := results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
-		CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Versions: map[string]string{"dbio": env.Version}}
+	e := results.Environment{Host: host, Versions: map[string]string{"dbio": env.Version}}
 	if err != nil {
 		return e, []string{err.Error()}
 	}
