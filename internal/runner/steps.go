@@ -2,6 +2,12 @@
 // prepares the workload, runs each user step (ramp-up, then a timed
 // measurement) with per-second sampling, checks consistency, stops the
 // engine and finishes the results directory, whatever happens on the way.
+//
+// It is the only package that creates and finishes results directories
+// (recorded): a workload run (Run), a disk run (RunDisk) and every run of a
+// suite go through it. Each phase writes into the directory it is given: a
+// fio pass (FioPhase), the user steps, backups and tenants (which record
+// through scenario.Recording), with their sessions run by vusers.
 package runner
 
 import (
