@@ -35,12 +35,15 @@ func newABCmd(app *App) *cobra.Command {
 		Long: `Run a dbio command on side A and side B, N times each, interleaved A B A B to
 cancel drift, with one thing changed: flags added to one side (--a, --b), or a
 command run before and after each side (--a-setup, --b-setup, e.g. enabling a
-caching layer). The report is an A/B table: per step, A, B, the differential
-and the improvement in % for throughput and response time, their
-averages over the steps, the largest load each side kept, and with N > 1 the
-spread of each side and whether the difference exceeds it. Cache accounting
-says where each side's reads were served: the engine's cache, the OS, the device.`,
-		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 2 -- \
+caching layer). The report is an A/B table: per step, each side's median over
+its runs, the differential and the change in % for throughput and response
+time, and whether the difference is significant: a Mann-Whitney U test at the
+5 % level, and larger than the spread of each side's own runs. With fewer than
+4 runs a side no difference can be called; with 6 or more each median gets a
+95 % confidence interval. The same is done over each run's average of the
+steps, then the largest load each side kept. Cache accounting says where each
+side's reads were served: the engine's cache, the OS, the device.`,
+		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 5 -- \
       as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -161,7 +164,7 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 	html := filepath.Join(dir, "compare.html")
 	firsts, err := results.LoadAll([]string{dirs["a"][0], dirs["b"][0]})
 	if err == nil {
-		err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true})
+		_, err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true})
 	}
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)

@@ -110,7 +110,7 @@ func as3apPlan(app *App, f as3apFlags, usersGiven bool) (runner.Plan, error) {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	r, err := f.run.resolveWith("as3ap", errs)
+	r, err := f.run.resolveWith(app.SysFS, "as3ap", errs)
 	if err != nil {
 		return runner.Plan{}, err
 	}

@@ -70,7 +70,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVar(&f.targets, "target", nil, "directory on the storage to measure (repeat to compare several side by side)")
-	fs.StringVar(&f.profile, "profile", "four-corners", "fio profile: "+strings.Join(fio.Profiles.Names(), ", "))
+	fs.StringVar(&f.profile, "profile", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
 	fs.BoolVar(&f.group, "group", false, "run each point on all targets at once and report the aggregate (a drive group)")
 	fs.DurationVar(&f.runtime, "runtime", 0, "measured time per point (default: the profile's, 1m; 30m cap for precondition)")
 	fs.DurationVar(&f.ramp, "ramp", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
@@ -106,8 +106,9 @@ that refuses O_DIRECT is measured buffered, with a warning in the results.
 
 Profiles:
 `)
-	for _, name := range fio.Profiles.Names() {
-		p, _ := fio.Profiles.Lookup(name)
+	profiles := fio.BuiltinProfiles()
+	for _, name := range profiles.Names() {
+		p, _ := profiles.Lookup(name)
 		b.WriteString("\n  " + name + "\n")
 		b.WriteString(diskIndent(diskWrap(p.Describe(), 74), "    "))
 	}
@@ -150,7 +151,7 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 	cfg := fio.Config{
 		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
-		SteadyState: f.steadyState, Now: app.Now,
+		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS,
 	}
 	if changed("ramp") {
 		ramp := f.ramp
@@ -199,13 +200,13 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 		}
 		cfg.RatePcts = append(cfg.RatePcts, v)
 	}
-	errs = append(errs, cfg.Validate(fio.Profiles)...)
+	errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
 	if !f.dryRun {
 		// A dry run touches nothing and may plan for targets not mounted yet.
 		for _, t := range f.targets {
-			errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems()...)
+			errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems(app.SysFS)...)
 		}
-		errs = append(errs, runner.Places{Results: f.resultsBase}.Problems()...)
+		errs = append(errs, runner.Places{Results: f.resultsBase}.Problems(app.SysFS)...)
 	}
 	if len(errs) > 0 {
 		return cfg, usageErrors(errs)
@@ -214,7 +215,7 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 }
 
 func diskDryRun(app *App, cfg fio.Config) error {
-	plan, err := fio.NewPlan(cfg, fio.Profiles)
+	plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles())
 	if err != nil {
 		return usagef("%v", err)
 	}
@@ -232,7 +233,7 @@ func diskDryRun(app *App, cfg fio.Config) error {
 // is chosen from the free space, so it always fits.
 func diskSpace(cfg fio.Config, resultsBase string) []error {
 	var needs []target.Need
-	if plan, err := fio.NewPlan(cfg, fio.Profiles); err == nil {
+	if plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
 		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(plan.Duration()), What: "the results"})
 	}
 	if cfg.Size > 0 {

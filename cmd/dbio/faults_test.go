@@ -31,6 +31,7 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
 	"dbio/internal/smallfs"
+	"dbio/internal/target"
 	"dbio/internal/testenv"
 	"dbio/internal/workload"
 	"dbio/internal/workload/tpcc"
@@ -561,7 +562,7 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			testenv.RequireEngine(t, c.engine)
 			if len(c.args) > 0 {
-				h := iolimit.SystemHost()
+				h := iolimit.SystemHost(target.HostFS().Sys)
 				testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", "run the tests as root on a host with the blkio controller (cgroup v1) or io.max (v2)")
 			}
 			t.Parallel()
@@ -609,7 +610,7 @@ func removeCgroups(dir string) {
 	if dir == "" {
 		return
 	}
-	h := iolimit.SystemHost()
+	h := iolimit.SystemHost(target.HostFS().Sys)
 	for _, root := range []string{h.V1Blkio, h.V2} {
 		if root == "" {
 			continue
@@ -820,12 +821,12 @@ func TestInterruptInTheChecks(t *testing.T) {
 		t.Skip("runs real engines")
 	}
 	testenv.RequireEngine(t, "postgres")
-	target, base := loadedTarget(t, "postgres")
+	dataDir, base := loadedTarget(t, "postgres")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	out := newLineLog()
-	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
-	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engine: "postgres", target: target, users: "1", step: time.Second,
+	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
+	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engine: "postgres", target: dataDir, users: "1", step: time.Second,
 		results: base, transport: "socket"}}
 	plan, err := tpccPlan(app, f, "tpcc")
 	if err != nil {
@@ -845,7 +846,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	if want := []results.Status{results.StatusCompleted}; l.Run.Status != results.StatusInterrupted || !slices.Equal(stepStatuses(l), want) {
 		t.Errorf("run.json %s, steps %v; want interrupted, %v", l.Run.Status, stepStatuses(l), want)
 	}
-	noServerLeft(t, target)
+	noServerLeft(t, dataDir)
 }
 
 // TestFioKilledInADiskRun kills, during the second point of dbio disk, fio

@@ -17,6 +17,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/secret"
+	"dbio/internal/target"
 )
 
 // Exit codes, chosen once, here.
@@ -35,6 +36,9 @@ type App struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	Exec   execx.Runner
+	// SysFS is the /proc and /sys every target is resolved through; main
+	// gives the host's, tests may give fixtures.
+	SysFS target.SysFS
 	// Args is the command line as typed, recorded in run.json; run redacts
 	// its passwords before any command sees it.
 	Args []string
@@ -148,6 +152,7 @@ func main() {
 		Getenv: os.Getenv,
 		Now:    time.Now,
 		Exec:   execx.Real{},
+		SysFS:  target.HostFS(),
 		Args:   os.Args,
 	}
 	os.Exit(run(ctx, app, os.Args[1:]))

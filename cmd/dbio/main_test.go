@@ -12,10 +12,11 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/results"
+	"dbio/internal/target"
 )
 
 func testApp(out *bytes.Buffer) *App {
-	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
+	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
 }
 
 func TestBadInputIsAUsageError(t *testing.T) {

@@ -42,7 +42,7 @@ func TestOwnerHelperProcess(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := &App{Stdout: os.Stdout, Stderr: os.Stdout, Getenv: os.Getenv, Now: time.Now, Exec: execx.Real{}, Args: append([]string{"dbio"}, args...)}
+	app := &App{Stdout: os.Stdout, Stderr: os.Stdout, Getenv: os.Getenv, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: append([]string{"dbio"}, args...)}
 	os.Exit(run(ctx, app, args))
 }
 
@@ -223,7 +223,7 @@ func TestTargetHeldInAnyRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lock, err := tg.Lock(target.Holder{PID: 4242, Command: []string{"dbio", "quick"}, Started: time.Now()})
+	lock, err := tg.Lock(target.HostFS(), target.Holder{PID: 4242, Command: []string{"dbio", "quick"}, Started: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

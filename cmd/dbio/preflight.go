@@ -7,6 +7,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/runner"
 	"dbio/internal/secret"
+	"dbio/internal/target"
 )
 
 // preflight finds, without writing anything, what is wrong with the places
@@ -15,13 +16,13 @@ import (
 // not writable, a link or foreign directory in dbio's place, --limit on a
 // filesystem without a disk), and for --dsn a DSN that does not parse (shown
 // with its password masked) or an option only a managed server takes.
-func (f *runFlags) preflight(e engine.Engine, r resolved) []error {
+func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []error {
 	places := runner.Places{Results: f.results}
 	if f.dsn == "" {
 		places = runner.Places{Data: f.target, Log: f.logTarget, Results: f.results, Create: f.createTarget, Engine: e, Limits: r.limits}
-		return places.Problems()
+		return places.Problems(sys)
 	}
-	errs := places.Problems()
+	errs := places.Problems(sys)
 	if f.bufferPool != "" {
 		errs = append(errs, errors.New("--buffer-pool: applies to a server dbio runs on a target, not to --dsn: size the existing server's buffer pool in its own configuration, or drop --dsn"))
 	}

@@ -58,14 +58,16 @@ func newCompareCmd(app *App) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "compare A B [C...] [-o compare.html] [--force]",
-		Short: "Compare runs side by side: differentials, ratios and improvement in %, overlaid charts",
+		Short: "Compare runs side by side: differentials, ratios and changes said as better or worse, overlaid charts",
 		Long: `Compare two or more results directories. A is the baseline: every other run
 is read against it step by step (the same user count, the same fio point)
-with the differential, the ratio (2.0x) and the improvement in %, then the
-averages, and the charts of all runs are overlaid.
+with the differential, the ratio (2.0x) and the change in %, said in words
+(better or worse for that figure), then the averages, and the charts of all
+runs are overlaid. The headlines are printed here too.
 
-Runs of different workloads, TPC-C scales, user sequences or fio plans are
-refused, with the reason, unless --force. The report also lists every
+Runs of different workloads or TPC-C scales, or with no user count or fio
+point in common, are refused, with the reason, unless --force; steps only
+one run has are left out and named. The report also lists every
 setting and fact that differs between the runs.`,
 		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
   dbio compare nvme/ sata/ -o nvme-vs-sata.html`,
@@ -82,7 +84,7 @@ setting and fact that differs between the runs.`,
 			if output != "" {
 				out = report.OutputAt(output)
 			}
-			err = report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force})
+			headlines, err := report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force})
 			var nc *report.NotComparableError
 			if errors.As(err, &nc) {
 				return usagef("%v", err)
@@ -90,7 +92,10 @@ setting and fact that differs between the runs.`,
 			if err != nil {
 				return err
 			}
-			printOutput(app, out)
+			for _, h := range headlines {
+				fmt.Fprintln(app.Stdout, h)
+			}
+			fmt.Fprintf(app.Stdout, "report: %s (the Markdown summary and the CSV tables are beside it)\n", out.HTML)
 			return nil
 		},
 	}

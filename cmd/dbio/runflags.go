@@ -14,6 +14,7 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/progress"
 	"dbio/internal/runner"
+	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/units"
 	"dbio/internal/workload"
@@ -82,7 +83,7 @@ type resolved struct {
 }
 
 // resolve validates every flag at once; the error names each bad flag and its accepted form.
-func (f *runFlags) resolve(workloadName string) (resolved, error) {
+func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, error) {
 	var r resolved
 	var errs []error
 	e, err := engine.Default.Lookup(f.engine)
@@ -147,7 +148,7 @@ func (f *runFlags) resolve(workloadName string) (resolved, error) {
 		}
 		r.limits = l
 	}
-	errs = append(errs, f.preflight(e, r)...)
+	errs = append(errs, f.preflight(sys, e, r)...)
 	if len(errs) > 0 {
 		return r, usageErrors(errs)
 	}
@@ -176,8 +177,8 @@ func (f *runFlags) readDSNFile() error {
 
 // resolveWith validates the shared flags together with a command's own
 // problems, so that every bad flag is reported at once.
-func (f *runFlags) resolveWith(workloadName string, problems []error) (resolved, error) {
-	r, err := f.resolve(workloadName)
+func (f *runFlags) resolveWith(sys target.SysFS, workloadName string, problems []error) (resolved, error) {
+	r, err := f.resolve(sys, workloadName)
 	if err != nil {
 		var ue *usageError
 		if !errors.As(err, &ue) {
@@ -209,6 +210,7 @@ func runnerEnv(app *App) runner.Env {
 		Now:      app.Now,
 		Version:  version(),
 		HostFS:   telemetry.HostFS(),
+		SysFS:    app.SysFS,
 		Getenv:   app.Getenv,
 	}
 }

@@ -182,7 +182,7 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 			c.Size = n
 		}
-		p, err := fio.NewPlan(c, fio.Profiles)
+		p, err := fio.NewPlan(c, fio.BuiltinProfiles())
 		if err != nil {
 			return 0, 0
 		}
@@ -218,5 +218,6 @@ func compareRuns(dirs []string, out string) error {
 	if err != nil {
 		return err
 	}
-	return report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version()})
+	return err
 }

@@ -74,7 +74,7 @@ type sysbenchConfig struct {
 
 // sysbenchPlan validates the flags, all problems at once, and resolves them into a plan.
 func sysbenchPlan(app *App, f sysbenchFlags) (runner.Plan, error) {
-	r, err := f.run.resolveWith("sysbench", f.opts.Validate())
+	r, err := f.run.resolveWith(app.SysFS, "sysbench", f.opts.Validate())
 	if err != nil {
 		return runner.Plan{}, err
 	}

@@ -82,7 +82,7 @@ func runTPCC(ctx context.Context, app *App, f tpccFlags, kind string, devicePass
 // tpccPlan validates the TPC-C flags and resolves them into a runner plan.
 func tpccPlan(app *App, f tpccFlags, kind string) (runner.Plan, error) {
 	cfg := tpcc.Config{Warehouses: f.warehouses, KeyingThinking: f.keyingThinking, Seed: f.seed, LoadWorkers: f.loadWorkers, Reuse: f.reuse, SkipChecks: f.run.skipChecks}
-	r, err := f.run.resolveWith("tpcc", cfg.Validate())
+	r, err := f.run.resolveWith(app.SysFS, "tpcc", cfg.Validate())
 	if err != nil {
 		return runner.Plan{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"dbio/internal/results"
+	"dbio/internal/stats"
 )
 
 // ABMetrics are what an A/B study compares: the workload's throughput, and
@@ -49,28 +50,25 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 	}
 	sort.Ints(users)
 	metrics := ABMetrics(all)
-	sums := make([][2][]float64, len(metrics))
 	for _, u := range users {
 		step := results.ABStep{Users: u}
-		for mi, m := range metrics {
+		for _, m := range metrics {
 			va, vb := collect(usersA[u], m), collect(usersB[u], m)
 			if len(va) == 0 || len(vb) == 0 {
 				continue
 			}
-			d := abMetric(m, Compare(SideOf(va), SideOf(vb), m.Better))
-			step.Metrics = append(step.Metrics, d)
-			sums[mi][0] = append(sums[mi][0], d.A.Mean)
-			sums[mi][1] = append(sums[mi][1], d.B.Mean)
+			step.Metrics = append(step.Metrics, abMetric(m, va, vb))
 		}
 		res.Steps = append(res.Steps, step)
 	}
-	for mi, m := range metrics {
-		if len(sums[mi][0]) == 0 {
+	for _, m := range metrics {
+		// Each run's average over the user counts both sides ran is one
+		// repeat of the average: the test reads those, run against run.
+		va, vb := runAverages(a, m, users), runAverages(b, m, users)
+		if len(va) == 0 || len(vb) == 0 {
 			continue
 		}
-		// An average over steps has no run spread of its own.
-		d := abMetric(m, Compare(SideOf([]float64{Mean(sums[mi][0])}), SideOf([]float64{Mean(sums[mi][1])}), m.Better))
-		res.Average = append(res.Average, d)
+		res.Average = append(res.Average, abMetric(m, va, vb))
 	}
 	for _, l := range a {
 		u, open := MaxUsers(l)
@@ -84,13 +82,54 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 	return res, nil
 }
 
-// abMetric records a difference as ab.json holds it.
-func abMetric(m Metric, d Difference) results.ABMetric {
-	side := func(s Side) results.ABSide { return results.ABSide{Mean: s.Mean, Min: s.Min, Max: s.Max, Runs: s.Runs} }
-	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: side(d.A), B: side(d.B),
-		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread}
+// abMetric compares one figure's runs on each side as ab.json holds it:
+// each side's mean, median with its interval and spread, the change of the
+// medians, and the significance test.
+func abMetric(m Metric, va, vb []float64) results.ABMetric {
+	cmp, err := stats.Compare(va, vb, stats.Options{})
+	if err != nil {
+		// collect keeps only numbers, so only an infinite figure gets here.
+		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher,
+			Significance: results.ABSignificance{Verdict: "not tested: " + err.Error()}}
+	}
+	side := func(vs []float64, s stats.Summary) results.ABSide {
+		out := results.ABSide{Mean: Mean(vs), Min: s.Min, Max: s.Max, Runs: vs, Median: s.Median}
+		if s.Interval.Available {
+			out.MedianCI, out.MedianLo, out.MedianHi, out.Confidence = true, s.Interval.Lo, s.Interval.Hi, s.Interval.Confidence
+		}
+		return out
+	}
+	// The change is read from the medians: with several runs a side one
+	// outlier moves a mean but not a median.
+	d := Compare(Side{Mean: cmp.A.Median, Runs: va, Min: cmp.A.Min, Max: cmp.A.Max}, Side{Mean: cmp.B.Median, Runs: vb, Min: cmp.B.Min, Max: cmp.B.Max}, m)
+	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: side(va, cmp.A), B: side(vb, cmp.B),
+		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread,
+		Significance: results.ABSignificance{Verdict: cmp.Verdict.String(), P: cmp.Test.P, Alpha: cmp.Alpha, WithinNoise: cmp.WithinNoise,
+			NeedPerSide: cmp.NeedPerSide, Ratio: cmp.Ratio}}
+	if ri := cmp.RatioInterval; ri.Available {
+		out.Significance.RatioInterval, out.Significance.RatioLo, out.Significance.RatioHi = true, ri.Lo, ri.Hi
+	}
 	if math.IsNaN(out.ImprovementPct) {
 		out.ImprovementPct = 0 // no change can be said against nothing
+	}
+	return out
+}
+
+// runAverages are each run's average of a figure over the given user
+// counts, for the runs that have it at all of them.
+func runAverages(runs []*results.Loaded, m Metric, users []int) []float64 {
+	var out []float64
+	for _, l := range runs {
+		byUsers := stepsByUsers([]*results.Loaded{l})
+		var vs []float64
+		for _, u := range users {
+			if v := collect(byUsers[u], m); len(v) > 0 {
+				vs = append(vs, Mean(v))
+			}
+		}
+		if len(vs) == len(users) && len(vs) > 0 {
+			out = append(out, Mean(vs))
+		}
 	}
 	return out
 }

@@ -123,3 +123,56 @@ func TestABAndComparisonReadTheSameFigures(t *testing.T) {
 		})
 	}
 }
+
+// The significance of an A/B difference, on cases whose answer is known:
+// repeats of one configuration do not differ; clearly separated repeats do,
+// with the ratio inside its interval; a shift the U test would call but
+// that lies within one side's own spread is not a difference; one run a
+// side cannot tell.
+func TestABSignificanceOnKnownCases(t *testing.T) {
+	side := func(tps ...float64) []*results.Loaded {
+		var out []*results.Loaded
+		for _, v := range tps {
+			out = append(out, abRun([][3]float64{{4, v, 1000 / v}}, 0, 0, 0))
+		}
+		return out
+	}
+	cases := []struct {
+		name     string
+		a, b     []*results.Loaded
+		verdict  string
+		interval bool
+	}{
+		{"same configuration", side(100, 104, 98, 102, 101), side(99, 103, 100, 105, 97), "no significant difference", true},
+		{"twice as fast", side(100, 104, 98, 102, 101), side(201, 196, 205, 199, 203), "significant difference", true},
+		{"consistent shift inside the spread", side(100, 110, 120, 130, 140), side(141, 142, 143, 144, 145), "no significant difference", true},
+		{"one run a side", side(100), side(200), "too few repeats to tell", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := AB(c.a, c.b, "A", "B")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range append(res.Steps[0].Metrics, res.Average...) {
+				sig := m.Significance
+				if sig.Verdict != c.verdict {
+					t.Errorf("%s: %s (p %.3f), want %s", m.Name, sig.Verdict, sig.P, c.verdict)
+				}
+				if sig.RatioInterval != c.interval {
+					t.Errorf("%s: ratio interval %v, want %v", m.Name, sig.RatioInterval, c.interval)
+				}
+				if sig.RatioInterval && (sig.Ratio < sig.RatioLo || sig.Ratio > sig.RatioHi) {
+					t.Errorf("%s: ratio %.3f outside its interval [%.3f, %.3f]", m.Name, sig.Ratio, sig.RatioLo, sig.RatioHi)
+				}
+			}
+			tps := res.Steps[0].Metrics[0]
+			if c.name == "twice as fast" && (tps.A.Median != 101 || tps.B.Median != 201 || tps.Significance.P >= 0.05) {
+				t.Errorf("medians %v and %v, p %v", tps.A.Median, tps.B.Median, tps.Significance.P)
+			}
+			if c.name == "consistent shift inside the spread" && !tps.Significance.WithinNoise {
+				t.Error("the U test's call inside A's spread is not marked as within the noise")
+			}
+		})
+	}
+}

@@ -18,10 +18,11 @@ type Names struct {
 }
 
 // Comparability says why runs cannot be compared meaningfully (reasons:
-// different workloads, TPC-C scales or pacing, user sequences, fio
-// profiles or points) and what a reader should know about comparing them
-// (warnings: different run kinds, step lengths, fio runtimes, unfinished
-// runs). The first run is the baseline.
+// different workloads, TPC-C scales or pacing, no user count or fio point
+// in common) and what a reader should know about comparing them (warnings:
+// different run kinds, step lengths, fio runtimes, unfinished runs, and the
+// steps or points left out because only one run has them). The first run
+// is the baseline.
 func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 	a := runs[0]
 	kindsA := strings.Join(measured(a, n), " and ")
@@ -47,8 +48,14 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 					reasons = append(reasons, fmt.Sprintf("%s ran %s with keying_thinking=%s but %s with %s: paced and back-to-back users are different workloads", whoA, title, orNothing(x), whoB, orNothing(y)))
 				}
 			}
-			if x, y := intsText(a.Users(wa)), intsText(b.Users(wb)); x != y {
-				reasons = append(reasons, fmt.Sprintf("%s's %s user sequence is %s but %s's is %s", whoA, title, x, whoB, y))
+			if ua, ub := a.Users(wa), b.Users(wb); intsText(ua) != intsText(ub) {
+				diff := fmt.Sprintf("%s's %s user sequence is %s but %s's is %s", whoA, title, intsText(ua), whoB, intsText(ub))
+				common, onlyA, onlyB := splitInts(ua, ub)
+				if len(common) == 0 {
+					reasons = append(reasons, diff+", with no user count in common")
+					continue
+				}
+				warnings = append(warnings, diff+": only "+intsText(common)+" users are compared"+leftOut(whoA, intsText(onlyA), whoB, intsText(onlyB)))
 			}
 			for _, k := range []struct{ name, a, b string }{{"step", ca.StepS, cb.StepS}, {"rampup", ca.RampUpS, cb.RampUpS}} {
 				if k.a != k.b {
@@ -58,17 +65,20 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 		}
 		if len(a.Fio) > 0 {
 			pa, pb := a.FioProfile(), b.FioProfile()
-			if pa != pb {
-				reasons = append(reasons, fmt.Sprintf("%s ran the fio profile %s but %s ran %s", whoA, orNothing(pa), whoB, orNothing(pb)))
-			} else if missing, extra := pointDiff(a, b); len(missing)+len(extra) > 0 {
-				var parts []string
-				if len(missing) > 0 {
-					parts = append(parts, fmt.Sprintf("%s lacks %s", whoB, strings.Join(missing, ", ")))
+			missing, extra := pointDiff(a, b)
+			common := len(a.Fio) - len(missing)
+			switch {
+			case pa != pb && common == 0:
+				reasons = append(reasons, fmt.Sprintf("%s ran the fio profile %s but %s ran %s, with no point in common", whoA, orNothing(pa), whoB, orNothing(pb)))
+			case common == 0:
+				reasons = append(reasons, fmt.Sprintf("%s and %s have no fio point in common", whoA, whoB))
+			case len(missing)+len(extra) > 0:
+				what := "the fio points differ"
+				if pa != pb {
+					what = fmt.Sprintf("%s ran the fio profile %s but %s ran %s", whoA, orNothing(pa), whoB, orNothing(pb))
 				}
-				if len(extra) > 0 {
-					parts = append(parts, fmt.Sprintf("%s has %s that %s lacks", whoB, strings.Join(extra, ", "), whoA))
-				}
-				reasons = append(reasons, "the fio points differ: "+strings.Join(parts, "; "))
+				warnings = append(warnings, fmt.Sprintf("%s: only the %s in common are compared%s", what, plural(common, "point", "points"),
+					leftOut(whoA, strings.Join(missing, ", "), whoB, strings.Join(extra, ", "))))
 			}
 			if x, y := fioRuntimes(a), fioRuntimes(b); x != y {
 				warnings = append(warnings, fmt.Sprintf("%s's fio points ran %s and %s's %s", whoA, x, whoB, y))
@@ -134,6 +144,47 @@ func fioRuntimes(r *Recorded) string {
 		s[i] = strconv.Itoa(v) + " s"
 	}
 	return strings.Join(s, ", ")
+}
+
+// splitInts sorts two sequences' values into those both have and those only
+// one has, each in its sequence's order.
+func splitInts(a, b []int) (common, onlyA, onlyB []int) {
+	inA, inB := map[int]bool{}, map[int]bool{}
+	for _, v := range a {
+		inA[v] = true
+	}
+	for _, v := range b {
+		inB[v] = true
+	}
+	for _, v := range a {
+		if inB[v] {
+			common = append(common, v)
+		} else {
+			onlyA = append(onlyA, v)
+		}
+	}
+	for _, v := range b {
+		if !inA[v] {
+			onlyB = append(onlyB, v)
+		}
+	}
+	return common, onlyA, onlyB
+}
+
+// leftOut says which steps of each run a comparison leaves out:
+// " (left out: 4 of A (x); 8 of B (y))", empty when none.
+func leftOut(whoA, onlyA, whoB, onlyB string) string {
+	var parts []string
+	if onlyA != "" {
+		parts = append(parts, onlyA+" of "+whoA)
+	}
+	if onlyB != "" {
+		parts = append(parts, onlyB+" of "+whoB)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (left out: " + strings.Join(parts, "; ") + ")"
 }
 
 func intsText(v []int) string {

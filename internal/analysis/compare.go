@@ -35,29 +35,83 @@ type Difference struct {
 	A, B Side
 	// Differential is B − A and Ratio B / A (of the means).
 	Differential, Ratio float64
-	// ChangePct is the change from A to B in % of A: NaN when A is zero or
-	// either side has no value.
+	// ChangePct is the change from A to B in % of A: NaN when either side
+	// has no value or either is under the metric's floor.
 	ChangePct float64
 	// ImprovementPct is the change signed so that it is positive when B is
 	// better; the change itself for a metric that is neither better higher
 	// nor lower.
 	ImprovementPct float64
+	// UnderFloor says A or B is under the metric's floor: the ratio and the
+	// change in % are left out (NaN) because a ratio of values that small
+	// says more about rounding than about the runs; the differential stands.
+	UnderFloor bool
+	// Judgement says whether B is better or worse than A for the metric.
+	Judgement Judgement
 	// BeyondSpread says the ranges of A's and B's runs do not overlap (with
 	// two runs a side or more), so the difference is larger than the
 	// run-to-run noise measured here.
 	BeyondSpread bool
 }
 
-// Compare reads side b against side a for a metric that improves in the
-// direction better.
-func Compare(a, b Side, better Better) Difference {
+// Judgement is how a difference reads for its metric.
+type Judgement int
+
+// Judgements. Unchanged covers changes under 1 % (or, under the floor,
+// differentials smaller than the floor); Higher and Lower are the verdicts
+// of a metric that is neither better higher nor lower.
+const (
+	NoValue Judgement = iota
+	Unchanged
+	Improved
+	Worsened
+	WentHigher
+	WentLower
+)
+
+// Word is the judgement in a word: "better", "worse", "higher", "lower",
+// "no change"; empty without a value.
+func (j Judgement) Word() string {
+	return [...]string{"", "no change", "better", "worse", "higher", "lower"}[j]
+}
+
+// Compare reads side b against side a for a metric.
+func Compare(a, b Side, m Metric) Difference {
 	d := Difference{A: a, B: b, Differential: b.Mean - a.Mean, Ratio: b.Mean / a.Mean, ChangePct: Change(a.Mean, b.Mean)}
+	if m.Floor > 0 && (math.Abs(a.Mean) < m.Floor || math.Abs(b.Mean) < m.Floor) {
+		d.UnderFloor, d.Ratio, d.ChangePct = true, math.NaN(), math.NaN()
+	}
 	d.ImprovementPct = d.ChangePct
-	if better == Lower {
+	if m.Better == Lower {
 		d.ImprovementPct = -d.ChangePct
 	}
+	d.Judgement = judge(m, d)
 	d.BeyondSpread = len(a.Runs) > 1 && len(b.Runs) > 1 && (a.Max < b.Min || b.Max < a.Min)
 	return d
+}
+
+// judge reads a difference for its metric: by the change in % (under 1 %
+// is no change) or, under the floor, by whether the differential reaches
+// the floor. Against a zero A there is no %, but there is a direction.
+func judge(m Metric, d Difference) Judgement {
+	switch {
+	case math.IsNaN(d.Differential):
+		return NoValue
+	case d.Differential == 0,
+		d.UnderFloor && math.Abs(d.Differential) < m.Floor,
+		!d.UnderFloor && math.Abs(d.ChangePct) < 1:
+		return Unchanged
+	}
+	up := d.Differential > 0
+	switch {
+	case m.Better == Neither && up:
+		return WentHigher
+	case m.Better == Neither:
+		return WentLower
+	case up == (m.Better == Higher):
+		return Improved
+	}
+	return Worsened
 }
 
 // Change is the change from a to b in % of a, NaN when a is zero or either is NaN.
@@ -66,18 +120,6 @@ func Change(a, b float64) float64 {
 		return math.NaN()
 	}
 	return (b - a) / math.Abs(a) * 100
-}
-
-// Assess classes a change as better (+1) or worse (−1) for a metric, 0 for
-// no verdict: a metric that is neither, or a change under 1 %.
-func Assess(m Metric, changePct float64) int {
-	if m.Better == Neither || math.IsNaN(changePct) || math.Abs(changePct) < 1 {
-		return 0
-	}
-	if (changePct > 0) == (m.Better == Higher) {
-		return 1
-	}
-	return -1
 }
 
 // Mean is the mean of some values, NaN without any.
@@ -179,7 +221,7 @@ func VersusBaseline(m Metric, rows []Row, runs int) (Versus, bool) {
 		var against []Difference
 		for i := 1; i < runs; i++ {
 			a, b := vals[0], vals[i]
-			against = append(against, Compare(Side{Mean: a}, Side{Mean: b}, m.Better))
+			against = append(against, Compare(Side{Mean: a}, Side{Mean: b}, m))
 			if !math.IsNaN(a) && !math.IsNaN(b) {
 				useful = true
 				counts[i-1]++
@@ -198,7 +240,7 @@ func VersusBaseline(m Metric, rows []Row, runs int) (Versus, bool) {
 		if counts[i] > 0 {
 			a, b = sumA[i]/float64(counts[i]), sumB[i]/float64(counts[i])
 		}
-		v.Averages = append(v.Averages, Average{Rows: counts[i], Difference: Compare(Side{Mean: a}, Side{Mean: b}, m.Better)})
+		v.Averages = append(v.Averages, Average{Rows: counts[i], Difference: Compare(Side{Mean: a}, Side{Mean: b}, m)})
 	}
 	return v, true
 }

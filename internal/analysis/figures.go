@@ -93,6 +93,10 @@ type Metric struct {
 	Title  string
 	Unit   string
 	Better Better
+	// Floor is the smallest value, in Unit, that a ratio or a change in %
+	// is computed from (0 for none beyond zero itself): CPU shares under
+	// 1 % of the machine, say, whose ratios are noise.
+	Floor float64
 	// Value reads the metric from a step, NaN when the step lacks it.
 	Value func(results.Step) float64
 }
@@ -116,7 +120,7 @@ func ResponseTime(stat results.LatencyStat) Metric {
 	case results.StatP99:
 		total = func(l Latencies) float64 { return l.P99 }
 	}
-	return Metric{ID: "latency-" + string(stat), Title: string(stat) + " latency", Unit: "ms", Better: Lower,
+	return Metric{ID: "latency-" + string(stat), Title: string(stat) + " latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS,
 		Value: func(s results.Step) float64 {
 			if v, ok := s.Figure(interactive); ok {
 				return v
@@ -128,15 +132,24 @@ func ResponseTime(stat results.LatencyStat) Metric {
 		}}
 }
 
+// Floors of the compared metrics. A CPU share under 1 % of the machine is
+// idle noise, and a device latency under 10 µs means the device was not
+// used; a transaction or fio latency under 1 µs is below what is measured.
+const (
+	cpuFloorPct        = 1
+	diskLatencyFloorMS = 0.01
+	latencyFloorMS     = 0.001
+)
+
 // telemetryMetric compares runs by a telemetry mean.
 func telemetryMetric(id, title, unit string, better Better, metric string) Metric {
-	return Metric{ID: id, Title: title, Unit: unit, Better: better,
+	return Metric{ID: id, Title: title, Unit: unit, Better: better, Floor: cpuFloorPct,
 		Value: func(s results.Step) float64 { return s.Telemetry.Mean(metric) }}
 }
 
 // diskMetric compares runs by a metric of each step's busiest device.
 func diskMetric(id, title, what string) Metric {
-	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: Lower, Value: func(s results.Step) float64 {
+	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: Lower, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 {
 		return BusiestDiskP99(s, what)
 	}}
 }
@@ -175,7 +188,7 @@ func FioMetrics() []Metric {
 	return []Metric{
 		{ID: "iops", Title: "IOPS", Unit: "I/O per s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureIOPS) }},
 		{ID: "mbs", Title: "MB/s", Unit: "MB/s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureMBPerSec) }},
-		{ID: "lat-mean", Title: "mean latency", Unit: "ms", Better: Lower, Value: func(s results.Step) float64 { return Value(s, results.FigureLatMeanUS) / 1000 }},
-		{ID: "lat-p99", Title: "p99 latency", Unit: "ms", Better: Lower, Value: func(s results.Step) float64 { return Value(s, results.FigureLatP99US) / 1000 }},
+		{ID: "lat-mean", Title: "mean latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS, Value: func(s results.Step) float64 { return Value(s, results.FigureLatMeanUS) / 1000 }},
+		{ID: "lat-p99", Title: "p99 latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS, Value: func(s results.Step) float64 { return Value(s, results.FigureLatP99US) / 1000 }},
 	}
 }

@@ -92,7 +92,41 @@ func TestVersusBaseline(t *testing.T) {
 	if a := v.Averages[1]; a.Rows != 1 || a.A.Mean != 30 || a.B.Mean != 60 {
 		t.Errorf("C's average %+v", a)
 	}
-	if Assess(ResponseTime(results.StatMean), -20) != 1 || Assess(ResponseTime(results.StatMean), 0.5) != 0 || Assess(ThroughputMetric(Figure{}), -3) != -1 {
-		t.Error("Assess")
+}
+
+func TestCompareJudgesByDirectionAndFloor(t *testing.T) {
+	tps := ThroughputMetric(Figure{results.FigureTPS, "TPS", "tx/s"})
+	latency := ResponseTime(results.StatMean)
+	iowait := telemetryMetric("cpu-iowait", "CPU iowait", "%", Lower, "cpu_iowait_pct")
+	idle := telemetryMetric("cpu-idle", "CPU idle", "%", Neither, "cpu_idle_pct")
+	cases := []struct {
+		name       string
+		m          Metric
+		a, b       float64
+		want       Judgement
+		underFloor bool
+	}{
+		{"throughput up", tps, 100, 150, Improved, false},
+		{"throughput down", tps, 100, 97, Worsened, false},
+		{"throughput within 1 %", tps, 100, 100.5, Unchanged, false},
+		{"latency fell", latency, 10, 4.2, Improved, false},
+		{"latency rose", latency, 4.2, 10, Worsened, false},
+		{"from zero has no % but a direction", tps, 0, 5, Improved, false},
+		{"iowait to near zero", iowait, 7.3, 0.2, Improved, true},
+		{"idle noise under the floor", idle, 0.0, 0.7, Unchanged, true},
+		{"idle neither better", idle, 20, 40, WentHigher, false},
+		{"idle fell", idle, 40, 20, WentLower, false},
+		{"no value", tps, math.NaN(), 5, NoValue, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := Compare(Side{Mean: c.a}, Side{Mean: c.b}, c.m)
+			if d.Judgement != c.want || d.UnderFloor != c.underFloor {
+				t.Errorf("Compare(%v, %v) = %s, under floor %v; want %s, %v", c.a, c.b, d.Judgement.Word(), d.UnderFloor, c.want.Word(), c.underFloor)
+			}
+			if d.UnderFloor && !(math.IsNaN(d.Ratio) && math.IsNaN(d.ChangePct)) {
+				t.Errorf("under the floor the ratio (%v) and change (%v) must be left out", d.Ratio, d.ChangePct)
+			}
+		})
 	}
 }

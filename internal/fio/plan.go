@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"dbio/internal/results"
+	"dbio/internal/target"
 	"dbio/internal/units"
 )
 
@@ -72,6 +73,9 @@ type Config struct {
 	MemoryBytes uint64
 	// Now is the clock for step times; nil uses time.Now.
 	Now func() time.Time
+	// SysFS is where the storage behind each target is resolved for run.json
+	// (target.HostFS() from cmd); a zero SysFS leaves it unresolved, with a warning.
+	SysFS target.SysFS
 }
 
 // QuickCorners is the short four-corners pass of `dbio quick`: each corner

@@ -124,7 +124,7 @@ func TestPlans(t *testing.T) {
 			if tc.change != nil {
 				tc.change(&c)
 			}
-			p, err := NewPlan(c, Profiles)
+			p, err := NewPlan(c, BuiltinProfiles())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,10 +149,10 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 	c := Config{Profile: "four-corners", Runtime: 1500 * time.Millisecond, IODepths: []int{0}, BlockSizes: []int64{1000},
 		RW: []string{"sideways"}, ReadPct: intp(120), RatePcts: []float64{-5}, LatencyStat: "p42", SteadyState: "fast", Group: true}
 	dup := Config{Profile: "four-corners", Targets: []string{"/mnt/a", "/mnt/a/"}}
-	if err := errors.Join(dup.Validate(Profiles)...); err == nil || !strings.Contains(err.Error(), "--target /mnt/a/ is given twice") {
+	if err := errors.Join(dup.Validate(BuiltinProfiles())...); err == nil || !strings.Contains(err.Error(), "--target /mnt/a/ is given twice") {
 		t.Errorf("duplicate target: %v", err)
 	}
-	errs := c.Validate(Profiles)
+	errs := c.Validate(BuiltinProfiles())
 	all := errors.Join(errs...).Error()
 	for _, want := range []string{"no target", "--group needs", "--runtime 1.5s", "--iodepth 0", "--bs 1000 B", `--rw "sideways"`,
 		"--read-pct 120", "--rates -5", `--latency-stat "p42"`, `--steady-state "fast"`} {
@@ -178,7 +178,7 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 	} {
 		c := base("four-corners")
 		tc.change(&c)
-		_, err := NewPlan(c, Profiles)
+		_, err := NewPlan(c, BuiltinProfiles())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("error %v, want %q", err, tc.want)
 		}
@@ -267,10 +267,10 @@ func TestJobFilesParse(t *testing.T) {
 	requireFio(t)
 	dir := t.TempDir()
 	places := []placement{{Label: "t", File: filepath.Join(dir, "work.dat"), Size: 64 << 20, Engine: "io_uring", Direct: true}}
-	for _, name := range Profiles.Names() {
+	for _, name := range BuiltinProfiles().Names() {
 		c := base(name)
 		c.RatePcts = nil
-		p, err := NewPlan(c, Profiles)
+		p, err := NewPlan(c, BuiltinProfiles())
 		if err != nil {
 			t.Fatal(err)
 		}

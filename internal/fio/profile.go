@@ -9,7 +9,7 @@ import (
 )
 
 // Profile is a named, documented plan of fio jobs (four-corners, sqlio...).
-// Profiles register themselves at init; dbio looks them up by name.
+// A Registry holds them (BuiltinProfiles); dbio looks them up by name.
 type Profile interface {
 	// Name is what users type after --profile.
 	Name() string
@@ -74,9 +74,3 @@ func (r *Registry) namesLocked() []string {
 	sort.Strings(names)
 	return names
 }
-
-// Profiles is the registry the built-in profiles add themselves to.
-var Profiles = NewRegistry()
-
-// Register adds p to Profiles.
-func Register(p Profile) { Profiles.Register(p) }

@@ -9,13 +9,15 @@ import (
 	"dbio/internal/results"
 )
 
-// The built-in profiles, each one of the studies in METHODOLOGY.md.
-func init() {
-	Register(fourCorners{})
-	Register(sqlio{})
-	Register(mix{})
-	Register(curve{})
-	Register(precondition{})
+// BuiltinProfiles returns a new registry of the built-in profiles, each one
+// of the studies the README describes. Each call builds its own, so no
+// profile registered by one caller is seen by another.
+func BuiltinProfiles() *Registry {
+	r := NewRegistry()
+	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}} {
+		r.Register(p)
+	}
+	return r
 }
 
 var (
@@ -257,10 +259,12 @@ func (p mix) Points(c Config) ([]Point, error) {
 	return out, nil
 }
 
-// DefaultRatePcts are the curve's rates: 10 % to 120 % of the maximum, as in
+// defaultRatePcts are the curve's rates: 10 % to 120 % of the maximum, as in
 // the hybrid NVMe/SATA study. Past 100 % fio cannot keep up, which is the point:
-// latency at saturation.
-var DefaultRatePcts = []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}
+// latency at saturation. A function, so that no caller holds the one slice.
+func defaultRatePcts() []float64 {
+	return []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120}
+}
 
 // curve measures the maximum rate, then fixed rates below and above it.
 type curve struct{}
@@ -297,7 +301,7 @@ func (p curve) Points(c Config) ([]Point, error) {
 	}
 	rates := c.RatePcts
 	if len(rates) == 0 {
-		rates = DefaultRatePcts
+		rates = defaultRatePcts()
 	}
 	jobs, qd, split := saturating(c, rw, outstandingFor(rw))
 	base := Point{Series: rw + "-" + bsName(bs), RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,

@@ -114,7 +114,7 @@ type Sink interface {
 // step with status failed or interrupted, and the returned results include
 // it. A cancelled run returns an error wrapping ctx.Err().
 func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
-	plan, err := NewPlan(c, Profiles)
+	plan, err := NewPlan(c, BuiltinProfiles())
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +205,7 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 	}
 	info := results.TargetInfo{Role: target.RoleData, Path: t.Path}
 	var warnings, notes []string
-	if st, err := t.Storage(); err == nil {
+	if st, err := t.Storage(r.plan.Config.SysFS); err == nil {
 		info.Storage = st
 	} else {
 		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))

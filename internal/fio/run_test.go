@@ -19,6 +19,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/results"
+	"dbio/internal/target"
 )
 
 // Tests in this file run the real fio on a directory of the real disk
@@ -54,7 +55,7 @@ func newDir(t *testing.T, c Config) *results.Dir {
 
 // short makes c a test-sized run.
 func short(c Config, runtime time.Duration) Config {
-	c.Runtime, c.Ramp, c.Size = runtime, durp(0), testSize
+	c.Runtime, c.Ramp, c.Size, c.SysFS = runtime, durp(0), testSize, target.HostFS()
 	return c
 }
 
@@ -75,7 +76,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string)
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan, _ := NewPlan(c, Profiles)
+	plan, _ := NewPlan(c, BuiltinProfiles())
 	if len(l.Steps) != len(plan.Points) || len(pts) != len(plan.Points) {
 		t.Fatalf("%d steps and %d results for %d points", len(l.Steps), len(pts), len(plan.Points))
 	}

@@ -61,17 +61,18 @@ type Preset struct {
 	Source string
 }
 
-// Presets are storage classes from the studies' device figures. Bandwidth is
+// presets are storage classes from the studies' device figures. Bandwidth is
 // per drive; where a study gives only group figures, they are divided by the
-// number of drives in the group.
-var Presets = map[string]Preset{
+// number of drives in the group. Unexported and read through LookupPreset, so
+// no caller can change a preset for the rest of the process.
+var presets = map[string]Preset{
 	"sata-ssd": {
 		Limits: Limits{ReadIOPS: 75000, WriteIOPS: 30000, ReadBPS: 500 << 20, WriteBPS: 450 << 20},
-		Source: "METHODOLOGY §3: 8 SATA drives gave 3.97 GB/s of 64k sequential reads (about 500 MB/s per drive); IOPS from the class of enterprise SATA SSD datasheets (4k random read 75k, write 30k), below the 6 Gb/s interface ceiling",
+		Source: "the hybrid NVMe and SATA study: 8 SATA drives gave 3.97 GB/s of 64k sequential reads (about 500 MB/s per drive); IOPS from the class of enterprise SATA SSD datasheets (4k random read 75k, write 30k), below the 6 Gb/s interface ceiling",
 	},
 	"nvme-gen3": {
 		Limits: Limits{ReadIOPS: 400000, WriteIOPS: 150000, ReadBPS: 2700 << 20, WriteBPS: 1800 << 20},
-		Source: "METHODOLOGY §3: 4 NVMe drives gave 10.76 GB/s of 64k sequential reads (about 2.7 GB/s per drive); §1: NVMe gave 6.5x the sequential throughput of SATA; IOPS from PCIe 3.0 x4 datasheet class figures",
+		Source: "the hybrid NVMe and SATA study: 4 NVMe drives gave 10.76 GB/s of 64k sequential reads (about 2.7 GB/s per drive); the NVMe vs SATA test: NVMe gave 6.5x the sequential throughput of SATA; IOPS from PCIe 3.0 x4 datasheet class figures",
 	},
 	"sata-hdd": {
 		Limits: Limits{ReadIOPS: 200, WriteIOPS: 200, ReadBPS: 180 << 20, WriteBPS: 180 << 20},
@@ -79,14 +80,20 @@ var Presets = map[string]Preset{
 	},
 	"san-raid5": {
 		Limits: Limits{ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 250 << 20, WriteBPS: 200 << 20},
-		Source: "METHODOLOGY §4's SAN RAID 5 layout, in the range a DBA's SQLIO matrix shows for such arrays under the 20 ms latency line; the issue's example limits",
+		Source: "the SAN RAID 5 layout of a DBA's SQLIO matrix, in the range such a matrix shows for these arrays under the 20 ms latency line; the issue's example limits",
 	},
+}
+
+// LookupPreset finds a storage class by name.
+func LookupPreset(name string) (Preset, bool) {
+	p, ok := presets[name]
+	return p, ok
 }
 
 // PresetNames lists the presets in order.
 func PresetNames() []string {
-	names := make([]string, 0, len(Presets))
-	for n := range Presets {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -105,7 +112,7 @@ func Parse(s string) (Limits, error) {
 		part = strings.TrimSpace(part)
 		k, v, ok := strings.Cut(part, "=")
 		if !ok {
-			p, found := Presets[part]
+			p, found := presets[part]
 			if !found || i > 0 {
 				return l, fmt.Errorf("limit %q: %q is neither key=value nor a preset (presets: %s)", s, part, strings.Join(PresetNames(), ", "))
 			}
@@ -149,13 +156,19 @@ type Host struct {
 	V2 string
 }
 
-// SystemHost finds the running system's hierarchies.
-func SystemHost() Host {
+// SystemHost finds the hierarchies mounted under sys, the root of sysfs
+// ("/sys" on the running system, given by cmd), so that nothing here
+// assumes which machine it runs on.
+func SystemHost(sys string) Host {
 	h := Host{}
-	if fileExists("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device") {
-		h.V1Blkio = "/sys/fs/cgroup/blkio"
+	if sys == "" {
+		return h // no root given: no hierarchy, and Create refuses
 	}
-	for _, p := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+	cgroup := filepath.Join(sys, "fs", "cgroup")
+	if fileExists(filepath.Join(cgroup, "blkio", "blkio.throttle.read_iops_device")) {
+		h.V1Blkio = filepath.Join(cgroup, "blkio")
+	}
+	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
 		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "io") {
 			h.V2 = p
 			break

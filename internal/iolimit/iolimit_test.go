@@ -42,7 +42,8 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
 		}
 	}
-	for name, p := range Presets {
+	for _, name := range PresetNames() {
+		p, _ := LookupPreset(name)
 		if p.Source == "" || p.Limits.IsZero() {
 			t.Errorf("preset %s lacks limits or a source", name)
 		}
@@ -50,6 +51,45 @@ func TestParse(t *testing.T) {
 		if err != nil || back.String() != p.Limits.String() {
 			t.Errorf("preset %s does not round-trip: %q -> %+v %v", name, p.Limits.String(), back, err)
 		}
+	}
+}
+
+// TestSystemHost finds the hierarchies under the sysfs root it is given,
+// never under the running system's /sys.
+func TestSystemHost(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		files map[string]string // path under the root -> content
+		want  func(root string) Host
+	}{
+		{"none", nil, func(string) Host { return Host{} }},
+		{"v1 blkio", map[string]string{"fs/cgroup/blkio/blkio.throttle.read_iops_device": ""},
+			func(root string) Host { return Host{V1Blkio: filepath.Join(root, "fs/cgroup/blkio")} }},
+		{"v2 with io", map[string]string{"fs/cgroup/cgroup.controllers": "cpu io memory\n"},
+			func(root string) Host { return Host{V2: filepath.Join(root, "fs/cgroup")} }},
+		{"v2 without io", map[string]string{"fs/cgroup/cgroup.controllers": "cpu memory\n"},
+			func(string) Host { return Host{} }},
+		{"hybrid unified", map[string]string{"fs/cgroup/unified/cgroup.controllers": "io\n"},
+			func(root string) Host { return Host{V2: filepath.Join(root, "fs/cgroup/unified")} }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			for p, content := range tt.files {
+				full := filepath.Join(root, p)
+				if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, want := SystemHost(root), tt.want(root); got != want {
+				t.Errorf("SystemHost(%s) = %+v, want %+v", root, got, want)
+			}
+		})
+	}
+	if got := SystemHost(""); got != (Host{}) {
+		t.Errorf("SystemHost(\"\") = %+v, want no hierarchy", got)
 	}
 }
 
@@ -87,13 +127,13 @@ func TestCreateRefusesClearly(t *testing.T) {
 // directory and sees them take at least as long as the cap implies. Only a
 // lower bound is asserted: a busy machine makes the run slower, never faster.
 func TestThrottleOnRealDevice(t *testing.T) {
-	h := SystemHost()
+	h := SystemHost(target.HostFS().Sys)
 	testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	tg, err := target.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := tg.Storage()
+	st, err := tg.Storage(target.HostFS())
 	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devs []string
 	for _, d := range st.Physical {

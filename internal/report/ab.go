@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -11,10 +12,10 @@ import (
 	"dbio/internal/results"
 )
 
-// An A/B study's table: per step, side A and side B, the differential and
-// the improvement in % for each compared figure, their averages over the
-// steps, the largest load each side kept, and with several runs a side the
-// spread of each side and whether the difference exceeds it.
+// An A/B study's table: per step, each side's median over its runs, the
+// differential and the change in % for each compared figure with the
+// verdict of the significance test, the same over each run's average of
+// the steps, the largest load each side kept, and the spread of each side.
 
 // WriteAB compares the runs in dirsA and dirsB and writes the comparison as
 // stem.json (with the directories compared) and its table as stem.md.
@@ -61,45 +62,35 @@ func abNames(r results.ABResult) []string {
 // ABMarkdown writes an A/B study's tables.
 func ABMarkdown(w io.Writer, r results.ABResult) {
 	fmt.Fprintf(w, "# A/B: %s vs %s\n\n", r.LabelA, r.LabelB)
-	fmt.Fprintf(w, "A: %s (%d runs). B: %s (%d runs). Improvement is B against A, positive when B is better.", r.LabelA, r.RunsA, r.LabelB, r.RunsB)
-	multi := r.RunsA > 1 && r.RunsB > 1
-	if multi {
-		fmt.Fprintf(w, " A difference marks **beyond spread** when A's and B's runs do not overlap.")
-	}
-	fmt.Fprintf(w, "\n\n")
+	fmt.Fprintf(w, "A: %s (%s). B: %s (%s). %s\n\n", r.LabelA, plural(r.RunsA, "run", "runs"), r.LabelB, plural(r.RunsB, "run", "runs"), abHowToReadText)
+	multi := r.RunsA > 1 || r.RunsB > 1
 	for _, name := range abNames(r) {
-		fmt.Fprintf(w, "## %s\n\n| users | A | B | differential | improvement |", name)
+		fmt.Fprintf(w, "## %s\n\n| users | A | B | B − A | change | verdict |", name)
 		if multi {
-			fmt.Fprintf(w, " A range | B range | beyond spread |")
+			fmt.Fprintf(w, " A runs | B runs |")
 		}
-		fmt.Fprintf(w, "\n|---:|---:|---:|---:|---:|")
+		fmt.Fprintf(w, "\n|---:|---:|---:|---:|---:|---|")
 		if multi {
-			fmt.Fprintf(w, "---:|---:|:---:|")
+			fmt.Fprintf(w, "---:|---:|")
 		}
 		fmt.Fprintln(w)
+		row := func(label string, m results.ABMetric) {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |", label, abSide(m.A), abSide(m.B), abSigned(m.Differential), abChange(m), abVerdict(m))
+			if multi {
+				fmt.Fprintf(w, " %s–%s | %s–%s |", abNum(m.A.Min), abNum(m.A.Max), abNum(m.B.Min), abNum(m.B.Max))
+			}
+			fmt.Fprintln(w)
+		}
 		for _, s := range r.Steps {
 			for _, m := range s.Metrics {
-				if m.Name != name {
-					continue
+				if m.Name == name {
+					row(fmt.Sprint(s.Users), m)
 				}
-				fmt.Fprintf(w, "| %d | %s | %s | %s | %+.0f %% |", s.Users, abNum(m.A.Mean), abNum(m.B.Mean), abSigned(m.Differential), m.ImprovementPct)
-				if multi {
-					beyond := "no"
-					if m.BeyondSpread {
-						beyond = "**yes**"
-					}
-					fmt.Fprintf(w, " %s–%s | %s–%s | %s |", abNum(m.A.Min), abNum(m.A.Max), abNum(m.B.Min), abNum(m.B.Max), beyond)
-				}
-				fmt.Fprintln(w)
 			}
 		}
 		for _, m := range r.Average {
 			if m.Name == name {
-				fmt.Fprintf(w, "| **average** | %s | %s | %s | **%+.0f %%** |", abNum(m.A.Mean), abNum(m.B.Mean), abSigned(m.Differential), m.ImprovementPct)
-				if multi {
-					fmt.Fprintf(w, " | | |")
-				}
-				fmt.Fprintln(w)
+				row("**average**", m)
 			}
 		}
 		fmt.Fprintln(w)
@@ -129,8 +120,15 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 	}
 }
 
+// abHowToReadText says how an A/B table is read.
+const abHowToReadText = "A and B are each side's median over its runs (with its 95 % confidence interval where there are 6 runs or more). " +
+	"The change is B against A in %, said as better or worse for that figure only when the difference is significant: " +
+	"a Mann-Whitney U test finds it at the 5 % level and it is larger than the spread of each side's own runs. " +
+	"With fewer than 4 runs a side no difference can be called, however large."
+
 // ABText writes an A/B study's headline throughput and mean response time
-// per step for a terminal, then the largest loads and where reads were served.
+// per step for a terminal, each with its verdict, then the largest loads
+// and where reads were served.
 func ABText(w io.Writer, r results.ABResult) error {
 	tput, rt := "TPS", analysis.ABName(analysis.ResponseTime(results.StatMean))
 	if names := abNames(r); len(names) > 0 {
@@ -138,8 +136,8 @@ func ABText(w io.Writer, r results.ABResult) error {
 	}
 	words := strings.Fields(tput)
 	short := words[len(words)-1]
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "users\tA %s\tB %s\tdiff\timprovement\tA ms\tB ms\tdiff\timprovement\t\n", short, short)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "users\tA %s\tB %s\tchange\tverdict\tA ms\tB ms\tchange\tverdict\n", short, short)
 	row := func(label string, ms []results.ABMetric) {
 		var t, l *results.ABMetric
 		for i := range ms {
@@ -153,8 +151,8 @@ func ABText(w io.Writer, r results.ABResult) error {
 		if t == nil || l == nil {
 			return
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%+.0f %%\t%s\t%s\t%s\t%+.0f %%\t\n", label, abNum(t.A.Mean), abNum(t.B.Mean), abSigned(t.Differential), t.ImprovementPct,
-			abNum(l.A.Mean), abNum(l.B.Mean), abSigned(l.Differential), l.ImprovementPct)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", label, abNum(t.A.Median), abNum(t.B.Median), abChange(*t), abVerdict(*t),
+			abNum(l.A.Median), abNum(l.B.Median), abChange(*l), abVerdict(*l))
 	}
 	for _, s := range r.Steps {
 		row(fmt.Sprint(s.Users), s.Metrics)
@@ -173,6 +171,59 @@ func ABText(w io.Writer, r results.ABResult) error {
 		}
 	}
 	return nil
+}
+
+// abSide is a side's median, with its interval where there is one.
+func abSide(s results.ABSide) string {
+	if s.MedianCI {
+		return fmt.Sprintf("%s [%s–%s]", abNum(s.Median), abNum(s.MedianLo), abNum(s.MedianHi))
+	}
+	return abNum(s.Median)
+}
+
+// abChange is the change of the medians in %, with "better" or "worse"
+// only where the difference is significant.
+func abChange(m results.ABMetric) string {
+	pct := m.ImprovementPct
+	if !m.HigherIsBetter {
+		pct = -pct // the change itself; the improvement's sign says better
+	}
+	text := fmt.Sprintf("%+.0f %%", pct)
+	if m.Significance.Significant() {
+		if m.ImprovementPct > 0 {
+			return text + ", better"
+		}
+		return text + ", worse"
+	}
+	return text
+}
+
+// abVerdict says what the runs let one conclude about a difference.
+func abVerdict(m results.ABMetric) string {
+	s := m.Significance
+	switch {
+	case s.Significant():
+		t := "significant: " + ratio(s.Ratio)
+		if s.RatioInterval {
+			t += fmt.Sprintf(" (%.0f %% CI %s–%s)", (1-s.Alpha)*100, ratio(s.RatioLo), ratio(s.RatioHi))
+		}
+		return t + ", p " + pValue(s.P)
+	case s.WithinNoise:
+		return "within the runs' own spread (p " + pValue(s.P) + ")"
+	case strings.HasPrefix(s.Verdict, "too few"):
+		return fmt.Sprintf("too few runs to tell (%d a side needed)", s.NeedPerSide)
+	case s.Verdict == "no significant difference":
+		return "no significant difference (p " + pValue(s.P) + ")"
+	}
+	return s.Verdict
+}
+
+// pValue writes a p-value: "= 0.008", "< 0.001".
+func pValue(p float64) string {
+	if p < 0.001 {
+		return "< 0.001"
+	}
+	return "= " + strconv.FormatFloat(p, 'f', 3, 64)
 }
 
 func abNum(v float64) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"dbio/internal/analysis"
@@ -99,5 +100,87 @@ func TestWriteABWritesTheTableAndTheRecord(t *testing.T) {
 		if _, err := os.Stat(f); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A figure that stays under its floor in every run (CPU idle on a saturated
+// machine) gets a sentence, not a table of ratios of noise.
+func TestCompareLeavesOutTablesUnderTheFloor(t *testing.T) {
+	step := func(idle, iowait float64) *results.Step {
+		return &results.Step{Telemetry: &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
+			"cpu_idle_pct": {Mean: idle, Samples: 10}, "cpu_iowait_pct": {Mean: iowait, Samples: 10}}}}
+	}
+	rows := []analysis.Row{
+		{Label: "1", Steps: []*results.Step{step(0.0, 7.3), step(0.7, 0.2)}},
+		{Label: "2", Steps: []*results.Step{step(0.4, 12), step(0.1, 9)}},
+	}
+	runs := []*runView{{Letter: "A"}, {Letter: "B"}}
+	var idle, iowait analysis.Metric
+	for _, m := range analysis.WorkloadMetrics(nil) {
+		switch m.ID {
+		case "cpu-idle":
+			idle = m
+		case "cpu-iowait":
+			iowait = m
+		}
+	}
+	sec := &section{}
+	abTables(sec, "users", "step", []analysis.Metric{idle, iowait}, rows, runs, func(s string) string { return s })
+	var tables, notes []string
+	for _, b := range sec.Blocks {
+		switch b := b.(type) {
+		case *table:
+			tables = append(tables, b.ID)
+			if b.ID == "cpu-iowait" && (b.Rows[0][4].Text != "-" || b.Rows[0][5].Text != "better") {
+				t.Errorf("iowait 7.3 → 0.2: ratio %q, change %q; want no ratio under the floor and the word better", b.Rows[0][4].Text, b.Rows[0][5].Text)
+			}
+		case *paragraph:
+			notes = append(notes, b.Text)
+		}
+	}
+	if strings.Join(tables, ",") != "cpu-iowait" {
+		t.Errorf("tables %v, want only cpu-iowait", tables)
+	}
+	if last := notes[len(notes)-1]; !strings.Contains(last, "CPU idle stayed under 1.0 % of the machine") {
+		t.Errorf("no sentence for the idle table left out: %q", last)
+	}
+}
+
+// With runs enough, a real difference is called with its interval and a
+// repeat of the same configuration is not.
+func TestABTextCallsOnlyRealDifferences(t *testing.T) {
+	side := func(tps ...float64) []*results.Loaded {
+		var out []*results.Loaded
+		for _, v := range tps {
+			out = append(out, abRun([][3]float64{{4, v, 1000 / v}}, 0, 0, 0))
+		}
+		return out
+	}
+	a := side(100, 104, 98, 102, 101)
+	for _, c := range []struct {
+		name string
+		b    []*results.Loaded
+		want string
+	}{
+		{"twice as fast", side(201, 196, 205, 199, 203), "+99 %, better  significant: 2.0x (95 % CI 1.9x–2.1x), p = 0.008"},
+		// p is the exact two-sided U test: 222 of the 252 ways to split the ten values are as far from the centre.
+		{"same", side(99, 103, 100, 105, 97), "no significant difference (p = 0.881)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := analysis.AB(a, c.b, "A", "B")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			if err := ABText(&out, res); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), c.want) {
+				t.Errorf("terminal table does not say %q:\n%s", c.want, out.String())
+			}
+			if c.name == "same" && strings.Contains(out.String(), "better") {
+				t.Errorf("a repeat of the same configuration is called better:\n%s", out.String())
+			}
+		})
 	}
 }

@@ -77,14 +77,27 @@ func TestReportRendersInChromium(t *testing.T) {
 		t.Fatal("chromium logged no console message for a broken SVG path: the console check cannot work with this chromium")
 	}
 
+	// What the reader must see on each page, in the rendered DOM.
 	pages := []struct {
 		name    string
 		runs    []string
 		compare bool
+		sees    []*regexp.Regexp
 	}{
-		{"run", []string{"quick-ext4"}, false},
-		{"fio", []string{"disk-curve"}, false},
-		{"compare", []string{"quick-ext4", "quick-tmpfs"}, true},
+		{"run", []string{"quick-ext4"}, false, []*regexp.Regexp{
+			regexp.MustCompile(`(?s)data-chart="tpcc-cpu-vs-users".*?<path class="area" data-series="iowait"`), // CPU states stacked
+			regexp.MustCompile(`TPC-C drove [0-9,]+ writes/s on vda at 1 user: 12 % of the`),                   // quick's halves joined
+			regexp.MustCompile(`(?s)data-chart="fio-iops-vs-bs".*?<g class="bars"`),                            // block sizes as bars
+		}},
+		{"postgres", []string{"tpcc-postgres"}, false, []*regexp.Regexp{
+			regexp.MustCompile(`data-chart="tpcc-engine-log-timeline"`), // the engine's own counters charted
+			regexp.MustCompile(`data-chart="tpcc-engine-cache-timeline"`),
+		}},
+		{"fio", []string{"disk-curve"}, false, nil},
+		{"compare", []string{"quick-ext4", "quick-tmpfs"}, true, []*regexp.Regexp{
+			regexp.MustCompile(`A: ext4 on vda \(rotational\); B: tmpfs, no block device`), // every run's storage in the header
+			regexp.MustCompile(`<td[^>]*>−[0-9]+ %, better</td>`),                          // a latency that fell, in words
+		}},
 	}
 	for _, p := range pages {
 		t.Run(p.name, func(t *testing.T) {
@@ -95,7 +108,7 @@ func TestReportRendersInChromium(t *testing.T) {
 			var doc *document
 			if p.compare {
 				reasons, warnings := comparability(views)
-				doc = compareDocument(views, reasons, warnings, testOptions())
+				doc, _ = compareDocument(views, reasons, warnings, testOptions())
 			} else {
 				doc = runDocument(views, testOptions())
 			}
@@ -113,6 +126,11 @@ func TestReportRendersInChromium(t *testing.T) {
 				t.Errorf("console message while loading %s: %s", out.HTML, c)
 			}
 			checkChartsInDOM(t, dom, doc.charts())
+			for _, want := range p.sees {
+				if !want.Match(dom) {
+					t.Errorf("the rendered page does not show %s", want)
+				}
+			}
 
 			shot := filepath.Join(b.dir, p.name+".png")
 			if _, console := b.run(out.HTML, "--window-size=1280,2400", "--screenshot="+shot); len(console) > 0 {
@@ -142,7 +160,10 @@ func checkSelfContained(t *testing.T, page []byte) {
 }
 
 var (
-	svgBlock  = regexp.MustCompile(`(?s)<svg[^>]*data-chart="([^"]+)"[^>]*>(.*?)</svg>`)
+	svgBlock = regexp.MustCompile(`(?s)<svg[^>]*data-chart="([^"]+)"[^>]*>(.*?)</svg>`)
+	// barGroup is one series of a bar chart: its name, fill opacity and rects.
+	barGroup  = regexp.MustCompile(`(?s)<g class="bars" data-series="([^"]*)"[^>]*fill-opacity="([0-9.]+)"[^>]*>(.*?)</g>`)
+	barRect   = regexp.MustCompile(`<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9.]+)"`)
 	pathTag   = regexp.MustCompile(`<path[^>]*class="series"[^>]*>`)
 	attrValue = func(tag, name string) string {
 		m := regexp.MustCompile(`\s` + name + `="([^"]*)"`).FindStringSubmatch(tag)
@@ -176,6 +197,11 @@ func checkChartsInDOM(t *testing.T, dom []byte, charts []*chart) {
 			continue
 		}
 		drawn := map[string]bool{}
+		for _, g := range barGroup.FindAllStringSubmatch(body, -1) {
+			if strings.Contains(g[3], "<rect") {
+				drawn[unescape(g[1])] = true
+			}
+		}
 		for _, tag := range pathTag.FindAllString(body, -1) {
 			n, _ := strconv.Atoi(attrValue(tag, "data-points"))
 			if n > 0 && strings.HasPrefix(attrValue(tag, "d"), "M") {
@@ -191,6 +217,14 @@ func checkChartsInDOM(t *testing.T, dom []byte, charts []*chart) {
 }
 
 func seriesHasData(c *chart, s series) bool {
+	if c.Stacked && !s.Unstacked {
+		// A layer thinner than two pixels of a fixed axis shows nothing.
+		least := 0.0
+		if c.Y.Fixed {
+			least = 2 * (c.Y.Max - c.Y.Min) / plotHeight
+		}
+		return anyAbove(s.Y, least)
+	}
 	for i := range s.X {
 		if c.plottable(s.X[i], s.Y[i]) {
 			return true
@@ -281,6 +315,9 @@ func checkSeriesVisible(t *testing.T, b *browser, charts []*chart, name string) 
 				}
 			}
 			want := parseHex(color(s.Color))
+			if c.Bars {
+				d, want = barCenters(svgs[i], s.Name, want)
+			}
 			seen := false
 			for _, v := range vertex.FindAllStringSubmatch(d, 400) {
 				x, _ := strconv.ParseFloat(v[1], 64)
@@ -295,6 +332,29 @@ func checkSeriesVisible(t *testing.T, b *browser, charts []*chart, name string) 
 			}
 		}
 	}
+}
+
+// barCenters are the centers of a bar series' rects, written as path
+// vertices, and its color as drawn (blended with the white behind it).
+func barCenters(svg, name string, rgb [3]int) (string, [3]int) {
+	var d strings.Builder
+	for _, g := range barGroup.FindAllStringSubmatch(svg, -1) {
+		if unescape(g[1]) != name {
+			continue
+		}
+		op, _ := strconv.ParseFloat(g[2], 64)
+		for k := range rgb {
+			rgb[k] = int(float64(rgb[k])*op + 255*(1-op) + 0.5)
+		}
+		for _, r := range barRect.FindAllStringSubmatch(g[3], -1) {
+			var v [4]float64
+			for k := range v {
+				v[k], _ = strconv.ParseFloat(r[k+1], 64)
+			}
+			fmt.Fprintf(&d, "M%g %g ", v[0]+v[2]/2, v[1]+v[3]/2)
+		}
+	}
+	return d.String(), rgb
 }
 
 func parseHex(h string) [3]int {

@@ -9,8 +9,10 @@ import (
 	"strings"
 )
 
-// A small SVG line-chart renderer: several series over linear or log axes,
-// nice ticks, shaded steps, a legend. It writes the same bytes for the same
+// A small SVG chart renderer: several series over linear or log axes as
+// lines, as stacked areas (shares that add up, such as CPU time) or as
+// grouped bars (a few categories, such as block sizes), nice ticks, shaded
+// steps, a legend. It writes the same bytes for the same
 // input, uses no script and no web font, and styles with presentation
 // attributes so that the SVG also stands alone and prints.
 
@@ -48,6 +50,9 @@ type series struct {
 	Color int
 	// Dash is the line style: solid, dashed, dotted or dash-dot.
 	Dash int
+	// Unstacked keeps a series of a stacked chart a line of its own (a
+	// process's CPU share over the machine's stacked CPU states).
+	Unstacked bool
 }
 
 // Line styles.
@@ -83,6 +88,154 @@ type chart struct {
 	X, Y   axis
 	Series []series
 	Bands  []band
+	// Stacked draws the series as areas piled in order, each from the top
+	// of the one before; their data table keeps each series' own values.
+	Stacked bool
+	// Bars draws one group of bars per distinct x value, evenly spaced and
+	// labelled by the x axis's format, one bar per series in each group.
+	Bars bool
+}
+
+// stackedTops are the running sums of a stacked chart's stacked series,
+// point by point; a missing value adds nothing to the pile below it, and a
+// point missing from the whole pile (a gap between steps) stays missing.
+// An unstacked series keeps its own values.
+func (c *chart) stackedTops() [][]float64 {
+	tops := make([][]float64, len(c.Series))
+	var below []float64
+	for i, s := range c.Series {
+		if s.Unstacked {
+			tops[i] = s.Y
+			continue
+		}
+		tops[i] = make([]float64, len(s.Y))
+		for j, y := range s.Y {
+			if j < len(below) && !math.IsNaN(below[j]) {
+				if math.IsNaN(y) {
+					y = 0
+				}
+				y += below[j]
+			}
+			tops[i][j] = y
+		}
+		below = tops[i]
+	}
+	return tops
+}
+
+// anyAbove says some value exceeds v.
+func anyAbove(vs []float64, v float64) bool {
+	for _, x := range vs {
+		if x > v {
+			return true
+		}
+	}
+	return false
+}
+
+// categories are a bar chart's distinct x values, in order.
+func (c *chart) categories() []float64 {
+	seen := map[float64]bool{}
+	var out []float64
+	for _, s := range c.Series {
+		for _, x := range s.X {
+			if !math.IsNaN(x) && !seen[x] {
+				seen[x] = true
+				out = append(out, x)
+			}
+		}
+	}
+	sort.Float64s(out)
+	return out
+}
+
+// categoryScale places a bar chart's categories evenly across the plot,
+// one tick under each.
+func (c *chart) categoryScale(cats []float64, x0, x1 float64) scale {
+	s := scale{lo: -0.5, hi: float64(len(cats)) - 0.5, p0: x0, p1: x1, ticksGiven: true}
+	for i := range cats {
+		s.ticks = append(s.ticks, float64(i))
+	}
+	s.format = func(v float64) string {
+		x := cats[int(v)]
+		if c.X.Format != nil {
+			return c.X.Format(x)
+		}
+		return quantity(x)
+	}
+	return s
+}
+
+// writeBars draws each series' values as one bar per category, the bars of
+// a category side by side in series order.
+func (c *chart) writeBars(b *strings.Builder, cats []float64, xsc, ysc scale) {
+	index := map[float64]int{}
+	for i, x := range cats {
+		index[x] = i
+	}
+	group := math.Abs(xsc.px(1)-xsc.px(0)) * 0.7
+	width := group / float64(max(len(c.Series), 1))
+	base := ysc.px(ysc.lo)
+	if !ysc.log && ysc.lo < 0 && ysc.hi > 0 {
+		base = ysc.px(0)
+	}
+	for si, s := range c.Series {
+		fmt.Fprintf(b, `<g class="bars" data-series="%s" fill="%s" fill-opacity="%s"%s stroke="%s">`, esc(s.Name), color(s.Color),
+			[]string{"0.85", "0.45", "0.25", "0.6"}[s.Dash%4], dashAttr(s.Dash), color(s.Color))
+		for j, x := range s.X {
+			if !c.plottable(x, s.Y[j]) {
+				continue
+			}
+			left := xsc.px(float64(index[x])) - group/2 + float64(si)*width
+			top := ysc.px(s.Y[j])
+			fmt.Fprintf(b, `<rect x="%s" y="%s" width="%s" height="%s"><title>%s: %s → %s %s</title></rect>`,
+				num(left), num(math.Min(top, base)), num(width), num(math.Abs(base-top)), esc(s.Name), esc(xsc.label(float64(index[x]))), esc(quantity(s.Y[j])), esc(c.Y.Unit))
+		}
+		b.WriteString("</g>\n")
+	}
+}
+
+// area is the outline of a stacked series: along its top, then back along
+// the top of the series below it (the axis for the first), one polygon per
+// run of points the pile has. A long series keeps about two points per
+// pixel column, taken at an even stride.
+func (c *chart) area(xs, top, below []float64, xsc, ysc scale) string {
+	stride := 1
+	if limit := int(math.Abs(xsc.p1-xsc.p0)) * decimateAbove; limit > 0 && len(xs) > limit {
+		stride = (len(xs) + limit - 1) / limit
+	}
+	base := func(j int) float64 {
+		if j < len(below) && !math.IsNaN(below[j]) {
+			return below[j]
+		}
+		return math.Max(ysc.lo, 0)
+	}
+	var b strings.Builder
+	var run []int
+	flush := func() {
+		for i, j := range run {
+			b.WriteString(map[bool]string{true: "M", false: " L"}[i == 0])
+			b.WriteString(num(xsc.px(xs[j])) + " " + num(ysc.px(top[j])))
+		}
+		for i := len(run) - 1; i >= 0; i-- {
+			b.WriteString(" L" + num(xsc.px(xs[run[i]])) + " " + num(ysc.px(base(run[i]))))
+		}
+		if len(run) > 0 {
+			b.WriteString(" Z ")
+		}
+		run = nil
+	}
+	for j := range xs {
+		if math.IsNaN(top[j]) || math.IsNaN(xs[j]) {
+			flush()
+			continue
+		}
+		if j%stride == 0 || j == len(xs)-1 || (j+1 < len(xs) && math.IsNaN(top[j+1])) || len(run) == 0 {
+			run = append(run, j)
+		}
+	}
+	flush()
+	return strings.TrimSpace(b.String())
 }
 
 // palette is Tableau 10: distinct on screen and on paper, and a family
@@ -257,8 +410,17 @@ func esc(s string) string { return html.EscapeString(s) }
 
 // SVG renders the chart.
 func (c *chart) SVG() string {
+	drawn := c.Series
+	if c.Stacked {
+		tops := c.stackedTops()
+		drawn = make([]series, len(c.Series))
+		for i, s := range c.Series {
+			s.Y = tops[i]
+			drawn[i] = s
+		}
+	}
 	var xs, ys []float64
-	for _, s := range c.Series {
+	for _, s := range drawn {
 		for i := range s.X {
 			if c.plottable(s.X[i], s.Y[i]) {
 				xs = append(xs, s.X[i])
@@ -284,6 +446,11 @@ func (c *chart) SVG() string {
 	x0, x1 := left, float64(chartWidth-plotRight)
 	y0, y1 := float64(plotTop), float64(plotTop+plotHeight)
 	xsc.p0, xsc.p1 = x0+pad, x1-pad
+	var cats []float64
+	if c.Bars {
+		cats = c.categories()
+		xsc = c.categoryScale(cats, x0, x1)
+	}
 	ysc.p0, ysc.p1 = y1, y0
 
 	legend := c.legendItems()
@@ -333,15 +500,48 @@ func (c *chart) SVG() string {
 
 	// Lines, clipped to the plot, then markers on top.
 	fmt.Fprintf(&b, `<g clip-path="url(#%s-clip)">`+"\n", esc(c.ID))
-	for _, s := range c.Series {
+	if c.Bars {
+		c.writeBars(&b, cats, xsc, ysc)
+	}
+	// A stacked chart fills its areas first, then draws each one's top as
+	// a line, from the top of the pile down: where a series is zero its top
+	// is the one below's, and the one below's color is what shows there. A
+	// series that is zero throughout has no line of its own.
+	var below []float64
+	for i, s := range drawn {
+		if c.Stacked && !s.Unstacked && !c.Bars {
+			fmt.Fprintf(&b, `<path class="area" data-series="%s" d="%s" fill="%s" fill-opacity="0.45" stroke="none"/>`+"\n",
+				esc(s.Name), c.area(s.X, s.Y, below, xsc, ysc), color(s.Color))
+			below = drawn[i].Y
+		}
+	}
+	var order, lines []int
+	for i := range drawn {
+		switch {
+		case !c.Stacked || drawn[i].Unstacked:
+			lines = append(lines, i) // drawn over the pile
+		default:
+			order = append([]int{i}, order...)
+		}
+	}
+	order = append(order, lines...)
+	for _, i := range order {
+		s := drawn[i]
+		if c.Bars || (c.Stacked && !s.Unstacked && !anyAbove(c.Series[i].Y, 0)) {
+			continue
+		}
 		d, n := c.path(s, xsc, ysc)
 		dash := dashAttr(s.Dash)
 		fmt.Fprintf(&b, `<path class="series" data-series="%s" data-points="%d" d="%s" fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"%s/>`+"\n",
 			esc(s.Name), n, d, color(s.Color), dash)
 	}
 	b.WriteString("</g>\n")
-	for _, s := range c.Series {
-		c.writeMarkers(&b, s, xsc, ysc)
+	for _, s := range drawn {
+		// Bars carry their own titles; a stacked series' marker would show
+		// the running sum, not its own value (the data table has both).
+		if !c.Bars && !(c.Stacked && !s.Unstacked) {
+			c.writeMarkers(&b, s, xsc, ysc)
+		}
 	}
 	writeLegend(&b, rows, legendTop, c.ID)
 	b.WriteString("</svg>")

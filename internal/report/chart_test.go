@@ -207,3 +207,61 @@ func TestLongChartDataIsLinkedNotEmbedded(t *testing.T) {
 		t.Error("the chart's data is not linked")
 	}
 }
+
+// A stacked chart piles its series (CPU states adding up to 100 %) while
+// its data table keeps each one's own values; an unstacked series stays a
+// line of its own.
+func TestStackedChartPilesSeriesAndKeepsTheirValues(t *testing.T) {
+	c := &chart{ID: "cpu", Title: "CPU", X: usersAxis(), Y: percentAxis("CPU"), Stacked: true, Series: []series{
+		{Name: "user", X: []float64{1, 2}, Y: []float64{30, 60}},
+		{Name: "iowait", X: []float64{1, 2}, Y: []float64{math.NaN(), 25}},
+		{Name: "idle", X: []float64{1, 2}, Y: []float64{70, 15}},
+		{Name: "dbio", X: []float64{1, 2}, Y: []float64{5, 9}, Unstacked: true},
+	}}
+	tops := c.stackedTops()
+	want := [][]float64{{30, 60}, {30, 85}, {100, 100}, {5, 9}}
+	if !reflect.DeepEqual(tops, want) {
+		t.Errorf("stacked tops %v, want %v", tops, want)
+	}
+	svg := c.SVG()
+	if n := strings.Count(svg, `class="area"`); n != 3 {
+		t.Errorf("%d areas, want 3 (the unstacked series is a line)", n)
+	}
+	if n := strings.Count(svg, `class="series"`); n != 4 {
+		t.Errorf("%d lines, want 4 (each area's top, and the unstacked series)", n)
+	}
+	if !strings.Contains(svg, `class="series" data-series="dbio"`) {
+		t.Error("the unstacked series is not drawn as a line")
+	}
+	rows := c.dataTable().Rows
+	if rows[1][1].Text != "60.0" || rows[1][3].Text != "15.0" {
+		t.Errorf("data table row %v does not keep each series' own value", rows[1])
+	}
+}
+
+// Bars put one group per category, evenly spaced, one bar per series.
+func TestBarChartGroupsBarsByCategory(t *testing.T) {
+	c := &chart{ID: "bs", Title: "IOPS vs block size", Bars: true,
+		X: axis{Label: "block size", Log: true, Format: func(v float64) string { return strconv.Itoa(int(v)/1024) + "k" }},
+		Y: axis{Label: "IOPS", Zero: true}, Series: []series{
+			{Name: "randread", X: []float64{4096, 65536}, Y: []float64{120000, 24000}},
+			{Name: "randwrite", X: []float64{4096, 131072}, Y: []float64{127000, 9000}, Color: 1},
+		}}
+	svg := c.SVG()
+	rect := regexp.MustCompile(`<rect x="([0-9.]+)" y="[0-9.]+" width="([0-9.]+)" height="[0-9.]+"><title>([^:]+): (\w+)`)
+	bars := rect.FindAllStringSubmatch(svg, -1)
+	if len(bars) != 4 {
+		t.Fatalf("%d bars, want 4:\n%s", len(bars), svg)
+	}
+	for _, label := range []string{">4k<", ">64k<", ">128k<"} {
+		if !strings.Contains(svg, label) {
+			t.Errorf("no category label %s", label)
+		}
+	}
+	x := func(i int) float64 { v, _ := strconv.ParseFloat(bars[i][1], 64); return v }
+	w, _ := strconv.ParseFloat(bars[0][2], 64)
+	// randread at 4k, then randwrite at 4k right beside it.
+	if bars[0][3] != "randread" || bars[0][4] != "4k" || bars[2][3] != "randwrite" || bars[2][4] != "4k" || math.Abs(x(2)-x(0)-w) > 0.01 {
+		t.Errorf("4k group: %v and %v", bars[0][1:], bars[2][1:])
+	}
+}

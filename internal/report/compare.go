@@ -73,31 +73,80 @@ type abSummary struct {
 	analysis.Average
 }
 
-// judge classes a change as better or worse for the metric; changes under
-// 1 % are left unmarked.
-func judge(m analysis.Metric, ch float64) string {
-	switch analysis.Assess(m, ch) {
-	case 1:
+// judgementClass colors a difference: green where the run is better, red
+// where it is worse, nothing otherwise.
+func judgementClass(j analysis.Judgement) string {
+	switch j {
+	case analysis.Improved:
 		return "better"
-	case -1:
+	case analysis.Worsened:
 		return "worse"
 	}
 	return ""
 }
 
+// changeText is a difference's change in % and what it means for the
+// metric, in words: "−58 %, better"; the word alone where the values are
+// under the metric's floor.
+func changeText(d analysis.Difference) string {
+	word := d.Judgement.Word()
+	switch {
+	case math.IsNaN(d.ChangePct):
+		return orDash(word)
+	case word == "":
+		return signedPercent(d.ChangePct)
+	}
+	return signedPercent(d.ChangePct) + ", " + word
+}
+
 // abHowToRead explains the A/B tables once per section.
 func abHowToRead(per string) *paragraph {
 	return &paragraph{Class: "note", Text: "How to read the tables: each " + per + " of every run is set against the same " + per +
-		" of A. The differential is the run minus A, the ratio is the run over A (2.0x is twice A), and the improvement is the change from A in %, " +
-		"marked green where the run is better (higher throughput, lower latency) and red where it is worse. The average row compares the averages over the " +
+		" of A. The differential is the run minus A, the ratio is the run over A (2.0x is twice A), and the change is the run against A in %, " +
+		"followed by what it means: better or worse for that figure (higher throughput and lower latency are better; green better, red worse), " +
+		"higher or lower for a figure that is neither, no change under 1 %. Where a value is under the figure's floor (stated under its table) " +
+		"there is no ratio and no %: the differential says how far apart the runs are. The average row compares the averages over the " +
 		per + "s both runs completed."}
+}
+
+// anyUnderFloor says some difference of the table is under its metric's floor.
+func anyUnderFloor(v analysis.Versus) bool {
+	for _, row := range v.Against {
+		for _, d := range row {
+			if d.UnderFloor {
+				return true
+			}
+		}
+	}
+	for _, a := range v.Averages {
+		if a.UnderFloor {
+			return true
+		}
+	}
+	return false
+}
+
+// underFloor says every value of a metric's table is under its floor: a
+// table of ratios of noise that is better left out.
+func underFloor(m analysis.Metric, v analysis.Versus) bool {
+	if m.Floor <= 0 {
+		return false
+	}
+	for _, row := range v.Values {
+		for _, x := range row {
+			if !math.IsNaN(x) && math.Abs(x) >= m.Floor {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // abTable lays out a metric's A/B table; nil when no row has A and another run.
 // keyName heads the first column ("users"); per names a row ("step").
 func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, runs []*runView) (*table, []abSummary) {
 	v, ok := analysis.VersusBaseline(m, rows, len(runs))
-	if !ok {
+	if !ok || underFloor(m, v) {
 		return nil, nil
 	}
 	format := formatOf(m)
@@ -108,15 +157,18 @@ func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, ru
 		what = m.Title
 	}
 	t.Caption = fmt.Sprintf("%s (%s).", what, dir)
+	if anyUnderFloor(v) {
+		t.Caption += fmt.Sprintf(" No ratio or %% where a value is under %s %s.", format(m.Floor), m.Unit)
+	}
 	t.Columns = []column{{Name: keyName, Numeric: keyName == "users"}, {Name: "A", Numeric: true}}
 	for _, r := range runs[1:] {
 		g := r.Letter + " vs A"
 		t.Columns = append(t.Columns, column{Name: r.Letter, Numeric: true, Group: g}, column{Name: r.Letter + " − A", Numeric: true, Group: g},
-			column{Name: r.Letter + " / A", Numeric: true, Group: g}, column{Name: "improvement", Numeric: true, Group: g})
+			column{Name: r.Letter + " / A", Numeric: true, Group: g}, column{Name: "change", Numeric: true, Group: g})
 	}
 	versus := func(d analysis.Difference) []cell {
 		return []cell{numCell(d.B.Mean, format), numCell(d.Differential, signed(format)), numCell(d.Ratio, ratio),
-			{Text: signedPercent(d.ChangePct), Raw: raw(d.ChangePct), Class: judge(m, d.ChangePct)}}
+			{Text: changeText(d), Raw: raw(d.ChangePct), Class: judgementClass(d.Judgement)}}
 	}
 	for i, row := range rows {
 		cells := []cell{{Text: row.Label, Raw: row.Label}, numCell(v.Values[i][0], format)}
@@ -143,15 +195,22 @@ func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, ru
 }
 
 // abTables adds to sec how to read them, then one A/B table per metric
-// that has something to compare, and returns their averages.
+// that has something to compare, and returns their averages. A metric
+// whose values are all under its floor gets a sentence instead of a table.
 func abTables(sec *section, keyName, per string, metrics []analysis.Metric, rows []analysis.Row, runs []*runView, id func(string) string) []abSummary {
 	var sums []abSummary
+	var quiet []string
 	sec.add(abHowToRead(per))
 	for _, m := range metrics {
 		if t, s := abTable(id(m.ID), keyName, per, m, rows, runs); t != nil {
 			sec.add(t)
 			sums = append(sums, s...)
+		} else if v, ok := analysis.VersusBaseline(m, rows, len(runs)); ok && underFloor(m, v) {
+			quiet = append(quiet, fmt.Sprintf("%s stayed under %s %s", m.Title, formatOf(m)(m.Floor), m.Unit))
 		}
+	}
+	if len(quiet) > 0 {
+		sec.add(&paragraph{Class: "note", Text: "Not tabled: " + strings.Join(quiet, "; ") + " in every run at every " + per + ", too little to compare."})
 	}
 	return sums
 }
@@ -175,7 +234,12 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 				continue
 			}
 			n = max(n, s.Rows)
-			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.metric.Title, signedPercent(s.ChangePct), ratio(s.Ratio)))
+			if s.UnderFloor {
+				f := formatOf(s.metric)
+				parts = append(parts, fmt.Sprintf("%s %s → %s %s (%s)", s.metric.Title, f(s.A.Mean), f(s.B.Mean), s.metric.Unit, s.Judgement.Word()))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%s, %s)", s.metric.Title, signedPercent(s.ChangePct), ratio(s.Ratio), s.Judgement.Word()))
 		}
 		if len(parts) == 0 {
 			continue

@@ -429,10 +429,12 @@ func blockSizeCharts(points []results.Step, labels []string, id func(string) str
 	sort.Float64s(ticks)
 	names := groupNames(kept, false)
 	bsAxis := axis{Label: "block size", Log: true, Ticks: ticks, Format: func(v float64) string { return blockSize(int64(v)) }}
-	iopsChart := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true},
+	// Block sizes are categories (often just two, as in four corners): bars
+	// side by side, where a line would invent values between them.
+	iopsChart := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, Bars: true,
 		Note: "Small blocks show what the device does per operation; IOPS fall as blocks grow and throughput takes over."}
-	mbsChart := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true},
-		Note: "Where the line flattens, the device (or the path to it) is at its bandwidth."}
+	mbsChart := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true}, Bars: true,
+		Note: "Where the bars stop growing, the device (or the path to it) is at its bandwidth."}
 	for i, g := range kept {
 		sort.SliceStable(g.points, func(a, b int) bool { return g.points[a].Fio.BS < g.points[b].Fio.BS })
 		si := series{Name: names[i], Color: i}

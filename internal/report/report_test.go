@@ -163,7 +163,7 @@ func TestComparisonsMatchGolden(t *testing.T) {
 			out := Output{HTML: filepath.Join(dir, "compare.html"), Markdown: filepath.Join(dir, "compare.md"), CSVDir: filepath.Join(dir, "compare-csv")}
 			opts := testOptions()
 			opts.Force = c.force
-			if err := WriteComparison(out, load(t, c.runs...), opts); err != nil {
+			if _, err := WriteComparison(out, load(t, c.runs...), opts); err != nil {
 				t.Fatal(err)
 			}
 			checkGolden(t, c.name, rendered(t, out))
@@ -197,10 +197,8 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 		{"warehouses", mutate(func(_ *results.Loaded, cfg map[string]any) {
 			cfg["tpcc"].(map[string]any)["warehouses"] = 4
 		}), []string{"A (sqlite-ext4) ran TPC-C at 1 warehouse but B (sqlite-ext4 #2) at 4 warehouses"}},
-		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{1, 2} }),
-			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 1,2"}},
-		{"fio points", mutate(func(l *results.Loaded, _ map[string]any) { l.Steps = l.Steps[1:] }),
-			[]string{"the fio points differ: B (sqlite-ext4 #2) lacks 4k-randread"}},
+		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{8, 16} }),
+			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 8,16, with no user count in common"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,12 +216,50 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 				t.Errorf("error %q does not name the way out (--force)", err)
 			}
 			dir := t.TempDir()
-			err = WriteComparison(OutputAt(filepath.Join(dir, "c.html")), []*results.Loaded{base, c.b}, testOptions())
+			_, err = WriteComparison(OutputAt(filepath.Join(dir, "c.html")), []*results.Loaded{base, c.b}, testOptions())
 			if !errors.As(err, &nc) {
 				t.Fatalf("WriteComparison = %v, want a NotComparableError", err)
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 				t.Errorf("a refused comparison wrote %d files", len(entries))
+			}
+		})
+	}
+}
+
+// Runs that share some steps are compared on those, and the headlines say
+// what was left out.
+func TestComparisonComparesTheStepsInCommon(t *testing.T) {
+	base := load(t, "quick-ext4")[0]
+	fewerUsers := *base
+	var cfg map[string]any
+	if err := json.Unmarshal(base.Run.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["users"] = []int{1, 2}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fewerUsers.Run.Config = b
+	fewerPoints := *base
+	fewerPoints.Steps = base.Steps[1:]
+	cases := []struct {
+		name string
+		b    *results.Loaded
+		want string
+	}{
+		{"users", &fewerUsers, "only 1,2 users are compared (left out: 4 of A (sqlite-ext4))"},
+		{"fio points", &fewerPoints, "only the 5 points in common are compared (left out: 4k-randread of A (sqlite-ext4))"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			headlines, err := WriteComparison(OutputAt(filepath.Join(t.TempDir(), "c.html")), []*results.Loaded{base, c.b}, testOptions())
+			if err != nil {
+				t.Fatalf("WriteComparison refused runs with steps in common: %v", err)
+			}
+			if text := strings.Join(headlines, "\n"); !strings.Contains(text, c.want) {
+				t.Errorf("headlines\n%s\ndo not say %q", text, c.want)
 			}
 		})
 	}
@@ -440,6 +476,55 @@ func TestSteadyStatePointReports(t *testing.T) {
 	for _, w := range []string{"Steady state", "iops_slope:0.300000%", "steady after 184 s (-0.12%)", "Steady state on precondition: steady after 184 s (-0.12%)."} {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("report lacks %q", w)
+		}
+	}
+}
+
+// quick's two halves are joined in the terminal as in the report: what the
+// workload asked of the device against what fio measured it can do.
+func TestTextJoinsWorkloadDemandWithFioCapacity(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"TPC-C drove 15,244 writes/s on vda at 1 user: 12 % of the 127,110 IOPS of fio's 4k-randwrite point.",
+		"TPC-C drove 58,819 reads/s on vda at 4 users: 48 % of the 122,129 IOPS of fio's 4k-randread point.",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("terminal summary does not say %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := Text(&b, load(t, "quick-tmpfs")[0]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), " drove ") {
+		t.Errorf("a run without a block device claims a device demand:\n%s", b.String())
+	}
+}
+
+// The terminal's fio table is for people: words for headers, latencies in
+// ms, separators, and no column a point did not measure.
+func TestTextFioTableIsReadable(t *testing.T) {
+	var b bytes.Buffer
+	if err := Text(&b, load(t, "quick-ext4")[0]); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	head := regexp.MustCompile(`(?m)^\s*fio point\s+IOPS\s+MB/s\s+mean ms\s+p50 ms\s+p99 ms\s+p99\.9 ms\s+max ms\s+status\s*$`)
+	if !head.MatchString(out) {
+		t.Errorf("no readable fio header:\n%s", out)
+	}
+	if !regexp.MustCompile(`(?m)^\s*4k-randread\s+122,129\s+500\s+1\.04\s`).MatchString(out) {
+		t.Errorf("4k-randread row not in IOPS with separators and ms:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "_us") || strings.Contains(line, "_pct") {
+			t.Errorf("snake_case figure name on screen: %q", line)
+		}
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line of %d columns: %q", n, line)
 		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
 	"dbio/internal/units"
 )
@@ -70,6 +71,12 @@ func Text(w io.Writer, l *results.Loaded) error {
 	}
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
+	}
+	if demand := demandFindings(analysis.NewRecorded(l)); len(demand) > 0 {
+		fmt.Fprintln(w)
+		for _, d := range demand {
+			fmt.Fprintln(w, d)
+		}
 	}
 	if len(r.Figures) > 0 {
 		fmt.Fprintln(w)
@@ -132,9 +139,12 @@ func stepTables(w io.Writer, steps []results.Step) error {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		ss := byKind[k]
-		if ss[0].Total != nil {
+		switch {
+		case ss[0].Total != nil:
 			workloadTable(tw, ss)
-		} else {
+		case k == results.KindFio:
+			fioTable(tw, ss)
+		default:
 			figureTable(tw, ss)
 		}
 		if err := tw.Flush(); err != nil {
@@ -166,7 +176,52 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 	}
 }
 
-// figureTable prints steps that carry only figures (fio points and the like).
+// fioTable prints fio points for people: IOPS and MB/s with separators,
+// latencies in ms like every other latency dbio prints, read and write
+// IOPS only where a point mixed them; fio's own CPU and steady-state
+// figures stay in the report.
+func fioTable(tw io.Writer, ss []results.Step) {
+	mixed := false
+	for _, s := range ss {
+		_, r := s.Figure(results.FigureReadIOPS)
+		_, w := s.Figure(results.FigureWriteIOPS)
+		mixed = mixed || (r && w)
+	}
+	cols := []struct {
+		head  string
+		name  results.FigureName
+		scale float64
+	}{{"IOPS", results.FigureIOPS, 1}, {"read IOPS", results.FigureReadIOPS, 1}, {"write IOPS", results.FigureWriteIOPS, 1},
+		{"MB/s", results.FigureMBPerSec, 1}, {"mean ms", results.FigureLatMeanUS, 1e-3}, {"p50 ms", results.FigureLatP50US, 1e-3},
+		{"p99 ms", results.FigureLatP99US, 1e-3}, {"p99.9 ms", results.FigureLatP999US, 1e-3}, {"max ms", results.FigureLatMaxUS, 1e-3}}
+	fmt.Fprintf(tw, "fio point	")
+	for _, c := range cols {
+		if mixed || (c.name != results.FigureReadIOPS && c.name != results.FigureWriteIOPS) {
+			fmt.Fprintf(tw, "%s\t", c.head)
+		}
+	}
+	fmt.Fprintf(tw, " status\t\n")
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t", s.Name)
+		for _, c := range cols {
+			if !mixed && (c.name == results.FigureReadIOPS || c.name == results.FigureWriteIOPS) {
+				continue
+			}
+			v, ok := s.Figure(c.name)
+			switch {
+			case !ok:
+				fmt.Fprintf(tw, "-\t")
+			case c.scale != 1:
+				fmt.Fprintf(tw, "%s\t", millis(v*c.scale))
+			default:
+				fmt.Fprintf(tw, "%s\t", number(math.Round(v)))
+			}
+		}
+		fmt.Fprintf(tw, " %s\t\n", s.Status)
+	}
+}
+
+// figureTable prints steps that carry only figures (backups and the like).
 func figureTable(tw io.Writer, ss []results.Step) {
 	names := figureNames(ss, nil)
 	fmt.Fprintf(tw, "%s point\t", ss[0].Kind)

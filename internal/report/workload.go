@@ -54,6 +54,8 @@ type lineSpec struct {
 	value func(results.Step) float64
 	color int
 	dash  int
+	// unstacked keeps the line out of a stacked chart's pile.
+	unstacked bool
 }
 
 func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
@@ -62,7 +64,7 @@ func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
 func usersChart(id, title, note string, steps []results.Step, y axis, lines []lineSpec) *chart {
 	c := &chart{ID: id, Title: title, Note: note, X: usersAxis(), Y: y}
 	for _, l := range lines {
-		s := series{Name: l.name, Color: l.color, Dash: l.dash}
+		s := series{Name: l.name, Color: l.color, Dash: l.dash, Unstacked: l.unstacked}
 		for _, st := range steps {
 			s.X = append(s.X, float64(st.Users))
 			s.Y = append(s.Y, l.value(st))
@@ -237,6 +239,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	}
 	if tx := transactionTable(steps, id("transactions")); tx != nil {
 		sub := sec.sub(id("transactions-section"), "Per transaction type")
+		if c := transactionLatencyChart(steps, id("transactions-p99")); c != nil {
+			sub.add(c)
+		}
 		sub.add(tx)
 	}
 	if tls := workloadTimelines(r, steps, tput, id); !tls.empty() {
@@ -352,13 +357,18 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	}
 	sec.add(t)
 
-	sec.add(usersChart(id("cpu-vs-users"), "CPU idle and iowait vs virtual users",
-		"Idle near 0 means the CPUs are the limit; iowait is CPU time with nothing to do but wait for storage, the sign of an I/O-bound database.",
-		steps, percentAxis("share of the machine's CPU"), []lineSpec{
-			{name: "idle", value: func(s results.Step) float64 { return s.Telemetry.Mean("cpu_idle_pct") }, color: 2},
-			{name: "iowait", value: func(s results.Step) float64 { return s.Telemetry.Mean("cpu_iowait_pct") }, color: 1},
-			{name: "dbio (load generator)", value: func(s results.Step) float64 { return s.Telemetry.Mean("proc_dbio_cpu_pct") }, color: 7, dash: dashed},
+	cpu := usersChart(id("cpu-vs-users"), "CPU vs virtual users",
+		"The machine's CPU time by state, stacked to 100 %: a saturated CPU is all user and system, an I/O-bound database shows iowait, a virtual machine short of CPU shows steal. The dashed line is dbio's own share (the load generator).",
+		steps, percentAxis("share of the machine's CPU"), cpuStates(func(state string) lineSpec {
+			return lineSpec{value: func(s results.Step) float64 { return s.Telemetry.Mean("cpu_" + state + "_pct") }}
 		}))
+	cpu.Stacked = true
+	cpu.Series = append(cpu.Series, series{Name: "dbio (load generator)", Color: 7, Dash: dashed, Unstacked: true})
+	for _, st := range steps {
+		last := &cpu.Series[len(cpu.Series)-1]
+		last.X, last.Y = append(last.X, float64(st.Users)), append(last.Y, st.Telemetry.Mean("proc_dbio_cpu_pct"))
+	}
+	sec.add(cpu)
 	if len(devs) > 0 {
 		// Each device's writes take an odd color, its reads the even one before.
 		perDevice := func(each func(who, prefix string, write, read int) []lineSpec) []lineSpec {
@@ -429,6 +439,22 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	return sec
 }
 
+// cpuStates are the CPU states a stacked CPU chart piles, in the order of
+// the pile (busy at the bottom, idle on top) with their colors; each takes
+// its value from line(state).
+func cpuStates(line func(state string) lineSpec) []lineSpec {
+	var out []lineSpec
+	for _, st := range []struct {
+		state string
+		color int
+	}{{"user", 0}, {"system", 3}, {"iowait", 1}, {"steal", 4}, {"idle", 2}} {
+		l := line(st.state)
+		l.name, l.color = st.state, st.color
+		out = append(out, l)
+	}
+	return out
+}
+
 // engineCounters tables the engine's own counters (PostgreSQL's buffer hits
 // and reads, checkpoints, WAL bytes; InnoDB's reads and log writes) as
 // per-second means, with the buffer hit ratio where both halves are known.
@@ -495,6 +521,40 @@ func shareCell(t *results.TelemetrySummary, driver bool) cell {
 	return cell{Text: sh.Text, Raw: raw(sh.CPUPct)}
 }
 
+// transactionLatencyChart plots each transaction type's p99 against the
+// users: the merged percentiles hide which transaction a stall hurts (a
+// Delivery or a Stock-Level can be ten times a Payment).
+func transactionLatencyChart(steps []results.Step, id string) *chart {
+	var types []string
+	seen := map[string]bool{}
+	for _, s := range steps {
+		for _, tx := range s.Transactions {
+			if !seen[tx.Name] {
+				seen[tx.Name] = true
+				types = append(types, tx.Name)
+			}
+		}
+	}
+	if len(types) < 2 {
+		return nil
+	}
+	var lines []lineSpec
+	for i, name := range types {
+		lines = append(lines, lineSpec{name: name, color: i, value: func(s results.Step) float64 {
+			for _, tx := range s.Transactions {
+				if tx.Name == name && tx.Committed+tx.RolledBack > 0 {
+					return float64(tx.Latency.P99US) / 1000
+				}
+			}
+			return math.NaN()
+		}})
+	}
+	c := usersChart(id, "p99 latency per transaction type vs virtual users", "The 99th percentile of each transaction type, measured by dbio around each transaction; the table below has every percentile.",
+		steps, axis{Label: "p99 latency", Unit: "ms", Zero: true}, lines)
+	autoLog(c)
+	return c
+}
+
 // transactionTable lists each transaction type of each step.
 func transactionTable(steps []results.Step, id string) *table {
 	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
@@ -534,9 +594,12 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 	note := "Each point is one second (rate scaled to a minute); measured steps are shaded, ramp-ups hatched."
 	for _, c := range []*chart{
 		r.timelineChart(id("throughput-timeline"), "Throughput per second", note, steps, axis{Label: "throughput", Unit: unit, Zero: true}, lines, usersLabel),
-		r.timelineChart(id("latency-timeline"), "Transaction latency per second", "Percentiles of the transactions completed in each second.", steps,
+		r.timelineChart(id("latency-timeline"), "Transaction latency per second", "Percentiles of the transactions completed in each second (log scale where they spread over more than a factor of 30, as in the per-step chart, so one spike does not flatten the rest).", steps,
 			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2}}, usersLabel),
 	} {
+		if c.ID == id("latency-timeline") {
+			autoLog(c)
+		}
 		if c.hasData() {
 			sec.add(c)
 		}
@@ -559,16 +622,82 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 			r.timelineChart(id("disk-latency-timeline"), "Disk latency per second", "Mean await of the I/Os completed in each second (a second without reads has no read value).", steps,
 				axis{Label: "disk latency", Unit: "ms", Zero: true}, lat, usersLabel),
 		} {
+			if c.ID == id("disk-latency-timeline") {
+				autoLog(c)
+			}
 			if c.hasData() {
 				sec.add(c)
 			}
 		}
 	}
-	cpu := r.timelineChart(id("cpu-timeline"), "CPU per second", "Shares of the whole machine's CPU time.", steps, percentAxis("CPU"),
-		[]tlSpec{{name: "user", column: "cpu_user_pct", color: 0}, {name: "system", column: "cpu_system_pct", color: 3},
-			{name: "iowait", column: "cpu_iowait_pct", color: 1}, {name: "idle", column: "cpu_idle_pct", color: 2}}, usersLabel)
+	var states []tlSpec
+	for _, l := range cpuStates(func(string) lineSpec { return lineSpec{} }) {
+		states = append(states, tlSpec{name: l.name, column: "cpu_" + l.name + "_pct", color: l.color})
+	}
+	cpu := r.timelineChart(id("cpu-timeline"), "CPU per second", "The whole machine's CPU time by state, stacked to 100 %.", steps, percentAxis("CPU"), states, usersLabel)
+	cpu.Stacked = true
 	if cpu.hasData() {
 		sec.add(cpu)
 	}
+	for _, c := range r.engineTimelines(steps, id) {
+		sec.add(c)
+	}
 	return sec
+}
+
+// engineTimelines chart the engine's own counters second by second, the
+// figures a DBA looks at first beside a latency spike: WAL or redo log
+// written, checkpoints, and where reads were served (the engine's cache
+// against reads it had to ask of the OS). Only counters the run sampled
+// are drawn.
+func (r *runView) engineTimelines(steps []results.Step, id func(string) string) []*chart {
+	sampled := map[string]bool{}
+	for _, s := range steps {
+		if s.Telemetry == nil {
+			continue
+		}
+		for n := range s.Telemetry.Metrics {
+			if strings.HasPrefix(n, "engine_") {
+				sampled[n] = true
+			}
+		}
+	}
+	var out []*chart
+	for _, g := range []struct {
+		id, title, note string
+		y               axis
+		lines           []tlSpec
+	}{
+		{"engine-log-timeline", "Engine log written per second", "Bytes the engine wrote to its write-ahead log (PostgreSQL's WAL, InnoDB's redo log) each second: what every commit costs the storage.",
+			axis{Label: "log written", Unit: "MB/s", Zero: true}, []tlSpec{
+				{name: "WAL", column: "engine_wal_bytes_per_s", color: 0, factor: 1e-6},
+				{name: "redo log", column: "engine_innodb_os_log_written_per_s", color: 0, factor: 1e-6}}},
+		{"engine-cache-timeline", "Engine cache per second", "Page reads the engine served from its own cache against those it had to ask of the OS: when the second line rises, the storage is being read.",
+			axis{Label: "page reads", Unit: "per s", Zero: true}, []tlSpec{
+				{name: "cache hits", column: "engine_cache_hit_reads_per_s", color: 2},
+				{name: "reads asked of the OS", column: "engine_cache_miss_reads_per_s", color: 1}}},
+		{"engine-sync-timeline", "Checkpoints and fsyncs per second", "PostgreSQL's checkpoints, InnoDB's fsyncs of its data and log files: the moments the engine forces its writes to the device, often the moments latency jumps.",
+			axis{Label: "per second", Zero: true}, []tlSpec{
+				{name: "checkpoints", column: "engine_checkpoints_per_s", color: 3},
+				{name: "fsyncs", column: "engine_innodb_data_fsyncs_per_s", color: 4}}},
+	} {
+		var lines []tlSpec
+		for _, l := range g.lines {
+			if sampled[l.column] {
+				lines = append(lines, l)
+			}
+		}
+		if g.id == "engine-cache-timeline" && len(lines) == 0 && sampled["engine_blks_hit_per_s"] {
+			// Runs recorded before the engine-neutral cache counters have
+			// PostgreSQL's own.
+			lines = []tlSpec{{name: "cache hits", column: "engine_blks_hit_per_s", color: 2}, {name: "reads asked of the OS", column: "engine_blks_read_per_s", color: 1}}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if c := r.timelineChart(id(g.id), g.title, g.note, steps, g.y, lines, usersLabel); c.hasData() {
+			out = append(out, c)
+		}
+	}
+	return out
 }

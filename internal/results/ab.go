@@ -46,7 +46,35 @@ type ABMetric struct {
 	// BeyondSpread says the ranges of A's and B's runs do not overlap, so
 	// the difference is larger than the run-to-run noise measured here.
 	BeyondSpread bool `json:"beyond_spread"`
+	// Significance is what the repeats say about the difference.
+	Significance ABSignificance `json:"significance"`
 }
+
+// ABSignificance is the distribution-free test of B's runs against A's: a
+// Mann-Whitney U test, and a difference is called only when it also exceeds
+// the spread between repeats of each side.
+type ABSignificance struct {
+	// Verdict is "significant difference", "no significant difference" or
+	// "too few repeats to tell".
+	Verdict string `json:"verdict"`
+	// P is the test's two-sided p-value; Alpha the level it is read at.
+	P     float64 `json:"p"`
+	Alpha float64 `json:"alpha"`
+	// WithinNoise says the test alone would call the difference, but it is
+	// no larger than the spread of one side's own repeats.
+	WithinNoise bool `json:"within_noise,omitempty"`
+	// NeedPerSide is how many runs per side could show a difference.
+	NeedPerSide int `json:"need_per_side"`
+	// Ratio is median(B) / median(A); RatioLo and RatioHi its confidence
+	// interval at 1 − Alpha, when the sizes and signs allow one.
+	Ratio         float64 `json:"ratio"`
+	RatioInterval bool    `json:"ratio_interval"`
+	RatioLo       float64 `json:"ratio_lo,omitempty"`
+	RatioHi       float64 `json:"ratio_hi,omitempty"`
+}
+
+// Significant says the difference is beyond chance and beyond the noise.
+func (s ABSignificance) Significant() bool { return s.Verdict == "significant difference" }
 
 // ABSide is one side's figure over its runs.
 type ABSide struct {
@@ -54,6 +82,13 @@ type ABSide struct {
 	Min  float64   `json:"min"`
 	Max  float64   `json:"max"`
 	Runs []float64 `json:"runs"`
+	// Median is the middle run's value; MedianLo and MedianHi its 95 %
+	// confidence interval where there are runs enough for one (6).
+	Median     float64 `json:"median"`
+	MedianCI   bool    `json:"median_ci"`
+	MedianLo   float64 `json:"median_lo,omitempty"`
+	MedianHi   float64 `json:"median_hi,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // CacheAccount says where a side's reads were served.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"sort"
 	"time"
@@ -32,8 +31,13 @@ type FioPhase struct {
 	Optional bool
 }
 
-// run runs the phase's points into dir as steps first, first+1, ...
-func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, out io.Writer) ([]fio.PointResult, error) {
+// run runs the phase's points into dir as steps first, first+1, ...; a
+// configuration that names no /sys and /proc resolves its targets through env's.
+func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env) ([]fio.PointResult, error) {
+	out := env.Out
+	if f.Config.SysFS == (target.SysFS{}) {
+		f.Config.SysFS = env.SysFS
+	}
 	if f.Optional {
 		if _, err := fio.Check(f.Exec); err != nil {
 			fmt.Fprintf(out, "skipping the device pass: %v\n", err)
@@ -41,13 +45,13 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, out io.W
 			return nil, nil
 		}
 	}
-	plan, err := fio.NewPlan(f.Config, fio.Profiles)
+	plan, err := fio.NewPlan(f.Config, fio.BuiltinProfiles())
 	if err != nil {
 		return nil, err
 	}
 	exec := f.Exec
 	if !f.Limits.IsZero() {
-		g, note, err := fioLimits(f.Config.Targets, f.Limits, dir.Run().ID)
+		g, note, err := fioLimits(f.Config.SysFS, f.Config.Targets, f.Limits, dir.Run().ID)
 		if err != nil {
 			return nil, err
 		}
@@ -101,13 +105,13 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		run.Environment, run.Warnings = hostEnvironment(env)
 		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = run.Environment.CPUs, run.Environment.MemoryBytes
 	}
-	plan, err := fio.NewPlan(p.Fio.Config, fio.Profiles)
+	plan, err := fio.NewPlan(p.Fio.Config, fio.BuiltinProfiles())
 	if err != nil {
 		return out, err
 	}
 	out.Planned = len(plan.Points)
 	if !p.TargetsHeld {
-		release, err := LockTargets(p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
+		release, err := LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
 		if err != nil {
 			return out, err
 		}
@@ -121,14 +125,14 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
 	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) (err error) {
-		out.Points, err = p.Fio.run(ctx, dir, 0, env.Out)
+		out.Points, err = p.Fio.run(ctx, dir, 0, env)
 		return err
 	})
 	return out, err
 }
 
 // fioLimits puts fio under limits on the devices behind its targets.
-func fioLimits(targets []string, l iolimit.Limits, name string) (*iolimit.Group, string, error) {
+func fioLimits(sys target.SysFS, targets []string, l iolimit.Limits, name string) (*iolimit.Group, string, error) {
 	seen := map[string]bool{}
 	var devs []string
 	for _, path := range targets {
@@ -136,7 +140,7 @@ func fioLimits(targets []string, l iolimit.Limits, name string) (*iolimit.Group,
 		if err != nil {
 			return nil, "", err
 		}
-		st, err := tg.Storage()
+		st, err := tg.Storage(sys)
 		if err != nil {
 			return nil, "", err
 		}
@@ -148,7 +152,7 @@ func fioLimits(targets []string, l iolimit.Limits, name string) (*iolimit.Group,
 		}
 	}
 	sort.Strings(devs)
-	g, err := iolimit.SystemHost().Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, l)
+	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, l)
 	if err != nil {
 		return nil, "", fmt.Errorf("limit %s: %w", l, err)
 	}

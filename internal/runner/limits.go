@@ -14,7 +14,7 @@ import (
 // engine starts inside it (through Options.Wrap, as its own user); an
 // in-process engine (SQLite) means dbio itself joins it for the run. The
 // returned release undoes it; the note describes it for run.json.
-func limitedPlacement(host iolimit.Host, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options) (release func() error, note string, err error) {
+func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options) (release func() error, note string, err error) {
 	if l.IsZero() {
 		return func() error { return nil }, "", nil
 	}
@@ -24,7 +24,7 @@ func limitedPlacement(host iolimit.Host, name string, l iolimit.Limits, pl engin
 		if t == nil {
 			continue
 		}
-		st, err := t.Storage()
+		st, err := t.Storage(sys)
 		if err != nil {
 			return nil, "", fmt.Errorf("limits on %s: %w", t.Path, err)
 		}
@@ -40,8 +40,8 @@ func limitedPlacement(host iolimit.Host, name string, l iolimit.Limits, pl engin
 		return nil, "", fmt.Errorf("--limit %s: %w", l, err)
 	}
 	note = fmt.Sprintf("storage-class emulation: %s on devices %v through %s cgroup %s", l, devices, g.Version, g.Path)
-	if l.Preset != "" {
-		note += " (preset " + l.Preset + ": " + iolimit.Presets[l.Preset].Source + ")"
+	if p, ok := iolimit.LookupPreset(l.Preset); ok {
+		note += " (preset " + l.Preset + ": " + p.Source + ")"
 	}
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap

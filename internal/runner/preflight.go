@@ -70,8 +70,8 @@ type Places struct {
 }
 
 // Problems inspects every place without writing anything and returns all
-// that is wrong with them.
-func (pl Places) Problems() []error {
+// that is wrong with them; sys resolves the storage behind them.
+func (pl Places) Problems(sys target.SysFS) []error {
 	var out []error
 	type look struct {
 		in target.Inspection
@@ -82,7 +82,7 @@ func (pl Places) Problems() []error {
 		if l, seen := looked[path]; seen {
 			return l.in, l.ok
 		}
-		in, ps := target.Inspect(path, pl.Create)
+		in, ps := target.Inspect(sys, path, pl.Create)
 		out = append(out, ps...)
 		looked[path] = look{in, len(ps) == 0}
 		return in, len(ps) == 0
@@ -127,7 +127,7 @@ func (pl Places) Problems() []error {
 		}
 	}
 	if pl.Results != "" {
-		_, ps := target.InspectDir("results directory", pl.Results, true)
+		_, ps := target.InspectDir(sys, "results directory", pl.Results, true)
 		out = append(out, ps...)
 	}
 	return out
@@ -152,7 +152,7 @@ func samePath(a, b string) bool {
 // its places (see Places.Problems) and, once those are sound, the free space
 // on the data target and for the results (added up when they share a
 // filesystem; the database a fresh run replaces counts as free).
-func Preflight(p Plan) error {
+func Preflight(p Plan, sys target.SysFS) error {
 	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
 		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
 	if p.Noisy != nil {
@@ -161,7 +161,7 @@ func Preflight(p Plan) error {
 			pl.Subdirs = append(pl.Subdirs, tenantSubdir(i))
 		}
 	}
-	list := pl.Problems()
+	list := pl.Problems(sys)
 	if len(list) == 0 {
 		list = spaceProblems(p)
 	}
@@ -219,7 +219,7 @@ func Holder(command []string, now time.Time) target.Holder {
 // LockTargets takes every target in paths for the run (each directory once,
 // whatever path names it), creating the missing ones first when create is
 // set. The release gives them all back; on error none is held.
-func LockTargets(paths []string, create bool, h target.Holder) (release func(), err error) {
+func LockTargets(sys target.SysFS, paths []string, create bool, h target.Holder) (release func(), err error) {
 	var locks []*target.Lock
 	release = func() {
 		for _, l := range locks {
@@ -247,7 +247,7 @@ func LockTargets(paths []string, create bool, h target.Holder) (release func(), 
 			release()
 			return nil, err
 		}
-		l, err := t.Lock(h)
+		l, err := t.Lock(sys, h)
 		if err != nil {
 			release()
 			return nil, err
@@ -261,13 +261,13 @@ func LockTargets(paths []string, create bool, h target.Holder) (release func(), 
 // prepareTargets is the start of Run: the preflight, then the targets taken
 // for the whole run (unless the caller holds them already).
 func prepareTargets(p Plan, env Env) (release func(), err error) {
-	if err := Preflight(p); err != nil {
+	if err := Preflight(p, env.SysFS); err != nil {
 		return nil, err
 	}
 	if p.TargetsHeld {
 		return func() {}, nil
 	}
-	return LockTargets([]string{p.DataPath, p.LogPath, p.BackupPath}, p.CreateTargets, Holder(p.Command, env.Now()))
+	return LockTargets(env.SysFS, []string{p.DataPath, p.LogPath, p.BackupPath}, p.CreateTargets, Holder(p.Command, env.Now()))
 }
 
 // IsBadInput says whether a run's error is the user's to fix before it can
@@ -283,7 +283,7 @@ func IsBadInput(err error) bool {
 // results directory), a DSN that does not parse or does not match the
 // transport the suite names, options an external server cannot take, and
 // each run's free space on its data target.
-func (s Suite) Preflight() error {
+func (s Suite) Preflight(sys target.SysFS) error {
 	var list []error
 	for _, r := range s.Plan.Runs {
 		var eng engine.Engine
@@ -303,7 +303,7 @@ func (s Suite) Preflight() error {
 		if r.Backup != nil {
 			pl.Backup = r.Backup.Path
 		}
-		ps := pl.Problems()
+		ps := pl.Problems(sys)
 		list = append(list, ps...)
 		if r.DSN != "" && eng != nil {
 			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, Settings: r.Settings})...)

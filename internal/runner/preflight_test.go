@@ -73,12 +73,12 @@ func TestPreflightCountsTheDatabaseItReplaces(t *testing.T) {
 	fill("dbio_tpcc.db", 48<<20)
 	plan := Plan{Kind: "tpcc", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "dbio_tpcc", Fresh: true},
 		DataPath: dir, ResultsBase: t.TempDir(), SpaceNeeded: 40 << 20, Users: []int{1}, Step: time.Second}
-	if err := Preflight(plan); err != nil {
+	if err := Preflight(plan, target.HostFS()); err != nil {
 		t.Fatalf("a run replacing dbio's 48 MiB database: %v", err)
 	}
 	// The same space held by another workload's database is not freed by this run.
 	os.Rename(filepath.Join(sub, "dbio_tpcc.db"), filepath.Join(sub, "dbio_sysbench.db"))
-	err = Preflight(plan)
+	err = Preflight(plan, target.HostFS())
 	if !IsBadInput(err) || !strings.Contains(err.Error(), "target "+dir+" has ") || !strings.Contains(err.Error(), "tpcc at this scale needs about 40.0 MiB") {
 		t.Fatalf("a run that frees nothing: %v", err)
 	}

@@ -85,6 +85,9 @@ type Env struct {
 	Version  string
 	// HostFS is where telemetry reads /proc; telemetry.HostFS() normally.
 	HostFS telemetry.FS
+	// SysFS is where targets are resolved to their disks and cgroups are
+	// found; target.HostFS() normally. A zero SysFS leaves storage unresolved.
+	SysFS target.SysFS
 	// Getenv reads the environment, for the engines' password variables.
 	Getenv func(string) string
 }
@@ -117,7 +120,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		return out, err
 	}
 	defer release()
-	placement, infos, err := openTargets(p)
+	placement, infos, err := openTargets(p, env.SysFS)
 	if err != nil {
 		return out, err
 	}
@@ -195,7 +198,7 @@ func statusOf(ctx context.Context, err error) results.Status {
 	}
 }
 
-func openTargets(p Plan) (engine.Placement, []results.TargetInfo, error) {
+func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetInfo, error) {
 	var pl engine.Placement
 	var infos []results.TargetInfo
 	open := func(path string, role target.Role) (*target.Target, error) {
@@ -207,7 +210,7 @@ func openTargets(p Plan) (engine.Placement, []results.TargetInfo, error) {
 			return nil, err
 		}
 		info := results.TargetInfo{Role: role, Path: t.Path}
-		info.Storage, _ = t.Storage() // a filesystem we cannot resolve still runs
+		info.Storage, _ = t.Storage(sys) // a filesystem we cannot resolve still runs
 		info.FreeBytes, _ = t.FreeBytes()
 		infos = append(infos, info)
 		return t, nil
@@ -240,7 +243,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			}
 			phase.Config.Targets = []string{pl.Data.Path}
 		}
-		pts, err := phase.run(ctx, dir, first, env.Out)
+		pts, err := phase.run(ctx, dir, first, env)
 		if err != nil {
 			return err
 		}
@@ -260,7 +263,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	release, note, err := limitedPlacement(iolimit.SystemHost(), dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
+	release, note, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
 	if err != nil {
 		return err
 	}
@@ -442,7 +445,7 @@ func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.
 		if t == nil {
 			continue
 		}
-		s, err := t.Storage()
+		s, err := t.Storage(env.SysFS)
 		if err != nil {
 			continue
 		}

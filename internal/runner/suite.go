@@ -76,10 +76,10 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	var out SuiteOutcome
 	// Every run's problems before anything is written, then every target
 	// held by this suite from its first run to its last.
-	if err := s.Preflight(); err != nil {
+	if err := s.Preflight(env.SysFS); err != nil {
 		return out, err
 	}
-	release, err := LockTargets(s.suiteTargets(), s.CreateTargets, Holder(s.Command, env.Now()))
+	release, err := LockTargets(env.SysFS, s.suiteTargets(), s.CreateTargets, Holder(s.Command, env.Now()))
 	if err != nil {
 		return out, err
 	}
@@ -321,7 +321,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 
 // runDisk characterizes the run's data target with fio, under its limits.
 func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
+	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}, SysFS: env.SysFS}
 	if r.Workload.Runtime != "" {
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d

@@ -24,7 +24,7 @@ type TableLister interface {
 }
 
 // Backups runs backup and restore cycles on one database, with its workload
-// running meanwhile when Tenant.Users > 0 (METHODOLOGY §1, test 4).
+// running meanwhile when Tenant.Users > 0.
 type Backups struct {
 	Tenant Tenant
 	// Dest is a directory dbio owns on the backup target; cycle N writes Dest/cycle-N.

@@ -14,7 +14,7 @@ import (
 	"dbio/internal/results"
 )
 
-// Noisy is the noisy-neighbour study (METHODOLOGY §1, test 5): every tenant
+// Noisy is the noisy-neighbour study: every tenant
 // runs its workload at once on the shared storage (the quiet baseline);
 // then the last BackupTenants tenants stop their workload and take a backup
 // every Interval, Cycles times, while the others keep running.

@@ -2,6 +2,7 @@ package target
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -23,24 +24,33 @@ type Storage = results.Storage
 // Disk is one physical block device.
 type Disk = results.Disk
 
-// SysFS locates the /proc and /sys trees, so that tests can point them at fixtures.
+// SysFS locates the /proc and /sys trees a target is resolved through. It is
+// passed down from cmd rather than read from a package variable, so that
+// tests point it at fixtures and nothing below cmd assumes which host it is on.
 type SysFS struct {
 	Proc string
 	Sys  string
 }
 
-// HostFS is the running system's /proc and /sys.
-var HostFS = SysFS{Proc: "/proc", Sys: "/sys"}
+// HostFS is the running system's /proc and /sys; cmd/dbio creates it once.
+func HostFS() SysFS { return SysFS{Proc: "/proc", Sys: "/sys"} }
+
+// errNoRoot is what a lookup through a zero SysFS returns: reading
+// "self/mountinfo" relative to the working directory would be a silent wrong answer.
+var errNoRoot = errors.New("target: no /proc and /sys root given: pass target.HostFS()")
 
 // Storage resolves the mount, filesystem and block devices behind the target.
-func (t *Target) Storage() (Storage, error) {
-	return HostFS.Resolve(t.Path)
+func (t *Target) Storage(sys SysFS) (Storage, error) {
+	return sys.Resolve(t.Path)
 }
 
 // Resolve finds the storage behind path: stat gives the device number, the
 // mount table gives the filesystem, and /sys/dev/block leads through
 // partitions and stacked devices to the physical disks.
 func (fs SysFS) Resolve(path string) (Storage, error) {
+	if fs.Proc == "" || fs.Sys == "" {
+		return Storage{}, errNoRoot
+	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
 		return Storage{}, fmt.Errorf("stat %s: %w", path, err)

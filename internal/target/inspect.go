@@ -32,9 +32,9 @@ type Inspection struct {
 // mayCreate), a file or device node, a read-only filesystem, not writable by
 // this user, or a <path>/dbio that is a link or a directory dbio did not make.
 // With mayCreate a missing path is accepted when the nearest existing
-// directory above it could hold it.
-func Inspect(path string, mayCreate bool) (Inspection, []error) {
-	in, problems := InspectDir("target", path, mayCreate)
+// directory above it could hold it. sys resolves the storage behind it.
+func Inspect(sys SysFS, path string, mayCreate bool) (Inspection, []error) {
+	in, problems := InspectDir(sys, "target", path, mayCreate)
 	if in.Exists && len(problems) == 0 {
 		if err := CheckOwned(filepath.Join(in.Path, DirName)); err != nil {
 			problems = append(problems, err)
@@ -46,7 +46,7 @@ func Inspect(path string, mayCreate bool) (Inspection, []error) {
 // InspectDir is Inspect for any directory dbio will write in (noun names it
 // in the problems, e.g. "results directory"), without the look at dbio's own
 // subdirectory.
-func InspectDir(noun, path string, mayCreate bool) (Inspection, []error) {
+func InspectDir(sys SysFS, noun, path string, mayCreate bool) (Inspection, []error) {
 	var in Inspection
 	if strings.TrimSpace(path) == "" {
 		return in, []error{fmt.Errorf("%s path is empty: pass --%s DIR", noun, strings.Fields(noun)[0])}
@@ -90,7 +90,7 @@ func InspectDir(noun, path string, mayCreate bool) (Inspection, []error) {
 	if err := syscall.Stat(at, &sst); err == nil {
 		in.Dev = uint64(sst.Dev)
 	}
-	in.Storage, _ = HostFS.Resolve(at)
+	in.Storage, _ = sys.Resolve(at)
 	switch {
 	case st.Flags&stRdonly != 0:
 		return in, []error{fmt.Errorf("%s is on a read-only filesystem (%s): choose a directory on a filesystem mounted read-write", what, mountOf(in.Storage, at))}

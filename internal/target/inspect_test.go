@@ -32,7 +32,7 @@ func TestInspect(t *testing.T) {
 		{foreign, false, "dbio did not create"},
 	}
 	for _, tt := range tests {
-		in, problems := Inspect(tt.path, tt.mayCreate)
+		in, problems := Inspect(HostFS(), tt.path, tt.mayCreate)
 		switch {
 		case tt.want == "" && len(problems) > 0:
 			t.Errorf("Inspect(%q, %v): %v", tt.path, tt.mayCreate, problems)
@@ -54,7 +54,7 @@ func TestInspectReadOnlyAndUnwritable(t *testing.T) {
 	if os.Geteuid() != 0 {
 		os.Chmod(dir, 0o555)
 		defer os.Chmod(dir, 0o755)
-		if _, problems := Inspect(dir, false); len(problems) != 1 || !strings.Contains(problems[0].Error(), "is not writable by this user") {
+		if _, problems := Inspect(HostFS(), dir, false); len(problems) != 1 || !strings.Contains(problems[0].Error(), "is not writable by this user") {
 			t.Fatalf("unwritable: %v", problems)
 		}
 		return
@@ -63,21 +63,21 @@ func TestInspectReadOnlyAndUnwritable(t *testing.T) {
 		t.Fatalf("mount a read-only tmpfs: %v: %s", err, out)
 	}
 	defer syscall.Unmount(dir, 0)
-	in, problems := Inspect(dir, false)
+	in, problems := Inspect(HostFS(), dir, false)
 	if len(problems) != 1 || !strings.Contains(problems[0].Error(), "read-only filesystem") {
 		t.Fatalf("read-only: %v", problems)
 	}
 	if in.Storage.FSType != "tmpfs" || len(in.Storage.Physical) != 0 {
 		t.Errorf("storage %+v, want tmpfs without a block device", in.Storage)
 	}
-	if _, problems := Inspect(filepath.Join(dir, "new"), true); len(problems) != 1 || !strings.Contains(problems[0].Error(), "read-only filesystem") {
+	if _, problems := Inspect(HostFS(), filepath.Join(dir, "new"), true); len(problems) != 1 || !strings.Contains(problems[0].Error(), "read-only filesystem") {
 		t.Fatalf("to be created on a read-only filesystem: %v", problems)
 	}
 }
 
 func TestSpaceProblems(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	in, _ := Inspect(a, false)
+	in, _ := Inspect(HostFS(), a, false)
 	free := in.FreeBytes
 	if got := SpaceProblems([]Need{{Path: a, Bytes: 1, What: "a byte"}}); len(got) != 0 {
 		t.Fatal(got)

@@ -64,8 +64,9 @@ type Lock struct {
 // it ends, so that a crash leaves nothing to clean up. A target another run
 // holds is refused at once with a *BusyError naming that run. The lock
 // belongs to the open file, so a second Lock of the same target in one
-// process is refused too: open each target once per run.
-func (t *Target) Lock(h Holder) (*Lock, error) {
+// process is refused too: open each target once per run. sys.Proc is where
+// the holder of a lock taken an instant ago is looked for.
+func (t *Target) Lock(sys SysFS, h Holder) (*Lock, error) {
 	path := filepath.Join(t.Dir, LockName)
 	f, err := OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_CLOEXEC, 0o644)
 	if err != nil {
@@ -85,7 +86,7 @@ func (t *Target) Lock(h Holder) (*Lock, error) {
 		holder := readHolder(f)
 		if holder.PID == 0 {
 			// Taken an instant ago, before its holder wrote who it is.
-			holder.PID = flockHolder(HostFS.Proc, f)
+			holder.PID = flockHolder(sys.Proc, f)
 		}
 		f.Close()
 		return nil, &BusyError{Target: t.Path, Holder: holder}

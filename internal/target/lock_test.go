@@ -16,7 +16,7 @@ func TestLockRefusesASecondRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	started := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
-	first, err := tg.Lock(Holder{PID: 4242, Command: []string{"dbio", "tpcc", "--target", tg.Path}, Started: started})
+	first, err := tg.Lock(HostFS(), Holder{PID: 4242, Command: []string{"dbio", "tpcc", "--target", tg.Path}, Started: started})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +25,7 @@ func TestLockRefusesASecondRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = again.Lock(Holder{PID: 1})
+	_, err = again.Lock(HostFS(), Holder{PID: 1})
 	var busy *BusyError
 	if !errors.Is(err, ErrBusy) || !errors.As(err, &busy) {
 		t.Fatalf("second lock: %v, want ErrBusy", err)
@@ -38,7 +38,7 @@ func TestLockRefusesASecondRun(t *testing.T) {
 	if err := first.Release(); err != nil {
 		t.Fatal(err)
 	}
-	second, err := again.Lock(Holder{PID: 1})
+	second, err := again.Lock(HostFS(), Holder{PID: 1})
 	if err != nil {
 		t.Fatalf("lock after release: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 		if err != nil {
 			os.Exit(3)
 		}
-		if _, err := tg.Lock(Holder{PID: os.Getpid(), Command: []string{"holder"}, Started: time.Now()}); err != nil {
+		if _, err := tg.Lock(HostFS(), Holder{PID: os.Getpid(), Command: []string{"holder"}, Started: time.Now()}); err != nil {
 			os.Exit(4)
 		}
 		os.Stdout.WriteString("locked\n")
@@ -78,14 +78,14 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = tg.Lock(Holder{PID: os.Getpid()})
+	_, err = tg.Lock(HostFS(), Holder{PID: os.Getpid()})
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Holder.PID != child.Process.Pid {
 		t.Fatalf("lock held by the child: %v, want the child's pid %d named", err, child.Process.Pid)
 	}
 	child.Process.Kill()
 	child.Wait()
-	l, err := tg.Lock(Holder{PID: os.Getpid()})
+	l, err := tg.Lock(HostFS(), Holder{PID: os.Getpid()})
 	if err != nil {
 		t.Fatalf("lock after the holder was killed: %v", err)
 	}
@@ -99,13 +99,13 @@ func TestBusyNamesTheHolderBeforeItWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := tg.Lock(Holder{PID: os.Getpid()})
+	l, err := tg.Lock(HostFS(), Holder{PID: os.Getpid()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
 	l.f.Truncate(0) // as if the record were not written yet
-	_, err = tg.Lock(Holder{})
+	_, err = tg.Lock(HostFS(), Holder{})
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Holder.PID != os.Getpid() {
 		t.Fatalf("%v: want this process's pid from /proc/locks", err)

@@ -98,7 +98,7 @@ func TestOpenRefusesALinkedOrForeignDbioDirectory(t *testing.T) {
 		if _, err := Open(root); !errors.Is(err, ErrNotOwned) || !strings.Contains(err.Error(), "is a symbolic link") {
 			t.Errorf("Open(%s) = %v, want a refusal of the link", root, err)
 		}
-		if _, problems := Inspect(root, false); len(problems) != 1 || !strings.Contains(problems[0].Error(), "is a symbolic link") {
+		if _, problems := Inspect(HostFS(), root, false); len(problems) != 1 || !strings.Contains(problems[0].Error(), "is a symbolic link") {
 			t.Errorf("Inspect(%s) = %v", root, problems)
 		}
 	}

@@ -141,3 +141,31 @@ func TestPhysicalThroughPartitionAndDM(t *testing.T) {
 		t.Errorf("disk %+v", d)
 	}
 }
+
+// TestResolveNeedsItsRoots: storage is resolved through the /proc and /sys a
+// caller gives, never through a default, and a root left out is an error
+// rather than a read relative to the working directory.
+func TestResolveNeedsItsRoots(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name string
+		fs   SysFS
+		ok   bool
+	}{
+		{"none", SysFS{}, false},
+		{"no /sys", SysFS{Proc: "/proc"}, false},
+		{"no /proc", SysFS{Sys: "/sys"}, false},
+		{"a /proc without a mount table", SysFS{Proc: t.TempDir(), Sys: "/sys"}, false},
+		{"the host's", HostFS(), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := tt.fs.Resolve(dir)
+			if (err == nil) != tt.ok {
+				t.Fatalf("Resolve through %+v: %+v, %v; want ok=%v", tt.fs, s, err, tt.ok)
+			}
+			if tt.ok && s.FSType == "" {
+				t.Errorf("Resolve through the host's roots found no filesystem: %+v", s)
+			}
+		})
+	}
+}

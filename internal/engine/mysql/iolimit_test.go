@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/target"
 	"dbio/internal/testenv"
 )
 
@@ -17,11 +18,11 @@ import (
 // block-I/O cgroup and checks that the server, with the PID the instance
 // reports, is in it. (The PostgreSQL engine's test also measures the cap.)
 func TestServerRunsInsideIOLimitGroup(t *testing.T) {
-	host := iolimit.SystemHost()
+	host := iolimit.SystemHost(target.HostFS().Sys)
 	testenv.Require(t, os.Geteuid() == 0 && (host.V1Blkio != "" || host.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	e := realEngine(t)
 	p := engine.Placement{Data: reachableTarget(t, "data")}
-	st, err := p.Data.Storage()
+	st, err := p.Data.Storage(target.HostFS())
 	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devices []string
 	for _, d := range st.Physical {

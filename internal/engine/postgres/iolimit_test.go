@@ -11,6 +11,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/target"
 	"dbio/internal/testenv"
 )
 
@@ -38,11 +39,11 @@ func heavyWrite(t *testing.T, in *Instance) time.Duration {
 // in it and that a write-heavy statement is slowed by the cap. Only a lower
 // bound is asserted: a busy machine makes a run slower, never faster.
 func TestServerRunsInsideIOLimitGroup(t *testing.T) {
-	host := iolimit.SystemHost()
+	host := iolimit.SystemHost(target.HostFS().Sys)
 	testenv.Require(t, os.Geteuid() == 0 && (host.V1Blkio != "" || host.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	e := realEngine(t)
 	p := engine.Placement{Data: reachableTarget(t, "data")}
-	st, err := p.Data.Storage()
+	st, err := p.Data.Storage(target.HostFS())
 	testenv.Require(t, err == nil && len(st.Physical) > 0, "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
 	var devices []string
 	for _, d := range st.Physical {

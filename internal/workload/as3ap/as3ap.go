@@ -1,4 +1,4 @@
-// Package as3ap is the AS3AP-style stress load of METHODOLOGY.md §2: the
+// Package as3ap is the AS3AP-style stress load of the I/O-optimizer study: the
 // four AS3AP relations (uniques, hundred, tenpct, updates) with their column
 // distributions at a chosen row count, a fixed background of batch jobs that
 // each read and update a range of rows per transaction continuously, and
