@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,7 +14,6 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
-	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -224,7 +222,7 @@ func diskDryRun(app *App, cfg fio.Config) error {
 	fmt.Fprintf(app.Stdout, "profile %s: %d points, about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
 	for i, p := range plan.Points {
-		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, p)
+		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
 	}
 	return nil
 }
@@ -257,58 +255,28 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
 	if _, err := fio.Check(app.Exec); err != nil {
 		return err
 	}
-	release, err := runner.LockTargets(app.SysFS, cfg.Targets, f.createTarget, runner.Holder(app.Args, app.Now()))
-	if err != nil {
-		if runner.IsBadInput(err) {
-			return &usageError{msg: err.Error()}
+	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
+		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec},
+		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
+	}, runnerEnv(app))
+	if out.Dir == "" {
+		if runner.IsBadInput(runErr) {
+			return &usageError{msg: runErr.Error()}
 		}
-		return err
-	}
-	defer release()
-	host, hostErr := telemetry.ReadHost(telemetry.HostFS())
-	env := results.Environment{Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel, CPUs: host.CPUs, MemoryBytes: host.MemoryBytes}
-	cfg.CPUs, cfg.MemoryBytes = host.CPUs, host.MemoryBytes
-	cfgJSON, err := json.Marshal(cfg)
-	if err != nil {
-		return err
-	}
-	env.Versions = map[string]string{"dbio": version()}
-	dir, err := results.Create(f.resultsBase, name, results.Run{Kind: "disk", Command: app.Args, Config: cfgJSON, Environment: env}, app.Now())
-	if err != nil {
-		return err
-	}
-	if hostErr != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, hostErr.Error()) })
-	}
-	fmt.Fprintf(app.Stdout, "results: %s\n", dir.Path)
-	points, runErr := fio.Run(ctx, cfg, dir, 0, app.Exec, app.Stdout)
-	status := results.StatusCompleted
-	switch {
-	case runErr == nil:
-	case errors.Is(runErr, context.Canceled) || ctx.Err() != nil:
-		status = results.StatusInterrupted
-	default:
-		status = results.StatusFailed
-	}
-	if err := dir.Finish(status, runErr, app.Now()); err != nil {
-		return errors.Join(runErr, err)
+		return runErr
 	}
 	finished := 0
-	for _, p := range points {
+	for _, p := range out.Points {
 		if p.Status == results.StatusCompleted {
 			finished++
 		}
 	}
-	planned := len(points)
-	if plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
-		planned = len(plan.Points)
-	}
-	fmt.Fprintf(app.Stdout, "%d of %d point(s) finished; results in %s\n", finished, planned, dir.Path)
-	if status == results.StatusInterrupted {
-		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, dir.Path)
+	fmt.Fprintf(app.Stdout, "%d of %d point(s) finished; results in %s\n", finished, out.Planned, out.Dir)
+	if out.Status == results.StatusInterrupted {
+		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, out.Dir)
 	}
 	if runErr != nil {
-		return fmt.Errorf("%w (results so far in %s)", runErr, dir.Path)
+		return fmt.Errorf("%w (results so far in %s)", runErr, out.Dir)
 	}
 	return nil
 }

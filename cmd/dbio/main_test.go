@@ -197,7 +197,7 @@ func TestSplitWords(t *testing.T) {
 }
 
 // TestABOfTwoBufferPools runs the A/B study of two SQLite cache sizes and
-// checks the improvement table and the comparison report.
+// checks the A/B table with its verdicts and the comparison report.
 func TestABOfTwoBufferPools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real steps")
@@ -209,7 +209,8 @@ func TestABOfTwoBufferPools(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"== A/B: A --buffer-pool 1MB vs B --buffer-pool 256MB ==", "average", "improvement"} {
+	// One run a side can never show a difference, and the table says so.
+	for _, want := range []string{"== A/B: A --buffer-pool 1MB vs B --buffer-pool 256MB ==", "average", "too few runs to tell (4 a side needed)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dbio/internal/fio"
-	"dbio/internal/results"
-	"dbio/internal/target"
+	"dbio/internal/runner"
 	"dbio/internal/workload/tpcc"
 )
 
@@ -42,19 +39,10 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 			if diskRuntime < 0 {
 				return usagef("--disk-runtime %s: must not be negative (0 skips the fio pass)", diskRuntime)
 			}
-			var before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+			var devicePass *runner.FioPhase
 			if diskRuntime > 0 {
-				before = func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error) {
-					if _, err := fio.Check(app.Exec); err != nil {
-						fmt.Fprintf(app.Stdout, "skipping the device pass: %v\n", err)
-						_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "device pass skipped: "+err.Error()) })
-						return 0, nil
-					}
-					corners := fio.QuickCorners(t.Path, diskRuntime)
-					corners.SysFS = app.SysFS
-					pts, err := fio.Run(ctx, corners, dir, 0, app.Exec, app.Stdout)
-					return len(pts), err
-				}
+				// Without fio the TPC-C part still runs: the pass is skipped with a warning.
+				devicePass = &runner.FioPhase{Config: fio.QuickCorners(diskRuntime), Exec: app.Exec, Optional: true}
 			}
 			if !cmd.Flags().Changed("target") {
 				// dbio quick's own default (./dbio-data) is made on first use;
@@ -65,7 +53,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 			if err != nil {
 				return err
 			}
-			plan.Before = before
+			plan.Fio = devicePass
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}

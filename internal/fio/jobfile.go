@@ -20,7 +20,7 @@ type placement struct {
 // exactly, writing the same per-second logs. One section per target; with
 // several sections (a drive group) they run at once and fio reports them as
 // one group.
-func JobFile(p PlannedPoint, profile string, places []placement) string {
+func JobFile(p Point, profile string, places []placement) string {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	line("; dbio fio job: point %q of profile %s", p.Name, profile)
@@ -30,7 +30,7 @@ func JobFile(p PlannedPoint, profile string, places []placement) string {
 	if Mixed(p.RW) {
 		line("rwmixread=%d", p.ReadPct)
 	}
-	line("bs=%d", p.BlockSize)
+	line("bs=%d", p.BS)
 	line("iodepth=%d", p.IODepth)
 	line("numjobs=%d", p.Jobs)
 	if p.Loops > 0 {
@@ -63,7 +63,7 @@ func JobFile(p PlannedPoint, profile string, places []placement) string {
 		line("ioengine=%s", pl.Engine)
 		line("direct=%d", boolInt(pl.Direct))
 		if p.Split {
-			slice := pl.Size / int64(p.Jobs) / p.BlockSize * p.BlockSize
+			slice := pl.Size / int64(p.Jobs) / p.BS * p.BS
 			line("size=%d", slice)
 			line("offset_increment=%d", slice)
 		} else {

@@ -128,9 +128,9 @@ func TestParseGolden(t *testing.T) {
 				}
 			}
 			g := out.Groups[0]
-			pr := PointResult{PlannedPoint: PlannedPoint{Point: Point{RW: out.GlobalOptions["rw"]}}, Read: g.Read, Write: g.Write, Total: g.Total,
+			pr := PointResult{FioPlan: results.FioPlan{RW: out.GlobalOptions["rw"]}, Read: g.Read, Write: g.Write, Total: g.Total,
 				UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, ElapsedS: g.ElapsedS, Steady: g.SteadyState}
-			view.Figures = pr.Figures()
+			view.Figures = figures(pr)
 			got, err := json.MarshalIndent(view, "", "  ")
 			if err != nil {
 				t.Fatal(err)

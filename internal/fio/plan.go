@@ -82,10 +82,11 @@ type Config struct {
 // runs for runtime after a one-second warm-up, on a 1 GiB working file so
 // that laying it out takes seconds. That file is small enough for a
 // controller cache to flatter a hardware RAID; the full `dbio disk` run is
-// the measurement to quote.
-func QuickCorners(target string, runtime time.Duration) Config {
+// the measurement to quote. It names no target: the run's runner places it
+// on the data target.
+func QuickCorners(runtime time.Duration) Config {
 	ramp := time.Second
-	return Config{Profile: "four-corners", Targets: []string{target}, Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
+	return Config{Profile: "four-corners", Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
 }
 
 // MarshalJSON renders durations as text ("60s") and sizes in bytes, for run.json.
@@ -124,52 +125,16 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(view)
 }
 
-// Point is one fio measurement: one job file, one step of the results.
-type Point struct {
-	Name string `json:"name"`
-	// Series groups the points of one table row or curve (e.g. "randread").
-	Series    string `json:"series"`
-	RW        string `json:"rw"`
-	BlockSize int64  `json:"bs"`
-	// ReadPct is fio's rwmixread for mixed patterns.
-	ReadPct int `json:"read_pct,omitempty"`
-	IODepth int `json:"iodepth"`
-	Jobs    int `json:"jobs"`
-	// RuntimeS is the time-based length; 0 with Loops for whole-file passes.
-	RuntimeS int `json:"runtime_s"`
-	RampS    int `json:"ramp_s"`
-	Loops    int `json:"loops,omitempty"`
-	// Split gives each job its own slice of the file, so that sequential
-	// jobs do not read or write the same blocks one after the other.
-	Split bool `json:"split,omitempty"`
-	// RateOf names the earlier point whose measured IOPS is 100 %; RatePct
-	// is this point's share; RateIOPS is the resulting total limit, filled in
-	// just before the point runs.
-	RateOf   string  `json:"rate_of,omitempty"`
-	RatePct  float64 `json:"rate_pct,omitempty"`
-	RateIOPS int64   `json:"rate_iops,omitempty"`
-	// SteadyState is fio's criterion; the point ends when it holds over
-	// SteadyWindowS seconds, or after RuntimeS.
-	SteadyState   string `json:"steady_state,omitempty"`
-	SteadyWindowS int    `json:"steady_window_s,omitempty"`
-}
-
-// Outstanding is the I/Os in flight the point asks for, over all jobs.
-func (p Point) Outstanding() int { return p.IODepth * p.Jobs }
-
-// PlannedPoint is a point placed on its target(s).
-type PlannedPoint struct {
-	Point
-	// Label names the target ("nvme") or "group" for a drive group.
-	Label   string   `json:"label"`
-	Targets []string `json:"targets"`
-}
+// Point is one fio measurement: one job file, one step of the results. A
+// profile plans it; NewPlan places it on its target(s) (Label, Targets).
+// The results contract owns the type, so a point is recorded as planned.
+type Point = results.FioPlan
 
 // Plan is a configuration expanded into the points it will run, in order.
 type Plan struct {
 	Profile Profile
 	Config  Config
-	Points  []PlannedPoint
+	Points  []Point
 }
 
 // Duration estimates the plan's length: runtimes and ramps (steady-state
@@ -290,7 +255,7 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	plan := Plan{Profile: prof, Config: c}
 	if c.Group {
 		for _, p := range points {
-			plan.Points = append(plan.Points, PlannedPoint{Point: p, Label: "group", Targets: c.Targets})
+			plan.Points = append(plan.Points, placed(p, "group", c.Targets))
 		}
 		return plan, nil
 	}
@@ -303,10 +268,16 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 					p.RateOf = labels[ti] + "-" + p.RateOf
 				}
 			}
-			plan.Points = append(plan.Points, PlannedPoint{Point: p, Label: labels[ti], Targets: []string{t}})
+			plan.Points = append(plan.Points, placed(p, labels[ti], []string{t}))
 		}
 	}
 	return plan, nil
+}
+
+// placed is p on its target(s), labelled.
+func placed(p Point, label string, targets []string) Point {
+	p.Label, p.Targets = label, targets
+	return p
 }
 
 var steadyCriterion = regexp.MustCompile(`^(iops|bw)(_slope)?:[0-9]+(\.[0-9]+)?%?$`)

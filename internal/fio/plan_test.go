@@ -64,7 +64,7 @@ func TestPlans(t *testing.T) {
 		{"mix of the study", func(c *Config) { c.Profile = "mix" }, 7, func(t *testing.T, p Plan) {
 			pt := p.Points[0]
 			if pt.Name != "r70-4k" || pt.RW != "randrw" || pt.ReadPct != 70 || pt.Jobs != 4 || pt.IODepth != 8 {
-				t.Errorf("first point %+v", pt.Point)
+				t.Errorf("first point %+v", pt)
 			}
 		}},
 		{"mix 75/25 over two depths", func(c *Config) {
@@ -76,18 +76,18 @@ func TestPlans(t *testing.T) {
 		}},
 		{"curve: a maximum then 12 rates", func(c *Config) { c.Profile = "curve" }, 13, func(t *testing.T, p Plan) {
 			if p.Points[0].Name != "randread-4k-max" || p.Points[0].RateOf != "" {
-				t.Errorf("first point %+v", p.Points[0].Point)
+				t.Errorf("first point %+v", p.Points[0])
 			}
 			last := p.Points[12]
 			if last.Name != "randread-4k-rate-120pct" || last.RateOf != "randread-4k-max" || last.RatePct != 120 {
-				t.Errorf("last point %+v", last.Point)
+				t.Errorf("last point %+v", last)
 			}
 		}},
 		{"curve on two targets refers to each target's own maximum", func(c *Config) {
 			c.Profile, c.Targets, c.RatePcts = "curve", []string{"/mnt/nvme", "/mnt/sata"}, []float64{50}
 		}, 4, func(t *testing.T, p Plan) {
 			if p.Points[3].Name != "sata-randread-4k-rate-50pct" || p.Points[3].RateOf != "sata-randread-4k-max" {
-				t.Errorf("%+v", p.Points[3].Point)
+				t.Errorf("%+v", p.Points[3])
 			}
 		}},
 		{"drive group: one point per step on every target", func(c *Config) {
@@ -100,10 +100,10 @@ func TestPlans(t *testing.T) {
 		{"precondition: fill, then steady state", func(c *Config) { c.Profile = "precondition" }, 2, func(t *testing.T, p Plan) {
 			fill, steady := p.Points[0], p.Points[1]
 			if fill.Loops != 2 || fill.RuntimeS != 0 || fill.RW != "write" {
-				t.Errorf("fill %+v", fill.Point)
+				t.Errorf("fill %+v", fill)
 			}
 			if steady.SteadyState != "iops_slope:0.167%" || steady.SteadyWindowS != 60 || steady.RuntimeS != 1800 {
-				t.Errorf("steady %+v", steady.Point)
+				t.Errorf("steady %+v", steady)
 			}
 		}},
 		{"--steady-state applies to unthrottled points only", func(c *Config) {
@@ -115,7 +115,7 @@ func TestPlans(t *testing.T) {
 		}},
 		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 6, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.RuntimeS != 2 || pt.RampS != 0 {
-				t.Errorf("%+v", pt.Point)
+				t.Errorf("%+v", pt)
 			}
 		}},
 	} {
@@ -247,16 +247,16 @@ func TestJobFilesGolden(t *testing.T) {
 		p      Point
 		places []placement
 	}{
-		{"randread", Point{Name: "4k-randread", RW: "randread", BlockSize: 4096, IODepth: 64, Jobs: 2, RuntimeS: 60, RampS: 5}, places},
-		{"seq-split", Point{Name: "64k-read", RW: "read", BlockSize: 65536, IODepth: 8, Jobs: 4, Split: true, RuntimeS: 60, RampS: 5}, places},
-		{"mix-rate", Point{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BlockSize: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
+		{"randread", Point{Name: "4k-randread", RW: "randread", BS: 4096, IODepth: 64, Jobs: 2, RuntimeS: 60, RampS: 5}, places},
+		{"seq-split", Point{Name: "64k-read", RW: "read", BS: 65536, IODepth: 8, Jobs: 4, Split: true, RuntimeS: 60, RampS: 5}, places},
+		{"mix-rate", Point{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
 			RateOf: "max", RatePct: 50, RateIOPS: 10000}, places},
-		{"fill", Point{Name: "fill", RW: "write", BlockSize: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
-		{"steady-group", Point{Name: "steady", RW: "randwrite", BlockSize: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
+		{"fill", Point{Name: "fill", RW: "write", BS: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
+		{"steady-group", Point{Name: "steady", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
 			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := JobFile(PlannedPoint{Point: tc.p}, "test", tc.places)
+			got := JobFile(tc.p, "test", tc.places)
 			golden(t, filepath.Join("testdata", "jobs", tc.name+".fio"), []byte(got))
 		})
 	}

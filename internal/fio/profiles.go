@@ -147,7 +147,7 @@ func (p fourCorners) Points(c Config) ([]Point, error) {
 	for _, k := range corners {
 		jobs, qd, split := saturating(c, k.rw, k.outstanding)
 		name := bsName(k.bs) + "-" + k.rw
-		out = append(out, Point{Name: name, Series: name, RW: k.rw, BlockSize: k.bs, IODepth: qd, Jobs: jobs, Split: split,
+		out = append(out, Point{Name: name, Series: name, RW: k.rw, BS: k.bs, IODepth: qd, Jobs: jobs, Split: split,
 			RuntimeS: c.runtime(p), RampS: c.ramp()})
 	}
 	return out, nil
@@ -195,7 +195,7 @@ func (p sqlio) Points(c Config) ([]Point, error) {
 		}
 		for _, bs := range sizes {
 			for _, qd := range depths {
-				out = append(out, Point{Name: fmt.Sprintf("%s-%s-qd%d", rw, bsName(bs), qd), Series: rw, RW: rw, BlockSize: bs,
+				out = append(out, Point{Name: fmt.Sprintf("%s-%s-qd%d", rw, bsName(bs), qd), Series: rw, RW: rw, BS: bs,
 					IODepth: qd, Jobs: jobs, Split: !strings.HasPrefix(rw, "rand") && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
 			}
 		}
@@ -252,7 +252,7 @@ func (p mix) Points(c Config) ([]Point, error) {
 			if len(depths) > 1 {
 				name += fmt.Sprintf("-qd%d", qd)
 			}
-			out = append(out, Point{Name: name, Series: fmt.Sprintf("%s-r%d-qd%d", rw, pct, qd), RW: rw, BlockSize: bs, ReadPct: pct,
+			out = append(out, Point{Name: name, Series: fmt.Sprintf("%s-r%d-qd%d", rw, pct, qd), RW: rw, BS: bs, ReadPct: pct,
 				IODepth: qd, Jobs: jobs, Split: rw == "rw" && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
 		}
 	}
@@ -304,7 +304,7 @@ func (p curve) Points(c Config) ([]Point, error) {
 		rates = defaultRatePcts()
 	}
 	jobs, qd, split := saturating(c, rw, outstandingFor(rw))
-	base := Point{Series: rw + "-" + bsName(bs), RW: rw, BlockSize: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,
+	base := Point{Series: rw + "-" + bsName(bs), RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,
 		RuntimeS: c.runtime(p), RampS: c.ramp()}
 	maxPt := base
 	maxPt.Name = base.Series + "-max"
@@ -357,8 +357,8 @@ func (p precondition) Points(c Config) ([]Point, error) {
 		criterion = "auto"
 	}
 	window := c.steadyWindow()
-	fill := Point{Name: "fill-128k-write", Series: "fill", RW: "write", BlockSize: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
-	steady := Point{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BlockSize: bs, IODepth: qd, Jobs: jobs,
+	fill := Point{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
+	steady := Point{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BS: bs, IODepth: qd, Jobs: jobs,
 		RuntimeS: c.runtime(p), RampS: c.ramp(), SteadyState: steadyCriterionFor(criterion, window), SteadyWindowS: window}
 	if steady.RuntimeS < window {
 		return nil, fmt.Errorf("--runtime %ds is shorter than the steady-state window %ds: steady state could never be judged; raise --runtime or lower --ss-window",

@@ -36,39 +36,12 @@ const (
 )
 
 // PointResult is one point's outcome: the plan it ran, fio's figures and
-// where the raw files are. It is the step's Detail in the results.
-type PointResult struct {
-	Step int `json:"step"`
-	PlannedPoint
-	Profile string `json:"profile"`
-	// Engine and Direct are how fio reached the target (after any fallback).
-	Engine  string         `json:"engine"`
-	Direct  bool           `json:"direct"`
-	Status  results.Status `json:"status"`
-	Error   string         `json:"error,omitempty"`
-	Started time.Time      `json:"started"`
-	Ended   time.Time      `json:"ended"`
-	// Read, Write and Total are fio's figures; Total is fio's "mixed" section.
-	Read  *Direction `json:"read,omitempty"`
-	Write *Direction `json:"write,omitempty"`
-	Total *Direction `json:"total,omitempty"`
-	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
-	UsrCPU   float64 `json:"fio_usr_cpu_pct"`
-	SysCPU   float64 `json:"fio_sys_cpu_pct"`
-	ElapsedS int     `json:"elapsed_s"`
-	// Steady is fio's steady-state verdict, for points that asked for one.
-	Steady *SteadyState `json:"steady,omitempty"`
-	// Seconds is how many per-second rows went to series.csv; SecondsDropped
-	// how many fio logged for some jobs only (see MergeSeconds).
-	Seconds        int      `json:"seconds"`
-	SecondsDropped int      `json:"seconds_dropped,omitempty"`
-	FioNotes       []string `json:"fio_notes,omitempty"`
-	JobFile        string   `json:"job_file"`
-	Output         string   `json:"output"`
-}
+// where the raw files are. The results contract owns the type, so what fio
+// produces is the step's record as it is stored and read back.
+type PointResult = results.FioPoint
 
-// Figures are the step's headline numbers, all read from fio's report.
-func (r PointResult) Figures() []results.Figure {
+// figures are the step's headline numbers, all read from fio's report.
+func figures(r PointResult) []results.Figure {
 	if r.Total == nil {
 		return nil
 	}
@@ -113,13 +86,21 @@ func (r PointResult) Figures() []results.Figure {
 	return figs
 }
 
+// Sink is where a run records its points: a results directory that its
+// caller created and will finish (*results.Dir). fio writes into it and
+// never owns it, so that a fio pass can be a phase of any run.
+type Sink interface {
+	// UpdateRun changes run.json: fio adds its version, targets, notes and warnings.
+	UpdateRun(change func(*results.Run)) error
+	// StepDir makes the directory of step index, where fio runs the point.
+	StepDir(index int, name string) (string, error)
+	WriteStep(s results.Step, hists map[string]*hdrhistogram.Histogram) error
+	AppendSeries(row results.SeriesRow) error
+}
+
 // Run runs the configured profile on its targets and records every point in
-// dir, an existing results directory, as steps firstStep, firstStep+1, ...
-// It is the whole of `dbio disk` below flag parsing, and what `dbio quick`
-// calls with QuickCorners for its short device pass:
-//
-//	pts, err := fio.Run(ctx, fio.QuickCorners(path, 5*time.Second), dir, next, app.Exec, app.Stderr)
-//	next += len(pts)
+// sink as steps firstStep, firstStep+1, ... runner.FioPhase calls it for
+// `dbio disk`, a suite's disk runs and the short device pass of `dbio quick`.
 //
 // For each point it saves the job file (job.fio), fio's json+ report
 // (fio.json), fio's per-second logs and latency histograms in the step
@@ -132,20 +113,20 @@ func (r PointResult) Figures() []results.Figure {
 // ctx is cancelled; finished points stay recorded, the unfinished one is a
 // step with status failed or interrupted, and the returned results include
 // it. A cancelled run returns an error wrapping ctx.Err().
-func Run(ctx context.Context, c Config, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
 	plan, err := NewPlan(c, BuiltinProfiles())
 	if err != nil {
 		return nil, err
 	}
-	return RunPlan(ctx, plan, dir, firstStep, exec, progress)
+	return RunPlan(ctx, plan, sink, firstStep, exec, progress)
 }
 
 // RunPlan is Run for an already validated plan.
-func RunPlan(ctx context.Context, plan Plan, dir *results.Dir, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	r := &runner{plan: plan, dir: dir, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
+	r := &runner{plan: plan, sink: sink, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
 	if r.now == nil {
 		r.now = time.Now
 	}
@@ -166,7 +147,7 @@ func RunPlan(ctx context.Context, plan Plan, dir *results.Dir, firstStep int, ex
 
 type runner struct {
 	plan    Plan
-	dir     *results.Dir
+	sink    Sink
 	exec    execx.Runner
 	out     io.Writer
 	now     func() time.Time
@@ -198,7 +179,7 @@ func (r *runner) prepare(ctx context.Context) error {
 		return fmt.Errorf("fio --version: %w", err)
 	}
 	version := strings.TrimSpace(string(res.Stdout))
-	if err := r.dir.UpdateRun(func(run *results.Run) {
+	if err := r.sink.UpdateRun(func(run *results.Run) {
 		if run.Environment.Versions == nil {
 			run.Environment.Versions = map[string]string{}
 		}
@@ -288,7 +269,7 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		}
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
 	}
-	err = r.dir.UpdateRun(func(run *results.Run) {
+	err = r.sink.UpdateRun(func(run *results.Run) {
 		run.Environment.Targets = append(run.Environment.Targets, info)
 		run.Warnings = append(run.Warnings, warnings...)
 		run.Notes = append(run.Notes, notes...)
@@ -429,8 +410,8 @@ func sizeOf(fi os.FileInfo) int64 {
 }
 
 // point runs one planned point as step index.
-func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done []PointResult) (PointResult, error) {
-	res := PointResult{Step: index, PlannedPoint: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
+func (r *runner) point(ctx context.Context, index, n int, pt Point, done []PointResult) (PointResult, error) {
+	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
 	places := make([]placement, 0, len(pt.Targets))
 	for _, t := range pt.Targets {
 		places = append(places, *r.places[t])
@@ -451,14 +432,14 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 		return res, err
 	}
 	if pt.RateOf != "" {
-		rate, err := resolveRate(pt.Point, done)
+		rate, err := resolveRate(pt, done)
 		if err != nil {
 			return fail(results.StatusFailed, err)
 		}
 		res.RateIOPS = rate
 		pt.RateIOPS = rate
 	}
-	stepDir, err := r.dir.StepDir(index, pt.Name)
+	stepDir, err := r.sink.StepDir(index, pt.Name)
 	if err != nil {
 		return res, err
 	}
@@ -466,7 +447,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt PlannedPoint, done 
 	if err := results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job)); err != nil {
 		return fail(results.StatusFailed, err)
 	}
-	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, pt)
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	res.Started = r.now()
 	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
 		Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
@@ -576,7 +557,7 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
 				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS})
 		}
-		if err := r.dir.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
+		if err := r.sink.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
 			return err
 		}
 	}
@@ -584,12 +565,9 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 }
 
 func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histogram) error {
-	detail, err := res.Detail()
-	if err != nil {
-		return err
-	}
+	detail := res
 	step := results.Step{Index: res.Step, Name: res.Name, Kind: results.KindFio, Started: res.Started, Ended: res.Ended,
-		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: res.Figures(), Fio: &detail}
+		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: figures(res), Fio: &detail}
 	if res.Total != nil {
 		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
 	}
@@ -602,7 +580,7 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 	if !res.Direct && res.Status == results.StatusCompleted {
 		step.Notes = append(step.Notes, "buffered I/O: the target refused O_DIRECT")
 	}
-	return r.dir.WriteStep(step, hists)
+	return r.sink.WriteStep(step, hists)
 }
 
 // histograms turns fio's json+ completion-latency bins into HDR histograms
@@ -640,16 +618,17 @@ func (r *runner) summarize(points []PointResult) {
 	for _, l := range lines {
 		r.say("%s", l)
 	}
-	_ = r.dir.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
+	_ = r.sink.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
 }
 
 // latencyBounded marks profiles whose answer is the latency-bounded table,
 // shown even without --latency-max.
 type latencyBounded interface{ latencyBounded() }
 
-// String describes the point in a line: pattern, queue, timing, limits.
-func (p Point) String() string {
-	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BlockSize))
+// Describe says what the point asks of fio in a line: pattern, queue,
+// timing, limits, and whether it runs on a drive group.
+func Describe(p Point) string {
+	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BS))
 	if Mixed(p.RW) {
 		s += fmt.Sprintf(" %d%% read", p.ReadPct)
 	}
@@ -668,15 +647,10 @@ func (p Point) String() string {
 	if p.SteadyState != "" {
 		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
 	}
-	return s
-}
-
-// String is the point's description, saying when it runs on a drive group.
-func (p PlannedPoint) String() string {
 	if len(p.Targets) > 1 {
-		return p.Point.String() + fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
+		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
-	return p.Point.String()
+	return s
 }
 
 func headline(r PointResult) string {

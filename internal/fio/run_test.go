@@ -94,7 +94,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string)
 
 // checkStep verifies one recorded point: its files, that its figures are
 // exactly fio's (re-read from the stored report) and its detail.
-func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
+func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 	t.Helper()
 	if s.Name != want.Name || s.Kind != "fio" || s.Status != results.StatusCompleted {
 		t.Fatalf("step %d: %s %s %s (%s), want completed fio step %s", s.Index, s.Name, s.Kind, s.Status, s.Error, want.Name)
@@ -124,9 +124,9 @@ func checkStep(t *testing.T, runDir string, s results.Step, want PlannedPoint) {
 		t.Fatal(err)
 	}
 	g := out.Groups[0]
-	again := PointResult{PlannedPoint: detail.PlannedPoint, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+	again := PointResult{FioPlan: detail.FioPlan, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
 		ElapsedS: g.ElapsedS, Steady: g.SteadyState}
-	if a, b := fmt.Sprint(again.Figures()), fmt.Sprint(s.Figures); a != b {
+	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
 	}
 	if iops, _ := s.Figure(results.FigureIOPS); iops <= 0 {

@@ -46,11 +46,7 @@ func (c Config) bound() LatencyBound {
 func steps(points []PointResult) []results.Step {
 	out := make([]results.Step, 0, len(points))
 	for _, r := range points {
-		d, err := r.Detail()
-		if err != nil {
-			continue // a point that cannot be recorded was not recorded either
-		}
-		out = append(out, results.Step{Name: r.Name, Kind: results.KindFio, Status: r.Status, Figures: r.Figures(), Fio: &d})
+		out = append(out, results.Step{Name: r.Name, Kind: results.KindFio, Status: r.Status, Figures: figures(r), Fio: &r})
 	}
 	return out
 }

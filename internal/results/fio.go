@@ -40,7 +40,8 @@ type FioPoint struct {
 	Output         string   `json:"output"`
 }
 
-// FioPlan is what a point asked of fio, and where.
+// FioPlan is what a point asks of fio, and where: internal/fio plans it
+// and records it as it ran.
 type FioPlan struct {
 	Name string `json:"name"`
 	// Series groups the points of one table row or curve (e.g. "randread").
@@ -50,20 +51,25 @@ type FioPlan struct {
 	// BS is the block size in bytes.
 	BS int64 `json:"bs"`
 	// ReadPct is fio's rwmixread for mixed patterns.
-	ReadPct  int `json:"read_pct,omitempty"`
-	IODepth  int `json:"iodepth"`
-	Jobs     int `json:"jobs"`
+	ReadPct int `json:"read_pct,omitempty"`
+	IODepth int `json:"iodepth"`
+	Jobs    int `json:"jobs"`
+	// RuntimeS is the time-based length; 0 with Loops for whole-file passes.
 	RuntimeS int `json:"runtime_s"`
 	RampS    int `json:"ramp_s"`
 	// Loops counts whole-file passes, for points that are not time-based.
-	Loops int  `json:"loops,omitempty"`
+	Loops int `json:"loops,omitempty"`
+	// Split gives each job its own slice of the file, so that sequential
+	// jobs do not read or write the same blocks one after the other.
 	Split bool `json:"split,omitempty"`
 	// RateOf names the earlier point whose measured IOPS is 100 %; RatePct
-	// is this point's share; RateIOPS is the resulting total limit.
+	// is this point's share; RateIOPS is the resulting total limit, filled
+	// in just before the point runs.
 	RateOf   string  `json:"rate_of,omitempty"`
 	RatePct  float64 `json:"rate_pct,omitempty"`
 	RateIOPS int64   `json:"rate_iops,omitempty"`
-	// SteadyState is fio's steady-state criterion, SteadyWindowS its window.
+	// SteadyState is fio's steady-state criterion: the point ends when it
+	// holds over SteadyWindowS seconds, or after RuntimeS.
 	SteadyState   string `json:"steady_state,omitempty"`
 	SteadyWindowS int    `json:"steady_window_s,omitempty"`
 	// Label names the target ("nvme") or "group" for a drive group.

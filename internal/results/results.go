@@ -78,14 +78,19 @@ type Fragmentation struct {
 
 // Environment is the machine and software a run measured.
 type Environment struct {
-	Hostname    string            `json:"hostname"`
-	Kernel      string            `json:"kernel"`
-	OS          string            `json:"os"`
-	CPUModel    string            `json:"cpu_model"`
-	CPUs        int               `json:"cpus"`
-	MemoryBytes uint64            `json:"memory_bytes"`
-	Targets     []TargetInfo      `json:"targets"`
-	Versions    map[string]string `json:"versions"`
+	Host
+	Targets  []TargetInfo      `json:"targets"`
+	Versions map[string]string `json:"versions"`
+}
+
+// Host is the machine a run measured; telemetry reads it from /proc.
+type Host struct {
+	Hostname    string `json:"hostname"`
+	Kernel      string `json:"kernel"`
+	OS          string `json:"os"`
+	CPUModel    string `json:"cpu_model"`
+	CPUs        int    `json:"cpus"`
+	MemoryBytes uint64 `json:"memory_bytes"`
 }
 
 // TargetInfo is one target of the run and what is behind it.

@@ -56,9 +56,9 @@ type Plan struct {
 
 	ResultsBase string
 
-	// Before runs after the results directory exists and before the engine
-	// starts (dbio quick's fio pass); it returns how many steps it wrote.
-	Before func(ctx context.Context, dir *results.Dir, t *target.Target) (int, error)
+	// Fio, when set, runs after the results directory exists and before the
+	// engine starts (dbio quick's device pass); its points are the first steps.
+	Fio *FioPhase
 
 	// StopWhen, when set, is asked after each completed step whether the
 	// run has gone far enough (a stepping run whose response time passed its
@@ -128,46 +128,57 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
-	host, hostErr := telemetry.ReadHost(env.HostFS)
-	run := results.Run{
-		Kind:    p.Kind,
-		Command: p.Command,
-		Config:  cfg,
-		Environment: results.Environment{
-			Hostname: host.Hostname, Kernel: host.Kernel, OS: host.OS, CPUModel: host.CPUModel,
-			CPUs: host.CPUs, MemoryBytes: host.MemoryBytes, Targets: infos,
-			Versions: map[string]string{"dbio": env.Version, "go": runtime.Version()},
-		},
-	}
-	if hostErr != nil {
-		run.Warnings = append(run.Warnings, hostErr.Error())
-	}
-	dir, err := results.Create(p.ResultsBase, p.Name, run, env.Now())
-	if err != nil {
-		return out, err
-	}
-	out.Dir = dir.Path
-	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
-
+	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
+	run.Environment, run.Warnings = hostEnvironment(env)
+	run.Environment.Targets = infos
+	run.Environment.Versions["go"] = runtime.Version()
 	if p.EngineOptions.Getenv == nil {
 		p.EngineOptions.Getenv = env.Getenv
 	}
-	runErr := execute(ctx, p, env, dir, placement, &out)
-	// A driver's message may quote the DSN; what run.json, the suite and
-	// the terminal get of it never holds the password.
-	runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
-	out.Status = statusOf(ctx, runErr)
-	if runErr != nil && out.Status == results.StatusInterrupted {
-		// The cause says what stopped the run: the signal received, for dbio.
-		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-			runErr = fmt.Errorf("%w (%v)", runErr, cause)
+	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
+		runErr := execute(ctx, p, env, dir, placement, &out)
+		// A driver's message may quote the DSN; what run.json, the suite and
+		// the terminal get of it never holds the password.
+		runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
+		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
+			// The cause says what stopped the run: the signal received, for dbio.
+			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+				runErr = fmt.Errorf("%w (%v)", runErr, cause)
+			}
+			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
 		}
-		runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
+		return runErr
+	})
+	return out, err
+}
+
+// hostEnvironment describes the machine for run.json; what could not be
+// read is a warning, since a host we cannot describe still runs.
+func hostEnvironment(env Env) (results.Environment, []string) {
+	host, err := telemetry.ReadHost(env.HostFS)
+	e := results.Environment{Host: host, Versions: map[string]string{"dbio": env.Version}}
+	if err != nil {
+		return e, []string{err.Error()}
 	}
-	if err := dir.Finish(out.Status, runErr, env.Now()); err != nil && runErr == nil {
+	return e, nil
+}
+
+// recorded creates run's results directory, runs body in it and finishes
+// it with the status body's error gives, whatever happens: the one place a
+// results directory is opened and closed. A directory that cannot be
+// finished makes an error of a run that had none.
+func recorded(ctx context.Context, base, name string, run results.Run, env Env, body func(*results.Dir) error) (string, results.Status, error) {
+	dir, err := results.Create(base, name, run, env.Now())
+	if err != nil {
+		return "", "", err
+	}
+	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
+	runErr := body(dir)
+	status := statusOf(ctx, runErr)
+	if err := dir.Finish(status, runErr, env.Now()); err != nil && runErr == nil {
 		runErr = err
 	}
-	return out, runErr
+	return dir.Path, status, runErr
 }
 
 func isReuse(p Plan) bool {
@@ -224,12 +235,19 @@ func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetIn
 // execute is the body of Run between creating and finishing the results directory.
 func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.Placement, out *Outcome) (err error) {
 	first := 0
-	if p.Before != nil {
-		n, err := p.Before(ctx, dir, pl.Data)
+	if p.Fio != nil {
+		phase := *p.Fio
+		if len(phase.Config.Targets) == 0 {
+			if pl.Data == nil {
+				return errors.New("the fio pass needs a data target")
+			}
+			phase.Config.Targets = []string{pl.Data.Path}
+		}
+		pts, err := phase.run(ctx, dir, first, env)
 		if err != nil {
 			return err
 		}
-		first = n
+		first = len(pts)
 	}
 	if p.Engine == nil || p.Workload == nil {
 		return nil
@@ -331,18 +349,10 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		})
 	}
 
-	sampler, serr := newSampler(env, pl, inst)
-	if serr != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
-	}
 	st := &stepper{
-		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step,
-			FirstIndex: first, Tick: p.Tick, StopWhen: p.StopWhen,
+		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, StopWhen: p.StopWhen,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
-		dir: dir, progress: env.Progress, now: env.Now,
-	}
-	if sampler != nil {
-		st.sampler = sampler
+		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}
 	steps, stopped, stepErr := st.runSteps(ctx)
 	env.Progress.Clear()

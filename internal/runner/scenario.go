@@ -102,26 +102,29 @@ func runBackups(ctx context.Context, p Plan, bp Backups, env Env, dir *results.D
 	if err != nil {
 		return nil, err
 	}
-	sampler, serr := newSampler(env, placementWith(pl, dest), inst)
-	if serr != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
-	}
 	b := &scenario.Backups{
-		Tenant:     scenario.Tenant{Name: "db", Instance: inst, Workload: p.Workload, Users: bp.Users},
-		Dest:       d,
-		Cycles:     bp.Cycles,
-		Restore:    bp.Restore,
-		Interval:   bp.Interval,
-		Tick:       p.Tick,
-		Dir:        dir,
-		FirstIndex: first,
-		Now:        env.Now,
-		Log:        env.Out,
-	}
-	if sampler != nil {
-		b.Sampler = sampler
+		Tenant:    scenario.Tenant{Name: "db", Instance: inst, Workload: p.Workload, Users: bp.Users},
+		Dest:      d,
+		Cycles:    bp.Cycles,
+		Restore:   bp.Restore,
+		Interval:  bp.Interval,
+		Recording: recording(p, env, dir, first, placementWith(pl, dest), inst),
 	}
 	return b.Run(ctx)
+}
+
+// recording is where a scenario writes, sampling the placement's disks and
+// the instance's processes; telemetry that cannot start is a warning.
+func recording(p Plan, env Env, dir *results.Dir, first int, pl engine.Placement, inst engine.Instance) scenario.Recording {
+	rec := scenario.Recording{Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out}
+	sampler, err := newSampler(env, pl, inst)
+	if err != nil {
+		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+err.Error()) })
+	}
+	if sampler != nil {
+		rec.Sampler = sampler
+	}
+	return rec
 }
 
 func placementWith(pl engine.Placement, backup *target.Target) engine.Placement {
@@ -199,17 +202,10 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 		}
 	}
 	// One sampler for the shared storage and every tenant's server processes.
-	sampler, serr := newSampler(env, pl, multiProcess(tenants[0].Instance, pids))
-	if serr != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+serr.Error()) })
-	}
 	nz := &scenario.Noisy{
 		Tenants: tenants, BackupTenants: n.BackupTenants, Interval: n.Interval, Cycles: n.Cycles,
 		RampUp: p.RampUp, Quiet: p.Step, BackupDest: func(i int) string { return dests[i] },
-		Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out,
-	}
-	if sampler != nil {
-		nz.Sampler = sampler
+		Recording: recording(p, env, dir, first, pl, multiProcess(tenants[0].Instance, pids)),
 	}
 	steps, err = nz.Run(ctx)
 	if err != nil || p.SkipChecks {

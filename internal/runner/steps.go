@@ -2,33 +2,30 @@
 // prepares the workload, runs each user step (ramp-up, then a timed
 // measurement) with per-second sampling, checks consistency, stops the
 // engine and finishes the results directory, whatever happens on the way.
+//
+// It is the only package that creates and finishes results directories
+// (recorded): a workload run (Run), a disk run (RunDisk) and every run of a
+// suite go through it. Each phase writes into the directory it is given: a
+// fio pass (FioPhase), the user steps, backups and tenants (which record
+// through scenario.Recording), with their sessions run by vusers.
 package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
-	"dbio/internal/telemetry"
+	"dbio/internal/scenario"
+	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
-
-// Sampler is the per-second telemetry the runner drives; *telemetry.Sampler implements it.
-type Sampler interface {
-	Sample(now time.Time) []telemetry.Point
-	StartStep()
-	StepSummary() telemetry.Summary
-}
 
 // Steps describes the virtual-user steps of one workload run.
 type Steps struct {
@@ -37,10 +34,6 @@ type Steps struct {
 	Users    []int
 	RampUp   time.Duration
 	Step     time.Duration
-	// FirstIndex numbers the first step (earlier phases may have written steps).
-	FirstIndex int
-	// Tick is the sampling interval; one second unless a test shortens it.
-	Tick time.Duration
 	// StopWhen, when set, ends the sequence early after a completed step.
 	StopWhen func(results.Step) (stop bool, why string)
 	// AfterStep, when set, is called with each step written (fragment counts).
@@ -62,17 +55,30 @@ type Background interface {
 // background is the running background sessions of a run.
 type background struct {
 	recs  []*metrics.Recorder
-	fatal chan error
-	stop  func()
+	users *vusers.Group
 }
 
-// stepper runs Steps into a results directory.
+// lost delivers the error of a background session that could not go on;
+// it never fires when the workload has none.
+func (bg *background) lost() <-chan error {
+	if bg.users == nil {
+		return nil
+	}
+	return bg.users.Lost()
+}
+
+func (bg *background) stop() {
+	if bg.users != nil {
+		bg.users.Stop()
+	}
+}
+
+// stepper runs Steps into a results directory, recording them as every
+// phase does (the first step's index, the tick, the sampler).
 type stepper struct {
 	s        Steps
-	dir      *results.Dir
-	sampler  Sampler
+	rec      scenario.Recording
 	progress *progress.Line
-	now      func() time.Time
 }
 
 // ErrEngineExited reports a database server that died during a run.
@@ -115,61 +121,30 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 // Their recorders come from a collector of their own; each step's collector
 // adopts them.
 func (st *stepper) startBackground(ctx context.Context) (*background, error) {
-	bg := &background{stop: func() {}}
+	bg := &background{}
 	b, ok := st.s.Workload.(Background)
 	if !ok || b.BackgroundSessions() <= 0 {
 		return bg, nil
 	}
-	n := b.BackgroundSessions()
 	col := metrics.NewCollector(st.s.Workload.TxTypes())
-	sessions := make([]workload.Session, 0, n)
-	closeAll := func() {
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	}
-	for i := range n {
-		rec := col.NewRecorder()
-		ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("background session %d: %w", i+1, err)
-		}
-		sessions = append(sessions, ss)
-		bg.recs = append(bg.recs, rec)
-	}
-	bg.fatal = make(chan error, n)
-	var halt atomic.Bool
-	var wg sync.WaitGroup
-	for _, ss := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !halt.Load() && ctx.Err() == nil {
-				if err := ss.Next(ctx); err != nil {
-					bg.fatal <- fmt.Errorf("background session: %w", err)
-					return
-				}
+	users, err := vusers.Start(ctx, vusers.Users{
+		N: b.BackgroundSessions(),
+		Open: func(ctx context.Context, i int) (vusers.Session, error) {
+			rec := col.NewRecorder()
+			ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
+			if err != nil {
+				return nil, fmt.Errorf("background session %d: %w", i+1, err)
 			}
-		}()
+			bg.recs = append(bg.recs, rec)
+			return ss, nil
+		},
+		Lost: func(err error) error { return fmt.Errorf("background session: %w", err) },
+	})
+	if err != nil {
+		return nil, err
 	}
-	bg.stop = func() {
-		halt.Store(true)
-		waitAtMost(&wg, 30*time.Second)
-		closeAll()
-	}
+	bg.users = users
 	return bg, nil
-}
-
-// waitAtMost waits for wg, or gives up after d: a crashed server can leave a
-// session hanging in a call that never returns.
-func waitAtMost(wg *sync.WaitGroup, d time.Duration) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(d):
-	}
 }
 
 type stepResult struct {
@@ -178,7 +153,7 @@ type stepResult struct {
 }
 
 func (st *stepper) writeStep(r *stepResult) error {
-	return st.dir.WriteStep(r.summary, r.hists)
+	return st.rec.Dir.WriteStep(r.summary, r.hists)
 }
 
 // runStep starts users sessions, ramps up, measures, and stops them. A
@@ -186,9 +161,9 @@ func (st *stepper) writeStep(r *stepResult) error {
 // counted: the totals are taken before the users are told to stop.
 func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*stepResult, error) {
 	s := st.s
-	index := s.FirstIndex + i
+	index := st.rec.FirstIndex + i
 	name := fmt.Sprintf("users-%d", users)
-	tick := s.Tick
+	tick := st.rec.Tick
 	if tick <= 0 {
 		tick = time.Second
 	}
@@ -196,50 +171,27 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 	for _, r := range bg.recs {
 		col.Adopt(r)
 	}
-	sessions := make([]workload.Session, 0, users)
-	closeAll := func() {
-		for _, ss := range sessions {
-			ss.Close()
-		}
-	}
-	for u := range users {
-		ss, err := s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("step %s: %w", name, err)
-		}
-		sessions = append(sessions, ss)
-	}
-
-	var stop atomic.Bool
-	fatal := make(chan error, users)
-	var wg sync.WaitGroup
-	for _, ss := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !stop.Load() && ctx.Err() == nil {
-				if err := ss.Next(ctx); err != nil {
-					fatal <- err
-					return
-				}
-			}
-		}()
+	group, err := vusers.Start(ctx, vusers.Users{
+		N: users,
+		Open: func(ctx context.Context, u int) (vusers.Session, error) {
+			return s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
 	var exited <-chan error
 	if e, ok := s.Instance.(engine.Exited); ok {
 		exited = e.Exited()
 	}
 
-	start := st.now()
+	start := st.rec.Now()
 	rampEnd := start.Add(s.RampUp)
 	measuring := s.RampUp <= 0
 	var measureStart time.Time
 	if measuring {
 		measureStart = start
-		if st.sampler != nil {
-			st.sampler.StartStep()
-		}
+		st.rec.StartStep()
 	}
 	total := s.RampUp + s.Step
 	lastSample := start
@@ -253,10 +205,10 @@ loop:
 		case <-ctx.Done():
 			runErr, status = ctx.Err(), results.StatusInterrupted
 			break loop
-		case err := <-fatal:
+		case err := <-group.Lost():
 			runErr, status = sessionLost(err, exited), results.StatusFailed
 			break loop
-		case err := <-bg.fatal:
+		case err := <-bg.lost():
 			runErr, status = err, results.StatusFailed
 			break loop
 		case err := <-exited:
@@ -265,19 +217,19 @@ loop:
 			}
 			runErr, status = fmt.Errorf("%w: %v", ErrEngineExited, err), results.StatusFailed
 			break loop
-		case <-st.dir.Failed():
-			runErr, status = st.dir.Err(), results.StatusFailed
+		case <-st.rec.Dir.Failed():
+			runErr, status = st.rec.Dir.Err(), results.StatusFailed
 			break loop
 		case <-ticker.C:
 		}
-		now := st.now()
+		now := st.rec.Now()
 		phase := "rampup"
 		if measuring {
 			phase = "measure"
 		}
 		st.sample(col, name, phase, now, now.Sub(lastSample))
 		lastSample = now
-		if err := st.dir.Err(); err != nil {
+		if err := st.rec.Dir.Err(); err != nil {
 			// What is measured from now on could not be recorded.
 			runErr, status = err, results.StatusFailed
 			break
@@ -285,9 +237,7 @@ loop:
 		if !measuring && !now.Before(rampEnd) {
 			// Ramp-up is over: nothing recorded so far counts.
 			col.Reset()
-			if st.sampler != nil {
-				st.sampler.StartStep()
-			}
+			st.rec.StartStep()
 			measuring, measureStart = true, now
 		}
 		elapsed := now.Sub(start)
@@ -302,14 +252,11 @@ loop:
 			break
 		}
 	}
-	end := st.now()
+	end := st.rec.Now()
 	col.Tick()
 	totals := col.StepTotals()
-	stop.Store(true)
-	// Users finish the transaction in hand; a crashed server can leave one
-	// hanging, so give up waiting after a while.
-	waitAtMost(&wg, 30*time.Second)
-	closeAll()
+	// Users finish the transaction in hand, untimed.
+	group.Stop()
 
 	if !measuring {
 		// Stopped during ramp-up: nothing was measured, nothing to write.
@@ -343,10 +290,7 @@ loop:
 	for t, c := range totals {
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
-	if st.sampler != nil {
-		tel := analysis.Conclude(st.sampler.StepSummary())
-		sum.Telemetry = &tel
-	}
+	sum.Telemetry = st.rec.StepTelemetry()
 	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
 }
 
@@ -385,13 +329,8 @@ func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.T
 	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
 		row.Values = append(row.Values, results.Sample{Name: string(f.Name), Value: f.Value})
 	}
-	if st.sampler != nil {
-		for _, p := range st.sampler.Sample(now) {
-			row.Values = append(row.Values, results.Sample(p))
-		}
-	}
 	// A failed write stops the step: runStep finds it in the directory's Err.
-	_ = st.dir.AppendSeries(row)
+	st.rec.AppendRow(row)
 }
 
 func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {
@@ -411,5 +350,5 @@ func (st *stepper) showProgress(i int, name string, users int, phase string, ela
 	st.progress.Update(progress.Status{
 		Step: i + 1, Steps: len(st.s.Users), Name: name, Users: users, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, Figures: figs,
-	}, st.now())
+	}, st.rec.Now())
 }

@@ -13,11 +13,9 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/fio"
-	"dbio/internal/iolimit"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/suite"
-	"dbio/internal/target"
 	"dbio/internal/units"
 	"dbio/internal/workload"
 )
@@ -335,71 +333,13 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 		n, _ := units.ParseBytes(r.Workload.Size)
 		c.Size = n
 	}
-	plan, err := fio.NewPlan(c, fio.BuiltinProfiles())
-	if err != nil {
-		return "", results.StatusFailed, err
+	o, err := RunDisk(ctx, DiskPlan{
+		Name: r.Name, Command: s.Command, Config: r,
+		Fio:         FioPhase{Config: c, Exec: s.Exec, Limits: r.Data.Limits},
+		TargetsHeld: true, ResultsBase: base,
+	}, env)
+	if o.Dir == "" && err != nil {
+		o.Status = results.StatusFailed
 	}
-	cfg, _ := json.Marshal(r)
-	run := results.Run{Kind: "disk", Command: s.Command, Config: cfg}
-	dir, err := results.Create(base, r.Name, run, env.Now())
-	if err != nil {
-		return "", results.StatusFailed, err
-	}
-	exec := s.Exec
-	var release func() error
-	if !r.Data.Limits.IsZero() {
-		g, note, err := diskLimits(env.SysFS, r.Data, dir.Run().ID)
-		if err != nil {
-			dir.Finish(results.StatusFailed, err, env.Now())
-			return dir.Path, results.StatusFailed, err
-		}
-		release = g.Remove
-		exec = wrapRunner{Runner: exec, wrap: g.Wrap}
-		_ = dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) })
-	}
-	_, runErr := fio.RunPlan(ctx, plan, dir, 0, exec, env.Out)
-	if release != nil {
-		if err := release(); err != nil && runErr == nil {
-			runErr = err
-		}
-	}
-	status := statusOf(ctx, runErr)
-	dir.Finish(status, runErr, env.Now())
-	return dir.Path, status, runErr
-}
-
-// diskLimits puts fio under a target's limits.
-func diskLimits(sys target.SysFS, t suite.Target, name string) (*iolimit.Group, string, error) {
-	tg, err := target.Open(t.Path)
-	if err != nil {
-		return nil, "", err
-	}
-	st, err := tg.Storage(sys)
-	if err != nil {
-		return nil, "", err
-	}
-	var devs []string
-	for _, d := range st.Physical {
-		devs = append(devs, d.DevNumber)
-	}
-	sort.Strings(devs)
-	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, t.Limits)
-	if err != nil {
-		return nil, "", fmt.Errorf("limit %s: %w", t.Limits, err)
-	}
-	return g, fmt.Sprintf("storage-class emulation: fio ran under %s on devices %v (%s cgroup)", t.Limits, devs, g.Version), nil
-}
-
-// wrapRunner runs every program through wrap, e.g. inside a cgroup.
-type wrapRunner struct {
-	execx.Runner
-	wrap func(execx.Cmd) execx.Cmd
-}
-
-func (w wrapRunner) Run(ctx context.Context, c execx.Cmd) (execx.Result, error) {
-	return w.Runner.Run(ctx, w.wrap(c))
-}
-
-func (w wrapRunner) Start(ctx context.Context, c execx.Cmd) (execx.Process, error) {
-	return w.Runner.Start(ctx, w.wrap(c))
+	return o.Dir, o.Status, err
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/results"
 	"dbio/internal/telemetry"
@@ -34,13 +32,7 @@ type Backups struct {
 	Cycles   int
 	Restore  bool
 	Interval time.Duration
-	Tick     time.Duration
-
-	Dir        *results.Dir
-	FirstIndex int
-	Sampler    Sampler
-	Now        func() time.Time
-	Log        io.Writer
+	Recording
 }
 
 // BackupDetail is a backup or restore step's Detail.
@@ -66,21 +58,9 @@ type Spread struct {
 	Max  float64 `json:"max"`
 }
 
-func (b *Backups) defaults() {
-	if b.Tick <= 0 {
-		b.Tick = time.Second
-	}
-	if b.Now == nil {
-		b.Now = time.Now
-	}
-	if b.Log == nil {
-		b.Log = io.Discard
-	}
-}
-
 // Run executes the cycles and returns the steps it wrote.
 func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
-	b.defaults()
+	b.Recording.defaults()
 	bk, ok := b.Tenant.Instance.(engine.Backuper)
 	if !ok {
 		return nil, fmt.Errorf("%s has no backup support", b.Tenant.Instance.Info().Engine)
@@ -146,9 +126,7 @@ func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle i
 		}
 		defer l.finish()
 	}
-	if b.Sampler != nil {
-		b.Sampler.StartStep()
-	}
+	b.StartStep()
 	start := b.Now()
 	done := make(chan struct{})
 	var res engine.BackupResult
@@ -192,12 +170,7 @@ loop:
 		if l != nil {
 			row.Values = append(row.Values, l.samples(now)...)
 		}
-		if b.Sampler != nil {
-			for _, p := range b.Sampler.Sample(now) {
-				row.Values = append(row.Values, results.Sample(p))
-			}
-		}
-		_ = b.Dir.AppendSeries(row)
+		b.AppendRow(row)
 	}
 	end := b.Now()
 	secs := end.Sub(start).Seconds()
@@ -214,16 +187,7 @@ loop:
 			{Name: "mb", Value: float64(res.Bytes) / 1e6, Unit: "MB"},
 			{Name: "mb_per_s", Value: d.MBPerSec, Unit: "MB/s"},
 		}}
-	if b.Sampler != nil {
-		sum := analysis.Conclude(b.Sampler.StepSummary())
-		d.Latency = diskLatency(sum)
-		for dev, s := range d.Latency {
-			step.Figures = append(step.Figures,
-				results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
-				results.Figure{Name: results.FigureName(dev + "_latency_p99"), Value: s.P99, Unit: "ms"})
-		}
-		step.Telemetry = &sum
-	}
+	d.Latency = b.concludeTelemetry(&step, "p99", func(s Spread) float64 { return s.P99 })
 	if l != nil {
 		l.tick(b.Now())
 		ws := workloadStep(b.Tenant, l.totals()[0], end.Sub(start))
@@ -316,12 +280,7 @@ func (b *Backups) idle(ctx context.Context, name string) error {
 		if l != nil {
 			row.Values = append(row.Values, l.samples(now)...)
 		}
-		if b.Sampler != nil {
-			for _, p := range b.Sampler.Sample(now) {
-				row.Values = append(row.Values, results.Sample(p))
-			}
-		}
-		_ = b.Dir.AppendSeries(row)
+		b.AppendRow(row)
 	}
 	return nil
 }

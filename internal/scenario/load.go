@@ -9,14 +9,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/telemetry"
+	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
 
@@ -39,44 +38,40 @@ type Tenant struct {
 type load struct {
 	tenants []Tenant
 	cols    []*metrics.Collector
-	stop    atomic.Bool
-	wg      sync.WaitGroup
-	fatal   chan error
-	closers []workload.Session
+	users   *vusers.Group
 	// lastTick is when the counts were last drained, for per-second rates.
 	lastTick time.Time
 }
 
 // startLoad opens every tenant's sessions and starts its users.
 func startLoad(ctx context.Context, tenants []Tenant, now time.Time) (*load, error) {
-	l := &load{tenants: tenants, fatal: make(chan error, 64), lastTick: now}
+	l := &load{tenants: tenants, lastTick: now}
+	sets := make([]vusers.Users, 0, len(tenants))
 	for _, t := range tenants {
 		col := metrics.NewCollector(t.Workload.TxTypes())
 		l.cols = append(l.cols, col)
-		for u := range t.Users {
-			s, err := t.Workload.NewSession(ctx, t.Instance, u, col.NewRecorder())
-			if err != nil {
-				l.finish()
-				return nil, fmt.Errorf("%s: %w", t.Name, err)
-			}
-			l.closers = append(l.closers, s)
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				for !l.stop.Load() && ctx.Err() == nil {
-					if err := s.Next(ctx); err != nil {
-						select {
-						case l.fatal <- fmt.Errorf("%s: %w", t.Name, err):
-						default:
-						}
-						return
-					}
+		sets = append(sets, vusers.Users{
+			N: t.Users,
+			Open: func(ctx context.Context, u int) (vusers.Session, error) {
+				s, err := t.Workload.NewSession(ctx, t.Instance, u, col.NewRecorder())
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", t.Name, err)
 				}
-			}()
-		}
+				return s, nil
+			},
+			Lost: func(err error) error { return fmt.Errorf("%s: %w", t.Name, err) },
+		})
 	}
+	users, err := vusers.Start(ctx, sets...)
+	if err != nil {
+		return nil, err
+	}
+	l.users = users
 	return l, nil
 }
+
+// lost delivers the error of a user that could not go on.
+func (l *load) lost() <-chan error { return l.users.Lost() }
 
 // reset starts a new measurement period for every tenant.
 func (l *load) reset() {
@@ -112,18 +107,7 @@ func (l *load) totals() [][]metrics.TxCounts {
 }
 
 // finish stops the users, lets them complete the transaction in hand, and closes their sessions.
-func (l *load) finish() {
-	l.stop.Store(true)
-	done := make(chan struct{})
-	go func() { l.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-	}
-	for _, s := range l.closers {
-		s.Close()
-	}
-}
+func (l *load) finish() { l.users.Stop() }
 
 // tenantSamples are the per-second series values of every tenant's workload,
 // prefixed with the tenant's name when there are several; elapsed is the real

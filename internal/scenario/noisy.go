@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/results"
 )
@@ -31,13 +29,7 @@ type Noisy struct {
 	Quiet time.Duration
 	// BackupDest gives tenant i's backup directory (dbio's own).
 	BackupDest func(i int) string
-	Tick       time.Duration
-
-	Dir        *results.Dir
-	FirstIndex int
-	Sampler    Sampler
-	Now        func() time.Time
-	Log        io.Writer
+	Recording
 }
 
 // NoisyDetail is the Detail of a phase's aggregate step.
@@ -71,15 +63,7 @@ type BackupRun struct {
 
 // Run executes both phases and returns the steps written.
 func (n *Noisy) Run(ctx context.Context) ([]results.Step, error) {
-	if n.Tick <= 0 {
-		n.Tick = time.Second
-	}
-	if n.Now == nil {
-		n.Now = time.Now
-	}
-	if n.Log == nil {
-		n.Log = io.Discard
-	}
+	n.Recording.defaults()
 	if len(n.Tenants) == 0 {
 		return nil, errors.New("noisy neighbour needs at least one tenant")
 	}
@@ -112,9 +96,7 @@ func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Ten
 	var start time.Time
 	if measuring {
 		start = n.Now()
-		if n.Sampler != nil {
-			n.Sampler.StartStep()
-		}
+		n.StartStep()
 	}
 	var (
 		mu      sync.Mutex
@@ -177,7 +159,7 @@ loop:
 		case <-ctx.Done():
 			runErr = ctx.Err()
 			break loop
-		case err := <-l.fatal:
+		case err := <-l.lost():
 			runErr = err
 			break loop
 		case err := <-exits:
@@ -188,9 +170,7 @@ loop:
 		now := n.Now()
 		if !measuring && !now.Before(rampEnd) {
 			l.reset()
-			if n.Sampler != nil {
-				n.Sampler.StartStep()
-			}
+			n.StartStep()
 			measuring, start = true, now
 		}
 		if measuring && !started && len(backingUp) > 0 {
@@ -203,12 +183,7 @@ loop:
 		mu.Unlock()
 		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: l.samples(now)}
 		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
-		if n.Sampler != nil {
-			for _, p := range n.Sampler.Sample(now) {
-				row.Values = append(row.Values, results.Sample(p))
-			}
-		}
-		_ = n.Dir.AppendSeries(row)
+		n.AppendRow(row)
 		if measuring && now.Sub(start) >= n.Quiet {
 			if len(backingUp) == 0 {
 				break
@@ -269,16 +244,7 @@ loop:
 	for _, b := range detail.Backups {
 		agg.Figures = append(agg.Figures, results.Figure{Name: results.FigureName(fmt.Sprintf("backup_%s_%d_s", b.Tenant, b.Cycle)), Value: b.Seconds, Unit: "s"})
 	}
-	if n.Sampler != nil {
-		sum := analysis.Conclude(n.Sampler.StepSummary())
-		detail.Latency = diskLatency(sum)
-		for dev, s := range detail.Latency {
-			agg.Figures = append(agg.Figures,
-				results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
-				results.Figure{Name: results.FigureName(dev + "_latency_peak"), Value: s.Max, Unit: "ms"})
-		}
-		agg.Telemetry = &sum
-	}
+	detail.Latency = n.concludeTelemetry(&agg, "peak", func(s Spread) float64 { return s.Max })
 	if runErr != nil {
 		agg.Status, agg.Error = results.StatusInterrupted, runErr.Error()
 	}

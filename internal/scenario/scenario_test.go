@@ -45,7 +45,7 @@ func resultsDir(t *testing.T) *results.Dir {
 func TestBackupCyclesWithRestore(t *testing.T) {
 	tenant := sqliteTenant(t, "db", 0)
 	dir := resultsDir(t)
-	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 2, Restore: true, Tick: 100 * time.Millisecond, Dir: dir}
+	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 2, Restore: true, Recording: Recording{Tick: 100 * time.Millisecond, Dir: dir}}
 	steps, err := b.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func TestBackupCyclesWithRestore(t *testing.T) {
 
 func TestBackupWhileWorkloadRuns(t *testing.T) {
 	tenant := sqliteTenant(t, "db", 2)
-	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 1, Tick: 100 * time.Millisecond, Dir: resultsDir(t)}
+	b := &Backups{Tenant: tenant, Dest: t.TempDir(), Cycles: 1, Recording: Recording{Tick: 100 * time.Millisecond, Dir: resultsDir(t)}}
 	steps, err := b.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +90,8 @@ func TestNoisyNeighbourOnSQLite(t *testing.T) {
 	dests := []string{t.TempDir(), t.TempDir()}
 	n := &Noisy{
 		Tenants: tenants, BackupTenants: 1, Interval: 500 * time.Millisecond, Cycles: 1,
-		Quiet: time.Second, Tick: 100 * time.Millisecond, BackupDest: func(i int) string { return dests[i] },
-		Dir: resultsDir(t),
+		Quiet: time.Second, BackupDest: func(i int) string { return dests[i] },
+		Recording: Recording{Tick: 100 * time.Millisecond, Dir: resultsDir(t)},
 	}
 	steps, err := n.Run(context.Background())
 	if err != nil {

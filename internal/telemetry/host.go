@@ -6,17 +6,12 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+
+	"dbio/internal/results"
 )
 
-// Host is the machine a run measured, for run.json.
-type Host struct {
-	Hostname    string `json:"hostname"`
-	Kernel      string `json:"kernel"`
-	OS          string `json:"os"`
-	CPUModel    string `json:"cpu_model"`
-	CPUs        int    `json:"cpus"`
-	MemoryBytes uint64 `json:"memory_bytes"`
-}
+// Host is the machine a run measured, as run.json records it.
+type Host = results.Host
 
 // ReadHost reads the host's facts through fs: kernel release and hostname
 // from /proc/sys/kernel, the OS name from os-release, CPU model and count

@@ -1,0 +1,92 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/fio"
+	"dbio/internal/results"
+)
+
+// TestDiskRunsOwnTheirDirectory: the runner creates a disk run's results
+// directory only for a plan that validates, and finishes it whatever fio does.
+func TestDiskRunsOwnTheirDirectory(t *testing.T) {
+	tests := []struct {
+		name    string
+		profile string
+		// wantDir says a results directory is made; wantStatus and wantErr are its ending.
+		wantDir    bool
+		wantStatus results.Status
+		wantErr    string
+	}{
+		{name: "a plan that does not validate writes nothing", profile: "no-such-profile", wantErr: "no-such-profile"},
+		{name: "a missing fio fails the run in its directory", profile: "four-corners", wantDir: true,
+			wantStatus: results.StatusFailed, wantErr: "fio is not installed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			data := filepath.Join(t.TempDir(), "data")
+			p := DiskPlan{
+				Name: "disk", Command: []string{"dbio", "disk"}, Config: map[string]string{"from": "suite"},
+				Fio:           FioPhase{Config: fio.Config{Profile: tc.profile, Targets: []string{data}}, Exec: &execx.Fake{}},
+				CreateTargets: true, ResultsBase: base,
+			}
+			out, err := RunDisk(context.Background(), p, Env{Out: io.Discard, Now: time.Now})
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("error %v, want one saying %q", err, tc.wantErr)
+			}
+			if !tc.wantDir {
+				if entries, _ := os.ReadDir(base); out.Dir != "" || len(entries) > 0 {
+					t.Fatalf("directory %q made (%d entries under the base), want none", out.Dir, len(entries))
+				}
+				return
+			}
+			l, lerr := results.Load(out.Dir)
+			if lerr != nil {
+				t.Fatal(lerr)
+			}
+			if out.Status != tc.wantStatus || l.Run.Status != tc.wantStatus || !strings.Contains(l.Run.Error, tc.wantErr) {
+				t.Errorf("outcome %s, run.json %s (%q), want %s saying %q", out.Status, l.Run.Status, l.Run.Error, tc.wantStatus, tc.wantErr)
+			}
+			var cfg map[string]string
+			if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Kind != "disk" || cfg["from"] != "suite" {
+				t.Errorf("run.json kind %q config %s, want disk with the plan's configuration", l.Run.Kind, l.Run.Config)
+			}
+		})
+	}
+}
+
+// TestOptionalFioPhaseWithoutFio: quick's device pass is skipped with a
+// warning when fio is missing, and the run goes on.
+func TestOptionalFioPhaseWithoutFio(t *testing.T) {
+	p := Plan{
+		Name: "quick", Kind: "quick", Config: map[string]int{}, DataPath: filepath.Join(t.TempDir(), "data"), CreateTargets: true,
+		ResultsBase: t.TempDir(),
+		Fio:         &FioPhase{Config: fio.QuickCorners(time.Second), Exec: &execx.Fake{}, Optional: true},
+	}
+	var log strings.Builder
+	out, err := Run(context.Background(), p, Env{Out: &log, Now: time.Now})
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, log.String())
+	}
+	l, err := results.Load(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := slices.ContainsFunc(l.Run.Warnings, func(w string) bool { return strings.HasPrefix(w, "device pass skipped: fio is not installed") })
+	if l.Run.Status != results.StatusCompleted || !skipped || len(l.Steps) != 0 {
+		t.Errorf("run.json status %s, warnings %q, %d steps: want completed with the skipped device pass", l.Run.Status, l.Run.Warnings, len(l.Steps))
+	}
+	if !strings.Contains(log.String(), "skipping the device pass") {
+		t.Errorf("output %q does not say the pass was skipped", log.String())
+	}
+}

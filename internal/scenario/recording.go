@@ -1,0 +1,81 @@
+package scenario
+
+import (
+	"io"
+	"time"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
+)
+
+// Recording is where a scenario writes its steps and per-second series,
+// and how it samples: the part every scenario shares.
+type Recording struct {
+	// Tick is the sampling interval; one second unless a test shortens it.
+	Tick time.Duration
+	Dir  *results.Dir
+	// FirstIndex numbers the scenario's first step (earlier phases may have written steps).
+	FirstIndex int
+	// Sampler, when set, adds telemetry to every row and step.
+	Sampler Sampler
+	Now     func() time.Time
+	Log     io.Writer
+}
+
+func (r *Recording) defaults() {
+	if r.Tick <= 0 {
+		r.Tick = time.Second
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	if r.Log == nil {
+		r.Log = io.Discard
+	}
+}
+
+// StartStep opens a new telemetry window.
+func (r *Recording) StartStep() {
+	if r.Sampler != nil {
+		r.Sampler.StartStep()
+	}
+}
+
+// AppendRow writes one per-second row, with the telemetry sampled at its
+// time. A failed write is kept by the directory (Dir.Err), which stops the run.
+func (r *Recording) AppendRow(row results.SeriesRow) {
+	if r.Sampler != nil {
+		for _, p := range r.Sampler.Sample(row.Time) {
+			row.Values = append(row.Values, results.Sample(p))
+		}
+	}
+	_ = r.Dir.AppendSeries(row)
+}
+
+// concludeTelemetry closes the step's telemetry window into step: the
+// summary, and each device's latency as the figures <dev>_latency_mean and
+// <dev>_latency_<worst>, worst picking the spread's figure the scenario
+// reads. It returns the devices' latencies for the step's detail.
+func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick func(Spread) float64) map[string]Spread {
+	sum := r.StepTelemetry()
+	if sum == nil {
+		return nil
+	}
+	latency := diskLatency(*sum)
+	for dev, s := range latency {
+		step.Figures = append(step.Figures,
+			results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
+			results.Figure{Name: results.FigureName(dev + "_latency_" + worst), Value: pick(s), Unit: "ms"})
+	}
+	step.Telemetry = sum
+	return latency
+}
+
+// StepTelemetry closes the telemetry window into its summary; nil without a sampler.
+func (r *Recording) StepTelemetry() *results.TelemetrySummary {
+	if r.Sampler == nil {
+		return nil
+	}
+	sum := analysis.Conclude(r.Sampler.StepSummary())
+	return &sum
+}
