@@ -50,7 +50,7 @@ apart.`,
 		},
 	}
 	fs := cmd.Flags()
-	f.run.register(fs, runFlags{engine: "sqlite", users: "1", rampup: 10 * time.Second, step: time.Minute})
+	f.run.register(fs, app.Engines, runFlags{engine: "sqlite", users: "1", rampup: 10 * time.Second, step: time.Minute})
 	// Users come from --start, --add and --max-users here.
 	fs.MarkHidden("users")
 	f.opts = as3ap.DefaultConfig()

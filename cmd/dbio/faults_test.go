@@ -824,7 +824,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	out := newLineLog()
-	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
+	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, ProcRoot: "/proc", Args: []string{"dbio"}}
 	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engine: "postgres", target: target, users: "1", step: time.Second,
 		results: base, transport: "socket"}}
 	plan, err := tpccPlan(app, f, "tpcc")

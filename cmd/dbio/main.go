@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/engine"
+	"dbio/internal/engine/engines"
 	"dbio/internal/execx"
 	"dbio/internal/secret"
 )
@@ -35,6 +37,12 @@ type App struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	Exec   execx.Runner
+	// ProcRoot is the process table (normally /proc) servers' processes
+	// are listed from.
+	ProcRoot string
+	// Engines are the engines commands run, built by run from Exec and
+	// ProcRoot when not given, so that the App's runner reaches each one.
+	Engines *engine.Registry
 	// Args is the command line as typed, recorded in run.json; run redacts
 	// its passwords before any command sees it.
 	Args []string
@@ -84,6 +92,9 @@ func run(ctx context.Context, app *App, args []string) int {
 	// password; the commands still run with args as given.
 	redacted := *app
 	redacted.Args = secret.RedactArgs(app.Args)
+	if redacted.Engines == nil {
+		redacted.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.ProcRoot})
+	}
 	app = &redacted
 	root := newRoot(app)
 	root.SetArgs(args)
@@ -143,12 +154,13 @@ func main() {
 	// results.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	app := &App{
-		Stdout: os.Stdout,
-		Stderr: os.Stderr,
-		Getenv: os.Getenv,
-		Now:    time.Now,
-		Exec:   execx.Real{},
-		Args:   os.Args,
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Getenv:   os.Getenv,
+		Now:      time.Now,
+		Exec:     execx.Real{},
+		ProcRoot: "/proc",
+		Args:     os.Args,
 	}
 	os.Exit(run(ctx, app, os.Args[1:]))
 }

@@ -15,7 +15,7 @@ import (
 )
 
 func testApp(out *bytes.Buffer) *App {
-	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, Args: []string{"dbio"}}
+	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, ProcRoot: "/proc", Args: []string{"dbio"}}
 }
 
 func TestBadInputIsAUsageError(t *testing.T) {

@@ -42,7 +42,7 @@ func TestOwnerHelperProcess(t *testing.T) {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	app := &App{Stdout: os.Stdout, Stderr: os.Stdout, Getenv: os.Getenv, Now: time.Now, Exec: execx.Real{}, Args: append([]string{"dbio"}, args...)}
+	app := &App{Stdout: os.Stdout, Stderr: os.Stdout, Getenv: os.Getenv, Now: time.Now, Exec: execx.Real{}, ProcRoot: "/proc", Args: append([]string{"dbio"}, args...)}
 	os.Exit(run(ctx, app, args))
 }
 

@@ -61,7 +61,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 			return runTPCC(cmd.Context(), app, f, "quick", before)
 		},
 	}
-	registerTPCCFlags(cmd, &f, quickDefaults)
+	registerTPCCFlags(cmd, &f, app.Engines, quickDefaults)
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/engine"
 	"dbio/internal/runner"
 )
 
@@ -14,9 +15,9 @@ func init() {
 }
 
 // registerTPCCFlags adds the TPC-C flags shared by every command that runs TPC-C.
-func registerTPCCFlags(cmd *cobra.Command, f *tpccFlags, defaults runFlags) {
+func registerTPCCFlags(cmd *cobra.Command, f *tpccFlags, engines *engine.Registry, defaults runFlags) {
 	fs := cmd.Flags()
-	f.run.register(fs, defaults)
+	f.run.register(fs, engines, defaults)
 	fs.IntVar(&f.warehouses, "warehouses", 1, "TPC-C scale: warehouses (about 100 MB each)")
 	fs.BoolVar(&f.keyingThinking, "keying-thinking", false, "add the specification's keying and think times")
 	fs.Uint64Var(&f.seed, "seed", 42, "random seed for data and transaction inputs")
@@ -59,7 +60,7 @@ consistency conditions (and row counts when the database was idle).`,
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	registerTPCCFlags(cmd, &f, app.Engines, scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the backups (default: the data target)")
 	fs.IntVar(&b.Cycles, "cycles", 3, "backup cycles")
@@ -118,7 +119,7 @@ timelines with each backup marked, and each backup's duration.`,
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	registerTPCCFlags(cmd, &f, scenarioDefaults)
+	registerTPCCFlags(cmd, &f, app.Engines, scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
 	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")

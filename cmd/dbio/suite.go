@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -44,7 +43,7 @@ DSN is recorded without its password.`,
   dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suite.Engines = engine.Default.Names()
+			suite.Engines = app.Engines.Names()
 			plan, err := suite.Load(args[0], app.Getenv)
 			if err != nil {
 				var ps *suite.Problems
@@ -62,7 +61,7 @@ DSN is recorded without its password.`,
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Plan:      plan,
 				Workloads: suiteWorkloads,
-				Engines:   engine.Default,
+				Engines:   app.Engines,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
 				Report: func(dir string) (string, error) {

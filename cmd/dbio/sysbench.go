@@ -45,7 +45,7 @@ Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
 		},
 	}
 	fs := cmd.Flags()
-	f.run.register(fs, runFlags{engine: "sqlite", users: "1,8,32", rampup: 30 * time.Second, step: 2 * time.Minute})
+	f.run.register(fs, app.Engines, runFlags{engine: "sqlite", users: "1,8,32", rampup: 30 * time.Second, step: 2 * time.Minute})
 	f.opts = sysbench.DefaultConfig()
 	fs.IntVar(&f.opts.Tables, "tables", f.opts.Tables, "number of sbtest tables")
 	fs.IntVar(&f.opts.TableSize, "table-size", f.opts.TableSize, "rows per table (about 250 bytes each on disk)")

@@ -42,7 +42,7 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 			return runTPCC(cmd.Context(), app, f, "tpcc", nil)
 		},
 	}
-	registerTPCCFlags(cmd, &f, runFlags{engine: "sqlite", target: "", users: "1,2,3,5,8", rampup: 30 * time.Second, step: 2 * time.Minute})
+	registerTPCCFlags(cmd, &f, app.Engines, runFlags{engine: "sqlite", target: "", users: "1,2,3,5,8", rampup: 30 * time.Second, step: 2 * time.Minute})
 	return cmd
 }
 

@@ -23,11 +23,6 @@ import (
 	"dbio/internal/execx"
 )
 
-func init() {
-	engine.Register(New("mariadb", execx.Real{}))
-	engine.Register(New("mysql", execx.Real{}))
-}
-
 // DefaultDatabase is the database dbio creates in a managed instance when
 // Options.Database is empty.
 const DefaultDatabase = "dbio"
@@ -48,11 +43,12 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New returns the engine registered under name ("mariadb" or "mysql"). Both
+// New returns the engine named name ("mariadb" or "mysql"), running its
+// programs through r and listing its processes from procRoot (normally /proc). Both
 // run whichever server is installed; the name only decides which binary is
 // preferred when both are.
-func New(name string, r execx.Runner) *Engine {
-	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
+func New(name string, r execx.Runner, procRoot string) *Engine {
+	return &Engine{name: name, Runner: r, ProcRoot: procRoot, freePort: server.FreePort}
 }
 
 // Name implements engine.Engine.

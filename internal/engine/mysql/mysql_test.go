@@ -42,7 +42,7 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 // realEngine returns the engine on the host, or skips when MariaDB is not installed.
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
-	e := New("mariadb", execx.Real{})
+	e := New("mariadb", execx.Real{}, "/proc")
 	_, err := e.findBinaries(context.Background())
 	testenv.Require(t, err == nil, fmt.Sprintf("the MariaDB server (%v)", err), "install it with: "+testenv.InstallMariaDB)
 	return e
@@ -338,7 +338,7 @@ func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 }
 
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
-	e := New("mariadb", &execx.Fake{})
+	e := New("mariadb", &execx.Fake{}, "/proc")
 	e.BinDirs = []string{t.TempDir()}
 	_, err := e.Start(context.Background(), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y mariadb-server") {
@@ -408,18 +408,6 @@ skip-log-bin
 	}
 	if got := cnfSize(1536 << 10); got != "1536K" {
 		t.Errorf("cnfSize(1.5 MiB) = %s", got)
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	for _, name := range []string{"mariadb", "mysql"} {
-		e, err := engine.Default.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() != name || !e.Capabilities().ServerProcess {
-			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
-		}
 	}
 }
 

@@ -24,11 +24,6 @@ import (
 	"dbio/internal/execx"
 )
 
-func init() {
-	engine.Register(New("postgres", execx.Real{}))
-	engine.Register(New("postgresql", execx.Real{}))
-}
-
 // DefaultDatabase is the database dbio creates in a managed instance when
 // Options.Database is empty.
 const DefaultDatabase = "dbio"
@@ -49,9 +44,11 @@ type Engine struct {
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New returns the engine registered under name ("postgres", or the alias "postgresql").
-func New(name string, r execx.Runner) *Engine {
-	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
+// New returns the engine named name ("postgres", or the alias "postgresql"),
+// running its programs through r and listing its processes from procRoot
+// (normally /proc).
+func New(name string, r execx.Runner, procRoot string) *Engine {
+	return &Engine{name: name, Runner: r, ProcRoot: procRoot, freePort: server.FreePort}
 }
 
 // Name implements engine.Engine.

@@ -41,7 +41,7 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 // realEngine returns the engine on the host, or skips when PostgreSQL is not installed.
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
-	e := New("postgres", execx.Real{})
+	e := New("postgres", execx.Real{}, "/proc")
 	_, err := e.findBinaries(context.Background())
 	testenv.Require(t, err == nil, fmt.Sprintf("the PostgreSQL server (%v)", err), "install it with: "+testenv.InstallPostgres)
 	return e
@@ -374,7 +374,7 @@ func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 }
 
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
-	e := New("postgres", &execx.Fake{})
+	e := New("postgres", &execx.Fake{}, "/proc")
 	e.BinDirs = []string{t.TempDir()}
 	_, err := e.Start(context.Background(), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
@@ -383,7 +383,7 @@ func TestMissingBinariesSayHowToInstall(t *testing.T) {
 }
 
 func TestBadTransport(t *testing.T) {
-	_, err := New("postgres", &execx.Fake{}).Start(context.Background(), engine.Placement{}, engine.Options{Transport: "udp"})
+	_, err := New("postgres", &execx.Fake{}, "/proc").Start(context.Background(), engine.Placement{}, engine.Options{Transport: "udp"})
 	if err == nil || !strings.Contains(err.Error(), "socket or tcp") {
 		t.Errorf("Start with transport udp = %v", err)
 	}
@@ -484,18 +484,6 @@ log_line_prefix = '%m [%p] it''s'	# set by the user
 	}
 	if got := pgSize(1536 << 10); got != "1536kB" {
 		t.Errorf("pgSize(1.5MB) = %s", got)
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	for _, name := range []string{"postgres", "postgresql"} {
-		e, err := engine.Default.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() != name || !e.Capabilities().ServerProcess {
-			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
-		}
 	}
 }
 
