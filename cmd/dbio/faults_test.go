@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/engines"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 	"dbio/internal/iolimit"
@@ -825,7 +826,8 @@ func TestInterruptInTheChecks(t *testing.T) {
 	defer cancel(nil)
 	out := newLineLog()
 	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, ProcRoot: "/proc", Args: []string{"dbio"}}
-	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engine: "postgres", target: target, users: "1", step: time.Second,
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.ProcRoot})
+	f := tpccFlags{warehouses: 1, seed: 42, reuse: true, run: runFlags{engines: app.Engines, engine: "postgres", target: target, users: "1", step: time.Second,
 		results: base, transport: "socket"}}
 	plan, err := tpccPlan(app, f, "tpcc")
 	if err != nil {
