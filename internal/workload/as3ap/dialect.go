@@ -63,14 +63,14 @@ func init() {
 			writeLock:   lock.(*sync.Mutex),
 			analyze:     func(t string) string { return "ANALYZE " + t },
 			loadWorkers: 1,
-			classify:    txerr.For("sqlite"),
+			classify:    txerr.For(inst),
 			notes: []string{
 				"SQLite writers serialized: batch jobs and interactive updates queue on one in-process lock per database (batch transactions start with BEGIN IMMEDIATE); interactive reads run concurrently on WAL snapshots. Interactive update latency includes the wait behind a batch.",
 				"SQLite stores col_decim and col_double as REAL and col_date as text: its types, not AS3AP's.",
 			},
 		}
 	})
-	registerDialect("postgres", func(engine.Instance) *dialect {
+	registerDialect("postgres", func(inst engine.Instance) *dialect {
 		return &dialect{
 			types: map[string]string{"int": "INTEGER", "float": "REAL", "double": "DOUBLE PRECISION", "decim": "NUMERIC(18,2)",
 				"date": "DATE", "code": "CHAR(10)", "name": "CHAR(20)", "address": "VARCHAR(80)"},
@@ -79,7 +79,7 @@ func init() {
 			forUpdate:   " FOR UPDATE",
 			analyze:     func(t string) string { return "ANALYZE " + t },
 			loadWorkers: 4,
-			classify:    txerr.For("postgres"),
+			classify:    txerr.For(inst),
 		}
 	})
 	mysql := func(inst engine.Instance) *dialect {
@@ -91,7 +91,7 @@ func init() {
 			forUpdate:   " FOR UPDATE",
 			analyze:     func(t string) string { return "ANALYZE TABLE " + t },
 			loadWorkers: 4,
-			classify:    txerr.For(inst.Info().Engine),
+			classify:    txerr.For(inst),
 		}
 	}
 	registerDialect("mariadb", mysql)

@@ -2,6 +2,7 @@ package sysbench
 
 import (
 	"dbio/internal/engine"
+	"dbio/internal/engine/mysql"
 	"dbio/internal/workload/txerr"
 )
 
@@ -19,8 +20,8 @@ func newMySQLDialect(inst engine.Instance) *dialect {
 		beginWrite:      "BEGIN",
 		analyze:         func(table string) string { return "ANALYZE TABLE " + table },
 		loadWorkers:     4,
-		classify:        txerr.For(inst.Info().Engine),
-		tooManyPrepared: txerr.TooManyPrepared,
+		classify:        txerr.For(inst),
+		tooManyPrepared: mysql.TooManyPrepared,
 		notes: []string{
 			"MariaDB: statements are server-side prepared, as sysbench's default --db-ps-mode=auto does; a statement over max_prepared_stmt_count is sent unprepared. Deadlocks (1213), lock wait timeouts (1205) and 'record has changed' (1020) are rolled back and the transaction runs again: sysbench 1.0's default --mysql-ignore-errors.",
 		},

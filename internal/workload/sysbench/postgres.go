@@ -12,7 +12,7 @@ import (
 
 func init() { registerDialect("postgres", newPostgresDialect) }
 
-func newPostgresDialect(engine.Instance) *dialect {
+func newPostgresDialect(inst engine.Instance) *dialect {
 	return &dialect{
 		// As sysbench's pgsql driver creates it: SERIAL ids, the same columns.
 		columns:     "id SERIAL NOT NULL, k INTEGER DEFAULT '0' NOT NULL, c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)",
@@ -27,7 +27,7 @@ func newPostgresDialect(engine.Instance) *dialect {
 			return err
 		},
 		loadWorkers: 4,
-		classify:    txerr.For("postgres"),
+		classify:    txerr.For(inst),
 		notes: []string{
 			"PostgreSQL: deadlocks (40P01), serialization failures (40001) and duplicate keys from concurrent delete-inserts of one id (23505) are rolled back and the transaction runs again, as sysbench 1.0's pgsql driver does.",
 		},

@@ -24,7 +24,7 @@ func newSQLiteDialect(inst engine.Instance) *dialect {
 		writeLock:   lock.(*sync.Mutex),
 		analyze:     func(table string) string { return "ANALYZE " + table },
 		loadWorkers: 1, // one writer: parallel loaders would only queue
-		classify:    txerr.For("sqlite"),
+		classify:    txerr.For(inst),
 		notes: []string{
 			"SQLite writers serialized: transactions that write start with BEGIN IMMEDIATE after queueing on one in-process lock per database; read-only ones run concurrently on WAL snapshots. Latency includes the wait for the write lock.",
 			"sysbench has no SQLite driver: the sbtest tables use SQLite's types (id is the rowid).",

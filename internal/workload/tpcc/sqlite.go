@@ -2,12 +2,9 @@ package tpcc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
 )
@@ -74,19 +71,6 @@ func (sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (exe
 		beginRead:  "BEGIN",
 		writeLock:  lock.(*sync.Mutex),
 	})
-}
-
-func (sqliteBackend) classify(err error) errClass {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return errRetry
-		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrCorrupt, sqlite3.ErrCantOpen, sqlite3.ErrReadonly, sqlite3.ErrNotADB:
-			return errFatal
-		}
-	}
-	return errFailed
 }
 
 func (sqliteBackend) notes() []string {
