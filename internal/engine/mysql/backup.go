@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -110,76 +109,37 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	old := in.proc.Load()
-	if old == nil || in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	if err := old.Stop(ctx, syscall.SIGTERM, syscall.SIGKILL, stopGrace); err != nil {
-		return fmt.Errorf("restore: stop the server: %w", err)
-	}
-	in.dropIdle()
 	l := m.layout
-	asides := map[string]string{}
 	dirs := []string{l.data}
 	if l.redo != "" {
 		dirs = append(dirs, l.redo)
 	}
-	for _, d := range dirs {
-		moved, err := server.MoveAside(d, filepath.Dir(d), "replaced-")
-		if err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-		asides[d] = moved
-		if err := m.user.MakeDir(d, 0o700); err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-	}
-	// As dbio, which may read a backup whatever its owner; the files are
-	// given to the server's user afterwards.
-	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return in.restartAfter(ctx, src, fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err)), asides)
-	}
-	for _, d := range dirs {
-		if err := server.OwnTree(d, m.user); err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-	}
-	p, err := m.launch(ctx)
-	if err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	in.watch(p)
-	in.dropIdle()
-	var errs []error
-	for _, moved := range asides {
-		errs = append(errs, server.DropAside(moved))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("restored from %s, but the replaced files could not be removed: %w", src, err)
-	}
-	return nil
-}
-
-// restartAfter handles a failed restore: the files set aside go back in place
-// (what the restore put there is dbio's and is removed) and the server starts
-// on them again.
-func (in *Instance) restartAfter(ctx context.Context, src string, cause error, asides map[string]string) error {
-	ctx = context.WithoutCancel(ctx)
-	for dir, moved := range asides {
-		if err := server.PutBack(moved, dir); err != nil {
-			return fmt.Errorf("restore from %s: %w; putting the previous files back failed too (%v): they are in %s, and the server is stopped", src, cause, err, moved)
-		}
-	}
-	p, err := in.managed.launch(ctx)
-	if err != nil {
-		return fmt.Errorf("restore from %s: %w; the previous files are back in place but the server did not start again: %v", src, cause, err)
-	}
-	in.watch(p)
-	in.dropIdle()
-	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", src, cause)
+	return in.RunRestore(ctx, &server.Restore{
+		Src: src,
+		Replace: func(ctx context.Context, r *server.Restore) error {
+			for _, d := range dirs {
+				if err := r.SetAside(d, filepath.Dir(d)); err != nil {
+					return err
+				}
+				if err := m.user.MakeDir(d, 0o700); err != nil {
+					return err
+				}
+			}
+			// As dbio, which may read a backup whatever its owner; the files are
+			// given to the server's user afterwards.
+			cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
+			if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
+			}
+			for _, d := range dirs {
+				if err := server.OwnTree(d, m.user); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Launch: m.launch,
+	})
 }
 
 // backupToolError keeps what mariadb-backup said about its failure, which
@@ -281,41 +241,36 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	if in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	in.dropIdle()
-	defer in.dropIdle()
-	where := "the managed server"
-	if in.managed == nil {
-		where = "server " + in.admin.Addr
-	}
-	admin, err := openAdmin(in.admin)
-	if err != nil {
-		return err
-	}
-	err = ensureDatabase(ctx, admin, in.info.Database, true, where)
-	admin.Close()
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	opts, env, err := in.clientOptions()
-	if err != nil {
-		return err
-	}
-	defer os.Remove(opts)
-	f, err := os.Open(file)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	defer f.Close()
-	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
-	}
-	return nil
+	return in.Exclusive(func() error {
+		where := "the managed server"
+		if in.managed == nil {
+			where = "server " + in.admin.Addr
+		}
+		admin, err := openAdmin(in.admin)
+		if err != nil {
+			return err
+		}
+		err = ensureDatabase(ctx, admin, in.info.Database, true, where)
+		admin.Close()
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		opts, env, err := in.clientOptions()
+		if err != nil {
+			return err
+		}
+		defer os.Remove(opts)
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		defer f.Close()
+		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
+		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		}
+		return nil
+	})
 }
 
 // clientOptions writes an option file with dbio's account for the client

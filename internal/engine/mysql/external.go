@@ -64,10 +64,10 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	in.admin = admin
 	in.info.Transport = transport
 	in.info.Database = name
-	if in.info.Settings, err = serverSettings(ctx, in.stats); err != nil {
+	if in.info.Settings, err = serverSettings(ctx, in.StatsDB()); err != nil {
 		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	return in, nil

@@ -173,11 +173,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	in.managed, in.procRoot, in.admin = m, e.ProcRoot, admin
-	in.watch(proc)
-	if tempSocket {
-		in.tempSocket = sockDir
-	}
+	in.managed, in.admin = m, admin
+	in.Supervise(proc, e.ProcRoot, shutdown, sockDir, tempSocket)
 	redoDir := l.redo
 	if redoDir == "" {
 		redoDir = l.data
@@ -197,7 +194,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if leftover != "" {
 		in.info.Notes = append(in.info.Notes, leftover)
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	if tempSocket {

@@ -62,7 +62,7 @@ func start(t *testing.T, e *Engine, p engine.Placement, o engine.Options) *Insta
 
 func stop(t *testing.T, in *Instance) {
 	t.Helper()
-	pid := in.proc.Load().PID()
+	pid := in.ServerPID()
 	began := time.Now()
 	if err := in.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -149,8 +149,8 @@ func TestManagedLifecycle(t *testing.T) {
 	}
 
 	pids := in.PIDs()
-	if len(pids) != 1 || pids[0] != in.proc.Load().PID() {
-		t.Errorf("PIDs = %v, want the server %d", pids, in.proc.Load().PID())
+	if len(pids) != 1 || pids[0] != in.ServerPID() {
+		t.Errorf("PIDs = %v, want the server %d", pids, in.ServerPID())
 	}
 	if os.Geteuid() == 0 {
 		var st syscall.Stat_t
@@ -204,7 +204,7 @@ func TestExitedWhenKilledAndLockedDataDir(t *testing.T) {
 		}
 	}
 
-	if err := syscall.Kill(in.proc.Load().PID(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(in.ServerPID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {

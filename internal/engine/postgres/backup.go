@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5"
 
@@ -128,69 +127,23 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err := checkBaseBackup(src, m.bins.major); err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	old := in.proc.Load()
-	if old == nil || in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	if err := old.Stop(ctx, syscall.SIGINT, syscall.SIGQUIT, stopGrace); err != nil {
-		return fmt.Errorf("restore: stop the server: %w", err)
-	}
-	in.dropIdle()
 	l := m.layout
-	dataAside, err := server.MoveAside(l.data, l.base, "replaced-")
-	if err != nil {
-		return in.restartAfter(ctx, src, err, nil)
-	}
-	asides := map[string]string{l.data: dataAside}
-	if l.wal != "" {
-		walAside, err := server.MoveAside(l.wal, filepath.Dir(l.wal), "replaced-")
-		if err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-		asides[l.wal] = walAside
-	}
-	if err := placeBaseBackup(ctx, src, l, m.user); err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	p, err := m.launch(ctx)
-	if err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	if err := m.setup(ctx); err != nil {
-		_ = p.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, stopGrace)
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	in.watch(p)
-	in.dropIdle()
-	var errs []error
-	for _, moved := range asides {
-		errs = append(errs, server.DropAside(moved))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("restored from %s, but the replaced files could not be removed: %w", src, err)
-	}
-	return nil
-}
-
-// restartAfter handles a failed restore: the files set aside go back in place
-// (what the restore put there is dbio's and is removed) and the server starts
-// on them again.
-func (in *Instance) restartAfter(ctx context.Context, src string, cause error, asides map[string]string) error {
-	ctx = context.WithoutCancel(ctx)
-	for dir, moved := range asides {
-		if err := server.PutBack(moved, dir); err != nil {
-			return fmt.Errorf("restore from %s: %w; putting the previous files back failed too (%v): they are in %s, and the server is stopped", src, cause, err, moved)
-		}
-	}
-	p, err := in.managed.launch(ctx)
-	if err != nil {
-		return fmt.Errorf("restore from %s: %w; the previous files are back in place but the server did not start again: %v", src, cause, err)
-	}
-	in.watch(p)
-	in.dropIdle()
-	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", src, cause)
+	return in.RunRestore(ctx, &server.Restore{
+		Src: src,
+		Replace: func(ctx context.Context, r *server.Restore) error {
+			if err := r.SetAside(l.data, l.base); err != nil {
+				return err
+			}
+			if l.wal != "" {
+				if err := r.SetAside(l.wal, filepath.Dir(l.wal)); err != nil {
+					return err
+				}
+			}
+			return placeBaseBackup(ctx, src, l, m.user)
+		},
+		Launch: m.launch,
+		Ready:  m.setup,
+	})
 }
 
 // checkBaseBackup verifies that src holds a base backup this server can start on.
@@ -283,31 +236,26 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	if in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	in.dropIdle()
-	defer in.dropIdle()
-	where := "the managed server"
-	if in.managed == nil {
-		where = fmt.Sprintf("server %s:%d", in.admin.Host, in.admin.Port)
-	}
-	conn, err := pgx.ConnectConfig(ctx, in.admin)
-	if err != nil {
-		return fmt.Errorf("restore: connect to %s: %w", where, err)
-	}
-	err = ensureDatabase(ctx, conn, in.info.Database, true, where)
-	conn.Close(context.WithoutCancel(ctx))
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
-	}
-	return nil
+	return in.Exclusive(func() error {
+		where := "the managed server"
+		if in.managed == nil {
+			where = fmt.Sprintf("server %s:%d", in.admin.Host, in.admin.Port)
+		}
+		conn, err := pgx.ConnectConfig(ctx, in.admin)
+		if err != nil {
+			return fmt.Errorf("restore: connect to %s: %w", where, err)
+		}
+		err = ensureDatabase(ctx, conn, in.info.Database, true, where)
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
+		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		}
+		return nil
+	})
 }
 
 // dumpFile finds a logical backup: src itself, or name inside the directory src.

@@ -70,7 +70,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if in.info.Settings, err = serverSettings(ctx, in); err != nil {
 		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	return in, nil
@@ -137,7 +137,7 @@ func createDatabase(ctx context.Context, conn *pgx.Conn, name, where string) err
 // serverSettings reads the settings an external server's administrator
 // chose (everything not at its built-in default), for the record.
 func serverSettings(ctx context.Context, in *Instance) (map[string]string, error) {
-	rows, err := in.stats.QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
+	rows, err := in.StatsDB().QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
 WHERE source NOT IN ('default', 'override', 'client', 'session')`)
 	if err != nil {
 		return nil, err

@@ -141,17 +141,13 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	in.managed, in.procRoot = m, e.ProcRoot
+	in.managed = m
 	if in.admin, err = pgx.ParseConfig(m.socketDSN("postgres")); err != nil {
-		in.db.Close()
-		in.stats.Close()
+		in.ClosePools()
 		return nil, err
 	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
-	in.watch(proc)
-	if tempSocket {
-		in.tempSocket = sockDir
-	}
+	in.Supervise(proc, e.ProcRoot, shutdown, sockDir, tempSocket)
 	walDir := l.wal
 	if walDir == "" {
 		walDir = filepath.Join(l.data, "pg_wal")
@@ -170,7 +166,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if leftover != "" {
 		in.info.Notes = append(in.info.Notes, leftover)
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	if tempSocket {
