@@ -117,7 +117,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		if o.Preallocate > 0 {
 			base = append(base, preallocateSetting)
 		}
-		if m.settings, err = withUserSettings(base, o.Settings); err != nil {
+		if m.settings, err = settingNames.Apply(base, o.Settings); err != nil {
 			return nil, err
 		}
 		if err := m.writeCnf(); err != nil {
@@ -188,7 +188,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		DataDir:   l.data,
 		LogDir:    redoDir,
 		Database:  database,
-		Settings:  settingsMap(m.settings),
+		Settings:  server.SettingsMap(m.settings),
 		Notes:     []string{"server log: " + logPath},
 	}
 	if leftover != "" {

@@ -368,7 +368,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestOptionFile(t *testing.T) {
 	at := places{data: "/t/data", redo: "/l/redo", socket: "/t/run/mysqld.sock", pidFile: "/t/run/mysqld.pid", port: 4444}
-	settings, err := withUserSettings(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
+	settings, err := settingNames.Apply(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,8 +402,8 @@ skip-log-bin
 		t.Errorf("renderCnf =\n%s\nwant\n%s", got, want)
 	}
 	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := withUserSettings(nil, bad); err == nil {
-			t.Errorf("withUserSettings(%v) accepted it", bad)
+		if _, err := settingNames.Apply(nil, bad); err == nil {
+			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
 	}
 	if got := cnfSize(1536 << 10); got != "1536K" {

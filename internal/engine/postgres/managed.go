@@ -107,7 +107,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		if m.port, err = e.freePort(); err != nil {
 			return nil, err
 		}
-		m.settings, err = withUserSettings(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
+		m.settings, err = settingNames.Apply(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +160,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		DataDir:   l.data,
 		LogDir:    walDir,
 		Database:  databaseName(o),
-		Settings:  settingsMap(initdbSettings, m.settings),
+		Settings:  server.SettingsMap(initdbSettings, m.settings),
 		Notes:     []string{"server log: " + logPath},
 	}
 	if leftover != "" {

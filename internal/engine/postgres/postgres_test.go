@@ -460,7 +460,7 @@ func TestMalformedDSNErrorsDoNotQuoteIt(t *testing.T) {
 }
 
 func TestSettingsFile(t *testing.T) {
-	settings, err := withUserSettings(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
+	settings, err := settingNames.Apply(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,8 +478,8 @@ log_line_prefix = '%m [%p] it''s'	# set by the user
 		t.Errorf("renderConf =\n%s\nwant\n%s", got, want)
 	}
 	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := withUserSettings(nil, bad); err == nil {
-			t.Errorf("withUserSettings(%v) accepted it", bad)
+		if _, err := settingNames.Apply(nil, bad); err == nil {
+			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
 	}
 	if got := pgSize(1536 << 10); got != "1536kB" {
