@@ -10,7 +10,7 @@ import (
 func TestSettingNamesApply(t *testing.T) {
 	names := SettingNames{
 		Engine:   "demo",
-		Valid:    regexp.MustCompile(`^[a-z_]+$`),
+		Valid:    regexp.MustCompile(`^[A-Za-z_]+$`),
 		NotAName: "a demo name",
 		Same:     strings.EqualFold,
 	}
