@@ -65,7 +65,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.layout.run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
+	opts, err := writeOptions(m.layout.Run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
@@ -76,7 +76,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	} {
 		cmd := execx.Cmd{Name: tool, Args: step}
 		m.user.Apply(&cmd)
-		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 			if created {
 				os.RemoveAll(dst)
 			}
@@ -110,9 +110,9 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 		return err
 	}
 	l := m.layout
-	dirs := []string{l.data}
-	if l.redo != "" {
-		dirs = append(dirs, l.redo)
+	dirs := []string{l.Data}
+	if l.Log != "" {
+		dirs = append(dirs, l.Log)
 	}
 	return in.RunRestore(ctx, &server.Restore{
 		Src: src,
@@ -128,7 +128,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 			// As dbio, which may read a backup whatever its owner; the files are
 			// given to the server's user afterwards.
 			cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-			if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+			if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
 			}
 			for _, d := range dirs {
@@ -213,7 +213,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	file := filepath.Join(dst, in.info.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
 		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}, Env: env}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -233,7 +233,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 // runs the dump in src (a file BackupLogical wrote, or its directory) into it.
 // Stop the workload first.
 func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
-	file, err := dumpFile(src, in.info.Database+".sql")
+	file, err := server.DumpFile(src, in.info.Database+".sql")
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		}
 		defer f.Close()
 		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
-		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
 		}
 		return nil
@@ -282,7 +282,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 func (in *Instance) clientOptions() (string, []string, error) {
 	dir := ""
 	if in.managed != nil {
-		dir = in.managed.layout.run
+		dir = in.managed.layout.Run
 	}
 	cfg := in.admin.Clone()
 	var env []string
@@ -340,31 +340,4 @@ func clientGroup(cfg *mysqldrv.Config) string {
 // the next character inside double quotes.
 func optionValue(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-// dumpFile finds a logical backup: src itself, or name inside the directory src.
-func dumpFile(src, name string) (string, error) {
-	fi, err := os.Stat(src)
-	if err != nil {
-		return "", fmt.Errorf("restore: %w", err)
-	}
-	if !fi.IsDir() {
-		return src, nil
-	}
-	file := filepath.Join(src, name)
-	if _, err := os.Stat(file); err != nil {
-		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
-	}
-	return file, nil
-}
-
-// tool prepares a backup or restore program's command: for a managed server
-// started inside a storage-class cgroup (Options.Wrap), the program runs in
-// it too, so that its reads and writes on the emulated storage obey the same
-// limits as the server's.
-func (in *Instance) tool(c execx.Cmd) execx.Cmd {
-	if in.managed != nil && in.managed.wrap != nil {
-		return in.managed.wrap(c)
-	}
-	return c
 }

@@ -29,54 +29,23 @@ const DefaultDatabase = "dbio"
 
 // Engine starts MariaDB (or MySQL) instances.
 type Engine struct {
-	name string
-	// Runner runs the installer and the server.
-	Runner execx.Runner
-	// BinDirs are searched after PATH for the server and its installer; nil
-	// means the standard Debian locations.
-	BinDirs []string
-	// ProcRoot is the process table the server's processes are listed from.
-	ProcRoot string
-	// freePort chooses a loopback port; tests replace it to provoke a conflict.
-	freePort func() (int, error)
+	server.Engine
 }
 
 var _ engine.Engine = (*Engine)(nil)
 
 // New returns the engine named name ("mariadb" or "mysql"), running its
-// programs through r and listing its processes from procRoot (normally /proc). Both
-// run whichever server is installed; the name only decides which binary is
-// preferred when both are.
+// programs through r and listing its processes from procRoot (normally
+// /proc). Both run whichever server is installed; the name only decides
+// which binary is preferred when both are.
 func New(name string, r execx.Runner, procRoot string) *Engine {
-	return &Engine{name: name, Runner: r, ProcRoot: procRoot, freePort: server.FreePort}
-}
-
-// Name implements engine.Engine.
-func (e *Engine) Name() string { return e.name }
-
-// Capabilities implements engine.Engine.
-func (e *Engine) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
+	return &Engine{server.NewEngine(name, r, procRoot)}
 }
 
 // Start implements engine.Engine: external mode when o.DSN is set, else a
 // managed server on p.
 func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	switch o.Transport {
-	case "", "socket", "tcp":
-	default:
-		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
-	}
-	var in engine.Instance
-	var err error
-	switch {
-	case o.DSN != "":
-		in, err = e.startExternal(ctx, o)
-	case p.Data == nil:
-		return nil, fmt.Errorf("%s: no data target: pass --target DIR or --dsn for an existing server", e.name)
-	default:
-		in, err = e.startManaged(ctx, p, o)
-	}
+	in, err := server.Start(ctx, p, o, e.Name(), e.startExternal, e.startManaged)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +89,7 @@ var standardDirs = []string{"/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
 	dirs := e.binDirs()
 	names := []string{"mariadbd", "mysqld"}
-	if e.name == "mysql" {
+	if e.Name() == "mysql" {
 		names = []string{"mysqld", "mariadbd"}
 	}
 	var b binaries

@@ -98,7 +98,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	cmd := execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
 		"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}
 	m.user.Apply(&cmd)
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		}
@@ -131,11 +131,11 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	return in.RunRestore(ctx, &server.Restore{
 		Src: src,
 		Replace: func(ctx context.Context, r *server.Restore) error {
-			if err := r.SetAside(l.data, l.base); err != nil {
+			if err := r.SetAside(l.Data, l.Base); err != nil {
 				return err
 			}
-			if l.wal != "" {
-				if err := r.SetAside(l.wal, filepath.Dir(l.wal)); err != nil {
+			if l.Log != "" {
+				if err := r.SetAside(l.Log, filepath.Dir(l.Log)); err != nil {
 					return err
 				}
 			}
@@ -165,22 +165,22 @@ func checkBaseBackup(src, major string) error {
 // the data directory, and the WAL on the log target when the instance keeps
 // it there, linked from the data directory as initdb --waldir does.
 func placeBaseBackup(ctx context.Context, src string, l layout, u server.User) error {
-	skip := func(rel string) bool { return l.wal != "" && rel == "pg_wal" }
-	if _, err := server.CopyTree(ctx, src, l.data, u, skip); err != nil {
+	skip := func(rel string) bool { return l.Log != "" && rel == "pg_wal" }
+	if _, err := server.CopyTree(ctx, src, l.Data, u, skip); err != nil {
 		return err
 	}
 	// PostgreSQL refuses a data directory others may read.
-	if err := os.Chmod(l.data, 0o700); err != nil {
+	if err := os.Chmod(l.Data, 0o700); err != nil {
 		return err
 	}
-	if l.wal == "" {
+	if l.Log == "" {
 		return nil
 	}
-	if _, err := server.CopyTree(ctx, filepath.Join(src, "pg_wal"), l.wal, u, nil); err != nil {
+	if _, err := server.CopyTree(ctx, filepath.Join(src, "pg_wal"), l.Log, u, nil); err != nil {
 		return err
 	}
-	link := filepath.Join(l.data, "pg_wal")
-	if err := os.Symlink(l.wal, link); err != nil {
+	link := filepath.Join(l.Data, "pg_wal")
+	if err := os.Symlink(l.Log, link); err != nil {
 		return err
 	}
 	return u.Own(link)
@@ -205,7 +205,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	}
 	file := filepath.Join(dst, in.info.Database+".dump")
 	cmd := execx.Cmd{Name: tool, Args: []string{"-Fc", "-f", file, "-d", in.tools.conninfo}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -228,7 +228,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if in.tools.err != nil {
 		return in.tools.err
 	}
-	file, err := dumpFile(src, in.info.Database+".dump")
+	file, err := server.DumpFile(src, in.info.Database+".dump")
 	if err != nil {
 		return err
 	}
@@ -251,36 +251,9 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 			return fmt.Errorf("restore: %w", err)
 		}
 		cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
-		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
 		}
 		return nil
 	})
-}
-
-// dumpFile finds a logical backup: src itself, or name inside the directory src.
-func dumpFile(src, name string) (string, error) {
-	fi, err := os.Stat(src)
-	if err != nil {
-		return "", fmt.Errorf("restore: %w", err)
-	}
-	if !fi.IsDir() {
-		return src, nil
-	}
-	file := filepath.Join(src, name)
-	if _, err := os.Stat(file); err != nil {
-		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
-	}
-	return file, nil
-}
-
-// tool prepares a backup or restore program's command: for a managed server
-// started inside a storage-class cgroup (Options.Wrap), the program runs in
-// it too, so that its reads and writes on the emulated storage obey the same
-// limits as the server's.
-func (in *Instance) tool(c execx.Cmd) execx.Cmd {
-	if in.managed != nil && in.managed.wrap != nil {
-		return in.managed.wrap(c)
-	}
-	return c
 }

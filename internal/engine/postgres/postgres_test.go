@@ -234,7 +234,7 @@ func TestPortConflictRetries(t *testing.T) {
 	defer busy.Close()
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 	calls := 0
-	e.freePort = func() (int, error) {
+	e.FreePort = func() (int, error) {
 		calls++
 		if calls == 1 {
 			return busyPort, nil

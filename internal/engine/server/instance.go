@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"dbio/internal/execx"
 )
 
 // Shutdown is how an engine asks its server to end: Signal first, Escalate
@@ -35,6 +37,7 @@ type Instance struct {
 	procRoot   string
 	shutdown   Shutdown
 	tempSocket string
+	wrap       func(execx.Cmd) execx.Cmd
 	// exited outlives the server processes a restore replaces.
 	exited   chan error
 	watching sync.WaitGroup
@@ -89,16 +92,39 @@ func (in *Instance) DB() *sql.DB { return in.db }
 // StatsDB is the one-connection pool counters are read on.
 func (in *Instance) StatsDB() *sql.DB { return in.stats }
 
-// Supervise makes p the managed server of the instance: its processes are
-// listed from procRoot, and Stop ends it as sd says. When temp (SocketDir
-// said so), the server's socket directory is outside dbio's own and Stop
-// removes it.
-func (in *Instance) Supervise(p *Process, procRoot string, sd Shutdown, socketDir string, temp bool) {
-	in.procRoot, in.shutdown = procRoot, sd
-	if temp {
-		in.tempSocket = socketDir
+// Supervision is how an instance looks after the managed server it runs.
+type Supervision struct {
+	// ProcRoot is the process table the server's processes are listed from.
+	ProcRoot string
+	// Shutdown is how Stop and a restore end the server.
+	Shutdown Shutdown
+	// SocketDir is the server's socket directory; TempSocket says (as
+	// SocketDir did) that it is outside dbio's own, and Stop removes it.
+	SocketDir  string
+	TempSocket bool
+	// Wrap, when set, wraps the server's command line (Options.Wrap); the
+	// backup and restore programs are wrapped alike.
+	Wrap func(execx.Cmd) execx.Cmd
+}
+
+// Supervise makes p the managed server of the instance, looked after as s says.
+func (in *Instance) Supervise(p *Process, s Supervision) {
+	in.procRoot, in.shutdown, in.wrap = s.ProcRoot, s.Shutdown, s.Wrap
+	if s.TempSocket {
+		in.tempSocket = s.SocketDir
 	}
 	in.watch(p)
+}
+
+// Tool prepares a backup or restore program's command: for a managed server
+// started inside a storage-class cgroup (Options.Wrap), the program runs in
+// it too, so that its reads and writes on the emulated storage obey the same
+// limits as the server's.
+func (in *Instance) Tool(c execx.Cmd) execx.Cmd {
+	if in.wrap != nil {
+		return in.wrap(c)
+	}
+	return c
 }
 
 // Stop implements engine.Instance: it closes dbio's connections and, for a

@@ -50,7 +50,7 @@ func TestRunRestore(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in.Supervise(first, "/proc", Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: 10 * time.Second}, "", false)
+			in.Supervise(first, Supervision{ProcRoot: "/proc", Shutdown: Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: 10 * time.Second}})
 			defer in.Stop(ctx)
 
 			err = in.RunRestore(ctx, &Restore{
