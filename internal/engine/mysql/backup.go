@@ -59,10 +59,6 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	created, err := server.PrepareDestination(dst, m.user)
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
 	opts, err := writeOptions(m.layout.Run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
@@ -70,22 +66,14 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		return engine.BackupResult{}, err
 	}
 	defer os.Remove(opts)
-	for _, step := range [][]string{
-		{"--defaults-file=" + opts, "--backup", "--target-dir=" + dst},
-		{"--defaults-file=" + opts, "--prepare", "--target-dir=" + dst},
-	} {
-		cmd := execx.Cmd{Name: tool, Args: step}
-		m.user.Apply(&cmd)
-		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-			if created {
-				os.RemoveAll(dst)
-			}
-			return engine.BackupResult{}, server.ToolError(filepath.Base(tool)+" "+step[1]+" to "+dst, m.user, dst, backupToolError(err))
-		}
+	var steps []server.BackupStep
+	for _, step := range []string{"--backup", "--prepare"} {
+		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
+			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	n, err := server.TreeBytes(dst)
+	n, err := in.RunBackup(ctx, in.runner, dst, m.user, steps)
 	if err != nil {
-		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
+		return engine.BackupResult{}, err
 	}
 	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }

@@ -160,7 +160,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.managed, in.admin = m, admin
-	in.Supervise(proc, server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap})
+	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
+	in.Supervise(proc, sv)
+	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	redoDir := l.Log
 	if redoDir == "" {
 		redoDir = l.Data
@@ -175,16 +177,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    redoDir,
 		Database:  database,
 		Settings:  server.SettingsMap(m.settings),
-		Notes:     []string{"server log: " + logPath},
-	}
-	if leftover != "" {
-		in.info.Notes = append(in.info.Notes, leftover)
-	}
-	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
-	}
-	if tempSocket {
-		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	return in, nil
 }

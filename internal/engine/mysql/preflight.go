@@ -11,17 +11,23 @@ var (
 	_ engine.Layout     = (*Engine)(nil)
 )
 
-// CheckDSN implements engine.DSNChecker: go-sql-driver parses the DSN as it
-// will to connect; the unix network is a socket.
+// CheckDSN implements engine.DSNChecker.
 func (e *Engine) CheckDSN(dsn string) (string, error) {
+	_, transport, err := parseDSN(dsn)
+	return transport, err
+}
+
+// parseDSN parses dsn as go-sql-driver will to connect and says how it
+// reaches the server: the unix network is a socket.
+func parseDSN(dsn string) (*mysqldrv.Config, string, error) {
 	cfg, err := mysqldrv.ParseDSN(dsn)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if cfg.Net == "unix" {
-		return "socket", nil
+		return cfg, "socket", nil
 	}
-	return "tcp", nil
+	return cfg, "tcp", nil
 }
 
 // Subdirs implements engine.Layout. Which server is installed decides the

@@ -91,22 +91,11 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	created, err := server.PrepareDestination(dst, m.user)
+	n, err := in.RunBackup(ctx, in.runner, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
+			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
 	if err != nil {
 		return engine.BackupResult{}, err
-	}
-	cmd := execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
-		"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}
-	m.user.Apply(&cmd)
-	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-		if created {
-			os.RemoveAll(dst)
-		}
-		return engine.BackupResult{}, server.ToolError("pg_basebackup to "+dst, m.user, dst, err)
-	}
-	n, err := server.TreeBytes(dst)
-	if err != nil {
-		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
 	}
 	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }

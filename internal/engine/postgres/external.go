@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/secret"
 )
 
@@ -18,15 +18,9 @@ import (
 const OwnerComment = "created by dbio"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	if err := o.ManagedOnly(); err != nil {
-		return nil, err
-	}
-	cfg, err := pgx.ParseConfig(o.DSN)
+	cfg, transport, err := server.ExternalDSN(o, "postgres://user:password@host:5432/db or 'host=... user=... dbname=...'", parseDSN)
 	if err != nil {
-		// pgx hides the password it recognizes; a malformed DSN may hide it
-		// elsewhere, so every piece of it goes too.
-		return nil, fmt.Errorf("--dsn: %w (accepted forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...')",
-			secret.ScrubError(err, secret.Values(o.DSN)))
+		return nil, err
 	}
 	dsn := o.DSN
 	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
@@ -35,13 +29,6 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		// instance hands to workloads, which open their own pools.
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
-	}
-	transport := "tcp"
-	if strings.HasPrefix(cfg.Host, "/") {
-		transport = "socket"
-	}
-	if o.Transport != "" && o.Transport != transport {
-		return nil, fmt.Errorf("--transport %s does not match --dsn, which connects over %s: with --dsn the DSN chooses the transport", o.Transport, transport)
 	}
 	name := databaseName(o)
 	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)

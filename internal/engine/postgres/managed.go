@@ -135,7 +135,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
-	in.Supervise(proc, server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap})
+	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
+	in.Supervise(proc, sv)
+	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	walDir := l.Log
 	if walDir == "" {
 		walDir = filepath.Join(l.Data, "pg_wal")
@@ -149,16 +151,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    walDir,
 		Database:  databaseName(o),
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
-		Notes:     []string{"server log: " + logPath},
-	}
-	if leftover != "" {
-		in.info.Notes = append(in.info.Notes, leftover)
-	}
-	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
-	}
-	if tempSocket {
-		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	if o.Preallocate > 0 {
 		in.info.Notes = append(in.info.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")

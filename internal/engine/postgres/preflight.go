@@ -13,17 +13,23 @@ var (
 	_ engine.Layout     = (*Engine)(nil)
 )
 
-// CheckDSN implements engine.DSNChecker: pgx parses the DSN as it will to
-// connect; a host that is a directory is a Unix socket.
+// CheckDSN implements engine.DSNChecker.
 func (e *Engine) CheckDSN(dsn string) (string, error) {
+	_, transport, err := parseDSN(dsn)
+	return transport, err
+}
+
+// parseDSN parses dsn as pgx will to connect and says how it reaches the
+// server: a host that is a directory is a Unix socket.
+func parseDSN(dsn string) (*pgx.ConnConfig, string, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if strings.HasPrefix(cfg.Host, "/") {
-		return "socket", nil
+		return cfg, "socket", nil
 	}
-	return "tcp", nil
+	return cfg, "tcp", nil
 }
 
 // Subdirs implements engine.Layout.

@@ -319,3 +319,40 @@ func (in *Instance) restartAfter(ctx context.Context, r *Restore, cause error) e
 	in.Reconnect()
 	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", r.Src, cause)
 }
+
+// BackupStep is one program a physical backup runs as the server's user.
+type BackupStep struct {
+	// What names the step in a failure message, e.g. "pg_basebackup".
+	What string
+	Cmd  execx.Cmd
+	// Explain, when set, makes the program's failure readable.
+	Explain func(error) error
+}
+
+// RunBackup runs a physical backup's steps through r into dst, a new or
+// empty directory made ready for u, and returns the bytes the backup holds.
+// What a failed step leaves in a dst it created is removed.
+func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, dst string, u User, steps []BackupStep) (int64, error) {
+	created, err := PrepareDestination(dst, u)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range steps {
+		cmd := s.Cmd
+		u.Apply(&cmd)
+		if _, err := r.Run(ctx, in.Tool(cmd)); err != nil {
+			if created {
+				os.RemoveAll(dst)
+			}
+			if s.Explain != nil {
+				err = s.Explain(err)
+			}
+			return 0, ToolError(s.What+" to "+dst, u, dst, err)
+		}
+	}
+	n, err := TreeBytes(dst)
+	if err != nil {
+		return 0, fmt.Errorf("size of the backup in %s: %w", dst, err)
+	}
+	return n, nil
+}

@@ -135,3 +135,21 @@ func DumpFile(src, name string) (string, error) {
 	}
 	return file, nil
 }
+
+// Notes are what every managed instance records of itself in its Info:
+// where its server's log is, a server an earlier dbio left running that
+// was stopped (leftover), the settings that decide whether a commit
+// survives a crash (durability, as the server reported them), and a socket
+// directory outside dbio's own.
+func Notes(logPath, leftover, durability string, s Supervision) []string {
+	notes := []string{"server log: " + logPath}
+	for _, n := range []string{leftover, durability} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if s.TempSocket {
+		notes = append(notes, "socket directory "+s.SocketDir+": dbio's own directory is too deep for a Unix socket path")
+	}
+	return notes
+}
