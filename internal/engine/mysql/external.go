@@ -10,7 +10,6 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/server"
 )
 
 // OwnerTable is the table dbio creates inside every database it creates on
@@ -23,7 +22,7 @@ const OwnerTable = "dbio_owner"
 const PasswordEnv = "MYSQL_PWD"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	cfg, transport, err := server.ExternalDSN(o, "user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/", parseDSN)
+	cfg, transport, err := dsns.External(o)
 	if err != nil {
 		return nil, err
 	}

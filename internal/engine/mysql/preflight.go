@@ -4,6 +4,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 var (
@@ -12,22 +13,13 @@ var (
 )
 
 // CheckDSN implements engine.DSNChecker.
-func (e *Engine) CheckDSN(dsn string) (string, error) {
-	_, transport, err := parseDSN(dsn)
-	return transport, err
-}
+func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
 
-// parseDSN parses dsn as go-sql-driver will to connect and says how it
-// reaches the server: the unix network is a socket.
-func parseDSN(dsn string) (*mysqldrv.Config, string, error) {
-	cfg, err := mysqldrv.ParseDSN(dsn)
-	if err != nil {
-		return nil, "", err
-	}
-	if cfg.Net == "unix" {
-		return cfg, "socket", nil
-	}
-	return cfg, "tcp", nil
+// dsns read DSNs as go-sql-driver does; the unix network is a socket.
+var dsns = server.DSN[*mysqldrv.Config]{
+	Parse:  mysqldrv.ParseDSN,
+	Socket: func(c *mysqldrv.Config) bool { return c.Net == "unix" },
+	Forms:  "user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/",
 }
 
 // Subdirs implements engine.Layout. Which server is installed decides the

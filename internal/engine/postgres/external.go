@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/server"
 	"dbio/internal/secret"
 )
 
@@ -18,7 +17,7 @@ import (
 const OwnerComment = "created by dbio"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	cfg, transport, err := server.ExternalDSN(o, "postgres://user:password@host:5432/db or 'host=... user=... dbname=...'", parseDSN)
+	cfg, transport, err := dsns.External(o)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 var (
@@ -14,22 +15,13 @@ var (
 )
 
 // CheckDSN implements engine.DSNChecker.
-func (e *Engine) CheckDSN(dsn string) (string, error) {
-	_, transport, err := parseDSN(dsn)
-	return transport, err
-}
+func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
 
-// parseDSN parses dsn as pgx will to connect and says how it reaches the
-// server: a host that is a directory is a Unix socket.
-func parseDSN(dsn string) (*pgx.ConnConfig, string, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return nil, "", err
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return cfg, "socket", nil
-	}
-	return cfg, "tcp", nil
+// dsns read DSNs as pgx does; a host that is a directory is a Unix socket.
+var dsns = server.DSN[*pgx.ConnConfig]{
+	Parse:  pgx.ParseConfig,
+	Socket: func(c *pgx.ConnConfig) bool { return strings.HasPrefix(c.Host, "/") },
+	Forms:  "postgres://user:password@host:5432/db or 'host=... user=... dbname=...'",
 }
 
 // Subdirs implements engine.Layout.

@@ -9,16 +9,16 @@ import (
 )
 
 func TestExternalDSN(t *testing.T) {
-	// parse knows "tcp://..." and "unix://..."; anything else fails quoting the DSN.
-	parse := func(dsn string) (string, string, error) {
-		kind, _, ok := strings.Cut(dsn, "://")
-		switch {
-		case ok && kind == "tcp":
-			return "cfg " + dsn, "tcp", nil
-		case ok && kind == "unix":
-			return "cfg " + dsn, "socket", nil
-		}
-		return "", "", errors.New("cannot parse " + dsn)
+	// The driver knows "tcp://..." and "unix://..."; anything else fails quoting the DSN.
+	dsns := DSN[string]{
+		Parse: func(dsn string) (string, error) {
+			if !strings.HasPrefix(dsn, "tcp://") && !strings.HasPrefix(dsn, "unix://") {
+				return "", errors.New("cannot parse " + dsn)
+			}
+			return "cfg " + dsn, nil
+		},
+		Socket: func(cfg string) bool { return strings.HasPrefix(cfg, "cfg unix://") },
+		Forms:  "FORMS",
 	}
 	tests := []struct {
 		name      string
@@ -31,9 +31,13 @@ func TestExternalDSN(t *testing.T) {
 		{"transport disagrees", engine.Options{DSN: "tcp://u@h", Transport: "socket"}, "", "--transport socket does not match --dsn, which connects over tcp"},
 		{"managed only", engine.Options{DSN: "tcp://u@h", BufferPool: 1 << 30}, "", "--buffer-pool cannot be applied to an external server"},
 		{"unparsable, password scrubbed", engine.Options{DSN: "u:hunter2@x"}, "", "--dsn: cannot parse "},
+		{"unparsable, forms named", engine.Options{DSN: "u:hunter2@x"}, "", "(accepted forms: FORMS)"},
 	}
 	for _, tt := range tests {
-		cfg, transport, err := ExternalDSN(tt.o, "FORMS", parse)
+		cfg, transport, err := dsns.External(tt.o)
+		if checked, cerr := dsns.Check(tt.o.DSN); err == nil && (checked != transport || cerr != nil) {
+			t.Errorf("%s: Check = %q, %v; External found %q", tt.name, checked, cerr, transport)
+		}
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("%s: error %v, want %q", tt.name, err, tt.wantErr)
