@@ -118,13 +118,14 @@ func workloadConfig(cfg *mysqldrv.Config, database string) *mysqldrv.Config {
 	return c
 }
 
-// open connects the pools for cfg and reads the server version.
-func open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (*Instance, error) {
+// open connects the pools for cfg and reads the server version; the instance
+// runs its client programs as the engine runs its server.
+func (e *Engine) open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (*Instance, error) {
 	connector, err := mysqldrv.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{dsn: cfg.FormatDSN()}
+	in := &Instance{dsn: cfg.FormatDSN(), runner: e.Runner, binDirs: e.binDirs()}
 	if err := in.OpenPools(func() (*sql.DB, error) { return sql.OpenDB(connector), nil }, maxConns); err != nil {
 		return nil, err
 	}

@@ -155,7 +155,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		cfg = admin.Clone()
 		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:"+strconv.Itoa(m.at.port)
 	}
-	in, err := open(ctx, workloadConfig(cfg, database), o.MaxConns)
+	in, err := e.open(ctx, workloadConfig(cfg, database), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}

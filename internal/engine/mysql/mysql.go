@@ -45,13 +45,7 @@ func New(name string, r execx.Runner, procRoot string) *Engine {
 // Start implements engine.Engine: external mode when o.DSN is set, else a
 // managed server on p.
 func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	in, err := server.Start(ctx, p, o, e.Name(), e.startExternal, e.startManaged)
-	if err != nil {
-		return nil, err
-	}
-	mi := in.(*Instance)
-	mi.runner, mi.binDirs = e.Runner, e.binDirs()
-	return mi, nil
+	return server.Start(ctx, p, o, e.Name(), e.startExternal, e.startManaged)
 }
 
 // binDirs are the directories searched for the server's programs after PATH.

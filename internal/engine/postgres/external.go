@@ -44,7 +44,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
-	in, err := open(ctx, withDatabase(dsn, name), o.MaxConns)
+	in, err := e.open(ctx, withDatabase(dsn, name), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}

@@ -104,9 +104,10 @@ func statsQuery(versionNum int) string {
 FROM pg_stat_database d WHERE d.datname = current_database()`
 }
 
-// open connects the pools on dsn and reads what Info and Stats need from the server.
-func open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
-	in := &Instance{dsn: dsn}
+// open connects the pools on dsn and reads what Info and Stats need from the
+// server; the instance runs its client programs as the engine runs its server.
+func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
+	in := &Instance{dsn: dsn, runner: e.Runner, binDirs: e.binDirs()}
 	if err := in.OpenPools(func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
 		return nil, err
 	}

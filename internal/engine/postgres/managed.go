@@ -125,7 +125,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			[2]string{"password", m.password}, [2]string{"dbname", m.database}, [2]string{"sslmode", "disable"},
 			[2]string{"application_name", "dbio"})
 	}
-	in, err := open(ctx, dsn, o.MaxConns)
+	in, err := e.open(ctx, dsn, o.MaxConns)
 	if err != nil {
 		return nil, err
 	}

@@ -44,13 +44,7 @@ func New(name string, r execx.Runner, procRoot string) *Engine {
 // Start implements engine.Engine: external mode when o.DSN is set, else a
 // managed server on p.
 func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	in, err := server.Start(ctx, p, o, "postgres", e.startExternal, e.startManaged)
-	if err != nil {
-		return nil, err
-	}
-	pi := in.(*Instance)
-	pi.runner, pi.binDirs = e.Runner, e.binDirs()
-	return pi, nil
+	return server.Start(ctx, p, o, "postgres", e.startExternal, e.startManaged)
 }
 
 // binDirs are the directories searched for PostgreSQL's programs.
