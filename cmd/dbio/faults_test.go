@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/engines"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 	"dbio/internal/iolimit"
@@ -826,8 +827,9 @@ func TestInterruptInTheChecks(t *testing.T) {
 	defer cancel(nil)
 	out := newLineLog()
 	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
 	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
-		run: runFlags{engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}
+		run: runFlags{engines: app.Engines, engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}
 	plan, err := workloadPlan(app, f, "tpcc")
 	if err != nil {
 		t.Fatal(err)

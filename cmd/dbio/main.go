@@ -15,6 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/engine"
+	"dbio/internal/engine/engines"
 	"dbio/internal/execx"
 	"dbio/internal/secret"
 	"dbio/internal/target"
@@ -36,9 +38,13 @@ type App struct {
 	Getenv func(string) string
 	Now    func() time.Time
 	Exec   execx.Runner
-	// SysFS is the /proc and /sys every target is resolved through; main
-	// gives the host's, tests may give fixtures.
+	// SysFS is the /proc and /sys every target is resolved through, and
+	// the /proc servers' processes are listed from; main gives the host's,
+	// tests may give fixtures.
 	SysFS target.SysFS
+	// Engines are the engines commands run, built by run from Exec and
+	// SysFS when not given, so that the App's runner reaches each one.
+	Engines *engine.Registry
 	// Args is the command line as typed, recorded in run.json; run redacts
 	// its passwords before any command sees it.
 	Args []string
@@ -91,6 +97,9 @@ func run(ctx context.Context, app *App, args []string) int {
 	// password; the commands still run with args as given.
 	redacted := *app
 	redacted.Args = secret.RedactArgs(app.Args)
+	if redacted.Engines == nil {
+		redacted.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	}
 	app = &redacted
 	root := newRoot(app)
 	root.SetArgs(args)

@@ -57,7 +57,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	f.bind(cmd, tpcc.Definition(), quickDefaults)
+	f.bind(cmd, app.Engines, tpcc.Definition(), quickDefaults)
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
 	return cmd
 }

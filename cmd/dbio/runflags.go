@@ -18,16 +18,13 @@ import (
 	"dbio/internal/telemetry"
 	"dbio/internal/units"
 	"dbio/internal/workload"
-
-	// Engines register themselves at init.
-	_ "dbio/internal/engine/mysql"
-	_ "dbio/internal/engine/postgres"
-	_ "dbio/internal/engine/sqlite"
 )
 
 // runFlags are the flags every database workload command shares: where the
 // engine runs, which users, how long.
 type runFlags struct {
+	// engines are the engines --engine chooses from.
+	engines    *engine.Registry
 	engine     string
 	target     string
 	logTarget  string
@@ -51,10 +48,10 @@ type runFlags struct {
 	flags *pflag.FlagSet
 }
 
-func (f *runFlags) register(fs *pflag.FlagSet, defaults runFlags) {
+func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, defaults runFlags) {
 	*f = defaults
-	f.flags = fs
-	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engine.Default.Names(), ", "))
+	f.engines, f.flags = engines, fs
+	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
 	fs.StringVar(&f.target, "target", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
 	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
 	fs.StringVar(&f.users, "users", defaults.users, "virtual-user sequence, one timed step per count")
@@ -86,7 +83,7 @@ type resolved struct {
 func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, error) {
 	var r resolved
 	var errs []error
-	e, err := engine.Default.Lookup(f.engine)
+	e, err := f.engines.Lookup(f.engine)
 	if err != nil {
 		errs = append(errs, fmt.Errorf("--engine: %w", err))
 	}

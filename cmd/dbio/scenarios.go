@@ -49,7 +49,7 @@ consistency conditions (and row counts when the database was idle).`,
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	f.bind(cmd, tpcc.Definition(), scenarioDefaults)
+	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the backups (default: the data target)")
 	fs.IntVar(&b.Cycles, "cycles", 3, "backup cycles")
@@ -108,7 +108,7 @@ timelines with each backup marked, and each backup's duration.`,
 			return executePlan(cmd.Context(), app, plan)
 		},
 	}
-	f.bind(cmd, tpcc.Definition(), scenarioDefaults)
+	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
 	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/engines"
+	"dbio/internal/execx"
 	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -34,7 +36,7 @@ type passwordServer struct {
 func startPasswordServer(t *testing.T, engineName string) passwordServer {
 	t.Helper()
 	testenv.RequireEngine(t, engineName)
-	e, err := engine.Default.Lookup(engineName)
+	e, err := engines.New(engines.Deps{Exec: execx.Real{}, ProcRoot: "/proc"}).Lookup(engineName)
 	if err != nil {
 		t.Fatal(err)
 	}

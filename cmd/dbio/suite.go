@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -43,7 +42,7 @@ DSN is recorded without its password.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			registry := workloads()
-			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: engine.Default.Names(), Workloads: registry})
+			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry})
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {
@@ -60,7 +59,7 @@ DSN is recorded without its password.`,
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Plan:      plan,
 				Workloads: suiteWorkloads(registry),
-				Engines:   engine.Default,
+				Engines:   app.Engines,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
 				Report: func(dir string) (string, error) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/engine"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -21,10 +22,10 @@ type workloadFlags struct {
 }
 
 // bind adds the flags to cmd, the run flags with the command's defaults.
-func (f *workloadFlags) bind(cmd *cobra.Command, def workload.Definition, defaults runFlags) {
+func (f *workloadFlags) bind(cmd *cobra.Command, engines *engine.Registry, def workload.Definition, defaults runFlags) {
 	fs := cmd.Flags()
 	f.def = def
-	f.run.register(fs, defaults)
+	f.run.register(fs, engines, defaults)
 	f.settings = def.New()
 	f.settings.BindFlags(fs)
 	if def.RunDefaults.OwnSteps != "" {
@@ -53,7 +54,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		},
 	}
 	d := def.RunDefaults
-	f.bind(cmd, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
 	return cmd
 }
 

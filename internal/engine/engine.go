@@ -197,7 +197,8 @@ type Registry struct {
 	engines map[string]Engine
 }
 
-// NewRegistry returns an empty registry; tests build their own.
+// NewRegistry returns an empty registry; package engines fills one with
+// dbio's engines, tests build their own.
 func NewRegistry() *Registry { return &Registry{engines: map[string]Engine{}} }
 
 // Register adds e under its name. Two engines with one name are a programming error.
@@ -236,9 +237,3 @@ func (r *Registry) namesLocked() []string {
 	sort.Strings(names)
 	return names
 }
-
-// Default is the registry engines add themselves to at init.
-var Default = NewRegistry()
-
-// Register adds e to the default registry.
-func Register(e Engine) { Default.Register(e) }

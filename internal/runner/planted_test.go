@@ -28,8 +28,8 @@ func TestEnginesRefuseWhatIsPlanted(t *testing.T) {
 		sub  string
 	}{
 		{"sqlite", sqlite.Engine{}, "sqlite"},
-		{"postgres", postgres.New("postgres", execx.Real{}), "postgres"},
-		{"mariadb", mysql.New("mariadb", execx.Real{}), "mariadb"},
+		{"postgres", postgres.New("postgres", execx.Real{}, "/proc"), "postgres"},
+		{"mariadb", mysql.New("mariadb", execx.Real{}, "/proc"), "mariadb"},
 	}
 	plants := []struct {
 		name, what string

@@ -95,9 +95,9 @@ func (s *Servers) Instance(t *testing.T, name string) engine.Instance {
 	opts := engine.Options{Database: "dbio_" + s.database, Fresh: true, LogDir: filepath.Join(s.root, name+"-log")}
 	switch name {
 	case "postgres":
-		e = postgres.New("postgres", execx.Real{})
+		e = postgres.New("postgres", execx.Real{}, "/proc")
 	case "mariadb":
-		e = mysql.New("mariadb", execx.Real{})
+		e = mysql.New("mariadb", execx.Real{}, "/proc")
 		// A small redo log keeps creating the instance quick.
 		opts.Settings = map[string]string{"innodb_log_file_size": "48M"}
 	default:

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -60,33 +59,21 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	created, err := server.PrepareDestination(dst, m.user)
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.layout.run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
+	opts, err := writeOptions(m.layout.Run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
 	defer os.Remove(opts)
-	for _, step := range [][]string{
-		{"--defaults-file=" + opts, "--backup", "--target-dir=" + dst},
-		{"--defaults-file=" + opts, "--prepare", "--target-dir=" + dst},
-	} {
-		cmd := execx.Cmd{Name: tool, Args: step}
-		m.user.Apply(&cmd)
-		if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-			if created {
-				os.RemoveAll(dst)
-			}
-			return engine.BackupResult{}, server.ToolError(filepath.Base(tool)+" "+step[1]+" to "+dst, m.user, dst, backupToolError(err))
-		}
+	var steps []server.BackupStep
+	for _, step := range []string{"--backup", "--prepare"} {
+		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
+			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	n, err := server.TreeBytes(dst)
+	n, err := in.RunBackup(ctx, in.runner, dst, m.user, steps)
 	if err != nil {
-		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
+		return engine.BackupResult{}, err
 	}
 	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }
@@ -110,76 +97,37 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	old := in.proc.Load()
-	if old == nil || in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	if err := old.Stop(ctx, syscall.SIGTERM, syscall.SIGKILL, stopGrace); err != nil {
-		return fmt.Errorf("restore: stop the server: %w", err)
-	}
-	in.dropIdle()
 	l := m.layout
-	asides := map[string]string{}
-	dirs := []string{l.data}
-	if l.redo != "" {
-		dirs = append(dirs, l.redo)
+	dirs := []string{l.Data}
+	if l.Log != "" {
+		dirs = append(dirs, l.Log)
 	}
-	for _, d := range dirs {
-		moved, err := server.MoveAside(d, filepath.Dir(d), "replaced-")
-		if err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-		asides[d] = moved
-		if err := m.user.MakeDir(d, 0o700); err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-	}
-	// As dbio, which may read a backup whatever its owner; the files are
-	// given to the server's user afterwards.
-	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return in.restartAfter(ctx, src, fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err)), asides)
-	}
-	for _, d := range dirs {
-		if err := server.OwnTree(d, m.user); err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-	}
-	p, err := m.launch(ctx)
-	if err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	in.watch(p)
-	in.dropIdle()
-	var errs []error
-	for _, moved := range asides {
-		errs = append(errs, server.DropAside(moved))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("restored from %s, but the replaced files could not be removed: %w", src, err)
-	}
-	return nil
-}
-
-// restartAfter handles a failed restore: the files set aside go back in place
-// (what the restore put there is dbio's and is removed) and the server starts
-// on them again.
-func (in *Instance) restartAfter(ctx context.Context, src string, cause error, asides map[string]string) error {
-	ctx = context.WithoutCancel(ctx)
-	for dir, moved := range asides {
-		if err := server.PutBack(moved, dir); err != nil {
-			return fmt.Errorf("restore from %s: %w; putting the previous files back failed too (%v): they are in %s, and the server is stopped", src, cause, err, moved)
-		}
-	}
-	p, err := in.managed.launch(ctx)
-	if err != nil {
-		return fmt.Errorf("restore from %s: %w; the previous files are back in place but the server did not start again: %v", src, cause, err)
-	}
-	in.watch(p)
-	in.dropIdle()
-	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", src, cause)
+	return in.RunRestore(ctx, &server.Restore{
+		Src: src,
+		Replace: func(ctx context.Context, r *server.Restore) error {
+			for _, d := range dirs {
+				if err := r.SetAside(d, filepath.Dir(d)); err != nil {
+					return err
+				}
+				if err := m.user.MakeDir(d, 0o700); err != nil {
+					return err
+				}
+			}
+			// As dbio, which may read a backup whatever its owner; the files are
+			// given to the server's user afterwards.
+			cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
+			if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
+			}
+			for _, d := range dirs {
+				if err := server.OwnTree(d, m.user); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Launch: m.launch,
+	})
 }
 
 // backupToolError keeps what mariadb-backup said about its failure, which
@@ -253,7 +201,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	file := filepath.Join(dst, in.info.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
 		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}, Env: env}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -273,7 +221,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 // runs the dump in src (a file BackupLogical wrote, or its directory) into it.
 // Stop the workload first.
 func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
-	file, err := dumpFile(src, in.info.Database+".sql")
+	file, err := server.DumpFile(src, in.info.Database+".sql")
 	if err != nil {
 		return err
 	}
@@ -281,41 +229,36 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	if in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	in.dropIdle()
-	defer in.dropIdle()
-	where := "the managed server"
-	if in.managed == nil {
-		where = "server " + in.admin.Addr
-	}
-	admin, err := openAdmin(in.admin)
-	if err != nil {
-		return err
-	}
-	err = ensureDatabase(ctx, admin, in.info.Database, true, where)
-	admin.Close()
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	opts, env, err := in.clientOptions()
-	if err != nil {
-		return err
-	}
-	defer os.Remove(opts)
-	f, err := os.Open(file)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	defer f.Close()
-	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
-	}
-	return nil
+	return in.Exclusive(func() error {
+		where := "the managed server"
+		if in.managed == nil {
+			where = "server " + in.admin.Addr
+		}
+		admin, err := openAdmin(in.admin)
+		if err != nil {
+			return err
+		}
+		err = ensureDatabase(ctx, admin, in.info.Database, true, where)
+		admin.Close()
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		opts, env, err := in.clientOptions()
+		if err != nil {
+			return err
+		}
+		defer os.Remove(opts)
+		f, err := os.Open(file)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		defer f.Close()
+		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
+		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		}
+		return nil
+	})
 }
 
 // clientOptions writes an option file with dbio's account for the client
@@ -327,7 +270,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 func (in *Instance) clientOptions() (string, []string, error) {
 	dir := ""
 	if in.managed != nil {
-		dir = in.managed.layout.run
+		dir = in.managed.layout.Run
 	}
 	cfg := in.admin.Clone()
 	var env []string
@@ -385,31 +328,4 @@ func clientGroup(cfg *mysqldrv.Config) string {
 // the next character inside double quotes.
 func optionValue(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
-}
-
-// dumpFile finds a logical backup: src itself, or name inside the directory src.
-func dumpFile(src, name string) (string, error) {
-	fi, err := os.Stat(src)
-	if err != nil {
-		return "", fmt.Errorf("restore: %w", err)
-	}
-	if !fi.IsDir() {
-		return src, nil
-	}
-	file := filepath.Join(src, name)
-	if _, err := os.Stat(file); err != nil {
-		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
-	}
-	return file, nil
-}
-
-// tool prepares a backup or restore program's command: for a managed server
-// started inside a storage-class cgroup (Options.Wrap), the program runs in
-// it too, so that its reads and writes on the emulated storage obey the same
-// limits as the server's.
-func (in *Instance) tool(c execx.Cmd) execx.Cmd {
-	if in.managed != nil && in.managed.wrap != nil {
-		return in.managed.wrap(c)
-	}
-	return c
 }

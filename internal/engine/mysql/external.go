@@ -10,7 +10,6 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
-	"dbio/internal/secret"
 )
 
 // OwnerTable is the table dbio creates inside every database it creates on
@@ -23,25 +22,13 @@ const OwnerTable = "dbio_owner"
 const PasswordEnv = "MYSQL_PWD"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	if err := o.ManagedOnly(); err != nil {
-		return nil, err
-	}
-	cfg, err := mysqldrv.ParseDSN(o.DSN)
+	cfg, transport, err := dsns.External(o)
 	if err != nil {
-		// The driver may quote a parameter; a malformed DSN may have put the password there.
-		return nil, fmt.Errorf("--dsn: %w (accepted forms: user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/)",
-			secret.ScrubError(err, secret.Values(o.DSN)))
+		return nil, err
 	}
 	if cfg.Passwd == "" && o.Getenv != nil {
 		// The mariadb and mysql clients' variable; the driver does not read it itself.
 		cfg.Passwd = o.Getenv(PasswordEnv)
-	}
-	transport := "tcp"
-	if cfg.Net == "unix" {
-		transport = "socket"
-	}
-	if o.Transport != "" && o.Transport != transport {
-		return nil, fmt.Errorf("--transport %s does not match --dsn, which connects over %s: with --dsn the DSN chooses the transport", o.Transport, transport)
 	}
 	name := databaseName(o)
 	where := fmt.Sprintf("server %s", cfg.Addr)
@@ -57,17 +44,17 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
-	in, err := open(ctx, workloadConfig(cfg, name), o.MaxConns)
+	in, err := e.open(ctx, workloadConfig(cfg, name), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
 	in.admin = admin
 	in.info.Transport = transport
 	in.info.Database = name
-	if in.info.Settings, err = serverSettings(ctx, in.stats); err != nil {
+	if in.info.Settings, err = serverSettings(ctx, in.StatsDB()); err != nil {
 		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	return in, nil

@@ -39,7 +39,7 @@ func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 		return g.AllowUser(uid, gid)
 	}
 	in := start(t, e, p, engine.Options{Settings: smallRedo, Wrap: g.Wrap, RunAs: runAs})
-	pid := in.proc.Load().PID()
+	pid := in.ServerPID()
 	if pids := in.PIDs(); len(pids) != 1 || pids[0] != pid {
 		t.Errorf("PIDs = %v, want the server %d alone: the wrapper must exec it", pids, pid)
 	}

@@ -2,9 +2,7 @@ package mysql
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -38,13 +36,10 @@ const (
 	redoFile = "ib_logfile0"
 )
 
-// layout is where a managed instance keeps its files.
-type layout struct {
-	base string // dbio's marked directory on the data target
-	data string // the data directory
-	redo string // the redo log directory on the log target, "" when it stays in data
-	run  string // socket, pid file and init file
-}
+// layout is where a managed instance keeps its files: Log is the redo log
+// directory on the log target ("" when it stays in Data), Run holds the
+// socket, the pid file and the init file.
+type layout = server.Layout
 
 func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.Options) (_ engine.Instance, err error) {
 	bins, err := e.findBinaries(ctx)
@@ -67,15 +62,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	for _, d := range []string{l.base, filepath.Dir(l.redo)} {
-		if d == "." {
-			continue
-		}
-		if err := user.CheckReach(d); err != nil {
-			return nil, err
-		}
+	if err := l.CheckReach(user); err != nil {
+		return nil, err
 	}
-	sockDir, tempSocket, err := server.SocketDir(l.run, socketName, "/tmp", user)
+	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
 	if err != nil {
 		return nil, err
 	}
@@ -84,17 +74,17 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			os.RemoveAll(sockDir)
 		}
 	}()
-	if err := user.MakeDir(l.run, 0o700); err != nil {
+	if err := user.MakeDir(l.Run, 0o700); err != nil {
 		return nil, err
 	}
-	logPath, err := serverLogPath(o.LogDir, l.base, bins.flavour)
+	logPath, err := server.LogPath(o.LogDir, l.Base, string(bins.flavour))
 	if err != nil {
 		return nil, err
 	}
-	at := places{data: l.data, redo: l.redo, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.run, pidName)}
-	cnf := filepath.Join(l.base, "my.cnf")
+	at := places{data: l.Data, redo: l.Log, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.Run, pidName)}
+	cnf := filepath.Join(l.Base, "my.cnf")
 
-	initialized := server.Created(l.base)
+	initialized := server.Created(l.Base)
 	if initialized {
 		if err := checkExisting(l); err != nil {
 			return nil, err
@@ -107,17 +97,15 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, at: at, cnf: cnf, logPath: logPath, wrap: o.Wrap,
-		password: randomPassword()}
-	var proc *server.Process
-	for attempt := 1; ; attempt++ {
-		if m.at.port, err = e.freePort(); err != nil {
-			return nil, err
-		}
+		password: server.RandomPassword()}
+	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+		m.at.port = port
 		base := benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool)
 		if o.Preallocate > 0 {
 			base = append(base, preallocateSetting)
 		}
-		if m.settings, err = withUserSettings(base, o.Settings); err != nil {
+		var err error
+		if m.settings, err = settingNames.Apply(base, o.Settings); err != nil {
 			return nil, err
 		}
 		if err := m.writeCnf(); err != nil {
@@ -136,12 +124,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			}
 			initialized = true
 		}
-		if proc, err = m.launch(ctx); err == nil {
-			break
-		}
-		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
-			return nil, err
-		}
+		return m.launch(ctx)
+	})
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -169,18 +155,17 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		cfg = admin.Clone()
 		cfg.Net, cfg.Addr = "tcp", "127.0.0.1:"+strconv.Itoa(m.at.port)
 	}
-	in, err := open(ctx, workloadConfig(cfg, database), o.MaxConns)
+	in, err := e.open(ctx, workloadConfig(cfg, database), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	in.managed, in.procRoot, in.admin = m, e.ProcRoot, admin
-	in.watch(proc)
-	if tempSocket {
-		in.tempSocket = sockDir
-	}
-	redoDir := l.redo
+	in.managed, in.admin = m, admin
+	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
+	in.Supervise(proc, sv)
+	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
+	redoDir := l.Log
 	if redoDir == "" {
-		redoDir = l.data
+		redoDir = l.Data
 	}
 	version := in.info.Version
 	in.info = engine.Info{
@@ -188,20 +173,11 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Version:   version,
 		Managed:   true,
 		Transport: transport,
-		DataDir:   l.data,
+		DataDir:   l.Data,
 		LogDir:    redoDir,
 		Database:  database,
-		Settings:  settingsMap(m.settings),
-		Notes:     []string{"server log: " + logPath},
-	}
-	if leftover != "" {
-		in.info.Notes = append(in.info.Notes, leftover)
-	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
-	}
-	if tempSocket {
-		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+		Settings:  server.SettingsMap(m.settings),
+		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	return in, nil
 }
@@ -235,8 +211,8 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 	if err := m.writeCnf(); err != nil {
 		return nil, err
 	}
-	init := filepath.Join(m.layout.run, initFile)
-	if err := writeOwned(init, accountSQL(m.password), m.user); err != nil {
+	init := filepath.Join(m.layout.Run, initFile)
+	if err := m.user.WritePrivate(init, accountSQL(m.password)); err != nil {
 		return nil, err
 	}
 	defer os.Remove(init)
@@ -262,50 +238,27 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 func (m *managedServer) admin() *mysqldrv.Config { return adminConfig(m.at, m.password) }
 
 // prepareLayout claims dbio's directories for the instance on the placement,
-// removing them first (and only them) when a fresh instance is asked for.
+// removing them first (and only them) when a fresh instance is asked for,
+// unless a server still runs on them. The installed server's flavour names
+// the directories.
 func prepareLayout(p engine.Placement, f flavour, fresh bool) (layout, error) {
-	sub, redoSub := string(f), string(f)+"-redo"
-	logT := p.LogTarget()
-	separate := logT.Dir != p.Data.Dir
-	pidFile := filepath.Join(p.Data.Dir, sub, "run", pidName)
-	if pid := server.RunningPID(pidFile); pid != 0 {
+	sub := string(f)
+	if pid := server.RunningPID(filepath.Join(p.Data.Dir, sub, "run", pidName)); pid != 0 {
 		return layout{}, fmt.Errorf("a %s server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill %d`, or use another target",
 			f, pid, filepath.Join(p.Data.Dir, sub), pid)
 	}
-	if fresh {
-		if err := p.Data.RemoveSub(sub); err != nil {
-			return layout{}, fmt.Errorf("remove the previous instance: %w", err)
-		}
-		if separate {
-			if err := logT.RemoveSub(redoSub); err != nil {
-				return layout{}, fmt.Errorf("remove the previous instance's redo log: %w", err)
-			}
-		}
-	}
-	base, err := p.Data.Sub(sub)
-	if err != nil {
-		return layout{}, err
-	}
-	l := layout{base: base, data: filepath.Join(base, "data"), run: filepath.Join(base, "run")}
-	if separate {
-		redoBase, err := logT.Sub(redoSub)
-		if err != nil {
-			return layout{}, err
-		}
-		l.redo = filepath.Join(redoBase, "redo")
-	}
-	return l, nil
+	return server.Dirs{Data: sub, Log: sub + "-redo", LogDir: "redo", LogWhat: "redo log"}.Claim(p, fresh)
 }
 
 // checkExisting refuses to start an instance whose redo log is elsewhere
 // than this run asks.
 func checkExisting(l layout) error {
-	inData := exists(filepath.Join(l.data, redoFile))
+	inData := exists(filepath.Join(l.Data, redoFile))
 	switch {
-	case l.redo == "" && !inData:
-		return fmt.Errorf("the instance in %s keeps its redo log on another target, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.data)
-	case l.redo != "" && !exists(filepath.Join(l.redo, redoFile)):
-		return fmt.Errorf("the instance in %s does not keep its redo log on the log target %s: rerun with --fresh to re-create it there", l.data, l.redo)
+	case l.Log == "" && !inData:
+		return fmt.Errorf("the instance in %s keeps its redo log on another target, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.Data)
+	case l.Log != "" && !exists(filepath.Join(l.Log, redoFile)):
+		return fmt.Errorf("the instance in %s does not keep its redo log on the log target %s: rerun with --fresh to re-create it there", l.Data, l.Log)
 	}
 	return nil
 }
@@ -313,7 +266,7 @@ func checkExisting(l layout) error {
 // install creates the instance. What an interrupted earlier attempt left in
 // dbio's own directories is removed first.
 func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l layout, cnf string) error {
-	for _, d := range []string{l.data, l.redo} {
+	for _, d := range []string{l.Data, l.Log} {
 		if d == "" {
 			continue
 		}
@@ -336,12 +289,12 @@ func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l
 		var ee *execx.ExitError
 		if errors.As(err, &ee) {
 			if lines := errorLines(ee.Stderr); lines != "" {
-				return fmt.Errorf("create the %s instance in %s: %s failed:\n%s", bins.flavour, l.data, filepath.Base(cmd.Name), lines)
+				return fmt.Errorf("create the %s instance in %s: %s failed:\n%s", bins.flavour, l.Data, filepath.Base(cmd.Name), lines)
 			}
 		}
-		return fmt.Errorf("create the %s instance in %s: %w", bins.flavour, l.data, err)
+		return fmt.Errorf("create the %s instance in %s: %w", bins.flavour, l.Data, err)
 	}
-	return server.MarkCreated(l.base)
+	return server.MarkCreated(l.Base)
 }
 
 // errorLines picks the server's own messages (errors, warnings, InnoDB's
@@ -408,33 +361,7 @@ func databaseName(o engine.Options) string {
 }
 
 // serverLogPath is the server's log file: in the results when there are
-// results, else beside the instance.
-func serverLogPath(logDir, base string, f flavour) (string, error) {
-	name := string(f) + ".log"
-	if logDir == "" {
-		return filepath.Join(base, name), nil
-	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return "", fmt.Errorf("server log directory: %w", err)
-	}
-	return filepath.Join(logDir, name), nil
-}
-
-// writeOwned writes a private file for the server's user, never through a link.
-func writeOwned(path, content string, user server.User) error {
-	if err := target.WriteFile(path, []byte(content), 0o600); err != nil {
-		return err
-	}
-	return user.Own(path)
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-func randomPassword() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -23,70 +23,29 @@ import (
 	"dbio/internal/execx"
 )
 
-func init() {
-	engine.Register(New("mariadb", execx.Real{}))
-	engine.Register(New("mysql", execx.Real{}))
-}
-
 // DefaultDatabase is the database dbio creates in a managed instance when
 // Options.Database is empty.
 const DefaultDatabase = "dbio"
 
 // Engine starts MariaDB (or MySQL) instances.
 type Engine struct {
-	name string
-	// Runner runs the installer and the server.
-	Runner execx.Runner
-	// BinDirs are searched after PATH for the server and its installer; nil
-	// means the standard Debian locations.
-	BinDirs []string
-	// ProcRoot is the process table the server's processes are listed from.
-	ProcRoot string
-	// freePort chooses a loopback port; tests replace it to provoke a conflict.
-	freePort func() (int, error)
+	server.Engine
 }
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New returns the engine registered under name ("mariadb" or "mysql"). Both
-// run whichever server is installed; the name only decides which binary is
-// preferred when both are.
-func New(name string, r execx.Runner) *Engine {
-	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
-}
-
-// Name implements engine.Engine.
-func (e *Engine) Name() string { return e.name }
-
-// Capabilities implements engine.Engine.
-func (e *Engine) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
+// New returns the engine named name ("mariadb" or "mysql"), running its
+// programs through r and listing its processes from procRoot (normally
+// /proc). Both run whichever server is installed; the name only decides
+// which binary is preferred when both are.
+func New(name string, r execx.Runner, procRoot string) *Engine {
+	return &Engine{server.NewEngine(name, r, procRoot)}
 }
 
 // Start implements engine.Engine: external mode when o.DSN is set, else a
 // managed server on p.
 func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	switch o.Transport {
-	case "", "socket", "tcp":
-	default:
-		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
-	}
-	var in engine.Instance
-	var err error
-	switch {
-	case o.DSN != "":
-		in, err = e.startExternal(ctx, o)
-	case p.Data == nil:
-		return nil, fmt.Errorf("%s: no data target: pass --target DIR or --dsn for an existing server", e.name)
-	default:
-		in, err = e.startManaged(ctx, p, o)
-	}
-	if err != nil {
-		return nil, err
-	}
-	mi := in.(*Instance)
-	mi.runner, mi.binDirs = e.Runner, e.binDirs()
-	return mi, nil
+	return server.Start(ctx, p, o, e.Name(), e.startExternal, e.startManaged)
 }
 
 // binDirs are the directories searched for the server's programs after PATH.
@@ -124,7 +83,7 @@ var standardDirs = []string{"/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
 	dirs := e.binDirs()
 	names := []string{"mariadbd", "mysqld"}
-	if e.name == "mysql" {
+	if e.Name() == "mysql" {
 		names = []string{"mysqld", "mariadbd"}
 	}
 	var b binaries

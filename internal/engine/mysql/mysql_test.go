@@ -42,7 +42,7 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 // realEngine returns the engine on the host, or skips when MariaDB is not installed.
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
-	e := New("mariadb", execx.Real{})
+	e := New("mariadb", execx.Real{}, "/proc")
 	_, err := e.findBinaries(context.Background())
 	testenv.Require(t, err == nil, fmt.Sprintf("the MariaDB server (%v)", err), "install it with: "+testenv.InstallMariaDB)
 	return e
@@ -62,7 +62,7 @@ func start(t *testing.T, e *Engine, p engine.Placement, o engine.Options) *Insta
 
 func stop(t *testing.T, in *Instance) {
 	t.Helper()
-	pid := in.proc.Load().PID()
+	pid := in.ServerPID()
 	began := time.Now()
 	if err := in.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -149,8 +149,8 @@ func TestManagedLifecycle(t *testing.T) {
 	}
 
 	pids := in.PIDs()
-	if len(pids) != 1 || pids[0] != in.proc.Load().PID() {
-		t.Errorf("PIDs = %v, want the server %d", pids, in.proc.Load().PID())
+	if len(pids) != 1 || pids[0] != in.ServerPID() {
+		t.Errorf("PIDs = %v, want the server %d", pids, in.ServerPID())
 	}
 	if os.Geteuid() == 0 {
 		var st syscall.Stat_t
@@ -204,7 +204,7 @@ func TestExitedWhenKilledAndLockedDataDir(t *testing.T) {
 		}
 	}
 
-	if err := syscall.Kill(in.proc.Load().PID(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(in.ServerPID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -232,7 +232,7 @@ func TestPortConflictRetries(t *testing.T) {
 	defer busy.Close()
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 	calls := 0
-	e.freePort = func() (int, error) {
+	e.FreePort = func() (int, error) {
 		calls++
 		if calls == 1 {
 			return busyPort, nil
@@ -338,7 +338,7 @@ func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 }
 
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
-	e := New("mariadb", &execx.Fake{})
+	e := New("mariadb", &execx.Fake{}, "/proc")
 	e.BinDirs = []string{t.TempDir()}
 	_, err := e.Start(context.Background(), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y mariadb-server") {
@@ -368,7 +368,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestOptionFile(t *testing.T) {
 	at := places{data: "/t/data", redo: "/l/redo", socket: "/t/run/mysqld.sock", pidFile: "/t/run/mysqld.pid", port: 4444}
-	settings, err := withUserSettings(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
+	settings, err := settingNames.Apply(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -402,24 +402,12 @@ skip-log-bin
 		t.Errorf("renderCnf =\n%s\nwant\n%s", got, want)
 	}
 	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := withUserSettings(nil, bad); err == nil {
-			t.Errorf("withUserSettings(%v) accepted it", bad)
+		if _, err := settingNames.Apply(nil, bad); err == nil {
+			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
 	}
 	if got := cnfSize(1536 << 10); got != "1536K" {
 		t.Errorf("cnfSize(1.5 MiB) = %s", got)
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	for _, name := range []string{"mariadb", "mysql"} {
-		e, err := engine.Default.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() != name || !e.Capabilities().ServerProcess {
-			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
-		}
 	}
 }
 

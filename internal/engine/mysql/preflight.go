@@ -4,6 +4,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 var (
@@ -11,17 +12,14 @@ var (
 	_ engine.Layout     = (*Engine)(nil)
 )
 
-// CheckDSN implements engine.DSNChecker: go-sql-driver parses the DSN as it
-// will to connect; the unix network is a socket.
-func (e *Engine) CheckDSN(dsn string) (string, error) {
-	cfg, err := mysqldrv.ParseDSN(dsn)
-	if err != nil {
-		return "", err
-	}
-	if cfg.Net == "unix" {
-		return "socket", nil
-	}
-	return "tcp", nil
+// CheckDSN implements engine.DSNChecker.
+func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
+
+// dsns read DSNs as go-sql-driver does; the unix network is a socket.
+var dsns = server.DSN[*mysqldrv.Config]{
+	Parse:  mysqldrv.ParseDSN,
+	Socket: func(c *mysqldrv.Config) bool { return c.Net == "unix" },
+	Forms:  "user:password@tcp(host:3306)/ or user:password@unix(/run/mysqld/mysqld.sock)/",
 }
 
 // Subdirs implements engine.Layout. Which server is installed decides the

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5"
 
@@ -92,22 +91,11 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	created, err := server.PrepareDestination(dst, m.user)
+	n, err := in.RunBackup(ctx, in.runner, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
+			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
 	if err != nil {
 		return engine.BackupResult{}, err
-	}
-	cmd := execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
-		"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}
-	m.user.Apply(&cmd)
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		if created {
-			os.RemoveAll(dst)
-		}
-		return engine.BackupResult{}, server.ToolError("pg_basebackup to "+dst, m.user, dst, err)
-	}
-	n, err := server.TreeBytes(dst)
-	if err != nil {
-		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
 	}
 	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }
@@ -128,69 +116,23 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err := checkBaseBackup(src, m.bins.major); err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	old := in.proc.Load()
-	if old == nil || in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	if err := old.Stop(ctx, syscall.SIGINT, syscall.SIGQUIT, stopGrace); err != nil {
-		return fmt.Errorf("restore: stop the server: %w", err)
-	}
-	in.dropIdle()
 	l := m.layout
-	dataAside, err := server.MoveAside(l.data, l.base, "replaced-")
-	if err != nil {
-		return in.restartAfter(ctx, src, err, nil)
-	}
-	asides := map[string]string{l.data: dataAside}
-	if l.wal != "" {
-		walAside, err := server.MoveAside(l.wal, filepath.Dir(l.wal), "replaced-")
-		if err != nil {
-			return in.restartAfter(ctx, src, err, asides)
-		}
-		asides[l.wal] = walAside
-	}
-	if err := placeBaseBackup(ctx, src, l, m.user); err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	p, err := m.launch(ctx)
-	if err != nil {
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	if err := m.setup(ctx); err != nil {
-		_ = p.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, stopGrace)
-		return in.restartAfter(ctx, src, err, asides)
-	}
-	in.watch(p)
-	in.dropIdle()
-	var errs []error
-	for _, moved := range asides {
-		errs = append(errs, server.DropAside(moved))
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("restored from %s, but the replaced files could not be removed: %w", src, err)
-	}
-	return nil
-}
-
-// restartAfter handles a failed restore: the files set aside go back in place
-// (what the restore put there is dbio's and is removed) and the server starts
-// on them again.
-func (in *Instance) restartAfter(ctx context.Context, src string, cause error, asides map[string]string) error {
-	ctx = context.WithoutCancel(ctx)
-	for dir, moved := range asides {
-		if err := server.PutBack(moved, dir); err != nil {
-			return fmt.Errorf("restore from %s: %w; putting the previous files back failed too (%v): they are in %s, and the server is stopped", src, cause, err, moved)
-		}
-	}
-	p, err := in.managed.launch(ctx)
-	if err != nil {
-		return fmt.Errorf("restore from %s: %w; the previous files are back in place but the server did not start again: %v", src, cause, err)
-	}
-	in.watch(p)
-	in.dropIdle()
-	return fmt.Errorf("restore from %s: %w; the previous files were put back and the server restarted", src, cause)
+	return in.RunRestore(ctx, &server.Restore{
+		Src: src,
+		Replace: func(ctx context.Context, r *server.Restore) error {
+			if err := r.SetAside(l.Data, l.Base); err != nil {
+				return err
+			}
+			if l.Log != "" {
+				if err := r.SetAside(l.Log, filepath.Dir(l.Log)); err != nil {
+					return err
+				}
+			}
+			return placeBaseBackup(ctx, src, l, m.user)
+		},
+		Launch: m.launch,
+		Ready:  m.setup,
+	})
 }
 
 // checkBaseBackup verifies that src holds a base backup this server can start on.
@@ -212,22 +154,22 @@ func checkBaseBackup(src, major string) error {
 // the data directory, and the WAL on the log target when the instance keeps
 // it there, linked from the data directory as initdb --waldir does.
 func placeBaseBackup(ctx context.Context, src string, l layout, u server.User) error {
-	skip := func(rel string) bool { return l.wal != "" && rel == "pg_wal" }
-	if _, err := server.CopyTree(ctx, src, l.data, u, skip); err != nil {
+	skip := func(rel string) bool { return l.Log != "" && rel == "pg_wal" }
+	if _, err := server.CopyTree(ctx, src, l.Data, u, skip); err != nil {
 		return err
 	}
 	// PostgreSQL refuses a data directory others may read.
-	if err := os.Chmod(l.data, 0o700); err != nil {
+	if err := os.Chmod(l.Data, 0o700); err != nil {
 		return err
 	}
-	if l.wal == "" {
+	if l.Log == "" {
 		return nil
 	}
-	if _, err := server.CopyTree(ctx, filepath.Join(src, "pg_wal"), l.wal, u, nil); err != nil {
+	if _, err := server.CopyTree(ctx, filepath.Join(src, "pg_wal"), l.Log, u, nil); err != nil {
 		return err
 	}
-	link := filepath.Join(l.data, "pg_wal")
-	if err := os.Symlink(l.wal, link); err != nil {
+	link := filepath.Join(l.Data, "pg_wal")
+	if err := os.Symlink(l.Log, link); err != nil {
 		return err
 	}
 	return u.Own(link)
@@ -252,7 +194,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	}
 	file := filepath.Join(dst, in.info.Database+".dump")
 	cmd := execx.Cmd{Name: tool, Args: []string{"-Fc", "-f", file, "-d", in.tools.conninfo}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
+	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -275,7 +217,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if in.tools.err != nil {
 		return in.tools.err
 	}
-	file, err := dumpFile(src, in.info.Database+".dump")
+	file, err := server.DumpFile(src, in.info.Database+".dump")
 	if err != nil {
 		return err
 	}
@@ -283,56 +225,24 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	in.ops.Lock()
-	defer in.ops.Unlock()
-	if in.stopped() {
-		return errors.New("restore: the instance is stopped")
-	}
-	in.dropIdle()
-	defer in.dropIdle()
-	where := "the managed server"
-	if in.managed == nil {
-		where = fmt.Sprintf("server %s:%d", in.admin.Host, in.admin.Port)
-	}
-	conn, err := pgx.ConnectConfig(ctx, in.admin)
-	if err != nil {
-		return fmt.Errorf("restore: connect to %s: %w", where, err)
-	}
-	err = ensureDatabase(ctx, conn, in.info.Database, true, where)
-	conn.Close(context.WithoutCancel(ctx))
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, in.tool(cmd)); err != nil {
-		return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
-	}
-	return nil
-}
-
-// dumpFile finds a logical backup: src itself, or name inside the directory src.
-func dumpFile(src, name string) (string, error) {
-	fi, err := os.Stat(src)
-	if err != nil {
-		return "", fmt.Errorf("restore: %w", err)
-	}
-	if !fi.IsDir() {
-		return src, nil
-	}
-	file := filepath.Join(src, name)
-	if _, err := os.Stat(file); err != nil {
-		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
-	}
-	return file, nil
-}
-
-// tool prepares a backup or restore program's command: for a managed server
-// started inside a storage-class cgroup (Options.Wrap), the program runs in
-// it too, so that its reads and writes on the emulated storage obey the same
-// limits as the server's.
-func (in *Instance) tool(c execx.Cmd) execx.Cmd {
-	if in.managed != nil && in.managed.wrap != nil {
-		return in.managed.wrap(c)
-	}
-	return c
+	return in.Exclusive(func() error {
+		where := "the managed server"
+		if in.managed == nil {
+			where = fmt.Sprintf("server %s:%d", in.admin.Host, in.admin.Port)
+		}
+		conn, err := pgx.ConnectConfig(ctx, in.admin)
+		if err != nil {
+			return fmt.Errorf("restore: connect to %s: %w", where, err)
+		}
+		err = ensureDatabase(ctx, conn, in.info.Database, true, where)
+		conn.Close(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
+		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		}
+		return nil
+	})
 }

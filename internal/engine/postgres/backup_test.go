@@ -104,11 +104,11 @@ func TestPhysicalBackupWhileWritingThenRestore(t *testing.T) {
 		t.Errorf("the backup lacks dbio.conf: %v", err)
 	}
 
-	oldPID := in.proc.Load().PID()
+	oldPID := in.ServerPID()
 	if err := in.Restore(ctx, res.Path); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
-	if in.proc.Load().PID() == oldPID {
+	if in.ServerPID() == oldPID {
 		t.Error("Restore did not restart the server")
 	}
 	// The pool's connections to the stopped server were replaced.
@@ -217,7 +217,7 @@ func TestFailedBackupKeepsTheServerRunning(t *testing.T) {
 	e := realEngine(t)
 	ctx := context.Background()
 	in := start(t, e, engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
-	pid := in.proc.Load().PID()
+	pid := in.ServerPID()
 
 	// An empty directory that neither the server's user nor an unprivileged dbio may write.
 	locked := filepath.Join(reachableTarget(t, "backup").Dir, "locked")
@@ -242,7 +242,7 @@ func TestFailedBackupKeepsTheServerRunning(t *testing.T) {
 	if err := in.Restore(ctx, full); err == nil || !strings.Contains(err.Error(), "not a PostgreSQL base backup") {
 		t.Errorf("Restore from a directory that is no backup = %v", err)
 	}
-	if in.proc.Load().PID() != pid {
+	if in.ServerPID() != pid {
 		t.Error("the server was restarted by a failed backup")
 	}
 	if err := in.DB().PingContext(ctx); err != nil {

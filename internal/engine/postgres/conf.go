@@ -3,15 +3,14 @@ package postgres
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
+
+	"dbio/internal/engine/server"
 )
 
 // setting is one postgresql.conf line dbio writes, and why.
-type setting struct {
-	name, value, why string
-}
+type setting = server.Setting
 
 // confFile is the file inside the data directory that holds dbio's settings.
 // It is rewritten at every start and included from postgresql.conf, so the
@@ -23,15 +22,15 @@ const confFile = "dbio.conf"
 // full_page_writes on): nothing here trades safety for speed.
 func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPool int64) []setting {
 	s := []setting{
-		{"listen_addresses", "127.0.0.1", "reachable from this machine only"},
-		{"port", strconv.Itoa(port), "a free port, never the system server's"},
-		{"unix_socket_directories", socketDir, "dbio's own socket directory"},
-		{"max_connections", strconv.Itoa(maxConnections), "room for every virtual user plus monitoring"},
-		{"max_wal_size", "4GB", "checkpoints paced by checkpoint_timeout rather than forced by WAL volume"},
-		{"min_wal_size", "1GB", "recycle WAL segments instead of creating new ones during a run"},
+		{Name: "listen_addresses", Value: "127.0.0.1", Why: "reachable from this machine only"},
+		{Name: "port", Value: strconv.Itoa(port), Why: "a free port, never the system server's"},
+		{Name: "unix_socket_directories", Value: socketDir, Why: "dbio's own socket directory"},
+		{Name: "max_connections", Value: strconv.Itoa(maxConnections), Why: "room for every virtual user plus monitoring"},
+		{Name: "max_wal_size", Value: "4GB", Why: "checkpoints paced by checkpoint_timeout rather than forced by WAL volume"},
+		{Name: "min_wal_size", Value: "1GB", Why: "recycle WAL segments instead of creating new ones during a run"},
 	}
 	if bufferPool > 0 {
-		s = append(s, setting{"shared_buffers", pgSize(bufferPool), "--buffer-pool"})
+		s = append(s, setting{Name: "shared_buffers", Value: pgSize(bufferPool), Why: "--buffer-pool"})
 	}
 	return s
 }
@@ -48,37 +47,12 @@ func pgSize(b int64) string {
 	}
 }
 
-var settingNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`)
-
-// withUserSettings applies the user's settings over dbio's choices: a user
-// setting replaces dbio's of the same name, others follow in name order.
-func withUserSettings(base []setting, user map[string]string) ([]setting, error) {
-	names := make([]string, 0, len(user))
-	for n := range user {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	out := append([]setting(nil), base...)
-	for _, n := range names {
-		v := user[n]
-		if !settingNameRE.MatchString(n) {
-			return nil, fmt.Errorf("postgres setting %q is not a parameter name: use the postgresql.conf name, e.g. work_mem=64MB", n)
-		}
-		if strings.ContainsAny(v, "\n\r\x00") {
-			return nil, fmt.Errorf("postgres setting %s: the value may not contain a line break", n)
-		}
-		replaced := false
-		for i := range out {
-			if strings.EqualFold(out[i].name, n) {
-				out[i] = setting{n, v, "set by the user"}
-				replaced = true
-			}
-		}
-		if !replaced {
-			out = append(out, setting{n, v, "set by the user"})
-		}
-	}
-	return out, nil
+// settingNames are postgresql.conf's parameter names; case does not matter.
+var settingNames = server.SettingNames{
+	Engine:   "postgres",
+	Valid:    regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`),
+	NotAName: "a parameter name: use the postgresql.conf name, e.g. work_mem=64MB",
+	Same:     strings.EqualFold,
 }
 
 // renderConf writes settings as postgresql.conf lines. Every value is quoted,
@@ -87,7 +61,7 @@ func renderConf(settings []setting) string {
 	var b strings.Builder
 	b.WriteString("# Written by dbio at every start; edit the dbio flags, not this file.\n")
 	for _, s := range settings {
-		fmt.Fprintf(&b, "%s = '%s'\t# %s\n", s.name, strings.ReplaceAll(s.value, "'", "''"), s.why)
+		fmt.Fprintf(&b, "%s = '%s'\t# %s\n", s.Name, strings.ReplaceAll(s.Value, "'", "''"), s.Why)
 	}
 	return b.String()
 }
@@ -96,17 +70,6 @@ func renderConf(settings []setting) string {
 // with the server settings: the C locale sorts by bytes, the same on every
 // machine, and avoids collation costs that would be measured as storage.
 var initdbSettings = []setting{
-	{"initdb.locale", "C", "byte order, identical everywhere"},
-	{"initdb.encoding", "UTF8", ""},
-}
-
-// settingsMap is how settings are recorded in Info.
-func settingsMap(lists ...[]setting) map[string]string {
-	m := map[string]string{}
-	for _, l := range lists {
-		for _, s := range l {
-			m[s.name] = s.value
-		}
-	}
-	return m
+	{Name: "initdb.locale", Value: "C", Why: "byte order, identical everywhere"},
+	{Name: "initdb.encoding", Value: "UTF8", Why: ""},
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -18,15 +17,9 @@ import (
 const OwnerComment = "created by dbio"
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	if err := o.ManagedOnly(); err != nil {
-		return nil, err
-	}
-	cfg, err := pgx.ParseConfig(o.DSN)
+	cfg, transport, err := dsns.External(o)
 	if err != nil {
-		// pgx hides the password it recognizes; a malformed DSN may hide it
-		// elsewhere, so every piece of it goes too.
-		return nil, fmt.Errorf("--dsn: %w (accepted forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...')",
-			secret.ScrubError(err, secret.Values(o.DSN)))
+		return nil, err
 	}
 	dsn := o.DSN
 	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
@@ -35,13 +28,6 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		// instance hands to workloads, which open their own pools.
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
-	}
-	transport := "tcp"
-	if strings.HasPrefix(cfg.Host, "/") {
-		transport = "socket"
-	}
-	if o.Transport != "" && o.Transport != transport {
-		return nil, fmt.Errorf("--transport %s does not match --dsn, which connects over %s: with --dsn the DSN chooses the transport", o.Transport, transport)
 	}
 	name := databaseName(o)
 	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
@@ -58,7 +44,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if err != nil {
 		return nil, err
 	}
-	in, err := open(ctx, withDatabase(dsn, name), o.MaxConns)
+	in, err := e.open(ctx, withDatabase(dsn, name), o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +56,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if in.info.Settings, err = serverSettings(ctx, in); err != nil {
 		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
 	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
+	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.info.Notes = append(in.info.Notes, note)
 	}
 	return in, nil
@@ -137,7 +123,7 @@ func createDatabase(ctx context.Context, conn *pgx.Conn, name, where string) err
 // serverSettings reads the settings an external server's administrator
 // chose (everything not at its built-in default), for the record.
 func serverSettings(ctx context.Context, in *Instance) (map[string]string, error) {
-	rows, err := in.stats.QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
+	rows, err := in.StatsDB().QueryContext(ctx, `SELECT name, current_setting(name) FROM pg_settings
 WHERE source NOT IN ('default', 'override', 'client', 'session')`)
 	if err != nil {
 		return nil, err

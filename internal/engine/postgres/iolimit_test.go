@@ -62,8 +62,8 @@ func TestServerRunsInsideIOLimitGroup(t *testing.T) {
 	defer g.Remove()
 	in = start(t, e, p, engine.Options{Wrap: g.Wrap, RunAs: g.AllowUser})
 	pids := in.PIDs()
-	if pids[0] != in.proc.Load().PID() {
-		t.Fatalf("PIDs = %v: the wrapper did not keep the server's PID %d", pids, in.proc.Load().PID())
+	if pids[0] != in.ServerPID() {
+		t.Fatalf("PIDs = %v: the wrapper did not keep the server's PID %d", pids, in.ServerPID())
 	}
 	for _, pid := range pids {
 		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cgroup"))

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -36,13 +34,12 @@ const (
 	socketName = ".s.PGSQL.65535"
 )
 
-// layout is where a managed instance keeps its files.
-type layout struct {
-	base string // dbio's marked directory on the data target
-	data string // PGDATA
-	wal  string // the WAL directory on the log target, "" when WAL stays in PGDATA
-	run  string // the preferred socket directory
-}
+// layout is where a managed instance keeps its files: Data is PGDATA, Log
+// the WAL directory on the log target ("" when WAL stays in PGDATA).
+type layout = server.Layout
+
+// dirs are dbio's directories for PostgreSQL on the targets.
+var dirs = server.Dirs{Data: dataSub, Log: walSub, LogDir: "pg_wal", LogWhat: "WAL"}
 
 func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.Options) (_ engine.Instance, err error) {
 	bins, err := e.findBinaries(ctx)
@@ -65,15 +62,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	if err := user.CheckReach(l.base); err != nil {
+	if err := l.CheckReach(user); err != nil {
 		return nil, err
 	}
-	if l.wal != "" {
-		if err := user.CheckReach(filepath.Dir(l.wal)); err != nil {
-			return nil, err
-		}
-	}
-	if !server.Created(l.base) {
+	if !server.Created(l.Base) {
 		if err := e.initdb(ctx, bins, user, l); err != nil {
 			return nil, err
 		}
@@ -81,7 +73,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 
-	sockDir, tempSocket, err := server.SocketDir(l.run, socketName, "/tmp", user)
+	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +82,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			os.RemoveAll(sockDir)
 		}
 	}()
-	logPath, err := serverLogPath(o.LogDir, l.base)
+	logPath, err := server.LogPath(o.LogDir, l.Base, "postgres")
 	if err != nil {
 		return nil, err
 	}
@@ -101,22 +93,18 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, sockDir: sockDir, logPath: logPath, wrap: o.Wrap,
-		database: databaseName(o), password: randomPassword()}
-	var proc *server.Process
-	for attempt := 1; ; attempt++ {
-		if m.port, err = e.freePort(); err != nil {
-			return nil, err
-		}
-		m.settings, err = withUserSettings(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
+		database: databaseName(o), password: server.RandomPassword()}
+	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+		m.port = port
+		var err error
+		m.settings, err = settingNames.Apply(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
 		if err != nil {
 			return nil, err
 		}
-		if proc, err = m.launch(ctx); err == nil {
-			break
-		}
-		if !errors.Is(err, server.ErrAddressInUse) || attempt == portAttempts {
-			return nil, err
-		}
+		return m.launch(ctx)
+	})
+	if err != nil {
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -137,44 +125,33 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			[2]string{"password", m.password}, [2]string{"dbname", m.database}, [2]string{"sslmode", "disable"},
 			[2]string{"application_name", "dbio"})
 	}
-	in, err := open(ctx, dsn, o.MaxConns)
+	in, err := e.open(ctx, dsn, o.MaxConns)
 	if err != nil {
 		return nil, err
 	}
-	in.managed, in.procRoot = m, e.ProcRoot
+	in.managed = m
 	if in.admin, err = pgx.ParseConfig(m.socketDSN("postgres")); err != nil {
-		in.db.Close()
-		in.stats.Close()
+		in.ClosePools()
 		return nil, err
 	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
-	in.watch(proc)
-	if tempSocket {
-		in.tempSocket = sockDir
-	}
-	walDir := l.wal
+	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
+	in.Supervise(proc, sv)
+	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
+	walDir := l.Log
 	if walDir == "" {
-		walDir = filepath.Join(l.data, "pg_wal")
+		walDir = filepath.Join(l.Data, "pg_wal")
 	}
 	in.info = engine.Info{
 		Engine:    "postgres",
 		Version:   in.info.Version,
 		Managed:   true,
 		Transport: transport,
-		DataDir:   l.data,
+		DataDir:   l.Data,
 		LogDir:    walDir,
 		Database:  databaseName(o),
-		Settings:  settingsMap(initdbSettings, m.settings),
-		Notes:     []string{"server log: " + logPath},
-	}
-	if leftover != "" {
-		in.info.Notes = append(in.info.Notes, leftover)
-	}
-	if note, err := durabilityNote(ctx, in.stats); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
-	}
-	if tempSocket {
-		in.info.Notes = append(in.info.Notes, "socket directory "+sockDir+": dbio's own directory is too deep for a Unix socket path")
+		Settings:  server.SettingsMap(initdbSettings, m.settings),
+		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	if o.Preallocate > 0 {
 		in.info.Notes = append(in.info.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
@@ -183,39 +160,14 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 }
 
 // prepareLayout claims dbio's directories for the instance on the placement,
-// removing them first (and only them) when a fresh instance is asked for.
+// removing them first (and only them) when a fresh instance is asked for,
+// unless a server still runs on them.
 func prepareLayout(p engine.Placement, fresh bool) (layout, error) {
-	logT := p.LogTarget()
-	separate := logT.Dir != p.Data.Dir
-	if fresh {
-		if pid := server.RunningPID(filepath.Join(p.Data.Dir, dataSub, "data", "postmaster.pid")); pid != 0 {
-			return layout{}, runningError(filepath.Join(p.Data.Dir, dataSub, "data"), pid)
-		}
-		if err := p.Data.RemoveSub(dataSub); err != nil {
-			return layout{}, fmt.Errorf("remove the previous instance: %w", err)
-		}
-		if separate {
-			if err := logT.RemoveSub(walSub); err != nil {
-				return layout{}, fmt.Errorf("remove the previous instance's WAL: %w", err)
-			}
-		}
+	data := filepath.Join(p.Data.Dir, dataSub, "data")
+	if pid := server.RunningPID(filepath.Join(data, "postmaster.pid")); pid != 0 {
+		return layout{}, runningError(data, pid)
 	}
-	base, err := p.Data.Sub(dataSub)
-	if err != nil {
-		return layout{}, err
-	}
-	l := layout{base: base, data: filepath.Join(base, "data"), run: filepath.Join(base, "run")}
-	if separate {
-		walBase, err := logT.Sub(walSub)
-		if err != nil {
-			return layout{}, err
-		}
-		l.wal = filepath.Join(walBase, "pg_wal")
-	}
-	if pid := server.RunningPID(filepath.Join(l.data, "postmaster.pid")); pid != 0 {
-		return layout{}, runningError(l.data, pid)
-	}
-	return l, nil
+	return dirs.Claim(p, fresh)
 }
 
 func runningError(data string, pid int) error {
@@ -225,7 +177,7 @@ func runningError(data string, pid int) error {
 // initdb creates the instance. What an interrupted earlier initdb left in
 // dbio's own directories is removed first.
 func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l layout) error {
-	for _, d := range []string{l.data, l.wal} {
+	for _, d := range []string{l.Data, l.Log} {
 		if d == "" {
 			continue
 		}
@@ -238,25 +190,25 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 	}
 	// initdb insists on a superuser password when password authentication is
 	// enabled; it is replaced at every start, so this one is thrown away.
-	pwfile := filepath.Join(l.base, ".initdb-password")
-	if err := writeOwned(pwfile, randomPassword()+"\n", user); err != nil {
+	pwfile := filepath.Join(l.Base, ".initdb-password")
+	if err := user.WritePrivate(pwfile, server.RandomPassword()+"\n"); err != nil {
 		return err
 	}
 	defer os.Remove(pwfile)
-	args := []string{"-D", l.data, "-U", superuser, "--pwfile", pwfile,
+	args := []string{"-D", l.Data, "-U", superuser, "--pwfile", pwfile,
 		// The socket directory is private to the server's user (and root), so
 		// local connections are trusted; TCP needs the password.
 		"--auth-local=trust", "--auth-host=scram-sha-256",
 		"--encoding=UTF8", "--locale=C"}
-	if l.wal != "" {
-		args = append(args, "--waldir", l.wal)
+	if l.Log != "" {
+		args = append(args, "--waldir", l.Log)
 	}
 	cmd := execx.Cmd{Name: bins.initdb, Args: args}
 	user.Apply(&cmd)
 	if _, err := e.Runner.Run(ctx, cmd); err != nil {
-		return fmt.Errorf("create the PostgreSQL instance in %s: %w", l.data, err)
+		return fmt.Errorf("create the PostgreSQL instance in %s: %w", l.Data, err)
 	}
-	f, err := target.OpenFile(filepath.Join(l.data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
+	f, err := target.OpenFile(filepath.Join(l.Data, "postgresql.conf"), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}
@@ -264,30 +216,30 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 	if err := errors.Join(err, f.Close()); err != nil {
 		return err
 	}
-	return server.MarkCreated(l.base)
+	return server.MarkCreated(l.Base)
 }
 
 // checkExisting refuses to start an instance created for another
 // PostgreSQL version or with its WAL elsewhere than this run asks.
 func checkExisting(l layout, bins binaries) error {
-	b, err := os.ReadFile(filepath.Join(l.data, "PG_VERSION"))
+	b, err := os.ReadFile(filepath.Join(l.Data, "PG_VERSION"))
 	if err != nil {
 		return err
 	}
 	if v := strings.TrimSpace(string(b)); v != bins.major {
 		return fmt.Errorf("the instance in %s was created by PostgreSQL %s but the server found is %s (%s): rerun with --fresh to re-create it (its data is lost), or put PostgreSQL %s's bin directory in PATH",
-			l.data, v, bins.major, bins.postgres, v)
+			l.Data, v, bins.major, bins.postgres, v)
 	}
-	link, err := os.Readlink(filepath.Join(l.data, "pg_wal"))
+	link, err := os.Readlink(filepath.Join(l.Data, "pg_wal"))
 	switch {
-	case l.wal == "" && err == nil:
-		return fmt.Errorf("the instance in %s keeps its WAL in %s, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.data, link)
-	case l.wal != "" && link != l.wal:
+	case l.Log == "" && err == nil:
+		return fmt.Errorf("the instance in %s keeps its WAL in %s, but no log target was given: pass the same --log-target, or --fresh to re-create the instance", l.Data, link)
+	case l.Log != "" && link != l.Log:
 		where := "inside the data directory"
 		if err == nil {
 			where = "in " + link
 		}
-		return fmt.Errorf("the instance in %s keeps its WAL %s, not on the log target %s: rerun with --fresh to re-create it there", l.data, where, l.wal)
+		return fmt.Errorf("the instance in %s keeps its WAL %s, not on the log target %s: rerun with --fresh to re-create it there", l.Data, where, l.Log)
 	}
 	return nil
 }
@@ -312,11 +264,11 @@ type managedServer struct {
 // launch writes the settings, starts the server and waits until it accepts
 // connections; a server that does not come up is stopped again.
 func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
-	if err := writeOwned(filepath.Join(m.layout.data, confFile), renderConf(m.settings), m.user); err != nil {
+	if err := m.user.WritePrivate(filepath.Join(m.layout.Data, confFile), renderConf(m.settings)); err != nil {
 		return nil, err
 	}
 	// Should dbio die without stopping it, a fast shutdown (what Stop asks first).
-	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.data}, ParentDeathSignal: syscall.SIGINT}
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.Data}, ParentDeathSignal: syscall.SIGINT}
 	m.user.Apply(&cmd)
 	if m.wrap != nil {
 		cmd = m.wrap(cmd)
@@ -369,27 +321,3 @@ func databaseName(o engine.Options) string {
 }
 
 // serverLogPath is the server's log file: in the results when there are
-// results, else beside the instance.
-func serverLogPath(logDir, base string) (string, error) {
-	if logDir == "" {
-		return filepath.Join(base, "postgres.log"), nil
-	}
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		return "", fmt.Errorf("server log directory: %w", err)
-	}
-	return filepath.Join(logDir, "postgres.log"), nil
-}
-
-// writeOwned writes a private file for the server's user, never through a link.
-func writeOwned(path, content string, user server.User) error {
-	if err := target.WriteFile(path, []byte(content), 0o600); err != nil {
-		return err
-	}
-	return user.Own(path)
-}
-
-func randomPassword() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}

@@ -10,7 +10,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,68 +23,28 @@ import (
 	"dbio/internal/execx"
 )
 
-func init() {
-	engine.Register(New("postgres", execx.Real{}))
-	engine.Register(New("postgresql", execx.Real{}))
-}
-
 // DefaultDatabase is the database dbio creates in a managed instance when
 // Options.Database is empty.
 const DefaultDatabase = "dbio"
 
 // Engine starts PostgreSQL instances.
 type Engine struct {
-	name string
-	// Runner runs initdb and the server.
-	Runner execx.Runner
-	// BinDirs are searched after PATH for initdb and postgres; nil means the
-	// standard Debian locations, newest version first.
-	BinDirs []string
-	// ProcRoot is the process table the server's processes are listed from.
-	ProcRoot string
-	// freePort chooses a loopback port; tests replace it to provoke a conflict.
-	freePort func() (int, error)
+	server.Engine
 }
 
 var _ engine.Engine = (*Engine)(nil)
 
-// New returns the engine registered under name ("postgres", or the alias "postgresql").
-func New(name string, r execx.Runner) *Engine {
-	return &Engine{name: name, Runner: r, ProcRoot: "/proc", freePort: server.FreePort}
-}
-
-// Name implements engine.Engine.
-func (e *Engine) Name() string { return e.name }
-
-// Capabilities implements engine.Engine.
-func (e *Engine) Capabilities() engine.Capabilities {
-	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
+// New returns the engine named name ("postgres", or the alias "postgresql"),
+// running its programs through r and listing its processes from procRoot
+// (normally /proc).
+func New(name string, r execx.Runner, procRoot string) *Engine {
+	return &Engine{server.NewEngine(name, r, procRoot)}
 }
 
 // Start implements engine.Engine: external mode when o.DSN is set, else a
 // managed server on p.
 func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	switch o.Transport {
-	case "", "socket", "tcp":
-	default:
-		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
-	}
-	var in engine.Instance
-	var err error
-	switch {
-	case o.DSN != "":
-		in, err = e.startExternal(ctx, o)
-	case p.Data == nil:
-		return nil, errors.New("postgres: no data target: pass --target DIR or --dsn for an existing server")
-	default:
-		in, err = e.startManaged(ctx, p, o)
-	}
-	if err != nil {
-		return nil, err
-	}
-	pi := in.(*Instance)
-	pi.runner, pi.binDirs = e.Runner, e.binDirs()
-	return pi, nil
+	return server.Start(ctx, p, o, "postgres", e.startExternal, e.startManaged)
 }
 
 // binDirs are the directories searched for PostgreSQL's programs.

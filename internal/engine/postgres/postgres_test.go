@@ -41,7 +41,7 @@ func reachableTarget(t testing.TB, name string) *target.Target {
 // realEngine returns the engine on the host, or skips when PostgreSQL is not installed.
 func realEngine(t testing.TB) *Engine {
 	t.Helper()
-	e := New("postgres", execx.Real{})
+	e := New("postgres", execx.Real{}, "/proc")
 	_, err := e.findBinaries(context.Background())
 	testenv.Require(t, err == nil, fmt.Sprintf("the PostgreSQL server (%v)", err), "install it with: "+testenv.InstallPostgres)
 	return e
@@ -61,7 +61,7 @@ func start(t *testing.T, e *Engine, p engine.Placement, o engine.Options) *Insta
 
 func stop(t *testing.T, in *Instance) {
 	t.Helper()
-	pid := in.proc.Load().PID()
+	pid := in.ServerPID()
 	began := time.Now()
 	if err := in.Stop(context.Background()); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -145,8 +145,8 @@ func TestManagedLifecycle(t *testing.T) {
 	}
 
 	pids := in.PIDs()
-	if len(pids) < 3 || pids[0] != in.proc.Load().PID() {
-		t.Errorf("PIDs = %v, want the postmaster %d first, then its children", pids, in.proc.Load().PID())
+	if len(pids) < 3 || pids[0] != in.ServerPID() {
+		t.Errorf("PIDs = %v, want the postmaster %d first, then its children", pids, in.ServerPID())
 	}
 	if os.Geteuid() == 0 {
 		var st syscall.Stat_t
@@ -201,7 +201,7 @@ func TestExitedWhenKilledAndLockedDataDir(t *testing.T) {
 	}
 
 	pids := in.PIDs()
-	if err := syscall.Kill(in.proc.Load().PID(), syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(in.ServerPID(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -234,7 +234,7 @@ func TestPortConflictRetries(t *testing.T) {
 	defer busy.Close()
 	busyPort := busy.Addr().(*net.TCPAddr).Port
 	calls := 0
-	e.freePort = func() (int, error) {
+	e.FreePort = func() (int, error) {
 		calls++
 		if calls == 1 {
 			return busyPort, nil
@@ -374,7 +374,7 @@ func TestUnreachableTargetSaysWhatToOpen(t *testing.T) {
 }
 
 func TestMissingBinariesSayHowToInstall(t *testing.T) {
-	e := New("postgres", &execx.Fake{})
+	e := New("postgres", &execx.Fake{}, "/proc")
 	e.BinDirs = []string{t.TempDir()}
 	_, err := e.Start(context.Background(), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
 	if err == nil || !strings.Contains(err.Error(), "apt-get install -y postgresql") {
@@ -383,7 +383,7 @@ func TestMissingBinariesSayHowToInstall(t *testing.T) {
 }
 
 func TestBadTransport(t *testing.T) {
-	_, err := New("postgres", &execx.Fake{}).Start(context.Background(), engine.Placement{}, engine.Options{Transport: "udp"})
+	_, err := New("postgres", &execx.Fake{}, "/proc").Start(context.Background(), engine.Placement{}, engine.Options{Transport: "udp"})
 	if err == nil || !strings.Contains(err.Error(), "socket or tcp") {
 		t.Errorf("Start with transport udp = %v", err)
 	}
@@ -460,7 +460,7 @@ func TestMalformedDSNErrorsDoNotQuoteIt(t *testing.T) {
 }
 
 func TestSettingsFile(t *testing.T) {
-	settings, err := withUserSettings(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
+	settings, err := settingNames.Apply(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,24 +478,12 @@ log_line_prefix = '%m [%p] it''s'	# set by the user
 		t.Errorf("renderConf =\n%s\nwant\n%s", got, want)
 	}
 	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := withUserSettings(nil, bad); err == nil {
-			t.Errorf("withUserSettings(%v) accepted it", bad)
+		if _, err := settingNames.Apply(nil, bad); err == nil {
+			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
 	}
 	if got := pgSize(1536 << 10); got != "1536kB" {
 		t.Errorf("pgSize(1.5MB) = %s", got)
-	}
-}
-
-func TestRegistered(t *testing.T) {
-	for _, name := range []string{"postgres", "postgresql"} {
-		e, err := engine.Default.Lookup(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if e.Name() != name || !e.Capabilities().ServerProcess {
-			t.Errorf("engine %q: name %q, capabilities %+v", name, e.Name(), e.Capabilities())
-		}
 	}
 }
 

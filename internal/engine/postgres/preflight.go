@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 var (
@@ -13,17 +14,14 @@ var (
 	_ engine.Layout     = (*Engine)(nil)
 )
 
-// CheckDSN implements engine.DSNChecker: pgx parses the DSN as it will to
-// connect; a host that is a directory is a Unix socket.
-func (e *Engine) CheckDSN(dsn string) (string, error) {
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return "", err
-	}
-	if strings.HasPrefix(cfg.Host, "/") {
-		return "socket", nil
-	}
-	return "tcp", nil
+// CheckDSN implements engine.DSNChecker.
+func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
+
+// dsns read DSNs as pgx does; a host that is a directory is a Unix socket.
+var dsns = server.DSN[*pgx.ConnConfig]{
+	Parse:  pgx.ParseConfig,
+	Socket: func(c *pgx.ConnConfig) bool { return strings.HasPrefix(c.Host, "/") },
+	Forms:  "postgres://user:password@host:5432/db or 'host=... user=... dbname=...'",
 }
 
 // Subdirs implements engine.Layout.

@@ -20,8 +20,6 @@ import (
 	"dbio/internal/target"
 )
 
-func init() { engine.Register(Engine{}) }
-
 // subdir is SQLite's directory in dbio's directory on the data target.
 const subdir = "sqlite"
 

@@ -78,7 +78,7 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			analyze:     func(t string) string { return "ANALYZE " + t },
 			writeLock:   writers.For(inst.DSN()),
 			LoadWorkers: 1, // one writer: parallel loaders would only queue
-			Classify:    txerr.For("sqlite"),
+			Classify:    txerr.For(inst),
 		}, nil
 	case familyPostgres:
 		return &Dialect{
@@ -89,7 +89,7 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			ForUpdate:   " FOR UPDATE",
 			analyze:     func(t string) string { return "ANALYZE " + t },
 			LoadWorkers: 4,
-			Classify:    txerr.For("postgres"),
+			Classify:    txerr.For(inst),
 		}, nil
 	default:
 		return &Dialect{
@@ -100,10 +100,21 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			TableSuffix:     " ENGINE = InnoDB",
 			analyze:         func(t string) string { return "ANALYZE TABLE " + t },
 			LoadWorkers:     4,
-			Classify:        txerr.For(inst.Info().Engine),
-			TooManyPrepared: txerr.TooManyPrepared,
+			Classify:        txerr.For(inst),
+			TooManyPrepared: preparedLimitOf(inst),
 		}, nil
 	}
+}
+
+// preparedLimit is an instance whose server can refuse another prepared
+// statement (MariaDB's max_prepared_stmt_count): the engine knows its code.
+type preparedLimit interface{ TooManyPrepared(error) bool }
+
+func preparedLimitOf(inst engine.Instance) func(error) bool {
+	if p, ok := inst.(preparedLimit); ok {
+		return p.TooManyPrepared
+	}
+	return nil
 }
 
 // Bind writes a statement with the dialect's placeholders for its "?" marks.

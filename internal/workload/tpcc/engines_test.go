@@ -74,9 +74,9 @@ type testServer struct {
 }
 
 var (
-	pgServer = newTestServer(postgres.New("postgres", execx.Real{}), engine.Options{Database: "dbio_test", BufferPool: 256 << 20})
+	pgServer = newTestServer(postgres.New("postgres", execx.Real{}, "/proc"), engine.Options{Database: "dbio_test", BufferPool: 256 << 20})
 	// A small redo log makes the instance quick to create.
-	mariaServer = newTestServer(mysql.New("mariadb", execx.Real{}), engine.Options{Database: "dbio_test", BufferPool: 256 << 20,
+	mariaServer = newTestServer(mysql.New("mariadb", execx.Real{}, "/proc"), engine.Options{Database: "dbio_test", BufferPool: 256 << 20,
 		Settings: map[string]string{"innodb_log_file_size": "96M"}})
 )
 

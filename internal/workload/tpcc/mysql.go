@@ -182,26 +182,6 @@ func (myBackend) newExecutor(ctx context.Context, inst engine.Instance) (executo
 	return &myExecutor{conn: conn}, nil
 }
 
-// classify: deadlocks and lock wait timeouts are retried (the procedures
-// roll back on either); a lost connection or a server going away ends the session.
-func (myBackend) classify(err error) errClass {
-	var me *mysqldrv.MySQLError
-	if !errors.As(err, &me) {
-		if errors.Is(err, errNoCustomer) {
-			return errFailed
-		}
-		return errFatal // not a server's answer: the connection is gone
-	}
-	switch me.Number {
-	case 1213, 1205: // ER_LOCK_DEADLOCK, ER_LOCK_WAIT_TIMEOUT
-		return errRetry
-	case 1053, 1077, 1152, 1156, 1184, 1927, // shutdown, aborted or killed connection
-		1021, 1114, 1030: // disk full, table full, storage engine error
-		return errFatal
-	}
-	return errFailed
-}
-
 func (myBackend) notes() []string {
 	return []string{
 		"MariaDB transactions: one stored procedure per transaction (START TRANSACTION ... COMMIT inside, REPEATABLE READ with locking reads), called with CALL in one round trip; arguments are interpolated by the driver.",

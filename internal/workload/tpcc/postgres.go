@@ -165,25 +165,6 @@ func (pgBackend) newExecutor(ctx context.Context, inst engine.Instance) (executo
 	return &pgExecutor{conn: conn}, nil
 }
 
-// classify: serialization failures and deadlocks are retried; a connection
-// error or a server shutting down ends the session.
-func (pgBackend) classify(err error) errClass {
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
-		if errors.Is(err, errNoCustomer) {
-			return errFailed
-		}
-		return errFatal // not a server's answer: the connection is gone
-	}
-	switch {
-	case pe.Code == "40001", pe.Code == "40P01", pe.Code == "55P03":
-		return errRetry
-	case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "53"), strings.HasPrefix(pe.Code, "58"):
-		return errFatal // connection, shutdown, resources (disk full), system error
-	}
-	return errFailed
-}
-
 func (pgBackend) notes() []string {
 	return []string{
 		"PostgreSQL transactions: one PL/pgSQL function per transaction, called as one statement (autocommit, READ COMMITTED) over a native pgx connection per user, with the statement prepared once per connection: one round trip per transaction.",

@@ -8,6 +8,7 @@ import (
 
 	"dbio/internal/metrics"
 	"dbio/internal/workload"
+	"dbio/internal/workload/txerr"
 )
 
 // mixDeck is one deck of 100 cards in the standard mix: New-Order 45 %,
@@ -38,16 +39,18 @@ var pacingFor = [numTxTypes]workload.Pacing{
 const maxRetries = 10
 
 type session struct {
-	w      *Workload
-	b      backend
-	exec   executor
-	rec    *metrics.Recorder
-	r      *rnd
-	wID    int
-	slDID  int
-	pacing bool
-	deck   []int
-	pos    int
+	w *Workload
+	b backend
+	// classify is the instance's own sorting of its engine's errors.
+	classify txerr.Classifier
+	exec     executor
+	rec      *metrics.Recorder
+	r        *rnd
+	wID      int
+	slDID    int
+	pacing   bool
+	deck     []int
+	pos      int
 
 	nowFunc func() time.Time
 }
@@ -84,11 +87,12 @@ func (s *session) Next(ctx context.Context) error {
 		if err == nil || errors.Is(err, errRollback) || ctx.Err() != nil {
 			break
 		}
-		class := s.b.classify(err)
-		if class == errFatal {
+		class := s.classify(err)
+		if class == txerr.Fatal || class == txerr.Lost {
+			// A TPC-C user keeps one connection for the run: a lost one ends it.
 			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, txNames[t], err)
 		}
-		if class != errRetry || retries == maxRetries {
+		if class != txerr.Retry || retries == maxRetries {
 			break
 		}
 		retries++

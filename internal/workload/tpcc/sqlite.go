@@ -2,10 +2,7 @@ package tpcc
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
 	"dbio/internal/workload/sqlclient"
@@ -58,19 +55,6 @@ func (b sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (e
 		return nil, err
 	}
 	return newSQLExecutor(ctx, inst.DB(), d)
-}
-
-func (sqliteBackend) classify(err error) errClass {
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrBusy, sqlite3.ErrLocked:
-			return errRetry
-		case sqlite3.ErrFull, sqlite3.ErrIoErr, sqlite3.ErrCorrupt, sqlite3.ErrCantOpen, sqlite3.ErrReadonly, sqlite3.ErrNotADB:
-			return errFatal
-		}
-	}
-	return errFailed
 }
 
 func (sqliteBackend) notes() []string {

@@ -20,6 +20,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
+	"dbio/internal/workload/txerr"
 )
 
 // Config is what a user chooses for a TPC-C run.
@@ -119,20 +120,9 @@ type backend interface {
 	// loadWorkers is the default parallelism of the loader.
 	loadWorkers() int
 	newExecutor(ctx context.Context, inst engine.Instance) (executor, error)
-	// classify says whether an error may be retried (serialization failure,
-	// deadlock, busy) or means the session is lost.
-	classify(err error) errClass
 	// notes explain engine-specific choices for the results.
 	notes() []string
 }
-
-type errClass int
-
-const (
-	errFailed errClass = iota // count it and go on
-	errRetry                  // resubmit the same transaction (deadlock, serialization failure, busy)
-	errFatal                  // the session cannot continue
-)
 
 // backend returns the backend of inst's engine; w's writers queue the
 // writers of a SQLite database.
@@ -176,15 +166,16 @@ func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user in
 		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
 	}
 	s := &session{
-		w:       w,
-		b:       b,
-		exec:    exec,
-		rec:     rec,
-		r:       newRnd(w.cfg.Seed+uint64(user)*7919+1, uint64(user)+0x9e3779b9, run),
-		wID:     user%w.cfg.Warehouses + 1,
-		slDID:   (user/w.cfg.Warehouses)%DistrictsPerWarehouse + 1,
-		pacing:  w.cfg.KeyingThinking,
-		nowFunc: time.Now,
+		w:        w,
+		b:        b,
+		classify: txerr.For(inst),
+		exec:     exec,
+		rec:      rec,
+		r:        newRnd(w.cfg.Seed+uint64(user)*7919+1, uint64(user)+0x9e3779b9, run),
+		wID:      user%w.cfg.Warehouses + 1,
+		slDID:    (user/w.cfg.Warehouses)%DistrictsPerWarehouse + 1,
+		pacing:   w.cfg.KeyingThinking,
+		nowFunc:  time.Now,
 	}
 	return s, nil
 }

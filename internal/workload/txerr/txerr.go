@@ -1,8 +1,9 @@
 // Package txerr sorts the errors an engine returns to a workload's
 // transaction into what the workload should do next: count a failure, run
-// the transaction again, reconnect, or give up on the database. The
-// classifiers know each engine's error codes; workloads find them by the
-// engine name an instance reports (engine.Info.Engine).
+// the transaction again, reconnect, or give up on the database. Each engine's
+// instance knows its own error codes and classifies them (ErrorClassifier);
+// txerr names the classes and knows what every driver shares, a broken
+// connection.
 package txerr
 
 import (
@@ -11,6 +12,8 @@ import (
 	"errors"
 	"io"
 	"net"
+
+	"dbio/internal/engine"
 )
 
 // Class is what an error means for the transaction and the session.
@@ -33,20 +36,17 @@ const (
 // Classifier sorts one engine's errors.
 type Classifier func(error) Class
 
-var classifiers = map[string]Classifier{}
-
-func register(engineName string, c Classifier) {
-	if _, dup := classifiers[engineName]; dup {
-		panic("txerr: classifier registered twice for " + engineName)
-	}
-	classifiers[engineName] = c
+// ErrorClassifier is implemented by an engine's instance, which knows the
+// error codes of its engine and driver.
+type ErrorClassifier interface {
+	ClassifyError(err error) Class
 }
 
-// For returns the classifier of the named engine; an engine without one gets
-// a classifier that knows only broken connections.
-func For(engineName string) Classifier {
-	if c, ok := classifiers[engineName]; ok {
-		return c
+// For returns how inst's errors are sorted: by the instance when it knows
+// its engine's codes, else by broken connections alone.
+func For(inst engine.Instance) Classifier {
+	if c, ok := inst.(ErrorClassifier); ok {
+		return c.ClassifyError
 	}
 	return func(err error) Class {
 		if LostConnection(err) {

@@ -4,43 +4,45 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"testing"
 
-	mysqldrv "github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/mattn/go-sqlite3"
+	"dbio/internal/engine"
 )
 
-func TestClassify(t *testing.T) {
+// plain is an instance without a classification of its own.
+type plain struct{ engine.Instance }
+
+// coded is an instance that knows one retryable error.
+type coded struct{ engine.Instance }
+
+var errBusy = errors.New("busy")
+
+func (coded) ClassifyError(err error) Class {
+	if errors.Is(err, errBusy) {
+		return Retry
+	}
+	return Fatal
+}
+
+func TestFor(t *testing.T) {
 	wrap := func(err error) error { return fmt.Errorf("transaction: %w", err) }
 	tests := []struct {
-		engine string
-		err    error
-		want   Class
+		name string
+		inst engine.Instance
+		err  error
+		want Class
 	}{
-		{"postgres", wrap(&pgconn.PgError{Code: "40P01"}), Retry},
-		{"postgres", &pgconn.PgError{Code: "23505"}, Retry},
-		{"postgres", &pgconn.PgError{Code: "53100"}, Fatal},
-		{"postgres", &pgconn.PgError{Code: "57P01"}, Lost},
-		{"postgres", &pgconn.PgError{Code: "42601"}, Failed},
-		{"postgres", wrap(driver.ErrBadConn), Lost},
-		{"mariadb", wrap(&mysqldrv.MySQLError{Number: 1213}), Retry},
-		{"mysql", &mysqldrv.MySQLError{Number: 1205}, Retry},
-		{"mariadb", &mysqldrv.MySQLError{Number: 1114}, Fatal},
-		{"mariadb", mysqldrv.ErrInvalidConn, Lost},
-		{"mariadb", &mysqldrv.MySQLError{Number: 1064}, Failed},
-		{"sqlite", wrap(sqlite3.Error{Code: sqlite3.ErrBusy}), Retry},
-		{"sqlite", sqlite3.Error{Code: sqlite3.ErrFull}, Fatal},
-		{"sqlite", sqlite3.Error{Code: sqlite3.ErrConstraint}, Failed},
-		{"oracle", driver.ErrBadConn, Lost},
-		{"oracle", errors.New("whatever"), Failed},
+		{"instance's own: retry", coded{}, wrap(errBusy), Retry},
+		{"instance's own: fatal", coded{}, driver.ErrBadConn, Fatal},
+		{"no classification: broken connection", plain{}, wrap(driver.ErrBadConn), Lost},
+		{"no classification: EOF", plain{}, io.ErrUnexpectedEOF, Lost},
+		{"no classification: anything else", plain{}, errBusy, Failed},
+		{"no instance", nil, wrap(io.EOF), Lost},
 	}
 	for _, tt := range tests {
-		if got := For(tt.engine)(tt.err); got != tt.want {
-			t.Errorf("%s: %v classified %d, want %d", tt.engine, tt.err, got, tt.want)
+		if got := For(tt.inst)(tt.err); got != tt.want {
+			t.Errorf("%s: %v classified %d, want %d", tt.name, tt.err, got, tt.want)
 		}
-	}
-	if !TooManyPrepared(wrap(&mysqldrv.MySQLError{Number: 1461})) || TooManyPrepared(errors.New("x")) {
-		t.Error("TooManyPrepared")
 	}
 }

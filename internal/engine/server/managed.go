@@ -1,0 +1,155 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"dbio/internal/engine"
+	"dbio/internal/target"
+)
+
+// Layout is where a managed instance keeps its files.
+type Layout struct {
+	Base string // dbio's marked directory on the data target
+	Data string // the data directory
+	Log  string // the log (WAL, redo) directory on the log target, "" when the log stays in Data
+	Run  string // the preferred socket directory, and the server's run files
+}
+
+// Dirs name an engine's directories in dbio's directory on the targets.
+type Dirs struct {
+	// Data is the instance's subdirectory on the data target, e.g. "postgres".
+	Data string
+	// Log is its subdirectory on a separate log target, e.g. "postgres-wal",
+	// and LogDir the log's directory inside it, e.g. "pg_wal".
+	Log, LogDir string
+	// LogWhat names the log in messages: "WAL", "redo log".
+	LogWhat string
+}
+
+// Claim claims dbio's directories for an instance on p, removing them first
+// (and only them) when a fresh instance is asked for. The caller has made
+// sure that no server runs on them.
+func (d Dirs) Claim(p engine.Placement, fresh bool) (Layout, error) {
+	logT := p.LogTarget()
+	separate := logT.Dir != p.Data.Dir
+	if fresh {
+		if err := p.Data.RemoveSub(d.Data); err != nil {
+			return Layout{}, fmt.Errorf("remove the previous instance: %w", err)
+		}
+		if separate {
+			if err := logT.RemoveSub(d.Log); err != nil {
+				return Layout{}, fmt.Errorf("remove the previous instance's %s: %w", d.LogWhat, err)
+			}
+		}
+	}
+	base, err := p.Data.Sub(d.Data)
+	if err != nil {
+		return Layout{}, err
+	}
+	l := Layout{Base: base, Data: filepath.Join(base, "data"), Run: filepath.Join(base, "run")}
+	if separate {
+		logBase, err := logT.Sub(d.Log)
+		if err != nil {
+			return Layout{}, err
+		}
+		l.Log = filepath.Join(logBase, d.LogDir)
+	}
+	return l, nil
+}
+
+// CheckReach checks that u, who runs the server, reaches the instance's
+// directories on every target.
+func (l Layout) CheckReach(u User) error {
+	if err := u.CheckReach(l.Base); err != nil {
+		return err
+	}
+	if l.Log != "" {
+		return u.CheckReach(filepath.Dir(l.Log))
+	}
+	return nil
+}
+
+// LogPath is where the server named name writes its log: in logDir
+// (normally the run's results directory) when given, else in base.
+func LogPath(logDir, base, name string) (string, error) {
+	if logDir == "" {
+		return filepath.Join(base, name+".log"), nil
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return "", fmt.Errorf("server log directory: %w", err)
+	}
+	return filepath.Join(logDir, name+".log"), nil
+}
+
+// WritePrivate writes a file only u (and root) may read, never through a link.
+func (u User) WritePrivate(path, content string) error {
+	if err := target.WriteFile(path, []byte(content), 0o600); err != nil {
+		return err
+	}
+	return u.Own(path)
+}
+
+// RandomPassword returns a new password for dbio's account on a managed server.
+func RandomPassword() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// LaunchOnFreePort starts a server on a free loopback port from freePort
+// with launch, trying another port, up to attempts times in all, when
+// another program took the chosen one first.
+func LaunchOnFreePort(freePort func() (int, error), attempts int, launch func(port int) (*Process, error)) (*Process, error) {
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		p, err := launch(port)
+		if err == nil {
+			return p, nil
+		}
+		if !errors.Is(err, ErrAddressInUse) || attempt == attempts {
+			return nil, err
+		}
+	}
+}
+
+// DumpFile finds a logical backup: src itself, or name inside the directory src.
+func DumpFile(src, name string) (string, error) {
+	fi, err := os.Stat(src)
+	if err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if !fi.IsDir() {
+		return src, nil
+	}
+	file := filepath.Join(src, name)
+	if _, err := os.Stat(file); err != nil {
+		return "", fmt.Errorf("restore: %s holds no %s: give the file or directory a logical backup wrote", src, name)
+	}
+	return file, nil
+}
+
+// Notes are what every managed instance records of itself in its Info:
+// where its server's log is, a server an earlier dbio left running that
+// was stopped (leftover), the settings that decide whether a commit
+// survives a crash (durability, as the server reported them), and a socket
+// directory outside dbio's own.
+func Notes(logPath, leftover, durability string, s Supervision) []string {
+	notes := []string{"server log: " + logPath}
+	for _, n := range []string{leftover, durability} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if s.TempSocket {
+		notes = append(notes, "socket directory "+s.SocketDir+": dbio's own directory is too deep for a Unix socket path")
+	}
+	return notes
+}

@@ -1,0 +1,70 @@
+package server
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Setting is one setting dbio writes into a server's configuration file, and
+// why. The engine renders it in its file's syntax.
+type Setting struct {
+	Name, Value, Why string
+}
+
+// SettingNames is how an engine names its settings, so that the user's can
+// be checked and merged over dbio's choices.
+type SettingNames struct {
+	// Engine names the engine in messages.
+	Engine string
+	// Valid matches a well-formed name.
+	Valid *regexp.Regexp
+	// NotAName completes "<engine> setting "x" is not ..." with the kind
+	// of name expected and an example.
+	NotAName string
+	// Same says whether two names are one setting.
+	Same func(a, b string) bool
+}
+
+// Apply applies the user's settings over base, dbio's choices: a user
+// setting replaces dbio's of the same name, others follow in name order.
+func (sn SettingNames) Apply(base []Setting, user map[string]string) ([]Setting, error) {
+	names := make([]string, 0, len(user))
+	for n := range user {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := append([]Setting(nil), base...)
+	for _, n := range names {
+		v := user[n]
+		if !sn.Valid.MatchString(n) {
+			return nil, fmt.Errorf("%s setting %q is not %s", sn.Engine, n, sn.NotAName)
+		}
+		if strings.ContainsAny(v, "\n\r\x00") {
+			return nil, fmt.Errorf("%s setting %s: the value may not contain a line break", sn.Engine, n)
+		}
+		replaced := false
+		for i := range out {
+			if sn.Same(out[i].Name, n) {
+				out[i] = Setting{n, v, "set by the user"}
+				replaced = true
+			}
+		}
+		if !replaced {
+			out = append(out, Setting{n, v, "set by the user"})
+		}
+	}
+	return out, nil
+}
+
+// SettingsMap is how settings are recorded in an instance's Info.
+func SettingsMap(lists ...[]Setting) map[string]string {
+	m := map[string]string{}
+	for _, l := range lists {
+		for _, s := range l {
+			m[s.Name] = s.Value
+		}
+	}
+	return m
+}

@@ -1,0 +1,32 @@
+package sqlite
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"testing"
+
+	"github.com/mattn/go-sqlite3"
+
+	"dbio/internal/workload/txerr"
+)
+
+func TestClassifyError(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("transaction: %w", err) }
+	tests := []struct {
+		err  error
+		want txerr.Class
+	}{
+		{wrap(sqlite3.Error{Code: sqlite3.ErrBusy}), txerr.Retry},
+		{sqlite3.Error{Code: sqlite3.ErrLocked}, txerr.Retry},
+		{sqlite3.Error{Code: sqlite3.ErrFull}, txerr.Fatal},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr}, txerr.Fatal},
+		{sqlite3.Error{Code: sqlite3.ErrConstraint}, txerr.Failed},
+		{driver.ErrBadConn, txerr.Failed},
+	}
+	in := &Instance{}
+	for _, tt := range tests {
+		if got := in.ClassifyError(tt.err); got != tt.want {
+			t.Errorf("%v classified %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
