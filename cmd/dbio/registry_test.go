@@ -8,6 +8,10 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/pflag"
+
+	"dbio/internal/engine/engines"
+	"dbio/internal/execx"
+	"dbio/internal/target"
 )
 
 // TestEveryWorkloadHasACommandAndItsSuiteKeys: each registered workload is
@@ -16,7 +20,9 @@ import (
 func TestEveryWorkloadHasACommandAndItsSuiteKeys(t *testing.T) {
 	// Reusing a dataset is a choice for one command line, not for a study.
 	commandOnly := map[string]bool{"reuse": true}
-	root := newRoot(&App{})
+	app := &App{Exec: execx.Real{}, SysFS: target.HostFS()}
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	root := newRoot(app)
 	for _, def := range workloads().All() {
 		t.Run(def.Name, func(t *testing.T) {
 			if c, _, err := root.Find([]string{def.Name}); err != nil || c.Name() != def.Name {
