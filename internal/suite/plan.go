@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -414,7 +415,32 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 		return err
 	}
 	fmt.Fprintf(w, "estimated total: %s; largest run needs %s free on its data target\n", total.Round(time.Second), units.FormatBytes(space))
-	return nil
+	return p.printTargets(w)
+}
+
+// printTargets says where each target the runs use resolves to, so that a
+// dry run shows which directories (and so which disks) a suite will write.
+func (p *Plan) printTargets(w io.Writer) error {
+	seen := map[string]bool{}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target	role	path")
+	for _, r := range p.Runs {
+		for _, t := range []struct {
+			role string
+			t    *Target
+		}{{"data", &r.Data}, {"log", r.Log}, {"backup", r.Backup}} {
+			if t.t == nil || t.t.Path == "" || seen[t.role+"\x00"+t.t.Name] {
+				continue
+			}
+			seen[t.role+"\x00"+t.t.Name] = true
+			path := t.t.Path
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.t.Name, t.role, path)
+		}
+	}
+	return tw.Flush()
 }
 
 func sortedKeys[V any](m map[string]V) []string {
