@@ -582,6 +582,16 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(runDir(base), "run.json")); err != nil || json.Unmarshal(b, &onDisk) != nil || onDisk.Status != results.StatusRunning {
 				t.Fatalf("run.json of the killed run: %s, %v; want running until someone looks", onDisk.Status, err)
 			}
+			if len(c.args) > 0 {
+				// The limit is recorded with the target it caps, before the server starts.
+				capped := false
+				for _, ti := range onDisk.Environment.Targets {
+					capped = capped || (ti.Role == "data" && ti.Limit != nil && ti.Limit.ReadIOPS == 1000000 && ti.Limit.WriteIOPS == 1000000)
+				}
+				if !capped {
+					t.Errorf("run.json's data target does not record the limit: %+v", onDisk.Environment.Targets)
+				}
+			}
 			noServerLeft(t, target)
 			if running(server) {
 				t.Errorf("server %d still runs", server)

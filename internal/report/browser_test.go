@@ -94,6 +94,9 @@ func TestReportRendersInChromium(t *testing.T) {
 			regexp.MustCompile(`data-chart="tpcc-engine-cache-timeline"`),
 		}},
 		{"fio", []string{"disk-curve"}, false, nil},
+		{"throttled", []string{"quick-limited"}, false, []*regexp.Regexp{
+			regexp.MustCompile(`class="subtitle">[^<]*ext4 on vda \(rotational\), capped at 500 read IOPS / 300 write IOPS`), // the limit where the storage is named
+		}},
 		{"compare", []string{"quick-ext4", "quick-tmpfs"}, true, []*regexp.Regexp{
 			regexp.MustCompile(`A: ext4 on vda \(rotational\); B: tmpfs, no block device`), // every run's storage in the header
 			regexp.MustCompile(`<td[^>]*>−[0-9]+ %, better</td>`),                          // a latency that fell, in words

@@ -195,7 +195,34 @@ func storageText(t results.TargetInfo) string {
 	default:
 		s += ", no block device"
 	}
+	if t.Limit != nil {
+		s += ", " + limitText(*t.Limit)
+	}
 	return s
+}
+
+// limitText says what a storage-class emulation capped: "capped at 500 read
+// IOPS / 300 write IOPS (cgroup v1-blkio)", with the preset's name when the
+// caps came from one.
+func limitText(l results.StorageLimit) string {
+	var caps []string
+	if l.ReadIOPS > 0 {
+		caps = append(caps, thousands(float64(l.ReadIOPS))+" read IOPS")
+	}
+	if l.WriteIOPS > 0 {
+		caps = append(caps, thousands(float64(l.WriteIOPS))+" write IOPS")
+	}
+	if l.ReadBPS > 0 {
+		caps = append(caps, units.FormatBytes(uint64(l.ReadBPS))+"/s read")
+	}
+	if l.WriteBPS > 0 {
+		caps = append(caps, units.FormatBytes(uint64(l.WriteBPS))+"/s write")
+	}
+	how := l.Mechanism
+	if l.Preset != "" {
+		how = l.Preset + " preset, " + how
+	}
+	return "capped at " + strings.Join(caps, " / ") + " (" + how + ")"
 }
 
 // diskText describes a disk: "vda (QEMU HARDDISK, non-rotational)", with its

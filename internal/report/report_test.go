@@ -162,6 +162,7 @@ func TestComparisonsMatchGolden(t *testing.T) {
 	}{
 		{"compare-ext4-tmpfs", []string{"quick-ext4", "quick-tmpfs"}, false},
 		{"compare-three", []string{"quick-ext4", "quick-tmpfs", "quick-ext4"}, false},
+		{"compare-limited", []string{"quick-ext4", "quick-limited"}, false},
 		{"compare-forced", []string{"disk-mix", "disk-curve"}, true},
 	}
 	for _, c := range cases {
@@ -533,5 +534,39 @@ func TestTextFioTableIsReadable(t *testing.T) {
 		if n := len([]rune(line)); n > 120 {
 			t.Errorf("line of %d columns: %q", n, line)
 		}
+	}
+}
+
+// A run under a storage-class limit names the limit wherever it names the
+// storage: the terminal, the report's subtitle and facts, a comparison's
+// header and runs table. (testdata/quick-limited is quick-ext4's recording
+// with a limit added to its targets: a fixture for the wording only.)
+func TestLimitIsNamedWithTheStorage(t *testing.T) {
+	const limit = "capped at 500 read IOPS / 300 write IOPS (cgroup v1-blkio)"
+	var term bytes.Buffer
+	if err := Text(&term, load(t, "quick-limited")[0], testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(term.String(), "ext4 on vda, "+limit) {
+		t.Errorf("terminal target line does not name the limit:\n%s", term.String())
+	}
+	doc := runDocument(viewsOf(load(t, "quick-limited"), testOptions()), testOptions())
+	if !strings.Contains(doc.Subtitle, "ext4 on vda (rotational), "+limit) {
+		t.Errorf("subtitle %q does not name the limit", doc.Subtitle)
+	}
+	named := 0
+	for _, f := range doc.Facts {
+		if strings.Contains(f.Value, limit) {
+			named++
+		}
+	}
+	if named == 0 {
+		t.Errorf("no fact names the limit: %+v", doc.Facts)
+	}
+	views := viewsOf(load(t, "quick-ext4", "quick-limited"), testOptions())
+	reasons, warnings := comparability(views)
+	cmp, _ := compareDocument(views, reasons, warnings, testOptions())
+	if !strings.Contains(cmp.Subtitle, "A: ext4 on vda (rotational); B: ext4 on vda (rotational), "+limit) {
+		t.Errorf("comparison subtitle %q does not tell the runs' storage apart", cmp.Subtitle)
 	}
 }

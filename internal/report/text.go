@@ -55,7 +55,11 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		if dev == "" {
 			dev = "no block device"
 		}
-		fmt.Fprintf(w, "target:  %s (%s) %s on %s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, units.FormatBytes(t.FreeBytes))
+		limit := ""
+		if t.Limit != nil {
+			limit = ", " + limitText(*t.Limit)
+		}
+		fmt.Fprintf(w, "target:  %s (%s) %s on %s%s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, limit, units.FormatBytes(t.FreeBytes))
 	}
 	if ld := r.Load; ld != nil {
 		if ld.Reused {

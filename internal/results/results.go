@@ -100,6 +100,23 @@ type TargetInfo struct {
 	Storage Storage    `json:"storage"`
 	// FreeBytes is the free space when the run started.
 	FreeBytes uint64 `json:"free_bytes"`
+	// Limit is the cap dbio put on the target's disks to emulate a storage
+	// class, nil when the run used the device as it is.
+	Limit *StorageLimit `json:"limit,omitempty"`
+}
+
+// StorageLimit is a storage-class emulation on a target's disks: what was
+// capped (0 for no cap) and how.
+type StorageLimit struct {
+	ReadIOPS  int64 `json:"riops,omitempty"`
+	WriteIOPS int64 `json:"wiops,omitempty"`
+	// ReadBPS and WriteBPS are bytes per second.
+	ReadBPS  int64 `json:"rbps,omitempty"`
+	WriteBPS int64 `json:"wbps,omitempty"`
+	// Preset names the storage class the caps came from, if any.
+	Preset string `json:"preset,omitempty"`
+	// Mechanism is how the caps were applied: "cgroup v1", "cgroup v2".
+	Mechanism string `json:"mechanism"`
 }
 
 // Check is one consistency condition's verdict.

@@ -61,6 +61,16 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 		if err := g.Remove(); err != nil && runErr == nil {
 			runErr = err
 		}
+		// fio records its targets as it prepares them: mark them now.
+		capped := map[string]bool{}
+		for _, t := range f.Config.Targets {
+			if tg, err := target.Open(t); err == nil {
+				capped[tg.Path] = true
+			}
+		}
+		if err := recordLimit(dir, storageLimit(g), func(t results.TargetInfo) bool { return capped[t.Path] }); err != nil && runErr == nil {
+			runErr = err
+		}
 		return pts, runErr
 	}
 	return fio.RunPlan(ctx, plan, dir, first, exec, out)

@@ -6,6 +6,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -14,9 +15,9 @@ import (
 // engine starts inside it (through Options.Wrap, as its own user); an
 // in-process engine (SQLite) means dbio itself joins it for the run. The
 // returned release undoes it; the note describes it for run.json.
-func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options) (release func() error, note string, err error) {
+func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options) (release func() error, note string, limit *results.StorageLimit, err error) {
 	if l.IsZero() {
-		return func() error { return nil }, "", nil
+		return func() error { return nil }, "", nil, nil
 	}
 	seen := map[string]bool{}
 	var devices []string
@@ -26,7 +27,7 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 		}
 		st, err := t.Storage(sys)
 		if err != nil {
-			return nil, "", fmt.Errorf("limits on %s: %w", t.Path, err)
+			return nil, "", nil, fmt.Errorf("limits on %s: %w", t.Path, err)
 		}
 		for _, d := range st.Physical {
 			if !seen[d.DevNumber] {
@@ -37,8 +38,9 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	}
 	g, err := host.Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devices, l)
 	if err != nil {
-		return nil, "", fmt.Errorf("--limit %s: %w", l, err)
+		return nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
 	}
+	limit = storageLimit(g)
 	note = fmt.Sprintf("storage-class emulation: %s on devices %v through %s cgroup %s", l, devices, g.Version, g.Path)
 	if p, ok := iolimit.LookupPreset(l.Preset); ok {
 		note += " (preset " + l.Preset + ": " + p.Source + ")"
@@ -46,13 +48,35 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap
 		opts.RunAs = g.AllowUser
-		return g.Remove, note, nil
+		return g.Remove, note, limit, nil
 	}
 	// The engine runs inside dbio: dbio joins the group, and leaves it when
 	// the group is removed (Remove moves its members back to the parent).
 	if err := g.AddPID(os.Getpid()); err != nil {
 		g.Remove()
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", nil
+	return g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
+}
+
+// storageLimit is a cgroup's caps as the results record them.
+func storageLimit(g *iolimit.Group) *results.StorageLimit {
+	l := g.Limits
+	return &results.StorageLimit{ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS, ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS,
+		Preset: l.Preset, Mechanism: "cgroup " + g.Version}
+}
+
+// recordLimit marks the run's targets that a limit capped, so that every
+// place naming their storage names the limit with it. capped says which.
+func recordLimit(dir *results.Dir, limit *results.StorageLimit, capped func(results.TargetInfo) bool) error {
+	if limit == nil {
+		return nil
+	}
+	return dir.UpdateRun(func(r *results.Run) {
+		for i, t := range r.Environment.Targets {
+			if capped(t) {
+				r.Environment.Targets[i].Limit = limit
+			}
+		}
+	})
 }

@@ -263,8 +263,12 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	release, note, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
+	release, note, limit, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
 	if err != nil {
+		return err
+	}
+	// The cgroup caps the disks behind the data and log targets.
+	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
 		return err
 	}
 	defer func() {
