@@ -20,6 +20,9 @@ type Status struct {
 	Phase       string
 	Elapsed     time.Duration
 	Remaining   time.Duration
+	// RunRemaining is the time left in the whole run, when it is longer
+	// than the step's.
+	RunRemaining time.Duration
 	// Figures are short "name value" pairs, e.g. {"TPM", "12,345"}.
 	Figures [][2]string
 }
@@ -63,6 +66,9 @@ func Format(s Status) string {
 		fmt.Fprintf(&b, " [%s]", s.Phase)
 	}
 	fmt.Fprintf(&b, " %s elapsed, %s left", clock(s.Elapsed), clock(s.Remaining))
+	if s.RunRemaining > s.Remaining {
+		fmt.Fprintf(&b, " (run %s left)", clock(s.RunRemaining))
+	}
 	for _, f := range s.Figures {
 		fmt.Fprintf(&b, "  %s %s", f[0], f[1])
 	}
@@ -98,6 +104,25 @@ func (l *Line) Update(s Status, now time.Time) {
 		fmt.Fprintln(l.w, text)
 		l.last = now
 	}
+}
+
+// Done prints a finished step's result line, which stays on screen while
+// the next step's status line is drawn under it: "users-2 (2/3, 2 users):
+// tpm 27,535  nopm 12,324  p99 27.6ms".
+func (l *Line) Done(s Status) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%d/%d", s.Name, s.Step, s.Steps)
+	if s.Users > 0 {
+		fmt.Fprintf(&b, ", %d users", s.Users)
+	}
+	b.WriteString("):")
+	for _, f := range s.Figures {
+		fmt.Fprintf(&b, "  %s %s", f[0], f[1])
+	}
+	if s.Phase != "" {
+		fmt.Fprintf(&b, "  [%s]", s.Phase)
+	}
+	l.Printf("%s\n", b.String())
 }
 
 // Printf prints a message on its own line, clearing the status line first.

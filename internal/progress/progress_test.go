@@ -27,3 +27,24 @@ func TestNotATerminalPrintsEveryTenSeconds(t *testing.T) {
 		t.Errorf("%d lines for 25 s of updates, want 3:\n%s", n, b.String())
 	}
 }
+
+// The run's time left is shown when it is longer than the step's.
+func TestFormatShowsTheRunsTimeLeft(t *testing.T) {
+	got := Format(Status{Step: 1, Steps: 3, Name: "users-1", Users: 1, Phase: "measure",
+		Elapsed: 10 * time.Second, Remaining: 15 * time.Second, RunRemaining: 65 * time.Second})
+	want := "step 1/3 users-1 users=1 [measure] 0:10 elapsed, 0:15 left (run 1:05 left)"
+	if got != want {
+		t.Errorf("Format =\n%q, want\n%q", got, want)
+	}
+}
+
+// A finished step's line is printed with a newline, so that it stays when
+// the next status is drawn.
+func TestDoneLeavesALine(t *testing.T) {
+	var b bytes.Buffer
+	l := New(&b)
+	l.Done(Status{Step: 2, Steps: 3, Name: "users-2", Users: 2, Figures: [][2]string{{"tpm", "27,535"}, {"p99", "27.6ms"}}})
+	if got, want := b.String(), "users-2 (2/3, 2 users):  tpm 27,535  p99 27.6ms\n"; got != want {
+		t.Errorf("Done wrote %q, want %q", got, want)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -23,6 +24,7 @@ import (
 	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/scenario"
+	"dbio/internal/units"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
@@ -100,6 +102,7 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 			if werr := st.writeStep(step); werr != nil && err == nil {
 				err = werr
 			}
+			st.showDone(i, step.summary)
 			done = append(done, step.summary)
 			if st.s.AfterStep != nil {
 				st.s.AfterStep(step.summary)
@@ -343,12 +346,37 @@ func (st *stepper) showProgress(i int, name string, users int, phase string, ela
 	// starts): show no figures rather than zeros.
 	if all := metrics.Merge(totals...); all.Completed() > 0 {
 		for _, f := range st.s.Workload.Figures(totals, window) {
-			figs = append(figs, [2]string{string(f.Name), fmt.Sprintf("%.0f", f.Value)})
+			figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
 		}
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
 	}
+	// The steps after this one each take a ramp-up and a measurement.
+	later := time.Duration(len(st.s.Users)-i-1) * (st.s.RampUp + st.s.Step)
 	st.progress.Update(progress.Status{
 		Step: i + 1, Steps: len(st.s.Users), Name: name, Users: users, Phase: phase,
-		Elapsed: elapsed, Remaining: remaining, Figures: figs,
+		Elapsed: elapsed, Remaining: remaining, RunRemaining: remaining + later, Figures: figs,
 	}, st.rec.Now())
+}
+
+// showDone leaves a finished step's result on screen: its headline figures
+// as recorded, and its status when it did not complete.
+func (st *stepper) showDone(i int, s results.Step) {
+	if st.progress == nil {
+		return
+	}
+	var figs [][2]string
+	for _, f := range s.Figures {
+		if f.Name == results.FigureTPMPerUser || f.Name == results.FigureLatencyP99 {
+			continue // the per-user share is in the table; p99 is shown in ms below
+		}
+		figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
+	}
+	if s.Total != nil && s.Total.Latency.Count > 0 {
+		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(s.Total.Latency.P99US)/1000)})
+	}
+	status := ""
+	if s.Status != results.StatusCompleted {
+		status = string(s.Status)
+	}
+	st.progress.Done(progress.Status{Step: i + 1, Steps: len(st.s.Users), Name: s.Name, Users: s.Users, Phase: status, Figures: figs})
 }

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"dbio/internal/testenv"
+)
+
+// screen is what a terminal shows after out: each carriage return sends
+// the cursor back to the start of the line, and what follows overwrites it.
+func screen(out string) []string {
+	var lines []string
+	for _, raw := range strings.Split(out, "\n") {
+		var cur []rune
+		for _, seg := range strings.Split(raw, "\r") {
+			for i, r := range []rune(seg) {
+				if i < len(cur) {
+					cur[i] = r
+				} else {
+					cur = append(cur, r)
+				}
+			}
+		}
+		if line := strings.TrimRight(string(cur), " "); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
+}
+
+func TestScreenEmulatesCarriageReturns(t *testing.T) {
+	got := screen("a\rstep 1 live\r            \rusers-1 (1/2): tpm 10\nstep 2 live\r")
+	want := []string{"users-1 (1/2): tpm 10", "step 2 live"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("screen = %q, want %q", got, want)
+	}
+}
+
+// On a terminal the live line is redrawn in place, and each finished step
+// leaves its result line on screen, with figures grouped by thousands.
+func TestFinishedStepsStayOnATerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
+	res := t.TempDir()
+	cmdline := strings.Join([]string{os.Args[0], "tpcc", "--target", t.TempDir(), "--results", res,
+		"--users", "1,2", "--rampup", "1s", "--step", "2s"}, " ")
+	// script runs dbio on a pseudo-terminal and copies what it draws.
+	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
+	}
+	out := p.out.String()
+	if !strings.Contains(out, "\r") {
+		t.Fatalf("dbio did not draw a live line on the terminal:\n%q", out)
+	}
+	shown := strings.Join(screen(out), "\n")
+	for _, want := range []string{"users-1 (1/2, 1 users):  tpm ", "users-2 (2/2, 2 users):  tpm ", "== dbio tpcc: COMPLETED =="} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("the screen does not keep %q:\n%s", want, shown)
+		}
+	}
+	if strings.Contains(shown, "[rampup]") || strings.Contains(shown, "[measure]") {
+		t.Errorf("a live line was left on screen instead of being replaced:\n%s", shown)
+	}
+}
