@@ -523,7 +523,7 @@ func runsTable(runs []*runView) *table {
 		}
 		var storage []string
 		for _, ti := range targetsOf(r.Run) {
-			storage = append(storage, ti.Path+": "+storageText(ti))
+			storage = append(storage, ti.Path+": "+ti.Describe())
 		}
 		t.Rows = append(t.Rows, []cell{textCell(r.Letter), textCell(r.Name), textCell(r.Run.Kind), statusCell(string(r.Run.Status)),
 			textCell(stamp(r.Run.Started)), textCell(orDash(strings.Join(engines, ", "))), textCell(strings.Join(storage, "; ")), textCell(r.Path)})
@@ -563,7 +563,7 @@ func facts(runs []*runView) (order []string, values []map[string]string) {
 		put("memory", units.FormatBytes(env.MemoryBytes))
 		for _, ti := range targetsOf(r.Run) {
 			put("target "+string(ti.Role)+" path", ti.Path)
-			put("target "+string(ti.Role)+" storage", storageText(ti))
+			put("target "+string(ti.Role)+" storage", ti.Describe())
 		}
 		for _, k := range sortedKeys(env.Versions) {
 			put("version "+k, env.Versions[k])

@@ -46,7 +46,7 @@ func environmentSection(r *runView, prefix string) *section {
 			st := ti.Storage
 			var disks []string
 			for _, d := range st.Physical {
-				disks = append(disks, diskText(d, true))
+				disks = append(disks, d.Describe(true))
 			}
 			dev := st.Device
 			if dev == "" {

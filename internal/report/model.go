@@ -10,7 +10,6 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
-	"dbio/internal/units"
 )
 
 // The report reads a results directory through the results contract and
@@ -172,78 +171,6 @@ func targetsOf(run results.Run) []results.TargetInfo {
 		out = append(out, t)
 	}
 	return out
-}
-
-// storageText describes what is behind a target: "ext4 on vda (QEMU HARDDISK, rotational)".
-func storageText(t results.TargetInfo) string {
-	st := t.Storage
-	s := st.FSType
-	if s == "" {
-		s = "unknown filesystem"
-	}
-	var disks []string
-	for _, d := range st.Physical {
-		disks = append(disks, diskText(d, false))
-	}
-	switch {
-	case len(disks) > 0 && st.Device != "" && (len(st.Physical) != 1 || st.Physical[0].Name != st.Device):
-		s += " on " + st.Device + " → " + strings.Join(disks, " + ")
-	case len(disks) > 0:
-		s += " on " + strings.Join(disks, " + ")
-	case st.Device != "":
-		s += " on " + st.Device
-	default:
-		s += ", no block device"
-	}
-	if t.Limit != nil {
-		s += ", " + limitText(*t.Limit)
-	}
-	return s
-}
-
-// limitText says what a storage-class emulation capped: "capped at 500 read
-// IOPS / 300 write IOPS (cgroup v1-blkio)", with the preset's name when the
-// caps came from one.
-func limitText(l results.StorageLimit) string {
-	var caps []string
-	if l.ReadIOPS > 0 {
-		caps = append(caps, thousands(float64(l.ReadIOPS))+" read IOPS")
-	}
-	if l.WriteIOPS > 0 {
-		caps = append(caps, thousands(float64(l.WriteIOPS))+" write IOPS")
-	}
-	if l.ReadBPS > 0 {
-		caps = append(caps, units.FormatBytes(uint64(l.ReadBPS))+"/s read")
-	}
-	if l.WriteBPS > 0 {
-		caps = append(caps, units.FormatBytes(uint64(l.WriteBPS))+"/s write")
-	}
-	how := l.Mechanism
-	if l.Preset != "" {
-		how = l.Preset + " preset, " + how
-	}
-	return "capped at " + strings.Join(caps, " / ") + " (" + how + ")"
-}
-
-// diskText describes a disk: "vda (QEMU HARDDISK, non-rotational)", with its
-// size and I/O scheduler when full.
-func diskText(d results.Disk, full bool) string {
-	var attrs []string
-	if d.Model != "" {
-		attrs = append(attrs, d.Model)
-	}
-	if full && d.SizeBytes > 0 {
-		attrs = append(attrs, units.FormatBytes(d.SizeBytes))
-	}
-	if d.Rotational {
-		attrs = append(attrs, "rotational")
-	} else {
-		attrs = append(attrs, "non-rotational")
-	}
-	if full && d.Scheduler != "" {
-		attrs = append(attrs, "scheduler "+d.Scheduler)
-	}
-	return d.Name + " (" + strings.Join(attrs, ", ") + ")"
 }
 
 // runName is the name part of a run's id: 20261122-001305-sqlite-ext4 → sqlite-ext4.

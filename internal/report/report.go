@@ -279,7 +279,7 @@ func otherSection(steps []results.Step, prefix string) *section {
 func runSubtitle(r *runView) string {
 	line := runWhat(r)
 	if ts := targetsOf(r.Run); len(ts) > 0 {
-		line += " · " + storageText(ts[0])
+		line += " · " + ts[0].Describe()
 	}
 	return strings.TrimPrefix(line, " · ")
 }
@@ -293,7 +293,7 @@ func compareSubtitle(runs []*runView) string {
 	for i, r := range runs {
 		texts[i] = "no target recorded"
 		if ts := targetsOf(r.Run); len(ts) > 0 {
-			texts[i] = storageText(ts[0])
+			texts[i] = ts[0].Describe()
 		}
 		same = same && texts[i] == texts[0]
 	}
@@ -364,7 +364,7 @@ func runFacts(r *runView) []fact {
 	}
 	facts = append(facts, fact{"host", host})
 	for _, t := range targetsOf(run) {
-		facts = append(facts, fact{"target (" + string(t.Role) + ")", t.Path + ": " + storageText(t)})
+		facts = append(facts, fact{"target (" + string(t.Role) + ")", t.Path + ": " + t.Describe()})
 	}
 	facts = append(facts, fact{"results", r.Path})
 	return facts

@@ -57,7 +57,7 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		}
 		limit := ""
 		if t.Limit != nil {
-			limit = ", " + limitText(*t.Limit)
+			limit = ", " + t.Limit.Describe()
 		}
 		fmt.Fprintf(w, "target:  %s (%s) %s on %s%s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, limit, units.FormatBytes(t.FreeBytes))
 	}
