@@ -198,9 +198,9 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 		return engine.BackupResult{}, err
 	}
 	defer os.Remove(opts)
-	file := filepath.Join(dst, in.info.Database+".sql")
+	file := filepath.Join(dst, in.Facts.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
-		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}, Env: env}
+		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.Facts.Database}, Env: env}
 	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
@@ -221,7 +221,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 // runs the dump in src (a file BackupLogical wrote, or its directory) into it.
 // Stop the workload first.
 func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
-	file, err := server.DumpFile(src, in.info.Database+".sql")
+	file, err := server.DumpFile(src, in.Facts.Database+".sql")
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		if err != nil {
 			return err
 		}
-		err = ensureDatabase(ctx, admin, in.info.Database, true, where)
+		err = ensureDatabase(ctx, admin, in.Facts.Database, true, where)
 		admin.Close()
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
@@ -253,9 +253,9 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 			return fmt.Errorf("restore: %w", err)
 		}
 		defer f.Close()
-		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
+		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.Facts.Database}, Stdin: f, Env: env}
 		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+			return fmt.Errorf("restore %s into database %q: %w", file, in.Facts.Database, err)
 		}
 		return nil
 	})

@@ -167,8 +167,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if redoDir == "" {
 		redoDir = l.Data
 	}
-	version := in.info.Version
-	in.info = engine.Info{
+	version := in.Facts.Version
+	in.Facts = engine.Info{
 		Engine:    string(bins.flavour),
 		Version:   version,
 		Managed:   true,

@@ -192,7 +192,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	file := filepath.Join(dst, in.info.Database+".dump")
+	file := filepath.Join(dst, in.Facts.Database+".dump")
 	cmd := execx.Cmd{Name: tool, Args: []string{"-Fc", "-f", file, "-d", in.tools.conninfo}, Env: in.tools.env()}
 	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
@@ -217,7 +217,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if in.tools.err != nil {
 		return in.tools.err
 	}
-	file, err := server.DumpFile(src, in.info.Database+".dump")
+	file, err := server.DumpFile(src, in.Facts.Database+".dump")
 	if err != nil {
 		return err
 	}
@@ -234,14 +234,14 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		if err != nil {
 			return fmt.Errorf("restore: connect to %s: %w", where, err)
 		}
-		err = ensureDatabase(ctx, conn, in.info.Database, true, where)
+		err = ensureDatabase(ctx, conn, in.Facts.Database, true, where)
 		conn.Close(context.WithoutCancel(ctx))
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 		cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
 		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+			return fmt.Errorf("restore %s into database %q: %w", file, in.Facts.Database, err)
 		}
 		return nil
 	})

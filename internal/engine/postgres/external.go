@@ -50,14 +50,14 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	}
 	in.admin = cfg
 	in.tools = externalTools(dsn, name, cfg.Password)
-	in.info.Engine = "postgres"
-	in.info.Transport = transport
-	in.info.Database = name
-	if in.info.Settings, err = serverSettings(ctx, in); err != nil {
-		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
+	in.Facts.Engine = "postgres"
+	in.Facts.Transport = transport
+	in.Facts.Database = name
+	if in.Facts.Settings, err = serverSettings(ctx, in); err != nil {
+		in.Facts.Notes = append(in.Facts.Notes, "the server's settings could not be read: "+err.Error())
 	}
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
+		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
 	return in, nil
 }

@@ -28,8 +28,6 @@ var shutdown = server.Shutdown{Signal: syscall.SIGINT, Escalate: syscall.SIGQUIT
 // Instance is a running PostgreSQL database, managed or external.
 type Instance struct {
 	server.Instance
-	dsn  string
-	info engine.Info
 	// statsQuery reads the cumulative counters; it depends on the server version.
 	statsQuery string
 
@@ -49,21 +47,12 @@ type Instance struct {
 var (
 	_ engine.Instance        = (*Instance)(nil)
 	_ engine.StatsSource     = (*Instance)(nil)
-	_ engine.Processes       = (*Instance)(nil)
-	_ engine.Exited          = (*Instance)(nil)
 	_ engine.Backuper        = (*Instance)(nil)
 	_ engine.LogicalBackuper = (*Instance)(nil)
 )
 
 // Driver implements engine.Instance: the database/sql driver name of pgx.
 func (in *Instance) Driver() string { return "pgx" }
-
-// DSN implements engine.Instance: a connection string for the database dbio
-// owns, accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
-func (in *Instance) DSN() string { return in.dsn }
-
-// Info implements engine.Instance.
-func (in *Instance) Info() engine.Info { return in.info }
 
 // Stats implements engine.StatsSource: cumulative counters of the database
 // dbio owns (blocks found in shared buffers or read, commits, rollbacks) and of
@@ -107,13 +96,14 @@ FROM pg_stat_database d WHERE d.datname = current_database()`
 // open connects the pools on dsn and reads what Info and Stats need from the
 // server; the instance runs its client programs as the engine runs its server.
 func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
-	in := &Instance{dsn: dsn, runner: e.Runner, binDirs: e.binDirs()}
-	if err := in.OpenPools(func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
+	in := &Instance{runner: e.Runner, binDirs: e.binDirs()}
+	// dsn is accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
+	if err := in.OpenPools(dsn, func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
 		return nil, err
 	}
 	var versionNum int
 	if err := in.StatsDB().QueryRowContext(ctx, "SELECT current_setting('server_version'), current_setting('server_version_num')::int").
-		Scan(&in.info.Version, &versionNum); err != nil {
+		Scan(&in.Facts.Version, &versionNum); err != nil {
 		in.ClosePools()
 		return nil, fmt.Errorf("connect to the dbio database: %w", err)
 	}

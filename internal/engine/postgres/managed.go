@@ -142,9 +142,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if walDir == "" {
 		walDir = filepath.Join(l.Data, "pg_wal")
 	}
-	in.info = engine.Info{
+	in.Facts = engine.Info{
 		Engine:    "postgres",
-		Version:   in.info.Version,
+		Version:   in.Facts.Version,
 		Managed:   true,
 		Transport: transport,
 		DataDir:   l.Data,
@@ -154,7 +154,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	if o.Preallocate > 0 {
-		in.info.Notes = append(in.info.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
+		in.Facts.Notes = append(in.Facts.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
 	}
 	return in, nil
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"dbio/internal/engine"
 	"dbio/internal/execx"
 )
 
@@ -27,6 +28,10 @@ type Shutdown struct {
 // Stop ends in order. An engine embeds it and adds its own connections,
 // commands and counters.
 type Instance struct {
+	// Facts is what Info reports; the engine fills it in as it opens and
+	// starts the instance.
+	Facts engine.Info
+	dsn   string
 	db    *sql.DB
 	stats *sql.DB
 	// idle is how many idle connections db keeps.
@@ -52,10 +57,17 @@ type Instance struct {
 // errStopped refuses a restore of an instance that Stop has ended.
 var errStopped = errors.New("restore: the instance is stopped")
 
+// The server engines' instances are these through the embedded Instance.
+var (
+	_ engine.Processes = (*Instance)(nil)
+	_ engine.Exited    = (*Instance)(nil)
+)
+
 // OpenPools opens the workload pool and the statistics pool through open,
-// which returns a new pool on dbio's database each time it is called.
-// maxConns bounds the workload pool; 0 lets it grow with the users.
-func (in *Instance) OpenPools(open func() (*sql.DB, error), maxConns int) error {
+// which returns a new pool on dbio's database, the one dsn names, each time
+// it is called. maxConns bounds the workload pool; 0 lets it grow with the users.
+func (in *Instance) OpenPools(dsn string, open func() (*sql.DB, error), maxConns int) error {
+	in.dsn = dsn
 	db, err := open()
 	if err != nil {
 		return err
@@ -85,6 +97,13 @@ func (in *Instance) ClosePools() {
 	in.db.Close()
 	in.stats.Close()
 }
+
+// DSN implements engine.Instance: the engine driver's connection string for
+// the database dbio owns.
+func (in *Instance) DSN() string { return in.dsn }
+
+// Info implements engine.Instance.
+func (in *Instance) Info() engine.Info { return in.Facts }
 
 // DB implements engine.Instance: a pool on the database dbio owns.
 func (in *Instance) DB() *sql.DB { return in.db }
