@@ -10,6 +10,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 // OwnerTable is the table dbio creates inside every database it creates on
@@ -30,7 +31,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		// The mariadb and mysql clients' variable; the driver does not read it itself.
 		cfg.Passwd = o.Getenv(PasswordEnv)
 	}
-	name := databaseName(o)
+	name := server.Database(o)
 	where := fmt.Sprintf("server %s", cfg.Addr)
 	admin := cfg.Clone()
 	admin.DBName = ""

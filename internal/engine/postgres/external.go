@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/secret"
 )
 
@@ -29,7 +30,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
 	}
-	name := databaseName(o)
+	name := server.Database(o)
 	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
 	// The database to create, drop or check cannot be the one connected to.
 	if cfg.Database == name {

@@ -23,10 +23,6 @@ import (
 	"dbio/internal/execx"
 )
 
-// DefaultDatabase is the database dbio creates in a managed instance when
-// Options.Database is empty.
-const DefaultDatabase = "dbio"
-
 // Engine starts PostgreSQL instances.
 type Engine struct {
 	server.Engine
