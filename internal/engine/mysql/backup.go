@@ -71,11 +71,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
 			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	n, err := in.RunBackup(ctx, in.runner, dst, m.user, steps)
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
-	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
+	return in.RunBackup(ctx, in.runner, physicalTool, dst, m.user, steps)
 }
 
 // Restore implements engine.Backuper: it stops the server, sets its files

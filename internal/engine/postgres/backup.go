@@ -91,13 +91,9 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	n, err := in.RunBackup(ctx, in.runner, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+	return in.RunBackup(ctx, in.runner, physicalTool, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
 		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
 			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
-	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }
 
 // Restore implements engine.Backuper: it replaces the managed instance's

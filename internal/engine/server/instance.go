@@ -349,12 +349,13 @@ type BackupStep struct {
 }
 
 // RunBackup runs a physical backup's steps through r into dst, a new or
-// empty directory made ready for u, and returns the bytes the backup holds.
-// What a failed step leaves in a dst it created is removed.
-func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, dst string, u User, steps []BackupStep) (int64, error) {
+// empty directory made ready for u, and returns the backup, made with tool
+// and holding the bytes counted in dst. What a failed step leaves in a dst
+// it created is removed.
+func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, tool, dst string, u User, steps []BackupStep) (engine.BackupResult, error) {
 	created, err := PrepareDestination(dst, u)
 	if err != nil {
-		return 0, err
+		return engine.BackupResult{}, err
 	}
 	for _, s := range steps {
 		cmd := s.Cmd
@@ -366,12 +367,12 @@ func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, dst string, u
 			if s.Explain != nil {
 				err = s.Explain(err)
 			}
-			return 0, ToolError(s.What+" to "+dst, u, dst, err)
+			return engine.BackupResult{}, ToolError(s.What+" to "+dst, u, dst, err)
 		}
 	}
 	n, err := TreeBytes(dst)
 	if err != nil {
-		return 0, fmt.Errorf("size of the backup in %s: %w", dst, err)
+		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
 	}
-	return n, nil
+	return engine.BackupResult{Tool: tool, Path: dst, Bytes: n}, nil
 }
