@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -16,14 +15,10 @@ import (
 	"dbio/internal/execx"
 )
 
-// stopGrace is how long a clean shutdown may take before the server is
-// killed: InnoDB writes its dirty pages first, which on a slow disk with a
-// large buffer pool takes a while.
-const stopGrace = 3 * time.Minute
-
 // shutdown asks the server to shut down (SIGTERM, as `mariadb-admin
-// shutdown` does) and kills it if it has not finished within stopGrace.
-var shutdown = server.Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: stopGrace}
+// shutdown` does; InnoDB writes its dirty pages first) and kills it if it
+// has not finished within server.StopGrace.
+var shutdown = server.Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: server.StopGrace}
 
 // Instance is a running MariaDB or MySQL database, managed or external.
 type Instance struct {

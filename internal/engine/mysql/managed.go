@@ -117,11 +117,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, stopGrace)
-		}
-	}()
+	defer shutdown.StopOnFailure(ctx, &err, proc)
 
 	admin := m.admin()
 	database := server.Database(o)
@@ -251,16 +247,8 @@ func checkExisting(l layout) error {
 // install creates the instance. What an interrupted earlier attempt left in
 // dbio's own directories is removed first.
 func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l layout, cnf string) error {
-	for _, d := range []string{l.Data, l.Log} {
-		if d == "" {
-			continue
-		}
-		if err := os.RemoveAll(d); err != nil {
-			return err
-		}
-		if err := user.MakeDir(d, 0o700); err != nil {
-			return err
-		}
+	if err := l.Recreate(user); err != nil {
+		return err
 	}
 	cmd := execx.Cmd{Name: bins.install, Args: []string{"--defaults-file=" + cnf, "--skip-test-db", "--auth-root-authentication-method=socket"}}
 	if bins.flavour == mysql {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -15,15 +14,10 @@ import (
 	"dbio/internal/execx"
 )
 
-// stopGrace is how long a fast shutdown may take before the server is
-// killed: it ends with a checkpoint, which on a slow disk with a large
-// shared_buffers takes a while.
-const stopGrace = 3 * time.Minute
-
 // shutdown is a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends:
 // sessions are ended, a checkpoint is written), escalating to an immediate
-// shutdown and then SIGKILL if it does not finish within stopGrace.
-var shutdown = server.Shutdown{Signal: syscall.SIGINT, Escalate: syscall.SIGQUIT, Grace: stopGrace}
+// shutdown and then SIGKILL if it does not finish within server.StopGrace.
+var shutdown = server.Shutdown{Signal: syscall.SIGINT, Escalate: syscall.SIGQUIT, Grace: server.StopGrace}
 
 // Instance is a running PostgreSQL database, managed or external.
 type Instance struct {

@@ -94,11 +94,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, stopGrace)
-		}
-	}()
+	defer shutdown.StopOnFailure(ctx, &err, proc)
 
 	if err := m.setup(ctx); err != nil {
 		return nil, err
@@ -162,16 +158,8 @@ func runningError(data string, pid int) error {
 // initdb creates the instance. What an interrupted earlier initdb left in
 // dbio's own directories is removed first.
 func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l layout) error {
-	for _, d := range []string{l.Data, l.Log} {
-		if d == "" {
-			continue
-		}
-		if err := os.RemoveAll(d); err != nil {
-			return err
-		}
-		if err := user.MakeDir(d, 0o700); err != nil {
-			return err
-		}
+	if err := l.Recreate(user); err != nil {
+		return err
 	}
 	// initdb insists on a superuser password when password authentication is
 	// enabled; it is replaced at every start, so this one is thrown away.

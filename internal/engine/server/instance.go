@@ -22,6 +22,19 @@ type Shutdown struct {
 	Grace            time.Duration
 }
 
+// StopGrace is how long a clean shutdown may take before the server is
+// killed: the server first writes its dirty pages (InnoDB) or a checkpoint
+// (PostgreSQL), which on a slow disk with a large buffer pool takes a while.
+const StopGrace = 3 * time.Minute
+
+// StopOnFailure stops p as s says when the start that launched it fails,
+// which *err says once the start returns.
+func (s Shutdown) StopOnFailure(ctx context.Context, err *error, p *Process) {
+	if *err != nil {
+		_ = p.Stop(context.WithoutCancel(ctx), s.Signal, s.Escalate, s.Grace)
+	}
+}
+
 // Instance is what the instances of the server engines (PostgreSQL,
 // MariaDB) share: dbio's two connection pools and, for a server dbio
 // manages, the supervision of its process, which a restore replaces and

@@ -215,3 +215,21 @@ func Database(o engine.Options) string {
 	}
 	return DefaultDatabase
 }
+
+// Recreate empties the instance's data and log directories and makes them
+// again for u, so that creating the instance starts clear of what an
+// interrupted earlier attempt left; they are dbio's own directories.
+func (l Layout) Recreate(u User) error {
+	for _, d := range []string{l.Data, l.Log} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		if err := u.MakeDir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
