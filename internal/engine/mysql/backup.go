@@ -33,7 +33,7 @@ const backupHint = "install it with `apt-get install -y mariadb-backup`"
 func (in *Instance) program(hint string, names ...string) (string, error) {
 	var errs []string
 	for _, n := range names {
-		p, err := server.Find(in.runner, n, in.binDirs...)
+		p, err := server.Find(in.Runner, n, in.BinDirs...)
 		if err == nil {
 			return p, nil
 		}
@@ -41,6 +41,8 @@ func (in *Instance) program(hint string, names ...string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: %s", strings.Join(errs, "; "), hint)
 }
+
+var _ engine.Backuper = (*Instance)(nil)
 
 // Backup implements engine.Backuper: mariadb-backup copies the running
 // instance's files into dst (a new or empty directory) while the server keeps
@@ -71,7 +73,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
 			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	return in.RunBackup(ctx, in.runner, physicalTool, dst, m.user, steps)
+	return in.RunBackup(ctx, physicalTool, dst, m.user, steps)
 }
 
 // Restore implements engine.Backuper: it stops the server, sets its files
@@ -112,7 +114,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 			// As dbio, which may read a backup whatever its owner; the files are
 			// given to the server's user afterwards.
 			cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-			if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+			if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
 			}
 			for _, d := range dirs {
@@ -175,6 +177,8 @@ func checkPrepared(src string) error {
 	return fmt.Errorf("restore: the checkpoints file in %s names no backup type: give the directory a backup wrote", src)
 }
 
+var _ engine.LogicalBackuper = (*Instance)(nil)
+
 // BackupLogical implements engine.LogicalBackuper: mariadb-dump writes the
 // database dbio owns (tables, routines, triggers) as SQL to
 // dst/<database>.sql, from one consistent snapshot while the workload goes
@@ -197,7 +201,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	file := filepath.Join(dst, in.Facts.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
 		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.Facts.Database}, Env: env}
-	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+	if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -250,7 +254,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		}
 		defer f.Close()
 		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.Facts.Database}, Stdin: f, Env: env}
-		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+		if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 			return fmt.Errorf("restore %s into database %q: %w", file, in.Facts.Database, err)
 		}
 		return nil

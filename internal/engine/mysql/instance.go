@@ -12,7 +12,6 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
-	"dbio/internal/execx"
 )
 
 // shutdown asks the server to shut down (SIGTERM, as `mariadb-admin
@@ -27,20 +26,12 @@ type Instance struct {
 	// admin reaches the server with no database selected, to drop and
 	// re-create dbio's database, and gives the client programs their account.
 	admin *mysqldrv.Config
-	// runner runs the client and backup programs, found in binDirs or PATH.
-	runner  execx.Runner
-	binDirs []string
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
 }
 
-var (
-	_ engine.Instance        = (*Instance)(nil)
-	_ engine.StatsSource     = (*Instance)(nil)
-	_ engine.Backuper        = (*Instance)(nil)
-	_ engine.LogicalBackuper = (*Instance)(nil)
-)
+var _ engine.Instance = (*Instance)(nil)
 
 // Driver implements engine.Instance: go-sql-driver/mysql's name.
 func (in *Instance) Driver() string { return "mysql" }
@@ -59,6 +50,8 @@ var statusCounters = []string{
 }
 
 var statsQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
+
+var _ engine.StatsSource = (*Instance)(nil)
 
 // Stats implements engine.StatsSource.
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
@@ -109,7 +102,7 @@ func (e *Engine) open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{runner: e.Runner, binDirs: e.binDirs()}
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
 	// The DSN is go-sql-driver/mysql's, with multiStatements, interpolateParams
 	// and parseTime on.
 	if err := in.OpenPools(cfg.FormatDSN(), func() (*sql.DB, error) { return sql.OpenDB(connector), nil }, maxConns); err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
-	"dbio/internal/execx"
 )
 
 // shutdown is a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends:
@@ -30,23 +29,17 @@ type Instance struct {
 	admin *pgx.ConnConfig
 	// tools is how pg_dump and pg_restore reach dbio's database.
 	tools toolConn
-	// runner runs the client programs, found in binDirs or PATH.
-	runner  execx.Runner
-	binDirs []string
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
 }
 
-var (
-	_ engine.Instance        = (*Instance)(nil)
-	_ engine.StatsSource     = (*Instance)(nil)
-	_ engine.Backuper        = (*Instance)(nil)
-	_ engine.LogicalBackuper = (*Instance)(nil)
-)
+var _ engine.Instance = (*Instance)(nil)
 
 // Driver implements engine.Instance: the database/sql driver name of pgx.
 func (in *Instance) Driver() string { return "pgx" }
+
+var _ engine.StatsSource = (*Instance)(nil)
 
 // Stats implements engine.StatsSource: cumulative counters of the database
 // dbio owns (blocks found in shared buffers or read, commits, rollbacks) and of
@@ -90,7 +83,7 @@ FROM pg_stat_database d WHERE d.datname = current_database()`
 // open connects the pools on dsn and reads what Info and Stats need from the
 // server; the instance runs its client programs as the engine runs its server.
 func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
-	in := &Instance{runner: e.Runner, binDirs: e.binDirs()}
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
 	// dsn is accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
 	if err := in.OpenPools(dsn, func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
 		return nil, err

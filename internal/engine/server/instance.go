@@ -44,6 +44,10 @@ type Instance struct {
 	// Facts is what Info reports; the engine fills it in as it opens and
 	// starts the instance.
 	Facts engine.Info
+	// Runner runs the client and backup programs, found in BinDirs or PATH.
+	Runner  execx.Runner
+	BinDirs []string
+
 	dsn   string
 	db    *sql.DB
 	stats *sql.DB
@@ -361,11 +365,11 @@ type BackupStep struct {
 	Explain func(error) error
 }
 
-// RunBackup runs a physical backup's steps through r into dst, a new or
+// RunBackup runs a physical backup's steps into dst, a new or
 // empty directory made ready for u, and returns the backup, made with tool
 // and holding the bytes counted in dst. What a failed step leaves in a dst
 // it created is removed.
-func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, tool, dst string, u User, steps []BackupStep) (engine.BackupResult, error) {
+func (in *Instance) RunBackup(ctx context.Context, tool, dst string, u User, steps []BackupStep) (engine.BackupResult, error) {
 	created, err := PrepareDestination(dst, u)
 	if err != nil {
 		return engine.BackupResult{}, err
@@ -373,7 +377,7 @@ func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, tool, dst str
 	for _, s := range steps {
 		cmd := s.Cmd
 		u.Apply(&cmd)
-		if _, err := r.Run(ctx, in.Tool(cmd)); err != nil {
+		if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 			if created {
 				os.RemoveAll(dst)
 			}
