@@ -33,7 +33,7 @@ const backupHint = "install it with `apt-get install -y mariadb-backup`"
 func (in *Instance) program(hint string, names ...string) (string, error) {
 	var errs []string
 	for _, n := range names {
-		p, err := server.Find(in.runner, n, in.binDirs...)
+		p, err := server.Find(in.Runner, n, in.BinDirs...)
 		if err == nil {
 			return p, nil
 		}
@@ -41,6 +41,8 @@ func (in *Instance) program(hint string, names ...string) (string, error) {
 	}
 	return "", fmt.Errorf("%s: %s", strings.Join(errs, "; "), hint)
 }
+
+var _ engine.Backuper = (*Instance)(nil)
 
 // Backup implements engine.Backuper: mariadb-backup copies the running
 // instance's files into dst (a new or empty directory) while the server keeps
@@ -71,11 +73,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
 			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	n, err := in.RunBackup(ctx, in.runner, dst, m.user, steps)
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
-	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
+	return in.RunBackup(ctx, physicalTool, dst, m.user, steps)
 }
 
 // Restore implements engine.Backuper: it stops the server, sets its files
@@ -116,7 +114,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 			// As dbio, which may read a backup whatever its owner; the files are
 			// given to the server's user afterwards.
 			cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + m.cnf, "--copy-back", "--target-dir=" + src}}
-			if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+			if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
 			}
 			for _, d := range dirs {
@@ -179,6 +177,8 @@ func checkPrepared(src string) error {
 	return fmt.Errorf("restore: the checkpoints file in %s names no backup type: give the directory a backup wrote", src)
 }
 
+var _ engine.LogicalBackuper = (*Instance)(nil)
+
 // BackupLogical implements engine.LogicalBackuper: mariadb-dump writes the
 // database dbio owns (tables, routines, triggers) as SQL to
 // dst/<database>.sql, from one consistent snapshot while the workload goes
@@ -198,10 +198,10 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 		return engine.BackupResult{}, err
 	}
 	defer os.Remove(opts)
-	file := filepath.Join(dst, in.info.Database+".sql")
+	file := filepath.Join(dst, in.Facts.Database+".sql")
 	cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--single-transaction", "--quick",
-		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.info.Database}, Env: env}
-	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+		"--routines", "--triggers", "--hex-blob", "--result-file=" + file, in.Facts.Database}, Env: env}
+	if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -221,7 +221,7 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 // runs the dump in src (a file BackupLogical wrote, or its directory) into it.
 // Stop the workload first.
 func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
-	file, err := server.DumpFile(src, in.info.Database+".sql")
+	file, err := server.DumpFile(src, in.Facts.Database+".sql")
 	if err != nil {
 		return err
 	}
@@ -238,7 +238,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		if err != nil {
 			return err
 		}
-		err = ensureDatabase(ctx, admin, in.info.Database, true, where)
+		err = ensureDatabase(ctx, admin, in.Facts.Database, true, where)
 		admin.Close()
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
@@ -253,9 +253,9 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 			return fmt.Errorf("restore: %w", err)
 		}
 		defer f.Close()
-		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.info.Database}, Stdin: f, Env: env}
-		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		cmd := execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, "--binary-mode", "--database=" + in.Facts.Database}, Stdin: f, Env: env}
+		if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.Facts.Database, err)
 		}
 		return nil
 	})

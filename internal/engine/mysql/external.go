@@ -10,6 +10,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 )
 
 // OwnerTable is the table dbio creates inside every database it creates on
@@ -30,7 +31,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		// The mariadb and mysql clients' variable; the driver does not read it itself.
 		cfg.Passwd = o.Getenv(PasswordEnv)
 	}
-	name := databaseName(o)
+	name := server.Database(o)
 	where := fmt.Sprintf("server %s", cfg.Addr)
 	admin := cfg.Clone()
 	admin.DBName = ""
@@ -49,13 +50,13 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		return nil, err
 	}
 	in.admin = admin
-	in.info.Transport = transport
-	in.info.Database = name
-	if in.info.Settings, err = serverSettings(ctx, in.StatsDB()); err != nil {
-		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
+	in.Facts.Transport = transport
+	in.Facts.Database = name
+	if in.Facts.Settings, err = serverSettings(ctx, in.StatsDB()); err != nil {
+		in.Facts.Notes = append(in.Facts.Notes, "the server's settings could not be read: "+err.Error())
 	}
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
+		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
 	return in, nil
 }

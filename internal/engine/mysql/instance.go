@@ -7,59 +7,34 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
-	"dbio/internal/execx"
 )
 
-// stopGrace is how long a clean shutdown may take before the server is
-// killed: InnoDB writes its dirty pages first, which on a slow disk with a
-// large buffer pool takes a while.
-const stopGrace = 3 * time.Minute
-
 // shutdown asks the server to shut down (SIGTERM, as `mariadb-admin
-// shutdown` does) and kills it if it has not finished within stopGrace.
-var shutdown = server.Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: stopGrace}
+// shutdown` does; InnoDB writes its dirty pages first) and kills it if it
+// has not finished within server.StopGrace.
+var shutdown = server.Shutdown{Signal: syscall.SIGTERM, Escalate: syscall.SIGKILL, Grace: server.StopGrace}
 
 // Instance is a running MariaDB or MySQL database, managed or external.
 type Instance struct {
 	server.Instance
-	dsn  string
-	info engine.Info
 
 	// admin reaches the server with no database selected, to drop and
 	// re-create dbio's database, and gives the client programs their account.
 	admin *mysqldrv.Config
-	// runner runs the client and backup programs, found in binDirs or PATH.
-	runner  execx.Runner
-	binDirs []string
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
 }
 
-var (
-	_ engine.Instance        = (*Instance)(nil)
-	_ engine.StatsSource     = (*Instance)(nil)
-	_ engine.Processes       = (*Instance)(nil)
-	_ engine.Exited          = (*Instance)(nil)
-	_ engine.Backuper        = (*Instance)(nil)
-	_ engine.LogicalBackuper = (*Instance)(nil)
-)
+var _ engine.Instance = (*Instance)(nil)
 
 // Driver implements engine.Instance: go-sql-driver/mysql's name.
 func (in *Instance) Driver() string { return "mysql" }
-
-// DSN implements engine.Instance: a go-sql-driver/mysql DSN for the database
-// dbio owns, with multiStatements, interpolateParams and parseTime on.
-func (in *Instance) DSN() string { return in.dsn }
-
-// Info implements engine.Instance.
-func (in *Instance) Info() engine.Info { return in.info }
 
 // statusCounters are the cumulative server counters Stats reports: buffer
 // pool misses and requests, redo writes and bytes, fsyncs, commits.
@@ -76,11 +51,13 @@ var statusCounters = []string{
 
 var statsQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
 
+var _ engine.StatsSource = (*Instance)(nil)
+
 // Stats implements engine.StatsSource.
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	rows, err := in.StatsDB().QueryContext(ctx, statsQuery)
 	if err != nil {
-		return nil, fmt.Errorf("%s statistics: %w", in.info.Engine, err)
+		return nil, fmt.Errorf("%s statistics: %w", in.Facts.Engine, err)
 	}
 	defer rows.Close()
 	m := make(map[string]float64, len(statusCounters))
@@ -91,7 +68,7 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		}
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s statistics: %s = %q is not a number", in.info.Engine, name, value)
+			return nil, fmt.Errorf("%s statistics: %s = %q is not a number", in.Facts.Engine, name, value)
 		}
 		m[name] = v
 	}
@@ -125,17 +102,19 @@ func (e *Engine) open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{dsn: cfg.FormatDSN(), runner: e.Runner, binDirs: e.binDirs()}
-	if err := in.OpenPools(func() (*sql.DB, error) { return sql.OpenDB(connector), nil }, maxConns); err != nil {
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
+	// The DSN is go-sql-driver/mysql's, with multiStatements, interpolateParams
+	// and parseTime on.
+	if err := in.OpenPools(cfg.FormatDSN(), func() (*sql.DB, error) { return sql.OpenDB(connector), nil }, maxConns); err != nil {
 		return nil, err
 	}
-	if err := in.StatsDB().QueryRowContext(ctx, "SELECT VERSION()").Scan(&in.info.Version); err != nil {
+	if err := in.StatsDB().QueryRowContext(ctx, "SELECT VERSION()").Scan(&in.Facts.Version); err != nil {
 		in.ClosePools()
 		return nil, fmt.Errorf("connect to the dbio database: %w", err)
 	}
-	in.info.Engine = string(mysql)
-	if strings.Contains(in.info.Version, "MariaDB") {
-		in.info.Engine = string(mariadb)
+	in.Facts.Engine = string(mysql)
+	if strings.Contains(in.Facts.Version, "MariaDB") {
+		in.Facts.Engine = string(mariadb)
 	}
 	return in, nil
 }

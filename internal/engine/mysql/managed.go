@@ -46,17 +46,11 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	user, err := server.Choose(os.Geteuid(), "mysql", "nobody")
+	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, string(bins.flavour)), Name: string(bins.flavour)}
+	prev.PidFile = filepath.Join(prev.Dir, "run", pidName)
+	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "mysql", "nobody")
 	if err != nil {
 		return nil, err
-	}
-	leftover, err := server.StopLeftover(ctx, e.ProcRoot, filepath.Join(p.Data.Dir, string(bins.flavour), "run", pidName),
-		filepath.Join(p.Data.Dir, string(bins.flavour)), string(bins.flavour), syscall.SIGTERM, stopGrace)
-	if err != nil {
-		return nil, err
-	}
-	if leftover != "" && o.Notice != nil {
-		o.Notice(leftover)
 	}
 	l, err := prepareLayout(p, bins.flavour, o.Fresh)
 	if err != nil {
@@ -69,11 +63,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil && tempSocket {
-			os.RemoveAll(sockDir)
-		}
-	}()
+	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
 	if err := user.MakeDir(l.Run, 0o700); err != nil {
 		return nil, err
 	}
@@ -91,10 +81,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 
-	if o.RunAs != nil {
-		if err := o.RunAs(user.UID, user.GID); err != nil {
-			return nil, err
-		}
+	if err := server.GrantUser(o, user); err != nil {
+		return nil, err
 	}
 	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, at: at, cnf: cnf, logPath: logPath, wrap: o.Wrap,
 		password: server.RandomPassword()}
@@ -129,14 +117,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, stopGrace)
-		}
-	}()
+	defer shutdown.StopOnFailure(ctx, &err, proc)
 
 	admin := m.admin()
-	database := databaseName(o)
+	database := server.Database(o)
 	adminDB, err := openAdmin(admin)
 	if err != nil {
 		return nil, err
@@ -146,10 +130,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	transport := o.Transport
-	if transport == "" {
-		transport = "socket"
-	}
+	transport := server.Transport(o)
 	cfg := admin
 	if transport == "tcp" {
 		cfg = admin.Clone()
@@ -167,8 +148,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if redoDir == "" {
 		redoDir = l.Data
 	}
-	version := in.info.Version
-	in.info = engine.Info{
+	version := in.Facts.Version
+	in.Facts = engine.Info{
 		Engine:    string(bins.flavour),
 		Version:   version,
 		Managed:   true,
@@ -266,16 +247,8 @@ func checkExisting(l layout) error {
 // install creates the instance. What an interrupted earlier attempt left in
 // dbio's own directories is removed first.
 func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l layout, cnf string) error {
-	for _, d := range []string{l.Data, l.Log} {
-		if d == "" {
-			continue
-		}
-		if err := os.RemoveAll(d); err != nil {
-			return err
-		}
-		if err := user.MakeDir(d, 0o700); err != nil {
-			return err
-		}
+	if err := l.Recreate(user); err != nil {
+		return err
 	}
 	cmd := execx.Cmd{Name: bins.install, Args: []string{"--defaults-file=" + cnf, "--skip-test-db", "--auth-root-authentication-method=socket"}}
 	if bins.flavour == mysql {
@@ -353,14 +326,7 @@ func ping(ctx context.Context, cfg *mysqldrv.Config) error {
 	return db.PingContext(ctx)
 }
 
-func databaseName(o engine.Options) string {
-	if o.Database != "" {
-		return o.Database
-	}
-	return DefaultDatabase
-}
-
-// serverLogPath is the server's log file: in the results when there are
+// exists says whether there is a file at path.
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil

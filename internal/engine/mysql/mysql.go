@@ -18,34 +18,24 @@ import (
 	"regexp"
 	"strings"
 
-	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 )
-
-// DefaultDatabase is the database dbio creates in a managed instance when
-// Options.Database is empty.
-const DefaultDatabase = "dbio"
 
 // Engine starts MariaDB (or MySQL) instances.
 type Engine struct {
 	server.Engine
 }
 
-var _ engine.Engine = (*Engine)(nil)
-
 // New returns the engine named name ("mariadb" or "mysql"), running its
 // programs through r and listing its processes from procRoot (normally
 // /proc). Both run whichever server is installed; the name only decides
 // which binary is preferred when both are.
 func New(name string, r execx.Runner, procRoot string) *Engine {
-	return &Engine{server.NewEngine(name, r, procRoot)}
-}
-
-// Start implements engine.Engine: external mode when o.DSN is set, else a
-// managed server on p.
-func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
-	return server.Start(ctx, p, o, e.Name(), e.startExternal, e.startManaged)
+	e := &Engine{}
+	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: name,
+		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check})
+	return e
 }
 
 // binDirs are the directories searched for the server's programs after PATH.

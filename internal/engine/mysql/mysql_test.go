@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -107,9 +108,9 @@ func TestManagedLifecycle(t *testing.T) {
 		Scan(&db, &pool, &logSize, &flush); err != nil {
 		t.Fatal(err)
 	}
-	if db != DefaultDatabase || pool != 64<<20 || logSize != 48<<20 || flush != 1 {
+	if db != server.DefaultDatabase || pool != 64<<20 || logSize != 48<<20 || flush != 1 {
 		t.Errorf("server has database %s, buffer pool %d, redo %d, flush_log_at_trx_commit %d; want %s, 64 MiB, 48 MiB, 1",
-			db, pool, logSize, flush, DefaultDatabase)
+			db, pool, logSize, flush, server.DefaultDatabase)
 	}
 	// multiStatements is on in the DSN workloads get.
 	if _, err := in.DB().ExecContext(ctx, "CREATE TABLE kept (id INT) ENGINE=InnoDB; INSERT INTO kept VALUES (1)"); err != nil {
@@ -117,7 +118,7 @@ func TestManagedLifecycle(t *testing.T) {
 	}
 
 	info := in.Info()
-	if info.Engine != "mariadb" || !info.Managed || info.Transport != "socket" || info.Database != DefaultDatabase || !strings.Contains(info.Version, "MariaDB") {
+	if info.Engine != "mariadb" || !info.Managed || info.Transport != "socket" || info.Database != server.DefaultDatabase || !strings.Contains(info.Version, "MariaDB") {
 		t.Errorf("Info = %+v", info)
 	}
 	if !strings.HasPrefix(info.DataDir, data.Dir) || !strings.HasPrefix(info.LogDir, redo.Dir) {

@@ -7,13 +7,7 @@ import (
 	"dbio/internal/engine/server"
 )
 
-var (
-	_ engine.DSNChecker = (*Engine)(nil)
-	_ engine.Layout     = (*Engine)(nil)
-)
-
-// CheckDSN implements engine.DSNChecker.
-func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
+var _ engine.Layout = (*Engine)(nil)
 
 // dsns read DSNs as go-sql-driver does; the unix network is a socket.
 var dsns = server.DSN[*mysqldrv.Config]{

@@ -57,7 +57,7 @@ func (t toolConn) env() []string {
 // for an external server the newest installed version (pg_dump reads servers
 // of its own version and older), then PATH.
 func (in *Instance) program(name string) (string, error) {
-	dirs := in.binDirs
+	dirs := in.BinDirs
 	if in.tools.binDir != "" {
 		dirs = []string{in.tools.binDir}
 	}
@@ -67,13 +67,15 @@ func (in *Instance) program(name string) (string, error) {
 			return p, nil
 		}
 	}
-	if in.runner != nil {
-		if p, err := in.runner.LookPath(name); err == nil {
+	if in.Runner != nil {
+		if p, err := in.Runner.LookPath(name); err == nil {
 			return p, nil
 		}
 	}
 	return "", fmt.Errorf("%s not found in %s or PATH: install it with `apt-get install -y postgresql-client`", name, strings.Join(dirs, ", "))
 }
+
+var _ engine.Backuper = (*Instance)(nil)
 
 // Backup implements engine.Backuper: pg_basebackup writes a copy of the
 // whole running instance into dst (a new or empty directory), with the WAL
@@ -91,13 +93,9 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	n, err := in.RunBackup(ctx, in.runner, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+	return in.RunBackup(ctx, physicalTool, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
 		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
 			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
-	if err != nil {
-		return engine.BackupResult{}, err
-	}
-	return engine.BackupResult{Tool: physicalTool, Path: dst, Bytes: n}, nil
 }
 
 // Restore implements engine.Backuper: it replaces the managed instance's
@@ -175,6 +173,8 @@ func placeBaseBackup(ctx context.Context, src string, l layout, u server.User) e
 	return u.Own(link)
 }
 
+var _ engine.LogicalBackuper = (*Instance)(nil)
+
 // BackupLogical implements engine.LogicalBackuper: pg_dump writes the
 // database dbio owns, in its compressed custom format, to
 // dst/<database>.dump, from one snapshot while the workload goes on. It works
@@ -192,9 +192,9 @@ func (in *Instance) BackupLogical(ctx context.Context, dst string) (engine.Backu
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	file := filepath.Join(dst, in.info.Database+".dump")
+	file := filepath.Join(dst, in.Facts.Database+".dump")
 	cmd := execx.Cmd{Name: tool, Args: []string{"-Fc", "-f", file, "-d", in.tools.conninfo}, Env: in.tools.env()}
-	if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
+	if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 		if created {
 			os.RemoveAll(dst)
 		} else {
@@ -217,7 +217,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 	if in.tools.err != nil {
 		return in.tools.err
 	}
-	file, err := server.DumpFile(src, in.info.Database+".dump")
+	file, err := server.DumpFile(src, in.Facts.Database+".dump")
 	if err != nil {
 		return err
 	}
@@ -234,14 +234,14 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 		if err != nil {
 			return fmt.Errorf("restore: connect to %s: %w", where, err)
 		}
-		err = ensureDatabase(ctx, conn, in.info.Database, true, where)
+		err = ensureDatabase(ctx, conn, in.Facts.Database, true, where)
 		conn.Close(context.WithoutCancel(ctx))
 		if err != nil {
 			return fmt.Errorf("restore: %w", err)
 		}
 		cmd := execx.Cmd{Name: tool, Args: []string{"--exit-on-error", "--no-owner", "-d", in.tools.conninfo, file}, Env: in.tools.env()}
-		if _, err := in.runner.Run(ctx, in.Tool(cmd)); err != nil {
-			return fmt.Errorf("restore %s into database %q: %w", file, in.info.Database, err)
+		if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
+			return fmt.Errorf("restore %s into database %q: %w", file, in.Facts.Database, err)
 		}
 		return nil
 	})

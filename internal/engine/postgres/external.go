@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/secret"
 )
 
@@ -29,7 +30,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
 	}
-	name := databaseName(o)
+	name := server.Database(o)
 	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
 	// The database to create, drop or check cannot be the one connected to.
 	if cfg.Database == name {
@@ -50,14 +51,14 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	}
 	in.admin = cfg
 	in.tools = externalTools(dsn, name, cfg.Password)
-	in.info.Engine = "postgres"
-	in.info.Transport = transport
-	in.info.Database = name
-	if in.info.Settings, err = serverSettings(ctx, in); err != nil {
-		in.info.Notes = append(in.info.Notes, "the server's settings could not be read: "+err.Error())
+	in.Facts.Engine = "postgres"
+	in.Facts.Transport = transport
+	in.Facts.Database = name
+	if in.Facts.Settings, err = serverSettings(ctx, in); err != nil {
+		in.Facts.Notes = append(in.Facts.Notes, "the server's settings could not be read: "+err.Error())
 	}
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
-		in.info.Notes = append(in.info.Notes, note)
+		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
 	return in, nil
 }

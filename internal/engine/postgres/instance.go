@@ -5,31 +5,22 @@ import (
 	"database/sql"
 	"fmt"
 	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
-	"dbio/internal/execx"
 )
-
-// stopGrace is how long a fast shutdown may take before the server is
-// killed: it ends with a checkpoint, which on a slow disk with a large
-// shared_buffers takes a while.
-const stopGrace = 3 * time.Minute
 
 // shutdown is a fast shutdown (SIGINT, what `pg_ctl stop -m fast` sends:
 // sessions are ended, a checkpoint is written), escalating to an immediate
-// shutdown and then SIGKILL if it does not finish within stopGrace.
-var shutdown = server.Shutdown{Signal: syscall.SIGINT, Escalate: syscall.SIGQUIT, Grace: stopGrace}
+// shutdown and then SIGKILL if it does not finish within server.StopGrace.
+var shutdown = server.Shutdown{Signal: syscall.SIGINT, Escalate: syscall.SIGQUIT, Grace: server.StopGrace}
 
 // Instance is a running PostgreSQL database, managed or external.
 type Instance struct {
 	server.Instance
-	dsn  string
-	info engine.Info
 	// statsQuery reads the cumulative counters; it depends on the server version.
 	statsQuery string
 
@@ -38,32 +29,17 @@ type Instance struct {
 	admin *pgx.ConnConfig
 	// tools is how pg_dump and pg_restore reach dbio's database.
 	tools toolConn
-	// runner runs the client programs, found in binDirs or PATH.
-	runner  execx.Runner
-	binDirs []string
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
 }
 
-var (
-	_ engine.Instance        = (*Instance)(nil)
-	_ engine.StatsSource     = (*Instance)(nil)
-	_ engine.Processes       = (*Instance)(nil)
-	_ engine.Exited          = (*Instance)(nil)
-	_ engine.Backuper        = (*Instance)(nil)
-	_ engine.LogicalBackuper = (*Instance)(nil)
-)
+var _ engine.Instance = (*Instance)(nil)
 
 // Driver implements engine.Instance: the database/sql driver name of pgx.
 func (in *Instance) Driver() string { return "pgx" }
 
-// DSN implements engine.Instance: a connection string for the database dbio
-// owns, accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
-func (in *Instance) DSN() string { return in.dsn }
-
-// Info implements engine.Instance.
-func (in *Instance) Info() engine.Info { return in.info }
+var _ engine.StatsSource = (*Instance)(nil)
 
 // Stats implements engine.StatsSource: cumulative counters of the database
 // dbio owns (blocks found in shared buffers or read, commits, rollbacks) and of
@@ -107,13 +83,14 @@ FROM pg_stat_database d WHERE d.datname = current_database()`
 // open connects the pools on dsn and reads what Info and Stats need from the
 // server; the instance runs its client programs as the engine runs its server.
 func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
-	in := &Instance{dsn: dsn, runner: e.Runner, binDirs: e.binDirs()}
-	if err := in.OpenPools(func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
+	// dsn is accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
+	if err := in.OpenPools(dsn, func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
 		return nil, err
 	}
 	var versionNum int
 	if err := in.StatsDB().QueryRowContext(ctx, "SELECT current_setting('server_version'), current_setting('server_version_num')::int").
-		Scan(&in.info.Version, &versionNum); err != nil {
+		Scan(&in.Facts.Version, &versionNum); err != nil {
 		in.ClosePools()
 		return nil, fmt.Errorf("connect to the dbio database: %w", err)
 	}

@@ -46,17 +46,11 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	user, err := server.Choose(os.Geteuid(), "postgres", "nobody")
+	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, dataSub), Name: "PostgreSQL"}
+	prev.PidFile = filepath.Join(prev.Dir, "data", "postmaster.pid")
+	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "postgres", "nobody")
 	if err != nil {
 		return nil, err
-	}
-	leftover, err := server.StopLeftover(ctx, e.ProcRoot, filepath.Join(p.Data.Dir, dataSub, "data", "postmaster.pid"),
-		filepath.Join(p.Data.Dir, dataSub), "PostgreSQL", syscall.SIGINT, stopGrace)
-	if err != nil {
-		return nil, err
-	}
-	if leftover != "" && o.Notice != nil {
-		o.Notice(leftover)
 	}
 	l, err := prepareLayout(p, o.Fresh)
 	if err != nil {
@@ -77,23 +71,17 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil && tempSocket {
-			os.RemoveAll(sockDir)
-		}
-	}()
+	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
 	logPath, err := server.LogPath(o.LogDir, l.Base, "postgres")
 	if err != nil {
 		return nil, err
 	}
 
-	if o.RunAs != nil {
-		if err := o.RunAs(user.UID, user.GID); err != nil {
-			return nil, err
-		}
+	if err := server.GrantUser(o, user); err != nil {
+		return nil, err
 	}
 	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, sockDir: sockDir, logPath: logPath, wrap: o.Wrap,
-		database: databaseName(o), password: server.RandomPassword()}
+		database: server.Database(o), password: server.RandomPassword()}
 	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
 		m.port = port
 		var err error
@@ -106,19 +94,12 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, stopGrace)
-		}
-	}()
+	defer shutdown.StopOnFailure(ctx, &err, proc)
 
 	if err := m.setup(ctx); err != nil {
 		return nil, err
 	}
-	transport := o.Transport
-	if transport == "" {
-		transport = "socket"
-	}
+	transport := server.Transport(o)
 	dsn := m.socketDSN(m.database)
 	if transport == "tcp" {
 		dsn = keywordDSN([2]string{"host", "127.0.0.1"}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
@@ -142,19 +123,19 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if walDir == "" {
 		walDir = filepath.Join(l.Data, "pg_wal")
 	}
-	in.info = engine.Info{
+	in.Facts = engine.Info{
 		Engine:    "postgres",
-		Version:   in.info.Version,
+		Version:   in.Facts.Version,
 		Managed:   true,
 		Transport: transport,
 		DataDir:   l.Data,
 		LogDir:    walDir,
-		Database:  databaseName(o),
+		Database:  server.Database(o),
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
 		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
 	if o.Preallocate > 0 {
-		in.info.Notes = append(in.info.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
+		in.Facts.Notes = append(in.Facts.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
 	}
 	return in, nil
 }
@@ -177,16 +158,8 @@ func runningError(data string, pid int) error {
 // initdb creates the instance. What an interrupted earlier initdb left in
 // dbio's own directories is removed first.
 func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l layout) error {
-	for _, d := range []string{l.Data, l.Log} {
-		if d == "" {
-			continue
-		}
-		if err := os.RemoveAll(d); err != nil {
-			return err
-		}
-		if err := user.MakeDir(d, 0o700); err != nil {
-			return err
-		}
+	if err := l.Recreate(user); err != nil {
+		return err
 	}
 	// initdb insists on a superuser password when password authentication is
 	// enabled; it is replaced at every start, so this one is thrown away.
@@ -311,13 +284,6 @@ func (m *managedServer) setup(ctx context.Context) error {
 func (m *managedServer) socketDSN(db string) string {
 	return keywordDSN([2]string{"host", m.sockDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
 		[2]string{"dbname", db}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
-}
-
-func databaseName(o engine.Options) string {
-	if o.Database != "" {
-		return o.Database
-	}
-	return DefaultDatabase
 }
 
 // serverLogPath is the server's log file: in the results when there are

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -104,15 +105,15 @@ func TestManagedLifecycle(t *testing.T) {
 		Scan(&db, &sharedBuffers, &workMem, &fsync); err != nil {
 		t.Fatal(err)
 	}
-	if db != DefaultDatabase || sharedBuffers != "64MB" || workMem != "8MB" || fsync != "on" {
-		t.Errorf("server has database %s, shared_buffers %s, work_mem %s, fsync %s; want %s, 64MB, 8MB, on", db, sharedBuffers, workMem, fsync, DefaultDatabase)
+	if db != server.DefaultDatabase || sharedBuffers != "64MB" || workMem != "8MB" || fsync != "on" {
+		t.Errorf("server has database %s, shared_buffers %s, work_mem %s, fsync %s; want %s, 64MB, 8MB, on", db, sharedBuffers, workMem, fsync, server.DefaultDatabase)
 	}
 	if _, err := in.DB().ExecContext(ctx, "CREATE TABLE kept (id int); INSERT INTO kept VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
 
 	info := in.Info()
-	if info.Engine != "postgres" || !info.Managed || info.Transport != "socket" || info.Database != DefaultDatabase || info.Version == "" {
+	if info.Engine != "postgres" || !info.Managed || info.Transport != "socket" || info.Database != server.DefaultDatabase || info.Version == "" {
 		t.Errorf("Info = %+v", info)
 	}
 	if !strings.HasPrefix(info.DataDir, data.Dir) || !strings.HasPrefix(info.LogDir, wal.Dir) {

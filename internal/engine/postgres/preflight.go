@@ -9,13 +9,7 @@ import (
 	"dbio/internal/engine/server"
 )
 
-var (
-	_ engine.DSNChecker = (*Engine)(nil)
-	_ engine.Layout     = (*Engine)(nil)
-)
-
-// CheckDSN implements engine.DSNChecker.
-func (e *Engine) CheckDSN(dsn string) (string, error) { return dsns.Check(dsn) }
+var _ engine.Layout = (*Engine)(nil)
 
 // dsns read DSNs as pgx does; a host that is a directory is a Unix socket.
 var dsns = server.DSN[*pgx.ConnConfig]{

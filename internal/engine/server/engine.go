@@ -11,10 +11,11 @@ import (
 
 // Engine is what the server engines (PostgreSQL, MariaDB) share: the name
 // an engine answers to, the runner its programs run through, where they
-// are, and the process table its server's processes are listed from. An
-// engine embeds it and gives how it finds its programs and starts an instance.
+// are, the process table its server's processes are listed from, and how
+// Start and CheckDSN go. An engine embeds it and gives its Specific steps.
 type Engine struct {
 	name string
+	own  Specific
 	// Runner runs the server and its programs.
 	Runner execx.Runner
 	// BinDirs are searched after PATH for the server's programs; nil means
@@ -26,9 +27,27 @@ type Engine struct {
 	FreePort func() (int, error)
 }
 
-// NewEngine returns the shared part of the engine named name.
-func NewEngine(name string, r execx.Runner, procRoot string) Engine {
-	return Engine{name: name, Runner: r, ProcRoot: procRoot, FreePort: FreePort}
+// Specific is what an engine gives of its own to the shared Start and CheckDSN.
+type Specific struct {
+	// Label names the engine in the message for a missing data target.
+	Label string
+	// External starts an instance on the existing server o.DSN reaches;
+	// Managed starts a server dbio runs on p.
+	External func(ctx context.Context, o engine.Options) (engine.Instance, error)
+	Managed  func(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error)
+	// CheckDSN reads a DSN as the engine's driver does (DSN.Check).
+	CheckDSN func(dsn string) (transport string, err error)
+}
+
+var (
+	_ engine.Engine     = (*Engine)(nil)
+	_ engine.DSNChecker = (*Engine)(nil)
+)
+
+// NewEngine returns the shared part of the engine named name, which
+// starts instances and checks DSNs as own says.
+func NewEngine(name string, r execx.Runner, procRoot string, own Specific) Engine {
+	return Engine{name: name, own: own, Runner: r, ProcRoot: procRoot, FreePort: FreePort}
 }
 
 // Name implements engine.Engine.
@@ -40,13 +59,9 @@ func (e *Engine) Capabilities() engine.Capabilities {
 	return engine.Capabilities{ServerProcess: true, StoredProcedures: true, SelectForUpdate: true}
 }
 
-// Start starts an instance the way every server engine does: on the
+// Start implements engine.Engine the way every server engine does: on the
 // existing server o.DSN reaches (external), else a managed server on p.
-// label names the engine in the message for a missing data target.
-func Start(ctx context.Context, p engine.Placement, o engine.Options, label string,
-	external func(context.Context, engine.Options) (engine.Instance, error),
-	managed func(context.Context, engine.Placement, engine.Options) (engine.Instance, error),
-) (engine.Instance, error) {
+func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
 	switch o.Transport {
 	case "", "socket", "tcp":
 	default:
@@ -54,10 +69,13 @@ func Start(ctx context.Context, p engine.Placement, o engine.Options, label stri
 	}
 	switch {
 	case o.DSN != "":
-		return external(ctx, o)
+		return e.own.External(ctx, o)
 	case p.Data == nil:
-		return nil, errors.New(label + ": no data target: pass --target DIR or --dsn for an existing server")
+		return nil, errors.New(e.own.Label + ": no data target: pass --target DIR or --dsn for an existing server")
 	default:
-		return managed(ctx, p, o)
+		return e.own.Managed(ctx, p, o)
 	}
 }
+
+// CheckDSN implements engine.DSNChecker.
+func (e *Engine) CheckDSN(dsn string) (string, error) { return e.own.CheckDSN(dsn) }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"dbio/internal/engine"
 	"dbio/internal/execx"
 )
 
@@ -21,12 +22,33 @@ type Shutdown struct {
 	Grace            time.Duration
 }
 
+// StopGrace is how long a clean shutdown may take before the server is
+// killed: the server first writes its dirty pages (InnoDB) or a checkpoint
+// (PostgreSQL), which on a slow disk with a large buffer pool takes a while.
+const StopGrace = 3 * time.Minute
+
+// StopOnFailure stops p as s says when the start that launched it fails,
+// which *err says once the start returns.
+func (s Shutdown) StopOnFailure(ctx context.Context, err *error, p *Process) {
+	if *err != nil {
+		_ = p.Stop(context.WithoutCancel(ctx), s.Signal, s.Escalate, s.Grace)
+	}
+}
+
 // Instance is what the instances of the server engines (PostgreSQL,
 // MariaDB) share: dbio's two connection pools and, for a server dbio
 // manages, the supervision of its process, which a restore replaces and
 // Stop ends in order. An engine embeds it and adds its own connections,
 // commands and counters.
 type Instance struct {
+	// Facts is what Info reports; the engine fills it in as it opens and
+	// starts the instance.
+	Facts engine.Info
+	// Runner runs the client and backup programs, found in BinDirs or PATH.
+	Runner  execx.Runner
+	BinDirs []string
+
+	dsn   string
 	db    *sql.DB
 	stats *sql.DB
 	// idle is how many idle connections db keeps.
@@ -52,10 +74,17 @@ type Instance struct {
 // errStopped refuses a restore of an instance that Stop has ended.
 var errStopped = errors.New("restore: the instance is stopped")
 
+// The server engines' instances are these through the embedded Instance.
+var (
+	_ engine.Processes = (*Instance)(nil)
+	_ engine.Exited    = (*Instance)(nil)
+)
+
 // OpenPools opens the workload pool and the statistics pool through open,
-// which returns a new pool on dbio's database each time it is called.
-// maxConns bounds the workload pool; 0 lets it grow with the users.
-func (in *Instance) OpenPools(open func() (*sql.DB, error), maxConns int) error {
+// which returns a new pool on dbio's database, the one dsn names, each time
+// it is called. maxConns bounds the workload pool; 0 lets it grow with the users.
+func (in *Instance) OpenPools(dsn string, open func() (*sql.DB, error), maxConns int) error {
+	in.dsn = dsn
 	db, err := open()
 	if err != nil {
 		return err
@@ -85,6 +114,13 @@ func (in *Instance) ClosePools() {
 	in.db.Close()
 	in.stats.Close()
 }
+
+// DSN implements engine.Instance: the engine driver's connection string for
+// the database dbio owns.
+func (in *Instance) DSN() string { return in.dsn }
+
+// Info implements engine.Instance.
+func (in *Instance) Info() engine.Info { return in.Facts }
 
 // DB implements engine.Instance: a pool on the database dbio owns.
 func (in *Instance) DB() *sql.DB { return in.db }
@@ -329,30 +365,31 @@ type BackupStep struct {
 	Explain func(error) error
 }
 
-// RunBackup runs a physical backup's steps through r into dst, a new or
-// empty directory made ready for u, and returns the bytes the backup holds.
-// What a failed step leaves in a dst it created is removed.
-func (in *Instance) RunBackup(ctx context.Context, r execx.Runner, dst string, u User, steps []BackupStep) (int64, error) {
+// RunBackup runs a physical backup's steps into dst, a new or
+// empty directory made ready for u, and returns the backup, made with tool
+// and holding the bytes counted in dst. What a failed step leaves in a dst
+// it created is removed.
+func (in *Instance) RunBackup(ctx context.Context, tool, dst string, u User, steps []BackupStep) (engine.BackupResult, error) {
 	created, err := PrepareDestination(dst, u)
 	if err != nil {
-		return 0, err
+		return engine.BackupResult{}, err
 	}
 	for _, s := range steps {
 		cmd := s.Cmd
 		u.Apply(&cmd)
-		if _, err := r.Run(ctx, in.Tool(cmd)); err != nil {
+		if _, err := in.Runner.Run(ctx, in.Tool(cmd)); err != nil {
 			if created {
 				os.RemoveAll(dst)
 			}
 			if s.Explain != nil {
 				err = s.Explain(err)
 			}
-			return 0, ToolError(s.What+" to "+dst, u, dst, err)
+			return engine.BackupResult{}, ToolError(s.What+" to "+dst, u, dst, err)
 		}
 	}
 	n, err := TreeBytes(dst)
 	if err != nil {
-		return 0, fmt.Errorf("size of the backup in %s: %w", dst, err)
+		return engine.BackupResult{}, fmt.Errorf("size of the backup in %s: %w", dst, err)
 	}
-	return n, nil
+	return engine.BackupResult{Tool: tool, Path: dst, Bytes: n}, nil
 }

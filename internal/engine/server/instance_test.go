@@ -43,7 +43,7 @@ func TestRunRestore(t *testing.T) {
 				return Launch(ctx, execx.Real{}, "sleeper", execx.Cmd{Name: "sleep", Args: []string{"60"}}, filepath.Join(base, "server.log"))
 			}
 			var in Instance
-			if err := in.OpenPools(func() (*sql.DB, error) { return sql.OpenDB(noServer{}), nil }, 0); err != nil {
+			if err := in.OpenPools("", func() (*sql.DB, error) { return sql.OpenDB(noServer{}), nil }, 0); err != nil {
 				t.Fatal(err)
 			}
 			first, err := launch(ctx)

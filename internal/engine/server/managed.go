@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -152,4 +153,83 @@ func Notes(logPath, leftover, durability string, s Supervision) []string {
 		notes = append(notes, "socket directory "+s.SocketDir+": dbio's own directory is too deep for a Unix socket path")
 	}
 	return notes
+}
+
+// Previous names the instance a managed start takes over: its directory,
+// its server's pid file, and the server's name for messages.
+type Previous struct {
+	Dir, PidFile, Name string
+}
+
+// TakeOver is how every managed start begins: it chooses the server's user
+// (Choose: the first of candidates when dbio runs as root) and stops a server
+// an earlier dbio left running on the instance (StopLeftover, asking it as s
+// says), telling notice, when set, at once. The note returned says so in the
+// results, "" when there was none.
+func TakeOver(ctx context.Context, procRoot string, prev Previous, s Shutdown, notice func(string), candidates ...string) (u User, note string, err error) {
+	if u, err = Choose(os.Geteuid(), candidates...); err != nil {
+		return User{}, "", err
+	}
+	if note, err = StopLeftover(ctx, procRoot, prev.PidFile, prev.Dir, prev.Name, s.Signal, s.Grace); err != nil {
+		return User{}, "", err
+	}
+	if note != "" && notice != nil {
+		notice(note)
+	}
+	return u, note, nil
+}
+
+// RemoveOnFailure removes a temporary socket directory (see SocketDir) when
+// the start it was made for fails, which *err says once the start returns.
+func RemoveOnFailure(err *error, dir string, temp bool) {
+	if *err != nil && temp {
+		os.RemoveAll(dir)
+	}
+}
+
+// GrantUser hands the user a managed server will run as to o.RunAs, when
+// set, before the server starts.
+func GrantUser(o engine.Options, u User) error {
+	if o.RunAs == nil {
+		return nil
+	}
+	return o.RunAs(u.UID, u.GID)
+}
+
+// Transport is the transport o asks for, socket when it names none.
+func Transport(o engine.Options) string {
+	if o.Transport == "" {
+		return "socket"
+	}
+	return o.Transport
+}
+
+// DefaultDatabase is the database dbio creates in a managed instance when
+// Options.Database is empty.
+const DefaultDatabase = "dbio"
+
+// Database is the database dbio works in: o.Database, else DefaultDatabase.
+func Database(o engine.Options) string {
+	if o.Database != "" {
+		return o.Database
+	}
+	return DefaultDatabase
+}
+
+// Recreate empties the instance's data and log directories and makes them
+// again for u, so that creating the instance starts clear of what an
+// interrupted earlier attempt left; they are dbio's own directories.
+func (l Layout) Recreate(u User) error {
+	for _, d := range []string{l.Data, l.Log} {
+		if d == "" {
+			continue
+		}
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+		if err := u.MakeDir(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
 }
