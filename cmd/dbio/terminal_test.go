@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"dbio/internal/iolimit"
+	"dbio/internal/target"
 	"dbio/internal/testenv"
 )
 
@@ -45,9 +47,13 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 		t.Skip("runs real steps")
 	}
 	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
-	res := t.TempDir()
-	cmdline := strings.Join([]string{os.Args[0], "tpcc", "--target", t.TempDir(), "--results", res,
-		"--users", "1,2", "--rampup", "1s", "--step", "2s"}, " ")
+	h := iolimit.SystemHost(target.HostFS().Sys)
+	testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", "run the tests as root on a host with the blkio controller (cgroup v1) or io.max (v2)")
+	res, dataDir := t.TempDir(), t.TempDir()
+	st, err := target.HostFS().Resolve(dataDir)
+	testenv.Require(t, err == nil && st.Device != "", "a temporary directory on a block device", "set TMPDIR to a directory on a disk")
+	cmdline := strings.Join([]string{os.Args[0], "tpcc", "--target", dataDir, "--results", res,
+		"--users", "1,2", "--rampup", "1s", "--step", "2s", "--limit", "riops=1000000,wiops=1000000"}, " ")
 	// script runs dbio on a pseudo-terminal and copies what it draws.
 	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
 	if code := p.exit(); code != exitOK {
@@ -58,6 +64,13 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 		t.Fatalf("dbio did not draw a live line on the terminal:\n%q", out)
 	}
 	shown := strings.Join(screen(out), "\n")
+	// The run opens with where and what: the target's filesystem and device
+	// and the limit it will be capped at, then the plan.
+	opening := "target:  " + dataDir + " (data): " + st.FSType + " on " + st.Device
+	if !strings.Contains(shown, opening) || !strings.Contains(shown, "to be capped at riops=1000000,wiops=1000000") ||
+		!strings.Contains(shown, "plan:    tpcc on sqlite, users 1,2: 1s ramp-up and 2s measured per step") {
+		t.Errorf("the opening lines do not say where (%q) and what:\n%s", opening, shown)
+	}
 	for _, want := range []string{"users-1 (1/2, 1 users):  tpm ", "users-2 (2/2, 2 users):  tpm ", "== dbio tpcc: COMPLETED =="} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the screen does not keep %q:\n%s", want, shown)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
 	"dbio/internal/engine"
@@ -152,6 +154,35 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	return out, err
 }
 
+// opening says what the run is about to do before it does it: where (each
+// target's filesystem and device, and the limit it will be capped at) and
+// what (the fio pass, the workload on its engine, the steps and their time).
+func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
+	for _, t := range targets {
+		line := fmt.Sprintf("%s (%s): %s", t.Path, t.Role, t.Describe())
+		if !p.Limits.IsZero() && (t.Role == target.RoleData || t.Role == target.RoleLog) {
+			line += ", to be capped at " + p.Limits.String()
+		}
+		fmt.Fprintf(w, "target:  %s\n", line)
+	}
+	var what []string
+	if p.Fio != nil {
+		what = append(what, "fio "+p.Fio.Config.Profile+" on the data target")
+	}
+	if p.Workload != nil && p.Engine != nil {
+		users := make([]string, len(p.Users))
+		for i, u := range p.Users {
+			users[i] = strconv.Itoa(u)
+		}
+		steps := time.Duration(len(p.Users)) * (p.RampUp + p.Step)
+		what = append(what, fmt.Sprintf("%s on %s, users %s: %s ramp-up and %s measured per step, %s of steps after the load",
+			p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), p.RampUp, p.Step, steps))
+	}
+	if len(what) > 0 {
+		fmt.Fprintf(w, "plan:    %s\n", strings.Join(what, ", then "))
+	}
+}
+
 // hostEnvironment describes the machine for run.json; what could not be
 // read is a warning, since a host we cannot describe still runs.
 func hostEnvironment(env Env) (results.Environment, []string) {
@@ -234,6 +265,7 @@ func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetIn
 
 // execute is the body of Run between creating and finishing the results directory.
 func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.Placement, out *Outcome) (err error) {
+	opening(env.Out, p, dir.Run().Environment.Targets)
 	first := 0
 	if p.Fio != nil {
 		phase := *p.Fio
