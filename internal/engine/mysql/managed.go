@@ -18,6 +18,7 @@ import (
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
 	"dbio/internal/target"
+	"dbio/internal/units"
 )
 
 const (
@@ -160,7 +161,18 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Settings:  server.SettingsMap(m.settings),
 		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
+	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "innodb_buffer_pool_size", "SELECT @@innodb_buffer_pool_size", bytesText)
 	return in, nil
+}
+
+// bytesText writes a size in bytes as the server reports it ("134217728")
+// in the units a reader expects ("128.0 MiB"); other text is kept.
+func bytesText(v string) string {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return v
+	}
+	return units.FormatBytes(n)
 }
 
 // managedServer is what it takes to start a managed instance's server, at

@@ -134,6 +134,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
 		Notes:     server.Notes(logPath, leftover, durability, sv),
 	}
+	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "shared_buffers", "SHOW shared_buffers", nil)
 	if o.Preallocate > 0 {
 		in.Facts.Notes = append(in.Facts.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
 	}

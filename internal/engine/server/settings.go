@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"sort"
@@ -67,4 +69,28 @@ func SettingsMap(lists ...[]Setting) map[string]string {
 		}
 	}
 	return m
+}
+
+// RecordDefault adds to settings the value of a setting dbio left at the
+// engine's default, as the running server reports it through query (one
+// row, one column), marked "(engine default)": run.json then says what the
+// run used (the buffer pool, say) whether or not the user chose it. A
+// setting already recorded, or one the server does not report, is left as
+// it is.
+func RecordDefault(ctx context.Context, db *sql.DB, settings map[string]string, name, query string, format func(string) string) map[string]string {
+	if _, ok := settings[name]; ok || db == nil {
+		return settings
+	}
+	var v string
+	if err := db.QueryRowContext(ctx, query).Scan(&v); err != nil {
+		return settings
+	}
+	if format != nil {
+		v = format(v)
+	}
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	settings[name] = v + " (engine default)"
+	return settings
 }

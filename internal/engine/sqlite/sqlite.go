@@ -110,6 +110,13 @@ func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	if _, ok := settings["cache_size"]; !ok {
+		// What the run used, when the user left SQLite's page cache alone.
+		var pages int64
+		if err := db.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&pages); err == nil {
+			settings["cache_size"] = strconv.FormatInt(pages, 10) + " (engine default)"
+		}
+	}
 	return &Instance{db: db, dsn: dsn, path: path, info: engine.Info{
 		Engine:   "sqlite",
 		Version:  version,

@@ -41,6 +41,15 @@ func TestStartSettings(t *testing.T) {
 	}
 }
 
+// Left at SQLite's default, the page cache is still recorded, as SQLite
+// reports it (-2000: 2000 KiB).
+func TestDefaultCacheSizeIsRecorded(t *testing.T) {
+	inst := start(t, engine.Options{})
+	if got := inst.Info().Settings["cache_size"]; got != "-2000 (engine default)" {
+		t.Errorf("cache_size recorded as %q, want SQLite's default marked as such", got)
+	}
+}
+
 func TestStartRefuses(t *testing.T) {
 	tg, _ := target.Open(t.TempDir())
 	other, _ := target.Open(t.TempDir())
