@@ -13,7 +13,7 @@ import (
 func init() { commandConstructors = append(commandConstructors, newReportCmd, newCompareCmd) }
 
 func newReportCmd(app *App) *cobra.Command {
-	var output string
+	var output, base string
 	cmd := &cobra.Command{
 		Use:   "report RESULTS_DIR... [-o report.html]",
 		Short: "Render results directories as a self-contained HTML report, a Markdown summary and CSV tables",
@@ -26,9 +26,12 @@ report.html, summary.md and csv/. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			if args, err = resolveRuns(base, args); err != nil {
+				return err
 			}
 			runs, err := results.LoadAll(args)
 			if err != nil {
@@ -50,11 +53,12 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	return cmd
 }
 
 func newCompareCmd(app *App) *cobra.Command {
-	var output string
+	var output, base string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "compare A B [C...] [-o compare.html] [--force]",
@@ -71,9 +75,12 @@ one run has are left out and named. The report also lists every
 setting and fact that differs between the runs.`,
 		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
   dbio compare nvme/ sata/ -o nvme-vs-sata.html`,
-		RunE: func(cmd *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) < 2 {
 				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
+			}
+			if args, err = resolveRuns(base, args); err != nil {
+				return err
 			}
 			runs, err := results.LoadAll(args)
 			if err != nil {
@@ -100,6 +107,7 @@ setting and fact that differs between the runs.`,
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
 }

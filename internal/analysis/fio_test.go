@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/metrics"
 	"dbio/internal/results"
 )
 
@@ -128,5 +129,26 @@ func TestCompareJudgesByDirectionAndFloor(t *testing.T) {
 				t.Errorf("under the floor the ratio (%v) and change (%v) must be left out", d.Ratio, d.ChangePct)
 			}
 		})
+	}
+}
+
+// A run's headlines are the peak step's throughput figures per workload and
+// the fio point with the most IOPS; a run with no finished step has none.
+func TestHeadlines(t *testing.T) {
+	step := func(users int, tpm, nopm float64) results.Step {
+		return results.Step{Users: users, Kind: "tpcc", Status: results.StatusCompleted, Total: &metrics.TxSummary{},
+			Figures: []results.Figure{{Name: results.FigureTPM, Value: tpm}, {Name: results.FigureNOPM, Value: nopm}}}
+	}
+	fioPoint := func(name string, iops float64) results.Step {
+		return results.Step{Name: name, Kind: results.KindFio, Status: results.StatusCompleted, Figures: []results.Figure{{Name: results.FigureIOPS, Value: iops}}}
+	}
+	l := &results.Loaded{Steps: []results.Step{fioPoint("4k-randread", 900), fioPoint("4k-randwrite", 1200), step(1, 100, 45), step(2, 180, 80), step(4, 150, 70)}}
+	hs := Headlines(NewRecorded(l))
+	if len(hs) != 2 || hs[0].Kind != "tpcc" || hs[0].Users != 2 || hs[0].Values[0] != 180 || hs[0].Values[1] != 80 ||
+		hs[1].Kind != "fio" || hs[1].Point != "4k-randwrite" || hs[1].Values[0] != 1200 {
+		t.Errorf("headlines %+v", hs)
+	}
+	if hs := Headlines(NewRecorded(&results.Loaded{})); len(hs) != 0 {
+		t.Errorf("a run with no step has headlines %+v", hs)
 	}
 }

@@ -52,7 +52,13 @@ func (s Series) Column(name string) int {
 // interrupted loads as far as it got. A run.json that says running when no
 // dbio holds the directory any more loads as abandoned, and is rewritten so
 // (see settleAbandoned).
-func Load(path string) (*Loaded, error) {
+func Load(path string) (*Loaded, error) { return load(path, true) }
+
+// LoadSummary reads a results directory's run and step summaries without
+// its per-second series: enough to list runs by their headline figures.
+func LoadSummary(path string) (*Loaded, error) { return load(path, false) }
+
+func load(path string, withSeries bool) (*Loaded, error) {
 	b, err := os.ReadFile(filepath.Join(path, "run.json"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -83,6 +89,9 @@ func Load(path string) (*Loaded, error) {
 		l.Steps = append(l.Steps, s)
 	}
 	sort.Slice(l.Steps, func(i, j int) bool { return l.Steps[i].Index < l.Steps[j].Index })
+	if !withSeries {
+		return l, nil
+	}
 	l.Series, err = readSeries(filepath.Join(path, "series.csv"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err

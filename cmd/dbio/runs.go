@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
+	"dbio/internal/units"
+)
+
+func init() { commandConstructors = append(commandConstructors, newRunsCmd) }
+
+func newRunsCmd(app *App) *cobra.Command {
+	var base string
+	cmd := &cobra.Command{
+		Use:   "runs [--results DIR]",
+		Short: "List the results directories under a results directory, newest first, with their headline figures",
+		Long: `List every run under the results directory (default ./results), and the runs
+inside its suites and A/B studies, newest first: name, kind, status, when it
+started, the storage of its data target, and its headline figures (the peak
+step's throughput, the fio point with the most IOPS).
+
+dbio report and dbio compare accept a run's name as listed here (or the end
+of it, such as quick-sqlite, when only one run ends so) in place of its path.`,
+		Example: `  dbio runs
+  dbio compare 20261125-140151-quick-sqlite 20261125-141328-tpcc-sqlite`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dirs, err := runDirs(base)
+			if err != nil {
+				return err
+			}
+			if len(dirs) == 0 {
+				fmt.Fprintf(app.Stdout, "no runs under %s\n", base)
+				return nil
+			}
+			tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "run\tkind\tstatus\tstarted\tstorage\theadline")
+			for _, d := range dirs {
+				l, err := results.LoadSummary(d)
+				if err != nil {
+					fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\t%v\n", d, err)
+					continue
+				}
+				rel, _ := filepath.Rel(base, d)
+				storage := "-"
+				for _, t := range l.Run.Environment.Targets {
+					if t.Role == "data" {
+						storage = t.Describe()
+						break
+					}
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", rel, l.Run.Kind, l.Run.Status, l.Run.Started.UTC().Format("2006-01-02 15:04"), storage, headlineText(l))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&base, "results", "results", "the results directory to list")
+	return cmd
+}
+
+// headlineText is a run's headline figures in a few words: "tpcc 27,535 TPM /
+// 12,324 NOPM at 2 users; fio 51,143 IOPS (4k-randread)".
+func headlineText(l *results.Loaded) string {
+	var parts []string
+	for _, h := range analysis.Headlines(analysis.NewRecorded(l)) {
+		var figs []string
+		for i, f := range h.Figures {
+			figs = append(figs, units.GroupThousands(int64(h.Values[i]+0.5))+" "+f.Title)
+		}
+		text := h.Kind + " " + strings.Join(figs, " / ")
+		if h.Point != "" {
+			text += " (" + h.Point + ")"
+		} else {
+			text += " at " + units.GroupThousands(int64(h.Users)) + map[bool]string{true: " user", false: " users"}[h.Users == 1]
+		}
+		parts = append(parts, text)
+	}
+	if len(parts) == 0 {
+		return "no finished step"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runDirs are the results directories under base and one level into the
+// suites and A/B studies there, newest first (their names start with the
+// time they started).
+func runDirs(base string) ([]string, error) {
+	var out []string
+	entries, err := os.ReadDir(base)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, usagef("--results %s: no such directory; dbio writes results under ./results unless told otherwise", base)
+	}
+	if err != nil {
+		return nil, err
+	}
+	isRun := func(d string) bool { _, err := os.Stat(filepath.Join(d, "run.json")); return err == nil }
+	for _, e := range entries {
+		if !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
+			continue
+		}
+		d := filepath.Join(base, e.Name())
+		if isRun(d) {
+			out = append(out, d)
+			continue
+		}
+		inner, _ := os.ReadDir(d)
+		for _, ie := range inner {
+			if ie.IsDir() && isRun(filepath.Join(d, ie.Name())) {
+				out = append(out, filepath.Join(d, ie.Name()))
+			}
+			// A/B studies keep their runs one level further (a-1/, b-1/).
+			if sub := filepath.Join(d, ie.Name()); ie.IsDir() && !isRun(sub) {
+				deeper, _ := os.ReadDir(sub)
+				for _, de := range deeper {
+					if de.IsDir() && isRun(filepath.Join(sub, de.Name())) {
+						out = append(out, filepath.Join(sub, de.Name()))
+					}
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) > filepath.Base(out[j]) })
+	return out, nil
+}
+
+// resolveRuns turns each argument that is not a results directory into the
+// run under base it names: its listed name, or the end of one ("quick-sqlite")
+// when exactly one run ends so. An argument that names none, or several, is
+// a usage error that says which.
+func resolveRuns(base string, args []string) ([]string, error) {
+	out := make([]string, len(args))
+	var all []string
+	for i, a := range args {
+		if _, err := os.Stat(filepath.Join(a, "run.json")); err == nil {
+			out[i] = a
+			continue
+		}
+		if all == nil {
+			dirs, err := runDirs(base)
+			if err != nil {
+				return nil, usagef("%s is not a results directory (no run.json), and there are no runs under %s to find it by name", a, base)
+			}
+			all = dirs
+		}
+		var found []string
+		for _, d := range all {
+			rel, _ := filepath.Rel(base, d)
+			name := filepath.Base(d)
+			if rel == a || name == a || strings.HasSuffix(name, "-"+a) {
+				found = append(found, d)
+			}
+		}
+		switch len(found) {
+		case 1:
+			out[i] = found[0]
+		case 0:
+			return nil, usagef("%s is neither a results directory nor the name of a run under %s: see dbio runs", a, base)
+		default:
+			return nil, usagef("%s names %d runs under %s (%s): give the full name, as dbio runs lists it", a, len(found), base, strings.Join(found, ", "))
+		}
+	}
+	return out, nil
+}
