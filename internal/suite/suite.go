@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -167,25 +168,27 @@ func Load(path string, env Env) (*Plan, error) {
 func Parse(name string, b []byte, env Env) (*Plan, error) {
 	var f File
 	dec := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields()
+	// Unknown keys do not stop the decoder: they are reported with every
+	// other problem of the file, all at once.
+	var unknown []Problem
 	if err := dec.Decode(&f); err != nil {
 		var de *toml.DecodeError
 		var sm *toml.StrictMissingError
 		switch {
-		case errors.As(err, &de):
-			row, _ := de.Position()
-			return nil, &Problems{File: name, Items: []Problem{{Line: row, Key: strings.Join(de.Key(), "."), Msg: de.Error()}}}
 		case errors.As(err, &sm):
-			ps := &Problems{File: name}
 			for _, e := range sm.Errors {
 				row, _ := e.Position()
-				ps.Items = append(ps.Items, Problem{Line: row, Key: strings.Join(e.Key(), "."), Msg: "unknown key (check its spelling and the table it is in)"})
+				unknown = append(unknown, Problem{Line: row, Key: strings.Join(e.Key(), "."), Msg: "unknown key" + suggest(reflect.TypeOf(f), e.Key())})
 			}
-			return nil, ps
+		case errors.As(err, &de):
+			row, _ := de.Position()
+			return nil, &Problems{File: name, Items: []Problem{{Line: row, Key: strings.Join(de.Key(), "."), Msg: typeWords(de.Error())}}}
+		default:
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	v := &validator{f: &f, loc: newLocator(b), file: name, env: env, dsns: map[string]string{}, workloads: map[string]WorkloadDef{}}
-	if ps := v.decodeWorkloads(); len(ps) > 0 {
+	if ps := append(unknown, v.decodeWorkloads()...); len(ps) > 0 {
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Line < ps[j].Line })
 		return nil, &Problems{File: name, Items: ps}
 	}
@@ -346,10 +349,10 @@ func (v *validator) decodeWorkloads() []Problem {
 		ps = append(ps, v.decodeTable(table, common, &w)...)
 		switch def, known := v.definition(kind); {
 		case kind == "disk":
-			ps = append(ps, v.decodeTable(table, own, &struct{}{})...)
+			ps = append(ps, v.decodeTable(table, own, &struct{}{}, shared...)...)
 		case known:
 			w.Settings = def.New()
-			ps = append(ps, v.decodeTable(table, own, w.Settings.Table())...)
+			ps = append(ps, v.decodeTable(table, own, w.Settings.Table(), shared...)...)
 		}
 		v.workloads[name] = w
 	}
@@ -358,7 +361,7 @@ func (v *validator) decodeWorkloads() []Problem {
 
 // decodeTable decodes one table's keys strictly into dst, locating each
 // problem at its key's line.
-func (v *validator) decodeTable(table string, keys map[string]any, dst any) []Problem {
+func (v *validator) decodeTable(table string, keys map[string]any, dst any, alsoKnown ...string) []Problem {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -369,6 +372,20 @@ func (v *validator) decodeTable(table string, keys map[string]any, dst any) []Pr
 	err = toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields().Decode(dst)
 	var de *toml.DecodeError
 	var sm *toml.StrictMissingError
+	if !errors.As(err, &sm) && errors.As(err, &de) && len(de.Key()) > 0 {
+		// A key of the wrong type stops the decoder: decode the rest
+		// without it, so that the table's other problems come out too.
+		if _, ok := keys[de.Key()[0]]; ok {
+			rest := make(map[string]any, len(keys)-1)
+			for k, val := range keys {
+				if k != de.Key()[0] {
+					rest[k] = val
+				}
+			}
+			first := Problem{Line: v.loc.line(table, de.Key()[0]), Key: strings.Join(append([]string{table}, de.Key()...), "."), Msg: typeWords(de.Error())}
+			return append([]Problem{first}, v.decodeTable(table, rest, dst, alsoKnown...)...)
+		}
+	}
 	located := func(key []string, msg string) Problem {
 		k := ""
 		if len(key) > 0 {
@@ -379,14 +396,14 @@ func (v *validator) decodeTable(table string, keys map[string]any, dst any) []Pr
 	switch {
 	case err == nil:
 		return nil
-	case errors.As(err, &de):
-		return []Problem{located(de.Key(), de.Error())}
 	case errors.As(err, &sm):
 		var ps []Problem
 		for _, e := range sm.Errors {
-			ps = append(ps, located(e.Key(), "unknown key (check its spelling and the table it is in)"))
+			ps = append(ps, located(e.Key(), "unknown key"+suggest(reflect.TypeOf(dst), e.Key(), alsoKnown...)))
 		}
 		return ps
+	case errors.As(err, &de):
+		return []Problem{located(de.Key(), typeWords(de.Error()))}
 	}
 	return []Problem{located(nil, err.Error())}
 }

@@ -137,3 +137,53 @@ func TestEngineDSNSources(t *testing.T) {
 		})
 	}
 }
+
+// A suite's problems come out all at once, in the file's words: unknown
+// keys with the key probably meant, and what a key of the wrong type
+// expects, never the decoder's Go types.
+func TestProblemsInTheUsersWords(t *testing.T) {
+	text := `name = "x"
+[targets.a]
+path = "/tmp/x"
+limt = "sata-ssd"
+[workloads.w]
+kind = "tpcc"
+warehouses = "many"
+usres = [1, 2]
+[[runs]]
+name = "r"
+workload = "w"
+data = "a"
+`
+	_, err := Parse("s.toml", []byte(text), testEnv(nil))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("error %v is not a list of problems", err)
+	}
+	got := ps.Error()
+	for _, want := range []string{
+		"line 4: targets.a.limt: unknown key (did you mean limit?)",
+		"line 7: workloads.w.warehouses: expected a whole number, such as 4, got a string",
+		"line 8: workloads.w.usres: unknown key (did you mean users?)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems do not say %q:\n%s", want, got)
+		}
+	}
+	for _, internal := range []string{": toml:", "struct field", "suite.File", "[]int"} {
+		if strings.Contains(got, internal) {
+			t.Errorf("problems speak Go (%q):\n%s", internal, got)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"usres", "users", 2}, {"warehuses", "warehouses", 1}, {"", "abc", 3}, {"seed", "seed", 0}} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
