@@ -80,3 +80,26 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 		t.Errorf("a live line was left on screen instead of being replaced:\n%s", shown)
 	}
 }
+
+// A fio point is not silent: a live line shows its phase and time left
+// while it runs, and is replaced by the next line when it ends.
+func TestFioPointsShowALiveLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs fio")
+	}
+	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
+	cmdline := strings.Join([]string{os.Args[0], "disk", "--target", t.TempDir(), "--results", t.TempDir(),
+		"--profile", "mix", "--bs", "4k", "--iodepth", "1", "--size", "64MB", "--ramp", "1s", "--runtime", "3s"}, " ")
+	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
+	}
+	out := p.out.String()
+	if !strings.Contains(out, "r70-4k [measure]") || !strings.Contains(out, " left") {
+		t.Errorf("no live line during the point:\n%q", out)
+	}
+	if shown := strings.Join(screen(out), "\n"); strings.Contains(shown, "[measure]") {
+		t.Errorf("the live line was left on screen:\n%s", shown)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/units"
@@ -73,6 +74,9 @@ type Config struct {
 	MemoryBytes uint64
 	// Now is the clock for step times; nil uses time.Now.
 	Now func() time.Time
+	// Live shows a status line while each point runs (elapsed, time left
+	// in the point and in the plan); nil shows none.
+	Live *progress.Line `json:"-"`
 	// SysFS is where the storage behind each target is resolved for run.json
 	// (target.HostFS() from cmd); a zero SysFS leaves it unresolved, with a warning.
 	SysFS target.SysFS

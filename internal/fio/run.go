@@ -18,6 +18,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/metrics"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/units"
@@ -156,6 +157,50 @@ type runner struct {
 }
 
 func (r *runner) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", a...) }
+
+// live draws a status line every second while point n runs: its phase
+// (warm-up or measuring), elapsed time and what is left of it and of the
+// plan, so that a long point is not silent. It returns the function that
+// stops and clears it.
+func (r *runner) live(n int, pt Point) (stop func()) {
+	line := r.plan.Config.Live
+	if line == nil {
+		return func() {}
+	}
+	ramp, run := time.Duration(pt.RampS)*time.Second, time.Duration(pt.RuntimeS)*time.Second
+	var later time.Duration
+	for _, p := range r.plan.Points[n+1:] {
+		later += time.Duration(p.RampS+p.RuntimeS) * time.Second
+	}
+	start := r.now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			elapsed := r.now().Sub(start)
+			phase := "measure"
+			if elapsed < ramp {
+				phase = "warm-up"
+			}
+			left := max(ramp+run-elapsed, 0)
+			line.Update(progress.Status{Step: n + 1, Steps: len(r.plan.Points), Name: pt.Name, Phase: phase,
+				Elapsed: elapsed, Remaining: left, RunRemaining: left + later}, r.now())
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		line.Clear()
+	}
+}
 
 // Check finds fio, or says how to install it.
 func Check(exec execx.Runner) (string, error) {
@@ -449,8 +494,10 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	}
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	res.Started = r.now()
+	stopLive := r.live(n, pt)
 	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
 		Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	stopLive()
 	res.Ended = r.now()
 	out, parseErr := readOutput(filepath.Join(stepDir, OutputFileName))
 	if out != nil {

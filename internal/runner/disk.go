@@ -38,6 +38,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 	if f.Config.SysFS == (target.SysFS{}) {
 		f.Config.SysFS = env.SysFS
 	}
+	if f.Config.Live == nil {
+		f.Config.Live = env.Progress
+	}
 	if f.Optional {
 		if _, err := fio.Check(f.Exec); err != nil {
 			fmt.Fprintf(out, "skipping the device pass: %v\n", err)
