@@ -77,7 +77,11 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.size, "size", "", "working file per target, e.g. 8G (default: see above)")
 	fs.StringSliceVar(&f.iodepth, "iodepth", nil, "I/Os in flight per job; a list for sqlio and mix (e.g. 1,8,32,64)")
 	fs.IntVar(&f.jobs, "jobs", 0, "fio jobs (I/O threads) per target (default: the profile's)")
-	fs.StringVar(&f.engine, "engine", "", "fio ioengine (default io_uring, falling back to libaio, then psync)")
+	fs.StringVar(&f.engine, "ioengine", "", "fio ioengine (default io_uring, falling back to libaio, then psync)")
+	// --engine names the database everywhere else; here it was fio's
+	// ioengine, and still works as such for a while.
+	fs.StringVar(&f.engine, "engine", "", "fio ioengine (old name of --ioengine)")
+	_ = fs.MarkDeprecated("engine", "use --ioengine: --engine names the database engine in every other command")
 	fs.StringSliceVar(&f.bs, "bs", nil, "block sizes, e.g. 4k,8k,64k (sqlio, mix: a list; curve, precondition: one)")
 	fs.StringSliceVar(&f.rw, "rw", nil, "access patterns: randread, randwrite, read, write, randrw, rw")
 	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve with randrw)")

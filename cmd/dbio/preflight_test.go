@@ -130,7 +130,7 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		}, []string{"/dbio is a symbolic link, which dbio did not create"}, nil},
 		{"disk: size 0, runtime 0s, unknown ioengine, missing target", func(t *testing.T, e env) []string {
 			return []string{"disk", "--target", filepath.Join(e.root, "typo"), "--size", "0", "--runtime", "0s", "--engine", "spdk", "--results", e.results}
-		}, []string{"--size 0: give the working file's size", "--runtime 0s: give the measured time", `--engine "spdk": not an fio ioengine`, "typo does not exist"}, nil},
+		}, []string{"--size 0: give the working file's size", "--runtime 0s: give the measured time", `--ioengine "spdk": not an fio ioengine`, "typo does not exist"}, nil},
 		{"disk: no room for the working file", func(t *testing.T, e env) []string {
 			return []string{"disk", "--target", e.target, "--size", "1000T", "--runtime", "1s", "--results", e.results}
 		}, []string{"the fio working file", "need about"}, nil},

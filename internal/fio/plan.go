@@ -243,7 +243,12 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		bad("--steady-state %q: use fio's form iops_slope:0.2%%, iops:10%%, bw_slope:1%% or bw:5%%", c.SteadyState)
 	}
 	if c.Engine != "" && !slices.Contains(IOEngines(), c.Engine) {
-		bad("--engine %q: not an fio ioengine dbio measures storage with: use one of %s", c.Engine, strings.Join(IOEngines(), ", "))
+		hint := ""
+		switch c.Engine {
+		case "sqlite", "postgres", "mariadb", "mysql":
+			hint = fmt.Sprintf(" (%s is a database engine: dbio disk measures the storage with fio alone; run the database with dbio tpcc --engine %s)", c.Engine, c.Engine)
+		}
+		bad("--ioengine %q: not an fio ioengine dbio measures storage with: use one of %s%s", c.Engine, strings.Join(IOEngines(), ", "), hint)
 	}
 	if len(errs) > 0 || prof == nil {
 		return Plan{}, errs
