@@ -259,10 +259,15 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
 	if _, err := fio.Check(app.Exec); err != nil {
 		return err
 	}
+	env, done, err := runnerEnv(app)
+	if err != nil {
+		return err
+	}
+	defer done()
 	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
 		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec},
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
-	}, runnerEnv(app))
+	}, env)
 	if out.Dir == "" {
 		if runner.IsBadInput(runErr) {
 			return &usageError{msg: runErr.Error()}

@@ -44,7 +44,10 @@ type App struct {
 	SysFS target.SysFS
 	// Engines are the engines commands run, built by run from Exec and
 	// SysFS when not given, so that the App's runner reaches each one.
-	Engines *engine.Registry
+	// MetricsAddr is where a run serves its live figures (--metrics-addr);
+	// empty serves none.
+	MetricsAddr string
+	Engines     *engine.Registry
 	// Args is the command line as typed, recorded in run.json; run redacts
 	// its passwords before any command sees it.
 	Args []string
@@ -77,6 +80,7 @@ and writes a results directory and a report that compare storage configurations.
 		Version:       version(),
 	}
 	root.SetVersionTemplate(versionTemplate())
+	root.PersistentFlags().StringVar(&app.MetricsAddr, "metrics-addr", "", "serve the run's live per-second figures for Prometheus at http://ADDR/metrics (host:port, e.g. 127.0.0.1:9464)")
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)
 	// Flag errors are usage errors: one line and exit code 2.

@@ -12,6 +12,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/livemetrics"
 	"dbio/internal/progress"
 	"dbio/internal/runner"
 	"dbio/internal/target"
@@ -199,9 +200,11 @@ func usageErrors(errs []error) error {
 	return &usageError{msg: strings.Join(msgs, "\n  ")}
 }
 
-// runnerEnv builds the runner's environment from the app.
-func runnerEnv(app *App) runner.Env {
-	return runner.Env{
+// runnerEnv builds the runner's environment from the app, with the live
+// figures served over HTTP when --metrics-addr asks for it; done stops
+// serving them.
+func runnerEnv(app *App) (env runner.Env, done func(), err error) {
+	env = runner.Env{
 		Out:      app.Stdout,
 		Progress: progress.New(app.Stdout),
 		Now:      app.Now,
@@ -210,4 +213,14 @@ func runnerEnv(app *App) runner.Env {
 		SysFS:    app.SysFS,
 		Getenv:   app.Getenv,
 	}
+	if app.MetricsAddr == "" {
+		return env, func() {}, nil
+	}
+	srv, err := livemetrics.Listen(app.MetricsAddr)
+	if err != nil {
+		return env, nil, usagef("%v", err)
+	}
+	fmt.Fprintf(app.Stdout, "live figures: %s (Prometheus text format, one gauge per per-second figure)\n", srv.URL())
+	env.Live = srv
+	return env, func() { _ = srv.Close() }, nil
 }

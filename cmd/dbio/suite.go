@@ -56,6 +56,11 @@ DSN is recorded without its password.`,
 			if dryRun {
 				return plan.DryRun(app.Stdout, estimate)
 			}
+			env, done, err := runnerEnv(app)
+			if err != nil {
+				return err
+			}
+			defer done()
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Plan:      plan,
 				Workloads: suiteWorkloads(registry),
@@ -70,7 +75,7 @@ DSN is recorded without its password.`,
 				},
 				Command:       app.Args,
 				CreateTargets: createTargets,
-			}, runnerEnv(app))
+			}, env)
 			if runner.IsBadInput(err) {
 				// Found before anything was written: every problem of every run.
 				return &usageError{msg: "the suite cannot start:\n  " + err.Error()}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -101,5 +104,31 @@ func TestFioPointsShowALiveLine(t *testing.T) {
 	}
 	if shown := strings.Join(screen(out), "\n"); strings.Contains(shown, "[measure]") {
 		t.Errorf("the live line was left on screen:\n%s", shown)
+	}
+}
+
+// With --metrics-addr a run serves its live figures for Prometheus: a
+// scrape while the second step runs finds the first step's figures or
+// newer ones.
+func TestLiveFiguresAreScrapedDuringARun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	p := startDBIO(t, "tpcc", "--target", t.TempDir(), "--results", t.TempDir(), "--users", "1,2", "--rampup", "1s", "--step", "3s", "--metrics-addr", "127.0.0.1:0")
+	url := regexp.MustCompile(`live figures: (http://\S+/metrics)`)
+	p.waitFor("the first step finished", func() bool {
+		return url.MatchString(p.out.String()) && strings.Contains(p.out.String(), "users-1 (1/2")
+	})
+	resp, err := http.Get(url.FindStringSubmatch(p.out.String())[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^dbio_tpm\{step="users-[12]",phase="(rampup|measure)"\} [0-9.e+]+$`).Match(b) || !strings.Contains(string(b), "dbio_cpu_user_pct") {
+		t.Errorf("the scrape has no live TPM or CPU:\n%s", b)
+	}
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
 }

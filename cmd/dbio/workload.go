@@ -121,7 +121,12 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 // executePlan runs a plan, prints the summary rendered from its results
 // directory, and turns the outcome into the command's error.
 func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
-	out, runErr := runner.Run(ctx, plan, runnerEnv(app))
+	env, done, err := runnerEnv(app)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out, runErr := runner.Run(ctx, plan, env)
 	if runner.IsBadInput(runErr) {
 		// Found before anything was written: bad input, with every problem.
 		return &usageError{msg: runErr.Error()}

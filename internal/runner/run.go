@@ -81,7 +81,10 @@ type Plan struct {
 
 // Env is the process state a run uses.
 type Env struct {
-	Out      io.Writer // messages
+	Out io.Writer // messages
+	// Live, when set, receives every per-second row of a database run
+	// (dbio's OpenMetrics endpoint).
+	Live     scenario.Publisher
 	Progress *progress.Line
 	Now      func() time.Time
 	Version  string

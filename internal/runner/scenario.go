@@ -116,7 +116,7 @@ func runBackups(ctx context.Context, p Plan, bp Backups, env Env, dir *results.D
 // recording is where a scenario writes, sampling the placement's disks and
 // the instance's processes; telemetry that cannot start is a warning.
 func recording(p Plan, env Env, dir *results.Dir, first int, pl engine.Placement, inst engine.Instance) scenario.Recording {
-	rec := scenario.Recording{Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out}
+	rec := scenario.Recording{Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out, Live: env.Live}
 	sampler, err := newSampler(env, pl, inst)
 	if err != nil {
 		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+err.Error()) })

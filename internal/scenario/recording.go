@@ -20,6 +20,14 @@ type Recording struct {
 	Sampler Sampler
 	Now     func() time.Time
 	Log     io.Writer
+	// Live, when set, is given every row as it is written (a live feed
+	// for dashboards).
+	Live Publisher
+}
+
+// Publisher takes each per-second row as the run writes it.
+type Publisher interface {
+	Publish(row results.SeriesRow)
 }
 
 func (r *Recording) defaults() {
@@ -50,6 +58,9 @@ func (r *Recording) AppendRow(row results.SeriesRow) {
 		}
 	}
 	_ = r.Dir.AppendSeries(row)
+	if r.Live != nil {
+		r.Live.Publish(row)
+	}
 }
 
 // concludeTelemetry closes the step's telemetry window into step: the
