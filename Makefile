@@ -1,4 +1,4 @@
-# dbio: make run (the embedded default), make test, make bench.
+# dbio: make run (the embedded default), make test, make bench, make install.
 # Each target installs what it needs (Debian 12, as root) only when missing.
 
 BIN := bin/dbio
@@ -9,10 +9,20 @@ BUILDFLAGS = -buildvcs=auto -ldflags "-X main.buildDate=$$(date -u +%Y-%m-%dT%H:
 # Go, gcc and fio (and the database servers for tests) when they are missing.
 GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 
-.PHONY: run test bench build vet clean
+# make install puts the built dbio on the PATH; PREFIX (and DESTDIR, for
+# packaging) move it elsewhere.
+PREFIX ?= /usr/local
+BINDIR = $(PREFIX)/bin
+
+.PHONY: run test bench build install vet clean
 
 build: .deps-build
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
+
+# The same binary make build makes, so the installed dbio reports the same
+# commit and build date.
+install: build
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/dbio
 
 run: .deps-run
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio

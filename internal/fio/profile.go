@@ -13,7 +13,7 @@ import (
 type Profile interface {
 	// Name is what users type after --profile.
 	Name() string
-	// Describe says what the profile measures and why, for --help and the README.
+	// Describe says what the profile measures and why, for --help and docs/disk.md.
 	Describe() string
 	// DefaultRuntime is the length of one point when --runtime is not given.
 	DefaultRuntime() time.Duration

@@ -10,7 +10,7 @@ import (
 )
 
 // BuiltinProfiles returns a new registry of the built-in profiles, each one
-// of the studies the README describes. Each call builds its own, so no
+// of the studies docs/methodology.md describes. Each call builds its own, so no
 // profile registered by one caller is seen by another.
 func BuiltinProfiles() *Registry {
 	r := NewRegistry()

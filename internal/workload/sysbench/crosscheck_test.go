@@ -120,7 +120,7 @@ func TestParseSysbench(t *testing.T) {
 }
 
 // crossCheckSeconds is how long each run of the cross-check lasts; the
-// README's figures come from longer runs. DBIO_CROSSCHECK_SECONDS,
+// figures in docs/workloads.md come from longer runs. DBIO_CROSSCHECK_SECONDS,
 // _THREADS, _WORKLOAD and _TABLE_SIZE change the run for such measurements.
 func crossCheckSeconds() int {
 	if s, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_SECONDS")); err == nil && s > 0 {
@@ -134,7 +134,7 @@ func crossCheckSeconds() int {
 // duration, twice each in turn (sysbench, dbio, sysbench, dbio) so that the
 // repeat shows the run-to-run noise, and reports both. It asserts that both
 // ran and produced sane figures; how close they come is recorded in the
-// README, not asserted, since timing on a shared machine is noisy.
+// docs/workloads.md, not asserted, since timing on a shared machine is noisy.
 func TestAgreesWithSysbench(t *testing.T) {
 	bin := testenv.RequireProgram(t, "sysbench", testenv.InstallSysbench)
 	inst := instance(t, "mariadb")
