@@ -750,7 +750,7 @@ func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 	deadline := time.Now().Add(faultDeadline)
 	for {
 		b, _ := os.ReadFile(log.Name())
-		if server.RunningPID(pidFile) == cmd.Process.Pid && bytes.Contains(b, []byte(ready)) {
+		if target.RunningPID(pidFile) == cmd.Process.Pid && bytes.Contains(b, []byte(ready)) {
 			return cmd
 		}
 		if time.Now().After(deadline) || !running(cmd.Process.Pid) {

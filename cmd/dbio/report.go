@@ -30,14 +30,10 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
 			}
-			if args, err = resolveRuns(base, args); err != nil {
-				return err
-			}
-			runs, err := results.LoadAll(args)
+			args, runs, err := loadNamedRuns(app, base, args)
 			if err != nil {
 				return err
 			}
-			sayUnfinished(app, runs)
 			out := report.OutputAt("report.html")
 			switch {
 			case output != "":
@@ -79,14 +75,10 @@ setting and fact that differs between the runs.`,
 			if len(args) < 2 {
 				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
 			}
-			if args, err = resolveRuns(base, args); err != nil {
-				return err
-			}
-			runs, err := results.LoadAll(args)
+			args, runs, err := loadNamedRuns(app, base, args)
 			if err != nil {
 				return err
 			}
-			sayUnfinished(app, runs)
 			out := report.OutputAt("compare.html")
 			if output != "" {
 				out = report.OutputAt(output)
@@ -110,6 +102,21 @@ setting and fact that differs between the runs.`,
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
+}
+
+// loadNamedRuns finds each run given by path or by name under base, loads
+// it, and says which did not finish.
+func loadNamedRuns(app *App, base string, args []string) ([]string, []*results.Loaded, error) {
+	dirs, err := resolveRuns(base, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs, err := results.LoadAll(dirs)
+	if err != nil {
+		return nil, nil, err
+	}
+	sayUnfinished(app, runs)
+	return dirs, runs, nil
 }
 
 // sayUnfinished tells, before the report, which runs did not finish

@@ -140,7 +140,8 @@ func resolveRuns(base string, args []string) ([]string, error) {
 	out := make([]string, len(args))
 	var all []string
 	for i, a := range args {
-		if _, err := os.Stat(filepath.Join(a, "run.json")); err == nil {
+		// A path that exists is taken as given: reading it says what it is.
+		if _, err := os.Stat(a); err == nil {
 			out[i] = a
 			continue
 		}

@@ -60,7 +60,7 @@ func Contents(path string) (string, []Entry, error) {
 					e.Bytes += fi.Size()
 				}
 				if e.LivePID == 0 && strings.HasSuffix(d.Name(), ".pid") {
-					e.LivePID = livePID(p)
+					e.LivePID = RunningPID(p)
 				}
 			}
 			return nil
@@ -71,9 +71,11 @@ func Contents(path string) (string, []Entry, error) {
 	return dir, out, nil
 }
 
-// livePID is the pid on a pid file's first line when that process runs.
-func livePID(file string) int {
-	b, err := os.ReadFile(file)
+// RunningPID reads a pid file (the PID on its first line, as servers write
+// it) and returns that PID if such a process is alive, or 0: a missing or
+// stale file means the process that wrote it is gone.
+func RunningPID(pidFile string) int {
+	b, err := os.ReadFile(pidFile)
 	if err != nil {
 		return 0
 	}

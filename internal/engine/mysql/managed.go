@@ -236,7 +236,7 @@ func (m *managedServer) admin() *mysqldrv.Config { return adminConfig(m.at, m.pa
 // the directories.
 func prepareLayout(p engine.Placement, f flavour, fresh bool) (layout, error) {
 	sub := string(f)
-	if pid := server.RunningPID(filepath.Join(p.Data.Dir, sub, "run", pidName)); pid != 0 {
+	if pid := target.RunningPID(filepath.Join(p.Data.Dir, sub, "run", pidName)); pid != 0 {
 		return layout{}, fmt.Errorf("a %s server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill %d`, or use another target",
 			f, pid, filepath.Join(p.Data.Dir, sub), pid)
 	}

@@ -146,7 +146,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 // unless a server still runs on them.
 func prepareLayout(p engine.Placement, fresh bool) (layout, error) {
 	data := filepath.Join(p.Data.Dir, dataSub, "data")
-	if pid := server.RunningPID(filepath.Join(data, "postmaster.pid")); pid != 0 {
+	if pid := target.RunningPID(filepath.Join(data, "postmaster.pid")); pid != 0 {
 		return layout{}, runningError(data, pid)
 	}
 	return dirs.Claim(p, fresh)

@@ -17,6 +17,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/iolimit"
+	"dbio/internal/target"
 	"dbio/internal/testenv"
 )
 
@@ -272,8 +273,8 @@ func TestStopLeftover(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.want == "" {
-				if note != "" || RunningPID(pidFile) == 0 {
-					t.Fatalf("note %q, server running: %v; want it left alone", note, RunningPID(pidFile) != 0)
+				if note != "" || target.RunningPID(pidFile) == 0 {
+					t.Fatalf("note %q, server running: %v; want it left alone", note, target.RunningPID(pidFile) != 0)
 				}
 				return
 			}

@@ -2,8 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"dbio/internal/target"
 )
@@ -72,25 +69,6 @@ func Find(r interface{ LookPath(string) (string, error) }, name string, dirs ...
 		}
 	}
 	return "", fmt.Errorf("%s not found in PATH or %s", name, strings.Join(dirs, ", "))
-}
-
-// RunningPID reads a server's pid file (the PID on its first line) and
-// returns that PID if such a process is alive, or 0. A missing or stale file
-// is 0: the server that wrote it is gone.
-func RunningPID(pidFile string) int {
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		return 0
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	pid, err := strconv.Atoi(strings.TrimSpace(string(line)))
-	if err != nil || pid <= 0 {
-		return 0
-	}
-	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return 0
-	}
-	return pid
 }
 
 // Tree lists pid and all its descendants, pid first then in ascending order,

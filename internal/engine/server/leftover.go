@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dbio/internal/target"
 )
 
 // OwnerEnv is the environment variable Launch gives a server: the PID of
@@ -31,7 +33,7 @@ const leftoverPoll = 50 * time.Millisecond
 // dbio did not start, is left alone: the caller refuses to start beside it.
 // procRoot is the process table (normally /proc).
 func StopLeftover(ctx context.Context, procRoot, pidFile, dir, name string, sig syscall.Signal, grace time.Duration) (note string, err error) {
-	pid := RunningPID(pidFile)
+	pid := target.RunningPID(pidFile)
 	if pid == 0 {
 		return "", nil
 	}
