@@ -20,9 +20,10 @@ type Names struct {
 // Comparability says why runs cannot be compared meaningfully (reasons:
 // different workloads, TPC-C scales or pacing, no user count or fio point
 // in common) and what a reader should know about comparing them (warnings:
-// different run kinds, step lengths, fio runtimes, unfinished runs, and the
-// steps or points left out because only one run has them). The first run
-// is the baseline.
+// different run kinds, step lengths, fio runtimes, unfinished runs, the
+// steps or points left out because only one run has them, and a machine
+// busier with other work during one run than during the baseline). The
+// first run is the baseline.
 func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 	a := runs[0]
 	kindsA := strings.Join(measured(a, n), " and ")
@@ -83,6 +84,12 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 			if x, y := fioRuntimes(a), fioRuntimes(b); x != y {
 				warnings = append(warnings, fmt.Sprintf("%s's fio points ran %s and %s's %s", whoA, x, whoB, y))
 			}
+		}
+	}
+	bgA := BackgroundOf(a)
+	for i, b := range runs[1:] {
+		if w := backgroundWarning(n.Run(0), n.Run(i+1), bgA, BackgroundOf(b)); w != "" {
+			warnings = append(warnings, w)
 		}
 	}
 	for i, r := range runs {

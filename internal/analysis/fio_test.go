@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,5 +151,30 @@ func TestHeadlines(t *testing.T) {
 	}
 	if hs := Headlines(NewRecorded(&results.Loaded{})); len(hs) != 0 {
 		t.Errorf("a run with no step has headlines %+v", hs)
+	}
+}
+
+// A comparison warns when one run shared its machine with much more other
+// work than the baseline; a quiet difference is not worth a warning.
+func TestBackgroundWarning(t *testing.T) {
+	run := func(user, system, dbio, server, steal float64) *Recorded {
+		tel := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
+			"cpu_user_pct": {Mean: user, Samples: 5}, "cpu_system_pct": {Mean: system, Samples: 5},
+			"proc_dbio_cpu_pct": {Mean: dbio, Samples: 5}, "proc_server_cpu_pct": {Mean: server, Samples: 5},
+			"cpu_steal_pct": {Mean: steal, Samples: 5}}}
+		return NewRecorded(&results.Loaded{Steps: []results.Step{{Users: 1, Kind: "tpcc", Total: &metrics.TxSummary{}, Telemetry: tel}}})
+	}
+	quiet := run(40, 10, 30, 18, 0)  // 2 % others
+	same := run(42, 11, 31, 19, 0.5) // 3 % others
+	busy := run(70, 15, 30, 20, 0)   // 35 % others
+	if bg := BackgroundOf(busy); bg.Steps != 1 || bg.OthersCPU != 35 {
+		t.Errorf("background %+v, want 35 %% others", bg)
+	}
+	if w := backgroundWarning("A", "B", BackgroundOf(quiet), BackgroundOf(same)); w != "" {
+		t.Errorf("a quiet difference warned: %s", w)
+	}
+	w := backgroundWarning("A", "B", BackgroundOf(quiet), BackgroundOf(busy))
+	if !strings.Contains(w, "other processes used 2 % and 35 % of the CPUs") {
+		t.Errorf("warning %q", w)
 	}
 }
