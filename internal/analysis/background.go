@@ -24,10 +24,12 @@ type Background struct {
 	Steps int
 }
 
-// BackgroundOf reads a run's background from its measured steps' telemetry.
+// BackgroundOf reads a run's background from the telemetry of its database
+// steps. fio points are left out: fio runs as dbio's child but is not
+// counted in dbio's own CPU, so its work would read as somebody else's.
 func BackgroundOf(r *Recorded) Background {
 	var b Background
-	steps := append([]results.Step(nil), r.Fio...)
+	var steps []results.Step
 	for _, w := range r.Workloads {
 		steps = append(steps, w.Steps...)
 	}

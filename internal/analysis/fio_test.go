@@ -170,6 +170,13 @@ func TestBackgroundWarning(t *testing.T) {
 	if bg := BackgroundOf(busy); bg.Steps != 1 || bg.OthersCPU != 35 {
 		t.Errorf("background %+v, want 35 %% others", bg)
 	}
+	// fio's own CPU during a device pass is not another process's load.
+	withFio := busy
+	withFio.Fio = []results.Step{{Kind: results.KindFio, Telemetry: &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
+		"cpu_user_pct": {Mean: 5, Samples: 5}, "cpu_system_pct": {Mean: 60, Samples: 5}, "proc_dbio_cpu_pct": {Mean: 1, Samples: 5}}}}}
+	if bg := BackgroundOf(withFio); bg.Steps != 1 || bg.OthersCPU != 35 {
+		t.Errorf("background with a fio pass %+v, want the database steps' 35 %% alone", bg)
+	}
 	if w := backgroundWarning("A", "B", BackgroundOf(quiet), BackgroundOf(same)); w != "" {
 		t.Errorf("a quiet difference warned: %s", w)
 	}
