@@ -70,7 +70,7 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 	// The run opens with where and what: the target's filesystem and device
 	// and the limit it will be capped at, then the plan.
 	opening := "target:  " + dataDir + " (data): " + st.FSType + " on " + st.Device
-	if !strings.Contains(shown, opening) || !strings.Contains(shown, "to be capped at riops=1000000,wiops=1000000") ||
+	if !strings.Contains(shown, opening) || !strings.Contains(shown, "to be capped at 1,000,000 read IOPS / 1,000,000 write IOPS (block-I/O cgroup)") ||
 		!strings.Contains(shown, "plan:    tpcc on sqlite, users 1,2: 1s ramp-up and 2s measured per step") {
 		t.Errorf("the opening lines do not say where (%q) and what:\n%s", opening, shown)
 	}

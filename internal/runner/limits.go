@@ -61,9 +61,14 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 
 // storageLimit is a cgroup's caps as the results record them.
 func storageLimit(g *iolimit.Group) *results.StorageLimit {
-	l := g.Limits
+	return limitRecord(g.Limits, "cgroup "+g.Version)
+}
+
+// limitRecord is limits as the results record and describe them, applied
+// through mechanism.
+func limitRecord(l iolimit.Limits, mechanism string) *results.StorageLimit {
 	return &results.StorageLimit{ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS, ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS,
-		Preset: l.Preset, Mechanism: "cgroup " + g.Version}
+		Preset: l.Preset, Mechanism: mechanism}
 }
 
 // recordLimit marks the run's targets that a limit capped, so that every

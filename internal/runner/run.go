@@ -164,7 +164,9 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 	for _, t := range targets {
 		line := fmt.Sprintf("%s (%s): %s", t.Path, t.Role, t.Describe())
 		if !p.Limits.IsZero() && (t.Role == target.RoleData || t.Role == target.RoleLog) {
-			line += ", to be capped at " + p.Limits.String()
+			// The same words the results and the report will use, before
+			// the cgroup exists to say which version it is.
+			line += ", to be " + limitRecord(p.Limits, "block-I/O cgroup").Describe()
 		}
 		fmt.Fprintf(w, "target:  %s\n", line)
 	}
