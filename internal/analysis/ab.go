@@ -61,10 +61,11 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 		}
 		res.Steps = append(res.Steps, step)
 	}
+	perRunA, perRunB := stepsPerRun(a), stepsPerRun(b)
 	for _, m := range metrics {
 		// Each run's average over the user counts both sides ran is one
 		// repeat of the average: the test reads those, run against run.
-		va, vb := runAverages(a, m, users), runAverages(b, m, users)
+		va, vb := runAverages(perRunA, m, users), runAverages(perRunB, m, users)
 		if len(va) == 0 || len(vb) == 0 {
 			continue
 		}
@@ -115,12 +116,20 @@ func abMetric(m Metric, va, vb []float64) results.ABMetric {
 	return out
 }
 
+// stepsPerRun is each run's completed steps by user count.
+func stepsPerRun(runs []*results.Loaded) []map[int][]results.Step {
+	out := make([]map[int][]results.Step, len(runs))
+	for i, l := range runs {
+		out[i] = stepsByUsers([]*results.Loaded{l})
+	}
+	return out
+}
+
 // runAverages are each run's average of a figure over the given user
 // counts, for the runs that have it at all of them.
-func runAverages(runs []*results.Loaded, m Metric, users []int) []float64 {
+func runAverages(runs []map[int][]results.Step, m Metric, users []int) []float64 {
 	var out []float64
-	for _, l := range runs {
-		byUsers := stepsByUsers([]*results.Loaded{l})
+	for _, byUsers := range runs {
 		var vs []float64
 		for _, u := range users {
 			if v := collect(byUsers[u], m); len(v) > 0 {

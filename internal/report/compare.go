@@ -146,13 +146,9 @@ func underFloor(m analysis.Metric, v analysis.Versus) bool {
 	return true
 }
 
-// abTable lays out a metric's A/B table; nil when no row has A and another run.
-// keyName heads the first column ("users"); per names a row ("step").
-func abTable(id, keyName, per string, m analysis.Metric, rows []analysis.Row, runs []*runView) (*table, []abSummary) {
-	v, ok := analysis.VersusBaseline(m, rows, len(runs))
-	if !ok || underFloor(m, v) {
-		return nil, nil
-	}
+// abTable lays out a metric's A/B table for v, the metric read against the
+// baseline. keyName heads the first column ("users"); per names a row ("step").
+func abTable(id, keyName, per string, m analysis.Metric, v analysis.Versus, rows []analysis.Row, runs []*runView) (*table, []abSummary) {
 	format := formatOf(m)
 	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + ": " + runLetters(runs)}
 	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
@@ -206,11 +202,15 @@ func abTables(sec *section, keyName, per string, metrics []analysis.Metric, rows
 	var quiet []string
 	sec.add(abHowToRead(per))
 	for _, m := range metrics {
-		if t, s := abTable(id(m.ID), keyName, per, m, rows, runs); t != nil {
+		v, ok := analysis.VersusBaseline(m, rows, len(runs))
+		switch {
+		case !ok: // no row has A and another run
+		case underFloor(m, v):
+			quiet = append(quiet, fmt.Sprintf("%s stayed under %s %s", m.Title, formatOf(m)(m.Floor), m.Unit))
+		default:
+			t, s := abTable(id(m.ID), keyName, per, m, v, rows, runs)
 			sec.add(t)
 			sums = append(sums, s...)
-		} else if v, ok := analysis.VersusBaseline(m, rows, len(runs)); ok && underFloor(m, v) {
-			quiet = append(quiet, fmt.Sprintf("%s stayed under %s %s", m.Title, formatOf(m)(m.Floor), m.Unit))
 		}
 	}
 	if len(quiet) > 0 {
