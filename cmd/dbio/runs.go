@@ -90,44 +90,34 @@ func headlineText(l *results.Loaded) string {
 	return strings.Join(parts, "; ")
 }
 
-// runDirs are the results directories under base and one level into the
-// suites and A/B studies there, newest first (their names start with the
-// time they started).
+// runDirs are the results directories under base, and inside the suites
+// (one level down) and A/B studies (two levels: a-1/, b-1/) there, newest
+// first (their names start with the time they started). Links are not
+// followed.
 func runDirs(base string) ([]string, error) {
-	var out []string
-	entries, err := os.ReadDir(base)
-	if errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(base); errors.Is(err, os.ErrNotExist) {
 		return nil, usagef("--results %s: no such directory; dbio writes results under ./results unless told otherwise", base)
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, err
 	}
-	isRun := func(d string) bool { _, err := os.Stat(filepath.Join(d, "run.json")); return err == nil }
-	for _, e := range entries {
-		if !e.IsDir() || e.Type()&os.ModeSymlink != 0 {
-			continue
+	var out []string
+	var collect func(dir string, depth int)
+	collect = func(dir string, depth int) {
+		if _, err := os.Stat(filepath.Join(dir, "run.json")); err == nil {
+			out = append(out, dir)
+			return
 		}
-		d := filepath.Join(base, e.Name())
-		if isRun(d) {
-			out = append(out, d)
-			continue
+		if depth == 0 {
+			return
 		}
-		inner, _ := os.ReadDir(d)
-		for _, ie := range inner {
-			if ie.IsDir() && isRun(filepath.Join(d, ie.Name())) {
-				out = append(out, filepath.Join(d, ie.Name()))
-			}
-			// A/B studies keep their runs one level further (a-1/, b-1/).
-			if sub := filepath.Join(d, ie.Name()); ie.IsDir() && !isRun(sub) {
-				deeper, _ := os.ReadDir(sub)
-				for _, de := range deeper {
-					if de.IsDir() && isRun(filepath.Join(sub, de.Name())) {
-						out = append(out, filepath.Join(sub, de.Name()))
-					}
-				}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() { // a link's entry is not a directory
+				collect(filepath.Join(dir, e.Name()), depth-1)
 			}
 		}
 	}
+	collect(base, 3)
 	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) > filepath.Base(out[j]) })
 	return out, nil
 }
