@@ -263,3 +263,122 @@ func repeatedTable(kind, key string, metrics []Metric, rows []Row) RepeatedTable
 	}
 	return t
 }
+
+// RepeatedVersus is one metric of one kind of step, configuration B's
+// repeats against configuration A's, row by row and over the average.
+type RepeatedVersus struct {
+	// Kind is the workload kind ("tpcc") or "fio"; Key names a row:
+	// "users" or "point".
+	Kind, Key string
+	Metric    Metric
+	Rows      []RepeatedVersusRow
+	// Average compares each repeat's average of the metric over the rows
+	// every repeat of both sides has: one value per repeat, as a row's
+	// figure is. AverageRows counts those rows; HasAverage is false without any.
+	Average     RepeatedDifference
+	AverageRows int
+	HasAverage  bool
+}
+
+// RepeatedVersusRow is one row (a user count, a fio point) of a RepeatedVersus.
+type RepeatedVersusRow struct {
+	Label string
+	// Has is false when a side has no repeat with the figure at this row.
+	Has bool
+	RepeatedDifference
+}
+
+// CompareRepeatedSets reads configuration B's repeats against
+// configuration A's, the way a comparison of single runs reads B against A:
+// each workload kind of A's first repeat by user count with WorkloadMetrics,
+// then the fio points with FioMetrics, every figure by CompareRepeated.
+// A metric no row of both sides has is left out.
+func CompareRepeatedSets(a, b []*Recorded) []RepeatedVersus {
+	if len(a) == 0 || len(b) == 0 {
+		return nil
+	}
+	all := append(append([]*Recorded{}, a...), b...)
+	var out []RepeatedVersus
+	for _, w := range a[0].Workloads {
+		var steps []results.Step
+		for _, r := range a {
+			if ws, ok := r.Workload(w.Kind); ok {
+				steps = append(steps, ws.Steps...)
+			}
+		}
+		rows := completedRows(RowsByUsers(all, w.Kind))
+		for _, m := range WorkloadMetrics(steps) {
+			if v, ok := repeatedVersus(w.Kind, "users", m, rows, len(a)); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	if len(a[0].Fio) > 0 {
+		rows := RowsByPoint(all)
+		for _, m := range FioMetrics() {
+			if v, ok := repeatedVersus("fio", "point", m, rows, len(a)); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// completedRows drops the steps that did not complete from rows of steps.
+func completedRows(rows []Row) []Row {
+	for _, row := range rows {
+		for i, s := range row.Steps {
+			if s != nil && s.Status != results.StatusCompleted {
+				row.Steps[i] = nil
+			}
+		}
+	}
+	return rows
+}
+
+// repeatedVersus compares one metric row by row; the first na runs of each
+// row are A's, the rest B's.
+func repeatedVersus(kind, key string, m Metric, rows []Row, na int) (RepeatedVersus, bool) {
+	v := RepeatedVersus{Kind: kind, Key: key, Metric: m}
+	values := make([][]float64, len(rows)) // [row][run]
+	var shared []int
+	for i, row := range rows {
+		vals := make([]float64, len(row.Steps))
+		complete := true
+		for j, s := range row.Steps {
+			vals[j] = math.NaN()
+			if s != nil {
+				vals[j] = m.Value(*s)
+			}
+			complete = complete && !math.IsNaN(vals[j])
+		}
+		values[i] = vals
+		r := RepeatedVersusRow{Label: row.Label}
+		if d, ok := CompareRepeated(vals[:na], vals[na:], m); ok {
+			r.Has, r.RepeatedDifference = true, d
+		}
+		v.Rows = append(v.Rows, r)
+		if complete {
+			shared = append(shared, i)
+		}
+	}
+	if len(shared) > 0 {
+		n := len(rows[0].Steps)
+		avg := make([]float64, n)
+		for j := range n {
+			var sum float64
+			for _, i := range shared {
+				sum += values[i][j]
+			}
+			avg[j] = sum / float64(len(shared))
+		}
+		v.Average, v.HasAverage = CompareRepeated(avg[:na], avg[na:], m)
+		v.AverageRows = len(shared)
+	}
+	for _, r := range v.Rows {
+		if r.Has {
+			return v, true
+		}
+	}
+	return v, false
+}

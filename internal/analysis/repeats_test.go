@@ -201,3 +201,47 @@ func TestRepeatedTablesMatchStepsAcrossRepeats(t *testing.T) {
 		t.Error("an unknown metric has a figure")
 	}
 }
+
+func TestCompareRepeatedSetsReadsEveryRowAndTheAverage(t *testing.T) {
+	side := func(tps []float64, lat float64) []*Recorded {
+		var out []*Recorded
+		for i, v := range tps {
+			out = append(out, NewRecorded(abRun([][3]float64{{1, v, lat + float64(i)}, {2, 2 * v, lat + float64(i)}}, 0, 0, 0)))
+		}
+		return out
+	}
+	// A throttled disk against tmpfs: every B repeat far above every A one.
+	slow, fast := side([]float64{48, 50, 49, 51, 47}, 20), side([]float64{900, 950, 920, 980, 940}, 1)
+	vs := CompareRepeatedSets(slow, fast)
+	byID := map[string]RepeatedVersus{}
+	for _, v := range vs {
+		byID[v.Metric.ID] = v
+	}
+	tps, ok := byID["tps"]
+	if !ok || len(tps.Rows) != 2 || !tps.HasAverage || tps.AverageRows != 2 {
+		t.Fatalf("TPS compared as %+v", tps)
+	}
+	for _, d := range []RepeatedDifference{tps.Rows[0].RepeatedDifference, tps.Rows[1].RepeatedDifference, tps.Average} {
+		if d.Verdict != Significant || d.Judgement != Improved || !d.RatioCI || d.RatioLo < 15 {
+			t.Errorf("tmpfs against the throttled disk: %v, %v, ratio %v [%v, %v]", d.Verdict, d.Judgement.Word(), d.Ratio, d.RatioLo, d.RatioHi)
+		}
+	}
+	// The average row's repeats are each run's mean over both steps: A's
+	// median run averages 49 and 98.
+	if tps.Average.A.Median != 73.5 {
+		t.Errorf("A's average median %v, want 73.5", tps.Average.A.Median)
+	}
+	if lat := byID["latency-mean"]; lat.Average.Verdict != Significant || lat.Average.Judgement != Improved {
+		t.Errorf("mean latency: %v %v", lat.Average.Verdict, lat.Average.Judgement.Word())
+	}
+	// Two sets of the same configuration: nothing to call.
+	same := CompareRepeatedSets(slow, side([]float64{49, 47, 51, 50, 48}, 20))
+	for _, v := range same {
+		if v.Metric.ID == "tps" && (v.Average.Verdict != NotSignificant || v.Average.Judgement != Unchanged) {
+			t.Errorf("identical configurations: %v %v", v.Average.Verdict, v.Average.Judgement.Word())
+		}
+	}
+	if CompareRepeatedSets(nil, fast) != nil {
+		t.Error("a side without runs compared")
+	}
+}
