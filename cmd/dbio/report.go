@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,15 +76,29 @@ setting and fact that differs between the runs.`,
 			if len(args) < 2 {
 				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
 			}
-			args, runs, err := loadNamedRuns(app, base, args)
+			dirs, err := resolveRuns(base, args)
 			if err != nil {
 				return err
 			}
+			sets, runs, err := loadSets(dirs)
+			if err != nil {
+				return err
+			}
+			sayUnfinished(app, runs)
 			out := report.OutputAt("compare.html")
 			if output != "" {
 				out = report.OutputAt(output)
 			}
-			headlines, err := report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title})
+			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title}
+			var headlines []string
+			if report.AnyRepeated(sets) {
+				if len(sets) < 2 {
+					return usagef("%s: the runs given are repeats of one configuration: name a second configuration's repeat set (or its runs) to compare with", strings.Join(args, " "))
+				}
+				headlines, err = report.WriteRepeatedComparison(out, sets, opts)
+			} else {
+				headlines, err = report.WriteComparison(out, runs, opts)
+			}
 			var nc *report.NotComparableError
 			if errors.As(err, &nc) {
 				return usagef("%v", err)
@@ -102,6 +117,24 @@ setting and fact that differs between the runs.`,
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
+}
+
+// loadSets loads each directory as a configuration: a repeat set's
+// directory as its repeats, a results directory as one run, and runs of
+// the same repeat set given one after the other as that set. runs are
+// every run loaded, in order.
+func loadSets(dirs []string) ([]report.Set, []*results.Loaded, error) {
+	var sets []report.Set
+	var runs []*results.Loaded
+	for _, d := range dirs {
+		s, err := report.LoadSet(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		sets = append(sets, s)
+		runs = append(runs, s.Runs...)
+	}
+	return report.GroupRepeats(sets), runs, nil
 }
 
 // loadNamedRuns finds each run given by path or by name under base, loads
