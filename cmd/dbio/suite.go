@@ -73,6 +73,12 @@ DSN is recorded without its password.`,
 					}
 					return report.WriteRunReport(dir, reportOptions(app))
 				},
+				ReportRepeats: func(dir string) (string, error) {
+					if err := report.RepeatText(app.Stdout, dir, reportOptions(app)); err != nil {
+						return "", err
+					}
+					return report.WriteRepeatReport(dir, reportOptions(app))
+				},
 				Command:       app.Args,
 				CreateTargets: createTargets,
 			}, env)
@@ -163,12 +169,25 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 	return e.Load + steps, space
 }
 
-// compareRuns writes the comparison of a suite's comparable runs.
-func compareRuns(dirs []string, out string) error {
-	runs, err := results.LoadAll(dirs)
-	if err != nil {
+// compareRuns writes the comparison of a suite's comparable
+// configurations: of their repeats when the suite repeats its runs, else
+// of their runs.
+func compareRuns(compared []runner.ComparedSet, out string) error {
+	opts := report.Options{Version: version(), Titles: workloads().Title}
+	sets := make([]report.Set, len(compared))
+	var runs []*results.Loaded
+	for i, c := range compared {
+		loaded, err := results.LoadAll(c.Dirs)
+		if err != nil {
+			return err
+		}
+		sets[i] = report.Set{Label: c.Label, Runs: loaded}
+		runs = append(runs, loaded...)
+	}
+	if report.AnyRepeated(sets) {
+		_, err := report.WriteRepeatedComparison(report.OutputAt(out), sets, opts)
 		return err
 	}
-	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
+	_, err := report.WriteComparison(report.OutputAt(out), runs, opts)
 	return err
 }
