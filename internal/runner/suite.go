@@ -38,7 +38,7 @@ type Suite struct {
 	Report func(dir string) (string, error)
 	// ReportRepeats renders a repeat set's report into its directory.
 	ReportRepeats func(dir string) (string, error)
-	Command []string
+	Command       []string
 	// CreateTargets makes the targets that do not exist yet (--create-target).
 	CreateTargets bool
 }
