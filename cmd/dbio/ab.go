@@ -42,7 +42,8 @@ time, and whether the difference is significant: a Mann-Whitney U test at the
 4 runs a side no difference can be called; with 6 or more each median gets a
 95 % confidence interval. The same is done over each run's average of the
 steps, then the largest load each side kept. Cache accounting says where each
-side's reads were served: the engine's cache, the OS, the device.`,
+side's reads were served: the engine's cache, the OS, the device. compare.html
+in the A/B directory compares every figure of the sides' runs the same way.`,
 		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 5 -- \
       as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
 		Args: cobra.MinimumNArgs(1),

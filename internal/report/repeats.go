@@ -20,12 +20,17 @@ import (
 // WriteRepeatReport renders the repeat set in dir into dir (report.html,
 // summary.md, csv/) and returns the path of report.html.
 func WriteRepeatReport(dir string, opts Options) (string, error) {
+	out := OutputIn(dir)
+	return out.HTML, WriteRepeatReportTo(out, dir, opts)
+}
+
+// WriteRepeatReportTo renders the repeat set in dir to out.
+func WriteRepeatReportTo(out Output, dir string, opts Options) error {
 	set, runs, err := results.LoadRepeatSet(dir)
 	if err != nil {
-		return "", err
+		return err
 	}
-	out := OutputIn(dir)
-	return out.HTML, out.write(repeatDocument(dir, set, viewsOf(runs, opts), opts))
+	return out.write(repeatDocument(dir, set, viewsOf(runs, opts), opts))
 }
 
 // repeatedFigureText is a figure over repeats: "27,535 [26,100–28,400]",
