@@ -254,7 +254,7 @@ func repeatDocument(dir string, set results.RepeatSet, runs []*runView, opts Opt
 		sec.add(repeatTable("rep-"+t.Kind+"-figures", t, name))
 		d.Sections = append(d.Sections, sec)
 	}
-	list := &section{ID: "rep-runs", Title: "The repeats"}
+	list := &section{ID: "rep-runs-section", Title: "The repeats"}
 	list.add(repeatRunsTable(runs))
 	d.Sections = append(d.Sections, list)
 	d.Sections = append(d.Sections, environmentSection(first, "first-"), configurationSection(first, "first-"))
