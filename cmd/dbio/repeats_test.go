@@ -108,3 +108,70 @@ func TestABOfTmpfsAgainstAThrottledDiskFindsTheDifference(t *testing.T) {
 		t.Errorf("the terminal table does not state the difference with its interval:\n%s", out)
 	}
 }
+
+// --repeat N runs the same run N times into one repeat set: a manifest
+// naming each repeat's results directory, each with its own report, and the
+// set's report and terminal summary giving every figure over the repeats.
+func TestRepeatWritesARepeatSet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", t.TempDir(), "--results", res, "--name", "sb",
+		"--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--rampup", "0s", "--step", "1s", "--repeat", "2"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	sets, _ := filepath.Glob(filepath.Join(res, "*-sb", results.RepeatSetFile))
+	if len(sets) != 1 {
+		t.Fatalf("repeat sets %v", sets)
+	}
+	dir := filepath.Dir(sets[0])
+	set, runs, err := results.LoadRepeatSet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Repeats != 2 || len(runs) != 2 || set.Status != results.StatusCompleted || set.Kind != "sysbench" ||
+		!strings.HasSuffix(set.Runs[0], "-sb-r1") || !strings.HasSuffix(set.Runs[1], "-sb-r2") {
+		t.Fatalf("manifest %+v", set)
+	}
+	for _, f := range []string{filepath.Join(dir, "report.html"), filepath.Join(dir, "summary.md"), filepath.Join(runs[1].Path, "report.html")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, want := range []string{"=== repeat 2 of 2: sb ===", "== dbio sysbench: 2 of 2 repeats completed, COMPLETED ==", "TPS (tx/s)", "[needs 6]", "repeat set: " + dir} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// dbio runs lists the set above its repeats, and the set is found by name.
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"runs", "--results", res}); code != exitOK || !strings.Contains(out.String(), "sysbench ×2") {
+		t.Errorf("dbio runs: exit %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"report", "sb", "--results", res, "-o", filepath.Join(t.TempDir(), "set.html")}); code != exitOK {
+		t.Errorf("dbio report of the set: exit %d:\n%s", code, out.String())
+	}
+	// Two repeats of one configuration compare as one run against one run,
+	// with the caveat that says so.
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"compare", runs[0].Path, runs[1].Path, "-o", filepath.Join(t.TempDir(), "c.html")}); code != exitOK ||
+		!strings.Contains(out.String(), "one run against one run") {
+		t.Errorf("compare of one set's repeats: exit %d:\n%s", code, out.String())
+	}
+}
+
+func TestRepeatMustRunAtLeastOnce(t *testing.T) {
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", t.TempDir(), "--results", res, "--repeat", "0"})
+	if code != exitUsage || !strings.Contains(out.String(), "--repeat 0") {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+	if entries, _ := os.ReadDir(res); len(entries) != 0 {
+		t.Errorf("something was written: %v", entries)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -122,12 +121,11 @@ significant difference.`,
 			}
 			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title}
 			var headlines []string
-			if report.AnyRepeated(sets) {
-				if len(sets) < 2 {
-					return usagef("%s: the runs given are repeats of one configuration: name a second configuration's repeat set (or its runs) to compare with", strings.Join(args, " "))
-				}
+			if report.AnyRepeated(sets) && len(sets) > 1 {
 				headlines, err = report.WriteRepeatedComparison(out, sets, opts)
 			} else {
+				// Single runs, or the repeats of one configuration set
+				// against each other: one run against one run.
 				headlines, err = report.WriteComparison(out, runs, opts)
 			}
 			var nc *report.NotComparableError
