@@ -69,19 +69,21 @@ func newDiskCmd(app *App) *cobra.Command {
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&f.targets, "target", nil, "directory on the storage to measure (repeat to compare several side by side)")
-	fs.StringVar(&f.profile, "profile", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
+	fs.StringArrayVarP(&f.targets, "target", "t", nil, "directory on the storage to measure (repeat to compare several side by side)")
+	fs.StringVarP(&f.profile, "profile", "p", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
 	fs.BoolVar(&f.group, "group", false, "run each point on all targets at once and report the aggregate (a drive group)")
-	fs.DurationVar(&f.runtime, "runtime", 0, "measured time per point (default: the profile's, 1m; 30m cap for precondition)")
-	fs.DurationVar(&f.ramp, "ramp", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
+	fs.DurationVar(&f.runtime, "runtime", 0, "measured time of each point (default: the profile's, 1m; 30m cap for precondition)")
+	fs.DurationVar(&f.ramp, "ramp-time", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
+	alias(fs, "ramp", "ramp-time")
 	fs.StringVar(&f.size, "size", "", "working file per target, e.g. 8G (default: see above)")
 	fs.StringSliceVar(&f.iodepth, "iodepth", nil, "I/Os in flight per job; a list for sqlio and mix (e.g. 1,8,32,64)")
 	fs.IntVar(&f.jobs, "jobs", 0, "fio jobs (I/O threads) per target (default: the profile's)")
 	fs.StringVar(&f.engine, "ioengine", "", "fio ioengine (default io_uring, falling back to libaio, then psync)")
 	// --engine names the database everywhere else; here it was fio's
-	// ioengine, and still works as such for a while.
-	fs.StringVar(&f.engine, "engine", "", "fio ioengine (old name of --ioengine)")
-	_ = fs.MarkDeprecated("engine", "use --ioengine: --engine names the database engine in every other command")
+	// ioengine, and still works as such for a while (a database name
+	// given to it is refused by the ioengine check, with the command that
+	// runs that database).
+	alias(fs, "engine", "ioengine")
 	fs.StringSliceVar(&f.bs, "bs", nil, "block sizes, e.g. 4k,8k,64k (sqlio, mix: a list; curve, precondition: one)")
 	fs.StringSliceVar(&f.rw, "rw", nil, "access patterns: randread, randwrite, read, write, randrw, rw")
 	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve with randrw)")
@@ -93,7 +95,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.DurationVar(&f.ssWindow, "ss-window", fio.DefaultSteadyWindow, "window fio judges steady state over")
 	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print the points and their estimated time, touch nothing")
+	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
@@ -157,7 +159,7 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
 		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS,
 	}
-	if changed("ramp") {
+	if changed("ramp-time") {
 		ramp := f.ramp
 		cfg.Ramp = &ramp
 	}

@@ -82,7 +82,7 @@ func TestDiskEndToEnd(t *testing.T) {
 	base := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"disk", "--target", shm, "--profile", "sqlio", "--bs", "8k", "--iodepth", "4",
-		"--rw", "randread", "--runtime", "1s", "--ramp", "0s", "--size", "64M", "--results", base, "--name", "e2e"})
+		"--rw", "randread", "--runtime", "1s", "--ramp-time", "0s", "--size", "64M", "--results", base, "--name", "e2e"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}

@@ -197,7 +197,7 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		bad("--runtime %s: fio runs whole seconds; use e.g. 30s or 2m", c.Runtime)
 	}
 	if c.Ramp != nil && (*c.Ramp < 0 || *c.Ramp%time.Second != 0) {
-		bad("--ramp %s: use whole seconds, e.g. 5s (0 for none)", *c.Ramp)
+		bad("--ramp-time %s: use whole seconds, e.g. 5s (0 for none)", *c.Ramp)
 	}
 	if c.Size != 0 && c.Size < 1<<20 {
 		bad("--size %d: the working file must be at least 1MiB; use e.g. --size 4G", c.Size)
