@@ -50,6 +50,9 @@ DSN is recorded without its password.`,
 				}
 				return err
 			}
+			for _, n := range plan.Notices {
+				fmt.Fprintln(app.Stderr, "dbio: "+n)
+			}
 			if resultsBase != "" {
 				plan.Results = resultsBase
 			}
@@ -139,6 +142,9 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 		c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
 		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
 			c.Runtime = d
+		}
+		if d, err := time.ParseDuration(r.Workload.RampTime); err == nil {
+			c.Ramp = &d
 		}
 		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 			c.Size = n
