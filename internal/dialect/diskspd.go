@@ -50,18 +50,18 @@ func DiskSpd(line string) (Translation, error) {
 	var (
 		bs                       int64 = diskspdBS
 		bsGiven                  string
-		queue                          = diskspdQueue
+		queue                    = diskspdQueue
 		threads, total           int
 		random, sequential       bool
 		align, stride, create    string // sizes that may count blocks, read once the block size is known
 		alignSw, strideSw, cSw   string
 		interlocked              bool
 		writePct                 int
-		seconds                        = diskspdSeconds
-		warmup                         = diskspdWarmup
+		seconds                  = diskspdSeconds
+		warmup                   = diskspdWarmup
 		cooldown                 int
 		cache                    string // "", "u", "w", "h", "b" as the -S letters combine
-		given                          = map[byte]string{}
+		given                    = map[byte]string{}
 		latency                  bool
 		tSw, fSw, wSw, dSw, wuSw string
 	)
@@ -214,7 +214,9 @@ func DiskSpd(line string) (Translation, error) {
 		return t, joinErrors(errs)
 	}
 
-	sw := func(given, means, fio string) { t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio}) }
+	sw := func(given, means, fio string) {
+		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+	}
 	def := func(s string) string { return "(default " + s + ")" }
 	or := func(given, fallback string) string {
 		if given != "" {

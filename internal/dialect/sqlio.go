@@ -139,7 +139,9 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		return t, joinErrors(errs)
 	}
 
-	sw := func(given, means, fio string) { t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio}) }
+	sw := func(given, means, fio string) {
+		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+	}
 	or := func(given, fallback string) string {
 		if given != "" {
 			return given
