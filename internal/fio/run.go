@@ -701,6 +701,15 @@ func Describe(p Point) string {
 	if p.SteadyState != "" {
 		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
 	}
+	if p.Buffered {
+		s += ", buffered (page cache)"
+	}
+	if p.WriteThrough {
+		s += ", O_DSYNC writes"
+	}
+	if p.BlockAlign > 0 {
+		s += fmt.Sprintf(", offsets aligned to %s", bsName(p.BlockAlign))
+	}
 	if len(p.Targets) > 1 {
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
