@@ -50,6 +50,9 @@ DSN is recorded without its password.`,
 				}
 				return err
 			}
+			for _, n := range plan.Notices {
+				fmt.Fprintln(app.Stderr, "dbio: "+n)
+			}
 			if resultsBase != "" {
 				plan.Results = resultsBase
 			}
@@ -102,7 +105,7 @@ DSN is recorded without its password.`,
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
+	cmd.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "print the expanded plan with estimated duration and disk space, run nothing")
 	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
 	return cmd
@@ -145,6 +148,9 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 		c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
 		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
 			c.Runtime = d
+		}
+		if d, err := time.ParseDuration(r.Workload.RampTime); err == nil {
+			c.Ramp = &d
 		}
 		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 			c.Size = n

@@ -458,6 +458,10 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d
 	}
+	if r.Workload.RampTime != "" {
+		d, _ := time.ParseDuration(r.Workload.RampTime)
+		c.Ramp = &d
+	}
 	if r.Workload.Size != "" {
 		n, _ := units.ParseBytes(r.Workload.Size)
 		c.Size = n
