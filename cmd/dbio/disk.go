@@ -82,7 +82,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringArrayVarP(&f.targets, "target", "t", nil, "directory on the storage to measure (repeat to compare several side by side)")
 	fs.StringVarP(&f.profile, "profile", "p", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
 	fs.BoolVar(&f.group, "group", false, "run each point on all targets at once and report the aggregate (a drive group)")
-	fs.DurationVar(&f.runtime, "runtime", 0, "measured time of each point (default: the profile's, 1m; 30m cap for precondition)")
+	fs.DurationVar(&f.runtime, "runtime", 0, "measured time of each point (default: the profile's: 1m, 5s for crystaldiskmark, a 30m cap for precondition)")
 	fs.DurationVar(&f.ramp, "ramp-time", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
 	alias(fs, "ramp", "ramp-time")
 	fs.StringVar(&f.size, "size", "", "working file per target, e.g. 8G (default: see above)")
@@ -96,7 +96,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	alias(fs, "engine", "ioengine")
 	fs.StringSliceVar(&f.bs, "bs", nil, "block sizes, e.g. 4k,8k,64k (sqlio, mix: a list; curve, precondition: one)")
 	fs.StringSliceVar(&f.rw, "rw", nil, "access patterns: randread, randwrite, read, write, randrw, rw")
-	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve with randrw)")
+	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve and job with randrw or rw)")
 	fs.StringSliceVar(&f.rates, "rates", nil, "curve rates in percent of the measured maximum (default 10,20,...,120)")
 	fs.DurationVar(&f.latencyMax, "latency-max", 0, "latency bound of the best-within table (default 20ms; sqlio always shows it)")
 	fs.StringVar(&f.latencyStat, "latency-stat", "", "statistic the bound applies to: mean (default), p50, p95, p99, p99.9")
@@ -107,7 +107,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
 	fs.StringVar(&f.diskspd, "diskspd", "", "run a DiskSpd command line as one fio job, e.g. \"-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L\" (see docs/disk.md)")
-	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\"")
+	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\" (the sqlio profile is SQLIO's field matrix instead)")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
