@@ -198,3 +198,24 @@ func TestBackgroundWarning(t *testing.T) {
 		t.Errorf("warning %q", w)
 	}
 }
+
+// The ramp-ups of a run that ended them at steady state: how many got there,
+// after how long, and which were measured without.
+func TestSteadyWarmups(t *testing.T) {
+	step := func(users int, w *results.SteadyWarmup) results.Step {
+		return results.Step{Name: "users", Users: users, Kind: "tpcc", Warmup: w}
+	}
+	got, ok := SteadyWarmups([]results.Step{
+		step(1, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 41}),
+		step(2, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 23}),
+		step(4, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300}),
+		step(8, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 30}),
+	})
+	if !ok || got.Criterion != "nopm_slope:0.5%" || got.WindowS != 20 || len(got.Steps) != 4 || got.Reached != 3 ||
+		got.Shortest != 23 || got.Longest != 41 || len(got.NotReached) != 1 || got.NotReached[0].Users != 4 {
+		t.Errorf("warm-ups %+v", got)
+	}
+	if _, ok := SteadyWarmups([]results.Step{step(1, nil)}); ok {
+		t.Error("a run with fixed ramp-ups reads as one that watched for steady state")
+	}
+}

@@ -76,6 +76,11 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
 	}
+	for _, wl := range analysis.NewRecorded(l).Workloads {
+		if f := warmupFinding(opts.title(wl.Kind), wl.Steps); f != "" {
+			fmt.Fprintf(w, "\nwarm-up: %s\n", f)
+		}
+	}
 	if demand := demandFindings(analysis.NewRecorded(l), opts.title); len(demand) > 0 {
 		fmt.Fprintln(w)
 		for _, d := range demand {

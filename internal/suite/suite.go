@@ -65,6 +65,12 @@ type WorkloadDef struct {
 	Users  []int  `toml:"users" json:"users,omitempty"`
 	RampUp string `toml:"rampup" json:"rampup,omitempty"`
 	Step   string `toml:"step" json:"step,omitempty"`
+	// RampUpUntil ends each ramp-up once throughput is steady, in fio's
+	// form ("nopm_slope:0.5%"); rampup is then its longest. SteadyWindow is
+	// the window judged and SteadyRamp the start of the ramp-up left out.
+	RampUpUntil  string `toml:"rampup_until" json:"rampup_until,omitempty"`
+	SteadyWindow string `toml:"steady_window" json:"steady_window,omitempty"`
+	SteadyRamp   string `toml:"steady_ramp" json:"steady_ramp,omitempty"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	Runtime string `toml:"runtime" json:"runtime,omitempty"`
@@ -76,7 +82,7 @@ type WorkloadDef struct {
 // sharedKeys are the keys of every database workload's table; a disk run's
 // table adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "rampup", "step"}
+	sharedKeys = []string{"kind", "users", "rampup", "step", "rampup_until", "steady_window", "steady_ramp"}
 	diskKeys   = []string{"profile", "runtime", "size"}
 )
 
