@@ -55,6 +55,7 @@ func JobFile(p Point, profile string, places []placement) string {
 	line("group_reporting=1")
 	line("unified_rw_reporting=both")
 	line("log_avg_msec=1000")
+	line("log_hist_msec=1000")
 	line("log_unix_epoch=1")
 	for _, pl := range places {
 		line("")
@@ -72,6 +73,7 @@ func JobFile(p Point, profile string, places []placement) string {
 		line("write_iops_log=%s", pl.Label)
 		line("write_bw_log=%s", pl.Label)
 		line("write_lat_log=%s", pl.Label)
+		line("write_hist_log=%s", pl.Label)
 	}
 	return b.String()
 }

@@ -71,6 +71,9 @@ func figures(r PointResult) []results.Figure {
 		results.Figure{Name: results.FigureLatMaxUS, Value: t.Completion.MaxUS, Unit: "µs"},
 		results.Figure{Name: results.FigureFioUsrCPU, Value: r.UsrCPU, Unit: "% of a CPU per job"},
 		results.Figure{Name: results.FigureFioSysCPU, Value: r.SysCPU, Unit: "% of a CPU per job"})
+	if r.Seconds > 1 {
+		figs = append(figs, results.Figure{Name: results.FigureIOPSStdev, Value: results.Round6(r.IOPSStdev), Unit: "IOPS"})
+	}
 	if r.RateIOPS > 0 {
 		figs = append(figs, results.Figure{Name: results.FigureRateTargetIOPS, Value: float64(r.RateIOPS), Unit: "IOPS"})
 	}
@@ -590,19 +593,26 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 	}
 	secs, dropped := MergeSeconds(logs)
 	res.Seconds, res.SecondsDropped = len(secs), dropped
+	res.IOPSStdev = IOPSStdev(secs)
+	if err := CompressHistLogs(stepDir); err != nil {
+		return fmt.Errorf("point %s: %w", res.Name, err)
+	}
 	mixed := Mixed(res.RW)
 	for _, s := range secs {
 		vals := []results.Sample{
 			{Name: "fio_iops", Value: s.IOPS()},
 			{Name: "fio_mb_s", Value: s.MBPerSec},
 			{Name: "fio_lat_mean_us", Value: s.LatMeanUS},
+			{Name: "fio_lat_p99_us", Value: s.LatP99US},
 		}
 		if mixed {
 			vals = append(vals,
 				results.Sample{Name: "fio_read_iops", Value: s.ReadIOPS},
 				results.Sample{Name: "fio_write_iops", Value: s.WriteIOPS},
 				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
-				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS})
+				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS},
+				results.Sample{Name: "fio_read_lat_p99_us", Value: s.ReadLatP99US},
+				results.Sample{Name: "fio_write_lat_p99_us", Value: s.WriteLatP99US})
 		}
 		if err := r.sink.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
 			return err

@@ -185,7 +185,17 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 	if rated {
 		t.Columns = append(t.Columns, column{Name: "rate limit", Numeric: true})
 	}
-	t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true}, column{Name: "MB/s", Numeric: true})
+	spread := false
+	for _, p := range points {
+		_, ok := p.Figure(results.FigureIOPSStdev)
+		spread = spread || ok
+	}
+	t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true})
+	if spread {
+		t.Columns = append(t.Columns, column{Name: "IOPS σ", Numeric: true})
+		t.Caption += " IOPS σ is the standard deviation of the point's per-second IOPS around their mean, as DiskSpd reports it."
+	}
+	t.Columns = append(t.Columns, column{Name: "MB/s", Numeric: true})
 	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
 	}
@@ -220,7 +230,15 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 		if rated {
 			row = append(row, rate)
 		}
-		row = append(row, numCell(iops(p), thousands), numCell(mbs(p), quantity))
+		row = append(row, numCell(iops(p), thousands))
+		if spread {
+			sd := textCell("-")
+			if v, ok := p.Figure(results.FigureIOPSStdev); ok {
+				sd = numCell(v, thousands)
+			}
+			row = append(row, sd)
+		}
+		row = append(row, numCell(mbs(p), quantity))
 		for _, n := range []results.FigureName{results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US, results.FigureLatP99US, results.FigureLatP999US, results.FigureLatMaxUS} {
 			row = append(row, numCell(fioMS(p, n), millis))
 		}
@@ -569,15 +587,38 @@ func fioTimelines(r *runView, points []results.Step, id func(string) string) *se
 			[]tlSpec{{name: "IOPS", column: "fio_iops", color: 0}, {name: "read IOPS", column: "fio_read_iops", color: 2}, {name: "write IOPS", column: "fio_write_iops", color: 1}}, name),
 		r.timelineChart(id("mbs-timeline"), "MB/s per second", "", points, axis{Label: "throughput", Unit: "MB/s", Zero: true},
 			[]tlSpec{{name: "MB/s", column: "fio_mb_s", color: 4}}, name),
-		r.timelineChart(id("latency-timeline"), "Mean completion latency per second", "", points, axis{Label: "latency", Unit: "ms", Zero: true},
+		r.timelineChart(id("latency-timeline"), latencyTitle(r), latencyNote(r), points, axis{Label: "latency", Unit: "ms", Zero: true},
 			[]tlSpec{{name: "mean", column: "fio_lat_mean_us", color: 3, factor: 0.001},
-				{name: "read mean", column: "fio_read_lat_mean_us", color: 2, factor: 0.001}, {name: "write mean", column: "fio_write_lat_mean_us", color: 1, factor: 0.001}}, name),
+				{name: "read mean", column: "fio_read_lat_mean_us", color: 2, factor: 0.001}, {name: "write mean", column: "fio_write_lat_mean_us", color: 1, factor: 0.001},
+				{name: "p99", column: "fio_lat_p99_us", color: 3, dash: dashed, factor: 0.001},
+				{name: "read p99", column: "fio_read_lat_p99_us", color: 2, dash: dashed, factor: 0.001},
+				{name: "write p99", column: "fio_write_lat_p99_us", color: 1, dash: dashed, factor: 0.001}}, name),
 	} {
+		if c.ID == id("latency-timeline") && r.Series.Column("fio_lat_p99_us") >= 0 {
+			autoLog(c)
+		}
 		if c.hasData() {
 			sec.add(c)
 		}
 	}
 	return sec
+}
+
+// latencyTitle and latencyNote name the per-second latency chart: the mean
+// alone for runs recorded before dbio kept fio's per-second histograms,
+// the mean and the p99 drawn from them since.
+func latencyTitle(r *runView) string {
+	if r.Series.Column("fio_lat_p99_us") < 0 {
+		return "Mean completion latency per second"
+	}
+	return "Completion latency per second"
+}
+
+func latencyNote(r *runView) string {
+	if r.Series.Column("fio_lat_p99_us") < 0 {
+		return ""
+	}
+	return "Each second's mean completion latency (solid) and 99th percentile (dashed), the p99 of every I/O that completed in that second, read from fio's per-second latency histograms with fio's own percentile rule (log scale where they spread over more than a factor of 30)."
 }
 
 // fioBest are the findings of a run without a profile table: the best

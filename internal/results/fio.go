@@ -33,11 +33,15 @@ type FioPoint struct {
 	Steady *FioSteadyState `json:"steady,omitempty"`
 	// Seconds is how many per-second rows went to series.csv; SecondsDropped
 	// how many fio logged for some jobs only.
-	Seconds        int      `json:"seconds"`
-	SecondsDropped int      `json:"seconds_dropped,omitempty"`
-	FioNotes       []string `json:"fio_notes,omitempty"`
-	JobFile        string   `json:"job_file"`
-	Output         string   `json:"output"`
+	Seconds        int `json:"seconds"`
+	SecondsDropped int `json:"seconds_dropped,omitempty"`
+	// IOPSStdev is the standard deviation of those seconds' IOPS around
+	// their mean (population, as DiskSpd reports it); absent from points
+	// recorded before dbio kept it.
+	IOPSStdev float64  `json:"iops_stdev,omitempty"`
+	FioNotes  []string `json:"fio_notes,omitempty"`
+	JobFile   string   `json:"job_file"`
+	Output    string   `json:"output"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it
