@@ -48,6 +48,9 @@ func JobFile(p Point, profile string, places []placement) string {
 	if p.SteadyState != "" {
 		line("steadystate=%s", p.SteadyState)
 		line("steadystate_duration=%d", p.SteadyWindowS)
+		if p.SteadyRampS > 0 {
+			line("steadystate_ramp_time=%d", p.SteadyRampS)
+		}
 	}
 	// Fresh random offsets for every point, so that one point does not read
 	// what the previous one left in a device cache.

@@ -113,6 +113,16 @@ func TestPlans(t *testing.T) {
 				t.Errorf("max %q, rate %q", p.Points[0].SteadyState, p.Points[1].SteadyState)
 			}
 		}},
+		{"--ss-ramp reaches fio as steadystate_ramp_time", func(c *Config) {
+			c.Profile, c.SteadyRamp = "precondition", 30*time.Second
+		}, 2, func(t *testing.T, p Plan) {
+			if pt := p.Points[1]; pt.SteadyRampS != 30 || !strings.Contains(JobFile(pt, "precondition", nil), "steadystate_ramp_time=30\n") {
+				t.Errorf("%+v", pt)
+			}
+			if !strings.Contains(Describe(p.Points[1]), "until steady (iops_slope:0.167% over 60s after the first 30s)") {
+				t.Errorf("%s", Describe(p.Points[1]))
+			}
+		}},
 		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 6, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.RuntimeS != 2 || pt.RampS != 0 {
 				t.Errorf("%+v", pt)
@@ -174,7 +184,11 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.Profile = "mix"; c.RW = []string{"randread"} }, "mixes reads and writes"},
 		{func(c *Config) { c.Profile = "curve"; c.ReadPct = intp(50) }, "--read-pct applies to a mixed --rw"},
 		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 10 * time.Second }, "shorter than the steady-state window"},
-		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of curve, four-corners, mix, precondition, sqlio"},
+		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 80 * time.Second; c.SteadyRamp = 30 * time.Second }, "(after --ss-ramp 30s)"},
+		{func(c *Config) { c.SteadyRamp = 30 * time.Second }, "--ss-ramp applies with --steady-state"},
+		{func(c *Config) { c.SteadyWindow = 30 * time.Second }, "--ss-window applies with --steady-state"},
+		{func(c *Config) { c.Profile = "precondition"; c.SteadyRamp = 1500 * time.Millisecond }, "--ss-ramp 1.5s: use whole seconds"},
+		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of curve, four-corners, mix, precondition, snia-rounds, sqlio"},
 	} {
 		c := base("four-corners")
 		tc.change(&c)

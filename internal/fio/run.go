@@ -138,11 +138,22 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 		return nil, err
 	}
 	var done []PointResult
+	// settled are the series whose rounds are over (steady, or the most
+	// rounds run); their later rounds are not run.
+	settled := map[[2]string]bool{}
+	step := firstStep
 	for i, pt := range plan.Points {
-		res, err := r.point(ctx, firstStep+i, i, pt, done)
+		if settled[[2]string{pt.Label, pt.Series}] {
+			continue
+		}
+		res, err := r.point(ctx, step, i, pt, done)
+		step++
 		done = append(done, res)
 		if err != nil {
 			return done, err
+		}
+		if res.Rounds != nil && res.Rounds.Last {
+			settled[[2]string{pt.Label, pt.Series}] = true
 		}
 	}
 	r.summarize(done)
@@ -296,6 +307,17 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		pl.Size = size
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, why))
 	}
+	if existing == pl.Size && !fullyAllocated(pl.File, pl.Size) {
+		// A purge whose fill did not finish left holes, which read as zeros
+		// without touching the device: lay the file out again.
+		notes = append(notes, fmt.Sprintf("%s: the working file %s had unallocated blocks (a purge not followed by its fill): laid out again", t.Path, pl.File))
+		existing = -1
+		held := allocatedAt(pl.File)
+		if err := os.Remove(pl.File); err != nil {
+			return nil, fmt.Errorf("target %s: replace working file: %w", t.Path, err)
+		}
+		free += uint64(held)
+	}
 	if existing == pl.Size {
 		notes = append(notes, fmt.Sprintf("%s: reused the working file %s (%s) laid out by an earlier run", t.Path, pl.File, units.FormatBytes(uint64(pl.Size))))
 	} else {
@@ -315,6 +337,14 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Path, err)
 		}
+		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
+	}
+	if _, ok := r.plan.Profile.(purger); ok {
+		note, err := purgeWorkFile(pl.File, pl.Size)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Path, err)
+		}
+		r.say("%s", note)
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
 	}
 	err = r.sink.UpdateRun(func(run *results.Run) {
@@ -531,10 +561,16 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
+	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
+		res.Rounds = j.judge(r.plan.Config, done, res)
+	}
 	if err := r.writeStep(res, histograms(g)); err != nil {
 		return res, err
 	}
 	r.say("  %s", headline(res))
+	if v := res.Rounds; v != nil {
+		r.say("  %s", roundVerdict(res))
+	}
 	return res, nil
 }
 
@@ -702,12 +738,31 @@ func Describe(p Point) string {
 		s += fmt.Sprintf(", limited to %s%% of the IOPS %s reaches", trimFloat(p.RatePct), p.RateOf)
 	}
 	if p.SteadyState != "" {
-		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
+		s += fmt.Sprintf(", until steady (%s over %ds", p.SteadyState, p.SteadyWindowS)
+		if p.SteadyRampS > 0 {
+			s += fmt.Sprintf(" after the first %ds", p.SteadyRampS)
+		}
+		s += ")"
 	}
 	if len(p.Targets) > 1 {
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
 	return s
+}
+
+// roundVerdict says where a series of rounds stands after this one.
+func roundVerdict(r PointResult) string {
+	v := r.Rounds
+	tests := strings.Join(v.Criteria, " and ")
+	switch {
+	case !v.Judged:
+		return fmt.Sprintf("round %d: %d more before the first window of %d rounds is judged", r.Round, v.Window-r.Round, v.Window)
+	case v.Steady:
+		return fmt.Sprintf("round %d: steady (%s over rounds %d-%d, mean %s IOPS): no more rounds", r.Round, tests, r.Round-v.Window+1, r.Round, groupThousands(v.WindowIOPSMean))
+	case v.Last:
+		return fmt.Sprintf("round %d: not steady (%s over rounds %d-%d) after the most rounds, %d", r.Round, tests, r.Round-v.Window+1, r.Round, v.Max)
+	}
+	return fmt.Sprintf("round %d: not steady yet (%s over rounds %d-%d)", r.Round, tests, r.Round-v.Window+1, r.Round)
 }
 
 func headline(r PointResult) string {

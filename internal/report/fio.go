@@ -82,6 +82,10 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 			findings = append(findings, fmt.Sprintf("Steady state on %s: %s.", row[0].Text, row[3].Text))
 		}
 	}
+	if sub, f := roundsSection(points, labels, id); sub != nil {
+		sec.Subs = append(sec.Subs, sub)
+		findings = append(findings, f...)
+	}
 	if tel := fioTelemetry(points, id("system")); tel != nil {
 		sub := sec.sub(id("system-section"), "CPU and storage during each point")
 		sub.add(tel)
@@ -533,6 +537,89 @@ func keepSweeps(groups []*fioGroup, swept func(d *results.FioPoint) float64) []*
 		}
 	}
 	return out
+}
+
+// roundsSection shows a series repeated in rounds until steady (the
+// snia-rounds profile): each round's IOPS against the round, and the
+// verdict on the window of rounds after each one.
+func roundsSection(points []results.Step, labels []string, id func(string) string) (*section, []string) {
+	var rounds []results.Step
+	for _, p := range points {
+		if p.Fio.Rounds != nil {
+			rounds = append(rounds, p)
+		}
+	}
+	if len(rounds) == 0 {
+		return nil, nil
+	}
+	sec := &section{ID: id("rounds-section"), Title: "Rounds until steady"}
+	first := rounds[0].Fio.Rounds
+	c := &chart{ID: id("rounds"), Title: "IOPS per round",
+		Note: fmt.Sprintf("Each round is one point; after each, fio's tests (%s) are applied to the IOPS of the last %d rounds, and the rounds end once they all hold.", strings.Join(first.Criteria, " and "), first.Window),
+		X:    axis{Label: "round", Integer: true}, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true}}
+	multi := len(labels) > 1
+	t := &table{ID: id("rounds-table"), Title: "Rounds",
+		Caption: "The verdict after each round on the window of rounds ending with it; a figure is what a test compared with its limit, in % of the window's mean where the limit is a percentage."}
+	if multi {
+		t.Columns = append(t.Columns, column{Name: "target"})
+	}
+	t.Columns = append(t.Columns, column{Name: "round", Numeric: true}, column{Name: "IOPS", Numeric: true}, column{Name: "window mean", Numeric: true})
+	for _, cr := range first.Criteria {
+		t.Columns = append(t.Columns, column{Name: cr, Numeric: true})
+	}
+	t.Columns = append(t.Columns, column{Name: "verdict"})
+	var findings []string
+	bySeries := map[string]int{}
+	for _, p := range rounds {
+		d, v := p.Fio, p.Fio.Rounds
+		key := d.Label + "\x00" + d.Series
+		i, ok := bySeries[key]
+		if !ok {
+			i = len(c.Series)
+			bySeries[key] = i
+			c.Series = append(c.Series, series{Name: d.Label, Color: i})
+		}
+		c.Series[i].X = append(c.Series[i].X, float64(d.Round))
+		c.Series[i].Y = append(c.Series[i].Y, iops(p))
+		var row []cell
+		if multi {
+			row = append(row, textCell(d.Label))
+		}
+		mean := textCell("-")
+		if v.Judged {
+			mean = numCell(v.WindowIOPSMean, thousands)
+		}
+		row = append(row, numCell(float64(d.Round), thousands), numCell(iops(p), thousands), mean)
+		for k := range v.Criteria {
+			f := textCell("-")
+			if k < len(v.Figures) && v.Figures[k] != nil {
+				f = numCell(*v.Figures[k], func(x float64) string { return fixed(x, 2) })
+			}
+			row = append(row, f)
+		}
+		verdict := cell{Text: "too few rounds to judge", Raw: "unjudged"}
+		switch {
+		case v.Steady:
+			verdict = cell{Text: "steady", Raw: "steady", Class: "better"}
+		case v.Judged:
+			verdict = cell{Text: "not steady", Raw: "not steady"}
+		}
+		if v.Last && !v.Steady {
+			verdict = cell{Text: fmt.Sprintf("not steady after the most rounds (%d)", v.Max), Raw: "not steady", Class: "worse"}
+		}
+		row = append(row, verdict)
+		t.Rows = append(t.Rows, row)
+		if v.Last {
+			tests := strings.Join(v.Criteria, " and ")
+			if v.Steady {
+				findings = append(findings, fmt.Sprintf("Rounds on %s: steady after %s (%s over the last %d), at %s IOPS.", d.Label, plural(d.Round, "round", "rounds"), tests, v.Window, thousands(v.WindowIOPSMean)))
+			} else {
+				findings = append(findings, fmt.Sprintf("Rounds on %s: not steady after %s (%s over the last %d); the last %d averaged %s IOPS.", d.Label, plural(d.Round, "round", "rounds"), tests, v.Window, v.Window, thousands(v.WindowIOPSMean)))
+			}
+		}
+	}
+	sec.add(c, t)
+	return sec, findings
 }
 
 // steadyTable reports fio's steady-state detection (the precondition profile).
