@@ -184,7 +184,11 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.Profile = "mix"; c.RW = []string{"randread"} }, "mixes reads and writes"},
 		{func(c *Config) { c.Profile = "curve"; c.ReadPct = intp(50) }, "--read-pct applies to a mixed --rw"},
 		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 10 * time.Second }, "shorter than the steady-state window"},
-		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 80 * time.Second; c.SteadyRamp = 30 * time.Second }, "(after --ss-ramp 30s)"},
+		{func(c *Config) {
+			c.Profile = "precondition"
+			c.Runtime = 80 * time.Second
+			c.SteadyRamp = 30 * time.Second
+		}, "(after --ss-ramp 30s)"},
 		{func(c *Config) { c.SteadyRamp = 30 * time.Second }, "--ss-ramp applies with --steady-state"},
 		{func(c *Config) { c.SteadyWindow = 30 * time.Second }, "--ss-window applies with --steady-state"},
 		{func(c *Config) { c.Profile = "precondition"; c.SteadyRamp = 1500 * time.Millisecond }, "--ss-ramp 1.5s: use whole seconds"},
