@@ -40,6 +40,7 @@ type diskFlags struct {
 	latencyStat string
 	steadyState string
 	ssWindow    time.Duration
+	ssRamp      time.Duration
 	resultsBase string
 	name        string
 	dryRun      bool
@@ -102,7 +103,8 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.latencyStat, "latency-stat", "", "statistic the bound applies to: mean (default), p50, p95, p99, p99.9")
 	fs.StringVar(&f.steadyState, "steady-state", "", "end each unthrottled point at fio's steady state, e.g. iops_slope:0.2% (alone: 10% drift over the window)")
 	fs.Lookup("steady-state").NoOptDefVal = "auto"
-	fs.DurationVar(&f.ssWindow, "ss-window", fio.DefaultSteadyWindow, "window fio judges steady state over")
+	fs.DurationVar(&f.ssWindow, "ss-window", fio.DefaultSteadyWindow, "window fio judges steady state over (fio's steadystate_duration)")
+	fs.DurationVar(&f.ssRamp, "ss-ramp", 0, "time each point runs before fio starts judging steady state (fio's steadystate_ramp_time)")
 	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
@@ -230,6 +232,9 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 	}
 	if changed("ss-window") {
 		cfg.SteadyWindow = f.ssWindow
+	}
+	if changed("ss-ramp") {
+		cfg.SteadyRamp = f.ssRamp
 	}
 	if changed("read-pct") {
 		pct := f.readPct
@@ -384,7 +389,11 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 			finished++
 		}
 	}
-	fmt.Fprintf(app.Stdout, "%d of %d point(s) finished; results in %s\n", finished, out.Planned, out.Dir)
+	most := ""
+	if out.Status == results.StatusCompleted && len(out.Points) < out.Planned {
+		most = "at most " // rounds that ended once steady
+	}
+	fmt.Fprintf(app.Stdout, "%d of %s%d point(s) finished; results in %s\n", finished, most, out.Planned, out.Dir)
 	if out.Status == results.StatusInterrupted {
 		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, out.Dir)
 	}

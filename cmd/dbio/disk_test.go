@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dbio/internal/execx"
+	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/testenv"
 )
@@ -19,7 +20,9 @@ func TestDiskBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, sqlio`}},
+		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio`}},
+		{[]string{"disk", "--target", dir, "--ss-ramp", "30s"}, []string{"--ss-ramp applies with --steady-state"}},
+		{[]string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=tps:5%"}, []string{"the rounds are judged on fio's iops or bw"}},
 		{[]string{"disk", "--target", dir, "--size", "lots"}, []string{`--size: malformed size "lots"`}},
 		{[]string{"disk", "--target", dir, "--profile", "curve", "--rates", "10,half"}, []string{`--rates "half"`}},
 		{[]string{"disk", "--target", dir, "--profile", "sqlio", "--bs", "8k,1000", "--iodepth", "1,x"}, []string{"--bs 1000 B", `--iodepth "x"`}},
@@ -73,6 +76,42 @@ func TestDiskWithoutFio(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(base); len(entries) != 0 {
 		t.Errorf("a results directory was created without fio: %v", entries)
+	}
+}
+
+// The SNIA-style profile from the command line: purge, fill, and rounds
+// that end once steady (any window of rounds is within 1000 % of its mean,
+// so after exactly five), with the rounds in the report.
+func TestDiskRoundsEndToEnd(t *testing.T) {
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
+	dir, base := t.TempDir(), t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=iops:1000%",
+		"--jobs", "1", "--runtime", "1s", "--size", "64M", "--results", base, "--name", "rounds"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"purged the working file", "round 5: steady (iops:1000% over rounds 1-5", "6 of at most 26 point(s) finished"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(base, "*-rounds"))
+	if len(dirs) != 1 {
+		t.Fatalf("results directories %v", dirs)
+	}
+	html, err := report.WriteRunReport(dirs[0], reportOptions(testApp(&out)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Rounds until steady", "IOPS per round", "steady after 5 rounds (iops:1000% over the last 5)"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report lacks %q", want)
+		}
 	}
 }
 

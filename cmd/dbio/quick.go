@@ -58,6 +58,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), quickDefaults)
 	f.bindRepeat(cmd)
+	f.run.registerSteady(cmd.Flags())
 	setUsage(cmd.Flags(), "runtime", "measured time of each TPC-C step (each user count); --disk-runtime times the device pass")
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each point of the four-corners device pass (0 skips the pass)")
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"dbio/internal/livemetrics"
 	"dbio/internal/progress"
 	"dbio/internal/runner"
+	"dbio/internal/steady"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/units"
@@ -25,24 +26,30 @@ import (
 // engine runs, which users, how long.
 type runFlags struct {
 	// engines are the engines --engine chooses from.
-	engines    *engine.Registry
-	engine     string
-	target     string
-	logTarget  string
-	users      string
-	rampup     time.Duration
-	step       time.Duration
-	results    string
-	name       string
-	bufferPool string
-	dsn        string
-	dsnFile    string
-	database   string
-	transport  string
-	settings   []string
-	skipChecks bool
-	limit      string
-	prealloc   bool
+	engines   *engine.Registry
+	engine    string
+	target    string
+	logTarget string
+	users     string
+	rampup    time.Duration
+	step      time.Duration
+	// rampupUntil ends each ramp-up at steady state (registerSteady);
+	// steadyWindow and steadyRamp are its window and the part left out.
+	rampupUntil  string
+	steadyWindow time.Duration
+	steadyRamp   time.Duration
+	steadyFlags  bool
+	results      string
+	name         string
+	bufferPool   string
+	dsn          string
+	dsnFile      string
+	database     string
+	transport    string
+	settings     []string
+	skipChecks   bool
+	limit        string
+	prealloc     bool
 	// createTarget makes a target that does not exist yet, instead of refusing it.
 	createTarget bool
 	// flags tells which flags the user gave.
@@ -74,12 +81,24 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	fs.StringVar(&f.limit, "limit", "", "emulate a storage class on the targets' disks with a block-I/O cgroup: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
 }
 
+// registerSteady adds the flags that end a ramp-up at steady state, for the
+// commands whose steps are user steps (not the scenarios, whose phases are
+// their own).
+func (f *runFlags) registerSteady(fs *pflag.FlagSet) {
+	f.steadyFlags = true
+	fs.StringVar(&f.rampupUntil, "ramp-until", "", "end each ramp-up once per-second throughput is steady, in fio's form: SERIES:LIMIT (largest deviation from the window's mean) or SERIES_slope:LIMIT (least-squares slope per second), LIMIT a number or % of the mean, e.g. nopm_slope:0.5% or tps:10%; --ramp-time is then the longest a ramp-up lasts")
+	fs.DurationVar(&f.steadyWindow, "steady-window", runner.DefaultSteadyWindow, "the window --ramp-until judges (fio's steadystate_duration)")
+	fs.DurationVar(&f.steadyRamp, "steady-ramp", 0, "the start of each ramp-up --ramp-until leaves out of every window (fio's steadystate_ramp_time)")
+}
+
 // resolved is what runFlags turn into.
 type resolved struct {
 	engine  engine.Engine
 	options engine.Options
 	users   []int
 	limits  iolimit.Limits
+	// steady is the ramp-up until steady state, nil for a fixed ramp-up.
+	steady *runner.SteadyRampUp
 }
 
 // resolve validates every flag at once; the error names each bad flag and its accepted form.
@@ -103,6 +122,9 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 	if f.step <= 0 {
 		errs = append(errs, fmt.Errorf("--runtime %s: must be a positive duration (e.g. 2m, 90s)", f.step))
 	}
+	st, steadyErrs := f.resolveSteady()
+	r.steady = st
+	errs = append(errs, steadyErrs...)
 	if f.dsn == "" && strings.TrimSpace(f.target) == "" {
 		errs = append(errs, errors.New("--target: required: the directory on the storage under test"))
 	}
@@ -153,6 +175,41 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 		return r, usageErrors(errs)
 	}
 	return r, nil
+}
+
+// resolveSteady reads --ramp-until and its window; every problem names
+// its flag. Whether the workload records the series, and whether the
+// window fits in --ramp-time, the run's preflight checks.
+func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
+	if !f.steadyFlags {
+		return nil, nil
+	}
+	var errs []error
+	if f.rampupUntil == "" {
+		for _, name := range []string{"steady-window", "steady-ramp"} {
+			if f.flags != nil && f.flags.Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s: applies only with --ramp-until: add --ramp-until tps_slope:1%% (say) or drop --%s", name, name))
+			}
+		}
+		return nil, errs
+	}
+	c, err := steady.Parse(f.rampupUntil)
+	switch {
+	case err != nil:
+		errs = append(errs, fmt.Errorf("--ramp-until: %w", err))
+	case c.Metric == "iops" || c.Metric == "bw":
+		errs = append(errs, fmt.Errorf("--ramp-until %s: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", f.rampupUntil))
+	}
+	if f.steadyWindow < steady.MinWindow*time.Second || f.steadyWindow%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--steady-window %s: use whole seconds, at least %ds (e.g. 20s)", f.steadyWindow, steady.MinWindow))
+	}
+	if f.steadyRamp < 0 || f.steadyRamp%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--steady-ramp %s: use whole seconds, 0 or more (e.g. 10s)", f.steadyRamp))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &runner.SteadyRampUp{Criterion: c, Window: f.steadyWindow, Ignore: f.steadyRamp}, nil
 }
 
 // readDSNFile takes the DSN from --dsn-file, so that its password is on no

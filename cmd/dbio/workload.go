@@ -59,6 +59,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 	d := def.RunDefaults
 	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
 	f.bindRepeat(cmd)
+	f.run.registerSteady(cmd.Flags())
 	return cmd
 }
 
@@ -89,7 +90,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		Command: app.Args,
 		Config: runner.Config{
 			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: built.Users,
-			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(),
+			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), Steady: r.steady,
 			Workload: f.def.Name, Settings: built.Recorded, Limits: r.limits,
 			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
 				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
@@ -101,6 +102,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		Users:         built.Users,
 		RampUp:        f.run.rampup,
 		Step:          f.run.step,
+		Steady:        r.steady,
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
 		Limits:        r.limits,

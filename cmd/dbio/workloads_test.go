@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,6 +25,13 @@ func TestWorkloadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"as3ap", "--target", dir, "--ceiling-stat", "p90", "--batch-rows", "10", "--add", "0", "--ceiling", "0s"},
 			[]string{`--ceiling-stat "p90"`, "--batch-rows 10", "--add 0", "--ceiling 0s"}},
 		{[]string{"as3ap", "--target", dir, "--rows", "10", "--start", "5", "--max-users", "2"}, []string{"--rows 10", "--max-users 2"}},
+		{[]string{"tpcc", "--target", dir, "--ramp-until", "lat:5ms", "--steady-window", "2s", "--steady-ramp", "1500ms"},
+			[]string{`--ramp-until: malformed steady-state criterion "lat:5ms": unknown metric "lat"`, "--steady-window 2s: use whole seconds, at least 3s", "--steady-ramp 1.5s"}},
+		{[]string{"tpcc", "--target", dir, "--ramp-until", "iops_slope:1%"}, []string{"iops and bw are fio's series"}},
+		{[]string{"tpcc", "--target", dir, "--steady-window", "30s"}, []string{"--steady-window: applies only with --ramp-until"}},
+		// Found by the preflight, which knows the workload and the ramp-up.
+		{[]string{"sysbench", "--target", dir, "--ramp-until", "nopm:10%", "--ramp-time", "10s", "--steady-window", "20s"},
+			[]string{"sysbench records no per-second nopm; use one of qps, tps", "steady state (nopm:10% over 20s) could never be judged within the 10s ramp-up"}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -83,6 +91,49 @@ func TestSysbenchEndToEnd(t *testing.T) {
 	for _, col := range []string{"qps", "latency_p95", "errors_per_s", "reconnects_per_s"} {
 		if l.Series.Column(col) < 0 {
 			t.Errorf("series.csv has no %s column: %v", col, l.Series.Columns)
+		}
+	}
+}
+
+// A ramp-up until steady state ends with the first steady window of
+// per-second TPS, says so on the terminal, in each step's record and in the
+// report, which marks the moment on its per-second charts.
+func TestRampUpUntilSteadyEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	dir, res := t.TempDir(), t.TempDir()
+	var out bytes.Buffer
+	// Any throughput above zero has a slope under 1000 % of its mean over
+	// three seconds: each ramp-up ends with its first full window.
+	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", dir, "--results", res,
+		"--tables", "1", "--table-size", "1000", "--users", "1,2", "--rampup", "1m", "--step", "1s",
+		"--ramp-until", "tps_slope:1000%", "--steady-window", "3s"})
+	if code != exitOK {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"a ramp-up until steady (tps_slope:1000% over 3s) or for 1m0s at most", "users-1: steady after 3 s",
+		"users-2: steady after 3 s", "warm-up: sysbench OLTP's ramp-ups were to end once throughput was steady (tps_slope:1000% over 3 s): every step got there, after 3 s."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("terminal lacks %q:\n%s", want, out.String())
+		}
+	}
+	l := loadOnly(t, res)
+	for _, s := range l.Steps {
+		if w := s.Warmup; w == nil || !w.Reached || w.AtS != s.RampUpS || w.Windows != 1 {
+			t.Errorf("step %s: warm-up %+v, ramp-up %v s", s.Name, s.Warmup, s.RampUpS)
+		}
+	}
+	if c := l.Run.ConfigView(); c.RampUpUntil != "tps_slope:1000%" {
+		t.Errorf("run.json records ramp_until %q", c.RampUpUntil)
+	}
+	page, err := os.ReadFile(filepath.Join(l.Path, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<line class="mark" data-mark="steady"`, "Ramp-up until steady state", "every step got there"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
 		}
 	}
 }

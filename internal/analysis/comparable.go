@@ -63,6 +63,9 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 					warnings = append(warnings, fmt.Sprintf("%s's %s is %s s and %s's is %s s: the shorter steps may not have reached steady state", whoA, k.name, orNothing(k.a), whoB, orNothing(k.b)))
 				}
 			}
+			if x, y := ca.RampUpUntil, cb.RampUpUntil; x != y {
+				warnings = append(warnings, fmt.Sprintf("%s %s but %s %s: their measurements began at different points of the warm-up", whoA, rampUpEnd(x), whoB, rampUpEnd(y)))
+			}
 		}
 		if len(a.Fio) > 0 {
 			pa, pb := a.FioProfile(), b.FioProfile()
@@ -98,6 +101,14 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 		}
 	}
 	return reasons, warnings
+}
+
+// rampUpEnd says how a run's ramp-ups ended, from its ramp_until.
+func rampUpEnd(until string) string {
+	if until == "" {
+		return "ended its ramp-ups after a fixed time"
+	}
+	return "ended its ramp-ups at steady state (" + until + ")"
 }
 
 // measured lists what a run measured, "fio" and its workloads' names, sorted.

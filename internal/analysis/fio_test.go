@@ -157,18 +157,31 @@ func TestHeadlines(t *testing.T) {
 // A comparison warns when one run shared its machine with much more other
 // work than the baseline; a quiet difference is not worth a warning.
 func TestBackgroundWarning(t *testing.T) {
-	run := func(user, system, dbio, server, steal float64) *Recorded {
-		tel := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
-			"cpu_user_pct": {Mean: user, Samples: 5}, "cpu_system_pct": {Mean: system, Samples: 5},
-			"proc_dbio_cpu_pct": {Mean: dbio, Samples: 5}, "proc_server_cpu_pct": {Mean: server, Samples: 5},
-			"cpu_steal_pct": {Mean: steal, Samples: 5}}}
-		return NewRecorded(&results.Loaded{Steps: []results.Step{{Users: 1, Kind: "tpcc", Total: &metrics.TxSummary{}, Telemetry: tel}}})
+	run := func(user, system, dbio, server, steal float64, load ...float64) *Recorded {
+		var steps []results.Step
+		for i := range max(len(load), 1) {
+			tel := &results.TelemetrySummary{CPUs: 4, Metrics: map[string]results.TelemetryStat{
+				"cpu_user_pct": {Mean: user, Samples: 5}, "cpu_system_pct": {Mean: system, Samples: 5},
+				"proc_dbio_cpu_pct": {Mean: dbio, Samples: 5}, "proc_server_cpu_pct": {Mean: server, Samples: 5},
+				"cpu_steal_pct": {Mean: steal, Samples: 5}}}
+			if i < len(load) {
+				tel.Metrics["load_1m"] = results.TelemetryStat{Mean: load[i], Samples: 5}
+			}
+			steps = append(steps, results.Step{Users: i + 1, Kind: "tpcc", Total: &metrics.TxSummary{}, Telemetry: tel})
+		}
+		return NewRecorded(&results.Loaded{Steps: steps})
 	}
-	quiet := run(40, 10, 30, 18, 0)  // 2 % others
-	same := run(42, 11, 31, 19, 0.5) // 3 % others
-	busy := run(70, 15, 30, 20, 0)   // 35 % others
-	if bg := BackgroundOf(busy); bg.Steps != 1 || bg.OthersCPU != 35 {
-		t.Errorf("background %+v, want 35 %% others", bg)
+	quiet := run(40, 10, 30, 18, 0, 1, 2) // 2 % others
+	same := run(42, 11, 31, 19, 0.5, 9)   // 3 % others, a load far higher (its own tasks)
+	busy := run(70, 15, 30, 20, 0, 6)     // 35 % others
+	if bg := BackgroundOf(busy); bg.Steps != 1 || bg.OthersCPU != 35 || bg.Load != 6 || bg.CPUs != 4 {
+		t.Errorf("background %+v, want 35 %% others and a load of 6 on 4 CPUs", bg)
+	}
+	if bg := BackgroundOf(quiet); bg.Load != 1.5 {
+		t.Errorf("load %v, want the mean of the steps' 1 and 2", bg.Load)
+	}
+	if bg := BackgroundOf(run(40, 10, 30, 18, 0)); !math.IsNaN(bg.Load) {
+		t.Errorf("a run recorded without the load average has a load of %v, want NaN (unknown)", bg.Load)
 	}
 	// fio's own CPU during a device pass is not another process's load.
 	withFio := busy
@@ -181,7 +194,28 @@ func TestBackgroundWarning(t *testing.T) {
 		t.Errorf("a quiet difference warned: %s", w)
 	}
 	w := backgroundWarning("A", "B", BackgroundOf(quiet), BackgroundOf(busy))
-	if !strings.Contains(w, "other processes used 2 % and 35 % of the CPUs") {
+	if !strings.Contains(w, "other processes used 2 % and 35 % of the CPUs") || !strings.Contains(w, "the load average was 1.5 and 6.0 (their own tasks included)") {
 		t.Errorf("warning %q", w)
+	}
+}
+
+// The ramp-ups of a run that ended them at steady state: how many got there,
+// after how long, and which were measured without.
+func TestSteadyWarmups(t *testing.T) {
+	step := func(users int, w *results.SteadyWarmup) results.Step {
+		return results.Step{Name: "users", Users: users, Kind: "tpcc", Warmup: w}
+	}
+	got, ok := SteadyWarmups([]results.Step{
+		step(1, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 41}),
+		step(2, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 23}),
+		step(4, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300}),
+		step(8, &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 300, Reached: true, AtS: 30}),
+	})
+	if !ok || got.Criterion != "nopm_slope:0.5%" || got.WindowS != 20 || len(got.Steps) != 4 || got.Reached != 3 ||
+		got.Shortest != 23 || got.Longest != 41 || len(got.NotReached) != 1 || got.NotReached[0].Users != 4 {
+		t.Errorf("warm-ups %+v", got)
+	}
+	if _, ok := SteadyWarmups([]results.Step{step(1, nil)}); ok {
+		t.Error("a run with fixed ramp-ups reads as one that watched for steady state")
 	}
 }

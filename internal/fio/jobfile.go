@@ -52,6 +52,9 @@ func JobFile(p Point, profile string, places []placement) string {
 	if p.SteadyState != "" {
 		line("steadystate=%s", p.SteadyState)
 		line("steadystate_duration=%d", p.SteadyWindowS)
+		if p.SteadyRampS > 0 {
+			line("steadystate_ramp_time=%d", p.SteadyRampS)
+		}
 	}
 	// Fresh random offsets for every point, so that one point does not read
 	// what the previous one left in a device cache.
@@ -59,6 +62,7 @@ func JobFile(p Point, profile string, places []placement) string {
 	line("group_reporting=1")
 	line("unified_rw_reporting=both")
 	line("log_avg_msec=1000")
+	line("log_hist_msec=1000")
 	line("log_unix_epoch=1")
 	for _, pl := range places {
 		line("")
@@ -85,6 +89,7 @@ func JobFile(p Point, profile string, places []placement) string {
 		line("write_iops_log=%s", pl.Label)
 		line("write_bw_log=%s", pl.Label)
 		line("write_lat_log=%s", pl.Label)
+		line("write_hist_log=%s", pl.Label)
 	}
 	return b.String()
 }

@@ -1,7 +1,10 @@
 package fio
 
 import (
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -96,5 +99,113 @@ func TestMergeSeconds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fio's own report is the known answer for its histogram arithmetic: every
+// json+ bin is one of fio's bin values, and fio's percentile rule over
+// those bins gives back the percentiles fio printed, to the nanosecond.
+func TestHistPercentileIsFios(t *testing.T) {
+	byValue := map[int64]int{}
+	for i := range HistBins {
+		byValue[int64(HistBinValue(i))] = i
+	}
+	for _, name := range []string{"randread", "mix", "hist"} {
+		f, err := os.Open(filepath.Join("testdata", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Parse(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dir, d := range map[string]*Direction{"read": out.Groups[0].Read, "write": out.Groups[0].Write} {
+			if d == nil {
+				continue
+			}
+			var bins []HistBin
+			for ns, n := range d.Bins {
+				i, ok := byValue[ns]
+				if !ok {
+					t.Fatalf("%s %s: json+ bin %d ns is not one of fio's bin values", name, dir, ns)
+				}
+				bins = append(bins, HistBin{Index: i, Count: n})
+			}
+			bins = mergeBins(bins)
+			for _, p := range []float64{50, 99, 99.9} {
+				want, ok := d.Completion.At(p)
+				if !ok {
+					t.Fatalf("%s %s: fio printed no p%v", name, dir, p)
+				}
+				if got := HistPercentile(bins, p) / 1000; got != want {
+					t.Errorf("%s %s p%v = %v µs, fio says %v µs", name, dir, p, got, want)
+				}
+			}
+		}
+	}
+	if !math.IsNaN(HistPercentile(nil, 99)) {
+		t.Error("an empty histogram has a percentile")
+	}
+}
+
+// A second's p99 needs every job's histogram of that second: without one
+// job's, the I/Os it completed would be left out, and the second has no p99.
+func TestSecondsP99NeedsEveryJobsHistogram(t *testing.T) {
+	logs, err := ReadLogs(filepath.Join("testdata", "hist-logs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := MergeSeconds(logs)
+	logs[1].Hist = logs[1].Hist[:len(logs[1].Hist)-2] // job 2's last second, both directions
+	cut, _ := MergeSeconds(logs)
+	last := len(cut) - 1
+	if len(cut) != len(whole) || !math.IsNaN(cut[last].LatP99US) || !math.IsNaN(cut[last].ReadLatP99US) || cut[0].LatP99US != whole[0].LatP99US {
+		t.Errorf("with a histogram missing: %+v, whole %+v", cut, whole)
+	}
+	// The histogram logs are read back the same once compressed.
+	dir := t.TempDir()
+	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := ReadLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CompressHistLogs(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "disk_clat_hist.1.log.gz")); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ReadLogs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 1 || len(after[0].Hist) != len(before[0].Hist) || len(after[0].Hist) == 0 {
+		t.Fatalf("read back %d samples, want %d", len(after[0].Hist), len(before[0].Hist))
+	}
+	for i := range before[0].Hist {
+		if fmt.Sprint(before[0].Hist[i]) != fmt.Sprint(after[0].Hist[i]) {
+			t.Errorf("sample %d differs once compressed", i)
+		}
+	}
+}
+
+// DiskSpd's IOPS standard deviation: of the per-second totals, around their mean.
+func TestIOPSStdev(t *testing.T) {
+	secs := []Second{{ReadIOPS: 900, WriteIOPS: 100}, {ReadIOPS: 1200}, {ReadIOPS: 600, WriteIOPS: 200}, {ReadIOPS: 1200}}
+	// Totals 1000, 1200, 800, 1200: mean 1050, squared deviations 2500, 22500, 62500, 22500.
+	if got, want := IOPSStdev(secs), math.Sqrt(110000.0/4); math.Abs(got-want) > 1e-9 {
+		t.Errorf("stdev %v, want %v", got, want)
+	}
+	if IOPSStdev(secs[:1]) != 0 {
+		t.Error("one second has a spread")
 	}
 }

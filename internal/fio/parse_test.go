@@ -27,10 +27,10 @@ var (
 
 // captures are the real fio runs the parser is tested on; each comes from
 // testdata/capture/<name>.fio.
-var captures = []string{"randread", "mix", "steady", "group", "terminated"}
+var captures = []string{"randread", "mix", "steady", "group", "terminated", "hist"}
 
 // withLogs are the captures whose per-second logs are kept.
-var withLogs = map[string]bool{"randread": true, "mix": true}
+var withLogs = map[string]bool{"randread": true, "mix": true, "hist": true}
 
 func TestCapture(t *testing.T) {
 	if !*capture {
@@ -77,7 +77,7 @@ func TestCapture(t *testing.T) {
 			}
 			logs, _ := filepath.Glob(filepath.Join(work, "*_*.log"))
 			for _, l := range logs {
-				if !logName.MatchString(filepath.Base(l)) {
+				if !logName.MatchString(filepath.Base(l)) && !histName.MatchString(filepath.Base(l)) {
 					continue // slat and total-latency logs are not read by dbio
 				}
 				b, err := os.ReadFile(l)
@@ -237,8 +237,12 @@ func TestSecondsGolden(t *testing.T) {
 			var b bytes.Buffer
 			fmt.Fprintf(&b, "jobs %d, seconds %d, dropped %d\n", len(logs), len(secs), dropped)
 			for i, s := range secs {
-				fmt.Fprintf(&b, "+%ds read_iops=%.0f write_iops=%.0f mb_s=%.3f lat_us=%.3f read_lat_us=%.3f write_lat_us=%.3f\n",
+				fmt.Fprintf(&b, "+%ds read_iops=%.0f write_iops=%.0f mb_s=%.3f lat_us=%.3f read_lat_us=%.3f write_lat_us=%.3f",
 					int(s.Time.Sub(secs[0].Time).Seconds()), s.ReadIOPS, s.WriteIOPS, s.MBPerSec, s.LatMeanUS, s.ReadLatMeanUS, s.WriteLatMeanUS)
+				if !math.IsNaN(s.LatP99US) || !math.IsNaN(s.ReadLatP99US) || !math.IsNaN(s.WriteLatP99US) {
+					fmt.Fprintf(&b, " p99_us=%.3f read_p99_us=%.3f write_p99_us=%.3f", s.LatP99US, s.ReadLatP99US, s.WriteLatP99US)
+				}
+				b.WriteString("\n")
 				_ = i
 			}
 			golden(t, filepath.Join("testdata", name+"-seconds.golden"), b.Bytes())

@@ -76,6 +76,9 @@ type Config struct {
 	Buffered     bool
 	WriteThrough bool
 	BlockAlign   int64
+	// SteadyRamp is fio's steadystate_ramp_time: how long each such point
+	// runs before its first steady-state window begins.
+	SteadyRamp time.Duration
 	// CPUs and MemoryBytes describe the host for the profiles' thread counts
 	// and the working-file size; zero reads them from the host.
 	CPUs        int
@@ -127,13 +130,14 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		LatencyStat  LatencyStat `json:"latency_stat,omitempty"`
 		SteadyState  string      `json:"steady_state,omitempty"`
 		SteadyWindow string      `json:"steady_window,omitempty"`
+		SteadyRamp   string      `json:"steady_ramp,omitempty"`
 		Buffered     bool        `json:"buffered,omitempty"`
 		WriteThrough bool        `json:"write_through,omitempty"`
 		BlockAlign   int64       `json:"block_align,omitempty"`
 		CPUs         int         `json:"cpus,omitempty"`
 		MemoryBytes  uint64      `json:"memory_bytes,omitempty"`
 	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
-		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow),
+		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp),
 		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes}
 	if c.Ramp != nil {
 		view.Ramp = c.Ramp.String()
@@ -251,7 +255,22 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	if c.SteadyWindow < 0 || c.SteadyWindow%time.Second != 0 {
 		bad("--ss-window %s: use whole seconds, e.g. 60s", c.SteadyWindow)
 	}
-	if c.SteadyState != "" && c.SteadyState != "auto" && !steadyCriterion.MatchString(c.SteadyState) {
+	if c.SteadyRamp < 0 || c.SteadyRamp%time.Second != 0 {
+		bad("--ss-ramp %s: use whole seconds, e.g. 30s (0 for none)", c.SteadyRamp)
+	}
+	_, own := prof.(steadyProfile)
+	_, rounds := prof.(rounder)
+	if prof != nil && !own && !rounds && c.SteadyState == "" {
+		for _, f := range []struct {
+			flag string
+			set  bool
+		}{{"ss-window", c.SteadyWindow > 0}, {"ss-ramp", c.SteadyRamp > 0}} {
+			if f.set {
+				bad("--%s applies with --steady-state (or a profile that runs until steady state): add --steady-state or drop --%s", f.flag, f.flag)
+			}
+		}
+	}
+	if !rounds && c.SteadyState != "" && c.SteadyState != "auto" && !steadyCriterion.MatchString(c.SteadyState) {
 		bad("--steady-state %q: use fio's form iops_slope:0.2%%, iops:10%%, bw_slope:1%% or bw:5%%", c.SteadyState)
 	}
 	if c.Engine != "" && !slices.Contains(IOEngines(), c.Engine) {
@@ -344,6 +363,13 @@ func (c Config) runtime(p Profile) int {
 	return int(p.DefaultRuntime() / time.Second)
 }
 
+// steadyProfile marks profiles that run until steady state by themselves,
+// so that --ss-window and --ss-ramp apply without --steady-state.
+type steadyProfile interface{ untilSteady() }
+
+// steadyRamp is fio's steadystate_ramp_time in whole seconds.
+func (c Config) steadyRamp() int { return int(c.SteadyRamp / time.Second) }
+
 func (c Config) steadyWindow() int {
 	if c.SteadyWindow > 0 {
 		return int(c.SteadyWindow / time.Second)
@@ -363,12 +389,13 @@ func steadyCriterionFor(setting string, windowS int) string {
 }
 
 // applySteady adds the --steady-state criterion to unthrottled, time-based
-// points: a rate-limited point is flat by construction.
+// points: a rate-limited point is flat by construction, and a round is
+// judged by dbio across rounds, not by fio within it.
 func (c Config) applySteady(p *Point) {
-	if c.SteadyState == "" || p.SteadyState != "" || p.RateOf != "" || p.Loops > 0 {
+	if c.SteadyState == "" || p.SteadyState != "" || p.RateOf != "" || p.Loops > 0 || p.Round > 0 {
 		return
 	}
-	p.SteadyWindowS = c.steadyWindow()
+	p.SteadyWindowS, p.SteadyRampS = c.steadyWindow(), c.steadyRamp()
 	p.SteadyState = steadyCriterionFor(c.SteadyState, p.SteadyWindowS)
 }
 

@@ -152,6 +152,16 @@ func TestPlans(t *testing.T) {
 				t.Errorf("size %d, runtime %d", p.Config.Size, p.Points[0].RuntimeS)
 			}
 		}},
+		{"--ss-ramp reaches fio as steadystate_ramp_time", func(c *Config) {
+			c.Profile, c.SteadyRamp = "precondition", 30*time.Second
+		}, 2, func(t *testing.T, p Plan) {
+			if pt := p.Points[1]; pt.SteadyRampS != 30 || !strings.Contains(JobFile(pt, "precondition", nil), "steadystate_ramp_time=30\n") {
+				t.Errorf("%+v", pt)
+			}
+			if !strings.Contains(Describe(p.Points[1]), "until steady (iops_slope:0.167% over 60s after the first 30s)") {
+				t.Errorf("%s", Describe(p.Points[1]))
+			}
+		}},
 		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 6, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.RuntimeS != 2 || pt.RampS != 0 {
 				t.Errorf("%+v", pt)
@@ -217,7 +227,15 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.Profile = "job"; c.BlockAlign = 4096; c.RW = []string{"read"} }, "block alignment 4096 applies to random I/O"},
 		{func(c *Config) { c.Profile = "crystaldiskmark"; c.Jobs = 2 }, "--iodepth and --jobs do not apply to the crystaldiskmark profile"},
 		{func(c *Config) { c.Profile = "crystaldiskmark"; c.BlockSizes = []int64{8192} }, "--bs does not apply to the crystaldiskmark profile"},
-		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, sqlio"},
+		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio"},
+		{func(c *Config) {
+			c.Profile = "precondition"
+			c.Runtime = 80 * time.Second
+			c.SteadyRamp = 30 * time.Second
+		}, "(after --ss-ramp 30s)"},
+		{func(c *Config) { c.SteadyRamp = 30 * time.Second }, "--ss-ramp applies with --steady-state"},
+		{func(c *Config) { c.SteadyWindow = 30 * time.Second }, "--ss-window applies with --steady-state"},
+		{func(c *Config) { c.Profile = "precondition"; c.SteadyRamp = 1500 * time.Millisecond }, "--ss-ramp 1.5s: use whole seconds"},
 	} {
 		c := base("four-corners")
 		tc.change(&c)

@@ -14,7 +14,7 @@ import (
 // profile registered by one caller is seen by another.
 func BuiltinProfiles() *Registry {
 	r := NewRegistry()
-	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}, job{}, crystalDiskMark{}} {
+	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}, job{}, crystalDiskMark{}, sniaRounds{}} {
 		r.Register(p)
 	}
 	return r
@@ -28,9 +28,13 @@ var (
 	_ Profile      = precondition{}
 	_ Profile      = job{}
 	_ Profile      = crystalDiskMark{}
+	_ Profile      = sniaRounds{}
 	_ DefaultSizer = crystalDiskMark{}
 	_ Summarizer   = curve{}
 	_ Summarizer   = precondition{}
+	_ Summarizer   = sniaRounds{}
+	_ purger       = sniaRounds{}
+	_ rounder      = sniaRounds{}
 )
 
 const (
@@ -339,6 +343,8 @@ func (precondition) Describe() string {
 
 func (precondition) DefaultRuntime() time.Duration { return 30 * time.Minute }
 
+func (precondition) untilSteady() {}
+
 func (p precondition) Points(c Config) ([]Point, error) {
 	if err := errors.Join(unused(c, p.Name(), "rw", "read-pct", "rates"), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
@@ -362,10 +368,10 @@ func (p precondition) Points(c Config) ([]Point, error) {
 	window := c.steadyWindow()
 	fill := Point{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
 	steady := Point{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BS: bs, IODepth: qd, Jobs: jobs,
-		RuntimeS: c.runtime(p), RampS: c.ramp(), SteadyState: steadyCriterionFor(criterion, window), SteadyWindowS: window}
-	if steady.RuntimeS < window {
-		return nil, fmt.Errorf("--runtime %ds is shorter than the steady-state window %ds: steady state could never be judged; raise --runtime or lower --ss-window",
-			steady.RuntimeS, window)
+		RuntimeS: c.runtime(p), RampS: c.ramp(), SteadyState: steadyCriterionFor(criterion, window), SteadyWindowS: window, SteadyRampS: c.steadyRamp()}
+	if steady.RuntimeS < window+steady.SteadyRampS {
+		return nil, fmt.Errorf("--runtime %ds is shorter than the steady-state window %ds (after --ss-ramp %ds): steady state could never be judged; raise --runtime or lower --ss-window",
+			steady.RuntimeS, window, steady.SteadyRampS)
 	}
 	return []Point{fill, steady}, nil
 }

@@ -71,6 +71,9 @@ func figures(r PointResult) []results.Figure {
 		results.Figure{Name: results.FigureLatMaxUS, Value: t.Completion.MaxUS, Unit: "µs"},
 		results.Figure{Name: results.FigureFioUsrCPU, Value: r.UsrCPU, Unit: "% of a CPU per job"},
 		results.Figure{Name: results.FigureFioSysCPU, Value: r.SysCPU, Unit: "% of a CPU per job"})
+	if r.Seconds > 1 {
+		figs = append(figs, results.Figure{Name: results.FigureIOPSStdev, Value: results.Round6(r.IOPSStdev), Unit: "IOPS"})
+	}
 	if r.RateIOPS > 0 {
 		figs = append(figs, results.Figure{Name: results.FigureRateTargetIOPS, Value: float64(r.RateIOPS), Unit: "IOPS"})
 	}
@@ -135,11 +138,22 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 		return nil, err
 	}
 	var done []PointResult
+	// settled are the series whose rounds are over (steady, or the most
+	// rounds run); their later rounds are not run.
+	settled := map[[2]string]bool{}
+	step := firstStep
 	for i, pt := range plan.Points {
-		res, err := r.point(ctx, firstStep+i, i, pt, done)
+		if settled[[2]string{pt.Label, pt.Series}] {
+			continue
+		}
+		res, err := r.point(ctx, step, i, pt, done)
+		step++
 		done = append(done, res)
 		if err != nil {
 			return done, err
+		}
+		if res.Rounds != nil && res.Rounds.Last {
+			settled[[2]string{pt.Label, pt.Series}] = true
 		}
 	}
 	r.summarize(done)
@@ -293,6 +307,17 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		pl.Size = size
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, why))
 	}
+	if existing == pl.Size && !fullyAllocated(pl.File, pl.Size) {
+		// A purge whose fill did not finish left holes, which read as zeros
+		// without touching the device: lay the file out again.
+		notes = append(notes, fmt.Sprintf("%s: the working file %s had unallocated blocks (a purge not followed by its fill): laid out again", t.Path, pl.File))
+		existing = -1
+		held := allocatedAt(pl.File)
+		if err := os.Remove(pl.File); err != nil {
+			return nil, fmt.Errorf("target %s: replace working file: %w", t.Path, err)
+		}
+		free += uint64(held)
+	}
 	if existing == pl.Size {
 		notes = append(notes, fmt.Sprintf("%s: reused the working file %s (%s) laid out by an earlier run", t.Path, pl.File, units.FormatBytes(uint64(pl.Size))))
 	} else {
@@ -312,6 +337,14 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", t.Path, err)
 		}
+		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
+	}
+	if _, ok := r.plan.Profile.(purger); ok {
+		note, err := purgeWorkFile(pl.File, pl.Size)
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", t.Path, err)
+		}
+		r.say("%s", note)
 		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
 	}
 	err = r.sink.UpdateRun(func(run *results.Run) {
@@ -528,10 +561,16 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
+	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
+		res.Rounds = j.judge(r.plan.Config, done, res)
+	}
 	if err := r.writeStep(res, histograms(g)); err != nil {
 		return res, err
 	}
 	r.say("  %s", headline(res))
+	if v := res.Rounds; v != nil {
+		r.say("  %s", roundVerdict(res))
+	}
 	return res, nil
 }
 
@@ -590,19 +629,26 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 	}
 	secs, dropped := MergeSeconds(logs)
 	res.Seconds, res.SecondsDropped = len(secs), dropped
+	res.IOPSStdev = IOPSStdev(secs)
+	if err := CompressHistLogs(stepDir); err != nil {
+		return fmt.Errorf("point %s: %w", res.Name, err)
+	}
 	mixed := Mixed(res.RW)
 	for _, s := range secs {
 		vals := []results.Sample{
 			{Name: "fio_iops", Value: s.IOPS()},
 			{Name: "fio_mb_s", Value: s.MBPerSec},
 			{Name: "fio_lat_mean_us", Value: s.LatMeanUS},
+			{Name: "fio_lat_p99_us", Value: s.LatP99US},
 		}
 		if mixed {
 			vals = append(vals,
 				results.Sample{Name: "fio_read_iops", Value: s.ReadIOPS},
 				results.Sample{Name: "fio_write_iops", Value: s.WriteIOPS},
 				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
-				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS})
+				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS},
+				results.Sample{Name: "fio_read_lat_p99_us", Value: s.ReadLatP99US},
+				results.Sample{Name: "fio_write_lat_p99_us", Value: s.WriteLatP99US})
 		}
 		if err := r.sink.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
 			return err
@@ -699,7 +745,11 @@ func Describe(p Point) string {
 		s += fmt.Sprintf(", limited to %s%% of the IOPS %s reaches", trimFloat(p.RatePct), p.RateOf)
 	}
 	if p.SteadyState != "" {
-		s += fmt.Sprintf(", until steady (%s over %ds)", p.SteadyState, p.SteadyWindowS)
+		s += fmt.Sprintf(", until steady (%s over %ds", p.SteadyState, p.SteadyWindowS)
+		if p.SteadyRampS > 0 {
+			s += fmt.Sprintf(" after the first %ds", p.SteadyRampS)
+		}
+		s += ")"
 	}
 	if p.Buffered {
 		s += ", buffered (page cache)"
@@ -714,6 +764,21 @@ func Describe(p Point) string {
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
 	return s
+}
+
+// roundVerdict says where a series of rounds stands after this one.
+func roundVerdict(r PointResult) string {
+	v := r.Rounds
+	tests := strings.Join(v.Criteria, " and ")
+	switch {
+	case !v.Judged:
+		return fmt.Sprintf("round %d: %d more before the first window of %d rounds is judged", r.Round, v.Window-r.Round, v.Window)
+	case v.Steady:
+		return fmt.Sprintf("round %d: steady (%s over rounds %d-%d, mean %s IOPS): no more rounds", r.Round, tests, r.Round-v.Window+1, r.Round, groupThousands(v.WindowIOPSMean))
+	case v.Last:
+		return fmt.Sprintf("round %d: not steady (%s over rounds %d-%d) after the most rounds, %d", r.Round, tests, r.Round-v.Window+1, r.Round, v.Max)
+	}
+	return fmt.Sprintf("round %d: not steady yet (%s over rounds %d-%d)", r.Round, tests, r.Round-v.Window+1, r.Round)
 }
 
 func headline(r PointResult) string {

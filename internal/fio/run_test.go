@@ -125,7 +125,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 	}
 	g := out.Groups[0]
 	again := PointResult{FioPlan: detail.FioPlan, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
-		ElapsedS: g.ElapsedS, Steady: g.SteadyState}
+		ElapsedS: g.ElapsedS, Steady: g.SteadyState, Seconds: detail.Seconds, IOPSStdev: detail.IOPSStdev}
 	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
 	}
@@ -136,6 +136,45 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 		if _, ok := s.Figure(name); !ok {
 			t.Errorf("step %s: no %s figure", s.Name, name)
 		}
+	}
+	// The latency histograms fio logged each second are kept, compressed.
+	if gz, _ := filepath.Glob(filepath.Join(stepDir, "*_clat_hist.*.log.gz")); len(gz) == 0 {
+		t.Errorf("step %s: no compressed histogram logs", s.Name)
+	}
+	if raw, _ := filepath.Glob(filepath.Join(stepDir, "*_clat_hist.*.log")); len(raw) > 0 {
+		t.Errorf("step %s: histogram logs left uncompressed: %v", s.Name, raw)
+	}
+}
+
+// checkPerSecond re-reads a step's per-second rows: each second's p99 lies
+// within the fastest and the slowest I/O of the whole point (up to fio's
+// bin width, under 1 %), and the step's IOPS standard deviation is that of
+// its rows.
+func checkPerSecond(t *testing.T, l *results.Loaded, s results.Step) {
+	t.Helper()
+	iopsCol, p99Col := l.Series.Column("fio_iops"), l.Series.Column("fio_lat_p99_us")
+	if p99Col < 0 {
+		t.Fatalf("series.csv has no fio_lat_p99_us: %v", l.Series.Columns)
+	}
+	var secs []Second
+	for _, r := range l.Series.Rows {
+		if r.Step != s.Name {
+			continue
+		}
+		secs = append(secs, Second{ReadIOPS: r.Values[iopsCol]})
+		if p99, c := r.Values[p99Col], s.Fio.Total.Completion; !(p99 >= c.MinUS*0.99 && p99 <= c.MaxUS*1.01) {
+			t.Errorf("step %s at %.0f s: p99 %v µs outside the point's %v to %v µs", s.Name, r.ElapsedS, p99, c.MinUS, c.MaxUS)
+		}
+	}
+	sd, ok := s.Figure(results.FigureIOPSStdev)
+	if len(secs) < 2 {
+		if ok {
+			t.Errorf("step %s: an IOPS spread over %d second(s)", s.Name, len(secs))
+		}
+		return
+	}
+	if want := IOPSStdev(secs); !ok || math.Abs(sd-want) > 1e-5*want+1e-9 || s.Fio.IOPSStdev != sd {
+		t.Errorf("step %s: IOPS stdev %v (figure %v, detail %v), want %v from its %d seconds", s.Name, sd, ok, s.Fio.IOPSStdev, want, len(secs))
 	}
 }
 
@@ -228,8 +267,13 @@ func TestMixDiskAndTmpfs(t *testing.T) {
 			t.Errorf("%s: reads %.0f + writes %.0f of %.0f IOPS, want 75 %% reads", s.Name, r, w, all)
 		}
 	}
-	if l.Series.Column("fio_read_iops") < 0 || l.Series.Column("fio_write_lat_mean_us") < 0 {
-		t.Errorf("series.csv lacks the per-direction columns of a mix: %v", l.Series.Columns)
+	for _, c := range []string{"fio_read_iops", "fio_write_lat_mean_us", "fio_read_lat_p99_us", "fio_write_lat_p99_us"} {
+		if l.Series.Column(c) < 0 {
+			t.Errorf("series.csv lacks the per-direction column %s of a mix: %v", c, l.Series.Columns)
+		}
+	}
+	for _, s := range l.Steps {
+		checkPerSecond(t, l, s)
 	}
 	for _, s := range l.Steps {
 		// A two-second point logs one or two whole seconds (fio may leave out the last).

@@ -79,6 +79,15 @@ type band struct {
 	Ramp     bool
 }
 
+// mark is a moment on a timeline worth pointing at (the second a step's
+// throughput became steady): a dashed vertical line with a short label,
+// Title saying it in full.
+type mark struct {
+	X     float64
+	Label string
+	Title string
+}
+
 // chart is one figure: its axes, lines and shaded ranges.
 type chart struct {
 	ID    string
@@ -88,6 +97,8 @@ type chart struct {
 	X, Y   axis
 	Series []series
 	Bands  []band
+	// Marks are moments drawn over the plot (timelines only).
+	Marks []mark
 	// Stacked draws the series as areas piled in order, each from the top
 	// of the one before; their data table keeps each series' own values.
 	Stacked bool
@@ -536,6 +547,7 @@ func (c *chart) SVG() string {
 			esc(s.Name), n, d, color(s.Color), dash)
 	}
 	b.WriteString("</g>\n")
+	c.writeMarks(&b, xsc, x0, x1, y0, y1)
 	for _, s := range drawn {
 		// Bars carry their own titles; a stacked series' marker would show
 		// the running sum, not its own value (the data table has both).
@@ -546,6 +558,24 @@ func (c *chart) SVG() string {
 	writeLegend(&b, rows, legendTop, c.ID)
 	b.WriteString("</svg>")
 	return b.String()
+}
+
+// writeMarks draws each mark inside the plot as a dashed vertical line,
+// its label under the step's band label.
+func (c *chart) writeMarks(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64) {
+	for _, m := range c.Marks {
+		x := xsc.px(m.X)
+		if math.IsNaN(x) || x < x0 || x > x1 {
+			continue
+		}
+		fmt.Fprintf(b, `<line class="mark" data-mark="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#2e7d32" stroke-width="1.5" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
+			esc(m.Label), num(x), num(y0), num(x), num(y1), esc(m.Title))
+		anchor, tx := "start", x+3
+		if x+textWidth(m.Label)+6 > x1 {
+			anchor, tx = "end", x-3
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s" fill="#2e7d32" font-size="10">%s</text>`+"\n", num(tx), num(y0+23), anchor, esc(m.Label))
+	}
 }
 
 func (c *chart) writeBands(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64) {

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/secret"
 	"dbio/internal/units"
 )
@@ -37,6 +39,9 @@ func environmentSection(r *runView, prefix string) *section {
 		add("memory", units.FormatBytes(env.MemoryBytes))
 	}
 	sec.add(host)
+	if bg := backgroundFacts(r, prefix); bg != nil {
+		sec.add(bg)
+	}
 
 	if ts := targetsOf(r.Run); len(ts) > 0 {
 		t := &table{ID: prefix + "targets", Title: "Targets", Caption: "Where the run put its files, and the block devices the kernel resolves behind them."}
@@ -85,6 +90,28 @@ func environmentSection(r *runView, prefix string) *section {
 		}
 	}
 	return sec
+}
+
+// backgroundFacts is what else used the machine while the database steps
+// ran, the figures a comparison of two runs checks for a quiet machine.
+func backgroundFacts(r *runView, prefix string) *keyValues {
+	bg := analysis.BackgroundOf(r.Recorded)
+	if bg.Steps == 0 {
+		return nil
+	}
+	kv := &keyValues{ID: prefix + "background", Title: "Background during the database steps"}
+	kv.Pairs = append(kv.Pairs,
+		fact{"other processes' CPU", fmt.Sprintf("%s %% of the machine (busy CPU that was neither dbio's nor the server's)", fixed(bg.OthersCPU, 1))},
+		fact{"steal", fmt.Sprintf("%s %% (CPU time the hypervisor gave to other guests)", fixed(bg.Steal, 1))})
+	if !math.IsNaN(bg.Load) {
+		on := ""
+		if bg.CPUs > 0 {
+			on = " on " + plural(bg.CPUs, "CPU", "CPUs")
+		}
+		kv.Pairs = append(kv.Pairs, fact{"load average (1 min)", fmt.Sprintf("%s%s (tasks running, waiting for a CPU or for the disk; dbio's and the server's own included)", fixed(bg.Load, 2), on)})
+	}
+	kv.Pairs = append(kv.Pairs, fact{"read from", plural(bg.Steps, "step", "steps") + "' telemetry, means over their measured time"})
+	return kv
 }
 
 // configurationSection shows the command, the resolved configuration, the

@@ -82,6 +82,10 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 			findings = append(findings, fmt.Sprintf("Steady state on %s: %s.", row[0].Text, row[3].Text))
 		}
 	}
+	if sub, f := roundsSection(points, labels, id); sub != nil {
+		sec.Subs = append(sec.Subs, sub)
+		findings = append(findings, f...)
+	}
 	if tel := fioTelemetry(points, id("system")); tel != nil {
 		sub := sec.sub(id("system-section"), "CPU and storage during each point")
 		sub.add(tel)
@@ -185,7 +189,17 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 	if rated {
 		t.Columns = append(t.Columns, column{Name: "rate limit", Numeric: true})
 	}
-	t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true}, column{Name: "MB/s", Numeric: true})
+	spread := false
+	for _, p := range points {
+		_, ok := p.Figure(results.FigureIOPSStdev)
+		spread = spread || ok
+	}
+	t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true})
+	if spread {
+		t.Columns = append(t.Columns, column{Name: "IOPS σ", Numeric: true})
+		t.Caption += " IOPS σ is the standard deviation of the point's per-second IOPS around their mean, as DiskSpd reports it."
+	}
+	t.Columns = append(t.Columns, column{Name: "MB/s", Numeric: true})
 	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
 	}
@@ -220,7 +234,15 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 		if rated {
 			row = append(row, rate)
 		}
-		row = append(row, numCell(iops(p), thousands), numCell(mbs(p), quantity))
+		row = append(row, numCell(iops(p), thousands))
+		if spread {
+			sd := textCell("-")
+			if v, ok := p.Figure(results.FigureIOPSStdev); ok {
+				sd = numCell(v, thousands)
+			}
+			row = append(row, sd)
+		}
+		row = append(row, numCell(mbs(p), quantity))
 		for _, n := range []results.FigureName{results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US, results.FigureLatP99US, results.FigureLatP999US, results.FigureLatMaxUS} {
 			row = append(row, numCell(fioMS(p, n), millis))
 		}
@@ -517,6 +539,89 @@ func keepSweeps(groups []*fioGroup, swept func(d *results.FioPoint) float64) []*
 	return out
 }
 
+// roundsSection shows a series repeated in rounds until steady (the
+// snia-rounds profile): each round's IOPS against the round, and the
+// verdict on the window of rounds after each one.
+func roundsSection(points []results.Step, labels []string, id func(string) string) (*section, []string) {
+	var rounds []results.Step
+	for _, p := range points {
+		if p.Fio.Rounds != nil {
+			rounds = append(rounds, p)
+		}
+	}
+	if len(rounds) == 0 {
+		return nil, nil
+	}
+	sec := &section{ID: id("rounds-section"), Title: "Rounds until steady"}
+	first := rounds[0].Fio.Rounds
+	c := &chart{ID: id("rounds"), Title: "IOPS per round",
+		Note: fmt.Sprintf("Each round is one point; after each, fio's tests (%s) are applied to the IOPS of the last %d rounds, and the rounds end once they all hold.", strings.Join(first.Criteria, " and "), first.Window),
+		X:    axis{Label: "round", Integer: true}, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true}}
+	multi := len(labels) > 1
+	t := &table{ID: id("rounds-table"), Title: "Rounds",
+		Caption: "The verdict after each round on the window of rounds ending with it; a figure is what a test compared with its limit, in % of the window's mean where the limit is a percentage."}
+	if multi {
+		t.Columns = append(t.Columns, column{Name: "target"})
+	}
+	t.Columns = append(t.Columns, column{Name: "round", Numeric: true}, column{Name: "IOPS", Numeric: true}, column{Name: "window mean", Numeric: true})
+	for _, cr := range first.Criteria {
+		t.Columns = append(t.Columns, column{Name: cr, Numeric: true})
+	}
+	t.Columns = append(t.Columns, column{Name: "verdict"})
+	var findings []string
+	bySeries := map[string]int{}
+	for _, p := range rounds {
+		d, v := p.Fio, p.Fio.Rounds
+		key := d.Label + "\x00" + d.Series
+		i, ok := bySeries[key]
+		if !ok {
+			i = len(c.Series)
+			bySeries[key] = i
+			c.Series = append(c.Series, series{Name: d.Label, Color: i})
+		}
+		c.Series[i].X = append(c.Series[i].X, float64(d.Round))
+		c.Series[i].Y = append(c.Series[i].Y, iops(p))
+		var row []cell
+		if multi {
+			row = append(row, textCell(d.Label))
+		}
+		mean := textCell("-")
+		if v.Judged {
+			mean = numCell(v.WindowIOPSMean, thousands)
+		}
+		row = append(row, numCell(float64(d.Round), thousands), numCell(iops(p), thousands), mean)
+		for k := range v.Criteria {
+			f := textCell("-")
+			if k < len(v.Figures) && v.Figures[k] != nil {
+				f = numCell(*v.Figures[k], func(x float64) string { return fixed(x, 2) })
+			}
+			row = append(row, f)
+		}
+		verdict := cell{Text: "too few rounds to judge", Raw: "unjudged"}
+		switch {
+		case v.Steady:
+			verdict = cell{Text: "steady", Raw: "steady", Class: "better"}
+		case v.Judged:
+			verdict = cell{Text: "not steady", Raw: "not steady"}
+		}
+		if v.Last && !v.Steady {
+			verdict = cell{Text: fmt.Sprintf("not steady after the most rounds (%d)", v.Max), Raw: "not steady", Class: "worse"}
+		}
+		row = append(row, verdict)
+		t.Rows = append(t.Rows, row)
+		if v.Last {
+			tests := strings.Join(v.Criteria, " and ")
+			if v.Steady {
+				findings = append(findings, fmt.Sprintf("Rounds on %s: steady after %s (%s over the last %d), at %s IOPS.", d.Label, plural(d.Round, "round", "rounds"), tests, v.Window, thousands(v.WindowIOPSMean)))
+			} else {
+				findings = append(findings, fmt.Sprintf("Rounds on %s: not steady after %s (%s over the last %d); the last %d averaged %s IOPS.", d.Label, plural(d.Round, "round", "rounds"), tests, v.Window, v.Window, thousands(v.WindowIOPSMean)))
+			}
+		}
+	}
+	sec.add(c, t)
+	return sec, findings
+}
+
 // steadyTable reports fio's steady-state detection (the precondition profile).
 func steadyTable(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "Steady state", Caption: "fio's steady-state detection: the criterion over a rolling window, and whether it held before the runtime ran out."}
@@ -569,15 +674,38 @@ func fioTimelines(r *runView, points []results.Step, id func(string) string) *se
 			[]tlSpec{{name: "IOPS", column: "fio_iops", color: 0}, {name: "read IOPS", column: "fio_read_iops", color: 2}, {name: "write IOPS", column: "fio_write_iops", color: 1}}, name),
 		r.timelineChart(id("mbs-timeline"), "MB/s per second", "", points, axis{Label: "throughput", Unit: "MB/s", Zero: true},
 			[]tlSpec{{name: "MB/s", column: "fio_mb_s", color: 4}}, name),
-		r.timelineChart(id("latency-timeline"), "Mean completion latency per second", "", points, axis{Label: "latency", Unit: "ms", Zero: true},
+		r.timelineChart(id("latency-timeline"), latencyTitle(r), latencyNote(r), points, axis{Label: "latency", Unit: "ms", Zero: true},
 			[]tlSpec{{name: "mean", column: "fio_lat_mean_us", color: 3, factor: 0.001},
-				{name: "read mean", column: "fio_read_lat_mean_us", color: 2, factor: 0.001}, {name: "write mean", column: "fio_write_lat_mean_us", color: 1, factor: 0.001}}, name),
+				{name: "read mean", column: "fio_read_lat_mean_us", color: 2, factor: 0.001}, {name: "write mean", column: "fio_write_lat_mean_us", color: 1, factor: 0.001},
+				{name: "p99", column: "fio_lat_p99_us", color: 3, dash: dashed, factor: 0.001},
+				{name: "read p99", column: "fio_read_lat_p99_us", color: 2, dash: dashed, factor: 0.001},
+				{name: "write p99", column: "fio_write_lat_p99_us", color: 1, dash: dashed, factor: 0.001}}, name),
 	} {
+		if c.ID == id("latency-timeline") && r.Series.Column("fio_lat_p99_us") >= 0 {
+			autoLog(c)
+		}
 		if c.hasData() {
 			sec.add(c)
 		}
 	}
 	return sec
+}
+
+// latencyTitle and latencyNote name the per-second latency chart: the mean
+// alone for runs recorded before dbio kept fio's per-second histograms,
+// the mean and the p99 drawn from them since.
+func latencyTitle(r *runView) string {
+	if r.Series.Column("fio_lat_p99_us") < 0 {
+		return "Mean completion latency per second"
+	}
+	return "Completion latency per second"
+}
+
+func latencyNote(r *runView) string {
+	if r.Series.Column("fio_lat_p99_us") < 0 {
+		return ""
+	}
+	return "Each second's mean completion latency (solid) and 99th percentile (dashed), the p99 of every I/O that completed in that second, read from fio's per-second latency histograms with fio's own percentile rule (log scale where they spread over more than a factor of 30)."
 }
 
 // fioBest are the findings of a run without a profile table: the best

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -485,6 +486,87 @@ func TestSteadyStatePointReports(t *testing.T) {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("report lacks %q", w)
 		}
+	}
+}
+
+// A run whose ramp-ups were to end at steady state: the report marks the
+// second on the per-second charts, tabulates each step's ramp-up, says it
+// in a finding and in the terminal, and shows the load average beside the
+// rest of the run's background.
+func TestSteadyRampUpReports(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	d, err := results.Create(t.TempDir(), "steady", results.Run{Kind: "tpcc", Config: []byte(`{"users":[1,2],"rampup_s":60,"ramp_until":"nopm_slope:0.5%"}`)}, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fig := 0.31
+	tel := func(load float64) *results.TelemetrySummary {
+		return &results.TelemetrySummary{Samples: 10, CPUs: 2, Metrics: map[string]results.TelemetryStat{
+			"cpu_user_pct": {Mean: 40, Samples: 10}, "cpu_system_pct": {Mean: 10, Samples: 10}, "proc_dbio_cpu_pct": {Mean: 45, Samples: 10},
+			"cpu_steal_pct": {Mean: 0.5, Samples: 10}, "load_1m": {Mean: load, Samples: 10}}}
+	}
+	steps := []results.Step{
+		{Index: 0, Name: "users-1", Kind: "tpcc", Users: 1, Started: start, Ended: start.Add(34 * time.Second), RampUpS: 24, MeasureS: 10,
+			Status: results.StatusCompleted, Total: &metrics.TxSummary{Name: "all"}, Telemetry: tel(1.5),
+			Figures: []results.Figure{{Name: "tpm", Value: 600, Unit: "tx/min"}, {Name: "nopm", Value: 270, Unit: "new-orders/min"}},
+			Warmup:  &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 60, Reached: true, AtS: 24, Windows: 5, Mean: 268, Figure: &fig}},
+		{Index: 1, Name: "users-2", Kind: "tpcc", Users: 2, Started: start.Add(35 * time.Second), Ended: start.Add(105 * time.Second), RampUpS: 60, MeasureS: 10,
+			Status: results.StatusCompleted, Total: &metrics.TxSummary{Name: "all"}, Telemetry: tel(2.5),
+			Figures: []results.Figure{{Name: "tpm", Value: 1100, Unit: "tx/min"}, {Name: "nopm", Value: 500, Unit: "new-orders/min"}},
+			Warmup:  &results.SteadyWarmup{Criterion: "nopm_slope:0.5%", WindowS: 20, LimitS: 60, Windows: 41, Mean: 480}},
+	}
+	for _, s := range steps {
+		if err := d.WriteStep(s, nil); err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i <= int(s.Ended.Sub(s.Started).Seconds()); i++ {
+			phase := "rampup"
+			if float64(i) > s.RampUpS {
+				phase = "measure"
+			}
+			if err := d.AppendSeries(results.SeriesRow{Time: s.Started.Add(time.Duration(i) * time.Second), Step: s.Name, Phase: phase,
+				Values: []results.Sample{{Name: "tpm", Value: float64(500 + i)}, {Name: "nopm", Value: float64(200 + i)}}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := d.Finish(results.StatusCompleted, nil, start.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Load(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := OutputIn(d.Path)
+	if err := WriteReport(out, []*results.Loaded{l}, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(out.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	finding := "TPC-C's ramp-ups were to end once throughput was steady (nopm_slope:0.5% over 20 s): 1 of 2 steps got there, after 24 s. " +
+		"The step at 2 users was measured after the longest ramp-up (60 s) without being steady: its figures may still include the warm-up's drift."
+	for _, w := range []string{
+		`<line class="mark" data-mark="steady"`, "users-1: steady after 24 s (nopm_slope:0.5% over 20 s)", "Ramp-up until steady state",
+		"not steady", "0.31", finding,
+		"Background during the database steps", "load average (1 min)", "2.00 on 2 CPUs",
+	} {
+		if !strings.Contains(html.UnescapeString(string(page)), w) {
+			t.Errorf("report lacks %q", w)
+		}
+	}
+	// The series hold throughput alone, so one chart: one mark on it, for
+	// the step that got there (the other has none).
+	if n := strings.Count(string(page), `data-mark="steady"`); n != 1 {
+		t.Errorf("%d marks, want 1", n)
+	}
+	var b bytes.Buffer
+	if err := Text(&b, l, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "warm-up: "+finding) {
+		t.Errorf("terminal summary lacks the warm-up:\n%s", b.String())
 	}
 }
 

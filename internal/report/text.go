@@ -76,6 +76,11 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
 	}
+	for _, wl := range analysis.NewRecorded(l).Workloads {
+		if f := warmupFinding(opts.title(wl.Kind), wl.Steps); f != "" {
+			fmt.Fprintf(w, "\nwarm-up: %s\n", f)
+		}
+	}
 	if demand := demandFindings(analysis.NewRecorded(l), opts.title); len(demand) > 0 {
 		fmt.Fprintln(w)
 		for _, d := range demand {
@@ -185,22 +190,34 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 // IOPS only where a point mixed them; fio's own CPU and steady-state
 // figures stay in the report.
 func fioTable(tw io.Writer, ss []results.Step) {
-	mixed := false
+	mixed, spread := false, false
 	for _, s := range ss {
 		_, r := s.Figure(results.FigureReadIOPS)
 		_, w := s.Figure(results.FigureWriteIOPS)
-		mixed = mixed || (r && w)
+		_, sd := s.Figure(results.FigureIOPSStdev)
+		mixed, spread = mixed || (r && w), spread || sd
+	}
+	// shown leaves out the per-direction IOPS of points that did not mix,
+	// and the IOPS spread of points recorded without it.
+	shown := func(name results.FigureName) bool {
+		switch name {
+		case results.FigureReadIOPS, results.FigureWriteIOPS:
+			return mixed
+		case results.FigureIOPSStdev:
+			return spread
+		}
+		return true
 	}
 	cols := []struct {
 		head  string
 		name  results.FigureName
 		scale float64
-	}{{"IOPS", results.FigureIOPS, 1}, {"read IOPS", results.FigureReadIOPS, 1}, {"write IOPS", results.FigureWriteIOPS, 1},
+	}{{"IOPS", results.FigureIOPS, 1}, {"IOPS σ", results.FigureIOPSStdev, 1}, {"read IOPS", results.FigureReadIOPS, 1}, {"write IOPS", results.FigureWriteIOPS, 1},
 		{"MB/s", results.FigureMBPerSec, 1}, {"mean ms", results.FigureLatMeanUS, 1e-3}, {"p50 ms", results.FigureLatP50US, 1e-3},
 		{"p99 ms", results.FigureLatP99US, 1e-3}, {"p99.9 ms", results.FigureLatP999US, 1e-3}, {"max ms", results.FigureLatMaxUS, 1e-3}}
 	fmt.Fprintf(tw, "fio point	")
 	for _, c := range cols {
-		if mixed || (c.name != results.FigureReadIOPS && c.name != results.FigureWriteIOPS) {
+		if shown(c.name) {
 			fmt.Fprintf(tw, "%s\t", c.head)
 		}
 	}
@@ -208,7 +225,7 @@ func fioTable(tw io.Writer, ss []results.Step) {
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t", s.Name)
 		for _, c := range cols {
-			if !mixed && (c.name == results.FigureReadIOPS || c.name == results.FigureWriteIOPS) {
+			if !shown(c.name) {
 				continue
 			}
 			v, ok := s.Figure(c.name)

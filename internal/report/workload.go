@@ -133,7 +133,97 @@ func (r *runView) timelineChart(id, title, note string, steps []results.Step, y 
 		c.Series = append(c.Series, s)
 	}
 	c.Bands = r.stepBands(steps, label, scale)
+	c.Marks = r.steadyMarks(steps, scale)
 	return c
+}
+
+// steadyMarks point at the second each step's throughput became steady,
+// where its ramp-up ended and its measurement began.
+func (r *runView) steadyMarks(steps []results.Step, scale float64) []mark {
+	var out []mark
+	for _, s := range steps {
+		w := s.Warmup
+		if w == nil || !w.Reached || s.Started.IsZero() {
+			continue
+		}
+		start, _, _ := r.seconds(s)
+		out = append(out, mark{X: (start + w.AtS) / scale, Label: "steady",
+			Title: fmt.Sprintf("%s: steady after %s s (%s over %s s)", s.Name, fixed(w.AtS, 0), w.Criterion, fixed(w.WindowS, 0))})
+	}
+	return out
+}
+
+// warmupFinding says how the ramp-ups that were to end at steady state
+// ended: in how many steps, after how long, and which steps were measured
+// without it. Empty when the ramp-ups were of fixed length.
+func warmupFinding(title string, steps []results.Step) string {
+	w, ok := analysis.SteadyWarmups(steps)
+	if !ok {
+		return ""
+	}
+	how := fmt.Sprintf("%s's ramp-ups were to end once throughput was steady (%s over %s s)", title, w.Criterion, fixed(w.WindowS, 0))
+	var got string
+	switch {
+	case w.Reached == 0:
+		got = "no step got there"
+	case w.Reached == len(w.Steps) && w.Reached == 1:
+		got = fmt.Sprintf("it was after %s s", fixed(w.Shortest, 0))
+	case w.Reached == len(w.Steps):
+		got = "every step got there, after " + secondsRange(w.Shortest, w.Longest)
+	default:
+		got = fmt.Sprintf("%d of %d steps got there, after %s", w.Reached, len(w.Steps), secondsRange(w.Shortest, w.Longest))
+	}
+	out := how + ": " + got + "."
+	if n := len(w.NotReached); n > 0 {
+		var who []string
+		for _, s := range w.NotReached {
+			who = append(who, usersLabel(s))
+		}
+		subject, its := "The step at "+who[0]+" was", "its"
+		if n > 1 {
+			subject, its = "The steps at "+strings.Join(who, ", ")+" were", "their"
+		}
+		out += fmt.Sprintf(" %s measured after the longest ramp-up (%s s) without being steady: %s figures may still include the warm-up's drift.",
+			subject, fixed(w.NotReached[0].Warmup.LimitS, 0), its)
+	}
+	return out
+}
+
+// secondsRange writes "12 to 41 s", or "3 s" when both ends read the same.
+func secondsRange(from, to float64) string {
+	if a, b := fixed(from, 0), fixed(to, 0); a != b {
+		return a + " to " + b + " s"
+	}
+	return fixed(from, 0) + " s"
+}
+
+// warmupTable shows each step's ramp-up until steady state: how it ended,
+// and the window the criterion judged last.
+func warmupTable(steps []results.Step, id string) *table {
+	w, ok := analysis.SteadyWarmups(steps)
+	if !ok {
+		return nil
+	}
+	t := &table{ID: id, Title: "Ramp-up until steady state",
+		Caption: fmt.Sprintf("Each ramp-up ended once per-second throughput held %s over a %s s window (fio's steady-state test), or at its longest; the figure is what the criterion compared with its limit, for the steady window or the last one judged.",
+			w.Criterion, fixed(w.WindowS, 0))}
+	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "outcome"}, {Name: "ramp-up (s)", Numeric: true},
+		{Name: "longest (s)", Numeric: true}, {Name: "windows judged", Numeric: true}, {Name: "window mean", Numeric: true}, {Name: "figure", Numeric: true}}
+	for _, s := range w.Steps {
+		su := s.Warmup
+		outcome := cell{Text: "steady", Raw: "steady", Class: "better"}
+		if !su.Reached {
+			outcome = cell{Text: "not steady", Raw: "not steady", Class: "worse"}
+		}
+		figure := cell{Text: "-", Raw: ""}
+		if su.Figure != nil {
+			figure = numCell(*su.Figure, func(v float64) string { return fixed(v, 2) })
+		}
+		t.Rows = append(t.Rows, []cell{numCell(float64(s.Users), thousands), outcome, numCell(s.RampUpS, func(v float64) string { return fixed(v, 0) }),
+			numCell(su.LimitS, func(v float64) string { return fixed(v, 0) }), numCell(float64(su.Windows), thousands),
+			numCell(su.Mean, quantity), figure})
+	}
+	return t
 }
 
 func percentAxis(label string) axis {
@@ -201,6 +291,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		t.Rows = append(t.Rows, row)
 	}
 	sec.add(t)
+	if wt := warmupTable(steps, id("warmup")); wt != nil {
+		sec.add(wt)
+	}
 
 	var tlines []lineSpec
 	for i, f := range tput {
@@ -284,6 +377,9 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 	if i := analysis.HeaviestDriver(steps); i >= 0 {
 		h := steps[i]
 		out = append(out, fmt.Sprintf("At %s, %s.", plural(h.Users, "user", "users"), h.Telemetry.Driver.Text))
+	}
+	if f := warmupFinding(title, steps); f != "" {
+		out = append(out, f)
 	}
 	return out
 }

@@ -16,6 +16,9 @@ type RunConfig struct {
 	// StepS and RampUpS are a step's measured length and its ramp-up, in
 	// seconds, as recorded ("" when not recorded).
 	StepS, RampUpS string
+	// RampUpUntil is the steady-state criterion that ended each ramp-up
+	// ("nopm_slope:0.5%"), "" for ramp-ups of fixed length.
+	RampUpUntil string
 	// Warehouses is the TPC-C scale (0 when not recorded).
 	Warehouses int
 	// KeyingThinking is TPC-C's pacing as recorded: "true", "false", or ""
@@ -44,6 +47,7 @@ func (r Run) ConfigView() RunConfig {
 	}
 	c.StepS = scalarText(top["step_s"])
 	c.RampUpS = scalarText(top["rampup_s"])
+	c.RampUpUntil = scalarText(top["ramp_until"])
 	c.LatencyMax = scalarText(top["latency_max"])
 	c.LatencyStat = LatencyStat(scalarText(top["latency_stat"]))
 	var tpcc map[string]json.RawMessage

@@ -55,6 +55,9 @@ const (
 	FigureFioUsrCPU      FigureName = "fio_usr_cpu_pct"
 	FigureFioSysCPU      FigureName = "fio_sys_cpu_pct"
 	FigureRateTargetIOPS FigureName = "rate_target_iops"
+	// FigureIOPSStdev is the standard deviation of the point's per-second
+	// IOPS, from fio's per-second logs.
+	FigureIOPSStdev      FigureName = "iops_stdev"
 	FigureSteadyAttained FigureName = "steady_attained"
 	FigureSteadyElapsedS FigureName = "steady_elapsed_s"
 	FigureSteadyWindow   FigureName = "steady_window_iops"

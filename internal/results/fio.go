@@ -31,13 +31,20 @@ type FioPoint struct {
 	ElapsedS int     `json:"elapsed_s"`
 	// Steady is fio's steady-state verdict, for points that asked for one.
 	Steady *FioSteadyState `json:"steady,omitempty"`
+	// Rounds is dbio's verdict on the rounds up to this one, for a point
+	// that is a round (FioPlan.Round).
+	Rounds *FioRounds `json:"rounds,omitempty"`
 	// Seconds is how many per-second rows went to series.csv; SecondsDropped
 	// how many fio logged for some jobs only.
-	Seconds        int      `json:"seconds"`
-	SecondsDropped int      `json:"seconds_dropped,omitempty"`
-	FioNotes       []string `json:"fio_notes,omitempty"`
-	JobFile        string   `json:"job_file"`
-	Output         string   `json:"output"`
+	Seconds        int `json:"seconds"`
+	SecondsDropped int `json:"seconds_dropped,omitempty"`
+	// IOPSStdev is the standard deviation of those seconds' IOPS around
+	// their mean (population, as DiskSpd reports it); absent from points
+	// recorded before dbio kept it.
+	IOPSStdev float64  `json:"iops_stdev,omitempty"`
+	FioNotes  []string `json:"fio_notes,omitempty"`
+	JobFile   string   `json:"job_file"`
+	Output    string   `json:"output"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it
@@ -79,6 +86,12 @@ type FioPlan struct {
 	Buffered     bool  `json:"buffered,omitempty"`
 	WriteThrough bool  `json:"write_through,omitempty"`
 	BlockAlign   int64 `json:"block_align,omitempty"`
+	// SteadyRampS is fio's steadystate_ramp_time: the seconds the point
+	// runs before its first window is collected.
+	SteadyRampS int `json:"steady_ramp_s,omitempty"`
+	// Round numbers the points of a series that repeats, one round after
+	// the other, until its rounds are steady (1-based; 0 for other points).
+	Round int `json:"round,omitempty"`
 	// Label names the target ("nvme") or "group" for a drive group.
 	Label   string   `json:"label"`
 	Targets []string `json:"targets"`
@@ -137,6 +150,30 @@ func (l FioLatency) At(p float64) (float64, bool) {
 		return 0, false
 	}
 	return l.Percentiles[i].US, true
+}
+
+// FioRounds is the verdict after one round of a series repeated until
+// steady: fio's steady-state tests applied to the rounds' IOPS (one value
+// per round) over the last Window rounds.
+type FioRounds struct {
+	// Criteria are the tests, all of which must hold ("iops:10%",
+	// "iops_slope:2.5%"), in fio's form with one value per round.
+	Criteria []string `json:"criteria"`
+	// Window is how many rounds are judged together; Max the most rounds run.
+	Window int `json:"window_rounds"`
+	Max    int `json:"max_rounds"`
+	// Judged says the window was full; Steady that every test held.
+	Judged bool `json:"judged"`
+	Steady bool `json:"steady"`
+	// Last says no round follows: steady, or Max reached.
+	Last bool `json:"last"`
+	// WindowIOPS are the judged rounds' IOPS, oldest first, and their mean.
+	WindowIOPS     []float64 `json:"window_iops,omitempty"`
+	WindowIOPSMean float64   `json:"window_iops_mean,omitempty"`
+	// Figures are what each test compared with its limit (in % of the
+	// mean where the limit is a percentage), in the order of Criteria;
+	// null where the figure is no number (a mean of zero).
+	Figures []*float64 `json:"figures,omitempty"`
 }
 
 // FioSteadyState is fio's verdict on steady-state detection for a point.

@@ -165,12 +165,44 @@ type Step struct {
 	Total        *metrics.TxSummary  `json:"total,omitempty"`
 	// Telemetry is what the machine did during the step's measured time.
 	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
+	// Warmup says how the ramp-up ended when it was to end at steady
+	// state; nil for a ramp-up of fixed length.
+	Warmup *SteadyWarmup `json:"warmup,omitempty"`
 	// Fio is a fio point's record (kind "fio"), stored as the step's detail.
 	Fio *FioPoint `json:"-"`
 	// Detail is the record of a step of another kind (a backup, the tenants
 	// of a noisy-neighbour step), kept as its producer wrote it.
 	Detail json.RawMessage `json:"detail,omitempty"`
 	Notes  []string        `json:"notes,omitempty"`
+}
+
+// SteadyWarmup is the ramp-up of a step that was to end once throughput was
+// steady (fio's steady-state semantics over a rolling window of per-second
+// values), or at its longest, whichever came first.
+type SteadyWarmup struct {
+	// Criterion is the test as given, in fio's form: "nopm_slope:0.5%".
+	Criterion string `json:"criterion"`
+	// WindowS is how many seconds were judged together.
+	WindowS float64 `json:"window_s"`
+	// IgnoredS is the start of the ramp-up left out of every window.
+	IgnoredS float64 `json:"ignored_s,omitempty"`
+	// LimitS is the longest the ramp-up could last.
+	LimitS float64 `json:"limit_s"`
+	// Reached says a window was steady before LimitS; the measurement then
+	// began at once.
+	Reached bool `json:"reached"`
+	// AtS is when the first steady window ended, in seconds since the
+	// step started: the end of the ramp-up. Zero when not reached.
+	AtS float64 `json:"at_s,omitempty"`
+	// Windows counts the windows judged.
+	Windows int `json:"windows"`
+	// Mean and Figure describe the window judged last (the steady one when
+	// reached): its mean, and what the criterion compared with its limit
+	// (in % of the mean when the limit is a percentage). Figure is absent
+	// when no window was judged or the window's figure was not a number
+	// (a second without a value, a mean of zero).
+	Mean   float64  `json:"window_mean,omitempty"`
+	Figure *float64 `json:"figure,omitempty"`
 }
 
 // KindFio is the kind of the steps that are fio points.

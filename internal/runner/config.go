@@ -21,6 +21,8 @@ type Config struct {
 	Stepping any
 	RampUpS  float64
 	StepS    float64
+	// Steady is the ramp-up until steady state, nil for a fixed ramp-up.
+	Steady *SteadyRampUp
 	// Workload names the key Settings are recorded under.
 	Workload      string
 	Settings      any
@@ -54,6 +56,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			RampUpS float64 `json:"rampup_s"`
 			StepS   float64 `json:"step_s"`
 		}{c.RampUpS, c.StepS},
+		c.steadyJSON(),
 		map[string]any{c.Workload: c.Settings},
 		struct {
 			EngineOptions EngineConfig   `json:"engine_options"`
@@ -62,6 +65,19 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			Noisy         *Noisy         `json:"noisy,omitempty"`
 		}{c.EngineOptions, c.Limits, c.Backups, c.Noisy},
 	)
+}
+
+// steadyJSON records the ramp-up until steady state beside the ramp-up it
+// shortens; nil adds nothing.
+func (c Config) steadyJSON() any {
+	if c.Steady == nil {
+		return nil
+	}
+	return struct {
+		Until   string  `json:"ramp_until"`
+		WindowS float64 `json:"steady_window_s"`
+		RampS   float64 `json:"steady_ramp_s,omitempty"`
+	}{c.Steady.Criterion.String(), c.Steady.Window.Seconds(), c.Steady.Ignore.Seconds()}
 }
 
 // joinObjects writes the keys of several JSON objects as one object; nil

@@ -13,6 +13,7 @@ import (
 	"dbio/internal/fio"
 	"dbio/internal/iolimit"
 	"dbio/internal/secret"
+	"dbio/internal/suite"
 	"dbio/internal/target"
 )
 
@@ -165,6 +166,9 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if len(list) == 0 {
 		list = spaceProblems(p)
 	}
+	if p.Steady != nil {
+		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
+	}
 	return problems(list)
 }
 
@@ -305,6 +309,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		}
 		ps := pl.Problems(sys)
 		list = append(list, ps...)
+		list = append(list, s.steadyProblems(r)...)
 		if r.DSN != "" && eng != nil {
 			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, Settings: r.Settings})...)
 		}
@@ -322,6 +327,25 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		}
 	}
 	return problems(list)
+}
+
+// steadyProblems checks a run's ramp-up until steady state against its
+// workload, which a suite file's validation cannot build.
+func (s Suite) steadyProblems(r suite.Run) []error {
+	st := steadyOf(r)
+	factory, ok := s.Workloads[r.Kind]
+	if st == nil || !ok {
+		return nil
+	}
+	built, err := factory(r)
+	if err != nil {
+		return nil // runOne reports it
+	}
+	var out []error
+	for _, p := range st.Problems(built.Workload, r.RampUp) {
+		out = append(out, fmt.Errorf("run %s: %w", r.Name, p))
+	}
+	return out
 }
 
 // dsnProblems checks an external server's DSN without connecting: it

@@ -53,8 +53,11 @@ type Plan struct {
 	Users       []int
 	RampUp      time.Duration
 	Step        time.Duration
-	SkipChecks  bool
-	Tick        time.Duration
+	// Steady, when set, ends each step's ramp-up once throughput is
+	// steady; RampUp is then the longest a ramp-up may last.
+	Steady     *SteadyRampUp
+	SkipChecks bool
+	Tick       time.Duration
 
 	ResultsBase string
 
@@ -180,8 +183,12 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 			users[i] = strconv.Itoa(u)
 		}
 		steps := time.Duration(len(p.Users)) * (p.RampUp + p.Step)
-		what = append(what, fmt.Sprintf("%s on %s, users %s: %s ramp-up and %s measured per step, %s of steps after the load",
-			p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), p.RampUp, p.Step, steps))
+		ramp, most := fmt.Sprintf("%s ramp-up", p.RampUp), ""
+		if p.Steady != nil {
+			ramp, most = fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", p.Steady, p.RampUp), "at most "
+		}
+		what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
+			p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
 	}
 	if len(what) > 0 {
 		fmt.Fprintf(w, "plan:    %s\n", strings.Join(what, ", then "))
@@ -391,7 +398,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	}
 
 	st := &stepper{
-		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, StopWhen: p.StopWhen,
+		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
 		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}

@@ -36,6 +36,9 @@ type Steps struct {
 	Users    []int
 	RampUp   time.Duration
 	Step     time.Duration
+	// Steady, when set, ends each ramp-up once throughput is steady;
+	// RampUp is then the longest it may last.
+	Steady *SteadyRampUp
 	// StopWhen, when set, ends the sequence early after a completed step.
 	StopWhen func(results.Step) (stop bool, why string)
 	// AfterStep, when set, is called with each step written (fragment counts).
@@ -170,6 +173,10 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 	if tick <= 0 {
 		tick = time.Second
 	}
+	warm, err := newWarmup(s.Steady, s.RampUp, tick)
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", name, err)
+	}
 	col := metrics.NewCollector(s.Workload.TxTypes())
 	for _, r := range bg.recs {
 		col.Adopt(r)
@@ -230,15 +237,16 @@ loop:
 		if measuring {
 			phase = "measure"
 		}
-		st.sample(col, name, phase, now, now.Sub(lastSample))
+		row := st.sample(col, name, phase, now, now.Sub(lastSample))
 		lastSample = now
 		if err := st.rec.Dir.Err(); err != nil {
 			// What is measured from now on could not be recorded.
 			runErr, status = err, results.StatusFailed
 			break
 		}
-		if !measuring && !now.Before(rampEnd) {
+		if steadyNow := !measuring && warm.add(row.Values, now.Sub(start)); steadyNow || !measuring && !now.Before(rampEnd) {
 			// Ramp-up is over: nothing recorded so far counts.
+			st.say(warm.said(name))
 			col.Reset()
 			st.rec.StartStep()
 			measuring, measureStart = true, now
@@ -276,6 +284,7 @@ loop:
 		RampUpS:  measureStart.Sub(start).Seconds(),
 		MeasureS: measured.Seconds(),
 		Status:   status,
+		Warmup:   warm.record(),
 	}
 	if runErr != nil {
 		sum.Error = runErr.Error()
@@ -326,14 +335,22 @@ func stepError(name string, err error) error {
 }
 
 // sample writes one per-second row: the workload's rates and latency over
-// the last tick, and the telemetry.
-func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration) {
+// the last tick, and the telemetry; it returns the row.
+func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration) results.SeriesRow {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
 	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
 		row.Values = append(row.Values, results.Sample{Name: string(f.Name), Value: f.Value})
 	}
 	// A failed write stops the step: runStep finds it in the directory's Err.
 	st.rec.AppendRow(row)
+	return row
+}
+
+// say prints a line above the status line; an empty line prints nothing.
+func (st *stepper) say(line string) {
+	if line != "" && st.progress != nil {
+		st.progress.Printf("%s\n", line)
+	}
 }
 
 func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {

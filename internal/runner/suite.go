@@ -399,6 +399,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		Users:       r.Users,
 		RampUp:      r.RampUp,
 		Step:        r.Step,
+		Steady:      steadyOf(r),
 		ResultsBase: base,
 		Limits:      r.Data.Limits,
 		TargetsHeld: true,
@@ -429,7 +430,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		// The config the workload's command records, so that a suite's run
 		// and a command's compare alike.
 		c := Config{Engine: eng.Name(), Target: r.Data.Path, Users: p.Users, Stepping: built.Stepping,
-			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Workload: r.Kind, Settings: built.Recorded,
+			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Steady: p.Steady, Workload: r.Kind, Settings: built.Recorded,
 			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, Settings: r.Settings, External: r.DSN != "",
 				Database: p.EngineOptions.Database, Transport: p.EngineOptions.Transport},
 			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}

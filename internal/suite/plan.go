@@ -12,6 +12,7 @@ import (
 
 	"dbio/internal/iolimit"
 	"dbio/internal/secret"
+	"dbio/internal/steady"
 	"dbio/internal/units"
 	"dbio/internal/workload"
 )
@@ -59,6 +60,12 @@ type Run struct {
 	Users    []int         `json:"users,omitempty"`
 	RampUp   time.Duration `json:"rampup,omitempty"`
 	Step     time.Duration `json:"step,omitempty"`
+	// RampUpUntil, when set, ends each ramp-up once throughput is steady
+	// by this criterion over SteadyWindow, the first SteadyRamp left out;
+	// RampUp is then the longest a ramp-up may last.
+	RampUpUntil  string        `json:"ramp_until,omitempty"`
+	SteadyWindow time.Duration `json:"steady_window,omitempty"`
+	SteadyRamp   time.Duration `json:"steady_ramp,omitempty"`
 
 	Backups BackupSpec `json:"backups,omitzero"`
 	Noisy   NoisySpec  `json:"noisy,omitzero"`
@@ -161,6 +168,7 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 	v.duration(table, w.rampKey, w.RampTime, 0, true)
 	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
+	v.checkSteady(table, w)
 	for _, err := range settingsProblems(w.Settings) {
 		var se *workload.SettingError
 		if errors.As(err, &se) {
@@ -178,6 +186,48 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
 		}
 	}
+}
+
+// DefaultSteadyWindow is the window ramp_until is judged over when
+// steady_window is not given (the runner's default, which suite cannot import).
+const DefaultSteadyWindow = 20 * time.Second
+
+// checkSteady checks ramp_until and its window: fio's form on a series a
+// database run records, whole seconds, and nothing of it on a disk run.
+func (v *validator) checkSteady(table string, w WorkloadDef) {
+	if w.RampUpUntil == "" {
+		for _, k := range []struct{ key, val string }{{"steady_window", w.SteadyWindow}, {"steady_ramp", w.SteadyRamp}} {
+			if k.val != "" {
+				v.addf(table, k.key, "applies only with ramp_until: add ramp_until = \"tps_slope:1%%\" (say) or remove %s", k.key)
+			}
+		}
+		return
+	}
+	if w.Kind == "disk" {
+		v.addf(table, "ramp_until", "applies to database workloads; a disk run's points end at fio's steady state with steady_state")
+		return
+	}
+	if c, err := steady.Parse(w.RampUpUntil); err != nil {
+		v.addf(table, "ramp_until", "%v", err)
+	} else if c.Metric == "iops" || c.Metric == "bw" {
+		v.addf(table, "ramp_until", "%q: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", w.RampUpUntil)
+	}
+	window := v.duration(table, "steady_window", w.SteadyWindow, DefaultSteadyWindow, false)
+	if window%time.Second != 0 || window < steady.MinWindow*time.Second {
+		v.addf(table, "steady_window", "%q: use whole seconds, at least %ds, e.g. 20s", w.SteadyWindow, steady.MinWindow)
+	}
+	if ramp := v.duration(table, "steady_ramp", w.SteadyRamp, 0, true); ramp%time.Second != 0 {
+		v.addf(table, "steady_ramp", "%q: use whole seconds, e.g. 10s", w.SteadyRamp)
+	}
+}
+
+// parsedOr is a duration checkWorkload has already validated, def when
+// absent or bad (the problem is reported there).
+func parsedOr(s string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return d
+	}
+	return def
 }
 
 // settingsProblems are a database workload's bad settings; a disk run has none.
@@ -215,6 +265,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	}
 	if !scenarios[r.Scenario] {
 		v.addf(table, "scenario", "unknown scenario %q: use backup or noisy-neighbour (or leave it out)", r.Scenario)
+	}
+	if r.Scenario != "" && w.RampUpUntil != "" {
+		v.addf(table, "scenario", "the %s scenario has phases of its own; ramp_until (workloads.%s) ends the ramp-ups of user steps: run the workload without a scenario, or drop ramp_until", r.Scenario, r.Workload)
 	}
 	target := func(key, name string) *Target {
 		if name == "" {
@@ -311,6 +364,11 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
 					RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
 					Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
+				}
+				if w.RampUpUntil != "" {
+					run.RampUpUntil = w.RampUpUntil
+					run.SteadyWindow = parsedOr(w.SteadyWindow, DefaultSteadyWindow)
+					run.SteadyRamp = parsedOr(w.SteadyRamp, 0)
 				}
 				variant := map[string]string{}
 				if len(datas) > 1 {

@@ -72,6 +72,12 @@ type WorkloadDef struct {
 	// still read (with a notice) for a while.
 	OldRampUp string `toml:"rampup" json:"-"`
 	OldStep   string `toml:"step" json:"-"`
+	// RampUntil ends each ramp-up once throughput is steady, in fio's
+	// form ("nopm_slope:0.5%"); ramp_time is then its longest. SteadyWindow
+	// is the window judged and SteadyRamp the start of the ramp-up left out.
+	RampUpUntil  string `toml:"ramp_until" json:"ramp_until,omitempty"`
+	SteadyWindow string `toml:"steady_window" json:"steady_window,omitempty"`
+	SteadyRamp   string `toml:"steady_ramp" json:"steady_ramp,omitempty"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	Size    string `toml:"size" json:"size,omitempty"`
@@ -85,7 +91,7 @@ type WorkloadDef struct {
 // sharedKeys are the keys of every workload's table; a disk run's table
 // adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step"}
+	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp"}
 	diskKeys   = []string{"profile", "size"}
 )
 

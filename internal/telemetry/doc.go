@@ -14,6 +14,9 @@
 //	cpu_iowait_pct      idle with I/O outstanding                  % of all CPUs
 //	cpu_steal_pct       taken by the hypervisor                    % of all CPUs
 //	                    (the five add up to 100)
+//	load_1m             the kernel's 1-minute load average: tasks   tasks
+//	                    running, waiting for a CPU or in D state
+//	                    (dbio's and the server's included)
 //	disk_<dev>_rps      reads completed per second
 //	disk_<dev>_wps      writes completed per second
 //	disk_<dev>_rmbps    MB read per second (MB = 10^6 bytes)

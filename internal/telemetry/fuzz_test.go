@@ -192,6 +192,19 @@ func FuzzParseUptime(f *testing.F) {
 	})
 }
 
+func FuzzParseLoadavg(f *testing.F) {
+	addSnapSeeds(f, "proc/loadavg", "NaN 0 0 1/1 1\n", "1e400 0 0 1/1 1\n")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		load, err := parseLoadavg(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		if math.IsNaN(load) || math.IsInf(load, 0) || load < 0 {
+			t.Errorf("load average %v accepted: it is a count of tasks", load)
+		}
+	})
+}
+
 func FuzzParsePIDs(f *testing.F) {
 	f.Add(snapSeed(f, "t0", "proc/self/task/18158/children"))
 	f.Add(snapSeed(f, "t0", "proc/18157/task/18157/children"))

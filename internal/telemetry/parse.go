@@ -295,6 +295,26 @@ func parseUptime(r io.Reader) (float64, error) {
 	return up, err
 }
 
+// parseLoadavg reads the 1-minute load average from /proc/loadavg
+// ("0.52 0.58 0.59 2/345 12345"): the number of tasks running or waiting
+// for a CPU or in uninterruptible sleep (mostly disk I/O), averaged with
+// a one-minute exponential decay.
+func parseLoadavg(r io.Reader) (float64, error) {
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return 0, fmt.Errorf("load average %q: want three averages", strings.TrimSpace(string(b)))
+	}
+	load, err := strconv.ParseFloat(f[0], 64)
+	if err == nil && !(load >= 0 && load <= math.MaxFloat64) {
+		err = fmt.Errorf("load average %q is not a count of tasks", f[0])
+	}
+	return load, err
+}
+
 // parsePIDs reads a space-separated list of pids (/proc/<pid>/task/<tid>/children).
 func parsePIDs(r io.Reader) ([]int, error) {
 	b, err := io.ReadAll(r)

@@ -137,6 +137,15 @@ func TestParseHostFiles(t *testing.T) {
 	if err != nil || up != 538.96 {
 		t.Errorf("uptime: %v, %v", up, err)
 	}
+	load, err := parseLoadavg(strings.NewReader("4.85 2.07 0.83 6/175 13798\n"))
+	if err != nil || load != 4.85 {
+		t.Errorf("load average: %v, %v", load, err)
+	}
+	for _, bad := range []string{"", "4.85 2.07\n", "-1 0 0 1/1 1\n", "NaN 0 0 1/1 1\n", "x 0 0 1/1 1\n"} {
+		if v, err := parseLoadavg(strings.NewReader(bad)); err == nil {
+			t.Errorf("load average %q read as %v, want an error", bad, v)
+		}
+	}
 	pids, err := parsePIDs(strings.NewReader("9178 9180 "))
 	if err != nil || !reflect.DeepEqual(pids, []int{9178, 9180}) {
 		t.Errorf("children: %v, %v", pids, err)

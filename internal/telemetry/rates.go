@@ -6,7 +6,8 @@ import (
 )
 
 // rates turns two snapshots dt seconds apart into per-second points, in a
-// fixed order: CPU, devices, pressure, processes, engine counters.
+// fixed order: CPU, the load average, devices, pressure, processes, engine
+// counters.
 func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	pts := make([]Point, 0, 16+8*len(devices)+len(cur.counters))
 	add := func(name string, v float64) {
@@ -35,6 +36,12 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 			add("cpu_steal_pct", pct(d.steal))
 			machineTicks = float64(total)
 		}
+	}
+
+	// The load average is a level, not a counter: the kernel's own
+	// one-minute average as it stood at this sample.
+	if cur.hasLoad {
+		add("load_1m", cur.load1)
 	}
 
 	for _, dev := range devices {

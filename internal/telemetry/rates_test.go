@@ -98,7 +98,7 @@ func TestRatesProcessGroups(t *testing.T) {
 			{"12", 300}: 40,   // a backend whose pid will be reused
 		}},
 	}
-	cur := snapshot{hasCPU: true, cpus: 2, cpu: cpu(1400), uptime: 502.00,
+	cur := snapshot{hasCPU: true, cpus: 2, cpu: cpu(1400), uptime: 502.00, load1: 1.5, hasLoad: true,
 		dbio: &groupSnap{ticks: map[procKey]uint64{{"self", 100}: 90}, rss: 25e6},
 		server: &groupSnap{rss: 300e6, ticks: map[procKey]uint64{
 			{"10", 100}:   1010, // +10
@@ -110,6 +110,7 @@ func TestRatesProcessGroups(t *testing.T) {
 	got := pointMap(rates(prev, cur, 2, nil))
 	want := map[string]float64{
 		"cpu_user_pct": 0, "cpu_system_pct": 0, "cpu_idle_pct": 100, "cpu_iowait_pct": 0, "cpu_steal_pct": 0,
+		"load_1m":           1.5, // the level at the later sample, not a rate
 		"proc_dbio_cpu_pct": 5, "proc_dbio_rss_mb": 25,
 		"proc_server_cpu_pct": 15, "proc_server_rss_mb": 300,
 	}

@@ -71,6 +71,7 @@ type Sampler struct {
 	fs              FS
 	devices         []device
 	psi             []string // resources with a readable /proc/pressure file
+	loadavg         bool     // /proc/loadavg is readable
 	dbio, server    *group
 	counters        CounterSource
 	counterTimeout  time.Duration
@@ -93,13 +94,16 @@ type device struct {
 
 // snapshot is the cumulative state at one Sample call.
 type snapshot struct {
-	at       time.Time
-	cpu      cpuTimes
-	hasCPU   bool
-	cpus     int
-	disks    map[string]diskStat
-	psi      map[string]pressure
-	uptime   float64 // seconds since boot; 0 when unknown
+	at     time.Time
+	cpu    cpuTimes
+	hasCPU bool
+	cpus   int
+	disks  map[string]diskStat
+	psi    map[string]pressure
+	uptime float64 // seconds since boot; 0 when unknown
+	// load1 is the kernel's 1-minute load average; hasLoad says it was read.
+	load1    float64
+	hasLoad  bool
 	counters map[string]float64
 	// dbio and server are the process groups; server is nil without one.
 	dbio, server *groupSnap
@@ -148,6 +152,8 @@ func New(o Options) (*Sampler, error) {
 			s.psi = append(s.psi, res)
 		}
 	}
+	// Like pressure, the load average is sampled where the kernel has it.
+	s.loadavg = readWith(s.fs.proc("loadavg"), func(r io.Reader) error { _, err := parseLoadavg(r); return err }) == nil
 	self := "self"
 	if o.SelfPID > 0 {
 		self = strconv.Itoa(o.SelfPID)
@@ -311,6 +317,12 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 			})
 			s.note("read "+res+" pressure", err)
 		}
+	}
+
+	if s.loadavg {
+		err := readWith(s.fs.proc("loadavg"), func(r io.Reader) (err error) { cur.load1, err = parseLoadavg(r); return err })
+		cur.hasLoad = err == nil
+		s.note("read load average", err)
 	}
 
 	err = readWith(s.fs.proc("uptime"), func(r io.Reader) (err error) { cur.uptime, err = parseUptime(r); return err })

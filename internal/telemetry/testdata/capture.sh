@@ -58,7 +58,7 @@ snap() {
 	rm -rf "$dir"
 	mkdir -p "$dir/proc" "$dir/etc"
 	date +%s%N >"$dir/time"
-	for f in stat diskstats uptime meminfo cpuinfo pressure/cpu pressure/io pressure/memory sys/kernel/osrelease sys/kernel/hostname; do
+	for f in stat diskstats uptime loadavg meminfo cpuinfo pressure/cpu pressure/io pressure/memory sys/kernel/osrelease sys/kernel/hostname; do
 		copy "/proc/$f" "$dir/proc/$f"
 	done
 	copy /etc/os-release "$dir/etc/os-release"
