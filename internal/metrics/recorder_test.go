@@ -51,21 +51,45 @@ func TestRecorderPacedTransactions(t *testing.T) {
 	tests := []struct {
 		name string
 		// each transaction: Begin's delay (-1: not paced), late, service time, outcome
-		txs           []struct{ delay, service time.Duration; late bool; o Outcome }
+		txs []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}
 		wantPaced     int64
 		wantLate      int64
 		wantService   []int64 // sorted min and max, µs
 		wantCorrected []int64 // min and max, µs; nil: no corrected histogram
 	}{
-		{name: "closed loop", txs: []struct{ delay, service time.Duration; late bool; o Outcome }{{-1, 5 * ms, false, Committed}},
+		{name: "closed loop", txs: []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}{{-1, 5 * ms, false, Committed}},
 			wantService: []int64{5000, 5000}},
-		{name: "on time", txs: []struct{ delay, service time.Duration; late bool; o Outcome }{{0, 5 * ms, false, Committed}, {0, 7 * ms, false, RolledBack}},
+		{name: "on time", txs: []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}{{0, 5 * ms, false, Committed}, {0, 7 * ms, false, RolledBack}},
 			wantPaced: 2, wantService: []int64{5000, 7000}, wantCorrected: []int64{5000, 7000}},
-		{name: "late behind a stall", txs: []struct{ delay, service time.Duration; late bool; o Outcome }{{0, 5 * ms, false, Committed}, {900 * ms, 5 * ms, true, Committed}},
+		{name: "late behind a stall", txs: []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}{{0, 5 * ms, false, Committed}, {900 * ms, 5 * ms, true, Committed}},
 			wantPaced: 2, wantLate: 1, wantService: []int64{5000, 5000}, wantCorrected: []int64{5000, 905000}},
-		{name: "a failure is paced but has no latency", txs: []struct{ delay, service time.Duration; late bool; o Outcome }{{20 * ms, 0, true, Failed}, {0, 3 * ms, false, Committed}},
+		{name: "a failure is paced but has no latency", txs: []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}{{20 * ms, 0, true, Failed}, {0, 3 * ms, false, Committed}},
 			wantPaced: 2, wantLate: 1, wantService: []int64{3000, 3000}, wantCorrected: []int64{3000, 3000}},
-		{name: "Begin covers one transaction only", txs: []struct{ delay, service time.Duration; late bool; o Outcome }{{50 * ms, 1 * ms, true, Committed}, {-1, 2 * ms, false, Committed}},
+		{name: "Begin covers one transaction only", txs: []struct {
+			delay, service time.Duration
+			late           bool
+			o              Outcome
+		}{{50 * ms, 1 * ms, true, Committed}, {-1, 2 * ms, false, Committed}},
 			wantPaced: 1, wantLate: 1, wantService: []int64{1000, 2000}, wantCorrected: []int64{51000, 51000}},
 	}
 	for _, tc := range tests {
