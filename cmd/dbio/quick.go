@@ -58,6 +58,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), quickDefaults)
+	f.pace.register(cmd.Flags())
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
 	return cmd
 }

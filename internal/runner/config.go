@@ -21,6 +21,9 @@ type Config struct {
 	Stepping any
 	RampUpS  float64
 	StepS    float64
+	// Pacing and Goal are the open-loop load and the latency goal search, if any.
+	Pacing *PacingConfig
+	Goal   *GoalConfig
 	// Workload names the key Settings are recorded under.
 	Workload      string
 	Settings      any
@@ -54,6 +57,10 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			RampUpS float64 `json:"rampup_s"`
 			StepS   float64 `json:"step_s"`
 		}{c.RampUpS, c.StepS},
+		struct {
+			Pacing *PacingConfig `json:"pacing,omitempty"`
+			Goal   *GoalConfig   `json:"goal,omitempty"`
+		}{c.Pacing, c.Goal},
 		map[string]any{c.Workload: c.Settings},
 		struct {
 			EngineOptions EngineConfig   `json:"engine_options"`
