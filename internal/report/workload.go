@@ -149,10 +149,20 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	id := func(s string) string { return prefix + w.Kind + "-" + s }
 	tput := analysis.Throughput(steps)
 	findings := workloadFindings(r, title, steps, tput)
+	paced, search := analysis.Paced(steps), r.Run.Goal
+	if search != nil {
+		findings = append([]string{analysis.GoalAnswer(search)}, findings...)
+	}
+	findings = append(findings, analysis.PacingFindings(steps)...)
 
 	// Throughput and latency per step.
 	t := &table{ID: id("steps"), Title: title + " per step",
 		Caption: "Figures over each step's measured time (ramp-up excluded). Latency is per transaction, all types merged, in ms."}
+	latencyGroup := "latency (ms)"
+	if paced {
+		t.Caption += " The steps ran open loop: each user sent its transactions at the intended starts of a schedule. " + analysis.CorrectedNote
+		latencyGroup = groupService
+	}
 	t.Columns = []column{{Name: "users", Numeric: true}}
 	for _, f := range tput {
 		t.Columns = append(t.Columns, column{Name: f.Title, Numeric: true, Group: "throughput"})
@@ -167,8 +177,11 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		t.Columns = append(t.Columns, column{Name: "TPM per user", Numeric: true, Group: "throughput"})
 	}
 	t.Columns = append(t.Columns, column{Name: "TPS", Numeric: true, Group: "throughput"})
+	if paced {
+		t.Columns = append(t.Columns, pacedColumns()...)
+	}
 	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
-		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: latencyGroup})
 	}
 	t.Columns = append(t.Columns, column{Name: "committed", Numeric: true, Group: "transactions"},
 		column{Name: "rolled back", Numeric: true, Group: "transactions"}, column{Name: "errors", Numeric: true, Group: "transactions"},
@@ -182,6 +195,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), quantity))
 		}
 		row = append(row, numCell(analysis.TPS(s), quantity))
+		if paced {
+			row = append(row, pacedCells(s)...)
+		}
 		for _, p := range []func(analysis.Latencies) float64{
 			func(l analysis.Latencies) float64 { return l.Mean }, func(l analysis.Latencies) float64 { return l.P50 },
 			func(l analysis.Latencies) float64 { return l.P95 }, func(l analysis.Latencies) float64 { return l.P99 },
@@ -215,10 +231,15 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	for i, f := range tput {
 		names[i] = f.Title
 	}
-	sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
-		"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
-		steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
-	if hasPerUser {
+	if search != nil {
+		// Every probe ran the same users: the curve is against the rate.
+		sec.Subs = append(sec.Subs, goalSection(r, steps, id))
+	} else {
+		sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
+			"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
+			steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
+	}
+	if hasPerUser && search == nil {
 		sec.add(usersChart(id("tpm-per-user"), "TPM per user",
 			"What each added user gets: a falling line means users wait for each other or for a saturated resource.",
 			steps, axis{Label: "TPM per user", Unit: "tx/min/user", Zero: true},
@@ -229,15 +250,20 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		p := p
 		llines = append(llines, lineSpec{name: p.name, value: func(s results.Step) float64 { return latencyMS(s, p.pick) }, color: i, dash: p.dash})
 	}
-	lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
-		steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
-	autoLog(lc)
-	sec.add(lc)
+	if search == nil {
+		lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
+			steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
+		autoLog(lc)
+		sec.add(lc)
+		if paced {
+			sec.add(correctedChart(id("corrected-vs-users"), steps))
+		}
+	}
 
 	if sys := systemSection(r, steps, id); !sys.empty() {
 		sec.Subs = append(sec.Subs, sys)
 	}
-	if tx := transactionTable(steps, id("transactions")); tx != nil {
+	if tx := transactionTable(steps, id("transactions"), paced); tx != nil {
 		sub := sec.sub(id("transactions-section"), "Per transaction type")
 		if c := transactionLatencyChart(steps, id("transactions-p99")); c != nil {
 			sub.add(c)
@@ -555,8 +581,9 @@ func transactionLatencyChart(steps []results.Step, id string) *chart {
 	return c
 }
 
-// transactionTable lists each transaction type of each step.
-func transactionTable(steps []results.Step, id string) *table {
+// transactionTable lists each transaction type of each step; open-loop
+// steps add each type's late starts and latency from the intended start.
+func transactionTable(steps []results.Step, id string, paced bool) *table {
 	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
 		Caption: "Latency in ms per transaction type; per minute counts committed transactions."}
 	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
@@ -564,14 +591,38 @@ func transactionTable(steps []results.Step, id string) *table {
 		{Name: "mean", Numeric: true, Group: "latency (ms)"}, {Name: "p50", Numeric: true, Group: "latency (ms)"},
 		{Name: "p95", Numeric: true, Group: "latency (ms)"}, {Name: "p99", Numeric: true, Group: "latency (ms)"},
 		{Name: "p99.9", Numeric: true, Group: "latency (ms)"}, {Name: "max", Numeric: true, Group: "latency (ms)"}}
+	latCells := func(mean float64, p50, p95, p99, p999, max int64) []cell {
+		return []cell{numCell(mean/1000, millis), numCell(float64(p50)/1000, millis), numCell(float64(p95)/1000, millis),
+			numCell(float64(p99)/1000, millis), numCell(float64(p999)/1000, millis), numCell(float64(max)/1000, millis)}
+	}
+	if paced {
+		t.Caption = "Latency in ms per transaction type, from the intended start and as service time (from the actual start); per minute counts committed transactions; late counts starts beyond the run's tolerance."
+		for i := 7; i < len(t.Columns); i++ {
+			t.Columns[i].Group = groupService
+		}
+		t.Columns = append(t.Columns, column{Name: "late", Numeric: true})
+		for _, p := range latencyPicks {
+			t.Columns = append(t.Columns, column{Name: p.name, Numeric: true, Group: groupCorrected})
+		}
+	}
 	for _, s := range steps {
 		for _, tx := range s.Transactions {
-			l := tx.Latency
-			t.Rows = append(t.Rows, []cell{numCell(float64(s.Users), thousands), textCell(tx.Name),
+			row := []cell{numCell(float64(s.Users), thousands), textCell(tx.Name),
 				numCell(float64(tx.Committed), thousands), numCell(float64(tx.RolledBack), thousands),
-				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity),
-				numCell(l.MeanUS/1000, millis), numCell(float64(l.P50US)/1000, millis), numCell(float64(l.P95US)/1000, millis),
-				numCell(float64(l.P99US)/1000, millis), numCell(float64(l.P999US)/1000, millis), numCell(float64(l.MaxUS)/1000, millis)})
+				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity)}
+			l := tx.Latency
+			row = append(row, latCells(l.MeanUS, l.P50US, l.P95US, l.P99US, l.P999US, l.MaxUS)...)
+			if paced {
+				row = append(row, numCell(float64(tx.Late), thousands))
+				if c := tx.Corrected; c != nil {
+					row = append(row, latCells(c.MeanUS, c.P50US, c.P95US, c.P99US, c.P999US, c.MaxUS)...)
+				} else {
+					for range latencyPicks {
+						row = append(row, numCell(math.NaN(), millis))
+					}
+				}
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	if len(t.Rows) == 0 {
@@ -595,7 +646,10 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 	for _, c := range []*chart{
 		r.timelineChart(id("throughput-timeline"), "Throughput per second", note, steps, axis{Label: "throughput", Unit: unit, Zero: true}, lines, usersLabel),
 		r.timelineChart(id("latency-timeline"), "Transaction latency per second", "Percentiles of the transactions completed in each second (log scale where they spread over more than a factor of 30, as in the per-step chart, so one spike does not flatten the rest).", steps,
-			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2}}, usersLabel),
+			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2},
+				// Open-loop steps only: the same from the intended start.
+				{name: "p99 from intended start", column: results.SeriesLatencyP99Corrected, color: 3, dash: dashed}}, usersLabel),
+		r.pacedTimeline(id("rate-timeline"), steps),
 	} {
 		if c.ID == id("latency-timeline") {
 			autoLog(c)
