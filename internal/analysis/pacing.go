@@ -133,9 +133,9 @@ func resolution(r string) string {
 	return r + " tx/s"
 }
 
-// rate writes a rate as briefly as it is exact, to 3 decimals at most.
+// rate writes a rate as briefly as it is exact, to 2 decimals at most.
 func rate(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 // ms writes a latency in ms to 2 decimals at most.

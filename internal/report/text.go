@@ -77,7 +77,7 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		return err
 	}
 	if analysis.Paced(l.Steps) {
-		fmt.Fprintf(w, "\ncorr: %s\n", analysis.CorrectedNote)
+		fmt.Fprintf(w, "\n%s\n", correctedLegend)
 		for _, f := range analysis.PacingFindings(l.Steps) {
 			fmt.Fprintln(w, f)
 		}
@@ -167,6 +167,9 @@ func stepTables(w io.Writer, steps []results.Step) error {
 	return nil
 }
 
+// correctedLegend explains the corr and svc columns of an open-loop table.
+const correctedLegend = "Latencies in ms: corr from each transaction's intended start on the schedule, so it includes any wait behind a slow or stalled database (corrected for coordinated omission); svc from its actual start, the service time a closed-loop driver reports."
+
 // workloadTable prints the figures of transaction steps, one row per user
 // count. Open-loop steps add their offered and achieved rates and late
 // starts, and show each percentile from the intended start (corr) beside
@@ -179,7 +182,7 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 		fmt.Fprintf(tw, "%s\t", heading(n))
 	}
 	if paced {
-		fmt.Fprintf(tw, "offered/s\tachieved/s\tlate\tp50 corr\tp50 svc\tp95 corr\tp95 svc\tp99 corr\tp99 svc ms\terrors\t status\t\n")
+		fmt.Fprintf(tw, "offered/s\tachieved/s\tlate\tp50 corr\tp50 svc\tp95 corr\tp95 svc\tp99 corr\tp99 svc\terrors\t status\t\n")
 	} else {
 		fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
 	}

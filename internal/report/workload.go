@@ -298,7 +298,11 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 		parts = append(parts, thousands(analysis.Value(peak, f.Name))+" "+f.Title)
 	}
 	p99 := latencyMS(peak, func(l analysis.Latencies) float64 { return l.P99 })
-	out = append(out, fmt.Sprintf("%s peak: %s at %s (p99 latency %s ms).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), millis(p99)))
+	latency := fmt.Sprintf("p99 latency %s ms", millis(p99))
+	if c, ok := analysis.CorrectedLatency(peak); ok {
+		latency = fmt.Sprintf("p99 latency %s ms from the intended start, %s ms service time", millis(c.P99), millis(p99))
+	}
+	out = append(out, fmt.Sprintf("%s peak: %s at %s (%s).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), latency))
 	if sc, ok := analysis.PerUserScaling(steps); ok {
 		out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
 			thousands(sc.From), plural(sc.First.Users, "user", "users"), thousands(sc.To), plural(sc.Last.Users, "user", "users"), percent(sc.Pct)))
