@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -30,13 +29,6 @@ type pacingFlags struct {
 	flags         *pflag.FlagSet
 }
 
-// Defaults of the goal search.
-const (
-	defaultGoalStart      = 10
-	defaultGoalMax        = 100000
-	defaultGoalResolution = "10%"
-	defaultGoalProbes     = 20
-)
 
 func (f *pacingFlags) register(fs *pflag.FlagSet) {
 	f.flags = fs
@@ -45,9 +37,9 @@ func (f *pacingFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.arrival, "arrival", "fixed", "open-loop schedule: fixed (evenly spaced starts) or poisson (random starts, the same mean rate)")
 	fs.DurationVar(&f.lateTolerance, "late-tolerance", arrival.DefaultTolerance, "open loop: a transaction that starts later than this after its intended start counts as late")
 	fs.StringVar(&f.goal, "goal", "", "find the highest rate meeting a latency objective, e.g. 'new_order:p99<=50ms', 'p99.9<=200ms' or 'mean<=10ms' (every transaction type when none is named); each probe is a step run open loop with one user count")
-	fs.Float64Var(&f.goalMax, "goal-max", defaultGoalMax, "with --goal: the highest rate probed, in transactions per second")
-	fs.StringVar(&f.goalRes, "goal-resolution", defaultGoalResolution, "with --goal: stop when the highest passing and lowest failing rates are this close: a share of the rate (10%) or transactions per second (5)")
-	fs.IntVar(&f.goalProbes, "goal-probes", defaultGoalProbes, "with --goal: the most probes (steps) the search runs")
+	fs.Float64Var(&f.goalMax, "goal-max", goal.DefaultMax, "with --goal: the highest rate probed, in transactions per second")
+	fs.StringVar(&f.goalRes, "goal-resolution", goal.DefaultResolution().String(), "with --goal: stop when the highest passing and lowest failing rates are this close: a share of the rate (10%) or transactions per second (5)")
+	fs.IntVar(&f.goalProbes, "goal-probes", goal.DefaultMaxProbes, "with --goal: the most probes (steps) the search runs")
 	fs.BoolVar(&f.goalConfirm, "goal-confirm", false, "with --goal: probe the answer and the rate above it once more at the end, to see whether noise decided it")
 }
 
@@ -124,7 +116,7 @@ func (f *pacingFlags) resolve(users []int, given bool) (*runner.Pacing, *runner.
 	if perUserSet {
 		bad("--rate-per-user: a goal search offers a total rate; give the first rate probed with --rate")
 	}
-	start := float64(defaultGoalStart)
+	start := goal.DefaultStart
 	if rateSet {
 		start = f.rate
 	}
@@ -151,26 +143,13 @@ func (f *pacingFlags) resolve(users []int, given bool) (*runner.Pacing, *runner.
 // checkType finds the objective's transaction type among the workload's,
 // and spells it the workload's way.
 func (f *pacingFlags) checkType(g *runner.Goal, types []string) error {
-	if g == nil || g.Search.Objective.Tx == goal.AllTypes {
+	if g == nil {
 		return nil
 	}
-	tx, ok := txType(g.Search.Objective.Tx, types)
-	if !ok {
-		return usagef("--goal %q: the workload has no transaction type %q: name one of %s, or none for every type",
-			f.goal, g.Search.Objective.Tx, strings.Join(types, ", "))
+	o, err := g.Search.Objective.For(types)
+	if err != nil {
+		return usagef("--goal: %v", err)
 	}
-	g.Search.Objective.Tx = tx
+	g.Search.Objective = o
 	return nil
-}
-
-// txType finds the workload's transaction type a user named, ignoring case
-// and '-' for '_': "New-Order" is new_order.
-func txType(name string, types []string) (string, bool) {
-	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
-	for _, t := range types {
-		if norm(t) == norm(name) {
-			return t, true
-		}
-	}
-	return "", false
 }

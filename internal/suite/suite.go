@@ -65,6 +65,20 @@ type WorkloadDef struct {
 	Users  []int  `toml:"users" json:"users,omitempty"`
 	RampUp string `toml:"rampup" json:"rampup,omitempty"`
 	Step   string `toml:"step" json:"step,omitempty"`
+	// Open-loop load, for database workloads: the offered rate in total or
+	// per user, the schedule, and the late tolerance; see OpenLoop.
+	Rate          float64 `toml:"rate" json:"rate,omitempty"`
+	RatePerUser   float64 `toml:"rate_per_user" json:"rate_per_user,omitempty"`
+	Arrival       string  `toml:"arrival" json:"arrival,omitempty"`
+	LateTolerance string  `toml:"late_tolerance" json:"late_tolerance,omitempty"`
+	// A latency goal search instead of the user steps: the objective, the
+	// highest rate probed, the resolution, the probe budget, and whether
+	// to probe the answer's ends again.
+	Goal           string  `toml:"goal" json:"goal,omitempty"`
+	GoalMax        float64 `toml:"goal_max" json:"goal_max,omitempty"`
+	GoalResolution string  `toml:"goal_resolution" json:"goal_resolution,omitempty"`
+	GoalProbes     int     `toml:"goal_probes" json:"goal_probes,omitempty"`
+	GoalConfirm    bool    `toml:"goal_confirm" json:"goal_confirm,omitempty"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	Runtime string `toml:"runtime" json:"runtime,omitempty"`
@@ -76,7 +90,8 @@ type WorkloadDef struct {
 // sharedKeys are the keys of every database workload's table; a disk run's
 // table adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "rampup", "step"}
+	sharedKeys = []string{"kind", "users", "rampup", "step", "rate", "rate_per_user", "arrival", "late_tolerance",
+		"goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
 	diskKeys   = []string{"profile", "runtime", "size"}
 )
 
