@@ -29,7 +29,6 @@ type pacingFlags struct {
 	flags         *pflag.FlagSet
 }
 
-
 func (f *pacingFlags) register(fs *pflag.FlagSet) {
 	f.flags = fs
 	fs.Float64Var(&f.rate, "rate", 0, "run open loop: offer this many transactions per second in total, spread over the users, each measured from its intended start as well as its actual one (with --goal: the first rate probed, default 10)")

@@ -92,7 +92,7 @@ type WorkloadDef struct {
 var (
 	sharedKeys = []string{"kind", "users", "rampup", "step", "rate", "rate_per_user", "arrival", "late_tolerance",
 		"goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
-	diskKeys   = []string{"profile", "runtime", "size"}
+	diskKeys = []string{"profile", "runtime", "size"}
 )
 
 // RunDef is one run, or several when a field lists alternatives to cross.
