@@ -68,7 +68,9 @@ func TestGoalSearchFindsTheRate(t *testing.T) {
 	pass, pp := step(rec.RateTPS)
 	fail, fp := step(rec.FailRateTPS)
 	p99 := func(s results.Step) float64 { return float64(s.Total.Corrected.P99US) / 1000 }
-	achieved := func(s results.Step) bool { return s.Pacing.AchievedTPS >= s.Pacing.OfferedTPS*(1-goal.DefaultTolerance) }
+	achieved := func(s results.Step) bool {
+		return s.Pacing.AchievedTPS >= s.Pacing.OfferedTPS*(1-goal.DefaultTolerance)
+	}
 	if !(p99(pass) <= limit) || !achieved(pass) || !pp.Pass {
 		t.Errorf("the rate chosen, %v tx/s, recorded p99 %v ms and %v tx/s achieved: it does not meet p99<=%v ms", rec.RateTPS, p99(pass), pass.Pacing.AchievedTPS, limit)
 	}
