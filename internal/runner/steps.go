@@ -428,10 +428,16 @@ func (st *stepper) showDone(i int, s results.Step) {
 	}
 	var figs [][2]string
 	for _, f := range s.Figures {
-		if f.Name == results.FigureTPMPerUser || f.Name == results.FigureLatencyP99 {
+		if f.Name == results.FigureTPMPerUser || f.Name == results.FigureLatencyP99 || f.Name == results.FigureLatencyP99Corrected {
 			continue // the per-user share is in the table; p99 is shown in ms below
 		}
 		figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
+	}
+	if p := s.Pacing; p != nil {
+		figs = append(figs, [2]string{"offered", formatRate(p.OfferedTPS) + "/s"}, [2]string{"achieved", fmt.Sprintf("%.1f/s", p.AchievedTPS)})
+		if c := s.Total.Corrected; c != nil && c.Count > 0 {
+			figs = append(figs, [2]string{"p99 from intended", fmt.Sprintf("%.1fms", float64(c.P99US)/1000)})
+		}
 	}
 	if s.Total != nil && s.Total.Latency.Count > 0 {
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(s.Total.Latency.P99US)/1000)})
