@@ -48,7 +48,8 @@ func CorrectedLatency(s results.Step) (Latencies, bool) {
 // rate that was not achieved, said plainly, and transactions that started
 // late.
 func PacingFindings(steps []results.Step) []string {
-	var out []string
+	var out, late []string
+	tolerance := ""
 	for _, s := range steps {
 		p := s.Pacing
 		if p == nil {
@@ -56,15 +57,21 @@ func PacingFindings(steps []results.Step) []string {
 		}
 		if RateShort(s) {
 			out = append(out, fmt.Sprintf("%s: the offered rate was not achieved: %s tx/s offered, %s tx/s achieved (%s %%); the database or the users could not keep up.",
-				s.Name, rate(p.OfferedTPS), rate(p.AchievedTPS), strconv.FormatFloat(math.Round(p.AchievedTPS/p.OfferedTPS*1000)/10, 'f', -1, 64)))
+				s.Name, rate(p.OfferedTPS), rate(p.AchievedTPS), percentOf(p.AchievedTPS/p.OfferedTPS)))
 		}
 		if p.Late > 0 && p.Transactions > 0 {
-			out = append(out, fmt.Sprintf("%s: %d of %d transactions (%s %%) started more than %s ms after their intended start.",
-				s.Name, p.Late, p.Transactions, strconv.FormatFloat(math.Round(float64(p.Late)/float64(p.Transactions)*1000)/10, 'f', -1, 64), rate(p.LateToleranceMS)))
+			late = append(late, fmt.Sprintf("%d of %d (%s %%) at %s", p.Late, p.Transactions, percentOf(float64(p.Late)/float64(p.Transactions)), s.Name))
+			tolerance = rate(p.LateToleranceMS)
 		}
+	}
+	if len(late) > 0 {
+		out = append(out, fmt.Sprintf("Transactions that started more than %s ms after their intended start: %s.", tolerance, strings.Join(late, ", ")))
 	}
 	return out
 }
+
+// percentOf writes a fraction as a percentage to one decimal: 0.4137 is "41.4".
+func percentOf(f float64) string { return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) }
 
 // CorrectedNote is the sentence that explains the two latencies of an
 // open-loop run.

@@ -3,6 +3,7 @@ package report
 import (
 	"math"
 	"sort"
+	"strings"
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
@@ -124,7 +125,7 @@ func goalSection(r *runView, steps []results.Step, id func(string) string) *sect
 	probes := append([]results.GoalProbe(nil), g.Probes...)
 	sort.SliceStable(probes, func(i, j int) bool { return probes[i].OfferedTPS < probes[j].OfferedTPS })
 	stat := g.Stat + " from intended start"
-	c := &chart{ID: id("goal-curve"), Title: "Offered rate against " + stat + " latency" + goalWho(g),
+	c := &chart{ID: id("goal-curve"), Title: strings.TrimSpace(g.Stat+goalWho(g)) + " from the intended start vs offered rate",
 		Note: "Each point is one probe, a step run open loop at the offered rate; the objective's statistic is read from the latency from each transaction's intended start. The dashed line is the objective: the answer is the highest rate whose point lies under it while the rate was achieved.",
 		X:    axis{Label: "offered rate", Unit: "tx/s", Zero: true}, Y: axis{Label: "latency", Unit: "ms", Zero: true}}
 	measured := series{Name: stat, Color: 2}
@@ -150,6 +151,12 @@ func goalSection(r *runView, steps []results.Step, id func(string) string) *sect
 		c.Series = append(c.Series, service)
 	}
 	c.Series = append(c.Series, limit)
+	for _, p := range probes {
+		if p.Pass && p.OfferedTPS == g.RateTPS && p.MeasuredMS != nil && (g.Answer == results.GoalFound || g.Answer == results.GoalAtLeast) {
+			c.Series = append(c.Series, series{Name: "answer: " + quantity(g.RateTPS) + " tx/s", Color: 3, X: []float64{p.OfferedTPS}, Y: []float64{*p.MeasuredMS}})
+			break
+		}
+	}
 	autoLog(c)
 	sec.add(c)
 
@@ -216,3 +223,30 @@ func serviceStat(s results.Step, g *results.GoalSearch) float64 {
 	}
 	return math.NaN()
 }
+
+// stepKey is what tells a workload's steps apart in its tables and charts:
+// their users, or, when every step ran the same users open loop (a goal
+// search's probes), their offered rate.
+type stepKey struct {
+	column string
+	axis   axis
+	value  func(results.Step) float64
+	format func(float64) string
+	// vs replaces " vs virtual users" in a chart's title.
+	vs string
+}
+
+func keyOf(steps []results.Step) stepKey {
+	byRate := len(steps) > 1
+	for _, s := range steps {
+		byRate = byRate && s.Pacing != nil && s.Users == steps[0].Users
+	}
+	if !byRate {
+		return stepKey{column: "users", axis: usersAxis(), value: func(s results.Step) float64 { return float64(s.Users) }, format: thousands, vs: " vs virtual users"}
+	}
+	return stepKey{column: "offered (tx/s)", axis: axis{Label: "offered rate", Unit: "tx/s", Zero: true},
+		value: func(s results.Step) float64 { return s.Pacing.OfferedTPS }, format: quantity, vs: " vs offered rate"}
+}
+
+// cell is a step's key in a table.
+func (k stepKey) cell(s results.Step) cell { return numCell(k.value(s), k.format) }

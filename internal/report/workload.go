@@ -62,11 +62,12 @@ func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
 
 // usersChart plots one value per step against the step's users.
 func usersChart(id, title, note string, steps []results.Step, y axis, lines []lineSpec) *chart {
-	c := &chart{ID: id, Title: title, Note: note, X: usersAxis(), Y: y}
+	key := keyOf(steps)
+	c := &chart{ID: id, Title: strings.Replace(title, " vs virtual users", key.vs, 1), Note: note, X: key.axis, Y: y}
 	for _, l := range lines {
 		s := series{Name: l.name, Color: l.color, Dash: l.dash, Unstacked: l.unstacked}
 		for _, st := range steps {
-			s.X = append(s.X, float64(st.Users))
+			s.X = append(s.X, key.value(st))
 			s.Y = append(s.Y, l.value(st))
 		}
 		c.Series = append(c.Series, s)
@@ -292,6 +293,13 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 		return nil
 	}
 	var out []string
+	key := keyOf(steps)
+	at := func(s results.Step) string {
+		if key.column == "users" {
+			return plural(s.Users, "user", "users")
+		}
+		return quantity(key.value(s)) + " tx/s offered"
+	}
 	peak := steps[analysis.Peak(steps, tput[0].Name)]
 	var parts []string
 	for _, f := range tput {
@@ -302,18 +310,18 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 	if c, ok := analysis.CorrectedLatency(peak); ok {
 		latency = fmt.Sprintf("p99 latency %s ms from the intended start, %s ms service time", millis(c.P99), millis(p99))
 	}
-	out = append(out, fmt.Sprintf("%s peak: %s at %s (%s).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), latency))
-	if sc, ok := analysis.PerUserScaling(steps); ok {
+	out = append(out, fmt.Sprintf("%s peak: %s at %s (%s).", title, strings.Join(parts, " / "), at(peak), latency))
+	if sc, ok := analysis.PerUserScaling(steps); ok && key.column == "users" {
 		out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
 			thousands(sc.From), plural(sc.First.Users, "user", "users"), thousands(sc.To), plural(sc.Last.Users, "user", "users"), percent(sc.Pct)))
 	}
 	last := steps[len(steps)-1]
 	if last.Telemetry != nil && last.Telemetry.Verdict.Text != "" {
-		out = append(out, fmt.Sprintf("At %s: %s.", plural(last.Users, "user", "users"), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
+		out = append(out, fmt.Sprintf("At %s: %s.", at(last), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
 	}
 	if i := analysis.HeaviestDriver(steps); i >= 0 {
 		h := steps[i]
-		out = append(out, fmt.Sprintf("At %s, %s.", plural(h.Users, "user", "users"), h.Telemetry.Driver.Text))
+		out = append(out, fmt.Sprintf("At %s, %s.", at(h), h.Telemetry.Driver.Text))
 	}
 	return out
 }
@@ -335,7 +343,8 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	devs := deviceOrder(steps)
 	t := &table{ID: id("system-steps"), Title: "CPU and storage per step",
 		Caption: "Means over each step's per-second samples; p99 is the 99th percentile of the per-second values. CPU is in % of the whole machine; disk latency is the kernel's await (queue included), in ms."}
-	t.Columns = []column{{Name: "users", Numeric: true}}
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}}
 	for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "CPU (%)"})
 	}
@@ -364,7 +373,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	}
 	for _, s := range steps {
 		tel := s.Telemetry
-		row := []cell{numCell(float64(s.Users), thousands)}
+		row := []cell{key.cell(s)}
 		for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 			row = append(row, numCell(tel.Mean("cpu_"+n+"_pct"), percent))
 		}
@@ -396,7 +405,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	cpu.Series = append(cpu.Series, series{Name: "dbio (load generator)", Color: 7, Dash: dashed, Unstacked: true})
 	for _, st := range steps {
 		last := &cpu.Series[len(cpu.Series)-1]
-		last.X, last.Y = append(last.X, float64(st.Users)), append(last.Y, st.Telemetry.Mean("proc_dbio_cpu_pct"))
+		last.X, last.Y = append(last.X, key.value(st)), append(last.Y, st.Telemetry.Mean("proc_dbio_cpu_pct"))
 	}
 	sec.add(cpu)
 	if len(devs) > 0 {
@@ -441,12 +450,12 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 
 	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step",
 		Caption: "The verdict is drawn from the step's CPU, iowait, pressure and device figures; the shares say whether the load generator itself could have been the limit."}
-	v.Columns = []column{{Name: "users", Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
+	v.Columns = []column{{Name: key.column, Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
 	if hasServer {
 		v.Columns = append(v.Columns, column{Name: "database server", Wrap: true})
 	}
 	for _, s := range steps {
-		row := []cell{numCell(float64(s.Users), thousands), verdictCell(s.Telemetry)}
+		row := []cell{key.cell(s), verdictCell(s.Telemetry)}
 		row = append(row, shareCell(s.Telemetry, true))
 		if hasServer {
 			row = append(row, shareCell(s.Telemetry, false))
@@ -507,7 +516,8 @@ func engineCounters(steps []results.Step, id string) *table {
 	}
 	t := &table{ID: id, Title: "Engine counters per step",
 		Caption: "The database engine's own counters, as per-second means over each step. The hit ratio is buffer hits over hits and reads."}
-	t.Columns = []column{{Name: "users", Numeric: true}}
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}}
 	for _, n := range names {
 		t.Columns = append(t.Columns, column{Name: strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(n, "engine_"), "_per_s"), "_", " ") + "/s", Numeric: true})
 	}
@@ -516,7 +526,7 @@ func engineCounters(steps []results.Step, id string) *table {
 		t.Columns = append(t.Columns, column{Name: "hit ratio %", Numeric: true})
 	}
 	for _, s := range steps {
-		row := []cell{numCell(float64(s.Users), thousands)}
+		row := []cell{key.cell(s)}
 		for _, n := range names {
 			row = append(row, numCell(s.Telemetry.Mean(n), quantity))
 		}
@@ -590,7 +600,8 @@ func transactionLatencyChart(steps []results.Step, id string) *chart {
 func transactionTable(steps []results.Step, id string, paced bool) *table {
 	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
 		Caption: "Latency in ms per transaction type; per minute counts committed transactions."}
-	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
 		{Name: "rolled back", Numeric: true}, {Name: "errors", Numeric: true}, {Name: "retries", Numeric: true}, {Name: "per minute", Numeric: true},
 		{Name: "mean", Numeric: true, Group: "latency (ms)"}, {Name: "p50", Numeric: true, Group: "latency (ms)"},
 		{Name: "p95", Numeric: true, Group: "latency (ms)"}, {Name: "p99", Numeric: true, Group: "latency (ms)"},
@@ -611,7 +622,7 @@ func transactionTable(steps []results.Step, id string, paced bool) *table {
 	}
 	for _, s := range steps {
 		for _, tx := range s.Transactions {
-			row := []cell{numCell(float64(s.Users), thousands), textCell(tx.Name),
+			row := []cell{key.cell(s), textCell(tx.Name),
 				numCell(float64(tx.Committed), thousands), numCell(float64(tx.RolledBack), thousands),
 				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity)}
 			l := tx.Latency
