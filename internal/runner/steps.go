@@ -322,6 +322,9 @@ loop:
 	}
 	if n := len(bg.recs); n > 0 {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("%d background sessions ran beside the %d users; the step's figures include their transactions", n, users))
+		if load.rate > 0 {
+			sum.Notes = append(sum.Notes, "the background sessions ran closed loop: the offered rate, the late starts and the latency from the intended start are the users' transactions alone, while the service time over all types includes the background's")
+		}
 	}
 	ws := workload.Summarize(s.Workload, totals, measured, users)
 	for _, f := range ws.Figures {
