@@ -90,7 +90,7 @@ func (st *stepper) runGoal(ctx context.Context, g Goal) (done []results.Step, an
 		return goal.Outcome{Achieved: step.summary.Pacing.AchievedTPS, Latencies: corrected}, nil
 	}
 	res, err := g.Search.Run(probe)
-	recordSearch(rec, res, probed)
+	recordSearch(rec, res, probed, err == nil)
 	if uerr := st.rec.Dir.UpdateRun(func(r *results.Run) { r.Goal = rec }); uerr != nil && err == nil {
 		err = uerr
 	}
@@ -98,9 +98,10 @@ func (st *stepper) runGoal(ctx context.Context, g Goal) (done []results.Step, an
 }
 
 // recordSearch fills the record from the search's result: its probes
-// (the i-th judged probe is the i-th step probed) and the answer, once
-// the search reached one.
-func recordSearch(rec *results.GoalSearch, res goal.Result, probed []results.Step) {
+// (the i-th judged probe is the i-th step probed) and, when the search
+// finished, the answer. A search cut short by an error or an interruption
+// has no answer: what its probes bracket is not what it set out to find.
+func recordSearch(rec *results.GoalSearch, res goal.Result, probed []results.Step, finished bool) {
 	for i, p := range res.Steps {
 		gp := results.GoalProbe{Phase: p.Phase.String(), OfferedTPS: p.Offered, AchievedTPS: p.Achieved, Pass: p.Pass, Reason: p.Reason.String()}
 		if i < len(probed) {
@@ -112,7 +113,7 @@ func recordSearch(rec *results.GoalSearch, res goal.Result, probed []results.Ste
 		}
 		rec.Probes = append(rec.Probes, gp)
 	}
-	if len(res.Steps) == 0 {
+	if !finished || len(res.Steps) == 0 {
 		return
 	}
 	switch res.Answer {

@@ -85,3 +85,28 @@ func TestGoalSearchFindsTheRate(t *testing.T) {
 		t.Errorf("the search judged %v ms, summary.json records %v ms", pp.MeasuredMS, p99(pass))
 	}
 }
+
+// A search's record keeps every probe, and gives an answer only when the
+// search finished.
+func TestRecordSearch(t *testing.T) {
+	m := 40 * time.Millisecond
+	res := goal.Result{Answer: goal.Found, Rate: 20, FailRate: 40, Steps: []goal.Step{
+		{Phase: goal.Bracket, Offered: 20, Achieved: 20, Measured: m / 2, HasMeasured: true, Pass: true, Reason: goal.Met},
+		{Phase: goal.Bracket, Offered: 40, Achieved: 30, Reason: goal.RateNotAchieved},
+	}}
+	probed := []results.Step{{Name: "rate-20", Index: 3}, {Name: "rate-40", Index: 4}}
+	for _, finished := range []bool{true, false} {
+		rec := &results.GoalSearch{}
+		recordSearch(rec, res, probed, finished)
+		if len(rec.Probes) != 2 || rec.Probes[1].Step != "rate-40" || rec.Probes[1].Index != 4 || rec.Probes[1].MeasuredMS != nil ||
+			rec.Probes[0].MeasuredMS == nil || *rec.Probes[0].MeasuredMS != 20 || rec.Probes[1].Reason != "offered rate not achieved" {
+			t.Errorf("finished %v: probes %+v", finished, rec.Probes)
+		}
+		switch {
+		case finished && (rec.Answer != results.GoalFound || rec.RateTPS != 20 || rec.FailRateTPS != 40):
+			t.Errorf("finished search recorded answer %q %v/%v", rec.Answer, rec.RateTPS, rec.FailRateTPS)
+		case !finished && (rec.Answer != "" || rec.RateTPS != 0):
+			t.Errorf("a search cut short recorded answer %q at %v tx/s", rec.Answer, rec.RateTPS)
+		}
+	}
+}
