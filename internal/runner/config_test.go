@@ -41,7 +41,7 @@ func TestConfigKeepsItsKeyOrder(t *testing.T) {
 			Goal: Goal{Users: 8, Search: goal.Search{Objective: goal.Objective{Tx: "new_order", Percentile: 99, Limit: 50 * time.Millisecond},
 				Start: 10, Max: 1000, Resolution: goal.Resolution{Rel: 0.1}, MaxProbes: 20}}.Record()},
 			`{"engine":"postgres","users":[8],"rampup_s":0,"step_s":30,"pacing":{"arrival":"fixed","rate_tps":10,"late_tolerance_ms":5,"seed":1},` +
-				`"goal":{"objective":"new_order:p99\\u003c=50ms","users":8,"start_tps":10,"max_tps":1000,"factor":2,"resolution":"10%","tolerance":0.05,"max_probes":20},` +
+				`"goal":{"objective":"new_order:p99\u003c=50ms","users":8,"start_tps":10,"max_tps":1000,"factor":2,"resolution":"10%","tolerance":0.05,"max_probes":20},` +
 				`"tpcc":{"warehouses":1},"engine_options":{"external":false,"database":"","transport":""}}`},
 	}
 	for _, tt := range tests {
