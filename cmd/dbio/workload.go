@@ -76,7 +76,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if f.def.RunDefaults.OwnSteps != "" && len(users) > 0 {
 		users = users[:1]
 	}
-	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags.Changed("users"))
+	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
 	problems = append(problems, pacingProblems...)
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
