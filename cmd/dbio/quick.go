@@ -57,6 +57,7 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), quickDefaults)
+	f.pace.register(cmd.Flags())
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	setUsage(cmd.Flags(), "runtime", "measured time of each TPC-C step (each user count); --disk-runtime times the device pass")

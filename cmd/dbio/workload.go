@@ -19,6 +19,8 @@ type workloadFlags struct {
 	run      runFlags
 	def      workload.Definition
 	settings workload.Settings
+	// pace are the open-loop and goal flags, on the commands that have them.
+	pace pacingFlags
 	// repeat runs the whole run this many times into one repeat set.
 	repeat int
 }
@@ -58,6 +60,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 	}
 	d := def.RunDefaults
 	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.pace.register(cmd.Flags())
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	return cmd
@@ -71,12 +74,24 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
 		problems = append(problems, fmt.Errorf("--users: %s", steps))
 	}
+	// The pacing is checked against the users asked for; a workload that
+	// steps its own users probes a goal with its first step's.
+	asked, _ := workload.ParseUsers(f.run.users) // a bad list is reported below
+	users, _ := f.settings.Steps(asked)
+	if f.def.RunDefaults.OwnSteps != "" && len(users) > 0 {
+		users = users[:1]
+	}
+	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
+	problems = append(problems, pacingProblems...)
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
 	}
 	built, err := f.settings.Build(workload.BuildOptions{Users: r.users, SkipChecks: f.run.skipChecks})
 	if err != nil {
+		return runner.Plan{}, err
+	}
+	if err := f.pace.checkType(search, built.Workload.TxTypes()); err != nil {
 		return runner.Plan{}, err
 	}
 	r.options.Fresh = !built.Reuse
@@ -116,6 +131,18 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 			}
 			return figs
 		}
+	}
+	if pacing != nil {
+		cfg := plan.Config.(runner.Config)
+		plan.Pacing, cfg.Pacing = pacing, pacing.Record()
+		if search != nil {
+			// The probes replace the user steps, and a stepping workload's
+			// own stop and conclusion with the search's answer.
+			plan.Goal, cfg.Goal = search, search.Record()
+			plan.Users, cfg.Users, cfg.Stepping = []int{search.Users}, []int{search.Users}, nil
+			plan.StopWhen, plan.Conclude = nil, nil
+		}
+		plan.Config = cfg
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget

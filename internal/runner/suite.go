@@ -383,6 +383,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 	if built.Users != nil {
 		r.Users = built.Users
 	}
+	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes())
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
 	cfg, _ := json.Marshal(r)
 	p := Plan{
 		Name:    r.Name,
@@ -403,6 +407,12 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		ResultsBase: base,
 		Limits:      r.Data.Limits,
 		TargetsHeld: true,
+		Pacing:      pacing,
+		Goal:        search,
+	}
+	if search != nil {
+		// The probes replace the user steps and a stepping workload's stop.
+		p.Users, p.StopWhen, p.Conclude = []int{search.Users}, nil, nil
 	}
 	if p.EngineOptions.Transport == "" && r.DSN == "" {
 		// An existing server is reached the way its DSN says.
@@ -436,6 +446,12 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}
 		if r.Log != nil {
 			c.LogTarget = r.Log.Path
+		}
+		if pacing != nil {
+			c.Pacing = pacing.Record()
+		}
+		if search != nil {
+			c.Goal, c.Stepping = search.Record(), nil
 		}
 		p.Config = c
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -179,12 +180,17 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 	switch w.Kind {
 	case "disk":
+		if w.Rate != 0 || w.RatePerUser != 0 || w.Goal != "" {
+			v.addf(table, "rate", "open-loop load and goal searches apply to database workloads, not to disk runs")
+		}
 		if w.Profile == "" {
 			v.addf(table, "profile", "a disk workload needs a fio profile, e.g. four-corners")
 		}
 		if err := checkSize(w.Size); err != nil {
 			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
 		}
+	default:
+		v.checkOpenLoop(table, w)
 	}
 }
 
@@ -397,6 +403,15 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 						run.Users = append([]int(nil), defaultUsers...)
 					}
 					run.Users, _ = w.Settings.Steps(run.Users)
+					if w.Goal != "" && len(run.Users) > 1 {
+						// A goal search probes with one user count: a
+						// stepping workload's first, else the most asked for.
+						if def, _ := v.definition(w.Kind); def.RunDefaults.OwnSteps != "" {
+							run.Users = run.Users[:1]
+						} else {
+							run.Users = []int{slices.Max(run.Users)}
+						}
+					}
 				}
 				run.Variant = variant
 				run.Name = runName(r.Name, r.Workload, variant)

@@ -78,6 +78,20 @@ type WorkloadDef struct {
 	RampUpUntil  string `toml:"ramp_until" json:"ramp_until,omitempty"`
 	SteadyWindow string `toml:"steady_window" json:"steady_window,omitempty"`
 	SteadyRamp   string `toml:"steady_ramp" json:"steady_ramp,omitempty"`
+	// Open-loop load, for database workloads: the offered rate in total or
+	// per user, the schedule, and the late tolerance; see OpenLoop.
+	Rate          float64 `toml:"rate" json:"rate,omitempty"`
+	RatePerUser   float64 `toml:"rate_per_user" json:"rate_per_user,omitempty"`
+	Arrival       string  `toml:"arrival" json:"arrival,omitempty"`
+	LateTolerance string  `toml:"late_tolerance" json:"late_tolerance,omitempty"`
+	// A latency goal search instead of the user steps: the objective, the
+	// highest rate probed, the resolution, the probe budget, and whether
+	// to probe the answer's ends again.
+	Goal           string  `toml:"goal" json:"goal,omitempty"`
+	GoalMax        float64 `toml:"goal_max" json:"goal_max,omitempty"`
+	GoalResolution string  `toml:"goal_resolution" json:"goal_resolution,omitempty"`
+	GoalProbes     int     `toml:"goal_probes" json:"goal_probes,omitempty"`
+	GoalConfirm    bool    `toml:"goal_confirm" json:"goal_confirm,omitempty"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	Size    string `toml:"size" json:"size,omitempty"`
@@ -91,8 +105,9 @@ type WorkloadDef struct {
 // sharedKeys are the keys of every workload's table; a disk run's table
 // adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp"}
-	diskKeys   = []string{"profile", "size"}
+	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp",
+		"rate", "rate_per_user", "arrival", "late_tolerance", "goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
+	diskKeys = []string{"profile", "size"}
 )
 
 // renamedKeys are old keys still read, each with its new name.
