@@ -306,7 +306,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		ps := pl.Problems(sys)
 		list = append(list, ps...)
 		if r.DSN != "" && eng != nil {
-			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, Settings: r.Settings})...)
+			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings})...)
 		}
 		if len(ps) > 0 || r.Kind == "disk" || r.DSN != "" {
 			continue
