@@ -37,14 +37,14 @@ type runFlags struct {
 	bufferPool string
 	// serverMemory caps the managed server's whole memory, page cache included.
 	serverMemory string
-	dsn        string
-	dsnFile    string
-	database   string
-	transport  string
-	settings   []string
-	skipChecks bool
-	limit      string
-	prealloc   bool
+	dsn          string
+	dsnFile      string
+	database     string
+	transport    string
+	settings     []string
+	skipChecks   bool
+	limit        string
+	prealloc     bool
 	// createTarget makes a target that does not exist yet, instead of refusing it.
 	createTarget bool
 	// flags tells which flags the user gave.
