@@ -209,14 +209,19 @@ const (
 	// commit waits for.
 	DBSyncOps    = "db_sync_ops"
 	DBSyncWaitMs = "db_sync_wait_ms"
+	// DBDataSyncOps and DBDataSyncWaitMs are syncs of data files, when
+	// written pages are made durable (a checkpoint, InnoDB's page flushing).
+	DBDataSyncOps    = "db_data_sync_ops"
+	DBDataSyncWaitMs = "db_data_sync_wait_ms"
 )
 
 // MemoryNeeds is implemented by server engines that can say how much memory
-// their server needs at least to start with the given options (its buffer
-// pool, shared memory and per-connection buffers), so that a memory cap it
-// could not start in is refused before anything runs. Explain shows the sum.
+// their server needs at least to start with the given options and serve
+// conns connections (its buffer pool, shared memory, its own processes or
+// threads and each connection's), so that a memory cap it could not run in
+// is refused before anything runs. Explain shows the sum.
 type MemoryNeeds interface {
-	MemoryNeed(o Options) (bytes int64, explain string)
+	MemoryNeed(o Options, conns int) (bytes int64, explain string)
 }
 
 // Processes is implemented by server instances so telemetry can sample their CPU and RSS.

@@ -17,8 +17,11 @@ const (
 	MetricDBWriteAwait = "db_write_await_ms"
 	// MetricDBLogWriteAwait is the mean wait of a WAL / redo log write.
 	MetricDBLogWriteAwait = "db_log_write_await_ms"
-	// MetricDBSyncAwait is the mean wait of a WAL / redo log sync.
+	// MetricDBSyncAwait is the mean wait of a WAL / redo log sync: what a
+	// commit waits for.
 	MetricDBSyncAwait = "db_sync_await_ms"
+	// MetricDBDataSyncAwait is the mean wait of a data file sync.
+	MetricDBDataSyncAwait = "db_data_sync_await_ms"
 )
 
 // TelemetrySummary is the telemetry of one step, as the sampler recorded
