@@ -143,4 +143,3 @@ func contains[T comparable](list []T, v T) bool {
 	}
 	return false
 }
-

@@ -16,8 +16,8 @@ var _ engine.MemoryNeeds = (*Engine)(nil)
 // performance_schema as dbio sizes it, and 2 to 3 MB for each connection
 // running TPC-C.
 const (
-	innodbDefaultPool   = 128 << 20
-	mariadbFixed        = 120 << 20
+	innodbDefaultPool    = 128 << 20
+	mariadbFixed         = 120 << 20
 	mariadbPerConnection = 3 << 20
 )
 
