@@ -47,7 +47,6 @@ func TestWaitsQueryByVersion(t *testing.T) {
 	}
 }
 
-
 // commitWaits commits n single-row transactions from 4 sessions of their
 // own and returns the WAL syncs and the milliseconds the server waited for
 // them meanwhile, as Stats reports them. The sessions end before Stats is
