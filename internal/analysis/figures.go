@@ -166,21 +166,22 @@ func BusiestDiskP99(s results.Step, what string) float64 {
 
 // WorkloadMetrics are what runs of a transaction workload are compared by:
 // the throughput of the baseline's steps, the mean and p99 response time,
-// the CPU's iowait and idle time and the busiest device's write and read
-// latency.
+// the CPU's iowait and idle time, the busiest device's write and read
+// latency, and the I/O latency the database itself saw (where its engine
+// timed it).
 func WorkloadMetrics(baseline []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(baseline) {
 		out = append(out, ThroughputMetric(f))
 	}
-	return append(out,
+	return append(append(out,
 		ResponseTime(results.StatMean),
 		ResponseTime(results.StatP99),
 		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", Lower, "cpu_iowait_pct"),
 		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
-	)
+	), dbWaitMetrics()...)
 }
 
 // FioMetrics are what fio points are compared by.

@@ -27,10 +27,10 @@ func TestWaitsQueryByVersion(t *testing.T) {
 		want     []string
 		contains string
 	}{
-		{150004, true, true, []string{engine.DBReadOps, engine.DBReadWaitMs, engine.DBWriteOps, engine.DBWriteWaitMs,
+		{150004, true, true, []string{engine.DBReadOps, engine.DBReadWaitMs,
 			engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "pg_stat_wal"},
 		{150004, false, true, []string{engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "wal_sync_time"},
-		{130000, true, false, []string{engine.DBReadOps, engine.DBReadWaitMs, engine.DBWriteOps, engine.DBWriteWaitMs}, "blk_read_time"},
+		{130000, true, false, []string{engine.DBReadOps, engine.DBReadWaitMs}, "blk_read_time"},
 		{160000, true, true, []string{engine.DBReadOps, engine.DBReadWaitMs, engine.DBWriteOps, engine.DBWriteWaitMs,
 			engine.DBDataSyncOps, engine.DBDataSyncWaitMs, engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "pg_stat_io"},
 		{180000, false, true, []string{engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "object = 'wal'"},
