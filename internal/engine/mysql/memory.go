@@ -28,7 +28,7 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	pool := int64(innodbDefaultPool)
 	what := "the default 128 MB buffer pool"
 	if o.BufferPool > 0 {
-		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of buffer pool (--buffer-pool)"
+		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of buffer pool"
 	}
 	for k, v := range o.Settings {
 		if settingNames.Same(k, "innodb_buffer_pool_size") {

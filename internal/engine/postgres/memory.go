@@ -30,7 +30,7 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	pool := int64(pgDefaultSharedBuffers)
 	what := "the default 128 MB of shared_buffers"
 	if o.BufferPool > 0 {
-		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of shared_buffers (--buffer-pool)"
+		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of shared_buffers"
 	}
 	for k, v := range o.Settings {
 		if strings.EqualFold(k, "shared_buffers") {
