@@ -54,12 +54,14 @@ type runFlags struct {
 func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, defaults runFlags) {
 	*f = defaults
 	f.engines, f.flags = engines, fs
-	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
-	fs.StringVar(&f.target, "target", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
+	fs.StringVarP(&f.engine, "engine", "e", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
+	fs.StringVarP(&f.target, "target", "t", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
 	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
-	fs.StringVar(&f.users, "users", defaults.users, "virtual-user sequence, one timed step per count")
-	fs.DurationVar(&f.rampup, "rampup", defaults.rampup, "warm-up before each step's measurement (excluded from figures)")
-	fs.DurationVar(&f.step, "step", defaults.step, "measured time per user count")
+	fs.StringVarP(&f.users, "users", "u", defaults.users, "virtual-user sequence, one measured step per count, e.g. 1,2,4,8")
+	fs.DurationVar(&f.rampup, "ramp-time", defaults.rampup, "warm-up before each step's measurement, excluded from its figures")
+	fs.DurationVar(&f.step, "runtime", defaults.step, "measured time of each step (each user count)")
+	alias(fs, "rampup", "ramp-time")
+	alias(fs, "step", "runtime")
 	fs.StringVar(&f.results, "results", "results", "directory that receives the results directory of this run")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
 	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
@@ -99,10 +101,10 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 		errs = append(errs, fmt.Errorf("--users: %w", err))
 	}
 	if f.rampup < 0 {
-		errs = append(errs, fmt.Errorf("--rampup %s: must not be negative (e.g. 30s, 2m)", f.rampup))
+		errs = append(errs, fmt.Errorf("--ramp-time %s: must not be negative (e.g. 30s, 2m)", f.rampup))
 	}
 	if f.step <= 0 {
-		errs = append(errs, fmt.Errorf("--step %s: must be a positive duration (e.g. 2m, 90s)", f.step))
+		errs = append(errs, fmt.Errorf("--runtime %s: must be a positive duration (e.g. 2m, 90s)", f.step))
 	}
 	if f.dsn == "" && strings.TrimSpace(f.target) == "" {
 		errs = append(errs, errors.New("--target: required: the directory on the storage under test"))

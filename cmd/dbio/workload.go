@@ -19,6 +19,13 @@ type workloadFlags struct {
 	run      runFlags
 	def      workload.Definition
 	settings workload.Settings
+	// repeat runs the whole run this many times into one repeat set.
+	repeat int
+}
+
+// bindRepeat adds --repeat, for the commands whose runs can be repeated.
+func (f *workloadFlags) bindRepeat(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.repeat, "repeat", 1, "run the whole run this many times, one after the other, into one repeat set: every figure is then reported as the median with its 95 % confidence interval and the spread between repeats (4 or more let dbio compare call a difference significant, 6 or more give each median an interval)")
 }
 
 // bind adds the flags to cmd, the run flags with the command's defaults.
@@ -46,15 +53,12 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		Example: h.Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := workloadPlan(app, f, def.Name)
-			if err != nil {
-				return err
-			}
-			return executePlan(cmd.Context(), app, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name) })
 		},
 	}
 	d := def.RunDefaults
 	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.bindRepeat(cmd)
 	return cmd
 }
 
@@ -153,6 +157,54 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 		}
 	}
 	return nil
+}
+
+// executeRepeatable runs the plan build makes once, or, with --repeat N,
+// N times into one repeat set, each repeat with a plan of its own.
+func executeRepeatable(ctx context.Context, app *App, repeat int, build func() (runner.Plan, error)) error {
+	if repeat < 1 {
+		return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", repeat)
+	}
+	plan, err := build()
+	if err != nil {
+		return err
+	}
+	if repeat == 1 {
+		return executePlan(ctx, app, plan)
+	}
+	env, done, err := runnerEnv(app)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: repeat, Plan: func(rep int) (runner.Plan, error) {
+		if rep == 1 {
+			return plan, nil
+		}
+		return build()
+	}}, env)
+	if runner.IsBadInput(runErr) {
+		return &usageError{msg: runErr.Error()}
+	}
+	for _, o := range out.Runs {
+		if _, err := report.WriteRunReport(o.Dir, reportOptions(app)); err != nil {
+			fmt.Fprintf(app.Stdout, "warning: report of %s not written: %v\n", o.Dir, err)
+		}
+	}
+	if len(out.Runs) > 0 {
+		if err := report.RepeatText(app.Stdout, out.Dir, reportOptions(app)); err != nil {
+			fmt.Fprintf(app.Stdout, "warning: %v\n", err)
+		}
+		if path, err := report.WriteRepeatReport(out.Dir, reportOptions(app)); err == nil {
+			fmt.Fprintf(app.Stdout, "repeat set: %s\nreport:     %s\n", out.Dir, path)
+		} else {
+			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
+		}
+	}
+	if runErr != nil && out.Status == results.StatusInterrupted {
+		return fmt.Errorf("%w: %v", errInterrupted, runErr)
+	}
+	return runErr
 }
 
 // reportOptions are the options of every report dbio writes: its version,

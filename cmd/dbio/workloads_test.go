@@ -60,7 +60,7 @@ func TestSysbenchEndToEnd(t *testing.T) {
 	dir, res := t.TempDir(), t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", dir, "--results", res,
-		"--tables", "2", "--table-size", "2000", "--workload", "oltp_read_write", "--users", "1,2", "--rampup", "0s", "--step", "1s"})
+		"--tables", "2", "--table-size", "2000", "--workload", "oltp_read_write", "--users", "1,2", "--ramp-time", "0s", "--runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
@@ -95,7 +95,7 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"as3ap", "--target", dir, "--results", res,
 		"--rows", "2000", "--batch-jobs", "1", "--start", "1", "--add", "2", "--max-users", "5",
-		"--ceiling", "1us", "--ceiling-stat", "p95", "--rampup", "0s", "--step", "1s"})
+		"--ceiling", "1us", "--ceiling-stat", "p95", "--ramp-time", "0s", "--runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}

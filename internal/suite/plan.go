@@ -22,6 +22,9 @@ type Plan struct {
 	Description string
 	Results     string
 	Runs        []Run
+	// Notices name the old keys the file uses and their new names; the
+	// caller shows them.
+	Notices []string `json:"-"`
 }
 
 // Target is a resolved target of a run.
@@ -164,8 +167,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 			break
 		}
 	}
-	v.duration(table, "rampup", w.RampUp, 0, true)
-	v.duration(table, "step", w.Step, 0, false)
+	v.duration(table, w.rampKey, w.RampTime, 0, true)
+	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
 	for _, err := range settingsProblems(w.Settings) {
 		var se *workload.SettingError
 		if errors.As(err, &se) {
@@ -179,7 +182,6 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 		if w.Profile == "" {
 			v.addf(table, "profile", "a disk workload needs a fio profile, e.g. four-corners")
 		}
-		v.duration(table, "runtime", w.Runtime, 0, false)
 		if err := checkSize(w.Size); err != nil {
 			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
 		}
@@ -325,8 +327,8 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					run := Run{
 						Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
 						Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
-						RampUp: v.duration("workloads."+r.Workload, "rampup", w.RampUp, 30*time.Second, true),
-						Step:   v.duration("workloads."+r.Workload, "step", w.Step, 2*time.Minute, false),
+						RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
+						Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
 					}
 					variant := map[string]string{}
 					if len(datas) > 1 {

@@ -65,24 +65,36 @@ type EngineDef struct {
 // from the table's other keys.
 type WorkloadDef struct {
 	Kind string `toml:"kind" json:"kind"` // a registered workload, or disk
-	// timing, for database workloads
-	Users  []int  `toml:"users" json:"users,omitempty"`
-	RampUp string `toml:"rampup" json:"rampup,omitempty"`
-	Step   string `toml:"step" json:"step,omitempty"`
+	// Users are a database workload's user steps.
+	Users []int `toml:"users" json:"users,omitempty"`
+	// RampTime is the warm-up before each step or fio point, excluded from
+	// its figures; Runtime is the measured time of each. They are named as
+	// the command line's --ramp-time and --runtime (fio's names).
+	RampTime string `toml:"ramp_time" json:"ramp_time,omitempty"`
+	Runtime  string `toml:"runtime" json:"runtime,omitempty"`
+	// OldRampUp and OldStep are the old keys of ramp_time and runtime,
+	// still read (with a notice) for a while.
+	OldRampUp string `toml:"rampup" json:"-"`
+	OldStep   string `toml:"step" json:"-"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
-	Runtime string `toml:"runtime" json:"runtime,omitempty"`
 	Size    string `toml:"size" json:"size,omitempty"`
 	// Settings are a database workload's own, nil for a disk run.
 	Settings workload.Settings `toml:"-" json:"settings,omitempty"`
+	// rampKey and runtimeKey are the keys the file gave the timings under,
+	// for locating their problems.
+	rampKey, runtimeKey string
 }
 
-// sharedKeys are the keys of every database workload's table; a disk run's
-// table adds diskKeys. The rest belong to the kind's definition.
+// sharedKeys are the keys of every workload's table; a disk run's table
+// adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "rampup", "step"}
-	diskKeys   = []string{"profile", "runtime", "size"}
+	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step"}
+	diskKeys   = []string{"profile", "size"}
 )
+
+// renamedKeys are old keys still read, each with its new name.
+var renamedKeys = []struct{ old, new string }{{"rampup", "ramp_time"}, {"step", "runtime"}}
 
 // RunDef is one run, or several when a field lists alternatives to cross.
 type RunDef struct {
@@ -199,6 +211,7 @@ func Parse(name string, b []byte, env Env) (*Plan, error) {
 		return nil, &Problems{File: name, Items: ps}
 	}
 	plan := v.expand()
+	plan.Notices = v.notices
 	if len(v.problems) > 0 {
 		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
 		return nil, &Problems{File: name, Items: v.problems}
@@ -216,6 +229,8 @@ type validator struct {
 	workloads map[string]WorkloadDef
 	// dsns are the engines' DSNs, from dsn, dsn_env or dsn_file.
 	dsns map[string]string
+	// notices are the old keys the file uses, each with its new name.
+	notices []string
 }
 
 // engineDSN reads an engine's DSN from the one of dsn, dsn_env and dsn_file
@@ -353,6 +368,7 @@ func (v *validator) decodeWorkloads() []Problem {
 		}
 		var w WorkloadDef
 		ps = append(ps, v.decodeTable(table, common, &w)...)
+		ps = append(ps, v.renamed(table, &w)...)
 		switch def, known := v.definition(kind); {
 		case kind == "disk":
 			ps = append(ps, v.decodeTable(table, own, &struct{}{}, shared...)...)
@@ -362,6 +378,30 @@ func (v *validator) decodeWorkloads() []Problem {
 		}
 		v.workloads[name] = w
 	}
+	return ps
+}
+
+// renamed moves the values of old keys to their new names, with a notice
+// for each; a value given under both names is a problem, since one would
+// silently win.
+func (v *validator) renamed(table string, w *WorkloadDef) []Problem {
+	w.rampKey, w.runtimeKey = "ramp_time", "runtime"
+	var ps []Problem
+	move := func(oldKey, newKey string, old string, dst *string, key *string) {
+		if old == "" {
+			return
+		}
+		if *dst != "" {
+			ps = append(ps, Problem{Line: v.loc.line(table, oldKey), Key: table + "." + oldKey,
+				Msg: fmt.Sprintf("%s is the old name of %s, which is given too: keep %s", oldKey, newKey, newKey)})
+			return
+		}
+		*dst, *key = old, oldKey
+		v.notices = append(v.notices, fmt.Sprintf("%s: line %d: %s.%s is now %s; the old key still works for now but will go",
+			v.file, v.loc.line(table, oldKey), table, oldKey, newKey))
+	}
+	move("rampup", "ramp_time", w.OldRampUp, &w.RampTime, &w.rampKey)
+	move("step", "runtime", w.OldStep, &w.Runtime, &w.runtimeKey)
 	return ps
 }
 
