@@ -26,6 +26,9 @@ func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []er
 	if f.bufferPool != "" {
 		errs = append(errs, errors.New("--buffer-pool: applies to a server dbio runs on a target, not to --dsn: size the existing server's buffer pool in its own configuration, or drop --dsn"))
 	}
+	if f.serverMemory != "" {
+		errs = append(errs, errors.New("--server-memory: applies to a server dbio runs on a target, not to --dsn: dbio cannot cap the memory of a server it did not start; drop one of them"))
+	}
 	if len(f.settings) > 0 {
 		errs = append(errs, errors.New("--setting: applies to a server dbio runs on a target, not to --dsn: change the existing server's configuration, or drop --dsn"))
 	}

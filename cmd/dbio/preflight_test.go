@@ -110,6 +110,15 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		{"--dsn with --buffer-pool, --setting and --limit", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:5432/db", "--buffer-pool", "1GB", "--setting", "work_mem=4MB", "--limit", "sata-ssd", "--results", e.results}
 		}, []string{"--buffer-pool: applies to a server dbio runs", "--setting: applies to a server dbio runs", "--limit: applies to managed engines"}, []string{"S3cret"}},
+		{"--server-memory below what the server needs", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--target", e.target, "--buffer-pool", "256MB", "--server-memory", "128MB", "--users", "1,16", "--results", e.results}
+		}, []string{"--server-memory 128.0 MiB: postgres cannot start and serve 17 connections in it", "256.0 MiB of shared_buffers +", "17 connections × 4.0 MiB", "raise the cap"}, nil},
+		{"--server-memory on an engine inside dbio", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "sqlite", "--target", e.target, "--server-memory", "1GB", "--results", e.results}
+		}, []string{"--server-memory 1.0 GiB: sqlite runs inside dbio, so there is no server to cap"}, nil},
+		{"--server-memory with --dsn", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:5432/db", "--server-memory", "1GB", "--results", e.results}
+		}, []string{"--server-memory: applies to a server dbio runs on a target, not to --dsn"}, []string{"S3cret"}},
 		{"unparseable postgres DSN", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:port/db", "--results", e.results}
 		}, []string{"--dsn postgres://u:***@127.0.0.1:port/db does not parse"}, []string{"S3cret"}},
@@ -146,6 +155,9 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 			file := suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "postgres", `dsn = "postgres://u:S3cret@127.0.0.1:5432/db"`+"\ntransport = \"socket\"\nbuffer_pool = \"1GB\"", "")
 			return []string{"suite", file, "--results", e.results}
 		}, []string{"transport \"socket\" does not match dsn postgres://u:***@127.0.0.1:5432/db, which connects over tcp", "--buffer-pool cannot be applied to an external server"}, []string{"S3cret"}},
+		{"suite: server_memory below what the server needs", func(t *testing.T, e env) []string {
+			return []string{"suite", suiteFile(e, "mariadb", "server_memory = \"128MB\"\nbuffer_pool = \"64MB\"", ""), "--results", e.results}
+		}, []string{"server_memory 128.0 MiB: mariadb cannot start and serve", "64.0 MiB of buffer pool +"}, nil},
 		{"suite: missing target", func(t *testing.T, e env) []string {
 			return []string{"suite", suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "sqlite", "", ""), "--results", e.results}
 		}, []string{"the suite cannot start", "typo does not exist"}, nil},

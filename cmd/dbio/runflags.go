@@ -42,6 +42,8 @@ type runFlags struct {
 	results      string
 	name         string
 	bufferPool   string
+	// serverMemory caps the managed server's whole memory, page cache included.
+	serverMemory string
 	dsn          string
 	dsnFile      string
 	database     string
@@ -70,6 +72,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	fs.StringVar(&f.results, "results", "results", "directory that receives the results directory of this run")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
 	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
+	fs.StringVar(&f.serverMemory, "server-memory", "", "cap the managed server's whole memory, its page cache included, with a memory cgroup, e.g. 512MB or 4GB: a machine with less memory, apart from --buffer-pool (default: no cap)")
 	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/), recorded without its password; keep the password off the command line with PGPASSWORD or MYSQL_PWD, or --dsn-file")
 	fs.StringVar(&f.dsnFile, "dsn-file", "", "read the --dsn from this file (one line; make it readable by you alone)")
 	fs.StringVar(&f.database, "database", "", "database dbio creates and owns on the engine (default dbio_<workload>)")
@@ -145,6 +148,13 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 			errs = append(errs, fmt.Errorf("--buffer-pool %q: use a size such as 256MB or 2GB", f.bufferPool))
 		}
 		r.options.BufferPool = n
+	}
+	if f.serverMemory != "" {
+		n, err := units.ParseBytes(f.serverMemory)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("--server-memory %q: use a size such as 512MB or 4GB", f.serverMemory))
+		}
+		r.options.ServerMemory = n
 	}
 	if len(f.settings) > 0 {
 		r.options.Settings = map[string]string{}

@@ -107,7 +107,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: built.Users,
 			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), Steady: r.steady,
 			Workload: f.def.Name, Settings: built.Recorded, Limits: r.limits,
-			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, Settings: r.options.Settings,
+			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, ServerMemoryBytes: r.options.ServerMemory, Settings: r.options.Settings,
 				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
 		},
 		Engine:        r.engine,

@@ -38,6 +38,12 @@ type Options struct {
 	// BufferPool is the engine's page cache in bytes (shared_buffers,
 	// innodb_buffer_pool_size, SQLite cache_size); 0 keeps the engine default.
 	BufferPool int64
+	// ServerMemory caps a managed server's whole memory in bytes, its share
+	// of the operating system's page cache included (a memory cgroup the
+	// runner creates and starts the server in, through Wrap); 0 leaves it
+	// uncapped. It is apart from BufferPool: a study of memory sets both,
+	// as a machine with less memory would have both smaller.
+	ServerMemory int64
 	// Settings are explicit engine settings, name to value, applied as given.
 	Settings map[string]string
 	// DSN selects external mode: connect to an existing server, manage no lifecycle.
@@ -83,6 +89,9 @@ func (o Options) ManagedOnly() error {
 	var bad []string
 	if o.BufferPool > 0 {
 		bad = append(bad, "--buffer-pool")
+	}
+	if o.ServerMemory > 0 {
+		bad = append(bad, "--server-memory")
 	}
 	if len(o.Settings) > 0 {
 		bad = append(bad, "engine settings")
@@ -179,6 +188,41 @@ const (
 	CacheHitReads  = "cache_hit_reads"
 	CacheMissReads = "cache_miss_reads"
 )
+
+// Engine-neutral counter names for the I/O waits the engine measured
+// itself, as the database saw them (PostgreSQL's track_io_timing and
+// track_wal_io_timing, MariaDB's performance_schema file waits): for each
+// kind of operation, how many there were (<kind>_ops) and the milliseconds
+// spent waiting for them (<kind>_wait_ms), both cumulative. The sampler
+// turns each pair into the second's mean wait per operation.
+const (
+	// DBReadOps and DBReadWaitMs are reads of data files.
+	DBReadOps    = "db_read_ops"
+	DBReadWaitMs = "db_read_wait_ms"
+	// DBWriteOps and DBWriteWaitMs are writes of data files.
+	DBWriteOps    = "db_write_ops"
+	DBWriteWaitMs = "db_write_wait_ms"
+	// DBLogWriteOps and DBLogWriteWaitMs are writes of the WAL / redo log.
+	DBLogWriteOps    = "db_log_write_ops"
+	DBLogWriteWaitMs = "db_log_write_wait_ms"
+	// DBSyncOps and DBSyncWaitMs are syncs of the WAL / redo log: what a
+	// commit waits for.
+	DBSyncOps    = "db_sync_ops"
+	DBSyncWaitMs = "db_sync_wait_ms"
+	// DBDataSyncOps and DBDataSyncWaitMs are syncs of data files, when
+	// written pages are made durable (a checkpoint, InnoDB's page flushing).
+	DBDataSyncOps    = "db_data_sync_ops"
+	DBDataSyncWaitMs = "db_data_sync_wait_ms"
+)
+
+// MemoryNeeds is implemented by server engines that can say how much memory
+// their server needs at least to start with the given options and serve
+// conns connections (its buffer pool, shared memory, its own processes or
+// threads and each connection's), so that a memory cap it could not run in
+// is refused before anything runs. Explain shows the sum.
+type MemoryNeeds interface {
+	MemoryNeed(o Options, conns int) (bytes int64, explain string)
+}
 
 // Processes is implemented by server instances so telemetry can sample their CPU and RSS.
 type Processes interface {

@@ -321,3 +321,21 @@ func (g *Group) Remove() error {
 	}
 	return nil
 }
+
+// IOWait says whether the kernel keeps the group's own I/O wait time (the
+// time its I/Os spent queued, throttle included), and in which file; when
+// it keeps none, why not. cgroup v1 keeps blkio.io_wait_time only under the
+// CFQ scheduler (kernels before 5.0) and blkio.bfq.io_wait_time only under
+// BFQ built with its cgroup debug statistics; cgroup v2's io.stat counts
+// I/Os and bytes, never their wait.
+func (g *Group) IOWait() (file, why string) {
+	for _, f := range []string{"blkio.io_wait_time", "blkio.bfq.io_wait_time"} {
+		if fileExists(filepath.Join(g.Path, f)) {
+			return filepath.Join(g.Path, f), ""
+		}
+	}
+	if g.Version == "v2-io" {
+		return "", "cgroup v2's io.stat counts I/Os and bytes but keeps no wait time"
+	}
+	return "", "cgroup v1 keeps blkio.io_wait_time only under the CFQ I/O scheduler (kernels before 5.0) or BFQ built with its cgroup debug statistics, and this kernel offers neither for the group"
+}

@@ -161,3 +161,20 @@ func TestThrottleOnRealDevice(t *testing.T) {
 		t.Error("cgroup left behind")
 	}
 }
+
+func TestIOWaitSaysWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	g := &Group{Path: dir, Version: "v1-blkio"}
+	if file, why := g.IOWait(); file != "" || !strings.Contains(why, "CFQ") {
+		t.Errorf("a v1 group without wait files: %q, %q", file, why)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "blkio.bfq.io_wait_time"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if file, why := g.IOWait(); file != filepath.Join(dir, "blkio.bfq.io_wait_time") || why != "" {
+		t.Errorf("a v1 group under BFQ: %q, %q", file, why)
+	}
+	if file, why := (&Group{Path: t.TempDir(), Version: "v2-io"}).IOWait(); file != "" || !strings.Contains(why, "io.stat") {
+		t.Errorf("a v2 group: %q, %q", file, why)
+	}
+}

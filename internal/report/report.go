@@ -366,8 +366,29 @@ func runFacts(r *runView) []fact {
 	for _, t := range targetsOf(run) {
 		facts = append(facts, fact{"target (" + string(t.Role) + ")", t.Path + ": " + t.Describe()})
 	}
+	if m := serverMemory(r); m != "" {
+		facts = append(facts, fact{"server memory", m})
+	}
 	facts = append(facts, fact{"results", r.Path})
 	return facts
+}
+
+// serverMemory says how much memory the server had, when dbio capped it:
+// "512 MiB, page cache included (cgroup v1-memory); buffer pool 128 MiB".
+func serverMemory(r *runView) string {
+	for _, e := range r.Run.Engines {
+		if e.MemoryLimit == nil {
+			continue
+		}
+		s := units.FormatBytes(uint64(e.MemoryLimit.Bytes)) + ", page cache included (" + e.MemoryLimit.Mechanism + ")"
+		if pool := r.Run.ConfigView().BufferPoolBytes; pool > 0 {
+			s += "; buffer pool " + units.FormatBytes(uint64(pool))
+		} else {
+			s += "; buffer pool at the engine's default"
+		}
+		return s
+	}
+	return ""
 }
 
 func runAlerts(r *runView) []alert {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -60,6 +61,12 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 			limit = ", " + t.Limit.Describe()
 		}
 		fmt.Fprintf(w, "target:  %s (%s) %s on %s%s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, limit, units.FormatBytes(t.FreeBytes))
+	}
+	for _, e := range r.Engines {
+		if m := e.MemoryLimit; m != nil {
+			fmt.Fprintf(w, "memory:  server capped at %s, page cache included (%s)\n", units.FormatBytes(uint64(m.Bytes)), m.Mechanism)
+			break
+		}
 	}
 	if ld := r.Load; ld != nil {
 		if ld.Reused {
@@ -168,12 +175,51 @@ func stepTables(w io.Writer, steps []results.Step) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if ss[0].Total != nil {
+			if err := dbWaitText(w, ss); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
 // correctedLegend explains the corr and svc columns of an open-loop table.
 const correctedLegend = "Latencies in ms: corr from each transaction's intended start on the schedule, so it includes any wait behind a slow or stalled database (corrected for coordinated omission); svc from its actual start, the service time a closed-loop driver reports."
+
+// dbWaitText prints the I/O latency the database measured itself beside
+// the busiest device's await, when its engine timed any.
+func dbWaitText(w io.Writer, ss []results.Step) error {
+	kinds := analysis.DBWaitRecorded(ss)
+	if len(kinds) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nI/O latency, ms per operation: as the database saw it, and the busiest device's await")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\tusers\t")
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "db %s\t", k.Title)
+	}
+	fmt.Fprintf(tw, "disk read\tdisk write\t\n")
+	value := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+	for _, s := range ss {
+		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
+		for _, k := range kinds {
+			fmt.Fprintf(tw, "%s\t", value(analysis.DBWait(s, k.Key)))
+		}
+		r, wr := math.NaN(), math.NaN()
+		if d := analysis.BusiestDevice(s.Telemetry); d != "" {
+			r, wr = s.Telemetry.Mean(analysis.DiskMetric(d, "r_await_ms")), s.Telemetry.Mean(analysis.DiskMetric(d, "w_await_ms"))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", value(r), value(wr))
+	}
+	return tw.Flush()
+}
 
 // workloadTable prints the figures of transaction steps, one row per user
 // count. Open-loop steps add their offered and achieved rates and late

@@ -540,6 +540,9 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		sec.add(&paragraph{Text: "No block device was watched (the target has none, e.g. tmpfs, or it could not be resolved): disk figures are not available.", Class: "note"})
 	}
 
+	if dl := dbLatencyTable(steps, id("db-latency")); dl != nil {
+		sec.add(dl)
+	}
 	if ec := engineCounters(steps, id("engine-counters")); ec != nil {
 		sec.add(ec)
 	}
@@ -601,7 +604,8 @@ func engineCounters(steps []results.Step, id string) *table {
 			continue
 		}
 		for _, n := range sortedKeys(s.Telemetry.Metrics) {
-			if strings.HasPrefix(n, "engine_") && strings.HasSuffix(n, "_per_s") && !seen[n] {
+			// The database's own I/O waits have a table of their own (dbLatencyTable).
+			if strings.HasPrefix(n, "engine_") && strings.HasSuffix(n, "_per_s") && !strings.HasPrefix(n, "engine_db_") && !seen[n] {
 				seen[n] = true
 				names = append(names, n)
 			}
@@ -803,6 +807,9 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 	cpu.Stacked = true
 	if cpu.hasData() {
 		sec.add(cpu)
+	}
+	if c := r.dbLatencyTimeline(steps, id("db-latency-timeline")); c != nil {
+		sec.add(c)
 	}
 	for _, c := range r.engineTimelines(steps, id) {
 		sec.add(c)

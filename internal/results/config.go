@@ -28,6 +28,10 @@ type RunConfig struct {
 	// (--latency-max, --latency-stat), "" when not set.
 	LatencyMax  string
 	LatencyStat LatencyStat
+	// BufferPoolBytes and ServerMemoryBytes are the engine's buffer pool
+	// and the cap on its server's whole memory as configured (0 when not
+	// set: the engine's default, no cap).
+	BufferPoolBytes, ServerMemoryBytes int64
 }
 
 // ConfigView reads the run's config into a RunConfig.
@@ -50,6 +54,23 @@ func (r Run) ConfigView() RunConfig {
 	c.RampUpUntil = scalarText(top["ramp_until"])
 	c.LatencyMax = scalarText(top["latency_max"])
 	c.LatencyStat = LatencyStat(scalarText(top["latency_stat"]))
+	// A command records them under engine_options, a suite's run at the top.
+	var eo map[string]json.RawMessage
+	_ = json.Unmarshal(top["engine_options"], &eo)
+	for _, f := range []struct {
+		key string
+		to  *int64
+	}{{"buffer_pool_bytes", &c.BufferPoolBytes}, {"server_memory_bytes", &c.ServerMemoryBytes}} {
+		for _, raw := range []json.RawMessage{eo[f.key], top[f.key]} {
+			var n json.Number
+			if json.Unmarshal(raw, &n) == nil {
+				if i, err := n.Int64(); err == nil {
+					*f.to = i
+					break
+				}
+			}
+		}
+	}
 	var tpcc map[string]json.RawMessage
 	if json.Unmarshal(top["tpcc"], &tpcc) == nil {
 		var n json.Number

@@ -15,8 +15,21 @@ type EngineInfo struct {
 	LogDir    string            `json:"log_dir,omitempty"`
 	Database  string            `json:"database,omitempty"`
 	Settings  map[string]string `json:"settings,omitempty"`
+	// MemoryLimit is the cap on the server's whole memory (--server-memory),
+	// nil when its memory was not capped.
+	MemoryLimit *MemoryLimit `json:"memory_limit,omitempty"`
 	// Notes explain choices that affect the figures, e.g. how SQLite writers were serialized.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// MemoryLimit is a cap on a managed server's memory, its page cache
+// included, and how it was applied.
+type MemoryLimit struct {
+	Bytes int64 `json:"bytes"`
+	// Mechanism is how the cap was applied: "cgroup v1-memory" or "cgroup v2-memory".
+	Mechanism string `json:"mechanism"`
+	// Group is the cgroup's directory, while the run lasted.
+	Group string `json:"group,omitempty"`
 }
 
 // TargetRole is what a target holds: "data", "log" (WAL / redo) or "backup".

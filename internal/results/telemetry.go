@@ -5,6 +5,25 @@ import (
 	"strings"
 )
 
+// Database-seen I/O latency: the per-second metrics of the waits the engine
+// measured itself, each the second's mean wait per operation in ms, absent
+// in a second without such operations. Beside each, the sampler records the
+// engine counters it comes from as rates, engine_<kind>_ops_per_s and
+// engine_<kind>_wait_ms_per_s, whose step means give the step's mean wait.
+const (
+	// MetricDBReadAwait is the mean wait of a data file read.
+	MetricDBReadAwait = "db_read_await_ms"
+	// MetricDBWriteAwait is the mean wait of a data file write.
+	MetricDBWriteAwait = "db_write_await_ms"
+	// MetricDBLogWriteAwait is the mean wait of a WAL / redo log write.
+	MetricDBLogWriteAwait = "db_log_write_await_ms"
+	// MetricDBSyncAwait is the mean wait of a WAL / redo log sync: what a
+	// commit waits for.
+	MetricDBSyncAwait = "db_sync_await_ms"
+	// MetricDBDataSyncAwait is the mean wait of a data file sync.
+	MetricDBDataSyncAwait = "db_data_sync_await_ms"
+)
+
 // TelemetrySummary is the telemetry of one step, as the sampler recorded
 // it: every metric summarized over the step's per-second samples, then the
 // bottleneck verdict and the CPU and memory of the load generator and the

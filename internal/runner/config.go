@@ -37,11 +37,13 @@ type Config struct {
 
 // EngineConfig is what run.json records of the engine's options.
 type EngineConfig struct {
-	BufferPoolBytes int64             `json:"buffer_pool_bytes,omitempty"`
-	Settings        map[string]string `json:"settings,omitempty"`
-	External        bool              `json:"external"`
-	Database        string            `json:"database"`
-	Transport       string            `json:"transport"`
+	BufferPoolBytes int64 `json:"buffer_pool_bytes,omitempty"`
+	// ServerMemoryBytes is the cap on the server's whole memory, page cache included.
+	ServerMemoryBytes int64             `json:"server_memory_bytes,omitempty"`
+	Settings          map[string]string `json:"settings,omitempty"`
+	External          bool              `json:"external"`
+	Database          string            `json:"database"`
+	Transport         string            `json:"transport"`
 }
 
 // MarshalJSON writes the keys in the order above, the stepping's keys

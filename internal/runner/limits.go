@@ -45,6 +45,13 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	if p, ok := iolimit.LookupPreset(l.Preset); ok {
 		note += " (preset " + l.Preset + ": " + p.Source + ")"
 	}
+	// The delay the cap adds happens before the device: /proc/diskstats
+	// does not see it, and the group's own wait is kept only by some kernels.
+	if file, why := g.IOWait(); file == "" {
+		note += "; the group's own I/O wait is not available: " + why + " (the database's own waits are recorded where its engine times them)"
+	} else {
+		note += "; the kernel keeps the group's own I/O wait in " + file + ", which dbio does not sample"
+	}
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap
 		opts.RunAs = g.AllowUser

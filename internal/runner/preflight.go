@@ -12,6 +12,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/iolimit"
+	"dbio/internal/memlimit"
 	"dbio/internal/secret"
 	"dbio/internal/suite"
 	"dbio/internal/target"
@@ -169,7 +170,22 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if p.Steady != nil {
 		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
 	}
+	servers := 1
+	if p.Noisy != nil {
+		servers = p.Noisy.Tenants
+	}
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, connections(p.Users), servers, memlimit.SystemHost(sys.Sys))...)
 	return problems(list)
+}
+
+// connections is how many connections dbio opens to a server at most
+// while users run: one per user, and the one its counters are read on.
+func connections(users []int) int {
+	most := 0
+	for _, u := range users {
+		most = max(most, u)
+	}
+	return most + 1
 }
 
 // spaceProblems checks the free space p needs on its data target and for its results.
@@ -310,8 +326,17 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		ps := pl.Problems(sys)
 		list = append(list, ps...)
 		list = append(list, s.steadyProblems(r)...)
+		if r.DSN == "" && eng != nil {
+			servers := 1
+			if r.Scenario == "noisy-neighbour" {
+				servers = r.Noisy.Tenants
+			}
+			list = append(list, memoryProblems("run "+r.Name+": server_memory", eng,
+				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(r.Users), servers,
+				memlimit.SystemHost(sys.Sys))...)
+		}
 		if r.DSN != "" && eng != nil {
-			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, Settings: r.Settings})...)
+			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings})...)
 		}
 		if len(ps) > 0 || r.Kind == "disk" || r.DSN != "" {
 			continue

@@ -17,6 +17,7 @@ import (
 	"dbio/internal/arrival"
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/memlimit"
 	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/scenario"
@@ -346,14 +347,36 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			return err
 		}
 	}
+	// The memory cap is removed after the server stopped (deferred later,
+	// it runs earlier than the block-I/O group's release).
+	releaseMemory, memory, note, err := cappedMemory(memlimit.SystemHost(env.SysFS.Sys), dir.Run().ID, &opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if rerr := releaseMemory(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	if note != "" {
+		fmt.Fprintf(env.Out, "%s\n", note)
+		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
+			return err
+		}
+	}
 	if p.Noisy != nil {
 		p.EngineOptions = opts
 		steps, checks, err := runNoisy(ctx, p, *p.Noisy, env, dir, pl, first)
 		out.Steps, out.Checks = steps, checks
-		if err != nil {
-			return err
+		if uerr := dir.UpdateRun(func(r *results.Run) {
+			r.Checks = out.Checks
+			for i := range r.Engines {
+				r.Engines[i].MemoryLimit = memory // the tenants share the one cap
+			}
+		}); err == nil {
+			err = uerr
 		}
-		return dir.UpdateRun(func(r *results.Run) { r.Checks = out.Checks })
+		return err
 	}
 	fmt.Fprintf(env.Out, "starting %s\n", p.Engine.Name())
 	inst, err := p.Engine.Start(ctx, pl, opts)
@@ -372,6 +395,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		}
 	}()
 	info := inst.Info()
+	info.MemoryLimit = memory
 	if notes, ok := p.Workload.(interface {
 		EngineNotes(engine.Instance) []string
 	}); ok {

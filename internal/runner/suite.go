@@ -394,7 +394,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		Command: s.Command,
 		Config:  json.RawMessage(cfg),
 		Engine:  eng,
-		EngineOptions: engine.Options{BufferPool: r.BufferPool, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
+		EngineOptions: engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
 			Database: "dbio_" + r.Kind, Fresh: true},
 		Workload:    built.Workload,
 		SpaceNeeded: built.SpaceNeeded,
@@ -441,7 +441,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		// and a command's compare alike.
 		c := Config{Engine: eng.Name(), Target: r.Data.Path, Users: p.Users, Stepping: built.Stepping,
 			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Steady: p.Steady, Workload: r.Kind, Settings: built.Recorded,
-			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, Settings: r.Settings, External: r.DSN != "",
+			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, ServerMemoryBytes: r.ServerMemory, Settings: r.Settings, External: r.DSN != "",
 				Database: p.EngineOptions.Database, Transport: p.EngineOptions.Transport},
 			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}
 		if r.Log != nil {

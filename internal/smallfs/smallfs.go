@@ -1,10 +1,12 @@
 // Package smallfs gives tests a real filesystem that fills up: a tmpfs of a
 // chosen size mounted for one test (and unmounted when it ends, failed or
 // not), and a way to fill what is left of it, so that a test can watch dbio
-// meet "no space left on device" where it writes.
+// meet "no space left on device" where it writes; and a small disk of its
+// own (a loop device in such a tmpfs), which block-I/O limits apply to.
 package smallfs
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -101,4 +103,53 @@ func Fill(dir string, leave int64) error {
 			return err
 		}
 	}
+}
+
+// MountDisk makes a block device of size bytes for one test and mounts an
+// ext4 filesystem on it: a loop device over a file in a tmpfs of its own.
+// The disk has a major:minor that block-I/O limits apply to, but none of
+// the host disk's own load: what other programs write elsewhere cannot slow
+// it down, so a test can compare the same work with and without a limit.
+// Mounting needs root: the test is skipped without it. The directory is open
+// to every user (a managed server's unprivileged account writes in it).
+func MountDisk(t testing.TB, size int64) string {
+	t.Helper()
+	backing := Mount(t, size+size/8)
+	img := filepath.Join(backing, "disk.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, size); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("losetup", "--find", "--show", img).Output()
+	if err != nil {
+		t.Fatalf("attach %s to a loop device: %v", img, err)
+	}
+	dev := string(bytes.TrimSpace(out))
+	t.Cleanup(func() {
+		if out, err := exec.Command("losetup", "--detach", dev).CombinedOutput(); err != nil {
+			t.Errorf("detach %s: %v: %s", dev, err, out)
+		}
+	})
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", dev).CombinedOutput(); err != nil {
+		t.Fatalf("mkfs.ext4 %s: %v: %s", dev, err, out)
+	}
+	dir := filepath.Join(filepath.Dir(backing), "disk")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", dev, dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount %s on %s: %v: %s", dev, dir, err, out)
+	}
+	// Registered after the detach, so it runs first.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", "-l", dir).CombinedOutput(); err != nil {
+			t.Errorf("unmount %s: %v: %s", dir, err, out)
+		}
+	})
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

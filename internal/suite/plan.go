@@ -47,11 +47,13 @@ type Run struct {
 	Kind     string `json:"kind"` // tpcc, sysbench, as3ap, disk
 	Scenario string `json:"scenario,omitempty"`
 
-	Engine     string            `json:"engine,omitempty"`
-	BufferPool int64             `json:"buffer_pool_bytes,omitempty"`
-	Settings   map[string]string `json:"settings,omitempty"`
-	DSN        secret.DSN        `json:"dsn,omitempty"` // recorded without its password
-	Transport  string            `json:"transport,omitempty"`
+	Engine     string `json:"engine,omitempty"`
+	BufferPool int64  `json:"buffer_pool_bytes,omitempty"`
+	// ServerMemory caps the managed server's whole memory, page cache included.
+	ServerMemory int64             `json:"server_memory_bytes,omitempty"`
+	Settings     map[string]string `json:"settings,omitempty"`
+	DSN          secret.DSN        `json:"dsn,omitempty"` // recorded without its password
+	Transport    string            `json:"transport,omitempty"`
 
 	Data   Target  `json:"data"`
 	Log    *Target `json:"log,omitempty"`
@@ -124,6 +126,12 @@ func (v *validator) expand() *Plan {
 		}
 		if err := checkSize(e.BufferPool); err != nil {
 			v.addf(table, "buffer_pool", "%q: use a size such as 256MB or 2GB", e.BufferPool)
+		}
+		if err := checkSize(e.ServerMemory); err != nil {
+			v.addf(table, "server_memory", "%q: use a size such as 512MB or 4GB", e.ServerMemory)
+		}
+		if e.ServerMemory != "" && (e.DSN != "" || e.DSNEnv != "" || e.DSNFile != "") {
+			v.addf(table, "server_memory", "caps a server dbio starts, not an external one (dsn): drop one of them")
 		}
 		if e.Transport != "" && e.Transport != "socket" && e.Transport != "tcp" {
 			v.addf(table, "transport", "%q: use socket or tcp", e.Transport)
@@ -308,6 +316,12 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 			v.addf(table, "buffer_pool", "%q: use a size such as 256MB or 2GB", s)
 		}
 	}
+	mems := v.stringList(table, "server_memory", r.ServerMemory)
+	for _, s := range mems {
+		if err := checkSize(s); err != nil {
+			v.addf(table, "server_memory", "%q: use a size such as 512MB or 4GB", s)
+		}
+	}
 	log, backup := target("log", r.Log), target("backup", r.Backup)
 	var bs BackupSpec
 	var ns NoisySpec
@@ -346,10 +360,13 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	if len(pools) == 0 {
 		pools = []string{""}
 	}
+	if len(mems) == 0 {
+		mems = []string{""}
+	}
 	if r.Repeat < 0 {
 		v.addf(table, "repeat", "must be 1 or more")
 	}
-	if n := float64(len(datas)) * float64(len(engines)) * float64(len(pools)) * float64(max(r.Repeat, 1)); n > float64(budget) {
+	if n := float64(len(datas)) * float64(len(engines)) * float64(len(pools)) * float64(len(mems)) * float64(max(r.Repeat, 1)); n > float64(budget) {
 		key := "data"
 		if r.Repeat > 1 {
 			key = "repeat"
@@ -365,57 +382,70 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		}
 		for _, e := range engines {
 			for _, bp := range pools {
-				run := Run{
-					Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
-					Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
-					RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
-					Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
-				}
-				if w.RampUpUntil != "" {
-					run.RampUpUntil = w.RampUpUntil
-					run.SteadyWindow = parsedOr(w.SteadyWindow, DefaultSteadyWindow)
-					run.SteadyRamp = parsedOr(w.SteadyRamp, 0)
-				}
-				variant := map[string]string{}
-				if len(datas) > 1 {
-					variant["data"] = d
-				}
-				if e != "" {
-					ed := v.f.Engines[e]
-					run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, secret.DSN(v.dsns[e]), ed.Transport
-					if n, err := units.ParseBytes(ed.BufferPool); err == nil {
-						run.BufferPool = n
+				for _, mem := range mems {
+					run := Run{
+						Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
+						Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
+						RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
+						Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
 					}
-					if len(engines) > 1 {
-						variant["engine"] = e
+					if w.RampUpUntil != "" {
+						run.RampUpUntil = w.RampUpUntil
+						run.SteadyWindow = parsedOr(w.SteadyWindow, DefaultSteadyWindow)
+						run.SteadyRamp = parsedOr(w.SteadyRamp, 0)
 					}
-				}
-				if bp != "" {
-					if n, err := units.ParseBytes(bp); err == nil {
-						run.BufferPool = n
+					variant := map[string]string{}
+					if len(datas) > 1 {
+						variant["data"] = d
 					}
-					if len(pools) > 1 {
-						variant["buffer_pool"] = bp
-					}
-				}
-				if w.Settings != nil {
-					if len(run.Users) == 0 {
-						run.Users = append([]int(nil), defaultUsers...)
-					}
-					run.Users, _ = w.Settings.Steps(run.Users)
-					if w.Goal != "" && len(run.Users) > 1 {
-						// A goal search probes with one user count: a
-						// stepping workload's first, else the most asked for.
-						if def, _ := v.definition(w.Kind); def.RunDefaults.OwnSteps != "" {
-							run.Users = run.Users[:1]
-						} else {
-							run.Users = []int{slices.Max(run.Users)}
+					if e != "" {
+						ed := v.f.Engines[e]
+						run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, secret.DSN(v.dsns[e]), ed.Transport
+						if n, err := units.ParseBytes(ed.BufferPool); err == nil {
+							run.BufferPool = n
+						}
+						if n, err := units.ParseBytes(ed.ServerMemory); err == nil {
+							run.ServerMemory = n
+						}
+						if len(engines) > 1 {
+							variant["engine"] = e
 						}
 					}
+					if bp != "" {
+						if n, err := units.ParseBytes(bp); err == nil {
+							run.BufferPool = n
+						}
+						if len(pools) > 1 {
+							variant["buffer_pool"] = bp
+						}
+					}
+					if mem != "" {
+						if n, err := units.ParseBytes(mem); err == nil {
+							run.ServerMemory = n
+						}
+						if len(mems) > 1 {
+							variant["server_memory"] = mem
+						}
+					}
+					if w.Settings != nil {
+						if len(run.Users) == 0 {
+							run.Users = append([]int(nil), defaultUsers...)
+						}
+						run.Users, _ = w.Settings.Steps(run.Users)
+						if w.Goal != "" && len(run.Users) > 1 {
+							// A goal search probes with one user count: a
+							// stepping workload's first, else the most asked for.
+							if def, _ := v.definition(w.Kind); def.RunDefaults.OwnSteps != "" {
+								run.Users = run.Users[:1]
+							} else {
+								run.Users = []int{slices.Max(run.Users)}
+							}
+						}
+					}
+					run.Variant = variant
+					run.Name = runName(r.Name, r.Workload, variant)
+					out = append(out, run)
 				}
-				run.Variant = variant
-				run.Name = runName(r.Name, r.Workload, variant)
-				out = append(out, run)
 			}
 		}
 	}
@@ -438,7 +468,7 @@ func runName(name, workload string, variant map[string]string) string {
 	if name == "" {
 		name = workload
 	}
-	for _, k := range []string{"data", "engine", "buffer_pool"} {
+	for _, k := range []string{"data", "engine", "buffer_pool", "server_memory"} {
 		if v, ok := variant[k]; ok {
 			name += "-" + v
 		}
@@ -478,6 +508,9 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 		engine := r.Engine
 		if engine == "" {
 			engine = "-"
+		}
+		if r.ServerMemory > 0 {
+			engine += " (memory " + units.FormatBytes(uint64(r.ServerMemory)) + ")"
 		}
 		scenario := r.Scenario
 		if scenario == "" {

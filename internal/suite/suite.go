@@ -44,11 +44,15 @@ type TargetDef struct {
 
 // EngineDef is an engine with its settings.
 type EngineDef struct {
-	Engine     string            `toml:"engine"`
-	BufferPool string            `toml:"buffer_pool"`
-	Settings   map[string]string `toml:"settings"`
-	DSN        string            `toml:"dsn"`
-	Transport  string            `toml:"transport"`
+	Engine     string `toml:"engine"`
+	BufferPool string `toml:"buffer_pool"`
+	// ServerMemory caps the managed server's whole memory, page cache
+	// included (a memory cgroup), e.g. "512MB"; a run's server_memory
+	// overrides it.
+	ServerMemory string            `toml:"server_memory"`
+	Settings     map[string]string `toml:"settings"`
+	DSN          string            `toml:"dsn"`
+	Transport    string            `toml:"transport"`
 	// DSNEnv and DSNFile give the DSN without writing its password in the
 	// suite file: the name of an environment variable holding it, or a file
 	// (relative to the working directory, like every path of a suite).
@@ -117,12 +121,14 @@ var renamedKeys = []struct{ old, new string }{{"rampup", "ramp_time"}, {"step", 
 type RunDef struct {
 	Name     string `toml:"name"`
 	Workload string `toml:"workload"`
-	// Engine, Data and BufferPool may each be one value or a list to cross.
-	Engine     any    `toml:"engine"`
-	Data       any    `toml:"data"`
-	Log        string `toml:"log"`
-	Backup     string `toml:"backup"`
-	BufferPool any    `toml:"buffer_pool"`
+	// Engine, Data, BufferPool and ServerMemory may each be one value or a
+	// list to cross.
+	Engine       any    `toml:"engine"`
+	Data         any    `toml:"data"`
+	Log          string `toml:"log"`
+	Backup       string `toml:"backup"`
+	BufferPool   any    `toml:"buffer_pool"`
+	ServerMemory any    `toml:"server_memory"`
 	// Repeat runs every variant this many times, interleaved (A B A B), so a
 	// comparison of two variants can show its spread: an A/B study.
 	Repeat int `toml:"repeat"`

@@ -33,6 +33,10 @@
 //	proc_dbio_rss_mb    dbio's resident memory, MB, shared pages counted once
 //	proc_server_cpu_pct, proc_server_rss_mb  the same for the database server
 //	engine_<name>_per_s per-second rate of each engine counter
+//	db_<kind>_await_ms  mean wait of the engine's own <kind> operations
+//	                    (read, write, log_write, sync, data_sync), from a
+//	                    pair of counters <kind>_wait_ms and <kind>_ops;
+//	                    absent in seconds without such an operation
 //	telemetry_cost_pct  CPU time of this Sample call               % of one core
 //
 // Device names in metric names are lower case with anything other than a

@@ -3,6 +3,7 @@ package telemetry
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 // rates turns two snapshots dt seconds apart into per-second points, in a
@@ -108,9 +109,34 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 			}
 			add("engine_"+metricKey(n)+"_per_s", (b-a)/dt)
 		}
+		// A pair <kind>_wait_ms and <kind>_ops is the time the engine
+		// waited for an operation and their count: their deltas give the
+		// second's mean wait per operation, <kind>_await_ms, absent in a
+		// second without one (like a device's await).
+		for _, n := range names {
+			kind, ok := strings.CutSuffix(n, waitSuffix)
+			if !ok {
+				continue
+			}
+			ops := kind + opsSuffix
+			wa, okWA := prev.counters[n]
+			oa, okOA := prev.counters[ops]
+			ob, okOB := cur.counters[ops]
+			wb := cur.counters[n]
+			if !okWA || !okOA || !okOB || ob <= oa || wb < wa {
+				continue
+			}
+			add(metricKey(kind)+"_await_ms", (wb-wa)/(ob-oa))
+		}
 	}
 	return pts
 }
+
+// The suffixes of an engine's wait counters (see engine.DBReadWaitMs).
+const (
+	waitSuffix = "_wait_ms"
+	opsSuffix  = "_ops"
+)
 
 // sub is b-a for a counter, zero if it went backwards.
 func sub(b, a uint64) uint64 {

@@ -156,6 +156,25 @@ func TestRatesEngineCounters(t *testing.T) {
 	}
 }
 
+// An engine's wait counters come out as rates like any counter, and each
+// pair as the second's mean wait per operation; a second without such an
+// operation has no mean wait, and a pair with half missing none either.
+func TestRatesEngineWaits(t *testing.T) {
+	prev := snapshot{counters: map[string]float64{"db_sync_ops": 100, "db_sync_wait_ms": 400, "db_read_ops": 7, "db_read_wait_ms": 1,
+		"db_write_wait_ms": 5}}
+	cur := snapshot{counters: map[string]float64{"db_sync_ops": 300, "db_sync_wait_ms": 1400, "db_read_ops": 7, "db_read_wait_ms": 1,
+		"db_write_wait_ms": 9}}
+	got := pointMap(rates(prev, cur, 2, nil))
+	want := map[string]float64{
+		"engine_db_sync_ops_per_s": 100, "engine_db_sync_wait_ms_per_s": 500, "db_sync_await_ms": 5,
+		"engine_db_read_ops_per_s": 0, "engine_db_read_wait_ms_per_s": 0,
+		"engine_db_write_wait_ms_per_s": 2,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
 func TestSummarize(t *testing.T) {
 	v := make([]float64, 0, 300)
 	for i := 300; i >= 1; i-- {

@@ -30,6 +30,7 @@ const (
 	HowRootAndBlkio    = "run the tests as root on a host with cgroup v1 blkio or cgroup v2 io control (CI does)"
 	HowBlockDeviceTemp = "set TMPDIR to a directory on a disk-backed filesystem such as ext4 or xfs"
 	HowRoot            = "run the tests as root (CI does)"
+	HowRootAndMemcg    = "run the tests as root on a host with a cgroup v1 memory hierarchy or a cgroup v2 memory controller (CI does)"
 )
 
 // T is the part of testing.TB a requirement uses; *testing.T and

@@ -53,7 +53,8 @@ var statsQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(s
 
 var _ engine.StatsSource = (*Instance)(nil)
 
-// Stats implements engine.StatsSource.
+// Stats implements engine.StatsSource: the server's status counters and
+// the file I/O waits performance_schema timed (see readWaits).
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	rows, err := in.StatsDB().QueryContext(ctx, statsQuery)
 	if err != nil {
@@ -79,7 +80,14 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		m[engine.CacheHitReads] = max(req-miss, 0)
 		m[engine.CacheMissReads] = miss
 	}
-	return m, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close() // the statistics pool has one connection, which readWaits needs
+	if err := readWaits(ctx, in.StatsDB(), m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // workloadConfig turns a driver configuration into the one workloads get.

@@ -89,7 +89,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		password: server.RandomPassword()}
 	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
 		m.at.port = port
-		base := benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool)
+		base := append(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), fileWaitSettings(bins.flavour)...)
 		if o.Preallocate > 0 {
 			base = append(base, preallocateSetting)
 		}

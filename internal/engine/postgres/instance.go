@@ -23,6 +23,8 @@ type Instance struct {
 	server.Instance
 	// statsQuery reads the cumulative counters; it depends on the server version.
 	statsQuery string
+	// waits reads the I/O waits the server timed; empty when it times none.
+	waits waits
 
 	// admin reaches a database other than dbio's on the same server, to drop
 	// and re-create dbio's database for a logical restore.
@@ -42,15 +44,16 @@ func (in *Instance) Driver() string { return "pgx" }
 var _ engine.StatsSource = (*Instance)(nil)
 
 // Stats implements engine.StatsSource: cumulative counters of the database
-// dbio owns (blocks found in shared buffers or read, commits, rollbacks) and of
-// the server (checkpoints, WAL bytes).
+// dbio owns (blocks found in shared buffers or read, commits, rollbacks), of
+// the server (checkpoints, WAL bytes) and, when the server times its I/O,
+// the reads, writes and syncs it waited for with the milliseconds it waited.
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	var hit, read, commit, rollback, checkpoints, wal float64
 	err := in.StatsDB().QueryRowContext(ctx, in.statsQuery).Scan(&hit, &read, &commit, &rollback, &checkpoints, &wal)
 	if err != nil {
 		return nil, fmt.Errorf("postgres statistics: %w", err)
 	}
-	return map[string]float64{
+	m := map[string]float64{
 		"blks_hit":      hit,
 		"blks_read":     read,
 		"xact_commit":   commit,
@@ -60,7 +63,11 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		// A block found in shared_buffers is a hit; any other was read through the OS.
 		engine.CacheHitReads:  hit,
 		engine.CacheMissReads: read,
-	}, nil
+	}
+	if err := in.waits.read(ctx, in.StatsDB(), m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // statsQuery reads all counters in one round trip. Checkpoint counts moved
@@ -95,6 +102,12 @@ func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance,
 		return nil, fmt.Errorf("connect to the dbio database: %w", err)
 	}
 	in.statsQuery = statsQuery(versionNum)
+	io, wal, err := timingOn(ctx, in.StatsDB(), versionNum)
+	if err != nil {
+		in.ClosePools()
+		return nil, fmt.Errorf("read the server's I/O timing settings: %w", err)
+	}
+	in.waits = waitsFor(versionNum, io, wal)
 	return in, nil
 }
 

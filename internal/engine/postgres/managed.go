@@ -85,7 +85,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
 		m.port = port
 		var err error
-		m.settings, err = settingNames.Apply(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), o.Settings)
+		base := append(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
+		m.settings, err = settingNames.Apply(base, o.Settings)
 		if err != nil {
 			return nil, err
 		}

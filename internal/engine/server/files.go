@@ -72,7 +72,10 @@ func Find(r interface{ LookPath(string) (string, error) }, name string, dirs ...
 }
 
 // Tree lists pid and all its descendants, pid first then in ascending order,
-// from the process table under procRoot (normally /proc).
+// from the process table under procRoot (normally /proc). A descendant that
+// has exited and waits to be reaped (a zombie) is no longer one of the
+// server's processes and is left out: it holds no memory, runs no I/O, and
+// the kernel has already taken it out of its cgroups.
 func Tree(procRoot string, pid int) ([]int, error) {
 	if _, err := os.Stat(filepath.Join(procRoot, strconv.Itoa(pid))); err != nil {
 		return nil, fmt.Errorf("process %d: %w", pid, err)
@@ -91,9 +94,9 @@ func Tree(procRoot string, pid int) ([]int, error) {
 		if err != nil {
 			continue // the process ended while we looked
 		}
-		ppid, err := parentPID(f)
+		ppid, state, err := statFields(f)
 		f.Close()
-		if err != nil {
+		if err != nil || (child != pid && ended(state)) {
 			continue
 		}
 		children[ppid] = append(children[ppid], child)
@@ -110,23 +113,48 @@ func Tree(procRoot string, pid int) ([]int, error) {
 	return out, nil
 }
 
-// parentPID reads the parent PID from a /proc/<pid>/stat line. The command
-// name may itself contain spaces and parentheses, so fields are counted after
-// its last ')'.
+// parentPID reads the parent PID from a /proc/<pid>/stat line.
 func parentPID(r io.Reader) (int, error) {
+	ppid, _, err := statFields(r)
+	return ppid, err
+}
+
+// statFields reads the parent PID and the state letter from a
+// /proc/<pid>/stat line. The command name may itself contain spaces and
+// parentheses, so fields are counted after its last ')'.
+func statFields(r io.Reader) (ppid int, state string, err error) {
 	line, err := bufio.NewReader(r).ReadString('\n')
 	if err != nil && err != io.EOF {
-		return 0, err
+		return 0, "", err
 	}
 	i := strings.LastIndexByte(line, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("malformed stat line %q", line)
+		return 0, "", fmt.Errorf("malformed stat line %q", line)
 	}
 	fields := strings.Fields(line[i+1:])
 	if len(fields) < 2 {
-		return 0, fmt.Errorf("malformed stat line %q", line)
+		return 0, "", fmt.Errorf("malformed stat line %q", line)
 	}
-	return strconv.Atoi(fields[1])
+	ppid, err = strconv.Atoi(fields[1])
+	return ppid, fields[0], err
+}
+
+// ended says whether a process state letter is that of a process that has
+// exited: a zombie (Z) or one being reaped (X).
+func ended(state string) bool { return state == "Z" || state == "X" }
+
+// Ended says whether the process pid has exited: it is gone from the
+// process table under procRoot, or a zombie waiting to be reaped. A process
+// that ended is in no cgroup of dbio's any more (cgroup v1 shows it in the
+// root groups), which a check of where a server's processes are must allow.
+func Ended(procRoot string, pid int) bool {
+	f, err := os.Open(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	_, state, err := statFields(f)
+	return err != nil || ended(state)
 }
 
 // maxSocketPath is the longest path a Unix socket may have on Linux (sun_path

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"dbio/internal/execx"
 )
@@ -201,5 +203,39 @@ func TestWaitReadyReportsAddressInUse(t *testing.T) {
 	err = p.WaitReady(ctx, 5*time.Second, func(context.Context) error { return errors.New("refused") })
 	if err == nil || errors.Is(err, ErrAddressInUse) || !strings.Contains(err.Error(), "FATAL: bad setting") {
 		t.Errorf("WaitReady = %v, want the failure with the log's end", err)
+	}
+}
+
+// A child that exited and is not reaped yet (a zombie) is no longer one of
+// the processes Tree lists: the kernel has taken it out of its cgroups, and
+// a check of where a server's processes are would find it in none.
+func TestTreeLeavesOutZombies(t *testing.T) {
+	c := exec.Command("true")
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Wait()
+	// Wait for the child to end without reaping it (waitid with WNOWAIT):
+	// until c.Wait reaps it, it is a zombie.
+	const pPID, wExited, wNoWait = 1, 4, 0x1000000
+	var info [128]byte
+	if _, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(c.Process.Pid), uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0); errno != 0 {
+		t.Fatalf("waitid: %v", errno)
+	}
+	if !Ended("/proc", c.Process.Pid) {
+		t.Errorf("Ended says the zombie %d has not ended", c.Process.Pid)
+	}
+	pids, err := Tree("/proc", os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(pids, c.Process.Pid) {
+		t.Errorf("Tree lists the zombie %d: %v", c.Process.Pid, pids)
+	}
+	if b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(c.Process.Pid), "stat")); err != nil || !strings.Contains(string(b), ") Z ") {
+		t.Fatalf("process %d is not a zombie: %s %v", c.Process.Pid, b, err)
+	}
+	if Ended("/proc", os.Getpid()) {
+		t.Error("Ended says the running test process ended")
 	}
 }

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/results"
+	"dbio/internal/testenv"
+)
+
+// memoryGroups are the memory cgroups a run left (dbio-mem-<run id>-…).
+func memoryGroups(run string) []string {
+	var left []string
+	for _, root := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		m, _ := filepath.Glob(filepath.Join(root, "dbio-mem-"+filepath.Base(run)+"-*"))
+		left = append(left, m...)
+	}
+	return left
+}
+
+// A TPC-C run with --server-memory records the cap with the engine and says
+// it in the summary, records the waits the database measured itself, and
+// removes its memory cgroup at the end, whether the run completed or was
+// interrupted (Ctrl-C) in its second step.
+func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real engines")
+	}
+	testenv.Require(t, os.Geteuid() == 0, "root", testenv.HowRoot)
+	if _, err := os.Stat("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err != nil {
+		if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.controllers"); err != nil || !strings.Contains(string(b), "memory") {
+			testenv.Require(t, false, "memory cgroups", testenv.HowRootAndMemcg)
+		}
+	}
+	tests := []struct {
+		engine    string
+		interrupt bool
+		// waits are the database-seen waits a short run must record.
+		waits []string
+	}{
+		{"postgres", false, []string{results.MetricDBSyncAwait, results.MetricDBLogWriteAwait}},
+		{"mariadb", false, []string{results.MetricDBDataSyncAwait}},
+		{"postgres", true, nil},
+	}
+	for _, tt := range tests {
+		name := tt.engine
+		if tt.interrupt {
+			name += " interrupted"
+		}
+		t.Run(name, func(t *testing.T) {
+			testenv.RequireEngine(t, tt.engine)
+			target, base := loadedTarget(t, tt.engine)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.interrupt {
+				go func() {
+					tick := time.NewTicker(20 * time.Millisecond)
+					defer tick.Stop()
+					for ctx.Err() == nil && !seriesHas(base, "users-2", "measure") {
+						<-tick.C
+					}
+					cancel()
+				}()
+			}
+			var out bytes.Buffer
+			code := run(ctx, testApp(&out), []string{"tpcc", "--engine", tt.engine, "--reuse", "--target", target, "--results", base,
+				"--warehouses", "1", "--users", "1,2", "--rampup", "1s", "--step", "4s", "--server-memory", "1GB"})
+			want := exitOK
+			if tt.interrupt {
+				want = exitInterrupted
+			}
+			if code != want {
+				t.Fatalf("exit code %d, want %d:\n%s", code, want, out.String())
+			}
+			dir := runDir(base)
+			if left := memoryGroups(dir); len(left) > 0 {
+				t.Errorf("the run left its memory cgroup: %v", left)
+			}
+			l, err := results.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Run.Engines) != 1 || l.Run.Engines[0].MemoryLimit == nil || l.Run.Engines[0].MemoryLimit.Bytes != 1<<30 {
+				t.Fatalf("run.json's engine does not record the 1 GB cap: %+v", l.Run.Engines)
+			}
+			if got := l.Run.ConfigView().ServerMemoryBytes; got != 1<<30 {
+				t.Errorf("run.json's config records server memory %d, want 1 GB", got)
+			}
+			if tt.interrupt {
+				return
+			}
+			if !strings.Contains(out.String(), "memory:  server capped at 1.0 GiB, page cache included") ||
+				!strings.Contains(out.String(), "I/O latency, ms per operation: as the database saw it") {
+				t.Errorf("the summary does not show the cap and the database-seen latency:\n%s", out.String())
+			}
+			for _, m := range tt.waits {
+				col := l.Series.Column(m)
+				positive := 0
+				for _, row := range l.Series.Rows {
+					if col >= 0 && col < len(row.Values) && row.Values[col] > 0 {
+						positive++
+					}
+				}
+				if positive == 0 {
+					t.Errorf("series.csv has no second with a positive %s", m)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,117 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/server"
+	"dbio/internal/memlimit"
+	"dbio/internal/testenv"
+)
+
+// inGroup fails t for each running server process outside the group.
+func inGroup(t *testing.T, in *Instance, g *memlimit.Group, when string) {
+	t.Helper()
+	members, err := g.Members()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := in.PIDs()
+	if len(pids) < 2 {
+		t.Fatalf("%s: the server has processes %v; want the postmaster and its children", when, pids)
+	}
+	for _, pid := range pids {
+		// A child that exits meanwhile leaves the group; only running ones must be in it.
+		if !slices.Contains(members, pid) && !server.Ended("/proc", pid) {
+			t.Errorf("%s: server process %d is not in %s (members %v)", when, pid, g.Path, members)
+		}
+	}
+}
+
+// A server started in a memory cgroup runs there with every process it
+// forks, also after a restore restarts it, and reading a table larger than
+// the cap leaves the group at or under it: the page cache PostgreSQL reads
+// through is capped with the rest, which is what makes a small machine's
+// reads go to the disk.
+func TestServerMemoryCapHoldsPageCache(t *testing.T) {
+	host := memlimit.SystemHost("/sys")
+	testenv.Require(t, os.Geteuid() == 0 && host.Available() == nil, "root and memory cgroups", testenv.HowRootAndMemcg)
+	e := realEngine(t)
+	p := engine.Placement{Data: reachableTarget(t, "data")}
+	const limit = 160 << 20
+	o := engine.Options{BufferPool: 16 << 20}
+	if need, explain := e.MemoryNeed(o, 2); need > limit {
+		t.Fatalf("the engine says it needs %d bytes (%s), over the test's cap", need, explain)
+	}
+	g, err := host.Create("pgmem-"+t.Name(), limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Remove() })
+	o.Wrap, o.RunAs = g.Wrap, g.AllowUser
+	in := start(t, e, p, o)
+	inGroup(t, in, g, "after start")
+
+	ctx := context.Background()
+	backup := filepath.Join(reachableTarget(t, "backup").Dir, "b")
+	if _, err := in.Backup(ctx, backup); err != nil {
+		t.Fatalf("Backup: %v", err)
+	}
+	before := in.ServerPID()
+	if err := in.Restore(ctx, backup); err != nil {
+		t.Fatalf("Restore: %v", err)
+	}
+	if in.ServerPID() == before {
+		t.Fatalf("the restore did not restart the server (pid %d)", before)
+	}
+	inGroup(t, in, g, "after the restore restarted the server")
+
+	// About 2.5 times the cap, written and then read in full.
+	if _, err := in.DB().Exec("CREATE TABLE big AS SELECT g AS id, repeat('x', 1000) AS pad FROM generate_series(1, 350000) g"); err != nil {
+		t.Fatal(err)
+	}
+	var size int64
+	if err := in.DB().QueryRow("SELECT pg_relation_size('big')").Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var n int64
+		if err := in.DB().QueryRow("SELECT count(*) FROM big WHERE pad <> ''").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u, err := g.Usage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("a %d MB table read twice under a %d MB cap: the group holds %d MB (peak %d MB), page cache %d MB, own memory %d MB",
+		size>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20, u.Anon>>20)
+	if size < 2*limit {
+		t.Fatalf("the table is %d bytes, not larger than twice the cap: the test proves nothing", size)
+	}
+	if u.Peak > limit || u.Current > limit {
+		t.Errorf("the group holds %d bytes (peak %d), over its cap of %d", u.Current, u.Peak, limit)
+	}
+	if u.Cache == 0 {
+		t.Error("no page cache is charged to the server's group: the cap would leave the OS cache free")
+	}
+	if u.Peak < limit*3/4 {
+		t.Errorf("peak %d bytes: reading %d bytes should have filled the group to its cap of %d", u.Peak, size, limit)
+	}
+	if u.OOMKills > 0 {
+		t.Errorf("the kernel killed %d processes of the group", u.OOMKills)
+	}
+	inGroup(t, in, g, "after the reads")
+	stop(t, in)
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Path); !os.IsNotExist(err) {
+		t.Error(fmt.Sprintf("cgroup %s left behind", g.Path))
+	}
+}

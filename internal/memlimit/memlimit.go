@@ -1,0 +1,314 @@
+// Package memlimit caps a database server's whole memory, the page cache
+// its reads and writes fill included, with a memory cgroup: cgroup v1's
+// memory.limit_in_bytes or cgroup v2's memory.max, whichever the host
+// offers. Both count the page cache a group's processes bring in, so a
+// server capped at 512 MB on a machine of 24 GB reads its data as it would
+// on a machine of 512 MB: from the disk, once its share of the cache is full.
+package memlimit
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"dbio/internal/execx"
+)
+
+// Host locates the cgroup hierarchies, so tests can point it at a fixture tree.
+type Host struct {
+	// V1Memory is the cgroup v1 memory hierarchy, e.g. /sys/fs/cgroup/memory.
+	V1Memory string
+	// V2 is a cgroup v2 hierarchy with the memory controller, e.g. /sys/fs/cgroup.
+	V2 string
+}
+
+// SystemHost finds the hierarchies mounted under sys, the root of sysfs
+// ("/sys" on the running system, given by cmd).
+func SystemHost(sys string) Host {
+	h := Host{}
+	if sys == "" {
+		return h // no root given: no hierarchy, and Create refuses
+	}
+	cgroup := filepath.Join(sys, "fs", "cgroup")
+	if fileExists(filepath.Join(cgroup, "memory", "memory.limit_in_bytes")) {
+		h.V1Memory = filepath.Join(cgroup, "memory")
+	}
+	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
+		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "memory") {
+			h.V2 = p
+			break
+		}
+	}
+	return h
+}
+
+func hasWord(s, w string) bool {
+	for _, f := range strings.Fields(s) {
+		if f == w {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Available says whether the host can cap memory, and if not why.
+func (h Host) Available() error {
+	if h.V1Memory == "" && h.V2 == "" {
+		return ErrUnsupported
+	}
+	return nil
+}
+
+// ErrUnsupported means the host cannot cap a server's memory.
+var ErrUnsupported = errors.New("this host has neither a cgroup v1 memory hierarchy nor a cgroup v2 memory controller (needs root and a kernel with memory cgroups)")
+
+// Group is one memory cgroup dbio created for a server.
+type Group struct {
+	Path    string `json:"path"`
+	Version string `json:"version"` // "v1-memory" or "v2-memory"
+	Limit   int64  `json:"limit_bytes"`
+}
+
+// prefix starts the name of every group this package creates; Sweep
+// recognizes its own groups by it.
+const prefix = "dbio-mem-"
+
+// Create makes the cgroup dbio-mem-<name>-<pid> capped at limit bytes, the
+// page cache included and swap excluded (the cap is memory, not memory
+// plus swap). Groups an earlier dbio left behind are swept first (see Sweep).
+func (h Host) Create(name string, limit int64) (*Group, error) {
+	if limit <= 0 {
+		return nil, errors.New("no memory cap to apply")
+	}
+	if err := h.Available(); err != nil {
+		return nil, err
+	}
+	h.Sweep()
+	dirName := prefix + sanitize(name) + "-" + strconv.Itoa(os.Getpid())
+	v := strconv.FormatInt(limit, 10)
+	// Each file caps the group; an optional one is written only where the
+	// kernel keeps swap accounting, so that the server cannot grow past the
+	// cap into swap (the cap is memory, not memory plus swap).
+	type capFile struct {
+		file, value string
+		optional    bool
+	}
+	var g *Group
+	var files []capFile
+	if h.V1Memory != "" {
+		g = &Group{Path: filepath.Join(h.V1Memory, dirName), Version: "v1-memory", Limit: limit}
+		files = []capFile{{"memory.limit_in_bytes", v, false}, {"memory.memsw.limit_in_bytes", v, true}}
+	} else {
+		g = &Group{Path: filepath.Join(h.V2, dirName), Version: "v2-memory", Limit: limit}
+		// The memory controller must be enabled for the children of the parent.
+		_ = os.WriteFile(filepath.Join(h.V2, "cgroup.subtree_control"), []byte("+memory"), 0o644)
+		files = []capFile{{"memory.max", v, false}, {"memory.swap.max", "0", true}}
+	}
+	if err := os.Mkdir(g.Path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("%w: create %s: %v (run as root)", ErrUnsupported, g.Path, err)
+	}
+	for _, f := range files {
+		p := filepath.Join(g.Path, f.file)
+		if f.optional && !fileExists(p) {
+			continue
+		}
+		if err := os.WriteFile(p, []byte(f.value+"\n"), 0o644); err != nil {
+			g.Remove()
+			return nil, fmt.Errorf("cap memory at %d bytes: %s: %w", limit, p, err)
+		}
+	}
+	return g, nil
+}
+
+func sanitize(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// Sweep removes the groups an earlier dbio created and could not remove
+// (it was killed): those whose creator's PID, the last part of the name, is
+// no longer running and that hold no process. It returns the paths removed.
+func (h Host) Sweep() []string {
+	var removed []string
+	for _, root := range []string{h.V1Memory, h.V2} {
+		if root == "" {
+			continue
+		}
+		entries, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+				continue
+			}
+			i := strings.LastIndexByte(e.Name(), '-')
+			pid, err := strconv.Atoi(e.Name()[i+1:])
+			if err != nil || pid <= 0 || running(pid) {
+				continue
+			}
+			g := &Group{Path: filepath.Join(root, e.Name())}
+			if members, err := g.Members(); err != nil || len(members) > 0 {
+				continue
+			}
+			if os.Remove(g.Path) == nil {
+				removed = append(removed, g.Path)
+			}
+		}
+	}
+	return removed
+}
+
+// running says whether a process with this PID exists.
+func running(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// AllowUser lets processes of uid join the group by themselves, so that a
+// server started unprivileged enters the group before it allocates anything.
+func (g *Group) AllowUser(uid, gid uint32) error {
+	for _, f := range []string{"cgroup.procs", "tasks"} {
+		p := filepath.Join(g.Path, f)
+		if _, err := os.Stat(p); err != nil {
+			continue
+		}
+		if err := os.Chown(p, int(uid), int(gid)); err != nil {
+			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
+		}
+	}
+	return nil
+}
+
+// Wrap returns c started through a shell that first joins the group and
+// then execs the program, which keeps the shell's PID: the server, every
+// process it forks and every restart through the same wrapper are inside.
+func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
+	w := c
+	w.Name = "/bin/sh"
+	w.Args = append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Path, "cgroup.procs"), c.Name}, c.Args...)
+	return w
+}
+
+// Members are the processes in the group now.
+func (g *Group) Members() ([]int, error) {
+	b, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// Usage is what the group's processes hold, in bytes.
+type Usage struct {
+	// Current is all the memory charged to the group, page cache included.
+	Current uint64
+	// Peak is the most Current has been since the group was created.
+	Peak uint64
+	// Cache is the page cache charged to it (file-backed pages).
+	Cache uint64
+	// Anon is its processes' own memory (heap, stacks, anonymous shared memory).
+	Anon uint64
+	// OOMKills counts processes the kernel killed because the group was full
+	// and nothing more could be reclaimed.
+	OOMKills uint64
+}
+
+// Usage reads the group's memory now.
+func (g *Group) Usage() (Usage, error) {
+	var u Usage
+	read := func(name string) (uint64, error) {
+		b, err := os.ReadFile(filepath.Join(g.Path, name))
+		if err != nil {
+			return 0, err
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			return 0, nil
+		}
+		return strconv.ParseUint(s, 10, 64)
+	}
+	stat, err := readKeyed(filepath.Join(g.Path, "memory.stat"))
+	if err != nil {
+		return u, err
+	}
+	switch g.Version {
+	case "v2-memory":
+		if u.Current, err = read("memory.current"); err != nil {
+			return u, err
+		}
+		u.Peak, _ = read("memory.peak") // kernels before 5.19 keep no peak
+		u.Cache, u.Anon = stat["file"], stat["anon"]+stat["shmem"]
+		events, _ := readKeyed(filepath.Join(g.Path, "memory.events"))
+		u.OOMKills = events["oom_kill"]
+	default:
+		if u.Current, err = read("memory.usage_in_bytes"); err != nil {
+			return u, err
+		}
+		u.Peak, _ = read("memory.max_usage_in_bytes")
+		// v1's "cache" includes shared memory (tmpfs and SysV/POSIX shm, as
+		// PostgreSQL's shared buffers are); the file-backed page cache is
+		// the rest.
+		u.Cache = stat["cache"] - min(stat["shmem"], stat["cache"])
+		u.Anon = stat["rss"] + stat["shmem"]
+		oom, _ := readKeyed(filepath.Join(g.Path, "memory.oom_control"))
+		u.OOMKills = oom["oom_kill"]
+	}
+	return u, nil
+}
+
+// readKeyed reads a file of "key value" lines.
+func readKeyed(path string) (map[string]uint64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), " ")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil {
+			out[k] = n
+		}
+	}
+	return out, sc.Err()
+}
+
+// Remove moves any process left in the group back to the parent and deletes
+// the group. The page cache still charged to it goes to the parent with it.
+func (g *Group) Remove() error {
+	parent := filepath.Join(filepath.Dir(g.Path), "cgroup.procs")
+	if pids, err := g.Members(); err == nil {
+		for _, pid := range pids {
+			_ = os.WriteFile(parent, []byte(strconv.Itoa(pid)+"\n"), 0o644)
+		}
+	}
+	if err := os.Remove(g.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove cgroup %s: %w", g.Path, err)
+	}
+	return nil
+}
