@@ -84,10 +84,16 @@ func TestDiskWithoutFio(t *testing.T) {
 // so after exactly five), with the rounds in the report.
 func TestDiskRoundsEndToEnd(t *testing.T) {
 	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	dir, base := t.TempDir(), t.TempDir()
+	// tmpfs deallocates a file's blocks as a disk's filesystem does, and fills fast.
+	dir, err := os.MkdirTemp("/dev/shm", "dbio-rounds-cmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	base := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=iops:1000%",
-		"--jobs", "1", "--runtime", "1s", "--size", "64M", "--results", base, "--name", "rounds"})
+		"--jobs", "1", "--runtime", "1s", "--size", "16M", "--results", base, "--name", "rounds"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}

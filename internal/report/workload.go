@@ -163,12 +163,17 @@ func warmupFinding(title string, steps []results.Step) string {
 		return ""
 	}
 	how := fmt.Sprintf("%s's ramp-ups were to end once throughput was steady (%s over %s s)", title, w.Criterion, fixed(w.WindowS, 0))
+	if len(w.Steps) == 1 {
+		how = fmt.Sprintf("%s's ramp-up was to end once throughput was steady (%s over %s s)", title, w.Criterion, fixed(w.WindowS, 0))
+	}
 	var got string
 	switch {
+	case len(w.Steps) == 1 && w.Reached == 1:
+		got = fmt.Sprintf("it did, after %s s", fixed(w.Shortest, 0))
+	case len(w.Steps) == 1:
+		got = "it never was"
 	case w.Reached == 0:
 		got = "no step got there"
-	case w.Reached == len(w.Steps) && w.Reached == 1:
-		got = fmt.Sprintf("it was after %s s", fixed(w.Shortest, 0))
 	case w.Reached == len(w.Steps):
 		got = "every step got there, after " + secondsRange(w.Shortest, w.Longest)
 	default:
