@@ -69,7 +69,7 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 			}
 			var out bytes.Buffer
 			code := run(ctx, testApp(&out), []string{"tpcc", "--engine", tt.engine, "--reuse", "--target", target, "--results", base,
-				"--warehouses", "1", "--users", "1,2", "--rampup", "1s", "--step", "4s", "--server-memory", "1GB"})
+				"--warehouses", "1", "--users", "1,2", "--ramp-time", "1s", "--runtime", "4s", "--server-memory", "1GB"})
 			want := exitOK
 			if tt.interrupt {
 				want = exitInterrupted

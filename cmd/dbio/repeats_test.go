@@ -31,7 +31,7 @@ func fiveRepeatsAB(t *testing.T, sideA, sideB string) (string, abStudy) {
 	res := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"ab", "--runs", "5", "--a", sideA, "--b", sideB, "--results", res, "--",
-		"sysbench", "--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--rampup", "1s", "--step", "2s"})
+		"sysbench", "--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--ramp-time", "1s", "--runtime", "2s"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
@@ -119,7 +119,7 @@ func TestRepeatWritesARepeatSet(t *testing.T) {
 	res := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", t.TempDir(), "--results", res, "--name", "sb",
-		"--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--rampup", "0s", "--step", "1s", "--repeat", "2"})
+		"--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--repeat", "2"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
