@@ -22,13 +22,19 @@ script, nothing fetched from the network, printable), a Markdown summary and
 one CSV file per table.
 
 With one directory and no -o, the report goes into that directory:
-report.html, summary.md and csv/. With -o FILE.html it goes to FILE.html,
+report.html, summary.md and csv/. A suite's directory (the one dbio suite
+wrote, with suite.json) gets the suite's report: the findings its file
+expects, checked against its runs, and the list of its runs. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			if len(args) == 1 && output == "" && isSuiteDir(args[0]) {
+				// A suite's directory: its expected findings and its runs.
+				return suiteReport(app, args[0])
 			}
 			args, runs, err := loadNamedRuns(app, base, args)
 			if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/analysis"
 	"dbio/internal/fio"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -42,7 +43,7 @@ DSN is recorded without its password.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			registry := workloads()
-			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry})
+			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {
@@ -88,6 +89,9 @@ DSN is recorded without its password.`,
 						line += "  (" + r.Error + ")"
 					}
 					fmt.Fprintln(app.Stdout, line)
+				}
+				if rerr := suiteReport(app, out.Dir); rerr != nil {
+					fmt.Fprintf(app.Stdout, "warning: suite report: %v\n", rerr)
 				}
 			}
 			if err != nil && cmd.Context().Err() != nil {
@@ -171,4 +175,23 @@ func compareRuns(dirs []string, out string) error {
 	}
 	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
 	return err
+}
+
+// suiteReport checks a finished suite's expected findings against its
+// results, prints them, and writes the suite's report into its directory.
+func suiteReport(app *App, dir string) error {
+	s, err := results.LoadSuite(dir)
+	if err != nil {
+		return err
+	}
+	sc := report.CheckSuite(s)
+	if err := report.ExpectText(app.Stdout, sc.Checks); err != nil {
+		return err
+	}
+	path, err := report.WriteSuiteReport(sc, reportOptions(app))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "suite report: %s\n", path)
+	return nil
 }

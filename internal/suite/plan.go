@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dbio/internal/iolimit"
+	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/units"
 	"dbio/internal/workload"
@@ -22,6 +23,9 @@ type Plan struct {
 	Description string
 	Results     string
 	Runs        []Run
+	// Expect are the findings the runs should reproduce, checked against
+	// the results once the suite has run.
+	Expect []results.Expectation
 }
 
 // Target is a resolved target of a run.
@@ -35,6 +39,9 @@ type Target struct {
 type Run struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
+	// Base is the name every repetition of the run shares ("tpcc-nvme" for
+	// tpcc-nvme-r1 and tpcc-nvme-r2): what an expectation names.
+	Base string `json:"base"`
 	// Variant names the crossed values this run takes, e.g. data=nvme buffer_pool=64MB.
 	Variant map[string]string `json:"variant,omitempty"`
 	// Rep numbers the repetitions of a variant (1-based) when the run repeats.
@@ -125,18 +132,35 @@ func (v *validator) expand() *Plan {
 	if len(f.Runs) == 0 {
 		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
 	}
-	for i, r := range f.Runs {
-		p.Runs = append(p.Runs, v.expandRun(i, r, targets, maxRuns-len(p.Runs))...)
-	}
+	// Two entries may expand to the same name: the later one's runs are
+	// numbered (tpcc-2), and every repetition of a run keeps the base name
+	// it shares with the others, which expectations name.
 	seen := map[string]int{}
+	for i, r := range f.Runs {
+		runs := v.expandRun(i, r, targets, maxRuns-len(p.Runs))
+		renamed := map[string]string{}
+		for j := range runs {
+			base := runs[j].Base
+			final, ok := renamed[base]
+			if !ok {
+				final = base
+				if n := seen[base]; n > 0 {
+					final = fmt.Sprintf("%s-%d", base, n+1)
+				}
+				seen[base]++
+				renamed[base] = final
+			}
+			runs[j].Base, runs[j].Name = final, final
+			if runs[j].Rep > 0 {
+				runs[j].Name = fmt.Sprintf("%s-r%d", final, runs[j].Rep)
+			}
+		}
+		p.Runs = append(p.Runs, runs...)
+	}
 	for i := range p.Runs {
 		p.Runs[i].Index = i
-		base := p.Runs[i].Name
-		if n := seen[base]; n > 0 {
-			p.Runs[i].Name = fmt.Sprintf("%s-%d", base, n+1)
-		}
-		seen[base]++
 	}
+	p.Expect = v.expectations(p.Runs)
 	return p
 }
 
@@ -339,7 +363,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					run.Users, _ = w.Settings.Steps(run.Users)
 				}
 				run.Variant = variant
-				run.Name = runName(r.Name, r.Workload, variant)
+				run.Base = runName(r.Name, r.Workload, variant)
 				out = append(out, run)
 			}
 		}
@@ -352,7 +376,6 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	for rep := 1; rep <= r.Repeat; rep++ {
 		for _, run := range out {
 			run.Rep = rep
-			run.Name = fmt.Sprintf("%s-r%d", run.Name, rep)
 			reps = append(reps, run)
 		}
 	}

@@ -33,6 +33,8 @@ type File struct {
 	// Workloads are decoded table by table, each into its kind's definition.
 	Workloads map[string]map[string]any `toml:"workloads"`
 	Runs      []RunDef                  `toml:"runs"`
+	// Expect are the findings the suite's runs should reproduce.
+	Expect []ExpectDef `toml:"expect"`
 }
 
 // TargetDef is a storage location.
@@ -153,6 +155,8 @@ type Env struct {
 	Engines []string
 	// Workloads are the kinds of database workload a suite may use, beside disk.
 	Workloads *workload.Registry
+	// Figures are the figures an expectation may compare.
+	Figures []string
 }
 
 // Load reads, decodes and validates a suite file, returning its plan.
