@@ -90,6 +90,10 @@ func expectMetrics() []Metric {
 		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", Lower, "cpu_iowait_pct"),
 		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
 		telemetryMetric("io-pressure", "I/O pressure", "% of the time", Lower, "psi_io_some_pct"),
+		engineWait("db-sync-wait", "log flush wait", "db_sync"),
+		engineWait("db-log-write-wait", "log write wait", "db_log_write"),
+		engineWait("db-write-wait", "data write wait", "db_write"),
+		engineWait("db-read-wait", "data read wait", "db_read"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
 		recorded("seconds", "duration", "s", Lower),
@@ -102,6 +106,23 @@ func expectMetrics() []Metric {
 		ms = append(ms, m)
 	}
 	return ms
+}
+
+// engineWait compares runs by the mean time the database itself measured
+// waiting for one kind of I/O over a step: the step's rate of wait time
+// over its rate of operations, from the engine's counters <kind>_wait_ms
+// and <kind>_ops (PostgreSQL's track_io_timing, MariaDB's file waits). It
+// is I/O latency as the database saw it, which a block-I/O cgroup's delays
+// reach and the device's own counters do not.
+func engineWait(id, title, kind string) Metric {
+	return Metric{ID: id, Title: title, Unit: "ms", Better: Lower, Floor: diskLatencyFloorMS,
+		Value: func(s results.Step) float64 {
+			ops := s.Telemetry.Mean("engine_" + kind + "_ops_per_s")
+			if !(ops > 0) {
+				return math.NaN()
+			}
+			return s.Telemetry.Mean("engine_"+kind+"_wait_ms_per_s") / ops
+		}}
 }
 
 // ExpectFigures names the figures an expectation may compare, sorted.

@@ -99,6 +99,7 @@ func (v *validator) expand() *Plan {
 	if p.Results == "" {
 		p.Results = "results"
 	}
+	classes := v.classes()
 	targets := map[string]Target{}
 	for _, name := range sortedKeys(f.Targets) {
 		t := f.Targets[name]
@@ -109,6 +110,13 @@ func (v *validator) expand() *Plan {
 		l, err := checkLimit(t.Limit)
 		if err != nil {
 			v.addf(table, "limit", "%v", err)
+		}
+		if t.Class != "" {
+			if t.Limit != "" {
+				v.addf(table, "class", "give the target a class or a limit, not both")
+			} else if l, err = iolimit.SizeClass(t.Class, classes); err != nil {
+				v.addf(table, "class", "%v", err)
+			}
 		}
 		targets[name] = Target{Name: name, Path: t.Path, Limits: l}
 	}
@@ -140,7 +148,7 @@ func (v *validator) expand() *Plan {
 		runs := v.expandRun(i, r, targets, maxRuns-len(p.Runs))
 		renamed := map[string]string{}
 		for j := range runs {
-			base := runs[j].Base
+			base := runs[j].Name
 			final, ok := renamed[base]
 			if !ok {
 				final = base
@@ -162,6 +170,23 @@ func (v *validator) expand() *Plan {
 	}
 	p.Expect = v.expectations(p.Runs)
 	return p
+}
+
+// classes are the storage classes the suite sizes under [classes].
+func (v *validator) classes() map[string]iolimit.Limits {
+	out := map[string]iolimit.Limits{}
+	for _, name := range sortedKeys(v.f.Classes) {
+		l, err := iolimit.Parse(v.f.Classes[name])
+		if err == nil && l.Preset != "" {
+			err = fmt.Errorf("%q: size a class with riops, wiops, rbps and wbps, not a preset", v.f.Classes[name])
+		}
+		if err != nil {
+			v.addf("classes", name, "%v", err)
+			continue
+		}
+		out[name] = l
+	}
+	return out
 }
 
 func (v *validator) checkWorkload(name string, w WorkloadDef) {
@@ -363,7 +388,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					run.Users, _ = w.Settings.Steps(run.Users)
 				}
 				run.Variant = variant
-				run.Base = runName(r.Name, r.Workload, variant)
+				run.Name = runName(r.Name, r.Workload, variant)
 				out = append(out, run)
 			}
 		}
@@ -417,8 +442,11 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 			_, users = r.Workload.Settings.Steps(r.Users)
 		}
 		limits := r.Data.Limits.String()
-		if r.Data.Limits.Preset != "" {
+		switch {
+		case r.Data.Limits.Preset != "":
 			limits = r.Data.Limits.Preset
+		case r.Data.Limits.Class != "":
+			limits = r.Data.Limits.Class + " class: " + limits
 		}
 		if limits == "" {
 			limits = "-"
