@@ -32,7 +32,7 @@ type File struct {
 	// a target's class is one of them, or one sized from them (sata, from nvme).
 	Classes map[string]string    `toml:"classes"`
 	Targets map[string]TargetDef `toml:"targets"`
-	Engines     map[string]EngineDef `toml:"engines"`
+	Engines map[string]EngineDef `toml:"engines"`
 	// Workloads are decoded table by table, each into its kind's definition.
 	Workloads map[string]map[string]any `toml:"workloads"`
 	Runs      []RunDef                  `toml:"runs"`
