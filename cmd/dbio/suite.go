@@ -188,10 +188,10 @@ func suiteReport(app *App, dir string) error {
 	if err := report.ExpectText(app.Stdout, sc.Checks); err != nil {
 		return err
 	}
-	path, err := report.WriteSuiteReport(sc, reportOptions(app))
-	if err != nil {
+	out := report.OutputIn(dir)
+	if err := report.WriteSuiteReport(out, sc, reportOptions(app)); err != nil {
 		return err
 	}
-	fmt.Fprintf(app.Stdout, "suite report: %s\n", path)
+	fmt.Fprintf(app.Stdout, "suite report: %s\n", out.HTML)
 	return nil
 }

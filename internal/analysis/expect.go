@@ -174,6 +174,10 @@ func CheckExpectation(e results.Expectation, a, b []*results.Loaded) ExpectCheck
 	}
 	// A user count read on both sides is one both ran.
 	users := commonUsers(a, b, m)
+	if len(users) == 0 && (e.StepA == "largest" || e.StepA == "average" || e.StepB == "largest" || e.StepB == "average") {
+		c.Reason = fmt.Sprintf("runs %s and %s have no user count at which both have %s", e.A, e.B, m.Title)
+		return c
+	}
 	c.SamplesA, c.WhereA = samples(a, m, e.StepA, users)
 	c.SamplesB, c.WhereB = samples(b, m, e.StepB, users)
 	switch {

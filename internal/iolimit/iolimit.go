@@ -140,7 +140,9 @@ func SizeClass(name string, defined map[string]Limits) (Limits, error) {
 	if !ok {
 		known := ClassNames()
 		for n := range defined {
-			known = append(known, n)
+			if _, builtin := classes[n]; !builtin {
+				known = append(known, n)
+			}
 		}
 		sort.Strings(known)
 		return Limits{}, fmt.Errorf("unknown storage class %q: use one of %s, or size it under [classes]", name, strings.Join(known, ", "))

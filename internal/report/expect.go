@@ -103,10 +103,10 @@ func CheckSuite(s *results.Suite) SuiteChecks {
 	return SuiteChecks{Suite: s, Checks: analysis.CheckExpectations(s.Expect, s.Repeats)}
 }
 
-// WriteSuiteReport writes a suite directory's report into it: report.html,
-// summary.md and csv/, with the expected findings and their verdicts, every
-// run and the comparisons the suite wrote.
-func WriteSuiteReport(sc SuiteChecks, opts Options) (string, error) {
+// WriteSuiteReport writes a suite's report (OutputIn its directory, for
+// dbio suite and dbio report): the expected findings and their verdicts,
+// every run and the comparisons the suite wrote.
+func WriteSuiteReport(out Output, sc SuiteChecks, opts Options) error {
 	s := sc.Suite
 	d := &document{Title: "dbio suite: " + s.Name, Subtitle: s.Description}
 	reproduced := 0
@@ -149,12 +149,11 @@ func WriteSuiteReport(sc SuiteChecks, opts Options) (string, error) {
 	if opts.Version != "" {
 		d.Footer += " " + opts.Version
 	}
-	d.Footer += " from " + s.Path + " (" + results.SuiteFile + " and the results directories of its runs)."
-	out := OutputIn(s.Path)
-	if err := out.write(d); err != nil {
-		return "", err
+	if opts.Now != nil {
+		d.Footer += " on " + stamp(opts.Now())
 	}
-	return out.HTML, nil
+	d.Footer += " from the suite directory " + filepath.Base(s.Path) + " (" + results.SuiteFile + " and the results directories of its runs)."
+	return out.write(d)
 }
 
 // StudiesMarkdown writes one table of every suite's expected findings:

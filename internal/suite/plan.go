@@ -181,8 +181,9 @@ func (v *validator) classes() map[string]iolimit.Limits {
 			err = fmt.Errorf("%q: size a class with riops, wiops, rbps and wbps, not a preset", v.f.Classes[name])
 		}
 		if err != nil {
+			// Reported once, here; the targets of the class take no limits.
 			v.addf("classes", name, "%v", err)
-			continue
+			l = iolimit.Limits{}
 		}
 		out[name] = l
 	}

@@ -187,3 +187,17 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestExpectationsPointAtLines(t *testing.T) {
+	_, err := Load("testdata/expect-bad.toml", testEnv(nil))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("error %v is not a list of problems", err)
+	}
+	golden(t, "expect-bad.problems", []byte(ps.Error()+"\n"))
+	// A misspelt key of an [[expect]] is named with the key meant.
+	_, err = Parse("s.toml", []byte("name = \"x\"\n[[expect]]\nfigure = \"tpm\"\nrelaton = \"lower\"\n"), testEnv(nil))
+	if err == nil || err.Error() != "s.toml: line 4: expect.relaton: unknown key (did you mean relation?)" {
+		t.Errorf("misspelt key: %v", err)
+	}
+}
