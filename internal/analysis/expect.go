@@ -200,7 +200,7 @@ func CheckExpectation(e results.Expectation, a, b []*results.Loaded) ExpectCheck
 	for i, v := range c.SamplesA {
 		scaled[i] = v * bound
 	}
-	sep, why := separate(scaled, c.SamplesB, e.Floor, m.Floor)
+	sep, why := separate(scaled, c.SamplesB, e.Floor, m.Floor, m.Unit)
 	want := below
 	if e.Relation == results.Higher {
 		want = above
@@ -237,14 +237,14 @@ const (
 //
 // In every case a difference smaller than the metric's own floor (abs, in
 // its unit: 1 % of the machine's CPU) is noise.
-func separate(a, b []float64, floor, abs float64) (separation, string) {
+func separate(a, b []float64, floor, abs float64, unit string) (separation, string) {
 	ma, mb := median(a), median(b)
 	dir := below
 	if mb > ma {
 		dir = above
 	}
 	if math.Abs(mb-ma) < abs || mb == ma {
-		return within, fmt.Sprintf("the difference is under %s", strconv.FormatFloat(abs, 'f', -1, 64))
+		return within, fmt.Sprintf("the difference is under %s %s, too small to tell", strconv.FormatFloat(abs, 'f', -1, 64), unit)
 	}
 	n := min(len(a), len(b))
 	switch {
@@ -347,6 +347,16 @@ func samples(runs []*results.Loaded, m Metric, sel string, users []int) ([]float
 		atUsers(u)
 		return out, usersWords(u) + runsWords(len(out))
 	}
+	if sel == "run" {
+		// The figures of the whole run (the largest load kept under a
+		// ceiling), read as a step's.
+		for _, l := range runs {
+			if v := m.Value(results.Step{Figures: l.Run.Figures}); !math.IsNaN(v) {
+				out = append(out, v)
+			}
+		}
+		return out, "the whole run" + runsWords(len(out))
+	}
 	for _, l := range runs {
 		for _, s := range l.Steps {
 			if s.Status == results.StatusCompleted && stepMatches(s, sel) {
@@ -371,6 +381,8 @@ func describeSelector(sel string) string {
 		return "the largest user count both ran"
 	case sel == "average":
 		return "the user counts both ran"
+	case sel == "run":
+		return "the whole run"
 	}
 	if _, err := strconv.Atoi(sel); err == nil {
 		return usersWords(mustAtoi(sel))

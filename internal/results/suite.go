@@ -44,8 +44,9 @@ type Expectation struct {
 	Ratio float64 `json:"ratio,omitempty"`
 	// StepA and StepB pick the steps read on each side: "largest" (the
 	// largest user count both ran), "average" (each run's mean over the
-	// user counts both ran), a user count ("8"), or a step's kind or name
-	// ("backup" reads every backup cycle, "quiet" every quiet tenant).
+	// user counts both ran), a user count ("8"), "run" (the run's own
+	// figures), or a step's kind or name ("backup" reads every backup
+	// cycle, "quiet" every quiet tenant).
 	StepA string `json:"step_a"`
 	StepB string `json:"step_b"`
 	// Floor is the relative difference beyond which one run against one

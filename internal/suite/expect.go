@@ -45,6 +45,9 @@ const DefaultFloor = 0.3
 const (
 	StepLargest = "largest"
 	StepAverage = "average"
+	// StepRun reads the figures of the whole run (the largest load kept
+	// under a response-time ceiling).
+	StepRun = "run"
 )
 
 // scenarioSteps are the steps a scenario's runs record, by the kind or
@@ -160,18 +163,19 @@ func (v *validator) stepSelector(table, key string, x any, def string) string {
 func (v *validator) checkStep(table, key, sel string, r Run) string {
 	steps, scenario := scenarioSteps[r.Scenario]
 	switch {
+	case sel == StepRun:
 	case scenario && sel == "":
 		v.addf(table, key, "run %s is a %s scenario: pick its steps with one of %s", r.Base, r.Scenario, strings.Join(steps, ", "))
 	case scenario && !contains(steps, sel):
 		v.addf(table, key, "%q: run %s is a %s scenario, whose steps are %s%s", sel, r.Base, r.Scenario, strings.Join(steps, ", "), closest(sel, steps))
 	case scenario:
 	case r.Kind == "disk" && (sel == "" || sel == StepLargest || sel == StepAverage || isCount(sel)):
-		v.addf(table, key, "run %s is a fio pass, which has no user steps: name one of its points, such as randread-4k", r.Base)
+		v.addf(table, key, "run %s is a fio pass, which has no user steps: name one of its points, such as 4k-randread", r.Base)
 	case r.Kind == "disk":
 	case sel == "":
 		return StepLargest
 	case sel != StepLargest && sel != StepAverage && !isCount(sel):
-		v.addf(table, key, "%q: use largest, average or a user count such as 8%s", sel, closest(sel, []string{StepLargest, StepAverage}))
+		v.addf(table, key, "%q: use largest, average, run or a user count such as 8%s", sel, closest(sel, []string{StepLargest, StepAverage, StepRun}))
 	}
 	return sel
 }
