@@ -14,7 +14,7 @@ GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 
-.PHONY: run test bench build install vet clean
+.PHONY: run test bench studies build install vet clean
 
 build: .deps-build
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
@@ -37,6 +37,14 @@ test: .deps-test
 bench: .deps-bench
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./scripts/bench.sh $(GO)
+
+# Every example suite at the scale its comments give for this machine, and
+# the table of their findings (seed figure, dbio's figure, verdict) written
+# to docs/studies.md. Needs root (storage classes are block-I/O cgroups) and
+# takes about an hour on two cores.
+studies: .deps-studies
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
+	./scripts/studies.sh
 
 # The dependency script prints the go binary on its last line.
 .deps-%: FORCE

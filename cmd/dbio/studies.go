@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,15 +38,10 @@ study, the seed study's figure, dbio's figure and the verdict, in Markdown;
 			if err != nil {
 				return err
 			}
-			var b bytes.Buffer
-			if err := report.StudiesMarkdown(&b, suites); err != nil {
-				return err
-			}
 			if output == "" {
-				_, err := app.Stdout.Write(b.Bytes())
-				return err
+				return report.StudiesMarkdown(app.Stdout, suites)
 			}
-			if err := os.WriteFile(output, b.Bytes(), 0o644); err != nil {
+			if err := report.WriteStudies(output, suites); err != nil {
 				return err
 			}
 			fmt.Fprintf(app.Stdout, "studies: %s\n", output)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
+	"dbio/internal/units"
 )
 
 // A suite's expectations are laid out the same way everywhere: the finding,
@@ -156,10 +158,20 @@ func WriteSuiteReport(out Output, sc SuiteChecks, opts Options) error {
 	return out.write(d)
 }
 
-// StudiesMarkdown writes one table of every suite's expected findings:
-// study, finding, the seed's figure, dbio's figure and the verdict.
+// StudiesMarkdown writes the studies page: one table of every suite's
+// expected findings (study, finding, the seed's figure, dbio's figure and
+// the verdict), the machine the suites ran on, and their directories.
 func StudiesMarkdown(w io.Writer, suites []SuiteChecks) error {
 	var b strings.Builder
+	b.WriteString(markdownMark + "\n# Studies: the seed findings dbio reproduces\n\n")
+	b.WriteString("Each example suite (examples/*.toml) names the findings of the study it reproduces, scaled down to one machine; " +
+		"dbio checks them against the suite's recorded runs. A finding is reproduced when the runs differ in the study's direction " +
+		"(and by its ratio, where one is given) beyond the noise between repeats; within noise when the repeats cannot tell the sides apart; " +
+		"not measured when a run did not record the figure.\n\n")
+	if h, ok := suitesHost(suites); ok {
+		fmt.Fprintf(&b, "Measured on %s: %s, %s, %s, kernel %s.\n\n", h.Hostname, plural(h.CPUs, "CPU", "CPUs"), orDash(h.CPUModel),
+			units.FormatBytes(h.MemoryBytes)+" of memory", h.Kernel)
+	}
 	b.WriteString("| study | finding | seed study | dbio | verdict |\n|---|---|---|---|---|\n")
 	for _, sc := range suites {
 		if len(sc.Checks) == 0 {
@@ -169,8 +181,29 @@ func StudiesMarkdown(w io.Writer, suites []SuiteChecks) error {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(sc.Suite.Name), mdEscape(c.Finding), mdEscape(orDash(c.Seed)), mdEscape(ExpectFigure(c)), c.Verdict)
 		}
 	}
+	b.WriteString("\nSuite directories: ")
+	var dirs []string
+	for _, sc := range suites {
+		dirs = append(dirs, filepath.Base(sc.Suite.Path))
+	}
+	b.WriteString(strings.Join(dirs, ", ") + ".\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// suitesHost is the machine the suites' first recorded run measured.
+func suitesHost(suites []SuiteChecks) (results.Host, bool) {
+	for _, sc := range suites {
+		for _, r := range sc.Suite.Runs {
+			if r.Dir == "" {
+				continue
+			}
+			if l, err := results.LoadSummary(r.Dir); err == nil && l.Run.Environment.Host.CPUs > 0 {
+				return l.Run.Environment.Host, true
+			}
+		}
+	}
+	return results.Host{}, false
 }
 
 // LoadSuites reads suite directories and checks their expectations.
@@ -184,4 +217,17 @@ func LoadSuites(dirs []string) ([]SuiteChecks, error) {
 		out = append(out, CheckSuite(s))
 	}
 	return out, nil
+}
+
+// WriteStudies writes the studies page to path, refusing to replace a file
+// dbio did not write.
+func WriteStudies(path string, suites []SuiteChecks) error {
+	if err := checkOwned(path, markdownMark); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := StudiesMarkdown(&b, suites); err != nil {
+		return err
+	}
+	return writeShared(path, b.Bytes())
 }
