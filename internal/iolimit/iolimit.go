@@ -107,7 +107,7 @@ type Class struct {
 
 // classes are the classes a suite may name without sizing them itself.
 var classes = map[string]Class{
-	"nvme": {Name: "nvme", Source: "the fastest class: the suite sizes it ([classes] nvme = \"riops=...,wiops=...\")"},
+	"nvme": {Name: "nvme", Source: "the fastest class, sized by the suite under [classes]"},
 	"sata": {Name: "sata", Of: "nvme", Slower: 6.5, Latency: 5.6,
 		Source: "the NVMe vs SATA study's device tests: the NVMe drive gave 6.5x the SATA drive's sequential throughput, at 5.6x lower latency"},
 }
