@@ -200,7 +200,13 @@ func CheckExpectation(e results.Expectation, a, b []*results.Loaded) ExpectCheck
 	for i, v := range c.SamplesA {
 		scaled[i] = v * bound
 	}
-	sep, why := separate(scaled, c.SamplesB, e.Floor, m.Floor, m.Unit)
+	// Samples are runs, or the steps a scenario's selector matched
+	// (backup cycles, tenants).
+	noun := "runs"
+	if !perRun(e.StepA) || !perRun(e.StepB) {
+		noun = "steps"
+	}
+	sep, why := separate(scaled, c.SamplesB, e.Floor, m.Floor, m.Unit, noun)
 	want := below
 	if e.Relation == results.Higher {
 		want = above
@@ -237,7 +243,7 @@ const (
 //
 // In every case a difference smaller than the metric's own floor (abs, in
 // its unit: 1 % of the machine's CPU) is noise.
-func separate(a, b []float64, floor, abs float64, unit string) (separation, string) {
+func separate(a, b []float64, floor, abs float64, unit, noun string) (separation, string) {
 	ma, mb := median(a), median(b)
 	dir := below
 	if mb > ma {
@@ -254,22 +260,22 @@ func separate(a, b []float64, floor, abs float64, unit string) (separation, stri
 			return within, err.Error()
 		}
 		if cmp.Verdict != stats.Different {
-			return within, fmt.Sprintf("%s (p = %.3g, %d and %d runs)", cmp.Verdict, cmp.Test.P, len(a), len(b))
+			return within, fmt.Sprintf("%s (p = %.3g, %d and %d %s)", cmp.Verdict, cmp.Test.P, len(a), len(b), noun)
 		}
-		return dir, fmt.Sprintf("significant (p = %.3g, %d and %d runs)", cmp.Test.P, len(a), len(b))
+		return dir, fmt.Sprintf("significant (p = %.3g, %d and %d %s)", cmp.Test.P, len(a), len(b), noun)
 	case n >= 2:
 		loA, hiA := slices.Min(a), slices.Max(a)
 		loB, hiB := slices.Min(b), slices.Max(b)
 		if hiB < loA || loB > hiA {
-			return dir, fmt.Sprintf("the ranges of %d and %d runs do not overlap", len(a), len(b))
+			return dir, fmt.Sprintf("the ranges of %d and %d %s do not overlap", len(a), len(b), noun)
 		}
-		return within, fmt.Sprintf("the ranges of %d and %d runs overlap", len(a), len(b))
+		return within, fmt.Sprintf("the ranges of %d and %d %s overlap", len(a), len(b), noun)
 	}
 	rel := math.Abs(mb-ma) / math.Abs(ma)
 	if ma == 0 || rel > floor {
-		return dir, fmt.Sprintf("one run against one run, beyond the %.0f %% floor", floor*100)
+		return dir, fmt.Sprintf("one against one, beyond the %.0f %% floor", floor*100)
 	}
-	return within, fmt.Sprintf("one run against one run, within the %.0f %% floor: repeat the runs", floor*100)
+	return within, fmt.Sprintf("one against one, within the %.0f %% floor: repeat the runs", floor*100)
 }
 
 // commonUsers are the user counts at which both sides have the figure in
@@ -367,6 +373,14 @@ func samples(runs []*results.Loaded, m Metric, sel string, users []int) ([]float
 		}
 	}
 	return out, fmt.Sprintf("%s, %d %s", sel, len(out), map[bool]string{true: "step", false: "steps"}[len(out) == 1])
+}
+
+// perRun says a selector reads one sample per run.
+func perRun(sel string) bool {
+	if _, err := strconv.Atoi(sel); err == nil {
+		return true
+	}
+	return sel == "" || sel == "largest" || sel == "average" || sel == "run"
 }
 
 // stepMatches says a step is of the kind or name a selector gives, or one
