@@ -146,3 +146,37 @@ func TestStudiesReproduceTheirDirection(t *testing.T) {
 		})
 	}
 }
+
+// dbio studies reads suite directories (a real nvme-vs-sata run, as the
+// report's tests keep it) into one table, and refuses a directory that is
+// not a suite's; dbio report on a suite's directory writes the suite's
+// report into it.
+func TestStudiesAndSuiteReport(t *testing.T) {
+	src := filepath.Join("..", "..", "internal", "report", "testdata", "suite-nvme-vs-sata")
+	dir := filepath.Join(t.TempDir(), "suite")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"studies", dir}); code != exitOK ||
+		!strings.Contains(out.String(), "| nvme-vs-sata | SATA-class TPM at most 0.8x NVMe-class at the largest step |") {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"studies", t.TempDir()}); code != exitUsage || !strings.Contains(out.String(), "is not a suite directory") {
+		t.Errorf("a directory without suite.json: exit %d:\n%s", code, out.String())
+	}
+	page := filepath.Join(t.TempDir(), "studies.md")
+	os.WriteFile(page, []byte("# my notes\n"), 0o644)
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"studies", dir, "-o", page}); code == exitOK {
+		t.Errorf("replaced a file dbio did not write:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"report", dir}); code != exitOK || !strings.Contains(out.String(), "3 of 5 findings reproduced") {
+		t.Fatalf("report of a suite: exit %d:\n%s", code, out.String())
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || !strings.Contains(string(md), "| reproduced |") {
+		t.Errorf("the suite's summary.md: %v", err)
+	}
+}
