@@ -94,6 +94,7 @@ func expectMetrics() []Metric {
 		engineWait("db-log-write-wait", "log write wait", "db_log_write"),
 		engineWait("db-write-wait", "data write wait", "db_write"),
 		engineWait("db-read-wait", "data read wait", "db_read"),
+		engineWait("db-data-sync-wait", "data file sync wait", "db_data_sync"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
 		recorded("seconds", "duration", "s", Lower),
