@@ -28,8 +28,11 @@ var ciStudies = []struct {
 }{
 	{"nvme-vs-sata", "postgres", `
 name = "ci-nvme-vs-sata"
+# Smaller than the example's classes: on a machine whose CPUs other work
+# keeps busy, PostgreSQL commits less, and the SATA class (92 write IOPS)
+# must still sit well below what it asks.
 [classes]
-nvme = "riops=9000,wiops=1500,rbps=390MB,wbps=150MB"
+nvme = "riops=3600,wiops=600,rbps=160MB,wbps=60MB"
 [targets.nvme]
 path = "%DIR%/nvme"
 class = "nvme"
