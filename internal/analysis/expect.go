@@ -208,6 +208,9 @@ func CheckExpectation(e results.Expectation, a, b []*results.Loaded) ExpectCheck
 		noun = "steps"
 	}
 	sep, why := separate(scaled, c.SamplesB, e.Floor, m.Floor, m.Unit, noun)
+	if bound != 1 {
+		why = fmt.Sprintf("%s, b against %gx a", why, bound)
+	}
 	want := below
 	if e.Relation == results.Higher {
 		want = above
