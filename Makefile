@@ -15,7 +15,7 @@ GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 
-.PHONY: run test bench build install vet clean screenshot
+.PHONY: run test bench studies build install vet clean screenshot
 
 build: .deps-build
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
@@ -44,6 +44,14 @@ bench: .deps-bench
 screenshot: .deps-screenshot
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./scripts/screenshot.sh ./$(BIN) docs/report.png
+
+# Every example suite at the scale its comments give for this machine, and
+# the table of their findings (seed figure, dbio's figure, verdict) written
+# to docs/studies.md. Needs root (storage classes are block-I/O cgroups) and
+# takes about an hour on two cores.
+studies: .deps-studies
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
+	./scripts/studies.sh
 
 # The dependency script prints the go binary on its last line.
 .deps-%: FORCE

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs what dbio needs on Debian 12, only when it is missing.
-#   scripts/deps.sh run    Go toolchain, C compiler (cgo for SQLite), fio
+#   scripts/deps.sh run      Go toolchain, C compiler (cgo for SQLite), fio
+#   scripts/deps.sh bench    the above plus PostgreSQL and MariaDB server binaries
+#   scripts/deps.sh studies  the same as bench (make studies runs the examples)
 #   scripts/deps.sh screenshot  the run dependencies plus Chromium (make screenshot)
-#   scripts/deps.sh test   the above plus PostgreSQL and MariaDB server binaries,
-#                          and what the multi-host tests run inside network
-#                          namespaces (iproute2, openssh-server, the node exporter)
+#   scripts/deps.sh test     the same servers, plus what the multi-host tests run
+#                            inside network namespaces (iproute2, openssh-server,
+#                            the node exporter), Chromium and sysbench
 # Prints the Go binary to use on its last line.
 set -euo pipefail
 
@@ -123,7 +125,7 @@ ensure_mariadb() {
 mode=${1:-run}
 ensure_cmd gcc gcc libc6-dev
 ensure_cmd fio fio
-if [ "$mode" = test ] || [ "$mode" = bench ]; then
+if [ "$mode" = test ] || [ "$mode" = bench ] || [ "$mode" = studies ]; then
 	ensure_postgres
 	ensure_mariadb
 fi

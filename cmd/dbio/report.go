@@ -24,13 +24,20 @@ one CSV file per table.
 With one directory and no -o, the report goes into that directory:
 report.html, summary.md and csv/. A repeat set's directory (written by
 --repeat N) gets the report of its repeats: every figure as the median over
-the repeats with its 95 % confidence interval and the spread between them. With -o FILE.html it goes to FILE.html,
+the repeats with its 95 % confidence interval and the spread between them. A
+suite's directory (the one dbio suite wrote, with suite.json) gets the suite's
+report: the findings its file expects, checked against its runs, and the list
+of its runs. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			if len(args) == 1 && output == "" && isSuiteDir(args[0]) {
+				// A suite's directory: its expected findings and its runs.
+				return suiteReport(app, args[0])
 			}
 			if len(args) == 1 {
 				// A repeat set's report: every figure over its repeats.

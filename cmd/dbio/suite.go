@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/analysis"
 	"dbio/internal/fio"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -42,7 +43,7 @@ DSN is recorded without its password.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			registry := workloads()
-			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry})
+			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {
@@ -97,6 +98,9 @@ DSN is recorded without its password.`,
 						line += "  (" + r.Error + ")"
 					}
 					fmt.Fprintln(app.Stdout, line)
+				}
+				if rerr := suiteReport(app, out.Dir); rerr != nil {
+					fmt.Fprintf(app.Stdout, "warning: suite report: %v\n", rerr)
 				}
 			}
 			if err != nil && cmd.Context().Err() != nil {
@@ -196,4 +200,23 @@ func compareRuns(compared []runner.ComparedSet, out string) error {
 	}
 	_, err := report.WriteComparison(report.OutputAt(out), runs, opts)
 	return err
+}
+
+// suiteReport checks a finished suite's expected findings against its
+// results, prints them, and writes the suite's report into its directory.
+func suiteReport(app *App, dir string) error {
+	s, err := results.LoadSuite(dir)
+	if err != nil {
+		return err
+	}
+	sc := report.CheckSuite(s)
+	if err := report.ExpectText(app.Stdout, sc.Checks); err != nil {
+		return err
+	}
+	out := report.OutputIn(dir)
+	if err := report.WriteSuiteReport(out, sc, reportOptions(app)); err != nil {
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "suite report: %s\n", out.HTML)
+	return nil
 }

@@ -25,6 +25,8 @@ type Limits struct {
 	WriteBPS  int64 `json:"wbps,omitempty" toml:"wbps"`
 	// Preset names the preset the limits came from, if any.
 	Preset string `json:"preset,omitempty" toml:"-"`
+	// Class names the storage class the limits were sized as, if any.
+	Class string `json:"class,omitempty" toml:"-"`
 }
 
 // IsZero reports whether no limit is set.
@@ -82,6 +84,87 @@ var presets = map[string]Preset{
 		Limits: Limits{ReadIOPS: 5000, WriteIOPS: 3000, ReadBPS: 250 << 20, WriteBPS: 200 << 20},
 		Source: "the SAN RAID 5 layout of a DBA's SQLIO matrix, in the range such a matrix shows for these arrays under the 20 ms latency line; the issue's example limits",
 	},
+}
+
+// Class is a storage class sized from another: every cap of the class it
+// is sized from, divided by how much slower a seed study measured it. The
+// fastest class is sized by the suite, from what the database on the
+// machine at hand demands, so that the slower classes bind where the study
+// found them to; the ratios between classes are the study's.
+type Class struct {
+	Name string
+	// Of is the class this one is sized from; "" for one the suite sizes.
+	Of string
+	// Slower divides every cap (IOPS and bandwidth) of Of.
+	Slower float64
+	// Latency is how many times longer the study measured this class's
+	// I/O to take than Of's. Block-I/O cgroups cap rates and cannot add
+	// latency, so it is recorded, not emulated: latency grows only where
+	// the demand exceeds a cap and I/O queues behind it.
+	Latency float64
+	Source  string
+}
+
+// classes are the classes a suite may name without sizing them itself.
+var classes = map[string]Class{
+	"nvme": {Name: "nvme", Source: "the fastest class, sized by the suite under [classes]"},
+	"sata": {Name: "sata", Of: "nvme", Slower: 6.5, Latency: 5.6,
+		Source: "the NVMe vs SATA study's device tests: the NVMe drive gave 6.5x the SATA drive's sequential throughput, at 5.6x lower latency"},
+}
+
+// LookupClass finds a storage class by name.
+func LookupClass(name string) (Class, bool) {
+	c, ok := classes[name]
+	return c, ok
+}
+
+// ClassNames lists the classes in order.
+func ClassNames() []string {
+	names := make([]string, 0, len(classes))
+	for n := range classes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SizeClass gives the limits of class name: those the suite defined for it,
+// else those of the class it is sized from divided by its ratio. defined
+// holds the classes the suite sized, by name.
+func SizeClass(name string, defined map[string]Limits) (Limits, error) {
+	if l, ok := defined[name]; ok {
+		l.Class = name
+		return l, nil
+	}
+	c, ok := classes[name]
+	if !ok {
+		known := ClassNames()
+		for n := range defined {
+			if _, builtin := classes[n]; !builtin {
+				known = append(known, n)
+			}
+		}
+		sort.Strings(known)
+		return Limits{}, fmt.Errorf("unknown storage class %q: use one of %s, or size it under [classes]", name, strings.Join(known, ", "))
+	}
+	if c.Of == "" {
+		return Limits{}, fmt.Errorf("the %s class is sized by the suite: add [classes] %s = \"riops=N,wiops=N,rbps=SIZE,wbps=SIZE\", what the fastest storage gives the database on this machine", name, name)
+	}
+	of, err := SizeClass(c.Of, defined)
+	if err != nil {
+		return Limits{}, fmt.Errorf("the %s class is sized from the %s class: %w", name, c.Of, err)
+	}
+	div := func(v, unit int64) int64 {
+		if v == 0 {
+			return 0
+		}
+		// Whole I/Os, and bandwidth in whole MiB when there is one.
+		if float64(v)/c.Slower < float64(unit) {
+			unit = 1
+		}
+		return max(1, int64(float64(v)/c.Slower/float64(unit)+0.5)*unit)
+	}
+	return Limits{ReadIOPS: div(of.ReadIOPS, 1), WriteIOPS: div(of.WriteIOPS, 1), ReadBPS: div(of.ReadBPS, 1<<20), WriteBPS: div(of.WriteBPS, 1<<20), Class: name}, nil
 }
 
 // LookupPreset finds a storage class by name.

@@ -178,3 +178,36 @@ func TestIOWaitSaysWhyNot(t *testing.T) {
 		t.Errorf("a v2 group: %q, %q", file, why)
 	}
 }
+
+// A class is the suite's own sizing when it gives one, else the class it is
+// sized from divided by the study's ratio: whole I/Os, whole MiB.
+func TestSizeClass(t *testing.T) {
+	nvme := Limits{ReadIOPS: 9000, WriteIOPS: 1500, ReadBPS: 390 << 20, WriteBPS: 150 << 20}
+	tests := []struct {
+		name    string
+		defined map[string]Limits
+		want    Limits
+		err     string
+	}{
+		{"nvme", map[string]Limits{"nvme": nvme}, Limits{ReadIOPS: 9000, WriteIOPS: 1500, ReadBPS: 390 << 20, WriteBPS: 150 << 20, Class: "nvme"}, ""},
+		{"sata", map[string]Limits{"nvme": nvme}, Limits{ReadIOPS: 1385, WriteIOPS: 231, ReadBPS: 60 << 20, WriteBPS: 23 << 20, Class: "sata"}, ""},
+		{"sata", map[string]Limits{"nvme": {WriteIOPS: 3, WriteBPS: 1 << 20}}, Limits{WriteIOPS: 1, WriteBPS: 161319, Class: "sata"}, ""},
+		{"sata", map[string]Limits{"nvme": nvme, "sata": {WriteIOPS: 100}}, Limits{WriteIOPS: 100, Class: "sata"}, ""},
+		{"raid5", map[string]Limits{"raid5": {WriteIOPS: 300}}, Limits{WriteIOPS: 300, Class: "raid5"}, ""},
+		{"sata", nil, Limits{}, `the sata class is sized from the nvme class: the nvme class is sized by the suite: add [classes] nvme = "riops=N,wiops=N,rbps=SIZE,wbps=SIZE"`},
+		{"stata", map[string]Limits{"raid5": {WriteIOPS: 300}}, Limits{}, `unknown storage class "stata": use one of nvme, raid5, sata, or size it under [classes]`},
+	}
+	for _, tt := range tests {
+		got, err := SizeClass(tt.name, tt.defined)
+		switch {
+		case tt.err != "":
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+				t.Errorf("%s: error %v, want %q", tt.name, err, tt.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case got != tt.want:
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -57,6 +57,9 @@ func (l StorageLimit) Describe() string {
 	if l.Preset != "" {
 		how = l.Preset + " preset, " + how
 	}
+	if l.Class != "" {
+		how = l.Class + " class, " + how
+	}
 	return "capped at " + strings.Join(caps, " / ") + " (" + how + ")"
 }
 

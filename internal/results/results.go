@@ -118,6 +118,9 @@ type StorageLimit struct {
 	WriteBPS int64 `json:"wbps,omitempty"`
 	// Preset names the storage class the caps came from, if any.
 	Preset string `json:"preset,omitempty"`
+	// Class names the storage class the caps were sized as (a suite's
+	// class = "sata"), if any.
+	Class string `json:"class,omitempty"`
 	// Mechanism is how the caps were applied: "cgroup v1", "cgroup v2".
 	Mechanism string `json:"mechanism"`
 }

@@ -52,6 +52,13 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	} else {
 		note += "; the kernel keeps the group's own I/O wait in " + file + ", which dbio does not sample"
 	}
+	if c, ok := iolimit.LookupClass(l.Class); ok {
+		note += " (" + c.Name + " class: " + c.Source
+		if c.Of != "" {
+			note += fmt.Sprintf("; sized as the %s class's caps divided by %g; its %gx latency is not emulated, block-I/O cgroups cap rates only", c.Of, c.Slower, c.Latency)
+		}
+		note += ")"
+	}
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap
 		opts.RunAs = g.AllowUser
@@ -75,7 +82,7 @@ func storageLimit(g *iolimit.Group) *results.StorageLimit {
 // through mechanism.
 func limitRecord(l iolimit.Limits, mechanism string) *results.StorageLimit {
 	return &results.StorageLimit{ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS, ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS,
-		Preset: l.Preset, Mechanism: mechanism}
+		Preset: l.Preset, Class: l.Class, Mechanism: mechanism}
 }
 
 // recordLimit marks the run's targets that a limit capped, so that every

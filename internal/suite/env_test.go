@@ -13,5 +13,6 @@ func testEnv(getenv func(string) string) Env {
 		Getenv:    getenv,
 		Engines:   []string{"sqlite", "postgres", "mariadb", "mysql"},
 		Workloads: workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition()),
+		Figures:   []string{"cpu-iowait", "fio-mbs", "latency-p99", "seconds", "tpm"},
 	}
 }

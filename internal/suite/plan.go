@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"dbio/internal/iolimit"
+	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/steady"
 	"dbio/internal/units"
@@ -27,6 +28,9 @@ type Plan struct {
 	// Notices name the old keys the file uses and their new names; the
 	// caller shows them.
 	Notices []string `json:"-"`
+	// Expect are the findings the runs should reproduce, checked against
+	// the results once the suite has run.
+	Expect []results.Expectation
 }
 
 // Target is a resolved target of a run.
@@ -40,6 +44,9 @@ type Target struct {
 type Run struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
+	// Base is the name every repetition of the run shares ("tpcc-nvme" for
+	// tpcc-nvme-r1 and tpcc-nvme-r2): what an expectation names.
+	Base string `json:"base"`
 	// Variant names the crossed values this run takes, e.g. data=nvme buffer_pool=64MB.
 	Variant map[string]string `json:"variant,omitempty"`
 	// Rep numbers the repetitions of a variant (1-based) when the run repeats.
@@ -105,6 +112,7 @@ func (v *validator) expand() *Plan {
 	if p.Results == "" {
 		p.Results = "results"
 	}
+	classes := v.classes()
 	targets := map[string]Target{}
 	for _, name := range sortedKeys(f.Targets) {
 		t := f.Targets[name]
@@ -115,6 +123,13 @@ func (v *validator) expand() *Plan {
 		l, err := checkLimit(t.Limit)
 		if err != nil {
 			v.addf(table, "limit", "%v", err)
+		}
+		if t.Class != "" {
+			if t.Limit != "" {
+				v.addf(table, "class", "give the target a class or a limit, not both")
+			} else if l, err = iolimit.SizeClass(t.Class, classes); err != nil {
+				v.addf(table, "class", "%v", err)
+			}
 		}
 		targets[name] = Target{Name: name, Path: t.Path, Limits: l}
 	}
@@ -144,19 +159,54 @@ func (v *validator) expand() *Plan {
 	if len(f.Runs) == 0 {
 		v.addf("", "runs", "the suite has no [[runs]]: add at least one")
 	}
-	for i, r := range f.Runs {
-		p.Runs = append(p.Runs, v.expandRun(i, r, targets, maxRuns-len(p.Runs))...)
-	}
+	// Two entries may expand to the same name: the later one's runs are
+	// numbered (tpcc-2), and every repetition of a run keeps the base name
+	// it shares with the others, which expectations name.
 	seen := map[string]int{}
+	for i, r := range f.Runs {
+		runs := v.expandRun(i, r, targets, maxRuns-len(p.Runs))
+		renamed := map[string]string{}
+		for j := range runs {
+			base := runs[j].Name
+			final, ok := renamed[base]
+			if !ok {
+				final = base
+				if n := seen[base]; n > 0 {
+					final = fmt.Sprintf("%s-%d", base, n+1)
+				}
+				seen[base]++
+				renamed[base] = final
+			}
+			runs[j].Base, runs[j].Name = final, final
+			if runs[j].Rep > 0 {
+				runs[j].Name = fmt.Sprintf("%s-r%d", final, runs[j].Rep)
+			}
+		}
+		p.Runs = append(p.Runs, runs...)
+	}
 	for i := range p.Runs {
 		p.Runs[i].Index = i
-		base := p.Runs[i].Name
-		if n := seen[base]; n > 0 {
-			p.Runs[i].Name = fmt.Sprintf("%s-%d", base, n+1)
-		}
-		seen[base]++
 	}
+	p.Expect = v.expectations(p.Runs)
 	return p
+}
+
+// classes are the storage classes the suite sizes under [classes].
+func (v *validator) classes() map[string]iolimit.Limits {
+	out := map[string]iolimit.Limits{}
+	for _, name := range sortedKeys(v.f.Classes) {
+		l, err := iolimit.Parse(v.f.Classes[name])
+		if err == nil && l.Preset != "" {
+			err = fmt.Errorf("%q: size a class with riops, wiops, rbps and wbps, not a preset", v.f.Classes[name])
+		}
+		if err != nil {
+			// Reported once, here; the targets of the class take no limits.
+			v.addf("classes", name, "%v", err)
+			l = iolimit.Limits{}
+		}
+		out[name] = l
+	}
+	return out
 }
 
 func (v *validator) checkWorkload(name string, w WorkloadDef) {
@@ -457,7 +507,6 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	for rep := 1; rep <= r.Repeat; rep++ {
 		for _, run := range out {
 			run.Rep = rep
-			run.Name = fmt.Sprintf("%s-r%d", run.Name, rep)
 			reps = append(reps, run)
 		}
 	}
@@ -499,8 +548,11 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 			_, users = r.Workload.Settings.Steps(r.Users)
 		}
 		limits := r.Data.Limits.String()
-		if r.Data.Limits.Preset != "" {
+		switch {
+		case r.Data.Limits.Preset != "":
 			limits = r.Data.Limits.Preset
+		case r.Data.Limits.Class != "":
+			limits = r.Data.Limits.Class + " class: " + limits
 		}
 		if limits == "" {
 			limits = "-"

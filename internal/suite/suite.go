@@ -27,12 +27,17 @@ type File struct {
 	Name    string `toml:"name"`
 	Results string `toml:"results"`
 	// Description says what the study reproduces; it goes into the report.
-	Description string               `toml:"description"`
-	Targets     map[string]TargetDef `toml:"targets"`
-	Engines     map[string]EngineDef `toml:"engines"`
+	Description string `toml:"description"`
+	// Classes size storage classes by name ("nvme" = "riops=...,wiops=..."):
+	// a target's class is one of them, or one sized from them (sata, from nvme).
+	Classes map[string]string    `toml:"classes"`
+	Targets map[string]TargetDef `toml:"targets"`
+	Engines map[string]EngineDef `toml:"engines"`
 	// Workloads are decoded table by table, each into its kind's definition.
 	Workloads map[string]map[string]any `toml:"workloads"`
 	Runs      []RunDef                  `toml:"runs"`
+	// Expect are the findings the suite's runs should reproduce.
+	Expect []ExpectDef `toml:"expect"`
 }
 
 // TargetDef is a storage location.
@@ -40,6 +45,9 @@ type TargetDef struct {
 	Path string `toml:"path"`
 	// Limit emulates a storage class: "riops=5000,wiops=3000,rbps=250MB,wbps=200MB" or a preset.
 	Limit string `toml:"limit"`
+	// Class emulates a storage class sized from the suite's [classes]:
+	// "nvme" as sized there, "sata" the study's ratio slower.
+	Class string `toml:"class"`
 }
 
 // EngineDef is an engine with its settings.
@@ -192,6 +200,8 @@ type Env struct {
 	Engines []string
 	// Workloads are the kinds of database workload a suite may use, beside disk.
 	Workloads *workload.Registry
+	// Figures are the figures an expectation may compare.
+	Figures []string
 }
 
 // Load reads, decodes and validates a suite file, returning its plan.

@@ -229,3 +229,39 @@ func TestOldTimingKeysStillRead(t *testing.T) {
 		}
 	}
 }
+
+func TestExpectationsPointAtLines(t *testing.T) {
+	_, err := Load("testdata/expect-bad.toml", testEnv(nil))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("error %v is not a list of problems", err)
+	}
+	golden(t, "expect-bad.problems", []byte(ps.Error()+"\n"))
+	// A misspelt key of an [[expect]] is named with the key meant.
+	_, err = Parse("s.toml", []byte("name = \"x\"\n[[expect]]\nfigure = \"tpm\"\nrelaton = \"lower\"\n"), testEnv(nil))
+	if err == nil || err.Error() != "s.toml: line 4: expect.relaton: unknown key (did you mean relation?)" {
+		t.Errorf("misspelt key: %v", err)
+	}
+}
+
+// Repetitions share their run's base name, which expectations name, and a
+// second entry that expands to the same name is numbered before its
+// repetitions are.
+func TestRepeatsShareTheirBaseName(t *testing.T) {
+	text := "name = \"r\"\n[targets.a]\npath = \"/a\"\n[targets.b]\npath = \"/b\"\n[workloads.w]\nkind = \"tpcc\"\nwarehouses = 1\n" +
+		"[[runs]]\nname = \"x\"\nworkload = \"w\"\nengine = \"e\"\ndata = [\"a\", \"b\"]\nrepeat = 2\n" +
+		"[[runs]]\nname = \"x\"\nworkload = \"w\"\nengine = \"e\"\ndata = [\"a\", \"b\"]\n" +
+		"[engines.e]\nengine = \"sqlite\"\n"
+	p, err := Parse("s.toml", []byte(text), testEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range p.Runs {
+		got = append(got, r.Name+"/"+r.Base)
+	}
+	want := "x-a-r1/x-a x-b-r1/x-b x-a-r2/x-a x-b-r2/x-b x-a-2/x-a-2 x-b-2/x-b-2"
+	if strings.Join(got, " ") != want {
+		t.Errorf("runs %v, want %s", got, want)
+	}
+}
