@@ -107,10 +107,14 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			inst := servers.Instance(t, name)
 			w := smallSysbench(t, inst, sysbench.UpdateIndex)
-			// users-2 is the baseline, users-3 is stalled.
+			// users-2 is the baseline, users-3 is stalled. The rate is low
+			// enough for a busy test machine to keep (each user has 100 to
+			// 150 ms per transaction), and the step long enough that the
+			// transactions in hand when the stall begins (one per user) are
+			// under 1 % of its 300.
 			trigger := &stallTrigger{step: "users-3", start: make(chan struct{})}
-			st := testStepper(t, Steps{Workload: w, Instance: inst, Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 5 * time.Second,
-				Pacing: &Pacing{Rate: 150}}, trigger)
+			st := testStepper(t, Steps{Workload: w, Instance: inst, Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 15 * time.Second,
+				Pacing: &Pacing{Rate: 20}}, trigger)
 			type held struct {
 				from, until time.Time
 				err         error
@@ -140,6 +144,10 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 				}
 			}
 			us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+			if us(base.Total.Corrected.P99US) >= stall/2 {
+				t.Fatalf("without a stall the p99 from the intended start was already %v (%d of %d transactions late): this machine could not keep %v tx/s, and a stall cannot be told from its own backlog",
+					us(base.Total.Corrected.P99US), base.Pacing.Late, base.Pacing.Transactions, base.Pacing.OfferedTPS)
+			}
 			corrRise := us(hit.Total.Corrected.P99US - base.Total.Corrected.P99US)
 			svcRise := us(hit.Total.Latency.P99US - base.Total.Latency.P99US)
 			t.Logf("%s: p99 from the intended start %v -> %v (%+v), service p99 %v -> %v (%+v); late %d -> %d of %d",
