@@ -1,4 +1,5 @@
-# dbio: make run (the embedded default), make test, make bench, make install.
+# dbio: make run (the embedded default), make test, make bench, make install,
+# make screenshot (the README's picture of a report).
 # Each target installs what it needs (Debian 12, as root) only when missing.
 
 BIN := bin/dbio
@@ -14,7 +15,7 @@ GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 
-.PHONY: run test bench build install vet clean
+.PHONY: run test bench build install vet clean screenshot
 
 build: .deps-build
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
@@ -37,6 +38,12 @@ test: .deps-test
 bench: .deps-bench
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./scripts/bench.sh $(GO)
+
+# docs/report.png, the README's picture of a report: a real short dbio quick
+# rendered by headless Chromium (about a minute and a half).
+screenshot: .deps-screenshot
+	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
+	./scripts/screenshot.sh ./$(BIN) docs/report.png
 
 # The dependency script prints the go binary on its last line.
 .deps-%: FORCE

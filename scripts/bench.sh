@@ -91,7 +91,7 @@ for engine in postgres mariadb; do
 	mkdir -p "$target"
 	before=$(state)
 	tpcc "bench-$engine" --engine "$engine" --target "$target" --warehouses 10 --users 8 \
-		--rampup "$RAMPUP" --step "$STEP" --buffer-pool 2GB
+		--ramp-time "$RAMPUP" --runtime "$STEP" --buffer-pool 2GB
 	after=$(state)
 	load_s=${f_load_s:--}
 	row "$engine: load 10 warehouses (s)" "$load_s" "< ${load_target[$engine]}" \
@@ -105,7 +105,7 @@ for engine in postgres mariadb; do
 		"$(verdict "${f_dbio_cpu_pct:-}" 15 lower)" "$after"
 
 	tpcc "bench-$engine-128" --engine "$engine" --target "$target" --warehouses 10 --users 128 \
-		--rampup 10s --step 30s --buffer-pool 2GB --reuse --skip-checks
+		--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
 	row "$engine: driver memory at 128 users (MB)" "${f_dbio_rss_mb:--}" "< 100" \
 		"$(verdict "${f_dbio_rss_mb:-}" 100 lower)" "$(state); ${f_tpm:--} TPM"
 	rm -rf "$target"

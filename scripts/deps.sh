@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what dbio needs on Debian 12, only when it is missing.
 #   scripts/deps.sh run    Go toolchain, C compiler (cgo for SQLite), fio
+#   scripts/deps.sh screenshot  the run dependencies plus Chromium (make screenshot)
 #   scripts/deps.sh test   the above plus PostgreSQL and MariaDB server binaries,
 #                          and what the multi-host tests run inside network
 #                          namespaces (iproute2, openssh-server, the node exporter)
@@ -126,9 +127,12 @@ if [ "$mode" = test ] || [ "$mode" = bench ]; then
 	ensure_postgres
 	ensure_mariadb
 fi
-if [ "$mode" = test ]; then
-	# The report's test opens the HTML in headless Chromium.
+if [ "$mode" = test ] || [ "$mode" = screenshot ]; then
+	# The report's test opens the HTML in headless Chromium, and make
+	# screenshot renders the README's picture with it.
 	ensure_cmd chromium chromium
+fi
+if [ "$mode" = test ]; then
 	# The sysbench workload's test cross-checks dbio against Debian's sysbench.
 	ensure_cmd sysbench sysbench
 	# The multi-host test foundation (internal/testhosts) builds hosts out of

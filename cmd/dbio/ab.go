@@ -42,7 +42,8 @@ time, and whether the difference is significant: a Mann-Whitney U test at the
 4 runs a side no difference can be called; with 6 or more each median gets a
 95 % confidence interval. The same is done over each run's average of the
 steps, then the largest load each side kept. Cache accounting says where each
-side's reads were served: the engine's cache, the OS, the device.`,
+side's reads were served: the engine's cache, the OS, the device. compare.html
+in the A/B directory compares every figure of the sides' runs the same way.`,
 		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 5 -- \
       as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
 		Args: cobra.MinimumNArgs(1),
@@ -150,8 +151,9 @@ loop:
 	return failure
 }
 
-// writeAB compares the sides and writes ab.json, ab.md and the report (the
-// full comparison of the first A and B runs, as compare.html) into the A/B directory.
+// writeAB compares the sides and writes ab.json, ab.md and the report
+// (compare.html: the comparison of the sides' repeats, or of the two runs
+// when each side ran once) into the A/B directory.
 func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB string) error {
 	res, err := report.WriteAB(filepath.Join(dir, "ab"), dirs["a"], dirs["b"], labelA, labelB)
 	if err != nil {
@@ -162,9 +164,23 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		return err
 	}
 	html := filepath.Join(dir, "compare.html")
-	firsts, err := results.LoadAll([]string{dirs["a"][0], dirs["b"][0]})
+	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
+	var sets []report.Set
+	for _, side := range []struct{ label, key string }{{labelA, "a"}, {labelB, "b"}} {
+		runs, lerr := results.LoadAll(dirs[side.key])
+		if lerr != nil {
+			err = lerr
+			break
+		}
+		sets = append(sets, report.Set{Label: side.label, Runs: runs})
+	}
 	if err == nil {
-		_, err = report.WriteComparison(report.OutputAt(html), firsts, report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title})
+		if report.AnyRepeated(sets) {
+			// Every figure of the sides' runs, each difference with its verdict.
+			_, err = report.WriteRepeatedComparison(report.OutputAt(html), sets, opts)
+		} else {
+			_, err = report.WriteComparison(report.OutputAt(html), []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)

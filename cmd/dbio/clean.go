@@ -46,7 +46,7 @@ using, or with a server still running from it, is refused.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringArrayVar(&dirs, "target", nil, "a target to clean (repeatable)")
+	cmd.Flags().StringArrayVarP(&dirs, "target", "t", nil, "a target to clean (repeatable)")
 	cmd.Flags().BoolVar(&yes, "yes", false, "remove what is listed (without it, dbio only says what it would remove)")
 	return cmd
 }

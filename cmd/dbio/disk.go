@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/dialect"
 	"dbio/internal/fio"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -44,6 +46,8 @@ type diskFlags struct {
 	dryRun      bool
 	// createTarget makes missing targets instead of refusing them.
 	createTarget bool
+	// diskspd and sqlio are a DiskSpd or SQLIO command line to run as one fio job.
+	diskspd, sqlio string
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -56,36 +60,44 @@ func newDiskCmd(app *App) *cobra.Command {
   dbio disk --target /mnt/nvme --profile sqlio --latency-max 20ms
   dbio disk --target /mnt/nvme --profile mix --read-pct 70 --bs 4k,8k,16k,32k,64k,128k,256k --iodepth 8 --jobs 4
   dbio disk --target /mnt/nvme --profile curve --rw randread --bs 4k
-  dbio disk --target /mnt/nvme --profile precondition`,
+  dbio disk --target /mnt/nvme --profile precondition
+  dbio disk --target /mnt/nvme --profile crystaldiskmark
+  dbio disk --target /mnt/nvme --diskspd "-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L" --dry-run
+  dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := diskConfig(cmd, f, app)
+			cfg, tr, err := diskConfig(cmd, f, app)
 			if err != nil {
 				return err
 			}
-			if f.dryRun {
-				return diskDryRun(app, cfg)
+			if tr != nil {
+				printTranslation(app, *tr)
 			}
-			return runDisk(cmd.Context(), app, cfg, f)
+			if f.dryRun {
+				return diskDryRun(app, cfg, tr != nil)
+			}
+			return runDisk(cmd.Context(), app, cfg, f, tr)
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringArrayVar(&f.targets, "target", nil, "directory on the storage to measure (repeat to compare several side by side)")
-	fs.StringVar(&f.profile, "profile", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
+	fs.StringArrayVarP(&f.targets, "target", "t", nil, "directory on the storage to measure (repeat to compare several side by side)")
+	fs.StringVarP(&f.profile, "profile", "p", "four-corners", "fio profile: "+strings.Join(fio.BuiltinProfiles().Names(), ", "))
 	fs.BoolVar(&f.group, "group", false, "run each point on all targets at once and report the aggregate (a drive group)")
-	fs.DurationVar(&f.runtime, "runtime", 0, "measured time per point (default: the profile's, 1m; 30m cap for precondition)")
-	fs.DurationVar(&f.ramp, "ramp", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
+	fs.DurationVar(&f.runtime, "runtime", 0, "measured time of each point (default: the profile's: 1m, 5s for crystaldiskmark, a 30m cap for precondition)")
+	fs.DurationVar(&f.ramp, "ramp-time", fio.DefaultRamp, "warm-up before each point, excluded from its figures")
+	alias(fs, "ramp", "ramp-time")
 	fs.StringVar(&f.size, "size", "", "working file per target, e.g. 8G (default: see above)")
 	fs.StringSliceVar(&f.iodepth, "iodepth", nil, "I/Os in flight per job; a list for sqlio and mix (e.g. 1,8,32,64)")
 	fs.IntVar(&f.jobs, "jobs", 0, "fio jobs (I/O threads) per target (default: the profile's)")
 	fs.StringVar(&f.engine, "ioengine", "", "fio ioengine (default io_uring, falling back to libaio, then psync)")
 	// --engine names the database everywhere else; here it was fio's
-	// ioengine, and still works as such for a while.
-	fs.StringVar(&f.engine, "engine", "", "fio ioengine (old name of --ioengine)")
-	_ = fs.MarkDeprecated("engine", "use --ioengine: --engine names the database engine in every other command")
+	// ioengine, and still works as such for a while (a database name
+	// given to it is refused by the ioengine check, with the command that
+	// runs that database).
+	alias(fs, "engine", "ioengine")
 	fs.StringSliceVar(&f.bs, "bs", nil, "block sizes, e.g. 4k,8k,64k (sqlio, mix: a list; curve, precondition: one)")
 	fs.StringSliceVar(&f.rw, "rw", nil, "access patterns: randread, randwrite, read, write, randrw, rw")
-	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve with randrw)")
+	fs.IntVar(&f.readPct, "read-pct", 70, "share of reads in a mix, in percent (mix, curve and job with randrw or rw)")
 	fs.StringSliceVar(&f.rates, "rates", nil, "curve rates in percent of the measured maximum (default 10,20,...,120)")
 	fs.DurationVar(&f.latencyMax, "latency-max", 0, "latency bound of the best-within table (default 20ms; sqlio always shows it)")
 	fs.StringVar(&f.latencyStat, "latency-stat", "", "statistic the bound applies to: mean (default), p50, p95, p99, p99.9")
@@ -95,7 +107,9 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.DurationVar(&f.ssRamp, "ss-ramp", 0, "time each point runs before fio starts judging steady state (fio's steadystate_ramp_time)")
 	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print the points and their estimated time, touch nothing")
+	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
+	fs.StringVar(&f.diskspd, "diskspd", "", "run a DiskSpd command line as one fio job, e.g. \"-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L\" (see docs/disk.md)")
+	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\" (the sqlio profile is SQLIO's field matrix instead)")
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
@@ -149,17 +163,70 @@ func diskIndent(s, prefix string) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
-// diskConfig turns the flags into a validated configuration, reporting every
-// bad flag at once as a usage error.
-func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
+// jobFlags are the flags a DiskSpd or SQLIO line sets itself.
+var jobFlags = []string{"profile", "runtime", "ramp-time", "size", "iodepth", "jobs", "bs", "rw", "read-pct", "rates",
+	"latency-max", "latency-stat", "steady-state", "ss-window"}
+
+// translated reads --diskspd or --sqlio into the job's configuration.
+func translated(cmd *cobra.Command, f diskFlags) (*dialect.Translation, []error) {
+	if f.diskspd == "" && f.sqlio == "" {
+		return nil, nil
+	}
+	if f.diskspd != "" && f.sqlio != "" {
+		return nil, []error{errors.New("--diskspd and --sqlio: give one command line")}
+	}
+	option := "--diskspd"
+	if f.sqlio != "" {
+		option = "--sqlio"
+	}
 	var errs []error
+	for _, name := range jobFlags {
+		if cmd.Flags().Changed(name) {
+			errs = append(errs, fmt.Errorf("--%s: the %s line sets the job; change the line instead", name, option))
+		}
+	}
+	var tr dialect.Translation
+	var err error
+	if f.diskspd != "" {
+		tr, err = dialect.DiskSpd(f.diskspd)
+	} else {
+		tr, err = dialect.SQLIO(f.sqlio, os.ReadFile)
+	}
+	if err != nil {
+		// Every bad switch, one per line.
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = append(errs, j.Unwrap()...)
+		} else {
+			errs = append(errs, err)
+		}
+	}
+	return &tr, errs
+}
+
+// diskConfig turns the flags into a validated configuration, reporting every
+// bad flag at once as a usage error; a DiskSpd or SQLIO line comes back
+// with its translation.
+func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect.Translation, error) {
 	changed := cmd.Flags().Changed
+	tr, errs := translated(cmd, f)
+	if tr != nil {
+		cfg := tr.Config
+		cfg.Targets, cfg.Group, cfg.Engine, cfg.Now, cfg.SysFS = f.targets, f.group, f.engine, app.Now, app.SysFS
+		if len(errs) == 0 {
+			errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
+		}
+		errs = append(errs, diskPlaces(f, app)...)
+		if len(errs) > 0 {
+			return cfg, nil, usageErrors(errs)
+		}
+		return cfg, tr, nil
+	}
 	cfg := fio.Config{
 		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
 		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS,
 	}
-	if changed("ramp") {
+	if changed("ramp-time") {
 		ramp := f.ramp
 		cfg.Ramp = &ramp
 	}
@@ -210,28 +277,56 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, error) {
 		cfg.RatePcts = append(cfg.RatePcts, v)
 	}
 	errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
-	if !f.dryRun {
-		// A dry run touches nothing and may plan for targets not mounted yet.
-		for _, t := range f.targets {
-			errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems(app.SysFS)...)
-		}
-		errs = append(errs, runner.Places{Results: f.resultsBase}.Problems(app.SysFS)...)
-	}
+	errs = append(errs, diskPlaces(f, app)...)
 	if len(errs) > 0 {
-		return cfg, usageErrors(errs)
+		return cfg, nil, usageErrors(errs)
 	}
-	return cfg, nil
+	return cfg, nil, nil
 }
 
-func diskDryRun(app *App, cfg fio.Config) error {
+// diskPlaces checks the targets and the results directory; a dry run
+// touches nothing and may plan for targets not mounted yet.
+func diskPlaces(f diskFlags, app *App) []error {
+	if f.dryRun {
+		return nil
+	}
+	var errs []error
+	for _, t := range f.targets {
+		errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems(app.SysFS)...)
+	}
+	return append(errs, runner.Places{Results: f.resultsBase}.Problems(app.SysFS)...)
+}
+
+// printTranslation says what each switch of a DiskSpd or SQLIO line became.
+func printTranslation(app *App, tr dialect.Translation) {
+	fmt.Fprintf(app.Stdout, "%s %s\n  as fio: %s\n", tr.Tool, strings.TrimSpace(tr.Line), tr.Summary())
+	w, m := 0, 0
+	for _, s := range tr.Switches {
+		w, m = max(w, len(s.Given)), max(m, len(s.Means))
+	}
+	for _, s := range tr.Switches {
+		fmt.Fprintf(app.Stdout, "  %-*s  %-*s  %s\n", w, s.Given, m, s.Means, s.Fio)
+	}
+	for _, n := range tr.Notes {
+		fmt.Fprintf(app.Stdout, "  note: %s\n", n)
+	}
+}
+
+func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
 	plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles())
 	if err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintf(app.Stdout, "profile %s: %d points, about %s of fio time (plus laying out the working file)\n",
+	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
 	for i, p := range plan.Points {
 		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
+	}
+	if jobFiles {
+		for i, p := range plan.Points {
+			fmt.Fprintf(app.Stdout, "\nfio job file of point %d (%s), as the run writes it into job.fio; the ioengine falls back and O_DIRECT\n"+
+				"gives way to buffered I/O where the target refuses them:\n\n%s", i, p.Name, fio.PreviewJobFile(plan, i))
+		}
 	}
 	return nil
 }
@@ -253,10 +348,19 @@ func diskSpace(cfg fio.Config, resultsBase string) []error {
 	return target.SpaceProblems(needs)
 }
 
-func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
+func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dialect.Translation) error {
 	name := f.name
-	if name == "" {
+	var notes []string
+	switch {
+	case name != "":
+	case tr != nil:
+		name = "disk-" + strings.ToLower(tr.Tool)
+	default:
 		name = "disk-" + cfg.Profile
+	}
+	if tr != nil {
+		notes = append(notes, fmt.Sprintf("%s line %q run as one fio job: %s", tr.Tool, strings.TrimSpace(tr.Line), tr.Summary()))
+		notes = append(notes, tr.Notes...)
 	}
 	if problems := diskSpace(cfg, f.resultsBase); len(problems) > 0 {
 		return usageErrors(problems)
@@ -270,7 +374,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags) error {
 	}
 	defer done()
 	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
-		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec},
+		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec}, Notes: notes,
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
 	}, env)
 	if out.Dir == "" {

@@ -20,7 +20,7 @@ func TestDiskBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of curve, four-corners, mix, precondition, snia-rounds, sqlio`}},
+		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio`}},
 		{[]string{"disk", "--target", dir, "--ss-ramp", "30s"}, []string{"--ss-ramp applies with --steady-state"}},
 		{[]string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=tps:5%"}, []string{"the rounds are judged on fio's iops or bw"}},
 		{[]string{"disk", "--target", dir, "--size", "lots"}, []string{`--size: malformed size "lots"`}},
@@ -29,6 +29,10 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--target", dir, "--bs", "8k"}, []string{"--bs does not apply to the four-corners profile"}},
 		{[]string{"disk", "--target", dir, "--runtime", "soon"}, []string{`invalid argument "soon" for "--runtime"`}},
 		{[]string{"disk"}, []string{"no target: pass --target DIR"}},
+		{[]string{"disk", "--target", dir, "--diskspd", "-b8K -Z1G -r", "--iodepth", "4"},
+			[]string{"DiskSpd switch -Z1G: not a DiskSpd switch dbio translates", "--iodepth: the --diskspd line sets the job"}},
+		{[]string{"disk", "--target", dir, "--sqlio", "-kR -f64"}, []string{"SQLIO switch -f64: a stripe factor"}},
+		{[]string{"disk", "--target", dir, "--sqlio", "-kR -frandom", "--diskspd", "-r"}, []string{"--diskspd and --sqlio: give one command line"}},
 	} {
 		t.Run(strings.Join(tc.args[min(3, len(tc.args)):], " "), func(t *testing.T) {
 			var out bytes.Buffer
@@ -51,7 +55,7 @@ func TestDiskDryRunTouchesNothing(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"profile curve: 3 points, about 3m15s of fio time", "randread-4k-max", "limited to 50% of the IOPS randread-4k-max reaches"} {
+	for _, want := range []string{"profile curve: 3 point(s), about 3m15s of fio time", "randread-4k-max", "limited to 50% of the IOPS randread-4k-max reaches"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run does not say %q:\n%s", want, out.String())
 		}
@@ -127,7 +131,7 @@ func TestDiskEndToEnd(t *testing.T) {
 	base := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"disk", "--target", shm, "--profile", "sqlio", "--bs", "8k", "--iodepth", "4",
-		"--rw", "randread", "--runtime", "1s", "--ramp", "0s", "--size", "64M", "--results", base, "--name", "e2e"})
+		"--rw", "randread", "--runtime", "1s", "--ramp-time", "0s", "--size", "64M", "--results", base, "--name", "e2e"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}

@@ -346,7 +346,7 @@ func TestFaultMatrix(t *testing.T) {
 	measuring := func(step string) func(string, string) bool {
 		return func(_, base string) bool { return seriesHas(base, step, "measure") }
 	}
-	long := []string{"--users", "1", "--rampup", "0s", "--step", "60s"}
+	long := []string{"--users", "1", "--ramp-time", "0s", "--runtime", "60s"}
 	cases := []faultCase{
 		{
 			name: "SIGINT in the load", engine: "postgres", fresh: true, args: long,
@@ -357,13 +357,13 @@ func TestFaultMatrix(t *testing.T) {
 			code: exitInterrupted, status: results.StatusInterrupted, says: []string{"(interrupt signal received)", "results so far kept in"},
 		},
 		{
-			name: "SIGINT in the ramp-up", engine: "postgres", args: []string{"--users", "1", "--rampup", "60s", "--step", "1s"},
+			name: "SIGINT in the ramp-up", engine: "postgres", args: []string{"--users", "1", "--ramp-time", "60s", "--runtime", "1s"},
 			fault: signalAt("a ramp-up row", func(_, base string) bool { return seriesHas(base, "users-1", "rampup") }, syscall.SIGINT),
 			code:  exitInterrupted, status: results.StatusInterrupted, says: []string{"(interrupt signal received)"},
 		},
 		{
 			// The second step's first second is measured; four remain.
-			name: "SIGINT in a step", engine: "postgres", args: []string{"--users", "1,2", "--rampup", "0s", "--step", "5s"},
+			name: "SIGINT in a step", engine: "postgres", args: []string{"--users", "1,2", "--ramp-time", "0s", "--runtime", "5s"},
 			fault: signalAt("the second step measuring", measuring("users-2"), syscall.SIGINT),
 			code:  exitInterrupted, status: results.StatusInterrupted, steps: []results.Status{results.StatusCompleted, results.StatusInterrupted},
 			says: []string{"INTERRUPTED", "(interrupt signal received)"},
@@ -521,7 +521,7 @@ func makeTemplate(root, eng string) (string, error) {
 		return "", err
 	}
 	cmd := exec.Command(os.Args[0], "tpcc", "--engine", eng, "--target", target, "--results", filepath.Join(root, eng+"-results"),
-		"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "1s", "--skip-checks")
+		"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--skip-checks")
 	cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("load the %s template: %v:\n%s", eng, err, out)
@@ -569,7 +569,7 @@ func TestKilledDBIOLeavesNoServer(t *testing.T) {
 			t.Parallel()
 			target, base := loadedTarget(t, c.engine)
 			args := append([]string{"tpcc", "--engine", c.engine, "--reuse", "--target", target, "--results", base,
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "60s"}, c.args...)
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "60s"}, c.args...)
 			p := startDBIO(t, args...)
 			p.waitFor("the first step measuring", func() bool { return seriesHas(base, "users-1", "measure") })
 			server := serverPID(t, target, c.engine)
@@ -659,7 +659,7 @@ func TestLeftoverServer(t *testing.T) {
 			target, base := loadedTarget(t, c.engine)
 			leftover := startLeftover(t, c.engine, filepath.Join(target, "dbio", c.engine), c.owner)
 			p := startDBIO(t, "tpcc", "--engine", c.engine, "--reuse", "--target", target, "--results", base,
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "1s", "--skip-checks")
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--skip-checks")
 			code := p.exit()
 			if c.owner == os.Getpid() {
 				if code != exitFailure || !strings.Contains(p.out.String(), fmt.Sprintf("a PostgreSQL server (pid %d) is already running", leftover.Process.Pid)) {
@@ -775,7 +775,7 @@ func TestFilesystemsFill(t *testing.T) {
 			fs := smallfs.Mount(t, int64(tpcc.EstimatedBytes(1))+16<<20)
 			_, base := faultDirs(t)
 			p := startDBIO(t, "tpcc", "--engine", eng, "--target", fs, "--results", base,
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "5s")
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "5s")
 			p.waitLine("preparing tpcc")
 			if err := smallfs.Fill(fs, 0); err != nil {
 				t.Fatal(err)
@@ -792,7 +792,7 @@ func TestFilesystemsFill(t *testing.T) {
 		base := smallfs.Mount(t, 32<<20)
 		target, _ := faultDirs(t)
 		p := startDBIO(t, "tpcc", "--engine", "sqlite", "--target", target, "--results", base,
-			"--warehouses", "1", "--users", "1,2", "--rampup", "0s", "--step", "3s")
+			"--warehouses", "1", "--users", "1,2", "--ramp-time", "0s", "--runtime", "3s")
 		p.waitFor("the first step's summary", func() bool { return stepWritten(base, 0) })
 		if err := smallfs.Fill(base, 0); err != nil {
 			t.Fatal(err)
@@ -876,7 +876,7 @@ func TestFioKilledInADiskRun(t *testing.T) {
 			t.Parallel()
 			target, base := faultDirs(t)
 			p := startDBIO(t, "disk", "--target", target, "--results", base, "--profile", "four-corners",
-				"--size", "64M", "--runtime", "3s", "--ramp", "0s")
+				"--size", "64M", "--runtime", "3s", "--ramp-time", "0s")
 			p.waitLine("[2/6]")
 			var fio int
 			if victim == "fio" {
@@ -980,7 +980,7 @@ func TestRunSurvives(t *testing.T) {
 		target, base := faultDirs(t)
 		nohup, _ := exec.LookPath("nohup")
 		p := startProgram(t, nohup, os.Args[0], "tpcc", "--engine", "sqlite", "--target", target, "--results", base,
-			"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "3s", "--skip-checks")
+			"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "3s", "--skip-checks")
 		p.waitFor("the step measuring", func() bool { return seriesHas(base, "users-1", "measure") })
 		p.signal(syscall.SIGHUP)
 		c := faultCase{code: exitOK, status: results.StatusCompleted, steps: []results.Status{results.StatusCompleted}}
@@ -991,7 +991,7 @@ func TestRunSurvives(t *testing.T) {
 		t.Parallel()
 		target, base := loadedTarget(t, "postgres")
 		cmd := exec.Command(os.Args[0], "tpcc", "--engine", "postgres", "--reuse", "--target", target, "--results", base,
-			"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "2s", "--skip-checks")
+			"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "2s", "--skip-checks")
 		cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
 		out, err := cmd.StdoutPipe()
 		if err != nil {

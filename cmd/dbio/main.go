@@ -80,6 +80,11 @@ and writes a results directory and a report that compare storage configurations.
 		Version:       version(),
 	}
 	root.SetVersionTemplate(versionTemplate())
+	// Old flag names print their notice and count as the new names before
+	// any command reads its flags.
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		return resolveAliases(cmd.Flags(), app.Stderr)
+	}
 	root.PersistentFlags().StringVar(&app.MetricsAddr, "metrics-addr", "", "serve the run's live per-second figures for Prometheus at http://ADDR/metrics (host:port, e.g. 127.0.0.1:9464)")
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)

@@ -27,8 +27,8 @@ func TestBadInputIsAUsageError(t *testing.T) {
 	}{
 		{[]string{"tpcc", "--target", dir, "--warehouses", "0"}, "--warehouses 0"},
 		{[]string{"tpcc", "--target", dir, "--users", "3,a"}, `--users: user count "a"`},
-		{[]string{"tpcc", "--target", dir, "--step", "-5s"}, "--step -5s"},
-		{[]string{"tpcc", "--target", dir, "--rampup", "-1m"}, "--rampup -1m0s"},
+		{[]string{"tpcc", "--target", dir, "--runtime", "-5s"}, "--runtime -5s"},
+		{[]string{"tpcc", "--target", dir, "--ramp-time", "-1m"}, "--ramp-time -1m0s"},
 		{[]string{"tpcc", "--target", dir, "--engine", "oracle"}, `unknown engine "oracle"`},
 		{[]string{"tpcc", "--target", dir, "--warehouses", "two"}, `invalid argument "two" for "--warehouses"`},
 		{[]string{"tpcc", "--target", dir, "--buffer-pool", "lots"}, `--buffer-pool "lots"`},
@@ -96,7 +96,7 @@ func TestQuickEndToEnd(t *testing.T) {
 	}
 	dir, res := t.TempDir(), t.TempDir()
 	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--rampup", "1s", "--step", "2s", "--disk-runtime", "1s"})
+	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--ramp-time", "1s", "--runtime", "2s", "--disk-runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
@@ -158,7 +158,7 @@ func TestInterruptKeepsResults(t *testing.T) {
 		cancel()
 	}()
 	var out bytes.Buffer
-	code := run(ctx, testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2,3", "--rampup", "0s", "--step", "3s", "--disk-runtime", "0"})
+	code := run(ctx, testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2,3", "--ramp-time", "0s", "--runtime", "3s", "--disk-runtime", "0"})
 	if code != exitInterrupted {
 		t.Fatalf("exit code %d, want %d:\n%s", code, exitInterrupted, out.String())
 	}
@@ -205,7 +205,7 @@ func TestABOfTwoBufferPools(t *testing.T) {
 	res := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"ab", "--a", "--buffer-pool 1MB", "--b", "--buffer-pool 256MB",
-		"--results", res, "--", "tpcc", "--target", t.TempDir(), "--users", "1,2", "--rampup", "0s", "--step", "2s"})
+		"--results", res, "--", "tpcc", "--target", t.TempDir(), "--users", "1,2", "--ramp-time", "0s", "--runtime", "2s"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}

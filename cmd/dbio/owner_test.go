@@ -158,13 +158,13 @@ func TestTwoRunsOnOneTarget(t *testing.T) {
 			tgt := filepath.Join(dir, "target")
 			os.Mkdir(tgt, 0o755)
 			firstArgs := []string{"tpcc", "--engine", tc.engine, "--target", tgt, "--results", filepath.Join(dir, "first"),
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "2s"}
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "2s"}
 			began := time.Now()
 			first := dbioProcess(t, firstArgs...)
 			first.waitLine(t, tc.when)
 
 			second := dbioProcess(t, "tpcc", "--engine", tc.engine, "--target", tgt+"/", "--results", filepath.Join(dir, "second"),
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "2s")
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "2s")
 			if code := second.wait(t); code != exitUsage {
 				t.Fatalf("second run: exit code %d, want %d:\n%s", code, exitUsage, second.output())
 			}
@@ -203,7 +203,7 @@ func TestTwoRunsOnOneTarget(t *testing.T) {
 			// The target is free again: the lock died with the first run.
 			var out bytes.Buffer
 			code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", tc.engine, "--target", tgt, "--results", filepath.Join(dir, "third"),
-				"--warehouses", "1", "--users", "1", "--rampup", "0s", "--step", "1s", "--reuse", "--skip-checks"})
+				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--reuse", "--skip-checks"})
 			if code != exitOK {
 				t.Errorf("a run after the first: exit code %d:\n%s", code, out.String())
 			}

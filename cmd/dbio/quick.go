@@ -49,16 +49,18 @@ write a results directory with report.html. Every flag of 'dbio tpcc' applies.`,
 				// a target the user names must exist, or be asked for with --create-target.
 				f.run.createTarget = true
 			}
-			plan, err := workloadPlan(app, f, "quick")
-			if err != nil {
-				return err
-			}
-			plan.Fio = devicePass
-			return executePlan(cmd.Context(), app, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
+				plan, err := workloadPlan(app, f, "quick")
+				plan.Fio = devicePass
+				return plan, err
+			})
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), quickDefaults)
+	f.pace.register(cmd.Flags())
+	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
-	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each four-corners point (0 skips the device pass)")
+	setUsage(cmd.Flags(), "runtime", "measured time of each TPC-C step (each user count); --disk-runtime times the device pass")
+	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each point of the four-corners device pass (0 skips the pass)")
 	return cmd
 }

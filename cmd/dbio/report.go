@@ -22,13 +22,33 @@ script, nothing fetched from the network, printable), a Markdown summary and
 one CSV file per table.
 
 With one directory and no -o, the report goes into that directory:
-report.html, summary.md and csv/. With -o FILE.html it goes to FILE.html,
+report.html, summary.md and csv/. A repeat set's directory (written by
+--repeat N) gets the report of its repeats: every figure as the median over
+the repeats with its 95 % confidence interval and the spread between them. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			if len(args) == 1 {
+				// A repeat set's report: every figure over its repeats.
+				dirs, err := resolveRuns(base, args)
+				if err != nil {
+					return err
+				}
+				if results.IsRepeatSet(dirs[0]) {
+					out := report.OutputIn(dirs[0])
+					if output != "" {
+						out = report.OutputAt(output)
+					}
+					if err := report.WriteRepeatReportTo(out, dirs[0], reportOptions(app)); err != nil {
+						return err
+					}
+					printOutput(app, out)
+					return nil
+				}
 			}
 			args, runs, err := loadNamedRuns(app, base, args)
 			if err != nil {
@@ -68,22 +88,46 @@ runs are overlaid. The headlines are printed here too.
 Runs of different workloads or TPC-C scales, or with no user count or fio
 point in common, are refused, with the reason, unless --force; steps only
 one run has are left out and named. The report also lists every
-setting and fact that differs between the runs.`,
+setting and fact that differs between the runs.
+
+Given repeat sets (the directories --repeat N writes, or their runs one after
+the other), each is one configuration: every figure is its median over the
+repeats with the 95 % confidence interval and the spread, and every
+difference from A is tested: significant (a Mann-Whitney U test at 5 %, and
+larger than the spread of each side's own repeats, with the interval of the
+ratio), no significant difference, within the noise between repeats, or too
+few repeats to tell (fewer than 4 a side). Better or worse is said only of a
+significant difference.`,
 		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
-  dbio compare nvme/ sata/ -o nvme-vs-sata.html`,
+  dbio compare nvme/ sata/ -o nvme-vs-sata.html
+  dbio tpcc --target /mnt/nvme --repeat 5 --name nvme && dbio tpcc --target /mnt/sata --repeat 5 --name sata
+  dbio compare nvme sata`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) < 2 {
 				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
 			}
-			args, runs, err := loadNamedRuns(app, base, args)
+			dirs, err := resolveRuns(base, args)
 			if err != nil {
 				return err
 			}
+			sets, runs, err := loadSets(dirs)
+			if err != nil {
+				return err
+			}
+			sayUnfinished(app, runs)
 			out := report.OutputAt("compare.html")
 			if output != "" {
 				out = report.OutputAt(output)
 			}
-			headlines, err := report.WriteComparison(out, runs, report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title})
+			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title}
+			var headlines []string
+			if report.AnyRepeated(sets) && len(sets) > 1 {
+				headlines, err = report.WriteRepeatedComparison(out, sets, opts)
+			} else {
+				// Single runs, or the repeats of one configuration set
+				// against each other: one run against one run.
+				headlines, err = report.WriteComparison(out, runs, opts)
+			}
 			var nc *report.NotComparableError
 			if errors.As(err, &nc) {
 				return usagef("%v", err)
@@ -102,6 +146,24 @@ setting and fact that differs between the runs.`,
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd
+}
+
+// loadSets loads each directory as a configuration: a repeat set's
+// directory as its repeats, a results directory as one run, and runs of
+// the same repeat set given one after the other as that set. runs are
+// every run loaded, in order.
+func loadSets(dirs []string) ([]report.Set, []*results.Loaded, error) {
+	var sets []report.Set
+	var runs []*results.Loaded
+	for _, d := range dirs {
+		s, err := report.LoadSet(d)
+		if err != nil {
+			return nil, nil, err
+		}
+		sets = append(sets, s)
+		runs = append(runs, s.Runs...)
+	}
+	return report.GroupRepeats(sets), runs, nil
 }
 
 // loadNamedRuns finds each run given by path or by name under base, loads

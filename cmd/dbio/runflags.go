@@ -59,12 +59,14 @@ type runFlags struct {
 func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, defaults runFlags) {
 	*f = defaults
 	f.engines, f.flags = engines, fs
-	fs.StringVar(&f.engine, "engine", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
-	fs.StringVar(&f.target, "target", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
+	fs.StringVarP(&f.engine, "engine", "e", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
+	fs.StringVarP(&f.target, "target", "t", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
 	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
-	fs.StringVar(&f.users, "users", defaults.users, "virtual-user sequence, one timed step per count")
-	fs.DurationVar(&f.rampup, "rampup", defaults.rampup, "warm-up before each step's measurement (excluded from figures)")
-	fs.DurationVar(&f.step, "step", defaults.step, "measured time per user count")
+	fs.StringVarP(&f.users, "users", "u", defaults.users, "virtual-user sequence, one measured step per count, e.g. 1,2,4,8")
+	fs.DurationVar(&f.rampup, "ramp-time", defaults.rampup, "warm-up before each step's measurement, excluded from its figures")
+	fs.DurationVar(&f.step, "runtime", defaults.step, "measured time of each step (each user count)")
+	alias(fs, "rampup", "ramp-time")
+	alias(fs, "step", "runtime")
 	fs.StringVar(&f.results, "results", "results", "directory that receives the results directory of this run")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
 	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
@@ -84,9 +86,9 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 // their own).
 func (f *runFlags) registerSteady(fs *pflag.FlagSet) {
 	f.steadyFlags = true
-	fs.StringVar(&f.rampupUntil, "rampup-until", "", "end each ramp-up once per-second throughput is steady, in fio's form: SERIES:LIMIT (largest deviation from the window's mean) or SERIES_slope:LIMIT (least-squares slope per second), LIMIT a number or % of the mean, e.g. nopm_slope:0.5% or tps:10%; --rampup is then the longest a ramp-up lasts")
-	fs.DurationVar(&f.steadyWindow, "steady-window", runner.DefaultSteadyWindow, "the window --rampup-until judges (fio's steadystate_duration)")
-	fs.DurationVar(&f.steadyRamp, "steady-ramp", 0, "the start of each ramp-up --rampup-until leaves out of every window (fio's steadystate_ramp_time)")
+	fs.StringVar(&f.rampupUntil, "ramp-until", "", "end each ramp-up once per-second throughput is steady, in fio's form: SERIES:LIMIT (largest deviation from the window's mean) or SERIES_slope:LIMIT (least-squares slope per second), LIMIT a number or % of the mean, e.g. nopm_slope:0.5% or tps:10%; --ramp-time is then the longest a ramp-up lasts")
+	fs.DurationVar(&f.steadyWindow, "steady-window", runner.DefaultSteadyWindow, "the window --ramp-until judges (fio's steadystate_duration)")
+	fs.DurationVar(&f.steadyRamp, "steady-ramp", 0, "the start of each ramp-up --ramp-until leaves out of every window (fio's steadystate_ramp_time)")
 }
 
 // resolved is what runFlags turn into.
@@ -115,10 +117,10 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 		errs = append(errs, fmt.Errorf("--users: %w", err))
 	}
 	if f.rampup < 0 {
-		errs = append(errs, fmt.Errorf("--rampup %s: must not be negative (e.g. 30s, 2m)", f.rampup))
+		errs = append(errs, fmt.Errorf("--ramp-time %s: must not be negative (e.g. 30s, 2m)", f.rampup))
 	}
 	if f.step <= 0 {
-		errs = append(errs, fmt.Errorf("--step %s: must be a positive duration (e.g. 2m, 90s)", f.step))
+		errs = append(errs, fmt.Errorf("--runtime %s: must be a positive duration (e.g. 2m, 90s)", f.step))
 	}
 	st, steadyErrs := f.resolveSteady()
 	r.steady = st
@@ -175,9 +177,9 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 	return r, nil
 }
 
-// resolveSteady reads --rampup-until and its window; every problem names
+// resolveSteady reads --ramp-until and its window; every problem names
 // its flag. Whether the workload records the series, and whether the
-// window fits in --rampup, the run's preflight checks.
+// window fits in --ramp-time, the run's preflight checks.
 func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 	if !f.steadyFlags {
 		return nil, nil
@@ -186,7 +188,7 @@ func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 	if f.rampupUntil == "" {
 		for _, name := range []string{"steady-window", "steady-ramp"} {
 			if f.flags != nil && f.flags.Changed(name) {
-				errs = append(errs, fmt.Errorf("--%s: applies only with --rampup-until: add --rampup-until tps_slope:1%% (say) or drop --%s", name, name))
+				errs = append(errs, fmt.Errorf("--%s: applies only with --ramp-until: add --ramp-until tps_slope:1%% (say) or drop --%s", name, name))
 			}
 		}
 		return nil, errs
@@ -194,9 +196,9 @@ func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 	c, err := steady.Parse(f.rampupUntil)
 	switch {
 	case err != nil:
-		errs = append(errs, fmt.Errorf("--rampup-until: %w", err))
+		errs = append(errs, fmt.Errorf("--ramp-until: %w", err))
 	case c.Metric == "iops" || c.Metric == "bw":
-		errs = append(errs, fmt.Errorf("--rampup-until %s: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", f.rampupUntil))
+		errs = append(errs, fmt.Errorf("--ramp-until %s: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", f.rampupUntil))
 	}
 	if f.steadyWindow < steady.MinWindow*time.Second || f.steadyWindow%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("--steady-window %s: use whole seconds, at least %ds (e.g. 20s)", f.steadyWindow, steady.MinWindow))

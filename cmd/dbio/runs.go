@@ -45,6 +45,10 @@ of it, such as quick-sqlite, when only one run ends so) in place of its path.`,
 			tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "run\tkind\tstatus\tstarted\tstorage\theadline")
 			for _, d := range dirs {
+				if results.IsRepeatSet(d) {
+					fmt.Fprintln(tw, repeatSetLine(base, d))
+					continue
+				}
 				l, err := results.LoadSummary(d)
 				if err != nil {
 					fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\t%v\n", d, err)
@@ -90,9 +94,59 @@ func headlineText(l *results.Loaded) string {
 	return strings.Join(parts, "; ")
 }
 
+// repeatSetLine lists a repeat set as dbio runs does a run: its headline
+// is the median over its repeats.
+func repeatSetLine(base, dir string) string {
+	rel, _ := filepath.Rel(base, dir)
+	set, err := results.ReadRepeatSet(dir)
+	if err != nil {
+		return fmt.Sprintf("%s\trepeats\tunreadable\t-\t-\t%v", rel, err)
+	}
+	var runs []*analysis.Recorded
+	storage := "-"
+	for _, d := range set.RunDirs(dir) {
+		if l, err := results.LoadSummary(d); err == nil {
+			runs = append(runs, analysis.NewRecorded(l))
+		}
+	}
+	if len(runs) > 0 {
+		for _, t := range runs[0].Run.Environment.Targets {
+			if t.Role == "data" {
+				storage = t.Describe()
+				break
+			}
+		}
+	}
+	headline := "no finished step"
+	var parts []string
+	for _, t := range analysis.RepeatedTables(runs) {
+		best := -1
+		for i, r := range t.Rows {
+			if f := r.Figures[0]; f.N > 0 && (best < 0 || f.Median > t.Rows[best].Figures[0].Median) {
+				best = i
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		f := t.Rows[best].Figures[0]
+		where := " at " + t.Rows[best].Label + map[bool]string{true: " user", false: " users"}[t.Rows[best].Users == 1]
+		if t.Key != "users" {
+			where = " (" + t.Rows[best].Label + ")"
+		}
+		parts = append(parts, fmt.Sprintf("%s median %s %s%s", t.Kind, units.GroupThousands(int64(f.Median+0.5)), t.Metrics[0].Title, where))
+	}
+	if len(parts) > 0 {
+		headline = strings.Join(parts, "; ")
+	}
+	kind := fmt.Sprintf("%s ×%d", set.Kind, set.Repeats)
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s over %d repeats", rel, kind, set.Status, set.Started.UTC().Format("2006-01-02 15:04"), storage, headline, len(runs))
+}
+
 // runDirs are the results directories under base, and inside the suites
-// (one level down) and A/B studies (two levels: a-1/, b-1/) there, newest
-// first (their names start with the time they started). Links are not
+// (one level down), repeat sets and A/B studies (two levels: a-1/, b-1/)
+// there, newest first (their names start with the time they started),
+// with the repeat sets' own directories among them. Links are not
 // followed.
 func runDirs(base string) ([]string, error) {
 	if _, err := os.Stat(base); errors.Is(err, os.ErrNotExist) {
@@ -107,6 +161,9 @@ func runDirs(base string) ([]string, error) {
 			out = append(out, dir)
 			return
 		}
+		if results.IsRepeatSet(dir) {
+			out = append(out, dir)
+		}
 		if depth == 0 {
 			return
 		}
@@ -118,12 +175,23 @@ func runDirs(base string) ([]string, error) {
 		}
 	}
 	collect(base, 3)
-	sort.Slice(out, func(i, j int) bool { return filepath.Base(out[i]) > filepath.Base(out[j]) })
+	// A repeat set is listed above its repeats: a run sorts by its set's
+	// name first.
+	key := func(d string) string {
+		if results.IsRepeatSet(d) {
+			return filepath.Base(d) + "\xff"
+		}
+		if p := filepath.Dir(d); results.IsRepeatSet(p) {
+			return filepath.Base(p) + "\x00" + filepath.Base(d)
+		}
+		return filepath.Base(d)
+	}
+	sort.Slice(out, func(i, j int) bool { return key(out[i]) > key(out[j]) })
 	return out, nil
 }
 
 // resolveRuns turns each argument that is not a results directory into the
-// run under base it names: its listed name, or the end of one ("quick-sqlite")
+// run (or repeat set) under base it names: its listed name, or the end of one ("quick-sqlite")
 // when exactly one run ends so. An argument that names none, or several, is
 // a usage error that says which.
 func resolveRuns(base string, args []string) ([]string, error) {

@@ -31,6 +31,10 @@ consistency conditions (and row counts when the database was idle).`,
 		Example: `  dbio backup --engine postgres --target /mnt/nvme --backup-target /mnt/sata --warehouses 10 --cycles 3 --restore`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := refuseFlags(cmd.Flags(), "does not apply to dbio backup, which runs backup cycles instead of timed user steps; --load-users sets the users running during each backup",
+				"users", "runtime", "ramp-time"); err != nil {
+				return err
+			}
 			plan, err := workloadPlan(app, f, "backup")
 			if err != nil {
 				return err
@@ -51,6 +55,10 @@ consistency conditions (and row counts when the database was idle).`,
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
+	// Backup cycles replace the timed user steps: the step flags have no use here.
+	for _, name := range []string{"users", "runtime", "ramp-time"} {
+		_ = fs.MarkHidden(name)
+	}
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the backups (default: the data target)")
 	fs.IntVar(&b.Cycles, "cycles", 3, "backup cycles")
 	fs.BoolVar(&b.Restore, "restore", false, "restore after each backup and verify the restored database")
@@ -67,7 +75,7 @@ func newNoisyCmd(app *App) *cobra.Command {
 		Use:   "noisy",
 		Short: "Noisy neighbours: several tenant databases on one storage, some backing up on a schedule",
 		Long: `Start --tenants managed instances on the shared target, each with its own
-TPC-C database, and run them all at once for --step (the quiet baseline); then
+TPC-C database, and run them all at once for --runtime (the quiet baseline); then
 the last --backup-tenants stop their workload and take a backup every
 --interval for --cycles cycles while the others keep running. Reports each
 tenant's TPM and NOPM against the baseline, aggregate IOPS and latency
@@ -110,6 +118,9 @@ timelines with each backup marked, and each backup's duration.`,
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
+	setUsage(fs, "users", "virtual users of each tenant: one count, e.g. 8")
+	setUsage(fs, "runtime", "length of the quiet baseline, all tenants running TPC-C before any backup")
+	setUsage(fs, "ramp-time", "warm-up before the baseline, excluded from its figures")
 	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
 	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")
 	fs.IntVar(&n.BackupTenants, "backup-tenants", 0, "tenants that back up during the interference phase instead of running TPC-C")

@@ -132,7 +132,7 @@ func TestNoPasswordOnDiskOrScreen(t *testing.T) {
 	}
 	res := t.TempDir()
 	var screen bytes.Buffer
-	sysbenchArgs := []string{"--tables", "1", "--table-size", "500", "--users", "1", "--rampup", "0s", "--step", "1s"}
+	sysbenchArgs := []string{"--tables", "1", "--table-size", "500", "--users", "1", "--ramp-time", "0s", "--runtime", "1s"}
 	// dbio runs the command line args as main does and returns what it
 	// printed; its exit code must be one of want.
 	dbio := func(t *testing.T, env map[string]string, want []int, args ...string) string {

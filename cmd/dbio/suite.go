@@ -50,6 +50,9 @@ DSN is recorded without its password.`,
 				}
 				return err
 			}
+			for _, n := range plan.Notices {
+				fmt.Fprintln(app.Stderr, "dbio: "+n)
+			}
 			if resultsBase != "" {
 				plan.Results = resultsBase
 			}
@@ -72,6 +75,12 @@ DSN is recorded without its password.`,
 						report.Text(app.Stdout, l, reportOptions(app))
 					}
 					return report.WriteRunReport(dir, reportOptions(app))
+				},
+				ReportRepeats: func(dir string) (string, error) {
+					if err := report.RepeatText(app.Stdout, dir, reportOptions(app)); err != nil {
+						return "", err
+					}
+					return report.WriteRepeatReport(dir, reportOptions(app))
 				},
 				Command:       app.Args,
 				CreateTargets: createTargets,
@@ -96,7 +105,7 @@ DSN is recorded without its password.`,
 			return err
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the expanded plan with estimated duration and disk space, run nothing")
+	cmd.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "print the expanded plan with estimated duration and disk space, run nothing")
 	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
 	return cmd
@@ -140,6 +149,9 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
 			c.Runtime = d
 		}
+		if d, err := time.ParseDuration(r.Workload.RampTime); err == nil {
+			c.Ramp = &d
+		}
 		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 			c.Size = n
 		}
@@ -163,12 +175,25 @@ func estimate(r suite.Run) (time.Duration, uint64) {
 	return e.Load + steps, space
 }
 
-// compareRuns writes the comparison of a suite's comparable runs.
-func compareRuns(dirs []string, out string) error {
-	runs, err := results.LoadAll(dirs)
-	if err != nil {
+// compareRuns writes the comparison of a suite's comparable
+// configurations: of their repeats when the suite repeats its runs, else
+// of their runs.
+func compareRuns(compared []runner.ComparedSet, out string) error {
+	opts := report.Options{Version: version(), Titles: workloads().Title}
+	sets := make([]report.Set, len(compared))
+	var runs []*results.Loaded
+	for i, c := range compared {
+		loaded, err := results.LoadAll(c.Dirs)
+		if err != nil {
+			return err
+		}
+		sets[i] = report.Set{Label: c.Label, Runs: loaded}
+		runs = append(runs, loaded...)
+	}
+	if report.AnyRepeated(sets) {
+		_, err := report.WriteRepeatedComparison(report.OutputAt(out), sets, opts)
 		return err
 	}
-	_, err = report.WriteComparison(report.OutputAt(out), runs, report.Options{Version: version(), Titles: workloads().Title})
+	_, err := report.WriteComparison(report.OutputAt(out), runs, opts)
 	return err
 }

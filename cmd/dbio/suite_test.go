@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,5 +120,89 @@ func TestExampleSuitesAreValid(t *testing.T) {
 		if code := run(context.Background(), testApp(&out), []string{"suite", f, "--dry-run"}); code != exitOK {
 			t.Errorf("%s: exit %d\n%s", f, code, out.String())
 		}
+	}
+}
+
+// repeatSuite compares two data targets, each run twice, interleaved.
+const repeatSuite = `
+name = "tiny-repeats"
+[targets.one]
+path = "%ONE%"
+[targets.two]
+path = "%TWO%"
+[engines.e]
+engine = "sqlite"
+[workloads.w]
+kind = "sysbench"
+workload = "oltp_write_only"
+table_size = 1000
+users = [1]
+rampup = "1s"
+step = "2s"
+[[runs]]
+name = "sb"
+workload = "w"
+engine = "e"
+data = ["one", "two"]
+repeat = 2
+`
+
+// A suite entry with repeat = N runs its variants interleaved (A B A B),
+// puts each variant's repeats in a repeat set with its report, and compares
+// the variants' repeats: with 2 a side, too few to tell any difference.
+func TestSuiteRepeatsIntoRepeatSets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "repeats.toml")
+	text := strings.NewReplacer("%ONE%", filepath.Join(dir, "one"), "%TWO%", filepath.Join(dir, "two")).Replace(repeatSuite)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"suite", file, "--create-target", "--results", filepath.Join(dir, "results")})
+	if code != exitOK {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+	manifests, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tiny-repeats", "*", results.RepeatSetFile))
+	if len(manifests) != 2 {
+		t.Fatalf("repeat sets %v\n%s", manifests, out.String())
+	}
+	var started []string // every run's start, "variant time"
+	for _, m := range manifests {
+		set, runs, err := results.LoadRepeatSet(filepath.Dir(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.Repeats != 2 || len(runs) != 2 || set.Status != results.StatusCompleted || !strings.HasPrefix(set.Label, "data=") {
+			t.Errorf("set %+v with %d runs", set, len(runs))
+		}
+		for _, r := range runs {
+			started = append(started, r.Run.Started.Format("15:04:05.000000")+" "+set.Label)
+		}
+		if _, err := os.Stat(filepath.Join(filepath.Dir(m), "report.html")); err != nil {
+			t.Errorf("no report for the set %s", filepath.Dir(m))
+		}
+	}
+	// Interleaved: sorted by start, the variants alternate.
+	slices.Sort(started)
+	for i := 1; i < len(started); i++ {
+		if strings.Fields(started[i])[1] == strings.Fields(started[i-1])[1] {
+			t.Errorf("runs not interleaved A B A B: %v", started)
+		}
+	}
+	md, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tiny-repeats", "compare-sysbench.md"))
+	if len(md) != 1 {
+		t.Fatalf("comparison %v\n%s", md, out.String())
+	}
+	b, _ := os.ReadFile(md[0])
+	for _, want := range []string{"dbio comparison of repeats: A data=one (2 repeats) vs B data=two (2 repeats)", "too few repeats to tell (4 a side needed)"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the comparison lacks %q:\n%s", want, b)
+		}
+	}
+	if strings.Contains(string(b), ", better") || strings.Contains(string(b), ", worse") {
+		t.Errorf("2 repeats a side called a difference better or worse:\n%s", b)
 	}
 }

@@ -56,7 +56,7 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 	st, err := target.HostFS().Resolve(dataDir)
 	testenv.Require(t, err == nil && st.Device != "", "a temporary directory on a block device", "set TMPDIR to a directory on a disk")
 	cmdline := strings.Join([]string{os.Args[0], "tpcc", "--target", dataDir, "--results", res,
-		"--users", "1,2", "--rampup", "1s", "--step", "2s", "--limit", "riops=1000000,wiops=1000000"}, " ")
+		"--users", "1,2", "--ramp-time", "1s", "--runtime", "2s", "--limit", "riops=1000000,wiops=1000000"}, " ")
 	// script runs dbio on a pseudo-terminal and copies what it draws.
 	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
 	if code := p.exit(); code != exitOK {
@@ -93,7 +93,7 @@ func TestFioPointsShowALiveLine(t *testing.T) {
 	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
 	testenv.RequireProgram(t, "fio", testenv.InstallFio)
 	cmdline := strings.Join([]string{os.Args[0], "disk", "--target", t.TempDir(), "--results", t.TempDir(),
-		"--profile", "mix", "--bs", "4k", "--iodepth", "1", "--size", "64MB", "--ramp", "1s", "--runtime", "3s"}, " ")
+		"--profile", "mix", "--bs", "4k", "--iodepth", "1", "--size", "64MB", "--ramp-time", "1s", "--runtime", "3s"}, " ")
 	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
 	if code := p.exit(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out)
@@ -114,7 +114,7 @@ func TestLiveFiguresAreScrapedDuringARun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}
-	p := startDBIO(t, "tpcc", "--target", t.TempDir(), "--results", t.TempDir(), "--users", "1,2", "--rampup", "1s", "--step", "3s", "--metrics-addr", "127.0.0.1:0")
+	p := startDBIO(t, "tpcc", "--target", t.TempDir(), "--results", t.TempDir(), "--users", "1,2", "--ramp-time", "1s", "--runtime", "3s", "--metrics-addr", "127.0.0.1:0")
 	url := regexp.MustCompile(`live figures: (http://\S+/metrics)`)
 	p.waitFor("the first step finished", func() bool {
 		return url.MatchString(p.out.String()) && strings.Contains(p.out.String(), "users-1 (1/2")

@@ -19,6 +19,15 @@ type workloadFlags struct {
 	run      runFlags
 	def      workload.Definition
 	settings workload.Settings
+	// pace are the open-loop and goal flags, on the commands that have them.
+	pace pacingFlags
+	// repeat runs the whole run this many times into one repeat set.
+	repeat int
+}
+
+// bindRepeat adds --repeat, for the commands whose runs can be repeated.
+func (f *workloadFlags) bindRepeat(cmd *cobra.Command) {
+	cmd.Flags().IntVar(&f.repeat, "repeat", 1, "run the whole run this many times, one after the other, into one repeat set: every figure is then reported as the median with its 95 % confidence interval and the spread between repeats (4 or more let dbio compare call a difference significant, 6 or more give each median an interval)")
 }
 
 // bind adds the flags to cmd, the run flags with the command's defaults.
@@ -46,15 +55,13 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		Example: h.Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := workloadPlan(app, f, def.Name)
-			if err != nil {
-				return err
-			}
-			return executePlan(cmd.Context(), app, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name) })
 		},
 	}
 	d := def.RunDefaults
 	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.pace.register(cmd.Flags())
+	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	return cmd
 }
@@ -67,12 +74,24 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
 		problems = append(problems, fmt.Errorf("--users: %s", steps))
 	}
+	// The pacing is checked against the users asked for; a workload that
+	// steps its own users probes a goal with its first step's.
+	asked, _ := workload.ParseUsers(f.run.users) // a bad list is reported below
+	users, _ := f.settings.Steps(asked)
+	if f.def.RunDefaults.OwnSteps != "" && len(users) > 0 {
+		users = users[:1]
+	}
+	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
+	problems = append(problems, pacingProblems...)
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
 	}
 	built, err := f.settings.Build(workload.BuildOptions{Users: r.users, SkipChecks: f.run.skipChecks})
 	if err != nil {
+		return runner.Plan{}, err
+	}
+	if err := f.pace.checkType(search, built.Workload.TxTypes()); err != nil {
 		return runner.Plan{}, err
 	}
 	r.options.Fresh = !built.Reuse
@@ -112,6 +131,18 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 			}
 			return figs
 		}
+	}
+	if pacing != nil {
+		cfg := plan.Config.(runner.Config)
+		plan.Pacing, cfg.Pacing = pacing, pacing.Record()
+		if search != nil {
+			// The probes replace the user steps, and a stepping workload's
+			// own stop and conclusion with the search's answer.
+			plan.Goal, cfg.Goal = search, search.Record()
+			plan.Users, cfg.Users, cfg.Stepping = []int{search.Users}, []int{search.Users}, nil
+			plan.StopWhen, plan.Conclude = nil, nil
+		}
+		plan.Config = cfg
 	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
@@ -155,6 +186,54 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 		}
 	}
 	return nil
+}
+
+// executeRepeatable runs the plan build makes once, or, with --repeat N,
+// N times into one repeat set, each repeat with a plan of its own.
+func executeRepeatable(ctx context.Context, app *App, repeat int, build func() (runner.Plan, error)) error {
+	if repeat < 1 {
+		return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", repeat)
+	}
+	plan, err := build()
+	if err != nil {
+		return err
+	}
+	if repeat == 1 {
+		return executePlan(ctx, app, plan)
+	}
+	env, done, err := runnerEnv(app)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: repeat, Plan: func(rep int) (runner.Plan, error) {
+		if rep == 1 {
+			return plan, nil
+		}
+		return build()
+	}}, env)
+	if runner.IsBadInput(runErr) {
+		return &usageError{msg: runErr.Error()}
+	}
+	for _, o := range out.Runs {
+		if _, err := report.WriteRunReport(o.Dir, reportOptions(app)); err != nil {
+			fmt.Fprintf(app.Stdout, "warning: report of %s not written: %v\n", o.Dir, err)
+		}
+	}
+	if len(out.Runs) > 0 {
+		if err := report.RepeatText(app.Stdout, out.Dir, reportOptions(app)); err != nil {
+			fmt.Fprintf(app.Stdout, "warning: %v\n", err)
+		}
+		if path, err := report.WriteRepeatReport(out.Dir, reportOptions(app)); err == nil {
+			fmt.Fprintf(app.Stdout, "repeat set: %s\nreport:     %s\n", out.Dir, path)
+		} else {
+			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
+		}
+	}
+	if runErr != nil && out.Status == results.StatusInterrupted {
+		return fmt.Errorf("%w: %v", errInterrupted, runErr)
+	}
+	return runErr
 }
 
 // reportOptions are the options of every report dbio writes: its version,

@@ -25,12 +25,12 @@ func TestWorkloadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"as3ap", "--target", dir, "--ceiling-stat", "p90", "--batch-rows", "10", "--add", "0", "--ceiling", "0s"},
 			[]string{`--ceiling-stat "p90"`, "--batch-rows 10", "--add 0", "--ceiling 0s"}},
 		{[]string{"as3ap", "--target", dir, "--rows", "10", "--start", "5", "--max-users", "2"}, []string{"--rows 10", "--max-users 2"}},
-		{[]string{"tpcc", "--target", dir, "--rampup-until", "lat:5ms", "--steady-window", "2s", "--steady-ramp", "1500ms"},
-			[]string{`--rampup-until: malformed steady-state criterion "lat:5ms": unknown metric "lat"`, "--steady-window 2s: use whole seconds, at least 3s", "--steady-ramp 1.5s"}},
-		{[]string{"tpcc", "--target", dir, "--rampup-until", "iops_slope:1%"}, []string{"iops and bw are fio's series"}},
-		{[]string{"tpcc", "--target", dir, "--steady-window", "30s"}, []string{"--steady-window: applies only with --rampup-until"}},
+		{[]string{"tpcc", "--target", dir, "--ramp-until", "lat:5ms", "--steady-window", "2s", "--steady-ramp", "1500ms"},
+			[]string{`--ramp-until: malformed steady-state criterion "lat:5ms": unknown metric "lat"`, "--steady-window 2s: use whole seconds, at least 3s", "--steady-ramp 1.5s"}},
+		{[]string{"tpcc", "--target", dir, "--ramp-until", "iops_slope:1%"}, []string{"iops and bw are fio's series"}},
+		{[]string{"tpcc", "--target", dir, "--steady-window", "30s"}, []string{"--steady-window: applies only with --ramp-until"}},
 		// Found by the preflight, which knows the workload and the ramp-up.
-		{[]string{"sysbench", "--target", dir, "--rampup-until", "nopm:10%", "--rampup", "10s", "--steady-window", "20s"},
+		{[]string{"sysbench", "--target", dir, "--ramp-until", "nopm:10%", "--ramp-time", "10s", "--steady-window", "20s"},
 			[]string{"sysbench records no per-second nopm; use one of qps, tps", "steady state (nopm:10% over 20s) could never be judged within the 10s ramp-up"}},
 	}
 	for _, tt := range tests {
@@ -68,7 +68,7 @@ func TestSysbenchEndToEnd(t *testing.T) {
 	dir, res := t.TempDir(), t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", dir, "--results", res,
-		"--tables", "2", "--table-size", "2000", "--workload", "oltp_read_write", "--users", "1,2", "--rampup", "0s", "--step", "1s"})
+		"--tables", "2", "--table-size", "2000", "--workload", "oltp_read_write", "--users", "1,2", "--ramp-time", "0s", "--runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
@@ -107,8 +107,8 @@ func TestRampUpUntilSteadyEndToEnd(t *testing.T) {
 	// Any throughput above zero has a slope under 1000 % of its mean over
 	// three seconds: each ramp-up ends with its first full window.
 	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", dir, "--results", res,
-		"--tables", "1", "--table-size", "1000", "--users", "1", "--rampup", "1m", "--step", "1s",
-		"--rampup-until", "tps_slope:1000%", "--steady-window", "3s"})
+		"--tables", "1", "--table-size", "1000", "--users", "1", "--ramp-time", "1m", "--runtime", "1s",
+		"--ramp-until", "tps_slope:1000%", "--steady-window", "3s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
@@ -126,7 +126,7 @@ func TestRampUpUntilSteadyEndToEnd(t *testing.T) {
 		}
 	}
 	if c := l.Run.ConfigView(); c.RampUpUntil != "tps_slope:1000%" {
-		t.Errorf("run.json records rampup_until %q", c.RampUpUntil)
+		t.Errorf("run.json records ramp_until %q", c.RampUpUntil)
 	}
 	page, err := os.ReadFile(filepath.Join(l.Path, "report.html"))
 	if err != nil {
@@ -147,7 +147,7 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"as3ap", "--target", dir, "--results", res,
 		"--rows", "2000", "--batch-jobs", "1", "--start", "1", "--add", "2", "--max-users", "5",
-		"--ceiling", "1us", "--ceiling-stat", "p95", "--rampup", "0s", "--step", "1s"})
+		"--ceiling", "1us", "--ceiling-stat", "p95", "--ramp-time", "0s", "--runtime", "1s"})
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}

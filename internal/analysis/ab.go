@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"dbio/internal/results"
-	"dbio/internal/stats"
 )
 
 // ABMetrics are what an A/B study compares: the workload's throughput, and
@@ -85,35 +84,41 @@ func AB(a, b []*results.Loaded, labelA, labelB string) (results.ABResult, error)
 
 // abMetric compares one figure's runs on each side as ab.json holds it:
 // each side's mean, median with its interval and spread, the change of the
-// medians, and the significance test.
+// medians, and the significance test (CompareRepeated, as every comparison
+// of repeats reads them).
 func abMetric(m Metric, va, vb []float64) results.ABMetric {
-	cmp, err := stats.Compare(va, vb, stats.Options{})
-	if err != nil {
+	d, ok := CompareRepeated(va, vb, m)
+	if !ok {
 		// collect keeps only numbers, so only an infinite figure gets here.
 		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher,
-			Significance: results.ABSignificance{Verdict: "not tested: " + err.Error()}}
+			Significance: results.ABSignificance{Verdict: "not tested: a value is not a finite number"}}
 	}
-	side := func(vs []float64, s stats.Summary) results.ABSide {
-		out := results.ABSide{Mean: Mean(vs), Min: s.Min, Max: s.Max, Runs: vs, Median: s.Median}
-		if s.Interval.Available {
-			out.MedianCI, out.MedianLo, out.MedianHi, out.Confidence = true, s.Interval.Lo, s.Interval.Hi, s.Interval.Confidence
-		}
-		return out
-	}
-	// The change is read from the medians: with several runs a side one
-	// outlier moves a mean but not a median.
-	d := Compare(Side{Mean: cmp.A.Median, Runs: va, Min: cmp.A.Min, Max: cmp.A.Max}, Side{Mean: cmp.B.Median, Runs: vb, Min: cmp.B.Min, Max: cmp.B.Max}, m)
-	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: side(va, cmp.A), B: side(vb, cmp.B),
+	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: ABSideOf(d.A), B: ABSideOf(d.B),
 		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread,
-		Significance: results.ABSignificance{Verdict: cmp.Verdict.String(), P: cmp.Test.P, Alpha: cmp.Alpha, WithinNoise: cmp.WithinNoise,
-			NeedPerSide: cmp.NeedPerSide, Ratio: cmp.Ratio}}
-	if ri := cmp.RatioInterval; ri.Available {
-		out.Significance.RatioInterval, out.Significance.RatioLo, out.Significance.RatioHi = true, ri.Lo, ri.Hi
-	}
+		Significance: ABSignificanceOf(d)}
 	if math.IsNaN(out.ImprovementPct) {
 		out.ImprovementPct = 0 // no change can be said against nothing
 	}
 	return out
+}
+
+// ABSideOf is a side's repeated figure as ab.json records it.
+func ABSideOf(f RepeatedFigure) results.ABSide {
+	out := results.ABSide{Mean: Mean(f.Values), Min: f.Min, Max: f.Max, Runs: f.Values, Median: f.Median}
+	if f.CI {
+		out.MedianCI, out.MedianLo, out.MedianHi, out.Confidence = true, f.CILo, f.CIHi, f.Confidence
+	}
+	return out
+}
+
+// ABSignificanceOf is a difference's significance as ab.json records it.
+func ABSignificanceOf(d RepeatedDifference) results.ABSignificance {
+	s := results.ABSignificance{Verdict: d.Verdict.String(), P: d.P, Alpha: d.Alpha, WithinNoise: d.WithinNoise,
+		NeedPerSide: d.NeedPerSide, Ratio: d.Ratio}
+	if d.RatioCI {
+		s.RatioInterval, s.RatioLo, s.RatioHi = true, d.RatioLo, d.RatioHi
+	}
+	return s
 }
 
 // stepsPerRun is each run's completed steps by user count.

@@ -103,7 +103,7 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 	return reasons, warnings
 }
 
-// rampUpEnd says how a run's ramp-ups ended, from its rampup_until.
+// rampUpEnd says how a run's ramp-ups ended, from its ramp_until.
 func rampUpEnd(until string) string {
 	if until == "" {
 		return "ended its ramp-ups after a fixed time"

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -45,6 +46,22 @@ func (p Process) String() string {
 	}
 	return fmt.Sprintf("Process(%d)", int(p))
 }
+
+// ParseProcess reads a process by its name, "fixed" or "poisson".
+func ParseProcess(s string) (Process, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "fixed":
+		return Fixed, nil
+	case "poisson":
+		return Poisson, nil
+	}
+	return 0, fmt.Errorf("arrival process %q: use fixed (evenly spaced starts) or poisson (random starts of the same mean rate)", s)
+}
+
+// DefaultTolerance is how late a start may be before it counts as late,
+// when a run names no tolerance: above the few hundred microseconds by which
+// a timer of a busy machine fires late, below any stall worth reporting.
+const DefaultTolerance = 10 * time.Millisecond
 
 // Plan is the offered load of a run.
 type Plan struct {

@@ -261,3 +261,19 @@ func BenchmarkRecord(b *testing.B) {
 		_ = tm.Service()
 	}
 }
+
+func TestParseProcess(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Process
+		bad  bool
+	}{{"fixed", Fixed, false}, {" Poisson ", Poisson, false}, {"uniform", 0, true}, {"", 0, true}} {
+		got, err := ParseProcess(tc.in)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("ParseProcess(%q) = %v, %v; want %v, error %v", tc.in, got, err, tc.want, tc.bad)
+		}
+		if err == nil && got.String() != strings.ToLower(strings.TrimSpace(tc.in)) {
+			t.Errorf("%v names itself %q", got, got.String())
+		}
+	}
+}

@@ -2,7 +2,11 @@ package fio
 
 import (
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
+
+	"dbio/internal/target"
 )
 
 // placement is one target's part in a job: its working file and how fio
@@ -65,12 +69,21 @@ func JobFile(p Point, profile string, places []placement) string {
 		line("[%s]", pl.Label)
 		line("filename=%s", escapeFilename(pl.File))
 		line("ioengine=%s", pl.Engine)
-		line("direct=%d", boolInt(pl.Direct))
-		if p.Split {
+		line("direct=%d", boolInt(pl.Direct && !p.Buffered))
+		if p.WriteThrough {
+			line("sync=dsync")
+		}
+		if p.BlockAlign > 0 {
+			line("blockalign=%d", p.BlockAlign)
+		}
+		switch {
+		case pl.Size == 0:
+			line("; size: chosen when the run starts (see 'dbio disk --help')")
+		case p.Split:
 			slice := pl.Size / int64(p.Jobs) / p.BS * p.BS
 			line("size=%d", slice)
 			line("offset_increment=%d", slice)
-		} else {
+		default:
 			line("size=%d", pl.Size)
 		}
 		line("write_iops_log=%s", pl.Label)
@@ -104,4 +117,25 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// PreviewJobFile is the job file point i of plan will run, as far as it is
+// known before the run: the working file's place in each target, the asked
+// ioengine (io_uring by default; the run may fall back), O_DIRECT (a
+// filesystem that refuses it is measured buffered), and the size when given.
+func PreviewJobFile(plan Plan, i int) string {
+	p := plan.Points[i]
+	engine := plan.Config.Engine
+	if engine == "" {
+		engine = "io_uring"
+	}
+	labels := TargetLabels(plan.Config.Targets)
+	var places []placement
+	for ti, t := range plan.Config.Targets {
+		if slices.Contains(p.Targets, t) {
+			places = append(places, placement{Label: labels[ti], File: filepath.Join(t, target.DirName, WorkSubdir, workFile),
+				Size: plan.Config.Size, Engine: engine, Direct: true})
+		}
+	}
+	return JobFile(p, plan.Profile.Name(), places)
 }

@@ -68,6 +68,14 @@ type Config struct {
 	// applied to every unthrottled point; "auto" derives it from the window.
 	SteadyState  string
 	SteadyWindow time.Duration
+	// Buffered measures through the page cache instead of with O_DIRECT,
+	// WriteThrough adds O_DSYNC to every write (the caching switches of a
+	// DiskSpd or SQLIO line), and BlockAlign aligns random offsets to other
+	// than the block size (DiskSpd's -r<align>). Zero values are dbio's
+	// defaults: O_DIRECT, no O_DSYNC, offsets aligned to the block size.
+	Buffered     bool
+	WriteThrough bool
+	BlockAlign   int64
 	// SteadyRamp is fio's steadystate_ramp_time: how long each such point
 	// runs before its first steady-state window begins.
 	SteadyRamp time.Duration
@@ -123,10 +131,14 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		SteadyState  string      `json:"steady_state,omitempty"`
 		SteadyWindow string      `json:"steady_window,omitempty"`
 		SteadyRamp   string      `json:"steady_ramp,omitempty"`
+		Buffered     bool        `json:"buffered,omitempty"`
+		WriteThrough bool        `json:"write_through,omitempty"`
+		BlockAlign   int64       `json:"block_align,omitempty"`
 		CPUs         int         `json:"cpus,omitempty"`
 		MemoryBytes  uint64      `json:"memory_bytes,omitempty"`
 	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
-		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp), c.CPUs, c.MemoryBytes}
+		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp),
+		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes}
 	if c.Ramp != nil {
 		view.Ramp = c.Ramp.String()
 	}
@@ -201,7 +213,7 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		bad("--runtime %s: fio runs whole seconds; use e.g. 30s or 2m", c.Runtime)
 	}
 	if c.Ramp != nil && (*c.Ramp < 0 || *c.Ramp%time.Second != 0) {
-		bad("--ramp %s: use whole seconds, e.g. 5s (0 for none)", *c.Ramp)
+		bad("--ramp-time %s: use whole seconds, e.g. 5s (0 for none)", *c.Ramp)
 	}
 	if c.Size != 0 && c.Size < 1<<20 {
 		bad("--size %d: the working file must be at least 1MiB; use e.g. --size 4G", c.Size)
@@ -269,16 +281,23 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		}
 		bad("--ioengine %q: not an fio ioengine dbio measures storage with: use one of %s%s", c.Engine, strings.Join(IOEngines(), ", "), hint)
 	}
+	if c.BlockAlign != 0 && (c.BlockAlign < 512 || c.BlockAlign%512 != 0) {
+		bad("block alignment %d: direct I/O needs multiples of 512 bytes", c.BlockAlign)
+	}
 	if len(errs) > 0 || prof == nil {
 		return Plan{}, errs
 	}
 	c = c.withHost()
+	if sizer, ok := prof.(DefaultSizer); ok && c.Size == 0 {
+		c.Size = sizer.DefaultSize()
+	}
 	points, err := prof.Points(c)
 	if err != nil {
 		return Plan{}, []error{err}
 	}
 	for i := range points {
 		c.applySteady(&points[i])
+		points[i].Buffered, points[i].WriteThrough = c.Buffered, c.WriteThrough
 	}
 	plan := Plan{Profile: prof, Config: c}
 	if c.Group {

@@ -113,6 +113,45 @@ func TestPlans(t *testing.T) {
 				t.Errorf("max %q, rate %q", p.Points[0].SteadyState, p.Points[1].SteadyState)
 			}
 		}},
+		{"job: one point exactly as given", func(c *Config) {
+			c.Profile, c.RW, c.BlockSizes, c.IODepths, c.Jobs, c.ReadPct = "job", []string{"randrw"}, []int64{8192}, []int{8}, 4, intp(70)
+			c.WriteThrough, c.BlockAlign = true, 4096
+		}, 1, func(t *testing.T, p Plan) {
+			pt := p.Points[0]
+			if pt.Name != "randrw70-8k-t4-q8" || pt.ReadPct != 70 || pt.Jobs != 4 || pt.IODepth != 8 || pt.Split || !pt.WriteThrough || pt.BlockAlign != 4096 || pt.Buffered {
+				t.Errorf("%+v", pt)
+			}
+		}},
+		{"job: sequential jobs all start at the file's beginning", func(c *Config) {
+			c.Profile, c.RW, c.Jobs, c.Buffered = "job", []string{"read"}, 4, true
+		}, 1, func(t *testing.T, p Plan) {
+			if pt := p.Points[0]; pt.Split || !pt.Buffered || pt.IODepth != 1 || pt.BS != 4096 {
+				t.Errorf("%+v", pt)
+			}
+		}},
+		{"crystaldiskmark: four tests read, then written, on 1 GiB", func(c *Config) { c.Profile = "crystaldiskmark" }, 8, func(t *testing.T, p Plan) {
+			want := []string{"seq1m-q8t1-read read 1048576 1x8", "seq1m-q1t1-read read 1048576 1x1", "rnd4k-q32t1-read randread 4096 1x32",
+				"rnd4k-q1t1-read randread 4096 1x1", "seq1m-q8t1-write write 1048576 1x8", "seq1m-q1t1-write write 1048576 1x1",
+				"rnd4k-q32t1-write randwrite 4096 1x32", "rnd4k-q1t1-write randwrite 4096 1x1"}
+			for i, pt := range p.Points {
+				if got := fmt.Sprintf("%s %s %d %dx%d", pt.Name, pt.RW, pt.BS, pt.Jobs, pt.IODepth); got != want[i] {
+					t.Errorf("point %d: %s, want %s", i, got, want[i])
+				}
+				if pt.RuntimeS != 5 || pt.RampS != 5 {
+					t.Errorf("%s: runtime %d ramp %d, want CrystalDiskMark's 5 and 5", pt.Name, pt.RuntimeS, pt.RampS)
+				}
+			}
+			if p.Config.Size != 1<<30 {
+				t.Errorf("size %d, want CrystalDiskMark's 1 GiB", p.Config.Size)
+			}
+		}},
+		{"crystaldiskmark with its size and time changed", func(c *Config) {
+			c.Profile, c.Size, c.Runtime = "crystaldiskmark", 8<<30, 30*time.Second
+		}, 8, func(t *testing.T, p Plan) {
+			if p.Config.Size != 8<<30 || p.Points[0].RuntimeS != 30 {
+				t.Errorf("size %d, runtime %d", p.Config.Size, p.Points[0].RuntimeS)
+			}
+		}},
 		{"--ss-ramp reaches fio as steadystate_ramp_time", func(c *Config) {
 			c.Profile, c.SteadyRamp = "precondition", 30*time.Second
 		}, 2, func(t *testing.T, p Plan) {
@@ -184,6 +223,11 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.Profile = "mix"; c.RW = []string{"randread"} }, "mixes reads and writes"},
 		{func(c *Config) { c.Profile = "curve"; c.ReadPct = intp(50) }, "--read-pct applies to a mixed --rw"},
 		{func(c *Config) { c.Profile = "precondition"; c.Runtime = 10 * time.Second }, "shorter than the steady-state window"},
+		{func(c *Config) { c.Profile = "job"; c.BlockSizes = []int64{4096, 8192} }, "--bs: the job profile takes one value"},
+		{func(c *Config) { c.Profile = "job"; c.BlockAlign = 4096; c.RW = []string{"read"} }, "block alignment 4096 applies to random I/O"},
+		{func(c *Config) { c.Profile = "crystaldiskmark"; c.Jobs = 2 }, "--iodepth and --jobs do not apply to the crystaldiskmark profile"},
+		{func(c *Config) { c.Profile = "crystaldiskmark"; c.BlockSizes = []int64{8192} }, "--bs does not apply to the crystaldiskmark profile"},
+		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio"},
 		{func(c *Config) {
 			c.Profile = "precondition"
 			c.Runtime = 80 * time.Second
@@ -192,7 +236,6 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.SteadyRamp = 30 * time.Second }, "--ss-ramp applies with --steady-state"},
 		{func(c *Config) { c.SteadyWindow = 30 * time.Second }, "--ss-window applies with --steady-state"},
 		{func(c *Config) { c.Profile = "precondition"; c.SteadyRamp = 1500 * time.Millisecond }, "--ss-ramp 1.5s: use whole seconds"},
-		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of curve, four-corners, mix, precondition, snia-rounds, sqlio"},
 	} {
 		c := base("four-corners")
 		tc.change(&c)
@@ -270,6 +313,9 @@ func TestJobFilesGolden(t *testing.T) {
 		{"mix-rate", Point{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
 			RateOf: "max", RatePct: 50, RateIOPS: 10000}, places},
 		{"fill", Point{Name: "fill", RW: "write", BS: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
+		{"write-through-aligned", Point{Name: "randrw70-8k-t4-q8", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 60,
+			RampS: 5, WriteThrough: true, BlockAlign: 4096}, places},
+		{"buffered", Point{Name: "read-64k-t1-q2", RW: "read", BS: 65536, IODepth: 2, Jobs: 1, RuntimeS: 10, RampS: 5, Buffered: true}, places},
 		{"steady-group", Point{Name: "steady", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
 			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
 	} {

@@ -23,6 +23,13 @@ type Profile interface {
 	Points(c Config) ([]Point, error)
 }
 
+// DefaultSizer is implemented by profiles that copy a tool with a working
+// file of its own size (CrystalDiskMark's 1 GiB): without --size the file
+// is that size instead of dbio's rule.
+type DefaultSizer interface {
+	DefaultSize() int64
+}
+
 // Summarizer is implemented by profiles whose points together answer a
 // question (the latency-bounded table of sqlio, the knee of a curve); the
 // text goes to the terminal and into run.json's notes.

@@ -14,23 +14,27 @@ import (
 // profile registered by one caller is seen by another.
 func BuiltinProfiles() *Registry {
 	r := NewRegistry()
-	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}, sniaRounds{}} {
+	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}, job{}, crystalDiskMark{}, sniaRounds{}} {
 		r.Register(p)
 	}
 	return r
 }
 
 var (
-	_ Profile    = fourCorners{}
-	_ Profile    = sqlio{}
-	_ Profile    = mix{}
-	_ Profile    = curve{}
-	_ Profile    = precondition{}
-	_ Summarizer = curve{}
-	_ Summarizer = precondition{}
-	_ Summarizer = sniaRounds{}
-	_ purger     = sniaRounds{}
-	_ rounder    = sniaRounds{}
+	_ Profile      = fourCorners{}
+	_ Profile      = sqlio{}
+	_ Profile      = mix{}
+	_ Profile      = curve{}
+	_ Profile      = precondition{}
+	_ Profile      = job{}
+	_ Profile      = crystalDiskMark{}
+	_ Profile      = sniaRounds{}
+	_ DefaultSizer = crystalDiskMark{}
+	_ Summarizer   = curve{}
+	_ Summarizer   = precondition{}
+	_ Summarizer   = sniaRounds{}
+	_ purger       = sniaRounds{}
+	_ rounder      = sniaRounds{}
 )
 
 const (
@@ -388,4 +392,107 @@ func (precondition) Summarize(_ Config, points []PointResult) []string {
 		}
 	}
 	return lines
+}
+
+// job is one fio job exactly as given: the form a DiskSpd or SQLIO command
+// line takes. Unlike the studies above it chooses nothing for the user.
+type job struct{}
+
+func (job) Name() string { return "job" }
+
+func (job) Describe() string {
+	return "One fio job exactly as given, the form a DiskSpd or SQLIO command line takes (--diskspd, --sqlio): " +
+		"--rw (randread), --bs (4k), --iodepth (1), --jobs (1) and, for randrw or rw, --read-pct (70). Every job " +
+		"covers the whole working file, as fio's numjobs and DiskSpd's threads do."
+}
+
+func (job) DefaultRuntime() time.Duration { return time.Minute }
+
+func (p job) Points(c Config) ([]Point, error) {
+	if err := errors.Join(unused(c, p.Name(), "rates"), single(c.RW, "rw", p.Name()), single(c.BlockSizes, "bs", p.Name()),
+		single(c.IODepths, "iodepth", p.Name())); err != nil {
+		return nil, err
+	}
+	rw, bs, qd, jobs := "randread", int64(4*kib), 1, max(c.Jobs, 1)
+	if len(c.RW) == 1 {
+		rw = c.RW[0]
+	}
+	if len(c.BlockSizes) == 1 {
+		bs = c.BlockSizes[0]
+	}
+	if len(c.IODepths) == 1 {
+		qd = c.IODepths[0]
+	}
+	pct := 0
+	if Mixed(rw) {
+		pct = 70
+		if c.ReadPct != nil {
+			pct = *c.ReadPct
+		}
+	} else if c.ReadPct != nil {
+		return nil, fmt.Errorf("--read-pct applies to a mixed --rw (randrw or rw), not %s", rw)
+	}
+	if c.BlockAlign > 0 && !strings.HasPrefix(rw, "rand") {
+		return nil, fmt.Errorf("block alignment %d applies to random I/O, not %s", c.BlockAlign, rw)
+	}
+	name := fmt.Sprintf("%s-%s-t%d-q%d", rw, bsName(bs), jobs, qd)
+	if Mixed(rw) {
+		name = fmt.Sprintf("%s%d-%s-t%d-q%d", rw, pct, bsName(bs), jobs, qd)
+	}
+	return []Point{{Name: name, Series: rw, RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs,
+		BlockAlign: c.BlockAlign, RuntimeS: c.runtime(p), RampS: c.ramp()}}, nil
+}
+
+// crystalDiskMark is CrystalDiskMark's default test set: what a Windows
+// user quotes for a drive, measured the same way on Linux.
+type crystalDiskMark struct{}
+
+// cdmTests are CrystalDiskMark's four default tests, in its order.
+var cdmTests = []struct {
+	name   string
+	random bool
+	bs     int64
+	queue  int
+}{
+	{"seq1m-q8t1", false, mib, 8},
+	{"seq1m-q1t1", false, mib, 1},
+	{"rnd4k-q32t1", true, 4 * kib, 32},
+	{"rnd4k-q1t1", true, 4 * kib, 1},
+}
+
+func (crystalDiskMark) Name() string { return "crystaldiskmark" }
+
+func (crystalDiskMark) Describe() string {
+	return "CrystalDiskMark's default tests: SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1 and RND4K Q1T1, all four read, then all " +
+		"four written, one thread each, O_DIRECT, on a 1 GiB file (--size). Each point is measured for 5 s (--runtime) " +
+		"after a 5 s pass left out of its figures (--ramp-time), as CrystalDiskMark's own unmeasured first pass. " +
+		"CrystalDiskMark shows the best of 5 passes; dbio measures one and reports its mean (a longer --runtime " +
+		"gives the same exposure). Takes no --bs, --iodepth, --jobs or --rw: the tests fix them."
+}
+
+func (crystalDiskMark) DefaultRuntime() time.Duration { return 5 * time.Second }
+
+// DefaultSize is CrystalDiskMark's default test size, 1 GiB.
+func (crystalDiskMark) DefaultSize() int64 { return 1 << 30 }
+
+func (p crystalDiskMark) Points(c Config) ([]Point, error) {
+	if err := unused(c, p.Name(), "bs", "rw", "read-pct", "rates"); err != nil {
+		return nil, err
+	}
+	if len(c.IODepths) > 0 || c.Jobs > 0 {
+		return nil, fmt.Errorf("--iodepth and --jobs do not apply to the %s profile: its tests fix the queue (Q) and threads (T1)", p.Name())
+	}
+	var out []Point
+	for _, dir := range []string{"read", "write"} {
+		for _, t := range cdmTests {
+			rw := dir
+			if t.random {
+				rw = "rand" + dir
+			}
+			name := t.name + "-" + dir
+			out = append(out, Point{Name: name, Series: name, RW: rw, BS: t.bs, IODepth: t.queue, Jobs: 1,
+				RuntimeS: c.runtime(p), RampS: c.ramp()})
+		}
+	}
+	return out, nil
 }

@@ -494,7 +494,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	for _, t := range pt.Targets {
 		places = append(places, *r.places[t])
 	}
-	res.Engine, res.Direct = places[0].Engine, places[0].Direct
+	res.Engine, res.Direct = places[0].Engine, places[0].Direct && !pt.Buffered
 	fail := func(status results.Status, err error) (PointResult, error) {
 		res.Status, res.Error = status, err.Error()
 		if res.Ended.IsZero() {
@@ -670,8 +670,15 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 	if res.Steady != nil {
 		step.Notes = append(step.Notes, "fio's figures cover the whole point; steady_window_iops is the mean over the last steady-state window")
 	}
-	if !res.Direct && res.Status == results.StatusCompleted {
+	switch {
+	case res.Status != results.StatusCompleted:
+	case res.Buffered:
+		step.Notes = append(step.Notes, "buffered I/O, as asked (no O_DIRECT): figures include page-cache hits")
+	case !res.Direct:
 		step.Notes = append(step.Notes, "buffered I/O: the target refused O_DIRECT")
+	}
+	if res.WriteThrough && res.Status == results.StatusCompleted {
+		step.Notes = append(step.Notes, "writes with O_DSYNC (write-through): each completes once stable")
 	}
 	return r.sink.WriteStep(step, hists)
 }
@@ -743,6 +750,15 @@ func Describe(p Point) string {
 			s += fmt.Sprintf(" after the first %ds", p.SteadyRampS)
 		}
 		s += ")"
+	}
+	if p.Buffered {
+		s += ", buffered (page cache)"
+	}
+	if p.WriteThrough {
+		s += ", O_DSYNC writes"
+	}
+	if p.BlockAlign > 0 {
+		s += fmt.Sprintf(", offsets aligned to %s", bsName(p.BlockAlign))
 	}
 	if len(p.Targets) > 1 {
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))

@@ -97,6 +97,25 @@ func ParseObjective(s string) (Objective, error) {
 	return o, nil
 }
 
+// For resolves the objective's transaction type among a workload's types,
+// ignoring case and '-' for '_' ("New-Order" is new_order), and returns the
+// objective with the workload's spelling; an objective over all types
+// needs none.
+func (o Objective) For(types []string) (Objective, error) {
+	if o.Tx == AllTypes {
+		return o, nil
+	}
+	norm := func(s string) string { return strings.ReplaceAll(strings.ToLower(s), "-", "_") }
+	for _, t := range types {
+		if norm(t) == norm(o.Tx) {
+			o.Tx = t
+			return o, nil
+		}
+	}
+	return o, fmt.Errorf("objective %s: the workload has no transaction type %q: name one of %s, or none for every type",
+		o, o.Tx, strings.Join(types, ", "))
+}
+
 // Stat names the statistic: "mean" or "p99.9".
 func (o Objective) Stat() string {
 	if o.Mean {

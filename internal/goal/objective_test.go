@@ -102,3 +102,24 @@ func TestEvaluate(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectiveFor(t *testing.T) {
+	types := []string{"new_order", "payment"}
+	for _, tc := range []struct {
+		in, want string
+		bad      bool
+	}{{"p99<=50ms", "p99<=50ms", false}, {"New-Order:p99<=50ms", "new_order:p99<=50ms", false},
+		{"payment:mean<=5ms", "payment:mean<=5ms", false}, {"delivery:p99<=1s", "", true}} {
+		o, err := ParseObjective(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.For(types)
+		switch {
+		case tc.bad && (err == nil || !strings.Contains(err.Error(), "new_order, payment")):
+			t.Errorf("%s: %v, want an error naming the types", tc.in, err)
+		case !tc.bad && (err != nil || got.String() != tc.want):
+			t.Errorf("%s: %v, %v; want %s", tc.in, got, err, tc.want)
+		}
+	}
+}

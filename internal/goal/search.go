@@ -12,6 +12,20 @@ import (
 // DefaultFactor is the bracketing multiplier when Search.Factor is zero.
 const DefaultFactor = 2
 
+// What a search dbio runs uses when its user names nothing else: start at
+// 10 tx/s (a rate any engine takes, so that the bracket climbs rather than
+// starts above the answer), never probe above 100,000 tx/s, stop within
+// 10 % of the rate, and run at most 20 probes (with the factor of 2, enough
+// to bracket four decades and then bisect to the resolution).
+const (
+	DefaultStart     = 10.0
+	DefaultMax       = 100000.0
+	DefaultMaxProbes = 20
+)
+
+// DefaultResolution ends a search dbio runs within 10 % of the rate.
+func DefaultResolution() Resolution { return Resolution{Rel: 0.1} }
+
 // DefaultTolerance is the share of the offered rate a probe may fall short
 // by and still count as achieved, when Search.Tolerance is zero: 5 %.
 const DefaultTolerance = 0.05

@@ -49,7 +49,18 @@ type TxCounts struct {
 	// Reconnects counts sessions that lost their connection during a
 	// transaction of this type and opened a new one to go on.
 	Reconnects int64
-	Latency    *hdrhistogram.Histogram
+	// Latency is the service time of completed transactions: from the
+	// moment each was sent to its end.
+	Latency *hdrhistogram.Histogram
+
+	// Of transactions started on an open-loop schedule (see Recorder.Begin):
+	// Paced counts them, whatever their outcome; Late those that started
+	// beyond the run's tolerance after their intended start; Corrected is
+	// the latency of the completed ones from their intended start. All stay
+	// zero (Corrected nil) in a closed-loop run.
+	Paced     int64
+	Late      int64
+	Corrected *hdrhistogram.Histogram
 }
 
 func newTxCounts() TxCounts { return TxCounts{Latency: NewHistogram()} }
@@ -60,16 +71,45 @@ func (t *TxCounts) add(o TxCounts) {
 	t.Failed += o.Failed
 	t.Retries += o.Retries
 	t.Reconnects += o.Reconnects
+	t.Paced += o.Paced
+	t.Late += o.Late
 	if o.Latency != nil {
 		t.Latency.Merge(o.Latency)
 	}
+	if o.Corrected != nil {
+		t.corrected().Merge(o.Corrected)
+	}
+}
+
+// corrected returns the corrected histogram, created on first use so that
+// a closed-loop run carries none.
+func (t *TxCounts) corrected() *hdrhistogram.Histogram {
+	if t.Corrected == nil {
+		t.Corrected = NewHistogram()
+	}
+	return t.Corrected
 }
 
 func (t *TxCounts) reset() {
 	t.Committed, t.RolledBack, t.Failed, t.Retries, t.Reconnects = 0, 0, 0, 0, 0
+	t.Paced, t.Late = 0, 0
 	if t.Latency != nil {
 		t.Latency.Reset()
 	}
+	if t.Corrected != nil {
+		t.Corrected.Reset()
+	}
+}
+
+// clone copies t with histograms of its own.
+func (t TxCounts) clone() TxCounts {
+	if t.Latency != nil {
+		t.Latency = t.Latency.Clone()
+	}
+	if t.Corrected != nil {
+		t.Corrected = t.Corrected.Clone()
+	}
+	return t
 }
 
 // Completed is committed plus intended rollbacks.
@@ -86,6 +126,13 @@ type Recorder struct {
 	// of values takes a few hundred bytes.
 	pending   []TxCounts
 	latencies [][]int64
+	// corrected are the pending latencies from intended starts.
+	corrected [][]int64
+	// paced is set by Begin for the transaction in hand: it started delay
+	// after its intended start, beyond the tolerance when late.
+	paced bool
+	late  bool
+	delay time.Duration
 }
 
 // maxPendingLatencies bounds the values a recorder keeps between ticks.
@@ -99,42 +146,69 @@ func (r *Recorder) Record(tx int, d time.Duration, o Outcome) {
 	r.RecordRetried(tx, d, o, 0)
 }
 
+// Begin says that the session's next transaction runs on an open-loop
+// schedule and was sent delay after its intended start (0 when on time);
+// late says whether that is beyond the run's tolerance. The transaction's
+// record then also counts it as paced (and late), and adds its latency
+// from the intended start, delay plus the service time, to the corrected
+// histogram. A closed-loop session never calls Begin.
+func (r *Recorder) Begin(delay time.Duration, late bool) {
+	r.mu.Lock()
+	r.paced, r.late, r.delay = true, late, max(delay, 0)
+	r.mu.Unlock()
+}
+
 // RecordRetried is Record for a transaction that needed retries to complete.
 func (r *Recorder) RecordRetried(tx int, d time.Duration, o Outcome, retries int) {
-	us := int64(d / time.Microsecond)
-	if us < LowestMicros {
-		us = LowestMicros
-	}
-	if us > HighestMicros {
-		us = HighestMicros
-	}
 	r.mu.Lock()
 	c := &r.pending[tx]
 	c.Retries += int64(retries)
+	paced := r.paced
+	if paced {
+		c.Paced++
+		if r.late {
+			c.Late++
+		}
+		r.paced = false
+	}
 	switch o {
 	case Committed:
 		c.Committed++
-		r.recordLatency(tx, us)
 	case RolledBack:
 		c.RolledBack++
-		r.recordLatency(tx, us)
 	default:
 		c.Failed++
+	}
+	if o == Committed || o == RolledBack {
+		r.recordLatency(tx, micros(d), &r.latencies, func(c *TxCounts) **hdrhistogram.Histogram { return &c.Latency })
+		if paced {
+			r.recordLatency(tx, micros(d+r.delay), &r.corrected, func(c *TxCounts) **hdrhistogram.Histogram { return &c.Corrected })
+		}
 	}
 	r.mu.Unlock()
 }
 
-// recordLatency keeps one latency until the next tick; r.mu is held.
-func (r *Recorder) recordLatency(tx int, us int64) {
-	if len(r.latencies[tx]) < maxPendingLatencies {
-		r.latencies[tx] = append(r.latencies[tx], us)
+// micros is d in the histograms' unit, within their bounds.
+func micros(d time.Duration) int64 {
+	return min(max(int64(d/time.Microsecond), LowestMicros), HighestMicros)
+}
+
+// recordLatency keeps one latency until the next tick in pending, or past
+// maxPendingLatencies in the histogram hist picks of the type's counts;
+// r.mu is held.
+func (r *Recorder) recordLatency(tx int, us int64, pending *[][]int64, hist func(*TxCounts) **hdrhistogram.Histogram) {
+	if len(*pending) == 0 {
+		*pending = make([][]int64, len(r.pending))
+	}
+	if len((*pending)[tx]) < maxPendingLatencies {
+		(*pending)[tx] = append((*pending)[tx], us)
 		return
 	}
-	c := &r.pending[tx]
-	if c.Latency == nil {
-		c.Latency = NewHistogram()
+	h := hist(&r.pending[tx])
+	if *h == nil {
+		*h = NewHistogram()
 	}
-	_ = c.Latency.RecordValue(us)
+	_ = (*h).RecordValue(us)
 }
 
 // drainInto adds what r holds to t and empties r; r.mu is held.
@@ -143,6 +217,12 @@ func (r *Recorder) drainInto(tx int, t *TxCounts) {
 	for _, us := range r.latencies[tx] {
 		_ = t.Latency.RecordValue(us)
 	}
+	if len(r.corrected) > 0 && len(r.corrected[tx]) > 0 {
+		h := t.corrected()
+		for _, us := range r.corrected[tx] {
+			_ = h.RecordValue(us)
+		}
+	}
 	r.clear(tx)
 }
 
@@ -150,6 +230,9 @@ func (r *Recorder) drainInto(tx int, t *TxCounts) {
 func (r *Recorder) clear(tx int) {
 	r.pending[tx].reset()
 	r.latencies[tx] = r.latencies[tx][:0]
+	if len(r.corrected) > 0 {
+		r.corrected[tx] = r.corrected[tx][:0]
+	}
 }
 
 // RecordReconnect notes that the session lost its connection during a
@@ -227,8 +310,7 @@ func (c *Collector) Tick() []TxCounts {
 	out := make([]TxCounts, len(c.types))
 	for i := range c.interval {
 		c.step[i].add(c.interval[i])
-		out[i] = c.interval[i]
-		out[i].Latency = c.interval[i].Latency.Clone()
+		out[i] = c.interval[i].clone()
 	}
 	return out
 }
@@ -255,8 +337,7 @@ func (c *Collector) StepTotals() []TxCounts {
 	defer c.mu.Unlock()
 	out := make([]TxCounts, len(c.step))
 	for i := range c.step {
-		out[i] = c.step[i]
-		out[i].Latency = c.step[i].Latency.Clone()
+		out[i] = c.step[i].clone()
 	}
 	return out
 }

@@ -42,12 +42,19 @@ type TxSummary struct {
 	Retries    int64   `json:"retries"`
 	Reconnects int64   `json:"reconnects,omitempty"`
 	PerMinute  float64 `json:"per_minute"`
-	Latency    Latency `json:"latency"`
+	// Latency is the service time: from each transaction's actual start.
+	Latency Latency `json:"latency"`
+	// Corrected is the latency from each transaction's intended start, in
+	// a step run on an open-loop schedule; nil in a closed-loop step.
+	Corrected *Latency `json:"corrected_latency,omitempty"`
+	// Late counts the transactions of an open-loop step that started later
+	// than the run's tolerance after their intended start.
+	Late int64 `json:"late,omitempty"`
 }
 
 // SummarizeTx turns one type's counts over d into its summary; PerMinute counts committed transactions.
 func SummarizeTx(name string, c TxCounts, d time.Duration) TxSummary {
-	return TxSummary{
+	s := TxSummary{
 		Name:       name,
 		Committed:  c.Committed,
 		RolledBack: c.RolledBack,
@@ -56,7 +63,13 @@ func SummarizeTx(name string, c TxCounts, d time.Duration) TxSummary {
 		Reconnects: c.Reconnects,
 		PerMinute:  PerMinute(c.Committed, d),
 		Latency:    Summarize(c.Latency),
+		Late:       c.Late,
 	}
+	if c.Paced > 0 {
+		l := Summarize(c.Corrected)
+		s.Corrected = &l
+	}
+	return s
 }
 
 // PerMinute is n events over d, per minute; zero for an empty duration.

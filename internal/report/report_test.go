@@ -34,6 +34,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	disk-mix     dbio disk --profile mix, block sizes 4k–256k at queue depths 1 and 8
 //	disk-curve   dbio disk --profile curve, rates 20–120 % of the maximum
 //	tpcc-postgres  dbio tpcc on a managed PostgreSQL: server processes and engine counters
+//	tpcc-paced-sqlite  dbio tpcc --rate 400 on SQLite, users 1 and 4: open loop, the
+//	             rate not achieved at 4 users
+//	tpcc-goal-postgres  dbio tpcc --goal 'new_order:p99<=50ms' on PostgreSQL: a
+//	             latency goal search's seven probes and its answer
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
@@ -141,6 +145,8 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"disk-mix", []string{"disk-mix"}},
 		{"disk-curve", []string{"disk-curve"}},
 		{"tpcc-postgres", []string{"tpcc-postgres"}},
+		{"tpcc-paced-sqlite", []string{"tpcc-paced-sqlite"}},
+		{"tpcc-goal-postgres", []string{"tpcc-goal-postgres"}},
 		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},
 	}
 	for _, c := range cases {
@@ -495,7 +501,7 @@ func TestSteadyStatePointReports(t *testing.T) {
 // rest of the run's background.
 func TestSteadyRampUpReports(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	d, err := results.Create(t.TempDir(), "steady", results.Run{Kind: "tpcc", Config: []byte(`{"users":[1,2],"rampup_s":60,"rampup_until":"nopm_slope:0.5%"}`)}, start)
+	d, err := results.Create(t.TempDir(), "steady", results.Run{Kind: "tpcc", Config: []byte(`{"users":[1,2],"rampup_s":60,"ramp_until":"nopm_slope:0.5%"}`)}, start)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,15 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 			fmt.Fprintf(w, "\nwarm-up: %s\n", f)
 		}
 	}
+	if analysis.Paced(l.Steps) {
+		fmt.Fprintf(w, "\n%s\n", correctedLegend)
+		for _, f := range analysis.PacingFindings(l.Steps) {
+			fmt.Fprintln(w, f)
+		}
+	}
+	if r.Goal != nil {
+		fmt.Fprintf(w, "\ngoal:    %s\n", analysis.GoalAnswer(r.Goal))
+	}
 	if demand := demandFindings(analysis.NewRecorded(l), opts.title); len(demand) > 0 {
 		fmt.Fprintln(w)
 		for _, d := range demand {
@@ -163,14 +172,25 @@ func stepTables(w io.Writer, steps []results.Step) error {
 	return nil
 }
 
-// workloadTable prints the figures of transaction steps, one row per user count.
+// correctedLegend explains the corr and svc columns of an open-loop table.
+const correctedLegend = "Latencies in ms: corr from each transaction's intended start on the schedule, so it includes any wait behind a slow or stalled database (corrected for coordinated omission); svc from its actual start, the service time a closed-loop driver reports."
+
+// workloadTable prints the figures of transaction steps, one row per user
+// count. Open-loop steps add their offered and achieved rates and late
+// starts, and show each percentile from the intended start (corr) beside
+// the service time (svc).
 func workloadTable(tw io.Writer, ss []results.Step) {
-	names := figureNames(ss, map[results.FigureName]bool{results.FigureLatencyP99: true})
+	names := figureNames(ss, map[results.FigureName]bool{results.FigureLatencyP99: true, results.FigureLatencyP99Corrected: true})
+	paced := analysis.Paced(ss)
 	fmt.Fprintf(tw, "step\tusers\t")
 	for _, n := range names {
 		fmt.Fprintf(tw, "%s\t", heading(n))
 	}
-	fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
+	if paced {
+		fmt.Fprintf(tw, "offered/s\tachieved/s\tlate\tp50 corr\tp50 svc\tp95 corr\tp95 svc\tp99 corr\tp99 svc\terrors\t status\t\n")
+	} else {
+		fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
+	}
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
 		for _, n := range names {
@@ -181,7 +201,21 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 			}
 		}
 		lat := s.Total.Latency
-		fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%d\t %s\t\n", ms(lat.P50US), ms(lat.P95US), ms(lat.P99US), s.Total.Errors, s.Status)
+		if !paced {
+			fmt.Fprintf(tw, "%.2f\t%.2f\t%.2f\t%d\t %s\t\n", ms(lat.P50US), ms(lat.P95US), ms(lat.P99US), s.Total.Errors, s.Status)
+			continue
+		}
+		p, corr := s.Pacing, s.Total.Corrected
+		if p == nil || corr == nil {
+			fmt.Fprintf(tw, "-\t-\t-\t-\t%.2f\t-\t%.2f\t-\t%.2f\t%d\t %s\t\n", ms(lat.P50US), ms(lat.P95US), ms(lat.P99US), s.Total.Errors, s.Status)
+			continue
+		}
+		achieved := number(p.AchievedTPS)
+		if analysis.RateShort(s) {
+			achieved += " SHORT"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t %s\t\n", number(p.OfferedTPS), achieved, p.Late,
+			ms(corr.P50US), ms(lat.P50US), ms(corr.P95US), ms(lat.P95US), ms(corr.P99US), ms(lat.P99US), s.Total.Errors, s.Status)
 	}
 }
 

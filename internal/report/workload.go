@@ -62,11 +62,12 @@ func usersAxis() axis { return axis{Label: "virtual users", Integer: true} }
 
 // usersChart plots one value per step against the step's users.
 func usersChart(id, title, note string, steps []results.Step, y axis, lines []lineSpec) *chart {
-	c := &chart{ID: id, Title: title, Note: note, X: usersAxis(), Y: y}
+	key := keyOf(steps)
+	c := &chart{ID: id, Title: strings.Replace(title, " vs virtual users", key.vs, 1), Note: note, X: key.axis, Y: y}
 	for _, l := range lines {
 		s := series{Name: l.name, Color: l.color, Dash: l.dash, Unstacked: l.unstacked}
 		for _, st := range steps {
-			s.X = append(s.X, float64(st.Users))
+			s.X = append(s.X, key.value(st))
 			s.Y = append(s.Y, l.value(st))
 		}
 		c.Series = append(c.Series, s)
@@ -244,10 +245,20 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	id := func(s string) string { return prefix + w.Kind + "-" + s }
 	tput := analysis.Throughput(steps)
 	findings := workloadFindings(r, title, steps, tput)
+	paced, search := analysis.Paced(steps), r.Run.Goal
+	if search != nil {
+		findings = append([]string{analysis.GoalAnswer(search)}, findings...)
+	}
+	findings = append(findings, analysis.PacingFindings(steps)...)
 
 	// Throughput and latency per step.
 	t := &table{ID: id("steps"), Title: title + " per step",
 		Caption: "Figures over each step's measured time (ramp-up excluded). Latency is per transaction, all types merged, in ms."}
+	latencyGroup := "latency (ms)"
+	if paced {
+		t.Caption += " The steps ran open loop: each user sent its transactions at the intended starts of a schedule. " + analysis.CorrectedNote
+		latencyGroup = groupService
+	}
 	t.Columns = []column{{Name: "users", Numeric: true}}
 	for _, f := range tput {
 		t.Columns = append(t.Columns, column{Name: f.Title, Numeric: true, Group: "throughput"})
@@ -262,8 +273,11 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		t.Columns = append(t.Columns, column{Name: "TPM per user", Numeric: true, Group: "throughput"})
 	}
 	t.Columns = append(t.Columns, column{Name: "TPS", Numeric: true, Group: "throughput"})
+	if paced {
+		t.Columns = append(t.Columns, pacedColumns()...)
+	}
 	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
-		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: latencyGroup})
 	}
 	t.Columns = append(t.Columns, column{Name: "committed", Numeric: true, Group: "transactions"},
 		column{Name: "rolled back", Numeric: true, Group: "transactions"}, column{Name: "errors", Numeric: true, Group: "transactions"},
@@ -277,6 +291,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), quantity))
 		}
 		row = append(row, numCell(analysis.TPS(s), quantity))
+		if paced {
+			row = append(row, pacedCells(s)...)
+		}
 		for _, p := range []func(analysis.Latencies) float64{
 			func(l analysis.Latencies) float64 { return l.Mean }, func(l analysis.Latencies) float64 { return l.P50 },
 			func(l analysis.Latencies) float64 { return l.P95 }, func(l analysis.Latencies) float64 { return l.P99 },
@@ -313,10 +330,15 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	for i, f := range tput {
 		names[i] = f.Title
 	}
-	sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
-		"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
-		steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
-	if hasPerUser {
+	if search != nil {
+		// Every probe ran the same users: the curve is against the rate.
+		sec.Subs = append(sec.Subs, goalSection(r, steps, id))
+	} else {
+		sec.add(usersChart(id("throughput-vs-users"), strings.Join(names, " and ")+" vs virtual users",
+			"Throughput should grow with users until something saturates; where the line flattens, read the bottleneck table.",
+			steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
+	}
+	if hasPerUser && search == nil {
 		sec.add(usersChart(id("tpm-per-user"), "TPM per user",
 			"What each added user gets: a falling line means users wait for each other or for a saturated resource.",
 			steps, axis{Label: "TPM per user", Unit: "tx/min/user", Zero: true},
@@ -327,15 +349,20 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		p := p
 		llines = append(llines, lineSpec{name: p.name, value: func(s results.Step) float64 { return latencyMS(s, p.pick) }, color: i, dash: p.dash})
 	}
-	lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
-		steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
-	autoLog(lc)
-	sec.add(lc)
+	if search == nil {
+		lc := usersChart(id("latency-vs-users"), "Transaction latency percentiles vs virtual users", "All transaction types merged, measured by dbio around each transaction.",
+			steps, axis{Label: "latency", Unit: "ms", Zero: true}, llines)
+		autoLog(lc)
+		sec.add(lc)
+		if paced {
+			sec.add(correctedChart(id("corrected-vs-users"), steps))
+		}
+	}
 
 	if sys := systemSection(r, steps, id); !sys.empty() {
 		sec.Subs = append(sec.Subs, sys)
 	}
-	if tx := transactionTable(steps, id("transactions")); tx != nil {
+	if tx := transactionTable(steps, id("transactions"), paced); tx != nil {
 		sub := sec.sub(id("transactions-section"), "Per transaction type")
 		if c := transactionLatencyChart(steps, id("transactions-p99")); c != nil {
 			sub.add(c)
@@ -364,24 +391,35 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 		return nil
 	}
 	var out []string
+	key := keyOf(steps)
+	at := func(s results.Step) string {
+		if key.column == "users" {
+			return plural(s.Users, "user", "users")
+		}
+		return quantity(key.value(s)) + " tx/s offered"
+	}
 	peak := steps[analysis.Peak(steps, tput[0].Name)]
 	var parts []string
 	for _, f := range tput {
 		parts = append(parts, thousands(analysis.Value(peak, f.Name))+" "+f.Title)
 	}
 	p99 := latencyMS(peak, func(l analysis.Latencies) float64 { return l.P99 })
-	out = append(out, fmt.Sprintf("%s peak: %s at %s (p99 latency %s ms).", title, strings.Join(parts, " / "), plural(peak.Users, "user", "users"), millis(p99)))
-	if sc, ok := analysis.PerUserScaling(steps); ok {
+	latency := fmt.Sprintf("p99 latency %s ms", millis(p99))
+	if c, ok := analysis.CorrectedLatency(peak); ok {
+		latency = fmt.Sprintf("p99 latency %s ms from the intended start, %s ms service time", millis(c.P99), millis(p99))
+	}
+	out = append(out, fmt.Sprintf("%s peak: %s at %s (%s).", title, strings.Join(parts, " / "), at(peak), latency))
+	if sc, ok := analysis.PerUserScaling(steps); ok && key.column == "users" {
 		out = append(out, fmt.Sprintf("TPM per user went from %s at %s to %s at %s: each user got %s %% of what one user alone did.",
 			thousands(sc.From), plural(sc.First.Users, "user", "users"), thousands(sc.To), plural(sc.Last.Users, "user", "users"), percent(sc.Pct)))
 	}
 	last := steps[len(steps)-1]
 	if last.Telemetry != nil && last.Telemetry.Verdict.Text != "" {
-		out = append(out, fmt.Sprintf("At %s: %s.", plural(last.Users, "user", "users"), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
+		out = append(out, fmt.Sprintf("At %s: %s.", at(last), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
 	}
 	if i := analysis.HeaviestDriver(steps); i >= 0 {
 		h := steps[i]
-		out = append(out, fmt.Sprintf("At %s, %s.", plural(h.Users, "user", "users"), h.Telemetry.Driver.Text))
+		out = append(out, fmt.Sprintf("At %s, %s.", at(h), h.Telemetry.Driver.Text))
 	}
 	if f := warmupFinding(title, steps); f != "" {
 		out = append(out, f)
@@ -406,7 +444,8 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	devs := deviceOrder(steps)
 	t := &table{ID: id("system-steps"), Title: "CPU and storage per step",
 		Caption: "Means over each step's per-second samples; p99 is the 99th percentile of the per-second values. CPU is in % of the whole machine; disk latency is the kernel's await (queue included), in ms."}
-	t.Columns = []column{{Name: "users", Numeric: true}}
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}}
 	for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "CPU (%)"})
 	}
@@ -435,7 +474,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	}
 	for _, s := range steps {
 		tel := s.Telemetry
-		row := []cell{numCell(float64(s.Users), thousands)}
+		row := []cell{key.cell(s)}
 		for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 			row = append(row, numCell(tel.Mean("cpu_"+n+"_pct"), percent))
 		}
@@ -467,7 +506,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	cpu.Series = append(cpu.Series, series{Name: "dbio (load generator)", Color: 7, Dash: dashed, Unstacked: true})
 	for _, st := range steps {
 		last := &cpu.Series[len(cpu.Series)-1]
-		last.X, last.Y = append(last.X, float64(st.Users)), append(last.Y, st.Telemetry.Mean("proc_dbio_cpu_pct"))
+		last.X, last.Y = append(last.X, key.value(st)), append(last.Y, st.Telemetry.Mean("proc_dbio_cpu_pct"))
 	}
 	sec.add(cpu)
 	if len(devs) > 0 {
@@ -512,12 +551,12 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 
 	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step",
 		Caption: "The verdict is drawn from the step's CPU, iowait, pressure and device figures; the shares say whether the load generator itself could have been the limit."}
-	v.Columns = []column{{Name: "users", Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
+	v.Columns = []column{{Name: key.column, Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
 	if hasServer {
 		v.Columns = append(v.Columns, column{Name: "database server", Wrap: true})
 	}
 	for _, s := range steps {
-		row := []cell{numCell(float64(s.Users), thousands), verdictCell(s.Telemetry)}
+		row := []cell{key.cell(s), verdictCell(s.Telemetry)}
 		row = append(row, shareCell(s.Telemetry, true))
 		if hasServer {
 			row = append(row, shareCell(s.Telemetry, false))
@@ -578,7 +617,8 @@ func engineCounters(steps []results.Step, id string) *table {
 	}
 	t := &table{ID: id, Title: "Engine counters per step",
 		Caption: "The database engine's own counters, as per-second means over each step. The hit ratio is buffer hits over hits and reads."}
-	t.Columns = []column{{Name: "users", Numeric: true}}
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}}
 	for _, n := range names {
 		t.Columns = append(t.Columns, column{Name: strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(n, "engine_"), "_per_s"), "_", " ") + "/s", Numeric: true})
 	}
@@ -587,7 +627,7 @@ func engineCounters(steps []results.Step, id string) *table {
 		t.Columns = append(t.Columns, column{Name: "hit ratio %", Numeric: true})
 	}
 	for _, s := range steps {
-		row := []cell{numCell(float64(s.Users), thousands)}
+		row := []cell{key.cell(s)}
 		for _, n := range names {
 			row = append(row, numCell(s.Telemetry.Mean(n), quantity))
 		}
@@ -656,23 +696,49 @@ func transactionLatencyChart(steps []results.Step, id string) *chart {
 	return c
 }
 
-// transactionTable lists each transaction type of each step.
-func transactionTable(steps []results.Step, id string) *table {
+// transactionTable lists each transaction type of each step; open-loop
+// steps add each type's late starts and latency from the intended start.
+func transactionTable(steps []results.Step, id string, paced bool) *table {
 	t := &table{ID: id, Title: "Transactions per type and step", Collapsed: true,
 		Caption: "Latency in ms per transaction type; per minute counts committed transactions."}
-	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true}, {Name: "transaction"}, {Name: "committed", Numeric: true},
 		{Name: "rolled back", Numeric: true}, {Name: "errors", Numeric: true}, {Name: "retries", Numeric: true}, {Name: "per minute", Numeric: true},
 		{Name: "mean", Numeric: true, Group: "latency (ms)"}, {Name: "p50", Numeric: true, Group: "latency (ms)"},
 		{Name: "p95", Numeric: true, Group: "latency (ms)"}, {Name: "p99", Numeric: true, Group: "latency (ms)"},
 		{Name: "p99.9", Numeric: true, Group: "latency (ms)"}, {Name: "max", Numeric: true, Group: "latency (ms)"}}
+	latCells := func(mean float64, p50, p95, p99, p999, max int64) []cell {
+		return []cell{numCell(mean/1000, millis), numCell(float64(p50)/1000, millis), numCell(float64(p95)/1000, millis),
+			numCell(float64(p99)/1000, millis), numCell(float64(p999)/1000, millis), numCell(float64(max)/1000, millis)}
+	}
+	if paced {
+		t.Caption = "Latency in ms per transaction type, from the intended start and as service time (from the actual start); per minute counts committed transactions; late counts starts beyond the run's tolerance."
+		for i := 7; i < len(t.Columns); i++ {
+			t.Columns[i].Group = groupService
+		}
+		t.Columns = append(t.Columns, column{Name: "late", Numeric: true})
+		for _, p := range latencyPicks {
+			t.Columns = append(t.Columns, column{Name: p.name, Numeric: true, Group: groupCorrected})
+		}
+	}
 	for _, s := range steps {
 		for _, tx := range s.Transactions {
-			l := tx.Latency
-			t.Rows = append(t.Rows, []cell{numCell(float64(s.Users), thousands), textCell(tx.Name),
+			row := []cell{key.cell(s), textCell(tx.Name),
 				numCell(float64(tx.Committed), thousands), numCell(float64(tx.RolledBack), thousands),
-				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity),
-				numCell(l.MeanUS/1000, millis), numCell(float64(l.P50US)/1000, millis), numCell(float64(l.P95US)/1000, millis),
-				numCell(float64(l.P99US)/1000, millis), numCell(float64(l.P999US)/1000, millis), numCell(float64(l.MaxUS)/1000, millis)})
+				numCell(float64(tx.Errors), thousands), numCell(float64(tx.Retries), thousands), numCell(tx.PerMinute, quantity)}
+			l := tx.Latency
+			row = append(row, latCells(l.MeanUS, l.P50US, l.P95US, l.P99US, l.P999US, l.MaxUS)...)
+			if paced {
+				row = append(row, numCell(float64(tx.Late), thousands))
+				if c := tx.Corrected; c != nil {
+					row = append(row, latCells(c.MeanUS, c.P50US, c.P95US, c.P99US, c.P999US, c.MaxUS)...)
+				} else {
+					for range latencyPicks {
+						row = append(row, numCell(math.NaN(), millis))
+					}
+				}
+			}
+			t.Rows = append(t.Rows, row)
 		}
 	}
 	if len(t.Rows) == 0 {
@@ -696,7 +762,10 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 	for _, c := range []*chart{
 		r.timelineChart(id("throughput-timeline"), "Throughput per second", note, steps, axis{Label: "throughput", Unit: unit, Zero: true}, lines, usersLabel),
 		r.timelineChart(id("latency-timeline"), "Transaction latency per second", "Percentiles of the transactions completed in each second (log scale where they spread over more than a factor of 30, as in the per-step chart, so one spike does not flatten the rest).", steps,
-			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2}}, usersLabel),
+			axis{Label: "latency", Unit: "ms", Zero: true}, []tlSpec{{name: "p50", column: "latency_p50_ms", color: 0}, {name: "p99", column: "latency_p99_ms", color: 2},
+				// Open-loop steps only: the same from the intended start.
+				{name: "p99 from intended start", column: results.SeriesLatencyP99Corrected, color: 3, dash: dashed}}, usersLabel),
+		r.pacedTimeline(id("rate-timeline"), steps),
 	} {
 		if c.ID == id("latency-timeline") {
 			autoLog(c)

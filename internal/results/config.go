@@ -47,7 +47,7 @@ func (r Run) ConfigView() RunConfig {
 	}
 	c.StepS = scalarText(top["step_s"])
 	c.RampUpS = scalarText(top["rampup_s"])
-	c.RampUpUntil = scalarText(top["rampup_until"])
+	c.RampUpUntil = scalarText(top["ramp_until"])
 	c.LatencyMax = scalarText(top["latency_max"])
 	c.LatencyStat = LatencyStat(scalarText(top["latency_stat"]))
 	var tpcc map[string]json.RawMessage

@@ -79,6 +79,13 @@ type FioPlan struct {
 	// holds over SteadyWindowS seconds, or after RuntimeS.
 	SteadyState   string `json:"steady_state,omitempty"`
 	SteadyWindowS int    `json:"steady_window_s,omitempty"`
+	// Buffered asks for I/O through the page cache (no O_DIRECT), and
+	// WriteThrough for writes that complete only once stable (O_DSYNC):
+	// the caching a translated DiskSpd or SQLIO line asks for. BlockAlign
+	// aligns random offsets to other than the block size.
+	Buffered     bool  `json:"buffered,omitempty"`
+	WriteThrough bool  `json:"write_through,omitempty"`
+	BlockAlign   int64 `json:"block_align,omitempty"`
 	// SteadyRampS is fio's steadystate_ramp_time: the seconds the point
 	// runs before its first window is collected.
 	SteadyRampS int `json:"steady_ramp_s,omitempty"`

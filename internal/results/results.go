@@ -57,9 +57,12 @@ type Run struct {
 	Load        *LoadReport     `json:"load,omitempty"`
 	// Figures are the run's own headline numbers, drawn from all its steps
 	// (e.g. the largest load kept under a response-time ceiling).
-	Figures  []Figure `json:"figures,omitempty"`
-	Notes    []string `json:"notes,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Figures []Figure `json:"figures,omitempty"`
+	// Goal is the latency goal search of a run that searched for the
+	// highest rate meeting an objective.
+	Goal     *GoalSearch `json:"goal,omitempty"`
+	Notes    []string    `json:"notes,omitempty"`
+	Warnings []string    `json:"warnings,omitempty"`
 	// Fragmentation follows the extents of dbio's database files through the
 	// run: after the load, after each step, and at the end.
 	Fragmentation []Fragmentation `json:"fragmentation,omitempty"`
@@ -163,6 +166,8 @@ type Step struct {
 	// Transactions are per type; Total merges them all.
 	Transactions []metrics.TxSummary `json:"transactions,omitempty"`
 	Total        *metrics.TxSummary  `json:"total,omitempty"`
+	// Pacing is the offered load of a step run open loop; nil for a closed-loop step.
+	Pacing *Pacing `json:"pacing,omitempty"`
 	// Telemetry is what the machine did during the step's measured time.
 	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
 	// Warmup says how the ramp-up ended when it was to end at steady

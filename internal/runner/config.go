@@ -23,6 +23,9 @@ type Config struct {
 	StepS    float64
 	// Steady is the ramp-up until steady state, nil for a fixed ramp-up.
 	Steady *SteadyRampUp
+	// Pacing and Goal are the open-loop load and the latency goal search, if any.
+	Pacing *PacingConfig
+	Goal   *GoalConfig
 	// Workload names the key Settings are recorded under.
 	Workload      string
 	Settings      any
@@ -57,6 +60,10 @@ func (c Config) MarshalJSON() ([]byte, error) {
 			StepS   float64 `json:"step_s"`
 		}{c.RampUpS, c.StepS},
 		c.steadyJSON(),
+		struct {
+			Pacing *PacingConfig `json:"pacing,omitempty"`
+			Goal   *GoalConfig   `json:"goal,omitempty"`
+		}{c.Pacing, c.Goal},
 		map[string]any{c.Workload: c.Settings},
 		struct {
 			EngineOptions EngineConfig   `json:"engine_options"`
@@ -74,7 +81,7 @@ func (c Config) steadyJSON() any {
 		return nil
 	}
 	return struct {
-		Until   string  `json:"rampup_until"`
+		Until   string  `json:"ramp_until"`
 		WindowS float64 `json:"steady_window_s"`
 		RampS   float64 `json:"steady_ramp_s,omitempty"`
 	}{c.Steady.Criterion.String(), c.Steady.Window.Seconds(), c.Steady.Ignore.Seconds()}

@@ -94,6 +94,8 @@ type DiskPlan struct {
 	CreateTargets bool
 	TargetsHeld   bool
 	ResultsBase   string
+	// Notes go into run.json's notes, e.g. the DiskSpd line the run was translated from.
+	Notes []string
 }
 
 // DiskOutcome is what a disk run produced.
@@ -113,7 +115,7 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		env.Now = time.Now
 	}
 	var out DiskOutcome
-	run := results.Run{Kind: "disk", Command: p.Command}
+	run := results.Run{Kind: "disk", Command: p.Command, Notes: p.Notes}
 	if p.RecordHost {
 		run.Environment, run.Warnings = hostEnvironment(env)
 		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = run.Environment.CPUs, run.Environment.MemoryBytes

@@ -317,7 +317,13 @@ func (s Suite) Preflight(sys target.SysFS) error {
 			continue
 		}
 		if factory, ok := s.Workloads[r.Kind]; ok {
-			if built, err := factory(r); err == nil && built.SpaceNeeded > 0 {
+			built, err := factory(r)
+			if err == nil {
+				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes()); err != nil {
+					list = append(list, err)
+				}
+			}
+			if err == nil && built.SpaceNeeded > 0 {
 				n := target.Need{Path: r.Data.Path, Bytes: built.SpaceNeeded, What: fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind)}
 				if l, ok := eng.(engine.Layout); ok {
 					n.Reclaim = target.OwnedBytes(r.Data.Path, l.Replaces(engine.Options{Database: "dbio_" + r.Kind})...)

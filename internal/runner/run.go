@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/arrival"
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
 	"dbio/internal/progress"
@@ -58,6 +59,12 @@ type Plan struct {
 	Steady     *SteadyRampUp
 	SkipChecks bool
 	Tick       time.Duration
+	// Pacing, when set, runs the user steps open loop at an offered rate.
+	Pacing *Pacing
+	// Goal, when set, replaces the user steps with a latency goal search:
+	// probes at offered rates, each a step, open loop (with Pacing's
+	// schedule, fixed when Pacing is nil).
+	Goal *Goal
 
 	ResultsBase string
 
@@ -187,8 +194,21 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 		if p.Steady != nil {
 			ramp, most = fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", p.Steady, p.RampUp), "at most "
 		}
-		what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
-			p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
+		if p.Goal == nil {
+			what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
+				p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
+		} else {
+			g := p.Goal.Search
+			what = append(what, fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
+				p.Workload.Name(), p.Engine.Name(), g.Objective, p.Goal.Users, formatRate(g.Start), ramp, p.Step))
+		}
+		if p.Pacing != nil && p.Goal == nil {
+			rate := formatRate(p.Pacing.Rate) + " tx/s"
+			if p.Pacing.PerUser {
+				rate += " per user"
+			}
+			what[len(what)-1] += fmt.Sprintf(", open loop at %s (%s arrivals)", rate, p.Pacing.Process)
+		}
 	}
 	if len(what) > 0 {
 		fmt.Fprintf(w, "plan:    %s\n", strings.Join(what, ", then "))
@@ -399,10 +419,24 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
+			Pacing:    p.Pacing,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
 		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}
-	steps, stopped, stepErr := st.runSteps(ctx)
+	var (
+		steps   []results.Step
+		stopped string
+		stepErr error
+	)
+	if p.Goal != nil {
+		if st.s.Pacing == nil {
+			st.s.Pacing = &Pacing{Process: arrival.Fixed}
+		}
+		st.steps = p.Goal.Search.MaxProbes
+		steps, _, stepErr = st.runGoal(ctx, *p.Goal)
+	} else {
+		steps, stopped, stepErr = st.runSteps(ctx)
+	}
 	env.Progress.Clear()
 	out.Steps, out.Stopped = steps, stopped
 	if stepErr != nil {

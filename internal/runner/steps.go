@@ -39,6 +39,8 @@ type Steps struct {
 	// Steady, when set, ends each ramp-up once throughput is steady;
 	// RampUp is then the longest it may last.
 	Steady *SteadyRampUp
+	// Pacing, when set, runs every step open loop.
+	Pacing *Pacing
 	// StopWhen, when set, ends the sequence early after a completed step.
 	StopWhen func(results.Step) (stop bool, why string)
 	// AfterStep, when set, is called with each step written (fragment counts).
@@ -84,6 +86,17 @@ type stepper struct {
 	s        Steps
 	rec      scenario.Recording
 	progress *progress.Line
+	// steps is how many steps the run takes at most, when that is not one
+	// per user count (a goal search's probes).
+	steps int
+}
+
+// stepCount is how many steps the progress line counts.
+func (st *stepper) stepCount() int {
+	if st.steps > 0 {
+		return st.steps
+	}
+	return len(st.s.Users)
 }
 
 // ErrEngineExited reports a database server that died during a run.
@@ -100,16 +113,16 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 	}
 	defer bg.stop()
 	for i, users := range st.s.Users {
-		step, err := st.runStep(ctx, i, users, bg)
+		load := stepLoad{users: users, name: fmt.Sprintf("users-%d", users)}
+		if p := st.s.Pacing; p != nil {
+			load.rate = p.offered(users)
+		}
+		step, err := st.runStep(ctx, i, load, bg)
 		if step != nil {
-			if werr := st.writeStep(step); werr != nil && err == nil {
+			if werr := st.finishStep(i, step); werr != nil && err == nil {
 				err = werr
 			}
-			st.showDone(i, step.summary)
 			done = append(done, step.summary)
-			if st.s.AfterStep != nil {
-				st.s.AfterStep(step.summary)
-			}
 		}
 		if err != nil {
 			return done, "", err
@@ -156,19 +169,36 @@ func (st *stepper) startBackground(ctx context.Context) (*background, error) {
 type stepResult struct {
 	summary results.Step
 	hists   map[string]*hdrhistogram.Histogram
+	// totals are the step's counts per transaction type.
+	totals []metrics.TxCounts
 }
 
-func (st *stepper) writeStep(r *stepResult) error {
-	return st.rec.Dir.WriteStep(r.summary, r.hists)
+// finishStep writes a step that ran and shows it.
+func (st *stepper) finishStep(i int, r *stepResult) error {
+	err := st.rec.Dir.WriteStep(r.summary, r.hists)
+	st.showDone(i, r.summary)
+	if st.s.AfterStep != nil {
+		st.s.AfterStep(r.summary)
+	}
+	return err
 }
 
-// runStep starts users sessions, ramps up, measures, and stops them. A
+// stepLoad is what one step runs: its users and name, and the total
+// offered rate in transactions per second when it runs open loop (0:
+// closed loop).
+type stepLoad struct {
+	users int
+	name  string
+	rate  float64
+}
+
+// runStep starts the step's sessions, ramps up, measures, and stops them. A
 // transaction still running when the measurement ends is finished but not
 // counted: the totals are taken before the users are told to stop.
-func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*stepResult, error) {
+func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *background) (*stepResult, error) {
 	s := st.s
 	index := st.rec.FirstIndex + i
-	name := fmt.Sprintf("users-%d", users)
+	users, name := load.users, load.name
 	tick := st.rec.Tick
 	if tick <= 0 {
 		tick = time.Second
@@ -181,12 +211,21 @@ func (st *stepper) runStep(ctx context.Context, i, users int, bg *background) (*
 	for _, r := range bg.recs {
 		col.Adopt(r)
 	}
-	group, err := vusers.Start(ctx, vusers.Users{
+	set := vusers.Users{
 		N: users,
 		Open: func(ctx context.Context, u int) (vusers.Session, error) {
 			return s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
 		},
-	})
+	}
+	if load.rate > 0 {
+		recs := make([]*metrics.Recorder, users)
+		set.Open = func(ctx context.Context, u int) (vusers.Session, error) {
+			recs[u] = col.NewRecorder()
+			return s.Workload.NewSession(ctx, s.Instance, u, recs[u])
+		}
+		set.Arrivals = s.Pacing.arrivals(users, load.rate, recs)
+	}
+	group, err := vusers.Start(ctx, set)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
@@ -237,7 +276,7 @@ loop:
 		if measuring {
 			phase = "measure"
 		}
-		row := st.sample(col, name, phase, now, now.Sub(lastSample))
+		row := st.sample(col, name, phase, now, now.Sub(lastSample), load.rate)
 		lastSample = now
 		if err := st.rec.Dir.Err(); err != nil {
 			// What is measured from now on could not be recorded.
@@ -258,7 +297,7 @@ loop:
 		if measuring {
 			window, shown = now.Sub(measureStart), "measure"
 		}
-		st.showProgress(i, name, users, shown, elapsed, total-elapsed, window, col)
+		st.showProgress(i, load, shown, elapsed, total-elapsed, window, col)
 		if measuring && now.Sub(measureStart) >= s.Step {
 			break
 		}
@@ -292,6 +331,9 @@ loop:
 	}
 	if n := len(bg.recs); n > 0 {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("%d background sessions ran beside the %d users; the step's figures include their transactions", n, users))
+		if load.rate > 0 {
+			sum.Notes = append(sum.Notes, "the background sessions ran closed loop: the offered rate, the late starts and the latency from the intended start are the users' transactions alone, while the service time over all types includes the background's")
+		}
 	}
 	ws := workload.Summarize(s.Workload, totals, measured, users)
 	for _, f := range ws.Figures {
@@ -302,8 +344,16 @@ loop:
 	for t, c := range totals {
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
+	if load.rate > 0 {
+		sum.Pacing = workload.OpenLoop(totals, measured, s.Pacing.Process.String(), load.rate, s.Pacing.tolerance())
+		for t, c := range totals {
+			if c.Corrected != nil {
+				hists[s.Workload.TxTypes()[t]+correctedSuffix] = c.Corrected
+			}
+		}
+	}
 	sum.Telemetry = st.rec.StepTelemetry()
-	return &stepResult{summary: sum, hists: hists}, stepError(name, runErr)
+	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)
 }
 
 // sessionLost explains a session that could not go on. A killed server is
@@ -334,11 +384,21 @@ func stepError(name string, err error) error {
 	return fmt.Errorf("step %s: %w", name, err)
 }
 
+// correctedSuffix names the histogram of a type's latency from the
+// intended start beside its service time's: latency-new_order-corrected.hdr.
+const correctedSuffix = "-corrected"
+
 // sample writes one per-second row: the workload's rates and latency over
-// the last tick, and the telemetry; it returns the row.
-func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration) results.SeriesRow {
+// the last tick, and the telemetry; offered is the step's offered rate when
+// it runs open loop, 0 otherwise. It returns the row.
+func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration, offered float64) results.SeriesRow {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
-	for _, f := range workload.SecondFigures(st.s.Workload, col.Tick(), elapsed) {
+	interval := col.Tick()
+	figs := workload.SecondFigures(st.s.Workload, interval, elapsed)
+	if offered > 0 {
+		figs = append(figs, workload.PacedSecondFigures(interval, elapsed, offered)...)
+	}
+	for _, f := range figs {
 		row.Values = append(row.Values, results.Sample{Name: string(f.Name), Value: f.Value})
 	}
 	// A failed write stops the step: runStep finds it in the directory's Err.
@@ -353,10 +413,11 @@ func (st *stepper) say(line string) {
 	}
 }
 
-func (st *stepper) showProgress(i int, name string, users int, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {
+func (st *stepper) showProgress(i int, load stepLoad, phase string, elapsed, remaining, window time.Duration, col *metrics.Collector) {
 	if st.progress == nil {
 		return
 	}
+	name, users := load.name, load.users
 	totals := col.StepTotals()
 	var figs [][2]string
 	// Nothing completed yet in this window (the second a measurement
@@ -365,12 +426,16 @@ func (st *stepper) showProgress(i int, name string, users int, phase string, ela
 		for _, f := range st.s.Workload.Figures(totals, window) {
 			figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
 		}
+		if load.rate > 0 && all.Corrected != nil {
+			figs = append(figs, [2]string{"offered", formatRate(load.rate) + "/s"},
+				[2]string{"p99 from intended", fmt.Sprintf("%.1fms", float64(all.Corrected.ValueAtQuantile(99))/1000)})
+		}
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
 	}
 	// The steps after this one each take a ramp-up and a measurement.
-	later := time.Duration(len(st.s.Users)-i-1) * (st.s.RampUp + st.s.Step)
+	later := time.Duration(st.stepCount()-i-1) * (st.s.RampUp + st.s.Step)
 	st.progress.Update(progress.Status{
-		Step: i + 1, Steps: len(st.s.Users), Name: name, Users: users, Phase: phase,
+		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, RunRemaining: remaining + later, Figures: figs,
 	}, st.rec.Now())
 }
@@ -383,10 +448,16 @@ func (st *stepper) showDone(i int, s results.Step) {
 	}
 	var figs [][2]string
 	for _, f := range s.Figures {
-		if f.Name == results.FigureTPMPerUser || f.Name == results.FigureLatencyP99 {
+		if f.Name == results.FigureTPMPerUser || f.Name == results.FigureLatencyP99 || f.Name == results.FigureLatencyP99Corrected {
 			continue // the per-user share is in the table; p99 is shown in ms below
 		}
 		figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
+	}
+	if p := s.Pacing; p != nil {
+		figs = append(figs, [2]string{"offered", formatRate(p.OfferedTPS) + "/s"}, [2]string{"achieved", fmt.Sprintf("%.1f/s", p.AchievedTPS)})
+		if c := s.Total.Corrected; c != nil && c.Count > 0 {
+			figs = append(figs, [2]string{"p99 from intended", fmt.Sprintf("%.1fms", float64(c.P99US)/1000)})
+		}
 	}
 	if s.Total != nil && s.Total.Latency.Count > 0 {
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(s.Total.Latency.P99US)/1000)})
@@ -395,5 +466,5 @@ func (st *stepper) showDone(i int, s results.Step) {
 	if s.Status != results.StatusCompleted {
 		status = string(s.Status)
 	}
-	st.progress.Done(progress.Status{Step: i + 1, Steps: len(st.s.Users), Name: s.Name, Users: s.Users, Phase: status, Figures: figs})
+	st.progress.Done(progress.Status{Step: i + 1, Steps: st.stepCount(), Name: s.Name, Users: s.Users, Phase: status, Figures: figs})
 }

@@ -30,11 +30,15 @@ type Suite struct {
 	Workloads map[string]WorkloadFactory
 	Engines   *engine.Registry
 	Exec      execx.Runner
-	// Compare renders a comparison of comparable runs into out.
-	Compare func(dirs []string, out string) error
+	// Compare renders a comparison of comparable configurations into out:
+	// each set is one configuration's runs (several when the suite
+	// repeats its runs), labelled by what it varies.
+	Compare func(sets []ComparedSet, out string) error
 	// Report renders one run's report into its directory.
-	Report  func(dir string) (string, error)
-	Command []string
+	Report func(dir string) (string, error)
+	// ReportRepeats renders a repeat set's report into its directory.
+	ReportRepeats func(dir string) (string, error)
+	Command       []string
 	// CreateTargets makes the targets that do not exist yet (--create-target).
 	CreateTargets bool
 }
@@ -50,9 +54,19 @@ type SuiteRun struct {
 
 // SuiteOutcome is what a suite produced.
 type SuiteOutcome struct {
-	Dir         string     `json:"dir"`
-	Runs        []SuiteRun `json:"runs"`
-	Comparisons []string   `json:"comparisons,omitempty"`
+	Dir  string     `json:"dir"`
+	Runs []SuiteRun `json:"runs"`
+	// RepeatSets are the directories of the repeated runs' sets, one per
+	// repeated configuration.
+	RepeatSets  []string `json:"repeat_sets,omitempty"`
+	Comparisons []string `json:"comparisons,omitempty"`
+}
+
+// ComparedSet is one configuration of a comparison: its label (the
+// variant's values) and its runs' results directories.
+type ComparedSet struct {
+	Label string
+	Dirs  []string
 }
 
 // RunSuite executes every run of the plan in order, each into its own
@@ -87,13 +101,21 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	}
 	save()
 	var failed []string
+	sets := repeatSets{suite: base, plan: s.Plan.Runs, command: s.Command, now: env.Now}
 	for i, r := range s.Plan.Runs {
 		if ctx.Err() != nil {
 			break
 		}
 		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Plan.Name, i+1, len(s.Plan.Runs), r.Name)
 		sr := SuiteRun{Name: r.Name, Kind: r.Kind}
-		dir, status, err := s.runOne(ctx, r, base, env)
+		runBase, err := sets.dirFor(r)
+		if err != nil {
+			return out, err
+		}
+		dir, status, err := s.runOne(ctx, r, runBase, env)
+		if aerr := sets.add(r, dir, status, err); aerr != nil && err == nil {
+			err = aerr
+		}
 		sr.Dir, sr.Status = dir, status
 		if err != nil {
 			sr.Error = err.Error()
@@ -108,10 +130,26 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		out.Runs = append(out.Runs, sr)
 		save()
 	}
+	out.RepeatSets = sets.finish(ctx)
+	for _, dir := range out.RepeatSets {
+		if s.ReportRepeats == nil {
+			break
+		}
+		if p, err := s.ReportRepeats(dir); err == nil {
+			fmt.Fprintf(env.Out, "repeats: %s\n", p)
+		} else {
+			fmt.Fprintf(env.Out, "warning: report of repeat set %s: %v\n", dir, err)
+		}
+	}
 	if s.Compare != nil {
 		for _, g := range comparableGroups(s.Plan.Runs, out.Runs) {
+			compared := g.sets()
+			if len(compared) < 2 {
+				// Repeats of one configuration: the repeat set's own report says what they measured.
+				continue
+			}
 			file := filepath.Join(base, "compare-"+safeName(g.key)+".html")
-			if err := s.Compare(g.dirs, file); err != nil {
+			if err := s.Compare(compared, file); err != nil {
 				fmt.Fprintf(env.Out, "warning: comparison %s: %v\n", g.key, err)
 				continue
 			}
@@ -197,6 +235,97 @@ func variantLabel(v map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
+// sets are the group's configurations, one per variant, in plan order,
+// each with its runs (its repetitions, when the suite repeats).
+func (g group) sets() []ComparedSet {
+	var out []ComparedSet
+	index := map[string]int{}
+	for i, v := range g.variants {
+		j, ok := index[v]
+		if !ok {
+			j = len(out)
+			index[v] = j
+			out = append(out, ComparedSet{Label: v})
+		}
+		out[j].Dirs = append(out[j].Dirs, g.dirs[i])
+	}
+	return out
+}
+
+// repeatSets put a suite's repeated runs into one repeat set per
+// configuration (the run's name without its repeat number), under the
+// suite's directory, created when the first repeat starts.
+type repeatSets struct {
+	suite   string
+	plan    []suite.Run
+	command []string
+	now     func() time.Time
+	open    map[string]*results.RepeatSetDir
+	order   []string
+	failed  map[string]error
+}
+
+// setName is the name of the repeat set a repeated run belongs to.
+func setName(r suite.Run) string { return strings.TrimSuffix(r.Name, fmt.Sprintf("-r%d", r.Rep)) }
+
+// dirFor is where run r's results directory goes: its repeat set's
+// directory when the run is a repeat, else the suite's.
+func (rs *repeatSets) dirFor(r suite.Run) (string, error) {
+	if r.Rep == 0 {
+		return rs.suite, nil
+	}
+	name := setName(r)
+	if d, ok := rs.open[name]; ok {
+		return d.Path, nil
+	}
+	n := 0
+	for _, p := range rs.plan {
+		if p.Rep > 0 && setName(p) == name {
+			n++
+		}
+	}
+	d, err := results.CreateRepeatSet(rs.suite, results.RepeatSet{Name: name, Kind: r.Kind, Label: variantLabel(r.Variant), Command: rs.command, Repeats: n}, rs.now())
+	if err != nil {
+		return "", err
+	}
+	if rs.open == nil {
+		rs.open, rs.failed = map[string]*results.RepeatSetDir{}, map[string]error{}
+	}
+	rs.open[name] = d
+	rs.order = append(rs.order, name)
+	return d.Path, nil
+}
+
+// add records a repeat's results directory and how it went in its set.
+func (rs *repeatSets) add(r suite.Run, dir string, status results.Status, runErr error) error {
+	d, ok := rs.open[setName(r)]
+	if r.Rep == 0 || !ok {
+		return nil
+	}
+	if runErr != nil && rs.failed[setName(r)] == nil {
+		rs.failed[setName(r)] = fmt.Errorf("repeat %d: %s: %w", r.Rep, status, runErr)
+	}
+	if dir == "" {
+		return nil
+	}
+	return d.Add(dir)
+}
+
+// finish closes every set with how its repeats went, and returns their directories.
+func (rs *repeatSets) finish(ctx context.Context) []string {
+	var out []string
+	for _, name := range rs.order {
+		d := rs.open[name]
+		err := rs.failed[name]
+		if err == nil && len(d.Set().Runs) < d.Set().Repeats && ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		_ = d.Finish(statusOf(ctx, err), err, rs.now())
+		out = append(out, d.Path)
+	}
+	return out
+}
+
 // abTable writes the A/B table of a group whose runs take exactly two
 // variants (with their repetitions): ab-<key>.md and .json in the suite directory.
 func abTable(g group, base string) (string, error) {
@@ -254,6 +383,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 	if built.Users != nil {
 		r.Users = built.Users
 	}
+	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes())
+	if err != nil {
+		return "", results.StatusFailed, err
+	}
 	cfg, _ := json.Marshal(r)
 	p := Plan{
 		Name:    r.Name,
@@ -274,6 +407,12 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		ResultsBase: base,
 		Limits:      r.Data.Limits,
 		TargetsHeld: true,
+		Pacing:      pacing,
+		Goal:        search,
+	}
+	if search != nil {
+		// The probes replace the user steps and a stepping workload's stop.
+		p.Users, p.StopWhen, p.Conclude = []int{search.Users}, nil, nil
 	}
 	if p.EngineOptions.Transport == "" && r.DSN == "" {
 		// An existing server is reached the way its DSN says.
@@ -308,6 +447,12 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		if r.Log != nil {
 			c.LogTarget = r.Log.Path
 		}
+		if pacing != nil {
+			c.Pacing = pacing.Record()
+		}
+		if search != nil {
+			c.Goal, c.Stepping = search.Record(), nil
+		}
 		p.Config = c
 	}
 	o, err := Run(ctx, p, env)
@@ -329,6 +474,10 @@ func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (
 	if r.Workload.Runtime != "" {
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d
+	}
+	if r.Workload.RampTime != "" {
+		d, _ := time.ParseDuration(r.Workload.RampTime)
+		c.Ramp = &d
 	}
 	if r.Workload.Size != "" {
 		n, _ := units.ParseBytes(r.Workload.Size)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -23,6 +24,9 @@ type Plan struct {
 	Description string
 	Results     string
 	Runs        []Run
+	// Notices name the old keys the file uses and their new names; the
+	// caller shows them.
+	Notices []string `json:"-"`
 }
 
 // Target is a resolved target of a run.
@@ -60,7 +64,7 @@ type Run struct {
 	// RampUpUntil, when set, ends each ramp-up once throughput is steady
 	// by this criterion over SteadyWindow, the first SteadyRamp left out;
 	// RampUp is then the longest a ramp-up may last.
-	RampUpUntil  string        `json:"rampup_until,omitempty"`
+	RampUpUntil  string        `json:"ramp_until,omitempty"`
 	SteadyWindow time.Duration `json:"steady_window,omitempty"`
 	SteadyRamp   time.Duration `json:"steady_ramp,omitempty"`
 
@@ -163,8 +167,8 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 			break
 		}
 	}
-	v.duration(table, "rampup", w.RampUp, 0, true)
-	v.duration(table, "step", w.Step, 0, false)
+	v.duration(table, w.rampKey, w.RampTime, 0, true)
+	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
 	v.checkSteady(table, w)
 	for _, err := range settingsProblems(w.Settings) {
 		var se *workload.SettingError
@@ -176,39 +180,43 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	}
 	switch w.Kind {
 	case "disk":
+		if w.Rate != 0 || w.RatePerUser != 0 || w.Goal != "" {
+			v.addf(table, "rate", "open-loop load and goal searches apply to database workloads, not to disk runs")
+		}
 		if w.Profile == "" {
 			v.addf(table, "profile", "a disk workload needs a fio profile, e.g. four-corners")
 		}
-		v.duration(table, "runtime", w.Runtime, 0, false)
 		if err := checkSize(w.Size); err != nil {
 			v.addf(table, "size", "%q: use a size such as 1GB", w.Size)
 		}
+	default:
+		v.checkOpenLoop(table, w)
 	}
 }
 
-// DefaultSteadyWindow is the window rampup_until is judged over when
+// DefaultSteadyWindow is the window ramp_until is judged over when
 // steady_window is not given (the runner's default, which suite cannot import).
 const DefaultSteadyWindow = 20 * time.Second
 
-// checkSteady checks rampup_until and its window: fio's form on a series a
+// checkSteady checks ramp_until and its window: fio's form on a series a
 // database run records, whole seconds, and nothing of it on a disk run.
 func (v *validator) checkSteady(table string, w WorkloadDef) {
 	if w.RampUpUntil == "" {
 		for _, k := range []struct{ key, val string }{{"steady_window", w.SteadyWindow}, {"steady_ramp", w.SteadyRamp}} {
 			if k.val != "" {
-				v.addf(table, k.key, "applies only with rampup_until: add rampup_until = \"tps_slope:1%%\" (say) or remove %s", k.key)
+				v.addf(table, k.key, "applies only with ramp_until: add ramp_until = \"tps_slope:1%%\" (say) or remove %s", k.key)
 			}
 		}
 		return
 	}
 	if w.Kind == "disk" {
-		v.addf(table, "rampup_until", "applies to database workloads; a disk run's points end at fio's steady state with steady_state")
+		v.addf(table, "ramp_until", "applies to database workloads; a disk run's points end at fio's steady state with steady_state")
 		return
 	}
 	if c, err := steady.Parse(w.RampUpUntil); err != nil {
-		v.addf(table, "rampup_until", "%v", err)
+		v.addf(table, "ramp_until", "%v", err)
 	} else if c.Metric == "iops" || c.Metric == "bw" {
-		v.addf(table, "rampup_until", "%q: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", w.RampUpUntil)
+		v.addf(table, "ramp_until", "%q: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", w.RampUpUntil)
 	}
 	window := v.duration(table, "steady_window", w.SteadyWindow, DefaultSteadyWindow, false)
 	if window%time.Second != 0 || window < steady.MinWindow*time.Second {
@@ -265,7 +273,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		v.addf(table, "scenario", "unknown scenario %q: use backup or noisy-neighbour (or leave it out)", r.Scenario)
 	}
 	if r.Scenario != "" && w.RampUpUntil != "" {
-		v.addf(table, "scenario", "the %s scenario has phases of its own; rampup_until (workloads.%s) ends the ramp-ups of user steps: run the workload without a scenario, or drop rampup_until", r.Scenario, r.Workload)
+		v.addf(table, "scenario", "the %s scenario has phases of its own; ramp_until (workloads.%s) ends the ramp-ups of user steps: run the workload without a scenario, or drop ramp_until", r.Scenario, r.Workload)
 	}
 	target := func(key, name string) *Target {
 		if name == "" {
@@ -360,8 +368,8 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 				run := Run{
 					Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
 					Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
-					RampUp: v.duration("workloads."+r.Workload, "rampup", w.RampUp, 30*time.Second, true),
-					Step:   v.duration("workloads."+r.Workload, "step", w.Step, 2*time.Minute, false),
+					RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
+					Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
 				}
 				if w.RampUpUntil != "" {
 					run.RampUpUntil = w.RampUpUntil
@@ -395,6 +403,15 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 						run.Users = append([]int(nil), defaultUsers...)
 					}
 					run.Users, _ = w.Settings.Steps(run.Users)
+					if w.Goal != "" && len(run.Users) > 1 {
+						// A goal search probes with one user count: a
+						// stepping workload's first, else the most asked for.
+						if def, _ := v.definition(w.Kind); def.RunDefaults.OwnSteps != "" {
+							run.Users = run.Users[:1]
+						} else {
+							run.Users = []int{slices.Max(run.Users)}
+						}
+					}
 				}
 				run.Variant = variant
 				run.Name = runName(r.Name, r.Workload, variant)

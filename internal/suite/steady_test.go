@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// A workload table's rampup_until ends its runs' ramp-ups at steady state:
+// A workload table's ramp_until ends its runs' ramp-ups at steady state:
 // it reaches every run of the workload with its window, and the keys are
 // checked where they are written.
 func TestRampUpUntilKeys(t *testing.T) {
@@ -19,7 +19,7 @@ engine = "sqlite"
 [workloads.w]
 kind = "tpcc"
 warehouses = 1
-rampup = "5m"
+ramp_time = "5m"
 %KEYS%
 [[runs]]
 workload = "w"
@@ -31,7 +31,7 @@ data = "a"
 		f := strings.Replace(strings.Replace(file, "%KEYS%", keys, 1), "%RUN%", run, 1)
 		return Parse("s.toml", []byte(f), testEnv(nil))
 	}
-	p, err := parse("rampup_until = \"nopm_slope:0.5%\"\nsteady_ramp = \"10s\"", "")
+	p, err := parse("ramp_until = \"nopm_slope:0.5%\"\nsteady_ramp = \"10s\"", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,15 +40,15 @@ data = "a"
 		t.Errorf("run %+v", r)
 	}
 	if p, err := parse("", ""); err != nil || p.Runs[0].RampUpUntil != "" || p.Runs[0].SteadyWindow != 0 {
-		t.Errorf("without rampup_until: %v, %+v", err, p)
+		t.Errorf("without ramp_until: %v, %+v", err, p)
 	}
 	tests := []struct{ keys, run, says string }{
-		{`rampup_until = "lat:1%"`, "", `line 10: workloads.w.rampup_until: malformed steady-state criterion "lat:1%": unknown metric "lat"`},
-		{`rampup_until = "iops:10%"`, "", "iops and bw are fio's series"},
-		{"rampup_until = \"tps:10%\"\nsteady_window = \"2s\"", "", `line 11: workloads.w.steady_window: "2s": use whole seconds, at least 3s`},
-		{"rampup_until = \"tps:10%\"\nsteady_ramp = \"1.5s\"", "", `workloads.w.steady_ramp: "1.5s": use whole seconds`},
-		{`steady_window = "30s"`, "", "workloads.w.steady_window: applies only with rampup_until"},
-		{`rampup_until = "tps:10%"`, `scenario = "backup"` + "\n[runs.backups]\ncycles = 1", "the backup scenario has phases of its own"},
+		{`ramp_until = "lat:1%"`, "", `line 10: workloads.w.ramp_until: malformed steady-state criterion "lat:1%": unknown metric "lat"`},
+		{`ramp_until = "iops:10%"`, "", "iops and bw are fio's series"},
+		{"ramp_until = \"tps:10%\"\nsteady_window = \"2s\"", "", `line 11: workloads.w.steady_window: "2s": use whole seconds, at least 3s`},
+		{"ramp_until = \"tps:10%\"\nsteady_ramp = \"1.5s\"", "", `workloads.w.steady_ramp: "1.5s": use whole seconds`},
+		{`steady_window = "30s"`, "", "workloads.w.steady_window: applies only with ramp_until"},
+		{`ramp_until = "tps:10%"`, `scenario = "backup"` + "\n[runs.backups]\ncycles = 1", "the backup scenario has phases of its own"},
 	}
 	for _, tt := range tests {
 		_, err := parse(tt.keys, tt.run)

@@ -61,30 +61,57 @@ type EngineDef struct {
 // from the table's other keys.
 type WorkloadDef struct {
 	Kind string `toml:"kind" json:"kind"` // a registered workload, or disk
-	// timing, for database workloads
-	Users  []int  `toml:"users" json:"users,omitempty"`
-	RampUp string `toml:"rampup" json:"rampup,omitempty"`
-	Step   string `toml:"step" json:"step,omitempty"`
-	// RampUpUntil ends each ramp-up once throughput is steady, in fio's
-	// form ("nopm_slope:0.5%"); rampup is then its longest. SteadyWindow is
-	// the window judged and SteadyRamp the start of the ramp-up left out.
-	RampUpUntil  string `toml:"rampup_until" json:"rampup_until,omitempty"`
+	// Users are a database workload's user steps.
+	Users []int `toml:"users" json:"users,omitempty"`
+	// RampTime is the warm-up before each step or fio point, excluded from
+	// its figures; Runtime is the measured time of each. They are named as
+	// the command line's --ramp-time and --runtime (fio's names).
+	RampTime string `toml:"ramp_time" json:"ramp_time,omitempty"`
+	Runtime  string `toml:"runtime" json:"runtime,omitempty"`
+	// OldRampUp and OldStep are the old keys of ramp_time and runtime,
+	// still read (with a notice) for a while.
+	OldRampUp string `toml:"rampup" json:"-"`
+	OldStep   string `toml:"step" json:"-"`
+	// RampUntil ends each ramp-up once throughput is steady, in fio's
+	// form ("nopm_slope:0.5%"); ramp_time is then its longest. SteadyWindow
+	// is the window judged and SteadyRamp the start of the ramp-up left out.
+	RampUpUntil  string `toml:"ramp_until" json:"ramp_until,omitempty"`
 	SteadyWindow string `toml:"steady_window" json:"steady_window,omitempty"`
 	SteadyRamp   string `toml:"steady_ramp" json:"steady_ramp,omitempty"`
+	// Open-loop load, for database workloads: the offered rate in total or
+	// per user, the schedule, and the late tolerance; see OpenLoop.
+	Rate          float64 `toml:"rate" json:"rate,omitempty"`
+	RatePerUser   float64 `toml:"rate_per_user" json:"rate_per_user,omitempty"`
+	Arrival       string  `toml:"arrival" json:"arrival,omitempty"`
+	LateTolerance string  `toml:"late_tolerance" json:"late_tolerance,omitempty"`
+	// A latency goal search instead of the user steps: the objective, the
+	// highest rate probed, the resolution, the probe budget, and whether
+	// to probe the answer's ends again.
+	Goal           string  `toml:"goal" json:"goal,omitempty"`
+	GoalMax        float64 `toml:"goal_max" json:"goal_max,omitempty"`
+	GoalResolution string  `toml:"goal_resolution" json:"goal_resolution,omitempty"`
+	GoalProbes     int     `toml:"goal_probes" json:"goal_probes,omitempty"`
+	GoalConfirm    bool    `toml:"goal_confirm" json:"goal_confirm,omitempty"`
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
-	Runtime string `toml:"runtime" json:"runtime,omitempty"`
 	Size    string `toml:"size" json:"size,omitempty"`
 	// Settings are a database workload's own, nil for a disk run.
 	Settings workload.Settings `toml:"-" json:"settings,omitempty"`
+	// rampKey and runtimeKey are the keys the file gave the timings under,
+	// for locating their problems.
+	rampKey, runtimeKey string
 }
 
-// sharedKeys are the keys of every database workload's table; a disk run's
-// table adds diskKeys. The rest belong to the kind's definition.
+// sharedKeys are the keys of every workload's table; a disk run's table
+// adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "rampup", "step", "rampup_until", "steady_window", "steady_ramp"}
-	diskKeys   = []string{"profile", "runtime", "size"}
+	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp",
+		"rate", "rate_per_user", "arrival", "late_tolerance", "goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
+	diskKeys = []string{"profile", "size"}
 )
+
+// renamedKeys are old keys still read, each with its new name.
+var renamedKeys = []struct{ old, new string }{{"rampup", "ramp_time"}, {"step", "runtime"}}
 
 // RunDef is one run, or several when a field lists alternatives to cross.
 type RunDef struct {
@@ -199,6 +226,7 @@ func Parse(name string, b []byte, env Env) (*Plan, error) {
 		return nil, &Problems{File: name, Items: ps}
 	}
 	plan := v.expand()
+	plan.Notices = v.notices
 	if len(v.problems) > 0 {
 		sort.SliceStable(v.problems, func(i, j int) bool { return v.problems[i].Line < v.problems[j].Line })
 		return nil, &Problems{File: name, Items: v.problems}
@@ -216,6 +244,8 @@ type validator struct {
 	workloads map[string]WorkloadDef
 	// dsns are the engines' DSNs, from dsn, dsn_env or dsn_file.
 	dsns map[string]string
+	// notices are the old keys the file uses, each with its new name.
+	notices []string
 }
 
 // engineDSN reads an engine's DSN from the one of dsn, dsn_env and dsn_file
@@ -353,6 +383,7 @@ func (v *validator) decodeWorkloads() []Problem {
 		}
 		var w WorkloadDef
 		ps = append(ps, v.decodeTable(table, common, &w)...)
+		ps = append(ps, v.renamed(table, &w)...)
 		switch def, known := v.definition(kind); {
 		case kind == "disk":
 			ps = append(ps, v.decodeTable(table, own, &struct{}{}, shared...)...)
@@ -362,6 +393,30 @@ func (v *validator) decodeWorkloads() []Problem {
 		}
 		v.workloads[name] = w
 	}
+	return ps
+}
+
+// renamed moves the values of old keys to their new names, with a notice
+// for each; a value given under both names is a problem, since one would
+// silently win.
+func (v *validator) renamed(table string, w *WorkloadDef) []Problem {
+	w.rampKey, w.runtimeKey = "ramp_time", "runtime"
+	var ps []Problem
+	move := func(oldKey, newKey string, old string, dst *string, key *string) {
+		if old == "" {
+			return
+		}
+		if *dst != "" {
+			ps = append(ps, Problem{Line: v.loc.line(table, oldKey), Key: table + "." + oldKey,
+				Msg: fmt.Sprintf("%s is the old name of %s, which is given too: keep %s", oldKey, newKey, newKey)})
+			return
+		}
+		*dst, *key = old, oldKey
+		v.notices = append(v.notices, fmt.Sprintf("%s: line %d: %s.%s is now %s; the old key still works for now but will go",
+			v.file, v.loc.line(table, oldKey), table, oldKey, newKey))
+	}
+	move("rampup", "ramp_time", w.OldRampUp, &w.RampTime, &w.rampKey)
+	move("step", "runtime", w.OldStep, &w.Runtime, &w.runtimeKey)
 	return ps
 }
 

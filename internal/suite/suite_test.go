@@ -187,3 +187,45 @@ func TestEditDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestOldTimingKeysStillRead: rampup and step, the old names of ramp_time
+// and runtime, set the same timings with a notice naming the new key; both
+// names in one table are a located problem.
+func TestOldTimingKeysStillRead(t *testing.T) {
+	table := func(keys string) string {
+		return "name = \"t\"\n[targets.d]\npath = \"/tmp/x\"\n[engines.lite]\nengine = \"sqlite\"\n" +
+			"[workloads.w]\nkind = \"tpcc\"\n" + keys + "\n[[runs]]\nworkload = \"w\"\nengine = \"lite\"\ndata = \"d\"\n"
+	}
+	newer, err := Parse("new.toml", []byte(table("ramp_time = \"7s\"\nruntime = \"9s\"")), testEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	older, err := Parse("old.toml", []byte(table("rampup = \"7s\"\nstep = \"9s\"")), testEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*Plan{newer, older} {
+		if r := p.Runs[0]; r.RampUp != 7*time.Second || r.Step != 9*time.Second {
+			t.Errorf("ramp-up %s, step %s; want 7s and 9s", r.RampUp, r.Step)
+		}
+	}
+	if len(newer.Notices) != 0 {
+		t.Errorf("notices for new keys: %q", newer.Notices)
+	}
+	got := strings.Join(older.Notices, "\n")
+	for _, want := range []string{"old.toml: line 8: workloads.w.rampup is now ramp_time", "line 9: workloads.w.step is now runtime"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("notices %q lack %q", got, want)
+		}
+	}
+	_, err = Parse("both.toml", []byte(table("ramp_time = \"7s\"\nrampup = \"8s\"")), testEnv(nil))
+	var ps *Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("both names: %v, want problems", err)
+	}
+	for _, want := range []string{"line 9: workloads.w.rampup: rampup is the old name of ramp_time, which is given too"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("problems %q lack %q", err, want)
+		}
+	}
+}

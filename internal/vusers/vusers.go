@@ -2,13 +2,22 @@
 // workload's transactions until told to stop. A run's user steps, the
 // background jobs beside them and a scenario's tenants all run through it,
 // so that starting, losing and stopping a session means one thing everywhere.
+//
+// A set runs closed loop (each session sends its next transaction when the
+// last one returns) or open loop: each session sends its transactions at
+// the intended starts of an arrival schedule, waiting when early and
+// starting at once when late, so that a stalled database cannot slow the
+// offered load down.
 package vusers
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"dbio/internal/arrival"
 )
 
 // Session is one virtual user's connection; workload.Session implements it.
@@ -27,12 +36,30 @@ type Users struct {
 	// Lost, when set, explains the error that ended one of the set's
 	// sessions (naming its tenant, say); nil passes it on as it is.
 	Lost func(error) error
+	// Arrivals, when set, runs the set open loop.
+	Arrivals *Arrivals
+}
+
+// Arrivals is the open-loop schedule of a set of sessions.
+type Arrivals struct {
+	// Plan is the offered load; its Users must be the set's N. Session i
+	// follows the plan's schedule i, counted from the moment Start has
+	// opened every session.
+	Plan arrival.Plan
+	// Begin, when set, is told before each transaction of session i when
+	// it was meant to start and when it is sent (Timing's Ended is zero).
+	// It runs on the session's goroutine, before the session's Next.
+	Begin func(i int, t arrival.Timing)
 }
 
 // Group is the running sessions of one or more sets.
 type Group struct {
 	sessions []Session
 	stop     atomic.Bool
+	// stopped is closed by Stop: it wakes sessions waiting for their next
+	// intended start.
+	stopped  chan struct{}
+	stopOnce sync.Once
 	wg       sync.WaitGroup
 	lost     chan error
 }
@@ -48,22 +75,40 @@ const stopWait = 30 * time.Second
 // error is Open's.
 func Start(ctx context.Context, sets ...Users) (*Group, error) {
 	type member struct {
-		s    Session
-		lost func(error) error
+		s     Session
+		lost  func(error) error
+		i     int
+		pace  *Arrivals
+		sched *arrival.Schedule
 	}
 	var members []member
-	g := &Group{}
+	g := &Group{stopped: make(chan struct{})}
 	for _, set := range sets {
+		if a := set.Arrivals; a != nil && a.Plan.Users != set.N {
+			return nil, fmt.Errorf("open-loop schedule for %d users given to a set of %d", a.Plan.Users, set.N)
+		}
 		for i := range set.N {
+			m := member{lost: set.Lost, i: i, pace: set.Arrivals}
+			if m.pace != nil {
+				sched, err := m.pace.Plan.Schedule(i)
+				if err != nil {
+					g.closeAll()
+					return nil, err
+				}
+				m.sched = sched
+			}
 			s, err := set.Open(ctx, i)
 			if err != nil {
 				g.closeAll()
 				return nil, err
 			}
+			m.s = s
 			g.sessions = append(g.sessions, s)
-			members = append(members, member{s: s, lost: set.Lost})
+			members = append(members, m)
 		}
 	}
+	// Every schedule counts from here, once the sessions are open.
+	base := time.Now()
 	// One slot per session: each reports at most once, and never blocks.
 	g.lost = make(chan error, len(members))
 	for _, m := range members {
@@ -71,6 +116,15 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 		go func() {
 			defer g.wg.Done()
 			for !g.stop.Load() && ctx.Err() == nil {
+				if m.sched != nil {
+					intended := base.Add(m.sched.Next())
+					if !g.waitUntil(ctx, intended) {
+						return
+					}
+					if m.pace.Begin != nil {
+						m.pace.Begin(m.i, arrival.Timing{Intended: intended, Started: time.Now()})
+					}
+				}
 				if err := m.s.Next(ctx); err != nil {
 					if m.lost != nil {
 						err = m.lost(err)
@@ -84,13 +138,34 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 	return g, nil
 }
 
+// waitUntil waits for an intended start; a start already past returns at
+// once. It reports false when the group stops or ctx ends first.
+func (g *Group) waitUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return !g.stop.Load() && ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return !g.stop.Load()
+	case <-g.stopped:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // Lost delivers the error of each session that could not go on.
 func (g *Group) Lost() <-chan error { return g.lost }
 
-// Stop tells every session to stop after the transaction in hand, waits for
+// Stop tells every session to stop after the transaction in hand (a
+// session waiting for its next intended start stops waiting), waits for
 // them (at most stopWait) and closes them.
 func (g *Group) Stop() {
 	g.stop.Store(true)
+	g.stopOnce.Do(func() { close(g.stopped) })
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); close(done) }()
 	timer := time.NewTimer(stopWait)

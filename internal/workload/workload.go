@@ -182,7 +182,43 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 		Figure{Name: results.FigureTPS, Value: s.Total.PerMinute / 60, Unit: "tx/s"},
 		Figure{Name: results.FigureLatencyP99, Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
 	)
+	if c := s.Total.Corrected; c != nil {
+		s.Figures = append(s.Figures, Figure{Name: results.FigureLatencyP99Corrected, Value: float64(c.P99US) / 1000, Unit: "ms"})
+	}
 	return s
+}
+
+// OpenLoop is the record of a period run open loop at offered
+// transactions per second over d, from its counts; late is the tolerance
+// the counts' late transactions were judged by.
+func OpenLoop(counts []metrics.TxCounts, d time.Duration, arrival string, offered float64, late time.Duration) *results.Pacing {
+	all := metrics.Merge(counts...)
+	p := &results.Pacing{Arrival: arrival, OfferedTPS: offered, Transactions: all.Paced, Late: all.Late,
+		LateToleranceMS: float64(late) / float64(time.Millisecond)}
+	if d > 0 {
+		p.AchievedTPS = results.Round6(float64(all.Paced) / d.Seconds())
+	}
+	return p
+}
+
+// PacedSecondFigures are the per-second series values an open-loop period
+// adds to SecondFigures: the offered and achieved rates, the transactions
+// that started late, and the latency from the intended start.
+func PacedSecondFigures(interval []metrics.TxCounts, elapsed time.Duration, offered float64) []Figure {
+	all := metrics.Merge(interval...)
+	achieved := 0.0
+	if elapsed > 0 {
+		achieved = float64(all.Paced) / elapsed.Seconds()
+	}
+	figs := []Figure{{Name: results.SeriesOfferedTPS, Value: offered}, {Name: results.SeriesAchievedTPS, Value: achieved},
+		{Name: results.SeriesLate, Value: float64(all.Late)}}
+	if c := all.Corrected; c != nil && c.TotalCount() > 0 {
+		figs = append(figs,
+			Figure{Name: results.SeriesLatencyP50Corrected, Value: float64(c.ValueAtQuantile(50)) / 1000},
+			Figure{Name: results.SeriesLatencyP99Corrected, Value: float64(c.ValueAtQuantile(99)) / 1000},
+		)
+	}
+	return figs
 }
 
 // SecondFigures are the per-second series values of an interval: the

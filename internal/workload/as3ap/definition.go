@@ -27,7 +27,7 @@ or --max-users is reached. The run reports the largest load kept under the
 ceiling, and per step the TPS and response time of interactive and batch work
 apart.`,
 			Example: `  dbio as3ap --engine mariadb --target /mnt/nvme --rows 1000000 --batch-jobs 3 \
-            --start 1 --add 5 --ceiling 100ms --step 1m --rampup 10s`,
+            --start 1 --add 5 --ceiling 100ms --runtime 1m --ramp-time 10s`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1", RampUp: 10 * time.Second, Step: time.Minute,
 			OwnSteps: "as3ap steps its users: use --start, --add and --max-users"},

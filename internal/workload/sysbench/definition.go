@@ -28,7 +28,7 @@ Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
 --rand-type=special (75 % of accesses on 1 % of the rows): pass
 --rand-type special to reproduce a sysbench 1.0 run made with its defaults.`,
 			Example: `  dbio sysbench --engine mariadb --target /mnt/nvme --tables 8 --table-size 1000000 \
-               --workload oltp_read_write --users 1,8,32 --step 5m`,
+               --workload oltp_read_write --users 1,8,32 --runtime 5m`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,8,32", RampUp: 30 * time.Second, Step: 2 * time.Minute},
 		New:         func() workload.Settings { return &Settings{Config: DefaultConfig()} },

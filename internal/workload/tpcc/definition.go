@@ -21,7 +21,7 @@ the target: build the database (or reuse one with --reuse), run one timed step
 per virtual-user count after a ramp-up, check the consistency conditions, and
 write a results directory with TPM, NOPM and latency percentiles per step.`,
 			Example: `  dbio tpcc --engine sqlite --target /mnt/nvme --warehouses 4 \
-            --users 1,2,3,5,8 --rampup 30s --step 2m`,
+            --users 1,2,3,5,8 --ramp-time 30s --runtime 2m`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
 		New:         func() workload.Settings { return &Settings{Config: Config{Warehouses: 1, Seed: 42}} },

@@ -1,0 +1,137 @@
+// Package dialect reads the command lines of the Windows storage tools a
+// SQL Server DBA already has test plans in, DiskSpd and SQLIO, as one fio
+// job each: the same block size, queue, threads, read share, timing and
+// caching. Every switch is said back with what it became; a switch dbio
+// cannot translate is refused by name, never dropped.
+package dialect
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbio/internal/fio"
+	"dbio/internal/units"
+)
+
+// Translation is a foreign command line read as one fio job.
+type Translation struct {
+	// Tool is "DiskSpd" or "SQLIO"; Line the command line as given.
+	Tool string
+	Line string
+	// Config is the fio job profile's configuration; the caller adds the
+	// targets and the host.
+	Config fio.Config
+	// Switches are the line's switches in order, then the defaults the tool
+	// applies to what the line leaves out, each with what it became.
+	Switches []Switch
+	// Notes say where the job differs from the tool, or what the line named
+	// that dbio measures its own way (the test file), and why.
+	Notes []string
+}
+
+// Switch is one switch of the line and its meaning.
+type Switch struct {
+	// Given is the switch as typed ("-o8"), or "(default -o2)" for a
+	// default of the tool the line relies on.
+	Given string
+	// Means says it in words; Fio is what it became in the job file.
+	Means string
+	Fio   string
+}
+
+// SwitchError is a switch dbio cannot translate, or a value it cannot read.
+type SwitchError struct {
+	Tool, Switch, Msg string
+}
+
+func (e *SwitchError) Error() string { return fmt.Sprintf("%s switch %s: %s", e.Tool, e.Switch, e.Msg) }
+
+// Summary says the job in one line: "randrw 70 % reads, 8k, 4 jobs × 8 in
+// flight, 60s after 5s warm-up, O_DIRECT + O_DSYNC".
+func (t Translation) Summary() string {
+	c := t.Config
+	rw := c.RW[0]
+	if fio.Mixed(rw) {
+		rw = fmt.Sprintf("%s %d %% reads", rw, *c.ReadPct)
+	}
+	caching := "O_DIRECT"
+	if c.Buffered {
+		caching = "buffered (page cache)"
+	}
+	if c.WriteThrough {
+		caching += " + O_DSYNC"
+	}
+	ramp := time.Duration(0)
+	if c.Ramp != nil {
+		ramp = *c.Ramp
+	}
+	return fmt.Sprintf("%s, %s, %d job(s) × %d in flight, %s after %s warm-up, %s", rw, units.FormatBytes(uint64(c.BlockSizes[0])),
+		c.Jobs, c.IODepths[0], c.Runtime, ramp, caching)
+}
+
+// tokens splits a command line at spaces, keeping a "quoted part" whole
+// (a Windows path with spaces).
+func tokens(line string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, has := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, has = !quoted, true
+		case (r == ' ' || r == '\t' || r == '\n' || r == '\r') && !quoted:
+			if has {
+				out = append(out, cur.String())
+				cur.Reset()
+				has = false
+			}
+		default:
+			cur.WriteRune(r)
+			has = true
+		}
+	}
+	if has {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// dropProgram removes a leading program name (diskspd, C:\tools\diskspd.exe).
+func dropProgram(args []string, name string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	base := strings.ToLower(args[0])
+	if i := strings.LastIndexAny(base, `\/`); i >= 0 {
+		base = base[i+1:]
+	}
+	switch strings.TrimSuffix(base, ".exe") {
+	case name, name + "32", name + "64":
+		return args[1:]
+	}
+	return args
+}
+
+// count reads a whole number of at least min.
+func count(v string, min int) (int, bool) {
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= min
+}
+
+// targetNote says what becomes of a test file the line names.
+func targetNote(tool, path string) string {
+	return fmt.Sprintf("%s's target %s: dbio measures each --target directory instead, in its own working file <target>/dbio/fio/work.dat", tool, path)
+}
+
+// joinErrors keeps every problem of the line, in order.
+func joinErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+func durationS(s int) time.Duration { return time.Duration(s) * time.Second }

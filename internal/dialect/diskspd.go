@@ -1,0 +1,394 @@
+package dialect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"dbio/internal/fio"
+	"dbio/internal/units"
+)
+
+// DiskSpd's defaults, from its usage text: 64 KiB blocks, 2 I/Os in
+// flight per thread, one thread per target, sequential reads, 10 s
+// measured after a 5 s warm-up, through the OS cache.
+const (
+	diskspdBS      = 64 << 10
+	diskspdQueue   = 2
+	diskspdSeconds = 10
+	diskspdWarmup  = 5
+)
+
+// diskspdSwitches are the switches DiskSpd reads that dbio translates,
+// for the message that refuses any other.
+const diskspdSwitches = "-b -c -C -d -F -h -L -o -r -s -S -t -w -W"
+
+// DiskSpd reads a DiskSpd command line ("-b8K -o8 -t4 -r -w30 -d60 -W5
+// -Sh -L", with or without the program's name and a test file) as one fio
+// job. The switches, as DiskSpd documents them:
+//
+//	-b<size>      block size, bytes or with K, M, G (default 64K)
+//	-o<n>         I/Os in flight per thread and target (default 2)
+//	-t<n>         threads per target (default 1); -F<n> total threads (not with -t)
+//	-r[<align>]   random I/O, offsets aligned to align (default: the block size)
+//	-s[i][<size>] sequential I/O (the default), i: threads share one offset
+//	-w<pct>       share of writes in percent (default 0: reads only)
+//	-d<s> -W<s>   measured time (10) and warm-up (5) in seconds; -C<s> cool-down
+//	-S[bhuw]      caching: u no OS cache (O_DIRECT), w write-through (O_DSYNC),
+//	              h both, b the OS cache; -S alone is -Su; -h is an old -Sh
+//	-L            latency statistics (fio always measures them)
+//	-c<size>      create the test file with this size (K, M, G, or b blocks)
+//
+// Any other switch is refused with a *SwitchError naming it; every problem
+// of the line comes back at once.
+func DiskSpd(line string) (Translation, error) {
+	t := Translation{Tool: "DiskSpd", Line: line}
+	var errs []error
+	bad := func(sw, format string, a ...any) {
+		errs = append(errs, &SwitchError{Tool: "DiskSpd", Switch: sw, Msg: fmt.Sprintf(format, a...)})
+	}
+	var (
+		bs                       int64 = diskspdBS
+		bsGiven                  string
+		queue                    = diskspdQueue
+		threads, total           int
+		random, sequential       bool
+		align, stride, create    string // sizes that may count blocks, read once the block size is known
+		alignSw, strideSw, cSw   string
+		interlocked              bool
+		writePct                 int
+		seconds                  = diskspdSeconds
+		warmup                   = diskspdWarmup
+		cooldown                 int
+		cache                    string // "", "u", "w", "h", "b" as the -S letters combine
+		given                    = map[byte]string{}
+		latency                  bool
+		tSw, fSw, wSw, dSw, wuSw string
+	)
+	for _, arg := range dropProgram(tokens(line), "diskspd") {
+		if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
+			t.Notes = append(t.Notes, targetNote("DiskSpd", arg))
+			continue
+		}
+		letter, val := arg[1], arg[2:]
+		if prev, twice := given[letter]; twice {
+			bad(arg, "given twice (also %s): keep one", prev)
+			continue
+		}
+		given[letter] = arg
+		switch letter {
+		case 'b':
+			n, err := diskspdSize(val, 0)
+			if err != nil || n <= 0 {
+				bad(arg, "block size: use bytes or K, M, G, e.g. -b8K")
+				continue
+			}
+			if n%512 != 0 {
+				bad(arg, "block size %d is not a multiple of 512 bytes, which unbuffered I/O needs", n)
+				continue
+			}
+			bs, bsGiven = n, arg
+		case 'o':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8")
+				continue
+			}
+			queue = n
+		case 't':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "threads per target: a whole number of at least 1, e.g. -t4")
+				continue
+			}
+			threads, tSw = n, arg
+		case 'F':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "total threads: a whole number of at least 1, e.g. -F8")
+				continue
+			}
+			total, fSw = n, arg
+		case 'r':
+			random, align, alignSw = true, val, arg
+		case 's':
+			sequential = true
+			if strings.HasPrefix(val, "i") {
+				interlocked, val = true, val[1:]
+			}
+			stride, strideSw = val, arg
+		case 'w':
+			if val == "" {
+				writePct, wSw = 0, arg
+				continue
+			}
+			n, err := strconv.Atoi(val)
+			if err != nil || n < 0 || n > 100 {
+				bad(arg, "share of writes: a percentage from 0 to 100, e.g. -w30")
+				continue
+			}
+			writePct, wSw = n, arg
+		case 'd':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "duration: whole seconds, at least 1, e.g. -d60")
+				continue
+			}
+			seconds, dSw = n, arg
+		case 'W':
+			n, ok := count(val, 0)
+			if !ok {
+				bad(arg, "warm-up: whole seconds, e.g. -W5")
+				continue
+			}
+			warmup, wuSw = n, arg
+		case 'C':
+			n, ok := count(val, 0)
+			if !ok {
+				bad(arg, "cool-down: whole seconds, e.g. -C5")
+				continue
+			}
+			cooldown = n
+		case 'S':
+			if _, both := given['h']; both {
+				bad(arg, "-h is the old spelling of -Sh, and -S is given too: keep one")
+				continue
+			}
+			c, err := diskspdCache(val)
+			if err != nil {
+				bad(arg, "%v", err)
+				continue
+			}
+			cache = c
+		case 'h':
+			if val != "" {
+				bad(arg, "not a DiskSpd switch dbio translates; it reads %s", diskspdSwitches)
+				continue
+			}
+			if _, both := given['S']; both {
+				bad(arg, "-h is the old spelling of -Sh, and -S is given too: keep one")
+				continue
+			}
+			cache = "h"
+		case 'L':
+			if val != "" {
+				bad(arg, "not a DiskSpd switch dbio translates; it reads %s", diskspdSwitches)
+				continue
+			}
+			latency = true
+		case 'c':
+			create, cSw = val, arg
+		default:
+			bad(arg, "not a DiskSpd switch dbio translates; it reads %s", diskspdSwitches)
+		}
+	}
+	if tSw != "" && fSw != "" {
+		bad(fSw, "-F and -t both set the threads (DiskSpd refuses them together): keep one")
+	}
+	// Sizes counted in blocks need the block size.
+	var blockAlign, size int64
+	if align != "" {
+		n, err := diskspdSize(align, bs)
+		switch {
+		case err != nil || n <= 0:
+			bad(alignSw, "random alignment: bytes or K, M, G or b (blocks), e.g. -r4K")
+		case n%512 != 0:
+			bad(alignSw, "alignment %d is not a multiple of 512 bytes", n)
+		case n != bs:
+			blockAlign = n
+		}
+	}
+	if stride != "" {
+		if n, err := diskspdSize(stride, bs); err != nil || n != bs {
+			bad(strideSw, "a stride other than the block size (gaps between sequential I/Os) is not translated: use -s or -si")
+		}
+	}
+	if create != "" {
+		n, err := diskspdSize(create, bs)
+		if err != nil || n < 1<<20 {
+			bad(cSw, "test file size: at least 1 MiB, in bytes or K, M, G or b (blocks), e.g. -c64G")
+		}
+		size = n
+	}
+	if len(errs) > 0 {
+		return t, joinErrors(errs)
+	}
+
+	sw := func(given, means, fio string) {
+		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+	}
+	def := func(s string) string { return "(default " + s + ")" }
+	or := func(given, fallback string) string {
+		if given != "" {
+			return given
+		}
+		return def(fallback)
+	}
+	sw(or(bsGiven, "-b64K"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
+
+	jobs := max(threads, 1)
+	threadSw, threadMeans := or(tSw, "-t1"), fmt.Sprintf("%d thread(s) on the target", jobs)
+	if total > 0 {
+		jobs, threadSw, threadMeans = total, fSw, fmt.Sprintf("%d thread(s) in all, each on every target", total)
+	}
+	depth := queue
+	queueSw := given['o']
+	if queueSw == "" {
+		queueSw = def("-o2")
+	}
+	if interlocked && jobs > 1 {
+		// Threads that share one offset are one sequential stream with all
+		// their I/Os in flight.
+		t.Notes = append(t.Notes, fmt.Sprintf("%s: DiskSpd's %d threads share one sequential offset; fio has no shared offset, so this is one job with their %d I/Os in flight, the same stream", strideSw, jobs, jobs*queue))
+		depth, jobs = jobs*queue, 1
+	}
+	sw(queueSw, fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", depth))
+	sw(threadSw, threadMeans, fmt.Sprintf("numjobs=%d", jobs))
+
+	rw := "read"
+	if random {
+		rw = "randread"
+	}
+	var readPct *int
+	switch {
+	case writePct == 100:
+		rw = strings.Replace(rw, "read", "write", 1)
+	case writePct > 0:
+		rw = map[string]string{"randread": "randrw", "read": "rw"}[rw]
+		pct := 100 - writePct
+		readPct = &pct
+	}
+	switch {
+	case random && blockAlign > 0:
+		sw(alignSw, "random offsets aligned to "+units.FormatBytes(uint64(blockAlign)), fmt.Sprintf("rw=%s blockalign=%d", rw, blockAlign))
+	case random:
+		sw(alignSw, "random offsets, aligned to the block size", "rw="+rw)
+	case sequential:
+		sw(strideSw, "sequential offsets", "rw="+rw)
+	default:
+		sw(def("-s"), "sequential offsets", "rw="+rw)
+	}
+	if random && sequential {
+		t.Notes = append(t.Notes, strideSw+": -r overrides -s in DiskSpd, so the I/O is random")
+	}
+	if !random && jobs > 1 {
+		t.Notes = append(t.Notes, fmt.Sprintf("each of the %d sequential threads starts at the beginning of the file, as DiskSpd's do without -T", jobs))
+	}
+	mix := "rw=" + rw
+	if readPct != nil {
+		mix = fmt.Sprintf("rwmixread=%d", *readPct)
+	}
+	sw(or(wSw, "-w0"), fmt.Sprintf("%d %% writes, %d %% reads", writePct, 100-writePct), mix)
+	sw(or(dSw, "-d10"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
+	sw(or(wuSw, "-W5"), fmt.Sprintf("warm-up of %d s, left out of the figures", warmup), fmt.Sprintf("ramp_time=%d", warmup))
+	if cooldown > 0 {
+		sw(given['C'], fmt.Sprintf("cool-down of %d s after the measurement", cooldown), "—")
+		t.Notes = append(t.Notes, given['C']+": DiskSpd keeps the load going after its measurement, which changes none of its figures; fio stops when the measurement ends")
+	}
+
+	buffered, writeThrough := false, false
+	switch cache {
+	case "", "b":
+		buffered = true
+		s := given['S']
+		if s == "" {
+			s = def("no -S")
+			t.Notes = append(t.Notes, "no -S: DiskSpd goes through the OS cache, and so does this job (direct=0), so reads may come from memory; "+
+				"SQL Server opens its files unbuffered and write-through: add -Sh to measure what it gets")
+		}
+		sw(s, "through the OS cache", "direct=0")
+	case "u":
+		sw(given['S'], "no OS cache (FILE_FLAG_NO_BUFFERING)", "direct=1")
+	case "w":
+		buffered, writeThrough = true, true
+		sw(given['S'], "through the OS cache, writes through to stable storage (FILE_FLAG_WRITE_THROUGH)", "direct=0 sync=dsync")
+	case "h":
+		writeThrough = true
+		s := given['S']
+		if s == "" {
+			s = given['h']
+		}
+		sw(s, "no OS cache and writes through to stable storage, as SQL Server opens its files", "direct=1 sync=dsync")
+	}
+	if latency {
+		sw(given['L'], "latency statistics", "(fio always records latency percentiles)")
+	}
+	if size > 0 {
+		sw(cSw, "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
+	} else {
+		t.Notes = append(t.Notes, "no -c: DiskSpd uses the test file's own size; dbio sizes its working file by its rule (twice the RAM, see 'dbio disk --help'); add -c<size> to choose it")
+	}
+
+	ramp := durationS(warmup)
+	t.Config = fio.Config{Profile: "job", RW: []string{rw}, ReadPct: readPct, BlockSizes: []int64{bs}, IODepths: []int{depth}, Jobs: jobs,
+		Runtime: durationS(seconds), Ramp: &ramp, Size: size, Buffered: buffered, WriteThrough: writeThrough, BlockAlign: blockAlign}
+	return t, nil
+}
+
+// diskspdSize reads a DiskSpd size: bytes, or with K, M, G (binary) or,
+// where block is not 0, b for blocks.
+func diskspdSize(v string, block int64) (int64, error) {
+	if v == "" {
+		return 0, fmt.Errorf("empty size")
+	}
+	mult := int64(1)
+	switch v[len(v)-1] {
+	case 'K', 'k':
+		mult = 1 << 10
+	case 'M', 'm':
+		mult = 1 << 20
+	case 'G', 'g':
+		mult = 1 << 30
+	case 'T', 't':
+		mult = 1 << 40
+	case 'b', 'B':
+		if block == 0 {
+			return 0, fmt.Errorf("no block count here")
+		}
+		mult = block
+	}
+	digits := v
+	if mult != 1 || v[len(v)-1] == 'b' || v[len(v)-1] == 'B' {
+		digits = v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("not a size")
+	}
+	return n * mult, nil
+}
+
+// diskspdCache reads -S's letters into one of "", "b", "u", "w", "h".
+func diskspdCache(letters string) (string, error) {
+	if letters == "" {
+		return "u", nil
+	}
+	var u, w, b bool
+	for _, r := range letters {
+		switch r {
+		case 'u':
+			u = true
+		case 'w':
+			w = true
+		case 'h':
+			u, w = true, true
+		case 'b':
+			b = true
+		case 'r':
+			return "", fmt.Errorf("-Sr is for remote filesystems (SMB) only: dbio measures local storage; use -Su or -Sh")
+		default:
+			return "", fmt.Errorf("caching letters are b, h, u and w (e.g. -Sh); %q is not one", r)
+		}
+	}
+	switch {
+	case b && u:
+		return "", fmt.Errorf("b (the OS cache) and u or h (no OS cache) contradict each other")
+	case u && w:
+		return "h", nil
+	case u:
+		return "u", nil
+	case w:
+		return "w", nil
+	}
+	return "b", nil
+}

@@ -1,0 +1,249 @@
+package dialect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"dbio/internal/fio"
+	"dbio/internal/units"
+)
+
+// sqlioSwitches are the switches SQLIO reads that dbio translates.
+const sqlioSwitches = "-k -s -f -o -t -b -L -B -F"
+
+// SQLIO reads an SQLIO command line ("-kW -s60 -frandom -o8 -t4 -b8 -LS
+// -BH -Fparam.txt") as one fio job. The switches, as SQLIO's readme
+// documents them:
+//
+//	-kR, -kW      read or write (default read)
+//	-s<s>         measured time in seconds (default 30); SQLIO has no warm-up
+//	-frandom      random blocks; -fsequential (or -f1) the next block each time
+//	-o<n>         I/Os in flight per thread (default: one at a time)
+//	-t<n>         threads (default 1)
+//	-b<KB>        block size in KiB (default 2)
+//	-LS, -LP      latency statistics (fio always measures them)
+//	-BN -BY -BH -BS  caching: none (O_DIRECT + O_DSYNC, the default), all (OS
+//	              cache), hardware only (O_DIRECT), software only (OS cache + O_DSYNC)
+//	-F<file>      parameter file: one line "path threads mask sizeMB"
+//
+// readFile reads -F's parameter file. SQLIO's default access (-f64, a
+// stripe pattern with no fio equivalent) is refused: the line must say
+// -frandom or -fsequential. Any other switch is refused by name.
+func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, error) {
+	t := Translation{Tool: "SQLIO", Line: line}
+	var errs []error
+	bad := func(sw, format string, a ...any) {
+		errs = append(errs, &SwitchError{Tool: "SQLIO", Switch: sw, Msg: fmt.Sprintf(format, a...)})
+	}
+	var (
+		write            bool
+		seconds          = 30
+		random, seqGiven bool
+		queue, threads   = 1, 1
+		kib              = 2
+		cache            = "N"
+		latency          bool
+		size             int64
+		given            = map[byte]string{}
+		paramThreads     int
+	)
+	for _, arg := range dropProgram(tokens(line), "sqlio") {
+		if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
+			t.Notes = append(t.Notes, targetNote("SQLIO", arg))
+			continue
+		}
+		letter, val := arg[1], arg[2:]
+		if prev, twice := given[letter]; twice {
+			bad(arg, "given twice (also %s): keep one", prev)
+			continue
+		}
+		given[letter] = arg
+		switch letter {
+		case 'k':
+			switch strings.ToUpper(val) {
+			case "R":
+				write = false
+			case "W":
+				write = true
+			default:
+				bad(arg, "use -kR (read) or -kW (write)")
+			}
+		case 's':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "duration: whole seconds, at least 1, e.g. -s60")
+				continue
+			}
+			seconds = n
+		case 'f':
+			switch strings.ToLower(val) {
+			case "random":
+				random = true
+			case "sequential", "1":
+				seqGiven = true
+			default:
+				bad(arg, "a stripe factor has no fio equivalent: use -frandom or -fsequential (-f1)")
+			}
+		case 'o':
+			n, ok := count(val, 1)
+			if !ok {
+				bad(arg, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8")
+				continue
+			}
+			queue = n
+		case 't':
+			n, ok := count(val, 1)
+			if !ok || n > 256 {
+				bad(arg, "threads: a whole number from 1 to 256, e.g. -t4")
+				continue
+			}
+			threads = n
+		case 'b':
+			n, ok := count(val, 1)
+			if !ok || (n*1024)%512 != 0 {
+				bad(arg, "block size in KiB: a whole number, e.g. -b8 for 8 KiB")
+				continue
+			}
+			kib = n
+		case 'L':
+			switch strings.ToUpper(val) {
+			case "S", "P", "SI", "PI":
+				latency = true
+			default:
+				bad(arg, "latency timer: use -LS or -LP")
+			}
+		case 'B':
+			switch v := strings.ToUpper(val); v {
+			case "N", "Y", "H", "S":
+				cache = v
+			default:
+				bad(arg, "caching: use -BN, -BY, -BH or -BS")
+			}
+		case 'F':
+			n, sz, path, err := sqlioParams(val, readFile)
+			if err != nil {
+				bad(arg, "%v", err)
+				continue
+			}
+			paramThreads, size = n, sz
+			t.Notes = append(t.Notes, targetNote("SQLIO", path))
+		default:
+			bad(arg, "not an SQLIO switch dbio translates; it reads %s", sqlioSwitches)
+		}
+	}
+	if !random && !seqGiven && given['f'] == "" {
+		bad("-f", "missing: SQLIO's default access (-f64, a stripe pattern) has no fio equivalent; add -frandom or -fsequential")
+	}
+	if len(errs) > 0 {
+		return t, joinErrors(errs)
+	}
+
+	sw := func(given, means, fio string) {
+		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+	}
+	or := func(given, fallback string) string {
+		if given != "" {
+			return given
+		}
+		return "(default " + fallback + ")"
+	}
+	rw := "read"
+	if write {
+		rw = "write"
+	}
+	if random {
+		rw = "rand" + rw
+	}
+	sw(or(given['k'], "-kR"), map[bool]string{false: "reads", true: "writes"}[write], "rw="+rw)
+	sw(given['f'], map[bool]string{false: "sequential blocks", true: "random blocks"}[random], "rw="+rw)
+	bs := int64(kib) << 10
+	sw(or(given['b'], "-b2"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
+	sw(or(given['o'], "no -o"), fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", queue))
+	jobs := threads
+	if paramThreads > 0 {
+		if given['t'] != "" && threads != paramThreads {
+			t.Notes = append(t.Notes, fmt.Sprintf("%s: the parameter file's %d threads apply, as in SQLIO", given['t'], paramThreads))
+		}
+		jobs = paramThreads
+		sw(given['F'], fmt.Sprintf("%d thread(s) from the parameter file", jobs), fmt.Sprintf("numjobs=%d", jobs))
+	} else {
+		sw(or(given['t'], "-t1"), fmt.Sprintf("%d thread(s)", jobs), fmt.Sprintf("numjobs=%d", jobs))
+	}
+	sw(or(given['s'], "-s30"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
+	sw("(SQLIO)", "no warm-up: SQLIO measures from the first I/O", "ramp_time=0")
+	buffered, writeThrough := false, false
+	switch cache {
+	case "N":
+		writeThrough = true
+		sw(or(given['B'], "-BN"), "no OS cache and no disk write cache (write-through)", "direct=1 sync=dsync")
+	case "Y":
+		buffered = true
+		sw(given['B'], "OS cache and disk cache", "direct=0")
+		t.Notes = append(t.Notes, given['B']+": through the OS cache, so reads may come from memory")
+	case "H":
+		sw(given['B'], "no OS cache, the disk's own cache allowed", "direct=1")
+	case "S":
+		buffered, writeThrough = true, true
+		sw(given['B'], "OS cache, writes through to stable storage", "direct=0 sync=dsync")
+	}
+	if latency {
+		sw(given['L'], "latency statistics", "(fio always records latency percentiles)")
+	}
+	if size > 0 {
+		sw(given['F'], "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
+	} else {
+		t.Notes = append(t.Notes, "no file size (-F's parameter file gives one): dbio sizes its working file by its rule (twice the RAM, see 'dbio disk --help')")
+	}
+	ramp := durationS(0)
+	t.Config = fio.Config{Profile: "job", RW: []string{rw}, BlockSizes: []int64{bs}, IODepths: []int{queue}, Jobs: jobs,
+		Runtime: durationS(seconds), Ramp: &ramp, Size: size, Buffered: buffered, WriteThrough: writeThrough}
+	return t, nil
+}
+
+// sqlioParams reads an SQLIO parameter file of one test file: "path threads
+// mask sizeMB", a '*' starting a comment. It returns the threads, the size
+// in bytes (0 when the line gives none) and the path.
+func sqlioParams(path string, readFile func(string) ([]byte, error)) (threads int, size int64, file string, err error) {
+	if path == "" {
+		return 0, 0, "", fmt.Errorf("name the parameter file, e.g. -Fparam.txt")
+	}
+	if readFile == nil {
+		return 0, 0, "", fmt.Errorf("parameter file %s: cannot be read here", path)
+	}
+	b, err := readFile(path)
+	if err != nil {
+		return 0, 0, "", fmt.Errorf("parameter file: %v: copy it beside you, or give the threads with -t", err)
+	}
+	var lines [][]string
+	for _, l := range strings.Split(string(b), "\n") {
+		if i := strings.IndexByte(l, '*'); i >= 0 {
+			l = l[:i]
+		}
+		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
+			lines = append(lines, f)
+		}
+	}
+	switch {
+	case len(lines) == 0:
+		return 0, 0, "", fmt.Errorf("parameter file %s lists no test file", path)
+	case len(lines) > 1:
+		return 0, 0, "", fmt.Errorf("parameter file %s lists %d test files: dbio translates one; keep one line and give the storage with --target", path, len(lines))
+	}
+	f := lines[0]
+	if len(f) < 2 {
+		return 0, 0, "", fmt.Errorf("parameter file %s: the line needs at least a path and a thread count", path)
+	}
+	threads, ok := count(f[1], 1)
+	if !ok || threads > 256 {
+		return 0, 0, "", fmt.Errorf("parameter file %s: threads %q: a whole number from 1 to 256", path, f[1])
+	}
+	if len(f) >= 4 {
+		mb, err := strconv.ParseInt(f[3], 10, 64)
+		if err != nil || mb < 1 {
+			return 0, 0, "", fmt.Errorf("parameter file %s: size %q: whole MB, e.g. 100", path, f[3])
+		}
+		size = mb << 20
+	}
+	return threads, size, f[0], nil
+}

@@ -1,0 +1,152 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// RepeatSetFile is the manifest of a repeat set: the directory that holds
+// the results directories of one run repeated N times (--repeat N, or a
+// suite entry's repeat = N), each a results directory of its own.
+const RepeatSetFile = "repeats.json"
+
+// RepeatSet is a repeat set's manifest: what was repeated, how many times,
+// and the repeats' results directories in the order they ran.
+type RepeatSet struct {
+	SchemaVersion int `json:"schema_version"`
+	// Name is the set's name (the runs' name without their repeat number).
+	Name string `json:"name"`
+	// Kind is the repeated runs' kind ("tpcc").
+	Kind string `json:"kind"`
+	// Label, when set, names the configuration the set is one side of
+	// (a suite's variant, "data=nvme").
+	Label   string   `json:"label,omitempty"`
+	Command []string `json:"command,omitempty"`
+	// Repeats is how many repeats were planned.
+	Repeats int `json:"repeats"`
+	// Runs are the repeats' results directories relative to the set's
+	// directory, in the order they ran (every run that was started).
+	Runs    []string  `json:"runs"`
+	Status  Status    `json:"status"`
+	Error   string    `json:"error,omitempty"`
+	Started time.Time `json:"started"`
+	Ended   time.Time `json:"ended,omitzero"`
+}
+
+// RepeatSetDir is a repeat set being written.
+type RepeatSetDir struct {
+	Path string
+	set  RepeatSet
+}
+
+// CreateRepeatSet makes the directory <base>/<timestamp>-<name> for a repeat
+// set and writes its manifest, running and without runs yet.
+func CreateRepeatSet(base string, set RepeatSet, now time.Time) (*RepeatSetDir, error) {
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return nil, fmt.Errorf("results directory %s: %w", base, err)
+	}
+	id := now.Format("20060102-150405") + "-" + strings.Trim(unsafeName.ReplaceAllString(set.Name, "-"), "-")
+	path := filepath.Join(base, id)
+	for i := 2; ; i++ {
+		err := os.Mkdir(path, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("repeat set directory %s: %w", path, err)
+		}
+		path = filepath.Join(base, fmt.Sprintf("%s-%d", id, i))
+	}
+	return OpenRepeatSet(path, set, now)
+}
+
+// OpenRepeatSet writes a new repeat set's manifest into an existing
+// directory that holds none yet (a suite's variant directory).
+func OpenRepeatSet(path string, set RepeatSet, now time.Time) (*RepeatSetDir, error) {
+	if IsRepeatSet(path) {
+		return nil, fmt.Errorf("%s already holds a repeat set", path)
+	}
+	set.SchemaVersion = SchemaVersion
+	set.Status = StatusRunning
+	if set.Started.IsZero() {
+		set.Started = now
+	}
+	if set.Runs == nil {
+		set.Runs = []string{}
+	}
+	d := &RepeatSetDir{Path: path, set: set}
+	if err := d.write(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Add records a repeat's results directory (inside the set's directory).
+func (d *RepeatSetDir) Add(runDir string) error {
+	rel, err := filepath.Rel(d.Path, runDir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return fmt.Errorf("repeat %s is not inside its set %s", runDir, d.Path)
+	}
+	d.set.Runs = append(d.set.Runs, filepath.ToSlash(rel))
+	return d.write()
+}
+
+// Finish records how the set ended.
+func (d *RepeatSetDir) Finish(status Status, runErr error, now time.Time) error {
+	d.set.Status, d.set.Ended = status, now
+	if runErr != nil {
+		d.set.Error = runErr.Error()
+	}
+	return d.write()
+}
+
+// Set is the manifest as written so far.
+func (d *RepeatSetDir) Set() RepeatSet { return d.set }
+
+func (d *RepeatSetDir) write() error {
+	return WriteJSON(filepath.Join(d.Path, RepeatSetFile), d.set)
+}
+
+// IsRepeatSet says whether dir holds a repeat set's manifest.
+func IsRepeatSet(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RepeatSetFile))
+	return err == nil
+}
+
+// ReadRepeatSet reads a repeat set's manifest.
+func ReadRepeatSet(dir string) (RepeatSet, error) {
+	var set RepeatSet
+	if err := readJSON(filepath.Join(dir, RepeatSetFile), &set); err != nil {
+		return set, err
+	}
+	if set.SchemaVersion > SchemaVersion {
+		return set, fmt.Errorf("%s: schema version %d is newer than this dbio reads (%d): upgrade dbio", filepath.Join(dir, RepeatSetFile), set.SchemaVersion, SchemaVersion)
+	}
+	return set, nil
+}
+
+// RunDirs are the repeats' results directories, as paths.
+func (s RepeatSet) RunDirs(dir string) []string {
+	out := make([]string, len(s.Runs))
+	for i, r := range s.Runs {
+		out[i] = filepath.Join(dir, filepath.FromSlash(r))
+	}
+	return out
+}
+
+// LoadRepeatSet reads a repeat set's manifest and loads its repeats.
+func LoadRepeatSet(dir string) (RepeatSet, []*Loaded, error) {
+	set, err := ReadRepeatSet(dir)
+	if err != nil {
+		return set, nil, err
+	}
+	if len(set.Runs) == 0 {
+		return set, nil, fmt.Errorf("repeat set %s has no run yet", dir)
+	}
+	runs, err := LoadAll(set.RunDirs(dir))
+	return set, runs, err
+}

@@ -1,0 +1,103 @@
+package runner
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"dbio/internal/arrival"
+	"dbio/internal/metrics"
+	"dbio/internal/suite"
+	"dbio/internal/vusers"
+)
+
+// Pacing is the open-loop load of a run's user steps: every step's users
+// send their transactions at the intended starts of a schedule instead of
+// one after the other, and each transaction's latency is also measured from
+// its intended start.
+type Pacing struct {
+	// Process is the schedule: fixed or Poisson.
+	Process arrival.Process
+	// Rate is the offered rate in transactions per second, over all of a
+	// step's users, or each user's when PerUser is set. A goal search sets
+	// the rate of each of its probes and starts from Rate.
+	Rate    float64
+	PerUser bool
+	// LateTolerance is how late a start may be before it counts as late;
+	// 0 means arrival.DefaultTolerance.
+	LateTolerance time.Duration
+	// Seed makes Poisson schedules reproducible.
+	Seed uint64
+}
+
+// tolerance is the late tolerance in force.
+func (p Pacing) tolerance() time.Duration {
+	if p.LateTolerance > 0 {
+		return p.LateTolerance
+	}
+	return arrival.DefaultTolerance
+}
+
+// offered is the total offered rate of a step of users.
+func (p Pacing) offered(users int) float64 {
+	return arrival.Plan{Rate: p.Rate, PerUser: p.PerUser, Users: users}.Total()
+}
+
+// arrivals paces users sessions at a total of rate transactions per
+// second; each session's transaction is begun on the recorder recs gives
+// for it, filled by the sessions' Open before any runs.
+func (p Pacing) arrivals(users int, rate float64, recs []*metrics.Recorder) *vusers.Arrivals {
+	tol := p.tolerance()
+	return &vusers.Arrivals{
+		Plan: arrival.Plan{Process: p.Process, Rate: rate, Users: users, Seed: p.Seed},
+		Begin: func(i int, t arrival.Timing) {
+			recs[i].Begin(t.Delay(), t.Late(tol))
+		},
+	}
+}
+
+// PacingConfig is what run.json's config records of the pacing.
+type PacingConfig struct {
+	Arrival string `json:"arrival"`
+	// RateTPS is the offered rate over all users; RatePerUserTPS each
+	// user's, when the rate was given per user.
+	RateTPS         float64 `json:"rate_tps,omitempty"`
+	RatePerUserTPS  float64 `json:"rate_per_user_tps,omitempty"`
+	LateToleranceMS float64 `json:"late_tolerance_ms"`
+	Seed            uint64  `json:"seed"`
+}
+
+// Record is the pacing as run.json's config records it.
+func (p Pacing) Record() *PacingConfig {
+	c := &PacingConfig{Arrival: p.Process.String(), LateToleranceMS: float64(p.tolerance()) / float64(time.Millisecond), Seed: p.Seed}
+	if p.PerUser {
+		c.RatePerUserTPS = p.Rate
+	} else {
+		c.RateTPS = p.Rate
+	}
+	return c
+}
+
+// formatRate writes a rate in transactions per second as briefly as it is exact: 120, 67.5.
+func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
+
+// suiteOpenLoop is a suite run's pacing and goal search (nil when it runs
+// closed loop), its objective checked against the workload's transaction
+// types.
+func suiteOpenLoop(r suite.Run, types []string) (*Pacing, *Goal, error) {
+	o := r.Workload.OpenLoop(r.Users)
+	if o == nil {
+		return nil, nil, nil
+	}
+	p := &Pacing{Process: o.Process, Rate: o.Rate, PerUser: o.PerUser, LateTolerance: o.LateTolerance, Seed: 1}
+	if o.Search == nil {
+		return p, nil, nil
+	}
+	g := &Goal{Search: *o.Search, Users: o.Users}
+	obj, err := g.Search.Objective.For(types)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: goal: %w", r.Name, err)
+	}
+	g.Search.Objective = obj
+	return p, g, nil
+}
