@@ -110,7 +110,7 @@ func backgroundFacts(r *runView, prefix string) *keyValues {
 		}
 		kv.Pairs = append(kv.Pairs, fact{"load average (1 min)", fmt.Sprintf("%s%s (tasks running, waiting for a CPU or for the disk; dbio's and the server's own included)", fixed(bg.Load, 2), on)})
 	}
-	kv.Pairs = append(kv.Pairs, fact{"read from", plural(bg.Steps, "step", "steps") + "' telemetry, means over their measured time"})
+	kv.Pairs = append(kv.Pairs, fact{"read from", plural(bg.Steps, "step's", "steps'") + " telemetry, means over the measured time"})
 	return kv
 }
 
