@@ -36,6 +36,11 @@ type Outcome struct {
 	Achieved float64
 	// Latencies are the step's latencies; nil only when nothing completed.
 	Latencies Latencies
+	// InFlight is the rate, in transactions per second, that the
+	// transactions still in hand when the measurement ended account for:
+	// they started on schedule but completed after the window, so a short
+	// step at a low rate is not called short for them (users / step).
+	InFlight float64
 }
 
 // Probe runs one step at an offered rate (transactions per second).
@@ -357,7 +362,7 @@ func (s Search) judge(rate float64, phase Phase, out Outcome) (Step, error) {
 		return Step{}, fmt.Errorf("probe at %s tx/s reported an achieved rate of %v", formatRate(rate), out.Achieved)
 	}
 	st := Step{Phase: phase, Offered: rate, Achieved: out.Achieved}
-	short := out.Achieved < rate*(1-s.Tolerance)
+	short := out.Achieved+out.InFlight < rate*(1-s.Tolerance)
 	met := false
 	if out.Latencies != nil {
 		ev, err := s.Objective.Evaluate(out.Latencies)

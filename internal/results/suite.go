@@ -131,12 +131,29 @@ func LoadSuite(dir string) (*Suite, error) {
 			o := j.Outcome.Runs[i]
 			r.Status, r.Error = o.Status, o.Error
 			if o.Dir != "" {
-				r.Dir = filepath.Join(dir, filepath.Base(o.Dir))
+				r.Dir = inSuite(dir, o.Dir)
 			}
 		}
 		s.Runs = append(s.Runs, r)
 	}
 	return s, nil
+}
+
+// inSuite finds a run's recorded directory inside the suite directory dir,
+// wherever the suite directory is now: a run's directory is a child of the
+// suite's, or a grandchild when it is one repetition in a repeat set, so the
+// recorded path's last one or two elements name it there.
+func inSuite(dir, recorded string) string {
+	parent := filepath.Base(filepath.Dir(recorded))
+	for _, p := range []string{
+		filepath.Join(dir, filepath.Base(recorded)),
+		filepath.Join(dir, parent, filepath.Base(recorded)),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return filepath.Join(dir, filepath.Base(recorded))
 }
 
 // Repeats loads the results directories of every run whose base name is

@@ -87,7 +87,11 @@ func (st *stepper) runGoal(ctx context.Context, g Goal) (done []results.Step, an
 		for t, c := range step.totals {
 			corrected[types[t]] = c.Corrected
 		}
-		return goal.Outcome{Achieved: step.summary.Pacing.AchievedTPS, Latencies: corrected}, nil
+		out := goal.Outcome{Achieved: step.summary.Pacing.AchievedTPS, Latencies: corrected}
+		if secs := st.s.Step.Seconds(); secs > 0 {
+			out.InFlight = float64(step.summary.Users) / secs
+		}
+		return out, nil
 	}
 	res, err := g.Search.Run(probe)
 	recordSearch(rec, res, probed, err == nil)
