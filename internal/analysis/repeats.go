@@ -98,8 +98,9 @@ type RepeatedDifference struct {
 	Metric Metric
 	A, B   RepeatedFigure
 	// Verdict is the conclusion: a Mann-Whitney U test at Alpha (5 %), and
-	// a difference of the medians larger than the spread (max − min) of
-	// each side's own repeats.
+	// a difference of the medians larger than the spread of each side's own
+	// repeats (stats.SpreadRule: read as ratios when every value is above
+	// zero).
 	Verdict Significance
 	// P is the U test's two-sided p-value; Alpha the level it is read at.
 	P, Alpha float64

@@ -123,7 +123,7 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 // abHowToReadText says how an A/B table is read.
 const abHowToReadText = "A and B are each side's median over its runs (with its 95 % confidence interval where there are 6 runs or more). " +
 	"The change is B against A in %, said as better or worse for that figure only when the difference is significant: " +
-	"a Mann-Whitney U test finds it at the 5 % level and it is larger than the spread of each side's own runs. " +
+	"a Mann-Whitney U test finds it at the 5 % level and it is larger than the spread of each side's own runs (as ratios for figures above zero: B/A beyond each side's highest/lowest). " +
 	"With fewer than 4 runs a side no difference can be called, however large."
 
 // ABText writes an A/B study's headline throughput and mean response time

@@ -235,7 +235,7 @@ func repeatedFindings(sets []*setView, all repeatedVersusAll, title func(string)
 // repeatedHowToRead explains the tables once.
 const repeatedHowToRead = "How to read the tables: each configuration's figure is the median over its repeats, with the 95 % confidence interval of that median in brackets where there are 6 repeats or more, " +
 	"and the spread between its repeats (lowest–highest). The change is the configuration's median against A's, in % and as a ratio. " +
-	"The verdict is a Mann-Whitney U test of the repeats at the 5 % level, and a difference is called significant only when it is also larger than the spread of each side's own repeats: " +
+	"The verdict is a Mann-Whitney U test of the repeats at the 5 % level, and a difference is called significant only when it is also larger than the spread of each side's own repeats (as ratios for figures above zero: the medians' ratio beyond each side's highest/lowest): " +
 	"a difference within the noise measured between repeats of the same configuration is never called. With fewer than 4 repeats a side no difference can be called, however large; " +
 	"better or worse is said only of a significant difference. The average row compares each repeat's average over the rows every repeat has."
 

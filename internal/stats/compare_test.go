@@ -31,6 +31,13 @@ func TestCompareVerdicts(t *testing.T) {
 		// while A's own repeats spread over 8: within the noise.
 		{name: "apart but within A's spread", a: []float64{100, 102, 104, 106, 108}, b: []float64{109, 110, 111, 112, 113},
 			verdict: NoDifference, withinNoise: true, p: 2.0 / 252, needPerSide: 4, ratio: 111.0 / 104, direction: Higher},
+		// A throttled disk against tmpfs as measured: B's own repeats
+		// wander 5x, but every B is over 60x every A.
+		{name: "far apart, one side noisy", a: []float64{51.06, 47.12, 52.13, 49.31, 49.57}, b: []float64{5790.4, 3348.7, 16574.5, 9444.8, 5148.4},
+			verdict: Different, p: 2.0 / 252, needPerSide: 4, ratio: 5790.4 / 49.57, direction: Higher},
+		// With a value at or below zero the rule reads differences.
+		{name: "around zero, apart but within B's range", a: []float64{-1, 0, 1, 2, 3}, b: []float64{4, 5, 6, 20, 30},
+			verdict: NoDifference, withinNoise: true, p: 2.0 / 252, needPerSide: 4, ratio: 6, direction: Higher},
 		{name: "the same without the noise rule", a: []float64{100, 102, 104, 106, 108}, b: []float64{109, 110, 111, 112, 113},
 			opt: Options{Noise: TestOnly}, verdict: Different, p: 2.0 / 252, needPerSide: 4, ratio: 111.0 / 104, direction: Higher},
 		{name: "interval rule needs 6 per side", a: []float64{100, 102, 104, 106, 108}, b: []float64{200, 201, 202, 203, 204},
