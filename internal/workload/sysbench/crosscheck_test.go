@@ -17,6 +17,7 @@ import (
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
 
 	"dbio/internal/engine"
 	"dbio/internal/execx"
@@ -130,14 +131,50 @@ func crossCheckSeconds() int {
 }
 
 // TestAgreesWithSysbench runs Debian's sysbench and dbio's oltp_read_write
-// against the same tables on a managed MariaDB, with the same threads and
-// duration, twice each in turn (sysbench, dbio, sysbench, dbio) so that the
-// repeat shows the run-to-run noise, and reports both. It asserts that both
-// ran and produced sane figures; how close they come is recorded in the
-// docs/workloads.md, not asserted, since timing on a shared machine is noisy.
+// against the same tables on a managed MariaDB and a managed PostgreSQL,
+// with the same threads and duration, twice each in turn (sysbench, dbio,
+// sysbench, dbio) so that the repeat shows the run-to-run noise, and reports
+// both, with each client's own CPU per transaction. It asserts that both ran
+// and produced sane figures; how close they come is recorded in
+// docs/performance.md, not asserted, since timing on a shared machine is noisy.
 func TestAgreesWithSysbench(t *testing.T) {
 	bin := testenv.RequireProgram(t, "sysbench", testenv.InstallSysbench)
-	inst := instance(t, "mariadb")
+	engines := []string{"mariadb", "postgres"}
+	if e := os.Getenv("DBIO_CROSSCHECK_ENGINE"); e != "" {
+		engines = []string{e}
+	}
+	for _, name := range engines {
+		t.Run(name, func(t *testing.T) { crossCheck(t, bin, instance(t, name)) })
+	}
+}
+
+// sysbenchConnection is the part of sysbench's command line that reaches
+// inst's database as dbio does (same user, database and socket or port).
+func sysbenchConnection(t *testing.T, inst engine.Instance) []string {
+	t.Helper()
+	if inst.Driver() == "pgx" {
+		cfg, err := pgx.ParseConfig(inst.DSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A host that is a directory is libpq's socket directory, which
+		// sysbench's pgsql driver hands to libpq as it is.
+		return []string{"--db-driver=pgsql", "--pgsql-host=" + cfg.Host, fmt.Sprintf("--pgsql-port=%d", cfg.Port),
+			"--pgsql-user=" + cfg.User, "--pgsql-password=" + cfg.Password, "--pgsql-db=" + cfg.Database}
+	}
+	dsn, err := mysqldrv.ParseDSN(inst.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--db-driver=mysql", "--mysql-user=" + dsn.User, "--mysql-password=" + dsn.Passwd, "--mysql-db=" + dsn.DBName}
+	if dsn.Net == "unix" {
+		return append(args, "--mysql-socket="+dsn.Addr)
+	}
+	host, port, _ := strings.Cut(dsn.Addr, ":")
+	return append(args, "--mysql-host="+host, "--mysql-port="+port)
+}
+
+func crossCheck(t *testing.T, bin string, inst engine.Instance) {
 	cfg := DefaultConfig()
 	cfg.Tables, cfg.TableSize, cfg.Workload, cfg.RandType = 2, 10000, ReadWrite, "uniform"
 	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_TABLE_SIZE")); err == nil && n > 0 {
@@ -153,19 +190,15 @@ func TestAgreesWithSysbench(t *testing.T) {
 	seconds := crossCheckSeconds()
 	w := prepare(t, inst, cfg)
 
-	dsn, err := mysqldrv.ParseDSN(inst.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{cfg.Workload, "--db-driver=mysql", "--mysql-user=" + dsn.User, "--mysql-password=" + dsn.Passwd,
-		"--mysql-db=" + dsn.DBName, fmt.Sprintf("--tables=%d", cfg.Tables), fmt.Sprintf("--table-size=%d", cfg.TableSize),
-		fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds), "--rand-type=" + cfg.RandType,
-		"--report-interval=0", "--percentile=95"}
-	if dsn.Net == "unix" {
-		args = append(args, "--mysql-socket="+dsn.Addr)
-	} else {
-		host, port, _ := strings.Cut(dsn.Addr, ":")
-		args = append(args, "--mysql-host="+host, "--mysql-port="+port)
+	args := append([]string{cfg.Workload}, sysbenchConnection(t, inst)...)
+	args = append(args, fmt.Sprintf("--tables=%d", cfg.Tables), fmt.Sprintf("--table-size=%d", cfg.TableSize),
+		fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds), "--rand-type="+cfg.RandType,
+		"--report-interval=0", "--percentile=95")
+	password := ""
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, "-password="); ok && strings.HasPrefix(k, "--") {
+			password = v
+		}
 	}
 	runSysbench := func() report {
 		var before, after syscall.Rusage
@@ -180,9 +213,12 @@ func TestAgreesWithSysbench(t *testing.T) {
 			t.Fatalf("%v:\n%s", err, res.Stdout)
 		}
 		rep.clientCPUUS = cpuPerTx(before, after, rep.transactions)
-		if *update && cfg.Workload == ReadWrite {
+		if *update && cfg.Workload == ReadWrite && inst.Driver() != "pgx" {
 			// The password is this test server's, and gone with it; keep it out anyway.
-			out := strings.ReplaceAll(string(res.Stdout), dsn.Passwd, "PASSWORD")
+			out := string(res.Stdout)
+			if password != "" {
+				out = strings.ReplaceAll(out, password, "PASSWORD")
+			}
 			if err := os.WriteFile(capturedReport, []byte(out), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -201,7 +237,7 @@ func TestAgreesWithSysbench(t *testing.T) {
 	for range 2 {
 		reps = append(reps, runSysbench(), runDBIO())
 	}
-	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, MariaDB %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Version)
+	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, %s %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Engine, inst.Info().Version)
 	t.Logf("%-9s %8s %9s %8s %8s %7s %14s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx")
 	for _, r := range reps {
 		t.Logf("%-9s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS)
@@ -217,7 +253,8 @@ func TestAgreesWithSysbench(t *testing.T) {
 	}
 	sbTPS, dbTPS := (reps[0].tps+reps[2].tps)/2, (reps[1].tps+reps[3].tps)/2
 	sbP95, dbP95 := (reps[0].p95MS+reps[2].p95MS)/2, (reps[1].p95MS+reps[3].p95MS)/2
-	t.Logf("dbio vs sysbench (means of the two runs): TPS %+.1f %%, p95 %+.1f %%", pct(dbTPS, sbTPS), pct(dbP95, sbP95))
+	sbCPU, dbCPU := (reps[0].clientCPUUS+reps[2].clientCPUUS)/2, (reps[1].clientCPUUS+reps[3].clientCPUUS)/2
+	t.Logf("dbio vs sysbench (means of the two runs): TPS %+.1f %%, p95 %+.1f %%, client CPU/tx %.2fx", pct(dbTPS, sbTPS), pct(dbP95, sbP95), dbCPU/sbCPU)
 
 	for _, r := range reps {
 		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
