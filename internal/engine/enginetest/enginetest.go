@@ -64,7 +64,7 @@ func Start(database string) (*Servers, func()) {
 
 // Instance returns the named engine: a fresh SQLite database per call, the
 // binary's shared server otherwise.
-func (s *Servers) Instance(t *testing.T, name string) engine.Instance {
+func (s *Servers) Instance(t testing.TB, name string) engine.Instance {
 	t.Helper()
 	if name == "sqlite" {
 		tg, err := target.Open(t.TempDir())

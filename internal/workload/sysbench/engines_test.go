@@ -22,7 +22,7 @@ func TestMain(m *testing.M) {
 }
 
 // instance returns the package's instance of the named engine.
-func instance(t *testing.T, name string) engine.Instance { return servers.Instance(t, name) }
+func instance(t testing.TB, name string) engine.Instance { return servers.Instance(t, name) }
 
 var engineNames = enginetest.Names
 

@@ -144,7 +144,7 @@ func smallConfig(workload string) Config {
 	return c
 }
 
-func prepare(t *testing.T, inst engine.Instance, cfg Config) *Workload {
+func prepare(t testing.TB, inst engine.Instance, cfg Config) *Workload {
 	t.Helper()
 	w := New(cfg)
 	if errs := cfg.Validate(); len(errs) > 0 {
