@@ -80,30 +80,23 @@ func (s *session) Next(ctx context.Context) error {
 			tx = txUpdate
 		}
 	}
-	// Statements run on a context that cannot be cancelled: given a
-	// cancellable one, database/sql and the drivers start or wake a watcher
-	// goroutine for every query, which costs the load generator more CPU
-	// than the round trip itself. Cancellation is noticed between attempts.
-	q := context.WithoutCancel(ctx)
+	// Statements run on a context that cannot be cancelled (see
+	// sqlclient.Conn.Read); cancellation is noticed between attempts.
 	return s.Run(ctx, tx, txNames[tx], func() error {
 		switch tx {
 		case txRead:
-			return s.readRow(q)
+			return s.readRow(ctx)
 		case txUpdate:
-			return s.updateRow(q)
+			return s.updateRow(ctx)
 		default:
-			return s.batchRange(q)
+			return s.batchRange(ctx)
 		}
 	})
 }
 
 // readRow reads one row of uniques by its (sparse) key.
 func (s *session) readRow(ctx context.Context) error {
-	rows, err := s.Query(ctx, qReadRow, int64(1+s.r.IntN(s.w.cfg.Rows))*s.spread)
-	if err != nil {
-		return err
-	}
-	n, err := sqlclient.Drain(rows, 10)
+	n, err := s.Read(ctx, qReadRow, int64(1+s.r.IntN(s.w.cfg.Rows))*s.spread)
 	if err == nil && n != 1 {
 		err = fmt.Errorf("read %d rows of uniques for one key", n)
 	}
@@ -114,12 +107,12 @@ func (s *session) readRow(ctx context.Context) error {
 // (autocommit) transaction.
 func (s *session) updateRow(ctx context.Context) error {
 	defer s.Dialect().LockWrites()()
-	res, err := s.Exec(ctx, qUpdateRow, 1+s.r.IntN(s.w.cfg.Rows))
+	n, err := s.Write(ctx, qUpdateRow, 1+s.r.IntN(s.w.cfg.Rows))
 	if err != nil {
 		return err
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("updated %d rows of updates for one key (%v)", n, err)
+	if n != 1 {
+		return fmt.Errorf("updated %d rows of updates for one key", n)
 	}
 	s.w.increments.Add(1)
 	return nil
@@ -133,23 +126,19 @@ func (s *session) batchRange(ctx context.Context) error {
 	lo := 1 + s.r.IntN(s.w.cfg.Rows-n+1)
 	hi := lo + n - 1
 	err := s.Tx(ctx, s.Dialect().BeginWrite, func() error {
-		rows, err := s.Query(ctx, qReadRange+s.Dialect().ForUpdate, lo, hi)
-		if err != nil {
-			return err
-		}
-		got, err := sqlclient.Drain(rows, 5)
+		got, err := s.Read(ctx, qReadRange+s.Dialect().ForUpdate, lo, hi)
 		if err != nil {
 			return err
 		}
 		if got != n {
 			return fmt.Errorf("batch read %d rows of updates for keys %d..%d, want %d", got, lo, hi, n)
 		}
-		res, err := s.Exec(ctx, qBumpRange, lo, hi)
+		k, err := s.Write(ctx, qBumpRange, lo, hi)
 		if err != nil {
 			return err
 		}
-		if k, err := res.RowsAffected(); err != nil || k != int64(n) {
-			return fmt.Errorf("batch updated %d rows of updates for keys %d..%d, want %d (%v)", k, lo, hi, n, err)
+		if k != int64(n) {
+			return fmt.Errorf("batch updated %d rows of updates for keys %d..%d, want %d", k, lo, hi, n)
 		}
 		return nil
 	})

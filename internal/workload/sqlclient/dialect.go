@@ -10,6 +10,7 @@
 package sqlclient
 
 import (
+	"context"
 	"strconv"
 	"sync"
 
@@ -54,6 +55,10 @@ type Dialect struct {
 	// writeLock queues writers inside dbio where the engine admits one
 	// writer at a time (SQLite); nil elsewhere.
 	writeLock *sync.Mutex
+	// native opens a session's own connection with the engine's native
+	// driver, where it costs the client less than database/sql; nil takes
+	// connections from the instance's pool.
+	native func(ctx context.Context) (link, error)
 }
 
 // For returns the dialect of inst's engine for the named workload (named in
@@ -90,6 +95,7 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			analyze:     func(t string) string { return "ANALYZE " + t },
 			LoadWorkers: 4,
 			Classify:    txerr.For(inst),
+			native:      connectPgx(inst.DSN()),
 		}, nil
 	default:
 		return &Dialect{

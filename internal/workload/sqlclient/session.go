@@ -20,17 +20,39 @@ const MaxRetries = 100
 // Conn is a virtual user's own connection, with the statements it prepared
 // and the recorder its transactions are counted in.
 type Conn struct {
-	d    *Dialect
-	db   *sql.DB
-	rec  *metrics.Recorder
-	conn *sql.Conn
-	// stmts are the prepared statements by their bound text; a nil entry is
-	// a statement the engine would not prepare, sent as text.
-	stmts map[string]*sql.Stmt
+	d   *Dialect
+	db  *sql.DB
+	rec *metrics.Recorder
+	// link is the connection itself: a native one where the engine's
+	// dialect opens it (PostgreSQL), one of db's otherwise.
+	link link
+	// stmts are the statements by their text as the workload wrote it
+	// ("?" marks); their handles belong to link and go with it.
+	stmts map[string]*statement
 }
 
-// Connect takes a connection of db's pool for one session, whose
-// transactions rec counts.
+// statement is one statement of a session: its text bound to the dialect's
+// placeholders, and what the link prepared for it.
+type statement struct {
+	text     string
+	prepared any
+}
+
+// link is how a session's statements reach the database. Statements run on
+// contexts that cannot be cancelled (see Read), so a link never watches one.
+type link interface {
+	// prepare readies text for repeated use; a nil handle sends it as text.
+	prepare(ctx context.Context, text string) (any, error)
+	read(ctx context.Context, st *statement, args []any) (int, error)
+	write(ctx context.Context, st *statement, args []any) (int64, error)
+	// exec sends a statement without arguments (BEGIN, COMMIT, ROLLBACK).
+	exec(ctx context.Context, text string) error
+	close() error
+}
+
+// Connect opens a connection for one session, whose transactions rec
+// counts: its own native connection where the dialect has one (PostgreSQL,
+// through pgx), else one taken from db's pool.
 func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder) (*Conn, error) {
 	c := &Conn{d: d, db: db, rec: rec}
 	if err := c.connect(ctx); err != nil {
@@ -40,26 +62,29 @@ func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder)
 }
 
 func (c *Conn) connect(ctx context.Context) error {
-	conn, err := c.db.Conn(ctx)
-	if err != nil {
-		return err
+	var l link
+	if c.d.native != nil {
+		pl, err := c.d.native(ctx)
+		if err != nil {
+			return err
+		}
+		l = pl
+	} else {
+		conn, err := c.db.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		l = &sqlLink{conn: conn, tooManyPrepared: c.d.TooManyPrepared}
 	}
-	c.conn, c.stmts = conn, map[string]*sql.Stmt{}
+	c.link, c.stmts = l, map[string]*statement{}
 	return nil
 }
 
 // Dialect is the dialect the connection's statements are written in.
 func (c *Conn) Dialect() *Dialect { return c.d }
 
-// Close closes the prepared statements and gives the connection back.
-func (c *Conn) Close() error {
-	for _, st := range c.stmts {
-		if st != nil {
-			st.Close()
-		}
-	}
-	return c.conn.Close()
-}
+// Close closes the prepared statements and the connection.
+func (c *Conn) Close() error { return c.link.close() }
 
 // Run runs transaction tx (recorded as index tx, named name in errors) until
 // it commits, as a benchmark client does: again after an error the engine
@@ -105,84 +130,125 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 // Tx runs body inside a transaction that begin starts, and commits it; when
 // body or the commit fails it rolls back and returns the error.
 func (c *Conn) Tx(ctx context.Context, begin string, body func() error) (err error) {
-	if _, err := c.conn.ExecContext(ctx, begin); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if err := c.link.exec(ctx, begin); err != nil {
 		return err
 	}
 	defer func() {
 		if err != nil {
 			// The connection may be gone; the error that matters is err.
-			c.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+			c.link.exec(ctx, "ROLLBACK")
 		}
 	}()
 	if err := body(); err != nil {
 		return err
 	}
-	_, err = c.conn.ExecContext(ctx, "COMMIT")
-	return err
+	return c.link.exec(ctx, "COMMIT")
 }
 
-// stmt returns the prepared statement for query (written with "?" marks),
-// preparing it on first use, and its bound text; a nil statement means
-// send the text unprepared.
-func (c *Conn) stmt(ctx context.Context, query string) (*sql.Stmt, string, error) {
-	text := c.d.Bind(query)
-	if st, ok := c.stmts[text]; ok {
-		return st, text, nil
+// stmt returns the statement for query (written with "?" marks), preparing
+// it on first use.
+func (c *Conn) stmt(ctx context.Context, query string) (*statement, error) {
+	if st, ok := c.stmts[query]; ok {
+		return st, nil
 	}
-	st, err := c.conn.PrepareContext(ctx, text)
+	st := &statement{text: c.d.Bind(query)}
+	h, err := c.link.prepare(ctx, st.text)
 	if err != nil {
-		if c.d.TooManyPrepared == nil || !c.d.TooManyPrepared(err) {
-			return nil, text, err
+		return nil, err
+	}
+	st.prepared = h
+	c.stmts[query] = st
+	return st, nil
+}
+
+// Read runs a statement that returns rows, prepared once per connection,
+// and reads every row off the connection as a client does (the values are
+// received, not converted), returning how many there were.
+//
+// Statements run on a context that cannot be cancelled: given a
+// cancellable one, database/sql and the drivers start or wake a watcher
+// goroutine for every query, which costs the load generator more CPU than
+// the query's own round trip and, on a busy machine, takes it from the
+// database. Callers notice a cancellation between statements instead.
+func (c *Conn) Read(ctx context.Context, query string, args ...any) (int, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	return c.link.read(context.WithoutCancel(ctx), st, args)
+}
+
+// Write runs a statement that returns no rows, prepared once per
+// connection, and returns the rows it changed.
+func (c *Conn) Write(ctx context.Context, query string, args ...any) (int64, error) {
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		return 0, err
+	}
+	return c.link.write(context.WithoutCancel(ctx), st, args)
+}
+
+// sqlLink is a connection of a database/sql pool.
+type sqlLink struct {
+	conn            *sql.Conn
+	stmts           []*sql.Stmt
+	tooManyPrepared func(error) bool
+}
+
+func (l *sqlLink) prepare(ctx context.Context, text string) (any, error) {
+	st, err := l.conn.PrepareContext(ctx, text)
+	if err != nil {
+		if l.tooManyPrepared == nil || !l.tooManyPrepared(err) {
+			return nil, err
 		}
-		st = nil
+		return nil, nil // the engine's limit: sent as text
 	}
-	c.stmts[text] = st
-	return st, text, nil
+	l.stmts = append(l.stmts, st)
+	return st, nil
 }
 
-// Query runs a statement that returns rows, prepared once per connection.
-func (c *Conn) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return send(c, ctx, query,
-		func(st *sql.Stmt) (*sql.Rows, error) { return st.QueryContext(ctx, args...) },
-		func(text string) (*sql.Rows, error) { return c.conn.QueryContext(ctx, text, args...) })
-}
-
-// Exec runs a statement that returns no rows, prepared once per connection.
-func (c *Conn) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return send(c, ctx, query,
-		func(st *sql.Stmt) (sql.Result, error) { return st.ExecContext(ctx, args...) },
-		func(text string) (sql.Result, error) { return c.conn.ExecContext(ctx, text, args...) })
-}
-
-// send runs query through its prepared statement, or as text where the
-// engine would not prepare it.
-func send[T any](c *Conn, ctx context.Context, query string, prepared func(*sql.Stmt) (T, error), unprepared func(string) (T, error)) (T, error) {
-	st, text, err := c.stmt(ctx, query)
-	switch {
-	case err != nil:
-		var none T
-		return none, err
-	case st == nil:
-		return unprepared(text)
+func (l *sqlLink) read(ctx context.Context, st *statement, args []any) (int, error) {
+	var rows *sql.Rows
+	var err error
+	if ps, ok := st.prepared.(*sql.Stmt); ok {
+		rows, err = ps.QueryContext(ctx, args...)
+	} else {
+		rows, err = l.conn.QueryContext(ctx, st.text, args...)
 	}
-	return prepared(st)
-}
-
-// Drain reads every row of a result of cols columns, as a client does, and
-// counts them.
-func Drain(rows *sql.Rows, cols int) (int, error) {
-	dest := make([]any, cols)
-	raw := make([]sql.RawBytes, cols)
-	for i := range dest {
-		dest[i] = &raw[i]
+	if err != nil {
+		return 0, err
 	}
+	// Next receives each row from the driver; nothing needs converting.
 	n := 0
 	for rows.Next() {
-		if err := rows.Scan(dest...); err != nil {
-			rows.Close()
-			return n, err
-		}
 		n++
 	}
 	return n, errors.Join(rows.Err(), rows.Close())
+}
+
+func (l *sqlLink) write(ctx context.Context, st *statement, args []any) (int64, error) {
+	var res sql.Result
+	var err error
+	if ps, ok := st.prepared.(*sql.Stmt); ok {
+		res, err = ps.ExecContext(ctx, args...)
+	} else {
+		res, err = l.conn.ExecContext(ctx, st.text, args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (l *sqlLink) exec(ctx context.Context, text string) error {
+	_, err := l.conn.ExecContext(ctx, text)
+	return err
+}
+
+func (l *sqlLink) close() error {
+	for _, st := range l.stmts {
+		st.Close()
+	}
+	return l.conn.Close()
 }

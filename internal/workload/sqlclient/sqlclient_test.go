@@ -314,7 +314,7 @@ func TestRun(t *testing.T) {
 			}
 			if !tc.lost {
 				// The session goes on: on a new connection after a lost one.
-				if _, err := c.Exec(context.Background(), "CREATE TABLE after_run (a INTEGER)"); err != nil {
+				if _, err := c.Write(context.Background(), "CREATE TABLE after_run (a INTEGER)"); err != nil {
 					t.Errorf("the connection is unusable after the transaction: %v", err)
 				}
 			}
@@ -352,7 +352,7 @@ func TestTx(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.Tx(ctx, d.BeginWrite, func() error {
 				for v := range 2 {
-					if _, err := c.Exec(ctx, "INSERT INTO t (a) VALUES (?)", v); err != nil {
+					if _, err := c.Write(ctx, "INSERT INTO t (a) VALUES (?)", v); err != nil {
 						return err
 					}
 				}
@@ -364,12 +364,8 @@ func TestTx(t *testing.T) {
 			if n := queryInt(t, db, "SELECT COUNT(*) FROM t"); n != tc.rows {
 				t.Errorf("%d rows, want %d", n, tc.rows)
 			}
-			rows, err := c.Query(ctx, "SELECT a, a FROM t WHERE a >= ?", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n, err := Drain(rows, 2); err != nil || n != tc.rows {
-				t.Errorf("drained %d rows (%v), want %d", n, err, tc.rows)
+			if n, err := c.Read(ctx, "SELECT a, a FROM t WHERE a >= ?", 0); err != nil || n != tc.rows {
+				t.Errorf("read %d rows (%v), want %d", n, err, tc.rows)
 			}
 		})
 	}

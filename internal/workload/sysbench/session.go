@@ -11,7 +11,7 @@ import (
 	"dbio/internal/workload/sqlclient"
 )
 
-// The statements of a transaction, as sysbench sends them.
+// The statements of a transaction, as sysbench sends them, with %s for the table.
 const (
 	qPoint    = "SELECT c FROM %s WHERE id = ?"
 	qSimple   = "SELECT c FROM %s WHERE id BETWEEN ? AND ?"
@@ -23,6 +23,23 @@ const (
 	qDelete   = "DELETE FROM %s WHERE id = ?"
 	qInsert   = "INSERT INTO %s (id, k, c, pad) VALUES (?, ?, ?, ?)"
 )
+
+// tableStatements are the statements of one table, written once per run so
+// that a transaction builds no text.
+type tableStatements struct {
+	point, simple, sum, order, distinct, indexUpd, nonIndex, delete, insert string
+}
+
+func statementsFor(tables int) []tableStatements {
+	out := make([]tableStatements, tables)
+	for i := range out {
+		t := tableName(i + 1)
+		f := func(q string) string { return fmt.Sprintf(q, t) }
+		out[i] = tableStatements{point: f(qPoint), simple: f(qSimple), sum: f(qSum), order: f(qOrder), distinct: f(qDistinct),
+			indexUpd: f(qIndexUpd), nonIndex: f(qNonIndex), delete: f(qDelete), insert: f(qInsert)}
+	}
+	return out
+}
 
 // NewSession implements workload.Workload: user u gets its own connection,
 // as each sysbench thread has, and its own random stream.
@@ -59,12 +76,8 @@ func (s *session) Next(ctx context.Context) error {
 // transaction runs the shape once, in sysbench's order: point selects,
 // ranges, index and non-index updates, delete-inserts. Each group of
 // statements goes to one table drawn uniformly, ids with the distribution.
-//
-// Statements run on a context that cannot be cancelled: given a cancellable
-// one, database/sql and the drivers start or wake a watcher goroutine for
-// every query, which costs the load generator more CPU than the query's own
-// round trip and, on a busy machine, takes it from the database. A
-// cancellation is noticed between statements instead.
+// Statements run on a context that cannot be cancelled (see
+// sqlclient.Conn.Read); a cancellation is noticed between statements.
 func (s *session) transaction(ctx context.Context) error {
 	sh := s.w.shape
 	writes := sh.writesData()
@@ -78,78 +91,82 @@ func (s *session) transaction(ctx context.Context) error {
 	if writes {
 		begin = s.Dialect().BeginWrite
 	}
-	return s.Tx(context.WithoutCancel(ctx), begin, func() error { return s.statements(ctx) })
+	return s.Tx(ctx, begin, func() error { return s.statements(ctx) })
 }
 
 // statements sends the shape's statements.
 func (s *session) statements(ctx context.Context) error {
 	sh := s.w.shape
-	size := s.w.cfg.TableSize
 	span := s.w.cfg.RangeSize - 1
-	table := func() string { return tableName(1 + s.r.IntN(s.w.cfg.Tables)) }
-	id := func() int { return s.ids(s.r, 1, size) }
 
-	t := table()
+	t := s.table()
 	for range sh.pointSelects {
-		if err := s.read(ctx, qPoint, t, id()); err != nil {
+		if err := s.read(ctx, t.point, s.id()); err != nil {
 			return err
 		}
 	}
-	for _, g := range []struct {
-		query string
+	for _, g := range [...]struct {
+		query func(*tableStatements) string
 		n     int
-	}{{qSimple, sh.simpleRanges}, {qSum, sh.sumRanges}, {qOrder, sh.orderRanges}, {qDistinct, sh.distinctRanges}} {
-		t := table()
+	}{
+		{func(t *tableStatements) string { return t.simple }, sh.simpleRanges},
+		{func(t *tableStatements) string { return t.sum }, sh.sumRanges},
+		{func(t *tableStatements) string { return t.order }, sh.orderRanges},
+		{func(t *tableStatements) string { return t.distinct }, sh.distinctRanges},
+	} {
+		q := g.query(s.table())
 		for range g.n {
-			lo := id()
-			if err := s.read(ctx, g.query, t, lo, lo+span); err != nil {
+			lo := s.id()
+			if err := s.read(ctx, q, lo, lo+span); err != nil {
 				return err
 			}
 		}
 	}
-	t = table()
+	t = s.table()
 	for range sh.indexUpdates {
-		if err := s.write(ctx, qIndexUpd, t, id()); err != nil {
+		if err := s.write(ctx, t.indexUpd, s.id()); err != nil {
 			return err
 		}
 	}
-	t = table()
+	t = s.table()
 	for range sh.nonIndexUpdates {
-		if err := s.write(ctx, qNonIndex, t, cValue(s.r), id()); err != nil {
+		if err := s.write(ctx, t.nonIndex, cValue(s.r), s.id()); err != nil {
 			return err
 		}
 	}
-	t = table()
+	t = s.table()
 	for range sh.deleteInserts {
-		row, k := id(), id()
-		if err := s.write(ctx, qDelete, t, row); err != nil {
+		row, k := s.id(), s.id()
+		if err := s.write(ctx, t.delete, row); err != nil {
 			return err
 		}
-		if err := s.write(ctx, qInsert, t, row, k, cValue(s.r), padValue(s.r)); err != nil {
+		if err := s.write(ctx, t.insert, row, k, cValue(s.r), padValue(s.r)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// read runs a SELECT on table and reads every row, as a client does.
-func (s *session) read(ctx context.Context, query, table string, args ...any) error {
+// table draws the table of a group of statements, uniformly.
+func (s *session) table() *tableStatements { return &s.w.stmts[s.r.IntN(len(s.w.stmts))] }
+
+// id draws a row id with the configured distribution.
+func (s *session) id() int { return s.ids(s.r, 1, s.w.cfg.TableSize) }
+
+// read runs a SELECT and reads every row, as a client does.
+func (s *session) read(ctx context.Context, query string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rows, err := s.Query(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
-	if err != nil {
-		return err
-	}
-	_, err = sqlclient.Drain(rows, 1)
+	_, err := s.Read(ctx, query, args...)
 	return err
 }
 
-// write runs an UPDATE, DELETE or INSERT on table.
-func (s *session) write(ctx context.Context, query, table string, args ...any) error {
+// write runs an UPDATE, DELETE or INSERT.
+func (s *session) write(ctx context.Context, query string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.Exec(context.WithoutCancel(ctx), fmt.Sprintf(query, table), args...)
+	_, err := s.Write(ctx, query, args...)
 	return err
 }

@@ -142,13 +142,17 @@ func EstimatedBytes(c Config) uint64 {
 type Workload struct {
 	cfg   Config
 	shape shape
+	// stmts are each table's statements, by table number - 1.
+	stmts []tableStatements
 	sqlDialects
 }
 
 var _ workload.Workload = (*Workload)(nil)
 
 // New returns the workload for cfg, which must have passed Validate.
-func New(cfg Config) *Workload { return &Workload{cfg: cfg, shape: cfg.shape()} }
+func New(cfg Config) *Workload {
+	return &Workload{cfg: cfg, shape: cfg.shape(), stmts: statementsFor(cfg.Tables)}
+}
 
 // Config returns the configuration.
 func (w *Workload) Config() Config { return w.cfg }

@@ -1,0 +1,58 @@
+package sqlclient
+
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// pgxLink is a native pgx connection. Through database/sql, pgx turns every
+// text value of every row into a Go string and every query into a dozen
+// allocations; natively a row's values stay in the connection's buffer and
+// a query costs a handful. Statements are prepared by pgx on first use and
+// reused (its statement cache, keyed by the text), one round trip each.
+type pgxLink struct{ conn *pgx.Conn }
+
+// connectPgx returns a function opening native connections to dsn.
+func connectPgx(dsn string) func(ctx context.Context) (link, error) {
+	return func(ctx context.Context) (link, error) {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, err
+		}
+		conn, err := pgx.ConnectConfig(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &pgxLink{conn: conn}, nil
+	}
+}
+
+// prepare leaves the preparing to pgx's statement cache, which does it on
+// the statement's first run.
+func (l *pgxLink) prepare(context.Context, string) (any, error) { return nil, nil }
+
+func (l *pgxLink) read(ctx context.Context, st *statement, args []any) (int, error) {
+	rows, err := l.conn.Query(ctx, st.text, args...)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	rows.Close()
+	return n, rows.Err()
+}
+
+func (l *pgxLink) write(ctx context.Context, st *statement, args []any) (int64, error) {
+	tag, err := l.conn.Exec(ctx, st.text, args...)
+	return tag.RowsAffected(), err
+}
+
+func (l *pgxLink) exec(ctx context.Context, text string) error {
+	_, err := l.conn.Exec(ctx, text)
+	return err
+}
+
+func (l *pgxLink) close() error { return l.conn.Close(context.Background()) }
