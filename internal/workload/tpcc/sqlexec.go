@@ -3,11 +3,14 @@ package tpcc
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"dbio/internal/workload/sqlclient"
 )
@@ -25,10 +28,25 @@ type executor interface {
 
 // sqlExecutor runs the transactions as client-side SQL on one dedicated
 // connection with statements prepared once per session.
+//
+// It talks to the driver beneath database/sql (through sql.Conn.Raw, for
+// the length of one transaction): a statement through database/sql costs
+// about fifteen allocations (its Rows and Row, the dependency bookkeeping,
+// the converted arguments), and a TPC-C transaction here sends about
+// thirty statements; straight to the driver, with the argument and row
+// buffers reused, a statement costs a few.
 type sqlExecutor struct {
-	d     *sqlclient.Dialect
-	conn  *sql.Conn
-	stmts map[string]*sql.Stmt
+	d    *sqlclient.Dialect
+	conn *sql.Conn
+	// dc is the driver's connection, set while a transaction runs.
+	dc    driver.ConnPrepareContext
+	stmts map[string]driver.Stmt
+	// args and vals are reused for every statement's arguments and row.
+	args []driver.NamedValue
+	vals []driver.Value
+	// stockQuery is the stock read of New-Order for each district, whose
+	// s_dist_NN column it names.
+	stockQuery [DistrictsPerWarehouse + 1]string
 }
 
 func newSQLExecutor(ctx context.Context, db *sql.DB, d *sqlclient.Dialect) (*sqlExecutor, error) {
@@ -36,22 +54,30 @@ func newSQLExecutor(ctx context.Context, db *sql.DB, d *sqlclient.Dialect) (*sql
 	if err != nil {
 		return nil, err
 	}
-	return &sqlExecutor{d: d, conn: conn, stmts: map[string]*sql.Stmt{}}, nil
+	e := &sqlExecutor{d: d, conn: conn, stmts: map[string]driver.Stmt{}}
+	for dID := 1; dID <= DistrictsPerWarehouse; dID++ {
+		e.stockQuery[dID] = fmt.Sprintf("SELECT s_quantity, s_data, s_dist_%02d FROM stock WHERE s_w_id = ? AND s_i_id = ?%s", dID, d.ForUpdate)
+	}
+	return e, nil
 }
 
 func (e *sqlExecutor) close() error {
-	for _, s := range e.stmts {
-		s.Close()
-	}
+	// The driver's statements belong to the connection: close them on it.
+	e.conn.Raw(func(any) error {
+		for _, s := range e.stmts {
+			s.Close()
+		}
+		return nil
+	})
 	return e.conn.Close()
 }
 
 // stmt prepares q (written with ? placeholders) once per session.
-func (e *sqlExecutor) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+func (e *sqlExecutor) stmt(ctx context.Context, q string) (driver.Stmt, error) {
 	if s, ok := e.stmts[q]; ok {
 		return s, nil
 	}
-	s, err := e.conn.PrepareContext(ctx, e.d.Bind(q))
+	s, err := e.dc.PrepareContext(ctx, e.d.Bind(q))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", q, err)
 	}
@@ -59,28 +85,145 @@ func (e *sqlExecutor) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return s, nil
 }
 
-func (e *sqlExecutor) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+// bind turns args into the driver's values, in the reused buffer.
+func (e *sqlExecutor) bind(args []any) ([]driver.NamedValue, error) {
+	e.args = e.args[:0]
+	for i, a := range args {
+		var v driver.Value
+		switch a := a.(type) {
+		case int:
+			v = int64(a)
+		case int64, float64, string, bool, []byte, time.Time, nil:
+			v = a
+		default:
+			return nil, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
+		}
+		e.args = append(e.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return e.args, nil
+}
+
+func (e *sqlExecutor) exec(ctx context.Context, q string, args ...any) (driver.Result, error) {
 	s, err := e.stmt(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	return s.ExecContext(ctx, args...)
-}
-
-func (e *sqlExecutor) queryRow(ctx context.Context, q string, args ...any) (*sql.Row, error) {
-	s, err := e.stmt(ctx, q)
+	named, err := e.bind(args)
 	if err != nil {
 		return nil, err
 	}
-	return s.QueryRowContext(ctx, args...), nil
+	return s.(driver.StmtExecContext).ExecContext(ctx, named)
 }
 
-func (e *sqlExecutor) scanRow(ctx context.Context, q string, args []any, dest ...any) error {
-	row, err := e.queryRow(ctx, q, args...)
+// each runs query q and calls row with the values of every row it returns.
+func (e *sqlExecutor) each(ctx context.Context, q string, args []any, row func(vals []driver.Value) error) error {
+	s, err := e.stmt(ctx, q)
 	if err != nil {
 		return err
 	}
-	return row.Scan(dest...)
+	named, err := e.bind(args)
+	if err != nil {
+		return err
+	}
+	rows, err := s.(driver.StmtQueryContext).QueryContext(ctx, named)
+	if err != nil {
+		return err
+	}
+	n := len(rows.Columns())
+	if cap(e.vals) < n {
+		e.vals = make([]driver.Value, n)
+	}
+	vals := e.vals[:n]
+	for {
+		if err := rows.Next(vals); err == io.EOF {
+			break
+		} else if err != nil {
+			rows.Close()
+			return err
+		}
+		if err := row(vals); err == errEnough {
+			break
+		} else if err != nil {
+			rows.Close()
+			return err
+		}
+	}
+	return rows.Close()
+}
+
+// errEnough ends each's rows early, without error.
+var errEnough = errors.New("enough rows")
+
+// scanRow runs q and stores its first row's columns in dest, as
+// sql.Row.Scan does; sql.ErrNoRows when there is none.
+func (e *sqlExecutor) scanRow(ctx context.Context, q string, args []any, dest ...any) error {
+	found := false
+	err := e.each(ctx, q, args, func(vals []driver.Value) error {
+		found = true
+		if len(vals) != len(dest) {
+			return fmt.Errorf("%d columns into %d destinations", len(vals), len(dest))
+		}
+		for i, v := range vals {
+			if err := assign(dest[i], v); err != nil {
+				return fmt.Errorf("column %d: %w", i+1, err)
+			}
+		}
+		return errEnough
+	})
+	if err == nil && !found {
+		return sql.ErrNoRows
+	}
+	return err
+}
+
+// assign stores a driver value in dest, converting between the numeric
+// types and text as database/sql would for the destinations this file uses.
+func assign(dest any, v driver.Value) error {
+	switch d := dest.(type) {
+	case *any:
+		*d = v
+		return nil
+	case *string:
+		switch v := v.(type) {
+		case string:
+			*d = v
+			return nil
+		case []byte:
+			*d = string(v)
+			return nil
+		}
+	case *float64:
+		switch v := v.(type) {
+		case float64:
+			*d = v
+			return nil
+		case int64:
+			*d = float64(v)
+			return nil
+		case string:
+			f, err := strconv.ParseFloat(v, 64)
+			*d = f
+			return err
+		case []byte:
+			f, err := strconv.ParseFloat(string(v), 64)
+			*d = f
+			return err
+		}
+	case *int:
+		switch v := v.(type) {
+		case int64:
+			*d = int(v)
+			return nil
+		case float64:
+			if v == math.Trunc(v) {
+				*d = int(v)
+				return nil
+			}
+		}
+	case sql.Scanner:
+		return d.Scan(v)
+	}
+	return fmt.Errorf("cannot store %T in %T", v, dest)
 }
 
 // inTx runs body in one transaction: committed when body returns nil,
@@ -93,18 +236,27 @@ func (e *sqlExecutor) inTx(ctx context.Context, write bool, body func() error) (
 		begin = e.d.BeginWrite
 		defer e.d.LockWrites()()
 	}
-	if _, err := e.conn.ExecContext(ctx, begin); err != nil {
-		return err
-	}
-	if err := body(); err != nil {
-		// Use a fresh context: a cancelled run must still release its locks.
-		if _, rbErr := e.conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); rbErr != nil && !errors.Is(err, errRollback) {
-			return fmt.Errorf("%w (and rollback failed: %v)", err, rbErr)
+	return e.conn.Raw(func(dc any) error {
+		prep, ok := dc.(driver.ConnPrepareContext)
+		execer, ok2 := dc.(driver.ExecerContext)
+		if !ok || !ok2 {
+			return fmt.Errorf("driver connection %T cannot prepare and execute with a context", dc)
 		}
+		e.dc = prep
+		defer func() { e.dc = nil }()
+		if _, err := execer.ExecContext(ctx, begin, nil); err != nil {
+			return err
+		}
+		if err := body(); err != nil {
+			// Use a fresh context: a cancelled run must still release its locks.
+			if _, rbErr := execer.ExecContext(context.WithoutCancel(ctx), "ROLLBACK", nil); rbErr != nil && !errors.Is(err, errRollback) {
+				return fmt.Errorf("%w (and rollback failed: %v)", err, rbErr)
+			}
+			return err
+		}
+		_, err := execer.ExecContext(ctx, "COMMIT", nil)
 		return err
-	}
-	_, err = e.conn.ExecContext(ctx, "COMMIT")
-	return err
+	})
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }
@@ -142,7 +294,6 @@ func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 		if _, err := e.exec(ctx, "INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (?, ?, ?)", nextOID, in.dID, in.wID); err != nil {
 			return fmt.Errorf("new_order: %w", err)
 		}
-		distCol := fmt.Sprintf("s_dist_%02d", in.dID)
 		var sum float64
 		for i := range in.lines {
 			l := &in.lines[i]
@@ -157,7 +308,7 @@ func (e *sqlExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 			}
 			var sQty int
 			var sData, distInfo string
-			if err := e.scanRow(ctx, "SELECT s_quantity, s_data, "+distCol+" FROM stock WHERE s_w_id = ? AND s_i_id = ?"+e.d.ForUpdate,
+			if err := e.scanRow(ctx, e.stockQuery[in.dID],
 				[]any{l.supplyWID, l.itemID}, &sQty, &sData, &distInfo); err != nil {
 				return fmt.Errorf("stock: %w", err)
 			}
@@ -194,24 +345,17 @@ func (e *sqlExecutor) findCustomer(ctx context.Context, wID, dID int, sel custom
 	if !sel.byName {
 		return sel.cID, nil
 	}
-	s, err := e.stmt(ctx, "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first")
-	if err != nil {
-		return 0, err
-	}
-	rows, err := s.QueryContext(ctx, wID, dID, sel.last)
-	if err != nil {
-		return 0, err
-	}
-	defer rows.Close()
 	var ids []int
-	for rows.Next() {
-		var id int
-		if err := rows.Scan(&id); err != nil {
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
+	err := e.each(ctx, "SELECT c_id FROM customer WHERE c_w_id = ? AND c_d_id = ? AND c_last = ? ORDER BY c_first", []any{wID, dID, sel.last},
+		func(vals []driver.Value) error {
+			var id int
+			if err := assign(&id, vals[0]); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			return nil
+		})
+	if err != nil {
 		return 0, err
 	}
 	if len(ids) == 0 {
@@ -299,26 +443,24 @@ func (e *sqlExecutor) orderStatus(ctx context.Context, in *orderStatusIn) error 
 		if err != nil {
 			return fmt.Errorf("orders: %w", err)
 		}
-		s, err := e.stmt(ctx, "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?")
-		if err != nil {
-			return err
-		}
-		rows, err := s.QueryContext(ctx, in.wID, in.dID, in.oID)
+		in.lines = 0
+		err = e.each(ctx, "SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d FROM order_line WHERE ol_w_id = ? AND ol_d_id = ? AND ol_o_id = ?",
+			[]any{in.wID, in.dID, in.oID}, func(vals []driver.Value) error {
+				var iID, supply, qty int
+				var amount float64
+				var delivered any
+				for i, dest := range []any{&iID, &supply, &qty, &amount, &delivered} {
+					if err := assign(dest, vals[i]); err != nil {
+						return err
+					}
+				}
+				in.lines++
+				return nil
+			})
 		if err != nil {
 			return fmt.Errorf("order_line: %w", err)
 		}
-		defer rows.Close()
-		in.lines = 0
-		for rows.Next() {
-			var iID, supply, qty int
-			var amount float64
-			var delivered any
-			if err := rows.Scan(&iID, &supply, &qty, &amount, &delivered); err != nil {
-				return fmt.Errorf("order_line: %w", err)
-			}
-			in.lines++
-		}
-		return rows.Err()
+		return nil
 	})
 }
 
