@@ -2,15 +2,20 @@
 # make bench: dbio's speed targets measured on this machine.
 #   scripts/bench.sh GO_BINARY        (bin/dbio must be built)
 #
-# TPC-C at 10 warehouses on PostgreSQL and MariaDB (load time, NOPM with 8
-# users and a 2 GB buffer pool, the driver's own CPU, its memory at 128
-# users), then the loader and per-transaction costs measured by the Go
-# benchmarks of internal/workload/tpcc. Every figure is printed with the
-# machine's state beside it: these machines are shared, so a miss by a few
-# percent is noise and a miss by more than 20 % is a real gap.
+# sysbench 1.0's own C client and dbio's oltp_read_write one after the other
+# on the same MariaDB and PostgreSQL servers, same tables and threads (1 and
+# 4): each client's CPU per transaction and TPS, and their ratio. TPC-C at 1
+# and 10 warehouses on PostgreSQL and MariaDB (load time and rows/s, NOPM
+# with 8 users and a 2 GB buffer pool, the driver's own CPU per 1,000
+# transactions and its memory at 8, 64 and 128 users), then the loader and
+# per-transaction costs (CPU, allocations) measured by the Go benchmarks of
+# internal/workload/tpcc and internal/workload/sysbench. Every figure is
+# printed with the machine's state beside it: these machines are shared, so
+# a miss by a few percent is noise and a miss by more than 20 % is a real gap.
 #
 # Environment: BENCH_STEP (default 60s) and BENCH_RAMPUP (default 30s) set
-# the measured run; BENCH_DIR keeps the results instead of deleting them.
+# the measured run; BENCH_SYSBENCH_SECONDS (default 20) each run of the
+# sysbench comparison; BENCH_DIR keeps the results instead of deleting them.
 set -euo pipefail
 
 GO=${1:?usage: scripts/bench.sh GO_BINARY}
@@ -84,10 +89,45 @@ tpcc() {
 	fi
 }
 
+# sysbench against dbio: the cross-check test starts one server per engine,
+# loads the tables once and runs the two clients in turn, twice each per
+# thread count, measuring each client's user + system CPU (getrusage).
+echo "== sysbench vs dbio oltp_read_write ($(state))"
+sbstate=$(state)
+sbout=$(DBIO_CROSSCHECK_THREADS=1,4 DBIO_CROSSCHECK_SECONDS=${BENCH_SYSBENCH_SECONDS:-20} \
+	"$GO" test -count=1 -timeout 30m -v -run 'TestAgreesWithSysbench' ./internal/workload/sysbench 2>&1) || {
+	echo "bench: the sysbench comparison failed; its output ends with:" >&2
+	echo "$sbout" | tail -n 20 >&2
+	failed=1
+}
+echo "$sbout" | grep -E 'crosscheck_test.go:[0-9]+: (oltp|tool|sysbench|dbio)' | sed 's/^ *crosscheck_test.go:[0-9]*: /  /'
+while read -r engine threads sbtps dbtps sbcpu dbcpu ratio load; do
+	row "$engine oltp_read_write, $threads threads: client CPU/tx (µs)" "sysbench $sbcpu, dbio $dbcpu" "ratio <= 1" \
+		"$(verdict "$ratio" 1 lower) ($ratio)" "load $load during the runs; before: $sbstate"
+	row "$engine oltp_read_write, $threads threads: TPS" "sysbench $sbtps, dbio $dbtps" "-" "recorded" "load $load"
+done < <(echo "$sbout" | awk '/BENCH engine=/ {
+	for (i = 1; i <= NF; i++) {split($i, kv, "="); f[kv[1]] = kv[2]}
+	print f["engine"], f["threads"], f["sysbench_tps"], f["dbio_tps"], f["sysbench_cpu_us"], f["dbio_cpu_us"], f["cpu_ratio"], f["load"]}')
+
+# cpu_per_1000 PCT TPM: the driver's CPU per 1,000 transactions (ms), from its
+# mean share of the machine and the transactions per minute.
+cpu_per_1000() {
+	awk -v p="$1" -v tpm="$2" -v cpus="$(nproc)" 'BEGIN {
+		if (p == "" || p == "-" || tpm == "" || tpm == "-" || tpm == 0) { print "-"; exit }
+		printf "%.0f\n", p / 100 * cpus * 1000 / (tpm / 60) * 1000 }'
+}
+
 declare -A load_target=([postgres]=26 [mariadb]=16)
 declare -A nopm_target=([postgres]=39000 [mariadb]=59000)
 for engine in postgres mariadb; do
 	target="$work/$engine"
+	mkdir -p "$target"
+	# One warehouse: the loader's rate where fixed costs (schema, the item
+	# table, index builds) weigh most.
+	tpcc "bench-$engine-1wh" --engine "$engine" --target "$target" --warehouses 1 --users 8 \
+		--ramp-time 5s --runtime 10s --buffer-pool 2GB --skip-checks
+	row "$engine: load 1 warehouse (s, rows/s)" "${f_load_s:--} s, ${f_load_rows_per_s:--} rows/s" "-" "recorded" "$(state)"
+	rm -rf "$target"
 	mkdir -p "$target"
 	before=$(state)
 	tpcc "bench-$engine" --engine "$engine" --target "$target" --warehouses 10 --users 8 \
@@ -96,18 +136,25 @@ for engine in postgres mariadb; do
 	load_s=${f_load_s:--}
 	row "$engine: load 10 warehouses (s)" "$load_s" "< ${load_target[$engine]}" \
 		"$(verdict "$load_s" "${load_target[$engine]}" lower)" "at start: $before"
-	row "$engine: load rate (warehouses/min, MB/s)" "${f_load_scale_per_min:--} wh/min, ${f_load_mb_per_s:--} MB/s" "-" "recorded" \
+	row "$engine: load rate (rows/s, warehouses/min, MB/s)" "${f_load_rows_per_s:--} rows/s, ${f_load_scale_per_min:--} wh/min, ${f_load_mb_per_s:--} MB/s" "-" "recorded" \
 		"${f_load_mb:--} MB kept on disk"
 	row "$engine: NOPM, 8 users, 2 GB pool, $STEP" "${f_nopm:--}" ">= ${nopm_target[$engine]}" \
 		"$(verdict "${f_nopm:-}" "${nopm_target[$engine]}" higher)" \
 		"$after; during the run: server ${f_server_cpu_pct:--} %, others ${f_others_cpu_pct:--} %, idle ${f_idle_pct:--} % of the CPUs"
 	row "$engine: driver CPU during that run (% of machine)" "${f_dbio_cpu_pct:--}" "< 15" \
 		"$(verdict "${f_dbio_cpu_pct:-}" 15 lower)" "$after"
+	row "$engine: 8 users: driver CPU per 1,000 tx (ms), RSS (MB)" "$(cpu_per_1000 "${f_dbio_cpu_pct:-}" "${f_tpm:-}") ms, ${f_dbio_rss_mb:--} MB" "-" "recorded" \
+		"$after; ${f_tpm:--} TPM"
+
+	tpcc "bench-$engine-64" --engine "$engine" --target "$target" --warehouses 10 --users 64 \
+		--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
+	row "$engine: 64 users: NOPM, driver CPU per 1,000 tx (ms), RSS (MB)" \
+		"${f_nopm:--}, $(cpu_per_1000 "${f_dbio_cpu_pct:-}" "${f_tpm:-}") ms, ${f_dbio_rss_mb:--} MB" "-" "recorded" "$(state); ${f_tpm:--} TPM"
 
 	tpcc "bench-$engine-128" --engine "$engine" --target "$target" --warehouses 10 --users 128 \
 		--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
 	row "$engine: driver memory at 128 users (MB)" "${f_dbio_rss_mb:--}" "< 100" \
-		"$(verdict "${f_dbio_rss_mb:-}" 100 lower)" "$(state); ${f_tpm:--} TPM"
+		"$(verdict "${f_dbio_rss_mb:-}" 100 lower)" "$(state); ${f_tpm:--} TPM, NOPM ${f_nopm:--}, driver CPU $(cpu_per_1000 "${f_dbio_cpu_pct:-}" "${f_tpm:-}") ms per 1,000 tx"
 	rm -rf "$target"
 done
 
@@ -127,12 +174,24 @@ sessstate=$(state)
 sessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime 5000x ./internal/workload/tpcc)
 echo "$sessout" | grep '^Benchmark'
 while read -r name cpu allocs; do
-	row "$name: CPU per 1,000 transactions (ms)" "$cpu" "-" "recorded" "$sessstate"
-	row "$name: allocations per transaction" "$allocs" "-" "recorded" "$sessstate"
+	row "tpcc $name: CPU per 1,000 transactions, 1 user (ms)" "$cpu" "-" "recorded" "$sessstate"
+	row "tpcc $name: allocations per transaction" "$allocs" "-" "recorded" "$sessstate"
 done < <(echo "$sessout" | awk '/^BenchmarkSession\// {
 	split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
 	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
 	printf "%s %.1f %s\n", n[2], c, a}')
+
+echo "== go test -bench BenchmarkSession ./internal/workload/sysbench ($(state))"
+sbsessstate=$(state)
+sbsessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime 3000x ./internal/workload/sysbench)
+echo "$sbsessout" | grep '^Benchmark'
+while read -r name cpu allocs; do
+	row "sysbench $name: CPU per transaction, 1 user (µs)" "$cpu" "-" "recorded" "$sbsessstate"
+	row "sysbench $name: allocations per transaction" "$allocs" "-" "recorded" "$sbsessstate"
+done < <(echo "$sbsessout" | awk '/^BenchmarkSession\// {
+	split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
+	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
+	printf "%s %.0f %s\n", n[2], c, a}')
 
 # The telemetry sampler's own cost, per sample (one a second): it must stay
 # under 1 % of one core.
@@ -148,9 +207,9 @@ done < <(echo "$sampleout" | awk '/^BenchmarkSample/ {
 
 echo
 echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-printf '%-48s %-22s %-10s %-20s %s\n' "figure" "value" "target" "verdict" "machine"
+printf '%-66s %-30s %-10s %-24s %s\n' "figure" "value" "target" "verdict" "machine"
 for r in "${rows[@]}"; do
 	IFS='|' read -r fig val tgt ver st <<<"$r"
-	printf '%-48s %-22s %-10s %-20s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
+	printf '%-66s %-30s %-10s %-24s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
 done
 exit "$failed"

@@ -180,9 +180,16 @@ func crossCheck(t *testing.T, bin string, inst engine.Instance) {
 	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_TABLE_SIZE")); err == nil && n > 0 {
 		cfg.TableSize = n
 	}
-	threads := 4
-	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_THREADS")); err == nil && n > 0 {
-		threads = n
+	threadCounts := []int{4}
+	if list := os.Getenv("DBIO_CROSSCHECK_THREADS"); list != "" {
+		threadCounts = nil
+		for _, f := range strings.Split(list, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				t.Fatalf("DBIO_CROSSCHECK_THREADS=%q: want thread counts like 1,4", list)
+			}
+			threadCounts = append(threadCounts, n)
+		}
 	}
 	if wl := os.Getenv("DBIO_CROSSCHECK_WORKLOAD"); wl != "" {
 		cfg.Workload = wl
@@ -190,6 +197,22 @@ func crossCheck(t *testing.T, bin string, inst engine.Instance) {
 	seconds := crossCheckSeconds()
 	w := prepare(t, inst, cfg)
 
+	for _, threads := range threadCounts {
+		crossCheckThreads(t, bin, inst, w, cfg, threads, seconds)
+	}
+	checks, err := w.Check(context.Background(), inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if !c.Passed {
+			t.Errorf("after both tools ran: %s: %s", c.Name, c.Detail)
+		}
+	}
+}
+
+// crossCheckThreads runs both tools in turn at one thread count, twice each.
+func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Workload, cfg Config, threads, seconds int) {
 	args := append([]string{cfg.Workload}, sysbenchConnection(t, inst)...)
 	args = append(args, fmt.Sprintf("--tables=%d", cfg.Tables), fmt.Sprintf("--table-size=%d", cfg.TableSize),
 		fmt.Sprintf("--threads=%d", threads), fmt.Sprintf("--time=%d", seconds), "--rand-type="+cfg.RandType,
@@ -255,6 +278,10 @@ func crossCheck(t *testing.T, bin string, inst engine.Instance) {
 	sbP95, dbP95 := (reps[0].p95MS+reps[2].p95MS)/2, (reps[1].p95MS+reps[3].p95MS)/2
 	sbCPU, dbCPU := (reps[0].clientCPUUS+reps[2].clientCPUUS)/2, (reps[1].clientCPUUS+reps[3].clientCPUUS)/2
 	t.Logf("dbio vs sysbench (means of the two runs): TPS %+.1f %%, p95 %+.1f %%, client CPU/tx %.2fx", pct(dbTPS, sbTPS), pct(dbP95, sbP95), dbCPU/sbCPU)
+	// One line for scripts/bench.sh, with the load average at its end.
+	load, _ := os.ReadFile("/proc/loadavg")
+	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f load=%s",
+		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, dbCPU/sbCPU, strings.Fields(string(load) + " -")[0])
 
 	for _, r := range reps {
 		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
@@ -265,15 +292,6 @@ func crossCheck(t *testing.T, bin string, inst engine.Instance) {
 		want := float64(reads + writes + other)
 		if per := float64(r.queries) / float64(r.transactions); per < want-0.5 || per > want+0.5 {
 			t.Errorf("%s: %.2f queries per transaction, want %.0f", r.tool, per, want)
-		}
-	}
-	checks, err := w.Check(context.Background(), inst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range checks {
-		if !c.Passed {
-			t.Errorf("after both tools ran: %s: %s", c.Name, c.Detail)
 		}
 	}
 }
