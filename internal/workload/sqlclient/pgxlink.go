@@ -56,3 +56,6 @@ func (l *pgxLink) exec(ctx context.Context, text string) error {
 }
 
 func (l *pgxLink) close() error { return l.conn.Close(context.Background()) }
+
+// hold runs fn: the native connection is the session's alone already.
+func (l *pgxLink) hold(fn func() error) error { return fn() }

@@ -3,7 +3,6 @@ package sqlclient
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -47,6 +46,9 @@ type link interface {
 	write(ctx context.Context, st *statement, args []any) (int64, error)
 	// exec sends a statement without arguments (BEGIN, COMMIT, ROLLBACK).
 	exec(ctx context.Context, text string) error
+	// hold runs fn, whose statements make one transaction, with the
+	// connection held for all of them.
+	hold(fn func() error) error
 	close() error
 }
 
@@ -74,7 +76,7 @@ func (c *Conn) connect(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		l = &sqlLink{conn: conn, tooManyPrepared: c.d.TooManyPrepared}
+		l = &driverLink{conn: conn, tooManyPrepared: c.d.TooManyPrepared}
 	}
 	c.link, c.stmts = l, map[string]*statement{}
 	return nil
@@ -129,21 +131,22 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 
 // Tx runs body inside a transaction that begin starts, and commits it; when
 // body or the commit fails it rolls back and returns the error.
-func (c *Conn) Tx(ctx context.Context, begin string, body func() error) (err error) {
+func (c *Conn) Tx(ctx context.Context, begin string, body func() error) error {
 	ctx = context.WithoutCancel(ctx)
-	if err := c.link.exec(ctx, begin); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			// The connection may be gone; the error that matters is err.
-			c.link.exec(ctx, "ROLLBACK")
+	return c.link.hold(func() error {
+		if err := c.link.exec(ctx, begin); err != nil {
+			return err
 		}
-	}()
-	if err := body(); err != nil {
+		err := body()
+		if err == nil {
+			if err = c.link.exec(ctx, "COMMIT"); err == nil {
+				return nil
+			}
+		}
+		// The connection may be gone; the error that matters is err.
+		c.link.exec(ctx, "ROLLBACK")
 		return err
-	}
-	return c.link.exec(ctx, "COMMIT")
+	})
 }
 
 // stmt returns the statement for query (written with "?" marks), preparing
@@ -187,68 +190,4 @@ func (c *Conn) Write(ctx context.Context, query string, args ...any) (int64, err
 		return 0, err
 	}
 	return c.link.write(context.WithoutCancel(ctx), st, args)
-}
-
-// sqlLink is a connection of a database/sql pool.
-type sqlLink struct {
-	conn            *sql.Conn
-	stmts           []*sql.Stmt
-	tooManyPrepared func(error) bool
-}
-
-func (l *sqlLink) prepare(ctx context.Context, text string) (any, error) {
-	st, err := l.conn.PrepareContext(ctx, text)
-	if err != nil {
-		if l.tooManyPrepared == nil || !l.tooManyPrepared(err) {
-			return nil, err
-		}
-		return nil, nil // the engine's limit: sent as text
-	}
-	l.stmts = append(l.stmts, st)
-	return st, nil
-}
-
-func (l *sqlLink) read(ctx context.Context, st *statement, args []any) (int, error) {
-	var rows *sql.Rows
-	var err error
-	if ps, ok := st.prepared.(*sql.Stmt); ok {
-		rows, err = ps.QueryContext(ctx, args...)
-	} else {
-		rows, err = l.conn.QueryContext(ctx, st.text, args...)
-	}
-	if err != nil {
-		return 0, err
-	}
-	// Next receives each row from the driver; nothing needs converting.
-	n := 0
-	for rows.Next() {
-		n++
-	}
-	return n, errors.Join(rows.Err(), rows.Close())
-}
-
-func (l *sqlLink) write(ctx context.Context, st *statement, args []any) (int64, error) {
-	var res sql.Result
-	var err error
-	if ps, ok := st.prepared.(*sql.Stmt); ok {
-		res, err = ps.ExecContext(ctx, args...)
-	} else {
-		res, err = l.conn.ExecContext(ctx, st.text, args...)
-	}
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-func (l *sqlLink) exec(ctx context.Context, text string) error {
-	_, err := l.conn.ExecContext(ctx, text)
-	return err
-}
-
-func (l *sqlLink) close() error {
-	for _, st := range l.stmts {
-		st.Close()
-	}
-	return l.conn.Close()
 }

@@ -1,0 +1,182 @@
+package sqlclient
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// driverLink is a connection of a database/sql pool, used through its
+// driver (sql.Conn.Raw, for the length of a transaction or a statement).
+// Through database/sql every statement costs a Stmt lookup, a Rows, its
+// dependency bookkeeping and converted arguments, about ten allocations and
+// as many locks; straight to the driver, with the argument and row buffers
+// reused, it costs what the driver itself does.
+type driverLink struct {
+	conn *sql.Conn
+	// dc is the driver's connection while the link is held.
+	dc driverConn
+	// stmts are the driver's prepared statements, closed with the link.
+	stmts           []*driverStmt
+	tooManyPrepared func(error) bool
+	// args and vals are reused for each statement's arguments and rows.
+	args []driver.NamedValue
+	vals []driver.Value
+}
+
+// driverConn is what the link needs of a driver's connection; the drivers
+// dbio uses (go-sql-driver/mysql, mattn/go-sqlite3) have it all.
+type driverConn interface {
+	driver.ConnPrepareContext
+	driver.ExecerContext
+	driver.QueryerContext
+}
+
+// driverStmt is a prepared statement and the number of columns it returns,
+// learnt on its first run (asking the driver allocates every time).
+type driverStmt struct {
+	stmt driver.Stmt
+	cols int
+}
+
+func (l *driverLink) hold(fn func() error) error {
+	if l.dc != nil {
+		return fn()
+	}
+	return l.conn.Raw(func(dc any) error {
+		c, ok := dc.(driverConn)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot prepare, query and execute with a context", dc)
+		}
+		l.dc = c
+		defer func() { l.dc = nil }()
+		return fn()
+	})
+}
+
+func (l *driverLink) prepare(ctx context.Context, text string) (h any, err error) {
+	if l.dc == nil {
+		err = l.hold(func() error { h, err = l.prepare(ctx, text); return err })
+		return h, err
+	}
+	st, err := l.dc.PrepareContext(ctx, text)
+	if err != nil {
+		if l.tooManyPrepared == nil || !l.tooManyPrepared(err) {
+			return nil, err
+		}
+		return nil, nil // the engine's limit: sent as text
+	}
+	ds := &driverStmt{stmt: st}
+	l.stmts = append(l.stmts, ds)
+	return ds, nil
+}
+
+// bind turns args into the driver's values, in the reused buffer.
+func (l *driverLink) bind(args []any) ([]driver.NamedValue, error) {
+	l.args = l.args[:0]
+	for i, a := range args {
+		var v driver.Value
+		switch a := a.(type) {
+		case int:
+			v = int64(a)
+		case int32:
+			v = int64(a)
+		case int64, float64, string, bool, []byte, time.Time, nil:
+			v = a
+		default:
+			return nil, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
+		}
+		l.args = append(l.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return l.args, nil
+}
+
+func (l *driverLink) read(ctx context.Context, st *statement, args []any) (n int, err error) {
+	if l.dc == nil {
+		err = l.hold(func() error { n, err = l.read(ctx, st, args); return err })
+		return n, err
+	}
+	named, err := l.bind(args)
+	if err != nil {
+		return 0, err
+	}
+	var rows driver.Rows
+	ds, _ := st.prepared.(*driverStmt)
+	if ds != nil {
+		rows, err = ds.stmt.(driver.StmtQueryContext).QueryContext(ctx, named)
+	} else {
+		rows, err = l.dc.QueryContext(ctx, st.text, named)
+	}
+	if err != nil {
+		return 0, err
+	}
+	cols := 0
+	if ds != nil {
+		cols = ds.cols
+	}
+	if cols == 0 {
+		cols = len(rows.Columns())
+		if ds != nil {
+			ds.cols = cols
+		}
+	}
+	if cap(l.vals) < cols {
+		l.vals = make([]driver.Value, cols)
+	}
+	// Next receives each row from the driver; nothing needs converting.
+	vals := l.vals[:cols]
+	for {
+		if err := rows.Next(vals); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			rows.Close()
+			return n, err
+		}
+		n++
+	}
+	return n, rows.Close()
+}
+
+func (l *driverLink) write(ctx context.Context, st *statement, args []any) (n int64, err error) {
+	if l.dc == nil {
+		err = l.hold(func() error { n, err = l.write(ctx, st, args); return err })
+		return n, err
+	}
+	named, err := l.bind(args)
+	if err != nil {
+		return 0, err
+	}
+	var res driver.Result
+	if ds, ok := st.prepared.(*driverStmt); ok {
+		res, err = ds.stmt.(driver.StmtExecContext).ExecContext(ctx, named)
+	} else {
+		res, err = l.dc.ExecContext(ctx, st.text, named)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (l *driverLink) exec(ctx context.Context, text string) (err error) {
+	if l.dc == nil {
+		return l.hold(func() error { return l.exec(ctx, text) })
+	}
+	_, err = l.dc.ExecContext(ctx, text, nil)
+	return err
+}
+
+func (l *driverLink) close() error {
+	// The driver's statements belong to the connection: close them on it.
+	l.hold(func() error {
+		for _, ds := range l.stmts {
+			ds.stmt.Close()
+		}
+		return nil
+	})
+	return l.conn.Close()
+}
