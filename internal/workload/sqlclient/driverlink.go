@@ -77,7 +77,15 @@ func (l *driverLink) prepare(ctx context.Context, text string) (h any, err error
 
 // bind turns args into the driver's values, in the reused buffer.
 func (l *driverLink) bind(args []any) ([]driver.NamedValue, error) {
-	l.args = l.args[:0]
+	var err error
+	l.args, err = DriverArgs(l.args[:0], args)
+	return l.args, err
+}
+
+// DriverArgs appends args to buf as a driver's arguments, converting what
+// database/sql would (int to int64) for the types dbio's workloads send; a
+// caller reuses buf from one statement to the next.
+func DriverArgs(buf []driver.NamedValue, args []any) ([]driver.NamedValue, error) {
 	for i, a := range args {
 		var v driver.Value
 		switch a := a.(type) {
@@ -88,11 +96,11 @@ func (l *driverLink) bind(args []any) ([]driver.NamedValue, error) {
 		case int64, float64, string, bool, []byte, time.Time, nil:
 			v = a
 		default:
-			return nil, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
+			return buf, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
 		}
-		l.args = append(l.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+		buf = append(buf, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	return l.args, nil
+	return buf, nil
 }
 
 func (l *driverLink) read(ctx context.Context, st *statement, args []any) (n int, err error) {

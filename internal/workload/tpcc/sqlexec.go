@@ -10,7 +10,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"dbio/internal/workload/sqlclient"
 )
@@ -87,20 +86,9 @@ func (e *sqlExecutor) stmt(ctx context.Context, q string) (driver.Stmt, error) {
 
 // bind turns args into the driver's values, in the reused buffer.
 func (e *sqlExecutor) bind(args []any) ([]driver.NamedValue, error) {
-	e.args = e.args[:0]
-	for i, a := range args {
-		var v driver.Value
-		switch a := a.(type) {
-		case int:
-			v = int64(a)
-		case int64, float64, string, bool, []byte, time.Time, nil:
-			v = a
-		default:
-			return nil, fmt.Errorf("argument %d: unsupported type %T", i+1, a)
-		}
-		e.args = append(e.args, driver.NamedValue{Ordinal: i + 1, Value: v})
-	}
-	return e.args, nil
+	var err error
+	e.args, err = sqlclient.DriverArgs(e.args[:0], args)
+	return e.args, err
 }
 
 func (e *sqlExecutor) exec(ctx context.Context, q string, args ...any) (driver.Result, error) {
