@@ -106,8 +106,9 @@ type suiteJSON struct {
 }
 
 // LoadSuite reads a suite directory's suite.json. A run's directory is
-// found inside the suite's directory by its base name, so that a suite
-// directory moved or copied elsewhere reads the same.
+// recorded relative to the suite's, so that a suite directory moved or
+// copied elsewhere reads the same; a relative path that would leave the
+// suite's directory is not followed.
 func LoadSuite(dir string) (*Suite, error) {
 	b, err := os.ReadFile(filepath.Join(dir, SuiteFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -130,7 +131,11 @@ func LoadSuite(dir string) (*Suite, error) {
 		if i < len(j.Outcome.Runs) && j.Outcome.Runs[i].Name == p.Name {
 			o := j.Outcome.Runs[i]
 			r.Status, r.Error = o.Status, o.Error
-			if o.Dir != "" {
+			switch {
+			case o.Dir == "":
+			case filepath.IsLocal(o.Dir):
+				r.Dir = filepath.Join(dir, o.Dir)
+			default:
 				r.Dir = inSuite(dir, o.Dir)
 			}
 		}
@@ -139,8 +144,9 @@ func LoadSuite(dir string) (*Suite, error) {
 	return s, nil
 }
 
-// inSuite finds a run's recorded directory inside the suite directory dir,
-// wherever the suite directory is now: a run's directory is a child of the
+// inSuite finds a run's directory, recorded as an absolute path by suites
+// written before dbio recorded them relative to the suite, inside the suite
+// directory dir, wherever the suite directory is now: a run's directory is a child of the
 // suite's, or a grandchild when it is one repetition in a repeat set, so the
 // recorded path's last one or two elements name it there.
 func inSuite(dir, recorded string) string {

@@ -62,6 +62,32 @@ type SuiteOutcome struct {
 	Comparisons []string `json:"comparisons,omitempty"`
 }
 
+// relativeTo is the outcome as suite.json records it: every directory
+// relative to the suite's own (dir), so the suite directory reads the same
+// wherever it is moved or copied.
+func (o SuiteOutcome) relativeTo(dir string) SuiteOutcome {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(r) {
+			return r
+		}
+		return p
+	}
+	out := SuiteOutcome{Dir: ".", Runs: make([]SuiteRun, len(o.Runs))}
+	for i, r := range o.Runs {
+		if r.Dir != "" {
+			r.Dir = rel(r.Dir)
+		}
+		out.Runs[i] = r
+	}
+	for _, p := range o.RepeatSets {
+		out.RepeatSets = append(out.RepeatSets, rel(p))
+	}
+	for _, p := range o.Comparisons {
+		out.Comparisons = append(out.Comparisons, rel(p))
+	}
+	return out
+}
+
 // ComparedSet is one configuration of a comparison: its label (the
 // variant's values) and its runs' results directories.
 type ComparedSet struct {
@@ -97,7 +123,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	}
 	out.Dir = base
 	save := func() {
-		_ = results.WriteJSON(filepath.Join(base, "suite.json"), map[string]any{"plan": s.Plan, "outcome": out, "command": s.Command})
+		_ = results.WriteJSON(filepath.Join(base, results.SuiteFile), map[string]any{"plan": s.Plan, "outcome": out.relativeTo(base), "command": s.Command})
 	}
 	save()
 	var failed []string
