@@ -131,12 +131,8 @@ func LoadSuite(dir string) (*Suite, error) {
 		if i < len(j.Outcome.Runs) && j.Outcome.Runs[i].Name == p.Name {
 			o := j.Outcome.Runs[i]
 			r.Status, r.Error = o.Status, o.Error
-			switch {
-			case o.Dir == "":
-			case filepath.IsLocal(o.Dir):
-				r.Dir = filepath.Join(dir, o.Dir)
-			default:
-				r.Dir = inSuite(dir, o.Dir)
+			if o.Dir != "" {
+				r.Dir = runDir(dir, o.Dir)
 			}
 		}
 		s.Runs = append(s.Runs, r)
@@ -144,9 +140,22 @@ func LoadSuite(dir string) (*Suite, error) {
 	return s, nil
 }
 
-// inSuite finds a run's directory, recorded as an absolute path by suites
-// written before dbio recorded them relative to the suite, inside the suite
-// directory dir, wherever the suite directory is now: a run's directory is a child of the
+// runDir is where a run recorded as recorded lies in the suite directory
+// dir: recorded relative to the suite (as dbio records it), or else found
+// by inSuite.
+func runDir(dir, recorded string) string {
+	if filepath.IsLocal(recorded) {
+		p := filepath.Join(dir, recorded)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return inSuite(dir, recorded)
+}
+
+// inSuite finds a run's directory, recorded as given (absolute, or relative
+// to where dbio ran) by suites written before dbio recorded it relative to
+// the suite, inside the suite directory dir, wherever that is now: a run's directory is a child of the
 // suite's, or a grandchild when it is one repetition in a repeat set, so the
 // recorded path's last one or two elements name it there.
 func inSuite(dir, recorded string) string {

@@ -21,6 +21,7 @@ func TestLoadSuiteFindsRunsInsideTheSuite(t *testing.T) {
 		{"tpcc-b-r2", "set-b/tpcc-b-r2", filepath.Join(dir, "set-b", "tpcc-b-r2")},
 		{"old", "/elsewhere/20260101-suite-x/old-run", filepath.Join(dir, "old-run")},
 		{"old-rep", "/elsewhere/20260101-suite-x/set-c/old-rep", filepath.Join(dir, "set-c", "old-rep")},
+		{"old-relative", "results/20260101-suite-x/old-run", filepath.Join(dir, "old-run")},
 		{"escape", "../../etc", filepath.Join(dir, "etc")},
 		{"never-started", "", ""},
 	}
