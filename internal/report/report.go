@@ -14,7 +14,6 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
-	"dbio/internal/target"
 	"dbio/internal/units"
 )
 
@@ -578,8 +577,8 @@ func checkCSVDir(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, target.MarkerName)); err != nil {
-		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, target.MarkerName)
+	if _, err := os.Stat(filepath.Join(dir, results.MarkerName)); err != nil {
+		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, results.MarkerName)
 	}
 	return nil
 }
@@ -592,7 +591,7 @@ func writeCSVDir(dir string, d *document) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, target.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	written := map[string]bool{}
