@@ -13,7 +13,6 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/fio"
-	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/suite"
 	"dbio/internal/units"
@@ -34,6 +33,9 @@ type Suite struct {
 	// each set is one configuration's runs (several when the suite
 	// repeats its runs), labelled by what it varies.
 	Compare func(sets []ComparedSet, out string) error
+	// AB writes the A/B table of two configurations' runs to stem.md and
+	// stem.json (report.WriteAB); nil writes none.
+	AB func(stem string, dirsA, dirsB []string, labelA, labelB string) (results.ABResult, error)
 	// Report renders one run's report into its directory.
 	Report func(dir string) (string, error)
 	// ReportRepeats renders a repeat set's report into its directory.
@@ -181,7 +183,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			}
 			out.Comparisons = append(out.Comparisons, file)
 			fmt.Fprintf(env.Out, "comparison: %s\n", file)
-			if md, err := abTable(g, base); err != nil {
+			if md, err := s.abTable(g, base); err != nil {
 				fmt.Fprintf(env.Out, "warning: A/B table %s: %v\n", g.key, err)
 			} else if md != "" {
 				out.Comparisons = append(out.Comparisons, md)
@@ -354,7 +356,10 @@ func (rs *repeatSets) finish(ctx context.Context) []string {
 
 // abTable writes the A/B table of a group whose runs take exactly two
 // variants (with their repetitions): ab-<key>.md and .json in the suite directory.
-func abTable(g group, base string) (string, error) {
+func (s Suite) abTable(g group, base string) (string, error) {
+	if s.AB == nil {
+		return "", nil
+	}
 	var labels []string
 	side := map[string][]string{}
 	for i, v := range g.variants {
@@ -367,7 +372,7 @@ func abTable(g group, base string) (string, error) {
 		return "", nil
 	}
 	stem := filepath.Join(base, "ab-"+safeName(g.key))
-	res, err := report.WriteAB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
+	res, err := s.AB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
 	if err != nil {
 		return "", err
 	}
