@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -121,14 +122,13 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
 		Limits:        r.limits,
-		StopWhen:      built.StopWhen,
 	}
-	if built.Conclude != nil {
+	if built.Ceiling != nil {
+		c := analysis.Ceiling(*built.Ceiling)
+		plan.StopWhen = c.Stop
 		plan.Conclude = func(steps []results.Step, stopped bool) []results.Figure {
-			figs := built.Conclude(steps, stopped)
-			if built.Verdict != nil {
-				fmt.Fprintln(app.Stdout, built.Verdict(figs))
-			}
+			figs := c.Conclude(steps, stopped)
+			fmt.Fprintln(app.Stdout, c.Verdict(figs))
 			return figs
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/fio"
@@ -429,8 +430,6 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 			Database: "dbio_" + r.Kind, Fresh: true},
 		Workload:    built.Workload,
 		SpaceNeeded: built.SpaceNeeded,
-		StopWhen:    built.StopWhen,
-		Conclude:    built.Conclude,
 		Users:       r.Users,
 		RampUp:      r.RampUp,
 		Step:        r.Step,
@@ -440,6 +439,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		TargetsHeld: true,
 		Pacing:      pacing,
 		Goal:        search,
+	}
+	if built.Ceiling != nil {
+		c := analysis.Ceiling(*built.Ceiling)
+		p.StopWhen, p.Conclude = c.Stop, c.Conclude
 	}
 	if search != nil {
 		// The probes replace the user steps and a stepping workload's stop.

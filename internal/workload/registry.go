@@ -89,13 +89,10 @@ type Built struct {
 	Users []int
 	// Reuse keeps a dataset already loaded at the same scale.
 	Reuse bool
-	// StopWhen and Conclude, when set, end a stepping run and draw its
-	// run-level figures (see runner.Plan).
-	StopWhen func(results.Step) (bool, string)
-	Conclude func(steps []results.Step, stopped bool) []results.Figure
-	// Verdict, when set, is the line that answers a concluded run's
-	// question, printed after it on the terminal.
-	Verdict func(figs []results.Figure) string
+	// Ceiling, when set, ends a stepping run at a response-time ceiling
+	// (analysis.Ceiling stops it, draws its run-level figures and words
+	// the answer).
+	Ceiling *results.Ceiling
 	// Stepping, when set, is recorded at the top of run.json's config,
 	// beside the users it draws (AS3AP's start, add and ceiling).
 	Stepping any
