@@ -175,3 +175,66 @@ func TestRepeatMustRunAtLeastOnce(t *testing.T) {
 		t.Errorf("something was written: %v", entries)
 	}
 }
+
+// verdictLines are the rows of a comparison's Markdown that state a
+// verdict, with the paths and times that name where and when it was
+// written left out.
+func verdictLines(t *testing.T, md string) []string {
+	t.Helper()
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "significant") || strings.Contains(l, "within the noise") || strings.Contains(l, "too few repeats") {
+			if !strings.Contains(l, "How to read") {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// dbio compare given an A/B study's directory compares its two sides as
+// two sets of repeats, with the verdicts the study itself wrote, even once
+// the study has been moved away from where it ran.
+func TestCompareReadsAnABStudy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 8 real runs")
+	}
+	res := t.TempDir()
+	data := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"ab", "--runs", "4", "--a", "--target " + data, "--b", "--target " + data,
+		"--label-a", "first", "--label-b", "second", "--results", res, "--",
+		"sysbench", "--workload", "oltp_write_only", "--table-size", "500", "--users", "1", "--ramp-time", "0s", "--runtime", "1s"})
+	if code != exitOK {
+		t.Fatalf("ab: exit %d:\n%s", code, out.String())
+	}
+	studies, _ := filepath.Glob(filepath.Join(res, "*-ab"))
+	if len(studies) != 1 {
+		t.Fatalf("A/B directories %v", studies)
+	}
+	want := verdictLines(t, filepath.Join(studies[0], "compare.md"))
+	if len(want) == 0 {
+		t.Fatal("the study's compare.md states no verdict")
+	}
+	// Moved: the runs are found inside the study, not where ab.json says they were.
+	moved := filepath.Join(t.TempDir(), "study")
+	if err := os.Rename(studies[0], moved); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", moved, "-o", html}); code != exitOK {
+		t.Fatalf("compare: exit %d:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "against A (first, 4 repeats)") || !strings.Contains(out.String(), "B (second, 4 repeats)") {
+		t.Errorf("compare does not read the study as its two sides:\n%s", out.String())
+	}
+	got := verdictLines(t, strings.TrimSuffix(html, ".html")+".md")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("compare's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

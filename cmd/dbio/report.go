@@ -110,12 +110,12 @@ significant difference.`,
   dbio tpcc --target /mnt/nvme --repeat 5 --name nvme && dbio tpcc --target /mnt/sata --repeat 5 --name sata
   dbio compare nvme sata`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if len(args) < 2 {
-				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
-			}
 			dirs, err := resolveRuns(base, args)
 			if err != nil {
 				return err
+			}
+			if len(args) < 2 && (len(dirs) == 0 || !results.IsABStudy(dirs[0])) {
+				return usagef("name at least two results directories, the baseline first, or an A/B study's directory: dbio compare A B [C...]")
 			}
 			sets, runs, err := loadSets(dirs)
 			if err != nil {
@@ -156,13 +156,26 @@ significant difference.`,
 }
 
 // loadSets loads each directory as a configuration: a repeat set's
-// directory as its repeats, a results directory as one run, and runs of
-// the same repeat set given one after the other as that set. runs are
+// directory as its repeats, a results directory as one run, an A/B study's
+// directory as its two sides, and runs of the same repeat set given one
+// after the other as that set. runs are
 // every run loaded, in order.
 func loadSets(dirs []string) ([]report.Set, []*results.Loaded, error) {
 	var sets []report.Set
 	var runs []*results.Loaded
 	for _, d := range dirs {
+		if results.IsABStudy(d) {
+			// An A/B study is its two sides, each the set of its runs.
+			ab, err := report.LoadABStudy(d)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, s := range ab {
+				sets = append(sets, s)
+				runs = append(runs, s.Runs...)
+			}
+			continue
+		}
 		s, err := report.LoadSet(d)
 		if err != nil {
 			return nil, nil, err

@@ -48,6 +48,27 @@ func LoadSet(dir string) (Set, error) {
 	return Set{Label: label, Dir: dir, Runs: runs}, nil
 }
 
+// LoadABStudy reads the A/B study in dir (what dbio ab writes) as its two
+// configurations: side A's runs, then side B's, named as the study named them.
+func LoadABStudy(dir string) ([]Set, error) {
+	study, err := results.ReadABStudy(dir)
+	if err != nil {
+		return nil, err
+	}
+	var sets []Set
+	for _, side := range []struct {
+		label string
+		runs  []string
+	}{{study.Result.LabelA, study.RunsA}, {study.Result.LabelB, study.RunsB}} {
+		runs, err := results.LoadAll(side.runs)
+		if err != nil {
+			return nil, fmt.Errorf("A/B study %s: %w", dir, err)
+		}
+		sets = append(sets, Set{Label: side.label, Runs: runs})
+	}
+	return sets, nil
+}
+
 // GroupRepeats merges consecutive sets of one run each whose runs lie in
 // the same repeat set's directory: repeats given one by one (dbio compare
 // set/r1 set/r2 set/r3 other/r1 ...) compare as the sets they belong to.
