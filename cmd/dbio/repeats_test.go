@@ -30,7 +30,7 @@ func fiveRepeatsAB(t *testing.T, sideA, sideB string) (string, abStudy) {
 	t.Helper()
 	res := t.TempDir()
 	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"ab", "--runs", "5", "--a", sideA, "--b", sideB, "--results", res, "--",
+	code := run(context.Background(), testApp(&out), []string{"ab", "--repeat", "5", "--a", sideA, "--b", sideB, "--results", res, "--",
 		"sysbench", "--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--ramp-time", "1s", "--runtime", "2s"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
@@ -206,7 +206,7 @@ func TestCompareReadsAnABStudy(t *testing.T) {
 	res := t.TempDir()
 	data := t.TempDir()
 	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"ab", "--runs", "4", "--a", "--target " + data, "--b", "--target " + data,
+	code := run(context.Background(), testApp(&out), []string{"ab", "--repeat", "4", "--a", "--target " + data, "--b", "--target " + data,
 		"--label-a", "first", "--label-b", "second", "--results", res, "--",
 		"sysbench", "--workload", "oltp_write_only", "--table-size", "500", "--users", "1", "--ramp-time", "0s", "--runtime", "1s"})
 	if code != exitOK {
