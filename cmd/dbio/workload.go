@@ -137,6 +137,9 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		}
 	}
 	if pacing != nil {
+		// The schedule draws from the run's recorded seed: --seed again
+		// gives the same arrivals.
+		pacing.Seed = built.Seed
 		cfg := plan.Config.(runner.Config)
 		plan.Pacing, cfg.Pacing = pacing, pacing.Record()
 		if search != nil {

@@ -87,5 +87,6 @@ func (s *Settings) Build(workload.BuildOptions) (workload.Built, error) {
 		Verdict:  func(figs []results.Figure) string { return st.Verdict(c, figs) },
 		Stepping: record{Start: st.Start, Add: st.Add, MaxUsers: st.MaxUsers, CeilingMS: c.Max, CeilingStat: st.CeilingStat},
 		Recorded: s.Config,
+		Seed:     s.Config.Seed,
 	}, nil
 }
