@@ -238,3 +238,77 @@ func TestCompareReadsAnABStudy(t *testing.T) {
 		t.Errorf("compare's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// dbio backup --repeat N repeats the whole study (load, then the cycles)
+// into one repeat set whose summary gives each cycle over the repeats, and
+// two such sets compare cycle by cycle, each with its verdict.
+func TestBackupRepeated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 4 real backup studies")
+	}
+	res := t.TempDir()
+	backup := func(name string) string {
+		t.Helper()
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"backup", "--target", t.TempDir(), "--results", res, "--name", name,
+			"--cycles", "2", "--repeat", "2"})
+		if code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, out.String())
+		}
+		for _, want := range []string{"=== repeat 2 of 2: " + name + " ===", "== dbio backup: 2 of 2 repeats completed", "backup-2  mb_per_s (MB/s)"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("output lacks %q:\n%s", want, out.String())
+			}
+		}
+		sets, _ := filepath.Glob(filepath.Join(res, "*-"+name, results.RepeatSetFile))
+		if len(sets) != 1 {
+			t.Fatalf("repeat sets %v", sets)
+		}
+		return filepath.Dir(sets[0])
+	}
+	a, b := backup("bk-a"), backup("bk-b")
+	set, runs, err := results.LoadRepeatSet(a)
+	if err != nil || set.Kind != "backup" || len(runs) != 2 {
+		t.Fatalf("manifest %+v, %d runs (%v)", set, len(runs), err)
+	}
+	var out bytes.Buffer
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", a, b, "-o", html}); code != exitOK {
+		t.Fatalf("compare: exit %d:\n%s", code, out.String())
+	}
+	md, err := os.ReadFile(strings.TrimSuffix(html, ".html") + ".md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| backup-1 |", "| backup-2 |"} {
+		found := false
+		for _, line := range strings.Split(string(md), "\n") {
+			if strings.HasPrefix(line, row) && strings.Contains(line, "too few repeats to tell") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row %s with its verdict in the comparison:\n%s", row, md)
+		}
+	}
+}
+
+// dbio noisy --repeat N: each tenant of each phase is matched across the
+// repeats by name (every tenant runs at one user count).
+func TestNoisyRepeated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 2 real noisy-neighbour studies")
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"noisy", "--target", t.TempDir(), "--results", res, "--name", "nz",
+		"--tenants", "2", "--users", "1", "--ramp-time", "0s", "--runtime", "2s", "--repeat", "2"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"== dbio noisy: 2 of 2 repeats completed", "quiet-t1  TPM (tx/min)", "quiet-t2  TPM (tx/min)", "quiet  tpm_total (tx/min)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

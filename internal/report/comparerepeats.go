@@ -271,16 +271,14 @@ func repeatedTable(id string, sets []*setView, vs []*analysis.RepeatedVersus) *t
 	}
 	m := first.Metric
 	format := formatOf(m)
-	key := "users"
-	if first.Key != "users" {
-		key = "point"
-	}
+	key := first.Key
+	per := map[string]string{"users": "step", "point": "point", "step": "step"}[key]
 	var letters []string
 	for _, s := range sets {
 		letters = append(letters, s.Letter)
 	}
 	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
-	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + map[bool]string{true: "step", false: "point"}[key == "users"] + " over the repeats: " + strings.Join(letters, " vs "),
+	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + " over the repeats: " + strings.Join(letters, " vs "),
 		Caption: fmt.Sprintf("%s (%s): median [95 %% CI] and spread of each configuration's repeats.", figureLabel(m), dir)}
 	t.Columns = []column{{Name: key, Numeric: key == "users"}, {Name: "A", Numeric: true, Group: "A"}, {Name: "A spread", Numeric: true, Group: "A"}}
 	for _, s := range sets[1:] {
