@@ -84,7 +84,7 @@ func newCompareCmd(app *App) *cobra.Command {
 	var output, base string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "compare A B [C...] [-o compare.html] [--force]",
+		Use:   "compare A B [C...] | AB_STUDY [-o compare.html] [--force]",
 		Short: "Compare runs side by side: differentials, ratios and changes said as better or worse, overlaid charts",
 		Long: `Compare two or more results directories. A is the baseline: every other run
 is read against it step by step (the same user count, the same fio point)
@@ -104,11 +104,16 @@ difference from A is tested: significant (a Mann-Whitney U test at 5 %, and
 larger than the spread of each side's own repeats, with the interval of the
 ratio), no significant difference, within the noise between repeats, or too
 few repeats to tell (fewer than 4 a side). Better or worse is said only of a
-significant difference.`,
+significant difference.
+
+Given the directory of an A/B study (what dbio ab writes), it compares the
+study's two sides, each the set of its runs, as the study's own compare.html
+does: dbio compare results/20261125-131913-ab.`,
 		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
   dbio compare nvme/ sata/ -o nvme-vs-sata.html
   dbio tpcc --target /mnt/nvme --repeat 5 --name nvme && dbio tpcc --target /mnt/sata --repeat 5 --name sata
-  dbio compare nvme sata`,
+  dbio compare nvme sata
+  dbio compare results/20261125-131913-ab`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			dirs, err := resolveRuns(base, args)
 			if err != nil {
