@@ -482,7 +482,7 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 	} else {
 		// A comparison of runs sets one run against one run: it cannot tell
 		// a difference from the noise between repeats, and says so.
-		findings = append(findings, "Each figure above is one run against one run, so it includes run-to-run noise that one run cannot measure: repeat each side (dbio ab --runs 4 or more) to learn which differences are beyond it.")
+		findings = append(findings, "Each figure above is one run against one run, so it includes run-to-run noise that one run cannot measure: repeat each side (dbio ab --repeat 4 or more) to learn which differences are beyond it.")
 	}
 	summary.add(&bullets{Items: findings})
 	overview.add(sideBySide(runs, false))

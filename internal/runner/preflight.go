@@ -344,7 +344,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		if factory, ok := s.Workloads[r.Kind]; ok {
 			built, err := factory(r)
 			if err == nil {
-				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes()); err != nil {
+				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed); err != nil {
 					list = append(list, err)
 				}
 			}

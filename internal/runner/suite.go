@@ -415,7 +415,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 	if built.Users != nil {
 		r.Users = built.Users
 	}
-	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes())
+	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed)
 	if err != nil {
 		return "", results.StatusFailed, err
 	}

@@ -98,6 +98,10 @@ type Built struct {
 	Stepping any
 	// Recorded is the configuration run.json records under the workload's name.
 	Recorded any
+	// Seed is the run's random seed (--seed, recorded in Recorded): an
+	// open-loop run's Poisson schedule draws from it too, so that one
+	// recorded seed gives the same data, inputs and arrivals again.
+	Seed uint64
 }
 
 // SettingError is one bad setting, named by its flag; a suite names it by

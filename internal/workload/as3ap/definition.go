@@ -85,5 +85,6 @@ func (s *Settings) Build(workload.BuildOptions) (workload.Built, error) {
 		Ceiling:  &c,
 		Stepping: record{Start: st.Start, Add: st.Add, MaxUsers: st.MaxUsers, CeilingMS: c.Max, CeilingStat: st.CeilingStat},
 		Recorded: s.Config,
+		Seed:     s.Config.Seed,
 	}, nil
 }
