@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/cgroup"
 	"dbio/internal/execx"
 	"dbio/internal/units"
 )
@@ -243,33 +244,9 @@ type Host struct {
 // ("/sys" on the running system, given by cmd), so that nothing here
 // assumes which machine it runs on.
 func SystemHost(sys string) Host {
-	h := Host{}
-	if sys == "" {
-		return h // no root given: no hierarchy, and Create refuses
-	}
-	cgroup := filepath.Join(sys, "fs", "cgroup")
-	if fileExists(filepath.Join(cgroup, "blkio", "blkio.throttle.read_iops_device")) {
-		h.V1Blkio = filepath.Join(cgroup, "blkio")
-	}
-	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
-		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "io") {
-			h.V2 = p
-			break
-		}
-	}
-	return h
+	v1, v2 := cgroup.Find(sys, "blkio", "blkio.throttle.read_iops_device", "io")
+	return Host{V1Blkio: v1, V2: v2}
 }
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Group is one cgroup dbio created for a target's limits.
 type Group struct {
@@ -361,48 +338,24 @@ func sanitize(s string) string {
 
 // AddPID moves a running process (and the children it forks afterwards) into the group.
 func (g *Group) AddPID(pid int) error {
-	if err := os.WriteFile(filepath.Join(g.Path, "cgroup.procs"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("move process %d into %s: %w", pid, g.Path, err)
-	}
-	return nil
+	return cgroup.AddPID(g.Path, pid)
 }
 
 // AllowUser lets processes of uid join the group by themselves, so that a
 // server started unprivileged can enter the group before its first I/O.
 func (g *Group) AllowUser(uid, gid uint32) error {
-	for _, f := range []string{"cgroup.procs", "tasks"} {
-		p := filepath.Join(g.Path, f)
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		if err := os.Chown(p, int(uid), int(gid)); err != nil {
-			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
-		}
-	}
-	return nil
+	return cgroup.AllowUser(g.Path, uid, gid)
 }
 
 // Wrap returns c started through a shell that first joins the group, so that
 // not one I/O of the program escapes the limits.
 func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
-	w := c
-	w.Name = "/bin/sh"
-	w.Args = append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Path, "cgroup.procs"), c.Name}, c.Args...)
-	return w
+	return cgroup.Wrap(g.Path, c)
 }
 
 // Remove moves any process left in the group back to the parent and deletes the group.
 func (g *Group) Remove() error {
-	parent := filepath.Join(filepath.Dir(g.Path), "cgroup.procs")
-	if b, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs")); err == nil {
-		for _, pid := range strings.Fields(string(b)) {
-			_ = os.WriteFile(parent, []byte(pid+"\n"), 0o644)
-		}
-	}
-	if err := os.Remove(g.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove cgroup %s: %w", g.Path, err)
-	}
-	return nil
+	return cgroup.Remove(g.Path)
 }
 
 // IOWait says whether the kernel keeps the group's own I/O wait time (the
@@ -413,7 +366,7 @@ func (g *Group) Remove() error {
 // I/Os and bytes, never their wait.
 func (g *Group) IOWait() (file, why string) {
 	for _, f := range []string{"blkio.io_wait_time", "blkio.bfq.io_wait_time"} {
-		if fileExists(filepath.Join(g.Path, f)) {
+		if cgroup.Exists(filepath.Join(g.Path, f)) {
 			return filepath.Join(g.Path, f), ""
 		}
 	}

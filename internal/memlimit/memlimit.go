@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 
+	"dbio/internal/cgroup"
 	"dbio/internal/execx"
 )
 
@@ -30,33 +31,9 @@ type Host struct {
 // SystemHost finds the hierarchies mounted under sys, the root of sysfs
 // ("/sys" on the running system, given by cmd).
 func SystemHost(sys string) Host {
-	h := Host{}
-	if sys == "" {
-		return h // no root given: no hierarchy, and Create refuses
-	}
-	cgroup := filepath.Join(sys, "fs", "cgroup")
-	if fileExists(filepath.Join(cgroup, "memory", "memory.limit_in_bytes")) {
-		h.V1Memory = filepath.Join(cgroup, "memory")
-	}
-	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
-		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "memory") {
-			h.V2 = p
-			break
-		}
-	}
-	return h
+	v1, v2 := cgroup.Find(sys, "memory", "memory.limit_in_bytes", "memory")
+	return Host{V1Memory: v1, V2: v2}
 }
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Available says whether the host can cap memory, and if not why.
 func (h Host) Available() error {
@@ -116,7 +93,7 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 	}
 	for _, f := range files {
 		p := filepath.Join(g.Path, f.file)
-		if f.optional && !fileExists(p) {
+		if f.optional && !cgroup.Exists(p) {
 			continue
 		}
 		if err := os.WriteFile(p, []byte(f.value+"\n"), 0o644); err != nil {
@@ -182,41 +159,19 @@ func running(pid int) bool {
 // AllowUser lets processes of uid join the group by themselves, so that a
 // server started unprivileged enters the group before it allocates anything.
 func (g *Group) AllowUser(uid, gid uint32) error {
-	for _, f := range []string{"cgroup.procs", "tasks"} {
-		p := filepath.Join(g.Path, f)
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		if err := os.Chown(p, int(uid), int(gid)); err != nil {
-			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
-		}
-	}
-	return nil
+	return cgroup.AllowUser(g.Path, uid, gid)
 }
 
 // Wrap returns c started through a shell that first joins the group and
 // then execs the program, which keeps the shell's PID: the server, every
 // process it forks and every restart through the same wrapper are inside.
 func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
-	w := c
-	w.Name = "/bin/sh"
-	w.Args = append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Path, "cgroup.procs"), c.Name}, c.Args...)
-	return w
+	return cgroup.Wrap(g.Path, c)
 }
 
 // Members are the processes in the group now.
 func (g *Group) Members() ([]int, error) {
-	b, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs"))
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
+	return cgroup.Members(g.Path)
 }
 
 // Usage is what the group's processes hold, in bytes.
@@ -301,14 +256,5 @@ func readKeyed(path string) (map[string]uint64, error) {
 // Remove moves any process left in the group back to the parent and deletes
 // the group. The page cache still charged to it goes to the parent with it.
 func (g *Group) Remove() error {
-	parent := filepath.Join(filepath.Dir(g.Path), "cgroup.procs")
-	if pids, err := g.Members(); err == nil {
-		for _, pid := range pids {
-			_ = os.WriteFile(parent, []byte(strconv.Itoa(pid)+"\n"), 0o644)
-		}
-	}
-	if err := os.Remove(g.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove cgroup %s: %w", g.Path, err)
-	}
-	return nil
+	return cgroup.Remove(g.Path)
 }
