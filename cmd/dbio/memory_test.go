@@ -13,11 +13,12 @@ import (
 	"dbio/internal/testenv"
 )
 
-// memoryGroups are the memory cgroups a run left (dbio-mem-<run id>-…).
-func memoryGroups(run string) []string {
+// runGroups are the cgroups of any kind a run left in any hierarchy
+// (dbio-<kind>-<run id>-<pid>).
+func runGroups(run string) []string {
 	var left []string
-	for _, root := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
-		m, _ := filepath.Glob(filepath.Join(root, "dbio-mem-"+filepath.Base(run)+"-*"))
+	for _, pattern := range []string{"/sys/fs/cgroup/*/dbio-*-", "/sys/fs/cgroup/dbio-*-"} {
+		m, _ := filepath.Glob(pattern + filepath.Base(run) + "-*")
 		left = append(left, m...)
 	}
 	return left
@@ -27,7 +28,7 @@ func memoryGroups(run string) []string {
 // it in the summary, records the waits the database measured itself, and
 // removes its memory cgroup at the end, whether the run completed (MariaDB)
 // or was interrupted (Ctrl-C) in its second step (PostgreSQL, whose first
-// step has finished).
+// step has finished, under a block-I/O cgroup as well).
 func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real engines")
@@ -68,8 +69,14 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 				}()
 			}
 			var out bytes.Buffer
-			code := run(ctx, testApp(&out), []string{"tpcc", "--engine", tt.engine, "--reuse", "--target", target, "--results", base,
-				"--warehouses", "1", "--users", "1,2", "--ramp-time", "1s", "--runtime", "3s", "--server-memory", "1GB"})
+			args := []string{"tpcc", "--engine", tt.engine, "--reuse", "--target", target, "--results", base,
+				"--warehouses", "1", "--users", "1,2", "--ramp-time", "1s", "--runtime", "3s", "--server-memory", "1GB"}
+			if tt.interrupt {
+				// A block-I/O group beside the memory group: neither may
+				// outlive the interrupted run.
+				args = append(args, "--limit", "riops=1000000,wiops=1000000")
+			}
+			code := run(ctx, testApp(&out), args)
 			want := exitOK
 			if tt.interrupt {
 				want = exitInterrupted
@@ -78,8 +85,8 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 				t.Fatalf("exit code %d, want %d:\n%s", code, want, out.String())
 			}
 			dir := runDir(base)
-			if left := memoryGroups(dir); len(left) > 0 {
-				t.Errorf("the run left its memory cgroup: %v", left)
+			if left := runGroups(dir); len(left) > 0 {
+				t.Errorf("the run left its cgroups: %v", left)
 			}
 			l, err := results.Load(dir)
 			if err != nil {

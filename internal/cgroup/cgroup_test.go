@@ -2,8 +2,12 @@ package cgroup
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
+
+	"dbio/internal/testenv"
 )
 
 // Find reads only the sysfs root it is given, and tells a v1 hierarchy by
@@ -49,5 +53,77 @@ func TestFind(t *testing.T) {
 	}
 	if v1, v2 := Find("", "memory", "memory.limit_in_bytes", "memory"); v1 != "" || v2 != "" {
 		t.Errorf("Find without a root = %q, %q; want nothing", v1, v2)
+	}
+}
+
+func TestNameEndsWithItsMaker(t *testing.T) {
+	for _, tt := range []struct {
+		dir  string
+		want int
+	}{
+		{Name("io", "20261125-190000-tpcc", 4242), 4242},
+		{Name("mem", "run x/y", 7), 7},
+		{"dbio-io-run", 0},       // no PID
+		{"dbio-io-run-0", 0},     // not a process
+		{"system.slice-12", 0},   // not dbio's
+		{"dbio-20261125-99", 99}, // the names before kinds were added
+	} {
+		if got := Owner(tt.dir); got != tt.want {
+			t.Errorf("Owner(%q) = %d, want %d", tt.dir, got, tt.want)
+		}
+	}
+	if n := Name("mem", "run x/y", 7); n != "dbio-mem-run-x-y-7" {
+		t.Errorf("Name = %q: a name outside [A-Za-z0-9_-] must become '-'", n)
+	}
+}
+
+// On the host's real hierarchies: a group whose dbio is gone and which
+// holds no process is swept; one whose dbio runs (this test), one still
+// holding a process (a server outliving its killed dbio), and a group that
+// is not dbio's all stay.
+func TestSweepRemovesOnlyWhatAGoneDbioLeft(t *testing.T) {
+	v1, v2 := Find("/sys", "memory", "memory.limit_in_bytes", "memory")
+	root := v1
+	if root == "" {
+		root = v2
+	}
+	testenv.Require(t, os.Geteuid() == 0 && root != "", "root and memory cgroups", testenv.HowRootAndMemcg)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	// A process that outlives the gone dbio, in the group it left.
+	server := exec.Command("sleep", "600")
+	dead := filepath.Join(root, Name("sweeptest", t.Name(), gone.Process.Pid))
+	held := filepath.Join(root, Name("sweeptest-held", t.Name(), gone.Process.Pid))
+	alive := filepath.Join(root, Name("sweeptest", t.Name(), os.Getpid()))
+	foreign := filepath.Join(root, "sweeptest-not-dbio-"+strconv.Itoa(gone.Process.Pid))
+	for _, d := range []string{dead, held, alive, foreign} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { Remove(d) })
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Process.Kill(); server.Wait() })
+	if err := AddPID(held, server.Process.Pid); err != nil {
+		t.Fatal(err)
+	}
+	removed := Sweep("", root)
+	if len(removed) != 1 || removed[0] != dead {
+		t.Errorf("Sweep removed %v, want only %s", removed, dead)
+	}
+	for _, d := range []string{held, alive, foreign} {
+		if !Exists(d) {
+			t.Errorf("Sweep removed %s", d)
+		}
+	}
+	// Once the process ends (and is reaped), its group goes too.
+	server.Process.Kill()
+	server.Wait()
+	if removed := Sweep(root); len(removed) != 1 || removed[0] != held {
+		t.Errorf("after its process ended, Sweep removed %v, want %s", removed, held)
 	}
 }

@@ -259,8 +259,9 @@ type Group struct {
 // ErrUnsupported means the host cannot apply block-I/O limits.
 var ErrUnsupported = errors.New("this host cannot apply block-I/O limits")
 
-// Create makes the cgroup dbio-<name> with the limits on each device
-// (major:minor of the physical disks behind the target). It refuses clearly
+// Create makes the cgroup dbio-io-<name>-<pid> with the limits on each
+// device (major:minor of the physical disks behind the target), after
+// sweeping the groups an earlier dbio left (see Sweep). It refuses clearly
 // when the host has neither cgroup v1 blkio nor a v2 io controller it may use.
 func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	if l.IsZero() {
@@ -269,7 +270,8 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	if len(devices) == 0 {
 		return nil, fmt.Errorf("%w: the target has no block device behind it (tmpfs or a network filesystem cannot be throttled); drop --limit for it", ErrUnsupported)
 	}
-	dirName := "dbio-" + sanitize(name)
+	h.Sweep()
+	dirName := cgroup.Name("io", name, os.Getpid())
 	switch {
 	case h.V1Blkio != "":
 		g := &Group{Path: filepath.Join(h.V1Blkio, dirName), Version: "v1-blkio", Devices: devices, Limits: l}
@@ -324,17 +326,10 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	return nil, fmt.Errorf("%w: neither cgroup v1 blkio nor a cgroup v2 io controller is available (needs root and a kernel with blk-throttle)", ErrUnsupported)
 }
 
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
+// Sweep removes the groups an earlier dbio made in the block-I/O
+// hierarchies and could not remove (it was killed), once they hold no
+// process; see cgroup.Sweep. It returns the paths removed.
+func (h Host) Sweep() []string { return cgroup.Sweep(h.V1Blkio, h.V2) }
 
 // AddPID moves a running process (and the children it forks afterwards) into the group.
 func (g *Group) AddPID(pid int) error {

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"dbio/internal/cgroup"
 	"dbio/internal/execx"
@@ -53,10 +52,6 @@ type Group struct {
 	Limit   int64  `json:"limit_bytes"`
 }
 
-// prefix starts the name of every group this package creates; Sweep
-// recognizes its own groups by it.
-const prefix = "dbio-mem-"
-
 // Create makes the cgroup dbio-mem-<name>-<pid> capped at limit bytes, the
 // page cache included and swap excluded (the cap is memory, not memory
 // plus swap). Groups an earlier dbio left behind are swept first (see Sweep).
@@ -68,7 +63,7 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 		return nil, err
 	}
 	h.Sweep()
-	dirName := prefix + sanitize(name) + "-" + strconv.Itoa(os.Getpid())
+	dirName := cgroup.Name("mem", name, os.Getpid())
 	v := strconv.FormatInt(limit, 10)
 	// Each file caps the group; an optional one is written only where the
 	// kernel keeps swap accounting, so that the server cannot grow past the
@@ -104,57 +99,10 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 	return g, nil
 }
 
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// Sweep removes the groups an earlier dbio created and could not remove
-// (it was killed): those whose creator's PID, the last part of the name, is
-// no longer running and that hold no process. It returns the paths removed.
-func (h Host) Sweep() []string {
-	var removed []string
-	for _, root := range []string{h.V1Memory, h.V2} {
-		if root == "" {
-			continue
-		}
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
-				continue
-			}
-			i := strings.LastIndexByte(e.Name(), '-')
-			pid, err := strconv.Atoi(e.Name()[i+1:])
-			if err != nil || pid <= 0 || running(pid) {
-				continue
-			}
-			g := &Group{Path: filepath.Join(root, e.Name())}
-			if members, err := g.Members(); err != nil || len(members) > 0 {
-				continue
-			}
-			if os.Remove(g.Path) == nil {
-				removed = append(removed, g.Path)
-			}
-		}
-	}
-	return removed
-}
-
-// running says whether a process with this PID exists.
-func running(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// Sweep removes the groups an earlier dbio made in the memory hierarchies
+// and could not remove (it was killed), once they hold no process; see
+// cgroup.Sweep. It returns the paths removed.
+func (h Host) Sweep() []string { return cgroup.Sweep(h.V1Memory, h.V2) }
 
 // AllowUser lets processes of uid join the group by themselves, so that a
 // server started unprivileged enters the group before it allocates anything.

@@ -332,15 +332,17 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if err != nil {
 		return err
 	}
-	// The cgroup caps the disks behind the data and log targets.
-	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
-		return err
-	}
+	// Released on every way out, the failure to record it included: a
+	// group must not outlive its run.
 	defer func() {
 		if rerr := release(); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
+	// The cgroup caps the disks behind the data and log targets.
+	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
+		return err
+	}
 	if note != "" {
 		fmt.Fprintf(env.Out, "%s\n", note)
 		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
