@@ -135,6 +135,25 @@ type Usage struct {
 	// OOMKills counts processes the kernel killed because the group was full
 	// and nothing more could be reclaimed.
 	OOMKills uint64
+
+	// The counters below grow from the group's creation; their rates show
+	// the cap binding.
+
+	// LimitHits counts the times the group reached its cap and had to
+	// reclaim (v1's memory.failcnt, v2's "max" event).
+	LimitHits uint64
+	// Refaults counts pages evicted from the group and needed again soon
+	// after (memory.stat's workingset_refault_file and _anon): the cache
+	// is too small for what the server reads.
+	Refaults uint64
+	// MajorFaults counts page faults its processes waited on the disk for.
+	MajorFaults uint64
+	// PressureSome and PressureFull are the time some, and all, of the
+	// group's non-idle tasks stalled on memory (v2's memory.pressure), in
+	// microseconds; HasPressure says the kernel keeps them for the group
+	// (cgroup v1 does not).
+	PressureSome, PressureFull uint64
+	HasPressure                bool
 }
 
 // Usage reads the group's memory now.
@@ -163,7 +182,8 @@ func (g *Group) Usage() (Usage, error) {
 		u.Peak, _ = read("memory.peak") // kernels before 5.19 keep no peak
 		u.Cache, u.Anon = stat["file"], stat["anon"]+stat["shmem"]
 		events, _ := readKeyed(filepath.Join(g.Path, "memory.events"))
-		u.OOMKills = events["oom_kill"]
+		u.OOMKills, u.LimitHits = events["oom_kill"], events["max"]
+		u.PressureSome, u.PressureFull, u.HasPressure = readPressure(filepath.Join(g.Path, "memory.pressure"))
 	default:
 		if u.Current, err = read("memory.usage_in_bytes"); err != nil {
 			return u, err
@@ -176,8 +196,40 @@ func (g *Group) Usage() (Usage, error) {
 		u.Anon = stat["rss"] + stat["shmem"]
 		oom, _ := readKeyed(filepath.Join(g.Path, "memory.oom_control"))
 		u.OOMKills = oom["oom_kill"]
+		u.LimitHits, _ = read("memory.failcnt")
 	}
+	u.Refaults = stat["workingset_refault_file"] + stat["workingset_refault_anon"] + stat["workingset_refault"] // the last on kernels before 5.9
+	u.MajorFaults = stat["pgmajfault"]
 	return u, nil
+}
+
+// readPressure reads the total stall times of a pressure file ("some
+// avg10=… total=N" and "full … total=N"), in microseconds.
+func readPressure(path string) (some, full uint64, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		kind, rest, _ := strings.Cut(line, " ")
+		for _, f := range strings.Fields(rest) {
+			v, found := strings.CutPrefix(f, "total=")
+			if !found {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			switch kind {
+			case "some":
+				some, ok = n, true
+			case "full":
+				full = n
+			}
+		}
+	}
+	return some, full, ok
 }
 
 // readKeyed reads a file of "key value" lines.
