@@ -140,7 +140,8 @@ type Usage struct {
 	// the cap binding.
 
 	// LimitHits counts the times the group reached its cap and had to
-	// reclaim (v1's memory.failcnt, v2's "max" event).
+	// reclaim (v1's memory.failcnt and memory.memsw.failcnt, v2's "max"
+	// event).
 	LimitHits uint64
 	// Refaults counts pages evicted from the group and needed again soon
 	// after (memory.stat's workingset_refault_file and _anon): the cache
@@ -196,7 +197,11 @@ func (g *Group) Usage() (Usage, error) {
 		u.Anon = stat["rss"] + stat["shmem"]
 		oom, _ := readKeyed(filepath.Join(g.Path, "memory.oom_control"))
 		u.OOMKills = oom["oom_kill"]
-		u.LimitHits, _ = read("memory.failcnt")
+		// Where swap is accounted, Create caps memory plus swap at the same
+		// figure, and that counter is the one a full group hits first.
+		hits, _ := read("memory.failcnt")
+		swapHits, _ := read("memory.memsw.failcnt")
+		u.LimitHits = hits + swapHits
 	}
 	u.Refaults = stat["workingset_refault_file"] + stat["workingset_refault_anon"] + stat["workingset_refault"] // the last on kernels before 5.9
 	u.MajorFaults = stat["pgmajfault"]
