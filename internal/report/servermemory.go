@@ -1,0 +1,129 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"text/tabwriter"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
+)
+
+// capNote is why the server's memory group is shown beside the I/O.
+const capNote = "The cap (--server-memory) counts the page cache the server reads through, so once the group is full every page it has not kept is read from the disk again: refaults are pages the group evicted and needed again soon after, the reads the cap costs."
+
+// serverMemoryTable is the server's memory group per step: the cap, how
+// full it got and with what, and whether it bound; nil when no step
+// sampled a group.
+func serverMemoryTable(steps []results.Step, id string) *table {
+	if !analysis.ServerMemoryRecorded(steps) {
+		return nil
+	}
+	t := &table{ID: id, Title: "Server memory under its cap, per step",
+		Caption: "The server's memory cgroup, sampled every second: the cap, the most it held and its mean, the page cache and the processes' own memory among it (means), in MB; then the rates that show the cap binding (cap hits where the kernel counts them: a cgroup v1 group whose cap covers swap too may count none; major faults are those the server's processes waited on the disk for). " + capNote}
+	key := keyOf(steps)
+	t.Columns = []column{{Name: key.column, Numeric: true},
+		{Name: "cap", Numeric: true, Group: "MB"}, {Name: "peak", Numeric: true, Group: "MB"}, {Name: "mean", Numeric: true, Group: "MB"},
+		{Name: "page cache", Numeric: true, Group: "MB"}, {Name: "own", Numeric: true, Group: "MB"},
+		{Name: "peak % of cap", Numeric: true},
+		{Name: "refaults", Numeric: true, Group: "per s"}, {Name: "cap hits", Numeric: true, Group: "per s"}, {Name: "major faults", Numeric: true, Group: "per s"},
+		{Name: "pressure %", Numeric: true}, {Name: "cap bound"}}
+	for _, s := range steps {
+		m, ok := analysis.StepServerMemory(s)
+		if !ok {
+			continue
+		}
+		row := []cell{key.cell(s), numCell(m.CapMB, quantity), numCell(m.PeakMB, quantity), numCell(m.MeanMB, quantity),
+			numCell(m.CacheMB, quantity), numCell(m.AnonMB, quantity), numCell(m.PeakPct, quantity),
+			numCell(m.RefaultsPerS, quantity), numCell(m.LimitHitsPerS, quantity), numCell(m.MajorFaultsPerS, quantity),
+			numCell(m.PressurePct, quantity), textCell(boundText(m))}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// boundText says in a word or two whether the cap bound in a step.
+func boundText(m analysis.ServerMemory) string {
+	s := "no"
+	if m.Bound {
+		s = "yes"
+	}
+	if m.OOMKills > 0 {
+		s += fmt.Sprintf(", %.0f OOM kill(s)", m.OOMKills)
+	}
+	return s
+}
+
+// serverMemoryTimeline charts the server's memory group second by second:
+// what it held, of which page cache and own memory, against the cap; nil
+// when no step sampled one.
+func (r *runView) serverMemoryTimeline(steps []results.Step, id string) *chart {
+	if !analysis.ServerMemoryRecorded(steps) {
+		return nil
+	}
+	c := r.timelineChart(id, "Server memory per second, under its cap",
+		"All the memory charged to the server's cgroup, the page cache and its processes' own memory among it, and the cap (dashed). "+capNote,
+		steps, axis{Label: "memory", Unit: "MB", Zero: true}, []tlSpec{
+			{name: "server total", column: results.MetricMemcgUsage, color: 0},
+			{name: "page cache", column: results.MetricMemcgCache, color: 1},
+			{name: "own memory", column: results.MetricMemcgAnon, color: 2},
+			{name: "cap", column: results.MetricMemcgLimit, color: 3, dash: dashed},
+		}, usersLabel)
+	if !c.hasData() {
+		return nil
+	}
+	return c
+}
+
+// serverMemoryBindingTimeline charts the rates that show the cap binding,
+// second by second; nil when the steps sampled none above zero.
+func (r *runView) serverMemoryBindingTimeline(steps []results.Step, id string) *chart {
+	binding := false
+	for _, s := range steps {
+		if m, ok := analysis.StepServerMemory(s); ok && (m.RefaultsPerS > 0 || m.LimitHitsPerS > 0 || m.MajorFaultsPerS > 0) {
+			binding = true
+		}
+	}
+	if !binding {
+		return nil
+	}
+	c := r.timelineChart(id, "Server memory cap binding per second",
+		"Pages the server's cgroup evicted and read back soon after (refaults), the times it hit its cap where the kernel counts them, and the page faults its processes waited on the disk for. "+capNote,
+		steps, axis{Label: "per second", Zero: true}, []tlSpec{
+			{name: "refaults", column: results.MetricMemcgRefaults, color: 1},
+			{name: "cap hits", column: results.MetricMemcgLimitHits, color: 3},
+			{name: "major faults", column: results.MetricMemcgMajorFaults, color: 4, dash: dashed},
+		}, usersLabel)
+	autoLog(c)
+	if !c.hasData() {
+		return nil
+	}
+	return c
+}
+
+// serverMemoryText prints the server's memory group per step in the
+// terminal summary, when the run capped it.
+func serverMemoryText(w io.Writer, ss []results.Step) error {
+	if !analysis.ServerMemoryRecorded(ss) {
+		return nil
+	}
+	fmt.Fprintln(w, "\nserver memory under its cap, MB (page cache included); refaults: pages evicted and read back")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "step\tusers\tcap\tpeak\tpage cache\town\trefaults/s\tcap bound\t\n")
+	value := func(v float64) string {
+		if math.IsNaN(v) {
+			return "-"
+		}
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	for _, s := range ss {
+		m, ok := analysis.StepServerMemory(s)
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t\n", s.Name, s.Users, value(m.CapMB), value(m.PeakMB), value(m.CacheMB), value(m.AnonMB), value(m.RefaultsPerS), boundText(m))
+	}
+	return tw.Flush()
+}
