@@ -102,6 +102,22 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 				!strings.Contains(out.String(), "I/O latency, ms per operation: as the database saw it") {
 				t.Errorf("the summary does not show the cap and the database-seen latency:\n%s", out.String())
 			}
+			// The group is sampled every second the run holds it: the cap,
+			// and the server's memory under it, page cache included.
+			limitCol, usageCol := l.Series.Column(results.MetricMemcgLimit), l.Series.Column(results.MetricMemcgUsage)
+			sampled := 0
+			for _, row := range l.Series.Rows {
+				if limitCol >= 0 && usageCol >= 0 && limitCol < len(row.Values) && usageCol < len(row.Values) &&
+					row.Values[limitCol] == float64(1<<30)/1e6 && row.Values[usageCol] > 0 && row.Values[usageCol] <= row.Values[limitCol] {
+					sampled++
+				}
+			}
+			if sampled == 0 {
+				t.Errorf("series.csv has no second with the memory group's cap and usage (%s, %s)", results.MetricMemcgLimit, results.MetricMemcgUsage)
+			}
+			if st, ok := l.Steps[0].Telemetry.Metrics[results.MetricMemcgUsage]; !ok || st.Max <= 0 {
+				t.Errorf("the first step's summary has no usage of the memory group: %+v", st)
+			}
 			for _, m := range tt.waits {
 				col := l.Series.Column(m)
 				positive := 0
