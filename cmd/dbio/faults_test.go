@@ -752,6 +752,24 @@ func startLeftover(t *testing.T, eng, dir string, owner int) *exec.Cmd {
 	}
 }
 
+// spaceChecked is the space the preflight asks of a data target for data
+// bytes of a fresh database on engine name: the data and the engine's own
+// files.
+func spaceChecked(t *testing.T, name string, data uint64) uint64 {
+	t.Helper()
+	e, err := engines.New(engines.Deps{Exec: execx.Real{}, ProcRoot: "/proc"}).Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := data
+	if s, ok := e.(engine.SpaceNeeds); ok {
+		for _, f := range s.SpaceNeed(engine.Options{}, data) {
+			total += f.Bytes
+		}
+	}
+	return total
+}
+
 // TestFilesystemsFill fills, during a run, the filesystem of the data and
 // that of the results: the run stops with a clear error, recorded as failed,
 // and leaves no server.
@@ -763,8 +781,9 @@ func TestFilesystemsFill(t *testing.T) {
 		t.Run("data on "+eng, func(t *testing.T) {
 			testenv.RequireEngine(t, eng)
 			t.Parallel()
-			// Room for the estimate the run checks first, and a little more.
-			fs := smallfs.Mount(t, int64(tpcc.EstimatedBytes(1))+16<<20)
+			// Room for the estimate the run checks first (the data and the
+			// engine's own files), and a little more.
+			fs := smallfs.Mount(t, int64(spaceChecked(t, eng, tpcc.EstimatedBytes(1)))+16<<20)
 			_, base := faultDirs(t)
 			p := startDBIO(t, "tpcc", "--engine", eng, "--target", fs, "--results", base,
 				"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "5s")
