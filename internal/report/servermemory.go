@@ -66,10 +66,11 @@ func (r *runView) serverMemoryTimeline(steps []results.Step, id string) *chart {
 	c := r.timelineChart(id, "Server memory per second, under its cap",
 		"All the memory charged to the server's cgroup, the page cache and its processes' own memory among it, and the cap (dashed). "+capNote,
 		steps, axis{Label: "memory", Unit: "MB", Zero: true}, []tlSpec{
+			// The cap first, so that a total at the cap is drawn over it.
+			{name: "cap", column: results.MetricMemcgLimit, color: 3, dash: dashed},
 			{name: "server total", column: results.MetricMemcgUsage, color: 0},
 			{name: "page cache", column: results.MetricMemcgCache, color: 1},
 			{name: "own memory", column: results.MetricMemcgAnon, color: 2},
-			{name: "cap", column: results.MetricMemcgLimit, color: 3, dash: dashed},
 		}, usersLabel)
 	if !c.hasData() {
 		return nil
@@ -80,22 +81,28 @@ func (r *runView) serverMemoryTimeline(steps []results.Step, id string) *chart {
 // serverMemoryBindingTimeline charts the rates that show the cap binding,
 // second by second; nil when the steps sampled none above zero.
 func (r *runView) serverMemoryBindingTimeline(steps []results.Step, id string) *chart {
-	binding := false
-	for _, s := range steps {
-		if m, ok := analysis.StepServerMemory(s); ok && (m.RefaultsPerS > 0 || m.LimitHitsPerS > 0 || m.MajorFaultsPerS > 0) {
-			binding = true
+	// A counter that stayed at zero the whole run is left out: the kernel
+	// may not keep it for this group (cap hits on cgroup v1 with swap
+	// capped), and a flat line at zero would read as "never".
+	var lines []tlSpec
+	for _, l := range []tlSpec{
+		{name: "refaults", column: results.MetricMemcgRefaults, color: 1},
+		{name: "cap hits", column: results.MetricMemcgLimitHits, color: 3},
+		{name: "major faults", column: results.MetricMemcgMajorFaults, color: 4, dash: dashed},
+	} {
+		for _, s := range steps {
+			if s.Telemetry.Max(l.column) > 0 {
+				lines = append(lines, l)
+				break
+			}
 		}
 	}
-	if !binding {
+	if len(lines) == 0 {
 		return nil
 	}
 	c := r.timelineChart(id, "Server memory cap binding per second",
-		"Pages the server's cgroup evicted and read back soon after (refaults), the times it hit its cap where the kernel counts them, and the page faults its processes waited on the disk for. "+capNote,
-		steps, axis{Label: "per second", Zero: true}, []tlSpec{
-			{name: "refaults", column: results.MetricMemcgRefaults, color: 1},
-			{name: "cap hits", column: results.MetricMemcgLimitHits, color: 3},
-			{name: "major faults", column: results.MetricMemcgMajorFaults, color: 4, dash: dashed},
-		}, usersLabel)
+		"Pages the server's cgroup evicted and read back soon after (refaults), the times it hit its cap, and the page faults its processes waited on the disk for; a counter that stayed at zero, or that the kernel does not keep for the group, is not drawn. "+capNote,
+		steps, axis{Label: "per second", Zero: true}, lines, usersLabel)
 	autoLog(c)
 	if !c.hasData() {
 		return nil
