@@ -22,7 +22,7 @@ func serverMemoryTable(steps []results.Step, id string) *table {
 		return nil
 	}
 	t := &table{ID: id, Title: "Server memory under its cap, per step",
-		Caption: "The server's memory cgroup, sampled every second: the cap, the most it held and its mean, the page cache and the processes' own memory among it (means), in MB; then the rates that show the cap binding (cap hits where the kernel counts them: a cgroup v1 group whose cap covers swap too may count none; major faults are those the server's processes waited on the disk for). " + capNote}
+		Caption: "The server's memory cgroup, sampled every second: the cap, the most it held and its mean, the page cache and the processes' own memory among it (means), in MB; then the rates that show the cap binding (cap hits where the kernel counts them, a dash when it counted none all run: a cgroup v1 group whose cap covers swap too may count none; major faults are those the server's processes waited on the disk for). " + capNote}
 	key := keyOf(steps)
 	t.Columns = []column{{Name: key.column, Numeric: true},
 		{Name: "cap", Numeric: true, Group: "MB"}, {Name: "peak", Numeric: true, Group: "MB"}, {Name: "mean", Numeric: true, Group: "MB"},
@@ -30,10 +30,19 @@ func serverMemoryTable(steps []results.Step, id string) *table {
 		{Name: "peak % of cap", Numeric: true},
 		{Name: "refaults", Numeric: true, Group: "per s"}, {Name: "cap hits", Numeric: true, Group: "per s"}, {Name: "major faults", Numeric: true, Group: "per s"},
 		{Name: "pressure %", Numeric: true}, {Name: "cap bound"}}
+	// Cap hits that stayed at zero the whole run are shown as unknown: the
+	// kernel may keep no count of them for the group.
+	hits := false
+	for _, s := range steps {
+		hits = hits || s.Telemetry.Max(results.MetricMemcgLimitHits) > 0
+	}
 	for _, s := range steps {
 		m, ok := analysis.StepServerMemory(s)
 		if !ok {
 			continue
+		}
+		if !hits {
+			m.LimitHitsPerS = math.NaN()
 		}
 		row := []cell{key.cell(s), numCell(m.CapMB, quantity), numCell(m.PeakMB, quantity), numCell(m.MeanMB, quantity),
 			numCell(m.CacheMB, quantity), numCell(m.AnonMB, quantity), numCell(m.PeakPct, quantity),
