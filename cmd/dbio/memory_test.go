@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
+	"dbio/internal/memlimit"
 	"dbio/internal/results"
 	"dbio/internal/testenv"
 )
@@ -131,5 +134,62 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A PostgreSQL server loading its data under a cap smaller than the data
+// fills its group to the cap through the page cache and stays under it, and
+// the run says so second by second (series.csv), per step (its summary) and
+// in the terminal summary.
+func TestServerMemoryRisesToItsCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real engines")
+	}
+	testenv.Require(t, os.Geteuid() == 0, "root", testenv.HowRoot)
+	testenv.RequireEngine(t, "postgres")
+	if memlimit.SystemHost("/sys").Available() != nil {
+		testenv.Require(t, false, "memory cgroups", testenv.HowRootAndMemcg)
+	}
+	target, base := faultDirs(t)
+	// One warehouse is about 100 MB of tables, written through the page
+	// cache while loading: more than the 96 MB the whole server may hold.
+	const capBytes = 96 << 20
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", "postgres", "--target", target, "--results", base,
+		"--warehouses", "1", "--users", "1", "--ramp-time", "1s", "--runtime", "3s", "--buffer-pool", "16MB", "--server-memory", "96MB"})
+	if code != exitOK {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+	dir := runDir(base)
+	if left := runGroups(dir); len(left) > 0 {
+		t.Errorf("the run left its cgroups: %v", left)
+	}
+	l, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capMB := float64(capBytes) / 1e6
+	usage := l.Series.Column(results.MetricMemcgUsage)
+	peak, seconds := 0.0, 0
+	for _, row := range l.Series.Rows {
+		if usage < 0 || usage >= len(row.Values) || math.IsNaN(row.Values[usage]) {
+			continue
+		}
+		seconds++
+		peak = max(peak, row.Values[usage])
+		if row.Values[usage] > capMB {
+			t.Errorf("a second at %.1f MB, over the %.1f MB cap", row.Values[usage], capMB)
+		}
+	}
+	t.Logf("%d seconds sampled, peak %.1f MB under a %.1f MB cap", seconds, peak, capMB)
+	if seconds == 0 || peak < 0.9*capMB {
+		t.Errorf("peak %.1f MB over %d seconds: loading more than the cap should have filled the group to its %.1f MB", peak, seconds, capMB)
+	}
+	m, ok := analysis.StepServerMemory(l.Steps[0])
+	if !ok || math.Abs(m.CapMB-capMB) > 0.01 || m.PeakMB < 0.9*capMB || m.CacheMB <= 0 || !m.Bound {
+		t.Errorf("the step's server memory: %+v (%v)", m, ok)
+	}
+	if text := strings.Join(strings.Fields(out.String()), " "); !strings.Contains(text, "server memory under its cap, MB") || !strings.Contains(text, "users-1 1 101 ") {
+		t.Errorf("the terminal summary does not show the group at its cap:\n%s", out.String())
 	}
 }
