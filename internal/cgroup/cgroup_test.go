@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -111,19 +112,21 @@ func TestSweepRemovesOnlyWhatAGoneDbioLeft(t *testing.T) {
 	if err := AddPID(held, server.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
+	// Other dbio processes on the machine may have left groups of their
+	// own: only this test's are looked at.
 	removed := Sweep("", root)
-	if len(removed) != 1 || removed[0] != dead {
-		t.Errorf("Sweep removed %v, want only %s", removed, dead)
+	if !slices.Contains(removed, dead) || Exists(dead) {
+		t.Errorf("Sweep removed %v, not %s", removed, dead)
 	}
 	for _, d := range []string{held, alive, foreign} {
-		if !Exists(d) {
+		if slices.Contains(removed, d) || !Exists(d) {
 			t.Errorf("Sweep removed %s", d)
 		}
 	}
 	// Once the process ends (and is reaped), its group goes too.
 	server.Process.Kill()
 	server.Wait()
-	if removed := Sweep(root); len(removed) != 1 || removed[0] != held {
-		t.Errorf("after its process ended, Sweep removed %v, want %s", removed, held)
+	if removed := Sweep(root); !slices.Contains(removed, held) {
+		t.Errorf("after its process ended, Sweep removed %v, not %s", removed, held)
 	}
 }
