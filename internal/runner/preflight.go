@@ -209,8 +209,15 @@ func spaceProblems(p Plan) []error {
 // instances.
 func databaseNeeds(e engine.Engine, o engine.Options, data uint64, dataPath, logPath, what string, servers int) []target.Need {
 	n := target.Need{Path: dataPath, Bytes: data, What: what}
+	// The instance a fresh start re-creates frees its directories: on the
+	// data target, and on the log target when the engine keeps one there.
+	var logReclaim uint64
 	if l, ok := e.(engine.Layout); ok {
 		n.Reclaim = target.OwnedBytes(dataPath, l.Replaces(o)...)
+		if logPath != "" {
+			_, logs := l.Subdirs(true)
+			logReclaim = target.OwnedBytes(logPath, logs...)
+		}
 	}
 	s, ok := e.(engine.SpaceNeeds)
 	if !ok {
@@ -229,7 +236,11 @@ func databaseNeeds(e engine.Engine, o engine.Options, data uint64, dataPath, log
 		if servers > 1 {
 			size = fmt.Sprintf("%d servers, %s", servers, size)
 		}
-		needs = append(needs, target.Need{Path: at, Bytes: f.Bytes, What: f.What + " (" + size + ")"})
+		need := target.Need{Path: at, Bytes: f.Bytes, What: f.What + " (" + size + ")"}
+		if at == logPath && at != dataPath {
+			need.Reclaim, logReclaim = logReclaim, 0 // counted once
+		}
+		needs = append(needs, need)
 	}
 	return needs
 }

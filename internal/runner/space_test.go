@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,5 +77,31 @@ func TestDatabaseNeeds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A fresh MariaDB instance replaces the redo log an earlier one of dbio's
+// keeps on the log target: that space counts as free there, once.
+func TestDatabaseNeedsReclaimsTheOldRedoLog(t *testing.T) {
+	log, err := target.Create(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	redo, err := log.Sub("mariadb-redo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(redo, "ib_logfile0"), make([]byte, 4<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	needs := databaseNeeds(mysql.New("mariadb", execx.Real{}, "/proc"), engine.Options{}, 100<<20, t.TempDir(), log.Path, "tpcc at this scale", 1)
+	var reclaimed uint64
+	for _, n := range needs {
+		if n.Path == log.Path {
+			reclaimed += n.Reclaim
+		}
+	}
+	if reclaimed < 4<<20 || reclaimed > 5<<20 {
+		t.Errorf("the log target reclaims %d bytes, want the old redo log's 4 MiB: %+v", reclaimed, needs)
 	}
 }
