@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -170,7 +169,7 @@ func fioLimits(sys target.SysFS, targets []string, l iolimit.Limits, name string
 		}
 	}
 	sort.Strings(devs)
-	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, l)
+	g, err := iolimit.SystemHost(sys.Sys).Create(name, devs, l)
 	if err != nil {
 		return nil, "", fmt.Errorf("limit %s: %w", l, err)
 	}
