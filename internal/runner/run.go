@@ -200,10 +200,15 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 		if p.Steady != nil {
 			ramp, most = fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", p.Steady, p.RampUp), "at most "
 		}
-		if p.Goal == nil {
+		switch {
+		case p.Backups != nil:
+			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(*p.Backups)))
+		case p.Noisy != nil:
+			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeNoisy(*p.Noisy)))
+		case p.Goal == nil:
 			what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
 				p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
-		} else {
+		default:
 			g := p.Goal.Search
 			what = append(what, fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
 				p.Workload.Name(), p.Engine.Name(), g.Objective, p.Goal.Users, formatRate(g.Start), ramp, p.Step))
