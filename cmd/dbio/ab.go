@@ -174,7 +174,6 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		return err
 	}
 	html := filepath.Join(dir, "compare.html")
-	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
 	var sets []report.Set
 	for _, side := range []struct{ label, key string }{{labelA, "a"}, {labelB, "b"}} {
 		runs, lerr := results.LoadAll(dirs[side.key])
@@ -185,12 +184,7 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		sets = append(sets, report.Set{Label: side.label, Runs: runs})
 	}
 	if err == nil {
-		if report.AnyRepeated(sets) {
-			// Every figure of the sides' runs, each difference with its verdict.
-			_, err = report.WriteRepeatedComparison(report.OutputAt(html), sets, opts)
-		} else {
-			_, err = report.WriteComparison(report.OutputAt(html), []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
-		}
+		err = writeABReport(app, report.OutputAt(html), sets)
 	}
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)
@@ -199,6 +193,20 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 	}
 	fmt.Fprintf(app.Stdout, "table:  %s\n", filepath.Join(dir, "ab.md"))
 	return nil
+}
+
+// writeABReport renders an A/B study's two sides to out: every figure of
+// their repeats with its verdict, or the two runs side by side when each
+// side ran once (Force: an A/B study compares its sides whatever they
+// differ in). dbio ab writes it; dbio report re-renders it.
+func writeABReport(app *App, out report.Output, sets []report.Set) error {
+	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
+	if report.AnyRepeated(sets) {
+		_, err := report.WriteRepeatedComparison(out, sets, opts)
+		return err
+	}
+	_, err := report.WriteComparison(out, []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
+	return err
 }
 
 // shell runs a user's setup or teardown command and keeps its output beside the runs.

@@ -237,6 +237,19 @@ func TestCompareReadsAnABStudy(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("compare's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+	// dbio report on the moved study renders its compare.html again, with
+	// the same verdicts.
+	md := filepath.Join(moved, "compare.md")
+	if err := os.Remove(md); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"report", moved}); code != exitOK {
+		t.Fatalf("report: exit %d:\n%s", code, out.String())
+	}
+	if again := verdictLines(t, md); strings.Join(again, "\n") != strings.Join(want, "\n") {
+		t.Errorf("dbio report's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(again, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // dbio backup --repeat N repeats the whole study (load, then the cycles)

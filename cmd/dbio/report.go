@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,8 @@ report.html, summary.md and csv/. A repeat set's directory (written by
 the repeats with its 95 % confidence interval and the spread between them. A
 suite's directory (the one dbio suite wrote, with suite.json) gets the suite's
 report: the findings its file expects, checked against its runs, and the list
-of its runs. With -o FILE.html it goes to FILE.html,
+of its runs. An A/B study's directory (written by dbio ab) gets its
+compare.html again: the two sides compared. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
@@ -38,6 +40,23 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			if len(args) == 1 && output == "" && isSuiteDir(args[0]) {
 				// A suite's directory: its expected findings and its runs.
 				return suiteReport(app, args[0])
+			}
+			if len(args) == 1 && results.IsABStudy(args[0]) {
+				// An A/B study's directory: its sides compared, as dbio ab
+				// wrote it (compare.html), or to -o.
+				sets, err := report.LoadABStudy(args[0])
+				if err != nil {
+					return err
+				}
+				out := report.OutputAt(filepath.Join(args[0], "compare.html"))
+				if output != "" {
+					out = report.OutputAt(output)
+				}
+				if err := writeABReport(app, out, sets); err != nil {
+					return err
+				}
+				printOutput(app, out)
+				return nil
 			}
 			if len(args) == 1 {
 				// A repeat set's report: every figure over its repeats.
