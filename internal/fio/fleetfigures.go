@@ -179,3 +179,6 @@ func (s sums) direction(seconds int) *results.FioDirection {
 	}
 	return d
 }
+
+// wallTime is the wall second w as a time.
+func wallTime(w int64) time.Time { return time.Unix(w, 0) }

@@ -134,6 +134,9 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if plan.Config.Fleet() {
+		return r.runFleet(ctx, firstStep)
+	}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
@@ -281,7 +284,8 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 			return nil, err
 		}
 	}
-	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType)
+	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType, r.tryEngine)
+	os.Remove(filepath.Join(work, probeFile))
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Path, err)
 	}
@@ -371,7 +375,8 @@ const probeFile = "probe.dat"
 // probe finds an engine and O_DIRECT setting fio can use in dir: the asked
 // engine (io_uring by default), then libaio, then psync; with O_DIRECT if
 // the filesystem takes it, else buffered. Every fallback is a warning.
-func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, direct bool, warnings []string, err error) {
+// try runs the probe on the target's machine.
+func (r *runner) probe(ctx context.Context, dir, fsType string, try func(ctx context.Context, file, engine string, direct bool) (string, error)) (engine string, direct bool, warnings []string, err error) {
 	want := r.plan.Config.Engine
 	if want == "" {
 		want = "io_uring"
@@ -383,11 +388,10 @@ func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, 
 		}
 	}
 	file := filepath.Join(dir, probeFile)
-	defer os.Remove(file)
 	failures := map[string]string{}
 	for _, d := range []bool{true, false} {
 		for _, e := range candidates {
-			why, err := r.tryEngine(ctx, file, e, d)
+			why, err := try(ctx, file, e, d)
 			if err != nil {
 				return "", false, nil, err
 			}
