@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbio/internal/dialect"
-	"dbio/internal/fleet"
 	"dbio/internal/fio"
+	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
