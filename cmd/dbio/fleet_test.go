@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dbio/internal/results"
+	"dbio/internal/testfleet"
+)
+
+// fleetDisk is dbio disk's command line for a short four-corners pass on
+// every host of f, each on a data directory of its storage, with fio
+// servers dbio starts on a port beside the fleet's own.
+func fleetDisk(t *testing.T, f *testfleet.Fleet, base, runtime string) []string {
+	args := []string{"disk", "--ssh-config", f.SSHConfig, "--fio-port", "8766", "--profile", "four-corners",
+		"--runtime", runtime, "--ramp-time", "0s", "--size", "16m", "--jobs", "1", "--iodepth", "4", "--results", base}
+	for _, h := range f.Hosts {
+		dir := filepath.Join(h.Storage, "data")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--host", h.Name+"="+h.Name, "--target", h.Name+":"+dir)
+	}
+	return args
+}
+
+// waitNoneLeft waits until nothing dbio started runs on the hosts.
+func waitNoneLeft(t *testing.T, f *testfleet.Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		left, err := f.Strays(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left running on the hosts: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
+	}
+}
+
+// TestDiskOnFleet runs dbio disk's four corners on three hosts and renders
+// its report: every point has its fleet row and a row per host.
+func TestDiskOnFleet(t *testing.T) {
+	f := testfleet.Start(t, 3)
+	base := t.TempDir()
+	var out bytes.Buffer
+	if code := run(t.Context(), testApp(&out), fleetDisk(t, f, base, "2s")); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"reaching 3 host(s) over ssh: h1, h2, h3", "fleet: ", "h1  ", "h3  ", "6 of 6 point(s) finished"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the run does not say %q:\n%s", want, out.String())
+		}
+	}
+	waitNoneLeft(t, f)
+	dir := runDir(base)
+	l, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range l.Steps {
+		if s.Fio == nil || s.Fio.Fleet == nil || len(s.Fio.Fleet.Hosts) != 3 {
+			t.Fatalf("step %s records no fleet of 3 hosts", s.Name)
+		}
+	}
+	out.Reset()
+	if code := run(t.Context(), testApp(&out), []string{"report", dir}); code != exitOK {
+		t.Fatalf("report: exit %d:\n%s", code, out.String())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+}
+
+// TestKilledDiskOnFleetLeavesNoFio stops dbio mid-point, by Ctrl-C and by
+// SIGKILL: no fio server or job it started is left on any host, and the
+// interrupted run keeps its results.
+func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
+	f := testfleet.Start(t, 3)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run(sig.String(), func(t *testing.T) {
+			base := t.TempDir()
+			p := startDBIO(t, fleetDisk(t, f, base, "60s")...)
+			p.waitLine("[1/6]")
+			// The fio servers run the first point's jobs: a server and the
+			// process it forked for the client's connection on every host.
+			p.waitFor("fio jobs on every host", func() bool {
+				left, err := f.Strays(context.Background())
+				if err != nil {
+					return false
+				}
+				fios := map[string]int{}
+				for _, s := range left {
+					if strings.Contains(s.Command, "fio --server") {
+						fios[s.Host]++
+					}
+				}
+				return fios["h1"] >= 2 && fios["h2"] >= 2 && fios["h3"] >= 2
+			})
+			p.signal(sig)
+			code := p.exit()
+			switch sig {
+			case syscall.SIGKILL:
+				if code != -1 {
+					t.Errorf("exit code %d, want death by SIGKILL", code)
+				}
+			default:
+				if code != exitInterrupted {
+					t.Errorf("exit code %d, want %d:\n%s", code, exitInterrupted, p.out)
+				}
+				var run results.Run
+				if b, err := os.ReadFile(filepath.Join(runDir(base), "run.json")); err != nil || json.Unmarshal(b, &run) != nil || run.Status != results.StatusInterrupted {
+					t.Errorf("run.json after Ctrl-C: %s, %v", run.Status, err)
+				}
+			}
+			waitNoneLeft(t, f)
+		})
+	}
+}
