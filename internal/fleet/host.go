@@ -159,10 +159,21 @@ func ParseTarget(s string) (Target, error) {
 // every problem at once, each naming its fix.
 func Resolve(hosts []Host, targets []string) ([]Target, []error) {
 	var errs []error
+	for _, h := range hosts {
+		errs = append(errs, h.Problems()...)
+	}
+	errs = append(errs, SetProblems(hosts)...)
+	out, terrs := ResolveTargets(hosts, targets)
+	return out, append(errs, terrs...)
+}
+
+// SetProblems are the problems of hosts named together: a name given
+// twice, two hosts on one fio server.
+func SetProblems(hosts []Host) []error {
+	var errs []error
 	known := map[string]bool{}
 	addrs := map[string]string{}
 	for _, h := range hosts {
-		errs = append(errs, h.Problems()...)
 		if known[h.Name] {
 			errs = append(errs, fmt.Errorf("host %s is named twice: give each host one name", h.Name))
 		}
@@ -176,9 +187,20 @@ func Resolve(hosts []Host, targets []string) ([]Target, []error) {
 			addrs[key] = h.Name
 		}
 	}
-	names := make([]string, 0, len(known))
-	for n := range known {
-		names = append(names, n)
+	return errs
+}
+
+// ResolveTargets reads targets against the hosts named, without checking
+// the hosts themselves.
+func ResolveTargets(hosts []Host, targets []string) ([]Target, []error) {
+	var errs []error
+	known := map[string]bool{}
+	var names []string
+	for _, h := range hosts {
+		if !known[h.Name] {
+			names = append(names, h.Name)
+		}
+		known[h.Name] = true
 	}
 	sort.Strings(names)
 	var out []Target
