@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,4 +135,51 @@ func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
 			waitNoneLeft(t, f)
 		})
 	}
+}
+
+// TestSuiteOnFleet runs a suite whose disk run measures a target spread
+// over three hosts.
+func TestSuiteOnFleet(t *testing.T) {
+	f := testfleet.Start(t, 3)
+	base := t.TempDir()
+	var b strings.Builder
+	fmt.Fprintf(&b, "name = \"cluster\"\nresults = %q\n", base)
+	var paths []string
+	for _, h := range f.Hosts {
+		dir := filepath.Join(h.Storage, "data")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "\n[[host]]\nname = %q\ndestination = %q\nssh_config = %q\nfio_port = 8766\n", h.Name, h.Name, f.SSHConfig)
+		paths = append(paths, fmt.Sprintf("%q", h.Name+":"+dir))
+	}
+	fmt.Fprintf(&b, "\n[targets.cluster]\npaths = [%s]\n", strings.Join(paths, ", "))
+	b.WriteString("\n[workloads.corners]\nkind = \"disk\"\nprofile = \"four-corners\"\nsize = \"16MB\"\nruntime = \"2s\"\nramp_time = \"0s\"\n")
+	b.WriteString("\n[[runs]]\nname = \"cluster-corners\"\nworkload = \"corners\"\ndata = \"cluster\"\n")
+	file := filepath.Join(t.TempDir(), "cluster.toml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(t.Context(), testApp(&out), []string{"suite", file}); code != exitOK {
+		t.Fatalf("exit %d:\n%s\n%s", code, out.String(), b.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(base, "*", "*cluster-corners*", "run.json"))
+	if len(runs) != 1 {
+		all, _ := filepath.Glob(filepath.Join(base, "*", "*"))
+		t.Fatalf("results %v under %s (%v):\n%s", runs, base, all, out.String())
+	}
+	l, err := results.Load(filepath.Dir(runs[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Steps) == 0 {
+		t.Fatal("no steps")
+	}
+	for _, s := range l.Steps {
+		if s.Fio == nil || s.Fio.Fleet == nil || len(s.Fio.Fleet.Hosts) != 3 {
+			t.Errorf("step %s records no fleet of 3 hosts", s.Name)
+		}
+	}
+	waitNoneLeft(t, f)
 }

@@ -41,21 +41,57 @@ type FleetFigures struct {
 	Hosts []WindowFigures
 	// Fleet sums the hosts' throughput and merges their latency bins.
 	Fleet WindowFigures
+
+	clock fleetClock
 }
 
 // ErrNoCommonWindow is returned when the hosts' measured seconds do not overlap.
 var ErrNoCommonWindow = errors.New("the hosts' measured seconds do not overlap: no second in which all of them were measuring")
 
-// wallSecond is the whole Unix second a logged second is stamped with.
-func wallSecond(t time.Time) int64 { return int64(math.Round(float64(t.UnixMilli()) / 1000)) }
+// fleetClock numbers the hosts' logged seconds on one clock: whole
+// seconds from the earliest first second any host logged. fio logs each
+// host's seconds from that host's own start, so hosts that started a
+// fraction of a second apart log at different fractions of a wall second;
+// counting from one reference puts seconds less than half a second apart
+// in the same slot, where rounding each to its own nearest wall second
+// would split hosts a few milliseconds apart whenever a half second falls
+// between them.
+type fleetClock struct{ refMS int64 }
+
+func newFleetClock(hosts [][]Second) fleetClock {
+	ref := int64(math.MaxInt64)
+	for _, secs := range hosts {
+		if len(secs) > 0 {
+			ref = min(ref, secs[0].Time.UnixMilli())
+		}
+	}
+	return fleetClock{refMS: ref}
+}
+
+// slot is the second t falls in.
+func (c fleetClock) slot(t time.Time) int64 {
+	return int64(math.Round(float64(t.UnixMilli()-c.refMS) / 1000))
+}
+
+// time is the start of slot w: the reference second's time plus w seconds.
+func (c fleetClock) time(w int64) time.Time { return time.UnixMilli(c.refMS + w*1000).UTC() }
+
+// binned says whether a second's I/Os are all in its latency bins: fio
+// sometimes logs a job's last interval without its histogram, and such a
+// second would leave its I/Os out of the percentiles.
+func binned(s Second) bool {
+	return (s.ReadIOPS == 0 || s.ReadBins != nil) && (s.WriteIOPS == 0 || s.WriteBins != nil)
+}
 
 // Fleet computes a fleet point's figures from each host's measured seconds
 // (MergeSeconds of its logs): the window is the seconds that every host
-// logged, between the latest first second and the earliest last one.
+// logged, with their latency bins, between the latest first second and the
+// earliest last one.
 func Fleet(hosts [][]Second) (FleetFigures, error) {
 	if len(hosts) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
 	}
+	clock := newFleetClock(hosts)
 	bySec := make([]map[int64]Second, len(hosts))
 	var from, to int64 = math.MinInt64, math.MaxInt64
 	for i, secs := range hosts {
@@ -65,8 +101,10 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 		bySec[i] = make(map[int64]Second, len(secs))
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
 		for _, s := range secs {
-			w := wallSecond(s.Time)
-			bySec[i][w] = s
+			w := clock.slot(s.Time)
+			if binned(s) {
+				bySec[i][w] = s
+			}
 			first, last = min(first, w), max(last, w)
 		}
 		from, to = max(from, first), min(to, last)
@@ -87,7 +125,7 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 	if len(window) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
 	}
-	out := FleetFigures{Start: time.Unix(window[0], 0).UTC(), End: time.Unix(window[len(window)-1], 0).UTC(), Seconds: len(window)}
+	out := FleetFigures{Start: clock.time(window[0]), End: clock.time(window[len(window)-1]), Seconds: len(window), clock: clock}
 	var fleet [3]sums
 	for _, m := range bySec {
 		var host [3]sums
@@ -179,6 +217,3 @@ func (s sums) direction(seconds int) *results.FioDirection {
 	}
 	return d
 }
-
-// wallTime is the wall second w as a time.
-func wallTime(w int64) time.Time { return time.Unix(w, 0) }

@@ -29,6 +29,22 @@ func steadyHost(from, to int64, iops float64, latUS float64) []Second {
 	return out
 }
 
+// shifted is secs logged ms later.
+func shifted(secs []Second, ms int64) []Second {
+	out := append([]Second(nil), secs...)
+	for i := range out {
+		out[i].Time = out[i].Time.Add(time.Duration(ms) * time.Millisecond)
+	}
+	return out
+}
+
+// unbinned is secs with second i logged without its histogram.
+func unbinned(secs []Second, i int) []Second {
+	out := append([]Second(nil), secs...)
+	out[i].ReadBins = nil
+	return out
+}
+
 func p99(t *testing.T, f WindowFigures) float64 {
 	t.Helper()
 	v, ok := f.Total.Completion.At(99)
@@ -76,6 +92,20 @@ func TestFleetFigures(t *testing.T) {
 			wantP99US: HistBinValue(binOf(100_000)) / 1000,
 		},
 		{
+			name: "hosts that started a fraction of a second apart share their seconds",
+			// h2 logs 0.45 s after h1: a wall second's half falls between
+			// them, and still they measured the same seconds.
+			hosts:   [][]Second{shifted(steadyHost(t0, t0+4, 100, 100), 300), shifted(steadyHost(t0, t0+4, 200, 100), 750)},
+			seconds: 5, start: t0, iops: 300, hostIOPS: []float64{100, 200},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
+			name:    "a second logged without its histogram is left out",
+			hosts:   [][]Second{steadyHost(t0, t0+4, 100, 100), unbinned(steadyHost(t0, t0+4, 300, 100), 4)},
+			seconds: 4, start: t0, iops: 400, hostIOPS: []float64{100, 300},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
 			name: "a second one host did not log is left out",
 			hosts: [][]Second{steadyHost(t0, t0+4, 100, 100),
 				append(steadyHost(t0, t0+1, 1000, 100), steadyHost(t0+3, t0+4, 1000, 100)...)},
@@ -89,7 +119,7 @@ func TestFleetFigures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Seconds != tc.seconds || got.Start.Unix() != tc.start {
+			if got.Seconds != tc.seconds || got.Start.Round(time.Second).Unix() != tc.start {
 				t.Errorf("window %s, %d s; want from %s, %d s", got.Start, got.Seconds, time.Unix(tc.start, 0).UTC(), tc.seconds)
 			}
 			var sum, meanP99 float64

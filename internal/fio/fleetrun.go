@@ -142,7 +142,7 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h f
 		r.say("warning: %s", warnings[i])
 	}
 	err = r.sink.UpdateRun(func(run *results.Run) {
-		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: t.String()})
+		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: t.String(), Host: t.Host})
 		run.Warnings = append(run.Warnings, warnings...)
 		run.Notes = append(run.Notes, fmt.Sprintf("%s: working file %s, laid out by fio at the first point when missing or shorter", t, pl.File))
 	})
@@ -366,7 +366,7 @@ func hostReport(report []byte, host string) ([]byte, error) {
 // summed over the hosts, p99 from their merged bins, for the seconds of
 // the common window.
 func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigures) error {
-	from, to := wallSecond(figs.Start), wallSecond(figs.End)
+	from, to := figs.clock.slot(figs.Start), figs.clock.slot(figs.End)
 	type acc struct {
 		read, write, mb float64
 		bins            []HistBin
@@ -376,8 +376,8 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 	secs := map[int64]*acc{}
 	for _, h := range hosts {
 		for _, s := range h {
-			w := wallSecond(s.Time)
-			if w < from || w > to {
+			w := figs.clock.slot(s.Time)
+			if w < from || w > to || !binned(s) {
 				continue
 			}
 			a := secs[w]
@@ -406,7 +406,7 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 		if Mixed(res.RW) {
 			vals = append(vals, results.Sample{Name: "fio_read_iops", Value: a.read}, results.Sample{Name: "fio_write_iops", Value: a.write})
 		}
-		if err := r.sink.AppendSeries(results.SeriesRow{Time: wallTime(w), Step: res.Name, Phase: "measure", Values: vals}); err != nil {
+		if err := r.sink.AppendSeries(results.SeriesRow{Time: figs.clock.time(w), Step: res.Name, Phase: "measure", Values: vals}); err != nil {
 			return err
 		}
 	}

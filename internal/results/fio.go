@@ -56,8 +56,10 @@ type FioPoint struct {
 // measuring; its latency percentiles are those of the hosts' latency bins
 // merged over that window (never an average of the hosts' percentiles).
 type FioFleet struct {
-	// WindowStart and WindowEnd bound the common window: the whole seconds
-	// of wall time (fio's Unix-epoch logs) for which every host logged.
+	// WindowStart and WindowEnd are the first and last second of the common
+	// window: the seconds for which every host logged (with its latency
+	// bins), on one clock counted from the earliest second any host logged
+	// (fio's Unix-epoch logs).
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	// Seconds is the window's length in logged seconds.
