@@ -17,6 +17,7 @@ import (
 	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/units"
 )
 
 // A fleet run: the targets are on other hosts, reached with the user's ssh
@@ -137,6 +138,10 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h f
 		return placement{}, fmt.Errorf("target %s: %w", t, err)
 	}
 	pl := placement{Label: label, File: path.Join(work, workFile), Size: r.plan.Config.Size, Engine: engine, Direct: direct}
+	note, err := r.layoutRemote(ctx, shell, h, pl)
+	if err != nil {
+		return placement{}, fmt.Errorf("target %s: %w", t, err)
+	}
 	for i, w := range warnings {
 		warnings[i] = fmt.Sprintf("host %s: %s", h.Name, w)
 		r.say("warning: %s", warnings[i])
@@ -144,9 +149,40 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h f
 	err = r.sink.UpdateRun(func(run *results.Run) {
 		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: t.String(), Host: t.Host})
 		run.Warnings = append(run.Warnings, warnings...)
-		run.Notes = append(run.Notes, fmt.Sprintf("%s: working file %s, laid out by fio at the first point when missing or shorter", t, pl.File))
+		run.Notes = append(run.Notes, fmt.Sprintf("%s: %s", t, note))
 	})
 	return pl, err
+}
+
+// layoutRemote lays out the working file on a host's target before the
+// first point, as on a local target: sequentially, under a temporary name
+// renamed when complete, so that no point pays for it (a host laying out
+// while the others measure would shrink the common window) and an
+// interrupted layout is never reused. A file of dbio's of the right size
+// is reused.
+func (r *runner) layoutRemote(ctx context.Context, shell fleet.Shell, h fleet.Host, pl placement) (string, error) {
+	q := fleet.ShellQuote
+	script := fmt.Sprintf(`f=%s; p=%s
+if [ -L "$f" ]; then echo "$f is a symbolic link: dbio does not follow it"; exit 4; fi
+if [ -f "$f" ] && [ "$(stat -c %%s "$f")" = %d ]; then echo reused; exit 0; fi
+rm -f "$p" "$f"
+%s --name=layout --filename=%s --size=%d --rw=write --bs=1m --iodepth=8 --ioengine=%s --direct=%d --end_fsync=1 --output-format=json >/dev/null || { rm -f "$p"; exit 5; }
+if [ "$(stat -c %%s "$p")" != %d ]; then rm -f "$p"; echo "fio left a short file"; exit 5; fi
+mv "$p" "$f" && echo "laid out"
+`, q(pl.File), q(pl.File+".partial"), pl.Size, q(h.FioProgram()), q(escapeFilename(pl.File+".partial")), pl.Size, pl.Engine, boolInt(pl.Direct), pl.Size)
+	start := r.now()
+	out, err := shell.Run(ctx, h, script)
+	if err != nil {
+		return "", fmt.Errorf("laying out the working file: %w", err)
+	}
+	if strings.TrimSpace(out) == "reused" {
+		note := fmt.Sprintf("reused the working file %s (%s) laid out by an earlier run", pl.File, units.FormatBytes(uint64(pl.Size)))
+		r.say("host %s: %s", h.Name, note)
+		return note, nil
+	}
+	took := r.now().Sub(start)
+	r.say("host %s: laid out the %s working file in %.1f s", h.Name, units.FormatBytes(uint64(pl.Size)), took.Seconds())
+	return fmt.Sprintf("laid out the working file %s (%s) in %.1f s over ssh (1m sequential writes)", pl.File, units.FormatBytes(uint64(pl.Size)), took.Seconds()), nil
 }
 
 // fleetPoint runs one point on every host at once as step index.
@@ -262,6 +298,16 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
 	}
 	fleetRes.WindowStart, fleetRes.WindowEnd, fleetRes.Seconds = figs.Start, figs.End, figs.Seconds
+	earliest, latest := fleetRes.Hosts[0].FirstSecond, fleetRes.Hosts[0].FirstSecond
+	for _, h := range fleetRes.Hosts[1:] {
+		if h.FirstSecond.Before(earliest) {
+			earliest = h.FirstSecond
+		}
+		if h.FirstSecond.After(latest) {
+			latest = h.FirstSecond
+		}
+	}
+	fleetRes.StartSpreadMS = latest.Sub(earliest).Milliseconds()
 	for i := range fleetRes.Hosts {
 		h := figs.Hosts[i]
 		fleetRes.Hosts[i].Read, fleetRes.Hosts[i].Write, fleetRes.Hosts[i].Total = h.Read, h.Write, h.Total
@@ -278,7 +324,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	if err := r.writeStep(res, histograms(Group{Read: res.Read, Write: res.Write})); err != nil {
 		return res, err
 	}
-	r.say("  fleet: %s, over the %d s all %d hosts were measuring", headline(res), figs.Seconds, len(fr.hosts))
+	r.say("  fleet: %s, over the %d s all %d hosts were measuring (their first seconds %d ms apart)", headline(res), figs.Seconds, len(fr.hosts), fleetRes.StartSpreadMS)
 	for _, h := range fleetRes.Hosts {
 		r.say("    %-12s %s", h.Host, hostLine(h))
 	}

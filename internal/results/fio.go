@@ -64,6 +64,9 @@ type FioFleet struct {
 	WindowEnd   time.Time `json:"window_end"`
 	// Seconds is the window's length in logged seconds.
 	Seconds int `json:"seconds"`
+	// StartSpreadMS is how far apart the hosts' first logged seconds were:
+	// the skew of their starts, as fio's logs show it.
+	StartSpreadMS int64 `json:"start_spread_ms"`
 	// Hosts are each host's figures over the same window, in the order the
 	// hosts were given.
 	Hosts []FioHost `json:"hosts"`
