@@ -57,7 +57,7 @@ func TestDiskOnFleet(t *testing.T) {
 	f := testfleet.Start(t, 3)
 	base := t.TempDir()
 	var out bytes.Buffer
-	if code := run(t.Context(), testApp(&out), fleetDisk(t, f, base, "2s")); code != exitOK {
+	if code := run(t.Context(), testApp(&out), fleetDisk(t, f, base, "4s")); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
 	for _, want := range []string{"reaching 3 host(s) over ssh: h1, h2, h3", "fleet: ", "h1  ", "h3  ", "6 of 6 point(s) finished"} {
@@ -154,7 +154,7 @@ func TestSuiteOnFleet(t *testing.T) {
 		paths = append(paths, fmt.Sprintf("%q", h.Name+":"+dir))
 	}
 	fmt.Fprintf(&b, "\n[targets.cluster]\npaths = [%s]\n", strings.Join(paths, ", "))
-	b.WriteString("\n[workloads.corners]\nkind = \"disk\"\nprofile = \"four-corners\"\nsize = \"16MB\"\nruntime = \"2s\"\nramp_time = \"0s\"\n")
+	b.WriteString("\n[workloads.corners]\nkind = \"disk\"\nprofile = \"four-corners\"\nsize = \"16MB\"\nruntime = \"4s\"\nramp_time = \"0s\"\n")
 	b.WriteString("\n[[runs]]\nname = \"cluster-corners\"\nworkload = \"corners\"\ndata = \"cluster\"\n")
 	file := filepath.Join(t.TempDir(), "cluster.toml")
 	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
