@@ -221,7 +221,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		// A job file directly after a --client goes to that server alone.
 		args = append(args, "--client="+fr.sess.Server(h.Name).Arg, filepath.Join(HostsDir, h.Name, JobFileName))
 	}
-	r.say("[%d/%d] %s: %s, on %d hosts at once", n+1, len(r.plan.Points), pt.Name, Describe(pt), len(fr.hosts))
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	res.Started = r.now()
 	stopLive := r.live(n, pt)
 	out, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})

@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbio/internal/execx"
+	"dbio/internal/fleet"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
@@ -764,7 +765,18 @@ func Describe(p Point) string {
 	if p.BlockAlign > 0 {
 		s += fmt.Sprintf(", offsets aligned to %s", bsName(p.BlockAlign))
 	}
-	if len(p.Targets) > 1 {
+	hosts := map[string]bool{}
+	for _, t := range p.Targets {
+		if ft, err := fleet.ParseTarget(t); err == nil && ft.Remote() {
+			hosts[ft.Host] = true
+		}
+	}
+	switch {
+	case len(hosts) > 0 && len(hosts) == len(p.Targets):
+		s += fmt.Sprintf(", on %d hosts at once (jobs per host)", len(hosts))
+	case len(hosts) > 0:
+		s += fmt.Sprintf(", on %d targets of %d hosts at once (jobs per target)", len(p.Targets), len(hosts))
+	case len(p.Targets) > 1:
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
 	return s
