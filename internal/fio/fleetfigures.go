@@ -3,7 +3,6 @@ package fio
 import (
 	"errors"
 	"math"
-	"slices"
 	"time"
 
 	"dbio/internal/results"
@@ -134,9 +133,10 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 			host[0].add(s.ReadIOPS, s.ReadMBPerSec, s.ReadLatMeanUS, s.ReadBins)
 			host[1].add(s.WriteIOPS, s.WriteMBPerSec, s.WriteLatMeanUS, s.WriteBins)
 		}
-		host[2] = host[0].plus(host[1])
+		host[2].plus(host[0])
+		host[2].plus(host[1])
 		for d := range 3 {
-			fleet[d] = fleet[d].plus(host[d])
+			fleet[d].plus(host[d])
 		}
 		out.Hosts = append(out.Hosts, figuresOf(host, len(window)))
 	}
@@ -145,11 +145,12 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 }
 
 // sums accumulate a direction's seconds: each second's IOPS, MB/s and
-// IOPS-weighted mean latency, and its latency bins.
+// IOPS-weighted mean latency, and its latency bins, counted in one array of
+// fio's bins (adding a host's bins to the fleet's costs the same whatever
+// the fleet's size).
 type sums struct {
 	iops, mb, latW, lat float64
-	bins                []HistBin
-	binless             bool // some second's I/Os are not in the bins
+	bins                *[HistBins]int64
 }
 
 func (s *sums) add(iops, mb, latUS float64, bins []HistBin) {
@@ -159,15 +160,29 @@ func (s *sums) add(iops, mb, latUS float64, bins []HistBin) {
 		s.lat += latUS * iops
 		s.latW += iops
 	}
-	if iops > 0 && bins == nil {
-		s.binless = true
+	for _, b := range bins {
+		if b.Index < 0 || b.Index >= HistBins {
+			continue // ParseHistLog reads no such bin
+		}
+		if s.bins == nil {
+			s.bins = new([HistBins]int64)
+		}
+		s.bins[b.Index] += b.Count
 	}
-	s.bins = append(s.bins, bins...)
 }
 
-func (s sums) plus(o sums) sums {
-	return sums{iops: s.iops + o.iops, mb: s.mb + o.mb, lat: s.lat + o.lat, latW: s.latW + o.latW,
-		bins: append(slices.Clip(s.bins), o.bins...), binless: s.binless || o.binless}
+// plus adds o to s.
+func (s *sums) plus(o sums) {
+	s.iops, s.mb, s.lat, s.latW = s.iops+o.iops, s.mb+o.mb, s.lat+o.lat, s.latW+o.latW
+	if o.bins == nil {
+		return
+	}
+	if s.bins == nil {
+		s.bins = new([HistBins]int64)
+	}
+	for i, n := range o.bins {
+		s.bins[i] += n
+	}
 }
 
 func figuresOf(d [3]sums, seconds int) WindowFigures {
@@ -189,10 +204,15 @@ func (s sums) direction(seconds int) *results.FioDirection {
 	if s.latW > 0 {
 		d.Completion.MeanUS = s.lat / s.latW
 	}
-	if s.binless || len(s.bins) == 0 {
+	if s.bins == nil {
 		return d
 	}
-	bins := mergeBins(append([]HistBin(nil), s.bins...))
+	var bins []HistBin
+	for i, n := range s.bins {
+		if n > 0 {
+			bins = append(bins, HistBin{Index: i, Count: n})
+		}
+	}
 	d.Completion.MinUS = HistBinValue(bins[0].Index) / 1000
 	d.Completion.MaxUS = HistBinValue(bins[len(bins)-1].Index) / 1000
 	var count int64

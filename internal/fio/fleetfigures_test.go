@@ -162,3 +162,31 @@ func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFleet1000Hosts computes the fleet figures of a minute-long point
+// on 1,000 hosts, each second of each host with 60 latency bins of reads
+// and 60 of writes: the merging of histograms and per-second series that a
+// fleet of hundreds of hosts asks of the coordinator.
+func BenchmarkFleet1000Hosts(b *testing.B) {
+	const hosts, seconds, bins = 1000, 60, 60
+	const t0 = 1_800_000_000
+	all := make([][]Second, hosts)
+	for h := range all {
+		for s := range seconds {
+			sec := Second{Time: time.UnixMilli(t0*1000 + int64(s)*1000 + int64(h%200)), ReadIOPS: 1000, WriteIOPS: 500,
+				ReadMBPerSec: 4, WriteMBPerSec: 2, MBPerSec: 6, ReadLatMeanUS: 100, WriteLatMeanUS: 300}
+			for i := range bins {
+				sec.ReadBins = append(sec.ReadBins, HistBin{Index: 600 + i + h%7, Count: 16})
+				sec.WriteBins = append(sec.WriteBins, HistBin{Index: 700 + i + h%11, Count: 8})
+			}
+			all[h] = append(all[h], sec)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Fleet(all)
+		if err != nil || f.Seconds != seconds {
+			b.Fatalf("%d s, %v", f.Seconds, err)
+		}
+	}
+}
