@@ -84,6 +84,9 @@ func TestDiskOnFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
+		t.Logf("%s", string(md)[i:min(len(md), i+3000)])
+	}
 	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)

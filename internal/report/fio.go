@@ -745,7 +745,8 @@ func fleetTable(points []results.Step, id string) *table {
 	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
 	}
-	t.Columns = append(t.Columns, column{Name: "fio's IOPS, whole run", Numeric: true})
+	t.Columns = append(t.Columns, column{Name: "fio's IOPS, whole run", Numeric: true}, column{Name: "starts apart (ms)", Numeric: true})
+	t.Caption += " Starts apart is how far apart the hosts' first logged seconds were."
 	row := func(point, host string, seconds int, d *results.FioDirection, own cell) []cell {
 		r := []cell{textCell(point), textCell(host), numCell(float64(seconds), thousands)}
 		if d == nil {
@@ -767,13 +768,13 @@ func fleetTable(points []results.Step, id string) *table {
 		if f == nil || !analysis.Completed(p) {
 			continue
 		}
-		fleetRow := row(p.Name, "fleet", f.Seconds, p.Fio.Total, textCell(""))
+		fleetRow := append(row(p.Name, "fleet", f.Seconds, p.Fio.Total, textCell("")), numCell(float64(f.StartSpreadMS), thousands))
 		for i := range fleetRow {
 			fleetRow[i].Class = "key"
 		}
 		t.Rows = append(t.Rows, fleetRow)
 		for _, h := range f.Hosts {
-			t.Rows = append(t.Rows, row("", h.Host, f.Seconds, h.Total, numCell(h.FioIOPS, thousands)))
+			t.Rows = append(t.Rows, append(row("", h.Host, f.Seconds, h.Total, numCell(h.FioIOPS, thousands)), textCell("")))
 		}
 	}
 	return t
