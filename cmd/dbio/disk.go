@@ -55,6 +55,8 @@ type diskFlags struct {
 	sshConfig string
 	fioPort   int
 	fioServer string
+	// repeat runs the whole characterization this many times into one repeat set.
+	repeat int
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -74,6 +76,9 @@ func newDiskCmd(app *App) *cobra.Command {
   dbio disk --host h1=admin@10.0.0.11 --host h2=admin@10.0.0.12 --target h1:/srv/data --target h2:/srv/data --size 8G`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.repeat < 1 {
+				return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", f.repeat)
+			}
 			cfg, tr, err := diskConfig(cmd, f, app)
 			if err != nil {
 				return err
@@ -82,7 +87,7 @@ func newDiskCmd(app *App) *cobra.Command {
 				printTranslation(app, *tr)
 			}
 			if f.dryRun {
-				return diskDryRun(app, cfg, tr != nil)
+				return diskDryRun(app, cfg, tr != nil, f.repeat)
 			}
 			return runDisk(cmd.Context(), app, cfg, f, tr)
 		},
@@ -122,6 +127,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
 	fs.IntVar(&f.fioPort, "fio-port", fleet.DefaultFioPort, "port of the hosts' fio servers")
 	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
+	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
@@ -331,13 +337,16 @@ func printTranslation(app *App, tr dialect.Translation) {
 	}
 }
 
-func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
+func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 	plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles())
 	if err != nil {
 		return usagef("%v", err)
 	}
 	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
+	if repeat > 1 {
+		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, time.Duration(repeat)*plan.Duration())
+	}
 	for i, p := range plan.Points {
 		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
 	}
@@ -354,10 +363,10 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
 // --size takes on each target (a working file of dbio's own that it will
 // replace counts as free) and the space of the results. The default size
 // is chosen from the free space, so it always fits.
-func diskSpace(cfg fio.Config, resultsBase string) []error {
+func diskSpace(cfg fio.Config, resultsBase string, repeat int) []error {
 	var needs []target.Need
 	if plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
-		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(plan.Duration()), What: "the results"})
+		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(time.Duration(repeat) * plan.Duration()), What: "the results"})
 	}
 	if cfg.Size > 0 {
 		for _, t := range cfg.Targets {
@@ -384,7 +393,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		notes = append(notes, fmt.Sprintf("%s line %q run as one fio job: %s", tr.Tool, strings.TrimSpace(tr.Line), tr.Summary()))
 		notes = append(notes, tr.Notes...)
 	}
-	if problems := diskSpace(cfg, f.resultsBase); len(problems) > 0 {
+	if problems := diskSpace(cfg, f.resultsBase, f.repeat); len(problems) > 0 {
 		return usageErrors(problems)
 	}
 	if _, err := fio.Check(app.Exec); err != nil {
@@ -395,10 +404,17 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return err
 	}
 	defer done()
-	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
+	plan := runner.DiskPlan{
 		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec}, Notes: notes,
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
-	}, env)
+	}
+	if f.repeat > 1 {
+		// Every repeat measures the same plan: nothing a repeat measured
+		// feeds the next one's (a curve's rates come from its own maximum).
+		out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: f.repeat, Disk: func(int) (runner.DiskPlan, error) { return plan, nil }}, env)
+		return repeatsDone(app, out, runErr)
+	}
+	out, runErr := runner.RunDisk(ctx, plan, env)
 	if out.Dir == "" {
 		if runner.IsBadInput(runErr) {
 			return &usageError{msg: runErr.Error()}

@@ -114,7 +114,7 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 // the engine and O_DIRECT setting fio can use there, as for a local
 // target; the working file is laid out by fio itself at the first point.
 func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h fleet.Host, t fleet.Target, label string) (placement, error) {
-	work, err := shell.PrepareTarget(ctx, h, t.Path, target.DirName, target.MarkerName, WorkSubdir)
+	work, err := shell.PrepareTarget(ctx, h, t.Path, target.DirName, results.MarkerName, WorkSubdir)
 	if err != nil {
 		return placement{}, err
 	}

@@ -57,5 +57,5 @@ func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 	cfg := s.Config
 	cfg.SkipChecks = o.SkipChecks
 	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: o.Users,
-		Reuse: cfg.Reuse, Recorded: cfg}, nil
+		Reuse: cfg.Reuse, Recorded: cfg, Seed: cfg.Seed}, nil
 }
