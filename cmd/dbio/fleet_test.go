@@ -56,15 +56,25 @@ func waitNoneLeft(t *testing.T, f *testfleet.Fleet) {
 func TestDiskOnFleet(t *testing.T) {
 	f := testfleet.Start(t, 3)
 	base := t.TempDir()
-	var out bytes.Buffer
-	if code := run(t.Context(), testApp(&out), fleetDisk(t, f, base, "4s")); code != exitOK {
-		t.Fatalf("exit %d:\n%s", code, out.String())
+	// dbio runs as a program of its own, so that the coordinator's CPU and
+	// memory can be read from its end (the fio client is its child).
+	began := time.Now()
+	p := startDBIO(t, fleetDisk(t, f, base, "4s")...)
+	code := p.exit()
+	took := time.Since(began)
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
+	}
+	if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		t.Logf("coordinator (dbio itself, without its fio client): %.2f s user, %.2f s system over %s, peak RSS %d MiB",
+			p.cmd.ProcessState.UserTime().Seconds(), p.cmd.ProcessState.SystemTime().Seconds(), took.Round(time.Millisecond), ru.Maxrss/1024)
 	}
 	for _, want := range []string{"reaching 3 host(s) over ssh: h1, h2, h3", "fleet: ", "h1  ", "h3  ", "6 of 6 point(s) finished"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the run does not say %q:\n%s", want, out.String())
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the run does not say %q:\n%s", want, p.out)
 		}
 	}
+	var out bytes.Buffer
 	waitNoneLeft(t, f)
 	dir := runDir(base)
 	l, err := results.Load(dir)
