@@ -1,9 +1,11 @@
 package suite
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 const fleetSuite = `name = "cluster"
@@ -51,6 +53,16 @@ func TestHostsAndTargetsOnThem(t *testing.T) {
 	}
 	if d := p.Runs[1].Data; !d.OnHosts() || !slices.Equal(d.Dirs(), []string{"h2:/srv/data"}) {
 		t.Errorf("the one-host target: %+v", d)
+	}
+	// The dry run shows the targets on their hosts, as written.
+	var out bytes.Buffer
+	if err := p.DryRun(&out, func(Run) (time.Duration, uint64) { return time.Minute, 0 }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cluster  data  h1:/srv/data, h2:/srv/data", "one      data  h2:/srv/data"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out.String())
+		}
 	}
 }
 

@@ -639,12 +639,14 @@ func (p *Plan) printTargets(w io.Writer) error {
 			role string
 			t    *Target
 		}{{"data", &r.Data}, {"log", r.Log}, {"backup", r.Backup}} {
-			if t.t == nil || t.t.Path == "" || seen[t.role+"\x00"+t.t.Name] {
+			if t.t == nil || (t.t.Path == "" && len(t.t.Paths) == 0) || seen[t.role+"\x00"+t.t.Name] {
 				continue
 			}
 			seen[t.role+"\x00"+t.t.Name] = true
 			path := t.t.Path
-			if abs, err := filepath.Abs(path); err == nil {
+			if t.t.OnHosts() {
+				path = strings.Join(t.t.Dirs(), ", ") // on the hosts, as written
+			} else if abs, err := filepath.Abs(path); err == nil {
 				path = abs
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.t.Name, t.role, path)
