@@ -35,7 +35,7 @@ func fleetDisk(t *testing.T, f *testfleet.Fleet, base, runtime string) []string 
 // waitNoneLeft waits until nothing dbio started runs on the hosts.
 func waitNoneLeft(t *testing.T, f *testfleet.Fleet) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
 	for {
 		left, err := f.Strays(context.Background())
 		if err != nil {

@@ -142,7 +142,7 @@ func analysisValue(s results.Step, name results.FigureName) float64 {
 // waitNoFio waits until nothing dbio started is left on the hosts.
 func waitNoFio(t *testing.T, f *testfleet.Fleet) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
 	for {
 		strays, err := f.Strays(context.Background())
 		if err != nil {

@@ -36,7 +36,7 @@ func localFioVersion(t *testing.T) string {
 // waitNoStrays waits until no process dbio started is left on the hosts.
 func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
 	for {
 		strays, err := f.Strays(context.Background())
 		if err != nil {
