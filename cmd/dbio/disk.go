@@ -13,6 +13,7 @@ import (
 
 	"dbio/internal/dialect"
 	"dbio/internal/fio"
+	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
@@ -48,6 +49,12 @@ type diskFlags struct {
 	createTarget bool
 	// diskspd and sqlio are a DiskSpd or SQLIO command line to run as one fio job.
 	diskspd, sqlio string
+	// hosts name the hosts targets may be on (NAME=DEST); fioPort and
+	// fioServer say where and whose their fio servers are.
+	hosts     []string
+	sshConfig string
+	fioPort   int
+	fioServer string
 	// repeat runs the whole characterization this many times into one repeat set.
 	repeat int
 }
@@ -65,7 +72,8 @@ func newDiskCmd(app *App) *cobra.Command {
   dbio disk --target /mnt/nvme --profile precondition
   dbio disk --target /mnt/nvme --profile crystaldiskmark
   dbio disk --target /mnt/nvme --diskspd "-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L" --dry-run
-  dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"`,
+  dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"
+  dbio disk --host h1=admin@10.0.0.11 --host h2=admin@10.0.0.12 --target h1:/srv/data --target h2:/srv/data --size 8G`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.repeat < 1 {
@@ -115,6 +123,10 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
 	fs.StringVar(&f.diskspd, "diskspd", "", "run a DiskSpd command line as one fio job, e.g. \"-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L\" (see docs/disk.md)")
 	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\" (the sqlio profile is SQLIO's field matrix instead)")
+	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs there, through fio's client and the host's fio server (see docs/fleet.md)")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
+	fs.IntVar(&f.fioPort, "fio-port", fleet.DefaultFioPort, "port of the hosts' fio servers")
+	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
 	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
@@ -218,6 +230,8 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 	if tr != nil {
 		cfg := tr.Config
 		cfg.Targets, cfg.Group, cfg.Engine, cfg.Now, cfg.SysFS = f.targets, f.group, f.engine, app.Now, app.SysFS
+		hosts, herrs := diskHosts(cmd, f)
+		cfg.Hosts, errs = hosts, append(errs, herrs...)
 		if len(errs) == 0 {
 			errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
 		}
@@ -227,10 +241,12 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 		}
 		return cfg, tr, nil
 	}
+	hosts, herrs := diskHosts(cmd, f)
+	errs = append(errs, herrs...)
 	cfg := fio.Config{
 		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
-		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS,
+		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS, Hosts: hosts,
 	}
 	if changed("ramp-time") {
 		ramp := f.ramp
@@ -298,6 +314,9 @@ func diskPlaces(f diskFlags, app *App) []error {
 	}
 	var errs []error
 	for _, t := range f.targets {
+		if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+			continue // the configuration's check reports it, or the host's run checks it there
+		}
 		errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems(app.SysFS)...)
 	}
 	return append(errs, runner.Places{Results: f.resultsBase}.Problems(app.SysFS)...)
@@ -351,6 +370,9 @@ func diskSpace(cfg fio.Config, resultsBase string, repeat int) []error {
 	}
 	if cfg.Size > 0 {
 		for _, t := range cfg.Targets {
+			if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+				continue
+			}
 			needs = append(needs, target.Need{Path: t, Bytes: uint64(cfg.Size), Reclaim: target.OwnedBytes(t, "fio/work.dat"), What: "the fio working file"})
 		}
 	}
@@ -417,4 +439,32 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return fmt.Errorf("%w (results so far in %s)", runErr, out.Dir)
 	}
 	return nil
+}
+
+// diskHosts reads --host, each with the fio server settings.
+func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
+	var hosts []fleet.Host
+	var errs []error
+	for _, s := range f.hosts {
+		h, err := fleet.ParseHostFlag(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		h.FioPort, h.FioServer, h.SSHConfig = f.fioPort, f.fioServer, f.sshConfig
+		hosts = append(hosts, h)
+	}
+	if len(f.hosts) == 0 {
+		for _, name := range []string{"fio-port", "fio-server", "ssh-config"} {
+			if cmd.Flags().Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s: it sets the hosts' fio servers, and no --host is given", name))
+			}
+		}
+	}
+	if f.fioServer != fleet.ServerStart && f.fioServer != fleet.ServerRunning {
+		errs = append(errs, fmt.Errorf("--fio-server %q: use %s (dbio starts them for the run) or %s (you run them)", f.fioServer, fleet.ServerStart, fleet.ServerRunning))
+	} else if f.fioPort < 1 || f.fioPort > 65535 {
+		errs = append(errs, fmt.Errorf("--fio-port %d: give a port from 1 to 65535", f.fioPort))
+	}
+	return hosts, errs
 }

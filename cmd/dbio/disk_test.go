@@ -34,6 +34,16 @@ func TestDiskBadInput(t *testing.T) {
 			[]string{"DiskSpd switch -Z1G: not a DiskSpd switch dbio translates", "--iodepth: the --diskspd line sets the job"}},
 		{[]string{"disk", "--target", dir, "--sqlio", "-kR -f64"}, []string{"SQLIO switch -f64: a stripe factor"}},
 		{[]string{"disk", "--target", dir, "--sqlio", "-kR -frandom", "--diskspd", "-r"}, []string{"--diskspd and --sqlio: give one command line"}},
+		{[]string{"disk", "--host", "h1=root@192.0.2.1", "--target", "h2:/srv/data", "--size", "1G"}, []string{`target "h2:/srv/data" is on host h2, which is not named: name it with --host h2=`}},
+		{[]string{"disk", "--host", "h1=root@192.0.2.1", "--target", "h1:srv/data", "--size", "1G"}, []string{"a target on a host is NAME:/absolute/path"}},
+		{[]string{"disk", "--host", "h1", "--target", dir}, []string{`--host "h1": give NAME=DESTINATION`}},
+		{[]string{"disk", "--host", "h1=-oProxyCommand=x", "--target", "h1:/srv", "--size", "1G"}, []string{"without spaces, quotes or a leading -"}},
+		{[]string{"disk", "--host", "h1=a", "--host", "h1=b", "--target", "h1:/srv", "--size", "1G"}, []string{"host h1 is named twice"}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv"}, []string{"--size: give the working file's size"}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--target", dir, "--size", "1G"}, []string{"is on this machine while the others are on hosts"}},
+		{[]string{"disk", "--target", dir, "--fio-port", "9000"}, []string{"--fio-port: it sets the hosts' fio servers, and no --host is given"}},
+		{[]string{"disk", "--host", "h1=a", "--fio-server", "maybe", "--target", "h1:/srv", "--size", "1G"}, []string{`--fio-server "maybe"`}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--size", "1G", "--profile", "curve"}, []string{"does not split over a fleet's hosts yet"}},
 	} {
 		t.Run(strings.Join(tc.args[min(3, len(tc.args)):], " "), func(t *testing.T) {
 			var out bytes.Buffer

@@ -52,6 +52,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 		return nil, err
 	}
 	exec := f.Exec
+	if !f.Limits.IsZero() && f.Config.Fleet() {
+		return nil, fmt.Errorf("storage-class limits (%s) cap devices on this machine, and the targets are on other hosts: run the fleet without a limit", f.Limits)
+	}
 	if !f.Limits.IsZero() {
 		g, note, err := fioLimits(f.Config.SysFS, f.Config.Targets, f.Limits, dir.Run().ID)
 		if err != nil {
@@ -127,7 +130,9 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		return out, err
 	}
 	out.Planned = len(plan.Points)
-	if !p.TargetsHeld {
+	// Targets on other hosts are locked by no one yet: a fleet run holds
+	// none here.
+	if !p.TargetsHeld && !p.Fio.Config.Fleet() {
 		release, err := LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
 		if err != nil {
 			return out, err

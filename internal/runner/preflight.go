@@ -358,7 +358,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		if r.Kind == "disk" {
 			pl.Subdirs = []string{fio.WorkSubdir}
 		}
-		if r.DSN == "" || r.Kind == "disk" {
+		if (r.DSN == "" || r.Kind == "disk") && !r.Data.OnHosts() {
 			pl.Data = r.Data.Path
 			if r.Log != nil {
 				pl.Log = r.Log.Path
@@ -456,6 +456,9 @@ func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.
 func (s Suite) suiteTargets() []string {
 	var paths []string
 	for _, r := range s.Plan.Runs {
+		if r.Data.OnHosts() {
+			continue // a host's target is checked on the host, and locked by no one yet
+		}
 		if r.DSN == "" || r.Kind == "disk" {
 			paths = append(paths, r.Data.Path)
 			if r.Log != nil {

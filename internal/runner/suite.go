@@ -504,7 +504,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 
 // runDisk characterizes the run's data target with fio, under its limits.
 func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}, SysFS: env.SysFS}
+	c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), SysFS: env.SysFS, Hosts: s.Plan.Hosts}
 	if r.Workload.Runtime != "" {
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d
