@@ -25,8 +25,10 @@ func (f *fakeTerminal) Run(ctx context.Context, conn Session) error {
 // pooledConn is a session of a pooled set: its Next is never called.
 type pooledConn struct{ closed atomic.Bool }
 
-func (c *pooledConn) Next(context.Context) error { return errors.New("a pooled session runs terminals' transactions, not its own") }
-func (c *pooledConn) Close() error                { c.closed.Store(true); return nil }
+func (c *pooledConn) Next(context.Context) error {
+	return errors.New("a pooled session runs terminals' transactions, not its own")
+}
+func (c *pooledConn) Close() error { c.closed.Store(true); return nil }
 
 func openPooled(conns *[]*pooledConn) func(context.Context, int) (Session, error) {
 	return func(context.Context, int) (Session, error) {
