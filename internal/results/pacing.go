@@ -18,6 +18,10 @@ type Pacing struct {
 	// intended start: the users could not keep up with the schedule.
 	Late            int64   `json:"late"`
 	LateToleranceMS float64 `json:"late_tolerance_ms"`
+	// Connections is the transaction monitor's pool when the step's users
+	// were terminals sharing connections (Arrival "terminals"): a late
+	// start is then one that waited beyond the tolerance for a connection.
+	Connections int `json:"connections,omitempty"`
 }
 
 // Figures and series columns of an open-loop step.
