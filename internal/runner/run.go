@@ -408,6 +408,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 
+	if err := checkServerConnections(ctx, inst, p); err != nil {
+		return err
+	}
 	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
 	ls, err := p.Workload.Prepare(ctx, inst, env.Out)

@@ -102,6 +102,7 @@ func (s *Settings) Estimate() workload.Estimate {
 func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 	cfg := s.Config
 	cfg.SkipChecks = o.SkipChecks
-	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: o.Users,
+	users, _ := s.Steps(o.Users)
+	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users,
 		Reuse: cfg.Reuse, Recorded: cfg}, nil
 }
