@@ -111,6 +111,29 @@ for engine in postgres mariadb; do
 	rm -rf "$target"
 done
 
+# TPC-C paced as the specification has it, at a study's scale: 100
+# warehouses, their 1,000 terminals keying and thinking, sharing 32
+# connections through dbio's transaction monitor on PostgreSQL. The
+# ceiling is 12.86 New-Orders a minute per warehouse; dbio's own memory and
+# CPU are what 1,000 terminals cost it. BENCH_TERMINALS=0 skips it (it
+# loads about 10 GB); BENCH_TERMINALS_RAMPUP and BENCH_TERMINALS_STEP set
+# its ramp-up (default 60s: terminals start their first cycle spread over
+# about 21 s) and its measured time (default 3m).
+if [ "${BENCH_TERMINALS:-1}" != 0 ]; then
+	target="$work/postgres-terminals"
+	mkdir -p "$target"
+	tpcc bench-terminals --engine postgres --target "$target" --warehouses 100 --keying-thinking --pool 32 \
+		--ramp-time "${BENCH_TERMINALS_RAMPUP:-60s}" --runtime "${BENCH_TERMINALS_STEP:-3m}" --buffer-pool 2GB
+	after=$(state)
+	per_wh=$(awk -v n="${f_nopm:-}" 'BEGIN {if (n == "") print "-"; else printf "%.2f", n / 100}')
+	row "postgres: tpmC per warehouse, 100 wh, 1,000 terminals" "$per_wh" ">= 12.5" "$(verdict "$per_wh" 12.5 higher)" \
+		"$after; pool ${f_pool:--}, ${f_late_pct:--} % waited over 10 ms for a connection, p99 from submission ${f_latency_p99_corrected:--} ms"
+	row "postgres: driver RSS, 1,000 terminals (MB)" "${f_dbio_rss_mb:--}" "< 200" "$(verdict "${f_dbio_rss_mb:-}" 200 lower)" "$after"
+	row "postgres: driver CPU, 1,000 terminals (% of machine)" "${f_dbio_cpu_pct:--}" "< 5" "$(verdict "${f_dbio_cpu_pct:-}" 5 lower)" \
+		"$after; server ${f_server_cpu_pct:--} %, others ${f_others_cpu_pct:--} %"
+	rm -rf "$target"
+fi
+
 # The Go benchmarks: the SQLite loader, and the cost of one transaction in
 # this process (the driver alone on a server engine; on SQLite the engine
 # runs in the process and is counted too).
