@@ -231,7 +231,9 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 	offered, pool := load.rate, 0
 	if m, ok := s.Workload.(workload.Monitored); ok && load.rate == 0 {
 		if pool = m.Pool(users); pool > 0 {
-			offered = float64(users) * m.TerminalRate()
+			// To the thousandth of a transaction per second: a rate the
+			// pacing allows, not one a user typed, shown briefly.
+			offered = math.Round(float64(users)*m.TerminalRate()*1000) / 1000
 			if set, err = st.monitorSet(m, users, pool, col); err != nil {
 				return nil, fmt.Errorf("step %s: %w", name, err)
 			}
