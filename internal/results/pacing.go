@@ -24,6 +24,11 @@ type Pacing struct {
 	Connections int `json:"connections,omitempty"`
 }
 
+// ArrivalTerminals is the Arrival of a step whose users were terminals
+// pacing themselves with keying and think times through a transaction
+// monitor: its intended starts are their submissions.
+const ArrivalTerminals = "terminals"
+
 // Figures and series columns of an open-loop step.
 const (
 	// FigureLatencyP99Corrected is the 99th percentile of every

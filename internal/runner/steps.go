@@ -360,7 +360,7 @@ loop:
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
 	if pool > 0 {
-		sum.Pacing = workload.OpenLoop(totals, measured, terminalsArrival, offered, st.tolerance())
+		sum.Pacing = workload.OpenLoop(totals, measured, results.ArrivalTerminals, offered, st.tolerance())
 		sum.Pacing.Connections = pool
 		sum.Notes = append(sum.Notes, fmt.Sprintf("%d terminals shared %d connections through a transaction monitor; the latency from the intended start is each transaction's response time from its submission, the wait for a connection included, and a late start is one that waited longer than %s for a connection", users, pool, st.tolerance()))
 	} else if load.rate > 0 {
@@ -376,10 +376,6 @@ loop:
 	sum.Telemetry = st.rec.StepTelemetry()
 	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)
 }
-
-// terminalsArrival is the arrival process a step of terminals records:
-// each terminal's own keying and think times decide when it submits.
-const terminalsArrival = "terminals"
 
 // tolerance is how late a start may be before it counts as late.
 func (st *stepper) tolerance() time.Duration {

@@ -103,6 +103,10 @@ func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 	cfg := s.Config
 	cfg.SkipChecks = o.SkipChecks
 	users, _ := s.Steps(o.Users)
+	if cfg.KeyingThinking {
+		// run.json records the terminals the run had, the default resolved.
+		cfg.Terminals = cfg.terminals()
+	}
 	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users,
 		Reuse: cfg.Reuse, Recorded: cfg}, nil
 }
