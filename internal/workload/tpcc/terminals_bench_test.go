@@ -194,3 +194,67 @@ func peakRSS() int64 {
 	}
 	return 0
 }
+
+// countingExecutor is fakeExecutor that closes done after n transactions.
+type countingExecutor struct {
+	fakeExecutor
+	count *atomic.Int64
+	n     int64
+	done  chan struct{}
+}
+
+func (c countingExecutor) payment(ctx context.Context, in *paymentIn) error {
+	if c.count.Add(1) == c.n {
+		close(c.done)
+	}
+	return c.fakeExecutor.payment(ctx, in)
+}
+
+// Terminals run their mix through the monitor's few connections, each
+// connection recording what it ran: run with -race, this is the monitor's
+// concurrency check on the real terminals.
+func TestTerminalsOnAFakeExecutor(t *testing.T) {
+	const terminals, pool, payments = 300, 4, 400
+	w := New(Config{Warehouses: 30, KeyingThinking: true, Seed: 1})
+	w.pacingScale = 0.001 // a cycle of about 21 ms
+	w.setConstants(Constants{CLast: 1, CID: 2, OLIID: 3})
+	col := metrics.NewCollector(w.TxTypes())
+	var count atomic.Int64
+	done := make(chan struct{})
+	terms := make([]vusers.Terminal, terminals)
+	for i := range terms {
+		term, err := w.NewTerminal(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms[i] = benchTerminal{term}
+	}
+	recs := make([]*metrics.Recorder, pool)
+	g, err := vusers.Start(context.Background(), vusers.Users{
+		N: pool,
+		Open: func(_ context.Context, c int) (vusers.Session, error) {
+			recs[c] = col.NewRecorder()
+			exec := countingExecutor{count: &count, n: payments, done: done}
+			return &pooledConn{conn{classify: func(error) txerr.Class { return txerr.Fatal }, exec: exec, rec: recs[c]}}, nil
+		},
+		Terminals: &vusers.Terminals{N: terminals, Terminal: func(i int) vusers.Terminal { return terms[i] },
+			Begin: func(c int, tm arrival.Timing) { recs[c].Begin(tm.Delay(), tm.Late(arrival.DefaultTolerance)) }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	g.Stop()
+	col.Tick()
+	totals := col.StepTotals()
+	all := metrics.Merge(totals...)
+	if all.Paced != all.Completed()+all.Failed || all.Corrected == nil {
+		t.Errorf("%d transactions paced, %d completed, %d failed: every one is timed from its submission", all.Paced, all.Completed(), all.Failed)
+	}
+	if got := totals[TxPayment].Completed(); got < payments {
+		t.Errorf("%d payments recorded, want at least %d", got, payments)
+	}
+	if totals[TxNewOrder].Completed() == 0 {
+		t.Error("no New-Order ran")
+	}
+}
