@@ -182,23 +182,45 @@ func (c *conn) execute(ctx context.Context, t int, run txRun) error {
 	return nil
 }
 
-// Wait implements workload.Terminal: after the transaction just run (none
-// at first) the terminal thinks, then draws its next transaction and keys
-// it in (5.2.5.7); Wait returns the two together. The first Wait also
-// thinks, as though a transaction had just ended, so that terminals started
-// together spread out the way a running system's are.
+// Wait implements workload.Terminal: after the transaction just run the
+// terminal thinks, then draws its next transaction and keys it in
+// (5.2.5.7); Wait returns the two together. The first Wait starts the
+// terminal part-way through a cycle (see firstWait).
 func (t *terminal) Wait() time.Duration {
+	first := t.run == nil
 	last := t.tx
-	if t.run == nil {
-		last = -1
-	}
 	t.tx = t.nextType()
 	t.run = t.prepare(t.tx)
-	if last < 0 {
-		last = t.tx
+	if first {
+		return t.firstWait()
 	}
 	return t.think(last) + t.keying(t.tx)
 }
+
+// firstWait is the time to a terminal's first submission when it is found
+// the way a system running for a while would find it: at a uniformly random
+// point of a cycle (a think time, then the keying of the transaction just
+// drawn), the cycle drawn in proportion to its length, since a random
+// moment falls in a long cycle more often than in a short one. Terminals
+// started together then submit at the steady rate from the start, instead
+// of ringing for several cycles, so a ramp-up of about a cycle suffices.
+func (t *terminal) firstWait() time.Duration {
+	if !t.pacing {
+		return 0
+	}
+	keying := t.keying(t.tx)
+	longest := float64(t.scaled(maxThinkMean*10) + keying)
+	for {
+		cycle := t.think(mixDeck[t.r.IntN(len(mixDeck))]) + keying
+		if t.r.Float64()*longest < float64(cycle) {
+			return time.Duration(t.r.Float64() * float64(cycle))
+		}
+	}
+}
+
+// maxThinkMean is the longest mean think time of the mix (New-Order's and
+// Payment's); a think time is truncated at ten times its mean.
+const maxThinkMean = 12 * time.Second
 
 // Run implements workload.Terminal: the transaction keyed in runs on a
 // pooled connection, recorded on that connection's recorder.
