@@ -187,36 +187,45 @@ func (c *conn) execute(ctx context.Context, t int, run txRun) error {
 // (5.2.5.7); Wait returns the two together. The first Wait starts the
 // terminal part-way through a cycle (see firstWait).
 func (t *terminal) Wait() time.Duration {
-	first := t.run == nil
+	if t.run == nil {
+		return t.firstWait()
+	}
 	last := t.tx
 	t.tx = t.nextType()
 	t.run = t.prepare(t.tx)
-	if first {
-		return t.firstWait()
-	}
 	return t.think(last) + t.keying(t.tx)
 }
 
-// firstWait is the time to a terminal's first submission when it is found
-// the way a system running for a while would find it: at a uniformly random
-// point of a cycle (a think time, then the keying of the transaction just
-// drawn), the cycle drawn in proportion to its length, since a random
-// moment falls in a long cycle more often than in a short one. Terminals
+// firstWait draws a terminal's first transaction and the time to its
+// submission as a system running for a while would find the terminal: at
+// a uniformly random point of a cycle (a think time after one transaction,
+// then the keying of the next), the cycle and its two transaction types
+// drawn in proportion to its length, since a random moment falls in a long
+// cycle (a New-Order's keying) more often than in a short one. Terminals
 // started together then submit at the steady rate from the start, instead
 // of ringing for several cycles, so a ramp-up of about a cycle suffices.
+// The first transaction's type comes from this draw, not the deck; the
+// deck deals every later one.
 func (t *terminal) firstWait() time.Duration {
 	if !t.pacing {
+		t.tx = t.nextType()
+		t.run = t.prepare(t.tx)
 		return 0
 	}
-	keying := t.keying(t.tx)
-	longest := float64(t.scaled(maxThinkMean*10) + keying)
+	longest := float64(t.scaled(maxThinkMean*10) + t.scaled(maxKeying))
 	for {
-		cycle := t.think(mixDeck[t.r.IntN(len(mixDeck))]) + keying
+		before, next := mixDeck[t.r.IntN(len(mixDeck))], mixDeck[t.r.IntN(len(mixDeck))]
+		cycle := t.think(before) + t.keying(next)
 		if t.r.Float64()*longest < float64(cycle) {
+			t.tx = next
+			t.run = t.prepare(next)
 			return time.Duration(t.r.Float64() * float64(cycle))
 		}
 	}
 }
+
+// maxKeying is the longest keying time (New-Order's).
+const maxKeying = 18 * time.Second
 
 // maxThinkMean is the longest mean think time of the mix (New-Order's and
 // Payment's); a think time is truncated at ten times its mean.
