@@ -48,6 +48,8 @@ type diskFlags struct {
 	createTarget bool
 	// diskspd and sqlio are a DiskSpd or SQLIO command line to run as one fio job.
 	diskspd, sqlio string
+	// repeat runs the whole characterization this many times into one repeat set.
+	repeat int
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -66,6 +68,9 @@ func newDiskCmd(app *App) *cobra.Command {
   dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.repeat < 1 {
+				return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", f.repeat)
+			}
 			cfg, tr, err := diskConfig(cmd, f, app)
 			if err != nil {
 				return err
@@ -74,7 +79,7 @@ func newDiskCmd(app *App) *cobra.Command {
 				printTranslation(app, *tr)
 			}
 			if f.dryRun {
-				return diskDryRun(app, cfg, tr != nil)
+				return diskDryRun(app, cfg, tr != nil, f.repeat)
 			}
 			return runDisk(cmd.Context(), app, cfg, f, tr)
 		},
@@ -110,6 +115,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
 	fs.StringVar(&f.diskspd, "diskspd", "", "run a DiskSpd command line as one fio job, e.g. \"-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L\" (see docs/disk.md)")
 	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\" (the sqlio profile is SQLIO's field matrix instead)")
+	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
@@ -312,13 +318,16 @@ func printTranslation(app *App, tr dialect.Translation) {
 	}
 }
 
-func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
+func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 	plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles())
 	if err != nil {
 		return usagef("%v", err)
 	}
 	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
+	if repeat > 1 {
+		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, time.Duration(repeat)*plan.Duration())
+	}
 	for i, p := range plan.Points {
 		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
 	}
@@ -335,10 +344,10 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
 // --size takes on each target (a working file of dbio's own that it will
 // replace counts as free) and the space of the results. The default size
 // is chosen from the free space, so it always fits.
-func diskSpace(cfg fio.Config, resultsBase string) []error {
+func diskSpace(cfg fio.Config, resultsBase string, repeat int) []error {
 	var needs []target.Need
 	if plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
-		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(plan.Duration()), What: "the results"})
+		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(time.Duration(repeat) * plan.Duration()), What: "the results"})
 	}
 	if cfg.Size > 0 {
 		for _, t := range cfg.Targets {
@@ -362,7 +371,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		notes = append(notes, fmt.Sprintf("%s line %q run as one fio job: %s", tr.Tool, strings.TrimSpace(tr.Line), tr.Summary()))
 		notes = append(notes, tr.Notes...)
 	}
-	if problems := diskSpace(cfg, f.resultsBase); len(problems) > 0 {
+	if problems := diskSpace(cfg, f.resultsBase, f.repeat); len(problems) > 0 {
 		return usageErrors(problems)
 	}
 	if _, err := fio.Check(app.Exec); err != nil {
@@ -373,10 +382,17 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return err
 	}
 	defer done()
-	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
+	plan := runner.DiskPlan{
 		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec}, Notes: notes,
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
-	}, env)
+	}
+	if f.repeat > 1 {
+		// Every repeat measures the same plan: nothing a repeat measured
+		// feeds the next one's (a curve's rates come from its own maximum).
+		out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: f.repeat, Disk: func(int) (runner.DiskPlan, error) { return plan, nil }}, env)
+		return repeatsDone(app, out, runErr)
+	}
+	out, runErr := runner.RunDisk(ctx, plan, env)
 	if out.Dir == "" {
 		if runner.IsBadInput(runErr) {
 			return &usageError{msg: runErr.Error()}

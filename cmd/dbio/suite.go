@@ -71,6 +71,7 @@ DSN is recorded without its password.`,
 				Engines:   app.Engines,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
+				AB:        report.WriteAB,
 				Report: func(dir string) (string, error) {
 					if l, err := results.Load(dir); err == nil {
 						report.Text(app.Stdout, l, reportOptions(app))

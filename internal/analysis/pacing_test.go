@@ -46,6 +46,19 @@ func TestPacingFindings(t *testing.T) {
 	if RateShort(steps[0]) || !RateShort(steps[1]) || RateShort(steps[2]) {
 		t.Errorf("short: %v %v %v; want only users-2 (5.1 %% short)", RateShort(steps[0]), RateShort(steps[1]), RateShort(steps[2]))
 	}
+	// 4 users at 20 tx/s for 10 s: up to 4 transactions (0.4 tx/s) are
+	// still in hand when the window ends, so 18.7 tx/s is not short, and
+	// 18.5 is (18.5 + 0.4 < 19).
+	for _, c := range []struct {
+		achieved float64
+		short    bool
+	}{{18.7, false}, {18.5, true}} {
+		s := step("rate-20", 20, c.achieved, 0, 187)
+		s.Users, s.MeasureS = 4, 10
+		if RateShort(s) != c.short {
+			t.Errorf("4 users, 20 tx/s offered for 10 s, %v achieved: short %v, want %v", c.achieved, RateShort(s), c.short)
+		}
+	}
 	got := strings.Join(PacingFindings(steps), "\n")
 	for _, want := range []string{
 		"users-2: the offered rate was not achieved: 100 tx/s offered, 94.9 tx/s achieved (94.9 %)",

@@ -179,6 +179,9 @@ func stepTables(w io.Writer, steps []results.Step) error {
 			if err := dbWaitText(w, ss); err != nil {
 				return err
 			}
+			if err := serverMemoryText(w, ss); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

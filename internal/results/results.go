@@ -24,6 +24,11 @@ import (
 // SchemaVersion is bumped whenever a reader of an older directory would misread a newer one.
 const SchemaVersion = 1
 
+// MarkerName is the file by which dbio marks a directory it created (a
+// target's working directory, a report's CSV directory) as its own: dbio
+// writes into, and removes, only directories that hold it.
+const MarkerName = ".dbio-owned"
+
 // Status is where a run or step ended.
 type Status string
 

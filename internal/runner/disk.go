@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -79,6 +78,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 	return fio.RunPlan(ctx, plan, dir, first, exec, out)
 }
 
+// kindDisk is a disk run's kind in run.json.
+const kindDisk = "disk"
+
 // DiskPlan is a run that is one fio phase: `dbio disk`, a suite's disk run.
 type DiskPlan struct {
 	// Name names the results directory (<timestamp>-<name>).
@@ -115,7 +117,7 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		env.Now = time.Now
 	}
 	var out DiskOutcome
-	run := results.Run{Kind: "disk", Command: p.Command, Notes: p.Notes}
+	run := results.Run{Kind: kindDisk, Command: p.Command, Notes: p.Notes}
 	if p.RecordHost {
 		run.Environment, run.Warnings = hostEnvironment(env)
 		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = run.Environment.CPUs, run.Environment.MemoryBytes
@@ -167,7 +169,7 @@ func fioLimits(sys target.SysFS, targets []string, l iolimit.Limits, name string
 		}
 	}
 	sort.Strings(devs)
-	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, l)
+	g, err := iolimit.SystemHost(sys.Sys).Create(name, devs, l)
 	if err != nil {
 		return nil, "", fmt.Errorf("limit %s: %w", l, err)
 	}

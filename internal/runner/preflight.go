@@ -18,6 +18,7 @@ import (
 	"dbio/internal/secret"
 	"dbio/internal/suite"
 	"dbio/internal/target"
+	"dbio/internal/units"
 	"dbio/internal/workload"
 )
 
@@ -280,13 +281,56 @@ func tooManyConnections(name func(string) string, w workload.Workload, users []i
 func spaceProblems(p Plan) []error {
 	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(len(p.Users), p.RampUp+p.Step), What: "the results"}}
 	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
-		n := target.Need{Path: p.DataPath, Bytes: p.SpaceNeeded, What: fmt.Sprintf("%s at this scale", p.Kind)}
-		if l, ok := p.Engine.(engine.Layout); ok {
-			n.Reclaim = target.OwnedBytes(p.DataPath, l.Replaces(p.EngineOptions)...)
+		servers := 1
+		if p.Noisy != nil {
+			servers = p.Noisy.Tenants // each tenant is an instance with files of its own
 		}
-		needs = append(needs, n)
+		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), servers)...)
 	}
 	return target.SpaceProblems(needs)
+}
+
+// databaseNeeds is the space a fresh database takes: the workload's data
+// (data bytes, named what) on the data target, where the instance it
+// replaces counts as free, and the engine's own files (a redo log, WAL,
+// system tablespaces) beside it or on the log target, for each of servers
+// instances.
+func databaseNeeds(e engine.Engine, o engine.Options, data uint64, dataPath, logPath, what string, servers int) []target.Need {
+	n := target.Need{Path: dataPath, Bytes: data, What: what}
+	// The instance a fresh start re-creates frees its directories: on the
+	// data target, and on the log target when the engine keeps one there.
+	var logReclaim uint64
+	if l, ok := e.(engine.Layout); ok {
+		n.Reclaim = target.OwnedBytes(dataPath, l.Replaces(o)...)
+		if logPath != "" {
+			_, logs := l.Subdirs(true)
+			logReclaim = target.OwnedBytes(logPath, logs...)
+		}
+	}
+	s, ok := e.(engine.SpaceNeeds)
+	if !ok {
+		return []target.Need{n}
+	}
+	// With the engine's files beside it, each part says its size.
+	n.What += " (" + units.FormatBytes(data) + ")"
+	needs := []target.Need{n}
+	for _, f := range s.SpaceNeed(o, data) {
+		at := dataPath
+		if f.OnLog && logPath != "" {
+			at = logPath
+		}
+		f.Bytes *= uint64(max(servers, 1))
+		size := units.FormatBytes(f.Bytes)
+		if servers > 1 {
+			size = fmt.Sprintf("%d servers, %s", servers, size)
+		}
+		need := target.Need{Path: at, Bytes: f.Bytes, What: f.What + " (" + size + ")"}
+		if at == logPath && at != dataPath {
+			need.Reclaim, logReclaim = logReclaim, 0 // counted once
+		}
+		needs = append(needs, need)
+	}
+	return needs
 }
 
 // resultsBytes is a generous estimate of a results directory: reports,
@@ -432,7 +476,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		if factory, ok := s.Workloads[r.Kind]; ok {
 			built, err := factory(r)
 			if err == nil {
-				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes()); err != nil {
+				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed); err != nil {
 					list = append(list, err)
 				}
 			}
@@ -443,11 +487,16 @@ func (s Suite) Preflight(sys target.SysFS) error {
 				}
 			}
 			if err == nil && built.SpaceNeeded > 0 {
-				n := target.Need{Path: r.Data.Path, Bytes: built.SpaceNeeded, What: fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind)}
-				if l, ok := eng.(engine.Layout); ok {
-					n.Reclaim = target.OwnedBytes(r.Data.Path, l.Replaces(engine.Options{Database: "dbio_" + r.Kind})...)
+				logPath := ""
+				if r.Log != nil {
+					logPath = r.Log.Path
 				}
-				list = append(list, target.SpaceProblems([]target.Need{n})...)
+				o := engine.Options{Database: "dbio_" + r.Kind, BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}
+				servers := 1
+				if r.Scenario == "noisy-neighbour" {
+					servers = r.Noisy.Tenants
+				}
+				list = append(list, target.SpaceProblems(databaseNeeds(eng, o, built.SpaceNeeded, r.Data.Path, logPath, fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind), servers))...)
 			}
 		}
 	}

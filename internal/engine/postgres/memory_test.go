@@ -89,8 +89,8 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("a %d MB table read twice under a %d MB cap: the group holds %d MB (peak %d MB), page cache %d MB, own memory %d MB",
-		size>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20, u.Anon>>20)
+	t.Logf("a %d MB table read twice under a %d MB cap: the group holds %d MB (peak %d MB), page cache %d MB, own memory %d MB; %d refaults, %d cap hits, %d major faults",
+		size>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20, u.Anon>>20, u.Refaults, u.LimitHits, u.MajorFaults)
 	if size < 2*limit {
 		t.Fatalf("the table is %d bytes, not larger than twice the cap: the test proves nothing", size)
 	}
@@ -102,6 +102,10 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	}
 	if u.Peak < limit*3/4 {
 		t.Errorf("peak %d bytes: reading %d bytes should have filled the group to its cap of %d", u.Peak, size, limit)
+	}
+	// The second read finds evicted what the first brought in: the cap binds.
+	if u.Refaults == 0 {
+		t.Errorf("no refault counted after reading a %d MB table twice under a %d MB cap", size>>20, limit>>20)
 	}
 	if u.OOMKills > 0 {
 		t.Errorf("the kernel killed %d processes of the group", u.OOMKills)

@@ -108,5 +108,5 @@ func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 		cfg.Terminals = cfg.terminals()
 	}
 	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users,
-		Reuse: cfg.Reuse, Recorded: cfg}, nil
+		Reuse: cfg.Reuse, Recorded: cfg, Seed: cfg.Seed}, nil
 }
