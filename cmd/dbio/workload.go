@@ -76,7 +76,11 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 // device pass first).
 func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	problems := f.settings.Validate()
-	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
+	steps := f.def.RunDefaults.OwnSteps
+	if o, ok := f.settings.(workload.StepsOwner); ok && steps == "" {
+		steps = o.OwnSteps()
+	}
+	if steps != "" && f.run.flags.Changed("users") {
 		problems = append(problems, fmt.Errorf("--users: %s", steps))
 	}
 	// The pacing is checked against the users asked for; a workload that

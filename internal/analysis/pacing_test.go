@@ -72,3 +72,30 @@ func TestPacingFindings(t *testing.T) {
 		t.Errorf("findings for steps that kept their rate on time: %q", got)
 	}
 }
+
+// A step of terminals is short only beyond what chance makes of its count:
+// ten terminals for a minute expect about 29 transactions, and 26 is not
+// short; ten thousand expected and 9,400 achieved is.
+func TestTerminalsRateShortBeyondNoise(t *testing.T) {
+	step := func(offered, achieved, measure float64) results.Step {
+		return results.Step{Name: "users-x", MeasureS: measure,
+			Pacing: &results.Pacing{Arrival: results.ArrivalTerminals, OfferedTPS: offered, AchievedTPS: achieved, Connections: 2}}
+	}
+	tests := []struct {
+		name string
+		s    results.Step
+		want bool
+	}{
+		{"a few dozen, 9 % short: chance", step(0.476, 0.433, 60), false},
+		{"ten thousand, 6 % short: beyond chance", step(100, 94, 100), true},
+		{"ten thousand, 3 % short: within the tolerance", step(100, 97, 100), false},
+	}
+	for _, tc := range tests {
+		if got := RateShort(tc.s); got != tc.want {
+			t.Errorf("%s: short %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if f := PacingFindings([]results.Step{step(100, 94, 100)}); len(f) == 0 || !strings.Contains(f[0], "the monitor's 2 connections") {
+		t.Errorf("findings %q: a short step of terminals names the monitor's pool", f)
+	}
+}

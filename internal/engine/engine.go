@@ -224,6 +224,19 @@ type MemoryNeeds interface {
 	MemoryNeed(o Options, conns int) (bytes int64, explain string)
 }
 
+// ConnectionLimit is implemented by server engines: how many connections a
+// server they manage with o accepts (its max_connections) and where that
+// figure comes from, so that a run needing more is refused before it starts.
+type ConnectionLimit interface {
+	MaxConnections(o Options) (limit int, from string)
+}
+
+// ServerConnections is implemented by server instances, managed or not:
+// the max_connections of the server they are connected to, as it says.
+type ServerConnections interface {
+	ServerMaxConnections(ctx context.Context) (int, error)
+}
+
 // SpaceNeeds is implemented by engines whose own files take space beside
 // the workload's data: a redo log created at its full size, WAL kept
 // between checkpoints, system tablespaces and catalogs. The space preflight

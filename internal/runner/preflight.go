@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"dbio/internal/suite"
 	"dbio/internal/target"
 	"dbio/internal/units"
+	"dbio/internal/workload"
 )
 
 // Problems are every reason a run cannot start, found before anything was
@@ -175,18 +178,103 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if p.Noisy != nil {
 		servers = p.Noisy.Tenants
 	}
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, connections(p.Users), servers, memlimit.SystemHost(sys.Sys))...)
+	openLoop := p.Pacing != nil || p.Goal != nil
+	conns := connections(p.Workload, p.Users, openLoop)
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, conns, servers, memlimit.SystemHost(sys.Sys))...)
+	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, p.Workload, p.Users, openLoop)...)
 	return problems(list)
 }
 
 // connections is how many connections dbio opens to a server at most
-// while users run: one per user, and the one its counters are read on.
-func connections(users []int) int {
+// while users run: one per user, or the transaction monitor's pool when
+// terminals share connections, and the one its counters are read on.
+func connections(w workload.Workload, users []int, openLoop bool) int {
 	most := 0
 	for _, u := range users {
-		most = max(most, u)
+		most = max(most, userConnections(w, u, openLoop))
 	}
 	return most + 1
+}
+
+// userConnections is how many connections a step of users opens.
+func userConnections(w workload.Workload, users int, openLoop bool) int {
+	if m, ok := w.(workload.Monitored); ok && !openLoop {
+		if pool := m.Pool(users); pool > 0 {
+			return pool
+		}
+	}
+	return users
+}
+
+// flagForm and keyForm name a setting as the command line and a suite
+// file write it.
+func flagForm(name string) string { return "--" + name }
+func keyForm(name string) string {
+	if name == "setting" {
+		return "settings"
+	}
+	return strings.ReplaceAll(name, "-", "_")
+}
+
+// checkServerConnections asks an external server (--dsn) for its
+// max_connections once connected, before anything is loaded, and refuses
+// a run that needs more; a managed server's limit was checked before it
+// started. A server that will not say is not held against the run.
+func checkServerConnections(ctx context.Context, inst engine.Instance, p Plan) error {
+	sc, ok := inst.(engine.ServerConnections)
+	if !ok || p.EngineOptions.DSN == "" || len(p.Users) == 0 {
+		return nil
+	}
+	limit, err := sc.ServerMaxConnections(ctx)
+	if err != nil {
+		return nil
+	}
+	openLoop := p.Pacing != nil || p.Goal != nil
+	if need := connections(p.Workload, p.Users, openLoop); need > limit {
+		return &Problems{List: []error{tooManyConnections(flagForm, p.Workload, p.Users, openLoop, need, limit, "as the server at --dsn says")}}
+	}
+	return nil
+}
+
+// connectionProblems are the reasons a step of users cannot get its
+// connections, found before anything starts: an open-loop run that would
+// set a pool aside, or more connections than the server accepts (its
+// max_connections as dbio will configure it, or as a setting gives it).
+// An external server's limit is asked of it once connected (see
+// checkServerConnections).
+func connectionProblems(name func(string) string, e engine.Engine, o engine.Options, w workload.Workload, users []int, openLoop bool) []error {
+	var out []error
+	m, monitored := w.(workload.Monitored)
+	for _, u := range users {
+		if monitored && openLoop {
+			if pool := m.Pool(u); pool > 0 && pool < u {
+				out = append(out, fmt.Errorf("%s %d: an open-loop run (a rate or a goal) gives each of its %d terminals a schedule and a connection of its own: drop %s, or the rate", name("pool"), pool, u, name("pool")))
+			}
+		}
+	}
+	lim, ok := e.(engine.ConnectionLimit)
+	if !ok || o.DSN != "" || len(users) == 0 {
+		return out
+	}
+	limit, from := lim.MaxConnections(o)
+	if need := connections(w, users, openLoop); need > limit {
+		out = append(out, tooManyConnections(name, w, users, openLoop, need, limit, from))
+	}
+	return out
+}
+
+// tooManyConnections says which setting asks for need connections, more
+// than the limit a server accepts (from says where that limit comes from),
+// and what to change.
+func tooManyConnections(name func(string) string, w workload.Workload, users []int, openLoop bool, need, limit int, from string) error {
+	most := slices.Max(users)
+	conns := userConnections(w, most, openLoop)
+	if m, ok := w.(workload.Monitored); ok && !openLoop && m.Pool(most) > 0 {
+		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or raise max_connections (%s max_connections=%d)",
+			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, name("setting"), need)
+	}
+	return fmt.Errorf("%s: %d users with a connection each and the one dbio reads the server's counters on make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s), or raise max_connections (%s max_connections=%d)",
+		name("users"), most, need, limit, from, name("keying-thinking"), name("pool"), name("setting"), need)
 }
 
 // spaceProblems checks the free space p needs on its data target and for its results.
@@ -376,7 +464,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 				servers = r.Noisy.Tenants
 			}
 			list = append(list, memoryProblems("run "+r.Name+": server_memory", eng,
-				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(r.Users), servers,
+				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(nil, r.Users, false), servers,
 				memlimit.SystemHost(sys.Sys))...)
 		}
 		if r.DSN != "" && eng != nil {
@@ -390,6 +478,12 @@ func (s Suite) Preflight(sys target.SysFS) error {
 			if err == nil {
 				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed); err != nil {
 					list = append(list, err)
+				}
+			}
+			if err == nil {
+				openLoop := r.Workload.OpenLoop(r.Users) != nil
+				for _, e := range connectionProblems(keyForm, eng, engine.Options{Settings: r.Settings}, built.Workload, r.Users, openLoop) {
+					list = append(list, fmt.Errorf("run %s: %w", r.Name, e))
 				}
 			}
 			if err == nil && built.SpaceNeeded > 0 {

@@ -213,6 +213,11 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 			what = append(what, fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
 				p.Workload.Name(), p.Engine.Name(), g.Objective, p.Goal.Users, formatRate(g.Start), ramp, p.Step))
 		}
+		if m, ok := p.Workload.(workload.Monitored); ok && p.Pacing == nil && p.Goal == nil && len(p.Users) == 1 {
+			if pool := m.Pool(p.Users[0]); pool > 0 {
+				what[len(what)-1] += fmt.Sprintf(", the %d users being terminals that key and think, sharing %d connections", p.Users[0], pool)
+			}
+		}
 		if p.Pacing != nil && p.Goal == nil {
 			rate := formatRate(p.Pacing.Rate) + " tx/s"
 			if p.Pacing.PerUser {
@@ -420,6 +425,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 
+	if err := checkServerConnections(ctx, inst, p); err != nil {
+		return err
+	}
 	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
 	ls, err := p.Workload.Prepare(ctx, inst, env.Out)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -266,6 +267,11 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	v.duration(table, w.rampKey, w.RampTime, 0, true)
 	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
 	v.checkSteady(table, w)
+	if o, ok := w.Settings.(workload.StepsOwner); ok && w.Users != nil {
+		if steps := o.OwnSteps(); steps != "" {
+			v.addf(table, "users", "%s", suiteKeys(steps))
+		}
+	}
 	for _, err := range settingsProblems(w.Settings) {
 		var se *workload.SettingError
 		if errors.As(err, &se) {
@@ -688,4 +694,15 @@ func (t Target) Dirs() []string {
 		return t.Paths
 	}
 	return []string{t.Path}
+}
+
+// flagName matches a flag named in a message written for the command line.
+var flagName = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+
+// suiteKeys rewrites a message's flags as a suite file's keys:
+// "--keying-thinking" becomes "keying_thinking".
+func suiteKeys(msg string) string {
+	return flagName.ReplaceAllStringFunc(msg, func(f string) string {
+		return strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_")
+	})
 }

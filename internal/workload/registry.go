@@ -182,6 +182,14 @@ func (r *Registry) Title(kind string) string {
 	return kind
 }
 
+// StepsOwner is implemented by settings that, as set, may draw their own
+// users (TPC-C's paced terminals): OwnSteps says which of the workload's
+// flags set them, and a --users (or a suite's users) given beside is
+// refused; "" runs the users asked for.
+type StepsOwner interface {
+	OwnSteps() string
+}
+
 // GivenUsers, embedded in a workload's settings, runs the users asked for,
 // one step per count: every workload but a stepping one.
 type GivenUsers struct{}
