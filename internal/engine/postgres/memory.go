@@ -53,6 +53,11 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	for k, v := range o.Settings {
 		if strings.EqualFold(k, "shared_buffers") {
 			if n, err := units.ParseBytes(v); err == nil && n > 0 {
+				// A bare number counts 8 kB blocks, as PostgreSQL reads
+				// this setting.
+				if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
+					n *= 8 << 10
+				}
 				pool, what = n, units.FormatBytes(uint64(n))+" of shared_buffers (setting)"
 			}
 		}

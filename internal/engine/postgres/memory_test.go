@@ -119,3 +119,24 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 		t.Error(fmt.Sprintf("cgroup %s left behind", g.Path))
 	}
 }
+
+// shared_buffers counts as PostgreSQL reads it: with a unit, or as 8 kB
+// blocks when it is a bare number.
+func TestMemoryNeedReadsSharedBuffers(t *testing.T) {
+	e := &Engine{}
+	base, _ := e.MemoryNeed(engine.Options{BufferPool: 256 << 20}, 0)
+	for _, c := range []struct {
+		setting string
+		pool    int64
+	}{
+		{"256MB", 256 << 20},
+		{"32768", 32768 * 8 << 10}, // 256 MB in blocks
+		{"1GB", 1 << 30},
+	} {
+		need, what := e.MemoryNeed(engine.Options{Settings: map[string]string{"shared_buffers": c.setting}}, 0)
+		wal := min(c.pool/32, 16<<20)
+		if want := base - (256 << 20) - min(int64(256<<20)/32, 16<<20) + c.pool + wal; need != want {
+			t.Errorf("shared_buffers=%s: need %d (%s), want %d", c.setting, need, what, want)
+		}
+	}
+}
