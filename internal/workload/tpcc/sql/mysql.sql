@@ -205,38 +205,49 @@ END
 DROP PROCEDURE IF EXISTS tpcc_delivery
 //
 -- Delivery (2.7.4): the ten districts of a warehouse in one transaction.
+-- Each district's oldest undelivered order is taken off new_order by one
+-- statement; then the ten orders, their customers and their lines are
+-- updated by two statements for all districts together.
 CREATE PROCEDURE tpcc_delivery(p_w_id INT, p_carrier_id INT, p_date DATETIME)
 BEGIN
     DECLARE v_d_id INT DEFAULT 1;
-    DECLARE v_delivered, v_skipped INT DEFAULT 0;
-    DECLARE v_o_id INT;
+    DECLARE v_delivered INT DEFAULT 0;
+    -- Each district's order id in 8 digits, 0 where it had none.
+    DECLARE v_o_ids VARCHAR(80) DEFAULT '';
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
     WHILE v_d_id <= 10 DO
-        SET v_o_id = NULL;
-        -- The district's oldest undelivered order.
-        SELECT no_o_id INTO v_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id
-            ORDER BY no_o_id LIMIT 1 FOR UPDATE;
-        IF v_o_id IS NULL THEN
-            SET v_skipped = v_skipped + 1; -- 2.7.4.2: no outstanding order in this district
+        -- The district's oldest undelivered order, read (LAST_INSERT_ID(expr)
+        -- keeps the id of the row the delete reached first, which is the
+        -- one it deletes) and deleted under one lock. No row: 2.7.4.2, no
+        -- outstanding order in this district.
+        DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND LAST_INSERT_ID(no_o_id) >= 0
+            ORDER BY no_o_id LIMIT 1;
+        IF ROW_COUNT() = 1 THEN
+            SET v_o_ids = CONCAT(v_o_ids, LPAD(LAST_INSERT_ID(), 8, '0')), v_delivered = v_delivered + 1;
         ELSE
-            DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = v_o_id;
-            UPDATE orders SET o_carrier_id = p_carrier_id WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id;
-            UPDATE order_line SET ol_delivery_d = p_date WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id;
-            -- The order's customer is credited with the sum of its lines.
-            UPDATE customer SET
-                c_balance = c_balance + IFNULL((SELECT SUM(ol_amount) FROM order_line
-                                                WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = v_o_id), 0),
-                c_delivery_cnt = c_delivery_cnt + 1
-                WHERE c_w_id = p_w_id AND c_d_id = v_d_id
-                  AND c_id = (SELECT o_c_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = v_o_id);
-            SET v_delivered = v_delivered + 1;
+            SET v_o_ids = CONCAT(v_o_ids, '00000000');
         END IF;
         SET v_d_id = v_d_id + 1;
     END WHILE;
+    IF v_delivered > 0 THEN
+        -- Each order's carrier, and its customer credited with the sum of its lines.
+        UPDATE tpcc_line_no
+            JOIN orders ON o_w_id = p_w_id AND o_d_id = n AND o_id = CAST(SUBSTRING(v_o_ids, (n - 1) * 8 + 1, 8) AS UNSIGNED)
+            JOIN customer ON c_w_id = p_w_id AND c_d_id = n AND c_id = o_c_id
+        SET o_carrier_id = p_carrier_id,
+            c_balance = c_balance + IFNULL((SELECT SUM(ol_amount) FROM order_line
+                                            WHERE ol_w_id = p_w_id AND ol_d_id = n AND ol_o_id = o_id), 0),
+            c_delivery_cnt = c_delivery_cnt + 1
+        WHERE n <= 10;
+        UPDATE tpcc_line_no
+            JOIN order_line ON ol_w_id = p_w_id AND ol_d_id = n AND ol_o_id = CAST(SUBSTRING(v_o_ids, (n - 1) * 8 + 1, 8) AS UNSIGNED)
+        SET ol_delivery_d = p_date
+        WHERE n <= 10;
+    END IF;
     COMMIT;
-    SELECT v_delivered, v_skipped;
+    SELECT v_delivered, 10 - v_delivered;
 END
 //
 DROP PROCEDURE IF EXISTS tpcc_stock_level
