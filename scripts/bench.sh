@@ -194,4 +194,7 @@ for r in "${rows[@]}"; do
 	IFS='|' read -r fig val tgt ver st <<<"$r"
 	printf '%-48s %-22s %-10s %-20s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
 done
+
+# Database server CPU per TPC-C transaction, per type and for the mix, on PostgreSQL and MariaDB (issue 16 section 4).
+echo; echo "== go test -bench BenchmarkServerCPU ($(state))"; "$GO" test -run '^$' -bench 'BenchmarkServerCPU' -benchtime 1000x ./internal/workload/tpcc | grep '^Benchmark' || failed=1
 exit "$failed"
