@@ -190,7 +190,7 @@ func runServerCPU(b *testing.B, w *Workload, inst engine.Instance, engineName st
 			skipped.Add(int64(in.skipped))
 			return err
 		}
-		if err := s.prepare(tx)(ctx); err != nil && err != errRollback {
+		if err := s.prepare(tx)(ctx, s.exec); err != nil && err != errRollback {
 			return err
 		}
 		return nil
