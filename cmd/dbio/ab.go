@@ -22,9 +22,10 @@ type abFlags struct {
 	aSetup, bSetup     string
 	aTeardown, bTearDn string
 	labelA, labelB     string
-	runs               int
-	results            string
-	name               string
+	// repeat is how many runs each side gets (--repeat, once --runs).
+	repeat  int
+	results string
+	name    string
 }
 
 func newABCmd(app *App) *cobra.Command {
@@ -32,7 +33,7 @@ func newABCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ab [flags] -- COMMAND [ARGS...]",
 		Short: "A/B study: the same run twice (or N times each, interleaved) with one thing changed",
-		Long: `Run a dbio command on side A and side B, N times each, interleaved A B A B to
+		Long: `Run a dbio command on side A and side B, --repeat N times each, interleaved A B A B to
 cancel drift, with one thing changed: flags added to one side (--a, --b), or a
 command run before and after each side (--a-setup, --b-setup, e.g. enabling a
 caching layer). The report is an A/B table: per step, each side's median over
@@ -44,15 +45,15 @@ time, and whether the difference is significant: a Mann-Whitney U test at the
 steps, then the largest load each side kept. Cache accounting says where each
 side's reads were served: the engine's cache, the OS, the device. compare.html
 in the A/B directory compares every figure of the sides' runs the same way.`,
-		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --runs 5 -- \
+		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --repeat 5 -- \
       as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 0 {
 				return usagef("put the command to compare after --, e.g. dbio ab --a \"--buffer-pool 64MB\" --b \"--buffer-pool 1GB\" -- tpcc --target DIR")
 			}
-			if f.runs < 1 {
-				return usagef("--runs %d: run each side at least once", f.runs)
+			if f.repeat < 1 {
+				return usagef("--repeat %d: run each side at least once (--repeat 5 runs each side five times)", f.repeat)
 			}
 			if f.a == "" && f.b == "" && f.aSetup == "" && f.bSetup == "" {
 				return usagef("--a, --b, --a-setup or --b-setup: say what differs between the sides")
@@ -69,7 +70,9 @@ in the A/B directory compares every figure of the sides' runs the same way.`,
 	fs.StringVar(&f.bTearDn, "b-teardown", "", "shell command run after each B run")
 	fs.StringVar(&f.labelA, "label-a", "", "name of side A in the report (default: its flags)")
 	fs.StringVar(&f.labelB, "label-b", "", "name of side B in the report (default: its flags)")
-	fs.IntVar(&f.runs, "runs", 1, "runs per side, interleaved A B A B")
+	fs.IntVar(&f.repeat, "repeat", 1, "runs of each side, interleaved A B A B: every figure is then each side's median over its runs, and a difference is tested (4 or more a side let one be called significant, 6 or more give each median an interval)")
+	// --runs was this flag's name before every command counted repeats as --repeat.
+	alias(fs, "runs", "repeat")
 	fs.StringVar(&f.results, "results", "results", "directory that receives the A/B directory")
 	fs.StringVar(&f.name, "name", "ab", "name of the A/B directory")
 	return cmd
@@ -88,6 +91,13 @@ func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
 	for _, a := range append(append([]string{}, sideArgs["a"]...), sideArgs["b"]...) {
 		if a == "--results" || a == "--name" {
 			return usagef("--a/--b: %s is set by dbio ab for each run", a)
+		}
+	}
+	for _, a := range append(append(append([]string{}, base...), sideArgs["a"]...), sideArgs["b"]...) {
+		if a == "--repeat" || strings.HasPrefix(a, "--repeat=") {
+			// Each side's runs are ab's repeats, interleaved; a repeat set
+			// inside a side would be read as one run.
+			return usagef("--repeat: dbio ab repeats each side itself; give --repeat N before the --, not in the command or a side's flags")
 		}
 	}
 	if err := os.MkdirAll(f.results, 0o755); err != nil {
@@ -112,13 +122,13 @@ func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
 	dirs := map[string][]string{}
 	var failure error
 loop:
-	for i := 1; i <= f.runs; i++ {
+	for i := 1; i <= f.repeat; i++ {
 		for _, side := range []string{"a", "b"} {
 			if ctx.Err() != nil {
 				break loop
 			}
 			name := fmt.Sprintf("%s-%d", side, i)
-			fmt.Fprintf(app.Stdout, "\n=== A/B run %d of %d, side %s ===\n", i, f.runs, strings.ToUpper(side))
+			fmt.Fprintf(app.Stdout, "\n=== A/B run %d of %d, side %s ===\n", i, f.repeat, strings.ToUpper(side))
 			if err := shell(ctx, app, setup[side][0], dir, name+"-setup"); err != nil {
 				failure = fmt.Errorf("side %s setup: %w", strings.ToUpper(side), err)
 				break loop
@@ -164,7 +174,6 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		return err
 	}
 	html := filepath.Join(dir, "compare.html")
-	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
 	var sets []report.Set
 	for _, side := range []struct{ label, key string }{{labelA, "a"}, {labelB, "b"}} {
 		runs, lerr := results.LoadAll(dirs[side.key])
@@ -175,12 +184,7 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 		sets = append(sets, report.Set{Label: side.label, Runs: runs})
 	}
 	if err == nil {
-		if report.AnyRepeated(sets) {
-			// Every figure of the sides' runs, each difference with its verdict.
-			_, err = report.WriteRepeatedComparison(report.OutputAt(html), sets, opts)
-		} else {
-			_, err = report.WriteComparison(report.OutputAt(html), []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
-		}
+		err = writeABReport(app, report.OutputAt(html), sets)
 	}
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "warning: comparison report not written: %v\n", err)
@@ -189,6 +193,20 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 	}
 	fmt.Fprintf(app.Stdout, "table:  %s\n", filepath.Join(dir, "ab.md"))
 	return nil
+}
+
+// writeABReport renders an A/B study's two sides to out: every figure of
+// their repeats with its verdict, or the two runs side by side when each
+// side ran once (Force: an A/B study compares its sides whatever they
+// differ in). dbio ab writes it; dbio report re-renders it.
+func writeABReport(app *App, out report.Output, sets []report.Set) error {
+	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
+	if report.AnyRepeated(sets) {
+		_, err := report.WriteRepeatedComparison(out, sets, opts)
+		return err
+	}
+	_, err := report.WriteComparison(out, []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
+	return err
 }
 
 // shell runs a user's setup or teardown command and keeps its output beside the runs.

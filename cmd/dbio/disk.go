@@ -13,6 +13,7 @@ import (
 
 	"dbio/internal/dialect"
 	"dbio/internal/fio"
+	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
@@ -48,6 +49,14 @@ type diskFlags struct {
 	createTarget bool
 	// diskspd and sqlio are a DiskSpd or SQLIO command line to run as one fio job.
 	diskspd, sqlio string
+	// hosts name the hosts targets may be on (NAME=DEST); fioPort and
+	// fioServer say where and whose their fio servers are.
+	hosts     []string
+	sshConfig string
+	fioPort   int
+	fioServer string
+	// repeat runs the whole characterization this many times into one repeat set.
+	repeat int
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -63,9 +72,13 @@ func newDiskCmd(app *App) *cobra.Command {
   dbio disk --target /mnt/nvme --profile precondition
   dbio disk --target /mnt/nvme --profile crystaldiskmark
   dbio disk --target /mnt/nvme --diskspd "-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L" --dry-run
-  dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"`,
+  dbio disk --target /mnt/nvme --sqlio "-kW -s60 -frandom -o8 -t4 -b8 -LS -BH"
+  dbio disk --host h1=admin@10.0.0.11 --host h2=admin@10.0.0.12 --target h1:/srv/data --target h2:/srv/data --size 8G`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.repeat < 1 {
+				return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", f.repeat)
+			}
 			cfg, tr, err := diskConfig(cmd, f, app)
 			if err != nil {
 				return err
@@ -74,7 +87,7 @@ func newDiskCmd(app *App) *cobra.Command {
 				printTranslation(app, *tr)
 			}
 			if f.dryRun {
-				return diskDryRun(app, cfg, tr != nil)
+				return diskDryRun(app, cfg, tr != nil, f.repeat)
 			}
 			return runDisk(cmd.Context(), app, cfg, f, tr)
 		},
@@ -110,6 +123,11 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
 	fs.StringVar(&f.diskspd, "diskspd", "", "run a DiskSpd command line as one fio job, e.g. \"-b8K -o8 -t4 -r -w30 -d60 -W5 -Sh -L\" (see docs/disk.md)")
 	fs.StringVar(&f.sqlio, "sqlio", "", "run an SQLIO command line as one fio job, e.g. \"-kW -s60 -frandom -o8 -t4 -b8 -LS -BH\" (the sqlio profile is SQLIO's field matrix instead)")
+	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs there, through fio's client and the host's fio server (see docs/fleet.md)")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
+	fs.IntVar(&f.fioPort, "fio-port", fleet.DefaultFioPort, "port of the hosts' fio servers")
+	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
+	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	return cmd
 }
@@ -212,6 +230,8 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 	if tr != nil {
 		cfg := tr.Config
 		cfg.Targets, cfg.Group, cfg.Engine, cfg.Now, cfg.SysFS = f.targets, f.group, f.engine, app.Now, app.SysFS
+		hosts, herrs := diskHosts(cmd, f)
+		cfg.Hosts, errs = hosts, append(errs, herrs...)
 		if len(errs) == 0 {
 			errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
 		}
@@ -221,10 +241,12 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 		}
 		return cfg, tr, nil
 	}
+	hosts, herrs := diskHosts(cmd, f)
+	errs = append(errs, herrs...)
 	cfg := fio.Config{
 		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
-		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS,
+		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS, Hosts: hosts,
 	}
 	if changed("ramp-time") {
 		ramp := f.ramp
@@ -292,6 +314,9 @@ func diskPlaces(f diskFlags, app *App) []error {
 	}
 	var errs []error
 	for _, t := range f.targets {
+		if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+			continue // the configuration's check reports it, or the host's run checks it there
+		}
 		errs = append(errs, runner.Places{Data: t, Create: f.createTarget, Subdirs: []string{fio.WorkSubdir}}.Problems(app.SysFS)...)
 	}
 	return append(errs, runner.Places{Results: f.resultsBase}.Problems(app.SysFS)...)
@@ -312,13 +337,16 @@ func printTranslation(app *App, tr dialect.Translation) {
 	}
 }
 
-func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
+func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 	plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles())
 	if err != nil {
 		return usagef("%v", err)
 	}
 	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time (plus laying out the working file)\n",
 		plan.Profile.Name(), len(plan.Points), plan.Duration())
+	if repeat > 1 {
+		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, time.Duration(repeat)*plan.Duration())
+	}
 	for i, p := range plan.Points {
 		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
 	}
@@ -335,13 +363,16 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool) error {
 // --size takes on each target (a working file of dbio's own that it will
 // replace counts as free) and the space of the results. The default size
 // is chosen from the free space, so it always fits.
-func diskSpace(cfg fio.Config, resultsBase string) []error {
+func diskSpace(cfg fio.Config, resultsBase string, repeat int) []error {
 	var needs []target.Need
 	if plan, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
-		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(plan.Duration()), What: "the results"})
+		needs = append(needs, target.Need{Path: resultsBase, Bytes: runner.ResultsBytes(time.Duration(repeat) * plan.Duration()), What: "the results"})
 	}
 	if cfg.Size > 0 {
 		for _, t := range cfg.Targets {
+			if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+				continue
+			}
 			needs = append(needs, target.Need{Path: t, Bytes: uint64(cfg.Size), Reclaim: target.OwnedBytes(t, "fio/work.dat"), What: "the fio working file"})
 		}
 	}
@@ -362,7 +393,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		notes = append(notes, fmt.Sprintf("%s line %q run as one fio job: %s", tr.Tool, strings.TrimSpace(tr.Line), tr.Summary()))
 		notes = append(notes, tr.Notes...)
 	}
-	if problems := diskSpace(cfg, f.resultsBase); len(problems) > 0 {
+	if problems := diskSpace(cfg, f.resultsBase, f.repeat); len(problems) > 0 {
 		return usageErrors(problems)
 	}
 	if _, err := fio.Check(app.Exec); err != nil {
@@ -373,10 +404,17 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return err
 	}
 	defer done()
-	out, runErr := runner.RunDisk(ctx, runner.DiskPlan{
+	plan := runner.DiskPlan{
 		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec}, Notes: notes,
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,
-	}, env)
+	}
+	if f.repeat > 1 {
+		// Every repeat measures the same plan: nothing a repeat measured
+		// feeds the next one's (a curve's rates come from its own maximum).
+		out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: f.repeat, Disk: func(int) (runner.DiskPlan, error) { return plan, nil }}, env)
+		return repeatsDone(app, out, runErr)
+	}
+	out, runErr := runner.RunDisk(ctx, plan, env)
 	if out.Dir == "" {
 		if runner.IsBadInput(runErr) {
 			return &usageError{msg: runErr.Error()}
@@ -401,4 +439,32 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return fmt.Errorf("%w (results so far in %s)", runErr, out.Dir)
 	}
 	return nil
+}
+
+// diskHosts reads --host, each with the fio server settings.
+func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
+	var hosts []fleet.Host
+	var errs []error
+	for _, s := range f.hosts {
+		h, err := fleet.ParseHostFlag(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		h.FioPort, h.FioServer, h.SSHConfig = f.fioPort, f.fioServer, f.sshConfig
+		hosts = append(hosts, h)
+	}
+	if len(f.hosts) == 0 {
+		for _, name := range []string{"fio-port", "fio-server", "ssh-config"} {
+			if cmd.Flags().Changed(name) {
+				errs = append(errs, fmt.Errorf("--%s: it sets the hosts' fio servers, and no --host is given", name))
+			}
+		}
+	}
+	if f.fioServer != fleet.ServerStart && f.fioServer != fleet.ServerRunning {
+		errs = append(errs, fmt.Errorf("--fio-server %q: use %s (dbio starts them for the run) or %s (you run them)", f.fioServer, fleet.ServerStart, fleet.ServerRunning))
+	} else if f.fioPort < 1 || f.fioPort > 65535 {
+		errs = append(errs, fmt.Errorf("--fio-port %d: give a port from 1 to 65535", f.fioPort))
+	}
+	return hosts, errs
 }

@@ -29,10 +29,21 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--target", dir, "--bs", "8k"}, []string{"--bs does not apply to the four-corners profile"}},
 		{[]string{"disk", "--target", dir, "--runtime", "soon"}, []string{`invalid argument "soon" for "--runtime"`}},
 		{[]string{"disk"}, []string{"no target: pass --target DIR"}},
+		{[]string{"disk", "--target", dir, "--repeat", "0"}, []string{"--repeat 0: run at least once"}},
 		{[]string{"disk", "--target", dir, "--diskspd", "-b8K -Z1G -r", "--iodepth", "4"},
 			[]string{"DiskSpd switch -Z1G: not a DiskSpd switch dbio translates", "--iodepth: the --diskspd line sets the job"}},
 		{[]string{"disk", "--target", dir, "--sqlio", "-kR -f64"}, []string{"SQLIO switch -f64: a stripe factor"}},
 		{[]string{"disk", "--target", dir, "--sqlio", "-kR -frandom", "--diskspd", "-r"}, []string{"--diskspd and --sqlio: give one command line"}},
+		{[]string{"disk", "--host", "h1=root@192.0.2.1", "--target", "h2:/srv/data", "--size", "1G"}, []string{`target "h2:/srv/data" is on host h2, which is not named: name it with --host h2=`}},
+		{[]string{"disk", "--host", "h1=root@192.0.2.1", "--target", "h1:srv/data", "--size", "1G"}, []string{"a target on a host is NAME:/absolute/path"}},
+		{[]string{"disk", "--host", "h1", "--target", dir}, []string{`--host "h1": give NAME=DESTINATION`}},
+		{[]string{"disk", "--host", "h1=-oProxyCommand=x", "--target", "h1:/srv", "--size", "1G"}, []string{"without spaces, quotes or a leading -"}},
+		{[]string{"disk", "--host", "h1=a", "--host", "h1=b", "--target", "h1:/srv", "--size", "1G"}, []string{"host h1 is named twice"}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv"}, []string{"--size: give the working file's size"}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--target", dir, "--size", "1G"}, []string{"is on this machine while the others are on hosts"}},
+		{[]string{"disk", "--target", dir, "--fio-port", "9000"}, []string{"--fio-port: it sets the hosts' fio servers, and no --host is given"}},
+		{[]string{"disk", "--host", "h1=a", "--fio-server", "maybe", "--target", "h1:/srv", "--size", "1G"}, []string{`--fio-server "maybe"`}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--size", "1G", "--profile", "curve"}, []string{"does not split over a fleet's hosts yet"}},
 	} {
 		t.Run(strings.Join(tc.args[min(3, len(tc.args)):], " "), func(t *testing.T) {
 			var out bytes.Buffer
@@ -148,5 +159,88 @@ func TestDiskEndToEnd(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "best within mean latency ≤ 20ms") || !strings.Contains(out.String(), "1 of 1 point(s) finished") {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// dbio disk --repeat N writes a repeat set of disk runs whose report gives
+// every fio figure over the repeats, and dbio compare reads two such sets
+// point by point, each difference with its verdict.
+func TestDiskRepeatAndCompareSets(t *testing.T) {
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
+	shm, err := os.MkdirTemp("/dev/shm", "dbio-disk-repeat-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	base := t.TempDir()
+	disk := func(name string) string {
+		t.Helper()
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"disk", "--target", shm, "--profile", "sqlio", "--bs", "8k", "--iodepth", "1,4",
+			"--rw", "randread", "--runtime", "1s", "--ramp-time", "0s", "--size", "32M", "--results", base, "--name", name, "--repeat", "4"})
+		if code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, out.String())
+		}
+		for _, want := range []string{"=== repeat 4 of 4: " + name + " ===", "4 of 4 repeats completed", "IOPS", "repeat set: "} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("output lacks %q:\n%s", want, out.String())
+			}
+		}
+		sets, _ := filepath.Glob(filepath.Join(base, "*-"+name, results.RepeatSetFile))
+		if len(sets) != 1 {
+			t.Fatalf("repeat sets %v", sets)
+		}
+		return filepath.Dir(sets[0])
+	}
+	a := disk("shm-a")
+	set, runs, err := results.LoadRepeatSet(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Kind != "disk" || set.Status != results.StatusCompleted || len(runs) != 4 {
+		t.Fatalf("manifest %+v with %d runs", set, len(runs))
+	}
+	for _, r := range runs {
+		if r.Run.Kind != "disk" || len(r.Steps) != 2 {
+			t.Errorf("%s: %s with %d steps, want a disk run of 2 points", r.Path, r.Run.Kind, len(r.Steps))
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(a, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each figure of each point as median, interval (or what it needs) and spread.
+	for _, want := range []string{"IOPS", "MB/s", "mean latency", "p99 latency", "needs 6 repeats", "spread"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("the set's summary lacks %q:\n%s", want, summary)
+		}
+	}
+	b := disk("shm-b")
+	var out bytes.Buffer
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", a, b, "-o", html}); code != exitOK {
+		t.Fatalf("compare: exit %d:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "against A (shm-a, 4 repeats), each repeat's average over 2 points") {
+		t.Errorf("compare's findings:\n%s", out.String())
+	}
+	md, err := os.ReadFile(strings.TrimSuffix(html, ".html") + ".md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := 0
+	for _, line := range strings.Split(string(md), "\n") {
+		if !strings.HasPrefix(line, "| ") || !strings.Contains(line, "randread") {
+			continue
+		}
+		if strings.Contains(line, "significant") || strings.Contains(line, "within the noise") {
+			verdicts++
+		} else {
+			t.Errorf("a point's row states no verdict: %s", line)
+		}
+	}
+	// Two points by IOPS, MB/s, mean and p99 latency.
+	if verdicts < 8 {
+		t.Errorf("%d point rows with a verdict, want one per point and figure:\n%s", verdicts, md)
 	}
 }

@@ -31,6 +31,8 @@ func TestOldFlagNamesStillWork(t *testing.T) {
 		{"tpcc --rampup --step", []string{"tpcc", "--target", dir, "--rampup", "-1s", "--step", "0s"}, exitUsage, "",
 			[]string{"--rampup is now --ramp-time", "--step is now --runtime", "--ramp-time -1s", "--runtime 0s"}},
 		{"both names", []string{"tpcc", "--target", dir, "--step", "5s", "--runtime", "5s"}, exitUsage, "", []string{"--runtime and --step are one flag"}},
+		{"ab --runs", []string{"ab", "--runs", "0", "--a", "--buffer-pool 1GB", "--", "tpcc", "--target", dir}, exitUsage, "", []string{"--runs is now --repeat", "--repeat 0: run each side at least once"}},
+		{"ab --runs and --repeat", []string{"ab", "--runs", "2", "--repeat", "2", "--a", "--buffer-pool 1GB", "--", "tpcc"}, exitUsage, "", []string{"--repeat and --runs are one flag"}},
 		{"backup refuses --step", []string{"backup", "--target", dir, "--step", "5s"}, exitUsage, "", []string{"--runtime: does not apply to dbio backup"}},
 	}
 	for _, tt := range tests {

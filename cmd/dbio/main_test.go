@@ -36,6 +36,8 @@ func TestBadInputIsAUsageError(t *testing.T) {
 		{[]string{"tpcc"}, "--target: required"},
 		{[]string{"tpcc", "--nope"}, "unknown flag: --nope"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"ab", "--repeat", "2", "--a", "--buffer-pool 1GB", "--results", filepath.Join(dir, "ab"), "--", "tpcc", "--repeat", "3"}, "--repeat: dbio ab repeats each side itself"},
+		{[]string{"ab", "--a", "--repeat=2", "--results", filepath.Join(dir, "ab"), "--", "tpcc"}, "--repeat: dbio ab repeats each side itself"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -48,6 +50,9 @@ func TestBadInputIsAUsageError(t *testing.T) {
 				t.Errorf("output %q does not name the problem %q", out.String(), tt.want)
 			}
 		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ab")); !os.IsNotExist(err) {
+		t.Errorf("an A/B directory was written for bad input: %v", err)
 	}
 }
 

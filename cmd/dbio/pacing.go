@@ -95,7 +95,8 @@ func (f *pacingFlags) resolve(users []int, given bool) (*runner.Pacing, *runner.
 	if !paced {
 		return nil, nil, errs
 	}
-	pacing := &runner.Pacing{Process: process, Rate: f.rate, LateTolerance: f.lateTolerance, Seed: 1}
+	// The seed is the workload's, set once the workload is built.
+	pacing := &runner.Pacing{Process: process, Rate: f.rate, LateTolerance: f.lateTolerance}
 	if perUserSet {
 		pacing.Rate, pacing.PerUser = f.ratePerUser, true
 	}

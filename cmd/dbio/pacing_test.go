@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 // Bad open-loop and goal flags are usage errors that name the flag and the
@@ -47,5 +51,41 @@ func TestBadPacingIsAUsageError(t *testing.T) {
 				t.Errorf("bad input wrote %s", entries[0].Name())
 			}
 		})
+	}
+}
+
+// An open-loop run records the seed its Poisson schedule drew from, and it
+// is the run's own --seed: given again, the same arrivals.
+func TestPacedRunRecordsItsSeed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a real step")
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", t.TempDir(), "--results", res, "--name", "paced",
+		"--workload", "oltp_read_only", "--table-size", "500", "--users", "1", "--ramp-time", "0s", "--runtime", "1s",
+		"--rate", "50", "--arrival", "poisson", "--seed", "7"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(res, "*-paced"))
+	if len(dirs) != 1 {
+		t.Fatalf("results directories %v", dirs)
+	}
+	l, err := results.Load(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Pacing struct {
+			Arrival string `json:"arrival"`
+			Seed    uint64 `json:"seed"`
+		} `json:"pacing"`
+	}
+	if err := json.Unmarshal(l.Run.Config, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Pacing.Arrival != "poisson" || cfg.Pacing.Seed != 7 {
+		t.Errorf("run.json records pacing %+v, want poisson drawn from seed 7:\n%s", cfg.Pacing, l.Run.Config)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -45,7 +46,7 @@ func TestPlantedInDbioIsRefused(t *testing.T) {
 				root := t.TempDir()
 				outside := filepath.Join(root, "outside")
 				os.Mkdir(outside, 0o755)
-				for _, f := range []string{"dbio_tpcc.db", "dbio_sysbench.db", "work.dat", target.MarkerName} {
+				for _, f := range []string{"dbio_tpcc.db", "dbio_sysbench.db", "work.dat", results.MarkerName} {
 					os.WriteFile(filepath.Join(outside, f), []byte("someone else's data"), 0o644)
 				}
 				tgt := filepath.Join(root, "target")

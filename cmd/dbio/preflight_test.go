@@ -99,6 +99,16 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		{"no space on the target", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--target", e.target, "--warehouses", "90000", "--results", e.results}
 		}, []string{"tpcc at this scale", "need about", "free some space"}, nil},
+		{"no room for MariaDB's redo log beside the data", func(t *testing.T, e env) []string {
+			// 768 MiB hold one warehouse's data but not the 1 GB redo log
+			// MariaDB creates at its first start.
+			mountTmpfs(t, e.target, "size=768m")
+			return []string{"tpcc", "--engine", "mariadb", "--target", e.target, "--warehouses", "1", "--results", e.results}
+		}, []string{"has 768.0 MiB free but tpcc at this scale (225.0 MiB) and MariaDB's redo log (innodb_log_file_size, 1 GB as dbio sets it) (1.0 GiB) and InnoDB's system and temporary tablespaces and the system schemas (32.0 MiB) together need about 1.3 GiB"}, nil},
+		{"suite: no room for MariaDB's redo log", func(t *testing.T, e env) []string {
+			mountTmpfs(t, e.target, "size=768m")
+			return []string{"suite", suiteFile(e, "mariadb", "", ""), "--results", e.results}
+		}, []string{"run ", "(tpcc at this scale) (225.0 MiB) and MariaDB's redo log", "together need about 1.3 GiB"}, nil},
 		{"no space for the results", func(t *testing.T, e env) []string {
 			mountTmpfs(t, e.results, "size=1m")
 			return []string{"tpcc", "--target", e.target, "--results", e.results}

@@ -30,7 +30,7 @@ func fiveRepeatsAB(t *testing.T, sideA, sideB string) (string, abStudy) {
 	t.Helper()
 	res := t.TempDir()
 	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"ab", "--runs", "5", "--a", sideA, "--b", sideB, "--results", res, "--",
+	code := run(context.Background(), testApp(&out), []string{"ab", "--repeat", "5", "--a", sideA, "--b", sideB, "--results", res, "--",
 		"sysbench", "--workload", "oltp_write_only", "--table-size", "1000", "--users", "1", "--ramp-time", "1s", "--runtime", "2s"})
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
@@ -173,5 +173,155 @@ func TestRepeatMustRunAtLeastOnce(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(res); len(entries) != 0 {
 		t.Errorf("something was written: %v", entries)
+	}
+}
+
+// verdictLines are the rows of a comparison's Markdown that state a
+// verdict, with the paths and times that name where and when it was
+// written left out.
+func verdictLines(t *testing.T, md string) []string {
+	t.Helper()
+	b, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "significant") || strings.Contains(l, "within the noise") || strings.Contains(l, "too few repeats") {
+			if !strings.Contains(l, "How to read") {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+// dbio compare given an A/B study's directory compares its two sides as
+// two sets of repeats, with the verdicts the study itself wrote, even once
+// the study has been moved away from where it ran.
+func TestCompareReadsAnABStudy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 8 real runs")
+	}
+	res := t.TempDir()
+	data := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"ab", "--repeat", "4", "--a", "--target " + data, "--b", "--target " + data,
+		"--label-a", "first", "--label-b", "second", "--results", res, "--",
+		"sysbench", "--workload", "oltp_write_only", "--table-size", "500", "--users", "1", "--ramp-time", "0s", "--runtime", "1s"})
+	if code != exitOK {
+		t.Fatalf("ab: exit %d:\n%s", code, out.String())
+	}
+	studies, _ := filepath.Glob(filepath.Join(res, "*-ab"))
+	if len(studies) != 1 {
+		t.Fatalf("A/B directories %v", studies)
+	}
+	want := verdictLines(t, filepath.Join(studies[0], "compare.md"))
+	if len(want) == 0 {
+		t.Fatal("the study's compare.md states no verdict")
+	}
+	// Moved: the runs are found inside the study, not where ab.json says they were.
+	moved := filepath.Join(t.TempDir(), "study")
+	if err := os.Rename(studies[0], moved); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", moved, "-o", html}); code != exitOK {
+		t.Fatalf("compare: exit %d:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "against A (first, 4 repeats)") || !strings.Contains(out.String(), "B (second, 4 repeats)") {
+		t.Errorf("compare does not read the study as its two sides:\n%s", out.String())
+	}
+	got := verdictLines(t, strings.TrimSuffix(html, ".html")+".md")
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("compare's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// dbio report on the moved study renders its compare.html again, with
+	// the same verdicts.
+	md := filepath.Join(moved, "compare.md")
+	if err := os.Remove(md); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"report", moved}); code != exitOK {
+		t.Fatalf("report: exit %d:\n%s", code, out.String())
+	}
+	if again := verdictLines(t, md); strings.Join(again, "\n") != strings.Join(want, "\n") {
+		t.Errorf("dbio report's verdicts differ from the study's:\n%s\nwant:\n%s", strings.Join(again, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// dbio backup --repeat N repeats the whole study (load, then the cycles)
+// into one repeat set whose summary gives each cycle over the repeats, and
+// two such sets compare cycle by cycle, each with its verdict.
+func TestBackupRepeated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 4 real backup studies")
+	}
+	res := t.TempDir()
+	backup := func(name string) string {
+		t.Helper()
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"backup", "--target", t.TempDir(), "--results", res, "--name", name,
+			"--cycles", "2", "--repeat", "2"})
+		if code != exitOK {
+			t.Fatalf("exit %d:\n%s", code, out.String())
+		}
+		for _, want := range []string{"=== repeat 2 of 2: " + name + " ===", "== dbio backup: 2 of 2 repeats completed", "backup-2  mb_per_s (MB/s)"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("output lacks %q:\n%s", want, out.String())
+			}
+		}
+		sets, _ := filepath.Glob(filepath.Join(res, "*-"+name, results.RepeatSetFile))
+		if len(sets) != 1 {
+			t.Fatalf("repeat sets %v", sets)
+		}
+		return filepath.Dir(sets[0])
+	}
+	a, b := backup("bk-a"), backup("bk-b")
+	set, runs, err := results.LoadRepeatSet(a)
+	if err != nil || set.Kind != "backup" || len(runs) != 2 {
+		t.Fatalf("manifest %+v, %d runs (%v)", set, len(runs), err)
+	}
+	var out bytes.Buffer
+	html := filepath.Join(t.TempDir(), "c.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", a, b, "-o", html}); code != exitOK {
+		t.Fatalf("compare: exit %d:\n%s", code, out.String())
+	}
+	md, err := os.ReadFile(strings.TrimSuffix(html, ".html") + ".md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []string{"| backup-1 |", "| backup-2 |"} {
+		found := false
+		for _, line := range strings.Split(string(md), "\n") {
+			if strings.HasPrefix(line, row) && strings.Contains(line, "too few repeats to tell") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no row %s with its verdict in the comparison:\n%s", row, md)
+		}
+	}
+}
+
+// dbio noisy --repeat N: each tenant of each phase is matched across the
+// repeats by name (every tenant runs at one user count).
+func TestNoisyRepeated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 2 real noisy-neighbour studies")
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"noisy", "--target", t.TempDir(), "--results", res, "--name", "nz",
+		"--tenants", "2", "--users", "1", "--ramp-time", "0s", "--runtime", "2s", "--repeat", "2"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"== dbio noisy: 2 of 2 repeats completed", "quiet-t1  TPM (tx/min)", "quiet-t2  TPM (tx/min)", "quiet  tpm_total (tx/min)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +28,8 @@ report.html, summary.md and csv/. A repeat set's directory (written by
 the repeats with its 95 % confidence interval and the spread between them. A
 suite's directory (the one dbio suite wrote, with suite.json) gets the suite's
 report: the findings its file expects, checked against its runs, and the list
-of its runs. With -o FILE.html it goes to FILE.html,
+of its runs. An A/B study's directory (written by dbio ab) gets its
+compare.html again: the two sides compared. With -o FILE.html it goes to FILE.html,
 FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
@@ -38,6 +40,23 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			if len(args) == 1 && output == "" && isSuiteDir(args[0]) {
 				// A suite's directory: its expected findings and its runs.
 				return suiteReport(app, args[0])
+			}
+			if len(args) == 1 && results.IsABStudy(args[0]) {
+				// An A/B study's directory: its sides compared, as dbio ab
+				// wrote it (compare.html), or to -o.
+				sets, err := report.LoadABStudy(args[0])
+				if err != nil {
+					return err
+				}
+				out := report.OutputAt(filepath.Join(args[0], "compare.html"))
+				if output != "" {
+					out = report.OutputAt(output)
+				}
+				if err := writeABReport(app, out, sets); err != nil {
+					return err
+				}
+				printOutput(app, out)
+				return nil
 			}
 			if len(args) == 1 {
 				// A repeat set's report: every figure over its repeats.
@@ -84,7 +103,7 @@ func newCompareCmd(app *App) *cobra.Command {
 	var output, base string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "compare A B [C...] [-o compare.html] [--force]",
+		Use:   "compare A B [C...] | AB_STUDY [-o compare.html] [--force]",
 		Short: "Compare runs side by side: differentials, ratios and changes said as better or worse, overlaid charts",
 		Long: `Compare two or more results directories. A is the baseline: every other run
 is read against it step by step (the same user count, the same fio point)
@@ -104,18 +123,23 @@ difference from A is tested: significant (a Mann-Whitney U test at 5 %, and
 larger than the spread of each side's own repeats, with the interval of the
 ratio), no significant difference, within the noise between repeats, or too
 few repeats to tell (fewer than 4 a side). Better or worse is said only of a
-significant difference.`,
+significant difference.
+
+Given the directory of an A/B study (what dbio ab writes), it compares the
+study's two sides, each the set of its runs, as the study's own compare.html
+does: dbio compare results/20261125-131913-ab.`,
 		Example: `  dbio compare results/20261122-001305-quick-sqlite results/20261122-001403-quick-sqlite
   dbio compare nvme/ sata/ -o nvme-vs-sata.html
   dbio tpcc --target /mnt/nvme --repeat 5 --name nvme && dbio tpcc --target /mnt/sata --repeat 5 --name sata
-  dbio compare nvme sata`,
+  dbio compare nvme sata
+  dbio compare results/20261125-131913-ab`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
-			if len(args) < 2 {
-				return usagef("name at least two results directories, the baseline first: dbio compare A B [C...]")
-			}
 			dirs, err := resolveRuns(base, args)
 			if err != nil {
 				return err
+			}
+			if len(args) < 2 && (len(dirs) == 0 || !results.IsABStudy(dirs[0])) {
+				return usagef("name at least two results directories, the baseline first, or an A/B study's directory: dbio compare A B [C...]")
 			}
 			sets, runs, err := loadSets(dirs)
 			if err != nil {
@@ -156,13 +180,26 @@ significant difference.`,
 }
 
 // loadSets loads each directory as a configuration: a repeat set's
-// directory as its repeats, a results directory as one run, and runs of
-// the same repeat set given one after the other as that set. runs are
+// directory as its repeats, a results directory as one run, an A/B study's
+// directory as its two sides, and runs of the same repeat set given one
+// after the other as that set. runs are
 // every run loaded, in order.
 func loadSets(dirs []string) ([]report.Set, []*results.Loaded, error) {
 	var sets []report.Set
 	var runs []*results.Loaded
 	for _, d := range dirs {
+		if results.IsABStudy(d) {
+			// An A/B study is its two sides, each the set of its runs.
+			ab, err := report.LoadABStudy(d)
+			if err != nil {
+				return nil, nil, err
+			}
+			for _, s := range ab {
+				sets = append(sets, s)
+				runs = append(runs, s.Runs...)
+			}
+			continue
+		}
 		s, err := report.LoadSet(d)
 		if err != nil {
 			return nil, nil, err

@@ -35,22 +35,24 @@ consistency conditions (and row counts when the database was idle).`,
 				"users", "runtime", "ramp-time"); err != nil {
 				return err
 			}
-			plan, err := workloadPlan(app, f, "backup")
-			if err != nil {
-				return err
-			}
-			if b.Cycles < 1 {
-				return usagef("--cycles %d: run at least one cycle", b.Cycles)
-			}
-			if b.Users < 0 || b.Interval < 0 {
-				return usagef("--load-users and --interval must not be negative")
-			}
-			plan.Backups = &b
-			plan.BackupPath = backupTarget
-			cfg := plan.Config.(runner.Config)
-			cfg.Backups = &b
-			plan.Config = cfg
-			return executePlan(cmd.Context(), app, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
+				plan, err := workloadPlan(app, f, "backup")
+				if err != nil {
+					return plan, err
+				}
+				if b.Cycles < 1 {
+					return plan, usagef("--cycles %d: run at least one cycle", b.Cycles)
+				}
+				if b.Users < 0 || b.Interval < 0 {
+					return plan, usagef("--load-users and --interval must not be negative")
+				}
+				plan.Backups = &b
+				plan.BackupPath = backupTarget
+				cfg := plan.Config.(runner.Config)
+				cfg.Backups = &b
+				plan.Config = cfg
+				return plan, nil
+			})
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
@@ -64,6 +66,7 @@ consistency conditions (and row counts when the database was idle).`,
 	fs.BoolVar(&b.Restore, "restore", false, "restore after each backup and verify the restored database")
 	fs.DurationVar(&b.Interval, "interval", 0, "pause between cycles")
 	fs.IntVar(&b.Users, "load-users", 0, "TPC-C users running during each backup (0: back up an idle database)")
+	f.bindRepeat(cmd)
 	return cmd
 }
 
@@ -84,36 +87,7 @@ timelines with each backup marked, and each backup's duration.`,
              --users 8 --interval 100s --cycles 10 --buffer-pool 256MB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := workloadPlan(app, f, "noisy")
-			if err != nil {
-				return err
-			}
-			var errs []error
-			if n.Tenants < 1 {
-				errs = append(errs, errors.New("--tenants: at least 1"))
-			}
-			if n.BackupTenants < 0 || (n.BackupTenants > 0 && n.BackupTenants >= n.Tenants) {
-				errs = append(errs, errors.New("--backup-tenants: between 0 and --tenants - 1"))
-			}
-			if n.BackupTenants > 0 && (n.Cycles < 1 || n.Interval <= 0) {
-				errs = append(errs, errors.New("--cycles and --interval: backups need at least one cycle and a positive interval"))
-			}
-			if len(plan.Users) != 1 {
-				errs = append(errs, errors.New("--users: give one count, the users of each tenant"))
-			}
-			if plan.EngineOptions.DSN != "" {
-				errs = append(errs, errors.New("--dsn: tenants are managed instances dbio starts on the target"))
-			}
-			if len(errs) > 0 {
-				return usageErrors(errs)
-			}
-			n.Users = plan.Users[0]
-			plan.Noisy = &n
-			plan.BackupPath = backupTarget
-			cfg := plan.Config.(runner.Config)
-			cfg.Noisy = &n
-			plan.Config = cfg
-			return executePlan(cmd.Context(), app, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return noisyPlan(app, f, n, backupTarget) })
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
@@ -126,5 +100,40 @@ timelines with each backup marked, and each backup's duration.`,
 	fs.IntVar(&n.BackupTenants, "backup-tenants", 0, "tenants that back up during the interference phase instead of running TPC-C")
 	fs.DurationVar(&n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
 	fs.IntVar(&n.Cycles, "cycles", 1, "backups per backup tenant")
+	f.bindRepeat(cmd)
 	return cmd
+}
+
+// noisyPlan is a noisy-neighbour run's plan, its own flags checked.
+func noisyPlan(app *App, f workloadFlags, n runner.Noisy, backupTarget string) (runner.Plan, error) {
+	plan, err := workloadPlan(app, f, "noisy")
+	if err != nil {
+		return plan, err
+	}
+	var errs []error
+	if n.Tenants < 1 {
+		errs = append(errs, errors.New("--tenants: at least 1"))
+	}
+	if n.BackupTenants < 0 || (n.BackupTenants > 0 && n.BackupTenants >= n.Tenants) {
+		errs = append(errs, errors.New("--backup-tenants: between 0 and --tenants - 1"))
+	}
+	if n.BackupTenants > 0 && (n.Cycles < 1 || n.Interval <= 0) {
+		errs = append(errs, errors.New("--cycles and --interval: backups need at least one cycle and a positive interval"))
+	}
+	if len(plan.Users) != 1 {
+		errs = append(errs, errors.New("--users: give one count, the users of each tenant"))
+	}
+	if plan.EngineOptions.DSN != "" {
+		errs = append(errs, errors.New("--dsn: tenants are managed instances dbio starts on the target"))
+	}
+	if len(errs) > 0 {
+		return plan, usageErrors(errs)
+	}
+	n.Users = plan.Users[0]
+	plan.Noisy = &n
+	plan.BackupPath = backupTarget
+	cfg := plan.Config.(runner.Config)
+	cfg.Noisy = &n
+	plan.Config = cfg
+	return plan, nil
 }

@@ -46,8 +46,8 @@ buffer_pool = "64MB"
 kind = "tpcc"
 warehouses = 1
 users = [4]
-rampup = "2s"
-step = "8s"
+ramp_time = "2s"
+runtime = "8s"
 [[runs]]
 name = "tpcc"
 workload = "tpcc"
@@ -79,8 +79,8 @@ engine = "mariadb"
 kind = "tpcc"
 warehouses = 1
 users = [4]
-rampup = "2s"
-step = "8s"
+ramp_time = "2s"
+runtime = "8s"
 [[runs]]
 name = "tpcc"
 workload = "tpcc"

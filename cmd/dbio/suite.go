@@ -9,6 +9,7 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/fio"
+	"dbio/internal/fleet"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -58,7 +59,7 @@ DSN is recorded without its password.`,
 				plan.Results = resultsBase
 			}
 			if dryRun {
-				return plan.DryRun(app.Stdout, estimate)
+				return plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) })
 			}
 			env, done, err := runnerEnv(app)
 			if err != nil {
@@ -71,6 +72,7 @@ DSN is recorded without its password.`,
 				Engines:   app.Engines,
 				Exec:      app.Exec,
 				Compare:   compareRuns,
+				AB:        report.WriteAB,
 				Report: func(dir string) (string, error) {
 					if l, err := results.Load(dir); err == nil {
 						report.Text(app.Stdout, l, reportOptions(app))
@@ -146,10 +148,10 @@ func scenarioSpace(r suite.Run, one uint64) uint64 {
 // estimate gives a run's expected duration and space for the dry run, from
 // its workload's estimate of the load; a backup is taken to last half the
 // load.
-func estimate(r suite.Run) (time.Duration, uint64) {
+func estimate(r suite.Run, hosts []fleet.Host) (time.Duration, uint64) {
 	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
 	if r.Kind == "disk" {
-		c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}}
+		c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), Hosts: hosts}
 		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
 			c.Runtime = d
 		}

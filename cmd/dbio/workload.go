@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -26,8 +27,12 @@ type workloadFlags struct {
 }
 
 // bindRepeat adds --repeat, for the commands whose runs can be repeated.
-func (f *workloadFlags) bindRepeat(cmd *cobra.Command) {
-	cmd.Flags().IntVar(&f.repeat, "repeat", 1, "run the whole run this many times, one after the other, into one repeat set: every figure is then reported as the median with its 95 % confidence interval and the spread between repeats (4 or more let dbio compare call a difference significant, 6 or more give each median an interval)")
+func (f *workloadFlags) bindRepeat(cmd *cobra.Command) { bindRepeat(cmd, &f.repeat) }
+
+// bindRepeat adds --repeat to any command whose runs can be repeated: one
+// flag, one meaning, in every command that has it.
+func bindRepeat(cmd *cobra.Command, n *int) {
+	cmd.Flags().IntVar(n, "repeat", 1, "run the whole run this many times, one after the other, into one repeat set: every figure is then reported as the median with its 95 % confidence interval and the spread between repeats (4 or more let dbio compare call a difference significant, 6 or more give each median an interval)")
 }
 
 // bind adds the flags to cmd, the run flags with the command's defaults.
@@ -71,7 +76,11 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 // device pass first).
 func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	problems := f.settings.Validate()
-	if steps := f.def.RunDefaults.OwnSteps; steps != "" && f.run.flags.Changed("users") {
+	steps := f.def.RunDefaults.OwnSteps
+	if o, ok := f.settings.(workload.StepsOwner); ok && steps == "" {
+		steps = o.OwnSteps()
+	}
+	if steps != "" && f.run.flags.Changed("users") {
 		problems = append(problems, fmt.Errorf("--users: %s", steps))
 	}
 	// The pacing is checked against the users asked for; a workload that
@@ -121,18 +130,20 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
 		Limits:        r.limits,
-		StopWhen:      built.StopWhen,
 	}
-	if built.Conclude != nil {
+	if built.Ceiling != nil {
+		c := analysis.Ceiling(*built.Ceiling)
+		plan.StopWhen = c.Stop
 		plan.Conclude = func(steps []results.Step, stopped bool) []results.Figure {
-			figs := built.Conclude(steps, stopped)
-			if built.Verdict != nil {
-				fmt.Fprintln(app.Stdout, built.Verdict(figs))
-			}
+			figs := c.Conclude(steps, stopped)
+			fmt.Fprintln(app.Stdout, c.Verdict(figs))
 			return figs
 		}
 	}
 	if pacing != nil {
+		// The schedule draws from the run's recorded seed: --seed again
+		// gives the same arrivals.
+		pacing.Seed = built.Seed
 		cfg := plan.Config.(runner.Config)
 		plan.Pacing, cfg.Pacing = pacing, pacing.Record()
 		if search != nil {
@@ -212,6 +223,13 @@ func executeRepeatable(ctx context.Context, app *App, repeat int, build func() (
 		}
 		return build()
 	}}, env)
+	return repeatsDone(app, out, runErr)
+}
+
+// repeatsDone ends a command's repeat set, whatever kind of run it
+// repeated: each repeat's report, the set's summary and report rendered
+// from its directory, and the outcome as the command's error.
+func repeatsDone(app *App, out runner.RepeatOutcome, runErr error) error {
 	if runner.IsBadInput(runErr) {
 		return &usageError{msg: runErr.Error()}
 	}

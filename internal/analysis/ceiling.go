@@ -11,14 +11,9 @@ import (
 // grows step by step until a step's figure passes Max, and the load the run
 // reports is the largest user count whose step kept the figure at or under
 // Max. Its Stop and Conclude fit a runner's stop condition and conclusion;
-// it works with any workload whose steps carry the figure.
-type Ceiling struct {
-	// Figure names the step figure compared, e.g. "interactive_latency_mean".
-	Figure results.FigureName
-	Max    float64
-	// Unit is the figure's unit, for messages and run.json.
-	Unit string
-}
+// it works with any workload whose steps carry the figure. A workload gives
+// it as a results.Ceiling, converted: analysis.Ceiling(rc).
+type Ceiling results.Ceiling
 
 // Stop ends the run after the first step over the ceiling. A step without
 // the figure (none of that kind of transaction completed) counts as over it:
@@ -90,4 +85,24 @@ func MaxUsers(l *results.Loaded) (users float64, open bool) {
 		}
 	}
 	return best, found && !reached
+}
+
+// Verdict is the one line that answers a ceiling run's question, from the
+// figures Conclude drew.
+func (c Ceiling) Verdict(figs []results.Figure) string {
+	v := map[results.FigureName]float64{}
+	for _, f := range figs {
+		v[f.Name] = f.Value
+	}
+	users := int(v[results.FigureMaxUsersUnderCeiling])
+	switch {
+	case users == 0:
+		return fmt.Sprintf("largest load under the %g ms %s ceiling: none (the first step was over it)", c.Max, c.Stat)
+	case v[results.FigureCeilingReached] == 0:
+		return fmt.Sprintf("largest load under the %g ms %s ceiling: at least %d interactive users (%s %.2f ms); the ceiling was not reached, raise --max-users to find it",
+			c.Max, c.Stat, users, c.Stat, v[results.AtMaxUsers(c.Figure)])
+	default:
+		return fmt.Sprintf("largest load under the %g ms %s ceiling: %d interactive users (%s %.2f ms)",
+			c.Max, c.Stat, users, c.Stat, v[results.AtMaxUsers(c.Figure)])
+	}
 }

@@ -163,6 +163,30 @@ func RowsByUsers(runs []*Recorded, kind string) []Row {
 	return rows
 }
 
+// RowsByName matches the steps of runs (those steps gives of each run) by
+// their name: the steps a user count does not tell apart, as "backup-2"
+// of every repeat of a backup run.
+func RowsByName(runs []*Recorded, steps func(*Recorded) []results.Step) []Row {
+	rowOf := map[string]int{}
+	var rows []Row
+	for ri, r := range runs {
+		ss := steps(r)
+		for i := range ss {
+			s := &ss[i]
+			k, ok := rowOf[s.Name]
+			if !ok {
+				k = len(rows)
+				rowOf[s.Name] = k
+				rows = append(rows, Row{Label: s.Name, Steps: make([]*results.Step, len(runs))})
+			}
+			if rows[k].Steps[ri] == nil {
+				rows[k].Steps[ri] = s
+			}
+		}
+	}
+	return rows
+}
+
 // RowsByPoint matches fio points by what they measured (see PointKeys),
 // keeping only the points that completed.
 func RowsByPoint(runs []*Recorded) []Row {

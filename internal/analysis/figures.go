@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"cmp"
 	"math"
+	"slices"
+	"strings"
 
 	"dbio/internal/results"
 )
@@ -186,6 +189,53 @@ func WorkloadMetrics(baseline []results.Step) []Metric {
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
 	), dbWaitMetrics()...)
+}
+
+// StepFigureMetrics read steps that record figures only (a backup's
+// seconds, MB and MB/s; a noisy-neighbour phase's total TPM): one metric
+// per figure, named and counted as recorded. Which way is better is said
+// only where the figure's name says it (a duration, a rate); elsewhere
+// neither is. The rates come first, in the order the steps first record
+// them, since the first metric is a table's headline; then the rest.
+func StepFigureMetrics(steps []results.Step) []Metric {
+	var out []Metric
+	seen := map[results.FigureName]bool{}
+	for _, s := range steps {
+		for _, f := range s.Figures {
+			if seen[f.Name] {
+				continue
+			}
+			seen[f.Name] = true
+			out = append(out, Metric{ID: string(f.Name), Title: string(f.Name), Unit: f.Unit, Better: figureBetter(f.Name, f.Unit),
+				Value: func(s results.Step) float64 { return Value(s, f.Name) }})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Metric) int {
+		return cmp.Compare(boolRank(a.Better != Higher), boolRank(b.Better != Higher))
+	})
+	return out
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// figureBetter is which way a recorded figure is better, read from its
+// name and unit: time taken is better lower, work done per unit of time
+// higher, anything else neither.
+func figureBetter(name results.FigureName, unit string) Better {
+	n := string(name)
+	switch {
+	case strings.Contains(unit, "/") || strings.Contains(n, "_per_") || strings.HasPrefix(n, "tpm") || strings.HasPrefix(n, "nopm"):
+		// A rate (MB/s, tx/min), or the change of one (tpm_vs_quiet, in %).
+		return Higher
+	case unit == "s" || unit == "ms":
+		return Lower
+	}
+	return Neither
 }
 
 // FioMetrics are what fio points are compared by.

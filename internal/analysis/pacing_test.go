@@ -46,6 +46,19 @@ func TestPacingFindings(t *testing.T) {
 	if RateShort(steps[0]) || !RateShort(steps[1]) || RateShort(steps[2]) {
 		t.Errorf("short: %v %v %v; want only users-2 (5.1 %% short)", RateShort(steps[0]), RateShort(steps[1]), RateShort(steps[2]))
 	}
+	// 4 users at 20 tx/s for 10 s: up to 4 transactions (0.4 tx/s) are
+	// still in hand when the window ends, so 18.7 tx/s is not short, and
+	// 18.5 is (18.5 + 0.4 < 19).
+	for _, c := range []struct {
+		achieved float64
+		short    bool
+	}{{18.7, false}, {18.5, true}} {
+		s := step("rate-20", 20, c.achieved, 0, 187)
+		s.Users, s.MeasureS = 4, 10
+		if RateShort(s) != c.short {
+			t.Errorf("4 users, 20 tx/s offered for 10 s, %v achieved: short %v, want %v", c.achieved, RateShort(s), c.short)
+		}
+	}
 	got := strings.Join(PacingFindings(steps), "\n")
 	for _, want := range []string{
 		"users-2: the offered rate was not achieved: 100 tx/s offered, 94.9 tx/s achieved (94.9 %)",
@@ -57,5 +70,32 @@ func TestPacingFindings(t *testing.T) {
 	}
 	if strings.Contains(got, "users-1") || len(PacingFindings(steps[2:])) != 0 {
 		t.Errorf("findings for steps that kept their rate on time: %q", got)
+	}
+}
+
+// A step of terminals is short only beyond what chance makes of its count:
+// ten terminals for a minute expect about 29 transactions, and 26 is not
+// short; ten thousand expected and 9,400 achieved is.
+func TestTerminalsRateShortBeyondNoise(t *testing.T) {
+	step := func(offered, achieved, measure float64) results.Step {
+		return results.Step{Name: "users-x", MeasureS: measure,
+			Pacing: &results.Pacing{Arrival: results.ArrivalTerminals, OfferedTPS: offered, AchievedTPS: achieved, Connections: 2}}
+	}
+	tests := []struct {
+		name string
+		s    results.Step
+		want bool
+	}{
+		{"a few dozen, 9 % short: chance", step(0.476, 0.433, 60), false},
+		{"ten thousand, 6 % short: beyond chance", step(100, 94, 100), true},
+		{"ten thousand, 3 % short: within the tolerance", step(100, 97, 100), false},
+	}
+	for _, tc := range tests {
+		if got := RateShort(tc.s); got != tc.want {
+			t.Errorf("%s: short %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if f := PacingFindings([]results.Step{step(100, 94, 100)}); len(f) == 0 || !strings.Contains(f[0], "the monitor's 2 connections") {
+		t.Errorf("findings %q: a short step of terminals names the monitor's pool", f)
 	}
 }

@@ -186,9 +186,10 @@ func countNumbers(vs []float64) int {
 // the repeats of one configuration: per row (a user count, a fio point) each
 // metric's RepeatedFigure.
 type RepeatedTable struct {
-	// Kind is the workload kind ("tpcc") or "fio".
+	// Kind is the workload kind ("tpcc"), "fio", or the kind of steps
+	// with figures only ("backup").
 	Kind string
-	// Key names what a row is: "users" or "point".
+	// Key names what a row is: "users", "point" or "step" (a step's name).
 	Key     string
 	Metrics []Metric
 	Rows    []RepeatedRow
@@ -218,26 +219,98 @@ func (t RepeatedTable) Figure(row int, id string) (RepeatedFigure, bool) {
 
 // RepeatedTables summarise the repeats of one configuration: each workload
 // kind's steps matched by user count and read by WorkloadMetrics, then the
-// fio points matched by what they measured and read by FioMetrics.
+// fio points matched by what they measured and read by FioMetrics, then the
+// steps with figures only (backups, restores, a noisy-neighbour phase's
+// totals) matched by name and read by StepFigureMetrics (see stepGroups).
 func RepeatedTables(runs []*Recorded) []RepeatedTable {
 	if len(runs) == 0 {
 		return nil
 	}
 	var out []RepeatedTable
-	for _, w := range runs[0].Workloads {
-		var all []results.Step
-		for _, r := range runs {
-			if ws, ok := r.Workload(w.Kind); ok {
-				all = append(all, ws.Steps...)
-			}
-		}
-		rows := RowsByUsers(runs, w.Kind)
-		out = append(out, repeatedTable(w.Kind, "users", WorkloadMetrics(all), rows))
-	}
-	if len(runs[0].Fio) > 0 {
-		out = append(out, repeatedTable("fio", "point", FioMetrics(), RowsByPoint(runs)))
+	for _, g := range stepGroups(runs, runs) {
+		out = append(out, repeatedTable(g.kind, g.key, g.metrics, g.rows))
 	}
 	return out
+}
+
+// stepGroup is one kind of step matched across runs row by row: by user
+// count ("users"), by fio point ("point") or by step name ("step"), with
+// the metrics it is read by.
+type stepGroup struct {
+	kind, key string
+	metrics   []Metric
+	rows      []Row
+}
+
+// stepGroups match the steps of runs kind by kind, in the order base's
+// first run has them; the metrics are read from base's steps. A workload's
+// steps are matched by user count, unless one run has two steps of the kind
+// at one user count (a noisy-neighbour study's tenants and phases): they are
+// then matched by name, as steps with figures only always are.
+func stepGroups(runs, base []*Recorded) []stepGroup {
+	var out []stepGroup
+	for _, w := range base[0].Workloads {
+		var steps []results.Step
+		for _, r := range base {
+			if ws, ok := r.Workload(w.Kind); ok {
+				steps = append(steps, ws.Steps...)
+			}
+		}
+		g := stepGroup{kind: w.Kind, key: "users", metrics: WorkloadMetrics(steps), rows: RowsByUsers(runs, w.Kind)}
+		if usersRepeat(runs, w.Kind) {
+			g.key, g.rows = "step", RowsByName(runs, func(r *Recorded) []results.Step { ws, _ := r.Workload(w.Kind); return ws.Steps })
+		}
+		out = append(out, g)
+	}
+	if len(base[0].Fio) > 0 {
+		out = append(out, stepGroup{kind: "fio", key: "point", metrics: FioMetrics(), rows: RowsByPoint(runs)})
+	}
+	for _, kind := range otherKinds(base[0]) {
+		of := func(r *Recorded) []results.Step {
+			var steps []results.Step
+			for _, s := range r.Other {
+				if s.Kind == kind {
+					steps = append(steps, s)
+				}
+			}
+			return steps
+		}
+		var steps []results.Step
+		for _, r := range base {
+			steps = append(steps, of(r)...)
+		}
+		out = append(out, stepGroup{kind: kind, key: "step", metrics: StepFigureMetrics(steps), rows: RowsByName(runs, of)})
+	}
+	return out
+}
+
+// usersRepeat says whether some run has two steps of the kind at one user count.
+func usersRepeat(runs []*Recorded, kind string) bool {
+	for _, r := range runs {
+		w, _ := r.Workload(kind)
+		seen := map[int]bool{}
+		for _, s := range w.Steps {
+			if seen[s.Users] {
+				return true
+			}
+			seen[s.Users] = true
+		}
+	}
+	return false
+}
+
+// otherKinds are the kinds of a run's steps with figures only, in the
+// order they ran.
+func otherKinds(r *Recorded) []string {
+	var kinds []string
+	seen := map[string]bool{}
+	for _, s := range r.Other {
+		if !seen[s.Kind] {
+			seen[s.Kind] = true
+			kinds = append(kinds, s.Kind)
+		}
+	}
+	return kinds
 }
 
 func repeatedTable(kind, key string, metrics []Metric, rows []Row) RepeatedTable {
@@ -252,7 +325,8 @@ func repeatedTable(kind, key string, metrics []Metric, rows []Row) RepeatedTable
 		for i, m := range metrics {
 			vs := make([]float64, 0, len(row.Steps))
 			for _, s := range row.Steps {
-				if s != nil && (key != "users" || s.Status == results.StatusCompleted) {
+				// A fio row holds completed points only (RowsByPoint).
+				if s != nil && (key == "point" || s.Status == results.StatusCompleted) {
 					vs = append(vs, m.Value(*s))
 				}
 			}
@@ -291,8 +365,9 @@ type RepeatedVersusRow struct {
 
 // CompareRepeatedSets reads configuration B's repeats against
 // configuration A's, the way a comparison of single runs reads B against A:
-// each workload kind of A's first repeat by user count with WorkloadMetrics,
-// then the fio points with FioMetrics, every figure by CompareRepeated.
+// each kind of step of A's first repeat matched as stepGroups matches it
+// (workloads by user count, fio points, other steps by name), every figure
+// by CompareRepeated.
 // A metric no row of both sides has is left out.
 func CompareRepeatedSets(a, b []*Recorded) []RepeatedVersus {
 	if len(a) == 0 || len(b) == 0 {
@@ -300,24 +375,13 @@ func CompareRepeatedSets(a, b []*Recorded) []RepeatedVersus {
 	}
 	all := append(append([]*Recorded{}, a...), b...)
 	var out []RepeatedVersus
-	for _, w := range a[0].Workloads {
-		var steps []results.Step
-		for _, r := range a {
-			if ws, ok := r.Workload(w.Kind); ok {
-				steps = append(steps, ws.Steps...)
-			}
+	for _, g := range stepGroups(all, a) {
+		rows := g.rows
+		if g.key != "point" {
+			rows = completedRows(rows)
 		}
-		rows := completedRows(RowsByUsers(all, w.Kind))
-		for _, m := range WorkloadMetrics(steps) {
-			if v, ok := repeatedVersus(w.Kind, "users", m, rows, len(a)); ok {
-				out = append(out, v)
-			}
-		}
-	}
-	if len(a[0].Fio) > 0 {
-		rows := RowsByPoint(all)
-		for _, m := range FioMetrics() {
-			if v, ok := repeatedVersus("fio", "point", m, rows, len(a)); ok {
+		for _, m := range g.metrics {
+			if v, ok := repeatedVersus(g.kind, g.key, m, rows, len(a)); ok {
 				out = append(out, v)
 			}
 		}

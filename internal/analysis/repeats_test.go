@@ -1,9 +1,12 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 
+	"dbio/internal/metrics"
 	"dbio/internal/results"
 )
 
@@ -244,4 +247,83 @@ func TestCompareRepeatedSetsReadsEveryRowAndTheAverage(t *testing.T) {
 	if CompareRepeatedSets(nil, fast) != nil {
 		t.Error("a side without runs compared")
 	}
+}
+
+// scenarioRun is a run of steps a user count does not tell apart: two
+// tenants' steps at one user count in each of two phases, each phase's
+// totals, and backup cycles recording figures only.
+func scenarioRun(tpm [2]float64, backupS []float64) *Recorded {
+	l := &results.Loaded{}
+	tenant := func(name string, v float64) results.Step {
+		return results.Step{Name: name, Kind: "tpcc", Users: 2, Status: results.StatusCompleted, Total: &metrics.TxSummary{},
+			Figures: []results.Figure{{Name: results.FigureTPM, Value: v, Unit: "tx/min"}}}
+	}
+	l.Steps = append(l.Steps, tenant("quiet-t1", tpm[0]), tenant("quiet-t2", tpm[0]+1),
+		results.Step{Name: "quiet", Kind: "noisy-quiet", Status: results.StatusCompleted, Figures: []results.Figure{{Name: "tpm_total", Value: 2*tpm[0] + 1, Unit: "tx/min"}}},
+		tenant("interference-t1", tpm[1]))
+	for i, s := range backupS {
+		st := results.Step{Name: fmt.Sprintf("backup-%d", i+1), Kind: "backup", Status: results.StatusCompleted, Figures: []results.Figure{
+			{Name: "seconds", Value: s, Unit: "s"}, {Name: "mb", Value: 10, Unit: "MB"}, {Name: "mb_per_s", Value: 10 / s, Unit: "MB/s"}}}
+		l.Steps = append(l.Steps, st)
+	}
+	return NewRecorded(l)
+}
+
+// Steps a user count does not tell apart (a noisy-neighbour study's
+// tenants and phases) are matched across repeats by name, and so are steps
+// that record figures only (backups); a rate is their headline.
+func TestRepeatedTablesMatchStepsByName(t *testing.T) {
+	var runs []*Recorded
+	for i := range 4 {
+		f := float64(i)
+		runs = append(runs, scenarioRun([2]float64{100 + f, 50 + f}, []float64{1 + f/10, 2 + f/10}))
+	}
+	// The last repeat's second backup failed: it is left out of its row.
+	runs[3].Other[2].Status = results.StatusFailed
+	tables := RepeatedTables(runs)
+	byKind := map[string]RepeatedTable{}
+	var kinds []string
+	for _, tb := range tables {
+		byKind[tb.Kind] = tb
+		kinds = append(kinds, tb.Kind+"/"+tb.Key)
+	}
+	if want := "tpcc/step noisy-quiet/step backup/step"; strings.Join(kinds, " ") != want {
+		t.Fatalf("tables %v, want %s", kinds, want)
+	}
+	tenants := byKind["tpcc"]
+	var labels []string
+	for _, r := range tenants.Rows {
+		labels = append(labels, r.Label)
+	}
+	if strings.Join(labels, ",") != "quiet-t1,quiet-t2,interference-t1" {
+		t.Errorf("tenant rows %v", labels)
+	}
+	if f, ok := tenants.Figure(2, "tpm"); !ok || f.N != 4 || f.Median != 51.5 || f.Min != 50 || f.Max != 53 {
+		t.Errorf("interference-t1's TPM: %+v", f)
+	}
+	backup := byKind["backup"]
+	if len(backup.Metrics) != 3 || backup.Metrics[0].ID != "mb_per_s" || backup.Metrics[0].Better != Higher ||
+		backup.Metrics[1].ID != "seconds" || backup.Metrics[1].Better != Lower || backup.Metrics[2].Better != Neither {
+		t.Errorf("backup metrics %+v", backup.Metrics)
+	}
+	if f, ok := backup.Figure(0, "seconds"); !ok || f.N != 4 || f.Median != 1.15 {
+		t.Errorf("backup-1 seconds: %+v", f)
+	}
+	if f, ok := backup.Figure(1, "seconds"); !ok || f.N != 3 || f.Max != 2.2 {
+		t.Errorf("backup-2 seconds, one repeat failed: %+v", f)
+	}
+	// Compared set against set, each backup row is read on its own.
+	var slower []*Recorded
+	for i := range 4 {
+		slower = append(slower, scenarioRun([2]float64{100, 50}, []float64{10 + float64(i), 20}))
+	}
+	for _, v := range CompareRepeatedSets(runs, slower) {
+		if v.Kind == "backup" && v.Metric.ID == "seconds" {
+			if len(v.Rows) != 2 || !v.Rows[0].Has || v.Rows[0].Verdict != Significant || v.Rows[0].Judgement != Worsened {
+				t.Errorf("backup-1 ten times slower: %+v", v.Rows)
+			}
+			return
+		}
+	}
+	t.Error("the backups' seconds are not compared")
 }

@@ -8,6 +8,7 @@ package dialect
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -135,3 +136,63 @@ func joinErrors(errs []error) error {
 }
 
 func durationS(s int) time.Duration { return time.Duration(s) * time.Second }
+
+// commandLine reads a tool's command line for translation: every problem
+// is kept (the user fixes the line once), and every switch may be given
+// once.
+type commandLine struct {
+	tool string
+	errs []error
+	// given is each switch letter read so far and the switch as written.
+	given map[byte]string
+}
+
+func newCommandLine(tool string) *commandLine {
+	return &commandLine{tool: tool, given: map[byte]string{}}
+}
+
+// bad refuses switch sw, saying why.
+func (c *commandLine) bad(sw, format string, a ...any) {
+	c.errs = append(c.errs, &SwitchError{Tool: c.tool, Switch: sw, Msg: fmt.Sprintf(format, a...)})
+}
+
+// lineSwitch is one switch of a line: -o8 is letter 'o', value "8".
+type lineSwitch struct {
+	arg    string
+	letter byte
+	val    string
+}
+
+// switches yields the switches of line after the program's name, in order,
+// each recorded in given before it is yielded. A word that is not a switch
+// names a target (noted in notes: dbio measures its own); a letter given
+// twice is refused and not yielded.
+func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[lineSwitch] {
+	return func(yield func(lineSwitch) bool) {
+		for _, arg := range dropProgram(tokens(line), program) {
+			if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
+				*notes = append(*notes, targetNote(c.tool, arg))
+				continue
+			}
+			letter := arg[1]
+			if prev, twice := c.given[letter]; twice {
+				c.bad(arg, "given twice (also %s): keep one", prev)
+				continue
+			}
+			c.given[letter] = arg
+			if !yield(lineSwitch{arg: arg, letter: letter, val: arg[2:]}) {
+				return
+			}
+		}
+	}
+}
+
+// number reads switch arg's value val as a whole number of at least min;
+// otherwise it refuses the switch with usage, which says what it takes.
+func (c *commandLine) number(arg, val string, min int, usage string) (int, bool) {
+	n, ok := count(val, min)
+	if !ok {
+		c.bad(arg, "%s", usage)
+	}
+	return n, ok
+}

@@ -43,10 +43,8 @@ const diskspdSwitches = "-b -c -C -d -F -h -L -o -r -s -S -t -w -W"
 // of the line comes back at once.
 func DiskSpd(line string) (Translation, error) {
 	t := Translation{Tool: "DiskSpd", Line: line}
-	var errs []error
-	bad := func(sw, format string, a ...any) {
-		errs = append(errs, &SwitchError{Tool: "DiskSpd", Switch: sw, Msg: fmt.Sprintf(format, a...)})
-	}
+	cl := newCommandLine("DiskSpd")
+	bad, given := cl.bad, cl.given
 	var (
 		bs                       int64 = diskspdBS
 		bsGiven                  string
@@ -61,22 +59,12 @@ func DiskSpd(line string) (Translation, error) {
 		warmup                   = diskspdWarmup
 		cooldown                 int
 		cache                    string // "", "u", "w", "h", "b" as the -S letters combine
-		given                    = map[byte]string{}
 		latency                  bool
 		tSw, fSw, wSw, dSw, wuSw string
 	)
-	for _, arg := range dropProgram(tokens(line), "diskspd") {
-		if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
-			t.Notes = append(t.Notes, targetNote("DiskSpd", arg))
-			continue
-		}
-		letter, val := arg[1], arg[2:]
-		if prev, twice := given[letter]; twice {
-			bad(arg, "given twice (also %s): keep one", prev)
-			continue
-		}
-		given[letter] = arg
-		switch letter {
+	for s := range cl.switches(line, "diskspd", &t.Notes) {
+		arg, val := s.arg, s.val
+		switch s.letter {
 		case 'b':
 			n, err := diskspdSize(val, 0)
 			if err != nil || n <= 0 {
@@ -89,26 +77,17 @@ func DiskSpd(line string) (Translation, error) {
 			}
 			bs, bsGiven = n, arg
 		case 'o':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8")
-				continue
+			if n, ok := cl.number(arg, val, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"); ok {
+				queue = n
 			}
-			queue = n
 		case 't':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "threads per target: a whole number of at least 1, e.g. -t4")
-				continue
+			if n, ok := cl.number(arg, val, 1, "threads per target: a whole number of at least 1, e.g. -t4"); ok {
+				threads, tSw = n, arg
 			}
-			threads, tSw = n, arg
 		case 'F':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "total threads: a whole number of at least 1, e.g. -F8")
-				continue
+			if n, ok := cl.number(arg, val, 1, "total threads: a whole number of at least 1, e.g. -F8"); ok {
+				total, fSw = n, arg
 			}
-			total, fSw = n, arg
 		case 'r':
 			random, align, alignSw = true, val, arg
 		case 's':
@@ -129,26 +108,17 @@ func DiskSpd(line string) (Translation, error) {
 			}
 			writePct, wSw = n, arg
 		case 'd':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "duration: whole seconds, at least 1, e.g. -d60")
-				continue
+			if n, ok := cl.number(arg, val, 1, "duration: whole seconds, at least 1, e.g. -d60"); ok {
+				seconds, dSw = n, arg
 			}
-			seconds, dSw = n, arg
 		case 'W':
-			n, ok := count(val, 0)
-			if !ok {
-				bad(arg, "warm-up: whole seconds, e.g. -W5")
-				continue
+			if n, ok := cl.number(arg, val, 0, "warm-up: whole seconds, e.g. -W5"); ok {
+				warmup, wuSw = n, arg
 			}
-			warmup, wuSw = n, arg
 		case 'C':
-			n, ok := count(val, 0)
-			if !ok {
-				bad(arg, "cool-down: whole seconds, e.g. -C5")
-				continue
+			if n, ok := cl.number(arg, val, 0, "cool-down: whole seconds, e.g. -C5"); ok {
+				cooldown = n
 			}
-			cooldown = n
 		case 'S':
 			if _, both := given['h']; both {
 				bad(arg, "-h is the old spelling of -Sh, and -S is given too: keep one")
@@ -210,8 +180,8 @@ func DiskSpd(line string) (Translation, error) {
 		}
 		size = n
 	}
-	if len(errs) > 0 {
-		return t, joinErrors(errs)
+	if len(cl.errs) > 0 {
+		return t, joinErrors(cl.errs)
 	}
 
 	sw := func(given, means, fio string) {

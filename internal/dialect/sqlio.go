@@ -32,10 +32,8 @@ const sqlioSwitches = "-k -s -f -o -t -b -L -B -F"
 // -frandom or -fsequential. Any other switch is refused by name.
 func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, error) {
 	t := Translation{Tool: "SQLIO", Line: line}
-	var errs []error
-	bad := func(sw, format string, a ...any) {
-		errs = append(errs, &SwitchError{Tool: "SQLIO", Switch: sw, Msg: fmt.Sprintf(format, a...)})
-	}
+	cl := newCommandLine("SQLIO")
+	bad, given := cl.bad, cl.given
 	var (
 		write            bool
 		seconds          = 30
@@ -45,21 +43,11 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		cache            = "N"
 		latency          bool
 		size             int64
-		given            = map[byte]string{}
 		paramThreads     int
 	)
-	for _, arg := range dropProgram(tokens(line), "sqlio") {
-		if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
-			t.Notes = append(t.Notes, targetNote("SQLIO", arg))
-			continue
-		}
-		letter, val := arg[1], arg[2:]
-		if prev, twice := given[letter]; twice {
-			bad(arg, "given twice (also %s): keep one", prev)
-			continue
-		}
-		given[letter] = arg
-		switch letter {
+	for s := range cl.switches(line, "sqlio", &t.Notes) {
+		arg, val := s.arg, s.val
+		switch s.letter {
 		case 'k':
 			switch strings.ToUpper(val) {
 			case "R":
@@ -70,12 +58,9 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 				bad(arg, "use -kR (read) or -kW (write)")
 			}
 		case 's':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "duration: whole seconds, at least 1, e.g. -s60")
-				continue
+			if n, ok := cl.number(arg, val, 1, "duration: whole seconds, at least 1, e.g. -s60"); ok {
+				seconds = n
 			}
-			seconds = n
 		case 'f':
 			switch strings.ToLower(val) {
 			case "random":
@@ -86,12 +71,9 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 				bad(arg, "a stripe factor has no fio equivalent: use -frandom or -fsequential (-f1)")
 			}
 		case 'o':
-			n, ok := count(val, 1)
-			if !ok {
-				bad(arg, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8")
-				continue
+			if n, ok := cl.number(arg, val, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"); ok {
+				queue = n
 			}
-			queue = n
 		case 't':
 			n, ok := count(val, 1)
 			if !ok || n > 256 {
@@ -135,8 +117,8 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 	if !random && !seqGiven && given['f'] == "" {
 		bad("-f", "missing: SQLIO's default access (-f64, a stripe pattern) has no fio equivalent; add -frandom or -fsequential")
 	}
-	if len(errs) > 0 {
-		return t, joinErrors(errs)
+	if len(cl.errs) > 0 {
+		return t, joinErrors(cl.errs)
 	}
 
 	sw := func(given, means, fio string) {

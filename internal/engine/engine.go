@@ -224,6 +224,39 @@ type MemoryNeeds interface {
 	MemoryNeed(o Options, conns int) (bytes int64, explain string)
 }
 
+// ConnectionLimit is implemented by server engines: how many connections a
+// server they manage with o accepts (its max_connections) and where that
+// figure comes from, so that a run needing more is refused before it starts.
+type ConnectionLimit interface {
+	MaxConnections(o Options) (limit int, from string)
+}
+
+// ServerConnections is implemented by server instances, managed or not:
+// the max_connections of the server they are connected to, as it says.
+type ServerConnections interface {
+	ServerMaxConnections(ctx context.Context) (int, error)
+}
+
+// SpaceNeeds is implemented by engines whose own files take space beside
+// the workload's data: a redo log created at its full size, WAL kept
+// between checkpoints, system tablespaces and catalogs. The space preflight
+// adds them to the data's estimate (data bytes), so that a target too
+// small for them is refused before anything is written rather than
+// filled in the middle of a load.
+type SpaceNeeds interface {
+	SpaceNeed(o Options, data uint64) []EngineFiles
+}
+
+// EngineFiles is space an engine's own files take.
+type EngineFiles struct {
+	// What names them with their size's source, for the refusal:
+	// "MariaDB's redo log (innodb_log_file_size)".
+	What  string
+	Bytes uint64
+	// OnLog says they are written to the log target when there is one.
+	OnLog bool
+}
+
 // Processes is implemented by server instances so telemetry can sample their CPU and RSS.
 type Processes interface {
 	PIDs() []int

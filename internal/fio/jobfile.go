@@ -2,10 +2,12 @@ package fio
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"dbio/internal/fleet"
 	"dbio/internal/target"
 )
 
@@ -130,6 +132,31 @@ func PreviewJobFile(plan Plan, i int) string {
 		engine = "io_uring"
 	}
 	labels := TargetLabels(plan.Config.Targets)
+	if plan.Config.Fleet() {
+		// One job file per host, each with the host's targets.
+		var b strings.Builder
+		byHost := map[string][]placement{}
+		var hosts []string
+		for ti, t := range plan.Config.Targets {
+			ft, err := fleet.ParseTarget(t)
+			if err != nil || !slices.Contains(p.Targets, t) {
+				continue
+			}
+			if _, ok := byHost[ft.Host]; !ok {
+				hosts = append(hosts, ft.Host)
+			}
+			byHost[ft.Host] = append(byHost[ft.Host], placement{Label: labels[ti], File: path.Join(ft.Path, target.DirName, WorkSubdir, workFile),
+				Size: plan.Config.Size, Engine: engine, Direct: true})
+		}
+		for i, h := range hosts {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, "; host %s: %s/%s/%s\n", h, HostsDir, h, JobFileName)
+			b.WriteString(JobFile(p, plan.Profile.Name(), byHost[h]))
+		}
+		return b.String()
+	}
 	var places []placement
 	for ti, t := range plan.Config.Targets {
 		if slices.Contains(p.Targets, t) {

@@ -348,6 +348,12 @@ type Second struct {
 	LatP99US      float64
 	ReadLatP99US  float64
 	WriteLatP99US float64
+	// ReadMBPerSec and WriteMBPerSec split MBPerSec by direction.
+	ReadMBPerSec, WriteMBPerSec float64
+	// ReadBins and WriteBins are the second's completion-latency bins of
+	// every job, merged; nil where some job logged no histogram for the
+	// second (the p99s above are NaN then).
+	ReadBins, WriteBins []HistBin
 }
 
 // IOPS is reads plus writes.
@@ -444,7 +450,14 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 				case 1:
 					out.WriteIOPS += float64(n)
 				}
-				out.MBPerSec += float64(bw[k]) * 1024 / 1e6
+				mb := float64(bw[k]) * 1024 / 1e6
+				out.MBPerSec += mb
+				switch dir {
+				case 0:
+					out.ReadMBPerSec += mb
+				case 1:
+					out.WriteMBPerSec += mb
+				}
 				if dir < 2 {
 					if bins, ok := hist[k]; ok {
 						dirBins[dir] = append(dirBins[dir], bins...)
@@ -475,6 +488,7 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 				all[d] = mergeBins(dirBins[d])
 			}
 		}
+		out.ReadBins, out.WriteBins = all[0], all[1]
 		if histOK[0] {
 			out.ReadLatP99US = HistPercentile(all[0], 99) / 1000
 		}

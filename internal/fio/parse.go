@@ -34,7 +34,10 @@ type Output struct {
 
 // Group is one reporting group of fio's report.
 type Group struct {
-	Name    string `json:"name"`
+	Name string `json:"name"`
+	// Host is the fio server that ran the group, as fio's client names it
+	// (the address given to --client); empty when fio ran here.
+	Host    string `json:"host,omitempty"`
 	GroupID int    `json:"group_id"`
 	// Error is the errno fio reports for the group; 0 when all went well.
 	Error int `json:"error"`
@@ -105,6 +108,17 @@ func Parse(r io.Reader) (*Output, error) {
 		}
 		out.Groups = append(out.Groups, g)
 	}
+	for _, j := range raw.Clients {
+		if j.Name == allClients {
+			continue
+		}
+		g, err := j.group()
+		if err != nil {
+			return nil, fmt.Errorf("fio job %q on %s: %w", j.Name, j.Hostname, err)
+		}
+		g.Host = j.Hostname
+		out.Groups = append(out.Groups, g)
+	}
 	return out, nil
 }
 
@@ -123,10 +137,19 @@ type rawOutput struct {
 	TimestampMS int64             `json:"timestamp_ms"`
 	Global      map[string]string `json:"global options"`
 	Jobs        []rawJob          `json:"jobs"`
+	// Clients are the groups of a run through fio's client (--client), one
+	// per server and group, and fio's own sum of them ("All clients").
+	Clients []rawJob `json:"client_stats"`
 }
+
+// allClients is the job name of the sum fio's client adds over its
+// servers' groups: a sum of everything, percentiles included, over windows
+// that need not overlap; dbio computes fleet figures itself.
+const allClients = "All clients"
 
 type rawJob struct {
 	Name        string            `json:"jobname"`
+	Hostname    string            `json:"hostname"`
 	GroupID     int               `json:"groupid"`
 	Error       int               `json:"error"`
 	Elapsed     int               `json:"elapsed"`

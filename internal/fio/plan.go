@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/fleet"
 	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/target"
@@ -91,6 +92,22 @@ type Config struct {
 	// SysFS is where the storage behind each target is resolved for run.json
 	// (target.HostFS() from cmd); a zero SysFS leaves it unresolved, with a warning.
 	SysFS target.SysFS
+	// Hosts are the hosts targets may be on ("h1:/srv/data"). When the
+	// targets are on hosts, each point runs on all of them at once through
+	// fio's client and the hosts' fio servers, and is recorded as a fleet
+	// point (fleet figures and a row per host).
+	Hosts []fleet.Host
+}
+
+// Fleet says whether the targets are on other hosts: the run is then a
+// fleet run. Targets that do not parse are Validate's to report.
+func (c Config) Fleet() bool {
+	for _, t := range c.Targets {
+		if ft, err := fleet.ParseTarget(t); err == nil && ft.Remote() {
+			return true
+		}
+	}
+	return false
 }
 
 // QuickCorners is the short four-corners pass of `dbio quick`: each corner
@@ -113,32 +130,33 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		return d.String()
 	}
 	view := struct {
-		Profile      string      `json:"profile"`
-		Targets      []string    `json:"targets"`
-		Group        bool        `json:"group,omitempty"`
-		Runtime      string      `json:"runtime,omitempty"`
-		Ramp         string      `json:"ramp,omitempty"`
-		Size         int64       `json:"size_bytes,omitempty"`
-		IODepths     []int       `json:"iodepths,omitempty"`
-		Jobs         int         `json:"jobs,omitempty"`
-		Engine       string      `json:"engine,omitempty"`
-		BlockSizes   []int64     `json:"block_sizes,omitempty"`
-		RW           []string    `json:"rw,omitempty"`
-		ReadPct      *int        `json:"read_pct,omitempty"`
-		RatePcts     []float64   `json:"rate_pcts,omitempty"`
-		LatencyMax   string      `json:"latency_max,omitempty"`
-		LatencyStat  LatencyStat `json:"latency_stat,omitempty"`
-		SteadyState  string      `json:"steady_state,omitempty"`
-		SteadyWindow string      `json:"steady_window,omitempty"`
-		SteadyRamp   string      `json:"steady_ramp,omitempty"`
-		Buffered     bool        `json:"buffered,omitempty"`
-		WriteThrough bool        `json:"write_through,omitempty"`
-		BlockAlign   int64       `json:"block_align,omitempty"`
-		CPUs         int         `json:"cpus,omitempty"`
-		MemoryBytes  uint64      `json:"memory_bytes,omitempty"`
+		Profile      string       `json:"profile"`
+		Targets      []string     `json:"targets"`
+		Group        bool         `json:"group,omitempty"`
+		Runtime      string       `json:"runtime,omitempty"`
+		Ramp         string       `json:"ramp,omitempty"`
+		Size         int64        `json:"size_bytes,omitempty"`
+		IODepths     []int        `json:"iodepths,omitempty"`
+		Jobs         int          `json:"jobs,omitempty"`
+		Engine       string       `json:"engine,omitempty"`
+		BlockSizes   []int64      `json:"block_sizes,omitempty"`
+		RW           []string     `json:"rw,omitempty"`
+		ReadPct      *int         `json:"read_pct,omitempty"`
+		RatePcts     []float64    `json:"rate_pcts,omitempty"`
+		LatencyMax   string       `json:"latency_max,omitempty"`
+		LatencyStat  LatencyStat  `json:"latency_stat,omitempty"`
+		SteadyState  string       `json:"steady_state,omitempty"`
+		SteadyWindow string       `json:"steady_window,omitempty"`
+		SteadyRamp   string       `json:"steady_ramp,omitempty"`
+		Buffered     bool         `json:"buffered,omitempty"`
+		WriteThrough bool         `json:"write_through,omitempty"`
+		BlockAlign   int64        `json:"block_align,omitempty"`
+		CPUs         int          `json:"cpus,omitempty"`
+		MemoryBytes  uint64       `json:"memory_bytes,omitempty"`
+		Hosts        []fleet.Host `json:"hosts,omitempty"`
 	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
 		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp),
-		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes}
+		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes, c.Hosts}
 	if c.Ramp != nil {
 		view.Ramp = c.Ramp.String()
 	}
@@ -206,9 +224,10 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 			seen[clean] = true
 		}
 	}
-	if c.Group && len(c.Targets) < 2 {
+	if c.Group && len(c.Targets) < 2 && !c.Fleet() {
 		bad("--group needs at least two targets: pass --target once per drive of the group")
 	}
+	errs = append(errs, c.fleetProblems(prof)...)
 	if c.Runtime < 0 || c.Runtime%time.Second != 0 {
 		bad("--runtime %s: fio runs whole seconds; use e.g. 30s or 2m", c.Runtime)
 	}
@@ -300,6 +319,15 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		points[i].Buffered, points[i].WriteThrough = c.Buffered, c.WriteThrough
 	}
 	plan := Plan{Profile: prof, Config: c}
+	if c.Fleet() {
+		for _, p := range points {
+			if p.RateOf != "" {
+				return Plan{}, []error{fmt.Errorf("profile %s runs points at a share of an earlier point's IOPS, which dbio does not split over a fleet's hosts yet: run it on each host's target, or choose another profile", prof.Name())}
+			}
+			plan.Points = append(plan.Points, placed(p, "fleet", c.Targets))
+		}
+		return plan, nil
+	}
 	if c.Group {
 		for _, p := range points {
 			plan.Points = append(plan.Points, placed(p, "group", c.Targets))
@@ -427,3 +455,27 @@ var unsafeLabel = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
 // trimFloat renders a percentage or rate without trailing zeros: 10, 0.167.
 func trimFloat(v float64) string { return fmt.Sprintf("%.3g", v) }
+
+// fleetProblems checks the targets against the hosts, and what a fleet run
+// does not do yet.
+func (c Config) fleetProblems(prof Profile) []error {
+	targets, errs := fleet.Resolve(c.Hosts, c.Targets)
+	if len(errs) > 0 || !c.Fleet() {
+		return errs
+	}
+	for _, t := range targets {
+		if !t.Remote() {
+			errs = append(errs, fmt.Errorf("target %s is on this machine while the others are on hosts: a fleet runs every target through a fio server; name this machine as a host too (e.g. --host me=localhost) and write the target as me:%s", t, t.Path))
+		}
+	}
+	if c.Size == 0 {
+		errs = append(errs, errors.New("--size: give the working file's size (e.g. --size 4G) for targets on hosts: dbio sizes it from free space and memory only on this machine"))
+	}
+	if c.SteadyState != "" {
+		errs = append(errs, errors.New("--steady-state: each host would stop at its own steady state, leaving no common window; run the fleet for a fixed --runtime"))
+	}
+	if _, ok := prof.(purger); ok {
+		errs = append(errs, fmt.Errorf("profile %s purges the working file on this machine, which dbio does not do on hosts yet: precondition each host's target with dbio disk on that host", prof.Name()))
+	}
+	return errs
+}

@@ -70,7 +70,7 @@ func saturating(c Config, rw string, outstanding int) (jobs, iodepth int, split 
 	if jobs == 0 {
 		jobs = 1
 		if random {
-			jobs = min(max(c.CPUs, 1), 4)
+			jobs = c.jobsOrCPUs()
 		}
 	}
 	if len(c.IODepths) > 0 {
@@ -229,10 +229,7 @@ func (p mix) Points(c Config) ([]Point, error) {
 	if err := errors.Join(unused(c, p.Name(), "rates"), single(c.RW, "rw", p.Name())); err != nil {
 		return nil, err
 	}
-	rw := "randrw"
-	if len(c.RW) == 1 {
-		rw = c.RW[0]
-	}
+	rw := only(c.RW, "randrw")
 	if !Mixed(rw) {
 		return nil, fmt.Errorf("--rw %s: the mix profile mixes reads and writes; use randrw or rw (or --read-pct 100 for reads only)", rw)
 	}
@@ -290,21 +287,10 @@ func (p curve) Points(c Config) ([]Point, error) {
 	if err := errors.Join(single(c.RW, "rw", p.Name()), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
-	rw, bs := "randread", int64(4*kib)
-	if len(c.RW) == 1 {
-		rw = c.RW[0]
-	}
-	if len(c.BlockSizes) == 1 {
-		bs = c.BlockSizes[0]
-	}
-	pct := 0
-	if Mixed(rw) {
-		pct = 70
-		if c.ReadPct != nil {
-			pct = *c.ReadPct
-		}
-	} else if c.ReadPct != nil {
-		return nil, fmt.Errorf("--read-pct applies to a mixed --rw (randrw or rw), not %s", rw)
+	rw, bs := only(c.RW, "randread"), only(c.BlockSizes, 4*kib)
+	pct, err := readShare(rw, c.ReadPct)
+	if err != nil {
+		return nil, err
 	}
 	rates := c.RatePcts
 	if len(rates) == 0 {
@@ -349,18 +335,9 @@ func (p precondition) Points(c Config) ([]Point, error) {
 	if err := errors.Join(unused(c, p.Name(), "rw", "read-pct", "rates"), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
-	bs := int64(4 * kib)
-	if len(c.BlockSizes) == 1 {
-		bs = c.BlockSizes[0]
-	}
-	qd := 32
-	if len(c.IODepths) == 1 {
-		qd = c.IODepths[0]
-	}
-	jobs := c.Jobs
-	if jobs == 0 {
-		jobs = min(max(c.CPUs, 1), 4)
-	}
+	bs := only(c.BlockSizes, int64(4*kib))
+	qd := only(c.IODepths, 32)
+	jobs := c.jobsOrCPUs()
 	criterion := c.SteadyState
 	if criterion == "" {
 		criterion = "auto"
@@ -413,24 +390,10 @@ func (p job) Points(c Config) ([]Point, error) {
 		single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
-	rw, bs, qd, jobs := "randread", int64(4*kib), 1, max(c.Jobs, 1)
-	if len(c.RW) == 1 {
-		rw = c.RW[0]
-	}
-	if len(c.BlockSizes) == 1 {
-		bs = c.BlockSizes[0]
-	}
-	if len(c.IODepths) == 1 {
-		qd = c.IODepths[0]
-	}
-	pct := 0
-	if Mixed(rw) {
-		pct = 70
-		if c.ReadPct != nil {
-			pct = *c.ReadPct
-		}
-	} else if c.ReadPct != nil {
-		return nil, fmt.Errorf("--read-pct applies to a mixed --rw (randrw or rw), not %s", rw)
+	rw, bs, qd, jobs := only(c.RW, "randread"), only(c.BlockSizes, 4*kib), only(c.IODepths, 1), max(c.Jobs, 1)
+	pct, err := readShare(rw, c.ReadPct)
+	if err != nil {
+		return nil, err
 	}
 	if c.BlockAlign > 0 && !strings.HasPrefix(rw, "rand") {
 		return nil, fmt.Errorf("block alignment %d applies to random I/O, not %s", c.BlockAlign, rw)
@@ -495,4 +458,37 @@ func (p crystalDiskMark) Points(c Config) ([]Point, error) {
 		}
 	}
 	return out, nil
+}
+
+// only is a list's one value (the profile has checked it holds at most
+// one), or def when it is empty.
+func only[T any](list []T, def T) T {
+	if len(list) == 1 {
+		return list[0]
+	}
+	return def
+}
+
+// readShare is the percentage of reads of rw: 70 for a mixed rw unless
+// readPct says otherwise, 0 for one direction, where --read-pct is refused.
+func readShare(rw string, readPct *int) (int, error) {
+	switch {
+	case Mixed(rw) && readPct != nil:
+		return *readPct, nil
+	case Mixed(rw):
+		return 70, nil
+	case readPct != nil:
+		return 0, fmt.Errorf("--read-pct applies to a mixed --rw (randrw or rw), not %s", rw)
+	}
+	return 0, nil
+}
+
+// jobsOrCPUs is --jobs, or by default one job per CPU up to four: enough
+// submitters to keep a random load's queue full without one per core of a
+// large machine.
+func (c Config) jobsOrCPUs() int {
+	if c.Jobs != 0 {
+		return c.Jobs
+	}
+	return min(max(c.CPUs, 1), 4)
 }

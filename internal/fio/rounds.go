@@ -69,18 +69,9 @@ func (p sniaRounds) Points(c Config) ([]Point, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	bs := int64(4 * kib)
-	if len(c.BlockSizes) == 1 {
-		bs = c.BlockSizes[0]
-	}
-	qd := 32
-	if len(c.IODepths) == 1 {
-		qd = c.IODepths[0]
-	}
-	jobs := c.Jobs
-	if jobs == 0 {
-		jobs = min(max(c.CPUs, 1), 4)
-	}
+	bs := only(c.BlockSizes, int64(4*kib))
+	qd := only(c.IODepths, 32)
+	jobs := c.jobsOrCPUs()
 	ramp := 0 // each round starts where the one before left the device
 	if c.Ramp != nil {
 		ramp = c.ramp()

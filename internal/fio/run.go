@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbio/internal/execx"
+	"dbio/internal/fleet"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
@@ -133,6 +134,9 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 	r := &runner{plan: plan, sink: sink, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
 	if r.now == nil {
 		r.now = time.Now
+	}
+	if plan.Config.Fleet() {
+		return r.runFleet(ctx, firstStep)
 	}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
@@ -281,7 +285,8 @@ func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placem
 			return nil, err
 		}
 	}
-	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType)
+	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType, r.tryEngine)
+	os.Remove(filepath.Join(work, probeFile))
 	if err != nil {
 		return nil, fmt.Errorf("target %s: %w", t.Path, err)
 	}
@@ -371,7 +376,8 @@ const probeFile = "probe.dat"
 // probe finds an engine and O_DIRECT setting fio can use in dir: the asked
 // engine (io_uring by default), then libaio, then psync; with O_DIRECT if
 // the filesystem takes it, else buffered. Every fallback is a warning.
-func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, direct bool, warnings []string, err error) {
+// try runs the probe on the target's machine.
+func (r *runner) probe(ctx context.Context, dir, fsType string, try func(ctx context.Context, file, engine string, direct bool) (string, error)) (engine string, direct bool, warnings []string, err error) {
 	want := r.plan.Config.Engine
 	if want == "" {
 		want = "io_uring"
@@ -383,11 +389,10 @@ func (r *runner) probe(ctx context.Context, dir, fsType string) (engine string, 
 		}
 	}
 	file := filepath.Join(dir, probeFile)
-	defer os.Remove(file)
 	failures := map[string]string{}
 	for _, d := range []bool{true, false} {
 		for _, e := range candidates {
-			why, err := r.tryEngine(ctx, file, e, d)
+			why, err := try(ctx, file, e, d)
 			if err != nil {
 				return "", false, nil, err
 			}
@@ -760,7 +765,18 @@ func Describe(p Point) string {
 	if p.BlockAlign > 0 {
 		s += fmt.Sprintf(", offsets aligned to %s", bsName(p.BlockAlign))
 	}
-	if len(p.Targets) > 1 {
+	hosts := map[string]bool{}
+	for _, t := range p.Targets {
+		if ft, err := fleet.ParseTarget(t); err == nil && ft.Remote() {
+			hosts[ft.Host] = true
+		}
+	}
+	switch {
+	case len(hosts) > 0 && len(hosts) == len(p.Targets):
+		s += fmt.Sprintf(", on %d hosts at once (jobs per host)", len(hosts))
+	case len(hosts) > 0:
+		s += fmt.Sprintf(", on %d targets of %d hosts at once (jobs per target)", len(p.Targets), len(hosts))
+	case len(p.Targets) > 1:
 		s += fmt.Sprintf(", on %d targets at once (jobs per target)", len(p.Targets))
 	}
 	return s

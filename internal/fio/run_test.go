@@ -468,7 +468,8 @@ func TestInterruptKeepsFinishedPoints(t *testing.T) {
 
 // killingRunner is the real runner, except that it kills the fio of the
 // point whose job runs as the n-th fio point, as an OOM killer or an
-// operator would.
+// operator would: from outside, while execx.Real.Run waits for it, so what
+// Run does after a killed program (its orphaned jobs swept) is what runs.
 type killingRunner struct {
 	execx.Real
 	n, points int
@@ -482,16 +483,25 @@ func (k *killingRunner) Run(ctx context.Context, c execx.Cmd) (execx.Result, err
 	if k.points != k.n {
 		return k.Real.Run(ctx, c)
 	}
-	p, err := k.Real.Start(ctx, c)
+	dir, err := filepath.Abs(c.Dir)
 	if err != nil {
 		return execx.Result{}, err
 	}
-	waitForJobs(ctx, p.PID)
-	_ = p.Signal(syscall.SIGKILL)
-	werr := p.Wait()
-	// What Real.Run does after a program of its own session: its jobs go too.
-	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
-	return execx.Result{ExitCode: -1}, &execx.ExitError{Cmd: c.String(), ExitCode: -1, Err: werr}
+	watch, stop := context.WithCancel(ctx)
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		// The main fio is the oldest in the directory: /proc lists by PID.
+		main := func() int { return fioIn(filepath.Dir(dir)) }
+		waitForJobs(watch, main)
+		if pid := main(); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	res, err := k.Real.Run(ctx, c)
+	stop()
+	<-killed
+	return res, err
 }
 
 // fioIn is the PID of a fio running in a directory below dir (a point's
@@ -546,6 +556,18 @@ func TestFioKilled(t *testing.T) {
 	l, _ := results.Load(d.Path)
 	if len(l.Steps) != 2 || l.Steps[1].Status != results.StatusFailed || !strings.Contains(l.Steps[1].Error, "killed") {
 		t.Errorf("steps %+v", l.Steps)
+	}
+	// fio's jobs, orphaned by the kill, each in a session of their own, are
+	// swept once it has ended: they go as soon as the SIGKILL lands.
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for pid := fioIn(d.Path); pid != 0; pid = fioIn(d.Path) {
+		select {
+		case <-deadline:
+			t.Fatalf("fio process %d outlived the killed point", pid)
+		case <-tick.C:
+		}
 	}
 }
 
@@ -618,7 +640,7 @@ func TestProbeFallbacks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &runner{plan: Plan{Config: Config{Engine: tc.engine}}, exec: fakeFio(tc.fail), fioPath: "/usr/bin/fio"}
-			engine, direct, warnings, err := r.probe(context.Background(), "/x", "ramfs")
+			engine, direct, warnings, err := r.probe(context.Background(), "/x", "ramfs", r.tryEngine)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

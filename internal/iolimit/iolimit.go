@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/cgroup"
 	"dbio/internal/execx"
 	"dbio/internal/units"
 )
@@ -243,33 +244,9 @@ type Host struct {
 // ("/sys" on the running system, given by cmd), so that nothing here
 // assumes which machine it runs on.
 func SystemHost(sys string) Host {
-	h := Host{}
-	if sys == "" {
-		return h // no root given: no hierarchy, and Create refuses
-	}
-	cgroup := filepath.Join(sys, "fs", "cgroup")
-	if fileExists(filepath.Join(cgroup, "blkio", "blkio.throttle.read_iops_device")) {
-		h.V1Blkio = filepath.Join(cgroup, "blkio")
-	}
-	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
-		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "io") {
-			h.V2 = p
-			break
-		}
-	}
-	return h
+	v1, v2 := cgroup.Find(sys, "blkio", "blkio.throttle.read_iops_device", "io")
+	return Host{V1Blkio: v1, V2: v2}
 }
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Group is one cgroup dbio created for a target's limits.
 type Group struct {
@@ -282,8 +259,9 @@ type Group struct {
 // ErrUnsupported means the host cannot apply block-I/O limits.
 var ErrUnsupported = errors.New("this host cannot apply block-I/O limits")
 
-// Create makes the cgroup dbio-<name> with the limits on each device
-// (major:minor of the physical disks behind the target). It refuses clearly
+// Create makes the cgroup dbio-io-<name>-<pid> with the limits on each
+// device (major:minor of the physical disks behind the target), after
+// sweeping the groups an earlier dbio left (see Sweep). It refuses clearly
 // when the host has neither cgroup v1 blkio nor a v2 io controller it may use.
 func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	if l.IsZero() {
@@ -292,7 +270,8 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	if len(devices) == 0 {
 		return nil, fmt.Errorf("%w: the target has no block device behind it (tmpfs or a network filesystem cannot be throttled); drop --limit for it", ErrUnsupported)
 	}
-	dirName := "dbio-" + sanitize(name)
+	h.Sweep()
+	dirName := cgroup.Name("io", name, os.Getpid())
 	switch {
 	case h.V1Blkio != "":
 		g := &Group{Path: filepath.Join(h.V1Blkio, dirName), Version: "v1-blkio", Devices: devices, Limits: l}
@@ -347,62 +326,31 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	return nil, fmt.Errorf("%w: neither cgroup v1 blkio nor a cgroup v2 io controller is available (needs root and a kernel with blk-throttle)", ErrUnsupported)
 }
 
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
+// Sweep removes the groups an earlier dbio made in the block-I/O
+// hierarchies and could not remove (it was killed), once they hold no
+// process; see cgroup.Sweep. It returns the paths removed.
+func (h Host) Sweep() []string { return cgroup.Sweep(h.V1Blkio, h.V2) }
 
 // AddPID moves a running process (and the children it forks afterwards) into the group.
 func (g *Group) AddPID(pid int) error {
-	if err := os.WriteFile(filepath.Join(g.Path, "cgroup.procs"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("move process %d into %s: %w", pid, g.Path, err)
-	}
-	return nil
+	return cgroup.AddPID(g.Path, pid)
 }
 
 // AllowUser lets processes of uid join the group by themselves, so that a
 // server started unprivileged can enter the group before its first I/O.
 func (g *Group) AllowUser(uid, gid uint32) error {
-	for _, f := range []string{"cgroup.procs", "tasks"} {
-		p := filepath.Join(g.Path, f)
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		if err := os.Chown(p, int(uid), int(gid)); err != nil {
-			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
-		}
-	}
-	return nil
+	return cgroup.AllowUser(g.Path, uid, gid)
 }
 
 // Wrap returns c started through a shell that first joins the group, so that
 // not one I/O of the program escapes the limits.
 func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
-	w := c
-	w.Name = "/bin/sh"
-	w.Args = append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Path, "cgroup.procs"), c.Name}, c.Args...)
-	return w
+	return cgroup.Wrap(g.Path, c)
 }
 
 // Remove moves any process left in the group back to the parent and deletes the group.
 func (g *Group) Remove() error {
-	parent := filepath.Join(filepath.Dir(g.Path), "cgroup.procs")
-	if b, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs")); err == nil {
-		for _, pid := range strings.Fields(string(b)) {
-			_ = os.WriteFile(parent, []byte(pid+"\n"), 0o644)
-		}
-	}
-	if err := os.Remove(g.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove cgroup %s: %w", g.Path, err)
-	}
-	return nil
+	return cgroup.Remove(g.Path)
 }
 
 // IOWait says whether the kernel keeps the group's own I/O wait time (the
@@ -413,7 +361,7 @@ func (g *Group) Remove() error {
 // I/Os and bytes, never their wait.
 func (g *Group) IOWait() (file, why string) {
 	for _, f := range []string{"blkio.io_wait_time", "blkio.bfq.io_wait_time"} {
-		if fileExists(filepath.Join(g.Path, f)) {
+		if cgroup.Exists(filepath.Join(g.Path, f)) {
 			return filepath.Join(g.Path, f), ""
 		}
 	}

@@ -14,8 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
+	"dbio/internal/cgroup"
 	"dbio/internal/execx"
 )
 
@@ -30,33 +30,9 @@ type Host struct {
 // SystemHost finds the hierarchies mounted under sys, the root of sysfs
 // ("/sys" on the running system, given by cmd).
 func SystemHost(sys string) Host {
-	h := Host{}
-	if sys == "" {
-		return h // no root given: no hierarchy, and Create refuses
-	}
-	cgroup := filepath.Join(sys, "fs", "cgroup")
-	if fileExists(filepath.Join(cgroup, "memory", "memory.limit_in_bytes")) {
-		h.V1Memory = filepath.Join(cgroup, "memory")
-	}
-	for _, p := range []string{cgroup, filepath.Join(cgroup, "unified")} {
-		if b, err := os.ReadFile(filepath.Join(p, "cgroup.controllers")); err == nil && hasWord(string(b), "memory") {
-			h.V2 = p
-			break
-		}
-	}
-	return h
+	v1, v2 := cgroup.Find(sys, "memory", "memory.limit_in_bytes", "memory")
+	return Host{V1Memory: v1, V2: v2}
 }
-
-func hasWord(s, w string) bool {
-	for _, f := range strings.Fields(s) {
-		if f == w {
-			return true
-		}
-	}
-	return false
-}
-
-func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // Available says whether the host can cap memory, and if not why.
 func (h Host) Available() error {
@@ -76,10 +52,6 @@ type Group struct {
 	Limit   int64  `json:"limit_bytes"`
 }
 
-// prefix starts the name of every group this package creates; Sweep
-// recognizes its own groups by it.
-const prefix = "dbio-mem-"
-
 // Create makes the cgroup dbio-mem-<name>-<pid> capped at limit bytes, the
 // page cache included and swap excluded (the cap is memory, not memory
 // plus swap). Groups an earlier dbio left behind are swept first (see Sweep).
@@ -91,7 +63,7 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 		return nil, err
 	}
 	h.Sweep()
-	dirName := prefix + sanitize(name) + "-" + strconv.Itoa(os.Getpid())
+	dirName := cgroup.Name("mem", name, os.Getpid())
 	v := strconv.FormatInt(limit, 10)
 	// Each file caps the group; an optional one is written only where the
 	// kernel keeps swap accounting, so that the server cannot grow past the
@@ -116,7 +88,7 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 	}
 	for _, f := range files {
 		p := filepath.Join(g.Path, f.file)
-		if f.optional && !fileExists(p) {
+		if f.optional && !cgroup.Exists(p) {
 			continue
 		}
 		if err := os.WriteFile(p, []byte(f.value+"\n"), 0o644); err != nil {
@@ -127,96 +99,27 @@ func (h Host) Create(name string, limit int64) (*Group, error) {
 	return g, nil
 }
 
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// Sweep removes the groups an earlier dbio created and could not remove
-// (it was killed): those whose creator's PID, the last part of the name, is
-// no longer running and that hold no process. It returns the paths removed.
-func (h Host) Sweep() []string {
-	var removed []string
-	for _, root := range []string{h.V1Memory, h.V2} {
-		if root == "" {
-			continue
-		}
-		entries, err := os.ReadDir(root)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
-				continue
-			}
-			i := strings.LastIndexByte(e.Name(), '-')
-			pid, err := strconv.Atoi(e.Name()[i+1:])
-			if err != nil || pid <= 0 || running(pid) {
-				continue
-			}
-			g := &Group{Path: filepath.Join(root, e.Name())}
-			if members, err := g.Members(); err != nil || len(members) > 0 {
-				continue
-			}
-			if os.Remove(g.Path) == nil {
-				removed = append(removed, g.Path)
-			}
-		}
-	}
-	return removed
-}
-
-// running says whether a process with this PID exists.
-func running(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// Sweep removes the groups an earlier dbio made in the memory hierarchies
+// and could not remove (it was killed), once they hold no process; see
+// cgroup.Sweep. It returns the paths removed.
+func (h Host) Sweep() []string { return cgroup.Sweep(h.V1Memory, h.V2) }
 
 // AllowUser lets processes of uid join the group by themselves, so that a
 // server started unprivileged enters the group before it allocates anything.
 func (g *Group) AllowUser(uid, gid uint32) error {
-	for _, f := range []string{"cgroup.procs", "tasks"} {
-		p := filepath.Join(g.Path, f)
-		if _, err := os.Stat(p); err != nil {
-			continue
-		}
-		if err := os.Chown(p, int(uid), int(gid)); err != nil {
-			return fmt.Errorf("let uid %d join %s: %w", uid, g.Path, err)
-		}
-	}
-	return nil
+	return cgroup.AllowUser(g.Path, uid, gid)
 }
 
 // Wrap returns c started through a shell that first joins the group and
 // then execs the program, which keeps the shell's PID: the server, every
 // process it forks and every restart through the same wrapper are inside.
 func (g *Group) Wrap(c execx.Cmd) execx.Cmd {
-	w := c
-	w.Name = "/bin/sh"
-	w.Args = append([]string{"-c", `echo $$ > "$0" && exec "$@"`, filepath.Join(g.Path, "cgroup.procs"), c.Name}, c.Args...)
-	return w
+	return cgroup.Wrap(g.Path, c)
 }
 
 // Members are the processes in the group now.
 func (g *Group) Members() ([]int, error) {
-	b, err := os.ReadFile(filepath.Join(g.Path, "cgroup.procs"))
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, f := range strings.Fields(string(b)) {
-		if pid, err := strconv.Atoi(f); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
+	return cgroup.Members(g.Path)
 }
 
 // Usage is what the group's processes hold, in bytes.
@@ -232,6 +135,26 @@ type Usage struct {
 	// OOMKills counts processes the kernel killed because the group was full
 	// and nothing more could be reclaimed.
 	OOMKills uint64
+
+	// The counters below grow from the group's creation; their rates show
+	// the cap binding.
+
+	// LimitHits counts the times the group reached its cap and had to
+	// reclaim (v1's memory.failcnt and memory.memsw.failcnt, v2's "max"
+	// event).
+	LimitHits uint64
+	// Refaults counts pages evicted from the group and needed again soon
+	// after (memory.stat's workingset_refault_file and _anon): the cache
+	// is too small for what the server reads.
+	Refaults uint64
+	// MajorFaults counts page faults its processes waited on the disk for.
+	MajorFaults uint64
+	// PressureSome and PressureFull are the time some, and all, of the
+	// group's non-idle tasks stalled on memory (v2's memory.pressure), in
+	// microseconds; HasPressure says the kernel keeps them for the group
+	// (cgroup v1 does not).
+	PressureSome, PressureFull uint64
+	HasPressure                bool
 }
 
 // Usage reads the group's memory now.
@@ -260,7 +183,8 @@ func (g *Group) Usage() (Usage, error) {
 		u.Peak, _ = read("memory.peak") // kernels before 5.19 keep no peak
 		u.Cache, u.Anon = stat["file"], stat["anon"]+stat["shmem"]
 		events, _ := readKeyed(filepath.Join(g.Path, "memory.events"))
-		u.OOMKills = events["oom_kill"]
+		u.OOMKills, u.LimitHits = events["oom_kill"], events["max"]
+		u.PressureSome, u.PressureFull, u.HasPressure = readPressure(filepath.Join(g.Path, "memory.pressure"))
 	default:
 		if u.Current, err = read("memory.usage_in_bytes"); err != nil {
 			return u, err
@@ -273,8 +197,44 @@ func (g *Group) Usage() (Usage, error) {
 		u.Anon = stat["rss"] + stat["shmem"]
 		oom, _ := readKeyed(filepath.Join(g.Path, "memory.oom_control"))
 		u.OOMKills = oom["oom_kill"]
+		// Where swap is accounted, Create caps memory plus swap at the same
+		// figure, and that counter is the one a full group hits first.
+		hits, _ := read("memory.failcnt")
+		swapHits, _ := read("memory.memsw.failcnt")
+		u.LimitHits = hits + swapHits
 	}
+	u.Refaults = stat["workingset_refault_file"] + stat["workingset_refault_anon"] + stat["workingset_refault"] // the last on kernels before 5.9
+	u.MajorFaults = stat["pgmajfault"]
 	return u, nil
+}
+
+// readPressure reads the total stall times of a pressure file ("some
+// avg10=… total=N" and "full … total=N"), in microseconds.
+func readPressure(path string) (some, full uint64, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		kind, rest, _ := strings.Cut(line, " ")
+		for _, f := range strings.Fields(rest) {
+			v, found := strings.CutPrefix(f, "total=")
+			if !found {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				continue
+			}
+			switch kind {
+			case "some":
+				some, ok = n, true
+			case "full":
+				full = n
+			}
+		}
+	}
+	return some, full, ok
 }
 
 // readKeyed reads a file of "key value" lines.
@@ -301,14 +261,5 @@ func readKeyed(path string) (map[string]uint64, error) {
 // Remove moves any process left in the group back to the parent and deletes
 // the group. The page cache still charged to it goes to the parent with it.
 func (g *Group) Remove() error {
-	parent := filepath.Join(filepath.Dir(g.Path), "cgroup.procs")
-	if pids, err := g.Members(); err == nil {
-		for _, pid := range pids {
-			_ = os.WriteFile(parent, []byte(strconv.Itoa(pid)+"\n"), 0o644)
-		}
-	}
-	if err := os.Remove(g.Path); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("remove cgroup %s: %w", g.Path, err)
-	}
-	return nil
+	return cgroup.Remove(g.Path)
 }

@@ -2,7 +2,6 @@ package memlimit
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -89,39 +88,6 @@ func TestWrappedProgramIsCappedPageCacheIncluded(t *testing.T) {
 	}
 	if _, err := os.Stat(g.Path); !os.IsNotExist(err) {
 		t.Errorf("cgroup %s left behind", g.Path)
-	}
-}
-
-// A group whose dbio is gone, and which holds no process, is removed by the
-// next Create; a group of a running dbio, or one still holding a process,
-// stays.
-func TestSweepRemovesWhatADeadDbioLeft(t *testing.T) {
-	h := requireHost(t)
-	root := h.V1Memory
-	if root == "" {
-		root = h.V2
-	}
-	ended := exec.Command("true")
-	if err := ended.Run(); err != nil {
-		t.Fatal(err)
-	}
-	dead := filepath.Join(root, fmt.Sprintf("%ssweeptest-%d", prefix, ended.Process.Pid))
-	alive := filepath.Join(root, fmt.Sprintf("%ssweeptest-%d", prefix, os.Getpid()))
-	for _, d := range []string{dead, alive} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Remove(d) })
-	}
-	removed := h.Sweep()
-	if !contains(removed, dead) {
-		t.Errorf("Sweep removed %v, not the dead dbio's %s", removed, dead)
-	}
-	if contains(removed, alive) {
-		t.Errorf("Sweep removed %s, whose dbio (this test) is running", alive)
-	}
-	if _, err := os.Stat(alive); err != nil {
-		t.Errorf("%s: %v", alive, err)
 	}
 }
 

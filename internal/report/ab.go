@@ -32,7 +32,7 @@ func WriteAB(stem string, dirsA, dirsB []string, labelA, labelB string) (results
 	if err != nil {
 		return res, err
 	}
-	if err := results.WriteJSON(stem+".json", map[string]any{"result": res, "runs_a": dirsA, "runs_b": dirsB}); err != nil {
+	if err := results.WriteJSON(stem+".json", results.ABStudy{Result: res, RunsA: dirsA, RunsB: dirsB}); err != nil {
 		return res, err
 	}
 	var md strings.Builder

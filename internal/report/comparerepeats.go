@@ -48,6 +48,27 @@ func LoadSet(dir string) (Set, error) {
 	return Set{Label: label, Dir: dir, Runs: runs}, nil
 }
 
+// LoadABStudy reads the A/B study in dir (what dbio ab writes) as its two
+// configurations: side A's runs, then side B's, named as the study named them.
+func LoadABStudy(dir string) ([]Set, error) {
+	study, err := results.ReadABStudy(dir)
+	if err != nil {
+		return nil, err
+	}
+	var sets []Set
+	for _, side := range []struct {
+		label string
+		runs  []string
+	}{{study.Result.LabelA, study.RunsA}, {study.Result.LabelB, study.RunsB}} {
+		runs, err := results.LoadAll(side.runs)
+		if err != nil {
+			return nil, fmt.Errorf("A/B study %s: %w", dir, err)
+		}
+		sets = append(sets, Set{Label: side.label, Runs: runs})
+	}
+	return sets, nil
+}
+
 // GroupRepeats merges consecutive sets of one run each whose runs lie in
 // the same repeat set's directory: repeats given one by one (dbio compare
 // set/r1 set/r2 set/r3 other/r1 ...) compare as the sets they belong to.
@@ -250,16 +271,14 @@ func repeatedTable(id string, sets []*setView, vs []*analysis.RepeatedVersus) *t
 	}
 	m := first.Metric
 	format := formatOf(m)
-	key := "users"
-	if first.Key != "users" {
-		key = "point"
-	}
+	key := first.Key
+	per := map[string]string{"users": "step", "point": "point", "step": "step"}[key]
 	var letters []string
 	for _, s := range sets {
 		letters = append(letters, s.Letter)
 	}
 	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
-	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + map[bool]string{true: "step", false: "point"}[key == "users"] + " over the repeats: " + strings.Join(letters, " vs "),
+	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + " over the repeats: " + strings.Join(letters, " vs "),
 		Caption: fmt.Sprintf("%s (%s): median [95 %% CI] and spread of each configuration's repeats.", figureLabel(m), dir)}
 	t.Columns = []column{{Name: key, Numeric: key == "users"}, {Name: "A", Numeric: true, Group: "A"}, {Name: "A spread", Numeric: true, Group: "A"}}
 	for _, s := range sets[1:] {

@@ -52,6 +52,9 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 		findings = append(findings, f...)
 	}
 	sec.add(fioPointsTable(points, labels, id("points")))
+	if t := fleetTable(points, id("fleet")); t != nil {
+		sec.add(t)
+	}
 
 	if rows := latencyBounded(r, points, profile, id("latency-bounded")); rows != nil {
 		sec.add(rows.table)
@@ -722,4 +725,57 @@ func fioBest(points []results.Step, labels []string) []string {
 			thousands(bi.IOPS), millis(bi.LatencyUS/1000), bi.Name, thousands(bm.MBPerSec), millis(bm.LatencyUS/1000), bm.Name))
 	}
 	return out
+}
+
+// fleetTable puts every fleet point's fleet row and its hosts' rows side by
+// side, all over the point's common window; nil when no point ran on a fleet.
+func fleetTable(points []results.Step, id string) *table {
+	fleet := false
+	for _, p := range points {
+		fleet = fleet || (p.Fio != nil && p.Fio.Fleet != nil)
+	}
+	if !fleet {
+		return nil
+	}
+	t := &table{ID: id, Title: "Fleet and hosts",
+		Caption: "Each point ran on every host at once. The fleet's IOPS and MB/s are the sums of the hosts' over the window in which all of them were measuring " +
+			"(the whole seconds every host logged); its latency percentiles are those of the hosts' latency bins merged over that window, never an average of the hosts' percentiles. " +
+			"Each host's row covers the same window; fio's own IOPS for the host covers its whole run."}
+	t.Columns = []column{{Name: "point"}, {Name: "host"}, {Name: "window (s)", Numeric: true}, {Name: "IOPS", Numeric: true}, {Name: "MB/s", Numeric: true}}
+	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9"} {
+		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+	}
+	t.Columns = append(t.Columns, column{Name: "fio's IOPS, whole run", Numeric: true}, column{Name: "starts apart (ms)", Numeric: true})
+	t.Caption += " Starts apart is how far apart the hosts' first logged seconds were."
+	row := func(point, host string, seconds int, d *results.FioDirection, own cell) []cell {
+		r := []cell{textCell(point), textCell(host), numCell(float64(seconds), thousands)}
+		if d == nil {
+			r = append(r, textCell("-"), textCell("-"), textCell("-"), textCell("-"), textCell("-"), textCell("-"), textCell("-"))
+			return append(r, own)
+		}
+		r = append(r, numCell(d.IOPS, thousands), numCell(d.MBPerSec(), quantity), numCell(d.Completion.MeanUS/1000, millis))
+		for _, p := range []float64{50, 95, 99, 99.9} {
+			if v, ok := d.Completion.At(p); ok {
+				r = append(r, numCell(v/1000, millis))
+			} else {
+				r = append(r, textCell("-"))
+			}
+		}
+		return append(r, own)
+	}
+	for _, p := range points {
+		f := p.Fio.Fleet
+		if f == nil || !analysis.Completed(p) {
+			continue
+		}
+		fleetRow := append(row(p.Name, "fleet", f.Seconds, p.Fio.Total, textCell("")), numCell(float64(f.StartSpreadMS), thousands))
+		for i := range fleetRow {
+			fleetRow[i].Class = "key"
+		}
+		t.Rows = append(t.Rows, fleetRow)
+		for _, h := range f.Hosts {
+			t.Rows = append(t.Rows, append(row("", h.Host, f.Seconds, h.Total, numCell(h.FioIOPS, thousands)), textCell("")))
+		}
+	}
+	return t
 }

@@ -26,7 +26,14 @@ func TestTerminalShowsOpenLoop(t *testing.T) {
 			"rate-42.5 4 2,531",
 			"goal:    Highest rate meeting p99 of new_order at most 50 ms: 40 tx/s with 4 users (p99 46.18 ms); 42.5 tx/s did not (p99 64.83 ms). Resolution: 10 % of the rate.",
 		}, nil},
-		{"tpcc-postgres", []string{"p50 ms p95 ms p99 ms errors"}, []string{"corr", "offered", "goal:"}},
+		{"tpcc-postgres", []string{"p50 ms p95 ms p99 ms errors"}, []string{"corr", "offered", "goal:", "server memory under its cap"}},
+		// The memory group's figures per step, under the database's waits.
+		{"tpcc-postgres-memory", []string{
+			"server memory under its cap, MB",
+			"step users cap peak page cache own refaults/s cap bound",
+			"users-1 1 201 201 135 60 1645 yes",
+			"users-4 4 201 201 123 71 1861 yes",
+		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.run, func(t *testing.T) {

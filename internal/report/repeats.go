@@ -94,7 +94,7 @@ func headlineRow(t analysis.RepeatedTable) int {
 	return best
 }
 
-// rowWords names a row in a sentence: "at 4 users", "at point randread-4k".
+// rowWords names a row in a sentence: "at 4 users", "at randread-4k", "at backup-2".
 func rowWords(t analysis.RepeatedTable, i int) string {
 	if t.Key == "users" {
 		return "at " + plural(t.Rows[i].Users, "user", "users")
@@ -145,10 +145,7 @@ func kindTitle(kind string, title func(string) string) string {
 // repeatTable lays out one RepeatedTable: a row per user count (or point)
 // and figure.
 func repeatTable(id string, t analysis.RepeatedTable, name string) *table {
-	key := "users"
-	if t.Key != "users" {
-		key = "point"
-	}
+	key := t.Key
 	tb := &table{ID: id, Title: name + ": every figure over the repeats",
 		Caption: "The median over the repeats, the 95 % confidence interval of that median (distribution-free, from the repeats' order; it needs 6 repeats), " +
 			"and the spread between repeats: the lowest and highest repeat, and their range in % of the median. Steps that did not complete are left out."}
@@ -310,11 +307,7 @@ func RepeatText(w io.Writer, dir string, opts Options) error {
 	for _, t := range tables {
 		fmt.Fprintf(w, "%s: median over the repeats [95 %% confidence interval], spread min–max (range in %% of the median)\n", kindTitle(t.Kind, opts.title))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		key := "users"
-		if t.Key != "users" {
-			key = "point"
-		}
-		fmt.Fprintf(tw, "%s\tfigure\tmedian [95 %% CI]\tspread\trepeats\n", key)
+		fmt.Fprintf(tw, "%s\tfigure\tmedian [95 %% CI]\tspread\trepeats\n", t.Key)
 		for _, r := range t.Rows {
 			for i, m := range t.Metrics {
 				f := r.Figures[i]

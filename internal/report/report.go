@@ -14,7 +14,6 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
-	"dbio/internal/target"
 	"dbio/internal/units"
 )
 
@@ -483,7 +482,7 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 	} else {
 		// A comparison of runs sets one run against one run: it cannot tell
 		// a difference from the noise between repeats, and says so.
-		findings = append(findings, "Each figure above is one run against one run, so it includes run-to-run noise that one run cannot measure: repeat each side (dbio ab --runs 4 or more) to learn which differences are beyond it.")
+		findings = append(findings, "Each figure above is one run against one run, so it includes run-to-run noise that one run cannot measure: repeat each side (dbio ab --repeat 4 or more) to learn which differences are beyond it.")
 	}
 	summary.add(&bullets{Items: findings})
 	overview.add(sideBySide(runs, false))
@@ -578,8 +577,8 @@ func checkCSVDir(dir string) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, target.MarkerName)); err != nil {
-		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, target.MarkerName)
+	if _, err := os.Stat(filepath.Join(dir, results.MarkerName)); err != nil {
+		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, results.MarkerName)
 	}
 	return nil
 }
@@ -592,7 +591,7 @@ func writeCSVDir(dir string, d *document) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, target.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, results.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	written := map[string]bool{}

@@ -145,6 +145,9 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"disk-mix", []string{"disk-mix"}},
 		{"disk-curve", []string{"disk-curve"}},
 		{"tpcc-postgres", []string{"tpcc-postgres"}},
+		// PostgreSQL under a 192 MiB --server-memory cap with 4 warehouses
+		// (about 400 MB): the memory group sampled at the cap, refaulting.
+		{"tpcc-postgres-memory", []string{"tpcc-postgres-memory"}},
 		{"tpcc-paced-sqlite", []string{"tpcc-paced-sqlite"}},
 		{"tpcc-goal-postgres", []string{"tpcc-goal-postgres"}},
 		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},

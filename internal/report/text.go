@@ -45,6 +45,10 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		} else {
 			shown[key] = true
 		}
+		if t.Host != "" {
+			fmt.Fprintf(w, "target:  %s (%s) on host %s\n", t.Path, t.Role, t.Host)
+			continue
+		}
 		dev := t.Storage.Device
 		if len(t.Storage.Physical) > 0 {
 			names := make([]string, len(t.Storage.Physical))
@@ -177,6 +181,9 @@ func stepTables(w io.Writer, steps []results.Step) error {
 		}
 		if ss[0].Total != nil {
 			if err := dbWaitText(w, ss); err != nil {
+				return err
+			}
+			if err := serverMemoryText(w, ss); err != nil {
 				return err
 			}
 		}

@@ -548,6 +548,9 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	if dl := dbLatencyTable(steps, id("db-latency")); dl != nil {
 		sec.add(dl)
 	}
+	if sm := serverMemoryTable(steps, id("server-memory")); sm != nil {
+		sec.add(sm)
+	}
 	if ec := engineCounters(steps, id("engine-counters")); ec != nil {
 		sec.add(ec)
 	}
@@ -802,6 +805,12 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 			if c.hasData() {
 				sec.add(c)
 			}
+		}
+	}
+	// The server's memory next to its I/O: a cap that binds turns into reads.
+	for _, c := range []*chart{r.serverMemoryTimeline(steps, id("server-memory-timeline")), r.serverMemoryBindingTimeline(steps, id("server-memory-binding-timeline"))} {
+		if c != nil {
+			sec.add(c)
 		}
 	}
 	var states []tlSpec

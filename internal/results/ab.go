@@ -1,5 +1,12 @@
 package results
 
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
 // ABResult is an A/B study's comparison as ab.json records it: the same
 // workload run on side A and side B, each possibly several times, compared
 // per user count.
@@ -101,4 +108,58 @@ type CacheAccount struct {
 	DeviceReadsPerS float64 `json:"device_reads_per_s"`
 	// DeviceReadAwaitMS is the mean device read latency.
 	DeviceReadAwaitMS float64 `json:"device_read_await_ms"`
+}
+
+// ABStudyFile is an A/B study's record in the directory dbio ab writes:
+// the comparison, and the results directories of each side's runs.
+const ABStudyFile = "ab.json"
+
+// ABStudy is ab.json: the comparison and each side's runs, in the order
+// they ran, as paths the study wrote them.
+type ABStudy struct {
+	Result ABResult `json:"result"`
+	RunsA  []string `json:"runs_a"`
+	RunsB  []string `json:"runs_b"`
+}
+
+// IsABStudy says whether dir holds an A/B study's record.
+func IsABStudy(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, ABStudyFile))
+	return err == nil
+}
+
+// ReadABStudy reads the A/B study in dir. Its runs are recorded as the
+// paths the study was given (relative to where dbio ab ran, or absolute),
+// and each lies in a side's directory inside the study's (a-1/<run>): they
+// are found there, wherever the study has been moved or is read from, and
+// a run not inside the study is refused.
+func ReadABStudy(dir string) (ABStudy, error) {
+	var s ABStudy
+	if err := readJSON(filepath.Join(dir, ABStudyFile), &s); err != nil {
+		return s, err
+	}
+	for _, runs := range []*[]string{&s.RunsA, &s.RunsB} {
+		for i, r := range *runs {
+			slashed := filepath.ToSlash(filepath.Clean(r))
+			parts := strings.Split(slashed, "/")
+			if len(parts) < 2 {
+				return s, fmt.Errorf("%s: run %q is not in a side's directory of the study", filepath.Join(dir, ABStudyFile), r)
+			}
+			side, run := parts[len(parts)-2], parts[len(parts)-1]
+			if side == ".." || run == ".." || side == "." || run == "." {
+				return s, fmt.Errorf("%s: run %q is not in a side's directory of the study", filepath.Join(dir, ABStudyFile), r)
+			}
+			// A link is not followed out of the study's directory.
+			for _, p := range []string{filepath.Join(dir, side), filepath.Join(dir, side, run)} {
+				if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+					return s, fmt.Errorf("%s: %s is a link; dbio reads a study's runs only inside its directory", filepath.Join(dir, ABStudyFile), p)
+				}
+			}
+			(*runs)[i] = filepath.Join(dir, side, run)
+		}
+	}
+	if len(s.RunsA) == 0 || len(s.RunsB) == 0 {
+		return s, fmt.Errorf("%s: the study has no run on side %s", filepath.Join(dir, ABStudyFile), map[bool]string{true: "A", false: "B"}[len(s.RunsA) == 0])
+	}
+	return s, nil
 }

@@ -11,6 +11,9 @@ import (
 // non-rotational)", "xfs on md0 → nvme0n1 (…) + nvme1n1 (…)", "tmpfs, no
 // block device", with the storage-class limit dbio put on it, if any.
 func (t TargetInfo) Describe() string {
+	if t.Host != "" {
+		return "on host " + t.Host
+	}
 	st := t.Storage
 	s := st.FSType
 	if s == "" {

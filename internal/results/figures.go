@@ -115,3 +115,17 @@ func (s LatencyStat) Percentile() (float64, error) {
 	}
 	return 0, fmt.Errorf("%q: use mean, p50, p95, p99 or p99.9", string(s))
 }
+
+// Ceiling is a stepping run's response-time ceiling: users are added step
+// by step until a step's Figure passes Max. A workload that steps to a
+// ceiling says which figure and how high; analysis.Ceiling stops the steps
+// and draws the run's figures from it.
+type Ceiling struct {
+	// Figure names the step figure compared, e.g. "interactive_latency_mean".
+	Figure FigureName
+	Max    float64
+	// Unit is the figure's unit, for messages and run.json.
+	Unit string
+	// Stat names the figure's statistic in words ("mean", "p95").
+	Stat string
+}

@@ -45,6 +45,53 @@ type FioPoint struct {
 	FioNotes  []string `json:"fio_notes,omitempty"`
 	JobFile   string   `json:"job_file"`
 	Output    string   `json:"output"`
+	// Fleet is a point run on several hosts at once: the window in which
+	// every host was measuring and each host's figures over it. Read, Write
+	// and Total are then the fleet's figures over that window.
+	Fleet *FioFleet `json:"fleet,omitempty"`
+}
+
+// FioFleet is how a point ran on a fleet of hosts. The fleet's IOPS and
+// MB/s are the sums of the hosts' over the window in which all of them were
+// measuring; its latency percentiles are those of the hosts' latency bins
+// merged over that window (never an average of the hosts' percentiles).
+type FioFleet struct {
+	// WindowStart and WindowEnd are the first and last second of the common
+	// window: the seconds for which every host logged (with its latency
+	// bins), on one clock counted from the earliest second any host logged
+	// (fio's Unix-epoch logs).
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	// Seconds is the window's length in logged seconds.
+	Seconds int `json:"seconds"`
+	// StartSpreadMS is how far apart the hosts' first logged seconds were:
+	// the skew of their starts, as fio's logs show it.
+	StartSpreadMS int64 `json:"start_spread_ms"`
+	// Hosts are each host's figures over the same window, in the order the
+	// hosts were given.
+	Hosts []FioHost `json:"hosts"`
+}
+
+// FioHost is one host's part of a fleet point.
+type FioHost struct {
+	Host string `json:"host"`
+	// Server is the fio server the host ran the point on (fio's --client).
+	Server string `json:"server"`
+	// Dir is the host's directory in the step (its job file, json+ report and logs).
+	Dir    string `json:"dir"`
+	Engine string `json:"engine"`
+	Direct bool   `json:"direct"`
+	// FirstSecond and LastSecond are the host's own measured seconds.
+	FirstSecond time.Time `json:"first_second"`
+	LastSecond  time.Time `json:"last_second"`
+	// Read, Write and Total are the host's figures over the fleet's window,
+	// from its per-second logs.
+	Read  *FioDirection `json:"read,omitempty"`
+	Write *FioDirection `json:"write,omitempty"`
+	Total *FioDirection `json:"total,omitempty"`
+	// FioIOPS is what fio itself reported for the host over its own whole
+	// run, for comparison with the window's figure.
+	FioIOPS float64 `json:"fio_iops"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it

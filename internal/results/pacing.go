@@ -18,7 +18,16 @@ type Pacing struct {
 	// intended start: the users could not keep up with the schedule.
 	Late            int64   `json:"late"`
 	LateToleranceMS float64 `json:"late_tolerance_ms"`
+	// Connections is the transaction monitor's pool when the step's users
+	// were terminals sharing connections (Arrival "terminals"): a late
+	// start is then one that waited beyond the tolerance for a connection.
+	Connections int `json:"connections,omitempty"`
 }
+
+// ArrivalTerminals is the Arrival of a step whose users were terminals
+// pacing themselves with keying and think times through a transaction
+// monitor: its intended starts are their submissions.
+const ArrivalTerminals = "terminals"
 
 // Figures and series columns of an open-loop step.
 const (

@@ -24,6 +24,11 @@ import (
 // SchemaVersion is bumped whenever a reader of an older directory would misread a newer one.
 const SchemaVersion = 1
 
+// MarkerName is the file by which dbio marks a directory it created (a
+// target's working directory, a report's CSV directory) as its own: dbio
+// writes into, and removes, only directories that hold it.
+const MarkerName = ".dbio-owned"
+
 // Status is where a run or step ended.
 type Status string
 
@@ -98,9 +103,12 @@ type Host struct {
 
 // TargetInfo is one target of the run and what is behind it.
 type TargetInfo struct {
-	Role    TargetRole `json:"role"`
-	Path    string     `json:"path"`
-	Storage Storage    `json:"storage"`
+	Role TargetRole `json:"role"`
+	Path string     `json:"path"`
+	// Host is the host the target is on, for a target of a fleet run
+	// ("h1" for h1:/srv/data); its storage is not inspected from here.
+	Host    string  `json:"host,omitempty"`
+	Storage Storage `json:"storage"`
 	// FreeBytes is the free space when the run started.
 	FreeBytes uint64 `json:"free_bytes"`
 	// Limit is the cap dbio put on the target's disks to emulate a storage

@@ -106,8 +106,9 @@ type suiteJSON struct {
 }
 
 // LoadSuite reads a suite directory's suite.json. A run's directory is
-// found inside the suite's directory by its base name, so that a suite
-// directory moved or copied elsewhere reads the same.
+// recorded relative to the suite's, so that a suite directory moved or
+// copied elsewhere reads the same; a relative path that would leave the
+// suite's directory is not followed.
 func LoadSuite(dir string) (*Suite, error) {
 	b, err := os.ReadFile(filepath.Join(dir, SuiteFile))
 	if errors.Is(err, os.ErrNotExist) {
@@ -131,7 +132,7 @@ func LoadSuite(dir string) (*Suite, error) {
 			o := j.Outcome.Runs[i]
 			r.Status, r.Error = o.Status, o.Error
 			if o.Dir != "" {
-				r.Dir = inSuite(dir, o.Dir)
+				r.Dir = runDir(dir, o.Dir)
 			}
 		}
 		s.Runs = append(s.Runs, r)
@@ -139,8 +140,22 @@ func LoadSuite(dir string) (*Suite, error) {
 	return s, nil
 }
 
-// inSuite finds a run's recorded directory inside the suite directory dir,
-// wherever the suite directory is now: a run's directory is a child of the
+// runDir is where a run recorded as recorded lies in the suite directory
+// dir: recorded relative to the suite (as dbio records it), or else found
+// by inSuite.
+func runDir(dir, recorded string) string {
+	if filepath.IsLocal(recorded) {
+		p := filepath.Join(dir, recorded)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return inSuite(dir, recorded)
+}
+
+// inSuite finds a run's directory, recorded as given (absolute, or relative
+// to where dbio ran) by suites written before dbio recorded it relative to
+// the suite, inside the suite directory dir, wherever that is now: a run's directory is a child of the
 // suite's, or a grandchild when it is one repetition in a repeat set, so the
 // recorded path's last one or two elements name it there.
 func inSuite(dir, recorded string) string {

@@ -24,6 +24,20 @@ const (
 	MetricDBDataSyncAwait = "db_data_sync_await_ms"
 )
 
+// The server's memory cgroup (--server-memory): levels in MB (10^6 bytes)
+// at each second, and the rates of the counters that show its cap binding.
+const (
+	MetricMemcgLimit       = "memcg_limit_mb"
+	MetricMemcgUsage       = "memcg_usage_mb"
+	MetricMemcgCache       = "memcg_cache_mb"
+	MetricMemcgAnon        = "memcg_anon_mb"
+	MetricMemcgLimitHits   = "memcg_limit_hits_per_s"
+	MetricMemcgRefaults    = "memcg_refaults_per_s"
+	MetricMemcgMajorFaults = "memcg_major_faults_per_s"
+	MetricMemcgOOMKills    = "memcg_oom_kills_per_s"
+	MetricMemcgPressure    = "memcg_pressure_some_pct"
+)
+
 // TelemetrySummary is the telemetry of one step, as the sampler recorded
 // it: every metric summarized over the step's per-second samples, then the
 // bottleneck verdict and the CPU and memory of the load generator and the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"time"
 
@@ -53,6 +52,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 		return nil, err
 	}
 	exec := f.Exec
+	if !f.Limits.IsZero() && f.Config.Fleet() {
+		return nil, fmt.Errorf("storage-class limits (%s) cap devices on this machine, and the targets are on other hosts: run the fleet without a limit", f.Limits)
+	}
 	if !f.Limits.IsZero() {
 		g, note, err := fioLimits(f.Config.SysFS, f.Config.Targets, f.Limits, dir.Run().ID)
 		if err != nil {
@@ -78,6 +80,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 	}
 	return fio.RunPlan(ctx, plan, dir, first, exec, out)
 }
+
+// kindDisk is a disk run's kind in run.json.
+const kindDisk = "disk"
 
 // DiskPlan is a run that is one fio phase: `dbio disk`, a suite's disk run.
 type DiskPlan struct {
@@ -115,7 +120,7 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		env.Now = time.Now
 	}
 	var out DiskOutcome
-	run := results.Run{Kind: "disk", Command: p.Command, Notes: p.Notes}
+	run := results.Run{Kind: kindDisk, Command: p.Command, Notes: p.Notes}
 	if p.RecordHost {
 		run.Environment, run.Warnings = hostEnvironment(env)
 		p.Fio.Config.CPUs, p.Fio.Config.MemoryBytes = run.Environment.CPUs, run.Environment.MemoryBytes
@@ -125,7 +130,9 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		return out, err
 	}
 	out.Planned = len(plan.Points)
-	if !p.TargetsHeld {
+	// Targets on other hosts are locked by no one yet: a fleet run holds
+	// none here.
+	if !p.TargetsHeld && !p.Fio.Config.Fleet() {
 		release, err := LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
 		if err != nil {
 			return out, err
@@ -167,7 +174,7 @@ func fioLimits(sys target.SysFS, targets []string, l iolimit.Limits, name string
 		}
 	}
 	sort.Strings(devs)
-	g, err := iolimit.SystemHost(sys.Sys).Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devs, l)
+	g, err := iolimit.SystemHost(sys.Sys).Create(name, devs, l)
 	if err != nil {
 		return nil, "", fmt.Errorf("limit %s: %w", l, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"dbio/internal/analysis"
 	"dbio/internal/goal"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
@@ -87,11 +88,8 @@ func (st *stepper) runGoal(ctx context.Context, g Goal) (done []results.Step, an
 		for t, c := range step.totals {
 			corrected[types[t]] = c.Corrected
 		}
-		out := goal.Outcome{Achieved: step.summary.Pacing.AchievedTPS, Latencies: corrected}
-		if secs := st.s.Step.Seconds(); secs > 0 {
-			out.InFlight = float64(step.summary.Users) / secs
-		}
-		return out, nil
+		return goal.Outcome{Achieved: step.summary.Pacing.AchievedTPS, Latencies: corrected,
+			InFlight: analysis.InFlightTPS(step.summary)}, nil
 	}
 	res, err := g.Search.Run(probe)
 	recordSearch(rec, res, probed, err == nil)

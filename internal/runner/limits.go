@@ -36,7 +36,7 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 			}
 		}
 	}
-	g, err := host.Create(fmt.Sprintf("%s-%d", name, os.Getpid()), devices, l)
+	g, err := host.Create(name, devices, l)
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/memlimit"
 	"dbio/internal/results"
+	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -17,7 +18,8 @@ import (
 // Options.RunAs), so that the server, every process it forks and every
 // restart of it (a restore) are inside both. The returned release removes
 // the group once the server has stopped; record is what the results keep.
-func cappedMemory(host memlimit.Host, name string, opts *engine.Options) (release func() error, record *results.MemoryLimit, note string, err error) {
+// env's samplers read the group's usage every second until release.
+func cappedMemory(host memlimit.Host, name string, opts *engine.Options, env *Env) (release func() error, record *results.MemoryLimit, note string, err error) {
 	if opts.ServerMemory <= 0 {
 		return func() error { return nil }, nil, "", nil
 	}
@@ -29,7 +31,19 @@ func cappedMemory(host memlimit.Host, name string, opts *engine.Options) (releas
 	opts.RunAs = chainRunAs(opts.RunAs, g.AllowUser)
 	record = &results.MemoryLimit{Bytes: g.Limit, Mechanism: "cgroup " + g.Version, Group: g.Path}
 	note = fmt.Sprintf("server memory: capped at %s, page cache included, through %s cgroup %s", units.FormatBytes(uint64(g.Limit)), g.Version, g.Path)
+	env.memoryGroup = func() (telemetry.MemoryGroup, error) { return memoryGroupUsage(g) }
 	return g.Remove, record, note, nil
+}
+
+// memoryGroupUsage is a memory group's usage as telemetry samples it.
+func memoryGroupUsage(g *memlimit.Group) (telemetry.MemoryGroup, error) {
+	u, err := g.Usage()
+	if err != nil {
+		return telemetry.MemoryGroup{}, err
+	}
+	return telemetry.MemoryGroup{Limit: uint64(g.Limit), Usage: u.Current, Cache: u.Cache, Anon: u.Anon,
+		LimitHits: u.LimitHits, Refaults: u.Refaults, MajorFaults: u.MajorFaults, OOMKills: u.OOMKills,
+		PressureSome: u.PressureSome, PressureFull: u.PressureFull, HasPressure: u.HasPressure}, nil
 }
 
 // chainWraps starts a program through outer's wrapper and then inner's;

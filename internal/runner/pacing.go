@@ -26,7 +26,8 @@ type Pacing struct {
 	// LateTolerance is how late a start may be before it counts as late;
 	// 0 means arrival.DefaultTolerance.
 	LateTolerance time.Duration
-	// Seed makes Poisson schedules reproducible.
+	// Seed makes Poisson schedules reproducible: the run's own seed
+	// (workload.Built.Seed), recorded in run.json with the pacing.
 	Seed uint64
 }
 
@@ -83,13 +84,13 @@ func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
 
 // suiteOpenLoop is a suite run's pacing and goal search (nil when it runs
 // closed loop), its objective checked against the workload's transaction
-// types.
-func suiteOpenLoop(r suite.Run, types []string) (*Pacing, *Goal, error) {
+// types, its schedule drawn from the workload's seed.
+func suiteOpenLoop(r suite.Run, types []string, seed uint64) (*Pacing, *Goal, error) {
 	o := r.Workload.OpenLoop(r.Users)
 	if o == nil {
 		return nil, nil, nil
 	}
-	p := &Pacing{Process: o.Process, Rate: o.Rate, PerUser: o.PerUser, LateTolerance: o.LateTolerance, Seed: 1}
+	p := &Pacing{Process: o.Process, Rate: o.Rate, PerUser: o.PerUser, LateTolerance: o.LateTolerance, Seed: seed}
 	if o.Search == nil {
 		return p, nil, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"dbio/internal/engine/postgres"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/execx"
+	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
 )
@@ -52,7 +53,7 @@ func TestEnginesRefuseWhatIsPlanted(t *testing.T) {
 					outside := filepath.Join(root, "outside")
 					os.Mkdir(outside, 0o755)
 					// Marked and holding dbio's file names: a link to it must still not be followed.
-					for _, f := range []string{target.MarkerName, "dbio_tpcc.db", ".dbio-created"} {
+					for _, f := range []string{results.MarkerName, "dbio_tpcc.db", ".dbio-created"} {
 						os.WriteFile(filepath.Join(outside, f), []byte("someone else's data"), 0o644)
 					}
 					tg, err := target.Create(filepath.Join(root, "target"))

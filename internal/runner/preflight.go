@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +18,8 @@ import (
 	"dbio/internal/secret"
 	"dbio/internal/suite"
 	"dbio/internal/target"
+	"dbio/internal/units"
+	"dbio/internal/workload"
 )
 
 // Problems are every reason a run cannot start, found before anything was
@@ -174,31 +178,159 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if p.Noisy != nil {
 		servers = p.Noisy.Tenants
 	}
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, connections(p.Users), servers, memlimit.SystemHost(sys.Sys))...)
+	openLoop := p.Pacing != nil || p.Goal != nil
+	conns := connections(p.Workload, p.Users, openLoop)
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, conns, servers, memlimit.SystemHost(sys.Sys))...)
+	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, p.Workload, p.Users, openLoop)...)
 	return problems(list)
 }
 
 // connections is how many connections dbio opens to a server at most
-// while users run: one per user, and the one its counters are read on.
-func connections(users []int) int {
+// while users run: one per user, or the transaction monitor's pool when
+// terminals share connections, and the one its counters are read on.
+func connections(w workload.Workload, users []int, openLoop bool) int {
 	most := 0
 	for _, u := range users {
-		most = max(most, u)
+		most = max(most, userConnections(w, u, openLoop))
 	}
 	return most + 1
+}
+
+// userConnections is how many connections a step of users opens.
+func userConnections(w workload.Workload, users int, openLoop bool) int {
+	if m, ok := w.(workload.Monitored); ok && !openLoop {
+		if pool := m.Pool(users); pool > 0 {
+			return pool
+		}
+	}
+	return users
+}
+
+// flagForm and keyForm name a setting as the command line and a suite
+// file write it.
+func flagForm(name string) string { return "--" + name }
+func keyForm(name string) string {
+	if name == "setting" {
+		return "settings"
+	}
+	return strings.ReplaceAll(name, "-", "_")
+}
+
+// checkServerConnections asks an external server (--dsn) for its
+// max_connections once connected, before anything is loaded, and refuses
+// a run that needs more; a managed server's limit was checked before it
+// started. A server that will not say is not held against the run.
+func checkServerConnections(ctx context.Context, inst engine.Instance, p Plan) error {
+	sc, ok := inst.(engine.ServerConnections)
+	if !ok || p.EngineOptions.DSN == "" || len(p.Users) == 0 {
+		return nil
+	}
+	limit, err := sc.ServerMaxConnections(ctx)
+	if err != nil {
+		return nil
+	}
+	openLoop := p.Pacing != nil || p.Goal != nil
+	if need := connections(p.Workload, p.Users, openLoop); need > limit {
+		return &Problems{List: []error{tooManyConnections(flagForm, p.Workload, p.Users, openLoop, need, limit, "as the server at --dsn says")}}
+	}
+	return nil
+}
+
+// connectionProblems are the reasons a step of users cannot get its
+// connections, found before anything starts: an open-loop run that would
+// set a pool aside, or more connections than the server accepts (its
+// max_connections as dbio will configure it, or as a setting gives it).
+// An external server's limit is asked of it once connected (see
+// checkServerConnections).
+func connectionProblems(name func(string) string, e engine.Engine, o engine.Options, w workload.Workload, users []int, openLoop bool) []error {
+	var out []error
+	m, monitored := w.(workload.Monitored)
+	for _, u := range users {
+		if monitored && openLoop {
+			if pool := m.Pool(u); pool > 0 && pool < u {
+				out = append(out, fmt.Errorf("%s %d: an open-loop run (a rate or a goal) gives each of its %d terminals a schedule and a connection of its own: drop %s, or the rate", name("pool"), pool, u, name("pool")))
+			}
+		}
+	}
+	lim, ok := e.(engine.ConnectionLimit)
+	if !ok || o.DSN != "" || len(users) == 0 {
+		return out
+	}
+	limit, from := lim.MaxConnections(o)
+	if need := connections(w, users, openLoop); need > limit {
+		out = append(out, tooManyConnections(name, w, users, openLoop, need, limit, from))
+	}
+	return out
+}
+
+// tooManyConnections says which setting asks for need connections, more
+// than the limit a server accepts (from says where that limit comes from),
+// and what to change.
+func tooManyConnections(name func(string) string, w workload.Workload, users []int, openLoop bool, need, limit int, from string) error {
+	most := slices.Max(users)
+	conns := userConnections(w, most, openLoop)
+	if m, ok := w.(workload.Monitored); ok && !openLoop && m.Pool(most) > 0 {
+		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or raise max_connections (%s max_connections=%d)",
+			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, name("setting"), need)
+	}
+	return fmt.Errorf("%s: %d users with a connection each and the one dbio reads the server's counters on make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s), or raise max_connections (%s max_connections=%d)",
+		name("users"), most, need, limit, from, name("keying-thinking"), name("pool"), name("setting"), need)
 }
 
 // spaceProblems checks the free space p needs on its data target and for its results.
 func spaceProblems(p Plan) []error {
 	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(len(p.Users), p.RampUp+p.Step), What: "the results"}}
 	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
-		n := target.Need{Path: p.DataPath, Bytes: p.SpaceNeeded, What: fmt.Sprintf("%s at this scale", p.Kind)}
-		if l, ok := p.Engine.(engine.Layout); ok {
-			n.Reclaim = target.OwnedBytes(p.DataPath, l.Replaces(p.EngineOptions)...)
+		servers := 1
+		if p.Noisy != nil {
+			servers = p.Noisy.Tenants // each tenant is an instance with files of its own
 		}
-		needs = append(needs, n)
+		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), servers)...)
 	}
 	return target.SpaceProblems(needs)
+}
+
+// databaseNeeds is the space a fresh database takes: the workload's data
+// (data bytes, named what) on the data target, where the instance it
+// replaces counts as free, and the engine's own files (a redo log, WAL,
+// system tablespaces) beside it or on the log target, for each of servers
+// instances.
+func databaseNeeds(e engine.Engine, o engine.Options, data uint64, dataPath, logPath, what string, servers int) []target.Need {
+	n := target.Need{Path: dataPath, Bytes: data, What: what}
+	// The instance a fresh start re-creates frees its directories: on the
+	// data target, and on the log target when the engine keeps one there.
+	var logReclaim uint64
+	if l, ok := e.(engine.Layout); ok {
+		n.Reclaim = target.OwnedBytes(dataPath, l.Replaces(o)...)
+		if logPath != "" {
+			_, logs := l.Subdirs(true)
+			logReclaim = target.OwnedBytes(logPath, logs...)
+		}
+	}
+	s, ok := e.(engine.SpaceNeeds)
+	if !ok {
+		return []target.Need{n}
+	}
+	// With the engine's files beside it, each part says its size.
+	n.What += " (" + units.FormatBytes(data) + ")"
+	needs := []target.Need{n}
+	for _, f := range s.SpaceNeed(o, data) {
+		at := dataPath
+		if f.OnLog && logPath != "" {
+			at = logPath
+		}
+		f.Bytes *= uint64(max(servers, 1))
+		size := units.FormatBytes(f.Bytes)
+		if servers > 1 {
+			size = fmt.Sprintf("%d servers, %s", servers, size)
+		}
+		need := target.Need{Path: at, Bytes: f.Bytes, What: f.What + " (" + size + ")"}
+		if at == logPath && at != dataPath {
+			need.Reclaim, logReclaim = logReclaim, 0 // counted once
+		}
+		needs = append(needs, need)
+	}
+	return needs
 }
 
 // resultsBytes is a generous estimate of a results directory: reports,
@@ -314,7 +446,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		if r.Kind == "disk" {
 			pl.Subdirs = []string{fio.WorkSubdir}
 		}
-		if r.DSN == "" || r.Kind == "disk" {
+		if (r.DSN == "" || r.Kind == "disk") && !r.Data.OnHosts() {
 			pl.Data = r.Data.Path
 			if r.Log != nil {
 				pl.Log = r.Log.Path
@@ -332,7 +464,7 @@ func (s Suite) Preflight(sys target.SysFS) error {
 				servers = r.Noisy.Tenants
 			}
 			list = append(list, memoryProblems("run "+r.Name+": server_memory", eng,
-				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(r.Users), servers,
+				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(nil, r.Users, false), servers,
 				memlimit.SystemHost(sys.Sys))...)
 		}
 		if r.DSN != "" && eng != nil {
@@ -344,16 +476,27 @@ func (s Suite) Preflight(sys target.SysFS) error {
 		if factory, ok := s.Workloads[r.Kind]; ok {
 			built, err := factory(r)
 			if err == nil {
-				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes()); err != nil {
+				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed); err != nil {
 					list = append(list, err)
 				}
 			}
-			if err == nil && built.SpaceNeeded > 0 {
-				n := target.Need{Path: r.Data.Path, Bytes: built.SpaceNeeded, What: fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind)}
-				if l, ok := eng.(engine.Layout); ok {
-					n.Reclaim = target.OwnedBytes(r.Data.Path, l.Replaces(engine.Options{Database: "dbio_" + r.Kind})...)
+			if err == nil {
+				openLoop := r.Workload.OpenLoop(r.Users) != nil
+				for _, e := range connectionProblems(keyForm, eng, engine.Options{Settings: r.Settings}, built.Workload, r.Users, openLoop) {
+					list = append(list, fmt.Errorf("run %s: %w", r.Name, e))
 				}
-				list = append(list, target.SpaceProblems([]target.Need{n})...)
+			}
+			if err == nil && built.SpaceNeeded > 0 {
+				logPath := ""
+				if r.Log != nil {
+					logPath = r.Log.Path
+				}
+				o := engine.Options{Database: "dbio_" + r.Kind, BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}
+				servers := 1
+				if r.Scenario == "noisy-neighbour" {
+					servers = r.Noisy.Tenants
+				}
+				list = append(list, target.SpaceProblems(databaseNeeds(eng, o, built.SpaceNeeded, r.Data.Path, logPath, fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind), servers))...)
 			}
 		}
 	}
@@ -407,6 +550,9 @@ func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.
 func (s Suite) suiteTargets() []string {
 	var paths []string
 	for _, r := range s.Plan.Runs {
+		if r.Data.OnHosts() {
+			continue // a host's target is checked on the host, and locked by no one yet
+		}
 		if r.DSN == "" || r.Kind == "disk" {
 			paths = append(paths, r.Data.Path)
 			if r.Log != nil {

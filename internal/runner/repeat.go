@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"dbio/internal/fio"
 	"dbio/internal/results"
 )
 
@@ -19,6 +20,9 @@ type Repeats struct {
 	// carries into the next. The set takes its name, kind, command and
 	// results base from the first; Run's name gets the repeat's number.
 	Plan func(rep int) (Plan, error)
+	// Disk, given instead of Plan, builds the plan of a disk run's repeat
+	// (dbio disk --repeat N), read the same way.
+	Disk func(rep int) (DiskPlan, error)
 }
 
 // RepeatOutcome is what a repeat set produced.
@@ -28,6 +32,54 @@ type RepeatOutcome struct {
 	Status results.Status
 	// Runs are the repeats that started, in order.
 	Runs []Outcome
+}
+
+// repeatable is one repeat's run, whichever kind it is: what the set takes
+// from it, how its targets are held for the whole set, and how it runs
+// under its repeat's name inside the set's directory.
+type repeatable struct {
+	name, kind, base string
+	command          []string
+	// hold checks the run before anything is written and takes its
+	// targets; the release is called after the last repeat.
+	hold func(env Env) (release func(), err error)
+	run  func(ctx context.Context, name, base string, env Env) (Outcome, error)
+}
+
+func (r Repeats) repeat(rep int) (repeatable, error) {
+	if r.Disk != nil {
+		p, err := r.Disk(rep)
+		if err != nil {
+			return repeatable{}, err
+		}
+		return repeatable{name: p.Name, kind: kindDisk, base: p.ResultsBase, command: p.Command,
+			hold: func(env Env) (func(), error) {
+				if _, err := fio.NewPlan(p.Fio.Config, fio.BuiltinProfiles()); err != nil {
+					return nil, &Problems{List: []error{err}}
+				}
+				if p.Fio.Config.Fleet() {
+					return func() {}, nil // a host's target is locked by no one yet
+				}
+				return LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
+			},
+			run: func(ctx context.Context, name, base string, env Env) (Outcome, error) {
+				p.Name, p.ResultsBase, p.TargetsHeld = name, base, true
+				o, err := RunDisk(ctx, p, env)
+				return Outcome{Dir: o.Dir, Status: o.Status}, err
+			},
+		}, nil
+	}
+	p, err := r.Plan(rep)
+	if err != nil {
+		return repeatable{}, err
+	}
+	return repeatable{name: p.Name, kind: p.Kind, base: p.ResultsBase, command: p.Command,
+		hold: func(env Env) (func(), error) { return prepareTargets(p, env) },
+		run: func(ctx context.Context, name, base string, env Env) (Outcome, error) {
+			p.Name, p.ResultsBase, p.TargetsHeld = name, base, true
+			return Run(ctx, p, env)
+		},
+	}, nil
 }
 
 // RunRepeated runs the repeats one after the other into one repeat set.
@@ -40,19 +92,22 @@ func RunRepeated(ctx context.Context, r Repeats, env Env) (RepeatOutcome, error)
 	if r.N < 1 {
 		return out, &Problems{List: []error{fmt.Errorf("--repeat %d: repeat a run at least once", r.N)}}
 	}
+	if (r.Plan == nil) == (r.Disk == nil) {
+		return out, fmt.Errorf("a repeat set needs either a run's plan or a disk run's")
+	}
 	if env.Now == nil {
 		env.Now = time.Now
 	}
-	first, err := r.Plan(1)
+	first, err := r.repeat(1)
 	if err != nil {
 		return out, err
 	}
-	release, err := prepareTargets(first, env)
+	release, err := first.hold(env)
 	if err != nil {
 		return out, err
 	}
 	defer release()
-	set, err := results.CreateRepeatSet(first.ResultsBase, results.RepeatSet{Name: first.Name, Kind: first.Kind, Command: first.Command, Repeats: r.N}, env.Now())
+	set, err := results.CreateRepeatSet(first.base, results.RepeatSet{Name: first.name, Kind: first.kind, Command: first.command, Repeats: r.N}, env.Now())
 	if err != nil {
 		return out, err
 	}
@@ -64,17 +119,15 @@ func RunRepeated(ctx context.Context, r Repeats, env Env) (RepeatOutcome, error)
 			failure = ctx.Err()
 			break
 		}
-		p := first
+		this := first
 		if rep > 1 {
-			if p, err = r.Plan(rep); err != nil {
+			if this, err = r.repeat(rep); err != nil {
 				failure = err
 				break
 			}
 		}
-		p.Name = fmt.Sprintf("%s-r%d", first.Name, rep)
-		p.ResultsBase, p.TargetsHeld = set.Path, true
-		fmt.Fprintf(env.Out, "\n=== repeat %d of %d: %s ===\n", rep, r.N, first.Name)
-		o, err := Run(ctx, p, env)
+		fmt.Fprintf(env.Out, "\n=== repeat %d of %d: %s ===\n", rep, r.N, first.name)
+		o, err := this.run(ctx, fmt.Sprintf("%s-r%d", first.name, rep), set.Path, env)
 		if o.Dir != "" {
 			out.Runs = append(out.Runs, o)
 			if aerr := set.Add(o.Dir); aerr != nil && err == nil {

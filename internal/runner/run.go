@@ -106,6 +106,11 @@ type Env struct {
 	SysFS target.SysFS
 	// Getenv reads the environment, for the engines' password variables.
 	Getenv func(string) string
+
+	// memoryGroup reads the memory cgroup capping this run's server, set
+	// while the run holds it (--server-memory), so that every sampler the
+	// run makes records its usage.
+	memoryGroup func() (telemetry.MemoryGroup, error)
 }
 
 // Outcome is what a run produced.
@@ -195,13 +200,23 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 		if p.Steady != nil {
 			ramp, most = fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", p.Steady, p.RampUp), "at most "
 		}
-		if p.Goal == nil {
+		switch {
+		case p.Backups != nil:
+			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(*p.Backups)))
+		case p.Noisy != nil:
+			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeNoisy(*p.Noisy)))
+		case p.Goal == nil:
 			what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
 				p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
-		} else {
+		default:
 			g := p.Goal.Search
 			what = append(what, fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
 				p.Workload.Name(), p.Engine.Name(), g.Objective, p.Goal.Users, formatRate(g.Start), ramp, p.Step))
+		}
+		if m, ok := p.Workload.(workload.Monitored); ok && p.Pacing == nil && p.Goal == nil && len(p.Users) == 1 {
+			if pool := m.Pool(p.Users[0]); pool > 0 {
+				what[len(what)-1] += fmt.Sprintf(", the %d users being terminals that key and think, sharing %d connections", p.Users[0], pool)
+			}
 		}
 		if p.Pacing != nil && p.Goal == nil {
 			rate := formatRate(p.Pacing.Rate) + " tx/s"
@@ -332,15 +347,17 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if err != nil {
 		return err
 	}
-	// The cgroup caps the disks behind the data and log targets.
-	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
-		return err
-	}
+	// Released on every way out, the failure to record it included: a
+	// group must not outlive its run.
 	defer func() {
 		if rerr := release(); rerr != nil && err == nil {
 			err = rerr
 		}
 	}()
+	// The cgroup caps the disks behind the data and log targets.
+	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
+		return err
+	}
 	if note != "" {
 		fmt.Fprintf(env.Out, "%s\n", note)
 		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
@@ -349,7 +366,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	}
 	// The memory cap is removed after the server stopped (deferred later,
 	// it runs earlier than the block-I/O group's release).
-	releaseMemory, memory, note, err := cappedMemory(memlimit.SystemHost(env.SysFS.Sys), dir.Run().ID, &opts)
+	releaseMemory, memory, note, err := cappedMemory(memlimit.SystemHost(env.SysFS.Sys), dir.Run().ID, &opts, &env)
 	if err != nil {
 		return err
 	}
@@ -408,6 +425,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 
+	if err := checkServerConnections(ctx, inst, p); err != nil {
+		return err
+	}
 	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
 	ls, err := p.Workload.Prepare(ctx, inst, env.Out)
@@ -572,5 +592,6 @@ func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.
 	if c, ok := inst.(engine.StatsSource); ok {
 		o.Counters = c
 	}
+	o.MemoryGroup = env.memoryGroup
 	return telemetry.New(o)
 }

@@ -36,6 +36,46 @@ type Noisy struct {
 	Users         int           `json:"users"`
 }
 
+// describeBackups says what a backup run does, for the plan line.
+func describeBackups(b Backups) string {
+	what := "backup"
+	if b.Restore {
+		what = "backup and restore"
+	}
+	load := "an idle database"
+	if b.Users > 0 {
+		load = fmt.Sprintf("the workload running at %s", count(b.Users, "user"))
+	}
+	s := fmt.Sprintf("%s of %s after the load", count(b.Cycles, what+" cycle"), load)
+	if b.Cycles > 1 {
+		s += fmt.Sprintf(", %s apart", b.Interval)
+	}
+	return s
+}
+
+// describeNoisy says what a noisy-neighbour run does, for the plan line.
+func describeNoisy(n Noisy) string {
+	working := n.Tenants - n.BackupTenants
+	verb := "back up"
+	if n.BackupTenants == 1 {
+		verb = "backs up"
+	}
+	s := fmt.Sprintf("%s at %s each, the %d working ones measured quiet, then while %s %s %s",
+		count(n.Tenants, "tenant"), count(n.Users, "user"), working, count(n.BackupTenants, "neighbour"), verb, count(n.Cycles, "time"))
+	if n.Cycles > 1 {
+		s += fmt.Sprintf(", %s apart", n.Interval)
+	}
+	return s
+}
+
+// count is n and the noun, plural but for one.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
 // serverOverhead is what one managed server needs beside its buffer pool
 // (connections, sort memory, the process itself): a deliberately generous
 // figure, since a machine that swaps measures nothing.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"dbio/internal/arrival"
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
@@ -225,6 +226,20 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 		}
 		set.Arrivals = s.Pacing.arrivals(users, load.rate, recs)
 	}
+	// offered is the step's offered rate: the schedule's, or what its
+	// terminals' keying and think times allow when they share a pool.
+	offered, pool := load.rate, 0
+	if m, ok := s.Workload.(workload.Monitored); ok && load.rate == 0 {
+		if pool = m.Pool(users); pool > 0 {
+			// To the thousandth of a transaction per second: a rate the
+			// pacing allows, not one a user typed, shown briefly.
+			offered = math.Round(float64(users)*m.TerminalRate()*1000) / 1000
+			if set, err = st.monitorSet(m, users, pool, col); err != nil {
+				return nil, fmt.Errorf("step %s: %w", name, err)
+			}
+		}
+	}
+	load.rate = offered
 	group, err := vusers.Start(ctx, set)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
@@ -331,7 +346,7 @@ loop:
 	}
 	if n := len(bg.recs); n > 0 {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("%d background sessions ran beside the %d users; the step's figures include their transactions", n, users))
-		if load.rate > 0 {
+		if load.rate > 0 && pool == 0 {
 			sum.Notes = append(sum.Notes, "the background sessions ran closed loop: the offered rate, the late starts and the latency from the intended start are the users' transactions alone, while the service time over all types includes the background's")
 		}
 	}
@@ -344,8 +359,14 @@ loop:
 	for t, c := range totals {
 		hists[s.Workload.TxTypes()[t]] = c.Latency
 	}
-	if load.rate > 0 {
+	if pool > 0 {
+		sum.Pacing = workload.OpenLoop(totals, measured, results.ArrivalTerminals, offered, st.tolerance())
+		sum.Pacing.Connections = pool
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d terminals shared %d connections through a transaction monitor; the latency from the intended start is each transaction's response time from its submission, the wait for a connection included, and a late start is one that waited longer than %s for a connection", users, pool, st.tolerance()))
+	} else if load.rate > 0 {
 		sum.Pacing = workload.OpenLoop(totals, measured, s.Pacing.Process.String(), load.rate, s.Pacing.tolerance())
+	}
+	if load.rate > 0 {
 		for t, c := range totals {
 			if c.Corrected != nil {
 				hists[s.Workload.TxTypes()[t]+correctedSuffix] = c.Corrected
@@ -354,6 +375,51 @@ loop:
 	}
 	sum.Telemetry = st.rec.StepTelemetry()
 	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)
+}
+
+// tolerance is how late a start may be before it counts as late.
+func (st *stepper) tolerance() time.Duration {
+	if st.s.Pacing != nil {
+		return st.s.Pacing.tolerance()
+	}
+	return Pacing{}.tolerance()
+}
+
+// monitorSet is a step's users run as terminals sharing pool connections:
+// each connection records on a recorder of its own, so memory grows with
+// the pool, not the terminals, and a transaction's wait for a connection is
+// counted from its submission.
+func (st *stepper) monitorSet(m workload.Monitored, users, pool int, col *metrics.Collector) (vusers.Users, error) {
+	terms := make([]vusers.Terminal, users)
+	for i := range terms {
+		t, err := m.NewTerminal(i)
+		if err != nil {
+			return vusers.Users{}, err
+		}
+		terms[i] = monitoredTerminal{t}
+	}
+	recs := make([]*metrics.Recorder, pool)
+	tol := st.tolerance()
+	return vusers.Users{
+		N: pool,
+		Open: func(ctx context.Context, c int) (vusers.Session, error) {
+			recs[c] = col.NewRecorder()
+			return m.NewConnection(ctx, st.s.Instance, c, recs[c])
+		},
+		Terminals: &vusers.Terminals{
+			N:        users,
+			Terminal: func(i int) vusers.Terminal { return terms[i] },
+			Begin:    func(c int, t arrival.Timing) { recs[c].Begin(t.Delay(), t.Late(tol)) },
+		},
+	}, nil
+}
+
+// monitoredTerminal runs a workload's terminal on the sessions vusers hands
+// it, which are the workload's own pooled connections.
+type monitoredTerminal struct{ workload.Terminal }
+
+func (t monitoredTerminal) Run(ctx context.Context, conn vusers.Session) error {
+	return t.Terminal.Run(ctx, conn.(workload.Session))
 }
 
 // sessionLost explains a session that could not go on. A killed server is

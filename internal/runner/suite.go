@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/fio"
-	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/suite"
 	"dbio/internal/units"
@@ -34,6 +34,9 @@ type Suite struct {
 	// each set is one configuration's runs (several when the suite
 	// repeats its runs), labelled by what it varies.
 	Compare func(sets []ComparedSet, out string) error
+	// AB writes the A/B table of two configurations' runs to stem.md and
+	// stem.json (report.WriteAB); nil writes none.
+	AB func(stem string, dirsA, dirsB []string, labelA, labelB string) (results.ABResult, error)
 	// Report renders one run's report into its directory.
 	Report func(dir string) (string, error)
 	// ReportRepeats renders a repeat set's report into its directory.
@@ -60,6 +63,32 @@ type SuiteOutcome struct {
 	// repeated configuration.
 	RepeatSets  []string `json:"repeat_sets,omitempty"`
 	Comparisons []string `json:"comparisons,omitempty"`
+}
+
+// relativeTo is the outcome as suite.json records it: every directory
+// relative to the suite's own (dir), so the suite directory reads the same
+// wherever it is moved or copied.
+func (o SuiteOutcome) relativeTo(dir string) SuiteOutcome {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(dir, p); err == nil && filepath.IsLocal(r) {
+			return r
+		}
+		return p
+	}
+	out := SuiteOutcome{Dir: ".", Runs: make([]SuiteRun, len(o.Runs))}
+	for i, r := range o.Runs {
+		if r.Dir != "" {
+			r.Dir = rel(r.Dir)
+		}
+		out.Runs[i] = r
+	}
+	for _, p := range o.RepeatSets {
+		out.RepeatSets = append(out.RepeatSets, rel(p))
+	}
+	for _, p := range o.Comparisons {
+		out.Comparisons = append(out.Comparisons, rel(p))
+	}
+	return out
 }
 
 // ComparedSet is one configuration of a comparison: its label (the
@@ -97,7 +126,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	}
 	out.Dir = base
 	save := func() {
-		_ = results.WriteJSON(filepath.Join(base, "suite.json"), map[string]any{"plan": s.Plan, "outcome": out, "command": s.Command})
+		_ = results.WriteJSON(filepath.Join(base, results.SuiteFile), map[string]any{"plan": s.Plan, "outcome": out.relativeTo(base), "command": s.Command})
 	}
 	save()
 	var failed []string
@@ -155,7 +184,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			}
 			out.Comparisons = append(out.Comparisons, file)
 			fmt.Fprintf(env.Out, "comparison: %s\n", file)
-			if md, err := abTable(g, base); err != nil {
+			if md, err := s.abTable(g, base); err != nil {
 				fmt.Fprintf(env.Out, "warning: A/B table %s: %v\n", g.key, err)
 			} else if md != "" {
 				out.Comparisons = append(out.Comparisons, md)
@@ -328,7 +357,10 @@ func (rs *repeatSets) finish(ctx context.Context) []string {
 
 // abTable writes the A/B table of a group whose runs take exactly two
 // variants (with their repetitions): ab-<key>.md and .json in the suite directory.
-func abTable(g group, base string) (string, error) {
+func (s Suite) abTable(g group, base string) (string, error) {
+	if s.AB == nil {
+		return "", nil
+	}
 	var labels []string
 	side := map[string][]string{}
 	for i, v := range g.variants {
@@ -341,7 +373,7 @@ func abTable(g group, base string) (string, error) {
 		return "", nil
 	}
 	stem := filepath.Join(base, "ab-"+safeName(g.key))
-	res, err := report.WriteAB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
+	res, err := s.AB(stem, side[labels[0]], side[labels[1]], labels[0], labels[1])
 	if err != nil {
 		return "", err
 	}
@@ -383,7 +415,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 	if built.Users != nil {
 		r.Users = built.Users
 	}
-	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes())
+	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed)
 	if err != nil {
 		return "", results.StatusFailed, err
 	}
@@ -398,8 +430,6 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 			Database: "dbio_" + r.Kind, Fresh: true},
 		Workload:    built.Workload,
 		SpaceNeeded: built.SpaceNeeded,
-		StopWhen:    built.StopWhen,
-		Conclude:    built.Conclude,
 		Users:       r.Users,
 		RampUp:      r.RampUp,
 		Step:        r.Step,
@@ -409,6 +439,10 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 		TargetsHeld: true,
 		Pacing:      pacing,
 		Goal:        search,
+	}
+	if built.Ceiling != nil {
+		c := analysis.Ceiling(*built.Ceiling)
+		p.StopWhen, p.Conclude = c.Stop, c.Conclude
 	}
 	if search != nil {
 		// The probes replace the user steps and a stepping workload's stop.
@@ -470,7 +504,7 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 
 // runDisk characterizes the run's data target with fio, under its limits.
 func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	c := fio.Config{Profile: r.Workload.Profile, Targets: []string{r.Data.Path}, SysFS: env.SysFS}
+	c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), SysFS: env.SysFS, Hosts: s.Plan.Hosts}
 	if r.Workload.Runtime != "" {
 		d, _ := time.ParseDuration(r.Workload.Runtime)
 		c.Runtime = d

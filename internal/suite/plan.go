@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"dbio/internal/fleet"
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
 	"dbio/internal/secret"
@@ -25,6 +27,8 @@ type Plan struct {
 	Description string
 	Results     string
 	Runs        []Run
+	// Hosts are the suite's [[host]] tables: where targets on hosts are.
+	Hosts []fleet.Host `json:",omitempty"`
 	// Notices name the old keys the file uses and their new names; the
 	// caller shows them.
 	Notices []string `json:"-"`
@@ -35,8 +39,13 @@ type Plan struct {
 
 // Target is a resolved target of a run.
 type Target struct {
-	Name   string         `json:"name"`
-	Path   string         `json:"path"`
+	Name string `json:"name"`
+	// Path is the directory, on this machine or on a host ("h1:/srv/data");
+	// empty for a target spread over hosts (Paths).
+	Path string `json:"path"`
+	// Paths are the directories of a target spread over hosts, which a disk
+	// run measures at once as a fleet.
+	Paths  []string       `json:"paths,omitempty"`
 	Limits iolimit.Limits `json:"limits"`
 }
 
@@ -114,11 +123,38 @@ func (v *validator) expand() *Plan {
 	}
 	classes := v.classes()
 	targets := map[string]Target{}
+	for i, h := range f.Hosts {
+		for _, err := range h.Problems() {
+			v.addf(fmt.Sprintf("host[%d]", i), "", "%v", err)
+		}
+	}
+	for _, err := range fleet.SetProblems(f.Hosts) {
+		v.addf("host", "", "%v", err)
+	}
+	p.Hosts = f.Hosts
 	for _, name := range sortedKeys(f.Targets) {
 		t := f.Targets[name]
 		table := "targets." + name
-		if strings.TrimSpace(t.Path) == "" {
+		switch {
+		case strings.TrimSpace(t.Path) == "" && len(t.Paths) == 0:
 			v.addf(table, "path", "every target needs a path: the directory on the storage under test")
+		case t.Path != "" && len(t.Paths) > 0:
+			v.addf(table, "paths", "give the target a path, or paths on several hosts, not both")
+		}
+		key, list := "path", []string{t.Path}
+		if len(t.Paths) > 0 {
+			key, list = "paths", t.Paths
+		}
+		targetsOn, errs := fleet.ResolveTargets(f.Hosts, list)
+		for _, err := range errs {
+			v.addf(table, key, "%v", err)
+		}
+		if len(t.Paths) > 0 {
+			for _, ft := range targetsOn {
+				if !ft.Remote() {
+					v.addf(table, "paths", "%s is on this machine: paths spread a target over hosts, each written NAME:/path (name this machine as a host to include it)", ft.Path)
+				}
+			}
 		}
 		l, err := checkLimit(t.Limit)
 		if err != nil {
@@ -131,7 +167,10 @@ func (v *validator) expand() *Plan {
 				v.addf(table, "class", "%v", err)
 			}
 		}
-		targets[name] = Target{Name: name, Path: t.Path, Limits: l}
+		if (len(t.Paths) > 0 || onHost(t.Path)) && !l.IsZero() {
+			v.addf(table, "limit", "a storage-class limit caps devices on this machine, and the target is on a host: drop the limit or the class")
+		}
+		targets[name] = Target{Name: name, Path: t.Path, Paths: t.Paths, Limits: l}
 	}
 	for _, name := range sortedKeys(f.Engines) {
 		e := f.Engines[name]
@@ -228,6 +267,11 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	v.duration(table, w.rampKey, w.RampTime, 0, true)
 	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
 	v.checkSteady(table, w)
+	if o, ok := w.Settings.(workload.StepsOwner); ok && w.Users != nil {
+		if steps := o.OwnSteps(); steps != "" {
+			v.addf(table, "users", "%s", suiteKeys(steps))
+		}
+	}
 	for _, err := range settingsProblems(w.Settings) {
 		var se *workload.SettingError
 		if errors.As(err, &se) {
@@ -373,6 +417,14 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		}
 	}
 	log, backup := target("log", r.Log), target("backup", r.Backup)
+	for _, k := range []struct {
+		key string
+		t   *Target
+	}{{"log", log}, {"backup", backup}} {
+		if t := k.t; t != nil && t.OnHosts() {
+			v.addf(table, k.key, "target %s is on other hosts, where dbio runs device tests (disk runs) only so far: use a target of this machine", t.Name)
+		}
+	}
 	var bs BackupSpec
 	var ns NoisySpec
 	switch r.Scenario {
@@ -428,6 +480,10 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	for _, d := range datas {
 		dt := target("data", d)
 		if dt == nil {
+			continue
+		}
+		if dt.OnHosts() && w.Kind != "disk" {
+			v.addf(table, "data", "target %s is on other hosts, where dbio runs device tests (disk runs) only so far: run the database on a target of this machine", d)
 			continue
 		}
 		for _, e := range engines {
@@ -589,12 +645,14 @@ func (p *Plan) printTargets(w io.Writer) error {
 			role string
 			t    *Target
 		}{{"data", &r.Data}, {"log", r.Log}, {"backup", r.Backup}} {
-			if t.t == nil || t.t.Path == "" || seen[t.role+"\x00"+t.t.Name] {
+			if t.t == nil || (t.t.Path == "" && len(t.t.Paths) == 0) || seen[t.role+"\x00"+t.t.Name] {
 				continue
 			}
 			seen[t.role+"\x00"+t.t.Name] = true
 			path := t.t.Path
-			if abs, err := filepath.Abs(path); err == nil {
+			if t.t.OnHosts() {
+				path = strings.Join(t.t.Dirs(), ", ") // on the hosts, as written
+			} else if abs, err := filepath.Abs(path); err == nil {
 				path = abs
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", t.t.Name, t.role, path)
@@ -619,4 +677,32 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// onHost says whether a target path is on another host.
+func onHost(path string) bool {
+	t, err := fleet.ParseTarget(path)
+	return err == nil && t.Remote()
+}
+
+// OnHosts says whether the target is on other hosts (one or several).
+func (t Target) OnHosts() bool { return len(t.Paths) > 0 || onHost(t.Path) }
+
+// Dirs are the target's directories: its path, or its paths on hosts.
+func (t Target) Dirs() []string {
+	if len(t.Paths) > 0 {
+		return t.Paths
+	}
+	return []string{t.Path}
+}
+
+// flagName matches a flag named in a message written for the command line.
+var flagName = regexp.MustCompile(`--([a-z][a-z0-9-]*)`)
+
+// suiteKeys rewrites a message's flags as a suite file's keys:
+// "--keying-thinking" becomes "keying_thinking".
+func suiteKeys(msg string) string {
+	return flagName.ReplaceAllStringFunc(msg, func(f string) string {
+		return strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_")
+	})
 }

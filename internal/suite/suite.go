@@ -17,6 +17,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"dbio/internal/fleet"
 	"dbio/internal/iolimit"
 	"dbio/internal/units"
 	"dbio/internal/workload"
@@ -30,7 +31,10 @@ type File struct {
 	Description string `toml:"description"`
 	// Classes size storage classes by name ("nvme" = "riops=...,wiops=..."):
 	// a target's class is one of them, or one sized from them (sata, from nvme).
-	Classes map[string]string    `toml:"classes"`
+	Classes map[string]string `toml:"classes"`
+	// Hosts are the hosts a target may be on ("h1:/srv/data"), reached with
+	// the user's ssh ([[host]] tables).
+	Hosts   []fleet.Host         `toml:"host"`
 	Targets map[string]TargetDef `toml:"targets"`
 	Engines map[string]EngineDef `toml:"engines"`
 	// Workloads are decoded table by table, each into its kind's definition.
@@ -42,7 +46,11 @@ type File struct {
 
 // TargetDef is a storage location.
 type TargetDef struct {
+	// Path is the directory, on this machine or on a host ("h1:/srv/data").
 	Path string `toml:"path"`
+	// Paths spread the target over several hosts' directories, measured
+	// at once by a disk run (a fleet): "h1:/srv/data", "h2:/srv/data".
+	Paths []string `toml:"paths"`
 	// Limit emulates a storage class: "riops=5000,wiops=3000,rbps=250MB,wbps=200MB" or a preset.
 	Limit string `toml:"limit"`
 	// Class emulates a storage class sized from the suite's [classes]:

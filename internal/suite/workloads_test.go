@@ -24,6 +24,10 @@ func TestWorkloadTablesDecodeIntoTheirDefinition(t *testing.T) {
 	}{
 		{"tpcc", "kind = \"tpcc\"\nwarehouses = 2\n", "", []int{1, 2, 4, 8}, "1,2,4,8"},
 		{"as3ap steps", "kind = \"as3ap\"\nrows = 2000\nstart = 2\nadd = 3\nmax_users = 11\n", "", []int{2, 5, 8, 11}, "2+3..11"},
+		{"paced terminals", "kind = \"tpcc\"\nwarehouses = 3\nkeying_thinking = true\npool = 4\n", "", []int{30}, "30 terminals"},
+		{"terminals with users", "kind = \"tpcc\"\nwarehouses = 3\nkeying_thinking = true\nusers = [1, 2]\n",
+			"workloads.w.users: with keying_thinking TPC-C runs one step of terminals: set them with terminals (default ten per warehouse)", nil, ""},
+		{"an empty pool", "kind = \"tpcc\"\nwarehouses = 3\nkeying_thinking = true\npool = 0\n", "line 14: workloads.w.pool: 0: the terminals need at least 1 connection", nil, ""},
 		{"misspelt key", "kind = \"tpcc\"\nwarehouse = 2\n", "line 12: workloads.w.warehouse: unknown key (did you mean warehouses?)", nil, ""},
 		{"another kind's key", "kind = \"disk\"\nprofile = \"four-corners\"\nwarehouses = 1\n", "line 13: workloads.w.warehouses: unknown key", nil, ""},
 		{"wrong type", "kind = \"sysbench\"\ntables = \"many\"\n", "line 12: workloads.w.tables:", nil, ""},

@@ -66,7 +66,7 @@ func ExtentsUnder(dir string) ([]FileExtents, error) {
 			}
 			return err
 		}
-		if !d.Type().IsRegular() || d.Name() == MarkerName {
+		if !d.Type().IsRegular() || d.Name() == results.MarkerName {
 			return nil
 		}
 		fi, err := d.Info()

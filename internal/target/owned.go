@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"dbio/internal/results"
 )
 
 // checkOwned says whether path is one of dbio's own directories: a real
@@ -27,14 +29,14 @@ func checkOwned(path string) error {
 	case !fi.IsDir():
 		return notOwned(path, "is not a directory")
 	}
-	mi, err := os.Lstat(filepath.Join(path, MarkerName))
+	mi, err := os.Lstat(filepath.Join(path, results.MarkerName))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return notOwned(path, "is a directory without dbio's "+MarkerName+" marker")
+		return notOwned(path, "is a directory without dbio's "+results.MarkerName+" marker")
 	case err != nil:
 		return fmt.Errorf("%s: %w", path, err)
 	case !mi.Mode().IsRegular():
-		return notOwned(path, "has a "+MarkerName+" marker that is not a regular file")
+		return notOwned(path, "has a "+results.MarkerName+" marker that is not a regular file")
 	}
 	return nil
 }

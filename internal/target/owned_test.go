@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 // planted is a file outside any target that a planted link points at; the
@@ -43,13 +45,13 @@ func TestSubRefusesWhatDbioDidNotMake(t *testing.T) {
 	}{
 		{"symbolic link", func(t *testing.T, at, outside string) { os.Symlink(outside, at) }, "is a symbolic link"},
 		{"link to a marked directory", func(t *testing.T, at, outside string) {
-			os.WriteFile(filepath.Join(outside, MarkerName), nil, 0o644)
+			os.WriteFile(filepath.Join(outside, results.MarkerName), nil, 0o644)
 			os.Symlink(outside, at)
 		}, "is a symbolic link"},
 		{"unmarked directory", func(t *testing.T, at, outside string) { os.Mkdir(at, 0o755) }, "without dbio's .dbio-owned marker"},
 		{"marker is a link", func(t *testing.T, at, outside string) {
 			os.Mkdir(at, 0o755)
-			os.Symlink(filepath.Join(outside, "dbio_tpcc.db"), filepath.Join(at, MarkerName))
+			os.Symlink(filepath.Join(outside, "dbio_tpcc.db"), filepath.Join(at, results.MarkerName))
 		}, "marker that is not a regular file"},
 		{"file", func(t *testing.T, at, outside string) { os.WriteFile(at, nil, 0o644) }, "is not a directory"},
 	} {
@@ -91,7 +93,7 @@ func TestOpenRefusesALinkedOrForeignDbioDirectory(t *testing.T) {
 	linked := t.TempDir()
 	os.Symlink(outside, filepath.Join(linked, DirName))
 	markedOutside := t.TempDir()
-	os.WriteFile(filepath.Join(markedOutside, MarkerName), nil, 0o644)
+	os.WriteFile(filepath.Join(markedOutside, results.MarkerName), nil, 0o644)
 	linkedMarked := t.TempDir()
 	os.Symlink(markedOutside, filepath.Join(linkedMarked, DirName))
 	for _, root := range []string{linked, linkedMarked} {
@@ -122,7 +124,7 @@ func TestWriteFileDoesNotFollowALink(t *testing.T) {
 	if err := CheckFile(link); !errors.Is(err, ErrNotOwned) {
 		t.Fatalf("CheckFile of a link: %v", err)
 	}
-	if err := CheckFile(filepath.Join(tg.Dir, MarkerName)); err != nil {
+	if err := CheckFile(filepath.Join(tg.Dir, results.MarkerName)); err != nil {
 		t.Fatalf("CheckFile of a regular file: %v", err)
 	}
 	untouched(t, outside, file)

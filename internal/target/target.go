@@ -19,9 +19,6 @@ import (
 	"dbio/internal/units"
 )
 
-// MarkerName is the file that marks a directory as created and owned by dbio.
-const MarkerName = ".dbio-owned"
-
 // DirName is the subdirectory of a target that dbio works in.
 const DirName = "dbio"
 
@@ -127,7 +124,7 @@ func (t *Target) claim() error {
 		}
 		return fmt.Errorf("target %s: create %s: %w", t.Path, t.Dir, err)
 	}
-	if err := writeNew(filepath.Join(t.Dir, MarkerName), []byte(markerText), 0o644); err != nil {
+	if err := writeNew(filepath.Join(t.Dir, results.MarkerName), []byte(markerText), 0o644); err != nil {
 		return fmt.Errorf("target %s: write marker: %w", t.Path, err)
 	}
 	return nil
@@ -162,7 +159,7 @@ func (t *Target) Sub(name string) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return "", fmt.Errorf("target %s: %w", t.Path, err)
 	}
-	if err := writeNew(filepath.Join(dir, MarkerName), []byte("created by dbio\n"), 0o644); err != nil {
+	if err := writeNew(filepath.Join(dir, results.MarkerName), []byte("created by dbio\n"), 0o644); err != nil {
 		return "", fmt.Errorf("target %s: %w", t.Path, err)
 	}
 	return dir, nil

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 func TestOpenClaimsAMarkedDirectory(t *testing.T) {
@@ -20,7 +22,7 @@ func TestOpenClaimsAMarkedDirectory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(tg.Dir, MarkerName)); err != nil {
+	if _, err := os.Stat(filepath.Join(tg.Dir, results.MarkerName)); err != nil {
 		t.Fatal("no marker")
 	}
 	// Opening again accepts dbio's own directory.

@@ -32,6 +32,16 @@
 //	proc_dbio_cpu_pct   dbio's CPU time                            % of all CPUs
 //	proc_dbio_rss_mb    dbio's resident memory, MB, shared pages counted once
 //	proc_server_cpu_pct, proc_server_rss_mb  the same for the database server
+//	memcg_limit_mb      the server's memory cgroup (--server-memory):  MB
+//	memcg_usage_mb      its cap, all memory charged to it, the page
+//	memcg_cache_mb      cache (file pages) and the processes' own
+//	memcg_anon_mb       (anonymous) memory among it, at the sample
+//	memcg_limit_hits_per_s  times per second the group hit its cap
+//	memcg_refaults_per_s    pages evicted and read back soon after
+//	memcg_major_faults_per_s  faults its processes waited on disk for
+//	memcg_oom_kills_per_s     processes killed for want of memory
+//	memcg_pressure_some_pct, memcg_pressure_full_pct  the group's own
+//	                    memory stall, where the kernel keeps it (cgroup v2)
 //	engine_<name>_per_s per-second rate of each engine counter
 //	db_<kind>_await_ms  mean wait of the engine's own <kind> operations
 //	                    (read, write, log_write, sync, data_sync), from a

@@ -7,8 +7,8 @@ import (
 )
 
 // rates turns two snapshots dt seconds apart into per-second points, in a
-// fixed order: CPU, the load average, devices, pressure, processes, engine
-// counters.
+// fixed order: CPU, the load average, devices, pressure, processes, the
+// server's memory cgroup, engine counters.
 func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	pts := make([]Point, 0, 16+8*len(devices)+len(cur.counters))
 	add := func(name string, v float64) {
@@ -93,6 +93,26 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		ticks := g.curr.cpuTicks(g.prev, prev.uptime)
 		add("proc_"+g.role+"_cpu_pct", 100*float64(ticks)/machineTicks)
 		add("proc_"+g.role+"_rss_mb", float64(g.curr.rss)/1e6)
+	}
+
+	// The server's memory cgroup: its levels at this sample, and the
+	// counters that show its cap binding as rates. Levels are in MB (10^6
+	// bytes) like the processes' memory.
+	if m := cur.memcg; m != nil {
+		add("memcg_limit_mb", float64(m.Limit)/1e6)
+		add("memcg_usage_mb", float64(m.Usage)/1e6)
+		add("memcg_cache_mb", float64(m.Cache)/1e6)
+		add("memcg_anon_mb", float64(m.Anon)/1e6)
+		if a := prev.memcg; a != nil {
+			add("memcg_limit_hits_per_s", float64(sub(m.LimitHits, a.LimitHits))/dt)
+			add("memcg_refaults_per_s", float64(sub(m.Refaults, a.Refaults))/dt)
+			add("memcg_major_faults_per_s", float64(sub(m.MajorFaults, a.MajorFaults))/dt)
+			add("memcg_oom_kills_per_s", float64(sub(m.OOMKills, a.OOMKills))/dt)
+			if a.HasPressure && m.HasPressure {
+				add("memcg_pressure_some_pct", min(100, float64(sub(m.PressureSome, a.PressureSome))/(dt*1e4)))
+				add("memcg_pressure_full_pct", min(100, float64(sub(m.PressureFull, a.PressureFull))/(dt*1e4)))
+			}
+		}
 	}
 
 	if len(cur.counters) > 0 && len(prev.counters) > 0 {

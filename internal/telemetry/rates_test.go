@@ -222,3 +222,43 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// The server's memory cgroup: its levels at each sample in MB, its counters
+// as rates once there is a baseline, its pressure only where both samples
+// have it, and a counter that went backwards (a new group) as zero.
+func TestRatesMemoryGroup(t *testing.T) {
+	levels := map[string]float64{"memcg_limit_mb": 512, "memcg_usage_mb": 500, "memcg_cache_mb": 300, "memcg_anon_mb": 150}
+	a := &MemoryGroup{Limit: 512e6, Usage: 400e6, LimitHits: 10, Refaults: 1000, MajorFaults: 50, OOMKills: 0, PressureSome: 1e6, PressureFull: 5e5, HasPressure: true}
+	b := &MemoryGroup{Limit: 512e6, Usage: 500e6, Cache: 300e6, Anon: 150e6, LimitHits: 30, Refaults: 5000, MajorFaults: 40, OOMKills: 1, PressureSome: 1.5e6, PressureFull: 6e5, HasPressure: true}
+	withRates := func(m map[string]float64) map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range levels {
+			out[k] = v
+		}
+		for k, v := range m {
+			out[k] = v
+		}
+		return out
+	}
+	noPressure := *a
+	noPressure.HasPressure = false
+	for _, tt := range []struct {
+		name      string
+		prev, cur *MemoryGroup
+		want      map[string]float64
+	}{
+		{"no group", nil, nil, map[string]float64{}},
+		{"first read: levels only", nil, b, levels},
+		{"two reads", a, b, withRates(map[string]float64{"memcg_limit_hits_per_s": 10, "memcg_refaults_per_s": 2000,
+			"memcg_major_faults_per_s": 0, "memcg_oom_kills_per_s": 0.5, "memcg_pressure_some_pct": 25, "memcg_pressure_full_pct": 5})},
+		{"pressure in one sample only", &noPressure, b, withRates(map[string]float64{"memcg_limit_hits_per_s": 10, "memcg_refaults_per_s": 2000,
+			"memcg_major_faults_per_s": 0, "memcg_oom_kills_per_s": 0.5})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pointMap(rates(snapshot{memcg: tt.prev}, snapshot{memcg: tt.cur}, 2, nil))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

@@ -56,10 +56,31 @@ type Options struct {
 	// CounterTimeout bounds one Stats call so that a stuck database cannot
 	// stall sampling (default 500 ms).
 	CounterTimeout time.Duration
+	// MemoryGroup reads the memory cgroup that caps the server, nil when
+	// none does; it is called on every sample while the run holds the
+	// group. A failed read leaves the group out of that second.
+	MemoryGroup func() (MemoryGroup, error)
 	// PageSize is the memory page size of the machine FS describes, in
 	// bytes; 0 means this machine's. Set it when reading snapshots taken
 	// elsewhere.
 	PageSize int
+}
+
+// MemoryGroup is the state of the memory cgroup capping the server at one
+// sample: levels in bytes, and counters that grow from the group's creation.
+type MemoryGroup struct {
+	// Limit is the cap; Usage all that is charged to the group, of which
+	// Cache is page cache (file-backed pages) and Anon its processes' own.
+	Limit, Usage, Cache, Anon uint64
+	// LimitHits counts the times the group reached its cap and had to
+	// reclaim; Refaults the pages it evicted and read back soon after;
+	// MajorFaults the faults its processes waited on the disk for;
+	// OOMKills the processes the kernel killed for want of memory.
+	LimitHits, Refaults, MajorFaults, OOMKills uint64
+	// PressureSome and PressureFull are the group's own memory stall
+	// totals in microseconds, where the kernel keeps them (HasPressure).
+	PressureSome, PressureFull uint64
+	HasPressure                bool
 }
 
 // Sampler computes per-second telemetry from the deltas between successive
@@ -74,6 +95,7 @@ type Sampler struct {
 	loadavg         bool     // /proc/loadavg is readable
 	dbio, server    *group
 	counters        CounterSource
+	memoryGroup     func() (MemoryGroup, error)
 	counterTimeout  time.Duration
 	inProcessEngine bool
 	pageSize        uint64
@@ -105,6 +127,9 @@ type snapshot struct {
 	load1    float64
 	hasLoad  bool
 	counters map[string]float64
+	// memcg is the server's memory cgroup; nil without one, or when it
+	// could not be read.
+	memcg *MemoryGroup
 	// dbio and server are the process groups; server is nil without one.
 	dbio, server *groupSnap
 }
@@ -129,6 +154,7 @@ func New(o Options) (*Sampler, error) {
 	s := &Sampler{
 		fs:              o.FS,
 		counters:        o.Counters,
+		memoryGroup:     o.MemoryGroup,
 		counterTimeout:  o.CounterTimeout,
 		inProcessEngine: o.InProcessEngine,
 		step:            newAccumulator(),
@@ -336,6 +362,14 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 		server = cur.server.pids
 	}
 	cur.dbio = s.dbio.read(s.fs, s.pageSize, server)
+
+	if s.memoryGroup != nil {
+		m, err := s.memoryGroup()
+		if err == nil {
+			cur.memcg = &m
+		}
+		s.note("read the server's memory cgroup", err)
+	}
 
 	if s.counters != nil {
 		cctx, cancel := context.WithTimeout(ctx, s.counterTimeout)

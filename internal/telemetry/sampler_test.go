@@ -230,3 +230,38 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	<-done
 }
+
+// The memory group is read on every sample through the function given; a
+// failed read leaves the group out of that second and says so in the
+// step's warnings.
+func TestMemoryGroupSampled(t *testing.T) {
+	reads := []MemoryGroup{{Limit: 1e9, Usage: 2e8, Refaults: 10}, {}, {Limit: 1e9, Usage: 3e8, Refaults: 70}}
+	n := 0
+	s, err := New(Options{FS: snapFS("t0"), MemoryGroup: func() (MemoryGroup, error) {
+		i := n
+		n++
+		if i == 1 {
+			return MemoryGroup{}, errors.New("no such file")
+		}
+		return reads[min(i, len(reads)-1)], nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	s.Sample(now)
+	if pts := s.Sample(now.Add(time.Second)); hasPoint(pts, "memcg_usage_mb") {
+		t.Error("a memory group level from a failed read")
+	}
+	pts := pointMap(s.Sample(now.Add(2 * time.Second)))
+	if pts["memcg_usage_mb"] != 300 || pts["memcg_limit_mb"] != 1000 {
+		t.Errorf("levels %v, want usage 300 MB of 1000", pts)
+	}
+	if _, ok := pts["memcg_refaults_per_s"]; ok {
+		t.Error("a rate across a failed read")
+	}
+	want := "read the server's memory cgroup failed once, last: no such file"
+	if w := s.StepSummary().Warnings; len(w) != 1 || w[0] != want {
+		t.Errorf("warnings %q, want %q", w, want)
+	}
+}

@@ -8,10 +8,18 @@
 // the intended starts of an arrival schedule, waiting when early and
 // starting at once when late, so that a stalled database cannot slow the
 // offered load down.
+//
+// A set can also run as terminals behind a transaction monitor, as TPC-C's
+// emulated users reach the database: many terminals, each keying and
+// thinking on a timer and holding no connection, share the set's few
+// sessions, borrowing one for each transaction they submit. A submitted
+// transaction waits in line for a free session, and that wait is part of
+// what its terminal sees.
 package vusers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -38,6 +46,33 @@ type Users struct {
 	Lost func(error) error
 	// Arrivals, when set, runs the set open loop.
 	Arrivals *Arrivals
+	// Terminals, when set, runs the set as terminals sharing its N
+	// sessions, the monitor's pool of connections; it excludes Arrivals.
+	Terminals *Terminals
+}
+
+// Terminals are paced users without a connection of their own.
+type Terminals struct {
+	// N is how many terminals share the set's sessions; Terminal returns
+	// terminal i (0-based), once each, before any runs.
+	N        int
+	Terminal func(i int) Terminal
+	// Begin, when set, is told before each transaction which session runs
+	// it, when its terminal submitted it (Intended) and when a session took
+	// it (Started). It runs on that session's goroutine, before Run.
+	Begin func(session int, t arrival.Timing)
+}
+
+// Terminal is one terminal's state: a little struct, with no goroutine and
+// no connection while it keys and thinks.
+type Terminal interface {
+	// Wait draws the terminal's next transaction and says how long after
+	// its last one ended (after the set started, the first time) the
+	// terminal submits it: its think time and its keying time.
+	Wait() time.Duration
+	// Run runs the submitted transaction on conn, one of the set's
+	// sessions; an error means conn cannot go on.
+	Run(ctx context.Context, conn Session) error
 }
 
 // Arrivals is the open-loop schedule of a set of sessions.
@@ -80,15 +115,28 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 		i     int
 		pace  *Arrivals
 		sched *arrival.Schedule
+		mon   *monitor
 	}
 	var members []member
+	var monitors []*monitor
 	g := &Group{stopped: make(chan struct{})}
 	for _, set := range sets {
 		if a := set.Arrivals; a != nil && a.Plan.Users != set.N {
 			return nil, fmt.Errorf("open-loop schedule for %d users given to a set of %d", a.Plan.Users, set.N)
 		}
+		var mon *monitor
+		if t := set.Terminals; t != nil {
+			if set.Arrivals != nil {
+				return nil, errors.New("a set runs either open loop or as terminals, not both")
+			}
+			if t.N < 1 || set.N < 1 {
+				return nil, fmt.Errorf("%d terminals over %d sessions: a monitor needs at least one of each", t.N, set.N)
+			}
+			mon = newMonitor(*t)
+			monitors = append(monitors, mon)
+		}
 		for i := range set.N {
-			m := member{lost: set.Lost, i: i, pace: set.Arrivals}
+			m := member{lost: set.Lost, i: i, pace: set.Arrivals, mon: mon}
 			if m.pace != nil {
 				sched, err := m.pace.Plan.Schedule(i)
 				if err != nil {
@@ -111,11 +159,33 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 	base := time.Now()
 	// One slot per session: each reports at most once, and never blocks.
 	g.lost = make(chan error, len(members))
+	for _, mon := range monitors {
+		mon.start(base)
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			mon.schedule(ctx, g.stopped)
+		}()
+	}
 	for _, m := range members {
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
 			for !g.stop.Load() && ctx.Err() == nil {
+				if m.mon != nil {
+					// The session serves whichever terminal submitted first.
+					if err := m.mon.serve(ctx, g.stopped, m.i, m.s); err != nil {
+						if errors.Is(err, errStopped) {
+							return
+						}
+						if m.lost != nil {
+							err = m.lost(err)
+						}
+						g.lost <- err
+						return
+					}
+					continue
+				}
 				if m.sched != nil {
 					intended := base.Add(m.sched.Next())
 					if !g.waitUntil(ctx, intended) {

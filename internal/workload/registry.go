@@ -89,18 +89,19 @@ type Built struct {
 	Users []int
 	// Reuse keeps a dataset already loaded at the same scale.
 	Reuse bool
-	// StopWhen and Conclude, when set, end a stepping run and draw its
-	// run-level figures (see runner.Plan).
-	StopWhen func(results.Step) (bool, string)
-	Conclude func(steps []results.Step, stopped bool) []results.Figure
-	// Verdict, when set, is the line that answers a concluded run's
-	// question, printed after it on the terminal.
-	Verdict func(figs []results.Figure) string
+	// Ceiling, when set, ends a stepping run at a response-time ceiling
+	// (analysis.Ceiling stops it, draws its run-level figures and words
+	// the answer).
+	Ceiling *results.Ceiling
 	// Stepping, when set, is recorded at the top of run.json's config,
 	// beside the users it draws (AS3AP's start, add and ceiling).
 	Stepping any
 	// Recorded is the configuration run.json records under the workload's name.
 	Recorded any
+	// Seed is the run's random seed (--seed, recorded in Recorded): an
+	// open-loop run's Poisson schedule draws from it too, so that one
+	// recorded seed gives the same data, inputs and arrivals again.
+	Seed uint64
 }
 
 // SettingError is one bad setting, named by its flag; a suite names it by
@@ -179,6 +180,14 @@ func (r *Registry) Title(kind string) string {
 		return d.Title
 	}
 	return kind
+}
+
+// StepsOwner is implemented by settings that, as set, may draw their own
+// users (TPC-C's paced terminals): OwnSteps says which of the workload's
+// flags set them, and a --users (or a suite's users) given beside is
+// refused; "" runs the users asked for.
+type StepsOwner interface {
+	OwnSteps() string
 }
 
 // GivenUsers, embedded in a workload's settings, runs the users asked for,

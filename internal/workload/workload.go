@@ -46,6 +46,36 @@ type Session interface {
 	Close() error
 }
 
+// Monitored is implemented by a workload whose paced users are terminals
+// that reach the database through a transaction monitor (TPC-C's): a step's
+// terminals key and think on timers and share a bounded pool of
+// connections, borrowing one for each transaction they submit.
+type Monitored interface {
+	// Pool is how many connections a step of terminals shares; 0 runs
+	// every user on a connection of its own, without a monitor.
+	Pool(terminals int) int
+	// NewTerminal returns terminal user (0-based), holding no connection.
+	NewTerminal(user int) (Terminal, error)
+	// NewConnection opens pooled connection n (0-based), whose
+	// transactions record on rec.
+	NewConnection(ctx context.Context, inst engine.Instance, n int, rec *metrics.Recorder) (Session, error)
+	// TerminalRate is one terminal's transactions per second when the
+	// database answers at once: what its keying and think times allow.
+	TerminalRate() float64
+}
+
+// Terminal is one terminal of a Monitored workload.
+type Terminal interface {
+	// Wait draws the terminal's next transaction and returns how long
+	// after its last one ended (the step's start, at first) the terminal
+	// submits it: its think and keying times.
+	Wait() time.Duration
+	// Run runs the submitted transaction on conn, a connection the
+	// workload's NewConnection opened, recording it there. An error means
+	// conn cannot go on.
+	Run(ctx context.Context, conn Session) error
+}
+
 // LoadStats is how the dataset was built.
 type LoadStats struct {
 	Rows     int64

@@ -46,6 +46,16 @@ func main() {
 		for _, f := range s.Figures {
 			out[string(f.Name)] = f.Value
 		}
+		if p := s.Pacing; p != nil {
+			out["offered_tps"], out["achieved_tps"] = p.OfferedTPS, p.AchievedTPS
+			if p.Connections > 0 {
+				out["pool"] = p.Connections
+			}
+			if p.Transactions > 0 {
+				out["late_pct"] = 100 * float64(p.Late) / float64(p.Transactions)
+			}
+		}
+		out["users"] = s.Users
 		if t := s.Telemetry; t != nil {
 			m := t.Metrics
 			out["dbio_cpu_pct"] = m["proc_dbio_cpu_pct"].Mean

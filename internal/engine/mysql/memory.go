@@ -1,13 +1,31 @@
 package mysql
 
 import (
+	"context"
 	"fmt"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
 
-var _ engine.MemoryNeeds = (*Engine)(nil)
+var (
+	_ engine.MemoryNeeds       = (*Engine)(nil)
+	_ engine.ConnectionLimit   = (*Engine)(nil)
+	_ engine.ServerConnections = (*Instance)(nil)
+)
+
+// MaxConnections implements engine.ConnectionLimit.
+func (e *Engine) MaxConnections(o engine.Options) (int, string) {
+	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+}
+
+// ServerMaxConnections implements engine.ServerConnections.
+func (in *Instance) ServerMaxConnections(ctx context.Context) (int, error) {
+	var n int
+	err := in.StatsDB().QueryRowContext(ctx, "SELECT @@max_connections").Scan(&n)
+	return n, err
+}
 
 // What a MariaDB server holds beside its buffer pool, as measured in a
 // memory cgroup on MariaDB 10.11 with dbio's settings (max_connections

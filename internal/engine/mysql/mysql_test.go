@@ -291,6 +291,14 @@ func TestExternalOwnership(t *testing.T) {
 	if _, err := ext.(engine.StatsSource).Stats(ctx); err != nil {
 		t.Errorf("external Stats: %v", err)
 	}
+	// The limit a run's pool is checked against: the server's own word,
+	// the same as dbio's configuration of the server it manages.
+	if n, err := ext.(engine.ServerConnections).ServerMaxConnections(ctx); err != nil || n != 300 {
+		t.Errorf("external ServerMaxConnections = %d, %v; want 300", n, err)
+	}
+	if n, _ := e.MaxConnections(engine.Options{}); n != 300 {
+		t.Errorf("MaxConnections of a managed server = %d, want 300", n)
+	}
 	ext.Stop(ctx)
 
 	// Fresh on dbio's own database re-creates it.

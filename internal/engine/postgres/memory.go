@@ -1,14 +1,32 @@
 package postgres
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
 
-var _ engine.MemoryNeeds = (*Engine)(nil)
+var (
+	_ engine.MemoryNeeds       = (*Engine)(nil)
+	_ engine.ConnectionLimit   = (*Engine)(nil)
+	_ engine.ServerConnections = (*Instance)(nil)
+)
+
+// MaxConnections implements engine.ConnectionLimit.
+func (e *Engine) MaxConnections(o engine.Options) (int, string) {
+	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+}
+
+// ServerMaxConnections implements engine.ServerConnections.
+func (in *Instance) ServerMaxConnections(ctx context.Context) (int, error) {
+	var n int
+	err := in.StatsDB().QueryRowContext(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
+	return n, err
+}
 
 // What a PostgreSQL server holds beside its shared buffers, as measured in
 // a memory cgroup on PostgreSQL 15 with dbio's settings (max_connections
@@ -35,6 +53,11 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	for k, v := range o.Settings {
 		if strings.EqualFold(k, "shared_buffers") {
 			if n, err := units.ParseBytes(v); err == nil && n > 0 {
+				// A bare number counts 8 kB blocks, as PostgreSQL reads
+				// this setting.
+				if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
+					n *= 8 << 10
+				}
 				pool, what = n, units.FormatBytes(uint64(n))+" of shared_buffers (setting)"
 			}
 		}

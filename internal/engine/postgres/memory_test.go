@@ -89,8 +89,8 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("a %d MB table read twice under a %d MB cap: the group holds %d MB (peak %d MB), page cache %d MB, own memory %d MB",
-		size>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20, u.Anon>>20)
+	t.Logf("a %d MB table read twice under a %d MB cap: the group holds %d MB (peak %d MB), page cache %d MB, own memory %d MB; %d refaults, %d cap hits, %d major faults",
+		size>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20, u.Anon>>20, u.Refaults, u.LimitHits, u.MajorFaults)
 	if size < 2*limit {
 		t.Fatalf("the table is %d bytes, not larger than twice the cap: the test proves nothing", size)
 	}
@@ -103,6 +103,10 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	if u.Peak < limit*3/4 {
 		t.Errorf("peak %d bytes: reading %d bytes should have filled the group to its cap of %d", u.Peak, size, limit)
 	}
+	// The second read finds evicted what the first brought in: the cap binds.
+	if u.Refaults == 0 {
+		t.Errorf("no refault counted after reading a %d MB table twice under a %d MB cap", size>>20, limit>>20)
+	}
 	if u.OOMKills > 0 {
 		t.Errorf("the kernel killed %d processes of the group", u.OOMKills)
 	}
@@ -113,5 +117,26 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	}
 	if _, err := os.Stat(g.Path); !os.IsNotExist(err) {
 		t.Error(fmt.Sprintf("cgroup %s left behind", g.Path))
+	}
+}
+
+// shared_buffers counts as PostgreSQL reads it: with a unit, or as 8 kB
+// blocks when it is a bare number.
+func TestMemoryNeedReadsSharedBuffers(t *testing.T) {
+	e := &Engine{}
+	base, _ := e.MemoryNeed(engine.Options{BufferPool: 256 << 20}, 0)
+	for _, c := range []struct {
+		setting string
+		pool    int64
+	}{
+		{"256MB", 256 << 20},
+		{"32768", 32768 * 8 << 10}, // 256 MB in blocks
+		{"1GB", 1 << 30},
+	} {
+		need, what := e.MemoryNeed(engine.Options{Settings: map[string]string{"shared_buffers": c.setting}}, 0)
+		wal := min(c.pool/32, 16<<20)
+		if want := base - (256 << 20) - min(int64(256<<20)/32, 16<<20) + c.pool + wal; need != want {
+			t.Errorf("shared_buffers=%s: need %d (%s), want %d", c.setting, need, what, want)
+		}
 	}
 }

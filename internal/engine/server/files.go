@@ -200,3 +200,17 @@ func Created(dir string) bool {
 // for 128+ virtual users plus monitoring, and more when the caller's pool may
 // open more.
 func MaxConnections(pool int) int { return max(300, pool+20) }
+
+// ConfiguredMaxConnections is the connection limit a managed server will
+// have: an explicit max_connections setting as given, else dbio's
+// (MaxConnections); from says which.
+func ConfiguredMaxConnections(settings map[string]string, pool int) (limit int, from string) {
+	for k, v := range settings {
+		if strings.EqualFold(k, "max_connections") {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return n, "as the max_connections setting gives it"
+			}
+		}
+	}
+	return MaxConnections(pool), "what dbio gives the server it manages"
+}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"dbio/internal/results"
 	"dbio/internal/workload"
 )
 
@@ -83,9 +82,9 @@ func (s *Settings) Build(workload.BuildOptions) (workload.Built, error) {
 	st := s.Stepping
 	return workload.Built{
 		Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: st.Users(), Reuse: s.Reuse,
-		StopWhen: c.Stop, Conclude: c.Conclude,
-		Verdict:  func(figs []results.Figure) string { return st.Verdict(c, figs) },
+		Ceiling:  &c,
 		Stepping: record{Start: st.Start, Add: st.Add, MaxUsers: st.MaxUsers, CeilingMS: c.Max, CeilingStat: st.CeilingStat},
 		Recorded: s.Config,
+		Seed:     s.Config.Seed,
 	}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"dbio/internal/analysis"
 	"dbio/internal/results"
 	"dbio/internal/workload"
 )
@@ -60,10 +59,11 @@ func (s Stepping) Users() []int {
 // Label shows the stepping in a plan: "1+5..31".
 func (s Stepping) Label() string { return fmt.Sprintf("%d+%d..%d", s.Start, s.Add, s.MaxUsers) }
 
-// ceiling is the runner's stop condition and conclusion for the stepping.
-func (s Stepping) ceiling() (analysis.Ceiling, error) {
+// ceiling is where the stepping stops: the interactive figure of its
+// statistic over the ceiling, in ms.
+func (s Stepping) ceiling() (results.Ceiling, error) {
 	figure, err := InteractiveFigure(s.CeilingStat)
-	return analysis.Ceiling{Figure: figure, Max: float64(s.Ceiling) / float64(time.Millisecond), Unit: "ms"}, err
+	return results.Ceiling{Figure: figure, Max: float64(s.Ceiling) / float64(time.Millisecond), Unit: "ms", Stat: s.CeilingStat}, err
 }
 
 // record is what run.json's config holds of the stepping, beside its users.
@@ -73,24 +73,4 @@ type record struct {
 	MaxUsers    int     `json:"max_users"`
 	CeilingMS   float64 `json:"ceiling_ms"`
 	CeilingStat string  `json:"ceiling_stat"`
-}
-
-// Verdict is the one line that answers the stepping run's question.
-func (s Stepping) Verdict(c analysis.Ceiling, figs []results.Figure) string {
-	v := map[results.FigureName]float64{}
-	for _, f := range figs {
-		v[f.Name] = f.Value
-	}
-	users := int(v[results.FigureMaxUsersUnderCeiling])
-	stat := s.CeilingStat
-	switch {
-	case users == 0:
-		return fmt.Sprintf("largest load under the %g ms %s ceiling: none (the first step was over it)", c.Max, stat)
-	case v[results.FigureCeilingReached] == 0:
-		return fmt.Sprintf("largest load under the %g ms %s ceiling: at least %d interactive users (%s %.2f ms); the ceiling was not reached, raise --max-users to find it",
-			c.Max, stat, users, stat, v[results.AtMaxUsers(c.Figure)])
-	default:
-		return fmt.Sprintf("largest load under the %g ms %s ceiling: %d interactive users (%s %.2f ms)",
-			c.Max, stat, users, stat, v[results.AtMaxUsers(c.Figure)])
-	}
 }

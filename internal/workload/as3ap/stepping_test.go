@@ -1,6 +1,7 @@
 package as3ap
 
 import (
+	"dbio/internal/analysis"
 	"slices"
 	"strings"
 	"testing"
@@ -58,14 +59,18 @@ func TestBuildStopsAtTheCeiling(t *testing.T) {
 	step := func(ms float64) results.Step {
 		return results.Step{Figures: []results.Figure{{Name: results.FigureInteractiveLatencyMean, Value: ms}}}
 	}
-	if stop, _ := b.StopWhen(step(99)); stop {
+	if b.Ceiling == nil {
+		t.Fatal("no ceiling")
+	}
+	c := analysis.Ceiling(*b.Ceiling)
+	if stop, _ := c.Stop(step(99)); stop {
 		t.Error("stopped under the 100 ms ceiling")
 	}
-	if stop, _ := b.StopWhen(step(101)); !stop {
+	if stop, _ := c.Stop(step(101)); !stop {
 		t.Error("went on over the 100 ms ceiling")
 	}
-	figs := b.Conclude([]results.Step{{Users: 1, Figures: step(50).Figures}, {Users: 6, Figures: step(150).Figures}}, true)
-	if v := b.Verdict(figs); !strings.Contains(v, "100 ms mean ceiling: 1 interactive users") {
+	figs := c.Conclude([]results.Step{{Users: 1, Figures: step(50).Figures}, {Users: 6, Figures: step(150).Figures}}, true)
+	if v := c.Verdict(figs); !strings.Contains(v, "100 ms mean ceiling: 1 interactive users") {
 		t.Errorf("verdict %q", v)
 	}
 }

@@ -67,5 +67,5 @@ func (s *Settings) Estimate() workload.Estimate {
 // Build makes sysbench for one run.
 func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 	return workload.Built{Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: o.Users,
-		Reuse: s.Reuse, Recorded: s.Config}, nil
+		Reuse: s.Reuse, Recorded: s.Config, Seed: s.Config.Seed}, nil
 }

@@ -1,6 +1,8 @@
 package tpcc
 
 import (
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -31,13 +33,57 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 // Settings are TPC-C's settings from flags or a suite table.
 type Settings struct {
 	Config
-	workload.GivenUsers
 }
+
+// Steps implements workload.Settings: with keying and think times the run
+// is one step of terminals, ten per warehouse unless --terminals says
+// otherwise; back to back, the users asked for, one step per count.
+func (s *Settings) Steps(given []int) ([]int, string) {
+	if !s.KeyingThinking {
+		return given, workload.UserSteps(given)
+	}
+	n := s.terminals()
+	return []int{n}, fmt.Sprintf("%d terminals", n)
+}
+
+// OwnSteps implements workload.StepsOwner: paced terminals are set by
+// --terminals, not --users.
+func (s *Settings) OwnSteps() string {
+	if !s.KeyingThinking {
+		return ""
+	}
+	return "with --keying-thinking TPC-C runs one step of terminals: set them with --terminals (default ten per warehouse)"
+}
+
+// poolFlag sets Config.Pool only when --pool is given, so that an explicit
+// 0 is refused rather than read as "one connection per terminal".
+type poolFlag struct{ pool **int }
+
+func (f poolFlag) String() string {
+	if *f.pool == nil {
+		return ""
+	}
+	return strconv.Itoa(**f.pool)
+}
+
+func (f poolFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number of connections", v)
+	}
+	*f.pool = &n
+	return nil
+}
+
+func (f poolFlag) Type() string { return "int" }
 
 // BindFlags adds the TPC-C flags shared by every command that runs TPC-C.
 func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Warehouses, "warehouses", s.Warehouses, "TPC-C scale: warehouses (about 100 MB each)")
-	fs.BoolVar(&s.KeyingThinking, "keying-thinking", s.KeyingThinking, "add the specification's keying and think times")
+	fs.BoolVar(&s.KeyingThinking, "keying-thinking", s.KeyingThinking, "add the specification's keying and think times: the run is then one step of terminals (--terminals) behind a transaction monitor (--pool)")
+	fs.IntVar(&s.Terminals, "terminals", s.Terminals, "with --keying-thinking: how many terminals (0: ten per warehouse)")
+	fs.Var(poolFlag{&s.Pool}, "pool", "with --keying-thinking: the connections the terminals share through a transaction monitor (default one per terminal)")
+	fs.BoolVar(&s.TerminalsOverSpec, "terminals-over-spec", s.TerminalsOverSpec, "allow more than the specification's ten terminals per warehouse")
 	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs")
 	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "warehouses loaded in parallel (0: engine's best)")
 	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep a database already loaded at this scale by dbio")
@@ -56,6 +102,11 @@ func (s *Settings) Estimate() workload.Estimate {
 func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 	cfg := s.Config
 	cfg.SkipChecks = o.SkipChecks
-	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: o.Users,
-		Reuse: cfg.Reuse, Recorded: cfg}, nil
+	users, _ := s.Steps(o.Users)
+	if cfg.KeyingThinking {
+		// run.json records the terminals the run had, the default resolved.
+		cfg.Terminals = cfg.terminals()
+	}
+	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users,
+		Reuse: cfg.Reuse, Recorded: cfg, Seed: cfg.Seed}, nil
 }

@@ -80,7 +80,8 @@ func TestServerKilledMidRun(t *testing.T) {
 			}
 			killed <- pids
 		}()
-		began := time.Now()
+		// The run stops on the server's exit, not on a timeout: a run that
+		// waited out ctx would end with its deadline instead.
 		out, err := runner.Run(ctx, plan, runner.Env{Out: io.Discard})
 		pids := <-killed
 		if len(pids) == 0 {
@@ -91,9 +92,6 @@ func TestServerKilledMidRun(t *testing.T) {
 		}
 		if out.Status != results.StatusFailed {
 			t.Errorf("status %s, want failed", out.Status)
-		}
-		if took := time.Since(began); took > time.Minute {
-			t.Errorf("the run took %s to stop after the kill", took)
 		}
 		l, lerr := results.Load(out.Dir)
 		if lerr != nil {

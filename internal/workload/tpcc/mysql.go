@@ -146,12 +146,17 @@ func (myBackend) finishLoad(ctx context.Context, inst engine.Instance) error {
 // prepareRun installs the procedures (again, when a database is reused, so
 // that they are always this version's).
 func (myBackend) prepareRun(ctx context.Context, inst engine.Instance) error {
+	return myInstall(ctx, inst, myProcedures)
+}
+
+// myInstall runs a procedure file's statements (separated by "//" lines).
+func myInstall(ctx context.Context, inst engine.Instance, procedures string) error {
 	conn, err := inst.DB().Conn(ctx)
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	for _, stmt := range strings.Split(myProcedures, "\n//\n") {
+	for _, stmt := range strings.Split(procedures, "\n//\n") {
 		if strings.TrimSpace(stripComments(stmt)) == "" {
 			continue
 		}

@@ -146,12 +146,17 @@ func (pgBackend) finishLoad(ctx context.Context, inst engine.Instance) error {
 // prepareRun installs the transaction functions (again, when a database is
 // reused, so that they are always this version's).
 func (pgBackend) prepareRun(ctx context.Context, inst engine.Instance) error {
+	return pgInstall(ctx, inst, pgFunctions)
+}
+
+// pgInstall runs a function file.
+func pgInstall(ctx context.Context, inst engine.Instance, functions string) error {
 	conn, err := pgConnect(ctx, inst)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, pgFunctions); err != nil {
+	if _, err := conn.Exec(ctx, functions); err != nil {
 		return fmt.Errorf("install the TPC-C functions: %w", err)
 	}
 	return nil

@@ -25,6 +25,14 @@ var mixDeck = func() []int {
 	return deck
 }()
 
+// mixDeckCards is mixDeck as a terminal keeps its copy: a byte a card.
+var mixDeckCards = func() (cards [100]uint8) {
+	for i, t := range mixDeck {
+		cards[i] = uint8(t)
+	}
+	return cards
+}()
+
 // pacingFor gives each type's keying time and mean think time (5.2.5.7).
 var pacingFor = [numTxTypes]workload.Pacing{
 	TxNewOrder:    {Keying: 18 * time.Second, ThinkMean: 12 * time.Second},
@@ -38,58 +46,121 @@ var pacingFor = [numTxTypes]workload.Pacing{
 // a deadlock, serialization failure or busy database.
 const maxRetries = 10
 
-type session struct {
+// terminal is one TPC-C terminal without its connection: its home
+// warehouse and Stock-Level district, its input generator and deck, its
+// pacing, and the transaction it has keyed in. A few hundred bytes: behind a
+// transaction monitor thousands of them share a few connections.
+type terminal struct {
 	w *Workload
-	b backend
+	r *rnd
+	// wID is the home warehouse; slDID the constant Stock-Level district.
+	wID   int
+	slDID int
+	// pacing adds the keying and think times, each multiplied by
+	// pacingScale (1: the specification's).
+	pacing      bool
+	pacingScale float64
+	deck        [len(mixDeckCards)]uint8
+	pos         int
+	shuffled    bool
+
+	// tx and run are the transaction drawn by Wait, run by Run.
+	tx  int
+	run txRun
+
+	nowFunc func() time.Time
+}
+
+// txRun runs one prepared transaction on a connection's executor.
+type txRun func(ctx context.Context, e executor) error
+
+// conn is one connection to the database and the recorder its
+// transactions are counted on.
+type conn struct {
 	// classify is the instance's own sorting of its engine's errors.
 	classify txerr.Classifier
 	exec     executor
 	rec      *metrics.Recorder
-	r        *rnd
-	wID      int
-	slDID    int
-	pacing   bool
-	deck     []int
-	pos      int
+}
 
-	nowFunc func() time.Time
+// session is a virtual user with a connection of its own.
+type session struct {
+	terminal
+	conn
 }
 
 var _ workload.Session = (*session)(nil)
 
 func (s *session) Close() error { return s.exec.close() }
 
-func (s *session) nextType() int {
-	if s.pos == len(s.deck) {
-		if s.deck == nil {
-			s.deck = append([]int(nil), mixDeck...)
+func (t *terminal) nextType() int {
+	if t.pos == len(t.deck) || !t.shuffled {
+		if !t.shuffled {
+			copy(t.deck[:], mixDeckCards[:])
+			t.shuffled = true
 		}
-		s.r.Shuffle(len(s.deck), func(i, j int) { s.deck[i], s.deck[j] = s.deck[j], s.deck[i] })
-		s.pos = 0
+		t.r.Shuffle(len(t.deck), func(i, j int) { t.deck[i], t.deck[j] = t.deck[j], t.deck[i] })
+		t.pos = 0
 	}
-	t := s.deck[s.pos]
-	s.pos++
-	return t
+	tx := int(t.deck[t.pos])
+	t.pos++
+	return tx
 }
 
-// Next implements workload.Session.
+// keying and think are the terminal's pacing for a transaction of type tx.
+func (t *terminal) keying(tx int) time.Duration {
+	if !t.pacing {
+		return 0
+	}
+	return t.scaled(pacingFor[tx].Keying)
+}
+
+func (t *terminal) think(tx int) time.Duration {
+	if !t.pacing {
+		return 0
+	}
+	return t.scaled(pacingFor[tx].ThinkTime(t.r.Rand))
+}
+
+func (t *terminal) scaled(d time.Duration) time.Duration {
+	if t.pacingScale <= 0 || t.pacingScale == 1 {
+		return d
+	}
+	return time.Duration(float64(d) * t.pacingScale)
+}
+
+// Next implements workload.Session: the user keys, runs and thinks on its
+// own connection.
 func (s *session) Next(ctx context.Context) error {
 	t := s.nextType()
 	run := s.prepare(t)
-	if s.pacing && !workload.Sleep(ctx, pacingFor[t].Keying) {
+	if s.pacing && !workload.Sleep(ctx, s.keying(t)) {
 		return nil
 	}
-	start := s.nowFunc()
+	if err := s.execute(ctx, t, run); err != nil {
+		return err
+	}
+	if s.pacing {
+		workload.Sleep(ctx, s.think(t))
+	}
+	return nil
+}
+
+// execute runs a transaction of type t, resubmitting it on a deadlock or
+// serialization failure, and records it from its start on the connection.
+// It returns an error only when the connection cannot go on.
+func (c *conn) execute(ctx context.Context, t int, run txRun) error {
+	start := time.Now()
 	var err error
 	retries := 0
 	for {
-		err = run(ctx)
+		err = run(ctx, c.exec)
 		if err == nil || errors.Is(err, errRollback) || ctx.Err() != nil {
 			break
 		}
-		class := s.classify(err)
+		class := c.classify(err)
 		if class == txerr.Fatal || class == txerr.Lost {
-			// A TPC-C user keeps one connection for the run: a lost one ends it.
+			// A TPC-C connection serves its users for the run: a lost one ends it.
 			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, txNames[t], err)
 		}
 		if class != txerr.Retry || retries == maxRetries {
@@ -97,51 +168,117 @@ func (s *session) Next(ctx context.Context) error {
 		}
 		retries++
 	}
-	elapsed := s.nowFunc().Sub(start)
+	elapsed := time.Since(start)
 	switch {
 	case err == nil:
-		s.rec.RecordRetried(t, elapsed, metrics.Committed, retries)
+		c.rec.RecordRetried(t, elapsed, metrics.Committed, retries)
 	case errors.Is(err, errRollback):
-		s.rec.RecordRetried(t, elapsed, metrics.RolledBack, retries)
+		c.rec.RecordRetried(t, elapsed, metrics.RolledBack, retries)
 	case ctx.Err() != nil:
-		return nil // cancelled mid-transaction: neither counted nor an error
+		// cancelled mid-transaction: neither counted nor an error
 	default:
-		s.rec.RecordRetried(t, elapsed, metrics.Failed, retries)
-	}
-	if s.pacing {
-		workload.Sleep(ctx, pacingFor[t].ThinkTime(s.r.Rand))
+		c.rec.RecordRetried(t, elapsed, metrics.Failed, retries)
 	}
 	return nil
 }
 
+// Wait implements workload.Terminal: after the transaction just run the
+// terminal thinks, then draws its next transaction and keys it in
+// (5.2.5.7); Wait returns the two together. The first Wait starts the
+// terminal part-way through a cycle (see firstWait).
+func (t *terminal) Wait() time.Duration {
+	if t.run == nil {
+		return t.firstWait()
+	}
+	last := t.tx
+	t.tx = t.nextType()
+	t.run = t.prepare(t.tx)
+	return t.think(last) + t.keying(t.tx)
+}
+
+// firstWait draws a terminal's first transaction and the time to its
+// submission as a system running for a while would find the terminal: at
+// a uniformly random point of a cycle (a think time after one transaction,
+// then the keying of the next), the cycle and its two transaction types
+// drawn in proportion to its length, since a random moment falls in a long
+// cycle (a New-Order's keying) more often than in a short one. Terminals
+// started together then submit at the steady rate from the start, instead
+// of ringing for several cycles, so a ramp-up of about a cycle suffices.
+// The first transaction's type comes from this draw, not the deck; the
+// deck deals every later one.
+func (t *terminal) firstWait() time.Duration {
+	if !t.pacing {
+		t.tx = t.nextType()
+		t.run = t.prepare(t.tx)
+		return 0
+	}
+	longest := float64(t.scaled(maxThinkMean*10) + t.scaled(maxKeying))
+	for {
+		before, next := mixDeck[t.r.IntN(len(mixDeck))], mixDeck[t.r.IntN(len(mixDeck))]
+		cycle := t.think(before) + t.keying(next)
+		if t.r.Float64()*longest < float64(cycle) {
+			t.tx = next
+			t.run = t.prepare(next)
+			return time.Duration(t.r.Float64() * float64(cycle))
+		}
+	}
+}
+
+// maxKeying is the longest keying time (New-Order's).
+const maxKeying = 18 * time.Second
+
+// maxThinkMean is the longest mean think time of the mix (New-Order's and
+// Payment's); a think time is truncated at ten times its mean.
+const maxThinkMean = 12 * time.Second
+
+// Run implements workload.Terminal: the transaction keyed in runs on a
+// pooled connection, recorded on that connection's recorder.
+func (t *terminal) Run(ctx context.Context, c workload.Session) error {
+	pc, ok := c.(*pooledConn)
+	if !ok {
+		return fmt.Errorf("tpcc: a terminal was given a %T, not a TPC-C connection", c)
+	}
+	return pc.execute(ctx, t.tx, t.run)
+}
+
+// pooledConn is a connection of the monitor's pool: it runs the
+// terminals' transactions, never its own.
+type pooledConn struct{ conn }
+
+func (p *pooledConn) Next(context.Context) error {
+	return errors.New("tpcc: a pooled connection runs its terminals' transactions")
+}
+
+func (p *pooledConn) Close() error { return p.exec.close() }
+
 // prepare draws the inputs of a transaction of type t and returns the call
 // that runs it, so that inputs are fixed before keying time and resubmission
 // repeats the same transaction.
-func (s *session) prepare(t int) func(context.Context) error {
+func (s *terminal) prepare(t int) txRun {
 	now := s.nowFunc()
 	switch t {
 	case TxNewOrder:
 		in := s.newOrderInput(now)
-		return func(ctx context.Context) error { return s.exec.newOrder(ctx, in) }
+		return func(ctx context.Context, e executor) error { return e.newOrder(ctx, in) }
 	case TxPayment:
 		in := s.paymentInput(now)
-		return func(ctx context.Context) error { return s.exec.payment(ctx, in) }
+		return func(ctx context.Context, e executor) error { return e.payment(ctx, in) }
 	case TxOrderStatus:
 		in := &orderStatusIn{wID: s.wID, dID: s.r.uniform(1, DistrictsPerWarehouse), customer: s.customer()}
-		return func(ctx context.Context) error { return s.exec.orderStatus(ctx, in) }
+		return func(ctx context.Context, e executor) error { return e.orderStatus(ctx, in) }
 	case TxDelivery:
 		in := &deliveryIn{wID: s.wID, carrierID: s.r.uniform(1, 10), date: now}
-		return func(ctx context.Context) error { return s.exec.delivery(ctx, in) }
+		return func(ctx context.Context, e executor) error { return e.delivery(ctx, in) }
 	default:
 		in := &stockLevelIn{wID: s.wID, dID: s.slDID, threshold: s.r.uniform(10, 20)}
-		return func(ctx context.Context) error { return s.exec.stockLevel(ctx, in) }
+		return func(ctx context.Context, e executor) error { return e.stockLevel(ctx, in) }
 	}
 }
 
 // newOrderInput follows 2.4.1: a NURand customer, 5 to 15 lines of NURand
 // items, 1 % of supplying warehouses remote when there are several, and 1 %
 // of orders whose last item is unused so the transaction rolls back.
-func (s *session) newOrderInput(now time.Time) *newOrderIn {
+func (s *terminal) newOrderInput(now time.Time) *newOrderIn {
 	r := s.r
 	in := &newOrderIn{wID: s.wID, dID: r.uniform(1, DistrictsPerWarehouse), cID: r.customerID(), entryD: now, allLocal: true}
 	n := r.uniform(5, 15)
@@ -167,7 +304,7 @@ func (s *session) newOrderInput(now time.Time) *newOrderIn {
 // paymentInput follows 2.5.1: 85 % of payments to the home district's
 // customers, 15 % to a random district of a remote warehouse (when there is
 // one); 60 % of customers chosen by last name; amounts from 1.00 to 5,000.00.
-func (s *session) paymentInput(now time.Time) *paymentIn {
+func (s *terminal) paymentInput(now time.Time) *paymentIn {
 	r := s.r
 	in := &paymentIn{wID: s.wID, dID: r.uniform(1, DistrictsPerWarehouse), date: now}
 	in.cWID, in.cDID = in.wID, in.dID
@@ -181,7 +318,7 @@ func (s *session) paymentInput(now time.Time) *paymentIn {
 }
 
 // customer selects by last name 60 % of the time, by id otherwise.
-func (s *session) customer() customerSel {
+func (s *terminal) customer() customerSel {
 	if s.r.uniform(1, 100) <= 60 {
 		return customerSel{byName: true, last: s.r.lastNameRun()}
 	}
@@ -189,7 +326,7 @@ func (s *session) customer() customerSel {
 }
 
 // otherWarehouse picks a warehouse other than the home one, uniformly.
-func (s *session) otherWarehouse() int {
+func (s *terminal) otherWarehouse() int {
 	w := s.r.uniform(1, s.w.cfg.Warehouses-1)
 	if w >= s.wID {
 		w++

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -29,6 +30,14 @@ type Config struct {
 	// KeyingThinking adds the specification's keying and think times (5.2.5.7);
 	// without them each user runs transactions back to back.
 	KeyingThinking bool `json:"keying_thinking" toml:"keying_thinking"`
+	// Terminals is the number of terminals of a run with keying and think
+	// times (0: ten per warehouse, as the specification has).
+	Terminals int `json:"terminals,omitempty" toml:"terminals"`
+	// Pool is how many connections the terminals share through the
+	// transaction monitor; nil gives each terminal a connection.
+	Pool *int `json:"pool,omitempty" toml:"pool"`
+	// TerminalsOverSpec allows more than ten terminals per warehouse.
+	TerminalsOverSpec bool `json:"terminals_over_spec,omitempty" toml:"terminals_over_spec"`
 	// Seed makes data generation and transaction inputs reproducible.
 	Seed uint64 `json:"seed" toml:"seed"`
 	// LoadWorkers is the number of warehouses loaded in parallel; 0 lets the backend choose.
@@ -51,7 +60,37 @@ func (c Config) Validate() []error {
 	if c.LoadWorkers < 0 {
 		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
 	}
+	if c.Terminals < 0 {
+		errs = append(errs, workload.Invalid("terminals", c.Terminals, "must be 0 (ten per warehouse) or more"))
+	}
+	if c.Pool != nil && *c.Pool < 1 {
+		errs = append(errs, workload.Invalid("pool", *c.Pool, "the terminals need at least 1 connection to share: give 1 or more, or leave --pool out for one connection per terminal"))
+	}
+	if !c.KeyingThinking {
+		if c.Terminals > 0 {
+			errs = append(errs, workload.Invalid("terminals", c.Terminals, "terminals key and think: add --keying-thinking, or set back-to-back users with --users"))
+		}
+		if c.Pool != nil {
+			errs = append(errs, workload.Invalid("pool", *c.Pool, "only terminals that key and think share connections (back to back, each user needs one): add --keying-thinking, or drop --pool"))
+		}
+	}
+	if n, most := c.terminals(), c.Warehouses*TerminalsPerWarehouse; c.KeyingThinking && c.Warehouses >= 1 && n > most && !c.TerminalsOverSpec {
+		errs = append(errs, workload.Invalid("terminals", n, "more than the specification's %d per warehouse (%d warehouses x %d = %d): lower it, raise --warehouses to %d, or allow it with --terminals-over-spec",
+			TerminalsPerWarehouse, c.Warehouses, TerminalsPerWarehouse, most, (n+TerminalsPerWarehouse-1)/TerminalsPerWarehouse))
+	}
 	return errs
+}
+
+// TerminalsPerWarehouse is the specification's number of terminals per
+// warehouse (4.2.2), the default with keying and think times.
+const TerminalsPerWarehouse = 10
+
+// terminals is how many terminals a paced run has.
+func (c Config) terminals() int {
+	if c.Terminals > 0 {
+		return c.Terminals
+	}
+	return c.Warehouses * TerminalsPerWarehouse
 }
 
 // EstimatedBytes is the space a database of w warehouses needs on disk,
@@ -66,6 +105,10 @@ func EstimatedBytes(w int) uint64 {
 // Workload is TPC-C bound to a configuration.
 type Workload struct {
 	cfg Config
+
+	// pacingScale multiplies keying and think times (0 or 1: the
+	// specification's); only tests shorten them.
+	pacingScale float64
 
 	mu        sync.Mutex
 	load      Constants // as stored with the data
@@ -147,37 +190,100 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 	return b.notes()
 }
 
-// NewSession implements workload.Workload. User u is terminal u: its home
-// warehouse is u mod W + 1, spreading terminals evenly over the warehouses,
-// and its Stock-Level district is constant (2.8.1.1).
+// NewSession implements workload.Workload. User u is terminal u (see
+// newTerminal) on a connection of its own.
 func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (workload.Session, error) {
-	b, err := w.backend(inst)
+	t, err := w.newTerminal(user)
 	if err != nil {
 		return nil, err
 	}
+	c, err := w.connect(ctx, inst, rec)
+	if err != nil {
+		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
+	}
+	return &session{terminal: *t, conn: c}, nil
+}
+
+// newTerminal returns terminal u: its home warehouse is u mod W + 1,
+// spreading terminals evenly over the warehouses, and its Stock-Level
+// district is constant (2.8.1.1).
+func (w *Workload) newTerminal(user int) (*terminal, error) {
 	w.mu.Lock()
 	have, run := w.haveConst, w.run
 	w.mu.Unlock()
 	if !have {
 		return nil, errors.New("tpcc: Prepare must run before sessions start")
 	}
+	return &terminal{
+		w:           w,
+		r:           newRnd(w.cfg.Seed+uint64(user)*7919+1, uint64(user)+0x9e3779b9, run),
+		wID:         user%w.cfg.Warehouses + 1,
+		slDID:       (user/w.cfg.Warehouses)%DistrictsPerWarehouse + 1,
+		pacing:      w.cfg.KeyingThinking,
+		pacingScale: w.pacingScale,
+		nowFunc:     time.Now,
+	}, nil
+}
+
+func (w *Workload) connect(ctx context.Context, inst engine.Instance, rec *metrics.Recorder) (conn, error) {
+	b, err := w.backend(inst)
+	if err != nil {
+		return conn{}, err
+	}
 	exec, err := b.newExecutor(ctx, inst)
 	if err != nil {
-		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
+		return conn{}, err
 	}
-	s := &session{
-		w:        w,
-		b:        b,
-		classify: txerr.For(inst),
-		exec:     exec,
-		rec:      rec,
-		r:        newRnd(w.cfg.Seed+uint64(user)*7919+1, uint64(user)+0x9e3779b9, run),
-		wID:      user%w.cfg.Warehouses + 1,
-		slDID:    (user/w.cfg.Warehouses)%DistrictsPerWarehouse + 1,
-		pacing:   w.cfg.KeyingThinking,
-		nowFunc:  time.Now,
+	return conn{classify: txerr.For(inst), exec: exec, rec: rec}, nil
+}
+
+var _ workload.Monitored = (*Workload)(nil)
+
+// Pool implements workload.Monitored: with keying and think times, a
+// step's terminals reach the database through a transaction monitor of
+// Config.Pool connections (one per terminal when none is set, at most one
+// per terminal); back to back, each user keeps a connection of its own.
+func (w *Workload) Pool(terminals int) int {
+	if !w.cfg.KeyingThinking {
+		return 0
 	}
-	return s, nil
+	if w.cfg.Pool == nil {
+		return terminals
+	}
+	return min(*w.cfg.Pool, terminals)
+}
+
+// NewTerminal implements workload.Monitored.
+func (w *Workload) NewTerminal(user int) (workload.Terminal, error) { return w.newTerminal(user) }
+
+// NewConnection implements workload.Monitored.
+func (w *Workload) NewConnection(ctx context.Context, inst engine.Instance, n int, rec *metrics.Recorder) (workload.Session, error) {
+	c, err := w.connect(ctx, inst, rec)
+	if err != nil {
+		return nil, fmt.Errorf("pooled connection %d: %w", n+1, err)
+	}
+	return &pooledConn{c}, nil
+}
+
+// TerminalRate implements workload.Monitored: a terminal's transactions per
+// second when the database answers at once, the inverse of its mean cycle
+// (keying time plus think time over the mix).
+func (w *Workload) TerminalRate() float64 { return 1 / w.meanCycle().Seconds() }
+
+// meanCycle is a terminal's mean keying plus think time over the standard
+// mix (about 21 s at the specification's times); a think time's mean is
+// its distribution's, truncated at ten times the mean.
+func (w *Workload) meanCycle() time.Duration {
+	var sum float64
+	for _, t := range mixDeck {
+		p := pacingFor[t]
+		sum += float64(p.Keying) + float64(p.ThinkMean)*(1-math.Exp(-10))
+	}
+	scale := w.pacingScale
+	if scale <= 0 {
+		scale = 1
+	}
+	return time.Duration(sum / float64(len(mixDeck)) * scale)
 }
 
 // runConstants derives and remembers the run-time constants from the load-time ones.

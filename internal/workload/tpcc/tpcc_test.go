@@ -95,7 +95,7 @@ func TestMixDeck(t *testing.T) {
 		t.Fatalf("deck = %v, want %v", got, want)
 	}
 	// Over any whole number of decks a session draws exactly the mix.
-	s := &session{r: newRnd(3, 4, Constants{})}
+	s := &terminal{r: newRnd(3, 4, Constants{})}
 	var drawn [numTxTypes]int
 	for range 1000 {
 		drawn[s.nextType()]++
@@ -108,7 +108,7 @@ func TestMixDeck(t *testing.T) {
 func TestInputRules(t *testing.T) {
 	w := New(Config{Warehouses: 4, Seed: 9})
 	w.setConstants(Constants{CLast: 10, CID: 20, OLIID: 30})
-	s := &session{w: w, r: newRnd(5, 6, w.run), wID: 2, nowFunc: time.Now}
+	s := &terminal{w: w, r: newRnd(5, 6, w.run), wID: 2, nowFunc: time.Now}
 	const n = 20000
 	var rollbacks, remoteLines, lines, remotePay, byName int
 	for range n {

@@ -1,0 +1,239 @@
+package fio
+
+import (
+	"errors"
+	"math"
+	"time"
+
+	"dbio/internal/results"
+)
+
+// Fleet figures. A point run on several hosts at once is read from each
+// host's per-second logs, which fio stamps with wall time (log_unix_epoch),
+// so the hosts' seconds line up. Two totals that peer tools get wrong are
+// computed here once:
+//
+//   - throughput is summed over the window in which every host was
+//     measuring: a host that started late or stopped early would otherwise
+//     add seconds in which the others were idle (or count the busy seconds
+//     of some hosts as the fleet's);
+//   - latency percentiles come from the hosts' latency bins merged over that
+//     window: the fleet's p99 is the latency 99 % of the fleet's I/Os met,
+//     which no average of the hosts' p99s gives when the hosts differ.
+
+// FleetPercentiles are the percentiles a window's latency summary gives:
+// fio's default list.
+var FleetPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
+
+// WindowFigures are figures over a window of seconds, per direction and
+// for reads and writes together; a direction without I/O is nil.
+type WindowFigures struct {
+	Read, Write, Total *results.FioDirection
+}
+
+// FleetFigures are a fleet point's figures over its common window.
+type FleetFigures struct {
+	// Start and End are the first and last second of the window.
+	Start, End time.Time
+	Seconds    int
+	// Hosts are each host's figures over the window, in the order given.
+	Hosts []WindowFigures
+	// Fleet sums the hosts' throughput and merges their latency bins.
+	Fleet WindowFigures
+
+	clock fleetClock
+}
+
+// ErrNoCommonWindow is returned when the hosts' measured seconds do not overlap.
+var ErrNoCommonWindow = errors.New("the hosts' measured seconds do not overlap: no second in which all of them were measuring")
+
+// fleetClock numbers the hosts' logged seconds on one clock: whole
+// seconds from the earliest first second any host logged. fio logs each
+// host's seconds from that host's own start, so hosts that started a
+// fraction of a second apart log at different fractions of a wall second;
+// counting from one reference puts seconds less than half a second apart
+// in the same slot, where rounding each to its own nearest wall second
+// would split hosts a few milliseconds apart whenever a half second falls
+// between them.
+type fleetClock struct{ refMS int64 }
+
+func newFleetClock(hosts [][]Second) fleetClock {
+	ref := int64(math.MaxInt64)
+	for _, secs := range hosts {
+		if len(secs) > 0 {
+			ref = min(ref, secs[0].Time.UnixMilli())
+		}
+	}
+	return fleetClock{refMS: ref}
+}
+
+// slot is the second t falls in.
+func (c fleetClock) slot(t time.Time) int64 {
+	return int64(math.Round(float64(t.UnixMilli()-c.refMS) / 1000))
+}
+
+// time is the start of slot w: the reference second's time plus w seconds.
+func (c fleetClock) time(w int64) time.Time { return time.UnixMilli(c.refMS + w*1000).UTC() }
+
+// binned says whether a second's I/Os are all in its latency bins: fio
+// sometimes logs a job's last interval without its histogram, and such a
+// second would leave its I/Os out of the percentiles.
+func binned(s Second) bool {
+	return (s.ReadIOPS == 0 || s.ReadBins != nil) && (s.WriteIOPS == 0 || s.WriteBins != nil)
+}
+
+// Fleet computes a fleet point's figures from each host's measured seconds
+// (MergeSeconds of its logs): the window is the seconds that every host
+// logged, with their latency bins, between the latest first second and the
+// earliest last one.
+func Fleet(hosts [][]Second) (FleetFigures, error) {
+	if len(hosts) == 0 {
+		return FleetFigures{}, ErrNoCommonWindow
+	}
+	clock := newFleetClock(hosts)
+	bySec := make([]map[int64]Second, len(hosts))
+	var from, to int64 = math.MinInt64, math.MaxInt64
+	for i, secs := range hosts {
+		if len(secs) == 0 {
+			return FleetFigures{}, ErrNoCommonWindow
+		}
+		bySec[i] = make(map[int64]Second, len(secs))
+		first, last := int64(math.MaxInt64), int64(math.MinInt64)
+		for _, s := range secs {
+			w := clock.slot(s.Time)
+			if binned(s) {
+				bySec[i][w] = s
+			}
+			first, last = min(first, w), max(last, w)
+		}
+		from, to = max(from, first), min(to, last)
+	}
+	var window []int64
+	for w := from; w <= to; w++ {
+		all := true
+		for _, m := range bySec {
+			if _, ok := m[w]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			window = append(window, w)
+		}
+	}
+	if len(window) == 0 {
+		return FleetFigures{}, ErrNoCommonWindow
+	}
+	out := FleetFigures{Start: clock.time(window[0]), End: clock.time(window[len(window)-1]), Seconds: len(window), clock: clock}
+	var fleet [3]sums
+	for _, m := range bySec {
+		var host [3]sums
+		for _, w := range window {
+			s := m[w]
+			host[0].add(s.ReadIOPS, s.ReadMBPerSec, s.ReadLatMeanUS, s.ReadBins)
+			host[1].add(s.WriteIOPS, s.WriteMBPerSec, s.WriteLatMeanUS, s.WriteBins)
+		}
+		host[2].plus(host[0])
+		host[2].plus(host[1])
+		for d := range 3 {
+			fleet[d].plus(host[d])
+		}
+		out.Hosts = append(out.Hosts, figuresOf(host, len(window)))
+	}
+	out.Fleet = figuresOf(fleet, len(window))
+	return out, nil
+}
+
+// sums accumulate a direction's seconds: each second's IOPS, MB/s and
+// IOPS-weighted mean latency, and its latency bins, counted in one array of
+// fio's bins (adding a host's bins to the fleet's costs the same whatever
+// the fleet's size).
+type sums struct {
+	iops, mb, latW, lat float64
+	bins                *[HistBins]int64
+}
+
+func (s *sums) add(iops, mb, latUS float64, bins []HistBin) {
+	s.iops += iops
+	s.mb += mb
+	if iops > 0 && !math.IsNaN(latUS) {
+		s.lat += latUS * iops
+		s.latW += iops
+	}
+	for _, b := range bins {
+		if b.Index < 0 || b.Index >= HistBins {
+			continue // ParseHistLog reads no such bin
+		}
+		if s.bins == nil {
+			s.bins = new([HistBins]int64)
+		}
+		s.bins[b.Index] += b.Count
+	}
+}
+
+// plus adds o to s.
+func (s *sums) plus(o sums) {
+	s.iops, s.mb, s.lat, s.latW = s.iops+o.iops, s.mb+o.mb, s.lat+o.lat, s.latW+o.latW
+	if o.bins == nil {
+		return
+	}
+	if s.bins == nil {
+		s.bins = new([HistBins]int64)
+	}
+	for i, n := range o.bins {
+		s.bins[i] += n
+	}
+}
+
+func figuresOf(d [3]sums, seconds int) WindowFigures {
+	return WindowFigures{Read: d[0].direction(seconds), Write: d[1].direction(seconds), Total: d[2].direction(seconds)}
+}
+
+// direction is the window's figures: per-second means of IOPS and MB/s,
+// the IOPS-weighted mean latency, and the latency distribution of the
+// merged bins (absent when some second's I/Os are not in them).
+func (s sums) direction(seconds int) *results.FioDirection {
+	if s.iops == 0 {
+		return nil
+	}
+	n := float64(seconds)
+	d := &results.FioDirection{
+		IOs: int64(math.Round(s.iops)), Bytes: int64(math.Round(s.mb * 1e6)),
+		IOPS: s.iops / n, BytesPerSec: s.mb * 1e6 / n, RuntimeMS: int64(seconds) * 1000,
+	}
+	if s.latW > 0 {
+		d.Completion.MeanUS = s.lat / s.latW
+	}
+	if s.bins == nil {
+		return d
+	}
+	var bins []HistBin
+	for i, n := range s.bins {
+		if n > 0 {
+			bins = append(bins, HistBin{Index: i, Count: n})
+		}
+	}
+	d.Completion.MinUS = HistBinValue(bins[0].Index) / 1000
+	d.Completion.MaxUS = HistBinValue(bins[len(bins)-1].Index) / 1000
+	var count int64
+	var sum float64
+	d.Bins = make(map[int64]int64, len(bins))
+	for _, b := range bins {
+		count += b.Count
+		v := HistBinValue(b.Index)
+		sum += v * float64(b.Count)
+		d.Bins[int64(math.Round(v))] += b.Count
+	}
+	d.Completion.N = count
+	mean := sum / float64(count)
+	var sq float64
+	for _, b := range bins {
+		dv := HistBinValue(b.Index) - mean
+		sq += dv * dv * float64(b.Count)
+	}
+	d.Completion.StdevUS = math.Sqrt(sq/float64(count)) / 1000
+	for _, p := range FleetPercentiles {
+		d.Completion.Percentiles = append(d.Completion.Percentiles, results.FioPercentile{P: p, US: HistPercentile(bins, p) / 1000})
+	}
+	return d
+}

@@ -1,0 +1,192 @@
+package fio
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+// binOf is the index of fio's latency bin holding ns.
+func binOf(ns float64) int {
+	best := 0
+	for i := range HistBins {
+		if math.Abs(HistBinValue(i)-ns) < math.Abs(HistBinValue(best)-ns) {
+			best = i
+		}
+	}
+	return best
+}
+
+// steadyHost is a host that read iops I/Os a second, all at latUS, for
+// the seconds from..to of wall time (Unix seconds).
+func steadyHost(from, to int64, iops float64, latUS float64) []Second {
+	var out []Second
+	for s := from; s <= to; s++ {
+		out = append(out, Second{Time: time.Unix(s, 0), ReadIOPS: iops, MBPerSec: iops * 4096 / 1e6, ReadMBPerSec: iops * 4096 / 1e6,
+			ReadLatMeanUS: latUS, ReadBins: []HistBin{{Index: binOf(latUS * 1000), Count: int64(iops)}}})
+	}
+	return out
+}
+
+// shifted is secs logged ms later.
+func shifted(secs []Second, ms int64) []Second {
+	out := append([]Second(nil), secs...)
+	for i := range out {
+		out[i].Time = out[i].Time.Add(time.Duration(ms) * time.Millisecond)
+	}
+	return out
+}
+
+// unbinned is secs with second i logged without its histogram.
+func unbinned(secs []Second, i int) []Second {
+	out := append([]Second(nil), secs...)
+	out[i].ReadBins = nil
+	return out
+}
+
+func p99(t *testing.T, f WindowFigures) float64 {
+	t.Helper()
+	v, ok := f.Total.Completion.At(99)
+	if !ok {
+		t.Fatal("no p99")
+	}
+	return v
+}
+
+func TestFleetFigures(t *testing.T) {
+	const t0 = 1_800_000_000
+	tests := []struct {
+		name  string
+		hosts [][]Second
+		// window and sums
+		seconds  int
+		start    int64
+		iops     float64
+		hostIOPS []float64
+		// wantP99 is the p99 of the merged bins, worked out by hand: the
+		// latency 99 % of all the fleet's I/Os met.
+		wantP99US float64
+		// skewed: the mean of the hosts' p99s is far from the fleet's.
+		skewed bool
+	}{
+		{
+			name:  "fast host and slow host: p99 is the fast host's",
+			hosts: [][]Second{steadyHost(t0, t0+9, 990, 100), steadyHost(t0, t0+9, 10, 10_000)},
+			// 1000 I/Os a second; 990 of them (99 %) at 100 µs.
+			seconds: 10, start: t0, iops: 1000, hostIOPS: []float64{990, 10},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000, skewed: true,
+		},
+		{
+			name:  "three hosts, one slow: p99 is the slow host's",
+			hosts: [][]Second{steadyHost(t0, t0+4, 400, 100), steadyHost(t0, t0+4, 400, 200), steadyHost(t0, t0+4, 200, 5_000)},
+			// 1000 a second; the slowest 200 (20 %) at 5 ms reach past p80.
+			seconds: 5, start: t0, iops: 1000, hostIOPS: []float64{400, 400, 200},
+			wantP99US: HistBinValue(binOf(5_000_000)) / 1000, skewed: true,
+		},
+		{
+			name: "a host starting late and one ending early: only the common seconds count",
+			// h1 runs seconds 0-9, h2 seconds 3-12: the window is 3-9.
+			hosts:   [][]Second{steadyHost(t0, t0+9, 100, 100), steadyHost(t0+3, t0+12, 300, 100)},
+			seconds: 7, start: t0 + 3, iops: 400, hostIOPS: []float64{100, 300},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
+			name: "hosts that started a fraction of a second apart share their seconds",
+			// h2 logs 0.45 s after h1: a wall second's half falls between
+			// them, and still they measured the same seconds.
+			hosts:   [][]Second{shifted(steadyHost(t0, t0+4, 100, 100), 300), shifted(steadyHost(t0, t0+4, 200, 100), 750)},
+			seconds: 5, start: t0, iops: 300, hostIOPS: []float64{100, 200},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
+			name:    "a second logged without its histogram is left out",
+			hosts:   [][]Second{steadyHost(t0, t0+4, 100, 100), unbinned(steadyHost(t0, t0+4, 300, 100), 4)},
+			seconds: 4, start: t0, iops: 400, hostIOPS: []float64{100, 300},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
+			name: "a second one host did not log is left out",
+			hosts: [][]Second{steadyHost(t0, t0+4, 100, 100),
+				append(steadyHost(t0, t0+1, 1000, 100), steadyHost(t0+3, t0+4, 1000, 100)...)},
+			seconds: 4, start: t0, iops: 1100, hostIOPS: []float64{100, 1000},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Fleet(tc.hosts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Seconds != tc.seconds || got.Start.Round(time.Second).Unix() != tc.start {
+				t.Errorf("window %s, %d s; want from %s, %d s", got.Start, got.Seconds, time.Unix(tc.start, 0).UTC(), tc.seconds)
+			}
+			var sum, meanP99 float64
+			for i, h := range got.Hosts {
+				if math.Abs(h.Total.IOPS-tc.hostIOPS[i]) > 1e-9 {
+					t.Errorf("host %d: %v IOPS over the window, want %v", i, h.Total.IOPS, tc.hostIOPS[i])
+				}
+				sum += h.Total.IOPS
+				meanP99 += p99(t, h) / float64(len(got.Hosts))
+			}
+			if math.Abs(got.Fleet.Total.IOPS-tc.iops) > 1e-9 || math.Abs(got.Fleet.Total.IOPS-sum) > 1e-9 {
+				t.Errorf("fleet %v IOPS; want %v, the sum of the hosts' %v", got.Fleet.Total.IOPS, tc.iops, sum)
+			}
+			if got.Fleet.Total.MBPerSec() <= 0 || math.Abs(got.Fleet.Total.MBPerSec()-tc.iops*4096/1e6) > 1e-9 {
+				t.Errorf("fleet %v MB/s, want %v", got.Fleet.Total.MBPerSec(), tc.iops*4096/1e6)
+			}
+			fleetP99 := p99(t, got.Fleet)
+			if fleetP99 != tc.wantP99US {
+				t.Errorf("fleet p99 %v µs, want %v µs (the p99 of the merged bins)", fleetP99, tc.wantP99US)
+			}
+			if tc.skewed && math.Abs(meanP99-fleetP99) < fleetP99/2 {
+				t.Errorf("the mean of the hosts' p99s (%v µs) is near the fleet's (%v µs): the case is not skewed", meanP99, fleetP99)
+			}
+			if tc.skewed {
+				t.Logf("fleet p99 %.0f µs; mean of the hosts' p99s %.0f µs", fleetP99, meanP99)
+			}
+		})
+	}
+}
+
+func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
+	const t0 = 1_800_000_000
+	for name, hosts := range map[string][][]Second{
+		"no hosts":        nil,
+		"a host silent":   {steadyHost(t0, t0+3, 10, 100), nil},
+		"one after other": {steadyHost(t0, t0+3, 10, 100), steadyHost(t0+5, t0+8, 10, 100)},
+	} {
+		if _, err := Fleet(hosts); !errors.Is(err, ErrNoCommonWindow) {
+			t.Errorf("%s: %v, want ErrNoCommonWindow", name, err)
+		}
+	}
+}
+
+// BenchmarkFleet1000Hosts computes the fleet figures of a minute-long point
+// on 1,000 hosts, each second of each host with 60 latency bins of reads
+// and 60 of writes: the merging of histograms and per-second series that a
+// fleet of hundreds of hosts asks of the coordinator.
+func BenchmarkFleet1000Hosts(b *testing.B) {
+	const hosts, seconds, bins = 1000, 60, 60
+	const t0 = 1_800_000_000
+	all := make([][]Second, hosts)
+	for h := range all {
+		for s := range seconds {
+			sec := Second{Time: time.UnixMilli(t0*1000 + int64(s)*1000 + int64(h%200)), ReadIOPS: 1000, WriteIOPS: 500,
+				ReadMBPerSec: 4, WriteMBPerSec: 2, MBPerSec: 6, ReadLatMeanUS: 100, WriteLatMeanUS: 300}
+			for i := range bins {
+				sec.ReadBins = append(sec.ReadBins, HistBin{Index: 600 + i + h%7, Count: 16})
+				sec.WriteBins = append(sec.WriteBins, HistBin{Index: 700 + i + h%11, Count: 8})
+			}
+			all[h] = append(all[h], sec)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := Fleet(all)
+		if err != nil || f.Seconds != seconds {
+			b.Fatalf("%d s, %v", f.Seconds, err)
+		}
+	}
+}

@@ -1,0 +1,460 @@
+package fio
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"dbio/internal/execx"
+	"dbio/internal/fleet"
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// A fleet run: the targets are on other hosts, reached with the user's ssh
+// (internal/fleet). Each point runs on every host at once through fio's own
+// client and server: one job file per host, one fio client here sending
+// each to its host's server. The client brings back every host's json+
+// report and per-second logs, which dbio files per host under the step
+// (hosts/<name>/), and the fleet's figures are computed from the hosts'
+// logs over the seconds all of them were measuring (Fleet).
+
+// HostsDir is the directory of a fleet step that holds one directory per host.
+const HostsDir = "hosts"
+
+// fleetRun is what a fleet run holds between its points.
+type fleetRun struct {
+	sess   *fleet.Session
+	hosts  []fleet.Host
+	places map[string][]placement // by host name, in the order of the targets
+}
+
+// runFleet runs the plan's points on the hosts' fio servers. The servers
+// dbio started are stopped before it returns, whatever happens.
+func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResult, err error) {
+	c := r.plan.Config
+	if r.fioPath, err = Check(r.exec); err != nil {
+		return nil, err
+	}
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--version"}})
+	if err != nil {
+		return nil, fmt.Errorf("fio --version: %w", err)
+	}
+	version := strings.TrimSpace(string(res.Stdout))
+	targets, errs := fleet.Resolve(c.Hosts, c.Targets)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	fr := &fleetRun{hosts: fleet.Hosts(c.Hosts, targets), places: map[string][]placement{}}
+	shell := fleet.Shell{Exec: r.exec}
+	names := make([]string, len(fr.hosts))
+	for i, h := range fr.hosts {
+		names[i] = h.Name
+	}
+	r.say("reaching %d host(s) over ssh: %s", len(fr.hosts), strings.Join(names, ", "))
+	if fr.sess, err = shell.Open(ctx, fr.hosts, version); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := fr.sess.Close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	var notes []string
+	for _, srv := range fr.sess.Servers {
+		how := "started by dbio for the run, stopped after it"
+		if !srv.Started {
+			how = "run by the user"
+		}
+		notes = append(notes, fmt.Sprintf("host %s: fio server %s (%s), %s", srv.Host.Name, srv.Arg, how, fr.sess.Versions[srv.Host.Name]))
+	}
+	if err := r.sink.UpdateRun(func(run *results.Run) {
+		if run.Environment.Versions == nil {
+			run.Environment.Versions = map[string]string{}
+		}
+		run.Environment.Versions["fio"] = version
+		for h, v := range fr.sess.Versions {
+			run.Environment.Versions["fio on "+h] = v
+		}
+		run.Notes = append(run.Notes, notes...)
+	}); err != nil {
+		return nil, err
+	}
+	labels := TargetLabels(c.Targets)
+	for i, t := range targets {
+		pl, err := r.prepareRemoteTarget(ctx, shell, fr.sess.Server(t.Host).Host, t, labels[i])
+		if err != nil {
+			return nil, err
+		}
+		fr.places[t.Host] = append(fr.places[t.Host], pl)
+	}
+	step := firstStep
+	for i, pt := range r.plan.Points {
+		res, err := r.fleetPoint(ctx, fr, step, i, pt)
+		step++
+		done = append(done, res)
+		if err != nil {
+			return done, err
+		}
+	}
+	r.summarize(done)
+	return done, nil
+}
+
+// prepareRemoteTarget makes dbio's directory on a host's target and finds
+// the engine and O_DIRECT setting fio can use there, as for a local
+// target; the working file is laid out by fio itself at the first point.
+func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h fleet.Host, t fleet.Target, label string) (placement, error) {
+	work, err := shell.PrepareTarget(ctx, h, t.Path, target.DirName, results.MarkerName, WorkSubdir)
+	if err != nil {
+		return placement{}, err
+	}
+	try := func(ctx context.Context, file, engine string, direct bool) (string, error) {
+		script := fmt.Sprintf("%s --name=probe --filename=%s --size=1m --bs=4k --rw=read --ioengine=%s --direct=%d --output-format=json 2>&1; rm -f %s",
+			fleet.ShellQuote(h.FioProgram()), fleet.ShellQuote(escapeFilename(file)), engine, boolInt(direct), fleet.ShellQuote(file))
+		out, err := shell.Run(ctx, h, script)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if err != nil {
+			return "", err // ssh failed: the host, not the engine
+		}
+		if o, perr := Parse(strings.NewReader(out)); perr == nil && len(o.Groups) == 1 && o.Groups[0].Error == 0 {
+			return "", nil
+		}
+		return fioComplaint([]byte(out), nil), nil
+	}
+	engine, direct, warnings, err := r.probe(ctx, work, "", try)
+	if err != nil {
+		return placement{}, fmt.Errorf("target %s: %w", t, err)
+	}
+	pl := placement{Label: label, File: path.Join(work, workFile), Size: r.plan.Config.Size, Engine: engine, Direct: direct}
+	note, err := r.layoutRemote(ctx, shell, h, pl)
+	if err != nil {
+		return placement{}, fmt.Errorf("target %s: %w", t, err)
+	}
+	for i, w := range warnings {
+		warnings[i] = fmt.Sprintf("host %s: %s", h.Name, w)
+		r.say("warning: %s", warnings[i])
+	}
+	err = r.sink.UpdateRun(func(run *results.Run) {
+		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: t.String(), Host: t.Host})
+		run.Warnings = append(run.Warnings, warnings...)
+		run.Notes = append(run.Notes, fmt.Sprintf("%s: %s", t, note))
+	})
+	return pl, err
+}
+
+// layoutRemote lays out the working file on a host's target before the
+// first point, as on a local target: sequentially, under a temporary name
+// renamed when complete, so that no point pays for it (a host laying out
+// while the others measure would shrink the common window) and an
+// interrupted layout is never reused. A file of dbio's of the right size
+// is reused.
+func (r *runner) layoutRemote(ctx context.Context, shell fleet.Shell, h fleet.Host, pl placement) (string, error) {
+	q := fleet.ShellQuote
+	script := fmt.Sprintf(`f=%s; p=%s
+if [ -L "$f" ]; then echo "$f is a symbolic link: dbio does not follow it"; exit 4; fi
+if [ -f "$f" ] && [ "$(stat -c %%s "$f")" = %d ]; then echo reused; exit 0; fi
+rm -f "$p" "$f"
+%s --name=layout --filename=%s --size=%d --rw=write --bs=1m --iodepth=8 --ioengine=%s --direct=%d --end_fsync=1 --output-format=json >/dev/null || { rm -f "$p"; exit 5; }
+if [ "$(stat -c %%s "$p")" != %d ]; then rm -f "$p"; echo "fio left a short file"; exit 5; fi
+mv "$p" "$f" && echo "laid out"
+`, q(pl.File), q(pl.File+".partial"), pl.Size, q(h.FioProgram()), q(escapeFilename(pl.File+".partial")), pl.Size, pl.Engine, boolInt(pl.Direct), pl.Size)
+	start := r.now()
+	out, err := shell.Run(ctx, h, script)
+	if err != nil {
+		return "", fmt.Errorf("laying out the working file: %w", err)
+	}
+	if strings.TrimSpace(out) == "reused" {
+		note := fmt.Sprintf("reused the working file %s (%s) laid out by an earlier run", pl.File, units.FormatBytes(uint64(pl.Size)))
+		r.say("host %s: %s", h.Name, note)
+		return note, nil
+	}
+	took := r.now().Sub(start)
+	r.say("host %s: laid out the %s working file in %.1f s", h.Name, units.FormatBytes(uint64(pl.Size)), took.Seconds())
+	return fmt.Sprintf("laid out the working file %s (%s) in %.1f s over ssh (1m sequential writes)", pl.File, units.FormatBytes(uint64(pl.Size)), took.Seconds()), nil
+}
+
+// fleetPoint runs one point on every host at once as step index.
+func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt Point) (PointResult, error) {
+	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: filepath.Join(HostsDir, "*", JobFileName), Output: OutputFileName}
+	first := fr.places[fr.hosts[0].Name][0]
+	res.Engine, res.Direct = first.Engine, first.Direct && !pt.Buffered
+	fail := func(status results.Status, err error) (PointResult, error) {
+		res.Status, res.Error = status, err.Error()
+		if res.Ended.IsZero() {
+			res.Ended = r.now()
+		}
+		if res.Started.IsZero() {
+			res.Started = res.Ended
+		}
+		if werr := r.writeStep(res, nil); werr != nil {
+			err = errors.Join(err, werr)
+		}
+		r.say("  %s: %v", status, err)
+		return res, err
+	}
+	stepDir, err := r.sink.StepDir(index, pt.Name)
+	if err != nil {
+		return res, err
+	}
+	args := []string{"--output-format=json+"}
+	for _, h := range fr.hosts {
+		dir := filepath.Join(stepDir, HostsDir, h.Name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fail(results.StatusFailed, err)
+		}
+		job := JobFile(pt, r.plan.Profile.Name(), fr.places[h.Name])
+		if err := results.WriteFileAtomic(filepath.Join(dir, JobFileName), []byte(job)); err != nil {
+			return fail(results.StatusFailed, err)
+		}
+		// A job file directly after a --client goes to that server alone.
+		args = append(args, "--client="+fr.sess.Server(h.Name).Arg, filepath.Join(HostsDir, h.Name, JobFileName))
+	}
+	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
+	res.Started = r.now()
+	stopLive := r.live(n, pt)
+	out, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	stopLive()
+	res.Ended = r.now()
+	if werr := results.WriteFileAtomic(filepath.Join(stepDir, OutputFileName), out.Stdout); werr != nil {
+		return fail(results.StatusFailed, werr)
+	}
+	fileErr := fr.fileHosts(stepDir, out.Stdout)
+	parsed, parseErr := Parse(bytes.NewReader(out.Stdout))
+	if parsed != nil {
+		res.FioNotes = parsed.Notes
+	}
+	for _, srv := range fr.sess.Servers {
+		if !srv.Alive() && runErr == nil && ctx.Err() == nil {
+			runErr = fmt.Errorf("the fio server of host %s ended during the point", srv.Host.Name)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		return fail(results.StatusInterrupted, &stopped{err: ctx.Err(), msg: fmt.Sprintf("point %s was interrupted after %.0f s (the hosts' partial reports are in %s, not counted)",
+			pt.Name, res.Ended.Sub(res.Started).Seconds(), stepDir)})
+	case runErr != nil:
+		return fail(results.StatusFailed, explainFioFailure(pt.Name, runErr))
+	case parseErr != nil:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, parseErr))
+	case fileErr != nil:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, fileErr))
+	}
+	fleetRes := &results.FioFleet{}
+	var seconds [][]Second
+	var usr, sys float64
+	for _, h := range fr.hosts {
+		srv := fr.sess.Server(h.Name)
+		var g *Group
+		for i := range parsed.Groups {
+			if parsed.Groups[i].Host == srv.Address {
+				if g != nil {
+					return fail(results.StatusFailed, fmt.Errorf("point %s: fio reported several groups for host %s, want 1", pt.Name, h.Name))
+				}
+				g = &parsed.Groups[i]
+			}
+		}
+		switch {
+		case g == nil:
+			return fail(results.StatusFailed, fmt.Errorf("point %s: fio's client reported nothing for host %s (%s)", pt.Name, h.Name, srv.Arg))
+		case g.Error != 0:
+			return fail(results.StatusFailed, fmt.Errorf("point %s: fio on host %s reported error %d (%s)", pt.Name, h.Name, g.Error, syscall.Errno(g.Error)))
+		case g.Total == nil:
+			return fail(results.StatusFailed, fmt.Errorf("point %s: fio on host %s did no I/O", pt.Name, h.Name))
+		}
+		dir := filepath.Join(stepDir, HostsDir, h.Name)
+		logs, err := ReadLogs(dir)
+		if err != nil {
+			return fail(results.StatusFailed, fmt.Errorf("point %s: host %s's per-second logs: %w", pt.Name, h.Name, err))
+		}
+		secs, _ := MergeSeconds(logs)
+		if err := CompressHistLogs(dir); err != nil {
+			return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
+		}
+		seconds = append(seconds, secs)
+		usr += g.UsrCPU / float64(len(fr.hosts))
+		sys += g.SysCPU / float64(len(fr.hosts))
+		res.ElapsedS = max(res.ElapsedS, g.ElapsedS)
+		pl := fr.places[h.Name][0]
+		host := results.FioHost{Host: h.Name, Server: srv.Arg, Dir: filepath.Join(HostsDir, h.Name), Engine: pl.Engine, Direct: pl.Direct && !pt.Buffered, FioIOPS: g.Total.IOPS}
+		if len(secs) > 0 {
+			host.FirstSecond, host.LastSecond = secs[0].Time.UTC(), secs[len(secs)-1].Time.UTC()
+		}
+		fleetRes.Hosts = append(fleetRes.Hosts, host)
+	}
+	figs, err := Fleet(seconds)
+	if err != nil {
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
+	}
+	fleetRes.WindowStart, fleetRes.WindowEnd, fleetRes.Seconds = figs.Start, figs.End, figs.Seconds
+	earliest, latest := fleetRes.Hosts[0].FirstSecond, fleetRes.Hosts[0].FirstSecond
+	for _, h := range fleetRes.Hosts[1:] {
+		if h.FirstSecond.Before(earliest) {
+			earliest = h.FirstSecond
+		}
+		if h.FirstSecond.After(latest) {
+			latest = h.FirstSecond
+		}
+	}
+	fleetRes.StartSpreadMS = latest.Sub(earliest).Milliseconds()
+	for i := range fleetRes.Hosts {
+		h := figs.Hosts[i]
+		fleetRes.Hosts[i].Read, fleetRes.Hosts[i].Write, fleetRes.Hosts[i].Total = h.Read, h.Write, h.Total
+	}
+	res.Read, res.Write, res.Total = figs.Fleet.Read, figs.Fleet.Write, figs.Fleet.Total
+	res.UsrCPU, res.SysCPU, res.Fleet = usr, sys, fleetRes
+	if res.Total == nil {
+		return fail(results.StatusFailed, fmt.Errorf("point %s: the hosts did no I/O in the seconds all of them were measuring", pt.Name))
+	}
+	if err := r.fleetSeries(&res, seconds, figs); err != nil {
+		return fail(results.StatusFailed, err)
+	}
+	res.Status = results.StatusCompleted
+	if err := r.writeStep(res, histograms(Group{Read: res.Read, Write: res.Write})); err != nil {
+		return res, err
+	}
+	r.say("  fleet: %s, over the %d s all %d hosts were measuring (their first seconds %d ms apart)", headline(res), figs.Seconds, len(fr.hosts), fleetRes.StartSpreadMS)
+	for _, h := range fleetRes.Hosts {
+		r.say("    %-12s %s", h.Host, hostLine(h))
+	}
+	return res, nil
+}
+
+// hostLine is a host's row of a fleet point.
+func hostLine(h results.FioHost) string {
+	t := h.Total
+	if t == nil {
+		return "no I/O in the window"
+	}
+	p99, _ := t.Completion.At(99)
+	return fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s", groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99))
+}
+
+// fileHosts puts each host's part of the client's output in the host's
+// directory: its logs (which fio's client writes here, named
+// <log>.<server address>) under their own names, and its entries of the
+// json+ report, in a report of its own.
+func (fr *fleetRun) fileHosts(stepDir string, report []byte) error {
+	entries, err := os.ReadDir(stepDir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, srv := range fr.sess.Servers {
+		suffix := "." + srv.Address
+		dir := filepath.Join(stepDir, HostsDir, srv.Host.Name)
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), suffix)
+			if !ok || !e.Type().IsRegular() || !strings.Contains(name, ".log") {
+				continue
+			}
+			if err := os.Rename(filepath.Join(stepDir, e.Name()), filepath.Join(dir, name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		part, err := hostReport(report, srv.Address)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := results.WriteFileAtomic(filepath.Join(dir, OutputFileName), part); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// hostReport is the client's json+ report with only host's entries of
+// client_stats, every field as fio wrote it; an unreadable report gives
+// the whole text, for the record.
+func hostReport(report []byte, host string) ([]byte, error) {
+	start := jsonStart(report)
+	if start < 0 {
+		return report, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(report[start:], &top); err != nil {
+		return report, nil
+	}
+	var clients []json.RawMessage
+	if err := json.Unmarshal(top["client_stats"], &clients); err != nil {
+		return report, nil
+	}
+	var mine []json.RawMessage
+	for _, c := range clients {
+		var who struct {
+			Hostname string `json:"hostname"`
+		}
+		if json.Unmarshal(c, &who) == nil && who.Hostname == host {
+			mine = append(mine, c)
+		}
+	}
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	top["client_stats"] = b
+	return json.MarshalIndent(top, "", "  ")
+}
+
+// fleetSeries appends the fleet's seconds to series.csv: IOPS and MB/s
+// summed over the hosts, p99 from their merged bins, for the seconds of
+// the common window.
+func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigures) error {
+	from, to := figs.clock.slot(figs.Start), figs.clock.slot(figs.End)
+	type acc struct {
+		read, write, mb float64
+		bins            []HistBin
+		hosts           int
+		binless         bool
+	}
+	secs := map[int64]*acc{}
+	for _, h := range hosts {
+		for _, s := range h {
+			w := figs.clock.slot(s.Time)
+			if w < from || w > to || !binned(s) {
+				continue
+			}
+			a := secs[w]
+			if a == nil {
+				a = &acc{}
+				secs[w] = a
+			}
+			a.read, a.write, a.mb, a.hosts = a.read+s.ReadIOPS, a.write+s.WriteIOPS, a.mb+s.MBPerSec, a.hosts+1
+			if math.IsNaN(s.LatP99US) {
+				a.binless = true
+			}
+			a.bins = append(append(a.bins, s.ReadBins...), s.WriteBins...)
+		}
+	}
+	for w := from; w <= to; w++ {
+		a := secs[w]
+		if a == nil || a.hosts < len(hosts) {
+			continue
+		}
+		p99 := math.NaN()
+		if !a.binless && len(a.bins) > 0 {
+			p99 = HistPercentile(mergeBins(a.bins), 99) / 1000
+		}
+		res.Seconds++
+		vals := []results.Sample{{Name: "fio_iops", Value: a.read + a.write}, {Name: "fio_mb_s", Value: a.mb}, {Name: "fio_lat_p99_us", Value: p99}}
+		if Mixed(res.RW) {
+			vals = append(vals, results.Sample{Name: "fio_read_iops", Value: a.read}, results.Sample{Name: "fio_write_iops", Value: a.write})
+		}
+		if err := r.sink.AppendSeries(results.SeriesRow{Time: figs.clock.time(w), Step: res.Name, Phase: "measure", Values: vals}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

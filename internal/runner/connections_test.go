@@ -1,0 +1,67 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/postgres"
+	"dbio/internal/engine/sqlite"
+	"dbio/internal/execx"
+	"dbio/internal/workload"
+	"dbio/internal/workload/tpcc"
+)
+
+// A step needing more connections than the server accepts is refused
+// before it starts, naming the setting to change and the numbers; a pool
+// the server can take, or an engine without a server, passes.
+func TestConnectionProblems(t *testing.T) {
+	pg := postgres.New("postgres", execx.Real{}, "/proc")
+	pool := func(n int) *int { return &n }
+	paced := func(w int, p *int) workload.Workload {
+		return tpcc.New(tpcc.Config{Warehouses: w, KeyingThinking: true, Pool: p})
+	}
+	tests := []struct {
+		name     string
+		eng      engine.Engine
+		settings map[string]string
+		w        workload.Workload
+		users    []int
+		openLoop bool
+		want     []string // substrings of the one problem; none for no problem
+	}{
+		{name: "a pool the managed server takes", eng: pg, w: paced(100, pool(32)), users: []int{1000}},
+		{name: "a pool beyond dbio's max_connections", eng: pg, w: paced(40, pool(400)), users: []int{400},
+			want: []string{"--pool 400", "make 401", "max_connections 300", "at most 299", "--setting max_connections=401"}},
+		{name: "terminals with a connection each", eng: pg, w: paced(40, nil), users: []int{400},
+			want: []string{"--pool 400", "max_connections 300"}},
+		{name: "a pool beyond a max_connections setting", eng: pg, settings: map[string]string{"max_connections": "100"}, w: paced(20, pool(120)), users: []int{200},
+			want: []string{"--pool 120", "max_connections 100, as the max_connections setting gives it"}},
+		{name: "back-to-back users", eng: pg, w: tpcc.New(tpcc.Config{Warehouses: 10}), users: []int{8, 400},
+			want: []string{"--users: 400 users", "make 401", "--keying-thinking with --pool"}},
+		{name: "an open-loop run sets no pool aside", eng: pg, w: paced(100, pool(32)), users: []int{1000}, openLoop: true,
+			want: []string{"--pool 32: an open-loop run", "1000 terminals", "max_connections 300"}},
+		{name: "an engine without a server", eng: sqlite.Engine{}, w: paced(100, nil), users: []int{1000}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := connectionProblems(flagForm, tc.eng, engine.Options{Settings: tc.settings}, tc.w, tc.users, tc.openLoop)
+			var all []string
+			for _, e := range errs {
+				all = append(all, e.Error())
+			}
+			got := strings.Join(all, "\n")
+			if len(tc.want) == 0 {
+				if got != "" {
+					t.Fatalf("refused: %s", got)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("problems %q lack %q", got, w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,106 @@
+package suite
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const fleetSuite = `name = "cluster"
+
+[[host]]
+name = "h1"
+destination = "admin@10.0.0.11"
+
+[[host]]
+name = "h2"
+destination = "h2"
+ssh_config = "fleet/ssh_config"
+fio_port = 8766
+
+[targets.cluster]
+paths = ["h1:/srv/data", "h2:/srv/data"]
+
+[targets.one]
+path = "h2:/srv/data"
+
+[workloads.corners]
+kind = "disk"
+profile = "four-corners"
+size = "1G"
+
+[[runs]]
+name = "corners"
+workload = "corners"
+data = ["cluster", "one"]
+`
+
+func TestHostsAndTargetsOnThem(t *testing.T) {
+	p, err := Parse("s.toml", []byte(fleetSuite), testEnv(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Hosts) != 2 || p.Hosts[1].SSHConfig != "fleet/ssh_config" || p.Hosts[1].FioPort != 8766 {
+		t.Fatalf("hosts %+v", p.Hosts)
+	}
+	if len(p.Runs) != 2 {
+		t.Fatalf("%d runs, want 2", len(p.Runs))
+	}
+	if d := p.Runs[0].Data; !d.OnHosts() || !slices.Equal(d.Dirs(), []string{"h1:/srv/data", "h2:/srv/data"}) {
+		t.Errorf("the cluster target: %+v", d)
+	}
+	if d := p.Runs[1].Data; !d.OnHosts() || !slices.Equal(d.Dirs(), []string{"h2:/srv/data"}) {
+		t.Errorf("the one-host target: %+v", d)
+	}
+	// The dry run shows the targets on their hosts, as written.
+	var out bytes.Buffer
+	if err := p.DryRun(&out, func(Run) (time.Duration, uint64) { return time.Minute, 0 }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"cluster  data  h1:/srv/data, h2:/srv/data", "one      data  h2:/srv/data"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the dry run does not say %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestHostProblemsPointAtLines(t *testing.T) {
+	tests := []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"unknown host", `paths = ["h1:/srv/data", "h2:/srv/data"]`, `paths = ["h1:/srv/data", "h3:/srv/data"]`,
+			[]string{`targets.cluster.paths: target "h3:/srv/data" is on host h3, which is not named`}},
+		{"relative path", `path = "h2:/srv/data"`, `path = "h2:srv/data"`,
+			[]string{"targets.one.path: target \"h2:srv/data\": a target on a host is NAME:/absolute/path"}},
+		{"local path among hosts", `paths = ["h1:/srv/data", "h2:/srv/data"]`, `paths = ["h1:/srv/data", "/srv/data"]`,
+			[]string{"targets.cluster.paths: /srv/data is on this machine"}},
+		{"bad destination", `destination = "h2"`, `destination = "-oProxyCommand=x"`,
+			[]string{"host[1]: host h2: SSH destination"}},
+		{"named twice", `name = "h2"`, `name = "h1"`,
+			[]string{"host: host h1 is named twice"}},
+		{"a database on a host", "kind = \"disk\"\nprofile = \"four-corners\"\nsize = \"1G\"", "kind = \"tpcc\"",
+			[]string{"runs[0].data: target cluster is on other hosts, where dbio runs device tests (disk runs) only so far"}},
+		{"a limit on a host", "[targets.one]\n", "[targets.one]\nlimit = \"riops=100\"\n",
+			[]string{"targets.one.limit: a storage-class limit caps devices on this machine"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(fleetSuite, tc.from, tc.to, 1)
+			if text == fleetSuite {
+				t.Fatalf("%q is not in the suite", tc.from)
+			}
+			_, err := Parse("s.toml", []byte(text), testEnv(nil))
+			if err == nil {
+				t.Fatal("the suite was accepted")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("problems\n%v\nlack %q", err, w)
+				}
+			}
+		})
+	}
+}
