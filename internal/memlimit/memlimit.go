@@ -157,6 +157,18 @@ type Usage struct {
 	HasPressure                bool
 }
 
+// ForcedCharge is how far past its cap a group may be charged: the kernel
+// refuses page cache and process memory beyond the cap, but charges a few
+// pages of its own memory (allocations that must not fail) regardless, so
+// a peak a page or so over the cap is the kernel's, not the server's.
+const ForcedCharge = 1 << 20
+
+// Within says whether the group stayed at or under limit bytes, now and at
+// its peak, but for what the kernel charges past any cap (ForcedCharge).
+func (u Usage) Within(limit uint64) bool {
+	return u.Current <= limit+ForcedCharge && u.Peak <= limit+ForcedCharge
+}
+
 // Usage reads the group's memory now.
 func (g *Group) Usage() (Usage, error) {
 	var u Usage

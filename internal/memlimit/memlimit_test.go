@@ -70,7 +70,7 @@ func TestWrappedProgramIsCappedPageCacheIncluded(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("after writing and reading %d MB through a %d MB cap: current %d MB, peak %d MB, cache %d MB", 4*limit>>20, limit>>20, u.Current>>20, u.Peak>>20, u.Cache>>20)
-	if u.Peak > limit || u.Current > limit {
+	if !u.Within(limit) {
 		t.Errorf("the group holds %d bytes (peak %d), over its cap of %d", u.Current, u.Peak, limit)
 	}
 	if u.Cache == 0 {

@@ -94,7 +94,7 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 	if size < 2*limit {
 		t.Fatalf("the table is %d bytes, not larger than twice the cap: the test proves nothing", size)
 	}
-	if u.Peak > limit || u.Current > limit {
+	if !u.Within(limit) {
 		t.Errorf("the group holds %d bytes (peak %d), over its cap of %d", u.Current, u.Peak, limit)
 	}
 	if u.Cache == 0 {
