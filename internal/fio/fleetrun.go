@@ -190,20 +190,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: filepath.Join(HostsDir, "*", JobFileName), Output: OutputFileName}
 	first := fr.places[fr.hosts[0].Name][0]
 	res.Engine, res.Direct = first.Engine, first.Direct && !pt.Buffered
-	fail := func(status results.Status, err error) (PointResult, error) {
-		res.Status, res.Error = status, err.Error()
-		if res.Ended.IsZero() {
-			res.Ended = r.now()
-		}
-		if res.Started.IsZero() {
-			res.Started = res.Ended
-		}
-		if werr := r.writeStep(res, nil); werr != nil {
-			err = errors.Join(err, werr)
-		}
-		r.say("  %s: %v", status, err)
-		return res, err
-	}
+	fail := func(status results.Status, err error) (PointResult, error) { return r.failed(res, status, err) }
 	stepDir, err := r.sink.StepDir(index, pt.Name)
 	if err != nil {
 		return res, err

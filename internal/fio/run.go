@@ -500,20 +500,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 		places = append(places, *r.places[t])
 	}
 	res.Engine, res.Direct = places[0].Engine, places[0].Direct && !pt.Buffered
-	fail := func(status results.Status, err error) (PointResult, error) {
-		res.Status, res.Error = status, err.Error()
-		if res.Ended.IsZero() {
-			res.Ended = r.now()
-		}
-		if res.Started.IsZero() {
-			res.Started = res.Ended
-		}
-		if werr := r.writeStep(res, nil); werr != nil {
-			err = errors.Join(err, werr)
-		}
-		r.say("  %s: %v", status, err)
-		return res, err
-	}
+	fail := func(status results.Status, err error) (PointResult, error) { return r.failed(res, status, err) }
 	if pt.RateOf != "" {
 		rate, err := resolveRate(pt, done)
 		if err != nil {
@@ -810,4 +797,22 @@ func headline(r PointResult) string {
 		}
 	}
 	return s
+}
+
+// failed records point res as ended with status (failed, or interrupted)
+// and err, at the time it ended or now, and says so; it returns what the
+// point's run returns.
+func (r *runner) failed(res PointResult, status results.Status, err error) (PointResult, error) {
+	res.Status, res.Error = status, err.Error()
+	if res.Ended.IsZero() {
+		res.Ended = r.now()
+	}
+	if res.Started.IsZero() {
+		res.Started = res.Ended
+	}
+	if werr := r.writeStep(res, nil); werr != nil {
+		err = errors.Join(err, werr)
+	}
+	r.say("  %s: %v", status, err)
+	return res, err
 }
