@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"text/tabwriter"
 
 	"dbio/internal/analysis"
@@ -128,12 +127,7 @@ func serverMemoryText(w io.Writer, ss []results.Step) error {
 	fmt.Fprintln(w, "\nserver memory under its cap, MB (page cache included); refaults: pages evicted and read back")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "step\tusers\tcap\tpeak\tpage cache\town\trefaults/s\tcap bound\t\n")
-	value := func(v float64) string {
-		if math.IsNaN(v) {
-			return "-"
-		}
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
+	value := func(v float64) string { return fixed(v, 0) }
 	for _, s := range ss {
 		m, ok := analysis.StepServerMemory(s)
 		if !ok {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -208,12 +207,7 @@ func dbWaitText(w io.Writer, ss []results.Step) error {
 		fmt.Fprintf(tw, "db %s\t", k.Title)
 	}
 	fmt.Fprintf(tw, "disk read\tdisk write\t\n")
-	value := func(v float64) string {
-		if math.IsNaN(v) {
-			return "-"
-		}
-		return strconv.FormatFloat(v, 'f', 3, 64)
-	}
+	value := func(v float64) string { return fixed(v, 3) }
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
 		for _, k := range kinds {
