@@ -15,7 +15,6 @@ var _ engine.SpaceNeeds = (*Engine)(nil)
 // system and temporary tablespaces at their initial 12 MB each (ibdata1,
 // ibtmp1), and the system schemas and Aria's log, about 8 MB.
 const (
-	mariadbRedo        = 1 << 30
 	mysqlRedo          = 100 << 20
 	innodbSystemFiles  = 12<<20 + 12<<20 + 8<<20
 	innodbSystemFilesW = "InnoDB's system and temporary tablespaces and the system schemas"
@@ -26,7 +25,7 @@ const (
 // name decides which server's redo log size is counted, as it decides
 // which server is started when both are installed.
 func (e *Engine) SpaceNeed(o engine.Options, _ uint64) []engine.EngineFiles {
-	redo := engine.EngineFiles{Bytes: mariadbRedo, What: "MariaDB's redo log (innodb_log_file_size, 1 GB as dbio sets it)", OnLog: true}
+	redo := engine.EngineFiles{Bytes: managedBytes(mariadb, "innodb_log_file_size"), What: "MariaDB's redo log (innodb_log_file_size, as dbio sets it)", OnLog: true}
 	if e.Name() == string(mysql) {
 		redo.Bytes, redo.What = mysqlRedo, "MySQL's redo log (innodb_redo_log_capacity's default)"
 	}
@@ -43,4 +42,18 @@ func (e *Engine) SpaceNeed(o engine.Options, _ uint64) []engine.EngineFiles {
 		}
 	}
 	return []engine.EngineFiles{redo, {Bytes: innodbSystemFiles, What: innodbSystemFilesW}}
+}
+
+// managedBytes is the size dbio's configuration of a managed server of
+// flavour f gives setting name (0 when it sets none), so that the space
+// counted is the space the server it starts will take.
+func managedBytes(f flavour, name string) uint64 {
+	for _, st := range benchmarkSettings(f, places{}, 0, 0) {
+		if st.Name == name {
+			if n, err := units.ParseBytes(st.Value); err == nil && n > 0 {
+				return uint64(n)
+			}
+		}
+	}
+	return 0
 }

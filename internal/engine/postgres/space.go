@@ -18,14 +18,13 @@ var _ engine.SpaceNeeds = (*Engine)(nil)
 // counted is the smaller of min_wal_size and the data.
 const (
 	clusterFiles     = 25 << 20
-	dbioMinWALSize   = 1 << 30
 	clusterFilesWhat = "the cluster's catalogs and template databases"
 )
 
 // SpaceNeed implements engine.SpaceNeeds: the cluster's own files beside
 // the data, and the WAL, on the log target when there is one.
 func (e *Engine) SpaceNeed(o engine.Options, data uint64) []engine.EngineFiles {
-	minWAL, what := uint64(dbioMinWALSize), "min_wal_size, 1 GB as dbio sets it"
+	minWAL, what := managedBytes("min_wal_size"), "min_wal_size, as dbio sets it"
 	for k, v := range o.Settings {
 		if !strings.EqualFold(k, "min_wal_size") {
 			continue
@@ -41,4 +40,18 @@ func (e *Engine) SpaceNeed(o engine.Options, data uint64) []engine.EngineFiles {
 	wal := engine.EngineFiles{Bytes: min(minWAL, data), OnLog: true,
 		What: "WAL kept between checkpoints (about as much as the data, at most " + what + ")"}
 	return []engine.EngineFiles{{Bytes: clusterFiles, What: clusterFilesWhat}, wal}
+}
+
+// managedBytes is the size dbio's configuration of a managed server gives
+// setting name (0 when it sets none), so that the space counted is the
+// space the server it starts will take.
+func managedBytes(name string) uint64 {
+	for _, st := range benchmarkSettings(0, "", 0, 0) {
+		if st.Name == name {
+			if n, err := units.ParseBytes(st.Value); err == nil && n > 0 {
+				return uint64(n)
+			}
+		}
+	}
+	return 0
 }
