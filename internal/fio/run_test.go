@@ -65,7 +65,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string)
 	requireFio(t)
 	d := newDir(t, c)
 	var out bytes.Buffer
-	pts, err := Run(context.Background(), c, d, 0, execx.Real{}, &out)
+	pts, err := Run(context.Background(), c, d, 0, execx.Real{Proc: "/proc"}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -235,7 +235,7 @@ func TestFourCorners(t *testing.T) {
 			// A second run of the same size reuses the working file.
 			d := newDir(t, c)
 			c.Profile, c.RatePcts = "curve", []float64{50}
-			if _, err := Run(context.Background(), c, d, 0, execx.Real{}, io.Discard); err != nil {
+			if _, err := Run(context.Background(), c, d, 0, execx.Real{Proc: "/proc"}, io.Discard); err != nil {
 				t.Fatal(err)
 			}
 			if notes := strings.Join(d.Run().Notes, "\n"); !strings.Contains(notes, "reused the working file") {
@@ -314,7 +314,7 @@ func checkRerun(t *testing.T, l *results.Loaded, p PointResult, readShare float6
 	if err := os.WriteFile(filepath.Join(work, JobFileName), job, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := (execx.Real{}).Run(context.Background(), execx.Cmd{Name: "fio", Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName}, Dir: work}); err != nil {
+	if _, err := (execx.Real{Proc: "/proc"}).Run(context.Background(), execx.Cmd{Name: "fio", Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName}, Dir: work}); err != nil {
 		t.Fatal(err)
 	}
 	rerun, err := readOutput(filepath.Join(work, OutputFileName))
@@ -450,7 +450,7 @@ func TestInterruptKeepsFinishedPoints(t *testing.T) {
 		waitForJobs(ctx, func() int { return fioIn(d.Path) })
 		cancel()
 	}()
-	pts, err := Run(ctx, c, d, 3, execx.Real{}, watch)
+	pts, err := Run(ctx, c, d, 3, execx.Real{Proc: "/proc"}, watch)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("error %v, want one wrapping context.Canceled", err)
 	}
@@ -546,7 +546,7 @@ func TestFioKilled(t *testing.T) {
 	requireFio(t)
 	c := short(Config{Profile: "four-corners", Targets: targets(t)[1:]}, time.Second)
 	d := newDir(t, c)
-	pts, err := Run(context.Background(), c, d, 0, &killingRunner{n: 2}, io.Discard)
+	pts, err := Run(context.Background(), c, d, 0, &killingRunner{Real: execx.Real{Proc: "/proc"}, n: 2}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "fio was killed by signal 9 (killed) during point 4k-randwrite; the points before it are kept") {
 		t.Fatalf("error %v", err)
 	}
@@ -585,7 +585,7 @@ func TestNoSpaceForTheWorkingFile(t *testing.T) {
 	c := short(Config{Profile: "four-corners", Targets: []string{t.TempDir()}}, time.Second)
 	c.Size = 1 << 50
 	d := newDir(t, c)
-	_, err := Run(context.Background(), c, d, 0, execx.Real{}, io.Discard)
+	_, err := Run(context.Background(), c, d, 0, execx.Real{Proc: "/proc"}, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "free but the fio working file needs 1.0 PiB") || !strings.Contains(err.Error(), "--size") {
 		t.Errorf("error %v", err)
 	}
