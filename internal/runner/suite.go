@@ -140,12 +140,9 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		return out, err
 	}
 	defer release()
-	if err := os.MkdirAll(s.Results, 0o755); err != nil {
-		return out, fmt.Errorf("results directory: %w", err)
-	}
-	base := filepath.Join(s.Results, env.Now().Format("20060102-150405")+"-suite-"+safeName(s.Name))
-	if err := os.Mkdir(base, 0o755); err != nil {
-		return out, fmt.Errorf("suite directory: %w", err)
+	base, err := results.NewDir(s.Results, "suite-"+s.Name, "suite directory", env.Now())
+	if err != nil {
+		return out, err
 	}
 	out.Dir = base
 	save := func() {
