@@ -847,7 +847,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	out := newLineLog()
-	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
+	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{Proc: target.HostFS().Proc}, SysFS: target.HostFS(), Args: []string{"dbio"}}
 	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
 	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
 		run: runFlags{engines: app.Engines, engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}

@@ -167,13 +167,14 @@ func main() {
 	// dbio with SIGPIPE before it has stopped its servers and finished its
 	// results.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	host := target.HostFS()
 	app := &App{
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
 		Getenv: os.Getenv,
 		Now:    time.Now,
-		Exec:   execx.Real{},
-		SysFS:  target.HostFS(),
+		Exec:   execx.Real{Proc: host.Proc},
+		SysFS:  host,
 		Args:   os.Args,
 	}
 	os.Exit(run(ctx, app, os.Args[1:]))

@@ -16,7 +16,7 @@ import (
 )
 
 func testApp(out *bytes.Buffer) *App {
-	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{}, SysFS: target.HostFS(), Args: []string{"dbio"}}
+	return &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{Proc: target.HostFS().Proc}, SysFS: target.HostFS(), Args: []string{"dbio"}}
 }
 
 func TestBadInputIsAUsageError(t *testing.T) {

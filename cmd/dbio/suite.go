@@ -14,8 +14,6 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
-	"dbio/internal/units"
-	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -66,13 +64,15 @@ DSN is recorded without its password.`,
 				return err
 			}
 			defer done()
+			runs, problems := suitePlans(app, plan, registry)
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
-				Plan:      plan,
-				Workloads: suiteWorkloads(registry),
-				Engines:   app.Engines,
-				Exec:      app.Exec,
-				Compare:   compareRuns,
-				AB:        report.WriteAB,
+				Name:     plan.Name,
+				Results:  plan.Results,
+				Runs:     runs,
+				Problems: problems,
+				Record:   plan,
+				Compare:  compareRuns,
+				AB:       report.WriteAB,
 				Report: func(dir string) (string, error) {
 					if l, err := results.Load(dir); err == nil {
 						report.Text(app.Stdout, l, reportOptions(app))
@@ -117,51 +117,13 @@ DSN is recorded without its password.`,
 	return cmd
 }
 
-// suiteWorkloads builds each registered kind of database workload from a
-// suite run, with the same run.json config as its command writes.
-func suiteWorkloads(registry *workload.Registry) map[string]runner.WorkloadFactory {
-	factories := map[string]runner.WorkloadFactory{}
-	for _, def := range registry.All() {
-		factories[def.Name] = func(r suite.Run) (workload.Built, error) {
-			built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
-			built.SpaceNeeded = scenarioSpace(r, built.SpaceNeeded)
-			return built, err
-		}
-	}
-	return factories
-}
-
-// scenarioSpace is the data target's need for a run whose one dataset needs
-// one: a dataset per tenant plus their backups, or a dataset and its backup.
-func scenarioSpace(r suite.Run, one uint64) uint64 {
-	switch r.Scenario {
-	case "noisy-neighbour":
-		return one * uint64(r.Noisy.Tenants+r.Noisy.Backups)
-	case "backup":
-		if r.Backup == nil {
-			return one * 2
-		}
-	}
-	return one
-}
-
 // estimate gives a run's expected duration and space for the dry run, from
 // its workload's estimate of the load; a backup is taken to last half the
 // load.
 func estimate(r suite.Run, hosts []fleet.Host) (time.Duration, uint64) {
 	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
 	if r.Kind == "disk" {
-		c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), Hosts: hosts}
-		if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
-			c.Runtime = d
-		}
-		if d, err := time.ParseDuration(r.Workload.RampTime); err == nil {
-			c.Ramp = &d
-		}
-		if n, err := units.ParseBytes(r.Workload.Size); err == nil {
-			c.Size = n
-		}
-		p, err := fio.NewPlan(c, fio.BuiltinProfiles())
+		p, err := fio.NewPlan(suiteDiskConfig(r, hosts), fio.BuiltinProfiles())
 		if err != nil {
 			return 0, 0
 		}

@@ -109,16 +109,9 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		name = kind + "-" + r.engine.Name()
 	}
 	plan := runner.Plan{
-		Name:    name,
-		Kind:    kind,
-		Command: app.Args,
-		Config: runner.Config{
-			Engine: r.engine.Name(), Target: f.run.target, LogTarget: f.run.logTarget, Users: built.Users,
-			Stepping: built.Stepping, RampUpS: f.run.rampup.Seconds(), StepS: f.run.step.Seconds(), Steady: r.steady,
-			Workload: f.def.Name, Settings: built.Recorded, Limits: r.limits,
-			EngineOptions: runner.EngineConfig{BufferPoolBytes: r.options.BufferPool, ServerMemoryBytes: r.options.ServerMemory, Settings: r.options.Settings,
-				External: r.options.DSN != "", Database: r.options.Database, Transport: f.run.transport},
-		},
+		Name:          name,
+		Kind:          kind,
+		Command:       app.Args,
 		Engine:        r.engine,
 		EngineOptions: r.options,
 		Workload:      built.Workload,
@@ -144,17 +137,16 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		// The schedule draws from the run's recorded seed: --seed again
 		// gives the same arrivals.
 		pacing.Seed = built.Seed
-		cfg := plan.Config.(runner.Config)
-		plan.Pacing, cfg.Pacing = pacing, pacing.Record()
+		plan.Pacing = pacing
 		if search != nil {
 			// The probes replace the user steps, and a stepping workload's
 			// own stop and conclusion with the search's answer.
-			plan.Goal, cfg.Goal = search, search.Record()
-			plan.Users, cfg.Users, cfg.Stepping = []int{search.Users}, []int{search.Users}, nil
+			plan.Goal = search
+			plan.Users = []int{search.Users}
 			plan.StopWhen, plan.Conclude = nil, nil
 		}
-		plan.Config = cfg
 	}
+	plan.Config = plan.RunConfig(f.def.Name, f.run.target, f.run.logTarget, built.Stepping, built.Recorded)
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget

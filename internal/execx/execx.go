@@ -98,8 +98,11 @@ func (e *ExitError) Error() string {
 
 func (e *ExitError) Unwrap() error { return e.Err }
 
-// Real runs programs on the host.
-type Real struct{}
+// Real runs programs on the host. Proc is the host's /proc (given by the
+// process that creates the Real), where Run looks, once a program run in a
+// session of its own has ended, for the copies of it that left its process
+// group; empty leaves them (its group is still killed).
+type Real struct{ Proc string }
 
 var _ Runner = Real{}
 
@@ -137,7 +140,7 @@ func (r Real) Run(ctx context.Context, c Cmd) (Result, error) {
 		go func() {
 			defer close(swept)
 			waitExited(pid)
-			leftBehind(pid, c)
+			leftBehind(pid, c, r.Proc)
 		}()
 	} else {
 		close(swept)
@@ -190,24 +193,25 @@ func waitExited(pid int) {
 // process group (whose id lives on while they do, so nothing else is
 // reached), and copies of itself in the working directory it was given,
 // which left the group (fio's jobs each start a session of their own and,
-// orphaned by a killed fio before their I/O begins, wait forever).
-func leftBehind(pid int, c Cmd) {
+// orphaned by a killed fio before their I/O begins, wait forever), found
+// through proc, the host's /proc.
+func leftBehind(pid int, c Cmd, proc string) {
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	if c.Dir == "" {
+	if c.Dir == "" || proc == "" {
 		return
 	}
 	dir, err := filepath.Abs(c.Dir)
 	if err != nil {
 		return
 	}
-	entries, _ := os.ReadDir("/proc")
+	entries, _ := os.ReadDir(proc)
 	for _, e := range entries {
 		other, err := strconv.Atoi(e.Name())
 		if err != nil || other == os.Getpid() {
 			continue
 		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		cwd, _ := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		comm, _ := os.ReadFile(filepath.Join(proc, e.Name(), "comm"))
+		cwd, _ := os.Readlink(filepath.Join(proc, e.Name(), "cwd"))
 		if cwd == dir && strings.TrimSpace(string(comm)) == filepath.Base(c.Name) {
 			_ = syscall.Kill(other, syscall.SIGKILL)
 		}

@@ -41,7 +41,7 @@ func TestFourCornersOnThreeHosts(t *testing.T) {
 	c := Config{Profile: "four-corners", Targets: targets, Hosts: hosts, Runtime: 4 * time.Second, Ramp: durp(0), Size: 16 << 20, Jobs: 1, IODepths: []int{4}}
 	d := newDir(t, c)
 	var out bytes.Buffer
-	pts, err := Run(t.Context(), c, d, 0, execx.Real{}, &out)
+	pts, err := Run(t.Context(), c, d, 0, execx.Real{Proc: "/proc"}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}

@@ -52,14 +52,14 @@ func TestCapture(t *testing.T) {
 		cmd := execx.Cmd{Name: "fio", Args: []string{"--output-format=json+", "--output=out.json", "job.fio"}, Dir: work,
 			Env: []string{"DBIO_FIO_DIR=" + disk, "DBIO_FIO_SHM=" + shm}}
 		if name == "terminated" {
-			p, err := execx.Real{}.Start(context.Background(), cmd)
+			p, err := execx.Real{Proc: "/proc"}.Start(context.Background(), cmd)
 			if err != nil {
 				t.Fatal(err)
 			}
 			time.Sleep(2 * time.Second)
 			_ = p.Signal(syscall.SIGTERM)
 			_ = p.Wait()
-		} else if _, err := (execx.Real{}).Run(context.Background(), cmd); err != nil {
+		} else if _, err := (execx.Real{Proc: "/proc"}).Run(context.Background(), cmd); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		out, err := os.ReadFile(filepath.Join(work, "out.json"))

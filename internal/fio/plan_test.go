@@ -353,7 +353,7 @@ func TestJobFilesParse(t *testing.T) {
 		for i := range p.Points {
 			args = append(args, filepath.Join(dir, fmt.Sprintf("%s-%d.fio", name, i)))
 		}
-		if res, err := (execx.Real{}).Run(context.Background(), execx.Cmd{Name: "fio", Args: args}); err != nil {
+		if res, err := (execx.Real{Proc: "/proc"}).Run(context.Background(), execx.Cmd{Name: "fio", Args: args}); err != nil {
 			t.Errorf("%s: fio rejects a job file: %v %s", name, err, res.Stderr)
 		}
 	}

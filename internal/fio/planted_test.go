@@ -67,7 +67,7 @@ func TestRunRefusesWhatIsPlanted(t *testing.T) {
 			}
 			at := tc.plant(t, tg, outside)
 			c := short(Config{Profile: "four-corners", Targets: []string{tg.Path}}, time.Second)
-			_, err = Run(context.Background(), c, newDir(t, c), 0, execx.Real{}, nil)
+			_, err = Run(context.Background(), c, newDir(t, c), 0, execx.Real{Proc: "/proc"}, nil)
 			want := at + " " + tc.what + ", which dbio did not create"
 			if !errors.Is(err, target.ErrNotOwned) || !strings.Contains(err.Error(), want) {
 				t.Fatalf("%v\nwant a refusal saying %q", err, want)

@@ -30,9 +30,9 @@ type DefaultSizer interface {
 	DefaultSize() int64
 }
 
-// Summarizer is implemented by profiles whose points together answer a
-// question (the latency-bounded table of sqlio, the knee of a curve); the
-// text goes to the terminal and into run.json's notes.
+// Summarizer is implemented by profiles whose points together say what fio
+// found (how long preconditioning took, when rounds settled); the text
+// goes to the terminal and into run.json's notes.
 type Summarizer interface {
 	Summarize(c Config, points []PointResult) []string
 }

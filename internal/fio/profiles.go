@@ -30,7 +30,6 @@ var (
 	_ Profile      = crystalDiskMark{}
 	_ Profile      = sniaRounds{}
 	_ DefaultSizer = crystalDiskMark{}
-	_ Summarizer   = curve{}
 	_ Summarizer   = precondition{}
 	_ Summarizer   = sniaRounds{}
 	_ purger       = sniaRounds{}
@@ -309,10 +308,6 @@ func (p curve) Points(c Config) ([]Point, error) {
 		out = append(out, pt)
 	}
 	return out, nil
-}
-
-func (curve) Summarize(c Config, points []PointResult) []string {
-	return CurveTable(points)
 }
 
 // precondition brings a flash device to steady state before it is measured.

@@ -179,7 +179,7 @@ func TestRoundsUntilSteady(t *testing.T) {
 	c := short(Config{Profile: "snia-rounds", Targets: []string{dir}, SteadyState: "iops:1000%", Jobs: 1}, time.Second)
 	d := newDir(t, c)
 	var out bytes.Buffer
-	pts, err := Run(context.Background(), c, d, 0, execx.Real{}, &out)
+	pts, err := Run(context.Background(), c, d, 0, execx.Real{Proc: "/proc"}, &out)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
@@ -252,7 +252,7 @@ func TestPurgedWorkingFileIsNotReused(t *testing.T) {
 	}
 	plan.Points = plan.Points[:1]
 	d := newDir(t, c)
-	if _, err := RunPlan(context.Background(), plan, d, 0, execx.Real{}, nil); err != nil {
+	if _, err := RunPlan(context.Background(), plan, d, 0, execx.Real{Proc: "/proc"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if notes := strings.Join(d.Run().Notes, "\n"); !strings.Contains(notes, "had unallocated blocks") || !strings.Contains(notes, "laid out the working file") {

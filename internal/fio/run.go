@@ -694,15 +694,13 @@ func histograms(g Group) map[string]*hdrhistogram.Histogram {
 	return out
 }
 
-// summarize prints the profile's conclusions and keeps them in run.json.
+// summarize prints the profile's own conclusions and keeps them in
+// run.json; what analysis draws from the points (see Steps) its caller adds.
 func (r *runner) summarize(points []PointResult) {
 	c := r.plan.Config
 	var lines []string
 	if s, ok := r.plan.Profile.(Summarizer); ok {
 		lines = append(lines, s.Summarize(c, points)...)
-	}
-	if _, ok := r.plan.Profile.(latencyBounded); ok || c.LatencyMax > 0 || c.LatencyStat != "" {
-		lines = append(lines, LatencyBoundedTable(BestWithin(points, c.bound()), c.bound())...)
 	}
 	if len(lines) == 0 {
 		return
@@ -712,10 +710,6 @@ func (r *runner) summarize(points []PointResult) {
 	}
 	_ = r.sink.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, lines...) })
 }
-
-// latencyBounded marks profiles whose answer is the latency-bounded table,
-// shown even without --latency-max.
-type latencyBounded interface{ latencyBounded() }
 
 // Describe says what the point asks of fio in a line: pattern, queue,
 // timing, limits, and whether it runs on a drive group.

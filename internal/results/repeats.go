@@ -1,7 +1,6 @@
 package results
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,20 +45,9 @@ type RepeatSetDir struct {
 // CreateRepeatSet makes the directory <base>/<timestamp>-<name> for a repeat
 // set and writes its manifest, running and without runs yet.
 func CreateRepeatSet(base string, set RepeatSet, now time.Time) (*RepeatSetDir, error) {
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory %s: %w", base, err)
-	}
-	id := now.Format("20060102-150405") + "-" + strings.Trim(unsafeName.ReplaceAllString(set.Name, "-"), "-")
-	path := filepath.Join(base, id)
-	for i := 2; ; i++ {
-		err := os.Mkdir(path, 0o755)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("repeat set directory %s: %w", path, err)
-		}
-		path = filepath.Join(base, fmt.Sprintf("%s-%d", id, i))
+	path, err := NewDir(base, set.Name, "repeat set directory", now)
+	if err != nil {
+		return nil, err
 	}
 	return OpenRepeatSet(path, set, now)
 }

@@ -284,24 +284,33 @@ type Dir struct {
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
-// Create makes base/<yyyymmdd-hhmmss>-<name>, locks it for the run, sets
-// ReserveBytes aside in it and writes run.json with status running.
-func Create(base, name string, run Run, now time.Time) (*Dir, error) {
+// NewDir makes the new directory base/<yyyymmdd-hhmmss>-<name> (base made
+// first when missing), what names it in an error. Two made in the same
+// second get distinct directories (-2, -3...), never a shared one.
+func NewDir(base, name, what string, now time.Time) (string, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {
-		return nil, fmt.Errorf("results directory %s: %w", base, err)
+		return "", fmt.Errorf("results directory %s: %w", base, err)
 	}
 	id := now.Format("20060102-150405") + "-" + strings.Trim(unsafeName.ReplaceAllString(name, "-"), "-")
 	path := filepath.Join(base, id)
-	// Two runs in the same second get distinct directories, never a shared one.
 	for i := 2; ; i++ {
 		err := os.Mkdir(path, 0o755)
 		if err == nil {
-			break
+			return path, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("results directory %s: %w", path, err)
+			return "", fmt.Errorf("%s %s: %w", what, path, err)
 		}
 		path = filepath.Join(base, fmt.Sprintf("%s-%d", id, i))
+	}
+}
+
+// Create makes base/<yyyymmdd-hhmmss>-<name>, locks it for the run, sets
+// ReserveBytes aside in it and writes run.json with status running.
+func Create(base, name string, run Run, now time.Time) (*Dir, error) {
+	path, err := NewDir(base, name, "results directory", now)
+	if err != nil {
+		return nil, err
 	}
 	run.SchemaVersion = SchemaVersion
 	run.ID = filepath.Base(path)
@@ -310,7 +319,6 @@ func Create(base, name string, run Run, now time.Time) (*Dir, error) {
 		run.Started = now
 	}
 	d := &Dir{Path: path, run: run, failed: make(chan struct{})}
-	var err error
 	if d.lock, err = holdLock(path, now); err == nil {
 		if err = makeReserve(path); err == nil {
 			err = d.writeRun()

@@ -63,6 +63,9 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 		exec = wrapRunner{Runner: exec, wrap: g.Wrap}
 		_ = dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) })
 		pts, runErr := fio.RunPlan(ctx, plan, dir, first, exec, out)
+		if runErr == nil {
+			concludeFio(dir, plan, pts, out)
+		}
 		if err := g.Remove(); err != nil && runErr == nil {
 			runErr = err
 		}
@@ -78,7 +81,11 @@ func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env)
 		}
 		return pts, runErr
 	}
-	return fio.RunPlan(ctx, plan, dir, first, exec, out)
+	pts, err := fio.RunPlan(ctx, plan, dir, first, exec, out)
+	if err == nil {
+		concludeFio(dir, plan, pts, out)
+	}
+	return pts, err
 }
 
 // kindDisk is a disk run's kind in run.json.

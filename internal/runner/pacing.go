@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
 	"dbio/internal/arrival"
 	"dbio/internal/metrics"
-	"dbio/internal/suite"
 	"dbio/internal/vusers"
 )
 
@@ -81,24 +79,3 @@ func (p Pacing) Record() *PacingConfig {
 
 // formatRate writes a rate in transactions per second as briefly as it is exact: 120, 67.5.
 func formatRate(r float64) string { return strconv.FormatFloat(r, 'f', -1, 64) }
-
-// suiteOpenLoop is a suite run's pacing and goal search (nil when it runs
-// closed loop), its objective checked against the workload's transaction
-// types, its schedule drawn from the workload's seed.
-func suiteOpenLoop(r suite.Run, types []string, seed uint64) (*Pacing, *Goal, error) {
-	o := r.Workload.OpenLoop(r.Users)
-	if o == nil {
-		return nil, nil, nil
-	}
-	p := &Pacing{Process: o.Process, Rate: o.Rate, PerUser: o.PerUser, LateTolerance: o.LateTolerance, Seed: seed}
-	if o.Search == nil {
-		return p, nil, nil
-	}
-	g := &Goal{Search: *o.Search, Users: o.Users}
-	obj, err := g.Search.Objective.For(types)
-	if err != nil {
-		return nil, nil, fmt.Errorf("run %s: goal: %w", r.Name, err)
-	}
-	g.Search.Objective = obj
-	return p, g, nil
-}

@@ -16,7 +16,6 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/memlimit"
 	"dbio/internal/secret"
-	"dbio/internal/suite"
 	"dbio/internal/target"
 	"dbio/internal/units"
 	"dbio/internal/workload"
@@ -174,15 +173,20 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if p.Steady != nil {
 		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
 	}
-	servers := 1
-	if p.Noisy != nil {
-		servers = p.Noisy.Tenants
-	}
 	openLoop := p.Pacing != nil || p.Goal != nil
 	conns := connections(p.Workload, p.Users, openLoop)
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, conns, servers, memlimit.SystemHost(sys.Sys))...)
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, conns, p.servers(), memlimit.SystemHost(sys.Sys))...)
 	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, p.Workload, p.Users, openLoop)...)
 	return problems(list)
+}
+
+// servers is how many server instances p starts: one, or one per tenant
+// of a noisy-neighbour run, each with files and memory of its own.
+func (p Plan) servers() int {
+	if p.Noisy != nil {
+		return p.Noisy.Tenants
+	}
+	return 1
 }
 
 // connections is how many connections dbio opens to a server at most
@@ -281,11 +285,7 @@ func tooManyConnections(name func(string) string, w workload.Workload, users []i
 func spaceProblems(p Plan) []error {
 	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(len(p.Users), p.RampUp+p.Step), What: "the results"}}
 	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
-		servers := 1
-		if p.Noisy != nil {
-			servers = p.Noisy.Tenants // each tenant is an instance with files of its own
-		}
-		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), servers)...)
+		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), p.servers())...)
 	}
 	return target.SpaceProblems(needs)
 }
@@ -431,95 +431,69 @@ func IsBadInput(err error) bool {
 }
 
 // Preflight finds, before the suite writes anything, every reason one of
-// its runs could not start: its places (targets in every role and the
-// results directory), a DSN that does not parse or does not match the
-// transport the suite names, options an external server cannot take, and
-// each run's free space on its data target.
+// its runs could not start: what resolving them found, their places
+// (targets in every role and the results directory), a DSN that does not
+// parse or does not match the transport the suite names, options an
+// external server cannot take, and each run's free space on its data
+// target. Problems are named as the suite file writes its keys.
 func (s Suite) Preflight(sys target.SysFS) error {
-	var list []error
-	for _, r := range s.Plan.Runs {
-		var eng engine.Engine
-		if r.Engine != "" && s.Engines != nil {
-			eng, _ = s.Engines.Lookup(r.Engine) // the suite's validation names unknown engines
-		}
-		pl := Places{Results: s.Plan.Results, Create: s.CreateTargets, Engine: eng, Limits: r.Data.Limits}
-		if r.Kind == "disk" {
-			pl.Subdirs = []string{fio.WorkSubdir}
-		}
-		if (r.DSN == "" || r.Kind == "disk") && !r.Data.OnHosts() {
-			pl.Data = r.Data.Path
-			if r.Log != nil {
-				pl.Log = r.Log.Path
-			}
-		}
-		if r.Backup != nil {
-			pl.Backup = r.Backup.Path
-		}
-		ps := pl.Problems(sys)
-		list = append(list, ps...)
-		list = append(list, s.steadyProblems(r)...)
-		if r.DSN == "" && eng != nil {
-			servers := 1
-			if r.Scenario == "noisy-neighbour" {
-				servers = r.Noisy.Tenants
-			}
-			list = append(list, memoryProblems("run "+r.Name+": server_memory", eng,
-				engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}, connections(nil, r.Users, false), servers,
-				memlimit.SystemHost(sys.Sys))...)
-		}
-		if r.DSN != "" && eng != nil {
-			list = append(list, dsnProblems(r.Name, eng, r.DSN.Reveal(), r.Transport, engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings})...)
-		}
-		if len(ps) > 0 || r.Kind == "disk" || r.DSN != "" {
-			continue
-		}
-		if factory, ok := s.Workloads[r.Kind]; ok {
-			built, err := factory(r)
-			if err == nil {
-				if _, _, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed); err != nil {
-					list = append(list, err)
-				}
-			}
-			if err == nil {
-				openLoop := r.Workload.OpenLoop(r.Users) != nil
-				for _, e := range connectionProblems(keyForm, eng, engine.Options{Settings: r.Settings}, built.Workload, r.Users, openLoop) {
-					list = append(list, fmt.Errorf("run %s: %w", r.Name, e))
-				}
-			}
-			if err == nil && built.SpaceNeeded > 0 {
-				logPath := ""
-				if r.Log != nil {
-					logPath = r.Log.Path
-				}
-				o := engine.Options{Database: "dbio_" + r.Kind, BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings}
-				servers := 1
-				if r.Scenario == "noisy-neighbour" {
-					servers = r.Noisy.Tenants
-				}
-				list = append(list, target.SpaceProblems(databaseNeeds(eng, o, built.SpaceNeeded, r.Data.Path, logPath, fmt.Sprintf("run %s (%s at this scale)", r.Name, r.Kind), servers))...)
-			}
+	list := append([]error(nil), s.Problems...)
+	for _, r := range s.Runs {
+		switch {
+		case r.Disk != nil:
+			list = append(list, s.diskProblems(*r.Disk, sys)...)
+		case r.Plan != nil:
+			list = append(list, s.runProblems(r.Name, *r.Plan, sys)...)
 		}
 	}
 	return problems(list)
 }
 
-// steadyProblems checks a run's ramp-up until steady state against its
-// workload, which a suite file's validation cannot build.
-func (s Suite) steadyProblems(r suite.Run) []error {
-	st := steadyOf(r)
-	factory, ok := s.Workloads[r.Kind]
-	if st == nil || !ok {
-		return nil
+// diskProblems are a suite's disk run's places: its target on this
+// machine (a host's target is checked on the host) with fio's directory on
+// it, and the results directory.
+func (s Suite) diskProblems(d DiskPlan, sys target.SysFS) []error {
+	pl := Places{Results: s.Results, Create: s.CreateTargets, Limits: d.Fio.Limits, Subdirs: []string{fio.WorkSubdir}}
+	if !d.Fio.Config.Fleet() && len(d.Fio.Config.Targets) > 0 {
+		pl.Data = d.Fio.Config.Targets[0]
 	}
-	built, err := factory(r)
-	if err != nil {
-		return nil // runOne reports it
+	return pl.Problems(sys)
+}
+
+// runProblems are a suite's database run's problems: its places, then what
+// its engine and workload ask of them once those are sound.
+func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
+	pl := Places{Results: s.Results, Create: s.CreateTargets, Engine: p.Engine, Limits: p.Limits,
+		Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath}
+	ps := pl.Problems(sys)
+	list := ps
+	if p.Steady != nil && p.Workload != nil {
+		for _, e := range p.Steady.Problems(p.Workload, p.RampUp) {
+			list = append(list, fmt.Errorf("run %s: %w", name, e))
+		}
 	}
-	var out []error
-	for _, p := range st.Problems(built.Workload, r.RampUp) {
-		out = append(out, fmt.Errorf("run %s: %w", r.Name, p))
+	eo := p.EngineOptions
+	options := engine.Options{BufferPool: eo.BufferPool, ServerMemory: eo.ServerMemory, Settings: eo.Settings}
+	servers := p.servers()
+	if eo.DSN == "" && p.Engine != nil {
+		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, connections(nil, p.Users, false), servers,
+			memlimit.SystemHost(sys.Sys))...)
 	}
-	return out
+	if eo.DSN != "" && p.Engine != nil {
+		list = append(list, dsnProblems(name, p.Engine, eo.DSN, eo.Transport, options)...)
+	}
+	if len(ps) > 0 || eo.DSN != "" || p.Workload == nil {
+		return list
+	}
+	openLoop := p.Pacing != nil || p.Goal != nil
+	for _, e := range connectionProblems(keyForm, p.Engine, engine.Options{Settings: eo.Settings}, p.Workload, p.Users, openLoop) {
+		list = append(list, fmt.Errorf("run %s: %w", name, e))
+	}
+	if p.SpaceNeeded > 0 {
+		options.Database = eo.Database
+		list = append(list, target.SpaceProblems(databaseNeeds(p.Engine, options, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("run %s (%s at this scale)", name, p.Kind), servers))...)
+	}
+	return list
 }
 
 // dsnProblems checks an external server's DSN without connecting: it
@@ -549,18 +523,15 @@ func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.
 // suiteTargets are every target path the suite's runs use, for taking them all at once.
 func (s Suite) suiteTargets() []string {
 	var paths []string
-	for _, r := range s.Plan.Runs {
-		if r.Data.OnHosts() {
-			continue // a host's target is checked on the host, and locked by no one yet
-		}
-		if r.DSN == "" || r.Kind == "disk" {
-			paths = append(paths, r.Data.Path)
-			if r.Log != nil {
-				paths = append(paths, r.Log.Path)
+	for _, r := range s.Runs {
+		switch {
+		case r.Disk != nil:
+			if !r.Disk.Fio.Config.Fleet() {
+				// A host's target is checked on the host, and locked by no one yet.
+				paths = append(paths, r.Disk.Fio.Config.Targets...)
 			}
-		}
-		if r.Backup != nil {
-			paths = append(paths, r.Backup.Path)
+		case r.Plan != nil:
+			paths = append(paths, r.Plan.DataPath, r.Plan.LogPath, r.Plan.BackupPath)
 		}
 	}
 	return paths

@@ -39,7 +39,7 @@ func TestDiskRunRepeated(t *testing.T) {
 	builds := 0
 	out, err := RunRepeated(context.Background(), Repeats{N: 2, Disk: func(rep int) (DiskPlan, error) {
 		builds++
-		return shortDiskPlan(shm, base, execx.Real{}), nil
+		return shortDiskPlan(shm, base, execx.Real{Proc: "/proc"}), nil
 	}}, Env{Out: io.Discard, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -2,34 +2,31 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"dbio/internal/analysis"
-	"dbio/internal/engine"
-	"dbio/internal/execx"
-	"dbio/internal/fio"
 	"dbio/internal/results"
-	"dbio/internal/suite"
-	"dbio/internal/units"
-	"dbio/internal/workload"
 )
 
-// WorkloadFactory builds a suite run's workload.
-type WorkloadFactory func(r suite.Run) (workload.Built, error)
-
-// Suite is a validated suite plan with what executing it needs.
+// Suite is a suite's runs, each resolved into the plan the runner
+// executes, with what executing them needs. The suite file is resolved
+// elsewhere (cmd/dbio): the runner sees the same typed plans a command's
+// flags give it.
 type Suite struct {
-	Plan *suite.Plan
-	// Workloads build database workloads by kind; cmd/dbio wires them.
-	Workloads map[string]WorkloadFactory
-	Engines   *engine.Registry
-	Exec      execx.Runner
+	// Name names the suite's directory, created under Results.
+	Name    string
+	Results string
+	// Runs are the suite's runs in the order they execute.
+	Runs []PlannedRun
+	// Problems are what resolving the runs found wrong (a goal's
+	// transaction type the workload lacks): the preflight reports them with
+	// its own, before anything is written.
+	Problems []error
+	// Record is what suite.json keeps as the suite's plan.
+	Record any
 	// Compare renders a comparison of comparable configurations into out:
 	// each set is one configuration's runs (several when the suite
 	// repeats its runs), labelled by what it varies.
@@ -44,6 +41,32 @@ type Suite struct {
 	Command       []string
 	// CreateTargets makes the targets that do not exist yet (--create-target).
 	CreateTargets bool
+}
+
+// PlannedRun is one run of a suite: the plan the runner executes (a
+// database run's Plan or a disk run's DiskPlan, without its results
+// directory and its targets' locks, which the suite gives it) and what
+// places it among the suite's other runs.
+type PlannedRun struct {
+	Name string
+	Kind string
+	// Variant labels the crossed values the run takes ("buffer_pool=64MB
+	// data=nvme"); empty when the run varies nothing.
+	Variant string
+	// Config is the run's configuration less its variant: the runs that
+	// share it differ only in what they vary, and are compared side by
+	// side. Group names their comparison's files ("tpcc-backup").
+	Config, Group string
+	// Set names the repeat set a repeated run belongs to; Rep is which
+	// repetition it is (1-based), 0 for a run that is not repeated.
+	Set string
+	Rep int
+
+	Plan *Plan
+	Disk *DiskPlan
+	// Err, when set, is why the run could not be resolved into a plan: it
+	// is recorded as failed when its turn comes, and the suite goes on.
+	Err error
 }
 
 // SuiteRun is how one run of a suite went.
@@ -117,25 +140,22 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		return out, err
 	}
 	defer release()
-	if err := os.MkdirAll(s.Plan.Results, 0o755); err != nil {
-		return out, fmt.Errorf("results directory: %w", err)
-	}
-	base := filepath.Join(s.Plan.Results, env.Now().Format("20060102-150405")+"-suite-"+safeName(s.Plan.Name))
-	if err := os.Mkdir(base, 0o755); err != nil {
-		return out, fmt.Errorf("suite directory: %w", err)
+	base, err := results.NewDir(s.Results, "suite-"+s.Name, "suite directory", env.Now())
+	if err != nil {
+		return out, err
 	}
 	out.Dir = base
 	save := func() {
-		_ = results.WriteJSON(filepath.Join(base, results.SuiteFile), map[string]any{"plan": s.Plan, "outcome": out.relativeTo(base), "command": s.Command})
+		_ = results.WriteJSON(filepath.Join(base, results.SuiteFile), map[string]any{"plan": s.Record, "outcome": out.relativeTo(base), "command": s.Command})
 	}
 	save()
 	var failed []string
-	sets := repeatSets{suite: base, plan: s.Plan.Runs, command: s.Command, now: env.Now}
-	for i, r := range s.Plan.Runs {
+	sets := repeatSets{suite: base, plan: s.Runs, command: s.Command, now: env.Now}
+	for i, r := range s.Runs {
 		if ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Plan.Name, i+1, len(s.Plan.Runs), r.Name)
+		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Name, i+1, len(s.Runs), r.Name)
 		sr := SuiteRun{Name: r.Name, Kind: r.Kind}
 		runBase, err := sets.dirFor(r)
 		if err != nil {
@@ -171,7 +191,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		}
 	}
 	if s.Compare != nil {
-		for _, g := range comparableGroups(s.Plan.Runs, out.Runs) {
+		for _, g := range comparableGroups(s.Runs, out.Runs) {
 			compared := g.sets()
 			if len(compared) < 2 {
 				// Repeats of one configuration: the repeat set's own report says what they measured.
@@ -197,7 +217,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	case ctx.Err() != nil:
 		return out, fmt.Errorf("suite interrupted: %w", ctx.Err())
 	case len(failed) > 0:
-		return out, fmt.Errorf("%d of %d runs failed: %s", len(failed), len(s.Plan.Runs), strings.Join(failed, ", "))
+		return out, fmt.Errorf("%d of %d runs failed: %s", len(failed), len(s.Runs), strings.Join(failed, ", "))
 	}
 	return out, nil
 }
@@ -209,10 +229,11 @@ type group struct {
 	variants []string
 }
 
-// comparableGroups gathers the finished runs that share a workload
-// definition and scenario, in plan order: those differ only in the crossed
-// variants (target, engine, buffer pool) and can be put side by side.
-func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
+// comparableGroups gathers the finished runs that share a configuration
+// (a workload definition and scenario), in plan order: those differ only
+// in the crossed variants (target, engine, buffer pool) and can be put
+// side by side.
+func comparableGroups(plan []PlannedRun, runs []SuiteRun) []group {
 	byKey := map[string]*group{}
 	var order []string
 	for i, r := range runs {
@@ -220,20 +241,14 @@ func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
 			continue
 		}
 		p := plan[i]
-		wl, _ := json.Marshal(p.Workload)
-		key := p.Kind
-		if p.Scenario != "" {
-			key += "-" + p.Scenario
-		}
-		full := key + string(wl)
-		g, ok := byKey[full]
+		g, ok := byKey[p.Config]
 		if !ok {
-			g = &group{key: key}
-			byKey[full] = g
-			order = append(order, full)
+			g = &group{key: p.Group}
+			byKey[p.Config] = g
+			order = append(order, p.Config)
 		}
 		g.dirs = append(g.dirs, r.Dir)
-		g.variants = append(g.variants, variantLabel(p.Variant))
+		g.variants = append(g.variants, p.Variant)
 	}
 	var out []group
 	names := map[string]int{}
@@ -249,19 +264,6 @@ func comparableGroups(plan []suite.Run, runs []SuiteRun) []group {
 		out = append(out, *g)
 	}
 	return out
-}
-
-func variantLabel(v map[string]string) string {
-	keys := make([]string, 0, len(v))
-	for k := range v {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + v[k]
-	}
-	return strings.Join(parts, " ")
 }
 
 // sets are the group's configurations, one per variant, in plan order,
@@ -282,11 +284,11 @@ func (g group) sets() []ComparedSet {
 }
 
 // repeatSets put a suite's repeated runs into one repeat set per
-// configuration (the run's name without its repeat number), under the
-// suite's directory, created when the first repeat starts.
+// configuration (the run's Set), under the suite's directory, created when
+// the first repeat starts.
 type repeatSets struct {
 	suite   string
-	plan    []suite.Run
+	plan    []PlannedRun
 	command []string
 	now     func() time.Time
 	open    map[string]*results.RepeatSetDir
@@ -294,45 +296,41 @@ type repeatSets struct {
 	failed  map[string]error
 }
 
-// setName is the name of the repeat set a repeated run belongs to.
-func setName(r suite.Run) string { return strings.TrimSuffix(r.Name, fmt.Sprintf("-r%d", r.Rep)) }
-
 // dirFor is where run r's results directory goes: its repeat set's
 // directory when the run is a repeat, else the suite's.
-func (rs *repeatSets) dirFor(r suite.Run) (string, error) {
+func (rs *repeatSets) dirFor(r PlannedRun) (string, error) {
 	if r.Rep == 0 {
 		return rs.suite, nil
 	}
-	name := setName(r)
-	if d, ok := rs.open[name]; ok {
+	if d, ok := rs.open[r.Set]; ok {
 		return d.Path, nil
 	}
 	n := 0
 	for _, p := range rs.plan {
-		if p.Rep > 0 && setName(p) == name {
+		if p.Rep > 0 && p.Set == r.Set {
 			n++
 		}
 	}
-	d, err := results.CreateRepeatSet(rs.suite, results.RepeatSet{Name: name, Kind: r.Kind, Label: variantLabel(r.Variant), Command: rs.command, Repeats: n}, rs.now())
+	d, err := results.CreateRepeatSet(rs.suite, results.RepeatSet{Name: r.Set, Kind: r.Kind, Label: r.Variant, Command: rs.command, Repeats: n}, rs.now())
 	if err != nil {
 		return "", err
 	}
 	if rs.open == nil {
 		rs.open, rs.failed = map[string]*results.RepeatSetDir{}, map[string]error{}
 	}
-	rs.open[name] = d
-	rs.order = append(rs.order, name)
+	rs.open[r.Set] = d
+	rs.order = append(rs.order, r.Set)
 	return d.Path, nil
 }
 
 // add records a repeat's results directory and how it went in its set.
-func (rs *repeatSets) add(r suite.Run, dir string, status results.Status, runErr error) error {
-	d, ok := rs.open[setName(r)]
+func (rs *repeatSets) add(r PlannedRun, dir string, status results.Status, runErr error) error {
+	d, ok := rs.open[r.Set]
 	if r.Rep == 0 || !ok {
 		return nil
 	}
-	if runErr != nil && rs.failed[setName(r)] == nil {
-		rs.failed[setName(r)] = fmt.Errorf("repeat %d: %s: %w", r.Rep, status, runErr)
+	if runErr != nil && rs.failed[r.Set] == nil {
+		rs.failed[r.Set] = fmt.Errorf("repeat %d: %s: %w", r.Rep, status, runErr)
 	}
 	if dir == "" {
 		return nil
@@ -395,100 +393,24 @@ func safeName(s string) string {
 	}, s), "-")
 }
 
-// runOne executes one run of the suite.
-func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	if r.Kind == "disk" {
-		return s.runDisk(ctx, r, base, env)
-	}
-	factory, ok := s.Workloads[r.Kind]
-	if !ok {
-		return "", results.StatusFailed, fmt.Errorf("no workload of kind %q", r.Kind)
-	}
-	eng, err := s.Engines.Lookup(r.Engine)
-	if err != nil {
-		return "", results.StatusFailed, err
-	}
-	built, err := factory(r)
-	if err != nil {
-		return "", results.StatusFailed, err
-	}
-	if built.Users != nil {
-		r.Users = built.Users
-	}
-	pacing, search, err := suiteOpenLoop(r, built.Workload.TxTypes(), built.Seed)
-	if err != nil {
-		return "", results.StatusFailed, err
-	}
-	cfg, _ := json.Marshal(r)
-	p := Plan{
-		Name:    r.Name,
-		Kind:    r.Kind,
-		Command: s.Command,
-		Config:  json.RawMessage(cfg),
-		Engine:  eng,
-		EngineOptions: engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
-			Database: "dbio_" + r.Kind, Fresh: true},
-		Workload:    built.Workload,
-		SpaceNeeded: built.SpaceNeeded,
-		Users:       r.Users,
-		RampUp:      r.RampUp,
-		Step:        r.Step,
-		Steady:      steadyOf(r),
-		ResultsBase: base,
-		Limits:      r.Data.Limits,
-		TargetsHeld: true,
-		Pacing:      pacing,
-		Goal:        search,
-	}
-	if built.Ceiling != nil {
-		c := analysis.Ceiling(*built.Ceiling)
-		p.StopWhen, p.Conclude = c.Stop, c.Conclude
-	}
-	if search != nil {
-		// The probes replace the user steps and a stepping workload's stop.
-		p.Users, p.StopWhen, p.Conclude = []int{search.Users}, nil, nil
-	}
-	if p.EngineOptions.Transport == "" && r.DSN == "" {
-		// An existing server is reached the way its DSN says.
-		p.EngineOptions.Transport = "socket"
-	}
-	if r.DSN == "" {
-		p.DataPath = r.Data.Path
-		if r.Log != nil {
-			p.LogPath = r.Log.Path
+// runOne executes one run of the suite into base, its targets held by the suite.
+func (s Suite) runOne(ctx context.Context, r PlannedRun, base string, env Env) (string, results.Status, error) {
+	switch {
+	case r.Err != nil:
+		return "", results.StatusFailed, r.Err
+	case r.Disk != nil:
+		p := *r.Disk
+		p.TargetsHeld, p.ResultsBase = true, base
+		o, err := RunDisk(ctx, p, env)
+		if o.Dir == "" && err != nil {
+			o.Status = results.StatusFailed
 		}
+		return o.Dir, o.Status, err
+	case r.Plan == nil:
+		return "", results.StatusFailed, fmt.Errorf("run %s has no plan", r.Name)
 	}
-	if r.Backup != nil {
-		p.BackupPath = r.Backup.Path
-	}
-	switch r.Scenario {
-	case "backup":
-		p.Backups = &Backups{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Interval: r.Backups.Interval, Users: r.Backups.Users}
-	case "noisy-neighbour":
-		p.Noisy = &Noisy{Tenants: r.Noisy.Tenants, BackupTenants: r.Noisy.Backups, Interval: r.Noisy.Interval, Cycles: r.Noisy.Cycles, Users: r.Noisy.Users}
-		if p.Noisy.Users == 0 && len(r.Users) > 0 {
-			p.Noisy.Users = r.Users[0]
-		}
-	}
-	if built.Recorded != nil {
-		// The config the workload's command records, so that a suite's run
-		// and a command's compare alike.
-		c := Config{Engine: eng.Name(), Target: r.Data.Path, Users: p.Users, Stepping: built.Stepping,
-			RampUpS: r.RampUp.Seconds(), StepS: r.Step.Seconds(), Steady: p.Steady, Workload: r.Kind, Settings: built.Recorded,
-			EngineOptions: EngineConfig{BufferPoolBytes: r.BufferPool, ServerMemoryBytes: r.ServerMemory, Settings: r.Settings, External: r.DSN != "",
-				Database: p.EngineOptions.Database, Transport: p.EngineOptions.Transport},
-			Limits: r.Data.Limits, Backups: p.Backups, Noisy: p.Noisy}
-		if r.Log != nil {
-			c.LogTarget = r.Log.Path
-		}
-		if pacing != nil {
-			c.Pacing = pacing.Record()
-		}
-		if search != nil {
-			c.Goal, c.Stepping = search.Record(), nil
-		}
-		p.Config = c
-	}
+	p := *r.Plan
+	p.TargetsHeld, p.ResultsBase = true, base
 	o, err := Run(ctx, p, env)
 	if err == nil {
 		for _, c := range o.Checks {
@@ -498,32 +420,6 @@ func (s Suite) runOne(ctx context.Context, r suite.Run, base string, env Env) (s
 				break
 			}
 		}
-	}
-	return o.Dir, o.Status, err
-}
-
-// runDisk characterizes the run's data target with fio, under its limits.
-func (s Suite) runDisk(ctx context.Context, r suite.Run, base string, env Env) (string, results.Status, error) {
-	c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), SysFS: env.SysFS, Hosts: s.Plan.Hosts}
-	if r.Workload.Runtime != "" {
-		d, _ := time.ParseDuration(r.Workload.Runtime)
-		c.Runtime = d
-	}
-	if r.Workload.RampTime != "" {
-		d, _ := time.ParseDuration(r.Workload.RampTime)
-		c.Ramp = &d
-	}
-	if r.Workload.Size != "" {
-		n, _ := units.ParseBytes(r.Workload.Size)
-		c.Size = n
-	}
-	o, err := RunDisk(ctx, DiskPlan{
-		Name: r.Name, Command: s.Command, Config: r,
-		Fio:         FioPhase{Config: c, Exec: s.Exec, Limits: r.Data.Limits},
-		TargetsHeld: true, ResultsBase: base,
-	}, env)
-	if o.Dir == "" && err != nil {
-		o.Status = results.StatusFailed
 	}
 	return o.Dir, o.Status, err
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,5 +41,34 @@ func TestPlanLineOfScenarios(t *testing.T) {
 		if c.got != c.want {
 			t.Errorf("%q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// TestComparableGroups: the finished runs that share a configuration are
+// compared, each group named by its runs' Group (numbered when two share
+// a name), with one set per variant; a run alone or without a directory
+// joins none.
+func TestComparableGroups(t *testing.T) {
+	plan := []PlannedRun{
+		{Name: "w1-a", Config: "tpcc{w:1}", Group: "tpcc", Variant: "data=a"},
+		{Name: "w1-b", Config: "tpcc{w:1}", Group: "tpcc", Variant: "data=b"},
+		{Name: "w2-a", Config: "tpcc{w:2}", Group: "tpcc", Variant: "data=a"},
+		{Name: "disk", Config: "disk{}", Group: "disk"},
+		{Name: "w2-b", Config: "tpcc{w:2}", Group: "tpcc", Variant: "data=b"},
+		{Name: "w1-c", Config: "tpcc{w:1}", Group: "tpcc", Variant: "data=c"},
+		{Name: "w1-a-again", Config: "tpcc{w:1}", Group: "tpcc", Variant: "data=a"},
+	}
+	runs := []SuiteRun{{Dir: "d0"}, {Dir: "d1"}, {Dir: "d2"}, {Dir: "d3"}, {Dir: "d4"}, {Dir: ""}, {Dir: "d6"}}
+	var got []string
+	for _, g := range comparableGroups(plan, runs) {
+		var sets []string
+		for _, s := range g.sets() {
+			sets = append(sets, s.Label+":"+strings.Join(s.Dirs, ","))
+		}
+		got = append(got, g.key+" "+strings.Join(sets, " "))
+	}
+	want := []string{"tpcc data=a:d0,d6 data=b:d1", "tpcc-2 data=a:d2 data=b:d4"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("groups\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

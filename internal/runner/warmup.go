@@ -10,7 +10,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/steady"
-	"dbio/internal/suite"
 	"dbio/internal/workload"
 )
 
@@ -171,17 +170,4 @@ func describeWindow(cfg SteadyRampUp, r *results.SteadyWarmup) string {
 		what = "window"
 	}
 	return fmt.Sprintf("%s; %s at %.3g%s", s, what, *r.Figure, unit)
-}
-
-// steadyOf is a suite run's ramp-up until steady state, nil without one.
-// The suite has validated it.
-func steadyOf(r suite.Run) *SteadyRampUp {
-	if r.RampUpUntil == "" {
-		return nil
-	}
-	c, err := steady.Parse(r.RampUpUntil)
-	if err != nil {
-		return nil
-	}
-	return &SteadyRampUp{Criterion: c, Window: r.SteadyWindow, Ignore: r.SteadyRamp}
 }

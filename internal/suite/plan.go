@@ -569,6 +569,17 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	return reps
 }
 
+// VariantLabel names the crossed values the run takes, in key order:
+// "buffer_pool=64MB data=nvme"; empty when it varies nothing.
+func (r Run) VariantLabel() string {
+	keys := sortedKeys(r.Variant)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + r.Variant[k]
+	}
+	return strings.Join(parts, " ")
+}
+
 func runName(name, workload string, variant map[string]string) string {
 	if name == "" {
 		name = workload

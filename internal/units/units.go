@@ -71,3 +71,17 @@ func GroupThousands(n int64) string {
 	}
 	return b.String()
 }
+
+// FormatMicros writes a latency in microseconds with the unit a reader
+// takes in at a glance: 87 µs, 1.23 ms, 2.50 s; "-" when there is none (NaN).
+func FormatMicros(us float64) string {
+	switch {
+	case math.IsNaN(us):
+		return "-"
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1000:
+		return fmt.Sprintf("%.2f ms", us/1000)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}

@@ -1,6 +1,9 @@
 package units
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestParseBytes(t *testing.T) {
 	tests := []struct {
@@ -42,6 +45,23 @@ func TestGroupThousands(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 145118: "145,118", 1234567: "1,234,567", -1234: "-1,234", -999: "-999"} {
 		if got := GroupThousands(n); got != want {
 			t.Errorf("GroupThousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestFormatMicros(t *testing.T) {
+	for _, tc := range []struct {
+		us   float64
+		want string
+	}{
+		{87.4, "87 µs"},
+		{999.4, "999 µs"},
+		{1234, "1.23 ms"},
+		{2.5e6, "2.50 s"},
+		{math.NaN(), "-"},
+	} {
+		if got := FormatMicros(tc.us); got != tc.want {
+			t.Errorf("FormatMicros(%v) = %q, want %q", tc.us, got, tc.want)
 		}
 	}
 }

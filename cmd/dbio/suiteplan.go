@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"dbio/internal/analysis"
+	"dbio/internal/engine"
+	"dbio/internal/fio"
+	"dbio/internal/fleet"
+	"dbio/internal/runner"
+	"dbio/internal/steady"
+	"dbio/internal/suite"
+	"dbio/internal/units"
+	"dbio/internal/workload"
+)
+
+// suitePlans resolves a suite's runs into the plans the runner executes:
+// a database run into the same runner.Plan, and the same run.json config,
+// as its workload's command resolves its flags to; a disk run into the
+// runner.DiskPlan `dbio disk` runs. Problems are what the preflight must
+// report before anything is written; a run that cannot be built carries
+// its error, and fails when its turn comes.
+func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry) (runs []runner.PlannedRun, problems []error) {
+	for _, r := range plan.Runs {
+		pr := runner.PlannedRun{Name: r.Name, Kind: r.Kind, Variant: r.VariantLabel(), Rep: r.Rep}
+		pr.Group = r.Kind
+		if r.Scenario != "" {
+			pr.Group += "-" + r.Scenario
+		}
+		wl, _ := json.Marshal(r.Workload)
+		pr.Config = pr.Group + string(wl)
+		if r.Rep > 0 {
+			pr.Set = r.Base
+		}
+		if r.Kind == "disk" {
+			c := suiteDiskConfig(r, plan.Hosts)
+			c.SysFS = app.SysFS
+			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, Config: r,
+				Fio: runner.FioPhase{Config: c, Exec: app.Exec, Limits: r.Data.Limits}}
+		} else {
+			var problem error
+			pr.Plan, pr.Err, problem = databasePlan(app, r, registry)
+			if problem != nil {
+				problems = append(problems, problem)
+			}
+		}
+		runs = append(runs, pr)
+	}
+	return runs, problems
+}
+
+// databasePlan is a suite's database run as the runner's plan. The plan
+// holds what could be resolved even when building the run failed (err),
+// so that the preflight still checks its places; problem is an error the
+// preflight reports (a goal the workload cannot meet).
+func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner.Plan, err, problem error) {
+	p = &runner.Plan{
+		Name:    r.Name,
+		Kind:    r.Kind,
+		Command: app.Args,
+		EngineOptions: engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
+			Database: "dbio_" + r.Kind, Fresh: true},
+		Users:  r.Users,
+		RampUp: r.RampUp,
+		Step:   r.Step,
+		Steady: steadyOf(r),
+		Limits: r.Data.Limits,
+	}
+	if p.EngineOptions.Transport == "" && r.DSN == "" {
+		// An existing server is reached the way its DSN says.
+		p.EngineOptions.Transport = "socket"
+	}
+	if r.DSN == "" {
+		p.DataPath = r.Data.Path
+		if r.Log != nil {
+			p.LogPath = r.Log.Path
+		}
+	}
+	if r.Backup != nil {
+		p.BackupPath = r.Backup.Path
+	}
+	switch r.Scenario {
+	case "backup":
+		p.Backups = &runner.Backups{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Interval: r.Backups.Interval, Users: r.Backups.Users}
+	case "noisy-neighbour":
+		p.Noisy = &runner.Noisy{Tenants: r.Noisy.Tenants, BackupTenants: r.Noisy.Backups, Interval: r.Noisy.Interval, Cycles: r.Noisy.Cycles, Users: r.Noisy.Users}
+		if p.Noisy.Users == 0 && len(r.Users) > 0 {
+			p.Noisy.Users = r.Users[0]
+		}
+	}
+	if _, ok := registry.Lookup(r.Kind); !ok || r.Workload.Settings == nil {
+		return p, fmt.Errorf("no workload of kind %q", r.Kind), nil
+	}
+	if p.Engine, err = app.Engines.Lookup(r.Engine); err != nil {
+		return p, err, nil
+	}
+	built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
+	if err != nil {
+		return p, err, nil
+	}
+	if built.Users != nil {
+		r.Users = built.Users
+	}
+	pacing, search, err := openLoop(r, built.Workload.TxTypes(), built.Seed)
+	if err != nil {
+		return p, err, err
+	}
+	p.Workload, p.SpaceNeeded, p.Users = built.Workload, scenarioSpace(r, built.SpaceNeeded), r.Users
+	p.Pacing, p.Goal = pacing, search
+	if built.Ceiling != nil {
+		c := analysis.Ceiling(*built.Ceiling)
+		p.StopWhen, p.Conclude = c.Stop, c.Conclude
+	}
+	if search != nil {
+		// The probes replace the user steps and a stepping workload's stop.
+		p.Users, p.StopWhen, p.Conclude = []int{search.Users}, nil, nil
+	}
+	p.Config = r
+	if built.Recorded != nil {
+		// The config the workload's command records, so that a suite's run
+		// and a command's compare alike.
+		logTarget := ""
+		if r.Log != nil {
+			logTarget = r.Log.Path
+		}
+		p.Config = p.RunConfig(r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded)
+	}
+	return p, nil, nil
+}
+
+// openLoop is a suite run's pacing and goal search (nil when it runs
+// closed loop), its objective checked against the workload's transaction
+// types, its schedule drawn from the workload's seed.
+func openLoop(r suite.Run, types []string, seed uint64) (*runner.Pacing, *runner.Goal, error) {
+	o := r.Workload.OpenLoop(r.Users)
+	if o == nil {
+		return nil, nil, nil
+	}
+	p := &runner.Pacing{Process: o.Process, Rate: o.Rate, PerUser: o.PerUser, LateTolerance: o.LateTolerance, Seed: seed}
+	if o.Search == nil {
+		return p, nil, nil
+	}
+	g := &runner.Goal{Search: *o.Search, Users: o.Users}
+	obj, err := g.Search.Objective.For(types)
+	if err != nil {
+		return nil, nil, fmt.Errorf("run %s: goal: %w", r.Name, err)
+	}
+	g.Search.Objective = obj
+	return p, g, nil
+}
+
+// steadyOf is a suite run's ramp-up until steady state, nil without one.
+// The suite has validated it.
+func steadyOf(r suite.Run) *runner.SteadyRampUp {
+	if r.RampUpUntil == "" {
+		return nil
+	}
+	c, err := steady.Parse(r.RampUpUntil)
+	if err != nil {
+		return nil
+	}
+	return &runner.SteadyRampUp{Criterion: c, Window: r.SteadyWindow, Ignore: r.SteadyRamp}
+}
+
+// suiteDiskConfig is a suite's disk run as fio's configuration, on its data
+// target (or its targets on hosts). The suite has validated its values.
+func suiteDiskConfig(r suite.Run, hosts []fleet.Host) fio.Config {
+	c := fio.Config{Profile: r.Workload.Profile, Targets: r.Data.Dirs(), Hosts: hosts}
+	if d, err := time.ParseDuration(r.Workload.Runtime); err == nil {
+		c.Runtime = d
+	}
+	if d, err := time.ParseDuration(r.Workload.RampTime); err == nil {
+		c.Ramp = &d
+	}
+	if n, err := units.ParseBytes(r.Workload.Size); err == nil {
+		c.Size = n
+	}
+	return c
+}
+
+// scenarioSpace is the data target's need for a run whose one dataset needs
+// one: a dataset per tenant plus their backups, or a dataset and its backup.
+func scenarioSpace(r suite.Run, one uint64) uint64 {
+	switch r.Scenario {
+	case "noisy-neighbour":
+		return one * uint64(r.Noisy.Tenants+r.Noisy.Backups)
+	case "backup":
+		if r.Backup == nil {
+			return one * 2
+		}
+	}
+	return one
+}
