@@ -55,10 +55,16 @@ type Dialect struct {
 	// writeLock queues writers inside dbio where the engine admits one
 	// writer at a time (SQLite); nil elsewhere.
 	writeLock *sync.Mutex
+	// PollerSockets makes sessions read and write through Go's network
+	// poller, as connections of a database/sql pool do, instead of with
+	// blocking system calls (see blockingConn): set to measure one against
+	// the other.
+	PollerSockets bool
+
 	// native opens a session's own connection with the engine's native
 	// driver, where it costs the client less than database/sql; nil takes
 	// connections from the instance's pool.
-	native func(ctx context.Context) (link, error)
+	native func(ctx context.Context, poller bool) (link, error)
 }
 
 // For returns the dialect of inst's engine for the named workload (named in
@@ -108,6 +114,7 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			LoadWorkers:     4,
 			Classify:        txerr.For(inst),
 			TooManyPrepared: preparedLimitOf(inst),
+			native:          connectMySQL(inst.DSN(), preparedLimitOf(inst)),
 		}, nil
 	}
 }

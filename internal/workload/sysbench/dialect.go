@@ -60,10 +60,21 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 
 // sqlDialects gives an instance's dialect; its writers queue the writes of
 // the loader and the sessions to one SQLite database.
-type sqlDialects struct{ writers sqlclient.Writers }
+type sqlDialects struct {
+	writers sqlclient.Writers
+	// pollerSockets has sessions read and write through Go's network
+	// poller (sqlclient.Dialect.PollerSockets), for the cross-check's
+	// comparison of the two.
+	pollerSockets bool
+}
 
 func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
-	return sqlclient.For("sysbench", inst, &s.writers)
+	d, err := sqlclient.For("sysbench", inst, &s.writers)
+	if err != nil {
+		return nil, err
+	}
+	d.PollerSockets = s.pollerSockets
+	return d, nil
 }
 
 func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }
