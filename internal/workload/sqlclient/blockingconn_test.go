@@ -177,7 +177,8 @@ func waitInKernel(t *testing.T, c *blockingConn) {
 }
 
 // TestCancelEndsABlockedStatement runs a statement the server answers only
-// after ten minutes, on a session of each server engine, and ends it by
+// after ten minutes, on a session of each server engine with each kind of
+// socket, and ends it by
 // cancelling the session's context, as Ctrl-C cancels a run's, and by
 // closing the session, as a step's stop does: the statement returns an
 // error at once though its own context cannot be cancelled.
@@ -191,13 +192,23 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 		{"mariadb", "SELECT SLEEP(600)",
 			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(600)' AND COMMAND <> 'Sleep'"},
 	} {
-		for _, stop := range []string{"cancel", "close"} {
-			t.Run(tc.engine+"/"+stop, func(t *testing.T) {
+		for _, mode := range []struct {
+			stop   string
+			poller bool
+		}{{"cancel", false}, {"close", false}, {"cancel", true}, {"close", true}} {
+			stop := mode.stop
+			name := tc.engine + "/" + stop + "/blocking"
+			if mode.poller {
+				name = tc.engine + "/" + stop + "/poller"
+			}
+			t.Run(name, func(t *testing.T) {
 				inst := servers.Instance(t, tc.engine)
 				d, err := For("w", inst, &Writers{})
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Either kind of socket, whichever the engine uses by default.
+				d.PollerSockets = mode.poller
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				c, err := Connect(ctx, inst.DB(), d, metrics.NewCollector([]string{"a"}).NewRecorder())
@@ -207,8 +218,8 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 				defer c.Close()
 				if s := sockets(c); s == nil || len(s.conns) != 1 {
 					t.Fatalf("the session's connection has no socket of its own: %+v", s)
-				} else if _, ok := s.conns[0].(*blockingConn); !ok {
-					t.Fatalf("the session's socket is a %T, not a blocking one", s.conns[0])
+				} else if _, blocking := s.conns[0].(*blockingConn); blocking == mode.poller {
+					t.Fatalf("the session's socket is a %T with PollerSockets %v", s.conns[0], mode.poller)
 				}
 				done := make(chan error, 1)
 				go func() {

@@ -148,9 +148,9 @@ func crossCheckSeconds() int {
 // dbio: DBIO_CROSSCHECK_REPEATS rounds, 2 by default) so that the repeats
 // show the run-to-run noise, and reports both, with each client's own CPU
 // and context switches per transaction. DBIO_CROSSCHECK_SOCKETS=both adds
-// dbio with its sockets in Go's network poller to each round
-// (dbio-poller), to measure the blocking sockets its sessions use against
-// it. It asserts that every run produced sane figures; how close they come
+// dbio with its sessions' sockets in Go's network poller (dbio-poller) and
+// with blocking system calls (dbio-blocking) to each round, to measure one
+// against the other. It asserts that every run produced sane figures; how close they come
 // is recorded in docs/performance.md, not asserted, since timing on a
 // shared machine is noisy.
 func TestAgreesWithSysbench(t *testing.T) {
@@ -277,18 +277,21 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		return rep
 	}
 	runDBIO := func() report { return runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second) }
-	// dbio-poller is dbio with its sessions' sockets read and written
-	// through Go's network poller instead of blocking system calls.
-	runPoller := func() report {
-		w.pollerSockets = true
-		defer func() { w.pollerSockets = false }()
-		r := runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second)
-		r.tool = "dbio-poller"
-		return r
+	// dbio-poller and dbio-blocking are dbio with its sessions' sockets
+	// read and written through Go's network poller, or with blocking
+	// system calls, whichever the engine's sessions use by default.
+	withSockets := func(sockets string) func() report {
+		return func() report {
+			w.sockets = sockets
+			defer func() { w.sockets = "" }()
+			r := runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second)
+			r.tool = "dbio-" + sockets
+			return r
+		}
 	}
 	runs := []func() report{runSysbench, runDBIO}
 	if os.Getenv("DBIO_CROSSCHECK_SOCKETS") == "both" {
-		runs = append(runs, runPoller)
+		runs = append(runs, withSockets(socketsPoller), withSockets(socketsBlocking))
 	}
 	repeats := 2
 	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_REPEATS")); err == nil && n > 0 {
@@ -352,9 +355,10 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 	rs := spreadOf(ratios)
 	t.Logf("dbio / sysbench client CPU/tx, run by run: median %.2fx (%.2f to %.2f)", rs.median, rs.min, rs.max)
 	extra := ""
-	if pc := figure("dbio-poller", cpu); pc.n > 0 {
-		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f poller_ratio=%.2f", pc.median, pc.median/sbCPU)
-		t.Logf("dbio with the network poller: client CPU/tx %.2fx sysbench's, blocking sockets %.2fx the poller's", pc.median/sbCPU, dbCPU/pc.median)
+	if pc, bc := figure("dbio-poller", cpu), figure("dbio-blocking", cpu); pc.n > 0 && bc.n > 0 {
+		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f dbio_blocking_cpu_us=%.0f", pc.median, bc.median)
+		t.Logf("dbio's sockets: through the network poller %.2fx sysbench's client CPU/tx, blocking %.2fx; blocking %.2fx the poller's",
+			pc.median/sbCPU, bc.median/sbCPU, bc.median/pc.median)
 	}
 	// One line for scripts/bench.sh, with the load average at its end.
 	load, _ := os.ReadFile("/proc/loadavg")

@@ -62,18 +62,29 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 // the loader and the sessions to one SQLite database.
 type sqlDialects struct {
 	writers sqlclient.Writers
-	// pollerSockets has sessions read and write through Go's network
-	// poller (sqlclient.Dialect.PollerSockets), for the cross-check's
-	// comparison of the two.
-	pollerSockets bool
+	// sockets overrides the engine's choice between blocking sockets and
+	// Go's network poller (sqlclient.Dialect.PollerSockets) with
+	// socketsPoller or socketsBlocking, for the cross-check's comparison
+	// of the two.
+	sockets string
 }
+
+const (
+	socketsPoller   = "poller"
+	socketsBlocking = "blocking"
+)
 
 func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
 	d, err := sqlclient.For("sysbench", inst, &s.writers)
 	if err != nil {
 		return nil, err
 	}
-	d.PollerSockets = s.pollerSockets
+	switch s.sockets {
+	case socketsPoller:
+		d.PollerSockets = true
+	case socketsBlocking:
+		d.PollerSockets = false
+	}
 	return d, nil
 }
 
