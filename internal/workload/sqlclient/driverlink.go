@@ -17,8 +17,14 @@ import (
 // as many locks; straight to the driver, with the argument and row buffers
 // reused, it costs what the driver itself does.
 type driverLink struct {
+	// conn is the pool's connection, nil where the link owns its driver
+	// connection (own) outside any pool.
 	conn *sql.Conn
-	// dc is the driver's connection while the link is held.
+	own  driver.Conn
+	// sockets are own's.
+	sockets *sessionSockets
+	// dc is the driver's connection while the link is held, and always
+	// when the link owns it.
 	dc driverConn
 	// stmts are the driver's prepared statements, closed with the link.
 	stmts           []*driverStmt
@@ -179,7 +185,13 @@ func (l *driverLink) exec(ctx context.Context, text string) (err error) {
 }
 
 func (l *driverLink) close() error {
-	// The driver's statements belong to the connection: close them on it.
+	if l.own != nil {
+		// The server drops the connection's statements with it.
+		defer l.sockets.release()
+		return l.own.Close()
+	}
+	// The driver's statements belong to the connection, which goes back
+	// to the pool: close them on it.
 	l.hold(func() error {
 		for _, ds := range l.stmts {
 			ds.stmt.Close()
@@ -187,4 +199,10 @@ func (l *driverLink) close() error {
 		return nil
 	})
 	return l.conn.Close()
+}
+
+func (l *driverLink) shutdown() {
+	if l.sockets != nil {
+		l.sockets.shutdown()
+	}
 }

@@ -11,20 +11,28 @@ import (
 // allocations; natively a row's values stay in the connection's buffer and
 // a query costs a handful. Statements are prepared by pgx on first use and
 // reused (its statement cache, keyed by the text), one round trip each.
-type pgxLink struct{ conn *pgx.Conn }
+type pgxLink struct {
+	conn    *pgx.Conn
+	sockets *sessionSockets
+}
 
-// connectPgx returns a function opening native connections to dsn.
-func connectPgx(dsn string) func(ctx context.Context) (link, error) {
-	return func(ctx context.Context) (link, error) {
+// connectPgx returns a function opening native connections to dsn, whose
+// sockets the session's context shuts down; they read and write with
+// blocking system calls unless poller is set.
+func connectPgx(dsn string) func(ctx context.Context, poller bool) (link, error) {
+	return func(ctx context.Context, poller bool) (link, error) {
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
 			return nil, err
 		}
+		sockets := watchSockets(ctx, poller)
+		cfg.DialFunc = sockets.dial
 		conn, err := pgx.ConnectConfig(ctx, cfg)
 		if err != nil {
+			sockets.release()
 			return nil, err
 		}
-		return &pgxLink{conn: conn}, nil
+		return &pgxLink{conn: conn, sockets: sockets}, nil
 	}
 }
 
@@ -55,7 +63,12 @@ func (l *pgxLink) exec(ctx context.Context, text string) error {
 	return err
 }
 
-func (l *pgxLink) close() error { return l.conn.Close(context.Background()) }
+func (l *pgxLink) close() error {
+	defer l.sockets.release()
+	return l.conn.Close(context.Background())
+}
+
+func (l *pgxLink) shutdown() { l.sockets.shutdown() }
 
 // hold runs fn: the native connection is the session's alone already.
 func (l *pgxLink) hold(fn func() error) error { return fn() }

@@ -3,7 +3,11 @@ package sqlclient
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"dbio/internal/metrics"
@@ -22,12 +26,21 @@ type Conn struct {
 	d   *Dialect
 	db  *sql.DB
 	rec *metrics.Recorder
-	// link is the connection itself: a native one where the engine's
-	// dialect opens it (PostgreSQL), one of db's otherwise.
+	// link is the connection itself: the session's own where the engine's
+	// dialect opens one (PostgreSQL, MariaDB), one of db's otherwise.
 	link link
 	// stmts are the statements by their text as the workload wrote it
 	// ("?" marks); their handles belong to link and go with it.
 	stmts map[string]*statement
+	// busy is held while a transaction or a statement outside one runs
+	// (inTx says which, for the session's goroutine), so that Close from
+	// another goroutine (a step's stop after a server stopped answering)
+	// ends it, by shutting the link's socket down, before it closes what
+	// it uses. closed is set as Close begins; linkMu guards link for it.
+	busy   sync.Mutex
+	inTx   bool
+	closed atomic.Bool
+	linkMu sync.Mutex
 }
 
 // statement is one statement of a session: its text bound to the dialect's
@@ -49,12 +62,18 @@ type link interface {
 	// hold runs fn, whose statements make one transaction, with the
 	// connection held for all of them.
 	hold(fn func() error) error
+	// shutdown ends a statement waiting on the server, from another
+	// goroutine, by shutting the socket down; a no-op where the link has
+	// no socket of its own.
+	shutdown()
 	close() error
 }
 
 // Connect opens a connection for one session, whose transactions rec
-// counts: its own native connection where the dialect has one (PostgreSQL,
-// through pgx), else one taken from db's pool.
+// counts: its own connection where the dialect has one (PostgreSQL through
+// pgx, MariaDB through go-sql-driver/mysql, their sockets read and written
+// with blocking system calls and shut down when ctx ends), else one taken
+// from db's pool (SQLite).
 func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder) (*Conn, error) {
 	c := &Conn{d: d, db: db, rec: rec}
 	if err := c.connect(ctx); err != nil {
@@ -66,7 +85,7 @@ func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder)
 func (c *Conn) connect(ctx context.Context) error {
 	var l link
 	if c.d.native != nil {
-		pl, err := c.d.native(ctx)
+		pl, err := c.d.native(ctx, c.d.PollerSockets)
 		if err != nil {
 			return err
 		}
@@ -78,6 +97,8 @@ func (c *Conn) connect(ctx context.Context) error {
 		}
 		l = &driverLink{conn: conn, tooManyPrepared: c.d.TooManyPrepared}
 	}
+	c.linkMu.Lock()
+	defer c.linkMu.Unlock()
 	c.link, c.stmts = l, map[string]*statement{}
 	return nil
 }
@@ -85,8 +106,57 @@ func (c *Conn) connect(ctx context.Context) error {
 // Dialect is the dialect the connection's statements are written in.
 func (c *Conn) Dialect() *Dialect { return c.d }
 
-// Close closes the prepared statements and the connection.
-func (c *Conn) Close() error { return c.link.close() }
+// errClosed is a closed session's refusal to reconnect.
+var errClosed = errors.New("the session is closed")
+
+// Close closes the prepared statements and the connection. A transaction
+// in progress on another goroutine is ended first, with an error, where
+// the connection has a socket of its own (PostgreSQL and MariaDB); on a
+// pool's connection it is waited for.
+func (c *Conn) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	if !c.busy.TryLock() {
+		c.linkMu.Lock()
+		l := c.link
+		c.linkMu.Unlock()
+		l.shutdown()
+		c.busy.Lock()
+	}
+	defer c.busy.Unlock()
+	return c.link.close()
+}
+
+// enter starts a statement outside a transaction, or a transaction: the
+// session's work, which Close waits for. leave ends it.
+func (c *Conn) enter() error {
+	if c.inTx {
+		return nil
+	}
+	c.busy.Lock()
+	if c.closed.Load() {
+		c.busy.Unlock()
+		return errClosed
+	}
+	return nil
+}
+
+func (c *Conn) leave() {
+	if !c.inTx {
+		c.busy.Unlock()
+	}
+}
+
+// reconnect replaces a lost connection, unless the session was closed.
+func (c *Conn) reconnect(ctx context.Context) error {
+	if err := c.enter(); err != nil {
+		return err
+	}
+	defer c.leave()
+	c.link.close()
+	return c.connect(ctx)
+}
 
 // Run runs transaction tx (recorded as index tx, named name in errors) until
 // it commits, as a benchmark client does: again after an error the engine
@@ -96,6 +166,15 @@ func (c *Conn) Close() error { return c.link.close() }
 // returned, wrapping workload.ErrSessionLost; a cancelled ctx ends the
 // transaction uncounted.
 func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() error) error {
+	// A session waits for the server inside blocking system calls (see
+	// blockingConn), or cgo calls on SQLite, so its goroutine would never
+	// pass through the scheduler. After 10 ms of that the runtime's
+	// monitor thread counts it as a goroutine hogging its P and takes the
+	// P away at its next system call, then polls every 20 µs: measured on
+	// oltp_read_write, one nanosleep and more futex calls per statement.
+	// Yielding once per transaction tells the runtime the goroutine is
+	// not stuck.
+	runtime.Gosched()
 	start := time.Now()
 	retries := 0
 	for {
@@ -104,8 +183,8 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 			c.rec.RecordRetried(tx, time.Since(start), metrics.Committed, retries)
 			return nil
 		}
-		if ctx.Err() != nil {
-			return nil // cancelled mid-transaction: neither counted nor an error
+		if ctx.Err() != nil || c.closed.Load() {
+			return nil // cancelled or closed mid-transaction: neither counted nor an error
 		}
 		switch c.d.Classify(err) {
 		case txerr.Retry:
@@ -117,8 +196,7 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, name, err)
 		case txerr.Lost:
 			c.rec.RecordRetried(tx, 0, metrics.Failed, retries)
-			c.Close()
-			if cerr := c.connect(ctx); cerr != nil {
+			if cerr := c.reconnect(ctx); cerr != nil {
 				return fmt.Errorf("%w: %s: %v; reconnecting: %v", workload.ErrSessionLost, name, err, cerr)
 			}
 			c.rec.RecordReconnect(tx)
@@ -133,6 +211,14 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 // body or the commit fails it rolls back and returns the error.
 func (c *Conn) Tx(ctx context.Context, begin string, body func() error) error {
 	ctx = context.WithoutCancel(ctx)
+	if err := c.enter(); err != nil {
+		return err
+	}
+	c.inTx = true
+	defer func() {
+		c.inTx = false
+		c.leave()
+	}()
 	return c.link.hold(func() error {
 		if err := c.link.exec(ctx, begin); err != nil {
 			return err
@@ -175,6 +261,10 @@ func (c *Conn) stmt(ctx context.Context, query string) (*statement, error) {
 // the query's own round trip and, on a busy machine, takes it from the
 // database. Callers notice a cancellation between statements instead.
 func (c *Conn) Read(ctx context.Context, query string, args ...any) (int, error) {
+	if err := c.enter(); err != nil {
+		return 0, err
+	}
+	defer c.leave()
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return 0, err
@@ -185,6 +275,10 @@ func (c *Conn) Read(ctx context.Context, query string, args ...any) (int, error)
 // Write runs a statement that returns no rows, prepared once per
 // connection, and returns the rows it changed.
 func (c *Conn) Write(ctx context.Context, query string, args ...any) (int64, error) {
+	if err := c.enter(); err != nil {
+		return 0, err
+	}
+	defer c.leave()
 	st, err := c.stmt(ctx, query)
 	if err != nil {
 		return 0, err

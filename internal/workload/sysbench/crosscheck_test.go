@@ -7,7 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +38,15 @@ type report struct {
 	// clientCPUUS is the client's own CPU time (user + system) per
 	// transaction, in µs: what the load generator costs the machine.
 	clientCPUUS float64
+	// switchesPerTx is the client's context switches (voluntary and
+	// involuntary) per transaction: how often its threads slept or were
+	// put off a CPU.
+	switchesPerTx float64
+	// syscallsPerTx is the client's system calls per transaction, counted
+	// by perf when DBIO_CROSSCHECK_SYSCALLS=1 (0 otherwise).
+	syscallsPerTx float64
+	// calls are the system calls of countedCalls per transaction, in words.
+	calls string
 }
 
 var (
@@ -132,11 +144,15 @@ func crossCheckSeconds() int {
 
 // TestAgreesWithSysbench runs Debian's sysbench and dbio's oltp_read_write
 // against the same tables on a managed MariaDB and a managed PostgreSQL,
-// with the same threads and duration, twice each in turn (sysbench, dbio,
-// sysbench, dbio) so that the repeat shows the run-to-run noise, and reports
-// both, with each client's own CPU per transaction. It asserts that both ran
-// and produced sane figures; how close they come is recorded in
-// docs/performance.md, not asserted, since timing on a shared machine is noisy.
+// with the same threads and duration, in turn (sysbench, dbio, sysbench,
+// dbio: DBIO_CROSSCHECK_REPEATS rounds, 2 by default) so that the repeats
+// show the run-to-run noise, and reports both, with each client's own CPU
+// and context switches per transaction. DBIO_CROSSCHECK_SOCKETS=both adds
+// dbio with its sessions' sockets in Go's network poller (dbio-poller) and
+// with blocking system calls (dbio-blocking) to each round, to measure one
+// against the other. It asserts that every run produced sane figures; how close they come
+// is recorded in docs/performance.md, not asserted, since timing on a
+// shared machine is noisy.
 func TestAgreesWithSysbench(t *testing.T) {
 	bin := testenv.RequireProgram(t, "sysbench", testenv.InstallSysbench)
 	engines := []string{"mariadb", "postgres"}
@@ -225,8 +241,14 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 	}
 	runSysbench := func() report {
 		var before, after syscall.Rusage
+		cmd := execx.Cmd{Name: bin, Args: append(slices.Clone(args), "run")}
+		counts := ""
+		if countSyscalls(t) {
+			counts = filepath.Join(t.TempDir(), "perf")
+			cmd = execx.Cmd{Name: "perf", Args: append(append(perfStat(counts), "--", bin), cmd.Args...)}
+		}
 		syscall.Getrusage(syscall.RUSAGE_CHILDREN, &before)
-		res, err := execx.Real{}.Run(context.Background(), execx.Cmd{Name: bin, Args: append(args, "run")})
+		res, err := execx.Real{}.Run(context.Background(), cmd)
 		if err != nil {
 			t.Fatalf("sysbench: %v\n%s", err, res.Stdout)
 		}
@@ -235,7 +257,10 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, res.Stdout)
 		}
-		rep.clientCPUUS = cpuPerTx(before, after, rep.transactions)
+		rep.clientCPUUS, rep.switchesPerTx = usagePerTx(before, after, rep.transactions)
+		if counts != "" {
+			rep.syscallsPerTx, rep.calls = perfCount(t, counts, rep.transactions)
+		}
 		if *update && cfg.Workload == ReadWrite && inst.Driver() != "pgx" {
 			// The password is this test server's, and gone with it; keep it out anyway.
 			out := string(res.Stdout)
@@ -252,36 +277,93 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		return rep
 	}
 	runDBIO := func() report { return runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second) }
+	// dbio-poller and dbio-blocking are dbio with its sessions' sockets
+	// read and written through Go's network poller, or with blocking
+	// system calls, whichever the engine's sessions use by default.
+	withSockets := func(sockets string) func() report {
+		return func() report {
+			w.sockets = sockets
+			defer func() { w.sockets = "" }()
+			r := runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second)
+			r.tool = "dbio-" + sockets
+			return r
+		}
+	}
+	runs := []func() report{runSysbench, runDBIO}
+	if os.Getenv("DBIO_CROSSCHECK_SOCKETS") == "both" {
+		runs = append(runs, withSockets(socketsPoller), withSockets(socketsBlocking))
+	}
+	repeats := 2
+	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_REPEATS")); err == nil && n > 0 {
+		repeats = n
+	}
 
 	// A warm-up lets the checkpoint after the load finish and fills the
 	// buffer pool, so that neither tool's first run pays for them.
 	runSessions(t, w, inst, threads, 2*time.Second)
 	var reps []report
-	for range 2 {
-		reps = append(reps, runSysbench(), runDBIO())
+	for range repeats {
+		for _, run := range runs {
+			reps = append(reps, run())
+		}
 	}
 	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, %s %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Engine, inst.Info().Version)
-	t.Logf("%-9s %8s %9s %8s %8s %7s %14s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx")
+	t.Logf("%-11s %8s %9s %8s %8s %7s %14s %12s %12s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx", "switches/tx", "syscalls/tx")
 	for _, r := range reps {
-		t.Logf("%-9s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS)
+		t.Logf("%-11s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs %12.1f %12.1f", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS, r.switchesPerTx, r.syscallsPerTx)
 	}
-	for _, tool := range []string{"sysbench", "dbio"} {
-		var a, b report
-		for _, r := range reps {
-			if r.tool == tool {
-				a, b = b, r
-			}
+	for _, r := range reps {
+		if r.calls != "" {
+			t.Logf("%s system calls per transaction: %s", r.tool, r.calls)
 		}
-		t.Logf("%s repeat spread: TPS %+.1f %%, p95 %+.1f %%", tool, pct(b.tps, a.tps), pct(b.p95MS, a.p95MS))
 	}
-	sbTPS, dbTPS := (reps[0].tps+reps[2].tps)/2, (reps[1].tps+reps[3].tps)/2
-	sbP95, dbP95 := (reps[0].p95MS+reps[2].p95MS)/2, (reps[1].p95MS+reps[3].p95MS)/2
-	sbCPU, dbCPU := (reps[0].clientCPUUS+reps[2].clientCPUUS)/2, (reps[1].clientCPUUS+reps[3].clientCPUUS)/2
-	t.Logf("dbio vs sysbench (means of the two runs): TPS %+.1f %%, p95 %+.1f %%, client CPU/tx %.2fx", pct(dbTPS, sbTPS), pct(dbP95, sbP95), dbCPU/sbCPU)
+	byTool := map[string][]report{}
+	var tools []string
+	for _, r := range reps {
+		if byTool[r.tool] == nil {
+			tools = append(tools, r.tool)
+		}
+		byTool[r.tool] = append(byTool[r.tool], r)
+	}
+	figure := func(tool string, f func(report) float64) spread {
+		var xs []float64
+		for _, r := range byTool[tool] {
+			xs = append(xs, f(r))
+		}
+		return spreadOf(xs)
+	}
+	tps := func(r report) float64 { return r.tps }
+	cpu := func(r report) float64 { return r.clientCPUUS }
+	p95 := func(r report) float64 { return r.p95MS }
+	for _, tool := range tools {
+		c, sw := figure(tool, cpu), figure(tool, func(r report) float64 { return r.switchesPerTx })
+		sc := figure(tool, func(r report) float64 { return r.syscallsPerTx })
+		t.Logf("%s over %d runs: client CPU/tx median %.0f µs (%.0f to %.0f), TPS median %.1f, switches/tx median %.1f, syscalls/tx median %.1f",
+			tool, c.n, c.median, c.min, c.max, figure(tool, tps).median, sw.median, sc.median)
+	}
+	sbTPS, dbTPS := figure("sysbench", tps).median, figure("dbio", tps).median
+	sbP95, dbP95 := figure("sysbench", p95).median, figure("dbio", p95).median
+	sbCPU, dbCPU := figure("sysbench", cpu).median, figure("dbio", cpu).median
+	t.Logf("dbio vs sysbench (medians of the runs): TPS %+.1f %%, p95 %+.1f %%, client CPU/tx %.2fx", pct(dbTPS, sbTPS), pct(dbP95, sbP95), dbCPU/sbCPU)
+	// Each run's ratio to the sysbench run before it, measured in the same minute.
+	var ratios []float64
+	for i, r := range reps {
+		if r.tool == "dbio" && i > 0 && reps[i-1].tool == "sysbench" {
+			ratios = append(ratios, r.clientCPUUS/reps[i-1].clientCPUUS)
+		}
+	}
+	rs := spreadOf(ratios)
+	t.Logf("dbio / sysbench client CPU/tx, run by run: median %.2fx (%.2f to %.2f)", rs.median, rs.min, rs.max)
+	extra := ""
+	if pc, bc := figure("dbio-poller", cpu), figure("dbio-blocking", cpu); pc.n > 0 && bc.n > 0 {
+		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f dbio_blocking_cpu_us=%.0f", pc.median, bc.median)
+		t.Logf("dbio's sockets: through the network poller %.2fx sysbench's client CPU/tx, blocking %.2fx; blocking %.2fx the poller's",
+			pc.median/sbCPU, bc.median/sbCPU, bc.median/pc.median)
+	}
 	// One line for scripts/bench.sh, with the load average at its end.
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f load=%s",
-		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, dbCPU/sbCPU, strings.Fields(string(load) + " -")[0])
+	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f%s load=%s",
+		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, dbCPU/sbCPU, extra, strings.Fields(string(load) + " -")[0])
 
 	for _, r := range reps {
 		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
@@ -294,6 +376,25 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 			t.Errorf("%s: %.2f queries per transaction, want %.0f", r.tool, per, want)
 		}
 	}
+}
+
+// spread is a figure over repeated runs: how many, their median and range.
+type spread struct {
+	n                int
+	median, min, max float64
+}
+
+func spreadOf(xs []float64) spread {
+	if len(xs) == 0 {
+		return spread{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return spread{n: len(s), median: m, min: s[0], max: s[len(s)-1]}
 }
 
 func pct(x, base float64) float64 {
@@ -330,6 +431,17 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 			}
 		}()
 	}
+	var perf *exec.Cmd
+	counts := ""
+	if countSyscalls(t) {
+		// perf counts every thread of this process, the sessions' and the
+		// runtime's, until it is interrupted.
+		counts = filepath.Join(t.TempDir(), "perf")
+		perf = exec.Command("perf", append(perfStat(counts), "-p", strconv.Itoa(os.Getpid()))...)
+		if err := perf.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	start := time.Now()
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
@@ -337,27 +449,96 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 	col.Tick()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
 	elapsed := time.Since(start)
+	if perf != nil {
+		perf.Process.Signal(os.Interrupt)
+		perf.Wait()
+	}
 	c := col.StepTotals()[0]
 	stop.Store(true)
 	wg.Wait()
 	reads, writes, other := w.QueriesPerTransaction()
 	per := int64(reads + writes + other)
 	lat := metrics.Summarize(c.Latency)
-	return report{
+	rep := report{
 		tool: "dbio", transactions: c.Committed, queries: c.Committed * per,
 		tps: float64(c.Committed) / elapsed.Seconds(), qps: float64(c.Committed*per) / elapsed.Seconds(),
 		avgMS: lat.MeanUS / 1000, p95MS: float64(lat.P95US) / 1000, ignoredErrors: c.Retries + c.Failed, reconnects: c.Reconnects,
-		clientCPUUS: cpuPerTx(before, after, c.Committed),
 	}
+	rep.clientCPUUS, rep.switchesPerTx = usagePerTx(before, after, c.Committed)
+	if counts != "" {
+		rep.syscallsPerTx, rep.calls = perfCount(t, counts, c.Committed)
+	}
+	return rep
 }
 
-// cpuPerTx is the user and system CPU time between two samples per transaction, in µs.
-func cpuPerTx(before, after syscall.Rusage, txs int64) float64 {
+// countSyscalls says whether the cross-check counts each client's system
+// calls (DBIO_CROSSCHECK_SYSCALLS=1), with perf's raw_syscalls tracepoint:
+// its own cost is small but not nothing, so such runs measure the calls,
+// and runs without it the CPU.
+func countSyscalls(t *testing.T) bool {
+	if os.Getenv("DBIO_CROSSCHECK_SYSCALLS") != "1" {
+		return false
+	}
+	testenv.RequireProgram(t, "perf", "apt-get install -y linux-perf")
+	return true
+}
+
+// countedCalls are the system calls a client's round trip is made of,
+// counted one by one beside the total: sending and receiving (read,
+// write, sendto, recvfrom), waiting for the socket (poll, ppoll,
+// epoll_wait, epoll_pwait) and threads waking each other (futex),
+// sleeping (nanosleep) or yielding.
+var countedCalls = []string{"read", "write", "sendto", "recvfrom", "poll", "ppoll", "epoll_wait", "epoll_pwait",
+	"futex", "nanosleep", "clock_nanosleep", "sched_yield"}
+
+// perfStat is perf stat's command line counting system calls into out.
+func perfStat(out string) []string {
+	events := "raw_syscalls:sys_enter"
+	for _, c := range countedCalls {
+		events += ",syscalls:sys_enter_" + c
+	}
+	return []string{"stat", "-x,", "-e", events, "-o", out}
+}
+
+// perfCount reads the counts perf stat -x, wrote to out: the total, and
+// the calls of countedCalls that were made, per transaction.
+func perfCount(t *testing.T, out string, txs int64) (total float64, calls string) {
+	t.Helper()
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int64{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Split(line, ",")
+		if len(f) < 3 {
+			continue
+		}
+		if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			counts[strings.TrimPrefix(f[2], "syscalls:sys_enter_")] = n
+		}
+	}
+	n, ok := counts["raw_syscalls:sys_enter"]
+	if !ok || txs == 0 {
+		t.Fatalf("perf stat counted no system calls:\n%s", b)
+	}
+	for _, c := range countedCalls {
+		if counts[c] > 0 {
+			calls += fmt.Sprintf(" %s %.1f", c, float64(counts[c])/float64(txs))
+		}
+	}
+	return float64(n) / float64(txs), strings.TrimSpace(calls)
+}
+
+// usagePerTx is the user and system CPU time between two samples per
+// transaction, in µs, and the context switches per transaction.
+func usagePerTx(before, after syscall.Rusage, txs int64) (cpuUS, switches float64) {
 	if txs == 0 {
-		return 0
+		return 0, 0
 	}
 	us := func(r syscall.Rusage) int64 {
 		return r.Utime.Sec*1e6 + r.Utime.Usec + r.Stime.Sec*1e6 + r.Stime.Usec
 	}
-	return float64(us(after)-us(before)) / float64(txs)
+	sw := func(r syscall.Rusage) int64 { return r.Nvcsw + r.Nivcsw }
+	return float64(us(after)-us(before)) / float64(txs), float64(sw(after)-sw(before)) / float64(txs)
 }

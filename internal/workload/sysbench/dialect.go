@@ -60,10 +60,32 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 
 // sqlDialects gives an instance's dialect; its writers queue the writes of
 // the loader and the sessions to one SQLite database.
-type sqlDialects struct{ writers sqlclient.Writers }
+type sqlDialects struct {
+	writers sqlclient.Writers
+	// sockets overrides the engine's choice between blocking sockets and
+	// Go's network poller (sqlclient.Dialect.PollerSockets) with
+	// socketsPoller or socketsBlocking, for the cross-check's comparison
+	// of the two.
+	sockets string
+}
+
+const (
+	socketsPoller   = "poller"
+	socketsBlocking = "blocking"
+)
 
 func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
-	return sqlclient.For("sysbench", inst, &s.writers)
+	d, err := sqlclient.For("sysbench", inst, &s.writers)
+	if err != nil {
+		return nil, err
+	}
+	switch s.sockets {
+	case socketsPoller:
+		d.PollerSockets = true
+	case socketsBlocking:
+		d.PollerSockets = false
+	}
+	return d, nil
 }
 
 func tableName(n int) string { return fmt.Sprintf("sbtest%d", n) }

@@ -1,0 +1,302 @@
+package sqlclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// blockingConn is a client connection whose reads and writes are plain
+// blocking system calls on the calling goroutine's thread, as a C client
+// makes them.
+//
+// Why: through Go's network poller, a read that finds no answer yet
+// returns EAGAIN, parks the goroutine, and the runtime then waits in
+// epoll_wait and hands the goroutine back to a thread with futex calls when
+// the answer comes: five or six system calls a round trip where libpq and
+// libmysqlclient make two or three. A session has one goroutine making one
+// round trip at a time, so its thread may as well wait in the read itself.
+//
+// Close (and shutdown) end a read or write blocked in the kernel, as
+// closing a net.Conn does: the socket is shut down first, which wakes them,
+// and its descriptor is closed once the last call in flight has returned,
+// so that a number reused by another file is never read. Deadlines are the
+// socket's SO_RCVTIMEO and SO_SNDTIMEO, set from the deadline when each
+// call starts: a deadline moved earlier while a call is already blocked
+// does not wake it (Close does).
+type blockingConn struct {
+	local, remote net.Addr
+
+	mu sync.Mutex
+	fd int
+	// inFlight counts the reads and writes in the kernel now.
+	inFlight int
+	// shut is set once the socket is shut down, closed when Close was called.
+	shut, closed bool
+	// readDeadline and writeDeadline are the net.Conn deadlines; the
+	// timeouts record what the socket has now (0: none).
+	readDeadline, writeDeadline time.Time
+	readTimeout, writeTimeout   time.Duration
+}
+
+var _ net.Conn = (*blockingConn)(nil)
+
+// dialBlocking connects as net.Dialer does (the context bounds the
+// connect) and returns the connection with blocking reads and writes.
+func dialBlocking(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return blockingFrom(nc)
+}
+
+// blockingFrom takes the socket of nc, which it closes, out of the
+// network poller: a duplicate of its descriptor, in blocking mode.
+func blockingFrom(nc net.Conn) (net.Conn, error) {
+	c := &blockingConn{local: nc.LocalAddr(), remote: nc.RemoteAddr(), fd: -1}
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		nc.Close()
+		return nil, fmt.Errorf("connection %T has no socket to take", nc)
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	var dupErr error
+	err = raw.Control(func(s uintptr) {
+		fd, _, errno := syscall.Syscall(syscall.SYS_FCNTL, s, syscall.F_DUPFD_CLOEXEC, 0)
+		if errno != 0 {
+			dupErr = os.NewSyscallError("fcntl", errno)
+			return
+		}
+		c.fd = int(fd)
+	})
+	// The poller's descriptor goes; the duplicate keeps the socket open.
+	// O_NONBLOCK belongs to the socket, not the descriptor, so it is
+	// cleared only once the poller no longer uses it.
+	nc.Close()
+	if err == nil {
+		err = dupErr
+	}
+	if err == nil {
+		err = syscall.SetNonblock(c.fd, false)
+	}
+	if err != nil {
+		if c.fd >= 0 {
+			syscall.Close(c.fd)
+		}
+		return nil, fmt.Errorf("blocking socket: %w", err)
+	}
+	return c, nil
+}
+
+// enter admits a system call on the socket and returns the deadline it
+// runs under; exit must follow.
+func (c *blockingConn) enter(read bool) (deadline time.Time, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return time.Time{}, net.ErrClosed
+	}
+	c.inFlight++
+	if read {
+		return c.readDeadline, nil
+	}
+	return c.writeDeadline, nil
+}
+
+func (c *blockingConn) exit() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inFlight--
+	if c.closed && c.inFlight == 0 && c.fd >= 0 {
+		syscall.Close(c.fd)
+		c.fd = -1
+	}
+}
+
+// timeout sets the socket's timeout for one direction from the deadline a
+// call runs under; false means the deadline has passed.
+func (c *blockingConn) timeout(deadline time.Time, opt int, current *time.Duration) (bool, error) {
+	var d time.Duration
+	if !deadline.IsZero() {
+		if d = time.Until(deadline); d <= 0 {
+			return false, nil
+		}
+		// The kernel counts in microseconds; 0 would mean no timeout.
+		d = max(d.Truncate(time.Microsecond), time.Microsecond)
+	}
+	if d == *current {
+		return true, nil
+	}
+	tv := syscall.NsecToTimeval(d.Nanoseconds())
+	if err := syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv); err != nil {
+		return false, os.NewSyscallError("setsockopt", err)
+	}
+	*current = d
+	return true, nil
+}
+
+func (c *blockingConn) Read(p []byte) (int, error) {
+	deadline, err := c.enter(true)
+	if err != nil {
+		return 0, c.opError("read", err)
+	}
+	defer c.exit()
+	for {
+		// Only this call reads the socket (a net.Conn's reads come one at
+		// a time), so readTimeout is its own while it runs.
+		ok, err := c.timeout(deadline, syscall.SO_RCVTIMEO, &c.readTimeout)
+		if err != nil {
+			return 0, c.opError("read", err)
+		}
+		if !ok {
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		}
+		n, err := syscall.Read(c.fd, p)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return 0, c.opError("read", os.ErrDeadlineExceeded)
+		case err != nil:
+			return 0, c.opError("read", os.NewSyscallError("read", err))
+		case n == 0 && len(p) > 0:
+			if c.isShut() {
+				return 0, c.opError("read", net.ErrClosed)
+			}
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (c *blockingConn) Write(p []byte) (int, error) {
+	deadline, err := c.enter(false)
+	if err != nil {
+		return 0, c.opError("write", err)
+	}
+	defer c.exit()
+	written := 0
+	for written < len(p) {
+		ok, err := c.timeout(deadline, syscall.SO_SNDTIMEO, &c.writeTimeout)
+		if err != nil {
+			return written, c.opError("write", err)
+		}
+		if !ok {
+			return written, c.opError("write", os.ErrDeadlineExceeded)
+		}
+		n, err := send(c.fd, p[written:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return written, c.opError("write", os.ErrDeadlineExceeded)
+		case err == syscall.EPIPE && c.isShut():
+			return written, c.opError("write", net.ErrClosed)
+		case err != nil:
+			return written, c.opError("write", os.NewSyscallError("sendto", err))
+		}
+		written += n
+	}
+	return written, nil
+}
+
+// send writes p with MSG_NOSIGNAL: a peer gone makes it fail with EPIPE
+// instead of raising SIGPIPE.
+func send(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, errno := syscall.Syscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+func (c *blockingConn) isShut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shut
+}
+
+// shutdown ends every read and write, now and later, without closing the
+// descriptor: what a cancelled run does to a connection still in use.
+func (c *blockingConn) shutdown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.shutdownLocked()
+}
+
+func (c *blockingConn) shutdownLocked() {
+	if c.shut || c.fd < 0 {
+		return
+	}
+	c.shut = true
+	// ENOTCONN when the peer already went: nothing is left to wake.
+	syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
+}
+
+// Close shuts the socket down, which ends a read or write blocked on it,
+// and closes it when the last of them has returned.
+func (c *blockingConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return c.opError("close", net.ErrClosed)
+	}
+	c.closed = true
+	if c.inFlight > 0 {
+		c.shutdownLocked()
+		return nil
+	}
+	err := syscall.Close(c.fd)
+	c.fd = -1
+	if err != nil {
+		return c.opError("close", os.NewSyscallError("close", err))
+	}
+	return nil
+}
+
+func (c *blockingConn) opError(op string, err error) error {
+	if errors.Is(err, io.EOF) {
+		return err
+	}
+	return &net.OpError{Op: op, Net: c.remote.Network(), Source: c.local, Addr: c.remote, Err: err}
+}
+
+func (c *blockingConn) LocalAddr() net.Addr  { return c.local }
+func (c *blockingConn) RemoteAddr() net.Addr { return c.remote }
+
+func (c *blockingConn) SetDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readDeadline, c.writeDeadline = t, t
+	return nil
+}
+
+func (c *blockingConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.readDeadline = t
+	return nil
+}
+
+func (c *blockingConn) SetWriteDeadline(t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writeDeadline = t
+	return nil
+}

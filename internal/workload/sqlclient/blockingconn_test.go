@@ -1,0 +1,269 @@
+package sqlclient
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"dbio/internal/metrics"
+)
+
+// socketPair is a blocking connection and the plain net.Conn at its other
+// end, over a Unix socket in t's directory.
+func socketPair(t *testing.T) (*blockingConn, net.Conn) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	nc, err := dialBlocking(context.Background(), "unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	c := nc.(*blockingConn)
+	t.Cleanup(func() { c.Close(); peer.Close() })
+	return c, peer
+}
+
+// TestBlockingConnIsBlocking checks that the socket left the poller: its
+// descriptor is in blocking mode, and the poller's one is gone.
+func TestBlockingConnIsBlocking(t *testing.T) {
+	c, _ := socketPair(t)
+	flags, _, errno := syscall.Syscall(syscall.SYS_FCNTL, uintptr(c.fd), syscall.F_GETFL, 0)
+	if errno != 0 {
+		t.Fatal(errno)
+	}
+	if flags&syscall.O_NONBLOCK != 0 {
+		t.Errorf("descriptor %d is non-blocking", c.fd)
+	}
+	flags, _, errno = syscall.Syscall(syscall.SYS_FCNTL, uintptr(c.fd), syscall.F_GETFD, 0)
+	if errno != 0 || flags&syscall.FD_CLOEXEC == 0 {
+		t.Errorf("descriptor %d is not close-on-exec (flags %#x, %v)", c.fd, flags, errno)
+	}
+	if c.RemoteAddr() == nil || c.RemoteAddr().Network() != "unix" {
+		t.Errorf("remote address %v", c.RemoteAddr())
+	}
+}
+
+// TestBlockingConnReadWrite sends each way, more than a socket buffer
+// holds, and reads the end of the stream when the peer closes.
+func TestBlockingConnReadWrite(t *testing.T) {
+	c, peer := socketPair(t)
+	big := []byte(strings.Repeat("0123456789abcdef", 1<<16)) // 1 MiB
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(peer, int64(len(big))))
+		got <- b
+	}()
+	if n, err := c.Write(big); n != len(big) || err != nil {
+		t.Fatalf("Write: %d, %v; want %d bytes", n, err, len(big))
+	}
+	if b := <-got; string(b) != string(big) {
+		t.Fatalf("peer read %d bytes, not what was written", len(b))
+	}
+	go func() {
+		peer.Write(big)
+		peer.Close()
+	}()
+	b, err := io.ReadAll(c)
+	if err != nil || string(b) != string(big) {
+		t.Fatalf("ReadAll: %d bytes, %v; want %d and the end of the stream", len(b), err, len(big))
+	}
+}
+
+// TestBlockingConnDeadlines checks that a deadline in force when a call
+// starts bounds it, as net.Conn's do, and that lifting it lets the call wait.
+func TestBlockingConnDeadlines(t *testing.T) {
+	c, peer := socketPair(t)
+	buf := make([]byte, 10)
+	for _, tc := range []struct {
+		name     string
+		deadline time.Time
+	}{
+		{"past", time.Now().Add(-time.Second)},
+		{"soon", time.Now().Add(20 * time.Millisecond)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.SetReadDeadline(tc.deadline)
+			_, err := c.Read(buf)
+			var ne net.Error
+			if !errors.As(err, &ne) || !ne.Timeout() || !errors.Is(err, os.ErrDeadlineExceeded) {
+				t.Fatalf("Read: %v, want a timeout", err)
+			}
+		})
+	}
+	// A full socket makes a write wait; its deadline ends it.
+	c.SetWriteDeadline(time.Now().Add(20 * time.Millisecond))
+	if _, err := c.Write(make([]byte, 64<<20)); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("Write to a full socket: %v, want a timeout", err)
+	}
+	c.SetDeadline(time.Time{})
+	go peer.Write([]byte("after"))
+	if n, err := c.Read(buf); err != nil || string(buf[:n]) != "after" {
+		t.Fatalf("Read without a deadline: %q, %v", buf[:n], err)
+	}
+}
+
+// TestBlockingConnCloseEndsABlockedRead closes the connection while a read
+// waits in the kernel for data that never comes: the read ends, and the
+// descriptor is closed once it has.
+func TestBlockingConnCloseEndsABlockedRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(c *blockingConn)
+	}{
+		{"close", func(c *blockingConn) { c.Close() }},
+		{"shutdown", (*blockingConn).shutdown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _ := socketPair(t)
+			done := make(chan error, 1)
+			go func() {
+				_, err := c.Read(make([]byte, 10))
+				done <- err
+			}()
+			waitInKernel(t, c)
+			tc.stop(c)
+			if err := <-done; !errors.Is(err, net.ErrClosed) {
+				t.Errorf("blocked Read ended with %v, want %v", err, net.ErrClosed)
+			}
+			if _, err := c.Write([]byte("x")); err == nil {
+				t.Error("Write after the stop succeeded")
+			}
+			c.Close()
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.fd != -1 {
+				t.Errorf("descriptor %d still open after Close", c.fd)
+			}
+		})
+	}
+}
+
+// waitInKernel waits until a call on c is in flight: the reader has
+// entered; it may be a moment from the kernel, which a stop covers too
+// (a shut socket reads as closed).
+func waitInKernel(t *testing.T, c *blockingConn) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		c.mu.Lock()
+		n := c.inFlight
+		c.mu.Unlock()
+		if n > 0 {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// TestCancelEndsABlockedStatement runs a statement the server answers only
+// after ten minutes, on a session of each server engine with each kind of
+// socket, and ends it by
+// cancelling the session's context, as Ctrl-C cancels a run's, and by
+// closing the session, as a step's stop does: the statement returns an
+// error at once though its own context cannot be cancelled.
+func TestCancelEndsABlockedStatement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	for _, tc := range []struct{ engine, sleep, running string }{
+		{"postgres", "SELECT pg_sleep(600)",
+			"SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)' AND state = 'active'"},
+		{"mariadb", "SELECT SLEEP(600)",
+			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(600)' AND COMMAND <> 'Sleep'"},
+	} {
+		for _, mode := range []struct {
+			stop   string
+			poller bool
+		}{{"cancel", false}, {"close", false}, {"cancel", true}, {"close", true}} {
+			stop := mode.stop
+			name := tc.engine + "/" + stop + "/blocking"
+			if mode.poller {
+				name = tc.engine + "/" + stop + "/poller"
+			}
+			t.Run(name, func(t *testing.T) {
+				inst := servers.Instance(t, tc.engine)
+				d, err := For("w", inst, &Writers{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Either kind of socket, whichever the engine uses by default.
+				d.PollerSockets = mode.poller
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				c, err := Connect(ctx, inst.DB(), d, metrics.NewCollector([]string{"a"}).NewRecorder())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				if s := sockets(c); s == nil || len(s.conns) != 1 {
+					t.Fatalf("the session's connection has no socket of its own: %+v", s)
+				} else if _, blocking := s.conns[0].(*blockingConn); blocking == mode.poller {
+					t.Fatalf("the session's socket is a %T with PollerSockets %v", s.conns[0], mode.poller)
+				}
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.Read(ctx, tc.sleep)
+					done <- err
+				}()
+				// Wait until the server runs the statement: the session is
+				// blocked in a read.
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
+				for queryInt(t, inst.DB(), tc.running) == 0 {
+					select {
+					case err := <-done:
+						t.Fatalf("the statement ended before it was stopped: %v", err)
+					case <-tick.C:
+					}
+				}
+				if stop == "cancel" {
+					cancel()
+				} else {
+					c.Close()
+				}
+				// The server sleeps for ten minutes: an answer within one is
+				// the stop's doing.
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Error("the stopped statement returned no error")
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("the statement still runs a minute after the stop")
+				}
+			})
+		}
+	}
+}
+
+// sockets are the blocking sockets of c's connection, nil through the poller.
+func sockets(c *Conn) *sessionSockets {
+	switch l := c.link.(type) {
+	case *pgxLink:
+		return l.sockets
+	case *driverLink:
+		return l.sockets
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package sqlclient
+
+import (
+	"context"
+	"net"
+	"sync"
+)
+
+// sessionSockets are the sockets one session's connection dialled. They
+// are shut down together when the session's context ends, so that a
+// cancelled run ends a statement waiting on the server at once (a
+// statement's own context cannot be cancelled, see Conn.Read), and when
+// the session is closed while a statement still waits.
+type sessionSockets struct {
+	// poller dials through Go's network poller instead of blocking
+	// system calls (see blockingConn).
+	poller bool
+
+	mu    sync.Mutex
+	conns []net.Conn
+	shut  bool
+	stop  func() bool
+}
+
+// watchSockets returns the sockets of a session whose context is ctx.
+func watchSockets(ctx context.Context, poller bool) *sessionSockets {
+	s := &sessionSockets{poller: poller}
+	s.stop = context.AfterFunc(ctx, s.shutdown)
+	return s
+}
+
+// dial is a driver's dial function: the socket is watched.
+func (s *sessionSockets) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	var err error
+	if s.poller {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+	} else {
+		c, err = dialBlocking(ctx, network, addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.shut {
+		end(c)
+	}
+	s.conns = append(s.conns, c)
+	return c, nil
+}
+
+// shutdown ends every read and write on the sockets, now and later.
+func (s *sessionSockets) shutdown() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.shut = true
+	for _, c := range s.conns {
+		end(c)
+	}
+}
+
+// end ends c's reads and writes: a blocking socket is shut down and
+// closed by its driver later; a socket in the poller is closed, which is
+// safe while a read waits on it.
+func end(c net.Conn) {
+	if b, ok := c.(*blockingConn); ok {
+		b.shutdown()
+		return
+	}
+	c.Close()
+}
+
+// release stops watching: the session's connection is closed.
+func (s *sessionSockets) release() {
+	s.stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns = nil
+}
