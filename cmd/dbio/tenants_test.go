@@ -129,6 +129,23 @@ func TestTenantsOnFleet(t *testing.T) {
 	if len(l.Run.Checks) == 0 || !strings.HasPrefix(l.Run.Checks[0].Name, "h1: ") {
 		t.Errorf("the hosts' consistency checks are not the run's: %+v", l.Run.Checks)
 	}
+	// The summary on the terminal and the report have a row per host
+	// beside the fleet's.
+	if !strings.Contains(p.out.String(), "fleet and hosts") {
+		t.Errorf("the terminal summary has no fleet and hosts table:\n%s", p.out)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
+		t.Logf("%s", string(md)[i:min(len(md), i+1500)])
+	}
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h1 |", "| h2 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
 }
 
 // checkFleetNOPM checks that the fleet's NOPM is the sum of the hosts'
