@@ -324,3 +324,38 @@ func TestForwardedFlags(t *testing.T) {
 		t.Errorf("forwarded %q, want %q", got, want)
 	}
 }
+
+// TestTenantRefusedStopsTheOthers: a host whose dbio refuses its run (its
+// target does not exist) fails the run with that host's message, and the
+// other host, which was loading, is stopped: nothing is left on either.
+func TestTenantRefusedStopsTheOthers(t *testing.T) {
+	testenv.RequireEngine(t, "postgres")
+	f := testfleet.Start(t, 2)
+	bin := buildDBIO(t)
+	base := t.TempDir()
+	args := tenantsOnFleet(t, f, base, "5s")
+	missing := filepath.Join(f.Hosts[1].Storage, "db")
+	if err := os.Remove(missing); err != nil {
+		t.Fatal(err)
+	}
+	p := startProgram(t, bin, args...)
+	if code := p.exit(); code != exitFailure {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitFailure, p.out)
+	}
+	if testing.Verbose() {
+		t.Logf("%s", p.out)
+	}
+	for _, want := range []string{"host h2 ended before it was ready", missing} {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the run does not say %q:\n%s", want, p.out)
+		}
+	}
+	waitNoneLeft(t, f)
+	l, err := results.Load(runDir(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Run.Status != results.StatusFailed || l.Run.Tenants == nil || l.Run.Tenants.Hosts[1].Error == "" {
+		t.Errorf("run.json: status %s, tenants %+v", l.Run.Status, l.Run.Tenants)
+	}
+}
