@@ -325,37 +325,70 @@ func TestForwardedFlags(t *testing.T) {
 	}
 }
 
-// TestTenantRefusedStopsTheOthers: a host whose dbio refuses its run (its
-// target does not exist) fails the run with that host's message, and the
-// other host, which was loading, is stopped: nothing is left on either.
-func TestTenantRefusedStopsTheOthers(t *testing.T) {
+// TestTenantRefused: a target missing on a host is bad input, found over
+// ssh before anything is written; a host whose dbio refuses its run (its
+// target holds a dbio directory dbio did not make) fails the run with that
+// host's message, and the other host, which was loading, is stopped.
+// Nothing is left on either host.
+func TestTenantRefused(t *testing.T) {
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)
-	base := t.TempDir()
-	args := tenantsOnFleet(t, f, base, "5s")
-	missing := filepath.Join(f.Hosts[1].Storage, "db")
-	if err := os.Remove(missing); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name string
+		// spoil makes h2's target unusable and returns what the run must say.
+		spoil func(t *testing.T, target string) []string
+		code  int
+	}{
+		{"target missing", func(t *testing.T, target string) []string {
+			if err := os.Remove(target); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"target h2:" + target + " does not exist"}
+		}, exitUsage},
+		{"host refuses", func(t *testing.T, target string) []string {
+			if err := os.MkdirAll(filepath.Join(target, "dbio"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"host h2 ended before it was ready", results.MarkerName}
+		}, exitFailure},
 	}
-	p := startProgram(t, bin, args...)
-	if code := p.exit(); code != exitFailure {
-		t.Fatalf("exit %d, want %d:\n%s", code, exitFailure, p.out)
-	}
-	if testing.Verbose() {
-		t.Logf("%s", p.out)
-	}
-	for _, want := range []string{"host h2 ended before it was ready", missing} {
-		if !strings.Contains(p.out.String(), want) {
-			t.Errorf("the run does not say %q:\n%s", want, p.out)
-		}
-	}
-	waitNoneLeft(t, f)
-	l, err := results.Load(runDir(base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Run.Status != results.StatusFailed || l.Run.Tenants == nil || l.Run.Tenants.Hosts[1].Error == "" {
-		t.Errorf("run.json: status %s, tenants %+v", l.Run.Status, l.Run.Tenants)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			base := t.TempDir()
+			args := tenantsOnFleet(t, f, base, "5s")
+			says := c.spoil(t, filepath.Join(f.Hosts[1].Storage, "db"))
+			p := startProgram(t, bin, args...)
+			if code := p.exit(); code != c.code {
+				t.Fatalf("exit %d, want %d:\n%s", code, c.code, p.out)
+			}
+			if testing.Verbose() {
+				t.Logf("%s", p.out)
+			}
+			for _, want := range says {
+				if !strings.Contains(p.out.String(), want) {
+					t.Errorf("the run does not say %q:\n%s", want, p.out)
+				}
+			}
+			waitNoneLeft(t, f)
+			for _, h := range f.Hosts {
+				if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
+					t.Errorf("host %s keeps %v", h.Name, left)
+				}
+			}
+			if c.code == exitUsage {
+				if entries, _ := os.ReadDir(base); len(entries) > 0 {
+					t.Errorf("bad input wrote %v", entries)
+				}
+				return
+			}
+			l, err := results.Load(runDir(base))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.Run.Status != results.StatusFailed || l.Run.Tenants == nil || l.Run.Tenants.Hosts[1].Error == "" {
+				t.Errorf("run.json: status %s, tenants %+v", l.Run.Status, l.Run.Tenants)
+			}
+		})
 	}
 }

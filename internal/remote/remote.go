@@ -207,3 +207,36 @@ func lastLine(s string) string {
 	}
 	return s
 }
+
+// ErrTarget marks a target on a host that a run cannot use as given: bad
+// input, found before anything is written.
+var ErrTarget = errors.New("target")
+
+// CheckTarget says whether path on h is a directory a run can use: it must
+// exist (unless create, when the host's dbio makes it) and be neither a
+// link nor a file. A problem of the target wraps ErrTarget; an error
+// reaching the host does not.
+func (s Shell) CheckTarget(ctx context.Context, h fleet.Host, path string, create bool) error {
+	script := fmt.Sprintf(`t=%s
+if [ -L "$t" ]; then echo link; elif [ -d "$t" ]; then echo ok; elif [ -e "$t" ]; then echo other; else echo missing; fi
+`, fleet.ShellQuote(path))
+	out, err := s.run(ctx, h, script, nil)
+	if err != nil {
+		return fmt.Errorf("checking target %s:%s: %w", h.Name, path, err)
+	}
+	switch state := strings.TrimSpace(lastLine(out)); state {
+	case "ok":
+		return nil
+	case "missing":
+		if create {
+			return nil
+		}
+		return fmt.Errorf("%w %s:%s does not exist: create it there (mkdir -p %s) or pass --create-target; dbio does not create a target on its own, so that a mistyped path or an unmounted mount point never benchmarks the disk underneath", ErrTarget, h.Name, path, path)
+	case "link":
+		return fmt.Errorf("%w %s:%s is a symbolic link: dbio does not follow it; give the directory it points to", ErrTarget, h.Name, path)
+	case "other":
+		return fmt.Errorf("%w %s:%s is not a directory: give a directory on the storage under test", ErrTarget, h.Name, path)
+	default:
+		return fmt.Errorf("host %s: checking target %s printed %q", h.Name, path, out)
+	}
+}

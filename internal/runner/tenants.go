@@ -46,6 +46,9 @@ type Tenants struct {
 	// Margin is how long after the last host said it was ready the start
 	// instant is: time for it to reach every host before it comes.
 	Margin time.Duration
+	// CreateTargets lets each host's dbio make its target (--create-target);
+	// otherwise a target missing on its host is refused before the run.
+	CreateTargets bool
 }
 
 // TenantHost is a host and the target its tenant runs on.
@@ -68,6 +71,9 @@ func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	if err != nil {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
+	if err := checkTenantTargets(ctx, t); err != nil {
+		return out, err
+	}
 	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
 	run.Environment, run.Warnings = hostEnvironment(env)
 	run.Environment.Versions["go"] = runtime.Version()
@@ -82,6 +88,36 @@ func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		return runErr
 	})
 	return out, err
+}
+
+// checkTenantTargets checks every host's target over ssh, all at once,
+// before anything is written: the targets' problems are bad input (each
+// host's dbio checks the rest itself); a host not reached is an error.
+func checkTenantTargets(ctx context.Context, t Tenants) error {
+	errs := make([]error, len(t.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range t.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = t.Shell.CheckTarget(ctx, h.Host, h.Target, t.CreateTargets)
+		}()
+	}
+	wg.Wait()
+	var bad, other []error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, remote.ErrTarget):
+			bad = append(bad, err)
+		default:
+			other = append(other, err)
+		}
+	}
+	if len(other) > 0 {
+		return errors.Join(append(other, bad...)...)
+	}
+	return problems(bad)
 }
 
 // tenantRun is one run of tenants being executed.
