@@ -33,6 +33,9 @@ const (
 // App is the process state every command receives: nothing below cmd/ reads
 // os.Stdout, the environment or the clock directly.
 type App struct {
+	// Stdin is where a tenant of a run on several hosts reads its start
+	// instant (--start-barrier); nil has none.
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
@@ -169,6 +172,7 @@ func main() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	host := target.HostFS()
 	app := &App{
+		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
 		Getenv: os.Getenv,

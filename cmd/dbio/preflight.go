@@ -18,6 +18,9 @@ import (
 // with its password masked) or an option only a managed server takes.
 func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []error {
 	places := runner.Places{Results: f.results}
+	if f.onHosts {
+		return places.Problems(sys)
+	}
 	if f.dsn == "" {
 		places = runner.Places{Data: f.target, Log: f.logTarget, Results: f.results, Create: f.createTarget, Engine: e, Limits: r.limits}
 		return places.Problems(sys)

@@ -26,9 +26,15 @@ import (
 // engine runs, which users, how long.
 type runFlags struct {
 	// engines are the engines --engine chooses from.
-	engines   *engine.Registry
-	engine    string
-	target    string
+	engines *engine.Registry
+	engine  string
+	target  string
+	// targets are every --target given, in order (target is the last): a
+	// run on several hosts has one per host.
+	targets []string
+	// onHosts says the targets are on hosts: each host's dbio checks its
+	// own target and engine, not this machine.
+	onHosts   bool
 	logTarget string
 	users     string
 	rampup    time.Duration
@@ -62,7 +68,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	*f = defaults
 	f.engines, f.flags = engines, fs
 	fs.StringVarP(&f.engine, "engine", "e", defaults.engine, "database engine: "+strings.Join(engines.Names(), ", "))
-	fs.StringVarP(&f.target, "target", "t", defaults.target, "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
+	fs.VarP(&targetsValue{last: &f.target, all: &f.targets}, "target", "t", "directory on the storage under test; dbio works only in its own <target>/dbio subdirectory")
 	fs.StringVar(&f.logTarget, "log-target", "", "directory for the WAL / redo log (server engines), when it should sit on other storage")
 	fs.StringVarP(&f.users, "users", "u", defaults.users, "virtual-user sequence, one measured step per count, e.g. 1,2,4,8")
 	fs.DurationVar(&f.rampup, "ramp-time", defaults.rampup, "warm-up before each step's measurement, excluded from its figures")
@@ -83,6 +89,29 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	fs.BoolVar(&f.createTarget, "create-target", defaults.createTarget, "create --target (and --log-target, --backup-target) when it does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	fs.StringVar(&f.limit, "limit", "", "emulate a storage class on the targets' disks with a block-I/O cgroup: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
 }
+
+// targetsValue is --target: the last one given is the run's target (as a
+// plain string flag would have it), and every one given is kept for a run
+// on several hosts (--target h1:/srv/db --target h2:/srv/db).
+type targetsValue struct {
+	last *string
+	all  *[]string
+}
+
+func (v *targetsValue) String() string {
+	if v.last == nil {
+		return ""
+	}
+	return *v.last
+}
+
+func (v *targetsValue) Set(s string) error {
+	*v.last = s
+	*v.all = append(*v.all, s)
+	return nil
+}
+
+func (v *targetsValue) Type() string { return "string" }
 
 // registerSteady adds the flags that end a ramp-up at steady state, for the
 // commands whose steps are user steps (not the scenarios, whose phases are

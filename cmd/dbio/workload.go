@@ -24,6 +24,9 @@ type workloadFlags struct {
 	pace pacingFlags
 	// repeat runs the whole run this many times into one repeat set.
 	repeat int
+	// tenants are the hosts a run on several hosts is on, on the commands
+	// that offer it.
+	tenants tenantFlags
 }
 
 // bindRepeat adds --repeat, for the commands whose runs can be repeated.
@@ -60,7 +63,16 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		Example: h.Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name) })
+			ctx, done, withBarrier, err := tenantContext(cmd.Context(), app, f)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return executeRepeatable(ctx, app, f.repeat, func() (runner.Plan, error) {
+				plan, err := workloadPlan(app, f, def.Name)
+				withBarrier(&plan)
+				return plan, err
+			})
 		},
 	}
 	d := def.RunDefaults
@@ -68,6 +80,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 	f.pace.register(cmd.Flags())
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
+	f.tenants.register(cmd.Flags())
 	return cmd
 }
 
@@ -92,6 +105,8 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	}
 	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
 	problems = append(problems, pacingProblems...)
+	// On hosts, each host's dbio checks its own target and engine.
+	f.run.onHosts = f.onHosts()
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
@@ -150,6 +165,9 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget
+	}
+	if f.run.onHosts {
+		return tenantsPlan(app, f, plan)
 	}
 	return plan, nil
 }

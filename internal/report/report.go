@@ -196,6 +196,10 @@ func runSections(r *runView, prefix string) []*section {
 		body = append(body, s)
 		findings = append(findings, f...)
 	}
+	if s, f := tenantsSection(r, prefix); s != nil {
+		body = append(body, s)
+		findings = append(findings, f)
+	}
 	findings = append(findings, demandFindings(r.Recorded, r.title)...)
 	if len(r.Other) > 0 {
 		body = append(body, otherSection(r.Other, prefix))

@@ -86,6 +86,7 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	if err := stepTables(w, l.Steps); err != nil {
 		return err
 	}
+	tenantsText(w, r, l.Steps)
 	for _, wl := range analysis.NewRecorded(l).Workloads {
 		if f := warmupFinding(opts.title(wl.Kind), wl.Steps); f != "" {
 			fmt.Fprintf(w, "\nwarm-up: %s\n", f)

@@ -71,6 +71,9 @@ type Run struct {
 	// Fragmentation follows the extents of dbio's database files through the
 	// run: after the load, after each step, and at the end.
 	Fragmentation []Fragmentation `json:"fragmentation,omitempty"`
+	// Tenants is a run of database tenants on several hosts: its barrier
+	// and each host's part.
+	Tenants *Tenants `json:"tenants,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.
@@ -415,11 +418,16 @@ func (d *Dir) writeRun() error {
 
 // StepDir returns (creating it) the directory of step index, e.g. steps/03-users-5.
 func (d *Dir) StepDir(index int, name string) (string, error) {
-	dir := filepath.Join(d.Path, "steps", fmt.Sprintf("%02d-%s", index, unsafeName.ReplaceAllString(name, "-")))
+	dir := StepPath(d.Path, index, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", d.check(fmt.Errorf("step directory: %w", err))
 	}
 	return dir, nil
+}
+
+// StepPath is where the run in dir keeps step index's files.
+func StepPath(dir string, index int, name string) string {
+	return filepath.Join(dir, "steps", fmt.Sprintf("%02d-%s", index, unsafeName.ReplaceAllString(name, "-")))
 }
 
 // WriteStep writes a step's summary.json and one latency-<type>.hdr file per histogram.

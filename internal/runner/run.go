@@ -88,6 +88,13 @@ type Plan struct {
 	// whose steps all completed, for run.json (e.g. the largest load kept
 	// under a ceiling); stopped says whether StopWhen ended the run.
 	Conclude func(steps []results.Step, stopped bool) []results.Figure
+
+	// Tenants, when set, runs the workload on several hosts at once, dbio
+	// on each (see Tenants); the plan's own targets are then unused.
+	Tenants *Tenants
+	// Barrier, when set, is waited for after the load and before the
+	// first step: a tenant's start barrier, released by its coordinator.
+	Barrier func(ctx context.Context) error
 }
 
 // Env is the process state a run uses.
@@ -133,6 +140,9 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	}
 	if env.Progress == nil {
 		env.Progress = progress.Discard()
+	}
+	if p.Tenants != nil {
+		return runTenants(ctx, p, env)
 	}
 	var out Outcome
 	// Nothing is written before the preflight has passed and the targets are this run's.
@@ -461,6 +471,11 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		})
 	}
 
+	if p.Barrier != nil {
+		if err := p.Barrier(ctx); err != nil {
+			return err
+		}
+	}
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
 			Pacing:    p.Pacing,

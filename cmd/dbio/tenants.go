@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"dbio/internal/fleet"
+	"dbio/internal/remote"
+	"dbio/internal/runner"
+)
+
+// startBarrierFlag is the hidden flag by which dbio runs as a tenant of a
+// coordinator on another machine: it loads, says it is ready, and starts
+// its steps at the instant the coordinator sends on its input; its input
+// closing ends the run.
+const startBarrierFlag = "start-barrier"
+
+// tenantFlags are a workload command's flags for running on several hosts
+// at once.
+type tenantFlags struct {
+	registered bool
+	hosts      []string
+	sshConfig  string
+	barrier    bool
+}
+
+func (f *tenantFlags) register(fs *pflag.FlagSet) {
+	f.registered = true
+	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs the workload there, dbio on every host at once, each on its own server (see docs/fleet.md)")
+	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
+	fs.BoolVar(&f.barrier, startBarrierFlag, false, "run as a tenant of a run on several hosts: wait at the start barrier for the instant read on standard input, and stop when it closes")
+	_ = fs.MarkHidden(startBarrierFlag)
+}
+
+// onHosts says whether the targets put the run on hosts.
+func (f workloadFlags) onHosts() bool {
+	if !f.tenants.registered {
+		return false
+	}
+	for _, t := range f.run.targets {
+		if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+			return true // a malformed host target is reported as such
+		}
+	}
+	return false
+}
+
+// notForwarded are the flags a tenant's dbio is not given as typed: the
+// runner gives it its own target, results directory and name, and the
+// hosts, the repeat and the live figures are the coordinator's.
+var notForwarded = map[string]bool{
+	"target": true, "host": true, "ssh-config": true, "results": true, "name": true,
+	"metrics-addr": true, "repeat": true, startBarrierFlag: true,
+}
+
+// forwardedFlags are the flags the user gave, as each host's dbio takes
+// them, under their current names.
+func forwardedFlags(fs *pflag.FlagSet) []string {
+	var out []string
+	// Changed, not Visit's set flags: a flag given by its old name counts
+	// as its new name (resolveAliases), which was never set itself.
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if _, old := fl.Annotations[aliasOf]; old || !fl.Changed || notForwarded[fl.Name] {
+			return
+		}
+		if sv, ok := fl.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+fl.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return out
+}
+
+// tenantsPlan turns a workload plan whose targets are on hosts into a run
+// of tenants: dbio on each host, with the same flags, on that host's target.
+func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, error) {
+	var errs []error
+	var hosts []fleet.Host
+	for _, s := range f.tenants.hosts {
+		h, err := fleet.ParseHostFlag(s)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		h.SSHConfig = f.tenants.sshConfig
+		hosts = append(hosts, h)
+	}
+	targets, terrs := fleet.ResolveTargets(hosts, f.run.targets)
+	errs = append(errs, terrs...)
+	errs = append(errs, fleet.SetProblems(hosts)...)
+	seen := map[string]bool{}
+	var tenants []runner.TenantHost
+	for _, t := range targets {
+		switch {
+		case !t.Remote():
+			errs = append(errs, fmt.Errorf("--target %s is on this machine: in a run on hosts every target is on a host; to run a tenant here too, name this machine as a host (--host me=localhost, --target me:%s)", t, t.Path))
+		case seen[t.Host]:
+			errs = append(errs, fmt.Errorf("--target %s: host %s has a target already: a run on hosts has one tenant per host", t, t.Host))
+		default:
+			seen[t.Host] = true
+			for _, h := range hosts {
+				if h.Name == t.Host {
+					tenants = append(tenants, runner.TenantHost{Host: h, Target: t.Path})
+				}
+			}
+		}
+	}
+	refuse := func(flag, why string) {
+		if f.run.flags.Changed(flag) {
+			errs = append(errs, fmt.Errorf("--%s: %s", flag, why))
+		}
+	}
+	refuse("log-target", "not on hosts yet: each host's server keeps its log with its data")
+	refuse("dsn", "a run on hosts starts a managed server on each host's target: drop --dsn")
+	refuse("dsn-file", "a run on hosts starts a managed server on each host's target: drop --dsn-file")
+	refuse("ramp-until", "each host would end its ramp-up at its own steady state, leaving no common window: give a fixed --ramp-time")
+	refuse("goal", "each host would search on its own, leaving no common steps: run the search on one host")
+	refuse(startBarrierFlag, "is how a coordinator runs dbio on a host; the hosts of this run are named with --target NAME:/path")
+	if f.repeat > 1 {
+		errs = append(errs, errors.New("--repeat: not on hosts yet: run the fleet run again"))
+	}
+	if len(errs) > 0 {
+		return runner.Plan{}, usageErrors(errs)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return runner.Plan{}, fmt.Errorf("finding dbio's own program to copy to the hosts: %w", err)
+	}
+	bin, err := remote.ReadBinary(exe)
+	if err != nil {
+		return runner.Plan{}, err
+	}
+	forwarded := forwardedFlags(f.run.flags)
+	workload := f.def.Name
+	plan.Tenants = &runner.Tenants{
+		Shell: remote.Shell{Exec: app.Exec}, Binary: bin, Hosts: tenants, Workload: workload, CreateTargets: f.run.createTarget,
+		Args: func(h runner.TenantHost, results, name string) []string {
+			args := append([]string{workload}, forwarded...)
+			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag)
+		},
+	}
+	plan.DataPath, plan.LogPath, plan.CreateTargets = "", "", false
+	if cfg, ok := plan.Config.(runner.Config); ok {
+		cfg.Target = strings.Join(f.run.targets, ",")
+		plan.Config = cfg
+	}
+	return plan, nil
+}
+
+// tenantContext is the context of a run as a tenant (--start-barrier): it
+// ends when the coordinator's connection closes; plan gets the barrier.
+func tenantContext(ctx context.Context, app *App, f workloadFlags) (context.Context, func(), func(*runner.Plan), error) {
+	if !f.tenants.barrier {
+		return ctx, func() {}, func(*runner.Plan) {}, nil
+	}
+	if app.Stdin == nil {
+		return ctx, nil, nil, usagef("--%s: dbio reads the start instant on its standard input, and has none", startBarrierFlag)
+	}
+	b := &remote.Barrier{In: app.Stdin, Out: app.Stdout, Now: app.Now}
+	ctx, cancel := b.Watch(ctx)
+	return ctx, cancel, func(p *runner.Plan) { p.Barrier = b.Wait }, nil
+}

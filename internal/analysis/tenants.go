@@ -1,0 +1,186 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/metrics"
+	"dbio/internal/results"
+)
+
+// TenantHost is one host's part of a step of database tenants run on
+// several hosts at once: what its own results directory recorded.
+type TenantHost struct {
+	Host string
+	// Step is the host's step directory, relative to the fleet run's.
+	Step string
+	// Seconds are the step's measured seconds, in order.
+	Seconds []TenantSecond
+	// Latency is the host's histogram of every transaction of the step
+	// (its types merged).
+	Latency *hdrhistogram.Histogram
+}
+
+// TenantSecond is one per-second row of a host's series.
+type TenantSecond struct {
+	Time   time.Time
+	Values map[results.FigureName]float64
+}
+
+// TenantSeconds reads a step's measured seconds from a host's series: the
+// rows of the step in its measurement, with the named figures that have a
+// value.
+func TenantSeconds(s results.Series, step string, names []Figure) []TenantSecond {
+	var out []TenantSecond
+	for _, r := range s.Rows {
+		if r.Step != step || r.Phase != "measure" {
+			continue
+		}
+		sec := TenantSecond{Time: r.Time, Values: map[results.FigureName]float64{}}
+		for _, n := range names {
+			if c := s.Column(string(n.Name)); c >= 0 && c < len(r.Values) && !math.IsNaN(r.Values[c]) {
+				sec.Values[n.Name] = r.Values[c]
+			}
+		}
+		out = append(out, sec)
+	}
+	return out
+}
+
+// TenantFigures are the throughput figures a fleet of tenants sums: the
+// workload's (TPM and NOPM, or TPS) and TPS.
+func TenantFigures(steps []results.Step) []Figure {
+	out := Throughput(steps)
+	if !slices.ContainsFunc(out, func(f Figure) bool { return f.Name == results.FigureTPS }) {
+		out = append(out, Figure{results.FigureTPS, "TPS", "tx/s"})
+	}
+	return out
+}
+
+// TenantFleet computes a fleet step from its hosts' records.
+//
+// Throughput is summed over the common window only: the seconds every host
+// recorded, on one clock counted from the earliest host's first measured
+// second (a host's second is matched with the others' less than half a
+// second away). Each host's figure is the mean of its per-second values
+// over the window, and the fleet's is their sum, so the host rows add up to
+// the fleet row. A host that started late or stopped early adds no second
+// in which the others were not measuring.
+//
+// Latency percentiles are those of the hosts' histograms merged: the
+// fleet's p99 is the latency 99 % of the fleet's transactions met, never
+// an average of the hosts' p99s.
+func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []results.Figure, *hdrhistogram.Histogram, error) {
+	var rec results.TenantFleet
+	if len(hosts) == 0 {
+		return rec, nil, nil, errors.New("no hosts")
+	}
+	origin := time.Time{}
+	for _, h := range hosts {
+		if len(h.Seconds) == 0 {
+			return rec, nil, nil, fmt.Errorf("host %s recorded no measured second in step %s", h.Host, h.Step)
+		}
+		if first := h.Seconds[0].Time; origin.IsZero() || first.Before(origin) {
+			origin = first
+		}
+	}
+	// Each host's seconds on the common clock.
+	index := make([]map[int]TenantSecond, len(hosts))
+	lo, hi := math.MinInt, math.MaxInt
+	var firsts []time.Time
+	for i, h := range hosts {
+		index[i] = map[int]TenantSecond{}
+		prev := math.MinInt
+		for _, s := range h.Seconds {
+			k := int(math.Round(s.Time.Sub(origin).Seconds()))
+			// Two ticks of one host in the same second (a late tick
+			// followed by a prompt one) keep their order.
+			k = max(k, prev+1)
+			index[i][k] = s
+			prev = k
+		}
+		first, last := secondsRange(index[i])
+		lo, hi = max(lo, first), min(hi, last)
+		firsts = append(firsts, h.Seconds[0].Time)
+	}
+	var window []int
+	for k := lo; k <= hi; k++ {
+		all := true
+		for i := range hosts {
+			if _, ok := index[i][k]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			window = append(window, k)
+		}
+	}
+	if len(window) == 0 {
+		return rec, nil, nil, fmt.Errorf("the hosts share no measured second: their steps did not overlap (first seconds %s)", describeFirsts(hosts, firsts))
+	}
+	rec.WindowStart = origin.Add(time.Duration(window[0]) * time.Second)
+	rec.WindowEnd = origin.Add(time.Duration(window[len(window)-1]) * time.Second)
+	rec.Seconds = len(window)
+	earliest, latest := slices.MinFunc(firsts, time.Time.Compare), slices.MaxFunc(firsts, time.Time.Compare)
+	rec.StartSpreadMS = results.Round6(float64(latest.Sub(earliest)) / float64(time.Millisecond))
+
+	fleet := make([]float64, len(names))
+	var merged *hdrhistogram.Histogram
+	for i, h := range hosts {
+		row := results.TenantHostStep{Host: h.Host, Step: h.Step}
+		for j, n := range names {
+			sum := 0.0
+			for _, k := range window {
+				sum += index[i][k].Values[n.Name] // a second without the figure counted nothing
+			}
+			v := sum / float64(len(window))
+			fleet[j] += v
+			row.Figures = append(row.Figures, results.Figure{Name: n.Name, Value: results.Round6(v), Unit: n.Unit})
+		}
+		row.Latency = metrics.Summarize(h.Latency)
+		rec.Hosts = append(rec.Hosts, row)
+		if h.Latency == nil {
+			continue
+		}
+		if merged == nil {
+			merged = hdrhistogram.New(h.Latency.LowestTrackableValue(), h.Latency.HighestTrackableValue(), int(h.Latency.SignificantFigures()))
+		}
+		if dropped := merged.Merge(h.Latency); dropped > 0 {
+			return rec, nil, nil, fmt.Errorf("host %s: %d latencies outside the fleet histogram's range", h.Host, dropped)
+		}
+	}
+	rec.Latency = metrics.Summarize(merged)
+	var figs []results.Figure
+	for j, n := range names {
+		figs = append(figs, results.Figure{Name: n.Name, Value: results.Round6(fleet[j]), Unit: n.Unit})
+	}
+	if merged != nil && merged.TotalCount() > 0 {
+		figs = append(figs, results.Figure{Name: results.FigureLatencyP99, Value: float64(rec.Latency.P99US) / 1000, Unit: "ms"})
+	}
+	return rec, figs, merged, nil
+}
+
+func secondsRange(m map[int]TenantSecond) (int, int) {
+	first, last := math.MaxInt, math.MinInt
+	for k := range m {
+		first, last = min(first, k), max(last, k)
+	}
+	return first, last
+}
+
+func describeFirsts(hosts []TenantHost, firsts []time.Time) string {
+	var s string
+	for i, h := range hosts {
+		if i > 0 {
+			s += ", "
+		}
+		s += h.Host + " " + firsts[i].UTC().Format("15:04:05.000")
+	}
+	return s
+}

@@ -1,0 +1,207 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/results"
+)
+
+// tenantSeconds are n measured seconds from start, one a second plus
+// jitter, with NOPM nopm[i] (the last value repeats) and TPS ten times less.
+func tenantSeconds(start time.Time, jitter time.Duration, nopm ...float64) []TenantSecond {
+	var out []TenantSecond
+	for i, v := range nopm {
+		out = append(out, TenantSecond{Time: start.Add(time.Duration(i+1)*time.Second + jitter),
+			Values: map[results.FigureName]float64{results.FigureNOPM: v, results.FigureTPS: v / 10}})
+	}
+	return out
+}
+
+// latencies is a histogram of n transactions of us microseconds each.
+func latencies(t *testing.T, pairs ...int64) *hdrhistogram.Histogram {
+	h := hdrhistogram.New(1, 60_000_000, 3)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if err := h.RecordValues(pairs[i+1], pairs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
+}
+
+func TestTenantFleet(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	names := []Figure{{results.FigureNOPM, "NOPM", "new-orders/min"}, {results.FigureTPS, "TPS", "tx/s"}}
+	cases := []struct {
+		name  string
+		hosts []TenantHost
+		// window is the common window's length; nopm the hosts' NOPM over it.
+		window  int
+		nopm    []float64
+		spread  float64
+		wantErr string
+	}{
+		{
+			name: "same seconds",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: tenantSeconds(t0, 0, 100, 200, 300), Latency: latencies(t, 10, 1000)},
+				{Host: "h2", Seconds: tenantSeconds(t0, 20*time.Millisecond, 10, 20, 30), Latency: latencies(t, 10, 2000)},
+			},
+			window: 3, nopm: []float64{200, 20}, spread: 20,
+		},
+		{
+			// h2 started a second late and ran two seconds longer: only the
+			// two seconds both measured count, for both hosts.
+			name: "late host",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: tenantSeconds(t0, 0, 100, 200, 300), Latency: latencies(t, 10, 1000)},
+				{Host: "h2", Seconds: tenantSeconds(t0.Add(time.Second), 0, 1000, 50, 70, 9000), Latency: latencies(t, 10, 2000)},
+			},
+			window: 2, nopm: []float64{250, 525}, spread: 1000,
+		},
+		{
+			// A late tick and a prompt one in the same second keep their order.
+			name: "jittered ticks",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: append(tenantSeconds(t0, 0, 100), TenantSecond{Time: t0.Add(1400 * time.Millisecond),
+					Values: map[results.FigureName]float64{results.FigureNOPM: 300, results.FigureTPS: 30}}), Latency: latencies(t, 1, 1000)},
+				{Host: "h2", Seconds: tenantSeconds(t0, 0, 7, 9), Latency: latencies(t, 1, 1000)},
+			},
+			window: 2, nopm: []float64{200, 8},
+		},
+		{
+			name: "no overlap",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: tenantSeconds(t0, 0, 1, 2)},
+				{Host: "h2", Seconds: tenantSeconds(t0.Add(10*time.Second), 0, 1, 2)},
+			},
+			wantErr: "share no measured second",
+		},
+		{
+			name:    "a host without seconds",
+			hosts:   []TenantHost{{Host: "h1", Seconds: tenantSeconds(t0, 0, 1)}, {Host: "h2"}},
+			wantErr: "host h2 recorded no measured second",
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec, figs, merged, err := TenantFleet(c.hosts, names)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err = %v, want %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.Seconds != c.window {
+				t.Errorf("window %d s, want %d", rec.Seconds, c.window)
+			}
+			if rec.StartSpreadMS != c.spread {
+				t.Errorf("start spread %v ms, want %v", rec.StartSpreadMS, c.spread)
+			}
+			sum := 0.0
+			for i, h := range rec.Hosts {
+				v, _ := h.Figure(results.FigureNOPM)
+				if v != c.nopm[i] {
+					t.Errorf("%s NOPM over the window %v, want %v", h.Host, v, c.nopm[i])
+				}
+				sum += v
+			}
+			fleet := figure(figs, results.FigureNOPM)
+			// Figures are stored to six significant digits (results.Round6).
+			if math.Abs(fleet-sum) > 1e-5*math.Abs(sum) {
+				t.Errorf("fleet NOPM %v, want the hosts' sum over the window %v", fleet, sum)
+			}
+			if tps := figure(figs, results.FigureTPS); math.Abs(tps-sum/10) > 1e-6 {
+				t.Errorf("fleet TPS %v, want %v", tps, sum/10)
+			}
+			if merged.TotalCount() != totalCount(c.hosts) {
+				t.Errorf("merged %d transactions, the hosts %d", merged.TotalCount(), totalCount(c.hosts))
+			}
+		})
+	}
+}
+
+// TestTenantFleetP99 checks the fleet's p99 is the merged histograms' on a
+// skewed fleet, where the mean of the hosts' p99s is far from it: one host
+// doing 990 transactions at 100 µs, another 10 at 10 ms.
+func TestTenantFleetP99(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	fast, slow := latencies(t, 990, 100), latencies(t, 10, 10_000)
+	hosts := []TenantHost{
+		{Host: "fast", Seconds: tenantSeconds(t0, 0, 1, 1), Latency: fast},
+		{Host: "slow", Seconds: tenantSeconds(t0, 0, 1, 1), Latency: slow},
+	}
+	rec, figs, _, err := TenantFleet(hosts, []Figure{{results.FigureNOPM, "NOPM", ""}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := hdrhistogram.New(1, 60_000_000, 3)
+	want.Merge(fast)
+	want.Merge(slow)
+	p99 := figure(figs, results.FigureLatencyP99)
+	if p99 != float64(want.ValueAtQuantile(99))/1000 || rec.Latency.P99US != want.ValueAtQuantile(99) {
+		t.Errorf("fleet p99 %v ms (%d µs), want the merged histograms' %d µs", p99, rec.Latency.P99US, want.ValueAtQuantile(99))
+	}
+	meanOfP99s := float64(fast.ValueAtQuantile(99)+slow.ValueAtQuantile(99)) / 2 / 1000
+	if math.Abs(p99-meanOfP99s) < 1 {
+		t.Errorf("fleet p99 %v ms is the mean of the hosts' p99s %v ms: the case does not tell them apart", p99, meanOfP99s)
+	}
+	if rec.Hosts[1].Latency.P99US != slow.ValueAtQuantile(99) {
+		t.Errorf("slow host's own p99 %d µs, want %d", rec.Hosts[1].Latency.P99US, slow.ValueAtQuantile(99))
+	}
+}
+
+func figure(figs []results.Figure, name results.FigureName) float64 {
+	for _, f := range figs {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return math.NaN()
+}
+
+func totalCount(hosts []TenantHost) int64 {
+	var n int64
+	for _, h := range hosts {
+		if h.Latency != nil {
+			n += h.Latency.TotalCount()
+		}
+	}
+	return n
+}
+
+// BenchmarkTenantFleet1000Hosts computes a fleet step of 1,000 hosts, each
+// a minute of per-second TPM, NOPM and TPS and a histogram of 60,000
+// transactions: what a fleet of hundreds of hosts costs the coordinator.
+func BenchmarkTenantFleet1000Hosts(b *testing.B) {
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	names := []Figure{{results.FigureTPM, "TPM", "tx/min"}, {results.FigureNOPM, "NOPM", "new-orders/min"}, {results.FigureTPS, "TPS", "tx/s"}}
+	hosts := make([]TenantHost, 1000)
+	for i := range hosts {
+		h := hdrhistogram.New(1, 60_000_000, 3)
+		for v := int64(0); v < 60_000; v++ {
+			h.RecordValue(200 + (v*7919+int64(i)*104729)%50_000)
+		}
+		var secs []TenantSecond
+		for s := 0; s < 60; s++ {
+			secs = append(secs, TenantSecond{Time: t0.Add(time.Duration(s)*time.Second + time.Duration(i%400)*time.Millisecond),
+				Values: map[results.FigureName]float64{results.FigureTPM: 60_000, results.FigureNOPM: 27_000, results.FigureTPS: 1000}})
+		}
+		hosts[i] = TenantHost{Host: fmt.Sprintf("h%d", i), Seconds: secs, Latency: h}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, _, _, err := TenantFleet(hosts, names); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

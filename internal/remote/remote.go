@@ -1,0 +1,242 @@
+// Package remote is dbio on a host: its own binary copied to a fleet's host
+// over the user's ssh when missing there or of another version, run there
+// as a tenant of a fleet run (one dbio per host, on that host's target),
+// held at a start barrier until the coordinator releases every host at one
+// instant, and its results directory brought back through ssh and tar.
+//
+// Both sides of the barrier live here: the coordinator's (Tenant, which
+// waits for a host's ready line and sends the start instant on its input)
+// and the host's (Barrier, which prints the ready line, waits for the
+// instant, and ends the run when its input closes, so that a coordinator
+// that dies, however it dies, leaves no dbio or database behind).
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"dbio/internal/execx"
+	"dbio/internal/fleet"
+)
+
+// Shell runs dbio's scripts on hosts with the user's ssh, as fleet.Shell
+// does: the user's keys, agent and configuration, in batch mode.
+type Shell struct {
+	Exec execx.Runner
+	// SSH is the ssh program; empty is "ssh" on the PATH.
+	SSH string
+}
+
+func (s Shell) program() string {
+	if s.SSH == "" {
+		return "ssh"
+	}
+	return s.SSH
+}
+
+// sshArgs are ssh's arguments for running a POSIX shell script on h:
+// BatchMode, so that a key needing a passphrase fails at once instead of
+// hanging the run, and sh whatever the login shell is.
+func sshArgs(h fleet.Host, script string) []string {
+	var a []string
+	if h.SSHConfig != "" {
+		a = append(a, "-F", h.SSHConfig)
+	}
+	return append(a, "-o", "BatchMode=yes", h.Destination, "exec sh -c "+fleet.ShellQuote(script))
+}
+
+// run runs script on h, with stdin as its input when given.
+func (s Shell) run(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
+	res, err := s.Exec.Run(ctx, execx.Cmd{Name: s.program(), Args: sshArgs(h, script), Stdin: stdin})
+	if err != nil {
+		return "", fmt.Errorf("host %s (ssh %s): %w", h.Name, h.Destination, err)
+	}
+	return string(res.Stdout), nil
+}
+
+// Home is dbio's own directory on a host, under the SSH login's home: the
+// copies of its binary (bin/) and the results directories of the tenants
+// it runs there (runs/) while they run.
+const Home = "$HOME/.dbio"
+
+// Binary is the dbio program copied to the hosts: this very build, so that
+// the coordinator and its tenants read and write the same records.
+type Binary struct {
+	Path string
+	// SHA256 is the program's hash in hex: a host's copy is named by it
+	// and checked against it, so another build is never taken for this one.
+	SHA256 string
+}
+
+// ReadBinary hashes the program at path.
+func ReadBinary(path string) (Binary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Binary{}, fmt.Errorf("dbio's own program: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return Binary{}, fmt.Errorf("dbio's own program %s: %w", path, err)
+	}
+	return Binary{Path: path, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// name is the copy's file name on a host.
+func (b Binary) name() string { return "dbio-" + b.SHA256[:16] }
+
+// Installed is where a host's copy of dbio is, and whether this run copied it.
+type Installed struct {
+	Path   string
+	Copied bool
+}
+
+// Install makes sure h has this build of dbio in dbio's directory there,
+// copying it through ssh (into a temporary name, checked, then renamed)
+// when it is missing or differs.
+func (s Shell) Install(ctx context.Context, h fleet.Host, b Binary) (Installed, error) {
+	vars := fmt.Sprintf("d=%s/bin; f=\"$d\"/%s; want=%s\n", Home, fleet.ShellQuote(b.name()), fleet.ShellQuote(b.SHA256))
+	// sha256sum is coreutils'; a copy that is a link is not dbio's.
+	check := vars + `sum() { sha256sum "$1" | cut -c1-64; }
+if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sum "$f")" = "$want" ]; then echo "present $f"; else echo "missing $f"; fi
+`
+	out, err := s.run(ctx, h, check, nil)
+	if err != nil {
+		return Installed{}, fmt.Errorf("looking for dbio there: %w: the host needs sh and sha256sum", err)
+	}
+	state, path, _ := strings.Cut(strings.TrimSpace(lastLine(out)), " ")
+	switch state {
+	case "present":
+		return Installed{Path: path}, nil
+	case "missing":
+	default:
+		return Installed{}, fmt.Errorf("host %s: looking for dbio there printed %q", h.Name, out)
+	}
+	f, err := os.Open(b.Path)
+	if err != nil {
+		return Installed{}, fmt.Errorf("dbio's own program: %w", err)
+	}
+	defer f.Close()
+	copyScript := vars + `sum() { sha256sum "$1" | cut -c1-64; }
+mkdir -p "$d" || exit 5
+t="$f.tmp.$$"
+trap 'rm -f "$t"' EXIT
+cat > "$t" || exit 6
+chmod 755 "$t" || exit 6
+if [ "$(sum "$t")" != "$want" ]; then echo "the copy's hash differs: the transfer broke"; exit 7; fi
+mv -f "$t" "$f" && echo "copied $f"
+`
+	out, err = s.run(ctx, h, copyScript, f)
+	if err != nil {
+		return Installed{}, fmt.Errorf("copying dbio there: %w", err)
+	}
+	state, path, _ = strings.Cut(strings.TrimSpace(lastLine(out)), " ")
+	if state != "copied" {
+		return Installed{}, fmt.Errorf("host %s: copying dbio there printed %q", h.Name, out)
+	}
+	return Installed{Path: path, Copied: true}, nil
+}
+
+// ResultsDir is a directory dbio made on a host for a tenant's results.
+type ResultsDir struct {
+	Host fleet.Host
+	Path string
+}
+
+// MakeResultsDir makes runs/<name> in dbio's directory on h. It must not
+// exist: what dbio removes later is only what it made now.
+func (s Shell) MakeResultsDir(ctx context.Context, h fleet.Host, name string) (ResultsDir, error) {
+	if strings.ContainsAny(name, "/\n\x00") || name == "" || name == "." || name == ".." {
+		return ResultsDir{}, fmt.Errorf("results directory name %q: give a plain name", name)
+	}
+	script := fmt.Sprintf(`r=%s/runs; mkdir -p "$r" || exit 5
+d="$r"/%s
+if [ -e "$d" ] || [ -L "$d" ]; then echo "exists $d"; exit 0; fi
+mkdir "$d" && echo "made $d"
+`, Home, fleet.ShellQuote(name))
+	out, err := s.run(ctx, h, script, nil)
+	if err != nil {
+		return ResultsDir{}, fmt.Errorf("making the tenant's results directory: %w", err)
+	}
+	state, path, _ := strings.Cut(strings.TrimSpace(lastLine(out)), " ")
+	switch state {
+	case "made":
+		return ResultsDir{Host: h, Path: path}, nil
+	case "exists":
+		return ResultsDir{}, fmt.Errorf("host %s: %s exists already, and dbio did not make it for this run: move it away", h.Name, path)
+	}
+	return ResultsDir{}, fmt.Errorf("host %s: making the tenant's results directory printed %q", h.Name, out)
+}
+
+// Fetch brings the directory's contents back into local (which must exist)
+// through ssh and tar, taking regular files and directories only.
+func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, error) {
+	res, err := s.Exec.Run(ctx, execx.Cmd{Name: s.program(), Args: sshArgs(d.Host, fmt.Sprintf("cd %s && exec tar -cf - .", fleet.ShellQuote(d.Path)))})
+	if err != nil {
+		return Fetched{}, fmt.Errorf("host %s: fetching %s: %w", d.Host.Name, d.Path, err)
+	}
+	got, err := untar(bytes.NewReader(res.Stdout), local)
+	if err != nil {
+		return got, fmt.Errorf("host %s: unpacking %s: %w", d.Host.Name, d.Path, err)
+	}
+	return got, nil
+}
+
+// Remove removes the directory dbio made on the host, and all it holds.
+func (s Shell) Remove(ctx context.Context, d ResultsDir) error {
+	if d.Path == "" {
+		return errors.New("no results directory to remove")
+	}
+	if _, err := s.run(ctx, d.Host, "rm -rf -- "+fleet.ShellQuote(d.Path), nil); err != nil {
+		return fmt.Errorf("removing %s: %w", d.Path, err)
+	}
+	return nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// ErrTarget marks a target on a host that a run cannot use as given: bad
+// input, found before anything is written.
+var ErrTarget = errors.New("target")
+
+// CheckTarget says whether path on h is a directory a run can use: it must
+// exist (unless create, when the host's dbio makes it) and be neither a
+// link nor a file. A problem of the target wraps ErrTarget; an error
+// reaching the host does not.
+func (s Shell) CheckTarget(ctx context.Context, h fleet.Host, path string, create bool) error {
+	script := fmt.Sprintf(`t=%s
+if [ -L "$t" ]; then echo link; elif [ -d "$t" ]; then echo ok; elif [ -e "$t" ]; then echo other; else echo missing; fi
+`, fleet.ShellQuote(path))
+	out, err := s.run(ctx, h, script, nil)
+	if err != nil {
+		return fmt.Errorf("checking target %s:%s: %w", h.Name, path, err)
+	}
+	switch state := strings.TrimSpace(lastLine(out)); state {
+	case "ok":
+		return nil
+	case "missing":
+		if create {
+			return nil
+		}
+		return fmt.Errorf("%w %s:%s does not exist: create it there (mkdir -p %s) or pass --create-target; dbio does not create a target on its own, so that a mistyped path or an unmounted mount point never benchmarks the disk underneath", ErrTarget, h.Name, path, path)
+	case "link":
+		return fmt.Errorf("%w %s:%s is a symbolic link: dbio does not follow it; give the directory it points to", ErrTarget, h.Name, path)
+	case "other":
+		return fmt.Errorf("%w %s:%s is not a directory: give a directory on the storage under test", ErrTarget, h.Name, path)
+	default:
+		return fmt.Errorf("host %s: checking target %s printed %q", h.Name, path, out)
+	}
+}

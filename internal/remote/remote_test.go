@@ -1,0 +1,187 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/fleet"
+	"dbio/internal/testfleet"
+)
+
+func fleetHost(f *testfleet.Fleet, i int) fleet.Host {
+	h := f.Hosts[i]
+	return fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig}
+}
+
+// waitNoStrays waits until nothing a test started is left on the hosts.
+func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
+	for {
+		strays, err := f.Strays(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strays) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left on the hosts: %v", strays)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
+	}
+}
+
+// TestInstallCopiesOnlyWhatDiffers copies a program to a host, finds it
+// there the second time, and copies again a build that differs.
+func TestInstallCopiesOnlyWhatDiffers(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	shell := Shell{Exec: execx.Real{}}
+	h := fleetHost(f, 0)
+	prog := filepath.Join(t.TempDir(), "dbio")
+	write := func(body string) Binary {
+		if err := os.WriteFile(prog, []byte("#!/bin/sh\necho "+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		b, err := ReadBinary(prog)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		body   string
+		copied bool
+	}{{"one", true}, {"one", false}, {"two", true}} {
+		b := write(c.body)
+		got, err := shell.Install(ctx, h, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Copied != c.copied {
+			t.Errorf("build %q: copied=%v, want %v", c.body, got.Copied, c.copied)
+		}
+		if !strings.HasPrefix(got.Path, f.Hosts[0].Home+"/.dbio/bin/dbio-") {
+			t.Errorf("installed at %s, want in dbio's directory of the host's home %s", got.Path, f.Hosts[0].Home)
+		}
+		out, err := f.Hosts[0].SSH(ctx, got.Path).Output()
+		if err != nil || strings.TrimSpace(string(out)) != c.body {
+			t.Errorf("the host's copy says %q (%v), want %q", out, err, c.body)
+		}
+	}
+}
+
+// TestTenantBarrierOverSSH runs a stand-in tenant on two hosts (a shell
+// script speaking the barrier's lines), releases both at one instant, and
+// stops them: nothing is left on the hosts.
+func TestTenantBarrierOverSSH(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	ctx := t.Context()
+	shell := Shell{Exec: execx.Real{}}
+	// Ready, then the instant read back as started, then wait for the
+	// input's end as dbio does.
+	script := `echo "loading"; echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; cat >/dev/null`
+	var out bytes.Buffer
+	var tenants []*Tenant
+	for i := range f.Hosts {
+		tn, err := shell.Start(ctx, fleetHost(f, i), "sh", []string{"-c", script}, &lockedWriter{w: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenants = append(tenants, tn)
+	}
+	for _, tn := range tenants {
+		select {
+		case <-tn.Ready():
+		case <-tn.Ended():
+			t.Fatalf("%s ended before ready: %v", tn.Host.Name, tn.Err())
+		}
+	}
+	at := time.Now().Add(time.Second)
+	for _, tn := range tenants {
+		if err := tn.Release(at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tn := range tenants {
+		select {
+		case <-tn.Started():
+		case <-tn.Ended():
+			t.Fatalf("%s ended before it started: %v", tn.Host.Name, tn.Err())
+		}
+		if !tn.StartedAt().Equal(at) {
+			t.Errorf("%s started at %v, want %v", tn.Host.Name, tn.StartedAt(), at)
+		}
+	}
+	for _, tn := range tenants {
+		tn.Stop()
+		if err := tn.Err(); err != nil {
+			t.Errorf("%s: %v", tn.Host.Name, err)
+		}
+	}
+	if got := out.String(); !strings.Contains(got, "h1: loading") || !strings.Contains(got, "h2: loading") || strings.Contains(got, "dbio-barrier") {
+		t.Errorf("the tenants' output, prefixed, without the barrier's lines:\n%s", got)
+	}
+	waitNoStrays(t, f)
+}
+
+// TestResultsComeBack makes a tenant's results directory on a host, brings
+// it back through tar and removes it; a directory that exists already is
+// not taken for one dbio made.
+func TestResultsComeBack(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	shell := Shell{Exec: execx.Real{}}
+	h := fleetHost(f, 0)
+	d, err := shell.MakeResultsDir(ctx, h, "run-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := shell.MakeResultsDir(ctx, h, "run-1"); err == nil || !strings.Contains(err.Error(), "exists already") {
+		t.Fatalf("a second directory of the same name: %v, want a refusal", err)
+	}
+	// The hosts share this machine's files: write what a tenant would.
+	if err := os.MkdirAll(filepath.Join(d.Path, "20261127-tpcc", "steps", "00-users-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.Path, "20261127-tpcc", "run.json"), []byte(`{"status":"completed"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local := t.TempDir()
+	got, err := shell.Fetch(ctx, d, local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(local, "20261127-tpcc", "run.json")); err != nil || string(b) != `{"status":"completed"}` || got.Files != 1 {
+		t.Errorf("run.json came back as %q (%v), %d files", b, err, got.Files)
+	}
+	if err := shell.Remove(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(d.Path); !os.IsNotExist(err) {
+		t.Errorf("%s still there after Remove: %v", d.Path, err)
+	}
+	if _, err := os.Stat(filepath.Dir(d.Path)); err != nil {
+		t.Errorf("dbio's runs directory went too: %v", err)
+	}
+}
+
+// lockedWriter serializes the writes of several tenants' output.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

@@ -1,0 +1,180 @@
+package remote
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"dbio/internal/execx"
+	"dbio/internal/fleet"
+)
+
+// Tenant is dbio running on a host for the coordinator, held at the start
+// barrier until Release.
+type Tenant struct {
+	Host fleet.Host
+
+	proc  execx.Process
+	stdin *os.File
+
+	ready   chan struct{}
+	started chan struct{}
+	ended   chan struct{}
+	mu      sync.Mutex
+	startAt time.Time
+	endErr  error
+	tail    []string
+	stop    sync.Once
+}
+
+// tailLines is how much of a tenant's output an error quotes.
+const tailLines = 15
+
+// Start runs program (dbio's copy on the host) with args on h. Each line
+// it prints goes to out, prefixed with the host's name, except the
+// barrier's own lines. It runs until it ends, until Stop, or until the
+// coordinator dies, however it dies: ssh goes with it, and the tenant's
+// input closes.
+func (s Shell) Start(ctx context.Context, h fleet.Host, program string, args []string, out io.Writer) (*Tenant, error) {
+	quoted := make([]string, 0, len(args)+1)
+	for _, a := range append([]string{program}, args...) {
+		quoted = append(quoted, fleet.ShellQuote(a))
+	}
+	t := &Tenant{Host: h, ready: make(chan struct{}), started: make(chan struct{}), ended: make(chan struct{})}
+	// Pipes of the system's own, not io.Pipes: ssh holds their ends itself,
+	// so its end is seen at once (no copying goroutine for Wait to wait
+	// for), and closing stdin reaches it however the coordinator ends.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	proc, err := s.Exec.Start(context.WithoutCancel(ctx), execx.Cmd{Name: s.program(), Args: sshArgs(h, "exec "+strings.Join(quoted, " ")),
+		Stdin: inR, Stdout: outW, Stderr: outW,
+		// Ctrl-C reaches the coordinator alone, which stops its tenants in
+		// order; if it dies, ssh goes too and the tenant's input closes.
+		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	t.proc, t.stdin = proc, inW
+	lines := make(chan struct{})
+	go func() {
+		defer close(lines)
+		defer outR.Close()
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			t.line(sc.Text(), out)
+		}
+		io.Copy(io.Discard, outR) // a line too long for the scanner must not block ssh
+	}()
+	go func() {
+		err := proc.Wait()
+		<-lines
+		t.mu.Lock()
+		t.endErr = err
+		t.mu.Unlock()
+		close(t.ended)
+	}()
+	return t, nil
+}
+
+func (t *Tenant) line(line string, out io.Writer) {
+	ready, at, ok := barrierLine(line)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case ok && ready:
+		select {
+		case <-t.ready:
+		default:
+			close(t.ready)
+		}
+		return
+	case ok:
+		select {
+		case <-t.started:
+		default:
+			t.startAt = at
+			close(t.started)
+		}
+		return
+	}
+	t.tail = append(t.tail, line)
+	if len(t.tail) > tailLines {
+		t.tail = t.tail[len(t.tail)-tailLines:]
+	}
+	if out != nil {
+		fmt.Fprintf(out, "  %s: %s\n", t.Host.Name, line)
+	}
+}
+
+// Ready is closed once the tenant has loaded and waits at the barrier.
+func (t *Tenant) Ready() <-chan struct{} { return t.ready }
+
+// Started is closed once the tenant says it began its steps.
+func (t *Tenant) Started() <-chan struct{} { return t.started }
+
+// StartedAt is when the tenant began its steps, by its own clock.
+func (t *Tenant) StartedAt() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.startAt
+}
+
+// Ended is closed once the tenant's ssh session has ended.
+func (t *Tenant) Ended() <-chan struct{} { return t.ended }
+
+// Err is how the tenant ended (nil: it exited 0), with the end of what it
+// printed when it failed.
+func (t *Tenant) Err() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.endErr == nil {
+		return nil
+	}
+	return fmt.Errorf("host %s: dbio there: %w:\n    %s", t.Host.Name, t.endErr, strings.Join(t.tail, "\n    "))
+}
+
+// Release sends the tenant the instant at which to start its steps.
+func (t *Tenant) Release(at time.Time) error {
+	if _, err := fmt.Fprintf(t.stdin, "%s%d\n", startPrefix, at.UnixNano()); err != nil {
+		return fmt.Errorf("host %s: sending the start instant: %w", t.Host.Name, err)
+	}
+	return nil
+}
+
+// stopTimeout bounds how long Stop waits for a tenant to stop its run and
+// its server once its input closed.
+const stopTimeout = 2 * time.Minute
+
+// Stop closes the tenant's input, which ends its run (it keeps its results
+// and stops its server), and waits until its session ended; ssh is killed
+// if it outlasts stopTimeout. Later calls return at once.
+func (t *Tenant) Stop() {
+	t.stop.Do(func() {
+		t.stdin.Close()
+		select {
+		case <-t.ended:
+		case <-time.After(stopTimeout):
+			t.proc.Signal(syscall.SIGKILL)
+			<-t.ended
+		}
+	})
+}

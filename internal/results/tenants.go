@@ -1,0 +1,100 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"dbio/internal/metrics"
+)
+
+// Tenants is how a run of database tenants on several hosts went: dbio on
+// each host, the start barrier that released them at one instant, and
+// where each host's own results directory came back to.
+type Tenants struct {
+	// Workload is the workload every host ran (tpcc, sysbench...).
+	Workload string `json:"workload"`
+	// Driver is where each tenant's virtual users ran: "host", by dbio on
+	// the database's host.
+	Driver string `json:"driver"`
+	// BarrierAt is the instant the coordinator chose, once every host had
+	// loaded and said it was ready, for all of them to start their steps.
+	BarrierAt time.Time `json:"barrier_at"`
+	// SkewMS is how far apart the hosts' actual starts were (the latest
+	// minus the earliest, each by its host's clock).
+	SkewMS float64      `json:"skew_ms"`
+	Hosts  []TenantHost `json:"hosts"`
+}
+
+// TenantHost is one host's tenant.
+type TenantHost struct {
+	Host        string `json:"host"`
+	Destination string `json:"destination"`
+	Target      string `json:"target"`
+	// Binary is dbio's copy on the host; Copied says this run copied it
+	// (it was missing or of another build).
+	Binary string `json:"binary"`
+	Copied bool   `json:"copied,omitempty"`
+	// Started is when the host began its steps, by its clock; LateMS is
+	// how long after the barrier's instant that was.
+	Started time.Time `json:"started,omitzero"`
+	LateMS  float64   `json:"late_ms"`
+	// Dir is the host's results directory as it came back, relative to
+	// the run's directory (hosts/h1/...); empty when nothing came back.
+	Dir    string `json:"dir,omitempty"`
+	Status Status `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+// TenantFleet is the detail of a fleet step: the window in which every
+// host was measuring, and each host's figures over it. The step's figures
+// are the fleet's: throughput summed over the window, latency percentiles
+// from the hosts' histograms merged.
+type TenantFleet struct {
+	// WindowStart and WindowEnd are the first and last of the seconds every
+	// host recorded, on one clock counted from the earliest host's first
+	// measured second; Seconds is how many.
+	WindowStart time.Time `json:"window_start"`
+	WindowEnd   time.Time `json:"window_end"`
+	Seconds     int       `json:"seconds"`
+	// StartSpreadMS is how far apart the hosts' first measured seconds were.
+	StartSpreadMS float64 `json:"start_spread_ms"`
+	// Latency is the fleet's: every host's histograms of the step merged.
+	Latency metrics.Latency  `json:"latency"`
+	Hosts   []TenantHostStep `json:"hosts"`
+}
+
+// TenantHostStep is one host's part of a fleet step.
+type TenantHostStep struct {
+	Host string `json:"host"`
+	// Step is the host's own step directory, relative to the run's.
+	Step string `json:"step"`
+	// Figures are the host's throughput over the fleet's window (the mean
+	// of its per-second values there): these add up to the fleet's.
+	Figures []Figure `json:"figures"`
+	// Latency is the host's whole measured step's.
+	Latency metrics.Latency `json:"latency"`
+}
+
+// Figure returns the host's named figure and whether it has it.
+func (h TenantHostStep) Figure(name FigureName) (float64, bool) {
+	for _, f := range h.Figures {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return 0, false
+}
+
+// TenantFleetOf reads the detail of a step of a tenants run (whose steps
+// are the fleet's, of the workload's kind); ok is false for other steps.
+func TenantFleetOf(r Run, s Step) (TenantFleet, bool, error) {
+	if r.Tenants == nil || len(s.Detail) == 0 {
+		return TenantFleet{}, false, nil
+	}
+	var f TenantFleet
+	if err := json.Unmarshal(s.Detail, &f); err != nil {
+		return f, false, fmt.Errorf("step %s: tenants detail: %w", s.Name, err)
+	}
+	return f, true, nil
+}

@@ -1,0 +1,572 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbio/internal/analysis"
+	"dbio/internal/fleet"
+	"dbio/internal/metrics"
+	"dbio/internal/remote"
+	"dbio/internal/results"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// Tenants runs a database workload on several hosts at once (Plan.Tenants):
+// dbio itself on each host, over the user's ssh, starting the managed
+// engine on that host's target and driving it there. Every host loads, then
+// waits at a start barrier until the coordinator releases them all at one
+// instant; their results directories come back under the run's own, and
+// the run's steps are the fleet's.
+type Tenants struct {
+	Shell remote.Shell
+	// Binary is this dbio, copied to a host that lacks it.
+	Binary remote.Binary
+	Hosts  []TenantHost
+	// Workload names the workload every host runs.
+	Workload string
+	// Args is the command line a host's dbio runs: the workload's, on the
+	// host's target, writing its results directory under results with
+	// the given name, and waiting at the start barrier.
+	Args func(h TenantHost, results, name string) []string
+	// Margin is how long after the last host said it was ready the start
+	// instant is: time for it to reach every host before it comes.
+	Margin time.Duration
+	// CreateTargets lets each host's dbio make its target (--create-target);
+	// otherwise a target missing on its host is refused before the run.
+	CreateTargets bool
+}
+
+// TenantHost is a host and the target its tenant runs on.
+type TenantHost struct {
+	Host   fleet.Host
+	Target string
+}
+
+// DefaultTenantMargin is the start barrier's margin when none is given.
+const DefaultTenantMargin = time.Second
+
+// runTenants is Run for a plan of tenants on several hosts.
+func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
+	var out Outcome
+	t := *p.Tenants
+	if len(t.Hosts) == 0 || t.Args == nil {
+		return out, errors.New("a tenants run needs hosts and their command line")
+	}
+	cfg, err := json.Marshal(p.Config)
+	if err != nil {
+		return out, fmt.Errorf("encode configuration: %w", err)
+	}
+	if err := checkTenantTargets(ctx, t); err != nil {
+		return out, err
+	}
+	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
+	run.Environment, run.Warnings = hostEnvironment(env)
+	run.Environment.Versions["go"] = runtime.Version()
+	for _, h := range t.Hosts {
+		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: h.Target, Host: h.Host.Name})
+	}
+	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
+		runErr := (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out)
+		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
+			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
+		}
+		return runErr
+	})
+	return out, err
+}
+
+// checkTenantTargets checks every host's target over ssh, all at once,
+// before anything is written: the targets' problems are bad input (each
+// host's dbio checks the rest itself); a host not reached is an error.
+func checkTenantTargets(ctx context.Context, t Tenants) error {
+	errs := make([]error, len(t.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range t.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = t.Shell.CheckTarget(ctx, h.Host, h.Target, t.CreateTargets)
+		}()
+	}
+	wg.Wait()
+	var bad, other []error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, remote.ErrTarget):
+			bad = append(bad, err)
+		default:
+			other = append(other, err)
+		}
+	}
+	if len(other) > 0 {
+		return errors.Join(append(other, bad...)...)
+	}
+	return problems(bad)
+}
+
+// tenantRun is one run of tenants being executed.
+type tenantRun struct {
+	t   Tenants
+	p   Plan
+	env Env
+	dir *results.Dir
+
+	rec     results.Tenants
+	bins    []remote.Installed
+	remotes []remote.ResultsDir
+	tenants []*remote.Tenant
+}
+
+func (r *tenantRun) execute(ctx context.Context, out *Outcome) (err error) {
+	// The hosts' lines and the coordinator's own come from several goroutines.
+	r.env.Out = &lockedWriter{w: r.env.Out}
+	n := len(r.t.Hosts)
+	names := make([]string, n)
+	r.rec = results.Tenants{Workload: r.t.Workload, Driver: "host", Hosts: make([]results.TenantHost, n)}
+	for i, h := range r.t.Hosts {
+		names[i] = fmt.Sprintf("%s (%s)", h.Host.Name, h.Target)
+		r.rec.Hosts[i] = results.TenantHost{Host: h.Host.Name, Destination: h.Host.Destination, Target: h.Target, Status: results.StatusRunning}
+	}
+	fmt.Fprintf(r.env.Out, "plan:    %s on %d hosts at once, dbio on each driving its own server: %s\n", r.t.Workload, n, strings.Join(names, ", "))
+	// Whatever happens, run.json says how far each host got.
+	defer func() {
+		if uerr := r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec }); uerr != nil && err == nil {
+			err = uerr
+		}
+	}()
+	if err := r.prepare(ctx); err != nil {
+		r.discard(ctx)
+		return err
+	}
+	runErr := r.barrierAndRun(ctx)
+	// The tenants have ended (or were stopped): their results come back,
+	// also from a run that failed or was interrupted.
+	if cerr := r.collect(ctx); cerr != nil && runErr == nil {
+		runErr = cerr
+	}
+	steps, checks, ferr := r.fleetSteps()
+	out.Steps, out.Checks = steps, checks
+	if uerr := r.dir.UpdateRun(func(run *results.Run) { run.Checks = checks }); uerr != nil && ferr == nil {
+		ferr = uerr
+	}
+	if runErr != nil {
+		return runErr
+	}
+	return ferr
+}
+
+// prepare copies dbio to every host that lacks this build and makes each
+// host's results directory, all hosts at once.
+func (r *tenantRun) prepare(ctx context.Context) error {
+	n := len(r.t.Hosts)
+	r.bins, r.remotes = make([]remote.Installed, n), make([]remote.ResultsDir, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, h := range r.t.Hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			bin, err := r.t.Shell.Install(ctx, h.Host, r.t.Binary)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			r.bins[i] = bin
+			r.rec.Hosts[i].Binary, r.rec.Hosts[i].Copied = bin.Path, bin.Copied
+			r.remotes[i], errs[i] = r.t.Shell.MakeResultsDir(ctx, h.Host, r.dir.Run().ID+"-"+h.Host.Name)
+		}()
+	}
+	wg.Wait()
+	for i, h := range r.t.Hosts {
+		if errs[i] != nil {
+			r.rec.Hosts[i].Status, r.rec.Hosts[i].Error = results.StatusFailed, errs[i].Error()
+			continue
+		}
+		how := "present"
+		if r.bins[i].Copied {
+			how = "copied"
+		}
+		fmt.Fprintf(r.env.Out, "host %s: dbio %s (%s), results in %s while it runs\n", h.Host.Name, how, r.bins[i].Path, r.remotes[i].Path)
+	}
+	return errors.Join(errs...)
+}
+
+// barrierAndRun starts every host's dbio, waits until all of them have
+// loaded, releases them at one instant, and waits for their runs to end.
+// When ctx ends, the hosts are stopped in order: each keeps its results.
+func (r *tenantRun) barrierAndRun(ctx context.Context) error {
+	n := len(r.t.Hosts)
+	r.tenants = make([]*remote.Tenant, n)
+	defer r.stopAll()
+	for i, h := range r.t.Hosts {
+		name := r.p.Name + "-" + h.Host.Name
+		tn, err := r.t.Shell.Start(ctx, h.Host, r.bins[i].Path, r.t.Args(h, r.remotes[i].Path, name), r.env.Out)
+		if err != nil {
+			return err
+		}
+		r.tenants[i] = tn
+	}
+	fmt.Fprintf(r.env.Out, "start barrier: every host loads first; the steps start once all %d are ready\n", n)
+	if err := r.waitAll(ctx, (*remote.Tenant).Ready, "was ready"); err != nil {
+		return err
+	}
+	margin := r.t.Margin
+	if margin <= 0 {
+		margin = DefaultTenantMargin
+	}
+	at := r.env.Now().Add(margin)
+	r.rec.BarrierAt = at
+	for _, tn := range r.tenants {
+		if err := tn.Release(at); err != nil {
+			return err
+		}
+	}
+	if err := r.waitAll(ctx, (*remote.Tenant).Started, "started its steps"); err != nil {
+		return err
+	}
+	var first, last time.Time
+	var lates []string
+	for i, tn := range r.tenants {
+		s := tn.StartedAt()
+		r.rec.Hosts[i].Started = s
+		r.rec.Hosts[i].LateMS = results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
+		if first.IsZero() || s.Before(first) {
+			first = s
+		}
+		if s.After(last) {
+			last = s
+		}
+		lates = append(lates, fmt.Sprintf("%s %+.1f ms", r.t.Hosts[i].Host.Name, r.rec.Hosts[i].LateMS))
+	}
+	r.rec.SkewMS = results.Round6(float64(last.Sub(first)) / float64(time.Millisecond))
+	fmt.Fprintf(r.env.Out, "start barrier: every host started at %s (%s; skew %.1f ms)\n", at.Format("15:04:05.000"), strings.Join(lates, ", "), r.rec.SkewMS)
+	_ = r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec })
+	var errs []error
+	for i, tn := range r.tenants {
+		select {
+		case <-tn.Ended():
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := tn.Err(); err != nil {
+			r.rec.Hosts[i].Error = err.Error()
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// waitAll waits until every tenant's event has happened, failing as soon
+// as one ends before it.
+func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string) error {
+	type result struct {
+		i   int
+		err error
+	}
+	res := make(chan result, len(r.tenants))
+	for i, tn := range r.tenants {
+		go func() {
+			select {
+			case <-event(tn):
+				res <- result{i, nil}
+			case <-tn.Ended():
+				select {
+				case <-event(tn): // it happened just before the end
+					res <- result{i, nil}
+					return
+				default:
+				}
+				err := tn.Err()
+				if err == nil {
+					err = errors.New("dbio there ended")
+				}
+				res <- result{i, fmt.Errorf("host %s ended before it %s: %w", tn.Host.Name, what, err)}
+			case <-ctx.Done():
+				res <- result{i, ctx.Err()}
+			}
+		}()
+	}
+	for range r.tenants {
+		x := <-res
+		if x.err != nil {
+			r.rec.Hosts[x.i].Error = x.err.Error()
+			return x.err
+		}
+	}
+	return nil
+}
+
+// stopAll stops every tenant still running, all at once: its input
+// closes, it stops its run (keeping its results) and its server.
+func (r *tenantRun) stopAll() {
+	var wg sync.WaitGroup
+	for _, tn := range r.tenants {
+		if tn == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tn.Stop()
+		}()
+	}
+	wg.Wait()
+}
+
+// collect brings every host's results directory back into hosts/<name>
+// and removes the copy dbio made on the host.
+func (r *tenantRun) collect(ctx context.Context) error {
+	ctx = context.WithoutCancel(ctx) // an interrupted run keeps its hosts' results too
+	var errs []error
+	for i, rd := range r.remotes {
+		if rd.Path == "" {
+			continue
+		}
+		h := r.t.Hosts[i].Host
+		local := filepath.Join(r.dir.Path, "hosts", h.Name)
+		if err := os.MkdirAll(local, 0o755); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got, err := r.t.Shell.Fetch(ctx, rd, local)
+		if err != nil {
+			errs = append(errs, err)
+			continue // left on the host, where the user finds it
+		}
+		if err := r.t.Shell.Remove(ctx, rd); err != nil {
+			fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", h.Name, err)
+		}
+		r.remotes[i] = remote.ResultsDir{}
+		runs, _ := filepath.Glob(filepath.Join(local, "*", "run.json"))
+		if len(runs) != 1 {
+			errs = append(errs, fmt.Errorf("host %s: %d results directories came back, want 1", h.Name, len(runs)))
+			continue
+		}
+		rel, _ := filepath.Rel(r.dir.Path, filepath.Dir(runs[0]))
+		r.rec.Hosts[i].Dir = rel
+		fmt.Fprintf(r.env.Out, "host %s: results back in %s (%d files, %s)\n", h.Name, rel, got.Files, units.FormatBytes(uint64(got.Bytes)))
+	}
+	return errors.Join(errs...)
+}
+
+// discard removes the results directories dbio made on the hosts for a
+// run that never started: they hold nothing.
+func (r *tenantRun) discard(ctx context.Context) {
+	ctx = context.WithoutCancel(ctx)
+	for i, rd := range r.remotes {
+		if rd.Path == "" {
+			continue
+		}
+		if err := r.t.Shell.Remove(ctx, rd); err != nil {
+			fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", r.t.Hosts[i].Host.Name, err)
+		}
+		r.remotes[i] = remote.ResultsDir{}
+	}
+}
+
+// fleetSteps computes and writes the run's steps, the fleet's, from the
+// hosts' results that came back, and gathers their checks.
+func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
+	var loaded []*results.Loaded
+	var checks []results.Check
+	var errs []error
+	for i, h := range r.rec.Hosts {
+		if h.Dir == "" {
+			r.rec.Hosts[i].Status = results.StatusFailed
+			errs = append(errs, fmt.Errorf("host %s: no results came back: no fleet figures", h.Host))
+			continue
+		}
+		l, err := results.Load(filepath.Join(r.dir.Path, h.Dir))
+		if err != nil {
+			r.rec.Hosts[i].Status = results.StatusFailed
+			errs = append(errs, fmt.Errorf("host %s: %w", h.Host, err))
+			continue
+		}
+		r.rec.Hosts[i].Status = l.Run.Status
+		if l.Run.Error != "" && r.rec.Hosts[i].Error == "" {
+			r.rec.Hosts[i].Error = l.Run.Error
+		}
+		for _, c := range l.Run.Checks {
+			c.Name = h.Host + ": " + c.Name
+			checks = append(checks, c)
+		}
+		loaded = append(loaded, l)
+	}
+	if len(errs) > 0 {
+		return nil, checks, errors.Join(errs...)
+	}
+	count := math.MaxInt
+	for _, l := range loaded {
+		count = min(count, len(l.Steps))
+	}
+	var steps []results.Step
+	for i := 0; i < count; i++ {
+		s, hists, err := r.fleetStep(loaded, i)
+		if err != nil {
+			return steps, checks, err
+		}
+		if err := r.dir.WriteStep(s, hists); err != nil {
+			return steps, checks, err
+		}
+		steps = append(steps, s)
+		r.show(i, count, s)
+	}
+	return steps, checks, nil
+}
+
+// fleetStep is step i of every host, as the fleet's step.
+func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, map[string]*hdrhistogram.Histogram, error) {
+	first := loaded[0].Steps[i]
+	var hostSteps []results.Step
+	for _, l := range loaded {
+		hostSteps = append(hostSteps, l.Steps[i])
+	}
+	figs := analysis.TenantFigures(hostSteps)
+	var hosts []analysis.TenantHost
+	hists := map[string]*hdrhistogram.Histogram{}
+	s := results.Step{Index: i, Name: first.Name, Kind: first.Kind, Started: first.Started, Ended: first.Ended,
+		RampUpS: first.RampUpS, Status: results.StatusCompleted}
+	total := metrics.TxSummary{Name: "all"}
+	for j, l := range loaded {
+		hs := l.Steps[i]
+		if hs.Name != first.Name {
+			return s, nil, fmt.Errorf("step %d is %s on %s and %s on %s: the hosts did not run the same steps", i, first.Name, r.rec.Hosts[0].Host, hs.Name, r.rec.Hosts[j].Host)
+		}
+		s.Users += hs.Users
+		if hs.Started.Before(s.Started) {
+			s.Started = hs.Started
+		}
+		if hs.Ended.After(s.Ended) {
+			s.Ended = hs.Ended
+		}
+		if hs.Status != results.StatusCompleted {
+			s.Status = hs.Status
+		}
+		if hs.Total != nil {
+			total.Committed += hs.Total.Committed
+			total.RolledBack += hs.Total.RolledBack
+			total.Errors += hs.Total.Errors
+			total.Retries += hs.Total.Retries
+			total.Reconnects += hs.Total.Reconnects
+		}
+		stepDir := results.StepPath(l.Path, hs.Index, hs.Name)
+		own, err := stepHistograms(stepDir, hists)
+		if err != nil {
+			return s, nil, fmt.Errorf("host %s: %w", r.rec.Hosts[j].Host, err)
+		}
+		rel, _ := filepath.Rel(r.dir.Path, stepDir)
+		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
+			Seconds: analysis.TenantSeconds(l.Series, hs.Name, figs), Latency: own})
+	}
+	fleet, fleetFigs, _, err := analysis.TenantFleet(hosts, figs)
+	if err != nil {
+		return s, nil, fmt.Errorf("step %s: %w", first.Name, err)
+	}
+	s.Figures = fleetFigs
+	s.MeasureS = float64(fleet.Seconds)
+	total.Latency = fleet.Latency
+	if v, ok := s.Figure(results.FigureTPS); ok {
+		total.PerMinute = results.Round6(v * 60)
+	}
+	s.Total = &total
+	detail, err := json.Marshal(fleet)
+	if err != nil {
+		return s, nil, err
+	}
+	s.Detail = detail
+	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged", fleet.Seconds, len(hosts)))
+	return s, hists, nil
+}
+
+// stepHistograms reads a host step's latency histograms: each type's is
+// merged into fleet (by type), and own is every type's service time merged
+// (the corrected latencies of an open-loop step are left out of it).
+func stepHistograms(dir string, fleet map[string]*hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "latency-*.hdr"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var own *hdrhistogram.Histogram
+	for _, f := range files {
+		h, err := results.ReadHistogram(f)
+		if err != nil {
+			return nil, err
+		}
+		if h == nil {
+			continue
+		}
+		typ := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "latency-"), ".hdr")
+		if fleet[typ] == nil {
+			fleet[typ] = metrics.NewHistogram()
+		}
+		fleet[typ].Merge(h)
+		if strings.HasSuffix(typ, correctedSuffix) {
+			continue
+		}
+		if own == nil {
+			own = metrics.NewHistogram()
+		}
+		own.Merge(h)
+	}
+	return own, nil
+}
+
+// show prints a fleet step: the fleet's row, and each host's beneath it.
+func (r *tenantRun) show(i, count int, s results.Step) {
+	fleet, ok, err := results.TenantFleetOf(results.Run{Tenants: &r.rec}, s)
+	if err != nil || !ok {
+		return
+	}
+	w := r.env.Out
+	fmt.Fprintf(w, "[%d/%d] %s: fleet over the %d s all %d hosts were measuring (their first seconds %.0f ms apart): %s  p99 %s\n",
+		i+1, count, s.Name, fleet.Seconds, len(fleet.Hosts), fleet.StartSpreadMS, tenantFigures(s.Figures), latencyMS(fleet.Latency.P99US))
+	for _, h := range fleet.Hosts {
+		fmt.Fprintf(w, "    %-10s %s  p99 %s\n", h.Host, tenantFigures(h.Figures), latencyMS(h.Latency.P99US))
+	}
+}
+
+func tenantFigures(figs []results.Figure) string {
+	var parts []string
+	for _, f := range figs {
+		if f.Name == results.FigureLatencyP99 {
+			continue
+		}
+		v := units.GroupThousands(int64(math.Round(f.Value)))
+		if f.Value < 100 {
+			v = fmt.Sprintf("%.1f", f.Value)
+		}
+		parts = append(parts, v+" "+strings.ToUpper(string(f.Name)))
+	}
+	return strings.Join(parts, "  ")
+}
+
+func latencyMS(us int64) string { return fmt.Sprintf("%.1f ms", float64(us)/1000) }
+
+// lockedWriter serializes writes from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
