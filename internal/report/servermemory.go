@@ -162,7 +162,7 @@ func serverMemoryCompared(runs []*runView, rows []analysis.Row, id string) *tabl
 		Caption: "Each run's server memory cgroup over each step: the cap, the most it held (MB and % of the cap), the mean page cache in it (MB), the pages per second it evicted and read back soon after (refaults), and whether the cap bound; a dash where a run did not cap its server's memory (--server-memory) or lacks the step. " + capNote}
 	t.Columns = []column{{Name: "users", Numeric: true}}
 	for _, r := range runs {
-		g := r.Letter + " (" + r.Name + ")"
+		g := r.Letter
 		t.Columns = append(t.Columns, column{Name: "cap MB", Numeric: true, Group: g}, column{Name: "peak MB", Numeric: true, Group: g},
 			column{Name: "peak % of cap", Numeric: true, Group: g}, column{Name: "page cache MB", Numeric: true, Group: g},
 			column{Name: "refaults per s", Numeric: true, Group: g}, column{Name: "cap bound", Group: g})
