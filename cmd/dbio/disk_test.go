@@ -160,6 +160,11 @@ func TestDiskEndToEnd(t *testing.T) {
 	if !strings.Contains(out.String(), "best within mean latency ≤ 20ms") || !strings.Contains(out.String(), "1 of 1 point(s) finished") {
 		t.Errorf("output:\n%s", out.String())
 	}
+	// A single run writes its report, as a repeated one does per repeat.
+	page := filepath.Join(dirs[0], "report.html")
+	if _, err := os.Stat(page); err != nil || !strings.Contains(out.String(), "report:  "+page) {
+		t.Errorf("no report.html announced and written (%v):\n%s", err, out.String())
+	}
 }
 
 // dbio disk --repeat N writes a repeat set of disk runs whose report gives

@@ -9,24 +9,38 @@ import (
 	"dbio/internal/results"
 )
 
-// ABMetrics are what an A/B study compares: the workload's throughput, and
-// its mean and p95 response time.
+// ABMetrics are what an A/B study compares: the workload's throughput, its
+// mean and p95 response time, and, where both sides recorded them, the
+// I/O waits the database timed itself and the pages its server's memory
+// cap made it read again (refaults): what a storage or a memory change
+// does to the database, beside what the clients saw.
 func ABMetrics(steps []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(steps) {
 		out = append(out, ThroughputMetric(f))
 	}
-	return append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP95))
+	out = append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP95))
+	out = append(out, dbWaitMetrics()...)
+	for _, m := range ServerMemoryMetrics() {
+		if m.Better != Neither {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // ABName is how an A/B study names a metric in ab.json and its tables: a
-// throughput by its title ("TPS"), a latency as the response time the
-// studies speak of, with its unit ("mean response time (ms)").
+// throughput by its title ("TPS"), a response time as the studies speak of
+// it, with its unit ("mean response time (ms)"), any other figure by its
+// title and unit ("database-seen log sync latency (ms per operation)").
 func ABName(m Metric) string {
-	if m.Better == Higher {
+	switch {
+	case m.Better == Higher:
 		return m.Title
+	case strings.HasPrefix(m.ID, "latency-"):
+		return strings.Replace(m.Title, "latency", "response time", 1) + " (" + m.Unit + ")"
 	}
-	return strings.Replace(m.Title, "latency", "response time", 1) + " (" + m.Unit + ")"
+	return m.Title + " (" + m.Unit + ")"
 }
 
 // AB compares the runs of side A with those of side B. Steps are matched
@@ -97,7 +111,9 @@ func abMetric(m Metric, va, vb []float64) results.ABMetric {
 		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread,
 		Significance: ABSignificanceOf(d)}
 	if math.IsNaN(out.ImprovementPct) {
-		out.ImprovementPct = 0 // no change can be said against nothing
+		// No change can be said against nothing, or between values under
+		// the metric's floor.
+		out.ImprovementPct, out.NoChangePct = 0, true
 	}
 	return out
 }

@@ -170,8 +170,9 @@ func BusiestDiskP99(s results.Step, what string) float64 {
 // WorkloadMetrics are what runs of a transaction workload are compared by:
 // the throughput of the baseline's steps, the mean and p99 response time
 // (and, for open-loop steps, the p99 from the intended start), the CPU's
-// iowait and idle time, the busiest device's write and read latency, and the
-// I/O latency the database itself saw (where its engine timed it).
+// iowait and idle time, the busiest device's write and read latency, the
+// I/O latency the database itself saw (where its engine timed it), and the
+// server's memory group (where the run capped it).
 func WorkloadMetrics(baseline []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(baseline) {
@@ -188,7 +189,7 @@ func WorkloadMetrics(baseline []results.Step) []Metric {
 		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
-	), dbWaitMetrics()...)
+	), append(dbWaitMetrics(), ServerMemoryMetrics()...)...)
 }
 
 // StepFigureMetrics read steps that record figures only (a backup's

@@ -66,3 +66,36 @@ func ServerMemoryRecorded(steps []results.Step) bool {
 	}
 	return false
 }
+
+// Floors of the server memory metrics: a level under 1 MB is no group
+// worth a ratio, and under one page refaulted a second the group did not
+// evict what it needed, whatever the ratio of two such rates says.
+const (
+	memoryFloorMB       = 1
+	refaultsFloorPerSec = 1
+)
+
+// ServerMemoryMetrics compare runs by their server's memory group, for
+// the steps that sampled one (--server-memory): the most it held and its
+// page cache, which are neither better higher nor lower (a larger cap
+// lets the server hold more), and the pages it evicted and read back,
+// which are better lower: they are the reads the cap costs.
+func ServerMemoryMetrics() []Metric {
+	of := func(f func(ServerMemory) float64) func(results.Step) float64 {
+		return func(s results.Step) float64 {
+			m, ok := StepServerMemory(s)
+			if !ok {
+				return math.NaN()
+			}
+			return f(m)
+		}
+	}
+	return []Metric{
+		{ID: "memory-peak", Title: "server memory peak", Unit: "MB", Better: Neither, Floor: memoryFloorMB,
+			Value: of(func(m ServerMemory) float64 { return m.PeakMB })},
+		{ID: "memory-page-cache", Title: "server page cache", Unit: "MB, mean", Better: Neither, Floor: memoryFloorMB,
+			Value: of(func(m ServerMemory) float64 { return m.CacheMB })},
+		{ID: "memory-refaults", Title: "server memory refaults", Unit: "pages per s", Better: Lower, Floor: refaultsFloorPerSec,
+			Value: of(func(m ServerMemory) float64 { return m.RefaultsPerS })},
+	}
+}

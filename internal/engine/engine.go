@@ -231,10 +231,12 @@ type ConnectionLimit interface {
 	MaxConnections(o Options) (limit int, from string)
 }
 
-// ServerConnections is implemented by server instances, managed or not:
-// the max_connections of the server they are connected to, as it says.
-type ServerConnections interface {
-	ServerMaxConnections(ctx context.Context) (int, error)
+// ExternalConnections is implemented by server engines: the
+// max_connections of the existing server o.DSN reaches, as it says, asked
+// on a connection of its own that creates nothing on the server, so that a
+// run needing more is refused before it writes anything.
+type ExternalConnections interface {
+	ExternalMaxConnections(ctx context.Context, o Options) (int, error)
 }
 
 // SpaceNeeds is implemented by engines whose own files take space beside

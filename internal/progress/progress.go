@@ -17,9 +17,12 @@ type Status struct {
 	Step, Steps int
 	Name        string
 	Users       int
-	Phase       string
-	Elapsed     time.Duration
-	Remaining   time.Duration
+	// Terminals says Users counts paced terminals sharing a pool of
+	// connections, and is shown as terminals.
+	Terminals bool
+	Phase     string
+	Elapsed   time.Duration
+	Remaining time.Duration
 	// RunRemaining is the time left in the whole run, when it is longer
 	// than the step's.
 	RunRemaining time.Duration
@@ -60,7 +63,7 @@ func Format(s Status) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "step %d/%d %s", s.Step, s.Steps, s.Name)
 	if s.Users > 0 {
-		fmt.Fprintf(&b, " users=%d", s.Users)
+		fmt.Fprintf(&b, " %s=%d", s.who(), s.Users)
 	}
 	if s.Phase != "" {
 		fmt.Fprintf(&b, " [%s]", s.Phase)
@@ -73,6 +76,14 @@ func Format(s Status) string {
 		fmt.Fprintf(&b, "  %s %s", f[0], f[1])
 	}
 	return b.String()
+}
+
+// who is what Users counts, in the plural.
+func (s Status) who() string {
+	if s.Terminals {
+		return "terminals"
+	}
+	return "users"
 }
 
 func clock(d time.Duration) string {
@@ -113,7 +124,7 @@ func (l *Line) Done(s Status) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%d/%d", s.Name, s.Step, s.Steps)
 	if s.Users > 0 {
-		fmt.Fprintf(&b, ", %d users", s.Users)
+		fmt.Fprintf(&b, ", %d %s", s.Users, s.who())
 	}
 	b.WriteString("):")
 	for _, f := range s.Figures {

@@ -48,3 +48,18 @@ func TestDoneLeavesALine(t *testing.T) {
 		t.Errorf("Done wrote %q, want %q", got, want)
 	}
 }
+
+// Paced terminals sharing a pool are counted as terminals, on the status
+// line and on the step's result line.
+func TestTerminalsAreCountedAsTerminals(t *testing.T) {
+	s := Status{Step: 1, Steps: 1, Name: "terminals-200", Users: 200, Terminals: true, Phase: "measure", Elapsed: time.Second, Remaining: time.Second}
+	if got, want := Format(s), "step 1/1 terminals-200 terminals=200 [measure] 0:01 elapsed, 0:01 left"; got != want {
+		t.Errorf("Format =\n%q, want\n%q", got, want)
+	}
+	var b bytes.Buffer
+	s.Phase = ""
+	New(&b).Done(s)
+	if got, want := b.String(), "terminals-200 (1/1, 200 terminals):\n"; got != want {
+		t.Errorf("Done wrote %q, want %q", got, want)
+	}
+}

@@ -127,8 +127,9 @@ const abHowToReadText = "A and B are each side's median over its runs (with its 
 	"With fewer than 4 runs a side no difference can be called, however large."
 
 // ABText writes an A/B study's headline throughput and mean response time
-// per step for a terminal, each with its verdict, then the largest loads
-// and where reads were served.
+// per step for a terminal, each with its verdict, then the averages of the
+// database's own I/O waits and the memory cap's refaults where both sides
+// recorded them, the largest loads and where reads were served.
 func ABText(w io.Writer, r results.ABResult) error {
 	tput, rt := "TPS", analysis.ABName(analysis.ResponseTime(results.StatMean))
 	if names := abNames(r); len(names) > 0 {
@@ -161,6 +162,14 @@ func ABText(w io.Writer, r results.ABResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	// What the database waited for and what the memory cap cost, where
+	// both sides recorded it: the average, as the table's last row.
+	for _, m := range r.Average {
+		if m.HigherIsBetter || strings.Contains(m.Name, "response time") {
+			continue
+		}
+		fmt.Fprintf(w, "%s, average: A %s, B %s, %s, %s\n", m.Name, abNum(m.A.Median), abNum(m.B.Median), abChange(m), abVerdict(m))
+	}
 	fmt.Fprintf(w, "largest load: A %s, B %s\n", abNum(analysis.Mean(r.MaxUsersA)), abNum(analysis.Mean(r.MaxUsersB)))
 	for _, c := range []struct {
 		side string
@@ -189,8 +198,11 @@ func abChange(m results.ABMetric) string {
 		pct = -pct // the change itself; the improvement's sign says better
 	}
 	text := fmt.Sprintf("%+.0f %%", pct)
-	if m.Significance.Significant() {
-		if m.ImprovementPct > 0 {
+	if m.NoChangePct {
+		text = "-" // against zero, or under the figure's floor: the differential says it
+	}
+	if m.Significance.Significant() && m.Differential != 0 {
+		if (m.Differential > 0) == m.HigherIsBetter {
 			return text + ", better"
 		}
 		return text + ", worse"

@@ -184,3 +184,61 @@ func TestABTextCallsOnlyRealDifferences(t *testing.T) {
 		})
 	}
 }
+
+// An A/B study compares the waits the database timed itself and the pages
+// its memory cap made it read again, with their verdicts, when both sides
+// recorded them: a slower log (B) is worse for its sync wait, and a side
+// whose cap never made it refault is better, said without a % against a
+// rate under one page a second.
+func TestABComparesDatabaseWaitsAndRefaults(t *testing.T) {
+	side := func(syncMS, refaults float64) []*results.Loaded {
+		var out []*results.Loaded
+		for i := range 5 {
+			l := abRun([][3]float64{{4, 100, 10}}, 0, 0, 0)
+			m := l.Steps[0].Telemetry.Metrics
+			jitter := 1 + float64(i)/100
+			m["engine_db_sync_ops_per_s"] = results.TelemetryStat{Mean: 100, Samples: 10}
+			m["engine_db_sync_wait_ms_per_s"] = results.TelemetryStat{Mean: 100 * syncMS * jitter, Samples: 10}
+			m[results.MetricMemcgLimit] = results.TelemetryStat{Mean: 192, Max: 192, Samples: 10}
+			m[results.MetricMemcgUsage] = results.TelemetryStat{Mean: 180, Max: 191, Samples: 10}
+			m[results.MetricMemcgRefaults] = results.TelemetryStat{Mean: refaults * jitter, Samples: 10}
+			out = append(out, l)
+		}
+		return out
+	}
+	res, err := analysis.AB(side(1, 400), side(3, 0), "nvme", "sata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md, text bytes.Buffer
+	ABMarkdown(&md, res)
+	if err := ABText(&text, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"## database-seen log sync latency (ms per operation)",
+		"| 4 | 1.02 | 3.06 | +2.04 | +200 %, worse | significant: 3.0x",
+		"## server memory refaults (pages per s)",
+		"| 4 | 408 | 0.00 | -408 | -, better | significant",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("ab.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{"database-seen log sync latency (ms per operation), average: A 1.02, B 3.06, +200 %, worse, significant",
+		"server memory refaults (pages per s), average: A 408, B 0.00, -, better, significant"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the terminal's table lacks %q:\n%s", want, text.String())
+		}
+	}
+	// A figure only one side recorded is not compared.
+	res, err = analysis.AB(side(1, 400), []*results.Loaded{abRun([][3]float64{{4, 100, 10}}, 0, 0, 0)}, "capped", "not")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range res.Steps[0].Metrics {
+		if strings.Contains(m.Name, "database-seen") || strings.Contains(m.Name, "refaults") {
+			t.Errorf("%s compared though one side did not record it", m.Name)
+		}
+	}
+}

@@ -267,6 +267,9 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 	tput := analysis.Throughput(stepsA)
 	sums := abTables(sec, "users", "step", analysis.WorkloadMetrics(stepsA), rows, runs, id)
 	findings := summarizeAB(title, sums, runs, "step")
+	if t := serverMemoryCompared(runs, rows, id("server-memory")); t != nil {
+		sec.add(t)
+	}
 
 	// Overlaid charts: one color per run.
 	overlay := func(cid, ctitle, note string, y axis, lines []struct {

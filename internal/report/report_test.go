@@ -38,6 +38,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	             rate not achieved at 4 users
 //	tpcc-goal-postgres  dbio tpcc --goal 'new_order:p99<=50ms' on PostgreSQL: a
 //	             latency goal search's seven probes and its answer
+//	tpcc-postgres-memory  dbio tpcc on PostgreSQL, 4 warehouses, --buffer-pool
+//	             32MB --server-memory 192MB: the cap binds, the group refaults
+//	tpcc-postgres-memory-1g  the same with --server-memory 1GB: the cap does
+//	             not bind
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
@@ -174,6 +178,10 @@ func TestComparisonsMatchGolden(t *testing.T) {
 		{"compare-three", []string{"quick-ext4", "quick-tmpfs", "quick-ext4"}, false},
 		{"compare-limited", []string{"quick-ext4", "quick-limited"}, false},
 		{"compare-forced", []string{"disk-mix", "disk-curve"}, true},
+		// PostgreSQL over 4 warehouses under a 192 MB cap that binds, then
+		// a 1 GB cap that does not: the memory groups side by side, the
+		// refaults compared, and the database-seen waits of both.
+		{"compare-memory", []string{"tpcc-postgres-memory", "tpcc-postgres-memory-1g"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

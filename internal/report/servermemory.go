@@ -137,3 +137,51 @@ func serverMemoryText(w io.Writer, ss []results.Step) error {
 	}
 	return tw.Flush()
 }
+
+// serverMemoryCompared puts every run's server memory group side by side,
+// row by row (the steps matched across runs): the cap, the most it held
+// and that as a share of the cap, its page cache, its refaults and
+// whether the cap bound; a dash where a run did not cap its server or
+// lacks the step. Nil when no run capped its server. The A/B tables of
+// the same figures (ServerMemoryMetrics) say what changed, in the words
+// every comparison uses.
+func serverMemoryCompared(runs []*runView, rows []analysis.Row, id string) *table {
+	capped := false
+	for _, row := range rows {
+		for _, s := range row.Steps {
+			if s != nil {
+				_, ok := analysis.StepServerMemory(*s)
+				capped = capped || ok
+			}
+		}
+	}
+	if !capped {
+		return nil
+	}
+	t := &table{ID: id, Title: "Server memory under its cap, per step: " + runLetters(runs),
+		Caption: "Each run's server memory cgroup over each step: the cap, the most it held (MB and % of the cap), the mean page cache in it (MB), the pages per second it evicted and read back soon after (refaults), and whether the cap bound; a dash where a run did not cap its server's memory (--server-memory) or lacks the step. " + capNote}
+	t.Columns = []column{{Name: "users", Numeric: true}}
+	for _, r := range runs {
+		g := r.Letter
+		t.Columns = append(t.Columns, column{Name: "cap MB", Numeric: true, Group: g}, column{Name: "peak MB", Numeric: true, Group: g},
+			column{Name: "peak % of cap", Numeric: true, Group: g}, column{Name: "page cache MB", Numeric: true, Group: g},
+			column{Name: "refaults per s", Numeric: true, Group: g}, column{Name: "cap bound", Group: g})
+	}
+	for _, row := range rows {
+		cells := []cell{{Text: row.Label, Raw: row.Label}}
+		for _, s := range row.Steps {
+			m, ok := analysis.ServerMemory{}, false
+			if s != nil {
+				m, ok = analysis.StepServerMemory(*s)
+			}
+			if !ok {
+				cells = append(cells, textCell("-"), textCell("-"), textCell("-"), textCell("-"), textCell("-"), textCell("-"))
+				continue
+			}
+			cells = append(cells, numCell(m.CapMB, quantity), numCell(m.PeakMB, quantity), numCell(m.PeakPct, quantity),
+				numCell(m.CacheMB, quantity), numCell(m.RefaultsPerS, quantity), textCell(boundText(m)))
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}

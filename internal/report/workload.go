@@ -42,7 +42,10 @@ func percentiles() []struct {
 
 // usersLabel names a step for the shading of a timeline.
 func usersLabel(s results.Step) string {
-	if s.Users > 0 {
+	switch {
+	case s.Users > 0 && s.Terminals():
+		return plural(s.Users, "terminal", "terminals")
+	case s.Users > 0:
 		return plural(s.Users, "user", "users")
 	}
 	return s.Name

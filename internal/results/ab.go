@@ -48,8 +48,12 @@ type ABMetric struct {
 	B              ABSide  `json:"b"`
 	Differential   float64 `json:"differential"`
 	// ImprovementPct is the change from A to B in %, positive when B is
-	// better (0 when A is 0).
+	// better (0 when A is 0, or when NoChangePct says there is none).
 	ImprovementPct float64 `json:"improvement_pct"`
+	// NoChangePct says no change in % is computed: A is 0, or a side is
+	// under the smallest value the figure is read as a ratio from (a
+	// fraction of a page refaulted per second); the differential stands.
+	NoChangePct bool `json:"no_change_pct,omitempty"`
 	// BeyondSpread says the ranges of A's and B's runs do not overlap, so
 	// the difference is larger than the run-to-run noise measured here.
 	BeyondSpread bool `json:"beyond_spread"`

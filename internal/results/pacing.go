@@ -29,6 +29,11 @@ type Pacing struct {
 // monitor: its intended starts are their submissions.
 const ArrivalTerminals = "terminals"
 
+// Terminals says the step's users were terminals sharing a transaction
+// monitor's pool (Arrival "terminals"): its name and its figures count
+// terminals, not connections.
+func (s Step) Terminals() bool { return s.Pacing != nil && s.Pacing.Arrival == ArrivalTerminals }
+
 // Figures and series columns of an open-loop step.
 const (
 	// FigureLatencyP99Corrected is the 99th percentile of every

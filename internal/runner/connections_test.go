@@ -1,8 +1,12 @@
 package runner
 
 import (
+	"context"
+	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/postgres"
@@ -63,5 +67,35 @@ func TestConnectionProblems(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An existing server's max_connections (--dsn) is asked before anything is
+// written: a run needing more connections is refused as bad input, with
+// the numbers and the fix, before its results directory or the database
+// it would load exists.
+func TestExternalServerLimitCheckedBeforeAnythingIsWritten(t *testing.T) {
+	server := servers.Instance(t, "postgres")
+	base := t.TempDir()
+	plan := Plan{Name: "ext", Kind: "tpcc", Command: []string{"dbio", "tpcc"},
+		Engine:        postgres.New("postgres", execx.Real{}, "/proc"),
+		EngineOptions: engine.Options{DSN: server.DSN(), Database: "dbio_ext_refused", Fresh: true},
+		Workload:      tpcc.New(tpcc.Config{Warehouses: 1}), Users: []int{2, 400},
+		Step: time.Second, ResultsBase: base}
+	_, err := Run(context.Background(), plan, Env{Out: io.Discard})
+	if !IsBadInput(err) {
+		t.Fatalf("Run = %v, want a refusal as bad input", err)
+	}
+	for _, want := range []string{"--users: 400 users", "make 401", "max_connections 300, as the server at --dsn says", "--keying-thinking with --pool", "raise the server's max_connections to at least 401 in its own configuration"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q lacks %q", err, want)
+		}
+	}
+	if entries, _ := os.ReadDir(base); len(entries) != 0 {
+		t.Errorf("the refused run wrote %d entries in its results directory's parent", len(entries))
+	}
+	var exists bool
+	if err := server.DB().QueryRow("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'dbio_ext_refused')").Scan(&exists); err != nil || exists {
+		t.Errorf("the refused run created its database on the server (exists %v, %v)", exists, err)
 	}
 }

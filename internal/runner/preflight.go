@@ -220,22 +220,29 @@ func keyForm(name string) string {
 	return strings.ReplaceAll(name, "-", "_")
 }
 
-// checkServerConnections asks an external server (--dsn) for its
-// max_connections once connected, before anything is loaded, and refuses
-// a run that needs more; a managed server's limit was checked before it
-// started. A server that will not say is not held against the run.
-func checkServerConnections(ctx context.Context, inst engine.Instance, p Plan) error {
-	sc, ok := inst.(engine.ServerConnections)
-	if !ok || p.EngineOptions.DSN == "" || len(p.Users) == 0 {
+// externalConnectionProblems asks the existing server --dsn reaches for
+// its max_connections before anything is written (on a connection of its
+// own that creates nothing there), and refuses a run that needs more; a
+// managed server's limit is checked by connectionProblems. A server that
+// cannot be asked is not held against the run here: starting the run
+// connects again, and says why it cannot.
+func externalConnectionProblems(ctx context.Context, p Plan, getenv func(string) string) error {
+	ec, ok := p.Engine.(engine.ExternalConnections)
+	if !ok || p.EngineOptions.DSN == "" || p.Workload == nil || len(p.Users) == 0 {
 		return nil
 	}
-	limit, err := sc.ServerMaxConnections(ctx)
+	o := p.EngineOptions
+	if o.Getenv == nil {
+		o.Getenv = getenv
+	}
+	limit, err := ec.ExternalMaxConnections(ctx, o)
 	if err != nil {
 		return nil
 	}
 	openLoop := p.Pacing != nil || p.Goal != nil
 	if need := connections(p.Workload, p.Users, openLoop); need > limit {
-		return &Problems{List: []error{tooManyConnections(flagForm, p.Workload, p.Users, openLoop, need, limit, "as the server at --dsn says")}}
+		return &Problems{List: []error{tooManyConnections(flagForm, p.Workload, p.Users, openLoop, need, limit, "as the server at --dsn says",
+			fmt.Sprintf("raise the server's max_connections to at least %d in its own configuration", need))}}
 	}
 	return nil
 }
@@ -244,8 +251,8 @@ func checkServerConnections(ctx context.Context, inst engine.Instance, p Plan) e
 // connections, found before anything starts: an open-loop run that would
 // set a pool aside, or more connections than the server accepts (its
 // max_connections as dbio will configure it, or as a setting gives it).
-// An external server's limit is asked of it once connected (see
-// checkServerConnections).
+// An external server's limit is asked of it before the run writes
+// anything (see externalConnectionProblems).
 func connectionProblems(name func(string) string, e engine.Engine, o engine.Options, w workload.Workload, users []int, openLoop bool) []error {
 	var out []error
 	m, monitored := w.(workload.Monitored)
@@ -262,23 +269,23 @@ func connectionProblems(name func(string) string, e engine.Engine, o engine.Opti
 	}
 	limit, from := lim.MaxConnections(o)
 	if need := connections(w, users, openLoop); need > limit {
-		out = append(out, tooManyConnections(name, w, users, openLoop, need, limit, from))
+		out = append(out, tooManyConnections(name, w, users, openLoop, need, limit, from, fmt.Sprintf("raise max_connections (%s max_connections=%d)", name("setting"), need)))
 	}
 	return out
 }
 
 // tooManyConnections says which setting asks for need connections, more
 // than the limit a server accepts (from says where that limit comes from),
-// and what to change.
-func tooManyConnections(name func(string) string, w workload.Workload, users []int, openLoop bool, need, limit int, from string) error {
+// and what to change; raise is how to raise the limit itself.
+func tooManyConnections(name func(string) string, w workload.Workload, users []int, openLoop bool, need, limit int, from, raise string) error {
 	most := slices.Max(users)
 	conns := userConnections(w, most, openLoop)
 	if m, ok := w.(workload.Monitored); ok && !openLoop && m.Pool(most) > 0 {
-		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or raise max_connections (%s max_connections=%d)",
-			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, name("setting"), need)
+		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or %s",
+			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, raise)
 	}
-	return fmt.Errorf("%s: %d users with a connection each and the one dbio reads the server's counters on make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s), or raise max_connections (%s max_connections=%d)",
-		name("users"), most, need, limit, from, name("keying-thinking"), name("pool"), name("setting"), need)
+	return fmt.Errorf("%s: %d users with a connection each and the one dbio reads the server's counters on make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s), or %s",
+		name("users"), most, need, limit, from, name("keying-thinking"), name("pool"), raise)
 }
 
 // spaceProblems checks the free space p needs on its data target and for its results.
@@ -410,10 +417,14 @@ func LockTargets(sys target.SysFS, paths []string, create bool, h target.Holder)
 	return release, nil
 }
 
-// prepareTargets is the start of Run: the preflight, then the targets taken
-// for the whole run (unless the caller holds them already).
-func prepareTargets(p Plan, env Env) (release func(), err error) {
+// prepareTargets is the start of Run: the preflight, an external server's
+// max_connections, then the targets taken for the whole run (unless the
+// caller holds them already).
+func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err error) {
 	if err := Preflight(p, env.SysFS); err != nil {
+		return nil, err
+	}
+	if err := externalConnectionProblems(ctx, p, env.Getenv); err != nil {
 		return nil, err
 	}
 	if p.TargetsHeld {

@@ -42,7 +42,7 @@ type repeatable struct {
 	command          []string
 	// hold checks the run before anything is written and takes its
 	// targets; the release is called after the last repeat.
-	hold func(env Env) (release func(), err error)
+	hold func(ctx context.Context, env Env) (release func(), err error)
 	run  func(ctx context.Context, name, base string, env Env) (Outcome, error)
 }
 
@@ -53,7 +53,7 @@ func (r Repeats) repeat(rep int) (repeatable, error) {
 			return repeatable{}, err
 		}
 		return repeatable{name: p.Name, kind: kindDisk, base: p.ResultsBase, command: p.Command,
-			hold: func(env Env) (func(), error) {
+			hold: func(_ context.Context, env Env) (func(), error) {
 				if _, err := fio.NewPlan(p.Fio.Config, fio.BuiltinProfiles()); err != nil {
 					return nil, &Problems{List: []error{err}}
 				}
@@ -74,7 +74,7 @@ func (r Repeats) repeat(rep int) (repeatable, error) {
 		return repeatable{}, err
 	}
 	return repeatable{name: p.Name, kind: p.Kind, base: p.ResultsBase, command: p.Command,
-		hold: func(env Env) (func(), error) { return prepareTargets(p, env) },
+		hold: func(ctx context.Context, env Env) (func(), error) { return prepareTargets(ctx, p, env) },
 		run: func(ctx context.Context, name, base string, env Env) (Outcome, error) {
 			p.Name, p.ResultsBase, p.TargetsHeld = name, base, true
 			return Run(ctx, p, env)
@@ -102,7 +102,7 @@ func RunRepeated(ctx context.Context, r Repeats, env Env) (RepeatOutcome, error)
 	if err != nil {
 		return out, err
 	}
-	release, err := first.hold(env)
+	release, err := first.hold(ctx, env)
 	if err != nil {
 		return out, err
 	}

@@ -146,7 +146,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	}
 	var out Outcome
 	// Nothing is written before the preflight has passed and the targets are this run's.
-	release, err := prepareTargets(p, env)
+	release, err := prepareTargets(ctx, p, env)
 	if err != nil {
 		return out, err
 	}
@@ -435,9 +435,6 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 
-	if err := checkServerConnections(ctx, inst, p); err != nil {
-		return err
-	}
 	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
 	ls, err := p.Workload.Prepare(ctx, inst, env.Out)

@@ -114,10 +114,11 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 	}
 	defer bg.stop()
 	for i, users := range st.s.Users {
-		load := stepLoad{users: users, name: fmt.Sprintf("users-%d", users)}
+		load := stepLoad{users: users}
 		if p := st.s.Pacing; p != nil {
 			load.rate = p.offered(users)
 		}
+		load.name, load.terminals = st.stepName(users, load.rate)
 		step, err := st.runStep(ctx, i, load, bg)
 		if step != nil {
 			if werr := st.finishStep(i, step); werr != nil && err == nil {
@@ -186,11 +187,24 @@ func (st *stepper) finishStep(i int, r *stepResult) error {
 
 // stepLoad is what one step runs: its users and name, and the total
 // offered rate in transactions per second when it runs open loop (0:
-// closed loop).
+// closed loop); terminals says its users are terminals sharing a pool.
 type stepLoad struct {
-	users int
-	name  string
-	rate  float64
+	users     int
+	name      string
+	rate      float64
+	terminals bool
+}
+
+// stepName names a step of users by what they are: "users-8", or
+// "terminals-200" when paced terminals share a transaction monitor's pool
+// (a few connections serve them, so "users" would read as connections).
+// Results written before this naming keep their "users-N" steps; readers
+// tell terminals by the step's pacing record (results.Step.Terminals).
+func (st *stepper) stepName(users int, rate float64) (string, bool) {
+	if m, ok := st.s.Workload.(workload.Monitored); ok && rate == 0 && m.Pool(users) > 0 {
+		return fmt.Sprintf("terminals-%d", users), true
+	}
+	return fmt.Sprintf("users-%d", users), false
 }
 
 // runStep starts the step's sessions, ramps up, measures, and stops them. A
@@ -501,7 +515,7 @@ func (st *stepper) showProgress(i int, load stepLoad, phase string, elapsed, rem
 	// The steps after this one each take a ramp-up and a measurement.
 	later := time.Duration(st.stepCount()-i-1) * (st.s.RampUp + st.s.Step)
 	st.progress.Update(progress.Status{
-		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Phase: phase,
+		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Terminals: load.terminals, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, RunRemaining: remaining + later, Figures: figs,
 	}, st.rec.Now())
 }
@@ -532,5 +546,5 @@ func (st *stepper) showDone(i int, s results.Step) {
 	if s.Status != results.StatusCompleted {
 		status = string(s.Status)
 	}
-	st.progress.Done(progress.Status{Step: i + 1, Steps: st.stepCount(), Name: s.Name, Users: s.Users, Phase: status, Figures: figs})
+	st.progress.Done(progress.Status{Step: i + 1, Steps: st.stepCount(), Name: s.Name, Users: s.Users, Terminals: s.Terminals(), Phase: status, Figures: figs})
 }

@@ -1,9 +1,11 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/metrics"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/workload"
 )
@@ -63,9 +66,21 @@ func TestStepOfTerminals(t *testing.T) {
 		DataPath: t.TempDir(), Workload: w, Users: []int{20},
 		Step: 200 * time.Millisecond, Tick: 50 * time.Millisecond, ResultsBase: t.TempDir(),
 	}
-	out, err := Run(context.Background(), plan, Env{Out: io.Discard})
+	var shown bytes.Buffer
+	out, err := Run(context.Background(), plan, Env{Out: io.Discard, Progress: progress.New(&shown)})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The step is named by its terminals, in the results and on screen,
+	// not by the users it would have been without a pool.
+	if name := out.Steps[0].Name; name != "terminals-20" {
+		t.Errorf("step named %q, want terminals-20", name)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(out.Dir, "steps", "*-terminals-20")); len(dirs) != 1 {
+		t.Errorf("no step directory named by its terminals in %s", out.Dir)
+	}
+	if !strings.Contains(shown.String(), "terminals-20 (1/1, 20 terminals)") {
+		t.Errorf("the terminal showed %q, want the step's result line to count terminals", shown.String())
 	}
 	if n := w.connections.Load(); n != 2 || w.sessions.Load() != 0 {
 		t.Errorf("%d pooled connections and %d sessions opened, want 2 and none", n, w.sessions.Load())

@@ -33,7 +33,10 @@ func TestWorkloadTablesDecodeIntoTheirDefinition(t *testing.T) {
 		{"wrong type", "kind = \"sysbench\"\ntables = \"many\"\n", "line 12: workloads.w.tables:", nil, ""},
 		{"bad setting", "kind = \"sysbench\"\nworkload = \"oltp_bogus\"\n", `line 12: workloads.w.workload: "oltp_bogus": use one of`, nil, ""},
 		{"bad duration", "kind = \"as3ap\"\nceiling = \"fast\"\n", "line 12: workloads.w.ceiling:", nil, ""},
-		{"bad stepping", "kind = \"as3ap\"\nstart = 5\nmax_users = 2\n", "line 13: workloads.w.max_users: 2: use a count from --start (5) to 100000", nil, ""},
+		{"bad stepping", "kind = \"as3ap\"\nstart = 5\nmax_users = 2\n", "line 13: workloads.w.max_users: 2: use a count from start (5) to 100000", nil, ""},
+		// The other settings a message names are named as keys, not flags.
+		{"terminals over the specification", "kind = \"tpcc\"\nwarehouses = 2\nkeying_thinking = true\nterminals = 50\n",
+			"workloads.w.terminals: 50: more than the specification's 10 per warehouse (2 warehouses x 10 = 20): lower it, raise warehouses to 5, or allow it with terminals_over_spec", nil, ""},
 		{"unknown kind", "kind = \"tpch\"\n", `line 11: workloads.w.kind: unknown kind "tpch": use tpcc, sysbench, as3ap or disk`, nil, ""},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -125,8 +126,18 @@ func (e *SettingError) Error() string {
 // Key is the setting's key in a suite table.
 func (e *SettingError) Key() string { return strings.ReplaceAll(e.Flag, "-", "_") }
 
-// InTable is a suite file's form, following its key: `0: must be ...`.
-func (e *SettingError) InTable() string { return e.value() + ": " + e.Msg }
+// InTable is a suite file's form, following its key: `0: must be ...`,
+// with the other settings its message names as their keys too ("raise
+// --warehouses to 5" reads "raise warehouses to 5").
+func (e *SettingError) InTable() string {
+	msg := flagInMessage.ReplaceAllStringFunc(e.Msg, func(f string) string {
+		return strings.ReplaceAll(strings.TrimPrefix(f, "--"), "-", "_")
+	})
+	return e.value() + ": " + msg
+}
+
+// flagInMessage matches a flag a setting's message names: "--keying-thinking".
+var flagInMessage = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 
 func (e *SettingError) value() string {
 	if s, ok := e.Value.(string); ok {

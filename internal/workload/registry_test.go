@@ -49,6 +49,11 @@ func TestSettingErrorForms(t *testing.T) {
 		{Invalid("warehouses", 0, "must be at least %d", 1), "--warehouses 0: must be at least 1", "warehouses", "0: must be at least 1"},
 		{Invalid("rand-type", "zipf", "use uniform"), `--rand-type "zipf": use uniform`, "rand_type", `"zipf": use uniform`},
 		{Invalid("ceiling", time.Duration(0), "use a positive time"), "--ceiling 0s: use a positive time", "ceiling", "0s: use a positive time"},
+		// The other settings a message names take the form of the place
+		// the setting was given in.
+		{Invalid("terminals", 50, "lower it, raise --warehouses to 5, or allow it with --terminals-over-spec"),
+			"--terminals 50: lower it, raise --warehouses to 5, or allow it with --terminals-over-spec", "terminals",
+			"50: lower it, raise warehouses to 5, or allow it with terminals_over_spec"},
 	}
 	for _, tt := range tests {
 		if got := tt.err.Error(); got != tt.flagForm {

@@ -10,9 +10,9 @@ import (
 )
 
 var (
-	_ engine.MemoryNeeds       = (*Engine)(nil)
-	_ engine.ConnectionLimit   = (*Engine)(nil)
-	_ engine.ServerConnections = (*Instance)(nil)
+	_ engine.MemoryNeeds         = (*Engine)(nil)
+	_ engine.ConnectionLimit     = (*Engine)(nil)
+	_ engine.ExternalConnections = (*Engine)(nil)
 )
 
 // MaxConnections implements engine.ConnectionLimit.
@@ -20,10 +20,26 @@ func (e *Engine) MaxConnections(o engine.Options) (int, string) {
 	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
-// ServerMaxConnections implements engine.ServerConnections.
-func (in *Instance) ServerMaxConnections(ctx context.Context) (int, error) {
+// ExternalMaxConnections implements engine.ExternalConnections: it
+// connects as the DSN says, without a database (the one dbio would create
+// may not exist yet), reads max_connections and disconnects.
+func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
+	cfg, _, err := dsns.External(o)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Passwd == "" && o.Getenv != nil {
+		cfg.Passwd = o.Getenv(PasswordEnv)
+	}
+	cfg.DBName = ""
+	cfg.Logger = quietLogger{}
+	db, err := openAdmin(cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
 	var n int
-	err := in.StatsDB().QueryRowContext(ctx, "SELECT @@max_connections").Scan(&n)
+	err = db.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&n)
 	return n, err
 }
 

@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
+
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
+	"dbio/internal/secret"
 	"dbio/internal/units"
 )
 
 var (
-	_ engine.MemoryNeeds       = (*Engine)(nil)
-	_ engine.ConnectionLimit   = (*Engine)(nil)
-	_ engine.ServerConnections = (*Instance)(nil)
+	_ engine.MemoryNeeds         = (*Engine)(nil)
+	_ engine.ConnectionLimit     = (*Engine)(nil)
+	_ engine.ExternalConnections = (*Engine)(nil)
 )
 
 // MaxConnections implements engine.ConnectionLimit.
@@ -21,10 +24,28 @@ func (e *Engine) MaxConnections(o engine.Options) (int, string) {
 	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
-// ServerMaxConnections implements engine.ServerConnections.
-func (in *Instance) ServerMaxConnections(ctx context.Context) (int, error) {
+// ExternalMaxConnections implements engine.ExternalConnections: it
+// connects as the DSN says (to the postgres database when the DSN names
+// the one dbio would create, which may not exist yet), reads
+// max_connections and disconnects.
+func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
+	cfg, _, err := dsns.External(o)
+	if err != nil {
+		return 0, err
+	}
+	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
+		cfg.Password = pw
+	}
+	if cfg.Database == server.Database(o) {
+		cfg.Database = "postgres"
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
 	var n int
-	err := in.StatsDB().QueryRowContext(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
+	err = conn.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
 	return n, err
 }
 

@@ -294,9 +294,10 @@ func TestExternalOwnership(t *testing.T) {
 		t.Errorf("external Stats: %v", err)
 	}
 	// The limit a run's pool is checked against: the server's own word,
-	// the same as dbio's configuration of the server it manages.
-	if n, err := ext.(engine.ServerConnections).ServerMaxConnections(ctx); err != nil || n != 300 {
-		t.Errorf("external ServerMaxConnections = %d, %v; want 300", n, err)
+	// the same as dbio's configuration of the server it manages, asked
+	// before the run's database exists.
+	if n, err := e.ExternalMaxConnections(ctx, engine.Options{DSN: server.DSN(), Database: "dbio_not_yet"}); err != nil || n != 300 {
+		t.Errorf("ExternalMaxConnections = %d, %v; want 300", n, err)
 	}
 	if n, _ := e.MaxConnections(engine.Options{}); n != 300 {
 		t.Errorf("MaxConnections of a managed server = %d, want 300", n)
