@@ -330,7 +330,11 @@ func checkRerun(t *testing.T, l *results.Loaded, p PointResult, readShare float6
 	if (s.Read == nil) != (r.Read == nil) || (s.Write == nil) != (r.Write == nil) {
 		t.Fatalf("directions differ: stored read %v write %v, re-run read %v write %v", s.Read != nil, s.Write != nil, r.Read != nil, r.Write != nil)
 	}
-	if ratio := r.Total.IOPS / s.Total.IOPS; ratio < 1.0/3 || ratio > 3 {
+	// The options above already prove it is the same job; the IOPS only
+	// guard against a re-run that did next to nothing. A tmpfs point is
+	// CPU bound, so a machine busy with other work makes it 3-4x slower
+	// (27,863 against 99,045 IOPS at load 25): hence a 10x bound.
+	if ratio := r.Total.IOPS / s.Total.IOPS; ratio < 1.0/10 || ratio > 10 {
 		t.Errorf("re-run gave %.0f IOPS against %.0f stored", r.Total.IOPS, s.Total.IOPS)
 	}
 	for _, g := range []Group{s, r} {
