@@ -71,6 +71,9 @@ type Run struct {
 	// Fragmentation follows the extents of dbio's database files through the
 	// run: after the load, after each step, and at the end.
 	Fragmentation []Fragmentation `json:"fragmentation,omitempty"`
+	// Hosts are a fleet run's hosts: how each fared, its clock offsets and
+	// where its telemetry came from.
+	Hosts []FleetHost `json:"hosts,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.
