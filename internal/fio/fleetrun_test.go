@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -396,4 +397,34 @@ func (o *lockedOutput) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.b.String()
+}
+
+// TestRemoteDefaultSize sizes a host's working file over ssh by the rule
+// a local target follows: the test host shares this machine's memory and
+// disk, so both give the same size (to the space other programs take or
+// free meanwhile).
+func TestRemoteDefaultSize(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	h := fleet.Host{Name: "h1", Destination: "h1", SSHConfig: f.SSHConfig}
+	dir := f.Hosts[0].Storage
+	size, why, err := remoteSize(t.Context(), fleet.Shell{Exec: execx.Real{}}, h, dir, filepath.Join(dir, "work.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	fsType, err := exec.Command("stat", "-f", "-c", "%T", dir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, wantWhy, err := DefaultSize(hostMemory(), st.Bavail*uint64(st.Bsize), strings.TrimSpace(string(fsType)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("over ssh: %d (%s); here: %d (%s)", size, why, want, wantWhy)
+	if math.Abs(float64(size-want)) > 0.01*float64(want) || why[:20] != wantWhy[:20] {
+		t.Errorf("over ssh %d (%s), here %d (%s)", size, why, want, wantWhy)
+	}
 }
