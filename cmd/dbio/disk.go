@@ -56,6 +56,8 @@ type diskFlags struct {
 	sshConfig string
 	fioPort   int
 	fioServer string
+	// exporterPort is the port of the hosts' node exporters; 0 reads none.
+	exporterPort int
 	// repeat runs the whole characterization this many times into one repeat set.
 	repeat int
 }
@@ -127,6 +129,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs there, through fio's client and the host's fio server (see docs/fleet.md)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
 	fs.IntVar(&f.fioPort, "fio-port", fleet.DefaultFioPort, "port of the hosts' fio servers")
+	fs.IntVar(&f.exporterPort, "node-exporter-port", fleet.DefaultNodeExporterPort, "port of the hosts' Prometheus node exporters, read once a second for their CPU and disks (0: read none)")
 	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
 	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
@@ -460,10 +463,16 @@ func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
 			continue
 		}
 		h.FioPort, h.FioServer, h.SSHConfig = f.fioPort, f.fioServer, f.sshConfig
+		switch {
+		case f.exporterPort == 0:
+			h.NodeExporter = fleet.NodeExporterOff
+		case f.exporterPort != fleet.DefaultNodeExporterPort:
+			h.NodeExporter = fmt.Sprintf(":%d", f.exporterPort)
+		}
 		hosts = append(hosts, h)
 	}
 	if len(f.hosts) == 0 {
-		for _, name := range []string{"fio-port", "fio-server", "ssh-config"} {
+		for _, name := range []string{"fio-port", "fio-server", "ssh-config", "node-exporter-port"} {
 			if cmd.Flags().Changed(name) {
 				errs = append(errs, fmt.Errorf("--%s: it sets the hosts' fio servers, and no --host is given", name))
 			}
@@ -473,6 +482,9 @@ func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
 		errs = append(errs, fmt.Errorf("--fio-server %q: use %s (dbio starts them for the run) or %s (you run them)", f.fioServer, fleet.ServerStart, fleet.ServerRunning))
 	} else if f.fioPort < 1 || f.fioPort > 65535 {
 		errs = append(errs, fmt.Errorf("--fio-port %d: give a port from 1 to 65535", f.fioPort))
+	}
+	if f.exporterPort < 0 || f.exporterPort > 65535 {
+		errs = append(errs, fmt.Errorf("--node-exporter-port %d: give a port from 1 to 65535, or 0 to read no node exporter", f.exporterPort))
 	}
 	return hosts, errs
 }

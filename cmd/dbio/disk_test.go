@@ -39,7 +39,6 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--host", "h1", "--target", dir}, []string{`--host "h1": give NAME=DESTINATION`}},
 		{[]string{"disk", "--host", "h1=-oProxyCommand=x", "--target", "h1:/srv", "--size", "1G"}, []string{"without spaces, quotes or a leading -"}},
 		{[]string{"disk", "--host", "h1=a", "--host", "h1=b", "--target", "h1:/srv", "--size", "1G"}, []string{"host h1 is named twice"}},
-		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv"}, []string{"--size: give the working file's size"}},
 		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--target", dir, "--size", "1G"}, []string{"is on this machine while the others are on hosts"}},
 		{[]string{"disk", "--target", dir, "--fio-port", "9000"}, []string{"--fio-port: it sets the hosts' fio servers, and no --host is given"}},
 		{[]string{"disk", "--host", "h1=a", "--fio-server", "maybe", "--target", "h1:/srv", "--size", "1G"}, []string{`--fio-server "maybe"`}},

@@ -95,9 +95,9 @@ func TestDiskOnFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
-		t.Logf("%s", string(md)[i:min(len(md), i+3000)])
+		t.Logf("%s", string(md)[i:min(len(md), i+9000)])
 	}
-	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |"} {
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |", "CPU and disks per host", "clock offset (ms)"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}

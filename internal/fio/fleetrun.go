@@ -10,13 +10,17 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"dbio/internal/execx"
 	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -33,13 +37,28 @@ const HostsDir = "hosts"
 
 // fleetRun is what a fleet run holds between its points.
 type fleetRun struct {
-	sess   *fleet.Session
+	sess *fleet.Session
+	// hosts are the hosts still in the run, in the order given: a host that
+	// failed is taken out (failHost).
 	hosts  []fleet.Host
 	places map[string][]placement // by host name, in the order of the targets
+	// order names every host of the run, record what run.json says of each.
+	order  []string
+	record map[string]*results.FleetHost
+	// leftOut says which hosts failed, and when ("h2: failed during point x").
+	leftOut []string
+	// offsets are the hosts' clocks against this machine's, at the start.
+	offsets map[string]time.Duration
+	// watch are the node exporters read, by host name.
+	watch map[string]*telemetry.Exporter
+	// locks hold the hosts' targets for the run.
+	locks []*fleet.RemoteLock
 }
 
 // runFleet runs the plan's points on the hosts' fio servers. The servers
-// dbio started are stopped before it returns, whatever happens.
+// dbio started are stopped before it returns, whatever happens. A host that
+// cannot be reached at the start, or whose fio server ends during a point,
+// is recorded as failed and the run goes on with the others.
 func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResult, err error) {
 	c := r.plan.Config
 	if r.fioPath, err = Check(r.exec); err != nil {
@@ -54,21 +73,42 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	fr := &fleetRun{hosts: fleet.Hosts(c.Hosts, targets), places: map[string][]placement{}}
+	fr := &fleetRun{hosts: fleet.Hosts(c.Hosts, targets), places: map[string][]placement{}, record: map[string]*results.FleetHost{},
+		offsets: map[string]time.Duration{}, watch: map[string]*telemetry.Exporter{}}
 	shell := fleet.Shell{Exec: r.exec}
 	names := make([]string, len(fr.hosts))
 	for i, h := range fr.hosts {
 		names[i] = h.Name
+		fr.order = append(fr.order, h.Name)
+		fr.record[h.Name] = &results.FleetHost{Name: h.Name, Destination: h.Destination, Status: results.HostOK}
 	}
 	r.say("reaching %d host(s) over ssh: %s", len(fr.hosts), strings.Join(names, ", "))
 	if fr.sess, err = shell.Open(ctx, fr.hosts, version); err != nil {
+		if errors.Is(err, fleet.ErrNoHostLeft) {
+			for _, name := range fr.order {
+				fr.record[name].Status, fr.record[name].Error = results.HostFailed, "not reachable at the start of the run"
+			}
+			_ = r.saveHosts(fr)
+		}
 		return nil, err
 	}
 	defer func() {
 		if cerr := fr.sess.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
+		for _, l := range fr.locks {
+			if lerr := l.Release(); lerr != nil {
+				err = errors.Join(err, lerr)
+			}
+		}
 	}()
+	var warnings []string
+	for _, u := range fr.sess.Unreached {
+		fr.failHost(u.Host, "", r.now(), u.Err)
+		w := fmt.Sprintf("host %s cannot be reached, and the run goes on without it: %v", u.Host.Name, u.Err)
+		r.say("warning: %s", w)
+		warnings = append(warnings, w)
+	}
 	var notes []string
 	for _, srv := range fr.sess.Servers {
 		how := "started by dbio for the run, stopped after it"
@@ -77,6 +117,20 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 		}
 		notes = append(notes, fmt.Sprintf("host %s: fio server %s (%s), %s", srv.Host.Name, srv.Arg, how, fr.sess.Versions[srv.Host.Name]))
 	}
+	warnings = append(warnings, r.measureClocks(ctx, fr, shell, "start")...)
+	defer func() {
+		if ctx.Err() != nil || len(fr.hosts) == 0 {
+			_ = r.saveHosts(fr)
+			return
+		}
+		w := r.measureClocks(context.WithoutCancel(ctx), fr, shell, "end")
+		if uerr := r.sink.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, w...) }); uerr != nil {
+			err = errors.Join(err, uerr)
+		}
+		if serr := r.saveHosts(fr); serr != nil {
+			err = errors.Join(err, serr)
+		}
+	}()
 	if err := r.sink.UpdateRun(func(run *results.Run) {
 		if run.Environment.Versions == nil {
 			run.Environment.Versions = map[string]string{}
@@ -86,22 +140,46 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 			run.Environment.Versions["fio on "+h] = v
 		}
 		run.Notes = append(run.Notes, notes...)
+		run.Warnings = append(run.Warnings, warnings...)
 	}); err != nil {
 		return nil, err
 	}
 	labels := TargetLabels(c.Targets)
 	for i, t := range targets {
-		pl, err := r.prepareRemoteTarget(ctx, shell, fr.sess.Server(t.Host).Host, t, labels[i])
+		srv := fr.sess.Server(t.Host)
+		if srv == nil {
+			continue // unreachable: failed above
+		}
+		pl, err := r.prepareRemoteTarget(ctx, fr, shell, srv.Host, t, labels[i])
+		if fleet.Unreachable(err) && ctx.Err() == nil {
+			fr.failHost(srv.Host, "", r.now(), err)
+			r.say("warning: host %s cannot be reached any more, and the run goes on without it: %v", t.Host, err)
+			srv.Stop()
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		fr.places[t.Host] = append(fr.places[t.Host], pl)
+	}
+	if len(fr.hosts) == 0 {
+		return nil, fmt.Errorf("%w: every host failed before the first point (%s)", fleet.ErrNoHostLeft, strings.Join(fr.leftOut, "; "))
+	}
+	tw := r.startTelemetry(ctx, fr, shell, targets)
+	if err := r.sink.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, tw...) }); err != nil {
+		return nil, err
+	}
+	if err := r.saveHosts(fr); err != nil {
+		return nil, err
 	}
 	step := firstStep
 	for i, pt := range r.plan.Points {
 		res, err := r.fleetPoint(ctx, fr, step, i, pt)
 		step++
 		done = append(done, res)
+		if serr := r.saveHosts(fr); serr != nil && err == nil {
+			err = serr
+		}
 		if err != nil {
 			return done, err
 		}
@@ -113,11 +191,25 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 // prepareRemoteTarget makes dbio's directory on a host's target and finds
 // the engine and O_DIRECT setting fio can use there, as for a local
 // target; the working file is laid out by fio itself at the first point.
-func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h fleet.Host, t fleet.Target, label string) (placement, error) {
+func (r *runner) prepareRemoteTarget(ctx context.Context, fr *fleetRun, shell fleet.Shell, h fleet.Host, t fleet.Target, label string) (placement, error) {
 	work, err := shell.PrepareTarget(ctx, h, t.Path, target.DirName, results.MarkerName, WorkSubdir)
 	if err != nil {
 		return placement{}, err
 	}
+	// The target is held for the run, as a local one is, before anything
+	// is written in it.
+	holder, _ := json.Marshal(target.Holder{PID: os.Getpid(), Command: []string{"dbio", "(a fleet run, from another machine)"}, Started: r.now().UTC()})
+	lock, err := shell.LockTarget(ctx, h, path.Join(t.Path, target.DirName), target.LockName, string(holder))
+	var busy *fleet.BusyTargetError
+	if errors.As(err, &busy) {
+		var who target.Holder
+		_ = json.Unmarshal([]byte(busy.Holder), &who)
+		return placement{}, &target.BusyError{Target: t.String(), Holder: who}
+	}
+	if err != nil {
+		return placement{}, err
+	}
+	fr.locks = append(fr.locks, lock)
 	try := func(ctx context.Context, file, engine string, direct bool) (string, error) {
 		script := fmt.Sprintf("%s --name=probe --filename=%s --size=1m --bs=4k --rw=read --ioengine=%s --direct=%d --output-format=json 2>&1; rm -f %s",
 			fleet.ShellQuote(h.FioProgram()), fleet.ShellQuote(escapeFilename(file)), engine, boolInt(direct), fleet.ShellQuote(file))
@@ -138,6 +230,13 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h f
 		return placement{}, fmt.Errorf("target %s: %w", t, err)
 	}
 	pl := placement{Label: label, File: path.Join(work, workFile), Size: r.plan.Config.Size, Engine: engine, Direct: direct}
+	var sizeNote string
+	if pl.Size == 0 {
+		if pl.Size, sizeNote, err = remoteSize(ctx, shell, h, t.Path, pl.File); err != nil {
+			return placement{}, fmt.Errorf("target %s: %w", t, err)
+		}
+		r.say("host %s: %s", h.Name, sizeNote)
+	}
 	note, err := r.layoutRemote(ctx, shell, h, pl)
 	if err != nil {
 		return placement{}, fmt.Errorf("target %s: %w", t, err)
@@ -149,9 +248,53 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, shell fleet.Shell, h f
 	err = r.sink.UpdateRun(func(run *results.Run) {
 		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: t.String(), Host: t.Host})
 		run.Warnings = append(run.Warnings, warnings...)
+		if sizeNote != "" {
+			run.Notes = append(run.Notes, fmt.Sprintf("%s: %s", t, sizeNote))
+		}
 		run.Notes = append(run.Notes, fmt.Sprintf("%s: %s", t, note))
 	})
 	return pl, err
+}
+
+// sizeScript prints what the working file's default size is drawn from,
+// on the host: the target's free bytes and file system type (stat -f), the
+// host's memory (MemTotal, in kB) and the size of a working file dbio may
+// replace (0 without one).
+const sizeScript = `t=%s; f=%s
+stat -f -c '%%a %%S %%T' "$t" || exit 5
+while read k v u; do [ "$k" = MemTotal: ] && echo "$v"; done < /proc/meminfo
+if [ -f "$f" ] && [ ! -L "$f" ]; then stat -c %%s "$f"; else echo 0; fi
+`
+
+// remoteSize is the working file's default size on a host's target, by
+// the rule a local target follows (SizeRule), from the host's own memory
+// and the target's free space there.
+func remoteSize(ctx context.Context, shell fleet.Shell, h fleet.Host, dir, file string) (int64, string, error) {
+	out, err := shell.Run(ctx, h, fmt.Sprintf(sizeScript, fleet.ShellQuote(dir), fleet.ShellQuote(file)))
+	if err != nil {
+		return 0, "", fmt.Errorf("sizing the working file: %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	bad := fmt.Errorf("sizing the working file: the host printed %q, want free blocks, block size and file system, memory in kB, and a size: pass --size", out)
+	if len(lines) != 3 {
+		return 0, "", bad
+	}
+	fs := strings.Fields(lines[0])
+	if len(fs) < 3 {
+		return 0, "", bad
+	}
+	blocks, err1 := strconv.ParseUint(fs[0], 10, 64)
+	bsize, err2 := strconv.ParseUint(fs[1], 10, 64)
+	memKB, err3 := strconv.ParseUint(strings.TrimSpace(lines[1]), 10, 64)
+	existing, err4 := strconv.ParseUint(strings.TrimSpace(lines[2]), 10, 64)
+	if err := errors.Join(err1, err2, err3, err4); err != nil || bsize == 0 || blocks > math.MaxUint64/bsize {
+		return 0, "", bad
+	}
+	size, why, err := DefaultSize(memKB*1024, blocks*bsize+existing, fs[2])
+	if err != nil {
+		return 0, "", err
+	}
+	return size, why, nil
 }
 
 // layoutRemote lays out the working file on a host's target before the
@@ -185,8 +328,15 @@ mv "$p" "$f" && echo "laid out"
 	return fmt.Sprintf("laid out the working file %s (%s) in %.1f s over ssh (1m sequential writes)", pl.File, units.FormatBytes(uint64(pl.Size)), took.Seconds()), nil
 }
 
-// fleetPoint runs one point on every host at once as step index.
+// fleetPoint runs one point on every host still in the run at once, as
+// step index. A host whose fio server ends during the point is failed and
+// left out; the point's figures are those of the hosts that completed it.
 func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt Point) (PointResult, error) {
+	// The point runs on the targets of the hosts still in the run.
+	pt.Targets = slices.DeleteFunc(slices.Clone(pt.Targets), func(t string) bool {
+		ft, err := fleet.ParseTarget(t)
+		return err == nil && !slices.ContainsFunc(fr.hosts, func(h fleet.Host) bool { return h.Name == ft.Host })
+	})
 	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: filepath.Join(HostsDir, "*", JobFileName), Output: OutputFileName}
 	first := fr.places[fr.hosts[0].Name][0]
 	res.Engine, res.Direct = first.Engine, first.Direct && !pt.Buffered
@@ -211,9 +361,11 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	res.Started = r.now()
 	stopLive := r.live(n, pt)
+	watch := r.watchPoint(ctx, fr, stepDir, pt)
 	out, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
 	stopLive()
 	res.Ended = r.now()
+	watchErr := watch.end()
 	if werr := results.WriteFileAtomic(filepath.Join(stepDir, OutputFileName), out.Stdout); werr != nil {
 		return fail(results.StatusFailed, werr)
 	}
@@ -222,23 +374,73 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	if parsed != nil {
 		res.FioNotes = parsed.Notes
 	}
-	for _, srv := range fr.sess.Servers {
-		if !srv.Alive() && runErr == nil && ctx.Err() == nil {
-			runErr = fmt.Errorf("the fio server of host %s ended during the point", srv.Host.Name)
+	if ctx.Err() != nil {
+		return fail(results.StatusInterrupted, &stopped{err: ctx.Err(), msg: fmt.Sprintf("point %s was interrupted after %.0f s (the hosts' partial reports are in %s, not counted)",
+			pt.Name, res.Ended.Sub(res.Started).Seconds(), stepDir)})
+	}
+	// A host whose server ended, or from which fio's client brought back
+	// no report, took its part of the point with it (the client may then
+	// fail too, for that host's sake alone): it is failed, its server
+	// stopped, and the point goes on over the others. When no host reported
+	// and every server still runs, the point itself failed.
+	type lostHost struct {
+		h   fleet.Host
+		why error
+	}
+	var lost []lostHost
+	confirmed := false
+	for _, h := range fr.hosts {
+		srv := fr.sess.Server(h.Name)
+		reported := parsed != nil && hostGroup(parsed, srv.Address) != nil
+		switch {
+		case !srv.Alive():
+			confirmed = true
+			lost = append(lost, lostHost{h, fmt.Errorf("its fio server (%s) ended during point %s", srv.Arg, pt.Name)})
+		case !reported:
+			// A server's session may take a moment to end after the client
+			// lost it, and a server the user runs is asked directly.
+			if srv.EndsWithin(5*time.Second) || (!srv.Started && !srv.Answers(ctx)) {
+				confirmed = true
+			}
+			lost = append(lost, lostHost{h, fmt.Errorf("fio's client brought back no report from its fio server (%s) for point %s", srv.Arg, pt.Name)})
+		}
+	}
+	if len(lost) == len(fr.hosts) && !confirmed {
+		lost = nil // the point failed, not the hosts: said below
+	}
+	var gone []string
+	for _, l := range lost {
+		fr.failHost(l.h, pt.Name, res.Ended, l.why)
+		fr.sess.Server(l.h.Name).Stop()
+		gone = append(gone, l.h.Name)
+		r.say("warning: host %s failed: %v; the run goes on without it", l.h.Name, l.why)
+	}
+	if len(gone) > 0 {
+		if uerr := r.sink.UpdateRun(func(run *results.Run) {
+			run.Warnings = append(run.Warnings, fmt.Sprintf("host(s) %s failed during point %s (their fio server ended, or fio's client got no report from it): the point's figures and the later points are over the other hosts", strings.Join(gone, ", "), pt.Name))
+		}); uerr != nil {
+			return fail(results.StatusFailed, uerr)
+		}
+		if len(fr.hosts) == 0 {
+			return fail(results.StatusFailed, fmt.Errorf("point %s: %w: every host failed (%s)", pt.Name, fleet.ErrNoHostLeft, strings.Join(fr.leftOut, "; ")))
+		}
+		runErr = nil // the client failed for the hosts that are gone
+		parseErr = nil
+		if parsed == nil {
+			parseErr = fmt.Errorf("fio's client left no report after host(s) %s failed", strings.Join(gone, ", "))
 		}
 	}
 	switch {
-	case ctx.Err() != nil:
-		return fail(results.StatusInterrupted, &stopped{err: ctx.Err(), msg: fmt.Sprintf("point %s was interrupted after %.0f s (the hosts' partial reports are in %s, not counted)",
-			pt.Name, res.Ended.Sub(res.Started).Seconds(), stepDir)})
 	case runErr != nil:
 		return fail(results.StatusFailed, explainFioFailure(pt.Name, runErr))
 	case parseErr != nil:
 		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, parseErr))
 	case fileErr != nil:
 		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, fileErr))
+	case watchErr != nil:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: the hosts' telemetry: %w", pt.Name, watchErr))
 	}
-	fleetRes := &results.FioFleet{}
+	fleetRes := &results.FioFleet{LeftOut: slices.Clone(fr.leftOut)}
 	var seconds [][]Second
 	var usr, sys float64
 	for _, h := range fr.hosts {
@@ -295,10 +497,22 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		}
 	}
 	fleetRes.StartSpreadMS = latest.Sub(earliest).Milliseconds()
+	measured := res.Started.Add(time.Duration(pt.RampS) * time.Second)
+	var noTelemetry []string
 	for i := range fleetRes.Hosts {
 		h := figs.Hosts[i]
-		fleetRes.Hosts[i].Read, fleetRes.Hosts[i].Write, fleetRes.Hosts[i].Total = h.Read, h.Write, h.Total
+		fh := &fleetRes.Hosts[i]
+		fh.Read, fh.Write, fh.Total = h.Read, h.Write, h.Total
+		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, fr.offsets[fh.Host], figs.Start, figs.End, measured)
+		if fh.System == nil {
+			why := fr.record[fh.Host].Telemetry
+			if why == "" {
+				why = "no sample of its node exporter during the point"
+			}
+			noTelemetry = append(noTelemetry, fh.Host+": "+why)
+		}
 	}
+	fleetRes.System = fleetSystem(fleetRes.Hosts, noTelemetry)
 	res.Read, res.Write, res.Total = figs.Fleet.Read, figs.Fleet.Write, figs.Fleet.Total
 	res.UsrCPU, res.SysCPU, res.Fleet = usr, sys, fleetRes
 	if res.Total == nil {
@@ -311,11 +525,44 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	if err := r.writeStep(res, histograms(Group{Read: res.Read, Write: res.Write})); err != nil {
 		return res, err
 	}
-	r.say("  fleet: %s, over the %d s all %d hosts were measuring (their first seconds %d ms apart)", headline(res), figs.Seconds, len(fr.hosts), fleetRes.StartSpreadMS)
+	all := fmt.Sprintf("all %d hosts", len(fleetRes.Hosts))
+	if len(fleetRes.Hosts) == 2 {
+		all = "both hosts"
+	}
+	r.say("  fleet: %s, over the %d s %s were measuring (their first seconds %d ms apart)", headline(res), figs.Seconds, all, fleetRes.StartSpreadMS)
+	if s := fleetRes.System; s != nil {
+		whose := fmt.Sprintf("the mean of %d hosts' shares", len(s.Hosts))
+		if len(s.Hosts) == 1 {
+			whose = "host " + s.Hosts[0] + " alone"
+		}
+		r.say("         %s (CPU: %s)", systemLine(s.HostSystem), whose)
+	}
 	for _, h := range fleetRes.Hosts {
 		r.say("    %-12s %s", h.Host, hostLine(h))
 	}
+	for _, l := range fleetRes.LeftOut {
+		r.say("    left out: %s", l)
+	}
 	return res, nil
+}
+
+// hostGroup is the report's group of the server at addr, nil without one.
+func hostGroup(o *Output, addr string) *Group {
+	for i := range o.Groups {
+		if o.Groups[i].Host == addr {
+			return &o.Groups[i]
+		}
+	}
+	return nil
+}
+
+// systemLine is a host's (or the fleet's) CPU and disks during a point.
+func systemLine(s results.HostSystem) string {
+	line := fmt.Sprintf("CPU user %.0f%% system %.0f%% iowait %.0f%%", s.CPUUserPct, s.CPUSystemPct, s.CPUIowaitPct)
+	if s.DiskIOPS > 0 {
+		line += fmt.Sprintf(", disks %s IOPS await %.2f ms", groupThousands(s.DiskIOPS), s.DiskAwaitMS)
+	}
+	return line
 }
 
 // hostLine is a host's row of a fleet point.
@@ -325,10 +572,14 @@ func hostLine(h results.FioHost) string {
 		return "no I/O in the window"
 	}
 	p99, _ := t.Completion.At(99)
-	return fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s", groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99))
+	line := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s", groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99))
+	if h.System != nil {
+		line += "  " + systemLine(*h.System)
+	}
+	return line
 }
 
-// fileHosts puts each host's part of the client's output in the host's
+// fileHosts puts each live host's part of the client's output in the host's
 // directory: its logs (which fio's client writes here, named
 // <log>.<server address>) under their own names, and its entries of the
 // json+ report, in a report of its own.
@@ -338,7 +589,8 @@ func (fr *fleetRun) fileHosts(stepDir string, report []byte) error {
 		return err
 	}
 	var errs []error
-	for _, srv := range fr.sess.Servers {
+	for _, h := range fr.hosts {
+		srv := fr.sess.Server(h.Name)
 		suffix := "." + srv.Address
 		dir := filepath.Join(stepDir, HostsDir, srv.Host.Name)
 		for _, e := range entries {

@@ -468,9 +468,6 @@ func (c Config) fleetProblems(prof Profile) []error {
 			errs = append(errs, fmt.Errorf("target %s is on this machine while the others are on hosts: a fleet runs every target through a fio server; name this machine as a host too (e.g. --host me=localhost) and write the target as me:%s", t, t.Path))
 		}
 	}
-	if c.Size == 0 {
-		errs = append(errs, errors.New("--size: give the working file's size (e.g. --size 4G) for targets on hosts: dbio sizes it from free space and memory only on this machine"))
-	}
 	if c.SteadyState != "" {
 		errs = append(errs, errors.New("--steady-state: each host would stop at its own steady state, leaving no common window; run the fleet for a fixed --runtime"))
 	}

@@ -12,9 +12,12 @@ package fleet
 import (
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -53,6 +56,66 @@ type Host struct {
 	FioPort int `toml:"fio_port" json:"fio_port,omitempty"`
 	// FioServer is ServerStart (the default) or ServerRunning.
 	FioServer string `toml:"fio_server" json:"fio_server,omitempty"`
+	// NodeExporter is where the host's Prometheus node exporter serves its
+	// metrics, which dbio reads once a second during the points: ADDRESS,
+	// ADDRESS:PORT, :PORT (at the host's address) or a URL; empty is the
+	// host's address and DefaultNodeExporterPort; NodeExporterOff reads none.
+	NodeExporter string `toml:"node_exporter" json:"node_exporter,omitempty"`
+}
+
+// DefaultNodeExporterPort is the Prometheus node exporter's own port.
+const DefaultNodeExporterPort = 9100
+
+// NodeExporterOff is the node_exporter setting that reads no exporter.
+const NodeExporterOff = "off"
+
+// NodeExporterURL is the host's exporter's metrics page, given the address
+// its fio server listens at; "" when it is off.
+func (h Host) NodeExporterURL(addr string) string {
+	e := strings.TrimSpace(h.NodeExporter)
+	switch {
+	case e == NodeExporterOff:
+		return ""
+	case strings.HasPrefix(e, "http://") || strings.HasPrefix(e, "https://"):
+		return e
+	case e == "":
+		return "http://" + net.JoinHostPort(addr, strconv.Itoa(DefaultNodeExporterPort)) + "/metrics"
+	case strings.HasPrefix(e, ":"):
+		return "http://" + net.JoinHostPort(addr, e[1:]) + "/metrics"
+	}
+	if host, port, err := net.SplitHostPort(e); err == nil {
+		return "http://" + net.JoinHostPort(host, port) + "/metrics"
+	}
+	return "http://" + net.JoinHostPort(strings.Trim(e, "[]"), strconv.Itoa(DefaultNodeExporterPort)) + "/metrics"
+}
+
+// nodeExporterProblem is what is wrong with a node_exporter setting.
+func nodeExporterProblem(e string) error {
+	e = strings.TrimSpace(e)
+	if e == "" || e == NodeExporterOff {
+		return nil
+	}
+	if strings.HasPrefix(e, "http://") || strings.HasPrefix(e, "https://") {
+		if u, err := url.Parse(e); err != nil || u.Host == "" {
+			return fmt.Errorf("node_exporter %q is not a URL: give http://ADDRESS:PORT/metrics", e)
+		}
+		return nil
+	}
+	if strings.ContainsAny(e, " \t/\"'") {
+		return fmt.Errorf("node_exporter %q: give ADDRESS, ADDRESS:PORT, :PORT or a URL (or %q)", e, NodeExporterOff)
+	}
+	port := ""
+	if _, p, err := net.SplitHostPort(e); err == nil {
+		port = p
+	} else if strings.HasPrefix(e, ":") {
+		port = e[1:]
+	}
+	if port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("node_exporter %q: port %q is not a port (1-65535)", e, port)
+		}
+	}
+	return nil
 }
 
 // FioProgram is the fio the host runs.
@@ -110,6 +173,9 @@ func (h Host) Problems() []error {
 	}
 	if h.FioServer != "" && h.FioServer != ServerStart && h.FioServer != ServerRunning {
 		errs = append(errs, fmt.Errorf("host %s: fio_server %q: use %q (dbio starts it for the run) or %q (you run it)", h.Name, h.FioServer, ServerStart, ServerRunning))
+	}
+	if err := nodeExporterProblem(h.NodeExporter); err != nil {
+		errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 	}
 	for what, p := range map[string]string{"work_dir": h.WorkDir, "fio": h.Fio} {
 		if p != "" && strings.ContainsAny(p, "\n\x00") {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseHostFlag(t *testing.T) {
@@ -113,5 +114,76 @@ func TestFioServerArg(t *testing.T) {
 func TestShellQuote(t *testing.T) {
 	if got, want := ShellQuote(`it's $HOME`), `'it'\''s $HOME'`; got != want {
 		t.Errorf("ShellQuote = %s, want %s", got, want)
+	}
+}
+
+func TestNodeExporter(t *testing.T) {
+	tests := []struct {
+		setting, addr, want, problem string
+	}{
+		{setting: "", addr: "10.0.0.11", want: "http://10.0.0.11:9100/metrics"},
+		{setting: "", addr: "fe80::1", want: "http://[fe80::1]:9100/metrics"},
+		{setting: "off", addr: "10.0.0.11", want: ""},
+		{setting: ":9101", addr: "10.0.0.11", want: "http://10.0.0.11:9101/metrics"},
+		{setting: "mon.example", addr: "10.0.0.11", want: "http://mon.example:9100/metrics"},
+		{setting: "10.1.1.1:9200", addr: "10.0.0.11", want: "http://10.1.1.1:9200/metrics"},
+		{setting: "https://mon.example/node/metrics", addr: "10.0.0.11", want: "https://mon.example/node/metrics"},
+		{setting: ":99999", problem: "is not a port"},
+		{setting: "a b", problem: "give ADDRESS, ADDRESS:PORT"},
+		{setting: "http://", problem: "is not a URL"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.setting, func(t *testing.T) {
+			h := Host{Name: "h1", Destination: "x", NodeExporter: tc.setting}
+			errs := h.Problems()
+			if tc.problem != "" {
+				if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.problem) {
+					t.Fatalf("problems %v, want one saying %q", errs, tc.problem)
+				}
+				return
+			}
+			if len(errs) > 0 {
+				t.Fatalf("problems %v", errs)
+			}
+			if got := h.NodeExporterURL(tc.addr); got != tc.want {
+				t.Errorf("NodeExporterURL(%q) = %q, want %q", tc.addr, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseEpoch(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64 // ns since the epoch
+		ok   bool
+	}{
+		{"1764214062.123456789\n", 1764214062123456789, true},
+		{"1764214062.5", 1764214062500000000, true},
+		{"1764214062", 0, false},
+		{"1764214062.N", 0, false},
+		{"1764214062.1234567890", 0, false},
+	} {
+		got, err := parseEpoch(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got.UnixNano() != tc.want) {
+			t.Errorf("parseEpoch(%q) = %v, %v", tc.in, got.UnixNano(), err)
+		}
+	}
+}
+
+func TestClockOff(t *testing.T) {
+	for _, tc := range []struct {
+		offset, rtt time.Duration
+		off         bool
+	}{
+		{offset: 10 * time.Millisecond, rtt: time.Millisecond},
+		{offset: 60 * time.Millisecond, rtt: time.Millisecond, off: true},
+		{offset: -60 * time.Millisecond, rtt: time.Millisecond, off: true},
+		// Within the threshold once half the round trip is allowed for.
+		{offset: 60 * time.Millisecond, rtt: 30 * time.Millisecond},
+	} {
+		if got := (ClockReading{Offset: tc.offset, RoundTrip: tc.rtt}).Off(); got != tc.off {
+			t.Errorf("offset %v ± %v: off %v, want %v", tc.offset, tc.rtt/2, got, tc.off)
+		}
 	}
 }

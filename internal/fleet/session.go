@@ -5,8 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+
+	"dbio/internal/execx"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -14,28 +18,58 @@ import (
 // Session is a run's hosts reached: each one's fio version checked against
 // dbio's own, and its fio server up, in the order of the hosts given.
 type Session struct {
-	Shell   Shell
+	Shell Shell
+	// Servers are the servers of the hosts reached, in the order given.
 	Servers []*Server
 	// Versions are fio's versions by host name.
 	Versions map[string]string
+	// Unreached are the hosts ssh could not reach, with ssh's error, in the
+	// order given: the run goes on without them.
+	Unreached []HostError
+}
+
+// HostError is a host that failed, and why.
+type HostError struct {
+	Host Host
+	Err  error
+}
+
+// ErrNoHostLeft is returned when no host of a fleet can be reached.
+var ErrNoHostLeft = errors.New("no host of the fleet could be reached")
+
+// Unreachable says whether err is ssh failing to reach a host (ssh's own
+// exit status, 255: the connection, the host key, the login) rather than a
+// command failing there.
+func Unreachable(err error) bool {
+	var ee *execx.ExitError
+	return errors.As(err, &ee) && ee.ExitCode == 255
 }
 
 // Open reaches every host at once: it checks that fio there is
 // localVersion (fio's client and servers of different versions do not
 // speak the same protocol, and their figures would not compare), and
 // starts each host's fio server or connects to the one the user runs.
-// When one host fails, the servers already started are stopped, and the
-// error names every host that failed.
+// A host ssh cannot reach is left out (Session.Unreached) and the others
+// go on, unless none is left (ErrNoHostLeft). Any other failure (fio
+// missing or of another version, a server that does not start) fails the
+// whole session: the servers already started are stopped, and the error
+// names every host that failed.
 func (s Shell) Open(ctx context.Context, hosts []Host, localVersion string) (*Session, error) {
-	sess := &Session{Shell: s, Servers: make([]*Server, len(hosts)), Versions: map[string]string{}}
+	sess := &Session{Shell: s, Versions: map[string]string{}}
+	servers := make([]*Server, len(hosts))
 	var mu sync.Mutex
 	errs := make([]error, len(hosts))
+	unreached := make([]error, len(hosts))
 	var g errgroup.Group
 	for i, h := range hosts {
 		g.Go(func() error {
 			v, err := s.FioVersion(ctx, h)
+			if Unreachable(err) {
+				unreached[i] = err
+				return nil
+			}
 			if err != nil {
-				errs[i] = fmt.Errorf("%w: check that ssh reaches it and that fio is installed there (%s), or give the host's fio path", err, h.FioProgram())
+				errs[i] = fmt.Errorf("%w: check that fio is installed there (%s), or give the host's fio path", err, h.FioProgram())
 				return nil
 			}
 			mu.Lock()
@@ -55,14 +89,29 @@ func (s Shell) Open(ctx context.Context, hosts []Host, localVersion string) (*Se
 				errs[i] = err
 				return nil
 			}
-			sess.Servers[i] = srv
+			servers[i] = srv
 			return nil
 		})
 	}
 	g.Wait()
+	for i, srv := range servers {
+		if srv != nil {
+			sess.Servers = append(sess.Servers, srv)
+		}
+		if unreached[i] != nil {
+			sess.Unreached = append(sess.Unreached, HostError{Host: hosts[i], Err: unreached[i]})
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		sess.Close()
 		return nil, err
+	}
+	if len(sess.Servers) == 0 {
+		var why []error
+		for _, u := range sess.Unreached {
+			why = append(why, u.Err)
+		}
+		return nil, fmt.Errorf("%w: %w; check that ssh reaches them (ssh -o BatchMode=yes DESTINATION true)", ErrNoHostLeft, errors.Join(why...))
 	}
 	seen := map[string]string{}
 	for _, srv := range sess.Servers {
@@ -129,4 +178,41 @@ mkdir -p "$w" || exit 5
 		return "", fmt.Errorf("target %s:%s: %w", h.Name, target, err)
 	}
 	return work, nil
+}
+
+// devicesScript prints the physical block devices behind a path, one
+// kernel name a line, as dbio finds them on a local target: the path's
+// device number (stat), then /sys/dev/block from a partition to its disk
+// and from a stacked device (dm, md) to its slaves. A file system without
+// a block device (tmpfs, overlay, NFS) prints none.
+const devicesScript = `x=$(stat -c %%D %s) || exit 5
+maj=$(( ((0x$x >> 8) & 0xfff) | ((0x$x >> 32) & ~0xfff) ))
+min=$(( (0x$x & 0xff) | ((0x$x >> 12) & ~0xff) ))
+[ "$maj" -eq 0 ] && exit 0
+walk() (
+  p=$(readlink -f "$1") || exit 0
+  if [ -e "$p/partition" ]; then walk "$p/.."; exit 0; fi
+  found=
+  for s in "$p"/slaves/*; do [ -e "$s" ] || continue; found=1; walk "$s"; done
+  [ -n "$found" ] || echo "${p##*/}"
+)
+[ -e /sys/dev/block/$maj:$min ] && walk /sys/dev/block/$maj:$min
+exit 0
+`
+
+// TargetDevices are the physical block devices behind a path on h, by
+// kernel name, sorted; none for a file system without a block device.
+func (s Shell) TargetDevices(ctx context.Context, h Host, target string) ([]string, error) {
+	out, err := s.Run(ctx, h, fmt.Sprintf(devicesScript, ShellQuote(target)))
+	if err != nil {
+		return nil, fmt.Errorf("the devices behind %s:%s: %w", h.Name, target, err)
+	}
+	var devs []string
+	for _, l := range strings.Split(out, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(devs, l) {
+			devs = append(devs, l)
+		}
+	}
+	sort.Strings(devs)
+	return devs, nil
 }

@@ -2,14 +2,17 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/target"
 	"dbio/internal/testfleet"
 )
 
@@ -124,11 +127,107 @@ func TestSessionOnThreeHosts(t *testing.T) {
 	t.Run("unreachable host", func(t *testing.T) {
 		bad := append([]Host(nil), hosts...)
 		bad[1].Destination = "nosuchalias"
-		_, err := shell.Open(ctx, bad, local)
-		if err == nil || !strings.Contains(err.Error(), "host h2") {
-			t.Fatalf("Open with an unreachable host: %v", err)
+		sess, err := shell.Open(ctx, bad, local)
+		if err != nil {
+			t.Fatalf("Open with one unreachable host: %v", err)
+		}
+		if len(sess.Servers) != 2 || sess.Servers[0].Host.Name != "h1" || sess.Servers[1].Host.Name != "h3" {
+			t.Errorf("servers %v, want h1 and h3", sess.Servers)
+		}
+		// ssh's own words say why.
+		if len(sess.Unreached) != 1 || sess.Unreached[0].Host.Name != "h2" || !strings.Contains(sess.Unreached[0].Err.Error(), "nosuchalias") {
+			t.Errorf("unreached %+v, want h2 with ssh's error", sess.Unreached)
+		}
+		if err := sess.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range bad {
+			bad[i].Destination = "nosuchalias"
+		}
+		if _, err := shell.Open(ctx, bad, local); !errors.Is(err, ErrNoHostLeft) {
+			t.Errorf("Open with no host reachable: %v", err)
 		}
 		waitNoStrays(t, f)
+	})
+
+	t.Run("clock", func(t *testing.T) {
+		// The hosts share this machine's clock: the time read there lies
+		// between the line sent and the answer, so the offset is within half
+		// the round trip.
+		for _, h := range hosts {
+			c, err := shell.Clock(ctx, h, ClockTries, time.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: offset %v, round trip %v", h.Name, c.Offset, c.RoundTrip)
+			if c.RoundTrip <= 0 || abs(c.Offset) > c.RoundTrip/2 || c.Tries != ClockTries || c.Off() {
+				t.Errorf("%s: %+v", h.Name, c)
+			}
+		}
+		bad := hosts[0]
+		bad.Destination = "nosuchalias"
+		if _, err := shell.Clock(ctx, bad, 1, time.Now); err == nil || !strings.Contains(err.Error(), "nosuchalias") {
+			t.Errorf("the clock of an unreachable host: %v", err)
+		}
+		waitNoStrays(t, f)
+	})
+
+	t.Run("remote target lock", func(t *testing.T) {
+		dir := filepath.Join(f.Hosts[1].Storage, "locked", "dbio")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		first, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{"pid":1}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A second run, from another host's view of the same files too.
+		for _, h := range []Host{hosts[1], hosts[2]} {
+			_, err := shell.LockTarget(ctx, h, dir, ".dbio-lock", `{"pid":2}`)
+			var busy *BusyTargetError
+			if !errors.As(err, &busy) || !errors.Is(err, ErrTargetBusy) || busy.Holder != `{"pid":1}` {
+				t.Errorf("a second lock through %s: %v", h.Name, err)
+			}
+		}
+		if err := first.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, ".dbio-lock")); len(b) != 0 {
+			t.Errorf("the released lock file still names %q", b)
+		}
+		again, err := shell.LockTarget(ctx, hosts[2], dir, ".dbio-lock", `{"pid":3}`)
+		if err != nil {
+			t.Fatalf("the lock after its release: %v", err)
+		}
+		again.Release()
+		os.Remove(filepath.Join(dir, ".dbio-lock"))
+		if err := os.Symlink("/etc/passwd", filepath.Join(dir, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{}`); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("a lock file that is a link: %v", err)
+		}
+		waitNoStrays(t, f)
+	})
+
+	t.Run("devices behind a target", func(t *testing.T) {
+		// The hosts share this machine's disks: the devices found over ssh
+		// are those dbio finds behind a local target.
+		st, err := target.HostFS().Resolve(f.Hosts[0].Storage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []string
+		for _, d := range st.Physical {
+			want = append(want, d.Name)
+		}
+		got, err := shell.TargetDevices(ctx, hosts[0], f.Hosts[0].Storage)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("TargetDevices = %v, %v; want %v", got, err, want)
+		}
+		if got, err := shell.TargetDevices(ctx, hosts[0], "/dev/shm"); err != nil || len(got) != 0 {
+			t.Errorf("TargetDevices on tmpfs = %v, %v; want none", got, err)
+		}
 	})
 
 	t.Run("remote target", func(t *testing.T) {

@@ -220,6 +220,34 @@ func (srv *Server) Alive() bool {
 	}
 }
 
+// EndsWithin says whether a server dbio started ends within d: when fio's
+// client has lost a server, its ssh session may take a moment to close.
+func (srv *Server) EndsWithin(d time.Duration) bool {
+	if !srv.Started {
+		return false
+	}
+	select {
+	case <-srv.ended:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// Answers says whether the server accepts a connection now: how dbio
+// learns that a server the user runs has gone, whose end it does not see.
+func (srv *Server) Answers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(srv.Address, strconv.Itoa(srv.Host.Port())))
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
 // waitListening dials target until it accepts a connection, failing when
 // ended closes (the server's session ended) or ctx ends.
 func waitListening(ctx context.Context, target string, ended <-chan struct{}) error {

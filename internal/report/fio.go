@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,6 +55,13 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 	sec.add(fioPointsTable(points, labels, id("points")))
 	if t := fleetTable(points, id("fleet")); t != nil {
 		sec.add(t)
+	}
+	if t := fleetSystemTable(points, id("fleet-system")); t != nil {
+		sec.add(t)
+	}
+	if t, f := fleetHostsTable(r.Run, id("fleet-hosts")); t != nil {
+		sec.add(t)
+		findings = append(findings, f...)
 	}
 
 	if rows := latencyBounded(r, points, profile, id("latency-bounded")); rows != nil {
@@ -763,6 +771,7 @@ func fleetTable(points []results.Step, id string) *table {
 		}
 		return append(r, own)
 	}
+	var leftOut []string
 	for _, p := range points {
 		f := p.Fio.Fleet
 		if f == nil || !analysis.Completed(p) {
@@ -776,6 +785,14 @@ func fleetTable(points []results.Step, id string) *table {
 		for _, h := range f.Hosts {
 			t.Rows = append(t.Rows, append(row("", h.Host, f.Seconds, h.Total, numCell(h.FioIOPS, thousands)), textCell("")))
 		}
+		for _, l := range f.LeftOut {
+			if !slices.Contains(leftOut, l) {
+				leftOut = append(leftOut, l)
+			}
+		}
+	}
+	if len(leftOut) > 0 {
+		t.Caption += " Left out of the fleet's figures (failed hosts): " + strings.Join(leftOut, "; ") + "."
 	}
 	return t
 }

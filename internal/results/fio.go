@@ -70,6 +70,12 @@ type FioFleet struct {
 	// Hosts are each host's figures over the same window, in the order the
 	// hosts were given.
 	Hosts []FioHost `json:"hosts"`
+	// LeftOut are the hosts of the run that are not in the figures, each
+	// with why ("h2: its fio server ended during the point").
+	LeftOut []string `json:"left_out,omitempty"`
+	// System is the fleet's CPU, disks and memory during the point, from
+	// the hosts' node exporters; nil when none was read.
+	System *FleetSystem `json:"system,omitempty"`
 }
 
 // FioHost is one host's part of a fleet point.
@@ -92,6 +98,12 @@ type FioHost struct {
 	// FioIOPS is what fio itself reported for the host over its own whole
 	// run, for comparison with the window's figure.
 	FioIOPS float64 `json:"fio_iops"`
+	// System is the host's CPU, disks and memory over the window, and
+	// Telemetry every metric its node exporter gave, summarized over the
+	// same seconds (series.csv in the host's directory holds them second
+	// by second); nil when its exporter was not read.
+	System    *HostSystem       `json:"system,omitempty"`
+	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it

@@ -74,6 +74,9 @@ type Run struct {
 	// Tenants is a run of database tenants on several hosts: its barrier
 	// and each host's part.
 	Tenants *Tenants `json:"tenants,omitempty"`
+	// Hosts are a fleet run's hosts: how each fared, its clock offsets and
+	// where its telemetry came from.
+	Hosts []FleetHost `json:"hosts,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.

@@ -137,8 +137,8 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		return out, err
 	}
 	out.Planned = len(plan.Points)
-	// Targets on other hosts are locked by no one yet: a fleet run holds
-	// none here.
+	// Targets on other hosts are held over ssh by the fleet run itself
+	// (fio's fleet path), once it has reached them.
 	if !p.TargetsHeld && !p.Fio.Config.Fleet() {
 		release, err := LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
 		if err != nil {

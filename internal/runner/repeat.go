@@ -58,7 +58,7 @@ func (r Repeats) repeat(rep int) (repeatable, error) {
 					return nil, &Problems{List: []error{err}}
 				}
 				if p.Fio.Config.Fleet() {
-					return func() {}, nil // a host's target is locked by no one yet
+					return func() {}, nil // each repeat holds its hosts' targets itself, over ssh
 				}
 				return LockTargets(env.SysFS, p.Fio.Config.Targets, p.CreateTargets, Holder(p.Command, env.Now()))
 			},

@@ -1,7 +1,9 @@
 package telemetry
 
 import (
+	"bytes"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -91,4 +93,30 @@ func startTree(b *testing.B, n int) int {
 	}
 	b.Fatalf("the process tree did not reach %d children", n)
 	return 0
+}
+
+// BenchmarkExporterPage measures what a fleet run spends per host and per
+// second on a node exporter's page once it has arrived: parsing the
+// captured page (testdata/exporter/t1.prom, the collectors testfleet
+// runs) and computing the second's points, as "pct_core_at_1Hz" per host.
+func BenchmarkExporterPage(b *testing.B) {
+	page, err := os.ReadFile("testdata/exporter/t1.prom")
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev, _, err := nodeSnapshot(bytes.NewReader(page))
+	if err != nil {
+		b.Fatal(err)
+	}
+	devs := []device{{name: "vda", key: "vda"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		cur, _, err := nodeSnapshot(bytes.NewReader(page))
+		if err != nil {
+			b.Fatal(err)
+		}
+		rates(prev, cur, 1, devs)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e7, "pct_core_at_1Hz")
 }

@@ -1,7 +1,9 @@
 // Package telemetry samples the operating system once a second while a step
 // runs (CPU, block devices, pressure stall information, the processes of dbio
-// and of the database server, the engine's counters), summarizes each step
-// and names its bottleneck. It also reads the host facts recorded in run.json.
+// and of the database server, the engine's counters), on this machine
+// through /proc and on a fleet's other hosts through their node exporters,
+// summarizes each step and names its bottleneck. It also reads the host
+// facts recorded in run.json.
 //
 // Everything is read through an FS root, so tests run on captured /proc
 // snapshots (testdata/snap, made by testdata/capture.sh).
@@ -48,6 +50,16 @@
 //	                    pair of counters <kind>_wait_ms and <kind>_ops;
 //	                    absent in seconds without such an operation
 //	telemetry_cost_pct  CPU time of this Sample call               % of one core
+//	mem_used_mb         the machine's memory in use (all of it less  MB
+//	                    what is available), read from a host's node
+//	                    exporter only
+//	mem_available_mb, mem_cache_mb  what is available, and the page cache
+//
+// A host dbio does not run on is sampled through its Prometheus node
+// exporter (Exporter): the same CPU, load, disk and pressure metrics,
+// computed by the same code from the exporter's copies of the same kernel
+// counters, and the memory levels above; processes, memory cgroups and
+// engine counters are not read there.
 //
 // Device names in metric names are lower case with anything other than a
 // letter or digit turned into "_" ("dm-0" → "dm_0"). Pressure metrics are

@@ -115,6 +115,14 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		}
 	}
 
+	// The machine's memory: levels at this sample, in MB, where it was read
+	// (a host's node exporter).
+	if m := cur.mem; m != nil && m.total > 0 {
+		add("mem_used_mb", float64(sub(m.total, m.available))/1e6)
+		add("mem_available_mb", float64(m.available)/1e6)
+		add("mem_cache_mb", float64(m.cached)/1e6)
+	}
+
 	if len(cur.counters) > 0 && len(prev.counters) > 0 {
 		names := make([]string, 0, len(cur.counters))
 		for n := range cur.counters {

@@ -132,6 +132,16 @@ type snapshot struct {
 	memcg *MemoryGroup
 	// dbio and server are the process groups; server is nil without one.
 	dbio, server *groupSnap
+	// mem is the machine's memory, read from a host's node exporter (the
+	// local sampler watches processes instead); nil when not read.
+	mem *memInfo
+}
+
+// memInfo is a machine's memory at one sample, in bytes, as
+// /proc/meminfo has it: all of it, what is available to new work without
+// swapping (free and reclaimable), and the page cache.
+type memInfo struct {
+	total, available, cached uint64
 }
 
 // Cost is the CPU time the sampler itself has used.

@@ -1,10 +1,8 @@
 package telemetry
 
 import (
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
 
 	"dbio/internal/results"
 )
@@ -75,18 +73,22 @@ func (s *Sampler) StepSummary() Summary {
 	for _, d := range s.devices {
 		sum.Devices = append(sum.Devices, d.key)
 	}
-	whats := make([]string, 0, len(s.problems))
-	for w := range s.problems {
-		whats = append(whats, w)
+	sum.Warnings = problemWarnings(s.problems)
+	return sum
+}
+
+// Summarize summarizes per-second samples taken elsewhere than by a
+// Sampler, e.g. a host's through its node exporter over the seconds a
+// fleet point measured: cpus is the host's CPUs, devices the watched
+// devices as in metric names, warnings what could not be read.
+func Summarize(samples [][]Point, cpus int, devices, warnings []string) Summary {
+	acc := newAccumulator()
+	for _, pts := range samples {
+		acc.add(pts)
 	}
-	sort.Strings(whats)
-	for _, w := range whats {
-		p := s.problems[w]
-		n := "once"
-		if p.count > 1 {
-			n = strconv.Itoa(p.count) + " times"
-		}
-		sum.Warnings = append(sum.Warnings, fmt.Sprintf("%s failed %s, last: %s", w, n, p.last))
+	sum := Summary{Samples: acc.samples, CPUs: cpus, Devices: devices, Metrics: map[string]Stat{}, Warnings: warnings}
+	for name, v := range acc.values {
+		sum.Metrics[name] = summarize(v)
 	}
 	return sum
 }

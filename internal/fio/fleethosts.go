@@ -1,0 +1,345 @@
+package fio
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"dbio/internal/fleet"
+	"dbio/internal/results"
+	"dbio/internal/telemetry"
+)
+
+// A fleet run's hosts beyond their fio servers: which of them are still
+// in the run (a host unreachable at the start, or whose fio server ends
+// during a point, is left out from then on and recorded as failed), their
+// clocks against this machine's, and their CPU and disks read from their
+// node exporters once a second while each point runs.
+
+// failHost records h as failed (why, during point step, "" before the
+// first point) and takes it out of the points to come.
+func (fr *fleetRun) failHost(h fleet.Host, step string, at time.Time, why error) {
+	rec := fr.record[h.Name]
+	rec.Status, rec.Error, rec.FailedStep = results.HostFailed, why.Error(), step
+	if !at.IsZero() {
+		rec.FailedAt = at.UTC()
+	}
+	fr.hosts = slices.DeleteFunc(fr.hosts, func(x fleet.Host) bool { return x.Name == h.Name })
+	delete(fr.watch, h.Name)
+	where := "before the first point"
+	if step != "" {
+		where = "during point " + step
+	}
+	fr.leftOut = append(fr.leftOut, fmt.Sprintf("%s: failed %s", h.Name, where))
+}
+
+// saveHosts writes the hosts' records into run.json.
+func (r *runner) saveHosts(fr *fleetRun) error {
+	var hosts []results.FleetHost
+	for _, name := range fr.order {
+		hosts = append(hosts, *fr.record[name])
+	}
+	return r.sink.UpdateRun(func(run *results.Run) { run.Hosts = hosts })
+}
+
+// measureClocks reads every live host's clock against this machine's, at
+// once, and records it under at ("start" or "end"); a host further off
+// than fleet.ClockWarnOffset is a warning, on the terminal and in run.json.
+// A clock that cannot be read is a warning too: the run does not need it.
+func (r *runner) measureClocks(ctx context.Context, fr *fleetRun, shell fleet.Shell, at string) []string {
+	readings := make([]fleet.ClockReading, len(fr.hosts))
+	errs := make([]error, len(fr.hosts))
+	var wg sync.WaitGroup
+	for i, h := range fr.hosts {
+		wg.Go(func() { readings[i], errs[i] = shell.Clock(ctx, h, fleet.ClockTries, r.now) })
+	}
+	wg.Wait()
+	var warnings, parts []string
+	for i, h := range fr.hosts {
+		if errs[i] != nil {
+			warnings = append(warnings, fmt.Sprintf("host %s: its clock could not be read at the %s of the run: %v", h.Name, at, errs[i]))
+			continue
+		}
+		c := readings[i]
+		fr.record[h.Name].Clock = append(fr.record[h.Name].Clock, results.ClockOffset{At: at, Measured: c.Measured.UTC(),
+			OffsetMS: ms(c.Offset), RoundTripMS: ms(c.RoundTrip), Tries: c.Tries})
+		if at == "start" {
+			fr.offsets[h.Name] = c.Offset
+		}
+		parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Name, ms(c.Offset)))
+		if c.Off() {
+			warnings = append(warnings, fmt.Sprintf("host %s's clock is %.0f ms %s this machine's at the %s of the run (±%.1f ms): the fleet's window lines the hosts' seconds up by their clocks, so synchronize them (chrony, systemd-timesyncd) below %.0f ms",
+				h.Name, math.Abs(ms(c.Offset)), aheadBehind(c.Offset), at, ms(c.RoundTrip)/2, ms(fleet.ClockWarnOffset)))
+		}
+	}
+	if len(parts) > 0 {
+		r.say("clocks at the %s against this machine's: %s", at, strings.Join(parts, ", "))
+	}
+	for _, w := range warnings {
+		r.say("warning: %s", w)
+	}
+	return warnings
+}
+
+func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+func aheadBehind(d time.Duration) string {
+	if d < 0 {
+		return "behind"
+	}
+	return "ahead of"
+}
+
+// startTelemetry prepares the reading of every live host's node exporter:
+// the devices behind its targets (over ssh) and one read of the page. An
+// exporter that cannot be read is a warning: the run goes on without that
+// host's telemetry, and says so.
+func (r *runner) startTelemetry(ctx context.Context, fr *fleetRun, shell fleet.Shell, targets []fleet.Target) []string {
+	var warnings []string
+	for _, h := range fr.hosts {
+		rec := fr.record[h.Name]
+		srv := fr.sess.Server(h.Name)
+		url := h.NodeExporterURL(srv.Address)
+		if url == "" {
+			rec.Telemetry = "not read: node_exporter = " + fleet.NodeExporterOff
+			continue
+		}
+		rec.NodeExporter = url
+		var devices []string
+		for _, t := range targets {
+			if t.Host != h.Name {
+				continue
+			}
+			devs, err := shell.TargetDevices(ctx, h, t.Path)
+			if err != nil {
+				warnings = append(warnings, fmt.Sprintf("host %s: %v: no disk figures", h.Name, err))
+				continue
+			}
+			if len(devs) == 0 {
+				warnings = append(warnings, fmt.Sprintf("host %s: no block device behind %s (a file system without one): no disk figures", h.Name, t))
+			}
+			for _, d := range devs {
+				if !slices.Contains(devices, d) {
+					devices = append(devices, d)
+				}
+			}
+		}
+		rec.Devices = devices
+		exp, err := telemetry.NewExporter(telemetry.ExporterOptions{URL: url, Devices: devices})
+		if err == nil {
+			var more []string
+			more, err = exp.Check(ctx)
+			for _, w := range more {
+				warnings = append(warnings, fmt.Sprintf("host %s: %s", h.Name, w))
+			}
+		}
+		if err != nil {
+			rec.Telemetry = "node exporter unreachable: " + err.Error()
+			warnings = append(warnings, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without its CPU and disk figures (set node_exporter, or start prometheus-node-exporter there)", h.Name, err))
+			continue
+		}
+		fr.watch[h.Name] = exp
+	}
+	for _, w := range warnings {
+		r.say("warning: %s", w)
+	}
+	return warnings
+}
+
+// hostSamples are one host's node exporter samples during a point.
+type hostSamples struct {
+	exp    *telemetry.Exporter
+	series *results.SeriesWriter
+	mu     sync.Mutex
+	at     []time.Time
+	pts    [][]telemetry.Point
+	err    error
+}
+
+// pointWatch samples the hosts' exporters while a point runs.
+type pointWatch struct {
+	hosts map[string]*hostSamples
+	stop  chan struct{}
+	wg    sync.WaitGroup
+}
+
+// watchPoint starts sampling every watched host once a second, each into
+// series.csv in its directory of the step, until the returned watch is
+// stopped; seconds before the point's warm-up ends are marked rampup.
+func (r *runner) watchPoint(ctx context.Context, fr *fleetRun, stepDir string, pt Point) *pointWatch {
+	w := &pointWatch{hosts: map[string]*hostSamples{}, stop: make(chan struct{})}
+	start := r.now()
+	measured := start.Add(time.Duration(pt.RampS) * time.Second)
+	for _, h := range fr.hosts {
+		exp := fr.watch[h.Name]
+		if exp == nil {
+			continue
+		}
+		hs := &hostSamples{exp: exp}
+		hs.series, hs.err = results.CreateSeries(filepath.Join(stepDir, HostsDir, h.Name, "series.csv"), start)
+		w.hosts[h.Name] = hs
+		exp.Restart()
+		w.wg.Go(func() {
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				hs.sample(ctx, pt.Name, measured)
+				select {
+				case <-w.stop:
+					hs.sample(ctx, pt.Name, measured) // the second the point ended in
+					return
+				case <-ctx.Done():
+					return
+				case <-tick.C:
+				}
+			}
+		})
+	}
+	return w
+}
+
+func (hs *hostSamples) sample(ctx context.Context, step string, measured time.Time) {
+	at, pts := hs.exp.Sample(ctx)
+	if len(pts) == 0 {
+		return
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.at, hs.pts = append(hs.at, at), append(hs.pts, pts)
+	if hs.series == nil {
+		return
+	}
+	phase := "measure"
+	if at.Before(measured) {
+		phase = "rampup"
+	}
+	row := results.SeriesRow{Time: at, Step: step, Phase: phase, Values: make([]results.Sample, len(pts))}
+	for i, p := range pts {
+		row.Values[i] = results.Sample{Name: p.Name, Value: p.Value}
+	}
+	if err := hs.series.Append(row); err != nil && hs.err == nil {
+		hs.err = err
+	}
+}
+
+// end stops the sampling and closes the hosts' series; the first error
+// writing one is returned.
+func (w *pointWatch) end() error {
+	close(w.stop)
+	w.wg.Wait()
+	var first error
+	for _, hs := range w.hosts {
+		if hs.series != nil {
+			if err := hs.series.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		if hs.err != nil && first == nil {
+			first = hs.err
+		}
+	}
+	return first
+}
+
+// hostTelemetry summarizes a host's samples over the point's common window
+// (its samples whose time, on the host's clock, is within half a second of
+// the window's seconds); a window too short to hold one falls back on the
+// samples of the whole measured point.
+func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
+	hs := w.hosts[name]
+	if hs == nil {
+		return nil, nil
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	pick := func(keep func(time.Time) bool) [][]telemetry.Point {
+		var out [][]telemetry.Point
+		for i, at := range hs.at {
+			if keep(at) {
+				out = append(out, hs.pts[i])
+			}
+		}
+		return out
+	}
+	lo, hi := from.Add(-500*time.Millisecond), to.Add(500*time.Millisecond)
+	chosen := pick(func(at time.Time) bool {
+		t := at.Add(offset)
+		return !t.Before(lo) && t.Before(hi)
+	})
+	if len(chosen) == 0 {
+		chosen = pick(func(at time.Time) bool { return !at.Before(measured) })
+	}
+	if len(chosen) == 0 {
+		return nil, nil
+	}
+	sum := telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings())
+	sys := systemOf(sum)
+	return &sum, &sys
+}
+
+// systemOf draws a host's CPU, disks and memory from its summary.
+func systemOf(s results.TelemetrySummary) results.HostSystem {
+	mean := func(name string) float64 {
+		if v := s.Mean(name); !math.IsNaN(v) {
+			return v
+		}
+		return 0
+	}
+	h := results.HostSystem{Seconds: s.Samples,
+		CPUUserPct: mean("cpu_user_pct"), CPUSystemPct: mean("cpu_system_pct"), CPUIowaitPct: mean("cpu_iowait_pct"),
+		CPUStealPct: mean("cpu_steal_pct"), CPUIdlePct: mean("cpu_idle_pct"), MemUsedMB: mean("mem_used_mb")}
+	var waited float64
+	for _, d := range s.Devices {
+		p := "disk_" + d + "_"
+		rps, wps := mean(p+"rps"), mean(p+"wps")
+		h.DiskIOPS += rps + wps
+		h.DiskMBPerSec += mean(p+"rmbps") + mean(p+"wmbps")
+		waited += mean(p+"r_await_ms")*rps + mean(p+"w_await_ms")*wps
+	}
+	if h.DiskIOPS > 0 {
+		h.DiskAwaitMS = waited / h.DiskIOPS
+	}
+	return h
+}
+
+// fleetSystem is the fleet's CPU, disks and memory over the hosts that
+// have theirs: CPU shares are the mean of the hosts' (each host counts
+// once, whatever its CPUs), disk IOPS, MB/s and memory are summed, and the
+// disk latency is weighted by each host's IOPS.
+func fleetSystem(hosts []results.FioHost, leftOut []string) *results.FleetSystem {
+	f := &results.FleetSystem{LeftOut: leftOut}
+	var waited float64
+	for _, h := range hosts {
+		s := h.System
+		if s == nil {
+			continue
+		}
+		if len(f.Hosts) == 0 || s.Seconds < f.Seconds {
+			f.Seconds = s.Seconds
+		}
+		f.Hosts = append(f.Hosts, h.Host)
+		f.CPUUserPct += s.CPUUserPct
+		f.CPUSystemPct += s.CPUSystemPct
+		f.CPUIowaitPct += s.CPUIowaitPct
+		f.CPUStealPct += s.CPUStealPct
+		f.CPUIdlePct += s.CPUIdlePct
+		f.DiskIOPS += s.DiskIOPS
+		f.DiskMBPerSec += s.DiskMBPerSec
+		f.MemUsedMB += s.MemUsedMB
+		waited += s.DiskAwaitMS * s.DiskIOPS
+	}
+	n := float64(len(f.Hosts))
+	if n == 0 {
+		return nil
+	}
+	f.CPUUserPct, f.CPUSystemPct, f.CPUIowaitPct, f.CPUStealPct, f.CPUIdlePct = f.CPUUserPct/n, f.CPUSystemPct/n, f.CPUIowaitPct/n, f.CPUStealPct/n, f.CPUIdlePct/n
+	if f.DiskIOPS > 0 {
+		f.DiskAwaitMS = waited / f.DiskIOPS
+	}
+	return f
+}

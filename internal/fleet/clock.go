@@ -1,0 +1,185 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"dbio/internal/execx"
+)
+
+// A fleet's figures line the hosts' seconds up by wall time: each host's
+// fio stamps its logs with its own clock. A host whose clock is off by a
+// good part of a second shifts its seconds against the others', and the
+// common window then pairs seconds that were not measured at the same
+// time. dbio cannot set the hosts' clocks; it measures how far each is
+// from its own, at the start and at the end of a run, and says so when one
+// is further than ClockWarnOffset.
+
+// ClockWarnOffset is the offset above which a run warns: a twentieth of the
+// one-second slots the fleet figures are counted in.
+const ClockWarnOffset = 50 * time.Millisecond
+
+// ClockTries is how many round trips one measurement makes; the one with
+// the shortest round trip gives the offset.
+const ClockTries = 5
+
+// clockTimeout bounds one measurement, the ssh connection included.
+const clockTimeout = 30 * time.Second
+
+// ClockReading is a host's clock against this machine's.
+type ClockReading struct {
+	// Measured is when, on this machine's clock.
+	Measured time.Time
+	// Offset is the host's clock minus this machine's: positive when the
+	// host is ahead.
+	Offset time.Duration
+	// RoundTrip is the round trip of the try the offset comes from: the
+	// offset is known to within half of it.
+	RoundTrip time.Duration
+	Tries     int
+}
+
+// Off says whether the reading is beyond ClockWarnOffset even allowing for
+// half its round trip.
+func (c ClockReading) Off() bool {
+	return abs(c.Offset)-c.RoundTrip/2 > ClockWarnOffset
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// clockScript prints "ready" once the session runs, then the host's time
+// (seconds.nanoseconds since the epoch) for every line it reads. The ssh
+// connection is made once; each try is one line there and back.
+const clockScript = `echo ready; while read x; do date +%s.%N; done`
+
+// Clock measures h's clock against now (this machine's clock) over one ssh
+// session: tries round trips, each the host's time read between a line
+// sent and its answer, set against the middle of the round trip; the
+// shortest round trip wins.
+func (s Shell) Clock(ctx context.Context, h Host, tries int, now func() time.Time) (ClockReading, error) {
+	if tries < 1 {
+		tries = 1
+	}
+	ctx, cancel := context.WithTimeout(ctx, clockTimeout)
+	defer cancel()
+	// An *os.File as ssh's input: exec hands it over as it is, so that
+	// waiting for ssh never waits for a copy from it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ClockReading{}, err
+	}
+	defer pw.Close()
+	lines := &lineChan{c: make(chan string, tries+2)}
+	var stderr lockedBuffer
+	proc, err := s.Exec.Start(ctx, execx.Cmd{Name: s.program(), Args: h.sshArgs(clockScript), Stdin: pr, Stdout: lines, Stderr: &stderr,
+		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	pr.Close() // ssh holds its own copy
+	if err != nil {
+		return ClockReading{}, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- proc.Wait() }()
+	finish := func() {
+		pw.Close()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			proc.Signal(syscall.SIGKILL)
+			<-ended
+		}
+	}
+	next := func() (string, error) {
+		select {
+		case l := <-lines.c:
+			return l, nil
+		case err := <-ended:
+			ended <- err // finish waits on it too
+			return "", fmt.Errorf("host %s (ssh %s): the session ended: %v: %s", h.Name, h.Destination, err, strings.TrimSpace(stderr.String()))
+		case <-ctx.Done():
+			return "", fmt.Errorf("host %s (ssh %s): no answer: %w", h.Name, h.Destination, ctx.Err())
+		}
+	}
+	defer finish()
+	if l, err := next(); err != nil {
+		return ClockReading{}, err
+	} else if l != "ready" {
+		return ClockReading{}, fmt.Errorf("host %s: the clock session printed %q", h.Name, l)
+	}
+	best := ClockReading{Tries: tries, RoundTrip: -1}
+	for range tries {
+		sent := now()
+		if _, err := pw.Write([]byte("\n")); err != nil {
+			return ClockReading{}, fmt.Errorf("host %s: %w", h.Name, err)
+		}
+		l, err := next()
+		if err != nil {
+			return ClockReading{}, err
+		}
+		back := now()
+		remote, err := parseEpoch(l)
+		if err != nil {
+			return ClockReading{}, fmt.Errorf("host %s: date +%%s.%%N printed %q: %w", h.Name, l, err)
+		}
+		rtt := back.Sub(sent)
+		if best.RoundTrip < 0 || rtt < best.RoundTrip {
+			mid := sent.Add(rtt / 2)
+			best.Measured, best.Offset, best.RoundTrip = mid, remote.Sub(mid), rtt
+		}
+	}
+	return best, nil
+}
+
+// parseEpoch reads seconds.nanoseconds since the epoch, as GNU date's
+// +%s.%N prints them.
+func parseEpoch(s string) (time.Time, error) {
+	secs, frac, ok := strings.Cut(strings.TrimSpace(s), ".")
+	if !ok || frac == "" || len(frac) > 9 {
+		return time.Time{}, errors.New("want seconds.nanoseconds: the host's date must print nanoseconds (%N, GNU coreutils)")
+	}
+	sec, err := strconv.ParseInt(secs, 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	ns, err := strconv.ParseInt(frac+strings.Repeat("0", 9-len(frac)), 10, 64)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return time.Unix(sec, ns), nil
+}
+
+// lineChan passes a program's output on line by line as it comes.
+type lineChan struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	c   chan string
+}
+
+func (l *lineChan) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		i := bytes.IndexByte(l.buf.Bytes(), '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := strings.TrimSpace(string(l.buf.Next(i + 1)))
+		select {
+		case l.c <- line:
+		default: // nobody asked for it: the channel holds what a measurement reads
+		}
+	}
+}

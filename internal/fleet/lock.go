@@ -1,0 +1,152 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"time"
+
+	"dbio/internal/execx"
+)
+
+// A target on a host is held for a run as a local one is: an exclusive
+// flock(2) on the lock file in dbio's directory there, which names the
+// run that holds it. The lock is held by a shell on the host for as long
+// as its ssh session lasts, and the session ends when dbio releases the
+// lock or ends, however it ends (its input closes), so a crash leaves no
+// lock behind. The lock file is the one a dbio running on that host takes
+// on the same target, so a fleet run and a local run exclude each other
+// too.
+
+// ErrTargetBusy is returned when another dbio run holds a remote target;
+// the error names the holder as its lock file records it.
+var ErrTargetBusy = errors.New("target in use by another dbio run")
+
+// BusyTargetError is a remote target another run holds.
+type BusyTargetError struct {
+	Target string
+	// Holder is the lock file's content: the holding run as it recorded
+	// itself (JSON), empty when it had not yet written it.
+	Holder string
+}
+
+func (e *BusyTargetError) Error() string {
+	who := "another dbio run"
+	if e.Holder != "" {
+		who += " (" + e.Holder + ")"
+	}
+	return fmt.Sprintf("target %s is in use by %s: wait until it has finished, or choose another target", e.Target, who)
+}
+
+// Is makes errors.Is(err, ErrTargetBusy) true.
+func (e *BusyTargetError) Is(target error) bool { return target == ErrTargetBusy }
+
+// RemoteLock is a target held on a host for one run.
+type RemoteLock struct {
+	stdin io.Closer
+	ended chan struct{}
+	proc  execx.Process
+}
+
+// lockScript takes the lock on file for as long as its input lasts: it
+// prints "locked" once it holds it, or "busy" and the holder's record
+// when another process does; then it waits for its input to end, empties
+// the file (an emptied lock file names nobody) and exits, which releases
+// the lock.
+const lockScript = `l=%s; holder=%s
+if [ -L "$l" ]; then echo "$l is a symbolic link: dbio does not follow it"; exit 4; fi
+exec 9<>"$l" || exit 5
+if ! flock -n -x 9; then echo busy; cat "$l"; exit 75; fi
+printf '%%s\n' "$holder" > "$l"
+echo locked
+cat >/dev/null
+: > "$l"
+exit 0
+`
+
+// LockTarget takes dbio's directory dir (the target's dbio/) on h for the
+// run, through its lock file lockName, recording holder (the run, as JSON)
+// in it. It returns once the lock is held, or fails at once with a
+// *BusyTargetError when another run holds it.
+func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder string) (*RemoteLock, error) {
+	where := h.Name + ":" + path.Dir(dir)
+	script := fmt.Sprintf(lockScript, ShellQuote(path.Join(dir, lockName)), ShellQuote(holder))
+	// An *os.File as ssh's input: exec hands it over as it is, so that
+	// waiting for ssh never waits for a copy from it.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	lines := &lineChan{c: make(chan string, 64)}
+	var stderr lockedBuffer
+	proc, err := s.Exec.Start(context.WithoutCancel(ctx), execx.Cmd{Name: s.program(), Args: h.sshArgs(script), Stdin: pr, Stdout: lines, Stderr: &stderr,
+		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	pr.Close() // ssh holds its own copy
+	if err != nil {
+		pw.Close()
+		return nil, fmt.Errorf("target %s: lock: %w", where, err)
+	}
+	l := &RemoteLock{stdin: pw, ended: make(chan struct{}), proc: proc}
+	var waitErr error
+	go func() {
+		waitErr = proc.Wait()
+		close(l.ended)
+	}()
+	// rest is what the script printed after its first line: the holder's
+	// record after "busy", or why it failed.
+	rest := func() string {
+		var rec []string
+		for len(lines.c) > 0 {
+			rec = append(rec, <-lines.c)
+		}
+		return strings.TrimSpace(strings.Join(rec, " "))
+	}
+	timeout := time.After(clockTimeout)
+	for {
+		select {
+		case line := <-lines.c:
+			switch line {
+			case "locked":
+				return l, nil
+			case "busy":
+				l.Release()
+				return nil, &BusyTargetError{Target: where, Holder: rest()}
+			}
+			return nil, errors.Join(l.Release(), fmt.Errorf("target %s: lock: %s %s", where, line, rest()))
+		case <-l.ended:
+			// What it printed before it exited may still be on its way.
+			if len(lines.c) > 0 {
+				continue
+			}
+			return nil, fmt.Errorf("target %s: lock (ssh %s): %v: %s", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()))
+		case <-ctx.Done():
+			l.Release()
+			return nil, fmt.Errorf("target %s: lock: %w", where, ctx.Err())
+		case <-timeout:
+			l.Release()
+			return nil, fmt.Errorf("target %s: lock: no answer within %s", where, clockTimeout)
+		}
+	}
+}
+
+// Release gives the target up and waits until the host has let it go.
+// Later calls return at once.
+func (l *RemoteLock) Release() error {
+	if l == nil {
+		return nil
+	}
+	l.stdin.Close()
+	select {
+	case <-l.ended:
+		return nil
+	case <-time.After(stopTimeout):
+		l.proc.Signal(syscall.SIGKILL)
+		<-l.ended
+		return errors.New("the ssh session holding a remote target's lock did not end: check for a shell holding dbio/.dbio-lock there")
+	}
+}

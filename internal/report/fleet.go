@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"dbio/internal/analysis"
+	"dbio/internal/results"
+)
+
+// A fleet run's hosts: how each fared and how far its clock was from the
+// coordinator's, and each point's CPU, disks and memory per host and for
+// the fleet, read from the hosts' node exporters.
+
+// clockWarnMS is the clock offset above which a host's row is marked: the
+// threshold the run warns at (fleet.ClockWarnOffset), kept here as a
+// figure because the report reads results alone.
+const clockWarnMS = 50
+
+// fleetHostsTable lists a fleet run's hosts; nil for a run without hosts.
+func fleetHostsTable(run results.Run, id string) (*table, []string) {
+	if len(run.Hosts) == 0 {
+		return nil, nil
+	}
+	t := &table{ID: id, Title: "Hosts",
+		Caption: fmt.Sprintf("Each host's clock against this machine's at the start and the end of the run: the host's time less the middle of the shortest of several round trips over ssh (known to within half that round trip). "+
+			"The fleet's common window lines the hosts' seconds up by their own clocks: an offset beyond %d ms is marked. A failed host took no part after it failed.", clockWarnMS)}
+	t.Columns = []column{{Name: "host"}, {Name: "destination"}, {Name: "status", Wrap: true},
+		{Name: "start", Numeric: true, Group: "clock offset (ms)"}, {Name: "end", Numeric: true, Group: "clock offset (ms)"},
+		{Name: "round trip (ms)", Numeric: true}, {Name: "telemetry", Wrap: true}}
+	var findings []string
+	for _, h := range run.Hosts {
+		status := textCell(h.Status)
+		if h.Status == results.HostFailed {
+			where := "before the first point"
+			if h.FailedStep != "" {
+				where = "during " + h.FailedStep
+			}
+			text := "failed " + where + ": " + h.Error
+			status = cell{Text: text, Raw: text, Class: "worse"}
+			findings = append(findings, fmt.Sprintf("Host %s failed %s; the fleet's figures from then on are over the other hosts.", h.Name, where))
+		}
+		offset := map[string]cell{"start": textCell("-"), "end": textCell("-")}
+		rtt := math.NaN()
+		for _, c := range h.Clock {
+			cl := numCell(c.OffsetMS, signedMillis)
+			if math.Abs(c.OffsetMS)-c.RoundTripMS/2 > clockWarnMS {
+				cl.Class = "worse"
+				findings = append(findings, fmt.Sprintf("Host %s's clock was %s ms off this machine's at the %s of the run: its seconds may be paired with the others' wrongly in the fleet's window.", h.Name, signedMillis(c.OffsetMS), c.At))
+			}
+			offset[c.At] = cl
+			rtt = math.Max(nanZero(rtt), c.RoundTripMS)
+		}
+		tel := h.NodeExporter
+		if h.Telemetry != "" {
+			tel = h.Telemetry
+		}
+		if len(h.Devices) > 0 {
+			tel += " (" + strings.Join(h.Devices, ", ") + ")"
+		}
+		t.Rows = append(t.Rows, []cell{textCell(h.Name), textCell(h.Destination), status, offset["start"], offset["end"], numCell(rtt, millis), textCell(tel)})
+	}
+	return t, findings
+}
+
+func nanZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+// signedMillis is an offset in ms with its sign.
+func signedMillis(v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	if v > 0 {
+		return "+" + millis(v)
+	}
+	return millis(v)
+}
+
+// fleetSystemTable puts every fleet point's CPU, disks and memory, the
+// fleet's and each host's, side by side; nil when no host's node exporter
+// was read.
+func fleetSystemTable(points []results.Step, id string) *table {
+	t := &table{ID: id, Title: "CPU and disks per host",
+		Caption: "Read from each host's node exporter once a second, over the seconds of the point's common window. CPU is in % of the host's own CPUs; the fleet's CPU is the mean of the hosts' shares (each host counts once, whatever its number of CPUs). " +
+			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk latency the hosts' mean time per I/O weighted by their IOPS."}
+	t.Columns = []column{{Name: "point"}, {Name: "host"}, {Name: "seconds", Numeric: true},
+		{Name: "user", Numeric: true, Group: "CPU (%)"}, {Name: "system", Numeric: true, Group: "CPU (%)"}, {Name: "iowait", Numeric: true, Group: "CPU (%)"},
+		{Name: "steal", Numeric: true, Group: "CPU (%)"}, {Name: "idle", Numeric: true, Group: "CPU (%)"},
+		{Name: "IOPS", Numeric: true, Group: "disks"}, {Name: "MB/s", Numeric: true, Group: "disks"}, {Name: "await (ms)", Numeric: true, Group: "disks"},
+		{Name: "memory used (MB)", Numeric: true}}
+	row := func(point, host string, s results.HostSystem) []cell {
+		await := numCell(s.DiskAwaitMS, millis)
+		if s.DiskIOPS == 0 {
+			await = textCell("-")
+		}
+		return []cell{textCell(point), textCell(host), numCell(float64(s.Seconds), thousands),
+			numCell(s.CPUUserPct, percent), numCell(s.CPUSystemPct, percent), numCell(s.CPUIowaitPct, percent), numCell(s.CPUStealPct, percent), numCell(s.CPUIdlePct, percent),
+			numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, numCell(s.MemUsedMB, thousands)}
+	}
+	var notes []string
+	for _, p := range points {
+		f := p.Fio.Fleet
+		if f == nil || f.System == nil || !analysis.Completed(p) {
+			continue
+		}
+		name := "fleet"
+		if len(f.System.Hosts) < len(f.Hosts) {
+			name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.System.Hosts), len(f.Hosts))
+		}
+		fleetRow := row(p.Name, name, f.System.HostSystem)
+		for i := range fleetRow {
+			fleetRow[i].Class = "key"
+		}
+		t.Rows = append(t.Rows, fleetRow)
+		for _, h := range f.Hosts {
+			if h.System != nil {
+				t.Rows = append(t.Rows, row("", h.Host, *h.System))
+			}
+		}
+		for _, l := range f.System.LeftOut {
+			if !slices.Contains(notes, l) {
+				notes = append(notes, l)
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	if len(notes) > 0 {
+		t.Caption += " Not in the fleet's row: " + strings.Join(notes, "; ") + "."
+	}
+	return t
+}
