@@ -141,7 +141,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	forwarded := forwardedFlags(f.run.flags)
 	workload := f.def.Name
 	plan.Tenants = &runner.Tenants{
-		Shell: remote.Shell{Exec: app.Exec}, Binary: bin, Hosts: tenants, Workload: workload, CreateTargets: f.run.createTarget,
+		Shell: remote.Shell{Shell: fleet.Shell{Exec: app.Exec}}, Binary: bin, Hosts: tenants, Workload: workload, CreateTargets: f.run.createTarget,
 		Args: func(h runner.TenantHost, results, name string) []string {
 			args := append([]string{workload}, forwarded...)
 			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag)

@@ -47,6 +47,12 @@ func (h Host) sshArgs(script string) []string {
 	return a
 }
 
+// Command is the ssh command that runs a POSIX shell script on h, for a
+// caller that gives it input or starts it in the background.
+func (s Shell) Command(h Host, script string) execx.Cmd {
+	return execx.Cmd{Name: s.program(), Args: h.sshArgs(script)}
+}
+
 // Run runs a POSIX shell script on h and returns what it printed.
 func (s Shell) Run(ctx context.Context, h Host, script string) (string, error) {
 	res, err := s.Exec.Run(ctx, execx.Cmd{Name: s.program(), Args: h.sshArgs(script)})

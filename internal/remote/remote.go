@@ -22,39 +22,20 @@ import (
 	"os"
 	"strings"
 
-	"dbio/internal/execx"
 	"dbio/internal/fleet"
 )
 
-// Shell runs dbio's scripts on hosts with the user's ssh, as fleet.Shell
-// does: the user's keys, agent and configuration, in batch mode.
+// Shell runs dbio's scripts on hosts with the user's ssh, through
+// fleet.Shell: the user's keys, agent and configuration, in batch mode.
 type Shell struct {
-	Exec execx.Runner
-	// SSH is the ssh program; empty is "ssh" on the PATH.
-	SSH string
-}
-
-func (s Shell) program() string {
-	if s.SSH == "" {
-		return "ssh"
-	}
-	return s.SSH
-}
-
-// sshArgs are ssh's arguments for running a POSIX shell script on h:
-// BatchMode, so that a key needing a passphrase fails at once instead of
-// hanging the run, and sh whatever the login shell is.
-func sshArgs(h fleet.Host, script string) []string {
-	var a []string
-	if h.SSHConfig != "" {
-		a = append(a, "-F", h.SSHConfig)
-	}
-	return append(a, "-o", "BatchMode=yes", h.Destination, "exec sh -c "+fleet.ShellQuote(script))
+	fleet.Shell
 }
 
 // run runs script on h, with stdin as its input when given.
 func (s Shell) run(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
-	res, err := s.Exec.Run(ctx, execx.Cmd{Name: s.program(), Args: sshArgs(h, script), Stdin: stdin})
+	cmd := s.Command(h, script)
+	cmd.Stdin = stdin
+	res, err := s.Exec.Run(ctx, cmd)
 	if err != nil {
 		return "", fmt.Errorf("host %s (ssh %s): %w", h.Name, h.Destination, err)
 	}
@@ -178,7 +159,7 @@ mkdir "$d" && echo "made $d"
 // Fetch brings the directory's contents back into local (which must exist)
 // through ssh and tar, taking regular files and directories only.
 func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, error) {
-	res, err := s.Exec.Run(ctx, execx.Cmd{Name: s.program(), Args: sshArgs(d.Host, fmt.Sprintf("cd %s && exec tar -cf - .", fleet.ShellQuote(d.Path)))})
+	res, err := s.Exec.Run(ctx, s.Command(d.Host, fmt.Sprintf("cd %s && exec tar -cf - .", fleet.ShellQuote(d.Path))))
 	if err != nil {
 		return Fetched{}, fmt.Errorf("host %s: fetching %s: %w", d.Host.Name, d.Path, err)
 	}

@@ -44,7 +44,7 @@ func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
 func TestInstallCopiesOnlyWhatDiffers(t *testing.T) {
 	f := testfleet.Start(t, 1)
 	ctx := t.Context()
-	shell := Shell{Exec: execx.Real{}}
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
 	h := fleetHost(f, 0)
 	prog := filepath.Join(t.TempDir(), "dbio")
 	write := func(body string) Binary {
@@ -85,7 +85,7 @@ func TestInstallCopiesOnlyWhatDiffers(t *testing.T) {
 func TestTenantBarrierOverSSH(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	ctx := t.Context()
-	shell := Shell{Exec: execx.Real{}}
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
 	// Ready, then the instant read back as started, then wait for the
 	// input's end as dbio does.
 	script := `echo "loading"; echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; cat >/dev/null`
@@ -139,7 +139,7 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 func TestResultsComeBack(t *testing.T) {
 	f := testfleet.Start(t, 1)
 	ctx := t.Context()
-	shell := Shell{Exec: execx.Real{}}
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
 	h := fleetHost(f, 0)
 	d, err := shell.MakeResultsDir(ctx, h, "run-1")
 	if err != nil {

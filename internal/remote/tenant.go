@@ -60,11 +60,12 @@ func (s Shell) Start(ctx context.Context, h fleet.Host, program string, args []s
 		inW.Close()
 		return nil, err
 	}
-	proc, err := s.Exec.Start(context.WithoutCancel(ctx), execx.Cmd{Name: s.program(), Args: sshArgs(h, "exec "+strings.Join(quoted, " ")),
-		Stdin: inR, Stdout: outW, Stderr: outW,
-		// Ctrl-C reaches the coordinator alone, which stops its tenants in
-		// order; if it dies, ssh goes too and the tenant's input closes.
-		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	cmd := s.Command(h, "exec "+strings.Join(quoted, " "))
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
+	// Ctrl-C reaches the coordinator alone, which stops its tenants in
+	// order; if it dies, ssh goes too and the tenant's input closes.
+	cmd.Setsid, cmd.ParentDeathSignal = true, syscall.SIGTERM
+	proc, err := s.Exec.Start(context.WithoutCancel(ctx), cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
