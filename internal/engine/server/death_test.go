@@ -240,7 +240,9 @@ func TestStopLeftover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			script := "exec sleep 1000"
+			// Every stand-in speaks once its environment and directory are
+			// its own: read too early, /proc shows the forking test's.
+			script := "echo up; exec sleep 1000"
 			if tt.stubborn {
 				script = "trap '' TERM; echo up; while :; do sleep 0.05; done"
 			}
@@ -258,11 +260,9 @@ func TestStopLeftover(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL); _ = c.Wait() })
-			if tt.stubborn {
-				// The trap is set once it speaks.
-				if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
-					t.Fatal(err)
-				}
+			// The stubborn one's trap is set once it speaks, too.
+			if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+				t.Fatal(err)
 			}
 			pidFile := filepath.Join(dir, "server.pid")
 			if err := os.WriteFile(pidFile, []byte(strconv.Itoa(c.Process.Pid)+"\n"), 0o644); err != nil {
