@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"dbio/internal/arrival"
@@ -25,6 +27,7 @@ import (
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/workload"
+	"dbio/internal/workload/txerr"
 )
 
 // Plan is one fully resolved workload run.
@@ -421,6 +424,14 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			}
 		}
 	}()
+	defer func() {
+		// An engine's message may not name the disk (PostgreSQL's partial
+		// block write does not); its code does, and the user needs to know
+		// which filesystem to free.
+		if err != nil && !errors.Is(err, results.ErrWriteFailed) && txerr.DiskFull(inst, err) {
+			err = fmt.Errorf("%w: the filesystem holding %s is full: free space there, or give a larger target", err, fullestTarget(pl))
+		}
+	}()
 	info := inst.Info()
 	info.MemoryLimit = memory
 	if notes, ok := p.Workload.(interface {
@@ -548,6 +559,28 @@ func loadReport(ls workload.LoadStats, written int64) *results.LoadReport {
 		r.MBPerSec = float64(r.BytesWritten) / 1e6 / r.Seconds
 	}
 	return r
+}
+
+// fullestTarget is the placement's target with the least space left: the one
+// that filled, when data and log sit on different filesystems.
+func fullestTarget(pl engine.Placement) string {
+	best, least := "", uint64(math.MaxUint64)
+	for _, t := range []*target.Target{pl.Data, pl.Log} {
+		if t == nil {
+			continue
+		}
+		var st syscall.Statfs_t
+		if syscall.Statfs(t.Dir, &st) != nil {
+			continue
+		}
+		if free := st.Bavail * uint64(st.Bsize); best == "" || free < least {
+			best, least = t.Path, free
+		}
+	}
+	if best == "" && pl.Data != nil {
+		best = pl.Data.Path
+	}
+	return best
 }
 
 // placementBytes is the size of dbio's directories on the placement's targets.

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"errors"
+	"strings"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -15,6 +16,22 @@ import (
 // and 1077 (server shutdown), 1152, 1156 and 1184 (aborted connection) and
 // 1927 (connection killed) lose the connection.
 func (in *Instance) ClassifyError(err error) txerr.Class { return classify(err) }
+
+// DiskFull implements txerr.FullDetector: 1021 is the server's disk full;
+// 1114 (table full) and the storage engine's and file errors that carry the
+// operating system's errno 28 (ENOSPC) are a full disk under InnoDB.
+func (in *Instance) DiskFull(err error) bool {
+	var me *mysqldrv.MySQLError
+	if !errors.As(err, &me) {
+		// A server that aborts on a failed write only drops its clients.
+		return classify(err) == txerr.Lost && in.LogSays("No space left on device")
+	}
+	switch me.Number {
+	case 1021, 1114:
+		return true
+	}
+	return strings.Contains(me.Message, "Errcode: 28") || strings.Contains(me.Message, "error 28 ")
+}
 
 func classify(err error) txerr.Class {
 	switch errno(err) {

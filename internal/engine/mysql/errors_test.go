@@ -38,3 +38,26 @@ func TestClassifyError(t *testing.T) {
 		t.Error("TooManyPrepared")
 	}
 }
+
+// TestDiskFull: the server's disk-full and table-full numbers, and errno 28
+// inside a storage engine's or a file's error, are a full disk.
+func TestDiskFull(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("load: %w", &mysqldrv.MySQLError{Number: 1021}), true},
+		{&mysqldrv.MySQLError{Number: 1114, Message: "The table 'order_line' is full"}, true},
+		{&mysqldrv.MySQLError{Number: 1030, Message: "Got error 28 \"No space left on device\" from storage engine InnoDB"}, true},
+		{&mysqldrv.MySQLError{Number: 3, Message: "Error writing file './tpcc/#sql-1.frm' (Errcode: 28 \"No space left on device\")"}, true},
+		{&mysqldrv.MySQLError{Number: 1030, Message: "Got error 168 \"Unknown (generic) error from engine\" from storage engine InnoDB"}, false},
+		{&mysqldrv.MySQLError{Number: 1213}, false},
+		{io.EOF, false},
+	}
+	in := &Instance{}
+	for _, tt := range tests {
+		if got := in.DiskFull(tt.err); got != tt.want {
+			t.Errorf("DiskFull(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}

@@ -18,6 +18,18 @@ import (
 // connection, as does a connection pgx has closed.
 func (in *Instance) ClassifyError(err error) txerr.Class { return classify(err) }
 
+// DiskFull implements txerr.FullDetector: SQLSTATE 53100 is PostgreSQL's
+// disk_full, whatever the message around it says. A server that cannot
+// write its WAL PANICs instead and its clients only see the connection end:
+// then its log says why.
+func (in *Instance) DiskFull(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "53100"
+	}
+	return classify(err) == txerr.Lost && in.LogSays("No space left on device")
+}
+
 func classify(err error) txerr.Class {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -38,3 +38,27 @@ func TestClassifyError(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskFull: SQLSTATE 53100 is a full disk whatever its message, as when
+// a block is only partly written; other resource errors are not.
+func TestDiskFull(t *testing.T) {
+	partial := &pgconn.PgError{Code: "53100", Message: "could not extend file \"base/16384/16397\": wrote only 4096 of 8192 bytes at block 1012"}
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: new_order: %w", errors.New("session lost"), partial), true},
+		{&pgconn.PgError{Code: "53200"}, false},
+		{&pgconn.PgError{Code: "53300"}, false},
+		{errors.New("could not extend file"), false},
+	}
+	in := &Instance{}
+	for _, tt := range tests {
+		if got := in.DiskFull(tt.err); got != tt.want {
+			t.Errorf("DiskFull(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+		if got := txerr.DiskFull(in, tt.err); got != tt.want {
+			t.Errorf("txerr.DiskFull(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}

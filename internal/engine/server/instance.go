@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -239,6 +240,14 @@ func (in *Instance) watch(p *Process) {
 			}
 		}
 	}()
+}
+
+// LogSays reports whether the managed server has logged s since its last
+// launch: how a server that dropped its clients without an error code (a
+// PANIC on a failed WAL write) tells why. An external server has no log here.
+func (in *Instance) LogSays(s string) bool {
+	p := in.proc.Load()
+	return p != nil && strings.Contains(p.LogTail(400), s)
 }
 
 // Reconnect closes the pools' idle connections, which a server restart or a

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"syscall"
 
 	"github.com/mattn/go-sqlite3"
 
@@ -13,6 +14,13 @@ import (
 // corrupt or unopenable file stop the database's work. An embedded
 // database has no connection to lose.
 func (i *Instance) ClassifyError(err error) txerr.Class { return classify(err) }
+
+// DiskFull implements txerr.FullDetector by SQLITE_FULL, and by an I/O
+// error whose extended code is a failed write or fsync on a full disk.
+func (i *Instance) DiskFull(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC)
+}
 
 func classify(err error) txerr.Class {
 	var se sqlite3.Error

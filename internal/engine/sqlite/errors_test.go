@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql/driver"
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/mattn/go-sqlite3"
@@ -27,6 +28,25 @@ func TestClassifyError(t *testing.T) {
 	for _, tt := range tests {
 		if got := in.ClassifyError(tt.err); got != tt.want {
 			t.Errorf("%v classified %d, want %d", tt.err, got, tt.want)
+		}
+	}
+}
+
+// TestDiskFull: SQLITE_FULL, or an I/O error carrying ENOSPC, is a full disk.
+func TestDiskFull(t *testing.T) {
+	tests := []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("commit: %w", sqlite3.Error{Code: sqlite3.ErrFull}), true},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, SystemErrno: syscall.ENOSPC}, true},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, SystemErrno: syscall.EIO}, false},
+		{sqlite3.Error{Code: sqlite3.ErrBusy}, false},
+	}
+	in := &Instance{}
+	for _, tt := range tests {
+		if got := in.DiskFull(tt.err); got != tt.want {
+			t.Errorf("DiskFull(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
 }

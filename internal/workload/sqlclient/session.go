@@ -193,11 +193,11 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 				continue
 			}
 		case txerr.Fatal:
-			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, name, err)
+			return fmt.Errorf("%w: %s: %w", workload.ErrSessionLost, name, err)
 		case txerr.Lost:
 			c.rec.RecordRetried(tx, 0, metrics.Failed, retries)
 			if cerr := c.reconnect(ctx); cerr != nil {
-				return fmt.Errorf("%w: %s: %v; reconnecting: %v", workload.ErrSessionLost, name, err, cerr)
+				return fmt.Errorf("%w: %s: %w; reconnecting: %v", workload.ErrSessionLost, name, err, cerr)
 			}
 			c.rec.RecordReconnect(tx)
 			return nil

@@ -161,7 +161,7 @@ func (c *conn) execute(ctx context.Context, t int, run txRun) error {
 		class := c.classify(err)
 		if class == txerr.Fatal || class == txerr.Lost {
 			// A TPC-C connection serves its users for the run: a lost one ends it.
-			return fmt.Errorf("%w: %s: %v", workload.ErrSessionLost, txNames[t], err)
+			return fmt.Errorf("%w: %s: %w", workload.ErrSessionLost, txNames[t], err)
 		}
 		if class != txerr.Retry || retries == maxRetries {
 			break

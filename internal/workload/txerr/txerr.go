@@ -12,6 +12,8 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
+	"syscall"
 
 	"dbio/internal/engine"
 )
@@ -61,4 +63,26 @@ func LostConnection(err error) bool {
 	var ne net.Error
 	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, net.ErrClosed) || errors.As(err, &ne) || errors.Is(err, sql.ErrConnDone)
+}
+
+// FullDetector is implemented by an instance that tells, from its engine's
+// own codes, an error caused by a full filesystem: an engine's message need
+// not say "No space left on device" (PostgreSQL's partial write of a block
+// says "wrote only 4096 of 8192 bytes"), but its code does.
+type FullDetector interface {
+	DiskFull(err error) bool
+}
+
+// DiskFull reports whether err, from inst's engine or from dbio's own
+// writes, comes from a full filesystem.
+func DiskFull(inst engine.Instance, err error) bool {
+	if err == nil {
+		return false
+	}
+	if d, ok := inst.(FullDetector); ok && d.DiskFull(err) {
+		return true
+	}
+	// A message is the last resort, for errors that crossed a process (a
+	// backup tool's output, a server's log line) and kept only their words.
+	return errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "No space left on device")
 }

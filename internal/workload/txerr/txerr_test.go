@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"syscall"
 	"testing"
 
 	"dbio/internal/engine"
@@ -43,6 +45,33 @@ func TestFor(t *testing.T) {
 	for _, tt := range tests {
 		if got := For(tt.inst)(tt.err); got != tt.want {
 			t.Errorf("%s: %v classified %d, want %d", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+// full is an instance whose engine knows its full-disk code.
+type full struct{ engine.Instance }
+
+var errCode53100 = errors.New("wrote only 4096 of 8192 bytes")
+
+func (full) DiskFull(err error) bool { return errors.Is(err, errCode53100) }
+
+func TestDiskFull(t *testing.T) {
+	tests := []struct {
+		name string
+		inst engine.Instance
+		err  error
+		want bool
+	}{
+		{"the engine's code", full{}, fmt.Errorf("prepare: %w", errCode53100), true},
+		{"ENOSPC from dbio's own write", plain{}, &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, true},
+		{"only the words left, from another process", nil, errors.New("pg_basebackup: error: could not write: No space left on device"), true},
+		{"another error", full{}, io.ErrUnexpectedEOF, false},
+		{"no error", full{}, nil, false},
+	}
+	for _, tt := range tests {
+		if got := DiskFull(tt.inst, tt.err); got != tt.want {
+			t.Errorf("%s: DiskFull(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
 	}
 }
