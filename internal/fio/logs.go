@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"dbio/internal/results"
 )
 
 // Per-second logs. dbio asks fio for one averaged sample per second and job
@@ -32,54 +34,12 @@ import (
 // reading them dbio compresses the histogram logs (.log.gz): a line holds
 // 1,856 bins, nearly all zero.
 
-// LogSample is one line of a fio per-interval log.
-type LogSample struct {
-	// TimeMS is when the interval ended, in Unix milliseconds.
-	TimeMS int64
-	// Value is the interval's mean: IOPS, KiB/s or nanoseconds by log kind.
-	Value int64
-	// Dir is the data direction: 0 read, 1 write, 2 trim.
-	Dir int
-}
+// LogSample is one line of a fio per-interval log (results keeps the
+// reader, since a report reads the logs again from the results directory).
+type LogSample = results.FioLogSample
 
 // ParseLog reads one fio log file: "time, value, direction, block size, offset" per line.
-func ParseLog(r io.Reader) ([]LogSample, error) {
-	var out []LogSample
-	sc := bufio.NewScanner(r)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		f := strings.Split(text, ",")
-		if len(f) < 3 {
-			return nil, fmt.Errorf("fio log line %d: %q has %d fields, want at least 3", line, text, len(f))
-		}
-		var nums [3]int64
-		for i := range nums {
-			v, err := strconv.ParseInt(strings.TrimSpace(f[i]), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("fio log line %d field %d: %w", line, i+1, err)
-			}
-			nums[i] = v
-		}
-		// fio writes none of these; a log with one is damaged, and a
-		// negative direction would index outside the per-direction sums.
-		switch {
-		case nums[0] < 0 || nums[1] < 0:
-			return nil, fmt.Errorf("fio log line %d: %q has a negative time or value", line, text)
-		case nums[2] < 0 || nums[2] > 2:
-			return nil, fmt.Errorf("fio log line %d: direction %d, want 0 (read), 1 (write) or 2 (trim)", line, nums[2])
-		}
-		out = append(out, LogSample{TimeMS: nums[0], Value: nums[1], Dir: int(nums[2])})
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("fio log: %w", err)
-	}
-	return out, nil
-}
+func ParseLog(r io.Reader) ([]LogSample, error) { return results.ParseFioLog(r) }
 
 // JobLogs are one fio job's per-second logs.
 type JobLogs struct {
@@ -201,10 +161,7 @@ func ParseHistLog(r io.Reader) ([]HistSample, error) {
 	return out, nil
 }
 
-var (
-	logName  = regexp.MustCompile(`^(.*)_(iops|bw|clat)\.(\d+)\.log$`)
-	histName = regexp.MustCompile(`^(.*)_clat_hist\.(\d+)\.log(\.gz)?$`)
-)
+var histName = regexp.MustCompile(`^(.*)_clat_hist\.(\d+)\.log(\.gz)?$`)
 
 // ReadLogs reads every job's iops, bw and clat logs in dir, and its
 // latency histogram logs (compressed or not).
@@ -231,11 +188,11 @@ func ReadLogs(dir string) ([]JobLogs, error) {
 			job(h[1] + "." + h[2]).Hist = samples
 			continue
 		}
-		m := logName.FindStringSubmatch(e.Name())
-		if m == nil {
+		id, kind, ok := results.FioLogName(e.Name())
+		if !ok {
 			continue
 		}
-		j := job(m[1] + "." + m[3])
+		j := job(id)
 		f, err := os.Open(filepath.Join(dir, e.Name()))
 		if err != nil {
 			return nil, err
@@ -245,7 +202,7 @@ func ReadLogs(dir string) ([]JobLogs, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
-		switch m[2] {
+		switch kind {
 		case "iops":
 			j.IOPS = samples
 		case "bw":

@@ -14,7 +14,7 @@ func TestParseLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []LogSample{{1795305830628, 60640, 0}, {1795305830628, 25825, 1}}
+	want := []LogSample{{TimeMS: 1795305830628, Value: 60640, Dir: 0}, {TimeMS: 1795305830628, Value: 25825, Dir: 1}}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("got %+v", got)
 	}

@@ -77,7 +77,7 @@ func TestCapture(t *testing.T) {
 			}
 			logs, _ := filepath.Glob(filepath.Join(work, "*_*.log"))
 			for _, l := range logs {
-				if !logName.MatchString(filepath.Base(l)) && !histName.MatchString(filepath.Base(l)) {
+				if _, _, ok := results.FioLogName(filepath.Base(l)); !ok && !histName.MatchString(filepath.Base(l)) {
 					continue // slat and total-latency logs are not read by dbio
 				}
 				b, err := os.ReadFile(l)

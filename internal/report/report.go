@@ -200,6 +200,12 @@ func runSections(r *runView, prefix string) []*section {
 		body = append(body, s)
 		findings = append(findings, f)
 	}
+	if s, f := fleetTimelineSection(r, prefix); s != nil {
+		body = append(body, s)
+		if f != "" {
+			findings = append(findings, f)
+		}
+	}
 	findings = append(findings, demandFindings(r.Recorded, r.title)...)
 	if len(r.Other) > 0 {
 		body = append(body, otherSection(r.Other, prefix))

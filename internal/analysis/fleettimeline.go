@@ -1,0 +1,352 @@
+package analysis
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"dbio/internal/results"
+)
+
+// A fleet run's timelines: each host's figure second by second and the
+// fleet's, the per-second sum over the seconds every host measured, on one
+// time axis. They are drawn from the results directory alone: a device
+// fleet's per-host fio logs in each point's hosts/ directory, a tenants
+// run's hosts' own series.csv. Each host's seconds are put on this
+// machine's clock by the offset the run measured for the host (its clock
+// minus this machine's, at the start of the run), so that a host whose
+// clock is ahead is not drawn ahead.
+
+// FleetSecond is one second of a host's (or the fleet's) line.
+type FleetSecond struct {
+	// Time is when the second ended, on the coordinator's clock.
+	Time  time.Time
+	Value float64
+}
+
+// FleetLine is one line of a fleet timeline, one step after another.
+type FleetLine struct {
+	// Name is the host's, or "fleet".
+	Name string
+	// Steps hold each step's seconds, in the order the steps ran; a step
+	// the line has no second of is empty.
+	Steps [][]FleetSecond
+}
+
+// FleetMark is a moment of a host worth pointing at on a fleet timeline:
+// a backup a noisy neighbour of the host took.
+type FleetMark struct {
+	Host    string
+	What    string
+	From    time.Time
+	Seconds float64
+}
+
+// FleetTimeline is one figure of a fleet run over its steps.
+type FleetTimeline struct {
+	Figure Figure
+	// Steps are the steps drawn, in order; each line's Steps follow them.
+	Steps []string
+	Fleet FleetLine
+	Hosts []FleetLine
+	// OffsetsMS are the clock offsets applied, by host (absent: none recorded).
+	OffsetsMS map[string]float64
+	Marks     []FleetMark
+}
+
+// hostSeconds is one host's part of one step: its seconds by its own clock.
+type hostSeconds struct {
+	host    string
+	seconds []FleetSecond
+}
+
+// FleetTimelines are a fleet run's timelines: for a device fleet, IOPS and
+// MB/s per second of every point; for tenants, each throughput figure per
+// second of every step. Nil for a run on one machine.
+func FleetTimelines(r *Recorded) ([]FleetTimeline, error) {
+	if r.Run.Tenants != nil {
+		return tenantTimelines(r)
+	}
+	return deviceTimelines(r)
+}
+
+// clockOffsets are the hosts' offsets the run measured at its start (at
+// its end for a host measured only then), in ms.
+func clockOffsets(run results.Run) map[string]float64 {
+	out := map[string]float64{}
+	for _, h := range run.Hosts {
+		for _, c := range h.Clock {
+			if _, ok := out[h.Name]; !ok || c.At == "start" {
+				out[h.Name] = c.OffsetMS
+			}
+		}
+	}
+	return out
+}
+
+// deviceTimelines read each fleet point's hosts' fio logs.
+func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
+	iops := FleetTimeline{Figure: Figure{results.FigureIOPS, "IOPS", "I/O per s"}, OffsetsMS: clockOffsets(r.Run)}
+	mbs := FleetTimeline{Figure: Figure{results.FigureMBPerSec, "MB/s", "MB/s"}, OffsetsMS: iops.OffsetsMS}
+	for _, p := range r.Fio {
+		f := p.Fio.Fleet
+		if f == nil || !Completed(p) {
+			continue
+		}
+		var hostIOPS, hostMBs []hostSeconds
+		for _, h := range f.Hosts {
+			if !filepath.IsLocal(h.Dir) {
+				return nil, fmt.Errorf("point %s: host %s's directory %q is outside the point's", p.Name, h.Host, h.Dir)
+			}
+			logs, err := results.ReadFioJobLogs(filepath.Join(results.StepPath(r.Path, p.Index, p.Name), h.Dir))
+			if err != nil {
+				return nil, fmt.Errorf("point %s: host %s's per-second logs: %w", p.Name, h.Host, err)
+			}
+			is, ms := jobSeconds(logs)
+			hostIOPS = append(hostIOPS, hostSeconds{h.Host, is})
+			hostMBs = append(hostMBs, hostSeconds{h.Host, ms})
+		}
+		iops.addStep(p.Name, hostIOPS)
+		mbs.addStep(p.Name, hostMBs)
+	}
+	if len(iops.Steps) == 0 {
+		return nil, nil
+	}
+	return []FleetTimeline{iops, mbs}, nil
+}
+
+// jobSeconds sums a host's jobs second by second: its IOPS (reads and
+// writes) and MB/s. As for a point's own figures, fio's short final
+// interval (a sample less than half a second after the one before) is not
+// a second, and a second some job did not log is left out rather than
+// under-counted.
+func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
+	type slot struct {
+		iops, mb float64
+		jobs     int
+		at       int64
+	}
+	var t0 int64 = math.MaxInt64
+	for _, j := range jobs {
+		if len(j.IOPS) > 0 {
+			t0 = min(t0, j.IOPS[0].TimeMS)
+		}
+	}
+	slots := map[int64]*slot{}
+	// add puts a job's samples in their slots; counted says the job's
+	// seconds are counted (its IOPS log: the seconds it logged).
+	add := func(samples []results.FioLogSample, counted bool, put func(*slot, float64)) {
+		last := map[int]int64{}
+		seen := map[int64]bool{}
+		for _, s := range samples {
+			if prev, ok := last[s.Dir]; ok && s.TimeMS-prev < 500 {
+				continue
+			}
+			last[s.Dir] = s.TimeMS
+			k := int64(math.Round(float64(s.TimeMS-t0) / 1000))
+			sl := slots[k]
+			if sl == nil {
+				sl = &slot{at: s.TimeMS}
+				slots[k] = sl
+			}
+			sl.at = max(sl.at, s.TimeMS)
+			put(sl, float64(s.Value))
+			if counted && !seen[k] {
+				seen[k] = true
+				sl.jobs++
+			}
+		}
+	}
+	for _, j := range jobs {
+		add(j.IOPS, true, func(sl *slot, v float64) { sl.iops += v })
+		add(j.BW, false, func(sl *slot, v float64) { sl.mb += v * 1024 / 1e6 })
+	}
+	keys := make([]int64, 0, len(slots))
+	for k := range slots {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		sl := slots[k]
+		if sl.jobs < len(jobs) {
+			continue
+		}
+		at := time.UnixMilli(sl.at)
+		iops = append(iops, FleetSecond{Time: at, Value: sl.iops})
+		mbs = append(mbs, FleetSecond{Time: at, Value: sl.mb})
+	}
+	return iops, mbs
+}
+
+// addStep adds one step's hosts' seconds to the timeline, and the fleet's
+// sum over the seconds all of them have. Each host's seconds go on the
+// coordinator's clock (less the host's offset), then on one grid counted
+// from the earliest host's first second: a host's second is matched with
+// the others' less than half a second away, and two seconds of one host
+// that fall on one slot (a late tick followed by a prompt one) keep their
+// order.
+func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
+	tl.Steps = append(tl.Steps, step)
+	tl.Fleet.Name = "fleet"
+	var origin time.Time
+	corrected := make([][]FleetSecond, len(hosts))
+	for i, h := range hosts {
+		off := time.Duration(tl.OffsetsMS[h.host] * float64(time.Millisecond))
+		for _, s := range h.seconds {
+			s.Time = s.Time.Add(-off)
+			corrected[i] = append(corrected[i], s)
+		}
+		if len(corrected[i]) > 0 && (origin.IsZero() || corrected[i][0].Time.Before(origin)) {
+			origin = corrected[i][0].Time
+		}
+	}
+	sums := map[int]float64{}
+	counts := map[int]int{}
+	for i, h := range hosts {
+		line := tl.host(h.host)
+		line.Steps = append(line.Steps, corrected[i])
+		prev := math.MinInt
+		for _, s := range corrected[i] {
+			k := max(int(math.Round(s.Time.Sub(origin).Seconds())), prev+1)
+			prev = k
+			sums[k] += s.Value
+			counts[k]++
+		}
+	}
+	var fleet []FleetSecond
+	keys := make([]int, 0, len(sums))
+	for k, n := range counts {
+		if n == len(hosts) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fleet = append(fleet, FleetSecond{Time: origin.Add(time.Duration(k) * time.Second), Value: sums[k]})
+	}
+	tl.Fleet.Steps = append(tl.Fleet.Steps, fleet)
+}
+
+// host is the host's line, added (with an empty step for each step before
+// this one) the first time the host appears.
+func (tl *FleetTimeline) host(name string) *FleetLine {
+	for i := range tl.Hosts {
+		if tl.Hosts[i].Name == name {
+			for len(tl.Hosts[i].Steps) < len(tl.Steps)-1 {
+				tl.Hosts[i].Steps = append(tl.Hosts[i].Steps, nil)
+			}
+			return &tl.Hosts[i]
+		}
+	}
+	tl.Hosts = append(tl.Hosts, FleetLine{Name: name, Steps: make([][]FleetSecond, len(tl.Steps)-1)})
+	return &tl.Hosts[len(tl.Hosts)-1]
+}
+
+// tenantTimelines read each host's own results directory: its series of
+// every fleet step's measured seconds, and the backups its steps recorded.
+func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
+	type host struct {
+		name string
+		run  *results.Loaded
+	}
+	var hosts []host
+	for _, h := range r.Run.Tenants.Hosts {
+		if h.Dir == "" {
+			continue
+		}
+		if !filepath.IsLocal(h.Dir) {
+			return nil, fmt.Errorf("host %s's results directory %q is outside the run's", h.Host, h.Dir)
+		}
+		l, err := results.Load(filepath.Join(r.Path, h.Dir))
+		if err != nil {
+			return nil, fmt.Errorf("host %s: %w", h.Host, err)
+		}
+		hosts = append(hosts, host{h.Host, l})
+	}
+	var steps []results.Step
+	for _, w := range r.Workloads {
+		steps = append(steps, w.Steps...)
+	}
+	slices.SortStableFunc(steps, func(a, b results.Step) int { return a.Index - b.Index })
+	offsets := clockOffsets(r.Run)
+	var out []FleetTimeline
+	for _, fig := range TenantFigures(steps) {
+		tl := FleetTimeline{Figure: fig, OffsetsMS: offsets}
+		for _, s := range steps {
+			if _, ok, err := results.TenantFleetOf(r.Run, s); err != nil || !ok {
+				continue
+			}
+			var hs []hostSeconds
+			for _, h := range hosts {
+				hs = append(hs, hostSeconds{h.name, measuredSeconds(h.run, s.Name, fig.Name)})
+			}
+			tl.addStep(s.Name, hs)
+		}
+		if len(tl.Steps) == 0 {
+			continue
+		}
+		for _, h := range hosts {
+			tl.Marks = append(tl.Marks, hostBackups(h.name, h.run.Steps, offsets[h.name])...)
+		}
+		out = append(out, tl)
+	}
+	return out, nil
+}
+
+// measuredSeconds are a host's measured seconds of a step with a value of
+// the figure. A row's time is the run's start plus its elapsed seconds,
+// which series.csv keeps to the millisecond (its time column to the second).
+func measuredSeconds(l *results.Loaded, step string, name results.FigureName) []FleetSecond {
+	c := l.Series.Column(string(name))
+	if c < 0 {
+		return nil
+	}
+	var out []FleetSecond
+	for _, row := range l.Series.Rows {
+		if row.Step != step || row.Phase != "measure" || c >= len(row.Values) || math.IsNaN(row.Values[c]) {
+			continue
+		}
+		out = append(out, FleetSecond{Time: l.Run.Started.Add(time.Duration(row.ElapsedS * float64(time.Second))), Value: row.Values[c]})
+	}
+	return out
+}
+
+// recordedBackup is a backup as a noisy-neighbour phase records it in its
+// step's detail ("backups": tenant, start, seconds).
+type recordedBackup struct {
+	Tenant  string    `json:"tenant"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// hostBackups are the backups a host's steps recorded, on the
+// coordinator's clock.
+func hostBackups(host string, steps []results.Step, offsetMS float64) []FleetMark {
+	var out []FleetMark
+	for _, s := range steps {
+		if len(s.Detail) == 0 {
+			continue
+		}
+		var d struct {
+			Backups []recordedBackup `json:"backups"`
+		}
+		if json.Unmarshal(s.Detail, &d) != nil {
+			continue
+		}
+		for _, b := range d.Backups {
+			if b.Start.IsZero() {
+				continue
+			}
+			what := "backup of " + b.Tenant
+			if b.Error != "" {
+				what += " (failed)"
+			}
+			out = append(out, FleetMark{Host: host, What: what, From: b.Start.Add(-time.Duration(offsetMS * float64(time.Millisecond))), Seconds: b.Seconds})
+		}
+	}
+	return out
+}

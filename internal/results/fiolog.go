@@ -1,0 +1,129 @@
+package results
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// fio's per-second logs as a results directory keeps them: each point's
+// (or, on a fleet, each host's) <prefix>_iops.N.log, _bw.N.log and
+// _clat.N.log, one averaged sample per second and job. internal/fio reads
+// them as a point ends; the report reads them again, for a fleet's
+// timelines, from the results directory alone.
+
+// FioLogSample is one line of a fio per-interval log.
+type FioLogSample struct {
+	// TimeMS is when the interval ended, in Unix milliseconds.
+	TimeMS int64
+	// Value is the interval's mean: IOPS, KiB/s or nanoseconds by log kind.
+	Value int64
+	// Dir is the data direction: 0 read, 1 write, 2 trim.
+	Dir int
+}
+
+// ParseFioLog reads one fio log file: "time, value, direction, block size, offset" per line.
+func ParseFioLog(r io.Reader) ([]FioLogSample, error) {
+	var out []FioLogSample
+	sc := bufio.NewScanner(r)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		f := strings.Split(text, ",")
+		if len(f) < 3 {
+			return nil, fmt.Errorf("fio log line %d: %q has %d fields, want at least 3", line, text, len(f))
+		}
+		var nums [3]int64
+		for i := range nums {
+			v, err := strconv.ParseInt(strings.TrimSpace(f[i]), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("fio log line %d field %d: %w", line, i+1, err)
+			}
+			nums[i] = v
+		}
+		// fio writes none of these; a log with one is damaged, and a
+		// negative direction would index outside the per-direction sums.
+		switch {
+		case nums[0] < 0 || nums[1] < 0:
+			return nil, fmt.Errorf("fio log line %d: %q has a negative time or value", line, text)
+		case nums[2] < 0 || nums[2] > 2:
+			return nil, fmt.Errorf("fio log line %d: direction %d, want 0 (read), 1 (write) or 2 (trim)", line, nums[2])
+		}
+		out = append(out, FioLogSample{TimeMS: nums[0], Value: nums[1], Dir: int(nums[2])})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("fio log: %w", err)
+	}
+	return out, nil
+}
+
+var fioLogName = regexp.MustCompile(`^(.*)_(iops|bw|clat)\.(\d+)\.log$`)
+
+// FioLogName splits the name of one of fio's averaged logs into its job
+// (the log prefix and fio's job number, "nvme.2") and its kind ("iops",
+// "bw" or "clat"); ok is false for another file.
+func FioLogName(name string) (job, kind string, ok bool) {
+	m := fioLogName.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", false
+	}
+	return m[1] + "." + m[3], m[2], true
+}
+
+// FioJobLog is one fio job's per-second IOPS and bandwidth (KiB/s).
+type FioJobLog struct {
+	Job  string
+	IOPS []FioLogSample
+	BW   []FioLogSample
+}
+
+// ReadFioJobLogs reads the IOPS and bandwidth logs of every job in dir,
+// sorted by job.
+func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	jobs := map[string]*FioJobLog{}
+	for _, e := range entries {
+		job, kind, ok := FioLogName(e.Name())
+		if !ok || kind == "clat" || !e.Type().IsRegular() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		samples, err := ParseFioLog(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		j := jobs[job]
+		if j == nil {
+			j = &FioJobLog{Job: job}
+			jobs[job] = j
+		}
+		if kind == "iops" {
+			j.IOPS = samples
+		} else {
+			j.BW = samples
+		}
+	}
+	out := make([]FioJobLog, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, *j)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Job < out[b].Job })
+	return out, nil
+}
