@@ -34,6 +34,12 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 			reasons = append(reasons, fmt.Sprintf("%s measured %s but %s measured %s", whoA, orNothing(kindsA), whoB, orNothing(kindsB)))
 			continue
 		}
+		if reason, warning := fleetComparability(a, b, whoA, whoB); reason != "" {
+			reasons = append(reasons, reason)
+			continue
+		} else if warning != "" {
+			warnings = append(warnings, warning)
+		}
 		if a.Run.Kind != b.Run.Kind {
 			warnings = append(warnings, fmt.Sprintf("%s is a %s run and %s a %s run; their steps are compared where they match", whoA, a.Run.Kind, whoB, b.Run.Kind))
 		}

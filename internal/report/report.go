@@ -487,6 +487,10 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 		d.Sections = append(d.Sections, s)
 		findings = append(findings, f...)
 	}
+	if s, f := compareFleetHosts(runs); s != nil {
+		d.Sections = append(d.Sections, s)
+		findings = append(findings, f...)
+	}
 	if len(findings) == 0 {
 		findings = append(findings, "The runs have no step in common to compare.")
 	} else {
