@@ -186,8 +186,9 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 // coordinator's clock (less the host's offset), then on one grid counted
 // from the earliest host's first second: a host's second is matched with
 // the others' less than half a second away, and two seconds of one host
-// that fall on one slot (a late tick followed by a prompt one) keep their
-// order.
+// that fall on one slot (a late tick followed by a prompt one) take the
+// slot before it and that slot, or, when the one before is taken, that
+// slot and the next.
 func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
 	tl.Steps = append(tl.Steps, step)
 	tl.Fleet.Name = "fleet"
@@ -208,9 +209,16 @@ func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
 	for i, h := range hosts {
 		line := tl.host(h.host)
 		line.Steps = append(line.Steps, corrected[i])
+		slot := func(s FleetSecond) int { return int(math.Round(s.Time.Sub(origin).Seconds())) }
 		prev := math.MinInt
-		for _, s := range corrected[i] {
-			k := max(int(math.Round(s.Time.Sub(origin).Seconds())), prev+1)
+		for j, s := range corrected[i] {
+			k := slot(s)
+			// A late tick shares its slot with the prompt one after it: it
+			// is the second before, when that one is free.
+			if j+1 < len(corrected[i]) && slot(corrected[i][j+1]) <= k && k-1 > prev {
+				k--
+			}
+			k = max(k, prev+1)
 			prev = k
 			sums[k] += s.Value
 			counts[k]++

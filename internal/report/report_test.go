@@ -42,6 +42,13 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	             32MB --server-memory 192MB: the cap binds, the group refaults
 //	tpcc-postgres-memory-1g  the same with --server-memory 1GB: the cap does
 //	             not bind
+//	disk-fleet-a, disk-fleet-b  dbio disk --profile four-corners --runtime 6s on
+//	             three hosts of the namespaced test fleet (internal/testfleet)
+//	             sharing this machine's disk, twice; they keep each host's fio
+//	             IOPS and bandwidth logs too, which the fleet timelines read
+//	tenants-fleet  dbio tpcc on PostgreSQL, 1 warehouse, 1 user, 8 s, as
+//	             tenants on two test hosts, with each host's own run.json,
+//	             series.csv and summaries under hosts/
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
@@ -155,6 +162,10 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"tpcc-paced-sqlite", []string{"tpcc-paced-sqlite"}},
 		{"tpcc-goal-postgres", []string{"tpcc-goal-postgres"}},
 		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},
+		// Runs on several hosts: the fleet's line and each host's, second
+		// by second.
+		{"disk-fleet", []string{"disk-fleet-a"}},
+		{"tenants-fleet", []string{"tenants-fleet"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -182,6 +193,8 @@ func TestComparisonsMatchGolden(t *testing.T) {
 		// a 1 GB cap that does not: the memory groups side by side, the
 		// refaults compared, and the database-seen waits of both.
 		{"compare-memory", []string{"tpcc-postgres-memory", "tpcc-postgres-memory-1g"}, false},
+		// Two fleets of three hosts: the fleets' rows, then each host's.
+		{"compare-fleet", []string{"disk-fleet-a", "disk-fleet-b"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,6 +207,26 @@ func TestComparisonsMatchGolden(t *testing.T) {
 			}
 			checkGolden(t, c.name, rendered(t, out))
 		})
+	}
+}
+
+// A fleet's figures are its hosts' summed: a fleet run set against a run
+// on one machine is refused, either way round, naming both and the fix.
+func TestComparisonRefusesAFleetAgainstOneMachine(t *testing.T) {
+	for _, c := range [][]string{{"disk-fleet-a", "disk-mix"}, {"disk-mix", "disk-fleet-a"}} {
+		err := CheckComparable(load(t, c...), testOptions())
+		var nc *NotComparableError
+		if !errors.As(err, &nc) {
+			t.Fatalf("%v: CheckComparable = %v, want a NotComparableError", c, err)
+		}
+		for _, want := range []string{"on 3 hosts at once (h1, h2, h3)", "ran on one machine", "compare a fleet run with another fleet run"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%v: error %q\ndoes not say %q", c, err, want)
+			}
+		}
+	}
+	if err := CheckComparable(load(t, "disk-fleet-a", "disk-fleet-b"), testOptions()); err != nil {
+		t.Errorf("two fleets of the same hosts: %v", err)
 	}
 }
 
