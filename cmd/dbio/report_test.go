@@ -38,6 +38,7 @@ func copyRun(t *testing.T, name, dir string) string {
 func TestReportAndCompareCommands(t *testing.T) {
 	dir := t.TempDir()
 	ext4, tmpfs, mix := copyRun(t, "quick-ext4", dir), copyRun(t, "quick-tmpfs", dir), copyRun(t, "disk-mix", dir)
+	fleetA, fleetB, tenants := copyRun(t, "disk-fleet-a", dir), copyRun(t, "disk-fleet-b", dir), copyRun(t, "tenants-fleet", dir)
 	tests := []struct {
 		name  string
 		args  []string
@@ -54,6 +55,14 @@ func TestReportAndCompareCommands(t *testing.T) {
 		{"compare refuses", []string{"compare", ext4, mix, "-o", filepath.Join(dir, "no.html")}, exitUsage, "--force", nil},
 		{"compare forced", []string{"compare", ext4, mix, "--force", "-o", filepath.Join(dir, "forced.html")}, exitOK, "report: " + filepath.Join(dir, "forced.html"),
 			[]string{filepath.Join(dir, "forced.html")}},
+		{"report of a fleet", []string{"report", fleetA}, exitOK, "report:  " + filepath.Join(fleetA, "report.html"),
+			[]string{filepath.Join(fleetA, "csv", "fleet-iops-timeline.csv"), filepath.Join(fleetA, "csv", "fleet-mb_s-timeline.csv")}},
+		{"report of tenants", []string{"report", tenants}, exitOK, "report:  " + filepath.Join(tenants, "report.html"),
+			[]string{filepath.Join(tenants, "csv", "fleet-nopm-timeline.csv")}},
+		{"compare fleets", []string{"compare", fleetA, fleetB, "-o", filepath.Join(dir, "fleets.html")}, exitOK, "Each host: B (fleet-b) against A (fleet-a), averages over 18 host rows",
+			[]string{filepath.Join(dir, "fleets.html"), filepath.Join(dir, "fleets-csv", "cmp-fleet-hosts-iops.csv")}},
+		{"compare refuses a fleet against one machine", []string{"compare", fleetA, mix, "-o", filepath.Join(dir, "no.html")}, exitUsage,
+			"compare a fleet run with another fleet run", nil},
 		{"report needs a directory", []string{"report"}, exitUsage, "name at least one results directory", nil},
 		{"compare needs two", []string{"compare", ext4}, exitUsage, "at least two results directories", nil},
 		{"not a results directory", []string{"report", dir}, exitFailure, "not a dbio results directory", nil},

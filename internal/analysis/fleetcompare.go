@@ -121,7 +121,7 @@ func FleetHostRows(runs []*Recorded) []Row {
 	for _, row := range steps {
 		for place, name := range hosts[0] {
 			hr := Row{Label: row.Label + " · " + name, Steps: make([]*results.Step, len(runs))}
-			any := false
+			other := false
 			for ri, s := range row.Steps {
 				want := name
 				if !byName {
@@ -135,10 +135,11 @@ func FleetHostRows(runs []*Recorded) []Row {
 				}
 				if hs, ok := hostStep(runs[ri].Run, *s, want); ok {
 					hr.Steps[ri] = &hs
-					any = true
+					other = other || ri > 0
 				}
 			}
-			if any {
+			// A row is a comparison: the baseline's host and another run's.
+			if hr.Steps[0] != nil && other {
 				out = append(out, hr)
 			}
 		}
