@@ -166,50 +166,32 @@ var histName = regexp.MustCompile(`^(.*)_clat_hist\.(\d+)\.log(\.gz)?$`)
 // ReadLogs reads every job's iops, bw and clat logs in dir, and its
 // latency histogram logs (compressed or not).
 func ReadLogs(dir string) ([]JobLogs, error) {
-	entries, err := os.ReadDir(dir)
+	averaged, err := results.ReadFioJobLogs(dir)
 	if err != nil {
 		return nil, err
 	}
 	jobs := map[string]*JobLogs{}
-	job := func(id string) *JobLogs {
-		j := jobs[id]
-		if j == nil {
-			j = &JobLogs{Job: id}
-			jobs[id] = j
-		}
-		return j
+	for _, a := range averaged {
+		jobs[a.Job] = &JobLogs{Job: a.Job, IOPS: a.IOPS, BW: a.BW, Clat: a.Clat}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	for _, e := range entries {
-		if h := histName.FindStringSubmatch(e.Name()); h != nil {
-			samples, err := readHistLog(filepath.Join(dir, e.Name()), h[3] != "")
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", e.Name(), err)
-			}
-			job(h[1] + "." + h[2]).Hist = samples
+		h := histName.FindStringSubmatch(e.Name())
+		if h == nil {
 			continue
 		}
-		id, kind, ok := results.FioLogName(e.Name())
-		if !ok {
-			continue
-		}
-		j := job(id)
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return nil, err
-		}
-		samples, err := ParseLog(f)
-		f.Close()
+		samples, err := readHistLog(filepath.Join(dir, e.Name()), h[3] != "")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", e.Name(), err)
 		}
-		switch kind {
-		case "iops":
-			j.IOPS = samples
-		case "bw":
-			j.BW = samples
-		case "clat":
-			j.Clat = samples
+		id := h[1] + "." + h[2]
+		if jobs[id] == nil {
+			jobs[id] = &JobLogs{Job: id}
 		}
+		jobs[id].Hist = samples
 	}
 	out := make([]JobLogs, 0, len(jobs))
 	for _, j := range jobs {

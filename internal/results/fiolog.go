@@ -80,15 +80,19 @@ func FioLogName(name string) (job, kind string, ok bool) {
 	return m[1] + "." + m[3], m[2], true
 }
 
-// FioJobLog is one fio job's per-second IOPS and bandwidth (KiB/s).
+// FioJobLog is one fio job's per-second logs.
 type FioJobLog struct {
+	// Job names the job: the log prefix and fio's job number ("nvme.2").
 	Job  string
 	IOPS []FioLogSample
-	BW   []FioLogSample
+	// BW is in KiB/s, as fio logs it.
+	BW []FioLogSample
+	// Clat is the mean completion latency of the interval in nanoseconds.
+	Clat []FioLogSample
 }
 
-// ReadFioJobLogs reads the IOPS and bandwidth logs of every job in dir,
-// sorted by job.
+// ReadFioJobLogs reads the IOPS, bandwidth and completion latency logs of
+// every job in dir, sorted by job.
 func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -97,7 +101,7 @@ func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
 	jobs := map[string]*FioJobLog{}
 	for _, e := range entries {
 		job, kind, ok := FioLogName(e.Name())
-		if !ok || kind == "clat" || !e.Type().IsRegular() {
+		if !ok || !e.Type().IsRegular() {
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, e.Name()))
@@ -114,10 +118,13 @@ func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
 			j = &FioJobLog{Job: job}
 			jobs[job] = j
 		}
-		if kind == "iops" {
+		switch kind {
+		case "iops":
 			j.IOPS = samples
-		} else {
+		case "bw":
 			j.BW = samples
+		case "clat":
+			j.Clat = samples
 		}
 	}
 	out := make([]FioJobLog, 0, len(jobs))
