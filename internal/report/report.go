@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -287,10 +288,30 @@ func otherSection(steps []results.Step, prefix string) *section {
 // runSubtitle says what ran on what: "TPC-C, 1 warehouse, users 1,2,4 on sqlite 3.54.1 · ext4 on vda".
 func runSubtitle(r *runView) string {
 	line := runWhat(r)
-	if ts := targetsOf(r.Run); len(ts) > 0 {
-		line += " · " + ts[0].Describe()
+	if where := storageOf(r.Run); where != "" {
+		line += " · " + where
 	}
 	return strings.TrimPrefix(line, " · ")
+}
+
+// storageOf says where a run measured: its first target's storage, or,
+// when its targets are on several hosts, those hosts ("on 3 hosts: h1,
+// h2, h3"); empty without a target.
+func storageOf(run results.Run) string {
+	ts := targetsOf(run)
+	var hosts []string
+	for _, t := range ts {
+		if t.Host != "" && !slices.Contains(hosts, t.Host) {
+			hosts = append(hosts, t.Host)
+		}
+	}
+	switch {
+	case len(hosts) > 1:
+		return fmt.Sprintf("on %d hosts: %s", len(hosts), strings.Join(hosts, ", "))
+	case len(ts) > 0:
+		return ts[0].Describe()
+	}
+	return ""
 }
 
 // compareSubtitle says what the baseline ran and on what storage every run
@@ -301,8 +322,8 @@ func compareSubtitle(runs []*runView) string {
 	same := true
 	for i, r := range runs {
 		texts[i] = "no target recorded"
-		if ts := targetsOf(r.Run); len(ts) > 0 {
-			texts[i] = ts[0].Describe()
+		if where := storageOf(r.Run); where != "" {
+			texts[i] = where
 		}
 		same = same && texts[i] == texts[0]
 	}
