@@ -97,7 +97,8 @@ func TestDiskOnFleet(t *testing.T) {
 	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
 		t.Logf("%s", string(md)[i:min(len(md), i+9000)])
 	}
-	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |", "CPU and disks per host", "clock offset (ms)"} {
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h2 |", "CPU and disks per host", "clock offset (ms)",
+		"Fleet and hosts second by second", "IOPS per second: the fleet and each host"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}

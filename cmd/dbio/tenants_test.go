@@ -141,7 +141,7 @@ func TestTenantsOnFleet(t *testing.T) {
 	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
 		t.Logf("%s", string(md)[i:min(len(md), i+1500)])
 	}
-	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h1 |", "| h2 |"} {
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h1 |", "| h2 |", "Fleet and hosts second by second", "NOPM per second: the fleet and each host"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
