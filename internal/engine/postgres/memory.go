@@ -62,16 +62,18 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 
 // sharedBuffers is PostgreSQL's buffer pool as MemoryNeed counts it.
 var sharedBuffers = server.BufferPool{
-	Setting: "shared_buffers", Names: settingNames, Parse: parseSharedBuffers,
+	Setting: "shared_buffers", Names: settingNames,
+	// A bare number counts 8 kB blocks, as PostgreSQL reads this setting.
+	Parse:   func(v string) (int64, error) { return parseSize(v, 8<<10) },
 	Default: pgDefaultSharedBuffers, DefaultWords: "the default 128 MB of shared_buffers", Of: "of shared_buffers",
 }
 
-// parseSharedBuffers reads shared_buffers as PostgreSQL does: a bare
-// number counts 8 kB blocks.
-func parseSharedBuffers(v string) (int64, error) {
+// parseSize reads a size setting as PostgreSQL does: a number with a unit
+// as written, a bare number in the setting's own unit (bare).
+func parseSize(v string, bare int64) (int64, error) {
 	n, err := units.ParseBytes(v)
 	if err == nil && strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
-		n *= 8 << 10
+		n *= bare
 	}
 	return n, err
 }
