@@ -192,29 +192,29 @@ read -r rps wpm < <(echo "$loadout" | awk '/^BenchmarkSQLiteLoad/ {for (i = 1; i
 row "sqlite: loader rows/s" "$rps" "-" "recorded" "$loadstate"
 row "sqlite: loader warehouses/min" "$wpm" "-" "recorded" "$loadstate"
 
+# sessions WORKLOAD TIMES FORMAT CPU_WORDS: one session per engine through
+# WORKLOAD's BenchmarkSession, TIMES transactions each; rows of the CPU per
+# transaction (µs, printed with FORMAT, the figure CPU_WORDS says) and the
+# allocations per transaction.
+sessions() {
+	local workload=$1 times=$2 format=$3 cpuwords=$4 sessstate sessout name cpu allocs
+	sessstate=$(state)
+	sessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime "$times" "./internal/workload/$workload")
+	echo "$sessout" | grep '^Benchmark'
+	while read -r name cpu allocs; do
+		row "$workload $name: $cpuwords" "$cpu" "-" "recorded" "$sessstate"
+		row "$workload $name: allocations per transaction" "$allocs" "-" "recorded" "$sessstate"
+	done < <(echo "$sessout" | awk -v format="$format" '/^BenchmarkSession\// {
+		split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
+		for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
+		printf "%s " format " %s\n", n[2], c, a}')
+}
+
 echo "== go test -bench BenchmarkSession ($(state))"
-sessstate=$(state)
-sessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime 5000x ./internal/workload/tpcc)
-echo "$sessout" | grep '^Benchmark'
-while read -r name cpu allocs; do
-	row "tpcc $name: CPU per 1,000 transactions, 1 user (ms)" "$cpu" "-" "recorded" "$sessstate"
-	row "tpcc $name: allocations per transaction" "$allocs" "-" "recorded" "$sessstate"
-done < <(echo "$sessout" | awk '/^BenchmarkSession\// {
-	split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
-	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
-	printf "%s %.1f %s\n", n[2], c, a}')
+sessions tpcc 5000x %.1f "CPU per 1,000 transactions, 1 user (ms)"
 
 echo "== go test -bench BenchmarkSession ./internal/workload/sysbench ($(state))"
-sbsessstate=$(state)
-sbsessout=$("$GO" test -run '^$' -bench 'BenchmarkSession' -benchtime 3000x ./internal/workload/sysbench)
-echo "$sbsessout" | grep '^Benchmark'
-while read -r name cpu allocs; do
-	row "sysbench $name: CPU per transaction, 1 user (µs)" "$cpu" "-" "recorded" "$sbsessstate"
-	row "sysbench $name: allocations per transaction" "$allocs" "-" "recorded" "$sbsessstate"
-done < <(echo "$sbsessout" | awk '/^BenchmarkSession\// {
-	split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); c = ""; a = ""
-	for (i = 1; i < NF; i++) {if ($(i+1) == "cpu-µs/tx") c = $i; if ($(i+1) == "allocs/op") a = $i}
-	printf "%s %.0f %s\n", n[2], c, a}')
+sessions sysbench 3000x %.0f "CPU per transaction, 1 user (µs)"
 
 # The transaction monitor alone (no database): 15,000 TPC-C terminals with
 # the specification's keying and think times over 32 connections to a fake

@@ -851,7 +851,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	out := newLineLog()
 	app := &App{Stdout: out, Stderr: out, Getenv: func(string) string { return "" }, Now: time.Now, Exec: execx.Real{Proc: target.HostFS().Proc}, SysFS: target.HostFS(), Args: []string{"dbio"}}
 	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
-	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Seed: 42, Reuse: true}},
+	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Loading: workload.Loading{Seed: 42, Reuse: true}}},
 		run: runFlags{engines: app.Engines, engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}
 	plan, err := workloadPlan(app, f, "tpcc")
 	if err != nil {

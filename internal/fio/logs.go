@@ -41,6 +41,33 @@ type LogSample = results.FioLogSample
 // ParseLog reads one fio log file: "time, value, direction, block size, offset" per line.
 func ParseLog(r io.Reader) ([]LogSample, error) { return results.ParseFioLog(r) }
 
+// parseLines reads one of fio's logs line by line, blank lines skipped,
+// into what parse makes of each line (numbered from 1 for its messages).
+// Lines may be up to 1 MB long: a histogram log's line holds every bin.
+// what names the log in a read error.
+func parseLines[T any](r io.Reader, what string, parse func(line int, text string) (T, error)) ([]T, error) {
+	var out []T
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" {
+			continue
+		}
+		v, err := parse(line, text)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // JobLogs are one fio job's per-second logs.
 type JobLogs struct {
 	// Job names the job: the log prefix and fio's job number ("nvme.2").
@@ -118,47 +145,34 @@ func HistPercentile(bins []HistBin, p float64) float64 {
 // bin 0, bin 1, …" per line, with fio's full 1,856 bins (hist_coarseness=0,
 // which dbio's job files leave at its default).
 func ParseHistLog(r io.Reader) ([]HistSample, error) {
-	var out []HistSample
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
+	return parseLines(r, "fio histogram log", func(line int, text string) (HistSample, error) {
 		f := strings.Split(strings.TrimSuffix(text, ","), ",")
 		if len(f) != 3+HistBins {
-			return nil, fmt.Errorf("fio histogram log line %d has %d bins, want %d: dbio reads fio's full-resolution histograms (hist_coarseness=0)", line, len(f)-3, HistBins)
+			return HistSample{}, fmt.Errorf("fio histogram log line %d has %d bins, want %d: dbio reads fio's full-resolution histograms (hist_coarseness=0)", line, len(f)-3, HistBins)
 		}
 		var s HistSample
 		for i, field := range f {
 			v, err := strconv.ParseInt(strings.TrimSpace(field), 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("fio histogram log line %d field %d: %w", line, i+1, err)
+				return HistSample{}, fmt.Errorf("fio histogram log line %d field %d: %w", line, i+1, err)
 			}
 			if v < 0 {
-				return nil, fmt.Errorf("fio histogram log line %d field %d is %d: fio writes no negative time, direction or count", line, i+1, v)
+				return HistSample{}, fmt.Errorf("fio histogram log line %d field %d is %d: fio writes no negative time, direction or count", line, i+1, v)
 			}
 			switch {
 			case i == 0:
 				s.TimeMS = v
 			case i == 1:
 				if v > 2 {
-					return nil, fmt.Errorf("fio histogram log line %d: direction %d, want 0 (read), 1 (write) or 2 (trim)", line, v)
+					return HistSample{}, fmt.Errorf("fio histogram log line %d: direction %d, want 0 (read), 1 (write) or 2 (trim)", line, v)
 				}
 				s.Dir = int(v)
 			case i >= 3 && v > 0:
 				s.Bins = append(s.Bins, HistBin{Index: i - 3, Count: v})
 			}
 		}
-		out = append(out, s)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("fio histogram log: %w", err)
-	}
-	return out, nil
+		return s, nil
+	})
 }
 
 var histName = regexp.MustCompile(`^(.*)_clat_hist\.(\d+)\.log(\.gz)?$`)

@@ -12,6 +12,7 @@ import (
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/workload"
 	"dbio/internal/workload/tpcc"
 )
 
@@ -26,7 +27,7 @@ func sqliteTenant(t *testing.T, name string, users int) Tenant {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inst.Stop(context.Background()) })
-	w := tpcc.New(tpcc.Config{Warehouses: 1, Seed: 3})
+	w := tpcc.New(tpcc.Config{Warehouses: 1, Loading: workload.Loading{Seed: 3}})
 	if _, err := w.Prepare(context.Background(), inst, io.Discard); err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func count(t *testing.T, db *sql.DB, query string) int64 {
 // haveBackupTool says whether mariadb-backup is installed.
 func haveBackupTool(e *Engine) bool {
 	for _, n := range []string{"mariadb-backup", "mariabackup"} {
-		if _, err := server.Find(e.Runner, n, e.binDirs()...); err == nil {
+		if _, err := server.Find(e.Runner, n, e.SearchDirs()...); err == nil {
 			return true
 		}
 	}

@@ -22,20 +22,38 @@ const OwnerTable = "dbio_owner"
 // password when the DSN has none, as for the mariadb and mysql clients.
 const PasswordEnv = "MYSQL_PWD"
 
-func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
+// externalConfig is how dbio reaches the existing server o.DSN names: the
+// DSN's own configuration, with the password from PasswordEnv when the DSN
+// has none (the mariadb and mysql clients' variable; the driver does not
+// read it itself), and how it is reached.
+func externalConfig(o engine.Options) (*mysqldrv.Config, string, error) {
 	cfg, transport, err := dsns.External(o)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if cfg.Passwd == "" && o.Getenv != nil {
-		// The mariadb and mysql clients' variable; the driver does not read it itself.
 		cfg.Passwd = o.Getenv(PasswordEnv)
 	}
-	name := server.Database(o)
-	where := fmt.Sprintf("server %s", cfg.Addr)
+	return cfg, transport, nil
+}
+
+// externalAdmin is cfg without a database, for the statements dbio runs
+// before its database exists, and without the driver's log lines.
+func externalAdmin(cfg *mysqldrv.Config) *mysqldrv.Config {
 	admin := cfg.Clone()
 	admin.DBName = ""
 	admin.Logger = quietLogger{}
+	return admin
+}
+
+func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
+	cfg, transport, err := externalConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	name := server.Database(o)
+	where := fmt.Sprintf("server %s", cfg.Addr)
+	admin := externalAdmin(cfg)
 	adminDB, err := openAdmin(admin)
 	if err != nil {
 		return nil, err

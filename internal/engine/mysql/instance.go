@@ -110,7 +110,7 @@ func (e *Engine) open(ctx context.Context, cfg *mysqldrv.Config, maxConns int) (
 	if err != nil {
 		return nil, err
 	}
-	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.SearchDirs()}}
 	// The DSN is go-sql-driver/mysql's, with multiStatements, interpolateParams
 	// and parseTime on.
 	if err := in.OpenPools(cfg.FormatDSN(), func() (*sql.DB, error) { return sql.OpenDB(connector), nil }, maxConns); err != nil {

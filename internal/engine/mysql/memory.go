@@ -11,29 +11,18 @@ import (
 
 var (
 	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ConnectionLimit     = (*Engine)(nil)
 	_ engine.ExternalConnections = (*Engine)(nil)
 )
-
-// MaxConnections implements engine.ConnectionLimit.
-func (e *Engine) MaxConnections(o engine.Options) (int, string) {
-	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
-}
 
 // ExternalMaxConnections implements engine.ExternalConnections: it
 // connects as the DSN says, without a database (the one dbio would create
 // may not exist yet), reads max_connections and disconnects.
 func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, err := dsns.External(o)
+	cfg, _, err := externalConfig(o)
 	if err != nil {
 		return 0, err
 	}
-	if cfg.Passwd == "" && o.Getenv != nil {
-		cfg.Passwd = o.Getenv(PasswordEnv)
-	}
-	cfg.DBName = ""
-	cfg.Logger = quietLogger{}
-	db, err := openAdmin(cfg)
+	db, err := openAdmin(externalAdmin(cfg))
 	if err != nil {
 		return 0, err
 	}
@@ -59,19 +48,14 @@ const (
 // buffer pool, or an explicit setting), the server's fixed memory and each
 // connection's.
 func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
-	pool := int64(innodbDefaultPool)
-	what := "the default 128 MB buffer pool"
-	if o.BufferPool > 0 {
-		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of buffer pool"
-	}
-	for k, v := range o.Settings {
-		if settingNames.Same(k, "innodb_buffer_pool_size") {
-			if n, err := units.ParseBytes(v); err == nil && n > 0 {
-				pool, what = n, units.FormatBytes(uint64(n))+" of buffer pool (setting)"
-			}
-		}
-	}
+	pool, what := bufferPool.Size(o)
 	need := pool + mariadbFixed + int64(conns)*mariadbPerConnection
 	return need, fmt.Sprintf("%s + %s of redo log buffer, other server memory and performance_schema + %d connections × %s",
 		what, units.FormatBytes(mariadbFixed), conns, units.FormatBytes(mariadbPerConnection))
+}
+
+// bufferPool is InnoDB's buffer pool as MemoryNeed counts it.
+var bufferPool = server.BufferPool{
+	Setting: "innodb_buffer_pool_size", Names: settingNames, Parse: units.ParseBytes,
+	Default: innodbDefaultPool, DefaultWords: "the default 128 MB buffer pool", Of: "of buffer pool",
 }

@@ -34,16 +34,9 @@ type Engine struct {
 func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
 	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: name,
-		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check})
+		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
+		StandardDirs: func() []string { return standardDirs }})
 	return e
-}
-
-// binDirs are the directories searched for the server's programs after PATH.
-func (e *Engine) binDirs() []string {
-	if e.BinDirs != nil {
-		return e.BinDirs
-	}
-	return standardDirs
 }
 
 // flavour tells MariaDB from MySQL, whose servers differ in how an instance
@@ -71,7 +64,7 @@ const installHint = "install it with `apt-get install -y mariadb-server` (or put
 var standardDirs = []string{"/usr/sbin", "/usr/bin", "/usr/libexec", "/usr/local/mysql/bin", "/usr/local/mysql/scripts"}
 
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
-	dirs := e.binDirs()
+	dirs := e.SearchDirs()
 	names := []string{"mariadbd", "mysqld"}
 	if e.Name() == "mysql" {
 		names = []string{"mysqld", "mariadbd"}

@@ -17,25 +17,36 @@ import (
 // or reloads only databases that carry it.
 const OwnerComment = "created by dbio"
 
-func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
-	cfg, transport, err := dsns.External(o)
+// externalConfig is how dbio reaches the existing server o.DSN names: the
+// administrative connection's configuration (to the postgres database when
+// the DSN names the one dbio would create, which cannot be the one
+// connected to while it is created, dropped or checked), the DSN, and how
+// it is reached. When the DSN has no password, libpq's variable gives it,
+// read through the environment dbio was handed; it goes into the DSN the
+// instance hands to workloads, which open their own pools.
+func externalConfig(o engine.Options) (cfg *pgx.ConnConfig, dsn, transport string, err error) {
+	cfg, transport, err = dsns.External(o)
 	if err != nil {
-		return nil, err
+		return nil, "", "", err
 	}
-	dsn := o.DSN
+	dsn = o.DSN
 	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
-		// The DSN has no password: libpq's variable gives it, read through
-		// the environment dbio was handed; it goes into the DSN the
-		// instance hands to workloads, which open their own pools.
 		cfg.Password = pw
 		dsn = withPassword(dsn, pw)
 	}
-	name := server.Database(o)
-	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
-	// The database to create, drop or check cannot be the one connected to.
-	if cfg.Database == name {
+	if cfg.Database == server.Database(o) {
 		cfg.Database = "postgres"
 	}
+	return cfg, dsn, transport, nil
+}
+
+func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
+	cfg, dsn, transport, err := externalConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	name := server.Database(o)
+	where := fmt.Sprintf("server %s:%d", cfg.Host, cfg.Port)
 	admin, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", where, err)

@@ -90,7 +90,7 @@ FROM pg_stat_database d WHERE d.datname = current_database()`
 // open connects the pools on dsn and reads what Info and Stats need from the
 // server; the instance runs its client programs as the engine runs its server.
 func (e *Engine) open(ctx context.Context, dsn string, maxConns int) (*Instance, error) {
-	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.binDirs()}}
+	in := &Instance{Instance: server.Instance{Runner: e.Runner, BinDirs: e.SearchDirs()}}
 	// dsn is accepted by pgx.ParseConfig, pgxpool.ParseConfig and sql.Open("pgx", ...).
 	if err := in.OpenPools(dsn, func() (*sql.DB, error) { return sql.Open("pgx", dsn) }, maxConns); err != nil {
 		return nil, err

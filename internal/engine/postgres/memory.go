@@ -9,35 +9,22 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
-	"dbio/internal/secret"
 	"dbio/internal/units"
 )
 
 var (
 	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ConnectionLimit     = (*Engine)(nil)
 	_ engine.ExternalConnections = (*Engine)(nil)
 )
-
-// MaxConnections implements engine.ConnectionLimit.
-func (e *Engine) MaxConnections(o engine.Options) (int, string) {
-	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
-}
 
 // ExternalMaxConnections implements engine.ExternalConnections: it
 // connects as the DSN says (to the postgres database when the DSN names
 // the one dbio would create, which may not exist yet), reads
 // max_connections and disconnects.
 func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, err := dsns.External(o)
+	cfg, _, _, err := externalConfig(o)
 	if err != nil {
 		return 0, err
-	}
-	if pw := passwordFromEnv(o); pw != "" && len(secret.Values(o.DSN)) == 0 {
-		cfg.Password = pw
-	}
-	if cfg.Database == server.Database(o) {
-		cfg.Database = "postgres"
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
@@ -66,25 +53,27 @@ const (
 // pool, or an explicit setting), the WAL buffers (1/32 of it, at most
 // 16 MB), the rest of shared memory and the processes, and each connection.
 func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
-	pool := int64(pgDefaultSharedBuffers)
-	what := "the default 128 MB of shared_buffers"
-	if o.BufferPool > 0 {
-		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of shared_buffers"
-	}
-	for k, v := range o.Settings {
-		if strings.EqualFold(k, "shared_buffers") {
-			if n, err := units.ParseBytes(v); err == nil && n > 0 {
-				// A bare number counts 8 kB blocks, as PostgreSQL reads
-				// this setting.
-				if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
-					n *= 8 << 10
-				}
-				pool, what = n, units.FormatBytes(uint64(n))+" of shared_buffers (setting)"
-			}
-		}
-	}
+	pool, what := sharedBuffers.Size(o)
 	wal := min(pool/32, 16<<20)
 	need := pool + wal + pgOtherShared + pgProcesses + int64(conns)*pgPerConnection
 	return need, fmt.Sprintf("%s + %s of WAL buffers + %s of other shared memory and server processes + %d connections × %s",
 		what, units.FormatBytes(uint64(wal)), units.FormatBytes(pgOtherShared+pgProcesses), conns, units.FormatBytes(pgPerConnection))
+}
+
+// sharedBuffers is PostgreSQL's buffer pool as MemoryNeed counts it.
+var sharedBuffers = server.BufferPool{
+	Setting: "shared_buffers", Names: settingNames,
+	// A bare number counts 8 kB blocks, as PostgreSQL reads this setting.
+	Parse:   func(v string) (int64, error) { return parseSize(v, 8<<10) },
+	Default: pgDefaultSharedBuffers, DefaultWords: "the default 128 MB of shared_buffers", Of: "of shared_buffers",
+}
+
+// parseSize reads a size setting as PostgreSQL does: a number with a unit
+// as written, a bare number in the setting's own unit (bare).
+func parseSize(v string, bare int64) (int64, error) {
+	n, err := units.ParseBytes(v)
+	if err == nil && strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
+		n *= bare
+	}
+	return n, err
 }

@@ -33,16 +33,9 @@ type Engine struct {
 func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
 	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: "postgres",
-		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check})
+		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
+		StandardDirs: func() []string { return debianBinDirs("/usr/lib/postgresql") }})
 	return e
-}
-
-// binDirs are the directories searched for PostgreSQL's programs.
-func (e *Engine) binDirs() []string {
-	if e.BinDirs != nil {
-		return e.BinDirs
-	}
-	return debianBinDirs("/usr/lib/postgresql")
 }
 
 // binaries are the server programs of one PostgreSQL installation.
@@ -56,7 +49,7 @@ type binaries struct {
 const installHint = "install it with `apt-get install -y postgresql` (or put its bin directory in PATH)"
 
 func (e *Engine) findBinaries(ctx context.Context) (binaries, error) {
-	dirs := e.binDirs()
+	dirs := e.SearchDirs()
 	initdb, err := server.Find(e.Runner, "initdb", dirs...)
 	if err != nil {
 		return binaries{}, fmt.Errorf("postgresql server programs not found (%v): %s", err, installHint)

@@ -30,10 +30,7 @@ func (e *Engine) SpaceNeed(o engine.Options, data uint64) []engine.EngineFiles {
 			continue
 		}
 		// A bare number is in megabytes, as PostgreSQL reads this setting.
-		if n, err := units.ParseBytes(v); err == nil && n > 0 {
-			if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
-				n <<= 20
-			}
+		if n, err := parseSize(v, 1<<20); err == nil && n > 0 {
 			minWAL, what = uint64(n), "the min_wal_size setting"
 		}
 	}

@@ -37,6 +37,9 @@ type Specific struct {
 	Managed  func(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error)
 	// CheckDSN reads a DSN as the engine's driver does (DSN.Check).
 	CheckDSN func(dsn string) (transport string, err error)
+	// StandardDirs are where the engine's programs are installed, searched
+	// after PATH unless Engine.BinDirs says otherwise.
+	StandardDirs func() []string
 }
 
 var (
@@ -75,6 +78,15 @@ func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options
 	default:
 		return e.own.Managed(ctx, p, o)
 	}
+}
+
+// SearchDirs are the directories searched for the server's programs after
+// PATH: BinDirs when set, else the engine's standard ones.
+func (e *Engine) SearchDirs() []string {
+	if e.BinDirs != nil {
+		return e.BinDirs
+	}
+	return e.own.StandardDirs()
 }
 
 // CheckDSN implements engine.DSNChecker.

@@ -28,17 +28,14 @@ type Config struct {
 	BatchJobs int `json:"batch_jobs" toml:"batch_jobs"`
 	// BatchRows is how many rows each batch transaction reads and then updates.
 	BatchRows int `json:"batch_rows" toml:"batch_rows"`
-	// Seed makes data and transaction inputs reproducible.
-	Seed uint64 `json:"seed" toml:"seed"`
-	// LoadWorkers is how many relations load at once; 0 lets the engine's backend choose.
-	LoadWorkers int `json:"load_workers" toml:"load_workers"`
-	// Reuse keeps relations dbio loaded before at the same row count.
-	Reuse bool `json:"reuse" toml:"-"`
+	// Loading is the relations' seed, how many load at once, and whether
+	// relations dbio loaded before at the same row count are kept.
+	workload.Loading
 }
 
 // DefaultConfig is 100,000 rows per relation and three batch jobs of 100 rows.
 func DefaultConfig() Config {
-	return Config{Rows: 100000, BatchJobs: 3, BatchRows: 100, Seed: 42}
+	return Config{Rows: 100000, BatchJobs: 3, BatchRows: 100, Loading: workload.Loading{Seed: 42}}
 }
 
 // MinBatchRows is the least a batch transaction reads and updates: the
@@ -62,10 +59,7 @@ func (c Config) Validate() []error {
 	} else if c.Rows >= 1000 && c.BatchRows > c.Rows {
 		errs = append(errs, workload.Invalid("batch-rows", c.BatchRows, "more than the %d rows of a relation; lower it or raise --rows", c.Rows))
 	}
-	if c.LoadWorkers < 0 {
-		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
-	}
-	return errs
+	return append(errs, c.Loading.Validate()...)
 }
 
 // EstimatedBytes is the space the four relations need with their indexes:

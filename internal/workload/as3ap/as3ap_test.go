@@ -14,6 +14,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/workload"
 )
 
 // generated returns every row of relation t for rows rows.
@@ -130,7 +131,7 @@ func TestGeneratedDistributions(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
-	c := Config{Rows: 10, BatchJobs: -1, BatchRows: 50, LoadWorkers: -2}
+	c := Config{Rows: 10, BatchJobs: -1, BatchRows: 50, Loading: workload.Loading{LoadWorkers: -2}}
 	var msgs []string
 	for _, e := range c.Validate() {
 		msgs = append(msgs, e.Error())

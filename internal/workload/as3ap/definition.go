@@ -45,9 +45,11 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Rows, "rows", s.Rows, "rows in each of the four relations (about 200 bytes each with indexes)")
 	fs.IntVar(&s.BatchJobs, "batch-jobs", s.BatchJobs, "background batch jobs, running through every step")
 	fs.IntVar(&s.BatchRows, "batch-rows", s.BatchRows, "rows each batch transaction reads and then updates (at least 100)")
-	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs (recorded; same seed, same data)")
-	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "relations loaded in parallel (0: engine's best)")
-	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep relations already loaded by dbio at this row count instead of rebuilding them")
+	s.Loading.BindFlags(fs, workload.LoadingHelp{
+		Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
+		LoadWorkers: "relations loaded in parallel (0: engine's best)",
+		Reuse:       "keep relations already loaded by dbio at this row count instead of rebuilding them",
+	})
 	fs.IntVar(&s.Start, "start", s.Start, "interactive users in the first step")
 	fs.IntVar(&s.Add, "add", s.Add, "interactive users added at each step")
 	fs.IntVar(&s.MaxUsers, "max-users", s.MaxUsers, "stop after the step with this many users even under the ceiling")

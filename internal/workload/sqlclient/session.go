@@ -261,27 +261,36 @@ func (c *Conn) stmt(ctx context.Context, query string) (*statement, error) {
 // the query's own round trip and, on a busy machine, takes it from the
 // database. Callers notice a cancellation between statements instead.
 func (c *Conn) Read(ctx context.Context, query string, args ...any) (int, error) {
-	if err := c.enter(); err != nil {
-		return 0, err
-	}
-	defer c.leave()
-	st, err := c.stmt(ctx, query)
+	st, err := c.enterStmt(ctx, query)
 	if err != nil {
 		return 0, err
 	}
+	defer c.leave()
 	return c.link.read(context.WithoutCancel(ctx), st, args)
 }
 
 // Write runs a statement that returns no rows, prepared once per
 // connection, and returns the rows it changed.
 func (c *Conn) Write(ctx context.Context, query string, args ...any) (int64, error) {
-	if err := c.enter(); err != nil {
-		return 0, err
-	}
-	defer c.leave()
-	st, err := c.stmt(ctx, query)
+	st, err := c.enterStmt(ctx, query)
 	if err != nil {
 		return 0, err
 	}
+	defer c.leave()
 	return c.link.write(context.WithoutCancel(ctx), st, args)
+}
+
+// enterStmt enters the session for one statement (enter) and gives query
+// prepared on this connection; the caller leaves once it ran. On an error
+// the session is left already.
+func (c *Conn) enterStmt(ctx context.Context, query string) (*statement, error) {
+	if err := c.enter(); err != nil {
+		return nil, err
+	}
+	st, err := c.stmt(ctx, query)
+	if err != nil {
+		c.leave()
+		return nil, err
+	}
+	return st, nil
 }

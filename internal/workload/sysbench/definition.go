@@ -49,9 +49,11 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.RandType, "rand-type", s.RandType, "distribution of row ids: uniform, special (sysbench 1.0's default), gaussian or pareto")
 	fs.IntVar(&s.RangeSize, "range-size", s.RangeSize, "rows per range query")
 	fs.BoolVar(&s.SkipTrx, "skip-trx", s.SkipTrx, "run every query in autocommit mode, without BEGIN and COMMIT")
-	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs (recorded; same seed, same data)")
-	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "tables loaded in parallel (0: engine's best)")
-	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep tables already loaded by dbio at this count and size instead of rebuilding them")
+	s.Loading.BindFlags(fs, workload.LoadingHelp{
+		Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
+		LoadWorkers: "tables loaded in parallel (0: engine's best)",
+		Reuse:       "keep tables already loaded by dbio at this count and size instead of rebuilding them",
+	})
 }
 
 // Table is what a suite's workload table decodes into.

@@ -67,12 +67,9 @@ type Config struct {
 	SpecRes  float64 `json:"rand_spec_res" toml:"-"`
 	ParetoH  float64 `json:"rand_pareto_h" toml:"-"`
 
-	// Seed makes data and transaction inputs reproducible.
-	Seed uint64 `json:"seed" toml:"seed"`
-	// LoadWorkers is how many tables load at once; 0 lets the engine's backend choose.
-	LoadWorkers int `json:"load_workers" toml:"load_workers"`
-	// Reuse keeps tables already loaded by dbio at this size instead of rebuilding them.
-	Reuse bool `json:"reuse" toml:"-"`
+	// Loading is the tables' seed, how many load at once, and whether
+	// tables dbio loaded before at this size are kept.
+	workload.Loading
 }
 
 // DefaultConfig is sysbench 1.0's defaults, with uniform ids (see RandType).
@@ -82,7 +79,7 @@ func DefaultConfig() Config {
 		PointSelects: 10, SimpleRanges: 1, SumRanges: 1, OrderRanges: 1, DistinctRanges: 1, RangeSize: 100,
 		IndexUpdates: 1, NonIndexUpdates: 1, DeleteInserts: 1, RangeSelects: true,
 		RandType: "uniform", SpecIter: 12, SpecPct: 1, SpecRes: 75, ParetoH: 0.2,
-		Seed: 42,
+		Loading: workload.Loading{Seed: 42},
 	}
 }
 
@@ -122,9 +119,7 @@ func (c Config) Validate() []error {
 	if c.ParetoH <= 0 || c.ParetoH >= 1 {
 		errs = append(errs, fmt.Errorf("rand_pareto_h %g: must lie strictly between 0 and 1", c.ParetoH))
 	}
-	if c.LoadWorkers < 0 {
-		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
-	}
+	errs = append(errs, c.Loading.Validate()...)
 	if len(errs) == 0 && c.shape().queries() == 0 {
 		errs = append(errs, fmt.Errorf("%s with these query counts sends no query: raise at least one count", c.Workload))
 	}

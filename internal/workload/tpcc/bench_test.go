@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/metrics"
 	"dbio/internal/testenv"
+	"dbio/internal/workload"
 )
 
 // processCPU is the CPU time this process has used, user and system.
@@ -31,7 +32,7 @@ func BenchmarkSQLiteLoad(b *testing.B) {
 		b.StopTimer()
 		inst := openSQLite(b)
 		b.StartTimer()
-		st, err := New(Config{Warehouses: 1, Seed: 1}).Prepare(context.Background(), inst, io.Discard)
+		st, err := New(Config{Warehouses: 1, Loading: workload.Loading{Seed: 1}}).Prepare(context.Background(), inst, io.Discard)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -26,7 +26,9 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
             --users 1,2,3,5,8 --ramp-time 30s --runtime 2m`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
-		New:         func() workload.Settings { return &Settings{Config: Config{Warehouses: 1, Seed: 42}} },
+		New: func() workload.Settings {
+			return &Settings{Config: Config{Warehouses: 1, Loading: workload.Loading{Seed: 42}}}
+		},
 	}
 }
 
@@ -84,9 +86,11 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Terminals, "terminals", s.Terminals, "with --keying-thinking: how many terminals (0: ten per warehouse)")
 	fs.Var(poolFlag{&s.Pool}, "pool", "with --keying-thinking: the connections the terminals share through a transaction monitor (default one per terminal)")
 	fs.BoolVar(&s.TerminalsOverSpec, "terminals-over-spec", s.TerminalsOverSpec, "allow more than the specification's ten terminals per warehouse")
-	fs.Uint64Var(&s.Seed, "seed", s.Seed, "random seed for data and transaction inputs")
-	fs.IntVar(&s.LoadWorkers, "load-workers", s.LoadWorkers, "warehouses loaded in parallel (0: engine's best)")
-	fs.BoolVar(&s.Reuse, "reuse", s.Reuse, "keep a database already loaded at this scale by dbio")
+	s.Loading.BindFlags(fs, workload.LoadingHelp{
+		Seed:        "random seed for data and transaction inputs",
+		LoadWorkers: "warehouses loaded in parallel (0: engine's best)",
+		Reuse:       "keep a database already loaded at this scale by dbio",
+	})
 }
 
 // Table is what a suite's workload table decodes into.

@@ -16,6 +16,7 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
+	"dbio/internal/workload"
 )
 
 // testEngine is one engine the TPC-C tests run on. SQLite runs on copies of
@@ -130,7 +131,7 @@ func (s *testServer) loaded(t testing.TB, warehouses int) (*Workload, engine.Ins
 			return "", err
 		}
 		defer inst.Stop(context.Background())
-		_, err = New(Config{Warehouses: warehouses, Seed: 1}).Prepare(context.Background(), inst, io.Discard)
+		_, err = New(Config{Warehouses: warehouses, Loading: workload.Loading{Seed: 1}}).Prepare(context.Background(), inst, io.Discard)
 		return name, err
 	}))
 	name, err := f.(func() (string, error))()
@@ -142,7 +143,7 @@ func (s *testServer) loaded(t testing.TB, warehouses int) (*Workload, engine.Ins
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inst.Stop(context.Background()) })
-	w := New(Config{Warehouses: warehouses, Seed: 1, Reuse: true})
+	w := New(Config{Warehouses: warehouses, Loading: workload.Loading{Seed: 1, Reuse: true}})
 	st, err := w.Prepare(context.Background(), inst, io.Discard)
 	if err != nil || !st.Reused {
 		t.Fatalf("reuse the loaded database: %+v %v", st, err)

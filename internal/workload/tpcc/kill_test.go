@@ -17,6 +17,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/workload"
 )
 
 // startRecorder passes Start through to an engine and keeps the instance, so
@@ -59,7 +60,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		plan := runner.Plan{
 			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1},
 			Engine: rec, EngineOptions: opts, DataPath: reachableDir(t),
-			Workload: New(Config{Warehouses: 1, Seed: 1}),
+			Workload: New(Config{Warehouses: 1, Loading: workload.Loading{Seed: 1}}),
 			Users:    []int{1, 2, 2}, Step: 2 * time.Second, Tick: 100 * time.Millisecond,
 			ResultsBase: base,
 		}

@@ -14,6 +14,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/testenv"
 	"dbio/internal/vusers"
+	"dbio/internal/workload"
 )
 
 // monitorRun is what runMonitor measured.
@@ -104,7 +105,7 @@ func TestTerminalsAtTheSpecificationsRate(t *testing.T) {
 		scale     = 0.1
 	)
 	_, inst := pgServer.loaded(t, 2)
-	w := New(Config{Warehouses: 2, Seed: 1, KeyingThinking: true, Reuse: true})
+	w := New(Config{Warehouses: 2, KeyingThinking: true, Loading: workload.Loading{Seed: 1, Reuse: true}})
 	w.pacingScale = scale
 	if _, err := w.Prepare(context.Background(), inst, io.Discard); err != nil {
 		t.Fatal(err)

@@ -85,7 +85,7 @@ func BenchmarkTerminals(b *testing.B) {
 
 func runTerminalsBench(b *testing.B) {
 	n, pool := *benchTerminals, *benchPool
-	w := New(Config{Warehouses: max(1, n/TerminalsPerWarehouse), KeyingThinking: true, Seed: 1})
+	w := New(Config{Warehouses: max(1, n/TerminalsPerWarehouse), KeyingThinking: true, Loading: workload.Loading{Seed: 1}})
 	w.setConstants(Constants{CLast: 100, CID: 200, OLIID: 300})
 	col := metrics.NewCollector(w.TxTypes())
 	var before runtime.MemStats
@@ -215,7 +215,7 @@ func (c countingExecutor) payment(ctx context.Context, in *paymentIn) error {
 // concurrency check on the real terminals.
 func TestTerminalsOnAFakeExecutor(t *testing.T) {
 	const terminals, pool, payments = 300, 4, 400
-	w := New(Config{Warehouses: 30, KeyingThinking: true, Seed: 1})
+	w := New(Config{Warehouses: 30, KeyingThinking: true, Loading: workload.Loading{Seed: 1}})
 	w.pacingScale = 0.001 // a cycle of about 21 ms
 	w.setConstants(Constants{CLast: 1, CID: 2, OLIID: 3})
 	col := metrics.NewCollector(w.TxTypes())

@@ -38,12 +38,9 @@ type Config struct {
 	Pool *int `json:"pool,omitempty" toml:"pool"`
 	// TerminalsOverSpec allows more than ten terminals per warehouse.
 	TerminalsOverSpec bool `json:"terminals_over_spec,omitempty" toml:"terminals_over_spec"`
-	// Seed makes data generation and transaction inputs reproducible.
-	Seed uint64 `json:"seed" toml:"seed"`
-	// LoadWorkers is the number of warehouses loaded in parallel; 0 lets the backend choose.
-	LoadWorkers int `json:"load_workers" toml:"load_workers"`
-	// Reuse keeps a dataset already loaded at the same scale instead of rebuilding it.
-	Reuse bool `json:"reuse" toml:"-"`
+	// Loading is the data's seed, how many warehouses load at once, and
+	// whether a dataset already loaded at the same scale is kept.
+	workload.Loading
 	// SkipChecks turns off the consistency checks after the run (recorded in the results).
 	SkipChecks bool `json:"skip_checks" toml:"-"`
 }
@@ -57,9 +54,7 @@ func (c Config) Validate() []error {
 	if c.Warehouses > 100000 {
 		errs = append(errs, workload.Invalid("warehouses", c.Warehouses, "at most 100000"))
 	}
-	if c.LoadWorkers < 0 {
-		errs = append(errs, workload.Invalid("load-workers", c.LoadWorkers, "must be 0 (automatic) or more"))
-	}
+	errs = append(errs, c.Loading.Validate()...)
 	if c.Terminals < 0 {
 		errs = append(errs, workload.Invalid("terminals", c.Terminals, "must be 0 (ten per warehouse) or more"))
 	}

@@ -106,7 +106,7 @@ func TestMixDeck(t *testing.T) {
 }
 
 func TestInputRules(t *testing.T) {
-	w := New(Config{Warehouses: 4, Seed: 9})
+	w := New(Config{Warehouses: 4, Loading: workload.Loading{Seed: 9}})
 	w.setConstants(Constants{CLast: 10, CID: 20, OLIID: 30})
 	s := &terminal{w: w, r: newRnd(5, 6, w.run), wID: 2, nowFunc: time.Now}
 	const n = 20000
@@ -203,7 +203,7 @@ func template(warehouses int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		w := New(Config{Warehouses: warehouses, Seed: 1})
+		w := New(Config{Warehouses: warehouses, Loading: workload.Loading{Seed: 1}})
 		if _, err := w.Prepare(context.Background(), inst, io.Discard); err != nil {
 			return "", err
 		}
@@ -242,7 +242,7 @@ func loadedSQLite(t testing.TB, warehouses int) (*Workload, engine.Instance) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { inst.Stop(context.Background()) })
-	w := New(Config{Warehouses: warehouses, Seed: 1, Reuse: true})
+	w := New(Config{Warehouses: warehouses, Loading: workload.Loading{Seed: 1, Reuse: true}})
 	st, err := w.Prepare(context.Background(), inst, io.Discard)
 	if err != nil || !st.Reused {
 		t.Fatalf("reuse template: %+v %v", st, err)
@@ -310,7 +310,7 @@ func TestLoaderRowCounts(t *testing.T) {
 			t.Run(strings.Repeat("W", W), func(t *testing.T) {
 				inst := e.empty(t)
 				q := sqlOn{t, e, inst}
-				w := New(Config{Warehouses: W, Seed: 1})
+				w := New(Config{Warehouses: W, Loading: workload.Loading{Seed: 1}})
 				st, err := w.Prepare(context.Background(), inst, io.Discard)
 				if err != nil {
 					t.Fatal(err)
@@ -376,7 +376,7 @@ func TestReuseKeepsData(t *testing.T) {
 		w, inst := e.loaded(t, 2)
 		q := sqlOn{t, e, inst}
 		q.exec("UPDATE warehouse SET w_name = 'kept' WHERE w_id = 1")
-		w2 := New(Config{Warehouses: 2, Seed: 1, Reuse: true})
+		w2 := New(Config{Warehouses: 2, Loading: workload.Loading{Seed: 1, Reuse: true}})
 		st, err := w2.Prepare(context.Background(), inst, io.Discard)
 		if err != nil {
 			t.Fatal(err)
