@@ -246,6 +246,23 @@ done < <(echo "$sampleout" | awk '/^BenchmarkSample/ {
 	n = $1; sub(/^BenchmarkSample\/?/, "", n); sub(/-[0-9]+$/, "", n); if (n == "") n = "host"
 	for (i = 1; i < NF; i++) if ($(i+1) == "pct_core_at_1Hz") printf "%s %s\n", n, $i}')
 
+# What a fleet of many hosts costs the coordinator: the fleet figures of
+# 1,000 hosts, merged from their per-second series and latency histograms,
+# for a device point (fio) and for a database step (tenants).
+for fleetbench in "BenchmarkFleet1000Hosts ./internal/fio device point, fio" \
+	"BenchmarkTenantFleet1000Hosts ./internal/analysis database step, tenants"; do
+	read -r name pkg what <<<"$fleetbench"
+	echo "== go test -bench $name ($(state))"
+	fleetstate=$(state)
+	fleetout=$("$GO" test -run '^$' -bench "^$name\$" -benchmem -benchtime 5x "$pkg") || failed=1
+	echo "$fleetout" | grep '^Benchmark'
+	read -r ns bytes < <(echo "$fleetout" | awk '/^Benchmark/ {
+		for (i = 1; i < NF; i++) { if ($(i+1) == "ns/op") n = $i; if ($(i+1) == "B/op") b = $i }
+	} END {printf "%s %s\n", n, b}')
+	row "1,000 hosts, a minute's $what: merge time, memory" \
+		"$(awk -v n="$ns" -v b="$bytes" 'BEGIN {printf "%.2f s, %.1f MB", n / 1e9, b / 1e6}')" "-" "recorded" "$fleetstate"
+done
+
 echo
 echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 printf '%-66s %-30s %-10s %-24s %s\n' "figure" "value" "target" "verdict" "machine"
