@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
+	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -57,14 +59,17 @@ DSN is recorded without its password.`,
 				plan.Results = resultsBase
 			}
 			if dryRun {
-				return plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) })
+				if err := plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) }); err != nil {
+					return err
+				}
+				return printHostCommands(app, plan, registry)
 			}
 			env, done, err := runnerEnv(app)
 			if err != nil {
 				return err
 			}
 			defer done()
-			runs, problems := suitePlans(app, plan, registry)
+			runs, problems := suitePlans(app, plan, registry, createTargets)
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Name:     plan.Name,
 				Results:  plan.Results,
@@ -182,5 +187,32 @@ func suiteReport(app *App, dir string) error {
 		return err
 	}
 	fmt.Fprintf(app.Stdout, "suite report: %s\n", out.HTML)
+	return nil
+}
+
+// printHostCommands shows, for a dry run, the command line dbio runs on
+// each host of the suite's runs on hosts, resolved as the run will be: a
+// run the command line would refuse is refused here too.
+func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry) error {
+	var errs []error
+	for _, r := range plan.Runs {
+		if r.Driver != suite.DriverHost {
+			continue
+		}
+		p, err := hostsPlan(app, r, plan, registry, false)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("run %s: %w", r.Name, err))
+			continue
+		}
+		fmt.Fprintf(app.Stdout, "%s, dbio on each host:\n", r.Name)
+		for _, h := range p.Tenants.Hosts {
+			name := r.Name + "-" + h.Host.Name
+			args := p.Tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
+			fmt.Fprintf(app.Stdout, "  %s (%s): dbio %s\n", h.Host.Name, h.Host.Destination, strings.Join(args, " "))
+		}
+	}
+	if len(errs) > 0 {
+		return &usageError{msg: "the suite cannot start:\n  " + errors.Join(errs...).Error()}
+	}
 	return nil
 }

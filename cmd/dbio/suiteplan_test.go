@@ -47,7 +47,7 @@ data = "data"
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, problems := suitePlans(app, plan, registry)
+	runs, problems := suitePlans(app, plan, registry, false)
 	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
 		t.Fatalf("runs %+v, problems %v", runs, problems)
 	}

@@ -75,13 +75,19 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 			})
 		},
 	}
+	f.bindCommand(cmd, app.Engines, def)
+	return cmd
+}
+
+// bindCommand adds every flag of a workload's command to cmd: the command
+// line's, and the one a suite's run on hosts is resolved through.
+func (f *workloadFlags) bindCommand(cmd *cobra.Command, engines *engine.Registry, def workload.Definition) {
 	d := def.RunDefaults
-	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.bind(cmd, engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
 	f.pace.register(cmd.Flags())
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	f.tenants.register(cmd.Flags())
-	return cmd
 }
 
 // workloadPlan validates the flags, all problems at once, and resolves them
@@ -105,8 +111,9 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	}
 	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
 	problems = append(problems, pacingProblems...)
-	// On hosts, each host's dbio checks its own target and engine.
-	f.run.onHosts = f.onHosts()
+	// On hosts, each host's dbio checks its own target and engine; a
+	// server driven from here is checked by its DSN.
+	f.run.onHosts = f.onHosts() && !(f.coordinatorDrives() && (f.run.dsn != "" || f.run.dsnFile != ""))
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
@@ -166,8 +173,11 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget
 	}
-	if f.run.onHosts {
+	if f.onHosts() {
 		return tenantsPlan(app, f, plan)
+	}
+	if f.tenants.registered && f.run.flags.Changed("driver") {
+		return runner.Plan{}, usagef("--driver: chooses where the users run for a --target on a host (NAME:/path): drop it, a run of this machine is driven here")
 	}
 	return plan, nil
 }
