@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/analysis"
+	"dbio/internal/engine/engines"
+	"dbio/internal/results"
+	"dbio/internal/runner"
+	"dbio/internal/suite"
+	"dbio/internal/testenv"
+	"dbio/internal/testfleet"
+	"dbio/internal/workload/tpcc"
+)
+
+// hostsSuite is TPC-C on two hosts at once, each host's dbio driving the
+// PostgreSQL it starts on its path.
+const hostsSuite = `name = "tenants"
+results = "%RESULTS%"
+%HOSTS%
+[targets.fleet]
+paths = [%PATHS%]
+
+[engines.pg]
+engine = "postgres"
+buffer_pool = "32MB"
+
+[workloads.tpcc]
+kind = "tpcc"
+warehouses = 1
+seed = 9
+users = [1]
+ramp_time = "0s"
+runtime = "%RUNTIME%"
+
+[[runs]]
+name = "fleet"
+workload = "tpcc"
+engine = "pg"
+data = "fleet"
+`
+
+// hostsSuiteText is hostsSuite on the named hosts (name = destination),
+// each on its path, with sshConfig for every host when given.
+func hostsSuiteText(results, runtime, sshConfig string, hosts, paths []string) string {
+	var tables, quoted []string
+	for i, h := range hosts {
+		table := fmt.Sprintf("[[host]]\nname = %q\ndestination = %q\n", h, h)
+		if sshConfig != "" {
+			table += fmt.Sprintf("ssh_config = %q\n", sshConfig)
+		}
+		tables = append(tables, table)
+		quoted = append(quoted, fmt.Sprintf("%q", h+":"+paths[i]))
+	}
+	return strings.NewReplacer("%RESULTS%", results, "%RUNTIME%", runtime, "%HOSTS%", strings.Join(tables, "\n"),
+		"%PATHS%", strings.Join(quoted, ", ")).Replace(hostsSuite)
+}
+
+// TestSuiteTenantsResolveToTheCommandsPlan: a suite's run on hosts and
+// the command line that asks for the same run resolve to one plan of
+// tenants: the same hosts and targets, the same steps and run.json
+// config, and on each host a command line from which that host's dbio
+// resolves the same run.
+func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	results := t.TempDir()
+	// The hosts' paths exist here too, so that each host's command line
+	// resolves on this machine as it would on its host.
+	paths := []string{t.TempDir(), t.TempDir()}
+	text := hostsSuiteText(results, "5s", "", []string{"db1", "db2"}, paths)
+	registry := workloads()
+	plan, err := suite.Parse("hosts.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, problems := suitePlans(app, plan, registry, true)
+	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
+		t.Fatalf("runs %+v, problems %v", runs, problems)
+	}
+	fromSuite := *runs[0].Plan
+	fromFlags := commandPlan(t, app, "--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:"+paths[0], "--target", "db2:"+paths[1],
+		"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
+		"--name", "fleet", "--results", results, "--create-target")
+	for _, p := range []runner.Plan{fromSuite, fromFlags} {
+		if p.Tenants == nil {
+			t.Fatalf("plan %s runs no tenants", p.Name)
+		}
+	}
+	if !fromSuite.Tenants.CreateTargets || fromSuite.Tenants.Workload != "tpcc" || len(fromSuite.Tenants.Hosts) != 2 {
+		t.Fatalf("the suite's tenants: %+v", fromSuite.Tenants)
+	}
+	same(t, "the fleet's run", planText(t, fromSuite), planText(t, fromFlags))
+	for i, h := range fromSuite.Tenants.Hosts {
+		c := fromFlags.Tenants.Hosts[i]
+		if h.Host.Name != c.Host.Name || h.Host.Destination != c.Host.Destination || h.Target != c.Target {
+			t.Errorf("host %d: %+v from the suite, %+v from the command line", i, h, c)
+			continue
+		}
+		hostResults := t.TempDir()
+		args := [2][]string{fromSuite.Tenants.Args(h, hostResults, "n"), fromFlags.Tenants.Args(c, hostResults, "n")}
+		if args[0][0] != "tpcc" || !slices.Contains(args[0], "--"+startBarrierFlag) {
+			t.Fatalf("host %s runs %v", h.Host.Name, args[0])
+		}
+		same(t, "host "+h.Host.Name+"'s run", planText(t, commandPlan(t, app, args[0][1:]...)), planText(t, commandPlan(t, app, args[1][1:]...)))
+	}
+}
+
+// commandPlan is the plan dbio tpcc resolves args to.
+func commandPlan(t *testing.T, app *App, args ...string) runner.Plan {
+	t.Helper()
+	var f workloadFlags
+	def := tpcc.Definition()
+	cmd := &cobra.Command{Use: def.Name}
+	f.bindCommand(cmd, app.Engines, def)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workloadPlan(app, f, def.Name)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return p
+}
+
+// planText is what a plan runs, as text to compare: its steps, engine
+// options and run.json config.
+func planText(t *testing.T, p runner.Plan) string {
+	t.Helper()
+	text, err := jsonText(map[string]any{"name": p.Name, "users": p.Users, "rampup": p.RampUp, "step": p.Step, "engine": p.Engine.Name(),
+		"buffer_pool": p.EngineOptions.BufferPool, "settings": p.EngineOptions.Settings, "transport": p.EngineOptions.Transport,
+		"database": p.EngineOptions.Database, "fresh": p.EngineOptions.Fresh, "config": p.Config, "data": p.DataPath, "create": p.CreateTargets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+func same(t *testing.T, what, fromSuite, fromFlags string) {
+	t.Helper()
+	if fromSuite != fromFlags {
+		t.Errorf("%s differs:\nsuite   %s\ncommand %s", what, fromSuite, fromFlags)
+	}
+}
+
+// TestCoordinatorDriver: --driver coordinator drives the server --dsn
+// reaches on the target's host from here, with no tenants; what it cannot
+// do is refused, before anything is written, naming the fix.
+func TestCoordinatorDriver(t *testing.T) {
+	base := t.TempDir()
+	host := []string{"tpcc", "--engine", "postgres", "--host", "db1=admin@10.0.0.21", "--results", base, "--driver", "coordinator"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no dsn", []string{"--target", "db1:/srv/db"}, "--driver coordinator drives your server on the host over the network: give its --dsn"},
+		{"two hosts", []string{"--host", "db2=admin@10.0.0.22", "--target", "db1:/srv/db", "--target", "db2:/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator drives one server"},
+		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver: chooses where the users run for a --target on a host"},
+		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if code := run(t.Context(), testApp(&out), append(append([]string(nil), host...), tt.args...)); code != exitUsage {
+				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output does not name the problem %q:\n%s", tt.want, out.String())
+			}
+			if entries, _ := os.ReadDir(base); len(entries) > 0 {
+				t.Errorf("bad input wrote %v", entries)
+			}
+		})
+	}
+	// With its DSN, the run is this dbio's own on that server, its target
+	// recorded as where the server's data is.
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	var f workloadFlags
+	def := tpcc.Definition()
+	cmd := &cobra.Command{Use: def.Name}
+	f.bindCommand(cmd, app.Engines, def)
+	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workloadPlan(app, f, def.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
+		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
+	}
+	if cfg, _ := jsonText(p.Config); !strings.Contains(cfg, `"target":"db1:/srv/db"`) {
+		t.Errorf("run.json's config does not say where the server's data is: %s", cfg)
+	}
+}
+
+// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts
+// for real: both hosts' dbio load, start at one instant and come back
+// into the suite's run directory, whose step is the fleet's; nothing is
+// left on the hosts.
+func TestSuiteTenantsOnFleet(t *testing.T) {
+	testenv.RequireEngine(t, "postgres")
+	f := testfleet.Start(t, 2)
+	bin := buildDBIO(t)
+	// The test's temporary directories are root's alone; the server runs
+	// as an unprivileged user and must reach its directory.
+	for _, d := range []string{filepath.Dir(f.Dir), f.Dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names, paths []string
+	for _, h := range f.Hosts {
+		names = append(names, h.Name)
+		// Made by the hosts' dbio: the suite's --create-target reaches them.
+		paths = append(paths, filepath.Join(h.Storage, "suite-db"))
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tenants.toml")
+	if err := os.WriteFile(file, []byte(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startProgram(t, bin, "suite", file, "--create-target")
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
+	}
+	for _, want := range []string{"run 1 of 1: fleet", "start barrier: every host started", "fleet over the"} {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the suite does not say %q:\n%s", want, p.out)
+		}
+	}
+	waitNoneLeft(t, f)
+	runs, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*-fleet"))
+	if len(runs) != 1 {
+		t.Fatalf("run directories %v\n%s", runs, p.out)
+	}
+	l, err := results.Load(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten := l.Run.Tenants
+	if l.Run.Status != results.StatusCompleted || ten == nil || len(ten.Hosts) != 2 || ten.Driver != "host" {
+		t.Fatalf("run.json: status %s, tenants %+v", l.Run.Status, ten)
+	}
+	for i, h := range ten.Hosts {
+		if h.Host != names[i] || h.Target != paths[i] || h.Status != results.StatusCompleted || h.Dir == "" {
+			t.Errorf("host %d: %+v", i, h)
+		}
+		hl, err := results.Load(filepath.Join(runs[0], h.Dir))
+		if err != nil {
+			t.Fatalf("host %s's results: %v", h.Host, err)
+		}
+		// Each host ran the suite's workload as the suite gives it.
+		if cfg := string(hl.Run.Config); !strings.Contains(cfg, `"warehouses":1`) || !strings.Contains(cfg, `"seed":9`) {
+			t.Errorf("host %s ran %s", h.Host, cfg)
+		}
+	}
+	for _, h := range f.Hosts {
+		if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
+			t.Errorf("host %s keeps %v", h.Name, left)
+		}
+	}
+	if len(l.Steps) != 1 {
+		t.Fatalf("%d steps, want the fleet's one", len(l.Steps))
+	}
+	if _, ok, err := results.TenantFleetOf(l.Run, l.Steps[0]); err != nil || !ok {
+		t.Errorf("step %s has no fleet detail: %v", l.Steps[0].Name, err)
+	}
+	if nopm, _ := l.Steps[0].Figure(results.FigureNOPM); nopm <= 0 {
+		t.Errorf("fleet NOPM %v", nopm)
+	}
+	var out bytes.Buffer
+	// A dry run of the same suite shows each host's command line.
+	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--dry-run"}); code != exitOK ||
+		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
+		t.Errorf("dry run: exit %d\n%s", code, out.String())
+	}
+}
+
+// jsonText is v as run.json records it.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
