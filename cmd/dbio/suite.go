@@ -194,14 +194,14 @@ func suiteReport(app *App, dir string) error {
 // each host of the suite's runs on hosts, resolved as the run will be: a
 // run the command line would refuse is refused here too.
 func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry) error {
-	var errs []error
+	var errs []string
 	for _, r := range plan.Runs {
 		if r.Driver != suite.DriverHost {
 			continue
 		}
 		p, err := hostsPlan(app, r, plan, registry, false)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("run %s: %w", r.Name, err))
+			errs = append(errs, fmt.Sprintf("run %s: %v", r.Name, err))
 			continue
 		}
 		fmt.Fprintf(app.Stdout, "%s, dbio on each host:\n", r.Name)
@@ -212,7 +212,7 @@ func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry) 
 		}
 	}
 	if len(errs) > 0 {
-		return &usageError{msg: "the suite cannot start:\n  " + errors.Join(errs...).Error()}
+		return &usageError{msg: "the suite cannot start:\n  " + strings.Join(errs, "\n  ")}
 	}
 	return nil
 }

@@ -265,8 +265,14 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 			t.Fatalf("host %s's results: %v", h.Host, err)
 		}
 		// Each host ran the suite's workload as the suite gives it.
-		if cfg := string(hl.Run.Config); !strings.Contains(cfg, `"warehouses":1`) || !strings.Contains(cfg, `"seed":9`) {
-			t.Errorf("host %s ran %s", h.Host, cfg)
+		var cfg struct {
+			TPCC struct {
+				Warehouses int    `json:"warehouses"`
+				Seed       uint64 `json:"seed"`
+			} `json:"tpcc"`
+		}
+		if err := json.Unmarshal(hl.Run.Config, &cfg); err != nil || cfg.TPCC.Warehouses != 1 || cfg.TPCC.Seed != 9 {
+			t.Errorf("host %s ran %s (%v)", h.Host, hl.Run.Config, err)
 		}
 	}
 	for _, h := range f.Hosts {
