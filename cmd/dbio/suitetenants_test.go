@@ -208,9 +208,10 @@ func TestCoordinatorDriver(t *testing.T) {
 	}
 }
 
-// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts
-// for real: both hosts' dbio load, start at one instant and come back
-// into the suite's run directory, whose step is the fleet's; nothing is
+// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts,
+// twice (repeat = 2), for real: both hosts' dbio load, start at one
+// instant and come back into each repetition's run directory, whose step
+// is the fleet's, and the two repetitions form a repeat set. Nothing is
 // left on the hosts.
 func TestSuiteTenantsOnFleet(t *testing.T) {
 	testenv.RequireEngine(t, "postgres")
@@ -231,36 +232,62 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tenants.toml")
-	if err := os.WriteFile(file, []byte(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths)), 0o644); err != nil {
+	text := strings.Replace(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths), `data = "fleet"`, "data = \"fleet\"\nrepeat = 2", 1)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := startProgram(t, bin, "suite", file, "--create-target")
 	if code := p.exit(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
-	for _, want := range []string{"run 1 of 1: fleet", "start barrier: every host started", "fleet over the"} {
+	for _, want := range []string{"run 1 of 2: fleet-r1", "run 2 of 2: fleet-r2", "start barrier: every host started", "fleet over the"} {
 		if !strings.Contains(p.out.String(), want) {
 			t.Errorf("the suite does not say %q:\n%s", want, p.out)
 		}
 	}
 	waitNoneLeft(t, f)
-	runs, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*-fleet"))
-	if len(runs) != 1 {
-		t.Fatalf("run directories %v\n%s", runs, p.out)
+	sets, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*", results.RepeatSetFile))
+	if len(sets) != 1 {
+		t.Fatalf("repeat sets %v\n%s", sets, p.out)
 	}
-	l, err := results.Load(runs[0])
+	set, runs, err := results.LoadRepeatSet(filepath.Dir(sets[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if set.Status != results.StatusCompleted || len(runs) != 2 {
+		t.Fatalf("repeat set %+v with %d runs", set, len(runs))
+	}
+	for _, l := range runs {
+		checkSuiteTenants(t, l, names, paths)
+	}
+	for _, h := range f.Hosts {
+		if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
+			t.Errorf("host %s keeps %v", h.Name, left)
+		}
+	}
+	var out bytes.Buffer
+	// A dry run of the same suite shows each host's command line.
+	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--dry-run"}); code != exitOK ||
+		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
+		t.Errorf("dry run: exit %d\n%s", code, out.String())
+	}
+}
+
+// checkSuiteTenants checks one run of tenants of the suite: every host
+// completed on its path with the suite's workload, its results came back,
+// and the run's one step is the fleet's.
+func checkSuiteTenants(t *testing.T, l *results.Loaded, names, paths []string) {
+	t.Helper()
 	ten := l.Run.Tenants
-	if l.Run.Status != results.StatusCompleted || ten == nil || len(ten.Hosts) != 2 || ten.Driver != "host" {
-		t.Fatalf("run.json: status %s, tenants %+v", l.Run.Status, ten)
+	if l.Run.Status != results.StatusCompleted || ten == nil || len(ten.Hosts) != len(names) || ten.Driver != "host" {
+		t.Fatalf("%s: status %s, tenants %+v", l.Path, l.Run.Status, ten)
 	}
 	for i, h := range ten.Hosts {
 		if h.Host != names[i] || h.Target != paths[i] || h.Status != results.StatusCompleted || h.Dir == "" {
 			t.Errorf("host %d: %+v", i, h)
+			continue
 		}
-		hl, err := results.Load(filepath.Join(runs[0], h.Dir))
+		hl, err := results.Load(filepath.Join(l.Path, h.Dir))
 		if err != nil {
 			t.Fatalf("host %s's results: %v", h.Host, err)
 		}
@@ -275,25 +302,14 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 			t.Errorf("host %s ran %s (%v)", h.Host, hl.Run.Config, err)
 		}
 	}
-	for _, h := range f.Hosts {
-		if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
-			t.Errorf("host %s keeps %v", h.Name, left)
-		}
-	}
 	if len(l.Steps) != 1 {
-		t.Fatalf("%d steps, want the fleet's one", len(l.Steps))
+		t.Fatalf("%s: %d steps, want the fleet's one", l.Path, len(l.Steps))
 	}
 	if _, ok, err := results.TenantFleetOf(l.Run, l.Steps[0]); err != nil || !ok {
 		t.Errorf("step %s has no fleet detail: %v", l.Steps[0].Name, err)
 	}
 	if nopm, _ := l.Steps[0].Figure(results.FigureNOPM); nopm <= 0 {
 		t.Errorf("fleet NOPM %v", nopm)
-	}
-	var out bytes.Buffer
-	// A dry run of the same suite shows each host's command line.
-	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--dry-run"}); code != exitOK ||
-		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
-		t.Errorf("dry run: exit %d\n%s", code, out.String())
 	}
 }
 
