@@ -80,16 +80,7 @@ func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
 	// resolves on this machine as it would on its host.
 	paths := []string{t.TempDir(), t.TempDir()}
 	text := hostsSuiteText(results, "5s", "", []string{"db1", "db2"}, paths)
-	registry := workloads()
-	plan, err := suite.Parse("hosts.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, problems := suitePlans(app, plan, registry, true)
-	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
-		t.Fatalf("runs %+v, problems %v", runs, problems)
-	}
-	fromSuite := *runs[0].Plan
+	fromSuite := onlySuitePlan(t, app, text, true)
 	fromFlags := commandPlan(t, app, "--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:"+paths[0], "--target", "db2:"+paths[1],
 		"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
 		"--name", "fleet", "--results", results, "--create-target")
@@ -115,6 +106,22 @@ func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
 		}
 		same(t, "host "+h.Host.Name+"'s run", planText(t, commandPlan(t, app, args[0][1:]...)), planText(t, commandPlan(t, app, args[1][1:]...)))
 	}
+}
+
+// onlySuitePlan is the plan of the one run of a suite's text, built
+// without a problem.
+func onlySuitePlan(t *testing.T, app *App, text string, createTargets bool) runner.Plan {
+	t.Helper()
+	registry := workloads()
+	plan, err := suite.Parse("one.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, problems := suitePlans(app, plan, registry, createTargets)
+	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
+		t.Fatalf("runs %+v, problems %v", runs, problems)
+	}
+	return *runs[0].Plan
 }
 
 // commandPlan is the plan dbio tpcc resolves args to.
