@@ -38,7 +38,14 @@ per study.
 An engine on an existing server takes its DSN from dsn, or, to keep the
 password out of the file, from dsn_env (an environment variable holding the
 DSN) or dsn_file (a file holding it); PGPASSWORD and MYSQL_PWD work too. The
-DSN is recorded without its password.`,
+DSN is recorded without its password.
+
+A database run whose data target is on hosts ([[host]] tables, paths
+NAME:/path) runs there as the workload's command does with --target
+NAME:/path: dbio on each host drives the server it starts there (driver =
+"host"), or, with driver = "coordinator", this dbio drives your server on
+the host by its engine's DSN; --dry-run shows each host's command line (see
+docs/fleet.md).`,
 		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
   dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
