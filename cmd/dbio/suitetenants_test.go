@@ -215,13 +215,36 @@ func TestCoordinatorDriver(t *testing.T) {
 	}
 }
 
+// driverRun is a suite run driven from here (driver = "coordinator") on
+// the server whose DSN is in $DBIO_TEST_DSN, its data said to be on h1.
+const driverRun = `
+[engines.yours]
+engine = "postgres"
+dsn_env = "DBIO_TEST_DSN"
+
+[[runs]]
+name = "remote"
+workload = "tpcc"
+engine = "yours"
+data = "h1"
+driver = "coordinator"
+
+[targets.h1]
+path = "%PATH%"
+`
+
 // TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts,
 // twice (repeat = 2), for real: both hosts' dbio load, start at one
 // instant and come back into each repetition's run directory, whose step
 // is the fleet's, and the two repetitions form a repeat set. Nothing is
-// left on the hosts.
+// left on the hosts. The suite's other run drives a server by its DSN
+// from here (driver = "coordinator"), and the suite compares the two. On
+// this one machine that server is not on h1, whose path the run only
+// records: what the test shows is the suite's path for that placement.
 func TestSuiteTenantsOnFleet(t *testing.T) {
 	testenv.RequireEngine(t, "postgres")
+	server := startPasswordServer(t, "postgres")
+	t.Setenv("DBIO_TEST_DSN", server.dsn(server.pw, false))
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)
 	// The test's temporary directories are root's alone; the server runs
@@ -239,7 +262,8 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tenants.toml")
-	text := strings.Replace(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths), `data = "fleet"`, "data = \"fleet\"\nrepeat = 2", 1)
+	text := strings.Replace(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths), `data = "fleet"`, "data = \"fleet\"\nrepeat = 2", 1) +
+		strings.ReplaceAll(driverRun, "%PATH%", names[0]+":"+paths[0])
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +271,7 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	if code := p.exit(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
-	for _, want := range []string{"run 1 of 2: fleet-r1", "run 2 of 2: fleet-r2", "start barrier: every host started", "fleet over the"} {
+	for _, want := range []string{"run 1 of 3: fleet-r1", "run 2 of 3: fleet-r2", "run 3 of 3: remote", "start barrier: every host started", "fleet over the", "comparison: "} {
 		if !strings.Contains(p.out.String(), want) {
 			t.Errorf("the suite does not say %q:\n%s", want, p.out)
 		}
@@ -267,6 +291,28 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	for _, l := range runs {
 		checkSuiteTenants(t, l, names, paths)
 	}
+	remote, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*-remote"))
+	if len(remote) != 1 {
+		t.Fatalf("run directories %v", remote)
+	}
+	l, err := results.Load(remote[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Target  string `json:"target"`
+		Options struct {
+			External bool `json:"external"`
+		} `json:"engine_options"`
+	}
+	if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Status != results.StatusCompleted || l.Run.Tenants != nil ||
+		cfg.Target != names[0]+":"+paths[0] || !cfg.Options.External || len(l.Steps) != 1 {
+		t.Errorf("the run driven from here: status %s, tenants %v, %d steps, config %s (%v)", l.Run.Status, l.Run.Tenants, len(l.Steps), l.Run.Config, err)
+	}
+	record, _ := os.ReadFile(filepath.Join(filepath.Dir(remote[0]), results.SuiteFile))
+	if strings.Contains(string(record), server.pw) || strings.Contains(p.out.String(), server.pw) {
+		t.Error("the server's password is in suite.json or on the screen")
+	}
 	for _, h := range f.Hosts {
 		if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
 			t.Errorf("host %s keeps %v", h.Name, left)
@@ -274,7 +320,9 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	}
 	var out bytes.Buffer
 	// A dry run of the same suite shows each host's command line.
-	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--dry-run"}); code != exitOK ||
+	app := testApp(&out)
+	app.Getenv = os.Getenv
+	if code := run(context.Background(), app, []string{"suite", file, "--dry-run"}); code != exitOK ||
 		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
 		t.Errorf("dry run: exit %d\n%s", code, out.String())
 	}

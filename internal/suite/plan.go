@@ -505,6 +505,11 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					if len(datas) > 1 {
 						variant["data"] = d
 					}
+					if driver != "" {
+						// Where the users ran tells a run on hosts from the
+						// same workload's other runs, as a crossed value does.
+						variant["driver"] = driver
+					}
 					if e != "" {
 						ed := v.f.Engines[e]
 						run.Engine, run.Settings, run.DSN, run.Transport = ed.Engine, ed.Settings, secret.DSN(v.dsns[e]), ed.Transport

@@ -61,11 +61,13 @@ func TestDatabaseRunsOnHosts(t *testing.T) {
 	if len(p.Runs) != 2 {
 		t.Fatalf("%d runs, want 2", len(p.Runs))
 	}
-	if r := p.Runs[0]; r.Driver != DriverHost || !r.Data.OnHosts() {
-		t.Errorf("run fleet: driver %q, data %+v", r.Driver, r.Data)
+	// The driver labels each run's configuration, so that the suite
+	// compares the two placements of the same workload.
+	if r := p.Runs[0]; r.Driver != DriverHost || !r.Data.OnHosts() || r.VariantLabel() != "driver=host" || r.Name != "fleet" {
+		t.Errorf("run fleet: driver %q, label %q, name %q, data %+v", r.Driver, r.VariantLabel(), r.Name, r.Data)
 	}
-	if r := p.Runs[1]; r.Driver != DriverCoordinator || r.DSN == "" {
-		t.Errorf("run remote: driver %q, dsn %q", r.Driver, r.DSN)
+	if r := p.Runs[1]; r.Driver != DriverCoordinator || r.DSN == "" || r.VariantLabel() != "driver=coordinator" {
+		t.Errorf("run remote: driver %q, label %q, dsn %q", r.Driver, r.VariantLabel(), r.DSN)
 	}
 	// The dry run says what runs on which host, the DSN's password masked.
 	var out bytes.Buffer
