@@ -174,7 +174,7 @@ func TestCoordinatorDriver(t *testing.T) {
 	}{
 		{"no dsn", []string{"--target", "db1:/srv/db"}, "--driver coordinator drives your server on the host over the network: give its --dsn"},
 		{"two hosts", []string{"--host", "db2=admin@10.0.0.22", "--target", "db1:/srv/db", "--target", "db2:/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator drives one server"},
-		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver: chooses where the users run for a --target on a host"},
+		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator: chooses where the users run for a --target on a host"},
 		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 	"dbio/internal/workload"
 )
 
@@ -176,8 +177,10 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if f.onHosts() {
 		return tenantsPlan(app, f, plan)
 	}
-	if f.tenants.registered && f.run.flags.Changed("driver") {
-		return runner.Plan{}, usagef("--driver: chooses where the users run for a --target on a host (NAME:/path): drop it, a run of this machine is driven here")
+	if f.tenants.registered && f.tenants.driver != suite.DriverHost {
+		// The server of a run of this machine is on this machine, next to
+		// its driver: host is what it is already.
+		return runner.Plan{}, usagef("--driver %s: chooses where the users run for a --target on a host (NAME:/path); a run of this machine drives its server here: drop --driver", f.tenants.driver)
 	}
 	return plan, nil
 }
