@@ -118,16 +118,16 @@ func (f tenantFlags) givenHosts() ([]fleet.Host, []error) {
 // server --dsn reaches on the target's host.
 func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, error) {
 	hosts, errs := f.tenants.givenHosts()
+	targets, terrs := fleet.ResolveTargets(hosts, f.run.targets)
+	errs = append(errs, terrs...)
+	errs = append(errs, fleet.SetProblems(hosts)...)
 	switch f.tenants.driver {
 	case suite.DriverCoordinator:
-		return coordinatorPlan(f, hosts, errs, plan)
+		return coordinatorPlan(f, targets, errs, plan)
 	case suite.DriverHost:
 	default:
 		errs = append(errs, fmt.Errorf("--driver %q: use %s (dbio on each database host drives its own server) or %s (this dbio drives your server on the host by --dsn)", f.tenants.driver, suite.DriverHost, suite.DriverCoordinator))
 	}
-	targets, terrs := fleet.ResolveTargets(hosts, f.run.targets)
-	errs = append(errs, terrs...)
-	errs = append(errs, fleet.SetProblems(hosts)...)
 	seen := map[string]bool{}
 	var tenants []runner.TenantHost
 	for _, t := range targets {
@@ -191,10 +191,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 // here over the network: the server there is the user's, reached by
 // --dsn, and the target says where its data is (recorded, not touched).
 // dbio does not start a server on a host for a driver elsewhere.
-func coordinatorPlan(f workloadFlags, hosts []fleet.Host, errs []error, plan runner.Plan) (runner.Plan, error) {
-	targets, terrs := fleet.ResolveTargets(hosts, f.run.targets)
-	errs = append(errs, terrs...)
-	errs = append(errs, fleet.SetProblems(hosts)...)
+func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
 	if len(targets) > 1 {
 		errs = append(errs, fmt.Errorf("--target: %d targets, and --driver coordinator drives one server, by --dsn: give the one target on that server's host", len(targets)))
 	}
