@@ -69,7 +69,7 @@ docs/fleet.md).`,
 				if err := plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) }); err != nil {
 					return err
 				}
-				return printHostCommands(app, plan, registry)
+				return printHostCommands(app, plan, registry, createTargets)
 			}
 			env, done, err := runnerEnv(app)
 			if err != nil {
@@ -198,15 +198,16 @@ func suiteReport(app *App, dir string) error {
 }
 
 // printHostCommands shows, for a dry run, the command line dbio runs on
-// each host of the suite's runs on hosts, resolved as the run will be: a
-// run the command line would refuse is refused here too.
-func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry) error {
+// each host of the suite's runs on hosts, resolved as the run will be
+// (with the suite's --create-target): a run the command line would refuse
+// is refused here too.
+func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry, createTargets bool) error {
 	var errs []string
 	for _, r := range plan.Runs {
 		if r.Driver != suite.DriverHost {
 			continue
 		}
-		p, err := hostsPlan(app, r, plan, registry, false)
+		p, err := hostsPlan(app, r, plan, registry, createTargets)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("run %s: %v", r.Name, err))
 			continue
