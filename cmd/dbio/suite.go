@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,6 +15,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
+	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -36,7 +38,14 @@ per study.
 An engine on an existing server takes its DSN from dsn, or, to keep the
 password out of the file, from dsn_env (an environment variable holding the
 DSN) or dsn_file (a file holding it); PGPASSWORD and MYSQL_PWD work too. The
-DSN is recorded without its password.`,
+DSN is recorded without its password.
+
+A database run whose data target is on hosts ([[host]] tables, paths
+NAME:/path) runs there as the workload's command does with --target
+NAME:/path: dbio on each host drives the server it starts there (driver =
+"host"), or, with driver = "coordinator", this dbio drives your server on
+the host by its engine's DSN; --dry-run shows each host's command line (see
+docs/fleet.md).`,
 		Example: `  dbio suite examples/nvme-vs-sata.toml --dry-run
   dbio suite examples/nvme-vs-sata.toml --create-target`,
 		Args: cobra.ExactArgs(1),
@@ -57,14 +66,17 @@ DSN is recorded without its password.`,
 				plan.Results = resultsBase
 			}
 			if dryRun {
-				return plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) })
+				if err := plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) }); err != nil {
+					return err
+				}
+				return printHostCommands(app, plan, registry, createTargets)
 			}
 			env, done, err := runnerEnv(app)
 			if err != nil {
 				return err
 			}
 			defer done()
-			runs, problems := suitePlans(app, plan, registry)
+			runs, problems := suitePlans(app, plan, registry, createTargets)
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Name:     plan.Name,
 				Results:  plan.Results,
@@ -182,5 +194,33 @@ func suiteReport(app *App, dir string) error {
 		return err
 	}
 	fmt.Fprintf(app.Stdout, "suite report: %s\n", out.HTML)
+	return nil
+}
+
+// printHostCommands shows, for a dry run, the command line dbio runs on
+// each host of the suite's runs on hosts, resolved as the run will be
+// (with the suite's --create-target): a run the command line would refuse
+// is refused here too.
+func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry, createTargets bool) error {
+	var errs []string
+	for _, r := range plan.Runs {
+		if r.Driver != suite.DriverHost {
+			continue
+		}
+		p, err := hostsPlan(app, r, plan, registry, createTargets)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("run %s: %v", r.Name, err))
+			continue
+		}
+		fmt.Fprintf(app.Stdout, "%s, dbio on each host:\n", r.Name)
+		for _, h := range p.Tenants.Hosts {
+			name := r.Name + "-" + h.Host.Name
+			args := p.Tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
+			fmt.Fprintf(app.Stdout, "  %s (%s): dbio %s\n", h.Host.Name, h.Host.Destination, strings.Join(args, " "))
+		}
+	}
+	if len(errs) > 0 {
+		return &usageError{msg: "the suite cannot start:\n  " + strings.Join(errs, "\n  ")}
+	}
 	return nil
 }

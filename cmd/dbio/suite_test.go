@@ -122,10 +122,19 @@ func TestExampleSuitesAreValid(t *testing.T) {
 		t.Fatal("no fleet example")
 	}
 	files = append(files, fleets...)
+	// The fleet examples' dry runs say what runs on which host.
+	says := map[string]string{
+		"driver-placement.toml": "driver-remote: this dbio drives your postgres by its dsn",
+		"noisy-hosts.toml":      "db3 (admin@10.0.0.23): dbio tpcc",
+		"sysbench-hosts.toml":   "db1 (admin@10.0.0.21): dbio sysbench",
+	}
 	for _, f := range files {
 		var out bytes.Buffer
 		if code := run(context.Background(), testApp(&out), []string{"suite", f, "--dry-run"}); code != exitOK {
 			t.Errorf("%s: exit %d\n%s", f, code, out.String())
+		}
+		if want, ok := says[filepath.Base(f)]; ok && !strings.Contains(out.String(), want) {
+			t.Errorf("%s: the dry run does not say %q:\n%s", f, want, out.String())
 		}
 	}
 }

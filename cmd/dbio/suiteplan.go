@@ -3,7 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"dbio/internal/analysis"
 	"dbio/internal/engine"
@@ -21,8 +28,11 @@ import (
 // as its workload's command resolves its flags to; a disk run into the
 // runner.DiskPlan `dbio disk` runs. Problems are what the preflight must
 // report before anything is written; a run that cannot be built carries
-// its error, and fails when its turn comes.
-func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry) (runs []runner.PlannedRun, problems []error) {
+// its error, and fails when its turn comes. A database run on hosts whose
+// hosts drive their own servers resolves through its workload's command
+// line (hostsPlan); createTargets is the suite's --create-target, which
+// each host's dbio is given.
+func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createTargets bool) (runs []runner.PlannedRun, problems []error) {
 	for _, r := range plan.Runs {
 		pr := runner.PlannedRun{Name: r.Name, Kind: r.Kind, Variant: r.VariantLabel(), Rep: r.Rep}
 		pr.Group = r.Kind
@@ -39,6 +49,16 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry) (runs [
 			c.SysFS = app.SysFS
 			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, Config: r,
 				Fio: runner.FioPhase{Config: c, Exec: app.Exec, Limits: r.Data.Limits}}
+		} else if r.Driver == suite.DriverHost {
+			p, err := hostsPlan(app, r, plan, registry, createTargets)
+			if err != nil {
+				// Nothing of a run on hosts is checked here but its
+				// command line: what it refuses is refused before anything runs.
+				problems = append(problems, fmt.Errorf("run %s: %w", r.Name, err))
+				pr.Err = err
+			} else {
+				pr.Plan = &p
+			}
 		} else {
 			var problem error
 			pr.Plan, pr.Err, problem = databasePlan(app, r, registry)
@@ -192,4 +212,82 @@ func scenarioSpace(r suite.Run, one uint64) uint64 {
 		}
 	}
 	return one
+}
+
+// hostsPlan is a suite's database run on hosts, each driving its own
+// server: the workload's command line that asks for the same run (with
+// the suite's hosts) resolved as the command resolves it, into the same
+// plan of tenants, each host's dbio given the same flags.
+func hostsPlan(app *App, r suite.Run, plan *suite.Plan, registry *workload.Registry, createTargets bool) (runner.Plan, error) {
+	def, ok := registry.Lookup(r.Kind)
+	if !ok || r.Workload.Settings == nil {
+		return runner.Plan{}, fmt.Errorf("no workload of kind %q", r.Kind)
+	}
+	var f workloadFlags
+	cmd := &cobra.Command{Use: def.Name}
+	f.bindCommand(cmd, app.Engines, def)
+	args := append(suiteRunFlags(r, def), "--results="+plan.Results)
+	if createTargets {
+		args = append(args, "--create-target")
+	}
+	if err := cmd.ParseFlags(args); err != nil {
+		return runner.Plan{}, fmt.Errorf("as the command line %s: %w", strings.Join(args, " "), err)
+	}
+	// Not nil: a suite names its hosts in [[host]] tables, not with --host.
+	f.tenants.fleet = append([]fleet.Host{}, plan.Hosts...)
+	return workloadPlan(app, f, def.Name)
+}
+
+// suiteRunFlags are the flags of a suite's run on hosts as its workload's
+// command takes them: its engine, users, timing, targets, open-loop load,
+// and every workload setting the suite gives a value other than the
+// command's default. The suite has refused what a run on hosts cannot
+// take (a DSN, a log target, ramp_until, a goal, a scenario).
+func suiteRunFlags(r suite.Run, def workload.Definition) []string {
+	args := []string{"--engine=" + r.Engine, "--name=" + r.Name}
+	for _, dir := range r.Data.Dirs() {
+		args = append(args, "--target="+dir)
+	}
+	ownSteps := def.RunDefaults.OwnSteps != ""
+	if o, ok := r.Workload.Settings.(workload.StepsOwner); ok && o.OwnSteps() != "" {
+		ownSteps = true
+	}
+	if !ownSteps {
+		args = append(args, "--users="+workload.UserSteps(r.Users))
+	}
+	args = append(args, "--ramp-time="+r.RampUp.String(), "--runtime="+r.Step.String())
+	if r.BufferPool > 0 {
+		args = append(args, "--buffer-pool="+strconv.FormatInt(r.BufferPool, 10))
+	}
+	if r.ServerMemory > 0 {
+		args = append(args, "--server-memory="+strconv.FormatInt(r.ServerMemory, 10))
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Settings)) {
+		args = append(args, "--setting="+k+"="+r.Settings[k])
+	}
+	if r.Transport != "" {
+		args = append(args, "--transport="+r.Transport)
+	}
+	w := r.Workload
+	if w.Rate != 0 {
+		args = append(args, "--rate="+strconv.FormatFloat(w.Rate, 'g', -1, 64))
+	}
+	if w.RatePerUser != 0 {
+		args = append(args, "--rate-per-user="+strconv.FormatFloat(w.RatePerUser, 'g', -1, 64))
+	}
+	if w.Arrival != "" {
+		args = append(args, "--arrival="+w.Arrival)
+	}
+	if w.LateTolerance != "" {
+		args = append(args, "--late-tolerance="+w.LateTolerance)
+	}
+	defaults, given := pflag.NewFlagSet("defaults", pflag.ContinueOnError), pflag.NewFlagSet("given", pflag.ContinueOnError)
+	def.New().BindFlags(defaults)
+	w.Settings.BindFlags(given)
+	given.VisitAll(func(fl *pflag.Flag) {
+		if d := defaults.Lookup(fl.Name); d == nil || d.Value.String() != fl.Value.String() {
+			args = append(args, "--"+fl.Name+"="+fl.Value.String())
+		}
+	})
+	return args
 }

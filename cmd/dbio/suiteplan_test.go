@@ -7,12 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"dbio/internal/analysis"
 	"dbio/internal/engine/engines"
-	"dbio/internal/suite"
-	"dbio/internal/workload/tpcc"
 )
 
 // TestSuiteRunResolvesToTheCommandsPlan: a suite's run and the command
@@ -42,32 +37,9 @@ workload = "w"
 engine = "e"
 data = "data"
 `, "%DIR%", dir)
-	registry := workloads()
-	plan, err := suite.Parse("one.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runs, problems := suitePlans(app, plan, registry)
-	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
-		t.Fatalf("runs %+v, problems %v", runs, problems)
-	}
-	fromSuite := *runs[0].Plan
-
-	var f workloadFlags
-	def := tpcc.Definition()
-	cmd := &cobra.Command{Use: def.Name}
-	d := def.RunDefaults
-	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
-	f.pace.register(cmd.Flags())
-	f.run.registerSteady(cmd.Flags())
-	if err := cmd.ParseFlags([]string{"--engine", "sqlite", "--target", dir, "--users", "1,3", "--ramp-time", "2s", "--runtime", "5s",
-		"--warehouses", "2", "--seed", "7", "--buffer-pool", "64MB"}); err != nil {
-		t.Fatal(err)
-	}
-	fromFlags, err := workloadPlan(app, f, def.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fromSuite := onlySuitePlan(t, app, text, false)
+	fromFlags := commandPlan(t, app, "--engine", "sqlite", "--target", dir, "--users", "1,3", "--ramp-time", "2s", "--runtime", "5s",
+		"--warehouses", "2", "--seed", "7", "--buffer-pool", "64MB")
 
 	configs := make([]string, 2)
 	for i, p := range []any{fromSuite.Config, fromFlags.Config} {

@@ -12,6 +12,7 @@ import (
 	"dbio/internal/fleet"
 	"dbio/internal/remote"
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 )
 
 // startBarrierFlag is the hidden flag by which dbio runs as a tenant of a
@@ -27,12 +28,19 @@ type tenantFlags struct {
 	hosts      []string
 	sshConfig  string
 	barrier    bool
+	// driver is where the users of a run on hosts run: suite.DriverHost or
+	// suite.DriverCoordinator.
+	driver string
+	// fleet are the hosts as a suite's [[host]] tables give them, used
+	// instead of --host when set.
+	fleet []fleet.Host
 }
 
 func (f *tenantFlags) register(fs *pflag.FlagSet) {
 	f.registered = true
 	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs the workload there, dbio on every host at once, each on its own server (see docs/fleet.md)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
+	fs.StringVar(&f.driver, "driver", suite.DriverHost, "with --target NAME:/path, where the users run: host (dbio on each database host drives the server it starts there) or coordinator (this dbio drives your server on the host over the network, by --dsn)")
 	fs.BoolVar(&f.barrier, startBarrierFlag, false, "run as a tenant of a run on several hosts: wait at the start barrier for the instant read on standard input, and stop when it closes")
 	_ = fs.MarkHidden(startBarrierFlag)
 }
@@ -55,7 +63,7 @@ func (f workloadFlags) onHosts() bool {
 // hosts, the repeat and the live figures are the coordinator's.
 var notForwarded = map[string]bool{
 	"target": true, "host": true, "ssh-config": true, "results": true, "name": true,
-	"metrics-addr": true, "repeat": true, startBarrierFlag: true,
+	"metrics-addr": true, "repeat": true, "driver": true, startBarrierFlag: true,
 }
 
 // forwardedFlags are the flags the user gave, as each host's dbio takes
@@ -79,23 +87,47 @@ func forwardedFlags(fs *pflag.FlagSet) []string {
 	return out
 }
 
-// tenantsPlan turns a workload plan whose targets are on hosts into a run
-// of tenants: dbio on each host, with the same flags, on that host's target.
-func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, error) {
+// coordinatorDrives says the run's users run here, driving a server on a
+// host by --dsn (--driver coordinator).
+func (f workloadFlags) coordinatorDrives() bool {
+	return f.tenants.registered && f.tenants.driver == suite.DriverCoordinator
+}
+
+// givenHosts are the hosts of a run on hosts: a suite's, or --host's.
+func (f tenantFlags) givenHosts() ([]fleet.Host, []error) {
+	if f.fleet != nil {
+		return f.fleet, nil
+	}
 	var errs []error
 	var hosts []fleet.Host
-	for _, s := range f.tenants.hosts {
+	for _, s := range f.hosts {
 		h, err := fleet.ParseHostFlag(s)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		h.SSHConfig = f.tenants.sshConfig
+		h.SSHConfig = f.sshConfig
 		hosts = append(hosts, h)
 	}
+	return hosts, errs
+}
+
+// tenantsPlan turns a workload plan whose targets are on hosts into a run
+// of tenants: dbio on each host, with the same flags, on that host's
+// target; or, with --driver coordinator, into this dbio's run on the
+// server --dsn reaches on the target's host.
+func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, error) {
+	hosts, errs := f.tenants.givenHosts()
 	targets, terrs := fleet.ResolveTargets(hosts, f.run.targets)
 	errs = append(errs, terrs...)
 	errs = append(errs, fleet.SetProblems(hosts)...)
+	switch f.tenants.driver {
+	case suite.DriverCoordinator:
+		return coordinatorPlan(f, targets, errs, plan)
+	case suite.DriverHost:
+	default:
+		errs = append(errs, fmt.Errorf("--driver %q: use %s (dbio on each database host drives its own server) or %s (this dbio drives your server on the host by --dsn)", f.tenants.driver, suite.DriverHost, suite.DriverCoordinator))
+	}
 	seen := map[string]bool{}
 	var tenants []runner.TenantHost
 	for _, t := range targets {
@@ -119,8 +151,8 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 		}
 	}
 	refuse("log-target", "not on hosts yet: each host's server keeps its log with its data")
-	refuse("dsn", "a run on hosts starts a managed server on each host's target: drop --dsn")
-	refuse("dsn-file", "a run on hosts starts a managed server on each host's target: drop --dsn-file")
+	refuse("dsn", "a run on hosts starts a managed server on each host's target: drop --dsn, or drive your server from here with --driver coordinator")
+	refuse("dsn-file", "a run on hosts starts a managed server on each host's target: drop --dsn-file, or drive your server from here with --driver coordinator")
 	refuse("ramp-until", "each host would end its ramp-up at its own steady state, leaving no common window: give a fixed --ramp-time")
 	refuse("goal", "each host would search on its own, leaving no common steps: run the search on one host")
 	refuse(startBarrierFlag, "is how a coordinator runs dbio on a host; the hosts of this run are named with --target NAME:/path")
@@ -151,6 +183,31 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	if cfg, ok := plan.Config.(runner.Config); ok {
 		cfg.Target = strings.Join(f.run.targets, ",")
 		plan.Config = cfg
+	}
+	return plan, nil
+}
+
+// coordinatorPlan is a run whose one target is on a host, driven from
+// here over the network: the server there is the user's, reached by
+// --dsn, and the target says where its data is (recorded, not touched).
+// dbio does not start a server on a host for a driver elsewhere.
+func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
+	if len(targets) > 1 {
+		errs = append(errs, fmt.Errorf("--target: %d targets, and --driver coordinator drives one server, by --dsn: give the one target on that server's host", len(targets)))
+	}
+	for _, t := range targets {
+		if !t.Remote() {
+			errs = append(errs, fmt.Errorf("--target %s is on this machine, where dbio drives its server itself: --driver coordinator is for a target on a host (--target NAME:/path)", t))
+		}
+	}
+	if plan.EngineOptions.DSN == "" {
+		errs = append(errs, errors.New("--driver coordinator drives your server on the host over the network: give its --dsn (or --dsn-file); dbio does not start a server on a host for a driver elsewhere yet"))
+	}
+	if f.tenants.barrier {
+		errs = append(errs, fmt.Errorf("--%s: is how a coordinator runs dbio on a host, and --driver coordinator runs none", startBarrierFlag))
+	}
+	if len(errs) > 0 {
+		return runner.Plan{}, usageErrors(errs)
 	}
 	return plan, nil
 }

@@ -11,6 +11,7 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 	"dbio/internal/workload"
 )
 
@@ -75,13 +76,19 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 			})
 		},
 	}
+	f.bindCommand(cmd, app.Engines, def)
+	return cmd
+}
+
+// bindCommand adds every flag of a workload's command to cmd: the command
+// line's, and the one a suite's run on hosts is resolved through.
+func (f *workloadFlags) bindCommand(cmd *cobra.Command, engines *engine.Registry, def workload.Definition) {
 	d := def.RunDefaults
-	f.bind(cmd, app.Engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
+	f.bind(cmd, engines, def, runFlags{engine: "sqlite", users: d.Users, rampup: d.RampUp, step: d.Step})
 	f.pace.register(cmd.Flags())
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	f.tenants.register(cmd.Flags())
-	return cmd
 }
 
 // workloadPlan validates the flags, all problems at once, and resolves them
@@ -105,8 +112,9 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	}
 	pacing, search, pacingProblems := f.pace.resolve(users, f.run.flags != nil && f.run.flags.Changed("users"))
 	problems = append(problems, pacingProblems...)
-	// On hosts, each host's dbio checks its own target and engine.
-	f.run.onHosts = f.onHosts()
+	// On hosts, each host's dbio checks its own target and engine; a
+	// server driven from here is checked by its DSN.
+	f.run.onHosts = f.onHosts() && !(f.coordinatorDrives() && (f.run.dsn != "" || f.run.dsnFile != ""))
 	r, err := f.run.resolveWith(app.SysFS, f.def.Name, problems)
 	if err != nil {
 		return runner.Plan{}, err
@@ -166,8 +174,13 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget
 	}
-	if f.run.onHosts {
+	if f.onHosts() {
 		return tenantsPlan(app, f, plan)
+	}
+	if f.tenants.registered && f.tenants.driver != suite.DriverHost {
+		// The server of a run of this machine is on this machine, next to
+		// its driver: host is what it is already.
+		return runner.Plan{}, usagef("--driver %s: chooses where the users run for a --target on a host (NAME:/path); a run of this machine drives its server here: drop --driver", f.tenants.driver)
 	}
 	return plan, nil
 }

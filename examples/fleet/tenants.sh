@@ -9,8 +9,10 @@
 # keys and agent (or --ssh-config FILE). Each host needs PostgreSQL's
 # programs and an existing /srv/db. See docs/fleet.md.
 #
-# Tenants are given on the command line only so far; a suite file cannot
-# put a database target on a host yet.
+# A suite file puts the same run on hosts with [[host]] tables and a data
+# target on them (examples/fleet/sysbench-hosts.toml); --driver coordinator
+# drives your own server on a host from here instead
+# (examples/fleet/driver-placement.toml).
 exec dbio tpcc --engine postgres --warehouses 10 --users 8 \
   --ramp-time 2m --runtime 10m \
   --host db1=admin@10.0.0.21 --host db2=admin@10.0.0.22 \

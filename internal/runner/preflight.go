@@ -474,6 +474,11 @@ func (s Suite) diskProblems(d DiskPlan, sys target.SysFS) []error {
 // runProblems are a suite's database run's problems: its places, then what
 // its engine and workload ask of them once those are sound.
 func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
+	if p.Tenants != nil {
+		// Each host's dbio checks its own target, engine and space; its
+		// target is checked over ssh when its run starts.
+		return Places{Results: s.Results}.Problems(sys)
+	}
 	pl := Places{Results: s.Results, Create: s.CreateTargets, Engine: p.Engine, Limits: p.Limits,
 		Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath}
 	ps := pl.Problems(sys)

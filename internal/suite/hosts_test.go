@@ -81,8 +81,8 @@ func TestHostProblemsPointAtLines(t *testing.T) {
 			[]string{"host[1]: host h2: SSH destination"}},
 		{"named twice", `name = "h2"`, `name = "h1"`,
 			[]string{"host: host h1 is named twice"}},
-		{"a database on a host", "kind = \"disk\"\nprofile = \"four-corners\"\nsize = \"1G\"", "kind = \"tpcc\"",
-			[]string{"runs[0].data: target cluster is on other hosts, where dbio runs device tests (disk runs) only so far"}},
+		{"a driver on a disk run", `data = ["cluster", "one"]`, `data = ["cluster", "one"]` + "\ndriver = \"host\"",
+			[]string{"runs[0].driver: applies to database runs"}},
 		{"a limit on a host", "[targets.one]\n", "[targets.one]\nlimit = \"riops=100\"\n",
 			[]string{"targets.one.limit: a storage-class limit caps devices on this machine"}},
 	}

@@ -62,6 +62,10 @@ type Run struct {
 	Rep      int    `json:"rep,omitempty"`
 	Kind     string `json:"kind"` // tpcc, sysbench, as3ap, disk
 	Scenario string `json:"scenario,omitempty"`
+	// Driver is where a database run whose data target is on hosts runs
+	// its users: DriverHost or DriverCoordinator; empty for a run of this
+	// machine and for a disk run.
+	Driver string `json:"driver,omitempty"`
 
 	Engine     string `json:"engine,omitempty"`
 	BufferPool int64  `json:"buffer_pool_bytes,omitempty"`
@@ -422,7 +426,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		t   *Target
 	}{{"log", log}, {"backup", backup}} {
 		if t := k.t; t != nil && t.OnHosts() {
-			v.addf(table, k.key, "target %s is on other hosts, where dbio runs device tests (disk runs) only so far: use a target of this machine", t.Name)
+			v.addf(table, k.key, "target %s is on other hosts, where a server keeps its %s with its data so far: use a target of this machine, or drop %s", t.Name, k.key, k.key)
 		}
 	}
 	var bs BackupSpec
@@ -482,15 +486,12 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		if dt == nil {
 			continue
 		}
-		if dt.OnHosts() && w.Kind != "disk" {
-			v.addf(table, "data", "target %s is on other hosts, where dbio runs device tests (disk runs) only so far: run the database on a target of this machine", d)
-			continue
-		}
+		driver := v.driver(table, r, w, *dt, engines, log, backup)
 		for _, e := range engines {
 			for _, bp := range pools {
 				for _, mem := range mems {
 					run := Run{
-						Kind: w.Kind, Scenario: r.Scenario, Data: *dt, Log: log, Backup: backup,
+						Kind: w.Kind, Scenario: r.Scenario, Driver: driver, Data: *dt, Log: log, Backup: backup,
 						Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
 						RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
 						Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
@@ -503,6 +504,11 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 					variant := map[string]string{}
 					if len(datas) > 1 {
 						variant["data"] = d
+					}
+					if driver != "" {
+						// Where the users ran tells a run on hosts from the
+						// same workload's other runs, as a crossed value does.
+						variant["driver"] = driver
 					}
 					if e != "" {
 						ed := v.f.Engines[e]
@@ -642,7 +648,11 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 		return err
 	}
 	fmt.Fprintf(w, "estimated total: %s; largest run needs %s free on its data target\n", total.Round(time.Second), units.FormatBytes(space))
-	return p.printTargets(w)
+	if err := p.printTargets(w); err != nil {
+		return err
+	}
+	p.printHosts(w)
+	return nil
 }
 
 // printTargets says where each target the runs use resolves to, so that a

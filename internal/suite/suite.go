@@ -148,6 +148,11 @@ type RunDef struct {
 	// Repeat runs every variant this many times, interleaved (A B A B), so a
 	// comparison of two variants can show its spread: an A/B study.
 	Repeat int `toml:"repeat"`
+	// Driver is where a database run on hosts runs its users: "host"
+	// (the default: dbio on each database host drives its own server) or
+	// "coordinator" (this dbio drives the user's server on the host over
+	// the network, by the engine's DSN).
+	Driver string `toml:"driver"`
 	// Scenario is "", "backup" or "noisy-neighbour".
 	Scenario string    `toml:"scenario"`
 	Backups  BackupDef `toml:"backups"`

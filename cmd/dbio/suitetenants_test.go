@@ -1,0 +1,375 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"dbio/internal/analysis"
+	"dbio/internal/engine/engines"
+	"dbio/internal/results"
+	"dbio/internal/runner"
+	"dbio/internal/suite"
+	"dbio/internal/testenv"
+	"dbio/internal/testfleet"
+	"dbio/internal/workload/tpcc"
+)
+
+// hostsSuite is TPC-C on two hosts at once, each host's dbio driving the
+// PostgreSQL it starts on its path.
+const hostsSuite = `name = "tenants"
+results = "%RESULTS%"
+%HOSTS%
+[targets.fleet]
+paths = [%PATHS%]
+
+[engines.pg]
+engine = "postgres"
+buffer_pool = "32MB"
+
+[workloads.tpcc]
+kind = "tpcc"
+warehouses = 1
+seed = 9
+users = [1]
+ramp_time = "0s"
+runtime = "%RUNTIME%"
+
+[[runs]]
+name = "fleet"
+workload = "tpcc"
+engine = "pg"
+data = "fleet"
+`
+
+// hostsSuiteText is hostsSuite on the named hosts (name = destination),
+// each on its path, with sshConfig for every host when given.
+func hostsSuiteText(results, runtime, sshConfig string, hosts, paths []string) string {
+	var tables, quoted []string
+	for i, h := range hosts {
+		table := fmt.Sprintf("[[host]]\nname = %q\ndestination = %q\n", h, h)
+		if sshConfig != "" {
+			table += fmt.Sprintf("ssh_config = %q\n", sshConfig)
+		}
+		tables = append(tables, table)
+		quoted = append(quoted, fmt.Sprintf("%q", h+":"+paths[i]))
+	}
+	return strings.NewReplacer("%RESULTS%", results, "%RUNTIME%", runtime, "%HOSTS%", strings.Join(tables, "\n"),
+		"%PATHS%", strings.Join(quoted, ", ")).Replace(hostsSuite)
+}
+
+// TestSuiteTenantsResolveToTheCommandsPlan: a suite's run on hosts and
+// the command line that asks for the same run resolve to one plan of
+// tenants: the same hosts and targets, the same steps and run.json
+// config, and on each host a command line from which that host's dbio
+// resolves the same run.
+func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	results := t.TempDir()
+	// The hosts' paths exist here too, so that each host's command line
+	// resolves on this machine as it would on its host.
+	paths := []string{t.TempDir(), t.TempDir()}
+	text := hostsSuiteText(results, "5s", "", []string{"db1", "db2"}, paths)
+	fromSuite := onlySuitePlan(t, app, text, true)
+	fromFlags := commandPlan(t, app, "--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:"+paths[0], "--target", "db2:"+paths[1],
+		"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
+		"--name", "fleet", "--results", results, "--create-target")
+	for _, p := range []runner.Plan{fromSuite, fromFlags} {
+		if p.Tenants == nil {
+			t.Fatalf("plan %s runs no tenants", p.Name)
+		}
+	}
+	if !fromSuite.Tenants.CreateTargets || fromSuite.Tenants.Workload != "tpcc" || len(fromSuite.Tenants.Hosts) != 2 {
+		t.Fatalf("the suite's tenants: %+v", fromSuite.Tenants)
+	}
+	same(t, "the fleet's run", planText(t, fromSuite), planText(t, fromFlags))
+	for i, h := range fromSuite.Tenants.Hosts {
+		c := fromFlags.Tenants.Hosts[i]
+		if h.Host.Name != c.Host.Name || h.Host.Destination != c.Host.Destination || h.Target != c.Target {
+			t.Errorf("host %d: %+v from the suite, %+v from the command line", i, h, c)
+			continue
+		}
+		hostResults := t.TempDir()
+		args := [2][]string{fromSuite.Tenants.Args(h, hostResults, "n"), fromFlags.Tenants.Args(c, hostResults, "n")}
+		if args[0][0] != "tpcc" || !slices.Contains(args[0], "--"+startBarrierFlag) {
+			t.Fatalf("host %s runs %v", h.Host.Name, args[0])
+		}
+		same(t, "host "+h.Host.Name+"'s run", planText(t, commandPlan(t, app, args[0][1:]...)), planText(t, commandPlan(t, app, args[1][1:]...)))
+	}
+}
+
+// onlySuitePlan is the plan of the one run of a suite's text, built
+// without a problem.
+func onlySuitePlan(t *testing.T, app *App, text string, createTargets bool) runner.Plan {
+	t.Helper()
+	registry := workloads()
+	plan, err := suite.Parse("one.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, problems := suitePlans(app, plan, registry, createTargets)
+	if len(runs) != 1 || runs[0].Plan == nil || runs[0].Err != nil || len(problems) > 0 {
+		t.Fatalf("runs %+v, problems %v", runs, problems)
+	}
+	return *runs[0].Plan
+}
+
+// commandPlan is the plan dbio tpcc resolves args to.
+func commandPlan(t *testing.T, app *App, args ...string) runner.Plan {
+	t.Helper()
+	var f workloadFlags
+	def := tpcc.Definition()
+	cmd := &cobra.Command{Use: def.Name}
+	f.bindCommand(cmd, app.Engines, def)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workloadPlan(app, f, def.Name)
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return p
+}
+
+// planText is what a plan runs, as text to compare: its steps, engine
+// options and run.json config.
+func planText(t *testing.T, p runner.Plan) string {
+	t.Helper()
+	text, err := jsonText(map[string]any{"name": p.Name, "users": p.Users, "rampup": p.RampUp, "step": p.Step, "engine": p.Engine.Name(),
+		"buffer_pool": p.EngineOptions.BufferPool, "settings": p.EngineOptions.Settings, "transport": p.EngineOptions.Transport,
+		"database": p.EngineOptions.Database, "fresh": p.EngineOptions.Fresh, "config": p.Config, "data": p.DataPath, "create": p.CreateTargets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
+func same(t *testing.T, what, fromSuite, fromFlags string) {
+	t.Helper()
+	if fromSuite != fromFlags {
+		t.Errorf("%s differs:\nsuite   %s\ncommand %s", what, fromSuite, fromFlags)
+	}
+}
+
+// TestCoordinatorDriver: --driver coordinator drives the server --dsn
+// reaches on the target's host from here, with no tenants; what it cannot
+// do is refused, before anything is written, naming the fix.
+func TestCoordinatorDriver(t *testing.T) {
+	base := t.TempDir()
+	host := []string{"tpcc", "--engine", "postgres", "--host", "db1=admin@10.0.0.21", "--results", base, "--driver", "coordinator"}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no dsn", []string{"--target", "db1:/srv/db"}, "--driver coordinator drives your server on the host over the network: give its --dsn"},
+		{"two hosts", []string{"--host", "db2=admin@10.0.0.22", "--target", "db1:/srv/db", "--target", "db2:/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator drives one server"},
+		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator: chooses where the users run for a --target on a host"},
+		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if code := run(t.Context(), testApp(&out), append(append([]string(nil), host...), tt.args...)); code != exitUsage {
+				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output does not name the problem %q:\n%s", tt.want, out.String())
+			}
+			if entries, _ := os.ReadDir(base); len(entries) > 0 {
+				t.Errorf("bad input wrote %v", entries)
+			}
+		})
+	}
+	// With its DSN, the run is this dbio's own on that server, its target
+	// recorded as where the server's data is.
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	var f workloadFlags
+	def := tpcc.Definition()
+	cmd := &cobra.Command{Use: def.Name}
+	f.bindCommand(cmd, app.Engines, def)
+	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x")); err != nil {
+		t.Fatal(err)
+	}
+	p, err := workloadPlan(app, f, def.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
+		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
+	}
+	if cfg, _ := jsonText(p.Config); !strings.Contains(cfg, `"target":"db1:/srv/db"`) {
+		t.Errorf("run.json's config does not say where the server's data is: %s", cfg)
+	}
+}
+
+// driverRun is a suite run driven from here (driver = "coordinator") on
+// the server whose DSN is in $DBIO_TEST_DSN, its data said to be on h1.
+const driverRun = `
+[engines.yours]
+engine = "postgres"
+dsn_env = "DBIO_TEST_DSN"
+
+[[runs]]
+name = "remote"
+workload = "tpcc"
+engine = "yours"
+data = "h1"
+driver = "coordinator"
+
+[targets.h1]
+path = "%PATH%"
+`
+
+// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts,
+// twice (repeat = 2), for real: both hosts' dbio load, start at one
+// instant and come back into each repetition's run directory, whose step
+// is the fleet's, and the two repetitions form a repeat set. Nothing is
+// left on the hosts. The suite's other run drives a server by its DSN
+// from here (driver = "coordinator"), and the suite compares the two. On
+// this one machine that server is not on h1, whose path the run only
+// records: what the test shows is the suite's path for that placement.
+func TestSuiteTenantsOnFleet(t *testing.T) {
+	testenv.RequireEngine(t, "postgres")
+	server := startPasswordServer(t, "postgres")
+	t.Setenv("DBIO_TEST_DSN", server.dsn(server.pw, false))
+	f := testfleet.Start(t, 2)
+	bin := buildDBIO(t)
+	// The test's temporary directories are root's alone; the server runs
+	// as an unprivileged user and must reach its directory.
+	for _, d := range []string{filepath.Dir(f.Dir), f.Dir} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names, paths []string
+	for _, h := range f.Hosts {
+		names = append(names, h.Name)
+		// Made by the hosts' dbio: the suite's --create-target reaches them.
+		paths = append(paths, filepath.Join(h.Storage, "suite-db"))
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "tenants.toml")
+	text := strings.Replace(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths), `data = "fleet"`, "data = \"fleet\"\nrepeat = 2", 1) +
+		strings.ReplaceAll(driverRun, "%PATH%", names[0]+":"+paths[0])
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startProgram(t, bin, "suite", file, "--create-target")
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
+	}
+	for _, want := range []string{"run 1 of 3: fleet-r1", "run 2 of 3: fleet-r2", "run 3 of 3: remote", "start barrier: every host started", "fleet over the", "comparison: "} {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the suite does not say %q:\n%s", want, p.out)
+		}
+	}
+	waitNoneLeft(t, f)
+	sets, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*", results.RepeatSetFile))
+	if len(sets) != 1 {
+		t.Fatalf("repeat sets %v\n%s", sets, p.out)
+	}
+	set, runs, err := results.LoadRepeatSet(filepath.Dir(sets[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Status != results.StatusCompleted || len(runs) != 2 {
+		t.Fatalf("repeat set %+v with %d runs", set, len(runs))
+	}
+	for _, l := range runs {
+		checkSuiteTenants(t, l, names, paths)
+	}
+	remote, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*-remote"))
+	if len(remote) != 1 {
+		t.Fatalf("run directories %v", remote)
+	}
+	l, err := results.Load(remote[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg struct {
+		Target  string `json:"target"`
+		Options struct {
+			External bool `json:"external"`
+		} `json:"engine_options"`
+	}
+	if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Status != results.StatusCompleted || l.Run.Tenants != nil ||
+		cfg.Target != names[0]+":"+paths[0] || !cfg.Options.External || len(l.Steps) != 1 {
+		t.Errorf("the run driven from here: status %s, tenants %v, %d steps, config %s (%v)", l.Run.Status, l.Run.Tenants, len(l.Steps), l.Run.Config, err)
+	}
+	record, _ := os.ReadFile(filepath.Join(filepath.Dir(remote[0]), results.SuiteFile))
+	if strings.Contains(string(record), server.pw) || strings.Contains(p.out.String(), server.pw) {
+		t.Error("the server's password is in suite.json or on the screen")
+	}
+	for _, h := range f.Hosts {
+		if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
+			t.Errorf("host %s keeps %v", h.Name, left)
+		}
+	}
+	var out bytes.Buffer
+	// A dry run of the same suite shows each host's command line.
+	app := testApp(&out)
+	app.Getenv = os.Getenv
+	if code := run(context.Background(), app, []string{"suite", file, "--dry-run"}); code != exitOK ||
+		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
+		t.Errorf("dry run: exit %d\n%s", code, out.String())
+	}
+}
+
+// checkSuiteTenants checks one run of tenants of the suite: every host
+// completed on its path with the suite's workload, its results came back,
+// and the run's one step is the fleet's.
+func checkSuiteTenants(t *testing.T, l *results.Loaded, names, paths []string) {
+	t.Helper()
+	ten := l.Run.Tenants
+	if l.Run.Status != results.StatusCompleted || ten == nil || len(ten.Hosts) != len(names) || ten.Driver != "host" {
+		t.Fatalf("%s: status %s, tenants %+v", l.Path, l.Run.Status, ten)
+	}
+	for i, h := range ten.Hosts {
+		if h.Host != names[i] || h.Target != paths[i] || h.Status != results.StatusCompleted || h.Dir == "" {
+			t.Errorf("host %d: %+v", i, h)
+			continue
+		}
+		hl, err := results.Load(filepath.Join(l.Path, h.Dir))
+		if err != nil {
+			t.Fatalf("host %s's results: %v", h.Host, err)
+		}
+		// Each host ran the suite's workload as the suite gives it.
+		var cfg struct {
+			TPCC struct {
+				Warehouses int    `json:"warehouses"`
+				Seed       uint64 `json:"seed"`
+			} `json:"tpcc"`
+		}
+		if err := json.Unmarshal(hl.Run.Config, &cfg); err != nil || cfg.TPCC.Warehouses != 1 || cfg.TPCC.Seed != 9 {
+			t.Errorf("host %s ran %s (%v)", h.Host, hl.Run.Config, err)
+		}
+	}
+	if len(l.Steps) != 1 {
+		t.Fatalf("%s: %d steps, want the fleet's one", l.Path, len(l.Steps))
+	}
+	if _, ok, err := results.TenantFleetOf(l.Run, l.Steps[0]); err != nil || !ok {
+		t.Errorf("step %s has no fleet detail: %v", l.Steps[0].Name, err)
+	}
+	if nopm, _ := l.Steps[0].Figure(results.FigureNOPM); nopm <= 0 {
+		t.Errorf("fleet NOPM %v", nopm)
+	}
+}
+
+// jsonText is v as run.json records it.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
