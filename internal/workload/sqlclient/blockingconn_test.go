@@ -208,7 +208,10 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 					t.Fatal(err)
 				}
 				// Either kind of socket, whichever the engine uses by default.
-				d.PollerSockets = mode.poller
+				d.Sockets = SocketsBlocking
+				if mode.poller {
+					d.Sockets = SocketsPoller
+				}
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				c, err := Connect(ctx, inst.DB(), d, metrics.NewCollector([]string{"a"}).NewRecorder())
@@ -219,7 +222,7 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 				if s := sockets(c); s == nil || len(s.conns) != 1 {
 					t.Fatalf("the session's connection has no socket of its own: %+v", s)
 				} else if _, blocking := s.conns[0].(*blockingConn); blocking == mode.poller {
-					t.Fatalf("the session's socket is a %T with PollerSockets %v", s.conns[0], mode.poller)
+					t.Fatalf("the session's socket is a %T with sockets %v", s.conns[0], d.Sockets)
 				}
 				done := make(chan error, 1)
 				go func() {

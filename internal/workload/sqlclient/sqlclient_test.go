@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -444,6 +445,47 @@ func TestPrepare(t *testing.T) {
 			}
 			if n := queryInt(t, db, "SELECT COUNT(*) FROM t1"); n != wantRows {
 				t.Errorf("t1 has %d rows, want %d", n, wantRows)
+			}
+		})
+	}
+}
+
+// TestSocketsForUser pins which sessions wait in blocking system calls:
+// by the engine's choice the first GOMAXPROCS-1 users on PostgreSQL, no
+// session on MariaDB and no background job; an override applies to every
+// session, so that a figure labelled "blocking" or "poller" is that.
+func TestSocketsForUser(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	type session struct {
+		user       int
+		background bool
+	}
+	users := []session{{0, false}, {1, false}, {2, false}, {3, false}, {7, false}, {0, true}}
+	for _, tc := range []struct {
+		name, engine string
+		sockets      Sockets
+		// blocking is whether each of users has a blocking socket.
+		blocking []bool
+	}{
+		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}},
+		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}},
+		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}},
+		{"mariadb poller", "mariadb", SocketsPoller, []bool{false, false, false, false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := For("w", named{engine: tc.engine, dsn: "db"}, &Writers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Sockets = tc.sockets
+			for i, s := range users {
+				sd := d.ForUser(s.user)
+				if s.background {
+					sd = d.ForBackground()
+				}
+				if blocking := !sd.poller(); blocking != tc.blocking[i] {
+					t.Errorf("user %d (background %v): blocking %v, want %v", s.user, s.background, blocking, tc.blocking[i])
+				}
 			}
 		})
 	}
