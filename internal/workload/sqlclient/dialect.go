@@ -150,8 +150,8 @@ const (
 	SocketsByEngine Sockets = iota
 	// SocketsPoller puts every session in the poller.
 	SocketsPoller
-	// SocketsBlocking gives the sessions the engine's choice leaves in
-	// the poller for lack of a P a blocking socket.
+	// SocketsBlocking gives every session a blocking socket, to measure
+	// one kind against the other.
 	SocketsBlocking
 )
 
@@ -188,7 +188,7 @@ func (d *Dialect) poller() bool {
 	case SocketsPoller:
 		return true
 	case SocketsBlocking:
-		return d.background || d.user >= runtime.GOMAXPROCS(0)-1
+		return false
 	}
 	return d.enginePoller || d.background || d.user >= runtime.GOMAXPROCS(0)-1
 }

@@ -469,6 +469,8 @@ func TestSocketsForUser(t *testing.T) {
 	}{
 		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}},
 		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}},
+		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}},
+		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}},
 		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}},
 		{"mariadb poller", "mariadb", SocketsPoller, []bool{false, false, false, false, false, false}},
 	} {
