@@ -492,3 +492,47 @@ func TestSocketsForUser(t *testing.T) {
 		})
 	}
 }
+
+// TestPreparedLimitSendsText runs a session's statement on MariaDB with
+// max_prepared_stmt_count at 0, as a server whose limit other sessions
+// used up: the server refuses to prepare it (error 1461) and the session
+// sends it as text instead, as sysbench's --db-ps-mode=auto does.
+func TestPreparedLimitSendsText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	inst := servers.Instance(t, "mariadb")
+	db := inst.DB()
+	var limit int
+	if err := db.QueryRow("SELECT @@max_prepared_stmt_count").Scan(&limit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SET GLOBAL max_prepared_stmt_count = 0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec(fmt.Sprintf("SET GLOBAL max_prepared_stmt_count = %d", limit)); err != nil {
+			t.Errorf("restore max_prepared_stmt_count %d: %v", limit, err)
+		}
+	})
+	d, err := For("w", inst, &Writers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []struct {
+		name string
+		d    *Dialect
+	}{{"user", d.ForUser(0)}, {"background", d.ForBackground()}} {
+		t.Run(kind.name, func(t *testing.T) {
+			c, err := Connect(context.Background(), db, kind.d, metrics.NewCollector([]string{"a"}).NewRecorder())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			n, err := c.Read(context.Background(), "SELECT ? UNION ALL SELECT ?", 1, 2)
+			if err != nil || n != 2 {
+				t.Fatalf("read over the prepared statement limit: %d rows, %v; want 2 rows", n, err)
+			}
+		})
+	}
+}
