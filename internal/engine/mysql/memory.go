@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"dbio/internal/engine"
-	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
 
@@ -17,7 +16,7 @@ var (
 
 // MaxConnections implements engine.ConnectionLimit.
 func (e *Engine) MaxConnections(o engine.Options) (int, string) {
-	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+	return settingNames.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
 // ExternalMaxConnections implements engine.ExternalConnections: it
@@ -64,11 +63,9 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	if o.BufferPool > 0 {
 		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of buffer pool"
 	}
-	for k, v := range o.Settings {
-		if settingNames.Same(k, "innodb_buffer_pool_size") {
-			if n, err := units.ParseBytes(v); err == nil && n > 0 {
-				pool, what = n, units.FormatBytes(uint64(n))+" of buffer pool (setting)"
-			}
+	if v, ok := settingNames.Value(o.Settings, "innodb_buffer_pool_size"); ok {
+		if n, err := units.ParseBytes(v); err == nil && n > 0 {
+			pool, what = n, units.FormatBytes(uint64(n))+" of buffer pool (setting)"
 		}
 	}
 	need := pool + mariadbFixed + int64(conns)*mariadbPerConnection

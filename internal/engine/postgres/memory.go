@@ -21,7 +21,7 @@ var (
 
 // MaxConnections implements engine.ConnectionLimit.
 func (e *Engine) MaxConnections(o engine.Options) (int, string) {
-	return server.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+	return settingNames.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
 // ExternalMaxConnections implements engine.ExternalConnections: it
@@ -71,16 +71,14 @@ func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
 	if o.BufferPool > 0 {
 		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" of shared_buffers"
 	}
-	for k, v := range o.Settings {
-		if strings.EqualFold(k, "shared_buffers") {
-			if n, err := units.ParseBytes(v); err == nil && n > 0 {
-				// A bare number counts 8 kB blocks, as PostgreSQL reads
-				// this setting.
-				if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
-					n *= 8 << 10
-				}
-				pool, what = n, units.FormatBytes(uint64(n))+" of shared_buffers (setting)"
+	if v, ok := settingNames.Value(o.Settings, "shared_buffers"); ok {
+		if n, err := units.ParseBytes(v); err == nil && n > 0 {
+			// A bare number counts 8 kB blocks, as PostgreSQL reads
+			// this setting.
+			if strings.TrimLeft(strings.TrimSpace(v), "0123456789") == "" {
+				n *= 8 << 10
 			}
+			pool, what = n, units.FormatBytes(uint64(n))+" of shared_buffers (setting)"
 		}
 	}
 	wal := min(pool/32, 16<<20)
