@@ -270,3 +270,74 @@ func sockets(c *Conn) *sessionSockets {
 	}
 	return nil
 }
+
+// tcpPair is socketPair over TCP on the loopback, the transport of a
+// server reached by host and port.
+func tcpPair(t *testing.T) (*blockingConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	nc, err := dialBlocking(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := <-accepted
+	if peer == nil {
+		t.Fatal("accept failed")
+	}
+	c := nc.(*blockingConn)
+	t.Cleanup(func() { c.Close(); peer.Close() })
+	return c, peer
+}
+
+// TestBlockingConnWrites checks what a write to a peer that reads nothing
+// returns, on each transport: when its deadline passes, the count of
+// bytes the peer then receives (a partial write counts what the kernel
+// took, no more and no less); when the connection is closed or shut down
+// under it, at once, closed.
+func TestBlockingConnWrites(t *testing.T) {
+	for _, pair := range []struct {
+		name string
+		open func(*testing.T) (*blockingConn, net.Conn)
+	}{{"unix", socketPair}, {"tcp", tcpPair}} {
+		t.Run(pair.name+"/deadline", func(t *testing.T) {
+			c, peer := pair.open(t)
+			c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			n, err := c.Write(make([]byte, 64<<20))
+			if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= 64<<20 {
+				t.Fatalf("Write of 64 MiB to a peer reading nothing: %d bytes, %v; want part of it and a timeout", n, err)
+			}
+			c.Close()
+			got, err := io.Copy(io.Discard, peer)
+			if err != nil || got != int64(n) {
+				t.Errorf("the peer received %d bytes (%v), the write said %d", got, err, n)
+			}
+		})
+		for _, stop := range []struct {
+			name string
+			stop func(c *blockingConn)
+		}{{"close", func(c *blockingConn) { c.Close() }}, {"shutdown", (*blockingConn).shutdown}} {
+			t.Run(pair.name+"/"+stop.name, func(t *testing.T) {
+				c, _ := pair.open(t)
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.Write(make([]byte, 64<<20))
+					done <- err
+				}()
+				waitInKernel(t, c)
+				stop.stop(c)
+				if err := <-done; !errors.Is(err, net.ErrClosed) {
+					t.Errorf("blocked Write ended with %v, want %v", err, net.ErrClosed)
+				}
+			})
+		}
+	}
+}
