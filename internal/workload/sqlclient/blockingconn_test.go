@@ -19,8 +19,21 @@ import (
 // end, over a Unix socket in t's directory.
 func socketPair(t *testing.T) (*blockingConn, net.Conn) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
+	return connPair(t, "unix", filepath.Join(t.TempDir(), "s"))
+}
+
+// tcpPair is socketPair over TCP on the loopback, the transport of a
+// server reached by host and port.
+func tcpPair(t *testing.T) (*blockingConn, net.Conn) {
+	t.Helper()
+	return connPair(t, "tcp", "127.0.0.1:0")
+}
+
+// connPair dials a listener on address with a blocking connection and
+// returns both ends.
+func connPair(t *testing.T, network, address string) (*blockingConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +43,7 @@ func socketPair(t *testing.T) (*blockingConn, net.Conn) {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	nc, err := dialBlocking(context.Background(), "unix", path)
+	nc, err := dialBlocking(context.Background(), network, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,33 +282,6 @@ func sockets(c *Conn) *sessionSockets {
 		return l.sockets
 	}
 	return nil
-}
-
-// tcpPair is socketPair over TCP on the loopback, the transport of a
-// server reached by host and port.
-func tcpPair(t *testing.T) (*blockingConn, net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	nc, err := dialBlocking(context.Background(), "tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	peer := <-accepted
-	if peer == nil {
-		t.Fatal("accept failed")
-	}
-	c := nc.(*blockingConn)
-	t.Cleanup(func() { c.Close(); peer.Close() })
-	return c, peer
 }
 
 // TestBlockingConnWrites checks what a write to a peer that reads nothing
