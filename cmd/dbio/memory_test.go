@@ -50,11 +50,11 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 		// settings make the engine do that I/O in a short run.
 		settings []string
 	}{
-		{"postgres", true, []string{results.MetricDBSyncAwait, results.MetricDBLogWriteAwait}, nil},
+		{"postgres", true, []string{results.DBWaitSync.Await(), results.DBWaitLogWrite.Await()}, nil},
 		// MariaDB times its data file syncs (not its redo log's): InnoDB
 		// syncs them when its page cleaner flushes, which a few seconds of
 		// a loaded machine may not reach unless no dirty page may wait.
-		{"mariadb", false, []string{results.MetricDBDataSyncAwait}, []string{"--setting", "innodb_max_dirty_pages_pct=0"}},
+		{"mariadb", false, []string{results.DBWaitDataSync.Await()}, []string{"--setting", "innodb_max_dirty_pages_pct=0"}},
 	}
 	for _, tt := range tests {
 		name := tt.engine

@@ -176,3 +176,42 @@ func TestABSignificanceOnKnownCases(t *testing.T) {
 		})
 	}
 }
+
+// TestABNoChangePct pins when ab.json says no change in % is computed
+// (no_change_pct): A's median is 0, or a side is under the metric's floor;
+// then improvement_pct is 0 and only the differential stands. Elsewhere
+// the change is in %, its sign by which way is better.
+func TestABNoChangePct(t *testing.T) {
+	higher := Metric{ID: "tps", Better: Higher}
+	lower := Metric{ID: "latency", Better: Lower, Floor: 0.01}
+	for _, tc := range []struct {
+		name         string
+		m            Metric
+		a, b         []float64
+		noChange     bool
+		improvement  float64
+		differential float64
+	}{
+		{"higher is better, B higher", higher, []float64{100, 100, 100}, []float64{110, 110, 110}, false, 10, 10},
+		{"higher is better, B lower", higher, []float64{100, 100, 100}, []float64{80, 80, 80}, false, -20, -20},
+		{"lower is better, B lower", lower, []float64{2, 2, 2}, []float64{1.5, 1.5, 1.5}, false, 25, -0.5},
+		{"same on both sides", higher, []float64{5, 5, 5}, []float64{5, 5, 5}, false, 0, 0},
+		{"A is zero", higher, []float64{0, 0, 0}, []float64{4, 4, 4}, true, 0, 4},
+		{"A under the floor", lower, []float64{0.005, 0.005, 0.005}, []float64{1, 1, 1}, true, 0, 0.995},
+		{"B under the floor", lower, []float64{1, 1, 1}, []float64{0.001, 0.001, 0.001}, true, 0, -0.999},
+		{"both at the floor", lower, []float64{0.01, 0.01, 0.01}, []float64{0.02, 0.02, 0.02}, false, -100, 0.01},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := abMetric(tc.m, tc.a, tc.b)
+			if got.NoChangePct != tc.noChange {
+				t.Errorf("no_change_pct %v, want %v", got.NoChangePct, tc.noChange)
+			}
+			if math.Abs(got.ImprovementPct-tc.improvement) > 1e-9 {
+				t.Errorf("improvement %g %%, want %g %%", got.ImprovementPct, tc.improvement)
+			}
+			if math.Abs(got.Differential-tc.differential) > 1e-9 {
+				t.Errorf("differential %g, want %g", got.Differential, tc.differential)
+			}
+		})
+	}
+}

@@ -19,16 +19,25 @@ type DBWaitKind struct {
 	What string
 }
 
-// DBWaitKinds are the kinds of database-seen I/O waits, in the order they
-// are shown.
+// dbWaitTitles name each kind of results.DBWaitKinds for a reader and
+// say what the engines time under it.
+var dbWaitTitles = map[results.DBWaitKind][2]string{
+	results.DBWaitRead:     {"read", "data file reads (pages not in the engine's cache)"},
+	results.DBWaitWrite:    {"write", "data file writes (InnoDB: the time to submit its asynchronous writes, not their completion)"},
+	results.DBWaitLogWrite: {"log write", "WAL / redo log writes"},
+	results.DBWaitSync:     {"log sync", "WAL / redo log syncs, what a commit waits for"},
+	results.DBWaitDataSync: {"data sync", "data file syncs (InnoDB: with the few other file operations performance_schema counts with them)"},
+}
+
+// DBWaitKinds are the kinds of database-seen I/O waits (results.DBWaitKinds),
+// in the order they are shown, with their titles.
 func DBWaitKinds() []DBWaitKind {
-	return []DBWaitKind{
-		{"read", "read", "data file reads (pages not in the engine's cache)"},
-		{"write", "write", "data file writes (InnoDB: the time to submit its asynchronous writes, not their completion)"},
-		{"log_write", "log write", "WAL / redo log writes"},
-		{"sync", "log sync", "WAL / redo log syncs, what a commit waits for"},
-		{"data_sync", "data sync", "data file syncs (InnoDB: with the few other file operations performance_schema counts with them)"},
+	var out []DBWaitKind
+	for _, k := range results.DBWaitKinds() {
+		t := dbWaitTitles[k]
+		out = append(out, DBWaitKind{Key: string(k), Title: t[0], What: t[1]})
 	}
+	return out
 }
 
 // DBWait is a step's mean wait per operation of a kind, in ms, as the
@@ -37,12 +46,14 @@ func DBWaitKinds() []DBWaitKind {
 // only the per-second means, their mean. NaN when the engine did not time
 // that kind or the step had no such operation.
 func DBWait(s results.Step, kind string) float64 {
-	ops := s.Telemetry.Mean("engine_db_" + kind + "_ops_per_s")
-	wait := s.Telemetry.Mean("engine_db_" + kind + "_wait_ms_per_s")
+	k := results.DBWaitKind(kind)
+	opsRate, waitRate := k.Rates()
+	ops := s.Telemetry.Mean(opsRate)
+	wait := s.Telemetry.Mean(waitRate)
 	if ops > 0 && !math.IsNaN(wait) {
 		return wait / ops
 	}
-	return s.Telemetry.Mean("db_" + kind + "_await_ms")
+	return s.Telemetry.Mean(k.Await())
 }
 
 // DBWaitRecorded says which kinds any of the steps has a figure for.

@@ -46,3 +46,17 @@ func TestDBWait(t *testing.T) {
 		t.Errorf("metric id %s", id)
 	}
 }
+
+// TestDBWaitKindsTitled: every kind the engines record has a title and a
+// description, in results' order, so that a kind added there is shown.
+func TestDBWaitKindsTitled(t *testing.T) {
+	kinds := DBWaitKinds()
+	if len(kinds) != len(results.DBWaitKinds()) {
+		t.Fatalf("%d kinds shown, %d recorded", len(kinds), len(results.DBWaitKinds()))
+	}
+	for i, k := range kinds {
+		if k.Key != string(results.DBWaitKinds()[i]) || k.Title == "" || k.What == "" {
+			t.Errorf("kind %d: %+v", i, k)
+		}
+	}
+}

@@ -189,32 +189,6 @@ const (
 	CacheMissReads = "cache_miss_reads"
 )
 
-// Engine-neutral counter names for the I/O waits the engine measured
-// itself, as the database saw them (PostgreSQL's track_io_timing and
-// track_wal_io_timing, MariaDB's performance_schema file waits): for each
-// kind of operation, how many there were (<kind>_ops) and the milliseconds
-// spent waiting for them (<kind>_wait_ms), both cumulative. The sampler
-// turns each pair into the second's mean wait per operation.
-const (
-	// DBReadOps and DBReadWaitMs are reads of data files.
-	DBReadOps    = "db_read_ops"
-	DBReadWaitMs = "db_read_wait_ms"
-	// DBWriteOps and DBWriteWaitMs are writes of data files.
-	DBWriteOps    = "db_write_ops"
-	DBWriteWaitMs = "db_write_wait_ms"
-	// DBLogWriteOps and DBLogWriteWaitMs are writes of the WAL / redo log.
-	DBLogWriteOps    = "db_log_write_ops"
-	DBLogWriteWaitMs = "db_log_write_wait_ms"
-	// DBSyncOps and DBSyncWaitMs are syncs of the WAL / redo log: what a
-	// commit waits for.
-	DBSyncOps    = "db_sync_ops"
-	DBSyncWaitMs = "db_sync_wait_ms"
-	// DBDataSyncOps and DBDataSyncWaitMs are syncs of data files, when
-	// written pages are made durable (a checkpoint, InnoDB's page flushing).
-	DBDataSyncOps    = "db_data_sync_ops"
-	DBDataSyncWaitMs = "db_data_sync_wait_ms"
-)
-
 // MemoryNeeds is implemented by server engines that can say how much memory
 // their server needs at least to start with the given options and serve
 // conns connections (its buffer pool, shared memory, its own processes or

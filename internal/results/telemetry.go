@@ -5,24 +5,53 @@ import (
 	"strings"
 )
 
-// Database-seen I/O latency: the per-second metrics of the waits the engine
-// measured itself, each the second's mean wait per operation in ms, absent
-// in a second without such operations. Beside each, the sampler records the
-// engine counters it comes from as rates, engine_<kind>_ops_per_s and
-// engine_<kind>_wait_ms_per_s, whose step means give the step's mean wait.
+// DBWaitKind is a kind of I/O a database engine times itself, as the
+// database saw it (PostgreSQL's track_io_timing and track_wal_io_timing,
+// MariaDB's performance_schema file waits), named as the recorded names
+// spell it: "sync" in db_sync_await_ms. This is the one list of them: the
+// engines name their counters by it, analysis reads the recorded figures
+// by it.
+type DBWaitKind string
+
+// The kinds of database-seen I/O waits.
 const (
-	// MetricDBReadAwait is the mean wait of a data file read.
-	MetricDBReadAwait = "db_read_await_ms"
-	// MetricDBWriteAwait is the mean wait of a data file write.
-	MetricDBWriteAwait = "db_write_await_ms"
-	// MetricDBLogWriteAwait is the mean wait of a WAL / redo log write.
-	MetricDBLogWriteAwait = "db_log_write_await_ms"
-	// MetricDBSyncAwait is the mean wait of a WAL / redo log sync: what a
-	// commit waits for.
-	MetricDBSyncAwait = "db_sync_await_ms"
-	// MetricDBDataSyncAwait is the mean wait of a data file sync.
-	MetricDBDataSyncAwait = "db_data_sync_await_ms"
+	// DBWaitRead is reads of data files.
+	DBWaitRead DBWaitKind = "read"
+	// DBWaitWrite is writes of data files.
+	DBWaitWrite DBWaitKind = "write"
+	// DBWaitLogWrite is writes of the WAL / redo log.
+	DBWaitLogWrite DBWaitKind = "log_write"
+	// DBWaitSync is syncs of the WAL / redo log: what a commit waits for.
+	DBWaitSync DBWaitKind = "sync"
+	// DBWaitDataSync is syncs of data files, when written pages are made
+	// durable (a checkpoint, InnoDB's page flushing).
+	DBWaitDataSync DBWaitKind = "data_sync"
 )
+
+// DBWaitKinds are the kinds, in the order they are shown.
+func DBWaitKinds() []DBWaitKind {
+	return []DBWaitKind{DBWaitRead, DBWaitWrite, DBWaitLogWrite, DBWaitSync, DBWaitDataSync}
+}
+
+// Counters are the names of the engine's cumulative counters of the kind:
+// how many operations there were (db_<kind>_ops) and the milliseconds
+// spent waiting for them (db_<kind>_wait_ms). The sampler turns each pair
+// into the second's mean wait per operation (Await) and records both as
+// rates (Rates).
+func (k DBWaitKind) Counters() (ops, waitMs string) {
+	return "db_" + string(k) + "_ops", "db_" + string(k) + "_wait_ms"
+}
+
+// Await is the per-second metric of the kind: the second's mean wait per
+// operation in ms, absent in a second without such operations.
+func (k DBWaitKind) Await() string { return "db_" + string(k) + "_await_ms" }
+
+// Rates are the per-second metrics of the kind's counters, whose step
+// means give the step's mean wait.
+func (k DBWaitKind) Rates() (opsPerS, waitMsPerS string) {
+	ops, wait := k.Counters()
+	return "engine_" + ops + "_per_s", "engine_" + wait + "_per_s"
+}
 
 // The server's memory cgroup (--server-memory): levels in MB (10^6 bytes)
 // at each second, and the rates of the counters that show its cap binding.

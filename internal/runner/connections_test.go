@@ -49,7 +49,7 @@ func TestConnectionProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := connectionProblems(flagForm, tc.eng, engine.Options{Settings: tc.settings}, tc.w, tc.users, tc.openLoop)
+			errs := connectionProblems(flagForm, tc.eng, engine.Options{Settings: tc.settings}, userLoadOf(tc.w, tc.users, tc.openLoop))
 			var all []string
 			for _, e := range errs {
 				all = append(all, e.Error())
@@ -97,5 +97,38 @@ func TestExternalServerLimitCheckedBeforeAnythingIsWritten(t *testing.T) {
 	var exists bool
 	if err := server.DB().QueryRow("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'dbio_ext_refused')").Scan(&exists); err != nil || exists {
 		t.Errorf("the refused run created its database on the server (exists %v, %v)", exists, err)
+	}
+}
+
+// askedPools is a TPC-C workload that counts how often each step's pool
+// is asked for.
+type askedPools struct {
+	*tpcc.Workload
+	asked map[int]int
+}
+
+func (w askedPools) Pool(terminals int) int {
+	w.asked[terminals]++
+	return w.Workload.Pool(terminals)
+}
+
+// The preflight asks the workload for each user count's pool once, and
+// every check reads that answer: the connections counted, the open-loop
+// check and the problem's wording agree by construction.
+func TestPoolAskedOncePerUserCount(t *testing.T) {
+	pg := postgres.New("postgres", execx.Real{}, "/proc")
+	pool := 400
+	for _, openLoop := range []bool{false, true} {
+		w := askedPools{tpcc.New(tpcc.Config{Warehouses: 40, KeyingThinking: true, Pool: &pool}), map[int]int{}}
+		users := []int{200, 400, 200, 800}
+		errs := connectionProblems(flagForm, pg, engine.Options{}, userLoadOf(w, users, openLoop))
+		if len(errs) == 0 {
+			t.Errorf("open loop %v: a pool of 400 on a server taking 300 passed", openLoop)
+		}
+		for _, u := range []int{200, 400, 800} {
+			if w.asked[u] != 1 {
+				t.Errorf("open loop %v: the pool of %d terminals asked %d times, want once", openLoop, u, w.asked[u])
+			}
+		}
 	}
 }

@@ -158,6 +158,15 @@ func samePath(a, b string) bool {
 // on the data target and for the results (added up when they share a
 // filesystem; the database a fresh run replaces counts as free).
 func Preflight(p Plan, sys target.SysFS) error {
+	return preflight(p, p.userLoad(), sys)
+}
+
+// userLoad is p's steps of users, their pools asked of the workload.
+func (p Plan) userLoad() userLoad {
+	return userLoadOf(p.Workload, p.Users, p.Pacing != nil || p.Goal != nil)
+}
+
+func preflight(p Plan, load userLoad, sys target.SysFS) error {
 	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
 		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
 	if p.Noisy != nil {
@@ -173,10 +182,8 @@ func Preflight(p Plan, sys target.SysFS) error {
 	if p.Steady != nil {
 		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
 	}
-	openLoop := p.Pacing != nil || p.Goal != nil
-	conns := connections(p.Workload, p.Users, openLoop)
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, conns, p.servers(), memlimit.SystemHost(sys.Sys))...)
-	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, p.Workload, p.Users, openLoop)...)
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, load.connections(), p.servers(), memlimit.SystemHost(sys.Sys))...)
+	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, load)...)
 	return problems(list)
 }
 
@@ -189,23 +196,43 @@ func (p Plan) servers() int {
 	return 1
 }
 
+// userLoad is a plan's steps of users as the server sees them: each
+// step's user count and the transaction monitor's pool its terminals
+// share, asked of the workload once per user count (0: a connection per
+// user, as for a workload without a monitor or an open-loop run).
+type userLoad struct {
+	users    []int
+	openLoop bool
+	pools    map[int]int
+}
+
+func userLoadOf(w workload.Workload, users []int, openLoop bool) userLoad {
+	l := userLoad{users: users, openLoop: openLoop, pools: map[int]int{}}
+	if m, ok := w.(workload.Monitored); ok {
+		for _, u := range users {
+			if _, asked := l.pools[u]; !asked {
+				l.pools[u] = m.Pool(u)
+			}
+		}
+	}
+	return l
+}
+
 // connections is how many connections dbio opens to a server at most
 // while users run: one per user, or the transaction monitor's pool when
 // terminals share connections, and the one its counters are read on.
-func connections(w workload.Workload, users []int, openLoop bool) int {
+func (l userLoad) connections() int {
 	most := 0
-	for _, u := range users {
-		most = max(most, userConnections(w, u, openLoop))
+	for _, u := range l.users {
+		most = max(most, l.stepConnections(u))
 	}
 	return most + 1
 }
 
-// userConnections is how many connections a step of users opens.
-func userConnections(w workload.Workload, users int, openLoop bool) int {
-	if m, ok := w.(workload.Monitored); ok && !openLoop {
-		if pool := m.Pool(users); pool > 0 {
-			return pool
-		}
+// stepConnections is how many connections a step of users opens.
+func (l userLoad) stepConnections(users int) int {
+	if pool := l.pools[users]; pool > 0 && !l.openLoop {
+		return pool
 	}
 	return users
 }
@@ -226,7 +253,7 @@ func keyForm(name string) string {
 // managed server's limit is checked by connectionProblems. A server that
 // cannot be asked is not held against the run here: starting the run
 // connects again, and says why it cannot.
-func externalConnectionProblems(ctx context.Context, p Plan, getenv func(string) string) error {
+func externalConnectionProblems(ctx context.Context, p Plan, load userLoad, getenv func(string) string) error {
 	ec, ok := p.Engine.(engine.ExternalConnections)
 	if !ok || p.EngineOptions.DSN == "" || p.Workload == nil || len(p.Users) == 0 {
 		return nil
@@ -239,9 +266,8 @@ func externalConnectionProblems(ctx context.Context, p Plan, getenv func(string)
 	if err != nil {
 		return nil
 	}
-	openLoop := p.Pacing != nil || p.Goal != nil
-	if need := connections(p.Workload, p.Users, openLoop); need > limit {
-		return &Problems{List: []error{tooManyConnections(flagForm, p.Workload, p.Users, openLoop, need, limit, "as the server at --dsn says",
+	if need := load.connections(); need > limit {
+		return &Problems{List: []error{tooManyConnections(flagForm, load, need, limit, "as the server at --dsn says",
 			fmt.Sprintf("raise the server's max_connections to at least %d in its own configuration", need))}}
 	}
 	return nil
@@ -253,23 +279,22 @@ func externalConnectionProblems(ctx context.Context, p Plan, getenv func(string)
 // max_connections as dbio will configure it, or as a setting gives it).
 // An external server's limit is asked of it before the run writes
 // anything (see externalConnectionProblems).
-func connectionProblems(name func(string) string, e engine.Engine, o engine.Options, w workload.Workload, users []int, openLoop bool) []error {
+func connectionProblems(name func(string) string, e engine.Engine, o engine.Options, load userLoad) []error {
 	var out []error
-	m, monitored := w.(workload.Monitored)
-	for _, u := range users {
-		if monitored && openLoop {
-			if pool := m.Pool(u); pool > 0 && pool < u {
+	for _, u := range load.users {
+		if load.openLoop {
+			if pool := load.pools[u]; pool > 0 && pool < u {
 				out = append(out, fmt.Errorf("%s %d: an open-loop run (a rate or a goal) gives each of its %d terminals a schedule and a connection of its own: drop %s, or the rate", name("pool"), pool, u, name("pool")))
 			}
 		}
 	}
 	lim, ok := e.(engine.ConnectionLimit)
-	if !ok || o.DSN != "" || len(users) == 0 {
+	if !ok || o.DSN != "" || len(load.users) == 0 {
 		return out
 	}
 	limit, from := lim.MaxConnections(o)
-	if need := connections(w, users, openLoop); need > limit {
-		out = append(out, tooManyConnections(name, w, users, openLoop, need, limit, from, fmt.Sprintf("raise max_connections (%s max_connections=%d)", name("setting"), need)))
+	if need := load.connections(); need > limit {
+		out = append(out, tooManyConnections(name, load, need, limit, from, fmt.Sprintf("raise max_connections (%s max_connections=%d)", name("setting"), need)))
 	}
 	return out
 }
@@ -277,10 +302,10 @@ func connectionProblems(name func(string) string, e engine.Engine, o engine.Opti
 // tooManyConnections says which setting asks for need connections, more
 // than the limit a server accepts (from says where that limit comes from),
 // and what to change; raise is how to raise the limit itself.
-func tooManyConnections(name func(string) string, w workload.Workload, users []int, openLoop bool, need, limit int, from, raise string) error {
-	most := slices.Max(users)
-	conns := userConnections(w, most, openLoop)
-	if m, ok := w.(workload.Monitored); ok && !openLoop && m.Pool(most) > 0 {
+func tooManyConnections(name func(string) string, load userLoad, need, limit int, from, raise string) error {
+	most := slices.Max(load.users)
+	conns := load.stepConnections(most)
+	if !load.openLoop && load.pools[most] > 0 {
 		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or %s",
 			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, raise)
 	}
@@ -421,10 +446,11 @@ func LockTargets(sys target.SysFS, paths []string, create bool, h target.Holder)
 // max_connections, then the targets taken for the whole run (unless the
 // caller holds them already).
 func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err error) {
-	if err := Preflight(p, env.SysFS); err != nil {
+	load := p.userLoad()
+	if err := preflight(p, load, env.SysFS); err != nil {
 		return nil, err
 	}
-	if err := externalConnectionProblems(ctx, p, env.Getenv); err != nil {
+	if err := externalConnectionProblems(ctx, p, load, env.Getenv); err != nil {
 		return nil, err
 	}
 	if p.TargetsHeld {
@@ -492,7 +518,7 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	options := engine.Options{BufferPool: eo.BufferPool, ServerMemory: eo.ServerMemory, Settings: eo.Settings}
 	servers := p.servers()
 	if eo.DSN == "" && p.Engine != nil {
-		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, connections(nil, p.Users, false), servers,
+		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, userLoadOf(nil, p.Users, false).connections(), servers,
 			memlimit.SystemHost(sys.Sys))...)
 	}
 	if eo.DSN != "" && p.Engine != nil {
@@ -501,8 +527,7 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	if len(ps) > 0 || eo.DSN != "" || p.Workload == nil {
 		return list
 	}
-	openLoop := p.Pacing != nil || p.Goal != nil
-	for _, e := range connectionProblems(keyForm, p.Engine, engine.Options{Settings: eo.Settings}, p.Workload, p.Users, openLoop) {
+	for _, e := range connectionProblems(keyForm, p.Engine, engine.Options{Settings: eo.Settings}, p.userLoad()) {
 		list = append(list, fmt.Errorf("run %s: %w", name, e))
 	}
 	if p.SpaceNeeded > 0 {

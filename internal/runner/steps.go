@@ -118,7 +118,7 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 		if p := st.s.Pacing; p != nil {
 			load.rate = p.offered(users)
 		}
-		load.name, load.terminals = st.stepName(users, load.rate)
+		load.name, load.pool = st.stepName(users, load.rate)
 		step, err := st.runStep(ctx, i, load, bg)
 		if step != nil {
 			if werr := st.finishStep(i, step); werr != nil && err == nil {
@@ -187,12 +187,13 @@ func (st *stepper) finishStep(i int, r *stepResult) error {
 
 // stepLoad is what one step runs: its users and name, and the total
 // offered rate in transactions per second when it runs open loop (0:
-// closed loop); terminals says its users are terminals sharing a pool.
+// closed loop); pool is the transaction monitor's pool its users share as
+// terminals, 0 when each has a connection of its own.
 type stepLoad struct {
-	users     int
-	name      string
-	rate      float64
-	terminals bool
+	users int
+	name  string
+	rate  float64
+	pool  int
 }
 
 // stepName names a step of users by what they are: "users-8", or
@@ -200,11 +201,14 @@ type stepLoad struct {
 // (a few connections serve them, so "users" would read as connections).
 // Results written before this naming keep their "users-N" steps; readers
 // tell terminals by the step's pacing record (results.Step.Terminals).
-func (st *stepper) stepName(users int, rate float64) (string, bool) {
-	if m, ok := st.s.Workload.(workload.Monitored); ok && rate == 0 && m.Pool(users) > 0 {
-		return fmt.Sprintf("terminals-%d", users), true
+// The pool, asked of the workload here, is the step's (see stepLoad).
+func (st *stepper) stepName(users int, rate float64) (string, int) {
+	if m, ok := st.s.Workload.(workload.Monitored); ok && rate == 0 {
+		if pool := m.Pool(users); pool > 0 {
+			return fmt.Sprintf("terminals-%d", users), pool
+		}
 	}
-	return fmt.Sprintf("users-%d", users), false
+	return fmt.Sprintf("users-%d", users), 0
 }
 
 // runStep starts the step's sessions, ramps up, measures, and stops them. A
@@ -242,15 +246,13 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 	}
 	// offered is the step's offered rate: the schedule's, or what its
 	// terminals' keying and think times allow when they share a pool.
-	offered, pool := load.rate, 0
-	if m, ok := s.Workload.(workload.Monitored); ok && load.rate == 0 {
-		if pool = m.Pool(users); pool > 0 {
-			// To the thousandth of a transaction per second: a rate the
-			// pacing allows, not one a user typed, shown briefly.
-			offered = math.Round(float64(users)*m.TerminalRate()*1000) / 1000
-			if set, err = st.monitorSet(m, users, pool, col); err != nil {
-				return nil, fmt.Errorf("step %s: %w", name, err)
-			}
+	offered, pool := load.rate, load.pool
+	if m, ok := s.Workload.(workload.Monitored); ok && pool > 0 {
+		// To the thousandth of a transaction per second: a rate the
+		// pacing allows, not one a user typed, shown briefly.
+		offered = math.Round(float64(users)*m.TerminalRate()*1000) / 1000
+		if set, err = st.monitorSet(m, users, pool, col); err != nil {
+			return nil, fmt.Errorf("step %s: %w", name, err)
 		}
 	}
 	load.rate = offered
@@ -515,7 +517,7 @@ func (st *stepper) showProgress(i int, load stepLoad, phase string, elapsed, rem
 	// The steps after this one each take a ramp-up and a measurement.
 	later := time.Duration(st.stepCount()-i-1) * (st.s.RampUp + st.s.Step)
 	st.progress.Update(progress.Status{
-		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Terminals: load.terminals, Phase: phase,
+		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Terminals: load.pool > 0, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, RunRemaining: remaining + later, Figures: figs,
 	}, st.rec.Now())
 }

@@ -58,6 +58,7 @@ func errno(err error) uint16 {
 	return 0
 }
 
-// TooManyPrepared reports a server refusing another prepared statement
-// (MariaDB's max_prepared_stmt_count, error 1461).
-func TooManyPrepared(err error) bool { return errno(err) == 1461 }
+// TooManyPrepared reports the server refusing another prepared statement
+// (MariaDB's max_prepared_stmt_count, error 1461): client sessions then
+// send that statement as text (sqlclient asks the instance for this).
+func (in *Instance) TooManyPrepared(err error) bool { return errno(err) == 1461 }

@@ -34,7 +34,7 @@ func TestClassifyError(t *testing.T) {
 			t.Errorf("%v classified %d, want %d", tt.err, got, tt.want)
 		}
 	}
-	if !TooManyPrepared(wrap(&mysqldrv.MySQLError{Number: 1461})) || TooManyPrepared(errors.New("x")) {
+	if !in.TooManyPrepared(wrap(&mysqldrv.MySQLError{Number: 1461})) || in.TooManyPrepared(errors.New("x")) {
 		t.Error("TooManyPrepared")
 	}
 }

@@ -33,7 +33,7 @@ type Engine struct {
 // which binary is preferred when both are.
 func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
-	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: name,
+	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: name, Settings: settingNames,
 		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
 		StandardDirs: func() []string { return standardDirs }})
 	return e

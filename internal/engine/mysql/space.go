@@ -52,16 +52,11 @@ func (e *Engine) SpaceNeed(o engine.Options, _ uint64) []engine.EngineFiles {
 	if e.Name() == string(mysql) {
 		redo.Bytes, redo.What = mysqlRedo, "MySQL's redo log (innodb_redo_log_capacity's default)"
 	}
-	for k, v := range o.Settings {
-		n, err := units.ParseBytes(v)
-		if err != nil || n <= 0 {
-			continue
-		}
-		switch {
-		case settingNames.Same(k, "innodb_log_file_size"):
-			redo.Bytes, redo.What = uint64(n), "the redo log (innodb_log_file_size setting)"
-		case settingNames.Same(k, "innodb_redo_log_capacity"):
-			redo.Bytes, redo.What = uint64(n), "the redo log (innodb_redo_log_capacity setting)"
+	for _, name := range []string{"innodb_log_file_size", "innodb_redo_log_capacity"} {
+		if v, ok := settingNames.Value(o.Settings, name); ok {
+			if n, err := units.ParseBytes(v); err == nil && n > 0 {
+				redo.Bytes, redo.What = uint64(n), "the redo log ("+name+" setting)"
+			}
 		}
 	}
 	files := []engine.EngineFiles{redo, {Bytes: innodbSystemFiles, What: innodbSystemFilesW}}
@@ -81,8 +76,8 @@ func undoGrowth(o engine.Options) engine.EngineFiles {
 			mb, from = n, preallocateSetting.Value+"M with --preallocate"
 		}
 	}
-	for k, v := range o.Settings {
-		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil && n > 0 && settingNames.Same(k, "innodb_autoextend_increment") {
+	if v, ok := settingNames.Value(o.Settings, "innodb_autoextend_increment"); ok {
+		if n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
 			mb, from = n, v+"M as set"
 		}
 	}

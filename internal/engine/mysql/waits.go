@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
-	"dbio/internal/engine"
+	"dbio/internal/results"
 )
 
 // fileWaitSettings turn on performance_schema's timing of InnoDB's file
@@ -78,14 +78,18 @@ func readWaits(ctx context.Context, db *sql.DB, m map[string]float64) error {
 		if err := rows.Scan(&name, &reads, &readPs, &writes, &writePs, &misc, &miscPs); err != nil {
 			return fmt.Errorf("performance_schema file waits: %w", err)
 		}
+		put := func(kind results.DBWaitKind, ops, waitPs float64) {
+			opsName, waitName := kind.Counters()
+			m[opsName], m[waitName] = ops, waitPs/picosPerMs
+		}
 		switch name {
 		case dataFile:
-			m[engine.DBReadOps], m[engine.DBReadWaitMs] = reads, readPs/picosPerMs
-			m[engine.DBWriteOps], m[engine.DBWriteWaitMs] = writes, writePs/picosPerMs
-			m[engine.DBDataSyncOps], m[engine.DBDataSyncWaitMs] = misc, miscPs/picosPerMs
+			put(results.DBWaitRead, reads, readPs)
+			put(results.DBWaitWrite, writes, writePs)
+			put(results.DBWaitDataSync, misc, miscPs)
 		case logFile:
-			m[engine.DBLogWriteOps], m[engine.DBLogWriteWaitMs] = writes, writePs/picosPerMs
-			m[engine.DBSyncOps], m[engine.DBSyncWaitMs] = misc, miscPs/picosPerMs
+			put(results.DBWaitLogWrite, writes, writePs)
+			put(results.DBWaitSync, misc, miscPs)
 		}
 	}
 	return rows.Err()

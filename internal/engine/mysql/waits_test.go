@@ -15,6 +15,7 @@ import (
 	"dbio/internal/engine/server"
 	"dbio/internal/iolimit"
 	"dbio/internal/memlimit"
+	"dbio/internal/results"
 	"dbio/internal/smallfs"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -69,7 +70,9 @@ func dataSyncWaits(t *testing.T, in *Instance, n int) (syncs, ms, writes float64
 		t.Fatal(err)
 	}
 	d := func(name string) float64 { return after[name] - before[name] }
-	return d(engine.DBDataSyncOps), d(engine.DBDataSyncWaitMs), d(engine.DBWriteOps)
+	syncOps, syncWait := results.DBWaitDataSync.Counters()
+	writeOps, _ := results.DBWaitWrite.Counters()
+	return d(syncOps), d(syncWait), d(writeOps)
 }
 
 // The data file syncs MariaDB waited for are recorded (performance_schema;

@@ -32,7 +32,7 @@ type Engine struct {
 // (normally /proc).
 func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
-	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: "postgres",
+	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: "postgres", Settings: settingNames,
 		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
 		StandardDirs: func() []string { return debianBinDirs("/usr/lib/postgresql") }})
 	return e

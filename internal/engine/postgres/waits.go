@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"dbio/internal/engine"
+	"dbio/internal/results"
 )
 
 // ioTimingSettings turn on the server's own timing of its I/O, which the
@@ -44,8 +44,9 @@ type waits struct {
 func waitsFor(versionNum int, ioTiming, walTiming bool) waits {
 	var cols []string
 	var names []string
-	add := func(ops, ms string, opsName, msName string) {
+	add := func(ops, ms string, kind results.DBWaitKind) {
 		cols = append(cols, "("+ops+")::float8", "("+ms+")::float8")
+		opsName, msName := kind.Counters()
 		names = append(names, opsName, msName)
 	}
 	if ioTiming {
@@ -54,22 +55,22 @@ func waitsFor(versionNum int, ioTiming, walTiming bool) waits {
 			io := func(col string) string {
 				return "SELECT sum(" + col + ") FROM pg_stat_io WHERE object = 'relation'"
 			}
-			add(io("reads"), io("read_time"), engine.DBReadOps, engine.DBReadWaitMs)
-			add(io("writes"), io("write_time"), engine.DBWriteOps, engine.DBWriteWaitMs)
-			add(io("fsyncs"), io("fsync_time"), engine.DBDataSyncOps, engine.DBDataSyncWaitMs)
+			add(io("reads"), io("read_time"), results.DBWaitRead)
+			add(io("writes"), io("write_time"), results.DBWaitWrite)
+			add(io("fsyncs"), io("fsync_time"), results.DBWaitDataSync)
 		default:
-			add("SELECT sum(blks_read) FROM pg_stat_database", "SELECT sum(blk_read_time) FROM pg_stat_database", engine.DBReadOps, engine.DBReadWaitMs)
+			add("SELECT sum(blks_read) FROM pg_stat_database", "SELECT sum(blk_read_time) FROM pg_stat_database", results.DBWaitRead)
 		}
 	}
 	if walTiming {
 		switch {
 		case versionNum >= 180000:
 			wal := func(col string) string { return "SELECT sum(" + col + ") FROM pg_stat_io WHERE object = 'wal'" }
-			add(wal("writes"), wal("write_time"), engine.DBLogWriteOps, engine.DBLogWriteWaitMs)
-			add(wal("fsyncs"), wal("fsync_time"), engine.DBSyncOps, engine.DBSyncWaitMs)
+			add(wal("writes"), wal("write_time"), results.DBWaitLogWrite)
+			add(wal("fsyncs"), wal("fsync_time"), results.DBWaitSync)
 		case versionNum >= 140000:
-			add("SELECT wal_write FROM pg_stat_wal", "SELECT wal_write_time FROM pg_stat_wal", engine.DBLogWriteOps, engine.DBLogWriteWaitMs)
-			add("SELECT wal_sync FROM pg_stat_wal", "SELECT wal_sync_time FROM pg_stat_wal", engine.DBSyncOps, engine.DBSyncWaitMs)
+			add("SELECT wal_write FROM pg_stat_wal", "SELECT wal_write_time FROM pg_stat_wal", results.DBWaitLogWrite)
+			add("SELECT wal_sync FROM pg_stat_wal", "SELECT wal_sync_time FROM pg_stat_wal", results.DBWaitSync)
 		}
 	}
 	if len(cols) == 0 {

@@ -15,6 +15,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
+	"dbio/internal/results"
 	"dbio/internal/smallfs"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -27,13 +28,13 @@ func TestWaitsQueryByVersion(t *testing.T) {
 		want     []string
 		contains string
 	}{
-		{150004, true, true, []string{engine.DBReadOps, engine.DBReadWaitMs,
-			engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "pg_stat_wal"},
-		{150004, false, true, []string{engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "wal_sync_time"},
-		{130000, true, false, []string{engine.DBReadOps, engine.DBReadWaitMs}, "blk_read_time"},
-		{160000, true, true, []string{engine.DBReadOps, engine.DBReadWaitMs, engine.DBWriteOps, engine.DBWriteWaitMs,
-			engine.DBDataSyncOps, engine.DBDataSyncWaitMs, engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "pg_stat_io"},
-		{180000, false, true, []string{engine.DBLogWriteOps, engine.DBLogWriteWaitMs, engine.DBSyncOps, engine.DBSyncWaitMs}, "object = 'wal'"},
+		{150004, true, true, []string{"db_read_ops", "db_read_wait_ms",
+			"db_log_write_ops", "db_log_write_wait_ms", "db_sync_ops", "db_sync_wait_ms"}, "pg_stat_wal"},
+		{150004, false, true, []string{"db_log_write_ops", "db_log_write_wait_ms", "db_sync_ops", "db_sync_wait_ms"}, "wal_sync_time"},
+		{130000, true, false, []string{"db_read_ops", "db_read_wait_ms"}, "blk_read_time"},
+		{160000, true, true, []string{"db_read_ops", "db_read_wait_ms", "db_write_ops", "db_write_wait_ms",
+			"db_data_sync_ops", "db_data_sync_wait_ms", "db_log_write_ops", "db_log_write_wait_ms", "db_sync_ops", "db_sync_wait_ms"}, "pg_stat_io"},
+		{180000, false, true, []string{"db_log_write_ops", "db_log_write_wait_ms", "db_sync_ops", "db_sync_wait_ms"}, "object = 'wal'"},
 		{150004, false, false, nil, ""},
 	}
 	for _, tt := range tests {
@@ -101,7 +102,8 @@ func commitWaits(t *testing.T, in *Instance, n int) (syncs, ms float64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return after[engine.DBSyncOps] - before[engine.DBSyncOps], after[engine.DBSyncWaitMs] - before[engine.DBSyncWaitMs]
+	ops, wait := results.DBWaitSync.Counters()
+	return after[ops] - before[ops], after[wait] - before[wait]
 }
 
 // The WAL syncs PostgreSQL waited for are recorded, and a cap on the

@@ -31,6 +31,9 @@ type Engine struct {
 type Specific struct {
 	// Label names the engine in the message for a missing data target.
 	Label string
+	// Settings is how the engine's configuration names its settings, by
+	// which the user's are matched to the ones dbio reads.
+	Settings SettingNames
 	// External starts an instance on the existing server o.DSN reaches;
 	// Managed starts a server dbio runs on p.
 	External func(ctx context.Context, o engine.Options) (engine.Instance, error)

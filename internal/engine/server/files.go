@@ -202,14 +202,13 @@ func Created(dir string) bool {
 func MaxConnections(pool int) int { return max(300, pool+20) }
 
 // ConfiguredMaxConnections is the connection limit a managed server will
-// have: an explicit max_connections setting as given, else dbio's
-// (MaxConnections); from says which.
-func ConfiguredMaxConnections(settings map[string]string, pool int) (limit int, from string) {
-	for k, v := range settings {
-		if strings.EqualFold(k, "max_connections") {
-			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return n, "as the max_connections setting gives it"
-			}
+// have: an explicit max_connections setting as given (its name matched as
+// the engine reads names, so MariaDB's max-connections counts), else
+// dbio's (MaxConnections); from says which.
+func (sn SettingNames) ConfiguredMaxConnections(settings map[string]string, pool int) (limit int, from string) {
+	if v, ok := sn.Value(settings, "max_connections"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			return n, "as the max_connections setting gives it"
 		}
 	}
 	return MaxConnections(pool), "what dbio gives the server it manages"

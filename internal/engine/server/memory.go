@@ -8,9 +8,10 @@ import (
 var _ engine.ConnectionLimit = (*Engine)(nil)
 
 // MaxConnections implements engine.ConnectionLimit: every server engine's
-// managed server gets ConfiguredMaxConnections.
+// managed server gets ConfiguredMaxConnections, the user's setting read by
+// the engine's own names for it.
 func (e *Engine) MaxConnections(o engine.Options) (int, string) {
-	return ConfiguredMaxConnections(o.Settings, o.MaxConns)
+	return e.own.Settings.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
 // BufferPool is how an engine's managed server sizes its buffer pool, for
@@ -36,11 +37,9 @@ func (b BufferPool) Size(o engine.Options) (int64, string) {
 	if o.BufferPool > 0 {
 		pool, what = o.BufferPool, units.FormatBytes(uint64(o.BufferPool))+" "+b.Of
 	}
-	for k, v := range o.Settings {
-		if b.Names.Same(k, b.Setting) {
-			if n, err := b.Parse(v); err == nil && n > 0 {
-				pool, what = n, units.FormatBytes(uint64(n))+" "+b.Of+" (setting)"
-			}
+	if v, ok := b.Names.Value(o.Settings, b.Setting); ok {
+		if n, err := b.Parse(v); err == nil && n > 0 {
+			pool, what = n, units.FormatBytes(uint64(n))+" "+b.Of+" (setting)"
 		}
 	}
 	return pool, what

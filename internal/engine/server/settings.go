@@ -60,6 +60,20 @@ func (sn SettingNames) Apply(base []Setting, user map[string]string) ([]Setting,
 	return out, nil
 }
 
+// Value is the value the user's settings give the setting name, matched
+// as the engine matches names: of several spellings of one setting, the
+// one Apply writes last (in name order), which is the one the server
+// reads. False when none gives it.
+func (sn SettingNames) Value(user map[string]string, name string) (string, bool) {
+	found, value, ok := "", "", false
+	for k, v := range user {
+		if sn.Same(k, name) && (!ok || k > found) {
+			found, value, ok = k, v, true
+		}
+	}
+	return value, ok
+}
+
 // SettingsMap is how settings are recorded in an instance's Info.
 func SettingsMap(lists ...[]Setting) map[string]string {
 	m := map[string]string{}

@@ -42,9 +42,11 @@ func (w *Workload) newSession(ctx context.Context, inst engine.Instance, batch b
 	if err != nil {
 		return nil, err
 	}
-	// Batch jobs share the process with the users: the users' sessions
-	// have the blocking sockets.
-	d.PollerSockets = batch || !sqlclient.BlockingSockets(n)
+	if batch {
+		d = d.ForBackground()
+	} else {
+		d = d.ForUser(n)
+	}
 	stream := uint64(n) + 1
 	if batch {
 		stream += 1 << 32

@@ -19,8 +19,21 @@ import (
 // end, over a Unix socket in t's directory.
 func socketPair(t *testing.T) (*blockingConn, net.Conn) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "s")
-	ln, err := net.Listen("unix", path)
+	return connPair(t, "unix", filepath.Join(t.TempDir(), "s"))
+}
+
+// tcpPair is socketPair over TCP on the loopback, the transport of a
+// server reached by host and port.
+func tcpPair(t *testing.T) (*blockingConn, net.Conn) {
+	t.Helper()
+	return connPair(t, "tcp", "127.0.0.1:0")
+}
+
+// connPair dials a listener on address with a blocking connection and
+// returns both ends.
+func connPair(t *testing.T, network, address string) (*blockingConn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen(network, address)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +43,7 @@ func socketPair(t *testing.T) (*blockingConn, net.Conn) {
 		c, _ := ln.Accept()
 		accepted <- c
 	}()
-	nc, err := dialBlocking(context.Background(), "unix", path)
+	nc, err := dialBlocking(context.Background(), network, ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +221,10 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 					t.Fatal(err)
 				}
 				// Either kind of socket, whichever the engine uses by default.
-				d.PollerSockets = mode.poller
+				d.Sockets = SocketsBlocking
+				if mode.poller {
+					d.Sockets = SocketsPoller
+				}
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				c, err := Connect(ctx, inst.DB(), d, metrics.NewCollector([]string{"a"}).NewRecorder())
@@ -219,7 +235,7 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 				if s := sockets(c); s == nil || len(s.conns) != 1 {
 					t.Fatalf("the session's connection has no socket of its own: %+v", s)
 				} else if _, blocking := s.conns[0].(*blockingConn); blocking == mode.poller {
-					t.Fatalf("the session's socket is a %T with PollerSockets %v", s.conns[0], mode.poller)
+					t.Fatalf("the session's socket is a %T with sockets %v", s.conns[0], d.Sockets)
 				}
 				done := make(chan error, 1)
 				go func() {
@@ -266,4 +282,48 @@ func sockets(c *Conn) *sessionSockets {
 		return l.sockets
 	}
 	return nil
+}
+
+// TestBlockingConnWrites checks what a write to a peer that reads nothing
+// returns, on each transport: when its deadline passes, the count of
+// bytes the peer then receives (a partial write counts what the kernel
+// took, no more and no less); when the connection is closed or shut down
+// under it, at once, closed.
+func TestBlockingConnWrites(t *testing.T) {
+	for _, pair := range []struct {
+		name string
+		open func(*testing.T) (*blockingConn, net.Conn)
+	}{{"unix", socketPair}, {"tcp", tcpPair}} {
+		t.Run(pair.name+"/deadline", func(t *testing.T) {
+			c, peer := pair.open(t)
+			c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+			n, err := c.Write(make([]byte, 64<<20))
+			if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= 64<<20 {
+				t.Fatalf("Write of 64 MiB to a peer reading nothing: %d bytes, %v; want part of it and a timeout", n, err)
+			}
+			c.Close()
+			got, err := io.Copy(io.Discard, peer)
+			if err != nil || got != int64(n) {
+				t.Errorf("the peer received %d bytes (%v), the write said %d", got, err, n)
+			}
+		})
+		for _, stop := range []struct {
+			name string
+			stop func(c *blockingConn)
+		}{{"close", func(c *blockingConn) { c.Close() }}, {"shutdown", (*blockingConn).shutdown}} {
+			t.Run(pair.name+"/"+stop.name, func(t *testing.T) {
+				c, _ := pair.open(t)
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.Write(make([]byte, 64<<20))
+					done <- err
+				}()
+				waitInKernel(t, c)
+				stop.stop(c)
+				if err := <-done; !errors.Is(err, net.ErrClosed) {
+					t.Errorf("blocked Write ended with %v, want %v", err, net.ErrClosed)
+				}
+			})
+		}
+	}
 }

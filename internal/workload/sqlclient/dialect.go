@@ -56,11 +56,15 @@ type Dialect struct {
 	// writeLock queues writers inside dbio where the engine admits one
 	// writer at a time (SQLite); nil elsewhere.
 	writeLock *sync.Mutex
-	// PollerSockets makes sessions read and write through Go's network
-	// poller, as connections of a database/sql pool do, instead of with
-	// blocking system calls (see blockingConn): for the sessions
-	// BlockingSockets leaves out, and to measure one against the other.
-	PollerSockets bool
+	// Sockets overrides the engine's choice of sockets for every session
+	// of the workload (see ForUser); the zero value keeps it.
+	Sockets Sockets
+	// enginePoller keeps the engine's sessions in Go's network poller.
+	enginePoller bool
+	// user is the session the dialect was given for (ForUser), background
+	// one of a background job (ForBackground).
+	user       int
+	background bool
 
 	// native opens a session's own connection with the engine's native
 	// driver, where it costs the client less than database/sql; nil takes
@@ -119,8 +123,8 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			// as PostgreSQL's, but not its CPU beyond the noise (0.74x,
 			// 0.88x and 1.07x the poller's in three measurements): its
 			// sessions stay in the poller.
-			PollerSockets: true,
-			native:        connectMySQL(inst.DSN(), preparedLimitOf(inst)),
+			enginePoller: true,
+			native:       connectMySQL(inst.DSN(), preparedLimitOf(inst)),
 		}, nil
 	}
 }
@@ -136,17 +140,58 @@ func preparedLimitOf(inst engine.Instance) func(error) bool {
 	return nil
 }
 
-// BlockingSockets says whether user (counted from 0) of a workload's
-// sessions waits for the server in blocking system calls: the first
-// GOMAXPROCS-1 do (on an engine whose dialect does not keep them in the
-// poller), the others go through the network poller. A goroutine in a
-// blocking call keeps its P; while one P is left for everything else the
-// runtime leaves it there, but with as many blocking sessions as Ps it
-// takes Ps away and hands them back on nearly every call. Measured on
-// PostgreSQL's oltp_read_write on 2 cores: one user costs a quarter to a
-// third less CPU per transaction with a blocking socket, four users with
-// four blocking sockets 18 % more (docs/performance.md).
-func BlockingSockets(user int) bool { return user < runtime.GOMAXPROCS(0)-1 }
+// Sockets is how a workload's sessions wait for the server: in blocking
+// system calls on their own thread (see blockingConn), or through Go's
+// network poller, as connections of a database/sql pool do.
+type Sockets int
+
+const (
+	// SocketsByEngine is the engine's choice, made per session by ForUser.
+	SocketsByEngine Sockets = iota
+	// SocketsPoller puts every session in the poller.
+	SocketsPoller
+	// SocketsBlocking gives every session a blocking socket, to measure
+	// one kind against the other.
+	SocketsBlocking
+)
+
+// ForUser returns the dialect of user's session (counted from 0), whose
+// kind of socket it decides. By the engine's choice, the first
+// GOMAXPROCS-1 users wait in blocking system calls (unless the engine
+// keeps its sessions in the poller) and the others go through the network
+// poller. A goroutine in a blocking call keeps its P; while one P is left
+// for everything else the runtime leaves it there, but with as many
+// blocking sessions as Ps it takes Ps away and hands them back on nearly
+// every call. Measured on PostgreSQL's oltp_read_write on 2 cores: one
+// user costs a quarter to a third less CPU per transaction with a
+// blocking socket, four users with four blocking sockets 18 % more
+// (docs/performance.md).
+func (d *Dialect) ForUser(user int) *Dialect {
+	c := *d
+	c.user, c.background = user, false
+	return &c
+}
+
+// ForBackground returns the dialect of a background job's session, which
+// shares the process with the users: by the engine's choice it goes
+// through the poller, leaving the blocking sockets to the users.
+func (d *Dialect) ForBackground() *Dialect {
+	c := *d
+	c.background = true
+	return &c
+}
+
+// poller says whether the session the dialect was given for reads and
+// writes through the network poller: the one place its socket is chosen.
+func (d *Dialect) poller() bool {
+	switch d.Sockets {
+	case SocketsPoller:
+		return true
+	case SocketsBlocking:
+		return false
+	}
+	return d.enginePoller || d.background || d.user >= runtime.GOMAXPROCS(0)-1
+}
 
 // Bind writes a statement with the dialect's placeholders for its "?" marks.
 func (d *Dialect) Bind(query string) string { return workload.Rebind(query, d.Placeholder) }

@@ -71,9 +71,9 @@ type link interface {
 
 // Connect opens a connection for one session, whose transactions rec
 // counts: its own connection where the dialect has one (PostgreSQL through
-// pgx, MariaDB through go-sql-driver/mysql, their sockets read and written
-// with blocking system calls and shut down when ctx ends), else one taken
-// from db's pool (SQLite).
+// pgx, MariaDB through go-sql-driver/mysql, their sockets of the kind the
+// dialect chose for the session (Dialect.ForUser) and shut down when ctx
+// ends), else one taken from db's pool (SQLite).
 func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder) (*Conn, error) {
 	c := &Conn{d: d, db: db, rec: rec}
 	if err := c.connect(ctx); err != nil {
@@ -85,7 +85,7 @@ func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder)
 func (c *Conn) connect(ctx context.Context) error {
 	var l link
 	if c.d.native != nil {
-		pl, err := c.d.native(ctx, c.d.PollerSockets)
+		pl, err := c.d.native(ctx, c.d.poller())
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -444,6 +445,93 @@ func TestPrepare(t *testing.T) {
 			}
 			if n := queryInt(t, db, "SELECT COUNT(*) FROM t1"); n != wantRows {
 				t.Errorf("t1 has %d rows, want %d", n, wantRows)
+			}
+		})
+	}
+}
+
+// TestSocketsForUser pins which sessions wait in blocking system calls:
+// by the engine's choice the first GOMAXPROCS-1 users on PostgreSQL, no
+// session on MariaDB and no background job; an override applies to every
+// session, so that a figure labelled "blocking" or "poller" is that.
+func TestSocketsForUser(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	type session struct {
+		user       int
+		background bool
+	}
+	users := []session{{0, false}, {1, false}, {2, false}, {3, false}, {7, false}, {0, true}}
+	for _, tc := range []struct {
+		name, engine string
+		sockets      Sockets
+		// blocking is whether each of users has a blocking socket.
+		blocking []bool
+	}{
+		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}},
+		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}},
+		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}},
+		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}},
+		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}},
+		{"mariadb poller", "mariadb", SocketsPoller, []bool{false, false, false, false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := For("w", named{engine: tc.engine, dsn: "db"}, &Writers{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.Sockets = tc.sockets
+			for i, s := range users {
+				sd := d.ForUser(s.user)
+				if s.background {
+					sd = d.ForBackground()
+				}
+				if blocking := !sd.poller(); blocking != tc.blocking[i] {
+					t.Errorf("user %d (background %v): blocking %v, want %v", s.user, s.background, blocking, tc.blocking[i])
+				}
+			}
+		})
+	}
+}
+
+// TestPreparedLimitSendsText runs a session's statement on MariaDB with
+// max_prepared_stmt_count at 0, as a server whose limit other sessions
+// used up: the server refuses to prepare it (error 1461) and the session
+// sends it as text instead, as sysbench's --db-ps-mode=auto does.
+func TestPreparedLimitSendsText(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts servers")
+	}
+	inst := servers.Instance(t, "mariadb")
+	db := inst.DB()
+	var limit int
+	if err := db.QueryRow("SELECT @@max_prepared_stmt_count").Scan(&limit); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("SET GLOBAL max_prepared_stmt_count = 0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := db.Exec(fmt.Sprintf("SET GLOBAL max_prepared_stmt_count = %d", limit)); err != nil {
+			t.Errorf("restore max_prepared_stmt_count %d: %v", limit, err)
+		}
+	})
+	d, err := For("w", inst, &Writers{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []struct {
+		name string
+		d    *Dialect
+	}{{"user", d.ForUser(0)}, {"background", d.ForBackground()}} {
+		t.Run(kind.name, func(t *testing.T) {
+			c, err := Connect(context.Background(), db, kind.d, metrics.NewCollector([]string{"a"}).NewRecorder())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			n, err := c.Read(context.Background(), "SELECT ? UNION ALL SELECT ?", 1, 2)
+			if err != nil || n != 2 {
+				t.Fatalf("read over the prepared statement limit: %d rows, %v; want 2 rows", n, err)
 			}
 		})
 	}

@@ -26,6 +26,7 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/metrics"
 	"dbio/internal/testenv"
+	"dbio/internal/workload/sqlclient"
 )
 
 // report is the figures of one run, from either tool.
@@ -277,21 +278,21 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		return rep
 	}
 	runDBIO := func() report { return runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second) }
-	// dbio-poller and dbio-blocking are dbio with its sessions' sockets
+	// dbio-poller and dbio-blocking are dbio with every session's socket
 	// read and written through Go's network poller, or with blocking
 	// system calls, whichever the engine's sessions use by default.
-	withSockets := func(sockets string) func() report {
+	withSockets := func(name string, sockets sqlclient.Sockets) func() report {
 		return func() report {
 			w.sockets = sockets
-			defer func() { w.sockets = "" }()
+			defer func() { w.sockets = sqlclient.SocketsByEngine }()
 			r := runSessions(t, w, inst, threads, time.Duration(seconds)*time.Second)
-			r.tool = "dbio-" + sockets
+			r.tool = "dbio-" + name
 			return r
 		}
 	}
 	runs := []func() report{runSysbench, runDBIO}
 	if os.Getenv("DBIO_CROSSCHECK_SOCKETS") == "both" {
-		runs = append(runs, withSockets(socketsPoller), withSockets(socketsBlocking))
+		runs = append(runs, withSockets("poller", sqlclient.SocketsPoller), withSockets("blocking", sqlclient.SocketsBlocking))
 	}
 	repeats := 2
 	if n, err := strconv.Atoi(os.Getenv("DBIO_CROSSCHECK_REPEATS")); err == nil && n > 0 {

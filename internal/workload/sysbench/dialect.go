@@ -63,28 +63,17 @@ func sqlFor(d *sqlclient.Dialect) engineSQL {
 type sqlDialects struct {
 	writers sqlclient.Writers
 	// sockets overrides the engine's choice between blocking sockets and
-	// Go's network poller (sqlclient.Dialect.PollerSockets) with
-	// socketsPoller or socketsBlocking, for the cross-check's comparison
-	// of the two.
-	sockets string
+	// Go's network poller for every session, for the cross-check's
+	// comparison of the two.
+	sockets sqlclient.Sockets
 }
-
-const (
-	socketsPoller   = "poller"
-	socketsBlocking = "blocking"
-)
 
 func (s *sqlDialects) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
 	d, err := sqlclient.For("sysbench", inst, &s.writers)
 	if err != nil {
 		return nil, err
 	}
-	switch s.sockets {
-	case socketsPoller:
-		d.PollerSockets = true
-	case socketsBlocking:
-		d.PollerSockets = false
-	}
+	d.Sockets = s.sockets
 	return d, nil
 }
 

@@ -48,8 +48,7 @@ func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user in
 	if err != nil {
 		return nil, err
 	}
-	d.PollerSockets = d.PollerSockets || !sqlclient.BlockingSockets(user)
-	conn, err := sqlclient.Connect(ctx, inst.DB(), d, rec)
+	conn, err := sqlclient.Connect(ctx, inst.DB(), d.ForUser(user), rec)
 	if err != nil {
 		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
 	}
