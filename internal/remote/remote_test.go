@@ -3,6 +3,8 @@ package remote
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -184,4 +186,77 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestRemoveLeavesLinks: a results directory that a symbolic link has
+// replaced since dbio made it, or that now lies behind one (dbio's runs/
+// made a link), is neither removed nor read through the link: the link and
+// what it points to stay as they are, and the error names the link.
+func TestRemoveLeavesLinks(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
+	h := fleetHost(f, 0)
+	cases := []struct {
+		name string
+		// spoil puts a link where dbio made d, pointing into outside, and
+		// returns the link.
+		spoil func(t *testing.T, d ResultsDir, outside string) string
+	}{
+		{"the directory is a link", func(t *testing.T, d ResultsDir, outside string) string {
+			if err := os.Remove(d.Path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(outside, filepath.Base(d.Path)), d.Path); err != nil {
+				t.Fatal(err)
+			}
+			return d.Path
+		}},
+		{"runs is a link", func(t *testing.T, d ResultsDir, outside string) string {
+			runs := filepath.Dir(d.Path)
+			if err := os.Rename(runs, runs+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				os.Remove(runs)
+				os.Rename(runs+".moved", runs)
+			})
+			if err := os.Symlink(outside, runs); err != nil {
+				t.Fatal(err)
+			}
+			return runs
+		}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := shell.MakeResultsDir(ctx, h, fmt.Sprintf("linked-%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the link leads to: a directory of the same name, with a
+			// file, that dbio did not make.
+			outside := t.TempDir()
+			theirs := filepath.Join(outside, filepath.Base(d.Path), "theirs")
+			if err := os.MkdirAll(filepath.Dir(theirs), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(theirs, []byte("not dbio's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := c.spoil(t, d, outside)
+			if _, err := shell.Fetch(ctx, d, t.TempDir()); !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+				t.Errorf("Fetch through the link: %v, want a refusal naming %s", err, link)
+			}
+			err = shell.Remove(ctx, d)
+			if !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+				t.Errorf("Remove through the link: %v, want a refusal naming %s", err, link)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link %s is not left as it was: %v", link, err)
+			}
+			if _, err := os.Stat(theirs); err != nil {
+				t.Errorf("what the link points to went: %v", err)
+			}
+		})
+	}
 }
