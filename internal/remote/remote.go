@@ -32,8 +32,10 @@ type Shell struct {
 	fleet.Shell
 }
 
-// run runs script on h, with stdin as its input when given.
-func (s Shell) run(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
+// runInput runs script on h with stdin as its input: the one script that
+// needs input (the copy of dbio's program) is the one not run through
+// fleet.Shell.Run, which runs every other script of dbio's on a host.
+func (s Shell) runInput(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
 	cmd := s.Command(h, script)
 	cmd.Stdin = stdin
 	res, err := s.Exec.Run(ctx, cmd)
@@ -89,7 +91,7 @@ func (s Shell) Install(ctx context.Context, h fleet.Host, b Binary) (Installed, 
 	check := vars + `sum() { sha256sum "$1" | cut -c1-64; }
 if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sum "$f")" = "$want" ]; then echo "present $f"; else echo "missing $f"; fi
 `
-	out, err := s.run(ctx, h, check, nil)
+	out, err := s.Run(ctx, h, check)
 	if err != nil {
 		return Installed{}, fmt.Errorf("looking for dbio there: %w: the host needs sh and sha256sum", err)
 	}
@@ -115,7 +117,7 @@ chmod 755 "$t" || exit 6
 if [ "$(sum "$t")" != "$want" ]; then echo "the copy's hash differs: the transfer broke"; exit 7; fi
 mv -f "$t" "$f" && echo "copied $f"
 `
-	out, err = s.run(ctx, h, copyScript, f)
+	out, err = s.runInput(ctx, h, copyScript, f)
 	if err != nil {
 		return Installed{}, fmt.Errorf("copying dbio there: %w", err)
 	}
@@ -143,7 +145,7 @@ d="$r"/%s
 if [ -e "$d" ] || [ -L "$d" ]; then echo "exists $d"; exit 0; fi
 mkdir "$d" && echo "made $d"
 `, Home, fleet.ShellQuote(name))
-	out, err := s.run(ctx, h, script, nil)
+	out, err := s.Run(ctx, h, script)
 	if err != nil {
 		return ResultsDir{}, fmt.Errorf("making the tenant's results directory: %w", err)
 	}
@@ -227,7 +229,7 @@ func (s Shell) Remove(ctx context.Context, d ResultsDir) error {
 	if d.Path == "" {
 		return errors.New("no results directory to remove")
 	}
-	if _, err := s.run(ctx, d.Host, ownDir(d.Path)+"rm -rf -- \"$d\"\n", nil); err != nil {
+	if _, err := s.Run(ctx, d.Host, ownDir(d.Path)+"rm -rf -- \"$d\"\n"); err != nil {
 		if own := notOwn(d.Host, d.Path, err); own != nil {
 			return own
 		}
@@ -256,7 +258,7 @@ func (s Shell) CheckTarget(ctx context.Context, h fleet.Host, path string, creat
 	script := fmt.Sprintf(`t=%s
 if [ -L "$t" ]; then echo link; elif [ -d "$t" ]; then echo ok; elif [ -e "$t" ]; then echo other; else echo missing; fi
 `, fleet.ShellQuote(path))
-	out, err := s.run(ctx, h, script, nil)
+	out, err := s.Run(ctx, h, script)
 	if err != nil {
 		return fmt.Errorf("checking target %s:%s: %w", h.Name, path, err)
 	}
