@@ -95,14 +95,8 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 	var firsts []time.Time
 	for i, h := range hosts {
 		index[i] = map[int]TenantSecond{}
-		prev := math.MinInt
-		for _, s := range h.Seconds {
-			k := int(math.Round(s.Time.Sub(origin).Seconds()))
-			// Two ticks of one host in the same second (a late tick
-			// followed by a prompt one) keep their order.
-			k = max(k, prev+1)
-			index[i][k] = s
-			prev = k
+		for j, k := range tickSlots(h.Seconds, origin) {
+			index[i][k] = h.Seconds[j]
 		}
 		first, last := secondsRange(index[i])
 		lo, hi = max(lo, first), min(hi, last)
@@ -164,6 +158,31 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 		figs = append(figs, results.Figure{Name: results.FigureLatencyP99, Value: float64(rec.Latency.P99US) / 1000, Unit: "ms"})
 	}
 	return rec, figs, merged, nil
+}
+
+// tickSlots numbers a host's seconds on the common clock: each second's
+// slot is the whole number of seconds from origin it is nearest to. A tick
+// is late, never early (a ticker that falls behind delivers the tick it
+// owes, then keeps its schedule), so when two seconds fall in one slot the
+// earlier is a late tick: it goes back to the slot before, its own, when
+// that is free. Pushing the later one forward instead would shift every
+// second after it, one late tick putting the rest of the host's series a
+// second off the others'.
+func tickSlots(secs []TenantSecond, origin time.Time) []int {
+	slots := make([]int, len(secs))
+	for j, s := range secs {
+		k := int(math.Round(s.Time.Sub(origin).Seconds()))
+		if j > 0 && k <= slots[j-1] {
+			if k == slots[j-1] && (j == 1 || slots[j-2] < k-1) {
+				slots[j-1] = k - 1
+			} else {
+				// Not a late tick's doing: keep the order.
+				k = slots[j-1] + 1
+			}
+		}
+		slots[j] = k
+	}
+	return slots
 }
 
 func secondsRange(m map[int]TenantSecond) (int, int) {

@@ -23,6 +23,12 @@ func tenantSeconds(start time.Time, jitter time.Duration, nopm ...float64) []Ten
 	return out
 }
 
+// lateTick makes second i of secs late by d.
+func lateTick(secs []TenantSecond, i int, d time.Duration) []TenantSecond {
+	secs[i].Time = secs[i].Time.Add(d)
+	return secs
+}
+
 // latencies is a histogram of n transactions of us microseconds each.
 func latencies(t *testing.T, pairs ...int64) *hdrhistogram.Histogram {
 	h := hdrhistogram.New(1, 60_000_000, 3)
@@ -65,14 +71,28 @@ func TestTenantFleet(t *testing.T) {
 			window: 2, nopm: []float64{250, 525}, spread: 1000,
 		},
 		{
-			// A late tick and a prompt one in the same second keep their order.
+			// A late tick and a prompt one in the same second: h1 ticks at
+			// .4 of each second, and its tick of 0.4 s came at 1.0 s. The
+			// late one is the earlier: it keeps its own second (0), and
+			// only second 1 is h2's too.
 			name: "jittered ticks",
 			hosts: []TenantHost{
 				{Host: "h1", Seconds: append(tenantSeconds(t0, 0, 100), TenantSecond{Time: t0.Add(1400 * time.Millisecond),
 					Values: map[results.FigureName]float64{results.FigureNOPM: 300, results.FigureTPS: 30}}), Latency: latencies(t, 1, 1000)},
 				{Host: "h2", Seconds: tenantSeconds(t0, 0, 7, 9), Latency: latencies(t, 1, 1000)},
 			},
-			window: 2, nopm: []float64{200, 8},
+			window: 1, nopm: []float64{300, 7},
+		},
+		{
+			// h1's third second was logged 0.6 s late, closer to the fourth
+			// second than to its own; the fourth came on time. Every second
+			// keeps its slot: none after the late one is shifted.
+			name: "a late tick in a skewed series",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: lateTick(tenantSeconds(t0, 0, 10, 20, 30, 40, 50, 60), 2, 600*time.Millisecond), Latency: latencies(t, 1, 1000)},
+				{Host: "h2", Seconds: tenantSeconds(t0, 30*time.Millisecond, 1, 2, 3, 4, 5, 6), Latency: latencies(t, 1, 1000)},
+			},
+			window: 6, nopm: []float64{35, 3.5}, spread: 30,
 		},
 		{
 			name: "no overlap",
