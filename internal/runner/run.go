@@ -174,16 +174,22 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		// A driver's message may quote the DSN; what run.json, the suite and
 		// the terminal get of it never holds the password.
 		runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
-		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
-			// The cause says what stopped the run: the signal received, for dbio.
-			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-				runErr = fmt.Errorf("%w (%v)", runErr, cause)
-			}
-			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
-		}
-		return runErr
+		return interrupted(ctx, runErr, dir)
 	})
 	return out, err
+}
+
+// interrupted says, of a run that ctx's end stopped, what stopped it and
+// where what it had done is kept; other errors are returned as they are.
+func interrupted(ctx context.Context, runErr error, dir *results.Dir) error {
+	if runErr == nil || statusOf(ctx, runErr) != results.StatusInterrupted {
+		return runErr
+	}
+	// The cause says what stopped the run: the signal received, for dbio.
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		runErr = fmt.Errorf("%w (%v)", runErr, cause)
+	}
+	return fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
 }
 
 // opening says what the run is about to do before it does it: where (each

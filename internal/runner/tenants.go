@@ -81,11 +81,9 @@ func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: h.Target, Host: h.Host.Name})
 	}
 	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
-		runErr := (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out)
-		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
-			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
-		}
-		return runErr
+		// Stopped, it says so as a run on one machine does: its hosts were
+		// stopped, and what came back from them is kept.
+		return interrupted(ctx, (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out), dir)
 	})
 	return out, err
 }

@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"dbio/internal/engine"
+	"dbio/internal/engine/sqlite"
+	"dbio/internal/execx"
+	"dbio/internal/fleet"
+	"dbio/internal/metrics"
+	"dbio/internal/remote"
+	"dbio/internal/results"
+	"dbio/internal/testfleet"
+	"dbio/internal/workload"
+)
+
+// standInArg, first after --, makes this test binary a tenant on a host:
+// TestTenantStandIn then runs a real run (the runner's own, on SQLite, of
+// a workload of pure logic) held at the start barrier as dbio's is, so
+// that the coordinator's side is tested against the runner's.
+const standInArg = "tenant-stand-in"
+
+// standInWorkload's sessions commit a transaction of 1 ms every
+// millisecond; the first session closed waits pause first, which makes
+// its host end the first step late.
+type standInWorkload struct {
+	pause time.Duration
+	once  sync.Once
+}
+
+func (w *standInWorkload) Name() string      { return "standin" }
+func (w *standInWorkload) TxTypes() []string { return []string{"tx"} }
+func (w *standInWorkload) Prepare(context.Context, engine.Instance, io.Writer) (workload.LoadStats, error) {
+	return workload.LoadStats{}, nil
+}
+func (w *standInWorkload) NewSession(_ context.Context, _ engine.Instance, _ int, rec *metrics.Recorder) (workload.Session, error) {
+	return &standInSession{w: w, rec: rec}, nil
+}
+func (w *standInWorkload) Check(context.Context, engine.Instance) ([]workload.CheckResult, error) {
+	return []workload.CheckResult{{Name: "nothing to check", Passed: true}}, nil
+}
+func (w *standInWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+	return nil
+}
+
+type standInSession struct {
+	w   *standInWorkload
+	rec *metrics.Recorder
+}
+
+func (s *standInSession) Next(ctx context.Context) error {
+	workload.Sleep(ctx, time.Millisecond)
+	s.rec.Record(0, time.Millisecond, metrics.Committed)
+	return nil
+}
+
+func (s *standInSession) Close() error {
+	s.w.once.Do(func() { time.Sleep(s.w.pause) })
+	return nil
+}
+
+// TestTenantStandIn is the tenant's side when the binary runs as one
+// (arguments after --: standInArg, target, results, name, pause); it does
+// nothing in a test run of its own.
+func TestTenantStandIn(t *testing.T) {
+	args := flag.Args()
+	if len(args) != 5 || args[0] != standInArg {
+		return // only a tenant for the tests below
+	}
+	pause, err := time.ParseDuration(args[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &remote.Barrier{In: os.Stdin, Out: os.Stdout, Now: time.Now}
+	ctx, cancel := b.Watch(context.Background())
+	defer cancel()
+	plan := Plan{
+		Name: args[3], Kind: "standin", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "standin", Fresh: true},
+		DataPath: args[1], Workload: &standInWorkload{pause: pause}, Users: []int{1, 2}, Step: 3 * time.Second,
+		ResultsBase: args[2], Barrier: b.Wait,
+	}
+	if _, err := Run(ctx, plan, Env{Out: os.Stdout}); err != nil {
+		fmt.Println(err)
+		os.Exit(1)
+	}
+}
+
+// tenantsPlan is a run of the stand-in tenant on every host of f; pause
+// gives a host's pause at the end of its first step.
+func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duration) Plan {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := remote.ReadBinary(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hosts []TenantHost
+	for _, h := range f.Hosts {
+		target := filepath.Join(h.Storage, "db")
+		if err := os.MkdirAll(target, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		hosts = append(hosts, TenantHost{Host: fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig}, Target: target})
+	}
+	return Plan{Name: "fleet", Kind: "standin", ResultsBase: t.TempDir(), Tenants: &Tenants{
+		Shell: remote.Shell{Shell: fleet.Shell{Exec: execx.Real{}}}, Binary: bin, Hosts: hosts, Workload: "standin",
+		Args: func(h TenantHost, results, name string) []string {
+			return []string{"-test.run=^TestTenantStandIn$", "-test.count=1", "--", standInArg, h.Target, results, name, pause[h.Host.Name].String()}
+		},
+	}}
+}
+
+// watchedOutput is a run's output, which a test waits on.
+type watchedOutput struct {
+	mu    sync.Mutex
+	b     strings.Builder
+	waits map[string]chan struct{}
+}
+
+func (w *watchedOutput) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	for s, c := range w.waits {
+		if strings.Contains(w.b.String(), s) {
+			close(c)
+			delete(w.waits, s)
+		}
+	}
+	return len(p), nil
+}
+
+// seen is closed once the output holds s.
+func (w *watchedOutput) seen(s string) <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := make(chan struct{})
+	if strings.Contains(w.b.String(), s) {
+		close(c)
+		return c
+	}
+	if w.waits == nil {
+		w.waits = map[string]chan struct{}{}
+	}
+	w.waits[s] = c
+	return c
+}
+
+func (w *watchedOutput) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// waitNoStrays waits until nothing a test started is left on the hosts.
+func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
+	for {
+		strays, err := f.Strays(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strays) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left on the hosts: %v", strays)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
+	}
+}
+
+// TestTenantsInterrupted stops the coordinator while its tenants measure,
+// as Ctrl-C does (its context cancelled with the signal as cause): the run
+// says why and where its results are kept, as a run on one machine does,
+// the hosts' runs stop and their results come back, and nothing is left
+// on the hosts.
+func TestTenantsInterrupted(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	p := standInPlan(t, f, nil)
+	out := &watchedOutput{}
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	signal := errors.New("interrupt signal received")
+	go func() {
+		select {
+		case <-out.seen("start barrier: every host started"):
+			cancel(signal)
+		case <-ctx.Done():
+		}
+	}()
+	o, err := Run(ctx, p, Env{Out: out})
+	if err == nil || o.Status != results.StatusInterrupted {
+		t.Fatalf("status %s, error %v; want interrupted:\n%s", o.Status, err, out)
+	}
+	for _, want := range []string{signal.Error(), "results so far kept in " + o.Dir} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error %q does not say %q", err, want)
+		}
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Run.Status != results.StatusInterrupted || !strings.Contains(l.Run.Error, signal.Error()) {
+		t.Errorf("run.json: status %s, error %q", l.Run.Status, l.Run.Error)
+	}
+	for _, h := range l.Run.Tenants.Hosts {
+		if h.Dir == "" || h.Status != results.StatusInterrupted {
+			t.Errorf("host %s: status %s, results back in %q; want its interrupted run back", h.Host, h.Status, h.Dir)
+		}
+	}
+	waitNoStrays(t, f)
+}
