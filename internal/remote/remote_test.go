@@ -102,7 +102,7 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 	}
 	for _, tn := range tenants {
 		select {
-		case <-tn.Ready():
+		case <-tn.Ready(0):
 		case <-tn.Ended():
 			t.Fatalf("%s ended before ready: %v", tn.Host.Name, tn.Err())
 		}
@@ -115,12 +115,12 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 	}
 	for _, tn := range tenants {
 		select {
-		case <-tn.Started():
+		case <-tn.Started(0):
 		case <-tn.Ended():
 			t.Fatalf("%s ended before it started: %v", tn.Host.Name, tn.Err())
 		}
-		if !tn.StartedAt().Equal(at) {
-			t.Errorf("%s started at %v, want %v", tn.Host.Name, tn.StartedAt(), at)
+		if !tn.StartedAt(0).Equal(at) {
+			t.Errorf("%s started at %v, want %v", tn.Host.Name, tn.StartedAt(0), at)
 		}
 	}
 	for _, tn := range tenants {

@@ -95,8 +95,11 @@ type Plan struct {
 	// Tenants, when set, runs the workload on several hosts at once, dbio
 	// on each (see Tenants); the plan's own targets are then unused.
 	Tenants *Tenants
-	// Barrier, when set, is waited for after the load and before the
-	// first step: a tenant's start barrier, released by its coordinator.
+	// Barrier, when set, is waited for before each user step (the first
+	// after the load, before the workload's background sessions start): a
+	// tenant's start barrier, released by its coordinator, which starts
+	// each step on every host at one instant. A goal search waits for it
+	// before its first probe only.
 	Barrier func(ctx context.Context) error
 }
 
@@ -485,14 +488,14 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		})
 	}
 
-	if p.Barrier != nil {
+	if p.Barrier != nil && p.Goal != nil {
 		if err := p.Barrier(ctx); err != nil {
 			return err
 		}
 	}
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
-			Pacing:    p.Pacing,
+			Pacing: p.Pacing, Barrier: p.Barrier,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
 		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}

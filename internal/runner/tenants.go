@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -205,9 +206,12 @@ func (r *tenantRun) prepare(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// barrierAndRun starts every host's dbio, waits until all of them have
-// loaded, releases them at one instant, and waits for their runs to end.
-// When ctx ends, the hosts are stopped in order: each keeps its results.
+// barrierAndRun starts every host's dbio and holds each step of theirs at
+// the start barrier: once every host is ready for the step (loaded, for the
+// first; done with the one before, for the others), all are released at
+// one instant. It returns once every host's run has ended, or at the first
+// that failed. When ctx ends, the hosts are stopped in order: each keeps
+// its results.
 func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 	n := len(r.t.Hosts)
 	r.tenants = make([]*remote.Tenant, n)
@@ -220,77 +224,119 @@ func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 		}
 		r.tenants[i] = tn
 	}
-	fmt.Fprintf(r.env.Out, "start barrier: every host loads first; the steps start once all %d are ready\n", n)
-	if err := r.waitAll(ctx, (*remote.Tenant).Ready, "was ready"); err != nil {
-		return err
+	fmt.Fprintf(r.env.Out, "start barrier: every host loads first; each step starts once all %d are ready for it\n", n)
+	for k := 0; ; k++ {
+		what := "was ready"
+		if k > 0 {
+			what = fmt.Sprintf("was ready for its step %d", k+1)
+		}
+		// A host whose run ended well before step k (a stop rule of its
+		// own) has no such step; the others run it without it. The first
+		// step is every host's.
+		ready, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} { return tn.Ready(k) }, what, k > 0)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(ready, true) {
+			return nil // every host's run has ended
+		}
+		if err := r.release(ctx, k, ready); err != nil {
+			return err
+		}
 	}
+}
+
+// release starts step k of the ready hosts at one instant, margin ahead,
+// and records when each started.
+func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 	margin := r.t.Margin
 	if margin <= 0 {
 		margin = DefaultTenantMargin
 	}
 	at := r.env.Now().Add(margin)
-	r.rec.BarrierAt = at
-	for _, tn := range r.tenants {
+	for i, tn := range r.tenants {
+		if !ready[i] {
+			continue
+		}
 		if err := tn.Release(at); err != nil {
 			return err
 		}
 	}
-	if err := r.waitAll(ctx, (*remote.Tenant).Started, "started its steps"); err != nil {
+	if _, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} {
+		if !ready[slices.Index(r.tenants, tn)] {
+			return closed
+		}
+		return tn.Started(k)
+	}, fmt.Sprintf("started its step %d", k+1), false); err != nil {
 		return err
 	}
+	b := results.TenantBarrier{At: at}
 	var first, last time.Time
 	var lates []string
 	for i, tn := range r.tenants {
-		s := tn.StartedAt()
-		r.rec.Hosts[i].Started = s
-		r.rec.Hosts[i].LateMS = results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
+		if !ready[i] {
+			continue
+		}
+		s := tn.StartedAt(k)
+		late := results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
+		b.Hosts = append(b.Hosts, results.TenantStart{Host: r.rec.Hosts[i].Host, Started: s, LateMS: late})
+		if k == 0 {
+			r.rec.Hosts[i].Started, r.rec.Hosts[i].LateMS = s, late
+		}
 		if first.IsZero() || s.Before(first) {
 			first = s
 		}
 		if s.After(last) {
 			last = s
 		}
-		lates = append(lates, fmt.Sprintf("%s %+.1f ms", r.t.Hosts[i].Host.Name, r.rec.Hosts[i].LateMS))
+		lates = append(lates, fmt.Sprintf("%s %+.1f ms", r.t.Hosts[i].Host.Name, late))
 	}
-	r.rec.SkewMS = results.Round6(float64(last.Sub(first)) / float64(time.Millisecond))
-	fmt.Fprintf(r.env.Out, "start barrier: every host started at %s (%s; skew %.1f ms)\n", at.Format("15:04:05.000"), strings.Join(lates, ", "), r.rec.SkewMS)
+	b.SkewMS = results.Round6(float64(last.Sub(first)) / float64(time.Millisecond))
+	r.rec.Steps = append(r.rec.Steps, b)
+	if k == 0 {
+		r.rec.BarrierAt, r.rec.SkewMS = at, b.SkewMS
+		fmt.Fprintf(r.env.Out, "start barrier: every host started at %s (%s; skew %.1f ms)\n", at.Format("15:04:05.000"), strings.Join(lates, ", "), b.SkewMS)
+	} else {
+		fmt.Fprintf(r.env.Out, "start barrier: step %d: %d hosts started at %s (%s; skew %.1f ms)\n", k+1, len(lates), at.Format("15:04:05.000"), strings.Join(lates, ", "), b.SkewMS)
+	}
 	_ = r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec })
-	var errs []error
-	for i, tn := range r.tenants {
-		select {
-		case <-tn.Ended():
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if err := tn.Err(); err != nil {
-			r.rec.Hosts[i].Error = err.Error()
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// waitAll waits until every tenant's event has happened, failing as soon
-// as one ends before it.
-func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string) error {
+// closed is a channel closed from the start: an event that needs no wait.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// waitAll waits until every tenant's event has happened, or its run has
+// ended, and says which had the event. A run that ended before it fails
+// the wait, at once; one that ended without an error does not, when
+// mayEnd.
+func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string, mayEnd bool) ([]bool, error) {
 	type result struct {
 		i   int
 		err error
 	}
+	happened := make([]bool, len(r.tenants))
 	res := make(chan result, len(r.tenants))
 	for i, tn := range r.tenants {
+		ev := event(tn)
 		go func() {
 			select {
-			case <-event(tn):
+			case <-ev:
+				happened[i] = true
 				res <- result{i, nil}
 			case <-tn.Ended():
 				select {
-				case <-event(tn): // it happened just before the end
+				case <-ev: // it happened just before the end
+					happened[i] = true
 					res <- result{i, nil}
 					return
 				default:
 				}
 				err := tn.Err()
+				if err == nil && mayEnd {
+					res <- result{i, nil}
+					return
+				}
 				if err == nil {
 					err = errors.New("dbio there ended")
 				}
@@ -303,11 +349,13 @@ func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-ch
 	for range r.tenants {
 		x := <-res
 		if x.err != nil {
-			r.rec.Hosts[x.i].Error = x.err.Error()
-			return x.err
+			if !errors.Is(x.err, ctx.Err()) || ctx.Err() == nil {
+				r.rec.Hosts[x.i].Error = x.err.Error()
+			}
+			return nil, x.err
 		}
 	}
-	return nil
+	return happened, nil
 }
 
 // stopAll stops every tenant still running, all at once: its input

@@ -221,8 +221,58 @@ func TestTenantsInterrupted(t *testing.T) {
 	}
 	for _, h := range l.Run.Tenants.Hosts {
 		if h.Dir == "" || h.Status != results.StatusInterrupted {
-			t.Errorf("host %s: status %s, results back in %q; want its interrupted run back", h.Host, h.Status, h.Dir)
+			t.Errorf("host %s: status %s, results back in %q; want its interrupted run back:\n%s", h.Host, h.Status, h.Dir, out)
 		}
+	}
+	waitNoStrays(t, f)
+}
+
+// TestTenantsStartEveryStepTogether runs two steps on two hosts, one of
+// which ends its first step 1.5 s late: the hosts still start the second
+// step at one instant, released by the coordinator, and the fleet's window
+// is the whole step on both.
+func TestTenantsStartEveryStepTogether(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	const pause = 1500 * time.Millisecond
+	p := standInPlan(t, f, map[string]time.Duration{"h2": pause})
+	out := &watchedOutput{}
+	o, err := Run(t.Context(), p, Env{Out: out})
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Steps) != 2 {
+		t.Fatalf("%d fleet steps, want 2:\n%s", len(l.Steps), out)
+	}
+	ten := l.Run.Tenants
+	for _, s := range l.Steps {
+		fl, ok, err := results.TenantFleetOf(l.Run, s)
+		if err != nil || !ok {
+			t.Fatalf("step %s: no fleet detail: %v", s.Name, err)
+		}
+		t.Logf("step %s: first seconds %.1f ms apart, window %d s", s.Name, fl.StartSpreadMS, fl.Seconds)
+		// Far below the pause: the hosts' own wake-ups and first ticks.
+		if fl.StartSpreadMS > 500 {
+			t.Errorf("step %s: the hosts' first seconds were %.0f ms apart, want together", s.Name, fl.StartSpreadMS)
+		}
+		if fl.Seconds < 2 {
+			t.Errorf("step %s: a common window of %d s out of 3", s.Name, fl.Seconds)
+		}
+	}
+	if len(ten.Steps) != 2 {
+		t.Fatalf("run.json records %d start barriers, want one per step: %+v", len(ten.Steps), ten.Steps)
+	}
+	for i, b := range ten.Steps {
+		t.Logf("step %d: barrier at %s, skew %.1f ms", i+1, b.At.Format("15:04:05.000"), b.SkewMS)
+		if b.SkewMS > 500 || len(b.Hosts) != 2 {
+			t.Errorf("step %d: %d hosts started %.0f ms apart, want 2 together", i+1, len(b.Hosts), b.SkewMS)
+		}
+	}
+	if !ten.Steps[1].At.After(ten.Steps[0].At.Add(3 * time.Second)) {
+		t.Errorf("the second barrier (%s) is not after the first step", ten.Steps[1].At)
 	}
 	waitNoStrays(t, f)
 }
