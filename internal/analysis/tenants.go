@@ -34,14 +34,18 @@ type TenantSecond struct {
 
 // TenantSeconds reads a step's measured seconds from a host's series: the
 // rows of the step in its measurement, with the named figures that have a
-// value.
-func TenantSeconds(s results.Series, step string, names []Figure) []TenantSecond {
+// value. A row's time is started (the run's start, which its elapsed time
+// counts from) plus its elapsed time: series.csv writes the time of day to
+// the second only, which would put hosts a few milliseconds apart a whole
+// second apart whenever a second's boundary fell between them.
+func TenantSeconds(s results.Series, started time.Time, step string, names []Figure) []TenantSecond {
 	var out []TenantSecond
 	for _, r := range s.Rows {
 		if r.Step != step || r.Phase != "measure" {
 			continue
 		}
-		sec := TenantSecond{Time: r.Time, Values: map[results.FigureName]float64{}}
+		at := started.Add(time.Duration(math.Round(r.ElapsedS*1e3)) * time.Millisecond)
+		sec := TenantSecond{Time: at, Values: map[results.FigureName]float64{}}
 		for _, n := range names {
 			if c := s.Column(string(n.Name)); c >= 0 && c < len(r.Values) && !math.IsNaN(r.Values[c]) {
 				sec.Values[n.Name] = r.Values[c]

@@ -225,3 +225,39 @@ func BenchmarkTenantFleet1000Hosts(b *testing.B) {
 		}
 	}
 }
+
+// TestTenantSecondsToTheMillisecond: series.csv writes each row's time to
+// the second, and its elapsed time from the run's start to the
+// millisecond. Two hosts whose ticks are 10 ms apart on either side of a
+// second's boundary measured the same seconds: read to the millisecond,
+// they share all three, and started 10 ms apart.
+func TestTenantSecondsToTheMillisecond(t *testing.T) {
+	names := []Figure{{results.FigureTPS, "TPS", "tx/s"}}
+	series := func(started time.Time, firstTick time.Duration) results.Series {
+		s := results.Series{Columns: []string{string(results.FigureTPS)}}
+		for i := range 3 {
+			at := started.Add(firstTick + time.Duration(i)*time.Second)
+			s.Rows = append(s.Rows, results.LoadedRow{Time: at.Truncate(time.Second), ElapsedS: at.Sub(started).Seconds(),
+				Step: "users-1", Phase: "measure", Values: []float64{100}})
+		}
+		return s
+	}
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	h1Start, h2Start := t0.Add(-3*time.Second+300*time.Millisecond), t0.Add(-5*time.Second+700*time.Millisecond)
+	hosts := []TenantHost{
+		{Host: "h1", Seconds: TenantSeconds(series(h1Start, 2695*time.Millisecond), h1Start, "users-1", names)},
+		{Host: "h2", Seconds: TenantSeconds(series(h2Start, 4305*time.Millisecond), h2Start, "users-1", names)},
+	}
+	for _, h := range hosts {
+		if got := h.Seconds[0].Time; !got.Equal(t0.Add(-5*time.Millisecond)) && !got.Equal(t0.Add(5*time.Millisecond)) {
+			t.Errorf("%s's first second at %s, want to the millisecond", h.Host, got.Format("15:04:05.000"))
+		}
+	}
+	rec, _, _, err := TenantFleet(hosts, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Seconds != 3 || rec.StartSpreadMS != 10 {
+		t.Errorf("a window of %d s, the first seconds %v ms apart; want 3 s, 10 ms", rec.Seconds, rec.StartSpreadMS)
+	}
+}

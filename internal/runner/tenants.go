@@ -518,7 +518,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		}
 		rel, _ := filepath.Rel(r.dir.Path, stepDir)
 		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
-			Seconds: analysis.TenantSeconds(l.Series, hs.Name, figs), Latency: own})
+			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started, hs.Name, figs), Latency: own})
 	}
 	fleet, fleetFigs, _, err := analysis.TenantFleet(hosts, figs)
 	if err != nil {
