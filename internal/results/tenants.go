@@ -22,7 +22,7 @@ type Tenants struct {
 	// step.
 	BarrierAt time.Time `json:"barrier_at"`
 	// SkewMS is how far apart the hosts' actual starts of the first step
-	// were (the latest minus the earliest, each by its host's clock).
+	// were (the latest minus the earliest, on the coordinator's clock).
 	SkewMS float64      `json:"skew_ms"`
 	Hosts  []TenantHost `json:"hosts"`
 	// Steps are the start barriers of every step, in order, the first
@@ -43,7 +43,7 @@ type TenantBarrier struct {
 	Hosts []TenantStart `json:"hosts"`
 }
 
-// TenantStart is when a host started a step.
+// TenantStart is when a host started a step, on the coordinator's clock.
 type TenantStart struct {
 	Host    string    `json:"host"`
 	Started time.Time `json:"started"`
@@ -60,10 +60,16 @@ type TenantHost struct {
 	// (it was missing or of another build).
 	Binary string `json:"binary"`
 	Copied bool   `json:"copied,omitempty"`
-	// Started is when the host began its first step, by its clock; LateMS
-	// is how long after the barrier's instant that was.
+	// Started is when the host began its first step, on the coordinator's
+	// clock (the host's own minus its offset at the start); LateMS is how
+	// long after the barrier's instant that was.
 	Started time.Time `json:"started,omitzero"`
 	LateMS  float64   `json:"late_ms"`
+	// Clock holds the host's clock offsets against the coordinator's,
+	// measured at the start and at the end of the run. The one at the
+	// start puts the host on the coordinator's clock: the instants it is
+	// sent, and its starts, steps and seconds as recorded here.
+	Clock []ClockOffset `json:"clock,omitempty"`
 	// Dir is the host's results directory as it came back, relative to
 	// the run's directory (hosts/h1/...); empty when nothing came back.
 	Dir    string `json:"dir,omitempty"`
@@ -77,8 +83,8 @@ type TenantHost struct {
 // from the hosts' histograms merged.
 type TenantFleet struct {
 	// WindowStart and WindowEnd are the first and last of the seconds every
-	// host recorded, on one clock counted from the earliest host's first
-	// measured second; Seconds is how many.
+	// host recorded, on the coordinator's clock, counted from the earliest
+	// host's first measured second; Seconds is how many.
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	Seconds     int       `json:"seconds"`

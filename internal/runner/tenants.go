@@ -126,7 +126,10 @@ type tenantRun struct {
 	env Env
 	dir *results.Dir
 
-	rec     results.Tenants
+	rec results.Tenants
+	// offsets are the hosts' clocks against the coordinator's, at the
+	// start (zero for a clock that could not be read).
+	offsets []time.Duration
 	bins    []remote.Installed
 	remotes []remote.ResultsDir
 	tenants []*remote.Tenant
@@ -153,7 +156,9 @@ func (r *tenantRun) execute(ctx context.Context, out *Outcome) (err error) {
 		r.discard(ctx)
 		return err
 	}
+	r.measureClocks(ctx, "start")
 	runErr := r.barrierAndRun(ctx)
+	r.measureClocks(context.WithoutCancel(ctx), "end")
 	// The tenants have ended (or were stopped): their results come back,
 	// also from a run that failed or was interrupted.
 	if cerr := r.collect(ctx); cerr != nil && runErr == nil {
@@ -246,6 +251,53 @@ func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 	}
 }
 
+// measureClocks reads every host's clock against the coordinator's, at
+// once, and records it under at ("start" or "end"). The start's offsets
+// put the hosts on the coordinator's clock; a host further off than
+// fleet.ClockWarnOffset, or whose clock cannot be read (it is then taken
+// as it is), is a warning.
+func (r *tenantRun) measureClocks(ctx context.Context, at string) {
+	n := len(r.t.Hosts)
+	if r.offsets == nil {
+		r.offsets = make([]time.Duration, n)
+	}
+	readings, errs := make([]fleet.ClockReading, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i, h := range r.t.Hosts {
+		wg.Go(func() { readings[i], errs[i] = r.t.Shell.Clock(ctx, h.Host, fleet.ClockTries, r.env.Now) })
+	}
+	wg.Wait()
+	var parts, warnings []string
+	for i, h := range r.t.Hosts {
+		if errs[i] != nil {
+			warnings = append(warnings, fmt.Sprintf("host %s: its clock could not be read at the %s of the run, and is taken as it is: %v", h.Host.Name, at, errs[i]))
+			continue
+		}
+		c := readings[i]
+		r.rec.Hosts[i].Clock = append(r.rec.Hosts[i].Clock, results.ClockOffset{At: at, Measured: c.Measured.UTC(),
+			OffsetMS: durationMS(c.Offset), RoundTripMS: durationMS(c.RoundTrip), Tries: c.Tries})
+		if at == "start" {
+			r.offsets[i] = c.Offset
+		}
+		parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Host.Name, durationMS(c.Offset)))
+		if c.Off() {
+			warnings = append(warnings, fmt.Sprintf("host %s's clock is %+.0f ms off this machine's at the %s of the run (±%.1f ms): dbio starts the hosts and lines their seconds up by this machine's clock, from the offsets at the start, so a clock that drifts during the run moves its host against the others; synchronize the clocks (chrony, systemd-timesyncd)",
+				h.Host.Name, durationMS(c.Offset), at, durationMS(c.RoundTrip)/2))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(r.env.Out, "clocks at the %s against this machine's: %s\n", at, strings.Join(parts, ", "))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(r.env.Out, "warning: %s\n", w)
+	}
+	if len(warnings) > 0 {
+		_ = r.dir.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warnings...) })
+	}
+}
+
+func durationMS(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
 // release starts step k of the ready hosts at one instant, margin ahead,
 // and records when each started.
 func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
@@ -258,7 +310,9 @@ func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 		if !ready[i] {
 			continue
 		}
-		if err := tn.Release(at); err != nil {
+		// The instant on the host's clock: all start at once by the
+		// coordinator's, whatever their clocks' offsets.
+		if err := tn.Release(at.Add(r.offsets[i])); err != nil {
 			return err
 		}
 	}
@@ -277,7 +331,7 @@ func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 		if !ready[i] {
 			continue
 		}
-		s := tn.StartedAt(k)
+		s := tn.StartedAt(k).Add(-r.offsets[i])
 		late := results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
 		b.Hosts = append(b.Hosts, results.TenantStart{Host: r.rec.Hosts[i].Host, Started: s, LateMS: late})
 		if k == 0 {
@@ -495,11 +549,13 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 			return s, nil, fmt.Errorf("step %d is %s on %s and %s on %s: the hosts did not run the same steps", i, first.Name, r.rec.Hosts[0].Host, hs.Name, r.rec.Hosts[j].Host)
 		}
 		s.Users += hs.Users
-		if hs.Started.Before(s.Started) {
-			s.Started = hs.Started
+		// On the coordinator's clock, as every instant of the run's.
+		started, ended := hs.Started.Add(-r.offsets[j]), hs.Ended.Add(-r.offsets[j])
+		if j == 0 || started.Before(s.Started) {
+			s.Started = started
 		}
-		if hs.Ended.After(s.Ended) {
-			s.Ended = hs.Ended
+		if j == 0 || ended.After(s.Ended) {
+			s.Ended = ended
 		}
 		if hs.Status != results.StatusCompleted {
 			s.Status = hs.Status
@@ -518,7 +574,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		}
 		rel, _ := filepath.Rel(r.dir.Path, stepDir)
 		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
-			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started, hs.Name, figs), Latency: own})
+			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started.Add(-r.offsets[j]), hs.Name, figs), Latency: own})
 	}
 	fleet, fleetFigs, _, err := analysis.TenantFleet(hosts, figs)
 	if err != nil {

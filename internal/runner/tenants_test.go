@@ -276,3 +276,48 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 	}
 	waitNoStrays(t, f)
 }
+
+// TestTenantsOnTheCoordinatorsClock runs tenants from a coordinator whose
+// clock is 20 s behind the hosts' (its Now shifted): the hosts still start
+// at the instant the coordinator chose, by its clock, and run.json's
+// starts, fleet steps and windows are on the coordinator's clock, with
+// each host's measured offset recorded.
+func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	const behind = 20 * time.Second
+	p := standInPlan(t, f, nil)
+	out := &watchedOutput{}
+	o, err := Run(t.Context(), p, Env{Out: out, Now: func() time.Time { return time.Now().Add(-behind) }})
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten := l.Run.Tenants
+	for _, h := range ten.Hosts {
+		if len(h.Clock) == 0 || h.Clock[0].OffsetMS < 19_000 || h.Clock[0].OffsetMS > 21_000 {
+			t.Errorf("host %s: clock readings %+v, want its offset of about +20 s", h.Host, h.Clock)
+		}
+		// Its wake-up and the offset's error, never the offset itself.
+		if h.LateMS < -500 || h.LateMS > 500 {
+			t.Errorf("host %s started %.0f ms after the barrier's instant, by the coordinator's clock", h.Host, h.LateMS)
+		}
+	}
+	if len(l.Steps) != 2 || len(ten.Steps) != 2 {
+		t.Fatalf("%d steps, %d barriers, want 2", len(l.Steps), len(ten.Steps))
+	}
+	for i, s := range l.Steps {
+		at := ten.Steps[i].At
+		if s.Started.Before(at.Add(-500*time.Millisecond)) || s.Started.After(at.Add(time.Second)) {
+			t.Errorf("step %s started at %s, its barrier's instant %s: not on one clock", s.Name, s.Started.Format("15:04:05.000"), at.Format("15:04:05.000"))
+		}
+		fl, _, _ := results.TenantFleetOf(l.Run, s)
+		if fl.WindowStart.Before(s.Started) || fl.WindowEnd.After(s.Ended.Add(time.Second)) {
+			t.Errorf("step %s: window %s to %s outside the step's %s to %s", s.Name, fl.WindowStart.Format("15:04:05.000"), fl.WindowEnd.Format("15:04:05.000"),
+				s.Started.Format("15:04:05.000"), s.Ended.Format("15:04:05.000"))
+		}
+	}
+	waitNoStrays(t, f)
+}
