@@ -592,7 +592,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		return s, nil, err
 	}
 	s.Detail = detail
-	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged", fleet.Seconds, len(hosts)))
+	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged; the transaction counts cover each host's whole measured step, summed, as its latency does, so they may hold more than the window's throughput", fleet.Seconds, len(hosts)))
 	return s, hists, nil
 }
 

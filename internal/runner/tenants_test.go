@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -262,6 +263,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 			t.Errorf("step %s: a common window of %d s out of 3", s.Name, fl.Seconds)
 		}
 	}
+	checkFleetCounts(t, o.Dir, l)
 	if len(ten.Steps) != 2 {
 		t.Fatalf("run.json records %d start barriers, want one per step: %+v", len(ten.Steps), ten.Steps)
 	}
@@ -320,4 +322,27 @@ func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 		}
 	}
 	waitNoStrays(t, f)
+}
+
+// checkFleetCounts checks that a fleet step's transaction counts are its
+// hosts' whole measured steps' summed, and that its note says so beside
+// the window its throughput is summed over.
+func checkFleetCounts(t *testing.T, dir string, l *results.Loaded) {
+	t.Helper()
+	for i, s := range l.Steps {
+		var committed int64
+		for _, h := range l.Run.Tenants.Hosts {
+			hl, err := results.Load(filepath.Join(dir, h.Dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			committed += hl.Steps[i].Total.Committed
+		}
+		if s.Total == nil || s.Total.Committed != committed || committed == 0 {
+			t.Errorf("step %s: %+v committed, the hosts' whole steps %d", s.Name, s.Total, committed)
+		}
+		if !slices.ContainsFunc(s.Notes, func(n string) bool { return strings.Contains(n, "counts cover each host's whole measured step") }) {
+			t.Errorf("step %s: the notes do not say what the counts cover: %q", s.Name, s.Notes)
+		}
+	}
 }
