@@ -140,7 +140,14 @@ func (s Shell) MakeResultsDir(ctx context.Context, h fleet.Host, name string) (R
 	if strings.ContainsAny(name, "/\n\x00") || name == "" || name == "." || name == ".." {
 		return ResultsDir{}, fmt.Errorf("results directory name %q: give a plain name", name)
 	}
-	script := fmt.Sprintf(`r=%s/runs; mkdir -p "$r" || exit 5
+	// dbio's directory and runs/ are made, or taken, only when they are not
+	// links: Fetch and Remove refuse a directory behind one, and would
+	// refuse this one after the run.
+	script := fmt.Sprintf(`h=%s; r="$h"/runs
+for p in "$h" "$r"; do
+  if [ -L "$p" ]; then echo "link $p"; exit 0; fi
+  mkdir -p "$p" || exit 5
+done
 d="$r"/%s
 if [ -e "$d" ] || [ -L "$d" ]; then echo "exists $d"; exit 0; fi
 mkdir "$d" && echo "made $d"
@@ -155,6 +162,8 @@ mkdir "$d" && echo "made $d"
 		return ResultsDir{Host: h, Path: path}, nil
 	case "exists":
 		return ResultsDir{}, fmt.Errorf("host %s: %s exists already, and dbio did not make it for this run: move it away", h.Name, path)
+	case "link":
+		return ResultsDir{}, fmt.Errorf("%w: host %s: %s is a symbolic link: dbio keeps the tenants' results in a directory of its own there and never follows a link out of it; make %s a directory (move the link away)", ErrNotOwn, h.Name, path, path)
 	}
 	return ResultsDir{}, fmt.Errorf("host %s: making the tenant's results directory printed %q", h.Name, out)
 }

@@ -254,6 +254,17 @@ func TestRemoveLeavesLinks(t *testing.T) {
 			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 				t.Errorf("the link %s is not left as it was: %v", link, err)
 			}
+			// A run made now would be behind the link, which it refuses
+			// before it starts, not once it has run.
+			if link == filepath.Dir(d.Path) {
+				next := fmt.Sprintf("linked-%d-next", i)
+				if _, err := shell.MakeResultsDir(ctx, h, next); !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+					t.Errorf("MakeResultsDir behind the link: %v, want a refusal naming %s", err, link)
+				}
+				if _, err := os.Lstat(filepath.Join(outside, next)); err == nil {
+					t.Errorf("MakeResultsDir made %s through the link", next)
+				}
+			}
 			if _, err := os.Stat(theirs); err != nil {
 				t.Errorf("what the link points to went: %v", err)
 			}
