@@ -2,7 +2,6 @@ package remote
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -20,25 +19,6 @@ import (
 func fleetHost(f *testfleet.Fleet, i int) fleet.Host {
 	h := f.Hosts[i]
 	return fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig}
-}
-
-// waitNoStrays waits until nothing a test started is left on the hosts.
-func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		strays, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strays) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left on the hosts: %v", strays)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
 }
 
 // TestInstallCopiesOnlyWhatDiffers copies a program to a host, finds it
@@ -132,7 +112,7 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 	if got := out.String(); !strings.Contains(got, "h1: loading") || !strings.Contains(got, "h2: loading") || strings.Contains(got, "dbio-barrier") {
 		t.Errorf("the tenants' output, prefixed, without the barrier's lines:\n%s", got)
 	}
-	waitNoStrays(t, f)
+	f.WaitNoStrays(t)
 }
 
 // TestResultsComeBack makes a tenant's results directory on a host, brings

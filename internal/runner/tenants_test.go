@@ -166,25 +166,6 @@ func (w *watchedOutput) String() string {
 	return w.b.String()
 }
 
-// waitNoStrays waits until nothing a test started is left on the hosts.
-func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		strays, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strays) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left on the hosts: %v", strays)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
-}
-
 // TestTenantsInterrupted stops the coordinator while its tenants measure,
 // as Ctrl-C does (its context cancelled with the signal as cause): the run
 // says why and where its results are kept, as a run on one machine does,
@@ -225,7 +206,7 @@ func TestTenantsInterrupted(t *testing.T) {
 			t.Errorf("host %s: status %s, results back in %q; want its interrupted run back:\n%s", h.Host, h.Status, h.Dir, out)
 		}
 	}
-	waitNoStrays(t, f)
+	f.WaitNoStrays(t)
 }
 
 // TestTenantsStartEveryStepTogether runs two steps on two hosts, one of
@@ -276,7 +257,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 	if !ten.Steps[1].At.After(ten.Steps[0].At.Add(3 * time.Second)) {
 		t.Errorf("the second barrier (%s) is not after the first step", ten.Steps[1].At)
 	}
-	waitNoStrays(t, f)
+	f.WaitNoStrays(t)
 }
 
 // TestTenantsOnTheCoordinatorsClock runs tenants from a coordinator whose
@@ -321,7 +302,7 @@ func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 				s.Started.Format("15:04:05.000"), s.Ended.Format("15:04:05.000"))
 		}
 	}
-	waitNoStrays(t, f)
+	f.WaitNoStrays(t)
 }
 
 // checkFleetCounts checks that a fleet step's transaction counts are its
