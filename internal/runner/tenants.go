@@ -434,20 +434,34 @@ func (r *tenantRun) stopAll() {
 func (r *tenantRun) collect(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx) // an interrupted run keeps its hosts' results too
 	var errs []error
+	// notBack says, on the terminal and in the host's record, that its
+	// results did not come back and where they are: the run's own error
+	// may be another (an interrupted run's), which would hide it.
+	notBack := func(i int, err error, where string) {
+		err = fmt.Errorf("its results did not come back: %w; they are %s", err, where)
+		fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", r.t.Hosts[i].Host.Name, err)
+		if h := &r.rec.Hosts[i]; h.Error == "" {
+			h.Error = err.Error()
+		} else {
+			h.Error += "; " + err.Error()
+		}
+		errs = append(errs, fmt.Errorf("host %s: %w", r.t.Hosts[i].Host.Name, err))
+	}
 	for i, rd := range r.remotes {
 		if rd.Path == "" {
 			continue
 		}
 		h := r.t.Hosts[i].Host
+		onHost := fmt.Sprintf("left on the host, in %s (ssh %s)", rd.Path, h.Destination)
 		local := filepath.Join(r.dir.Path, "hosts", h.Name)
 		if err := os.MkdirAll(local, 0o755); err != nil {
-			errs = append(errs, err)
+			notBack(i, err, onHost)
 			continue
 		}
 		got, err := r.t.Shell.Fetch(ctx, rd, local)
 		if err != nil {
-			errs = append(errs, err)
-			continue // left on the host, where the user finds it
+			notBack(i, err, onHost)
+			continue
 		}
 		if err := r.t.Shell.Remove(ctx, rd); err != nil {
 			fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", h.Name, err)
@@ -455,7 +469,7 @@ func (r *tenantRun) collect(ctx context.Context) error {
 		r.remotes[i] = remote.ResultsDir{}
 		runs, _ := filepath.Glob(filepath.Join(local, "*", "run.json"))
 		if len(runs) != 1 {
-			errs = append(errs, fmt.Errorf("host %s: %d results directories came back, want 1", h.Name, len(runs)))
+			notBack(i, fmt.Errorf("%d results directories came back, want 1", len(runs)), "what came back, in "+local)
 			continue
 		}
 		rel, _ := filepath.Rel(r.dir.Path, filepath.Dir(runs[0]))

@@ -327,3 +327,41 @@ func checkFleetCounts(t *testing.T, dir string, l *results.Loaded) {
 		}
 	}
 }
+
+// TestTenantResultsNotBack: a host's results that cannot be fetched (a
+// link replaced the directory dbio made there) are named as left on the
+// host, on the terminal and in the host's record, whatever the run's own
+// error: an interrupted run's would otherwise hide it.
+func TestTenantResultsNotBack(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	h := fleet.Host{Name: "h1", Destination: "h1", SSHConfig: f.SSHConfig}
+	shell := remote.Shell{Shell: fleet.Shell{Exec: execx.Real{}}}
+	rd, err := shell.MakeResultsDir(ctx, h, "replaced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(rd.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), rd.Path); err != nil {
+		t.Fatal(err)
+	}
+	dir, err := results.Create(t.TempDir(), "fleet", results.Run{Kind: "standin"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &watchedOutput{}
+	r := &tenantRun{t: Tenants{Shell: shell, Hosts: []TenantHost{{Host: h, Target: "/srv/db"}}}, env: Env{Out: out}, dir: dir,
+		rec: results.Tenants{Hosts: []results.TenantHost{{Host: h.Name}}}, remotes: []remote.ResultsDir{rd}}
+	if err := r.collect(ctx); err == nil {
+		t.Fatal("collect brought back results through a link")
+	}
+	want := "its results did not come back"
+	if got := r.rec.Hosts[0].Error; !strings.Contains(got, want) || !strings.Contains(got, "left on the host, in "+rd.Path) {
+		t.Errorf("the host's record says %q, want %q and where they are", got, want)
+	}
+	if !strings.Contains(out.String(), "warning: host h1: "+want) {
+		t.Errorf("the terminal does not say %q:\n%s", want, out)
+	}
+}
