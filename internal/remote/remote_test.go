@@ -62,15 +62,16 @@ func TestInstallCopiesOnlyWhatDiffers(t *testing.T) {
 }
 
 // TestTenantBarrierOverSSH runs a stand-in tenant on two hosts (a shell
-// script speaking the barrier's lines), releases both at one instant, and
-// stops them: nothing is left on the hosts.
+// script speaking the barrier's lines), releases both at one instant
+// before each of two steps, and stops them: nothing is left on the hosts.
 func TestTenantBarrierOverSSH(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	ctx := t.Context()
 	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
-	// Ready, then the instant read back as started, then wait for the
-	// input's end as dbio does.
-	script := `echo "loading"; echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; cat >/dev/null`
+	// Before each step, ready, then the instant read back as started;
+	// then wait for the input's end as dbio does.
+	step := `echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; `
+	script := `echo "loading"; ` + step + `echo "step 1 done"; ` + step + `cat >/dev/null`
 	var out bytes.Buffer
 	var tenants []*Tenant
 	for i := range f.Hosts {
@@ -80,27 +81,29 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 		}
 		tenants = append(tenants, tn)
 	}
-	for _, tn := range tenants {
-		select {
-		case <-tn.Ready(0):
-		case <-tn.Ended():
-			t.Fatalf("%s ended before ready: %v", tn.Host.Name, tn.Err())
+	for k := range 2 {
+		for _, tn := range tenants {
+			select {
+			case <-tn.Ready(k):
+			case <-tn.Ended():
+				t.Fatalf("%s ended before ready for step %d: %v", tn.Host.Name, k, tn.Err())
+			}
 		}
-	}
-	at := time.Now().Add(time.Second)
-	for _, tn := range tenants {
-		if err := tn.Release(at); err != nil {
-			t.Fatal(err)
+		at := time.Now().Add(time.Duration(k+1) * time.Second)
+		for _, tn := range tenants {
+			if err := tn.Release(at); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for _, tn := range tenants {
-		select {
-		case <-tn.Started(0):
-		case <-tn.Ended():
-			t.Fatalf("%s ended before it started: %v", tn.Host.Name, tn.Err())
-		}
-		if !tn.StartedAt(0).Equal(at) {
-			t.Errorf("%s started at %v, want %v", tn.Host.Name, tn.StartedAt(0), at)
+		for _, tn := range tenants {
+			select {
+			case <-tn.Started(k):
+			case <-tn.Ended():
+				t.Fatalf("%s ended before it started step %d: %v", tn.Host.Name, k, tn.Err())
+			}
+			if !tn.StartedAt(k).Equal(at) {
+				t.Errorf("%s started step %d at %v, want %v", tn.Host.Name, k, tn.StartedAt(k), at)
+			}
 		}
 	}
 	for _, tn := range tenants {
