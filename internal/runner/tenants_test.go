@@ -365,3 +365,31 @@ func TestTenantResultsNotBack(t *testing.T) {
 		t.Errorf("the terminal does not say %q:\n%s", want, out)
 	}
 }
+
+// TestBarrierBeforeEveryStep: a tenant's runner waits at the barrier
+// before each of its steps, the first before the workload's background
+// sessions start, and a barrier that fails (the coordinator gone) stops
+// the run there.
+func TestBarrierBeforeEveryStep(t *testing.T) {
+	w := &crowdWorkload{}
+	var waits []int64 // the background sessions running at each wait
+	plan := Plan{
+		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "crowd", Fresh: true},
+		DataPath: t.TempDir(), Workload: w, Users: []int{1, 2, 3},
+		Step: 30 * time.Millisecond, Tick: 10 * time.Millisecond, ResultsBase: t.TempDir(),
+		Barrier: func(context.Context) error {
+			waits = append(waits, w.background.Load())
+			if len(waits) == 3 {
+				return remote.ErrInputClosed
+			}
+			return nil
+		},
+	}
+	out, err := Run(t.Context(), plan, Env{Out: io.Discard})
+	if !errors.Is(err, remote.ErrInputClosed) {
+		t.Fatalf("the third barrier failed, the run ended with %v", err)
+	}
+	if len(out.Steps) != 2 || !slices.Equal(waits, []int64{0, 2, 2}) {
+		t.Errorf("%d steps ran, waits with %v background sessions running; want 2 steps, waits before each step with 0, 2, 2", len(out.Steps), waits)
+	}
+}
