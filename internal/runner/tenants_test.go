@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,23 +72,32 @@ func (s *standInSession) Close() error {
 }
 
 // TestTenantStandIn is the tenant's side when the binary runs as one
-// (arguments after --: standInArg, target, results, name, pause); it does
-// nothing in a test run of its own.
+// (arguments after --: standInArg, target, results, name, pause, and the
+// number of steps, of 1, 2... users); it does nothing in a test run of its
+// own.
 func TestTenantStandIn(t *testing.T) {
 	args := flag.Args()
-	if len(args) != 5 || args[0] != standInArg {
+	if len(args) != 6 || args[0] != standInArg {
 		return // only a tenant for the tests below
 	}
 	pause, err := time.ParseDuration(args[4])
 	if err != nil {
 		t.Fatal(err)
 	}
+	steps, err := strconv.Atoi(args[5])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []int
+	for u := range steps {
+		users = append(users, u+1)
+	}
 	b := &remote.Barrier{In: os.Stdin, Out: os.Stdout, Now: time.Now}
 	ctx, cancel := b.Watch(context.Background())
 	defer cancel()
 	plan := Plan{
 		Name: args[3], Kind: "standin", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "standin", Fresh: true},
-		DataPath: args[1], Workload: &standInWorkload{pause: pause}, Users: []int{1, 2}, Step: 3 * time.Second,
+		DataPath: args[1], Workload: &standInWorkload{pause: pause}, Users: users, Step: 3 * time.Second,
 		ResultsBase: args[2], Barrier: b.Wait,
 	}
 	if _, err := Run(ctx, plan, Env{Out: os.Stdout}); err != nil {
@@ -96,9 +106,10 @@ func TestTenantStandIn(t *testing.T) {
 	}
 }
 
-// tenantsPlan is a run of the stand-in tenant on every host of f; pause
-// gives a host's pause at the end of its first step.
-func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duration) Plan {
+// standInPlan is a run of the stand-in tenant on every host of f, of two
+// steps; pause gives a host's pause at the end of its first step, and
+// steps a host's number of steps when not two.
+func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duration, steps map[string]int) Plan {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -119,7 +130,11 @@ func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duratio
 	return Plan{Name: "fleet", Kind: "standin", ResultsBase: t.TempDir(), Tenants: &Tenants{
 		Shell: remote.Shell{Shell: fleet.Shell{Exec: execx.Real{}}}, Binary: bin, Hosts: hosts, Workload: "standin",
 		Args: func(h TenantHost, results, name string) []string {
-			return []string{"-test.run=^TestTenantStandIn$", "-test.count=1", "--", standInArg, h.Target, results, name, pause[h.Host.Name].String()}
+			n, ok := steps[h.Host.Name]
+			if !ok {
+				n = 2
+			}
+			return []string{"-test.run=^TestTenantStandIn$", "-test.count=1", "--", standInArg, h.Target, results, name, pause[h.Host.Name].String(), strconv.Itoa(n)}
 		},
 	}}
 }
@@ -173,7 +188,7 @@ func (w *watchedOutput) String() string {
 // on the hosts.
 func TestTenantsInterrupted(t *testing.T) {
 	f := testfleet.Start(t, 2)
-	p := standInPlan(t, f, nil)
+	p := standInPlan(t, f, nil, nil)
 	out := &watchedOutput{}
 	ctx, cancel := context.WithCancelCause(t.Context())
 	defer cancel(nil)
@@ -216,7 +231,7 @@ func TestTenantsInterrupted(t *testing.T) {
 func TestTenantsStartEveryStepTogether(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	const pause = 1500 * time.Millisecond
-	p := standInPlan(t, f, map[string]time.Duration{"h2": pause})
+	p := standInPlan(t, f, map[string]time.Duration{"h2": pause}, nil)
 	out := &watchedOutput{}
 	o, err := Run(t.Context(), p, Env{Out: out})
 	if err != nil {
@@ -268,7 +283,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	const behind = 20 * time.Second
-	p := standInPlan(t, f, nil)
+	p := standInPlan(t, f, nil, nil)
 	out := &watchedOutput{}
 	o, err := Run(t.Context(), p, Env{Out: out, Now: func() time.Time { return time.Now().Add(-behind) }})
 	if err != nil {
@@ -392,4 +407,32 @@ func TestBarrierBeforeEveryStep(t *testing.T) {
 	if len(out.Steps) != 2 || !slices.Equal(waits, []int64{0, 2, 2}) {
 		t.Errorf("%d steps ran, waits with %v background sessions running; want 2 steps, waits before each step with 0, 2, 2", len(out.Steps), waits)
 	}
+}
+
+// TestTenantsHostEndsEarly: a host whose run ends after its first step
+// (as a stop rule of its own would end it) is not waited for at the
+// second barrier: the other host runs its second step alone, the run
+// completes, and the fleet's steps are the one both ran.
+func TestTenantsHostEndsEarly(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	p := standInPlan(t, f, nil, map[string]int{"h1": 1})
+	out := &watchedOutput{}
+	o, err := Run(t.Context(), p, Env{Out: out})
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ten := l.Run.Tenants
+	if len(l.Steps) != 1 || len(ten.Steps) != 2 || len(ten.Steps[1].Hosts) != 1 || ten.Steps[1].Hosts[0].Host != "h2" {
+		t.Errorf("%d fleet steps, barriers %+v; want 1 fleet step, and h2 alone at the second barrier:\n%s", len(l.Steps), ten.Steps, out)
+	}
+	for _, h := range ten.Hosts {
+		if h.Status != results.StatusCompleted {
+			t.Errorf("host %s: %s", h.Host, h.Status)
+		}
+	}
+	f.WaitNoStrays(t)
 }
