@@ -139,6 +139,23 @@ func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duratio
 	}}
 }
 
+// runStandIns runs p, which must complete, and loads its results; env's
+// output is the run's, returned.
+func runStandIns(t *testing.T, p Plan, env Env) (*results.Loaded, *watchedOutput) {
+	t.Helper()
+	out := &watchedOutput{}
+	env.Out = out
+	o, err := Run(t.Context(), p, env)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, out
+}
+
 // watchedOutput is a run's output, which a test waits on.
 type watchedOutput struct {
 	mu    sync.Mutex
@@ -232,15 +249,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	const pause = 1500 * time.Millisecond
 	p := standInPlan(t, f, map[string]time.Duration{"h2": pause}, nil)
-	out := &watchedOutput{}
-	o, err := Run(t.Context(), p, Env{Out: out})
-	if err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	l, err := results.Load(o.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, out := runStandIns(t, p, Env{})
 	if len(l.Steps) != 2 {
 		t.Fatalf("%d fleet steps, want 2:\n%s", len(l.Steps), out)
 	}
@@ -259,7 +268,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 			t.Errorf("step %s: a common window of %d s out of 3", s.Name, fl.Seconds)
 		}
 	}
-	checkFleetCounts(t, o.Dir, l)
+	checkFleetCounts(t, l.Path, l)
 	if len(ten.Steps) != 2 {
 		t.Fatalf("run.json records %d start barriers, want one per step: %+v", len(ten.Steps), ten.Steps)
 	}
@@ -284,15 +293,7 @@ func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	const behind = 20 * time.Second
 	p := standInPlan(t, f, nil, nil)
-	out := &watchedOutput{}
-	o, err := Run(t.Context(), p, Env{Out: out, Now: func() time.Time { return time.Now().Add(-behind) }})
-	if err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	l, err := results.Load(o.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, _ := runStandIns(t, p, Env{Now: func() time.Time { return time.Now().Add(-behind) }})
 	ten := l.Run.Tenants
 	for _, h := range ten.Hosts {
 		if len(h.Clock) == 0 || h.Clock[0].OffsetMS < 19_000 || h.Clock[0].OffsetMS > 21_000 {
@@ -416,15 +417,7 @@ func TestBarrierBeforeEveryStep(t *testing.T) {
 func TestTenantsHostEndsEarly(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	p := standInPlan(t, f, nil, map[string]int{"h1": 1})
-	out := &watchedOutput{}
-	o, err := Run(t.Context(), p, Env{Out: out})
-	if err != nil {
-		t.Fatalf("%v:\n%s", err, out)
-	}
-	l, err := results.Load(o.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, out := runStandIns(t, p, Env{})
 	ten := l.Run.Tenants
 	if len(l.Steps) != 1 || len(ten.Steps) != 2 || len(ten.Steps[1].Hosts) != 1 || ten.Steps[1].Hosts[0].Host != "h2" {
 		t.Errorf("%d fleet steps, barriers %+v; want 1 fleet step, and h2 alone at the second barrier:\n%s", len(l.Steps), ten.Steps, out)
