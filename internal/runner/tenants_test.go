@@ -34,9 +34,12 @@ const standInArg = "tenant-stand-in"
 
 // standInWorkload's sessions commit a transaction of 1 ms every
 // millisecond; the first session closed waits pause first, which makes
-// its host end the first step late.
+// its host end the first step late. With fail, the second user (who
+// first runs in the second step) loses its session after a second, as a
+// server that went away would make it.
 type standInWorkload struct {
 	pause time.Duration
+	fail  bool
 	once  sync.Once
 }
 
@@ -45,8 +48,12 @@ func (w *standInWorkload) TxTypes() []string { return []string{"tx"} }
 func (w *standInWorkload) Prepare(context.Context, engine.Instance, io.Writer) (workload.LoadStats, error) {
 	return workload.LoadStats{}, nil
 }
-func (w *standInWorkload) NewSession(_ context.Context, _ engine.Instance, _ int, rec *metrics.Recorder) (workload.Session, error) {
-	return &standInSession{w: w, rec: rec}, nil
+func (w *standInWorkload) NewSession(_ context.Context, _ engine.Instance, user int, rec *metrics.Recorder) (workload.Session, error) {
+	s := &standInSession{w: w, rec: rec}
+	if w.fail && user == 1 {
+		s.failAt = time.Now().Add(time.Second)
+	}
+	return s, nil
 }
 func (w *standInWorkload) Check(context.Context, engine.Instance) ([]workload.CheckResult, error) {
 	return []workload.CheckResult{{Name: "nothing to check", Passed: true}}, nil
@@ -56,11 +63,18 @@ func (w *standInWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []
 }
 
 type standInSession struct {
-	w   *standInWorkload
-	rec *metrics.Recorder
+	w      *standInWorkload
+	rec    *metrics.Recorder
+	failAt time.Time
 }
 
+// errStandInLost is the stand-in's lost session.
+var errStandInLost = errors.New("the stand-in's session was lost")
+
 func (s *standInSession) Next(ctx context.Context) error {
+	if !s.failAt.IsZero() && time.Now().After(s.failAt) {
+		return errStandInLost
+	}
 	workload.Sleep(ctx, time.Millisecond)
 	s.rec.Record(0, time.Millisecond, metrics.Committed)
 	return nil
@@ -72,17 +86,20 @@ func (s *standInSession) Close() error {
 }
 
 // TestTenantStandIn is the tenant's side when the binary runs as one
-// (arguments after --: standInArg, target, results, name, pause, and the
-// number of steps, of 1, 2... users); it does nothing in a test run of its
-// own.
+// (arguments after --: standInArg, target, results, name, its pause or
+// "fail", and the number of steps, of 1, 2... users); it does nothing in a
+// test run of its own.
 func TestTenantStandIn(t *testing.T) {
 	args := flag.Args()
 	if len(args) != 6 || args[0] != standInArg {
 		return // only a tenant for the tests below
 	}
-	pause, err := time.ParseDuration(args[4])
-	if err != nil {
-		t.Fatal(err)
+	w := &standInWorkload{fail: args[4] == "fail"}
+	if !w.fail && args[4] != "" {
+		var err error
+		if w.pause, err = time.ParseDuration(args[4]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	steps, err := strconv.Atoi(args[5])
 	if err != nil {
@@ -97,7 +114,7 @@ func TestTenantStandIn(t *testing.T) {
 	defer cancel()
 	plan := Plan{
 		Name: args[3], Kind: "standin", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "standin", Fresh: true},
-		DataPath: args[1], Workload: &standInWorkload{pause: pause}, Users: users, Step: 3 * time.Second,
+		DataPath: args[1], Workload: w, Users: users, Step: 3 * time.Second,
 		ResultsBase: args[2], Barrier: b.Wait,
 	}
 	if _, err := Run(ctx, plan, Env{Out: os.Stdout}); err != nil {
@@ -107,9 +124,10 @@ func TestTenantStandIn(t *testing.T) {
 }
 
 // standInPlan is a run of the stand-in tenant on every host of f, of two
-// steps; pause gives a host's pause at the end of its first step, and
-// steps a host's number of steps when not two.
-func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duration, steps map[string]int) Plan {
+// steps; how gives a host's pause at the end of its first step, or "fail"
+// to lose a session in its second, and steps a host's number of steps
+// when not two.
+func standInPlan(t *testing.T, f *testfleet.Fleet, how map[string]string, steps map[string]int) Plan {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -134,7 +152,7 @@ func standInPlan(t *testing.T, f *testfleet.Fleet, pause map[string]time.Duratio
 			if !ok {
 				n = 2
 			}
-			return []string{"-test.run=^TestTenantStandIn$", "-test.count=1", "--", standInArg, h.Target, results, name, pause[h.Host.Name].String(), strconv.Itoa(n)}
+			return []string{"-test.run=^TestTenantStandIn$", "-test.count=1", "--", standInArg, h.Target, results, name, how[h.Host.Name], strconv.Itoa(n)}
 		},
 	}}
 }
@@ -248,7 +266,7 @@ func TestTenantsInterrupted(t *testing.T) {
 func TestTenantsStartEveryStepTogether(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	const pause = 1500 * time.Millisecond
-	p := standInPlan(t, f, map[string]time.Duration{"h2": pause}, nil)
+	p := standInPlan(t, f, map[string]string{"h2": pause.String()}, nil)
 	l, out := runStandIns(t, p, Env{})
 	if len(l.Steps) != 2 {
 		t.Fatalf("%d fleet steps, want 2:\n%s", len(l.Steps), out)
@@ -425,6 +443,31 @@ func TestTenantsHostEndsEarly(t *testing.T) {
 	for _, h := range ten.Hosts {
 		if h.Status != results.StatusCompleted {
 			t.Errorf("host %s: %s", h.Host, h.Status)
+		}
+	}
+	f.WaitNoStrays(t)
+}
+
+// TestTenantFailsMidRun: a host whose run fails during its second step
+// stops the run: the other host is stopped (it keeps its results), both
+// hosts' results come back, and the run fails with the failed host's own
+// message.
+func TestTenantFailsMidRun(t *testing.T) {
+	f := testfleet.Start(t, 2)
+	p := standInPlan(t, f, map[string]string{"h2": "fail"}, nil)
+	out := &watchedOutput{}
+	o, err := Run(t.Context(), p, Env{Out: out})
+	if err == nil || o.Status != results.StatusFailed || !strings.Contains(err.Error(), "host h2") || !strings.Contains(err.Error(), errStandInLost.Error()) {
+		t.Fatalf("status %s, error %v; want failed with h2's lost session:\n%s", o.Status, err, out)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]results.Status{"h1": results.StatusInterrupted, "h2": results.StatusFailed}
+	for _, h := range l.Run.Tenants.Hosts {
+		if h.Dir == "" || h.Status != want[h.Host] {
+			t.Errorf("host %s: %s, results back in %q; want %s with its results back", h.Host, h.Status, h.Dir, want[h.Host])
 		}
 	}
 	f.WaitNoStrays(t)
