@@ -16,9 +16,9 @@ import (
 )
 
 // startBarrierFlag is the hidden flag by which dbio runs as a tenant of a
-// coordinator on another machine: it loads, says it is ready, and starts
-// its steps at the instant the coordinator sends on its input; its input
-// closing ends the run.
+// coordinator on another machine: before each step (the first once it has
+// loaded) it says it is ready, and starts the step at the instant the
+// coordinator sends on its input; its input closing ends the run.
 const startBarrierFlag = "start-barrier"
 
 // tenantFlags are a workload command's flags for running on several hosts
@@ -41,7 +41,7 @@ func (f *tenantFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs the workload there, dbio on every host at once, each on its own server (see docs/fleet.md)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
 	fs.StringVar(&f.driver, "driver", suite.DriverHost, "with --target NAME:/path, where the users run: host (dbio on each database host drives the server it starts there) or coordinator (this dbio drives your server on the host over the network, by --dsn)")
-	fs.BoolVar(&f.barrier, startBarrierFlag, false, "run as a tenant of a run on several hosts: wait at the start barrier for the instant read on standard input, and stop when it closes")
+	fs.BoolVar(&f.barrier, startBarrierFlag, false, "run as a tenant of a run on several hosts: before each step, wait at the start barrier for the instant read on standard input, and stop when it closes")
 	_ = fs.MarkHidden(startBarrierFlag)
 }
 
@@ -213,7 +213,8 @@ func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan
 }
 
 // tenantContext is the context of a run as a tenant (--start-barrier): it
-// ends when the coordinator's connection closes; plan gets the barrier.
+// ends when the coordinator's connection closes; plan gets the barrier,
+// which its runner waits at before each step.
 func tenantContext(ctx context.Context, app *App, f workloadFlags) (context.Context, func(), func(*runner.Plan), error) {
 	if !f.tenants.barrier {
 		return ctx, func() {}, func(*runner.Plan) {}, nil

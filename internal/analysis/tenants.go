@@ -34,14 +34,18 @@ type TenantSecond struct {
 
 // TenantSeconds reads a step's measured seconds from a host's series: the
 // rows of the step in its measurement, with the named figures that have a
-// value.
-func TenantSeconds(s results.Series, step string, names []Figure) []TenantSecond {
+// value. A row's time is started (the run's start, which its elapsed time
+// counts from) plus its elapsed time: series.csv writes the time of day to
+// the second only, which would put hosts a few milliseconds apart a whole
+// second apart whenever a second's boundary fell between them.
+func TenantSeconds(s results.Series, started time.Time, step string, names []Figure) []TenantSecond {
 	var out []TenantSecond
 	for _, r := range s.Rows {
 		if r.Step != step || r.Phase != "measure" {
 			continue
 		}
-		sec := TenantSecond{Time: r.Time, Values: map[results.FigureName]float64{}}
+		at := started.Add(time.Duration(math.Round(r.ElapsedS*1e3)) * time.Millisecond)
+		sec := TenantSecond{Time: at, Values: map[results.FigureName]float64{}}
 		for _, n := range names {
 			if c := s.Column(string(n.Name)); c >= 0 && c < len(r.Values) && !math.IsNaN(r.Values[c]) {
 				sec.Values[n.Name] = r.Values[c]
@@ -95,14 +99,8 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 	var firsts []time.Time
 	for i, h := range hosts {
 		index[i] = map[int]TenantSecond{}
-		prev := math.MinInt
-		for _, s := range h.Seconds {
-			k := int(math.Round(s.Time.Sub(origin).Seconds()))
-			// Two ticks of one host in the same second (a late tick
-			// followed by a prompt one) keep their order.
-			k = max(k, prev+1)
-			index[i][k] = s
-			prev = k
+		for j, k := range tickSlots(h.Seconds, origin) {
+			index[i][k] = h.Seconds[j]
 		}
 		first, last := secondsRange(index[i])
 		lo, hi = max(lo, first), min(hi, last)
@@ -164,6 +162,31 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 		figs = append(figs, results.Figure{Name: results.FigureLatencyP99, Value: float64(rec.Latency.P99US) / 1000, Unit: "ms"})
 	}
 	return rec, figs, merged, nil
+}
+
+// tickSlots numbers a host's seconds on the common clock: each second's
+// slot is the whole number of seconds from origin it is nearest to. A tick
+// is late, never early (a ticker that falls behind delivers the tick it
+// owes, then keeps its schedule), so when two seconds fall in one slot the
+// earlier is a late tick: it goes back to the slot before, its own, when
+// that is free. Pushing the later one forward instead would shift every
+// second after it, one late tick putting the rest of the host's series a
+// second off the others'.
+func tickSlots(secs []TenantSecond, origin time.Time) []int {
+	slots := make([]int, len(secs))
+	for j, s := range secs {
+		k := int(math.Round(s.Time.Sub(origin).Seconds()))
+		if j > 0 && k <= slots[j-1] {
+			if k == slots[j-1] && (j == 1 || slots[j-2] < k-1) {
+				slots[j-1] = k - 1
+			} else {
+				// Not a late tick's doing: keep the order.
+				k = slots[j-1] + 1
+			}
+		}
+		slots[j] = k
+	}
+	return slots
 }
 
 func secondsRange(m map[int]TenantSecond) (int, int) {

@@ -23,6 +23,12 @@ func tenantSeconds(start time.Time, jitter time.Duration, nopm ...float64) []Ten
 	return out
 }
 
+// lateTick makes second i of secs late by d.
+func lateTick(secs []TenantSecond, i int, d time.Duration) []TenantSecond {
+	secs[i].Time = secs[i].Time.Add(d)
+	return secs
+}
+
 // latencies is a histogram of n transactions of us microseconds each.
 func latencies(t *testing.T, pairs ...int64) *hdrhistogram.Histogram {
 	h := hdrhistogram.New(1, 60_000_000, 3)
@@ -65,14 +71,28 @@ func TestTenantFleet(t *testing.T) {
 			window: 2, nopm: []float64{250, 525}, spread: 1000,
 		},
 		{
-			// A late tick and a prompt one in the same second keep their order.
+			// A late tick and a prompt one in the same second: h1 ticks at
+			// .4 of each second, and its tick of 0.4 s came at 1.0 s. The
+			// late one is the earlier: it keeps its own second (0), and
+			// only second 1 is h2's too.
 			name: "jittered ticks",
 			hosts: []TenantHost{
 				{Host: "h1", Seconds: append(tenantSeconds(t0, 0, 100), TenantSecond{Time: t0.Add(1400 * time.Millisecond),
 					Values: map[results.FigureName]float64{results.FigureNOPM: 300, results.FigureTPS: 30}}), Latency: latencies(t, 1, 1000)},
 				{Host: "h2", Seconds: tenantSeconds(t0, 0, 7, 9), Latency: latencies(t, 1, 1000)},
 			},
-			window: 2, nopm: []float64{200, 8},
+			window: 1, nopm: []float64{300, 7},
+		},
+		{
+			// h1's third second was logged 0.6 s late, closer to the fourth
+			// second than to its own; the fourth came on time. Every second
+			// keeps its slot: none after the late one is shifted.
+			name: "a late tick in a skewed series",
+			hosts: []TenantHost{
+				{Host: "h1", Seconds: lateTick(tenantSeconds(t0, 0, 10, 20, 30, 40, 50, 60), 2, 600*time.Millisecond), Latency: latencies(t, 1, 1000)},
+				{Host: "h2", Seconds: tenantSeconds(t0, 30*time.Millisecond, 1, 2, 3, 4, 5, 6), Latency: latencies(t, 1, 1000)},
+			},
+			window: 6, nopm: []float64{35, 3.5}, spread: 30,
 		},
 		{
 			name: "no overlap",
@@ -203,5 +223,41 @@ func BenchmarkTenantFleet1000Hosts(b *testing.B) {
 		if _, _, _, err := TenantFleet(hosts, names); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTenantSecondsToTheMillisecond: series.csv writes each row's time to
+// the second, and its elapsed time from the run's start to the
+// millisecond. Two hosts whose ticks are 10 ms apart on either side of a
+// second's boundary measured the same seconds: read to the millisecond,
+// they share all three, and started 10 ms apart.
+func TestTenantSecondsToTheMillisecond(t *testing.T) {
+	names := []Figure{{results.FigureTPS, "TPS", "tx/s"}}
+	series := func(started time.Time, firstTick time.Duration) results.Series {
+		s := results.Series{Columns: []string{string(results.FigureTPS)}}
+		for i := range 3 {
+			at := started.Add(firstTick + time.Duration(i)*time.Second)
+			s.Rows = append(s.Rows, results.LoadedRow{Time: at.Truncate(time.Second), ElapsedS: at.Sub(started).Seconds(),
+				Step: "users-1", Phase: "measure", Values: []float64{100}})
+		}
+		return s
+	}
+	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	h1Start, h2Start := t0.Add(-3*time.Second+300*time.Millisecond), t0.Add(-5*time.Second+700*time.Millisecond)
+	hosts := []TenantHost{
+		{Host: "h1", Seconds: TenantSeconds(series(h1Start, 2695*time.Millisecond), h1Start, "users-1", names)},
+		{Host: "h2", Seconds: TenantSeconds(series(h2Start, 4305*time.Millisecond), h2Start, "users-1", names)},
+	}
+	for _, h := range hosts {
+		if got := h.Seconds[0].Time; !got.Equal(t0.Add(-5*time.Millisecond)) && !got.Equal(t0.Add(5*time.Millisecond)) {
+			t.Errorf("%s's first second at %s, want to the millisecond", h.Host, got.Format("15:04:05.000"))
+		}
+	}
+	rec, _, _, err := TenantFleet(hosts, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Seconds != 3 || rec.StartSpreadMS != 10 {
+		t.Errorf("a window of %d s, the first seconds %v ms apart; want 3 s, 10 ms", rec.Seconds, rec.StartSpreadMS)
 	}
 }

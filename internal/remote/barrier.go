@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// The barrier's lines. A tenant prints readyLine on its output once loaded,
-// and startedPrefix with the instant it began its steps; the coordinator
-// sends startPrefix with the chosen instant (Unix nanoseconds) on its input.
+// The barrier's lines. A tenant prints readyLine on its output before each
+// step (the first once loaded), and startedPrefix with the instant it began
+// the step; the coordinator sends startPrefix with the chosen instant (Unix
+// nanoseconds) on its input, once every tenant is ready for the step.
 const (
 	readyLine     = "dbio-barrier: ready"
 	startedPrefix = "dbio-barrier: started "
@@ -38,8 +39,8 @@ type Barrier struct {
 	start chan time.Time
 }
 
-// Watch reads the barrier's input for the whole run: the first line is
-// the start instant, and the input's end (or anything it cannot read)
+// Watch reads the barrier's input for the whole run: each start line is
+// the instant of the step the tenant waits for, and the input's end (or anything it cannot read)
 // cancels the returned context with ErrInputClosed, so that the run stops,
 // its server stops and dbio exits when the coordinator is gone.
 func (b *Barrier) Watch(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -53,7 +54,7 @@ func (b *Barrier) Watch(ctx context.Context) (context.Context, context.CancelFun
 				if ns, err := strconv.ParseInt(v, 10, 64); err == nil {
 					select {
 					case b.start <- time.Unix(0, ns):
-					default: // a second start line is no new instant
+					default: // a start line the tenant did not wait for is no step's
 					}
 				}
 			}
@@ -63,8 +64,9 @@ func (b *Barrier) Watch(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, func() { cancel(context.Canceled) }
 }
 
-// Wait says the tenant is ready, waits for the coordinator's instant and
-// then until that instant, and says when it started. Watch must run first.
+// Wait says the tenant is ready for its next step, waits for the
+// coordinator's instant and then until that instant, and says when it
+// started. It is called before each step. Watch must run first.
 func (b *Barrier) Wait(ctx context.Context) error {
 	b.once.Do(func() { b.start = make(chan time.Time, 1) })
 	if _, err := fmt.Fprintln(b.Out, readyLine); err != nil {

@@ -22,6 +22,7 @@ import (
 	"os"
 	"strings"
 
+	"dbio/internal/execx"
 	"dbio/internal/fleet"
 )
 
@@ -31,8 +32,10 @@ type Shell struct {
 	fleet.Shell
 }
 
-// run runs script on h, with stdin as its input when given.
-func (s Shell) run(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
+// runInput runs script on h with stdin as its input: the one script that
+// needs input (the copy of dbio's program) is the one not run through
+// fleet.Shell.Run, which runs every other script of dbio's on a host.
+func (s Shell) runInput(ctx context.Context, h fleet.Host, script string, stdin io.Reader) (string, error) {
 	cmd := s.Command(h, script)
 	cmd.Stdin = stdin
 	res, err := s.Exec.Run(ctx, cmd)
@@ -88,7 +91,7 @@ func (s Shell) Install(ctx context.Context, h fleet.Host, b Binary) (Installed, 
 	check := vars + `sum() { sha256sum "$1" | cut -c1-64; }
 if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sum "$f")" = "$want" ]; then echo "present $f"; else echo "missing $f"; fi
 `
-	out, err := s.run(ctx, h, check, nil)
+	out, err := s.Run(ctx, h, check)
 	if err != nil {
 		return Installed{}, fmt.Errorf("looking for dbio there: %w: the host needs sh and sha256sum", err)
 	}
@@ -114,7 +117,7 @@ chmod 755 "$t" || exit 6
 if [ "$(sum "$t")" != "$want" ]; then echo "the copy's hash differs: the transfer broke"; exit 7; fi
 mv -f "$t" "$f" && echo "copied $f"
 `
-	out, err = s.run(ctx, h, copyScript, f)
+	out, err = s.runInput(ctx, h, copyScript, f)
 	if err != nil {
 		return Installed{}, fmt.Errorf("copying dbio there: %w", err)
 	}
@@ -137,12 +140,19 @@ func (s Shell) MakeResultsDir(ctx context.Context, h fleet.Host, name string) (R
 	if strings.ContainsAny(name, "/\n\x00") || name == "" || name == "." || name == ".." {
 		return ResultsDir{}, fmt.Errorf("results directory name %q: give a plain name", name)
 	}
-	script := fmt.Sprintf(`r=%s/runs; mkdir -p "$r" || exit 5
+	// dbio's directory and runs/ are made, or taken, only when they are not
+	// links: Fetch and Remove refuse a directory behind one, and would
+	// refuse this one after the run.
+	script := fmt.Sprintf(`h=%s; r="$h"/runs
+for p in "$h" "$r"; do
+  if [ -L "$p" ]; then echo "link $p"; exit 0; fi
+  mkdir -p "$p" || exit 5
+done
 d="$r"/%s
 if [ -e "$d" ] || [ -L "$d" ]; then echo "exists $d"; exit 0; fi
 mkdir "$d" && echo "made $d"
 `, Home, fleet.ShellQuote(name))
-	out, err := s.run(ctx, h, script, nil)
+	out, err := s.Run(ctx, h, script)
 	if err != nil {
 		return ResultsDir{}, fmt.Errorf("making the tenant's results directory: %w", err)
 	}
@@ -152,15 +162,65 @@ mkdir "$d" && echo "made $d"
 		return ResultsDir{Host: h, Path: path}, nil
 	case "exists":
 		return ResultsDir{}, fmt.Errorf("host %s: %s exists already, and dbio did not make it for this run: move it away", h.Name, path)
+	case "link":
+		return ResultsDir{}, fmt.Errorf("%w: host %s: %s is a symbolic link: dbio keeps the tenants' results in a directory of its own there and never follows a link out of it; make %s a directory (move the link away)", ErrNotOwn, h.Name, path, path)
 	}
 	return ResultsDir{}, fmt.Errorf("host %s: making the tenant's results directory printed %q", h.Name, out)
 }
 
+// ErrNotOwn marks a results directory dbio will not touch on a host: it is
+// a symbolic link, lies behind one, or is not where dbio makes its own.
+var ErrNotOwn = errors.New("not dbio's own directory")
+
+// notOwnExit is the exit status of a script that refused a directory
+// (ownDir), which then said why on its standard error after notOwnMark.
+const (
+	notOwnExit = 3
+	notOwnMark = "dbio-not-own: "
+)
+
+// ownDir is the start of a script acting on a results directory dbio made:
+// it sets d to the directory, and ends the script with notOwnExit, saying
+// why on standard error, when d is not in runs/ of dbio's directory or
+// when d, runs/ or dbio's directory is a symbolic link. A link may have
+// replaced what dbio made after it made it; following it would reach what
+// dbio did not make.
+func ownDir(path string) string {
+	return fmt.Sprintf(`h=%[1]s; d=%[2]s
+refuse() { echo "%[3]s$1 $2" >&2; exit %[4]d; }
+case "$d" in "$h"/runs/*) ;; *) refuse outside "$d";; esac
+case "${d#"$h"/runs/}" in */*|.|..) refuse outside "$d";; esac
+for p in "$h" "$h"/runs "$d"; do if [ -L "$p" ]; then refuse link "$p"; fi; done
+`, Home, fleet.ShellQuote(path), notOwnMark, notOwnExit)
+}
+
+// notOwn reads why ownDir refused the directory, from the error of the
+// script; nil when it did not refuse it.
+func notOwn(h fleet.Host, d string, err error) error {
+	var ee *execx.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode != notOwnExit {
+		return nil
+	}
+	i := strings.Index(ee.Stderr, notOwnMark)
+	if i < 0 {
+		return nil
+	}
+	why, path, _ := strings.Cut(strings.TrimSpace(lastLine(ee.Stderr[i+len(notOwnMark):])), " ")
+	if why == "link" {
+		return fmt.Errorf("%w: host %s: %s is a symbolic link: dbio does not follow it, and leaves it and what it points to as they are; the results directory dbio made there was %s: remove the link yourself once you know what it is", ErrNotOwn, h.Name, path, d)
+	}
+	return fmt.Errorf("%w: host %s: %s is not in %s/runs, where dbio makes the tenants' results directories: dbio leaves it as it is", ErrNotOwn, h.Name, path, Home)
+}
+
 // Fetch brings the directory's contents back into local (which must exist)
-// through ssh and tar, taking regular files and directories only.
+// through ssh and tar, taking regular files and directories only. A
+// directory that is now a link, or behind one, is not read.
 func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, error) {
-	res, err := s.Exec.Run(ctx, s.Command(d.Host, fmt.Sprintf("cd %s && exec tar -cf - .", fleet.ShellQuote(d.Path))))
+	res, err := s.Exec.Run(ctx, s.Command(d.Host, ownDir(d.Path)+"cd \"$d\" && exec tar -cf - .\n"))
 	if err != nil {
+		if own := notOwn(d.Host, d.Path, err); own != nil {
+			return Fetched{}, own
+		}
 		return Fetched{}, fmt.Errorf("host %s: fetching %s: %w", d.Host.Name, d.Path, err)
 	}
 	got, err := untar(bytes.NewReader(res.Stdout), local)
@@ -170,12 +230,18 @@ func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, 
 	return got, nil
 }
 
-// Remove removes the directory dbio made on the host, and all it holds.
+// Remove removes the directory dbio made on the host, and all it holds. A
+// directory that is now a link, or behind one, is left as it is, and so is
+// what the link points to; links inside the directory are removed, never
+// followed (rm does not follow them).
 func (s Shell) Remove(ctx context.Context, d ResultsDir) error {
 	if d.Path == "" {
 		return errors.New("no results directory to remove")
 	}
-	if _, err := s.run(ctx, d.Host, "rm -rf -- "+fleet.ShellQuote(d.Path), nil); err != nil {
+	if _, err := s.Run(ctx, d.Host, ownDir(d.Path)+"rm -rf -- \"$d\"\n"); err != nil {
+		if own := notOwn(d.Host, d.Path, err); own != nil {
+			return own
+		}
 		return fmt.Errorf("removing %s: %w", d.Path, err)
 	}
 	return nil
@@ -201,7 +267,7 @@ func (s Shell) CheckTarget(ctx context.Context, h fleet.Host, path string, creat
 	script := fmt.Sprintf(`t=%s
 if [ -L "$t" ]; then echo link; elif [ -d "$t" ]; then echo ok; elif [ -e "$t" ]; then echo other; else echo missing; fi
 `, fleet.ShellQuote(path))
-	out, err := s.run(ctx, h, script, nil)
+	out, err := s.Run(ctx, h, script)
 	if err != nil {
 		return fmt.Errorf("checking target %s:%s: %w", h.Name, path, err)
 	}

@@ -2,7 +2,8 @@ package remote
 
 import (
 	"bytes"
-	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,25 +19,6 @@ import (
 func fleetHost(f *testfleet.Fleet, i int) fleet.Host {
 	h := f.Hosts[i]
 	return fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig}
-}
-
-// waitNoStrays waits until nothing a test started is left on the hosts.
-func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		strays, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strays) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left on the hosts: %v", strays)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
 }
 
 // TestInstallCopiesOnlyWhatDiffers copies a program to a host, finds it
@@ -80,15 +62,16 @@ func TestInstallCopiesOnlyWhatDiffers(t *testing.T) {
 }
 
 // TestTenantBarrierOverSSH runs a stand-in tenant on two hosts (a shell
-// script speaking the barrier's lines), releases both at one instant, and
-// stops them: nothing is left on the hosts.
+// script speaking the barrier's lines), releases both at one instant
+// before each of two steps, and stops them: nothing is left on the hosts.
 func TestTenantBarrierOverSSH(t *testing.T) {
 	f := testfleet.Start(t, 2)
 	ctx := t.Context()
 	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
-	// Ready, then the instant read back as started, then wait for the
-	// input's end as dbio does.
-	script := `echo "loading"; echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; cat >/dev/null`
+	// Before each step, ready, then the instant read back as started;
+	// then wait for the input's end as dbio does.
+	step := `echo "` + readyLine + `"; read l; echo "` + startedPrefix + `${l#start?}"; `
+	script := `echo "loading"; ` + step + `echo "step 1 done"; ` + step + `cat >/dev/null`
 	var out bytes.Buffer
 	var tenants []*Tenant
 	for i := range f.Hosts {
@@ -98,27 +81,29 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 		}
 		tenants = append(tenants, tn)
 	}
-	for _, tn := range tenants {
-		select {
-		case <-tn.Ready():
-		case <-tn.Ended():
-			t.Fatalf("%s ended before ready: %v", tn.Host.Name, tn.Err())
+	for k := range 2 {
+		for _, tn := range tenants {
+			select {
+			case <-tn.Ready(k):
+			case <-tn.Ended():
+				t.Fatalf("%s ended before ready for step %d: %v", tn.Host.Name, k, tn.Err())
+			}
 		}
-	}
-	at := time.Now().Add(time.Second)
-	for _, tn := range tenants {
-		if err := tn.Release(at); err != nil {
-			t.Fatal(err)
+		at := time.Now().Add(time.Duration(k+1) * time.Second)
+		for _, tn := range tenants {
+			if err := tn.Release(at); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	for _, tn := range tenants {
-		select {
-		case <-tn.Started():
-		case <-tn.Ended():
-			t.Fatalf("%s ended before it started: %v", tn.Host.Name, tn.Err())
-		}
-		if !tn.StartedAt().Equal(at) {
-			t.Errorf("%s started at %v, want %v", tn.Host.Name, tn.StartedAt(), at)
+		for _, tn := range tenants {
+			select {
+			case <-tn.Started(k):
+			case <-tn.Ended():
+				t.Fatalf("%s ended before it started step %d: %v", tn.Host.Name, k, tn.Err())
+			}
+			if !tn.StartedAt(k).Equal(at) {
+				t.Errorf("%s started step %d at %v, want %v", tn.Host.Name, k, tn.StartedAt(k), at)
+			}
 		}
 	}
 	for _, tn := range tenants {
@@ -130,7 +115,7 @@ func TestTenantBarrierOverSSH(t *testing.T) {
 	if got := out.String(); !strings.Contains(got, "h1: loading") || !strings.Contains(got, "h2: loading") || strings.Contains(got, "dbio-barrier") {
 		t.Errorf("the tenants' output, prefixed, without the barrier's lines:\n%s", got)
 	}
-	waitNoStrays(t, f)
+	f.WaitNoStrays(t)
 }
 
 // TestResultsComeBack makes a tenant's results directory on a host, brings
@@ -184,4 +169,88 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestRemoveLeavesLinks: a results directory that a symbolic link has
+// replaced since dbio made it, or that now lies behind one (dbio's runs/
+// made a link), is neither removed nor read through the link: the link and
+// what it points to stay as they are, and the error names the link.
+func TestRemoveLeavesLinks(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
+	h := fleetHost(f, 0)
+	cases := []struct {
+		name string
+		// spoil puts a link where dbio made d, pointing into outside, and
+		// returns the link.
+		spoil func(t *testing.T, d ResultsDir, outside string) string
+	}{
+		{"the directory is a link", func(t *testing.T, d ResultsDir, outside string) string {
+			if err := os.Remove(d.Path); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(filepath.Join(outside, filepath.Base(d.Path)), d.Path); err != nil {
+				t.Fatal(err)
+			}
+			return d.Path
+		}},
+		{"runs is a link", func(t *testing.T, d ResultsDir, outside string) string {
+			runs := filepath.Dir(d.Path)
+			if err := os.Rename(runs, runs+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				os.Remove(runs)
+				os.Rename(runs+".moved", runs)
+			})
+			if err := os.Symlink(outside, runs); err != nil {
+				t.Fatal(err)
+			}
+			return runs
+		}},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d, err := shell.MakeResultsDir(ctx, h, fmt.Sprintf("linked-%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// What the link leads to: a directory of the same name, with a
+			// file, that dbio did not make.
+			outside := t.TempDir()
+			theirs := filepath.Join(outside, filepath.Base(d.Path), "theirs")
+			if err := os.MkdirAll(filepath.Dir(theirs), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(theirs, []byte("not dbio's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			link := c.spoil(t, d, outside)
+			if _, err := shell.Fetch(ctx, d, t.TempDir()); !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+				t.Errorf("Fetch through the link: %v, want a refusal naming %s", err, link)
+			}
+			err = shell.Remove(ctx, d)
+			if !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+				t.Errorf("Remove through the link: %v, want a refusal naming %s", err, link)
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Errorf("the link %s is not left as it was: %v", link, err)
+			}
+			// A run made now would be behind the link, which it refuses
+			// before it starts, not once it has run.
+			if link == filepath.Dir(d.Path) {
+				next := fmt.Sprintf("linked-%d-next", i)
+				if _, err := shell.MakeResultsDir(ctx, h, next); !errors.Is(err, ErrNotOwn) || !strings.Contains(err.Error(), link+" is a symbolic link") {
+					t.Errorf("MakeResultsDir behind the link: %v, want a refusal naming %s", err, link)
+				}
+				if _, err := os.Lstat(filepath.Join(outside, next)); err == nil {
+					t.Errorf("MakeResultsDir made %s through the link", next)
+				}
+			}
+			if _, err := os.Stat(theirs); err != nil {
+				t.Errorf("what the link points to went: %v", err)
+			}
+		})
+	}
 }

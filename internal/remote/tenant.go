@@ -16,21 +16,23 @@ import (
 )
 
 // Tenant is dbio running on a host for the coordinator, held at the start
-// barrier until Release.
+// barrier before each of its steps until Release.
 type Tenant struct {
 	Host fleet.Host
 
 	proc  execx.Process
 	stdin *os.File
 
-	ready   chan struct{}
-	started chan struct{}
-	ended   chan struct{}
-	mu      sync.Mutex
-	startAt time.Time
-	endErr  error
-	tail    []string
-	stop    sync.Once
+	ended chan struct{}
+	mu    sync.Mutex
+	// ready[k] and started[k] close when the tenant is ready for its step
+	// k, and when it started it (at startAt[k], by its clock).
+	ready, started []chan struct{}
+	readies        int
+	startAt        []time.Time
+	endErr         error
+	tail           []string
+	stop           sync.Once
 }
 
 // tailLines is how much of a tenant's output an error quotes.
@@ -46,7 +48,7 @@ func (s Shell) Start(ctx context.Context, h fleet.Host, program string, args []s
 	for _, a := range append([]string{program}, args...) {
 		quoted = append(quoted, fleet.ShellQuote(a))
 	}
-	t := &Tenant{Host: h, ready: make(chan struct{}), started: make(chan struct{}), ended: make(chan struct{})}
+	t := &Tenant{Host: h, ended: make(chan struct{})}
 	// Pipes of the system's own, not io.Pipes: ssh holds their ends itself,
 	// so its end is seen at once (no copying goroutine for Wait to wait
 	// for), and closing stdin reaches it however the coordinator ends.
@@ -102,18 +104,14 @@ func (t *Tenant) line(line string, out io.Writer) {
 	defer t.mu.Unlock()
 	switch {
 	case ok && ready:
-		select {
-		case <-t.ready:
-		default:
-			close(t.ready)
-		}
+		close(event(&t.ready, t.readies))
+		t.readies++
 		return
 	case ok:
-		select {
-		case <-t.started:
-		default:
-			t.startAt = at
-			close(t.started)
+		// A started line answers the last ready line; any other is no step's.
+		if k := len(t.startAt); k < t.readies {
+			t.startAt = append(t.startAt, at)
+			close(event(&t.started, k))
 		}
 		return
 	}
@@ -126,17 +124,39 @@ func (t *Tenant) line(line string, out io.Writer) {
 	}
 }
 
-// Ready is closed once the tenant has loaded and waits at the barrier.
-func (t *Tenant) Ready() <-chan struct{} { return t.ready }
+// event is the channel of step k in list, made when first asked for.
+// The caller holds t.mu.
+func event(list *[]chan struct{}, k int) chan struct{} {
+	for len(*list) <= k {
+		*list = append(*list, make(chan struct{}))
+	}
+	return (*list)[k]
+}
 
-// Started is closed once the tenant says it began its steps.
-func (t *Tenant) Started() <-chan struct{} { return t.started }
-
-// StartedAt is when the tenant began its steps, by its own clock.
-func (t *Tenant) StartedAt() time.Time {
+// Ready is closed once the tenant waits at the barrier before its step k
+// (0: the first, once it has loaded).
+func (t *Tenant) Ready(k int) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.startAt
+	return event(&t.ready, k)
+}
+
+// Started is closed once the tenant says it began its step k.
+func (t *Tenant) Started(k int) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return event(&t.started, k)
+}
+
+// StartedAt is when the tenant began its step k, by its own clock (zero
+// before it did).
+func (t *Tenant) StartedAt(k int) time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if k >= len(t.startAt) {
+		return time.Time{}
+	}
+	return t.startAt[k]
 }
 
 // Ended is closed once the tenant's ssh session has ended.
@@ -153,7 +173,8 @@ func (t *Tenant) Err() error {
 	return fmt.Errorf("host %s: dbio there: %w:\n    %s", t.Host.Name, t.endErr, strings.Join(t.tail, "\n    "))
 }
 
-// Release sends the tenant the instant at which to start its steps.
+// Release sends the tenant the instant at which to start the step it is
+// ready for.
 func (t *Tenant) Release(at time.Time) error {
 	if _, err := fmt.Fprintf(t.stdin, "%s%d\n", startPrefix, at.UnixNano()); err != nil {
 		return fmt.Errorf("host %s: sending the start instant: %w", t.Host.Name, err)

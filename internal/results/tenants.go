@@ -18,12 +18,37 @@ type Tenants struct {
 	// the database's host.
 	Driver string `json:"driver"`
 	// BarrierAt is the instant the coordinator chose, once every host had
-	// loaded and said it was ready, for all of them to start their steps.
+	// loaded and said it was ready, for all of them to start their first
+	// step.
 	BarrierAt time.Time `json:"barrier_at"`
-	// SkewMS is how far apart the hosts' actual starts were (the latest
-	// minus the earliest, each by its host's clock).
+	// SkewMS is how far apart the hosts' actual starts of the first step
+	// were (the latest minus the earliest, on the coordinator's clock).
 	SkewMS float64      `json:"skew_ms"`
 	Hosts  []TenantHost `json:"hosts"`
+	// Steps are the start barriers of every step, in order, the first
+	// step's included: each host waits at the barrier before each step,
+	// and the coordinator releases them all at one instant once every one
+	// of them is ready.
+	Steps []TenantBarrier `json:"steps,omitempty"`
+}
+
+// TenantBarrier is the start barrier of one step.
+type TenantBarrier struct {
+	// At is the instant the coordinator chose for the step's start.
+	At time.Time `json:"at"`
+	// SkewMS is the latest host's start minus the earliest's.
+	SkewMS float64 `json:"skew_ms"`
+	// Hosts are the hosts that started the step; a host whose run ended
+	// before it (its own stop rule) is not among them.
+	Hosts []TenantStart `json:"hosts"`
+}
+
+// TenantStart is when a host started a step, on the coordinator's clock.
+type TenantStart struct {
+	Host    string    `json:"host"`
+	Started time.Time `json:"started"`
+	// LateMS is how long after the barrier's instant that was.
+	LateMS float64 `json:"late_ms"`
 }
 
 // TenantHost is one host's tenant.
@@ -35,10 +60,16 @@ type TenantHost struct {
 	// (it was missing or of another build).
 	Binary string `json:"binary"`
 	Copied bool   `json:"copied,omitempty"`
-	// Started is when the host began its steps, by its clock; LateMS is
-	// how long after the barrier's instant that was.
+	// Started is when the host began its first step, on the coordinator's
+	// clock (the host's own minus its offset at the start); LateMS is how
+	// long after the barrier's instant that was.
 	Started time.Time `json:"started,omitzero"`
 	LateMS  float64   `json:"late_ms"`
+	// Clock holds the host's clock offsets against the coordinator's,
+	// measured at the start and at the end of the run. The one at the
+	// start puts the host on the coordinator's clock: the instants it is
+	// sent, and its starts, steps and seconds as recorded here.
+	Clock []ClockOffset `json:"clock,omitempty"`
 	// Dir is the host's results directory as it came back, relative to
 	// the run's directory (hosts/h1/...); empty when nothing came back.
 	Dir    string `json:"dir,omitempty"`
@@ -52,8 +83,8 @@ type TenantHost struct {
 // from the hosts' histograms merged.
 type TenantFleet struct {
 	// WindowStart and WindowEnd are the first and last of the seconds every
-	// host recorded, on one clock counted from the earliest host's first
-	// measured second; Seconds is how many.
+	// host recorded, on the coordinator's clock, counted from the earliest
+	// host's first measured second; Seconds is how many.
 	WindowStart time.Time `json:"window_start"`
 	WindowEnd   time.Time `json:"window_end"`
 	Seconds     int       `json:"seconds"`

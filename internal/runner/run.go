@@ -95,8 +95,11 @@ type Plan struct {
 	// Tenants, when set, runs the workload on several hosts at once, dbio
 	// on each (see Tenants); the plan's own targets are then unused.
 	Tenants *Tenants
-	// Barrier, when set, is waited for after the load and before the
-	// first step: a tenant's start barrier, released by its coordinator.
+	// Barrier, when set, is waited for before each user step (the first
+	// after the load, before the workload's background sessions start): a
+	// tenant's start barrier, released by its coordinator, which starts
+	// each step on every host at one instant. A goal search waits for it
+	// before its first probe only.
 	Barrier func(ctx context.Context) error
 }
 
@@ -174,16 +177,22 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		// A driver's message may quote the DSN; what run.json, the suite and
 		// the terminal get of it never holds the password.
 		runErr = secret.ScrubError(runErr, secret.Values(p.EngineOptions.DSN))
-		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
-			// The cause says what stopped the run: the signal received, for dbio.
-			if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
-				runErr = fmt.Errorf("%w (%v)", runErr, cause)
-			}
-			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
-		}
-		return runErr
+		return interrupted(ctx, runErr, dir)
 	})
 	return out, err
+}
+
+// interrupted says, of a run that ctx's end stopped, what stopped it and
+// where what it had done is kept; other errors are returned as they are.
+func interrupted(ctx context.Context, runErr error, dir *results.Dir) error {
+	if runErr == nil || statusOf(ctx, runErr) != results.StatusInterrupted {
+		return runErr
+	}
+	// The cause says what stopped the run: the signal received, for dbio.
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		runErr = fmt.Errorf("%w (%v)", runErr, cause)
+	}
+	return fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
 }
 
 // opening says what the run is about to do before it does it: where (each
@@ -479,14 +488,14 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		})
 	}
 
-	if p.Barrier != nil {
+	if p.Barrier != nil && p.Goal != nil {
 		if err := p.Barrier(ctx); err != nil {
 			return err
 		}
 	}
 	st := &stepper{
 		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
-			Pacing:    p.Pacing,
+			Pacing: p.Pacing, Barrier: p.Barrier,
 			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
 		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
 	}

@@ -46,6 +46,12 @@ type Steps struct {
 	StopWhen func(results.Step) (stop bool, why string)
 	// AfterStep, when set, is called with each step written (fragment counts).
 	AfterStep func(results.Step)
+	// Barrier, when set, is waited for before each step, the first before
+	// the background sessions start: a tenant's start barrier (see
+	// Plan.Barrier). Whatever a host does between steps (its users
+	// finishing their transactions, the step being written), the next
+	// starts with the other hosts'.
+	Barrier func(ctx context.Context) error
 }
 
 // Background is implemented by workloads whose load includes sessions that
@@ -108,12 +114,20 @@ var ErrEngineExited = errors.New("database server exited during the run")
 // the step in progress is written with its status and the error says what
 // happened.
 func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped string, err error) {
+	if err := st.barrier(ctx); err != nil {
+		return nil, "", err
+	}
 	bg, err := st.startBackground(ctx)
 	if err != nil {
 		return nil, "", err
 	}
 	defer bg.stop()
 	for i, users := range st.s.Users {
+		if i > 0 {
+			if err := st.barrier(ctx); err != nil {
+				return done, "", err
+			}
+		}
 		load := stepLoad{users: users}
 		if p := st.s.Pacing; p != nil {
 			load.rate = p.offered(users)
@@ -136,6 +150,14 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 		}
 	}
 	return done, "", nil
+}
+
+// barrier waits at the start barrier, when there is one.
+func (st *stepper) barrier(ctx context.Context) error {
+	if st.s.Barrier == nil {
+		return nil
+	}
+	return st.s.Barrier(ctx)
 }
 
 // startBackground starts the workload's background sessions, if it has any.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,11 +82,9 @@ func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: h.Target, Host: h.Host.Name})
 	}
 	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
-		runErr := (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out)
-		if runErr != nil && statusOf(ctx, runErr) == results.StatusInterrupted {
-			runErr = fmt.Errorf("%w: results so far kept in %s", runErr, dir.Path)
-		}
-		return runErr
+		// Stopped, it says so as a run on one machine does: its hosts were
+		// stopped, and what came back from them is kept.
+		return interrupted(ctx, (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out), dir)
 	})
 	return out, err
 }
@@ -127,7 +126,10 @@ type tenantRun struct {
 	env Env
 	dir *results.Dir
 
-	rec     results.Tenants
+	rec results.Tenants
+	// offsets are the hosts' clocks against the coordinator's, at the
+	// start (zero for a clock that could not be read).
+	offsets []time.Duration
 	bins    []remote.Installed
 	remotes []remote.ResultsDir
 	tenants []*remote.Tenant
@@ -154,7 +156,9 @@ func (r *tenantRun) execute(ctx context.Context, out *Outcome) (err error) {
 		r.discard(ctx)
 		return err
 	}
+	r.measureClocks(ctx, "start")
 	runErr := r.barrierAndRun(ctx)
+	r.measureClocks(context.WithoutCancel(ctx), "end")
 	// The tenants have ended (or were stopped): their results come back,
 	// also from a run that failed or was interrupted.
 	if cerr := r.collect(ctx); cerr != nil && runErr == nil {
@@ -207,9 +211,12 @@ func (r *tenantRun) prepare(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// barrierAndRun starts every host's dbio, waits until all of them have
-// loaded, releases them at one instant, and waits for their runs to end.
-// When ctx ends, the hosts are stopped in order: each keeps its results.
+// barrierAndRun starts every host's dbio and holds each step of theirs at
+// the start barrier: once every host is ready for the step (loaded, for the
+// first; done with the one before, for the others), all are released at
+// one instant. It returns once every host's run has ended, or at the first
+// that failed. When ctx ends, the hosts are stopped in order: each keeps
+// its results.
 func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 	n := len(r.t.Hosts)
 	r.tenants = make([]*remote.Tenant, n)
@@ -222,77 +229,168 @@ func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 		}
 		r.tenants[i] = tn
 	}
-	fmt.Fprintf(r.env.Out, "start barrier: every host loads first; the steps start once all %d are ready\n", n)
-	if err := r.waitAll(ctx, (*remote.Tenant).Ready, "was ready"); err != nil {
-		return err
+	fmt.Fprintf(r.env.Out, "start barrier: every host loads first; each step starts once all %d are ready for it\n", n)
+	for k := 0; ; k++ {
+		what := "was ready"
+		if k > 0 {
+			what = fmt.Sprintf("was ready for its step %d", k+1)
+		}
+		// A host whose run ended well before step k (a stop rule of its
+		// own) has no such step; the others run it without it. The first
+		// step is every host's.
+		ready, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} { return tn.Ready(k) }, what, k > 0)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(ready, true) {
+			return nil // every host's run has ended
+		}
+		if err := r.release(ctx, k, ready); err != nil {
+			return err
+		}
 	}
+}
+
+// measureClocks reads every host's clock against the coordinator's, at
+// once, and records it under at ("start" or "end"). The start's offsets
+// put the hosts on the coordinator's clock; a host further off than
+// fleet.ClockWarnOffset, or whose clock cannot be read (it is then taken
+// as it is), is a warning.
+func (r *tenantRun) measureClocks(ctx context.Context, at string) {
+	n := len(r.t.Hosts)
+	if r.offsets == nil {
+		r.offsets = make([]time.Duration, n)
+	}
+	readings, errs := make([]fleet.ClockReading, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i, h := range r.t.Hosts {
+		wg.Go(func() { readings[i], errs[i] = r.t.Shell.Clock(ctx, h.Host, fleet.ClockTries, r.env.Now) })
+	}
+	wg.Wait()
+	var parts, warnings []string
+	for i, h := range r.t.Hosts {
+		if errs[i] != nil {
+			warnings = append(warnings, fmt.Sprintf("host %s: its clock could not be read at the %s of the run, and is taken as it is: %v", h.Host.Name, at, errs[i]))
+			continue
+		}
+		c := readings[i]
+		r.rec.Hosts[i].Clock = append(r.rec.Hosts[i].Clock, results.ClockOffset{At: at, Measured: c.Measured.UTC(),
+			OffsetMS: durationMS(c.Offset), RoundTripMS: durationMS(c.RoundTrip), Tries: c.Tries})
+		if at == "start" {
+			r.offsets[i] = c.Offset
+		}
+		parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Host.Name, durationMS(c.Offset)))
+		if c.Off() {
+			warnings = append(warnings, fmt.Sprintf("host %s's clock is %+.0f ms off this machine's at the %s of the run (±%.1f ms): dbio starts the hosts and lines their seconds up by this machine's clock, from the offsets at the start, so a clock that drifts during the run moves its host against the others; synchronize the clocks (chrony, systemd-timesyncd)",
+				h.Host.Name, durationMS(c.Offset), at, durationMS(c.RoundTrip)/2))
+		}
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(r.env.Out, "clocks at the %s against this machine's: %s\n", at, strings.Join(parts, ", "))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(r.env.Out, "warning: %s\n", w)
+	}
+	if len(warnings) > 0 {
+		_ = r.dir.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warnings...) })
+	}
+}
+
+func durationMS(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+// release starts step k of the ready hosts at one instant, margin ahead,
+// and records when each started.
+func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 	margin := r.t.Margin
 	if margin <= 0 {
 		margin = DefaultTenantMargin
 	}
 	at := r.env.Now().Add(margin)
-	r.rec.BarrierAt = at
-	for _, tn := range r.tenants {
-		if err := tn.Release(at); err != nil {
+	for i, tn := range r.tenants {
+		if !ready[i] {
+			continue
+		}
+		// The instant on the host's clock: all start at once by the
+		// coordinator's, whatever their clocks' offsets.
+		if err := tn.Release(at.Add(r.offsets[i])); err != nil {
 			return err
 		}
 	}
-	if err := r.waitAll(ctx, (*remote.Tenant).Started, "started its steps"); err != nil {
+	if _, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} {
+		if !ready[slices.Index(r.tenants, tn)] {
+			return closed
+		}
+		return tn.Started(k)
+	}, fmt.Sprintf("started its step %d", k+1), false); err != nil {
 		return err
 	}
+	b := results.TenantBarrier{At: at}
 	var first, last time.Time
 	var lates []string
 	for i, tn := range r.tenants {
-		s := tn.StartedAt()
-		r.rec.Hosts[i].Started = s
-		r.rec.Hosts[i].LateMS = results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
+		if !ready[i] {
+			continue
+		}
+		s := tn.StartedAt(k).Add(-r.offsets[i])
+		late := results.Round6(float64(s.Sub(at)) / float64(time.Millisecond))
+		b.Hosts = append(b.Hosts, results.TenantStart{Host: r.rec.Hosts[i].Host, Started: s, LateMS: late})
+		if k == 0 {
+			r.rec.Hosts[i].Started, r.rec.Hosts[i].LateMS = s, late
+		}
 		if first.IsZero() || s.Before(first) {
 			first = s
 		}
 		if s.After(last) {
 			last = s
 		}
-		lates = append(lates, fmt.Sprintf("%s %+.1f ms", r.t.Hosts[i].Host.Name, r.rec.Hosts[i].LateMS))
+		lates = append(lates, fmt.Sprintf("%s %+.1f ms", r.t.Hosts[i].Host.Name, late))
 	}
-	r.rec.SkewMS = results.Round6(float64(last.Sub(first)) / float64(time.Millisecond))
-	fmt.Fprintf(r.env.Out, "start barrier: every host started at %s (%s; skew %.1f ms)\n", at.Format("15:04:05.000"), strings.Join(lates, ", "), r.rec.SkewMS)
+	b.SkewMS = results.Round6(float64(last.Sub(first)) / float64(time.Millisecond))
+	r.rec.Steps = append(r.rec.Steps, b)
+	if k == 0 {
+		r.rec.BarrierAt, r.rec.SkewMS = at, b.SkewMS
+		fmt.Fprintf(r.env.Out, "start barrier: every host started at %s (%s; skew %.1f ms)\n", at.Format("15:04:05.000"), strings.Join(lates, ", "), b.SkewMS)
+	} else {
+		fmt.Fprintf(r.env.Out, "start barrier: step %d: %d hosts started at %s (%s; skew %.1f ms)\n", k+1, len(lates), at.Format("15:04:05.000"), strings.Join(lates, ", "), b.SkewMS)
+	}
 	_ = r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec })
-	var errs []error
-	for i, tn := range r.tenants {
-		select {
-		case <-tn.Ended():
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if err := tn.Err(); err != nil {
-			r.rec.Hosts[i].Error = err.Error()
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// waitAll waits until every tenant's event has happened, failing as soon
-// as one ends before it.
-func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string) error {
+// closed is a channel closed from the start: an event that needs no wait.
+var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// waitAll waits until every tenant's event has happened, or its run has
+// ended, and says which had the event. A run that ended before it fails
+// the wait, at once; one that ended without an error does not, when
+// mayEnd.
+func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string, mayEnd bool) ([]bool, error) {
 	type result struct {
 		i   int
 		err error
 	}
+	happened := make([]bool, len(r.tenants))
 	res := make(chan result, len(r.tenants))
 	for i, tn := range r.tenants {
+		ev := event(tn)
 		go func() {
 			select {
-			case <-event(tn):
+			case <-ev:
+				happened[i] = true
 				res <- result{i, nil}
 			case <-tn.Ended():
 				select {
-				case <-event(tn): // it happened just before the end
+				case <-ev: // it happened just before the end
+					happened[i] = true
 					res <- result{i, nil}
 					return
 				default:
 				}
 				err := tn.Err()
+				if err == nil && mayEnd {
+					res <- result{i, nil}
+					return
+				}
 				if err == nil {
 					err = errors.New("dbio there ended")
 				}
@@ -305,11 +403,13 @@ func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-ch
 	for range r.tenants {
 		x := <-res
 		if x.err != nil {
-			r.rec.Hosts[x.i].Error = x.err.Error()
-			return x.err
+			if !errors.Is(x.err, ctx.Err()) || ctx.Err() == nil {
+				r.rec.Hosts[x.i].Error = x.err.Error()
+			}
+			return nil, x.err
 		}
 	}
-	return nil
+	return happened, nil
 }
 
 // stopAll stops every tenant still running, all at once: its input
@@ -334,20 +434,34 @@ func (r *tenantRun) stopAll() {
 func (r *tenantRun) collect(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx) // an interrupted run keeps its hosts' results too
 	var errs []error
+	// notBack says, on the terminal and in the host's record, that its
+	// results did not come back and where they are: the run's own error
+	// may be another (an interrupted run's), which would hide it.
+	notBack := func(i int, err error, where string) {
+		err = fmt.Errorf("its results did not come back: %w; they are %s", err, where)
+		fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", r.t.Hosts[i].Host.Name, err)
+		if h := &r.rec.Hosts[i]; h.Error == "" {
+			h.Error = err.Error()
+		} else {
+			h.Error += "; " + err.Error()
+		}
+		errs = append(errs, fmt.Errorf("host %s: %w", r.t.Hosts[i].Host.Name, err))
+	}
 	for i, rd := range r.remotes {
 		if rd.Path == "" {
 			continue
 		}
 		h := r.t.Hosts[i].Host
+		onHost := fmt.Sprintf("left on the host, in %s (ssh %s)", rd.Path, h.Destination)
 		local := filepath.Join(r.dir.Path, "hosts", h.Name)
 		if err := os.MkdirAll(local, 0o755); err != nil {
-			errs = append(errs, err)
+			notBack(i, err, onHost)
 			continue
 		}
 		got, err := r.t.Shell.Fetch(ctx, rd, local)
 		if err != nil {
-			errs = append(errs, err)
-			continue // left on the host, where the user finds it
+			notBack(i, err, onHost)
+			continue
 		}
 		if err := r.t.Shell.Remove(ctx, rd); err != nil {
 			fmt.Fprintf(r.env.Out, "warning: host %s: %v\n", h.Name, err)
@@ -355,7 +469,7 @@ func (r *tenantRun) collect(ctx context.Context) error {
 		r.remotes[i] = remote.ResultsDir{}
 		runs, _ := filepath.Glob(filepath.Join(local, "*", "run.json"))
 		if len(runs) != 1 {
-			errs = append(errs, fmt.Errorf("host %s: %d results directories came back, want 1", h.Name, len(runs)))
+			notBack(i, fmt.Errorf("%d results directories came back, want 1", len(runs)), "what came back, in "+local)
 			continue
 		}
 		rel, _ := filepath.Rel(r.dir.Path, filepath.Dir(runs[0]))
@@ -449,11 +563,13 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 			return s, nil, fmt.Errorf("step %d is %s on %s and %s on %s: the hosts did not run the same steps", i, first.Name, r.rec.Hosts[0].Host, hs.Name, r.rec.Hosts[j].Host)
 		}
 		s.Users += hs.Users
-		if hs.Started.Before(s.Started) {
-			s.Started = hs.Started
+		// On the coordinator's clock, as every instant of the run's.
+		started, ended := hs.Started.Add(-r.offsets[j]), hs.Ended.Add(-r.offsets[j])
+		if j == 0 || started.Before(s.Started) {
+			s.Started = started
 		}
-		if hs.Ended.After(s.Ended) {
-			s.Ended = hs.Ended
+		if j == 0 || ended.After(s.Ended) {
+			s.Ended = ended
 		}
 		if hs.Status != results.StatusCompleted {
 			s.Status = hs.Status
@@ -472,7 +588,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		}
 		rel, _ := filepath.Rel(r.dir.Path, stepDir)
 		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
-			Seconds: analysis.TenantSeconds(l.Series, hs.Name, figs), Latency: own})
+			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started.Add(-r.offsets[j]), hs.Name, figs), Latency: own})
 	}
 	fleet, fleetFigs, _, err := analysis.TenantFleet(hosts, figs)
 	if err != nil {
@@ -490,7 +606,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		return s, nil, err
 	}
 	s.Detail = detail
-	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged", fleet.Seconds, len(hosts)))
+	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged; the transaction counts cover each host's whole measured step, summed, as its latency does, so they may hold more than the window's throughput", fleet.Seconds, len(hosts)))
 	return s, hists, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"testing"
+	"time"
 )
 
 // Process is a process running on one of a fleet's hosts.
@@ -48,4 +50,24 @@ func (f *Fleet) Strays(ctx context.Context) ([]Process, error) {
 		}
 	}
 	return out, nil
+}
+
+// WaitNoStrays waits until Strays is empty, failing t after a minute: a
+// loaded machine ends ssh sessions, and what they ran, slowly.
+func (f *Fleet) WaitNoStrays(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		strays, err := f.Strays(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(strays) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left on the hosts: %v", strays)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
+	}
 }
