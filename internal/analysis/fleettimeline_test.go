@@ -125,7 +125,11 @@ func TestFleetStepSums(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tl := FleetTimeline{OffsetsMS: c.offsets}
-			tl.addStep("s", c.hosts)
+			var hosts []hostSeconds
+			for _, h := range c.hosts {
+				hosts = append(hosts, hostSeconds{h.host, onCoordinatorClock(h.seconds, msDuration(c.offsets[h.host]))})
+			}
+			tl.addStep("s", hosts)
 			got := tl.Fleet.Steps[0]
 			if len(got) != len(c.wantAt) {
 				t.Fatalf("fleet seconds %+v, want at %v", got, c.wantAt)
