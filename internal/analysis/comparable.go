@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,14 +18,32 @@ type Names struct {
 	Workload func(kind string) string
 }
 
-// Comparability says why runs cannot be compared meaningfully (reasons:
-// different workloads, TPC-C scales or pacing, no user count or fio point
-// in common) and what a reader should know about comparing them (warnings:
-// different run kinds, step lengths, fio runtimes, unfinished runs, the
-// steps or points left out because only one run has them, and a machine
-// busier with other work during one run than during the baseline). The
-// first run is the baseline.
-func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
+// Refusal is why runs cannot be compared meaningfully.
+type Refusal struct {
+	// Differences are how runs of one kind differ: what they measured,
+	// their workloads' scales or pacing, no user count or fio point in
+	// common. Runs that agree on them compare.
+	Differences []string
+	// Fleets are fleet runs set against runs on one machine: each says
+	// why, and what to compare instead.
+	Fleets []string
+}
+
+// Refused says whether there is any reason.
+func (r Refusal) Refused() bool { return len(r.Differences)+len(r.Fleets) > 0 }
+
+// Reasons are all of them, the differences first.
+func (r Refusal) Reasons() []string { return append(slices.Clip(r.Differences), r.Fleets...) }
+
+// Comparability says why runs cannot be compared meaningfully (the
+// refusal: different workloads, TPC-C scales or pacing, no user count or
+// fio point in common, a fleet against a run on one machine) and what a
+// reader should know about comparing them (warnings: different run kinds,
+// step lengths, fio runtimes, unfinished runs, the steps or points left
+// out because only one run has them, and a machine busier with other work
+// during one run than during the baseline). The first run is the baseline.
+func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []string) {
+	var reasons []string
 	a := runs[0]
 	kindsA := strings.Join(measured(a, n), " and ")
 	for i, b := range runs[1:] {
@@ -35,7 +54,7 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 			continue
 		}
 		if reason, warning := fleetComparability(a, b, whoA, whoB); reason != "" {
-			reasons = append(reasons, reason)
+			refusal.Fleets = append(refusal.Fleets, reason)
 			continue
 		} else if warning != "" {
 			warnings = append(warnings, warning)
@@ -106,7 +125,8 @@ func Comparability(runs []*Recorded, n Names) (reasons, warnings []string) {
 			warnings = append(warnings, fmt.Sprintf("%s is %s: only the steps it finished are compared", n.Run(i), r.Run.Status))
 		}
 	}
-	return reasons, warnings
+	refusal.Differences = reasons
+	return refusal, warnings
 }
 
 // rampUpEnd says how a run's ramp-ups ended, from its ramp_until.

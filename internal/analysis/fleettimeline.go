@@ -17,8 +17,9 @@ import (
 // fleet's per-host fio logs in each point's hosts/ directory, a tenants
 // run's hosts' own series.csv. Each host's seconds are put on this
 // machine's clock by the offset the run measured for the host (its clock
-// minus this machine's, at the start of the run), so that a host whose
-// clock is ahead is not drawn ahead.
+// minus this machine's), so that a host whose clock is ahead is not drawn
+// ahead, then on one grid by fleetGrid, the rule the fleet's figures of a
+// tenants run are summed by.
 
 // FleetSecond is one second of a host's (or the fleet's) line.
 type FleetSecond struct {
@@ -52,12 +53,16 @@ type FleetTimeline struct {
 	Steps []string
 	Fleet FleetLine
 	Hosts []FleetLine
-	// OffsetsMS are the clock offsets applied, by host (absent: none recorded).
+	// OffsetsMS are the clock offsets applied, by host; a host absent had
+	// none recorded, and is placed by its own clock.
 	OffsetsMS map[string]float64
 	Marks     []FleetMark
 }
 
-// hostSeconds is one host's part of one step: its seconds by its own clock.
+// hostSeconds is one host's part of one step: its seconds on the
+// coordinator's clock. A second whose Value is NaN was measured without
+// the figure: it is no point of the host's line, and adds nothing to the
+// fleet's, as it adds nothing to the fleet's figures.
 type hostSeconds struct {
 	host    string
 	seconds []FleetSecond
@@ -106,6 +111,8 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 				return nil, fmt.Errorf("point %s: host %s's per-second logs: %w", p.Name, h.Host, err)
 			}
 			is, ms := jobSeconds(logs)
+			off := msDuration(iops.OffsetsMS[h.Host])
+			is, ms = onCoordinatorClock(is, off), onCoordinatorClock(ms, off)
 			hostIOPS = append(hostIOPS, hostSeconds{h.Host, is})
 			hostMBs = append(hostMBs, hostSeconds{h.Host, ms})
 		}
@@ -181,58 +188,43 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 	return iops, mbs
 }
 
+// onCoordinatorClock moves a host's seconds by its clock's offset.
+func onCoordinatorClock(secs []FleetSecond, offset time.Duration) []FleetSecond {
+	out := make([]FleetSecond, len(secs))
+	for i, s := range secs {
+		out[i] = FleetSecond{Time: s.Time.Add(-offset), Value: s.Value}
+	}
+	return out
+}
+
 // addStep adds one step's hosts' seconds to the timeline, and the fleet's
-// sum over the seconds all of them have. Each host's seconds go on the
-// coordinator's clock (less the host's offset), then on one grid counted
-// from the earliest host's first second: a host's second is matched with
-// the others' less than half a second away, and two seconds of one host
-// that fall on one slot (a late tick followed by a prompt one) take the
-// slot before it and that slot, or, when the one before is taken, that
-// slot and the next.
+// sum over the seconds all of them have, placed by fleetGrid as the fleet's
+// figures are.
 func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
 	tl.Steps = append(tl.Steps, step)
 	tl.Fleet.Name = "fleet"
-	var origin time.Time
-	corrected := make([][]FleetSecond, len(hosts))
+	times := make([][]time.Time, len(hosts))
 	for i, h := range hosts {
-		off := time.Duration(tl.OffsetsMS[h.host] * float64(time.Millisecond))
 		for _, s := range h.seconds {
-			s.Time = s.Time.Add(-off)
-			corrected[i] = append(corrected[i], s)
-		}
-		if len(corrected[i]) > 0 && (origin.IsZero() || corrected[i][0].Time.Before(origin)) {
-			origin = corrected[i][0].Time
+			times[i] = append(times[i], s.Time)
 		}
 	}
+	origin, slots, window := fleetGrid(times)
 	sums := map[int]float64{}
-	counts := map[int]int{}
 	for i, h := range hosts {
 		line := tl.host(h.host)
-		line.Steps = append(line.Steps, corrected[i])
-		slot := func(s FleetSecond) int { return int(math.Round(s.Time.Sub(origin).Seconds())) }
-		prev := math.MinInt
-		for j, s := range corrected[i] {
-			k := slot(s)
-			// A late tick shares its slot with the prompt one after it: it
-			// is the second before, when that one is free.
-			if j+1 < len(corrected[i]) && slot(corrected[i][j+1]) <= k && k-1 > prev {
-				k--
+		var drawn []FleetSecond
+		for j, s := range h.seconds {
+			if math.IsNaN(s.Value) {
+				continue
 			}
-			k = max(k, prev+1)
-			prev = k
-			sums[k] += s.Value
-			counts[k]++
+			drawn = append(drawn, s)
+			sums[slots[i][j]] += s.Value
 		}
+		line.Steps = append(line.Steps, drawn)
 	}
 	var fleet []FleetSecond
-	keys := make([]int, 0, len(sums))
-	for k, n := range counts {
-		if n == len(hosts) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range window {
 		fleet = append(fleet, FleetSecond{Time: origin.Add(time.Duration(k) * time.Second), Value: sums[k]})
 	}
 	tl.Fleet.Steps = append(tl.Fleet.Steps, fleet)
@@ -256,9 +248,12 @@ func (tl *FleetTimeline) host(name string) *FleetLine {
 // tenantTimelines read each host's own results directory: its series of
 // every fleet step's measured seconds, and the backups its steps recorded.
 func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
+	offsets := tenantClockOffsets(r.Run.Tenants)
 	type host struct {
 		name string
 		run  *results.Loaded
+		// started is the host's run's start on the coordinator's clock.
+		started time.Time
 	}
 	var hosts []host
 	for _, h := range r.Run.Tenants.Hosts {
@@ -272,28 +267,55 @@ func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
 		if err != nil {
 			return nil, fmt.Errorf("host %s: %w", h.Host, err)
 		}
-		hosts = append(hosts, host{h.Host, l})
+		hosts = append(hosts, host{h.Host, l, l.Run.Started.Add(-msDuration(offsets[h.Host]))})
 	}
 	var steps []results.Step
 	for _, w := range r.Workloads {
 		steps = append(steps, w.Steps...)
 	}
 	slices.SortStableFunc(steps, func(a, b results.Step) int { return a.Index - b.Index })
-	offsets := clockOffsets(r.Run)
-	var out []FleetTimeline
-	for _, fig := range TenantFigures(steps) {
-		tl := FleetTimeline{Figure: fig, OffsetsMS: offsets}
-		for _, s := range steps {
-			if _, ok, err := results.TenantFleetOf(r.Run, s); err != nil || !ok {
-				continue
-			}
-			var hs []hostSeconds
-			for _, h := range hosts {
-				hs = append(hs, hostSeconds{h.name, measuredSeconds(h.run, s.Name, fig.Name)})
-			}
-			tl.addStep(s.Name, hs)
+	figs := TenantFigures(steps)
+	// Each fleet step's hosts' seconds, read as the fleet's figures were.
+	type fleetStep struct {
+		name    string
+		seconds [][]TenantSecond
+	}
+	var fleetSteps []fleetStep
+	for _, s := range steps {
+		if _, ok, err := results.TenantFleetOf(r.Run, s); err != nil || !ok {
+			continue
 		}
-		if len(tl.Steps) == 0 {
+		fs := fleetStep{name: s.Name}
+		for _, h := range hosts {
+			fs.seconds = append(fs.seconds, TenantSeconds(h.run.Series, h.started, s.Name, figs))
+		}
+		fleetSteps = append(fleetSteps, fs)
+	}
+	if len(fleetSteps) == 0 {
+		return nil, nil
+	}
+	var out []FleetTimeline
+	for _, fig := range figs {
+		tl := FleetTimeline{Figure: fig, OffsetsMS: offsets}
+		drawn := false
+		for _, fs := range fleetSteps {
+			var hs []hostSeconds
+			for i, h := range hosts {
+				var line []FleetSecond
+				for _, sec := range fs.seconds[i] {
+					v, ok := sec.Values[fig.Name]
+					if !ok {
+						v = math.NaN()
+					} else {
+						drawn = true
+					}
+					line = append(line, FleetSecond{Time: sec.Time, Value: v})
+				}
+				hs = append(hs, hostSeconds{h.name, line})
+			}
+			tl.addStep(fs.name, hs)
+		}
+		if !drawn {
 			continue
 		}
 		for _, h := range hosts {
@@ -304,22 +326,25 @@ func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
 	return out, nil
 }
 
-// measuredSeconds are a host's measured seconds of a step with a value of
-// the figure. A row's time is the run's start plus its elapsed seconds,
-// which series.csv keeps to the millisecond (its time column to the second).
-func measuredSeconds(l *results.Loaded, step string, name results.FigureName) []FleetSecond {
-	c := l.Series.Column(string(name))
-	if c < 0 {
-		return nil
-	}
-	var out []FleetSecond
-	for _, row := range l.Series.Rows {
-		if row.Step != step || row.Phase != "measure" || c >= len(row.Values) || math.IsNaN(row.Values[c]) {
-			continue
+// tenantClockOffsets are the hosts' offsets a tenants run measured at its
+// start, in ms: the ones it put the hosts' starts, steps and seconds on the
+// coordinator's clock by. A host without one (a run before dbio measured
+// them, or a clock that could not be read) is absent: the run took its
+// clock as it was.
+func tenantClockOffsets(t *results.Tenants) map[string]float64 {
+	out := map[string]float64{}
+	for _, h := range t.Hosts {
+		for _, c := range h.Clock {
+			if c.At == "start" {
+				out[h.Host] = c.OffsetMS
+			}
 		}
-		out = append(out, FleetSecond{Time: l.Run.Started.Add(time.Duration(row.ElapsedS * float64(time.Second))), Value: row.Values[c]})
 	}
 	return out
+}
+
+func msDuration(ms float64) time.Duration {
+	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
 
 // recordedBackup is a backup as a noisy-neighbour phase records it in its
@@ -353,7 +378,7 @@ func hostBackups(host string, steps []results.Step, offsetMS float64) []FleetMar
 			if b.Error != "" {
 				what += " (failed)"
 			}
-			out = append(out, FleetMark{Host: host, What: what, From: b.Start.Add(-time.Duration(offsetMS * float64(time.Millisecond))), Seconds: b.Seconds})
+			out = append(out, FleetMark{Host: host, What: what, From: b.Start.Add(-msDuration(offsetMS)), Seconds: b.Seconds})
 		}
 	}
 	return out

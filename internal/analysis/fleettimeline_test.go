@@ -1,8 +1,13 @@
 package analysis
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -125,7 +130,11 @@ func TestFleetStepSums(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tl := FleetTimeline{OffsetsMS: c.offsets}
-			tl.addStep("s", c.hosts)
+			var hosts []hostSeconds
+			for _, h := range c.hosts {
+				hosts = append(hosts, hostSeconds{h.host, onCoordinatorClock(h.seconds, msDuration(c.offsets[h.host]))})
+			}
+			tl.addStep("s", hosts)
 			got := tl.Fleet.Steps[0]
 			if len(got) != len(c.wantAt) {
 				t.Fatalf("fleet seconds %+v, want at %v", got, c.wantAt)
@@ -181,4 +190,196 @@ func TestHostBackups(t *testing.T) {
 	if marks[1].What != "backup of t3 (failed)" {
 		t.Errorf("second mark says %q", marks[1].What)
 	}
+}
+
+// shiftedTenantsRun copies the recorded tenants run and moves host h2 as
+// if its clock had been ahead of the coordinator's by ahead: its run's
+// start and its rows' times of day are that much later. When record is
+// set, run.json records the offset at the start (and h1's, 0), as a run
+// that measured the hosts' clocks does. Row lateRow of h2's step is
+// delivered 600 ms late, a tick its ticker owed.
+func shiftedTenantsRun(t *testing.T, ahead time.Duration, record bool, lateRow int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "report", "testdata", "tenants-fleet"))); err != nil {
+		t.Fatal(err)
+	}
+	h2 := filepath.Join(dir, "hosts", "h2", "20261127-070604-tenants-h2")
+	editJSON(t, filepath.Join(h2, "run.json"), func(run map[string]any) {
+		started, err := time.Parse(time.RFC3339Nano, run["started"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		run["started"] = started.Add(ahead).Format(time.RFC3339Nano)
+	})
+	b, err := os.ReadFile(filepath.Join(h2, "series.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, row := range rows[1:] {
+		at, err := time.Parse(time.RFC3339, row[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		elapsed, err := strconv.ParseFloat(row[1], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == lateRow {
+			elapsed += 0.6
+			at = at.Add(600 * time.Millisecond)
+		}
+		row[0], row[1] = at.Add(ahead).Truncate(time.Second).Format(time.RFC3339), strconv.FormatFloat(elapsed, 'f', 3, 64)
+	}
+	var out bytes.Buffer
+	w := csv.NewWriter(&out)
+	if err := w.WriteAll(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(h2, "series.csv"), out.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if record {
+		editJSON(t, filepath.Join(dir, "run.json"), func(run map[string]any) {
+			for _, h := range run["tenants"].(map[string]any)["hosts"].([]any) {
+				h := h.(map[string]any)
+				off := 0.0
+				if h["host"] == "h2" {
+					off = float64(ahead) / float64(time.Millisecond)
+				}
+				h["clock"] = []any{
+					map[string]any{"at": "start", "measured": "2026-11-27T07:06:10Z", "offset_ms": off, "round_trip_ms": 0.4, "tries": 5},
+					// The end's reading is not what the run placed the host by.
+					map[string]any{"at": "end", "measured": "2026-11-27T07:06:30Z", "offset_ms": off + 900, "round_trip_ms": 0.4, "tries": 5},
+				}
+			}
+		})
+	}
+	return dir
+}
+
+func editJSON(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	edit(v)
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A host whose clock is 20 s ahead, with the offset recorded, and one of
+// whose ticks came late, is drawn on the coordinator's clock: the fleet's
+// line is, second for second, the one the hosts drew with their clocks
+// agreeing, its mean over the step is the step's recorded fleet figure,
+// and the fleet's figures computed from the moved hosts (as the run
+// computes them) come out the same. Without the offset recorded, the
+// host's seconds are placed by its own clock and share none with the
+// other's.
+func TestTenantsTimelineOnTheCoordinatorsClock(t *testing.T) {
+	const ahead = 20 * time.Second
+	original := loadRecorded(t, filepath.Join("..", "report", "testdata", "tenants-fleet"))
+	want, err := FleetTimelines(original)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := original.Workloads[0].Steps[0]
+	detail, _, err := results.TenantFleetOf(original.Run, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	moved := loadRecorded(t, shiftedTenantsRun(t, ahead, true, 2))
+	// The testdata's run read series.csv's times to the second; its window
+	// is recomputed to the millisecond, as a run now records it.
+	window, _ := recomputedFleet(t, moved)
+	got, err := FleetTimelines(moved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(got) != 3 {
+		t.Fatalf("%d timelines, the original run has %d; want TPM, NOPM and TPS", len(got), len(want))
+	}
+	for i, tl := range got {
+		if off := tl.OffsetsMS["h2"]; off != 20000 {
+			t.Errorf("%s: h2's offset %v ms, want the start's 20000", tl.Figure.Name, off)
+		}
+		line, wantLine := tl.Fleet.Steps[0], want[i].Fleet.Steps[0]
+		if len(line) != len(wantLine) || len(line) != detail.Seconds {
+			t.Fatalf("%s: %d fleet seconds, the original's %d, the step's window %d s", tl.Figure.Name, len(line), len(wantLine), detail.Seconds)
+		}
+		if !line[0].Time.Equal(window.WindowStart) || !line[len(line)-1].Time.Equal(window.WindowEnd) {
+			t.Errorf("%s: the line runs %s to %s, the fleet's window %s to %s", tl.Figure.Name, line[0].Time, line[len(line)-1].Time, window.WindowStart, window.WindowEnd)
+		}
+		sum := 0.0
+		for j, s := range line {
+			if !s.Time.Equal(wantLine[j].Time) || math.Abs(s.Value-wantLine[j].Value) > 1e-9 {
+				t.Errorf("%s second %d: %s %v, the original's %s %v", tl.Figure.Name, j, s.Time, s.Value, wantLine[j].Time, wantLine[j].Value)
+			}
+			sum += s.Value
+		}
+		figure, _ := step.Figure(tl.Figure.Name)
+		if mean := sum / float64(len(line)); math.Abs(mean-figure) > 1e-6*figure || figure <= 0 {
+			t.Errorf("%s: the fleet line's mean %v, the step's figure %v", tl.Figure.Name, mean, figure)
+		}
+	}
+
+	// The fleet's figures from the moved hosts' seconds come out as the run
+	// recorded them from the hosts whose clocks agreed.
+	rec, fleetFigs := recomputedFleet(t, moved)
+	if wantRec, _ := recomputedFleet(t, original); rec.Seconds != detail.Seconds || !rec.WindowStart.Equal(wantRec.WindowStart) {
+		t.Errorf("the moved hosts' window: %d s from %s, the original's %d s from %s", rec.Seconds, rec.WindowStart, detail.Seconds, wantRec.WindowStart)
+	}
+	for _, f := range fleetFigs {
+		if v, _ := step.Figure(f.Name); v != f.Value {
+			t.Errorf("%s: the moved hosts' fleet figure %v, the step's %v", f.Name, f.Value, v)
+		}
+	}
+
+	unplaced, err := FleetTimelines(loadRecorded(t, shiftedTenantsRun(t, ahead, false, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range unplaced {
+		if len(tl.OffsetsMS) != 0 || len(tl.Fleet.Steps[0]) != 0 {
+			t.Errorf("%s without offsets: offsets %v and %d fleet seconds, want none (h2 20 s ahead by its own clock)", tl.Figure.Name, tl.OffsetsMS, len(tl.Fleet.Steps[0]))
+		}
+	}
+}
+
+// recomputedFleet computes a tenants run's first step's fleet figures
+// from its hosts' directories, as the run does: each host's seconds from
+// its start less the offset recorded at the start.
+func recomputedFleet(t *testing.T, r *Recorded) (results.TenantFleet, []results.Figure) {
+	t.Helper()
+	step := r.Workloads[0].Steps[0]
+	figs := TenantFigures(r.Workloads[0].Steps)
+	offsets := tenantClockOffsets(r.Run.Tenants)
+	var hosts []TenantHost
+	for _, h := range r.Run.Tenants.Hosts {
+		l, err := results.Load(filepath.Join(r.Path, h.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		started := l.Run.Started.Add(-msDuration(offsets[h.Host]))
+		hosts = append(hosts, TenantHost{Host: h.Host, Seconds: TenantSeconds(l.Series, started, step.Name, figs)})
+	}
+	rec, fleetFigs, _, err := TenantFleet(hosts, figs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec, fleetFigs
 }

@@ -37,7 +37,10 @@ type TenantSecond struct {
 // value. A row's time is started (the run's start, which its elapsed time
 // counts from) plus its elapsed time: series.csv writes the time of day to
 // the second only, which would put hosts a few milliseconds apart a whole
-// second apart whenever a second's boundary fell between them.
+// second apart whenever a second's boundary fell between them. Given the
+// host's start on the coordinator's clock (its own less its clock's
+// offset), the seconds are on the coordinator's clock too. The fleet's
+// figures and the fleet timelines both read a host's seconds here.
 func TenantSeconds(s results.Series, started time.Time, step string, names []Figure) []TenantSecond {
 	var out []TenantSecond
 	for _, r := range s.Rows {
@@ -69,9 +72,9 @@ func TenantFigures(steps []results.Step) []Figure {
 // TenantFleet computes a fleet step from its hosts' records.
 //
 // Throughput is summed over the common window only: the seconds every host
-// recorded, on one clock counted from the earliest host's first measured
-// second (a host's second is matched with the others' less than half a
-// second away). Each host's figure is the mean of its per-second values
+// recorded, placed on one grid by fleetGrid (the fleet timeline's line
+// sums over the same seconds). The hosts' seconds must be on one clock:
+// TenantSeconds puts them there. Each host's figure is the mean of its per-second values
 // over the window, and the fleet's is their sum, so the host rows add up to
 // the fleet row. A host that started late or stopped early adds no second
 // in which the others were not measuring.
@@ -84,39 +87,24 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 	if len(hosts) == 0 {
 		return rec, nil, nil, errors.New("no hosts")
 	}
-	origin := time.Time{}
-	for _, h := range hosts {
+	var firsts []time.Time
+	times := make([][]time.Time, len(hosts))
+	for i, h := range hosts {
 		if len(h.Seconds) == 0 {
 			return rec, nil, nil, fmt.Errorf("host %s recorded no measured second in step %s", h.Host, h.Step)
 		}
-		if first := h.Seconds[0].Time; origin.IsZero() || first.Before(origin) {
-			origin = first
+		firsts = append(firsts, h.Seconds[0].Time)
+		for _, s := range h.Seconds {
+			times[i] = append(times[i], s.Time)
 		}
 	}
-	// Each host's seconds on the common clock.
+	origin, slots, window := fleetGrid(times)
+	// Each host's seconds by their slots on the common clock.
 	index := make([]map[int]TenantSecond, len(hosts))
-	lo, hi := math.MinInt, math.MaxInt
-	var firsts []time.Time
 	for i, h := range hosts {
 		index[i] = map[int]TenantSecond{}
-		for j, k := range tickSlots(h.Seconds, origin) {
+		for j, k := range slots[i] {
 			index[i][k] = h.Seconds[j]
-		}
-		first, last := secondsRange(index[i])
-		lo, hi = max(lo, first), min(hi, last)
-		firsts = append(firsts, h.Seconds[0].Time)
-	}
-	var window []int
-	for k := lo; k <= hi; k++ {
-		all := true
-		for i := range hosts {
-			if _, ok := index[i][k]; !ok {
-				all = false
-				break
-			}
-		}
-		if all {
-			window = append(window, k)
 		}
 	}
 	if len(window) == 0 {
@@ -164,18 +152,49 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 	return rec, figs, merged, nil
 }
 
+// fleetGrid puts several hosts' seconds (each host's in order, on one
+// clock) on one grid of whole seconds counted from origin, the earliest
+// host's first second: slots[i][j] is host i's second j's place on it,
+// and window the places every host has a second in, in order. The fleet's
+// figures of a tenants run and the fleet's line of a fleet timeline both
+// sum over the window, so that the line's mean over a step is the step's
+// figure.
+func fleetGrid(hosts [][]time.Time) (origin time.Time, slots [][]int, window []int) {
+	for _, h := range hosts {
+		if len(h) > 0 && (origin.IsZero() || h[0].Before(origin)) {
+			origin = h[0]
+		}
+	}
+	count := map[int]int{}
+	slots = make([][]int, len(hosts))
+	for i, h := range hosts {
+		slots[i] = tickSlots(h, origin)
+		for _, k := range slots[i] {
+			count[k]++
+		}
+	}
+	for k, n := range count {
+		if n == len(hosts) {
+			window = append(window, k)
+		}
+	}
+	slices.Sort(window)
+	return origin, slots, window
+}
+
 // tickSlots numbers a host's seconds on the common clock: each second's
-// slot is the whole number of seconds from origin it is nearest to. A tick
-// is late, never early (a ticker that falls behind delivers the tick it
-// owes, then keeps its schedule), so when two seconds fall in one slot the
-// earlier is a late tick: it goes back to the slot before, its own, when
-// that is free. Pushing the later one forward instead would shift every
-// second after it, one late tick putting the rest of the host's series a
-// second off the others'.
-func tickSlots(secs []TenantSecond, origin time.Time) []int {
-	slots := make([]int, len(secs))
-	for j, s := range secs {
-		k := int(math.Round(s.Time.Sub(origin).Seconds()))
+// slot is the whole number of seconds from origin it is nearest to (a
+// host's second is matched with the others' less than half a second
+// away). A tick is late, never early (a ticker that falls behind delivers
+// the tick it owes, then keeps its schedule), so when two seconds fall in
+// one slot the earlier is a late tick: it goes back to the slot before,
+// its own, when that is free. Pushing the later one forward instead would
+// shift every second after it, one late tick putting the rest of the
+// host's series a second off the others'.
+func tickSlots(times []time.Time, origin time.Time) []int {
+	slots := make([]int, len(times))
+	for j, t := range times {
+		k := int(math.Round(t.Sub(origin).Seconds()))
 		if j > 0 && k <= slots[j-1] {
 			if k == slots[j-1] && (j == 1 || slots[j-2] < k-1) {
 				slots[j-1] = k - 1
@@ -187,14 +206,6 @@ func tickSlots(secs []TenantSecond, origin time.Time) []int {
 		slots[j] = k
 	}
 	return slots
-}
-
-func secondsRange(m map[int]TenantSecond) (int, int) {
-	first, last := math.MaxInt, math.MinInt
-	for k := range m {
-		first, last = min(first, k), max(last, k)
-	}
-	return first, last
 }
 
 func describeFirsts(hosts []TenantHost, firsts []time.Time) string {

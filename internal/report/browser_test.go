@@ -110,8 +110,8 @@ func TestReportRendersInChromium(t *testing.T) {
 			views := viewsOf(loaded, testOptions())
 			var doc *document
 			if p.compare {
-				reasons, warnings := comparability(views)
-				doc, _ = compareDocument(views, reasons, warnings, testOptions())
+				refusal, warnings := comparability(views)
+				doc, _ = compareDocument(views, refusal.Reasons(), warnings, testOptions())
 			} else {
 				doc = runDocument(views, testOptions())
 			}

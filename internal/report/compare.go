@@ -20,12 +20,33 @@ import (
 
 // NotComparableError says why runs cannot be compared meaningfully.
 type NotComparableError struct {
+	// Reasons are how runs of one kind differ (workload, scale, pacing,
+	// users): comparing runs that agree on them is the fix.
 	Reasons []string
+	// Fleets are fleet runs set against runs on one machine: each names
+	// its own fix.
+	Fleets []string
+}
+
+func notComparable(r analysis.Refusal) *NotComparableError {
+	return &NotComparableError{Reasons: r.Differences, Fleets: r.Fleets}
 }
 
 func (e *NotComparableError) Error() string {
-	return "the runs are not comparable: " + strings.Join(e.Reasons, "; ") +
-		" (compare runs of the same workload, scale and user sequence, or pass --force to compare them anyway)"
+	var parts []string
+	if len(e.Reasons) > 0 {
+		hint := " (compare runs of the same workload, scale and user sequence, or pass --force to compare them anyway)"
+		if len(e.Fleets) > 0 {
+			hint = " (compare runs of the same workload, scale and user sequence)"
+		}
+		parts = append(parts, strings.Join(e.Reasons, "; ")+hint)
+	}
+	if len(e.Fleets) > 0 {
+		// A fleet's reason says what to compare instead: only --force is
+		// left to add.
+		parts = append(parts, strings.Join(e.Fleets, "; ")+" (--force compares them anyway)")
+	}
+	return "the runs are not comparable: " + strings.Join(parts, "; ")
 }
 
 // letter names the i-th run of a comparison: A, B, … Z, then R27, R28…
@@ -44,9 +65,9 @@ func intsText(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// comparability returns why the runs cannot be compared (reasons) and what
-// a reader should know about comparing them (warnings).
-func comparability(runs []*runView) (reasons, warnings []string) {
+// comparability returns why the runs cannot be compared (the refusal) and
+// what a reader should know about comparing them (warnings).
+func comparability(runs []*runView) (refusal analysis.Refusal, warnings []string) {
 	title := func(kind string) string { return kind }
 	if len(runs) > 0 {
 		title = runs[0].title

@@ -149,11 +149,11 @@ func WriteRepeatedComparison(out Output, sets []Set, opts Options) ([]string, er
 	for i, r := range firsts {
 		r.Name = views[i].Label
 	}
-	reasons, warnings := comparability(firsts)
-	if len(reasons) > 0 && !opts.Force {
-		return nil, &NotComparableError{Reasons: reasons}
+	refusal, warnings := comparability(firsts)
+	if refusal.Refused() && !opts.Force {
+		return nil, notComparable(refusal)
 	}
-	d, findings := repeatedCompareDocument(views, firsts, reasons, warnings, opts)
+	d, findings := repeatedCompareDocument(views, firsts, refusal.Reasons(), warnings, opts)
 	for _, w := range warnings {
 		findings = append(findings, "Note: "+sentenceCase(w)+".")
 	}

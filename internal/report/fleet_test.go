@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
 )
 
@@ -83,5 +84,43 @@ func TestFleetHostsTable(t *testing.T) {
 	}
 	if tb, _ := fleetHostsTable(results.Run{}, "t"); tb != nil {
 		t.Error("a hosts table for a run without hosts")
+	}
+}
+
+// A fleet timeline's note says by which clock each host's seconds are
+// placed: the offsets recorded at the start, and offset 0 for a host
+// without one (a run from before dbio measured the clocks of tenants
+// hosts records none at all).
+func TestFleetNoteSaysWhichClock(t *testing.T) {
+	hosts := []analysis.FleetLine{{Name: "h1"}, {Name: "h2"}}
+	cases := []struct {
+		name      string
+		offsets   map[string]float64
+		want, not []string
+	}{
+		{"none recorded", nil,
+			[]string{"recorded no host's clock offset", "placed by its own clock, as if its offset were 0"},
+			[]string{"offset measured at the start"}},
+		{"all recorded", map[string]float64{"h1": 0.4, "h2": 20000},
+			[]string{"offset measured at the start of the run (h1 +0.400, h2 +20,000 ms)"},
+			[]string{"own clock", "too small"}},
+		{"one host's clock unread", map[string]float64{"h1": -3},
+			[]string{"(h1 -3.00 ms), too small to move a line visibly", "No offset was recorded for h2: such a host's seconds are placed by its own clock, as if its offset were 0"},
+			nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			note := fleetNote(analysis.FleetTimeline{Hosts: hosts, OffsetsMS: c.offsets})
+			for _, w := range c.want {
+				if !strings.Contains(note, w) {
+					t.Errorf("note %q\ndoes not say %q", note, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(note, n) {
+					t.Errorf("note %q\nsays %q", note, n)
+				}
+			}
+		})
 	}
 }

@@ -34,25 +34,32 @@ func fleetTimelineSection(r *runView, prefix string) (*section, string) {
 	return sec, ""
 }
 
-// fleetNote says how a fleet timeline is drawn.
+// fleetNote says how a fleet timeline is drawn, and by which clock each
+// host's seconds are placed.
 func fleetNote(tl analysis.FleetTimeline) string {
 	note := "The fleet's line (solid) is the sum of the hosts' values in each second all of them measured; each host's line (dashed) is its own, second by second, each step shaded. "
-	if len(tl.OffsetsMS) == 0 {
-		return note + "No host's clock offset was recorded: the hosts' seconds are placed by their own clocks."
-	}
-	var parts []string
+	var offsets, unmeasured []string
 	largest := 0.0
 	for _, h := range tl.Hosts {
 		if off, ok := tl.OffsetsMS[h.Name]; ok {
-			parts = append(parts, h.Name+" "+signedMillis(off))
+			offsets = append(offsets, h.Name+" "+signedMillis(off))
 			largest = math.Max(largest, math.Abs(off))
+		} else {
+			unmeasured = append(unmeasured, h.Name)
 		}
 	}
-	note += "Each host's seconds are placed on this machine's clock by the offset measured at the start of the run (" + strings.Join(parts, ", ") + " ms)"
+	if len(offsets) == 0 {
+		return note + "The run recorded no host's clock offset against this machine's: each host's seconds are placed by its own clock, as if its offset were 0."
+	}
+	note += "Each host's seconds are placed on this machine's clock by the offset measured at the start of the run (" + strings.Join(offsets, ", ") + " ms)"
 	if largest < 100 {
 		note += ", too small to move a line visibly at this scale"
 	}
-	return note + "."
+	note += "."
+	if len(unmeasured) > 0 {
+		note += " No offset was recorded for " + strings.Join(unmeasured, ", ") + ": such a host's seconds are placed by its own clock, as if its offset were 0."
+	}
+	return note
 }
 
 // fleetChart draws one fleet timeline: x is the time since the run

@@ -89,8 +89,8 @@ func WriteReport(out Output, runs []*results.Loaded, opts Options) error {
 // CheckComparable returns a *NotComparableError when the runs differ in
 // workload, scale, user sequence or fio plan, and nil otherwise.
 func CheckComparable(runs []*results.Loaded, opts Options) error {
-	if reasons, _ := comparability(viewsOf(runs, opts)); len(reasons) > 0 {
-		return &NotComparableError{Reasons: reasons}
+	if refusal, _ := comparability(viewsOf(runs, opts)); refusal.Refused() {
+		return notComparable(refusal)
 	}
 	return nil
 }
@@ -104,11 +104,11 @@ func WriteComparison(out Output, runs []*results.Loaded, opts Options) ([]string
 		return nil, fmt.Errorf("a comparison needs at least two results directories, got %d: name the baseline first, then the runs to compare with it", len(runs))
 	}
 	views := viewsOf(runs, opts)
-	reasons, warnings := comparability(views)
-	if len(reasons) > 0 && !opts.Force {
-		return nil, &NotComparableError{Reasons: reasons}
+	refusal, warnings := comparability(views)
+	if refusal.Refused() && !opts.Force {
+		return nil, notComparable(refusal)
 	}
-	d, findings := compareDocument(views, reasons, warnings, opts)
+	d, findings := compareDocument(views, refusal.Reasons(), warnings, opts)
 	for _, w := range warnings {
 		findings = append(findings, "Note: "+sentenceCase(w)+".")
 	}

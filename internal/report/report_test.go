@@ -219,14 +219,45 @@ func TestComparisonRefusesAFleetAgainstOneMachine(t *testing.T) {
 		if !errors.As(err, &nc) {
 			t.Fatalf("%v: CheckComparable = %v, want a NotComparableError", c, err)
 		}
-		for _, want := range []string{"on 3 hosts at once (h1, h2, h3)", "ran on one machine", "compare a fleet run with another fleet run"} {
+		for _, want := range []string{"on 3 hosts at once (h1, h2, h3)", "ran on one machine", "compare a fleet run with another fleet run", "(--force compares them anyway)"} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%v: error %q\ndoes not say %q", c, err, want)
 			}
 		}
+		// The fleet's reason names its own fix; the advice for runs of one
+		// kind that differ would contradict it.
+		if strings.Contains(err.Error(), "same workload, scale and user sequence") {
+			t.Errorf("%v: error %q\nadds the advice for runs that differ in workload, scale or users", c, err)
+		}
 	}
 	if err := CheckComparable(load(t, "disk-fleet-a", "disk-fleet-b"), testOptions()); err != nil {
 		t.Errorf("two fleets of the same hosts: %v", err)
+	}
+}
+
+// The refusal's advice follows the reasons it is for: comparing runs of
+// the same workload, scale and users after differences, nothing but
+// --force after a fleet's reason, which names its own fix.
+func TestNotComparableErrorAdvice(t *testing.T) {
+	const differ, fleet = "A ran TPC-C at 10 warehouses but B at 20", "A ran on 2 hosts at once (h1, h2) but B ran on one machine: compare a fleet run with another fleet run"
+	cases := []struct {
+		name string
+		err  NotComparableError
+		want string
+	}{
+		{"differences", NotComparableError{Reasons: []string{differ}},
+			"the runs are not comparable: " + differ + " (compare runs of the same workload, scale and user sequence, or pass --force to compare them anyway)"},
+		{"a fleet", NotComparableError{Fleets: []string{fleet}},
+			"the runs are not comparable: " + fleet + " (--force compares them anyway)"},
+		{"both", NotComparableError{Reasons: []string{differ}, Fleets: []string{fleet}},
+			"the runs are not comparable: " + differ + " (compare runs of the same workload, scale and user sequence); " + fleet + " (--force compares them anyway)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.err.Error(); got != c.want {
+				t.Errorf("error\n%q\nwant\n%q", got, c.want)
+			}
+		})
 	}
 }
 
@@ -696,8 +727,8 @@ func TestLimitIsNamedWithTheStorage(t *testing.T) {
 		t.Errorf("no fact names the limit: %+v", doc.Facts)
 	}
 	views := viewsOf(load(t, "quick-ext4", "quick-limited"), testOptions())
-	reasons, warnings := comparability(views)
-	cmp, _ := compareDocument(views, reasons, warnings, testOptions())
+	refusal, warnings := comparability(views)
+	cmp, _ := compareDocument(views, refusal.Reasons(), warnings, testOptions())
 	if !strings.Contains(cmp.Subtitle, "A: ext4 on vda (rotational); B: ext4 on vda (rotational), "+limit) {
 		t.Errorf("comparison subtitle %q does not tell the runs' storage apart", cmp.Subtitle)
 	}
