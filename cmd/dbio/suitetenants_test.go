@@ -233,19 +233,22 @@ driver = "coordinator"
 path = "%PATH%"
 `
 
-// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on two hosts,
-// twice (repeat = 2), for real: both hosts' dbio load, start at one
-// instant and come back into each repetition's run directory, whose step
-// is the fleet's, and the two repetitions form a repeat set. Nothing is
-// left on the hosts. The suite's other run drives a server by its DSN
-// from here (driver = "coordinator"), and the suite compares the two. On
-// this one machine that server is not on h1, whose path the run only
-// records: what the test shows is the suite's path for that placement.
+// TestSuiteTenantsOnFleet runs a suite whose TPC-C run is on a host,
+// twice (repeat = 2), for real: the host's dbio loads, starts at the
+// barrier's instant and comes back into each repetition's run directory,
+// whose step is the fleet's, and the two repetitions form a repeat set.
+// Nothing is left on the host. The suite's other run drives a server by
+// its DSN from here (driver = "coordinator"), and the suite compares the
+// two placements: a fleet of one host is one machine's figures. On this
+// one machine that server is not on h1, whose path the run only records:
+// what the test shows is the suite's path for that placement. (Two hosts
+// in one suite run resolve to the command line's plan, which
+// TestTenantsOnFleet runs on two hosts.)
 func TestSuiteTenantsOnFleet(t *testing.T) {
 	testenv.RequireEngine(t, "postgres")
 	server := startPasswordServer(t, "postgres")
 	t.Setenv("DBIO_TEST_DSN", server.dsn(server.pw, false))
-	f := testfleet.Start(t, 2)
+	f := testfleet.Start(t, 1)
 	bin := buildDBIO(t)
 	// The test's temporary directories are root's alone; the server runs
 	// as an unprivileged user and must reach its directory.

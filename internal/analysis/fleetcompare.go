@@ -53,6 +53,11 @@ func fleetComparability(a, b *Recorded, whoA, whoB string) (reason, warning stri
 	switch {
 	case len(ha) == 0 && len(hb) == 0:
 		return "", ""
+	case len(ha)+len(hb) == 1:
+		// A fleet of one host is one machine's figures: the placement of
+		// its driver (on the host, or here over the network) is what the
+		// two runs compare.
+		return "", fmt.Sprintf("%s ran %s and %s %s: a fleet of one host is compared as one machine", whoA, where(ha), whoB, where(hb))
 	case len(ha) == 0 || len(hb) == 0:
 		return fmt.Sprintf("%s ran %s but %s ran %s: a fleet's figures are its hosts' summed, not one machine's; compare a fleet run with another fleet run (each host's rows are then compared too), or run the single machine as a fleet of one host",
 			whoA, where(ha), whoB, where(hb)), ""

@@ -102,3 +102,41 @@ func TestTenantHostRows(t *testing.T) {
 		t.Errorf("h2's p99 is not its own latency's %v ms", float64(h2.Latency.P99US)/1000)
 	}
 }
+
+// TestFleetComparability: a fleet against one machine is refused, unless
+// the fleet is of one host, which is one machine's figures (the study's
+// driver on the database host against the driver on another host);
+// fleets of different sizes or hosts compare with a warning.
+func TestFleetComparability(t *testing.T) {
+	tenants := func(hosts ...string) *Recorded {
+		r := &Recorded{Loaded: &results.Loaded{}}
+		r.Run.Tenants = &results.Tenants{}
+		for _, h := range hosts {
+			r.Run.Tenants.Hosts = append(r.Run.Tenants.Hosts, results.TenantHost{Host: h})
+		}
+		return r
+	}
+	one := &Recorded{Loaded: &results.Loaded{}}
+	tests := []struct {
+		name           string
+		a, b           *Recorded
+		reason, warned string
+	}{
+		{"two machines", one, one, "", ""},
+		{"a fleet against one machine", tenants("h1", "h2"), one, "compare a fleet run with another fleet run", ""},
+		{"one machine against a fleet", one, tenants("h1", "h2"), "compare a fleet run with another fleet run", ""},
+		{"a fleet of one against one machine", tenants("h1"), one, "", "a fleet of one host is compared as one machine"},
+		{"one machine against a fleet of one", one, tenants("db1"), "", "a fleet of one host is compared as one machine"},
+		{"fleets of different sizes", tenants("h1", "h2"), tenants("h1"), "", "sums over different numbers of hosts"},
+		{"the same fleet", tenants("h1", "h2"), tenants("h2", "h1"), "", ""},
+	}
+	for _, tt := range tests {
+		reason, warning := fleetComparability(tt.a, tt.b, "A", "B")
+		if (tt.reason == "") != (reason == "") || !strings.Contains(reason, tt.reason) {
+			t.Errorf("%s: reason %q, want one saying %q", tt.name, reason, tt.reason)
+		}
+		if (tt.warned == "") != (warning == "") || !strings.Contains(warning, tt.warned) {
+			t.Errorf("%s: warning %q, want one saying %q", tt.name, warning, tt.warned)
+		}
+	}
+}
