@@ -123,6 +123,7 @@ func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder str
 			if len(lines.c) > 0 {
 				continue
 			}
+			l.Release() // closes ssh's input, which nobody else will
 			return nil, fmt.Errorf("target %s: lock (ssh %s): %v: %s", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()))
 		case <-ctx.Done():
 			l.Release()

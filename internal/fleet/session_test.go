@@ -210,6 +210,48 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		waitNoStrays(t, f)
 	})
 
+	t.Run("a failed lock closes what it opened", func(t *testing.T) {
+		// Each way a lock fails (ssh cannot reach the host, the lock file
+		// is a link, another run holds it) leaves no descriptor behind: a
+		// run that retries, or a long suite, would otherwise run out.
+		dir := filepath.Join(f.Hosts[0].Storage, "fdcheck", "dbio")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		held, err := shell.LockTarget(ctx, hosts[0], dir, ".dbio-lock", `{"pid":1}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked := filepath.Join(f.Hosts[0].Storage, "fdlink", "dbio")
+		if err := os.MkdirAll(linked, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/etc/passwd", filepath.Join(linked, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		unreachable := hosts[0]
+		unreachable.Destination = "nosuchalias"
+		for _, c := range []struct {
+			name string
+			h    Host
+			dir  string
+		}{{"unreachable", unreachable, dir}, {"a link", hosts[0], linked}, {"busy", hosts[1], dir}} {
+			before := openDescriptors(t)
+			for range 3 {
+				if _, err := shell.LockTarget(ctx, c.h, c.dir, ".dbio-lock", `{}`); err == nil {
+					t.Fatalf("%s: the lock was taken", c.name)
+				}
+			}
+			if after := openDescriptors(t); after > before {
+				t.Errorf("%s: %d descriptors open before three failed locks, %d after", c.name, before, after)
+			}
+		}
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
+		}
+		waitNoStrays(t, f)
+	})
+
 	t.Run("devices behind a target", func(t *testing.T) {
 		// The hosts share this machine's disks: the devices found over ssh
 		// are those dbio finds behind a local target.
@@ -250,4 +292,14 @@ func TestSessionOnThreeHosts(t *testing.T) {
 			t.Errorf("a dbio directory dbio did not make: %v", err)
 		}
 	})
+}
+
+// openDescriptors counts this process's open file descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
 }
