@@ -199,7 +199,34 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the lock after its release: %v", err)
 		}
-		again.Release()
+		// A link planted at the path while the lock is held: releasing the
+		// lock empties the lock file through its descriptor, never the file
+		// the link names.
+		victim := filepath.Join(f.Hosts[2].Storage, "victim")
+		if err := os.WriteFile(victim, []byte("not dbio's\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, ".dbio-lock"))
+		if err := os.Symlink(victim, filepath.Join(dir, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(victim); err != nil || string(b) != "not dbio's\n" {
+			t.Errorf("releasing the lock wrote through a link planted at its path: the linked file holds %q (%v)", b, err)
+		}
+		os.Remove(filepath.Join(dir, ".dbio-lock"))
+		// A dangling link: nothing is made where it points.
+		if err := os.Symlink(victim+".new", filepath.Join(dir, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{}`); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("a lock file that is a dangling link: %v", err)
+		}
+		if _, err := os.Lstat(victim + ".new"); err == nil {
+			t.Error("a lock through a dangling link made the file it names")
+		}
 		os.Remove(filepath.Join(dir, ".dbio-lock"))
 		if err := os.Symlink("/etc/passwd", filepath.Join(dir, ".dbio-lock")); err != nil {
 			t.Fatal(err)
