@@ -190,3 +190,16 @@ func BenchmarkFleet1000Hosts(b *testing.B) {
 		}
 	}
 }
+
+// The warning words an offset as fleet.ClockReading means it: the host's
+// clock minus this machine's, positive when the host is ahead.
+func TestAheadBehind(t *testing.T) {
+	for _, c := range []struct {
+		offset time.Duration
+		want   string
+	}{{80 * time.Millisecond, "ahead of"}, {-80 * time.Millisecond, "behind"}} {
+		if got := aheadBehind(c.offset); got != c.want {
+			t.Errorf("aheadBehind(%v) = %q, want %q", c.offset, got, c.want)
+		}
+	}
+}

@@ -164,6 +164,23 @@ func TestSessionOnThreeHosts(t *testing.T) {
 				t.Errorf("%s: %+v", h.Name, c)
 			}
 		}
+		// The sign: the host's clock minus this machine's. This machine's
+		// clock read 3 s late makes the host 3 s ahead (positive), read 3 s
+		// early makes it 3 s behind (negative); every user of the offset
+		// (the fleet's window, the warnings) relies on that.
+		for _, skew := range []time.Duration{3 * time.Second, -3 * time.Second} {
+			lagging := func() time.Time { return time.Now().Add(-skew) }
+			c, err := shell.Clock(ctx, hosts[0], ClockTries, lagging)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := abs(c.Offset - skew); d > c.RoundTrip/2+time.Millisecond {
+				t.Errorf("this machine's clock %v behind the host's: offset %v (round trip %v), want %v", skew, c.Offset, c.RoundTrip, skew)
+			}
+			if !c.Off() {
+				t.Errorf("an offset of %v is not Off", c.Offset)
+			}
+		}
 		bad := hosts[0]
 		bad.Destination = "nosuchalias"
 		if _, err := shell.Clock(ctx, bad, 1, time.Now); err == nil || !strings.Contains(err.Error(), "nosuchalias") {
