@@ -247,10 +247,11 @@ func (w *pointWatch) end() error {
 }
 
 // hostTelemetry summarizes a host's samples over the point's common window
-// (its samples whose time, on the host's clock, is within half a second of
-// the window's seconds); a window too short to hold one falls back on the
-// samples of the whole measured point.
-func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
+// (its samples within half a second of the window's seconds: both are on
+// this machine's clock, the samples' stamps and the hosts' seconds once
+// onThisClock took their offsets off); a window too short to hold one
+// falls back on the samples of the whole measured point.
+func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
 	hs := w.hosts[name]
 	if hs == nil {
 		return nil, nil
@@ -267,10 +268,7 @@ func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to t
 		return out
 	}
 	lo, hi := from.Add(-500*time.Millisecond), to.Add(500*time.Millisecond)
-	chosen := pick(func(at time.Time) bool {
-		t := at.Add(offset)
-		return !t.Before(lo) && t.Before(hi)
-	})
+	chosen := pick(func(at time.Time) bool { return !at.Before(lo) && at.Before(hi) })
 	if len(chosen) == 0 {
 		chosen = pick(func(at time.Time) bool { return !at.Before(measured) })
 	}

@@ -467,7 +467,10 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		if err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: host %s's per-second logs: %w", pt.Name, h.Name, err))
 		}
-		secs, _ := MergeSeconds(logs)
+		// The host's seconds on this machine's clock, before the window is
+		// drawn: the window then pairs seconds measured at the same time.
+		merged, _ := MergeSeconds(logs)
+		secs := onThisClock(merged, fr.offsets[h.Name])
 		if err := CompressHistLogs(dir); err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
 		}
@@ -503,7 +506,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		h := figs.Hosts[i]
 		fh := &fleetRes.Hosts[i]
 		fh.Read, fh.Write, fh.Total = h.Read, h.Write, h.Total
-		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, fr.offsets[fh.Host], figs.Start, figs.End, measured)
+		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
 		if fh.System == nil {
 			why := fr.record[fh.Host].Telemetry
 			if why == "" {
