@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +39,7 @@ type Exporter struct {
 	mu       sync.Mutex
 	prev     snapshot
 	hasPrev  bool
-	problems map[string]*problem
+	problems problems
 }
 
 // ScrapeTimeout bounds one read of an exporter's page: a sample a second
@@ -70,7 +69,7 @@ func NewExporter(o ExporterOptions) (*Exporter, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("node exporter %q: give its metrics page as http://ADDRESS:PORT/metrics", o.URL)
 	}
-	e := &Exporter{url: o.URL, client: o.Client, problems: map[string]*problem{}}
+	e := &Exporter{url: o.URL, client: o.Client}
 	if e.client == nil {
 		e.client = &http.Client{Timeout: ScrapeTimeout, Transport: &http.Transport{}}
 	}
@@ -149,7 +148,7 @@ func (e *Exporter) Sample(ctx context.Context) (time.Time, []Point) {
 	defer e.mu.Unlock()
 	cur, _, err := e.scrape(ctx)
 	if err != nil {
-		e.note("read the node exporter", err)
+		e.problems.note("read the node exporter", err)
 		return time.Time{}, nil
 	}
 	var pts []Point
@@ -176,19 +175,9 @@ func (e *Exporter) CPUs() int {
 func (e *Exporter) Warnings() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := problemWarnings(e.problems)
-	e.problems = map[string]*problem{}
+	out := e.problems.warnings()
+	e.problems.reset()
 	return out
-}
-
-func (e *Exporter) note(what string, err error) {
-	p := e.problems[what]
-	if p == nil {
-		p = &problem{}
-		e.problems[what] = p
-	}
-	p.count++
-	p.last = err.Error()
 }
 
 // scrape reads the page into a snapshot, and lists the disks it has
@@ -357,23 +346,4 @@ func pressureOf(name string) (res, kind string, ok bool) {
 		return "", "", false
 	}
 	return res, kind, true
-}
-
-// problemWarnings words the failures counted per source, in name order.
-func problemWarnings(problems map[string]*problem) []string {
-	whats := make([]string, 0, len(problems))
-	for w := range problems {
-		whats = append(whats, w)
-	}
-	sort.Strings(whats)
-	var out []string
-	for _, w := range whats {
-		p := problems[w]
-		n := "once"
-		if p.count > 1 {
-			n = strconv.Itoa(p.count) + " times"
-		}
-		out = append(out, fmt.Sprintf("%s failed %s, last: %s", w, n, p.last))
-	}
-	return out
 }

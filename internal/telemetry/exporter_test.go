@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -268,4 +270,27 @@ func diskOf(t *testing.T, dir string) string {
 		link = filepath.Dir(link)
 	}
 	return filepath.Base(link)
+}
+
+// The sampler and the exporter count their failed reads alike: per
+// source, how often, the last error, in name order; a nil error is none,
+// and reset starts the count again.
+func TestProblems(t *testing.T) {
+	var p problems
+	if w := p.warnings(); len(w) != 0 {
+		t.Errorf("no failure: %q", w)
+	}
+	p.note("read uptime", nil)
+	p.note("read uptime", errors.New("EIO"))
+	p.note("read CPU times", errors.New("EACCES"))
+	p.note("read uptime", errors.New("ENOENT"))
+	want := []string{"read CPU times failed once, last: EACCES", "read uptime failed 2 times, last: ENOENT"}
+	if got := p.warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	p.reset()
+	p.note("read uptime", errors.New("EIO"))
+	if got := p.warnings(); !slices.Equal(got, []string{"read uptime failed once, last: EIO"}) {
+		t.Errorf("after reset: %q", got)
+	}
 }
