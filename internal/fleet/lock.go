@@ -55,7 +55,8 @@ type RemoteLock struct {
 
 // lockScript takes the lock on file for as long as its input lasts: it
 // prints "locked" once it holds it, or "busy" and the holder's record
-// when another process does; then it waits for its input to end, empties
+// when another process does (flock -n's exit status 1: any other is flock
+// failing, or missing, which is no holder); then it waits for its input to end, empties
 // the file (an emptied lock file names nobody) and exits, which releases
 // the lock.
 //
@@ -72,7 +73,9 @@ if [ -L "$l" ] || [ ! -f "$l" ]; then echo "$l is a symbolic link or not a regul
 exec 9<"$l" || exit 5
 fd=/proc/$$/fd/9
 if [ "$(stat -L -c %%d:%%i "$fd")" != "$(stat -c %%d:%%i "$l")" ]; then echo "$l was replaced while dbio opened it (by a symbolic link?): dbio does not follow it; remove it"; exit 4; fi
-if ! flock -n -x 9; then echo busy; cat <&9; exit 75; fi
+flock -n -x 9; rc=$?
+if [ $rc -eq 1 ]; then echo busy; cat <&9; exit 75; fi
+if [ $rc -ne 0 ]; then echo "flock -n -x failed (exit status $rc): install util-linux's flock on the host"; exit 5; fi
 printf '%%s\n' "$holder" > "$fd"
 echo locked
 cat >/dev/null
