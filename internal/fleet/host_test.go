@@ -60,6 +60,12 @@ func TestResolve(t *testing.T) {
 			problems: []string{"hosts a and b both give fio server 10.0.0.1,8765"}},
 		{name: "bad settings", hosts: []Host{{Name: "a", Destination: "x", FioPort: 70000, FioServer: "maybe"}},
 			problems: []string{"fio_port 70000 is not a port", `fio_server "maybe"`}},
+		{name: "addresses", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11"}, {Name: "b", Destination: "y", Address: "fd00::11"},
+			{Name: "c", Destination: "z", Address: "db2.example.net"}}},
+		{name: "an address with a port", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11:8765"}},
+			problems: []string{`address "10.0.0.11:8765": give an IP address or a host name alone`, "the port is fio_port"}},
+		{name: "an address fio would split", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11,9000"}, {Name: "b", Destination: "y", Address: "db 2"}},
+			problems: []string{`address "10.0.0.11,9000"`, `address "db 2"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
