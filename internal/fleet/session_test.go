@@ -282,8 +282,12 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		}{{"unreachable", unreachable, dir}, {"a link", hosts[0], linked}, {"busy", hosts[1], dir}} {
 			before := openDescriptors(t)
 			for range 3 {
-				if _, err := shell.LockTarget(ctx, c.h, c.dir, ".dbio-lock", `{}`); err == nil {
+				_, err := shell.LockTarget(ctx, c.h, c.dir, ".dbio-lock", `{}`)
+				if err == nil {
 					t.Fatalf("%s: the lock was taken", c.name)
+				}
+				if c.name == "unreachable" && !strings.Contains(err.Error(), "ssh -o BatchMode=yes nosuchalias true") {
+					t.Errorf("the lock on an unreachable host says no fix: %v", err)
 				}
 			}
 			if after := openDescriptors(t); after > before {
