@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,6 +100,42 @@ func TestSessionOnThreeHosts(t *testing.T) {
 				t.Errorf("the job did not run in %s's work directory: %v", h.Name, err)
 			}
 		}
+		if err := sess.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitNoStrays(t, f)
+	})
+
+	t.Run("a server that dies is seen to end at once", func(t *testing.T) {
+		// When fio's server dies on its host, its ssh session ends; dbio
+		// must see it end within the few seconds a failed point waits for
+		// (EndsWithin), not only once exec gives up on ssh's input.
+		sess, err := shell.Open(ctx, hosts[:1], local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		var pids []int
+		left, err := f.Strays(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range left {
+			if p.Host == "h1" && strings.Contains(p.Command, "fio --server=") {
+				pids = append(pids, p.PID)
+			}
+		}
+		if len(pids) == 0 {
+			t.Fatalf("no fio server of dbio's on h1: %v", left)
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killed := time.Now()
+		if !sess.Servers[0].EndsWithin(5 * time.Second) {
+			t.Errorf("the server's session still runs 5 s after its fio was killed")
+		}
+		t.Logf("seen to end after %v", time.Since(killed))
 		if err := sess.Close(); err != nil {
 			t.Fatal(err)
 		}
