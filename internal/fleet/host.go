@@ -247,7 +247,34 @@ func Resolve(hosts []Host, targets []string) ([]Target, []error) {
 	}
 	errs = append(errs, SetProblems(hosts)...)
 	out, terrs := ResolveTargets(hosts, targets)
-	return out, append(errs, terrs...)
+	errs = append(errs, terrs...)
+	return out, append(errs, serverProblems(Hosts(hosts, out))...)
+}
+
+// serverProblems are the hosts a fio run uses that would share one fio
+// server address: fio's client names a server's report and logs by its
+// address alone, whatever the port, so two hosts at one address (given, or
+// reached through one ssh destination) would mix their figures. Session.Open
+// finds the same once ssh has resolved the destinations, but only once the
+// run has begun. Two hosts giving one address and port are SetProblems'.
+func serverProblems(used []Host) []error {
+	var errs []error
+	byAddress, byDestination := map[string]Host{}, map[string]Host{}
+	for _, h := range used {
+		if h.Address != "" {
+			if other, ok := byAddress[h.Address]; ok && other.Port() != h.Port() {
+				errs = append(errs, fmt.Errorf("hosts %s and %s both give address %s: fio's client names a server's report and logs by its address, whatever the port, so give each host its own address", other.Name, h.Name, h.Address))
+			}
+			byAddress[h.Address] = h
+			continue
+		}
+		key := h.SSHConfig + "\x00" + h.Destination
+		if other, ok := byDestination[key]; ok {
+			errs = append(errs, fmt.Errorf("hosts %s and %s both reach %s over ssh, so their fio servers would share one address: fio's client names a server's report and logs by it, so give each host its own destination or address", other.Name, h.Name, h.Destination))
+		}
+		byDestination[key] = h
+	}
+	return errs
 }
 
 // SetProblems are the problems of hosts named together: a name given
