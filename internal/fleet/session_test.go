@@ -142,6 +142,21 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		waitNoStrays(t, f)
 	})
 
+	t.Run("a port another server holds", func(t *testing.T) {
+		// The fleet's own fio servers listen at fio's port: a server dbio
+		// starts there could not bind, and the other would answer for it.
+		taken := fleetHosts(f, testfleet.FioPort)[:1]
+		sess, err := shell.Open(ctx, taken, local)
+		if err == nil {
+			sess.Close()
+			t.Fatal("Open started a server on a port another server holds")
+		}
+		if !strings.Contains(err.Error(), "already listens at") || !strings.Contains(err.Error(), `fio_server = "running"`) {
+			t.Errorf("the error says no fix: %v", err)
+		}
+		waitNoStrays(t, f)
+	})
+
 	t.Run("a server the user runs", func(t *testing.T) {
 		running := fleetHosts(f, testfleet.FioPort)
 		for i := range running {
