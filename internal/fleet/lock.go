@@ -138,7 +138,7 @@ func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder str
 				continue
 			}
 			l.Release() // closes ssh's input, which nobody else will
-			return nil, fmt.Errorf("target %s: lock (ssh %s): %v: %s; check that ssh reaches the host (ssh -o BatchMode=yes %s true)", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()), h.Destination)
+			return nil, fmt.Errorf("target %s: lock (ssh %s): %w: %s; check that ssh reaches the host (ssh -o BatchMode=yes %s true)", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()), h.Destination)
 		case <-ctx.Done():
 			l.Release()
 			return nil, fmt.Errorf("target %s: lock: %w", where, ctx.Err())
