@@ -202,12 +202,30 @@ func (e *Exporter) scrape(ctx context.Context) (snapshot, []string, error) {
 	// middle of the request is the best guess of when.
 	done := time.Now()
 	at := began.Add(done.Sub(began) / 2)
-	cur, disks, err := nodeSnapshot(io.LimitReader(resp.Body, maxPage))
+	page := &countingReader{r: io.LimitReader(resp.Body, maxPage+1)}
+	cur, disks, err := nodeSnapshot(page)
+	if page.n > maxPage {
+		// Cut short, the page would lose whatever came after the limit
+		// without a word.
+		return snapshot{}, nil, fmt.Errorf("%s: the page is larger than %d MiB, which no node exporter's is: give node_exporter the exporter's own /metrics page", e.url, maxPage>>20)
+	}
 	if err != nil {
 		return snapshot{}, nil, fmt.Errorf("%s: %w", e.url, err)
 	}
 	cur.at = at
 	return cur, disks, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // nodeSnapshot turns a node exporter's page into the sampler's snapshot:
