@@ -14,7 +14,6 @@ import (
 	"dbio/internal/dialect"
 	"dbio/internal/fio"
 	"dbio/internal/fleet"
-	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
@@ -438,11 +437,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 	fmt.Fprintf(app.Stdout, "%d of %s%d point(s) finished; results in %s\n", finished, most, out.Planned, out.Dir)
 	// A single run gets its report as every command's run does (and as
 	// each repeat of a repeat set does), interrupted or not.
-	if path, err := report.WriteRunReport(out.Dir, reportOptions(app)); err == nil {
-		fmt.Fprintf(app.Stdout, "report:  %s\n", path)
-	} else {
-		fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
-	}
+	writeRunReport(app, out.Dir)
 	if out.Status == results.StatusInterrupted {
 		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, out.Dir)
 	}
@@ -476,6 +471,15 @@ func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
 			if cmd.Flags().Changed(name) {
 				errs = append(errs, fmt.Errorf("--%s: it sets the hosts' fio servers, and no --host is given", name))
 			}
+		}
+	}
+	if f.sshConfig != "" {
+		// ssh cannot read it: every host would look unreachable, once the
+		// run has begun.
+		if st, err := os.Stat(f.sshConfig); err != nil {
+			errs = append(errs, fmt.Errorf("--ssh-config %q: %w: give the path of an ssh_config file", f.sshConfig, errors.Unwrap(err)))
+		} else if st.IsDir() {
+			errs = append(errs, fmt.Errorf("--ssh-config %q is a directory: give the path of an ssh_config file", f.sshConfig))
 		}
 	}
 	if f.fioServer != fleet.ServerStart && f.fioServer != fleet.ServerRunning {

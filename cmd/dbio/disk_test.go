@@ -43,6 +43,9 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--target", dir, "--fio-port", "9000"}, []string{"--fio-port: it sets the hosts' fio servers, and no --host is given"}},
 		{[]string{"disk", "--host", "h1=a", "--fio-server", "maybe", "--target", "h1:/srv", "--size", "1G"}, []string{`--fio-server "maybe"`}},
 		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--size", "1G", "--profile", "curve"}, []string{"does not split over a fleet's hosts yet"}},
+		{[]string{"disk", "--host", "h1=a", "--ssh-config", filepath.Join(dir, "missing"), "--target", "h1:/srv", "--size", "1G"},
+			[]string{`--ssh-config "` + filepath.Join(dir, "missing") + `"`, "give the path of an ssh_config file"}},
+		{[]string{"disk", "--host", "h1=a", "--ssh-config", dir, "--target", "h1:/srv", "--size", "1G"}, []string{"is a directory: give the path of an ssh_config file"}},
 	} {
 		t.Run(strings.Join(tc.args[min(3, len(tc.args)):], " "), func(t *testing.T) {
 			var out bytes.Buffer

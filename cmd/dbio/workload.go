@@ -202,11 +202,7 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 		if l, err := results.Load(out.Dir); err == nil {
 			report.Text(app.Stdout, l, reportOptions(app))
 		}
-		if path, err := report.WriteRunReport(out.Dir, reportOptions(app)); err == nil {
-			fmt.Fprintf(app.Stdout, "report:  %s\n", path)
-		} else {
-			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
-		}
+		writeRunReport(app, out.Dir)
 	}
 	if runErr != nil {
 		if out.Status == results.StatusInterrupted {
@@ -275,6 +271,17 @@ func repeatsDone(app *App, out runner.RepeatOutcome, runErr error) error {
 		return fmt.Errorf("%w: %v", errInterrupted, runErr)
 	}
 	return runErr
+}
+
+// writeRunReport writes the report of one run (a workload's, a disk or
+// fleet run's) in its directory and says where, or why it could not: the
+// run's results stand without it.
+func writeRunReport(app *App, dir string) {
+	if path, err := report.WriteRunReport(dir, reportOptions(app)); err == nil {
+		fmt.Fprintf(app.Stdout, "report:  %s\n", path)
+	} else {
+		fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
+	}
 }
 
 // reportOptions are the options of every report dbio writes: its version,

@@ -3,6 +3,7 @@ package fio
 import (
 	"errors"
 	"math"
+	"slices"
 	"time"
 
 	"dbio/internal/results"
@@ -75,6 +76,18 @@ func (c fleetClock) slot(t time.Time) int64 {
 // time is the start of slot w: the reference second's time plus w seconds.
 func (c fleetClock) time(w int64) time.Time { return time.UnixMilli(c.refMS + w*1000).UTC() }
 
+// onThisClock is a host's seconds on this machine's clock: fio stamps them
+// with the host's, which is offset ahead of this machine's (the host's
+// clock minus this one's, fleet.ClockReading.Offset). The seconds are
+// copied; the host's own are kept.
+func onThisClock(secs []Second, offset time.Duration) []Second {
+	out := slices.Clone(secs)
+	for i := range out {
+		out[i].Time = out[i].Time.Add(-offset)
+	}
+	return out
+}
+
 // binned says whether a second's I/Os are all in its latency bins: fio
 // sometimes logs a job's last interval without its histogram, and such a
 // second would leave its I/Os out of the percentiles.
@@ -83,7 +96,7 @@ func binned(s Second) bool {
 }
 
 // Fleet computes a fleet point's figures from each host's measured seconds
-// (MergeSeconds of its logs): the window is the seconds that every host
+// (MergeSeconds of its logs, put on one clock by onThisClock): the window is the seconds that every host
 // logged, with their latency bins, between the latest first second and the
 // earliest last one.
 func Fleet(hosts [][]Second) (FleetFigures, error) {

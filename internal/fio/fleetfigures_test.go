@@ -190,3 +190,49 @@ func BenchmarkFleet1000Hosts(b *testing.B) {
 		}
 	}
 }
+
+// The warning words an offset as fleet.ClockReading means it: the host's
+// clock minus this machine's, positive when the host is ahead.
+func TestAheadBehind(t *testing.T) {
+	for _, c := range []struct {
+		offset time.Duration
+		want   string
+	}{{80 * time.Millisecond, "ahead of"}, {-80 * time.Millisecond, "behind"}} {
+		if got := aheadBehind(c.offset); got != c.want {
+			t.Errorf("aheadBehind(%v) = %q, want %q", c.offset, got, c.want)
+		}
+	}
+}
+
+// A host whose clock is ahead stamps its seconds late: put on this
+// machine's clock (its measured offset taken off) before the window is
+// drawn, its seconds pair with the seconds the others measured at the same
+// time, and no second of the window is lost to the offset.
+func TestFleetWindowOnThisClock(t *testing.T) {
+	const t0 = 1_800_000_000
+	ahead := 600 * time.Millisecond
+	a := steadyHost(t0, t0+9, 1000, 100)
+	b := shifted(steadyHost(t0, t0+9, 3000, 300), ahead.Milliseconds()) // measured the same seconds, stamped by a clock 600 ms ahead
+	for _, c := range []struct {
+		name    string
+		offsets []time.Duration
+		want    int
+	}{
+		{"offsets taken off", []time.Duration{0, ahead}, 10},
+		{"a host behind by as much", []time.Duration{-ahead, 0}, 10},
+	} {
+		figs, err := Fleet([][]Second{onThisClock(a, c.offsets[0]), onThisClock(b, c.offsets[1])})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if figs.Seconds != c.want {
+			t.Errorf("%s: a window of %d s, want %d: the hosts measured the same %d s", c.name, figs.Seconds, c.want, c.want)
+		}
+		if figs.Fleet.Total.IOPS != 4000 {
+			t.Errorf("%s: fleet IOPS %.0f, want 4000", c.name, figs.Fleet.Total.IOPS)
+		}
+	}
+	if got := onThisClock(b, ahead)[0].Time; !got.Equal(time.Unix(t0, 0)) || !b[0].Time.Equal(time.Unix(t0, 0).Add(ahead)) {
+		t.Errorf("onThisClock: the first second at %v (the host's own at %v), want %v, and the host's kept", got, b[0].Time, time.Unix(t0, 0))
+	}
+}

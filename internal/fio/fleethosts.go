@@ -2,6 +2,7 @@ package fio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -22,7 +23,8 @@ import (
 // node exporters once a second while each point runs.
 
 // failHost records h as failed (why, during point step, "" before the
-// first point) and takes it out of the points to come.
+// first point) and takes it out of the points to come: its fio server is
+// stopped and its targets let go.
 func (fr *fleetRun) failHost(h fleet.Host, step string, at time.Time, why error) {
 	rec := fr.record[h.Name]
 	rec.Status, rec.Error, rec.FailedStep = results.HostFailed, why.Error(), step
@@ -31,11 +33,44 @@ func (fr *fleetRun) failHost(h fleet.Host, step string, at time.Time, why error)
 	}
 	fr.hosts = slices.DeleteFunc(fr.hosts, func(x fleet.Host) bool { return x.Name == h.Name })
 	delete(fr.watch, h.Name)
+	// Its targets are let go now, not when the run ends: the run may go on
+	// for long without it, and the host's targets are free for another.
+	// Its fio server is stopped first, so that no job of this run still
+	// writes there once another run may.
+	if srv := fr.sess.Server(h.Name); srv != nil {
+		if err := srv.Stop(); err != nil {
+			rec.Error += "; " + err.Error()
+		}
+	}
+	if err := fr.releaseHostLocks(h.Name); err != nil {
+		rec.Error += "; " + err.Error()
+	}
 	where := "before the first point"
 	if step != "" {
 		where = "during point " + step
 	}
 	fr.leftOut = append(fr.leftOut, fmt.Sprintf("%s: failed %s", h.Name, where))
+}
+
+// releaseHostLocks lets the named host's targets go.
+func (fr *fleetRun) releaseHostLocks(name string) error {
+	var errs []error
+	for _, l := range fr.locks[name] {
+		if err := l.Release(); err != nil {
+			errs = append(errs, fmt.Errorf("host %s: %w", name, err))
+		}
+	}
+	delete(fr.locks, name)
+	return errors.Join(errs...)
+}
+
+// releaseLocks lets every host's targets go, at the end of the run.
+func (fr *fleetRun) releaseLocks() error {
+	var errs []error
+	for name := range fr.locks {
+		errs = append(errs, fr.releaseHostLocks(name))
+	}
+	return errors.Join(errs...)
 }
 
 // saveHosts writes the hosts' records into run.json.
@@ -247,10 +282,11 @@ func (w *pointWatch) end() error {
 }
 
 // hostTelemetry summarizes a host's samples over the point's common window
-// (its samples whose time, on the host's clock, is within half a second of
-// the window's seconds); a window too short to hold one falls back on the
-// samples of the whole measured point.
-func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
+// (its samples within half a second of the window's seconds: both are on
+// this machine's clock, the samples' stamps and the hosts' seconds once
+// onThisClock took their offsets off); a window too short to hold one
+// falls back on the samples of the whole measured point.
+func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
 	hs := w.hosts[name]
 	if hs == nil {
 		return nil, nil
@@ -267,10 +303,7 @@ func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to t
 		return out
 	}
 	lo, hi := from.Add(-500*time.Millisecond), to.Add(500*time.Millisecond)
-	chosen := pick(func(at time.Time) bool {
-		t := at.Add(offset)
-		return !t.Before(lo) && t.Before(hi)
-	})
+	chosen := pick(func(at time.Time) bool { return !at.Before(lo) && at.Before(hi) })
 	if len(chosen) == 0 {
 		chosen = pick(func(at time.Time) bool { return !at.Before(measured) })
 	}

@@ -51,8 +51,9 @@ type fleetRun struct {
 	offsets map[string]time.Duration
 	// watch are the node exporters read, by host name.
 	watch map[string]*telemetry.Exporter
-	// locks hold the hosts' targets for the run.
-	locks []*fleet.RemoteLock
+	// locks hold the hosts' targets for the run, by host name: a host that
+	// fails lets its own go at once (failHost).
+	locks map[string][]*fleet.RemoteLock
 }
 
 // runFleet runs the plan's points on the hosts' fio servers. The servers
@@ -74,7 +75,7 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 		return nil, errors.Join(errs...)
 	}
 	fr := &fleetRun{hosts: fleet.Hosts(c.Hosts, targets), places: map[string][]placement{}, record: map[string]*results.FleetHost{},
-		offsets: map[string]time.Duration{}, watch: map[string]*telemetry.Exporter{}}
+		offsets: map[string]time.Duration{}, watch: map[string]*telemetry.Exporter{}, locks: map[string][]*fleet.RemoteLock{}}
 	shell := fleet.Shell{Exec: r.exec}
 	names := make([]string, len(fr.hosts))
 	for i, h := range fr.hosts {
@@ -96,10 +97,8 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 		if cerr := fr.sess.Close(); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
-		for _, l := range fr.locks {
-			if lerr := l.Release(); lerr != nil {
-				err = errors.Join(err, lerr)
-			}
+		if lerr := fr.releaseLocks(); lerr != nil {
+			err = errors.Join(err, lerr)
 		}
 	}()
 	var warnings []string
@@ -154,7 +153,6 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResul
 		if fleet.Unreachable(err) && ctx.Err() == nil {
 			fr.failHost(srv.Host, "", r.now(), err)
 			r.say("warning: host %s cannot be reached any more, and the run goes on without it: %v", t.Host, err)
-			srv.Stop()
 			continue
 		}
 		if err != nil {
@@ -209,7 +207,7 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, fr *fleetRun, shell fl
 	if err != nil {
 		return placement{}, err
 	}
-	fr.locks = append(fr.locks, lock)
+	fr.locks[h.Name] = append(fr.locks[h.Name], lock)
 	try := func(ctx context.Context, file, engine string, direct bool) (string, error) {
 		script := fmt.Sprintf("%s --name=probe --filename=%s --size=1m --bs=4k --rw=read --ioengine=%s --direct=%d --output-format=json 2>&1; rm -f %s",
 			fleet.ShellQuote(h.FioProgram()), fleet.ShellQuote(escapeFilename(file)), engine, boolInt(direct), fleet.ShellQuote(file))
@@ -411,7 +409,6 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	var gone []string
 	for _, l := range lost {
 		fr.failHost(l.h, pt.Name, res.Ended, l.why)
-		fr.sess.Server(l.h.Name).Stop()
 		gone = append(gone, l.h.Name)
 		r.say("warning: host %s failed: %v; the run goes on without it", l.h.Name, l.why)
 	}
@@ -467,7 +464,10 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		if err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: host %s's per-second logs: %w", pt.Name, h.Name, err))
 		}
-		secs, _ := MergeSeconds(logs)
+		// The host's seconds on this machine's clock, before the window is
+		// drawn: the window then pairs seconds measured at the same time.
+		merged, _ := MergeSeconds(logs)
+		secs := onThisClock(merged, fr.offsets[h.Name])
 		if err := CompressHistLogs(dir); err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
 		}
@@ -503,7 +503,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		h := figs.Hosts[i]
 		fh := &fleetRes.Hosts[i]
 		fh.Read, fh.Write, fh.Total = h.Read, h.Write, h.Total
-		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, fr.offsets[fh.Host], figs.Start, figs.End, measured)
+		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
 		if fh.System == nil {
 			why := fr.record[fh.Host].Telemetry
 			if why == "" {

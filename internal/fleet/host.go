@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -168,6 +169,11 @@ func (h Host) Problems() []error {
 		// ssh would read a leading - as an option.
 		errs = append(errs, fmt.Errorf("host %s: SSH destination %q: give [user@]host or an alias of your ssh_config, without spaces, quotes or a leading -", h.Name, h.Destination))
 	}
+	if h.Address != "" && !validAddress(h.Address) {
+		// fio's client and server read "ADDRESS,PORT": a port, a comma or
+		// a space in the address would name another server, or none.
+		errs = append(errs, fmt.Errorf("host %s: address %q: give an IP address or a host name alone (e.g. 10.0.0.11, db2.example.net); the port is fio_port", h.Name, h.Address))
+	}
 	if h.FioPort < 0 || h.FioPort > 65535 {
 		errs = append(errs, fmt.Errorf("host %s: fio_port %d is not a port (1-65535; 0 or absent is fio's %d)", h.Name, h.FioPort, DefaultFioPort))
 	}
@@ -179,10 +185,21 @@ func (h Host) Problems() []error {
 	}
 	for what, p := range map[string]string{"work_dir": h.WorkDir, "fio": h.Fio} {
 		if p != "" && strings.ContainsAny(p, "\n\x00") {
-			errs = append(errs, fmt.Errorf("host %s: %s %q holds a line break", h.Name, what, p))
+			errs = append(errs, fmt.Errorf("host %s: %s %q holds a line break: give the path on one line", h.Name, what, p))
 		}
 	}
 	return errs
+}
+
+var dnsName = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$`)
+
+// validAddress says whether a is an IP address or a host name, as a fio
+// server's address must be.
+func validAddress(a string) bool {
+	if _, err := netip.ParseAddr(a); err == nil {
+		return true
+	}
+	return len(a) <= 253 && dnsName.MatchString(a)
 }
 
 // Target is a target path and the host it is on ("" is the local machine).
@@ -230,7 +247,34 @@ func Resolve(hosts []Host, targets []string) ([]Target, []error) {
 	}
 	errs = append(errs, SetProblems(hosts)...)
 	out, terrs := ResolveTargets(hosts, targets)
-	return out, append(errs, terrs...)
+	errs = append(errs, terrs...)
+	return out, append(errs, serverProblems(Hosts(hosts, out))...)
+}
+
+// serverProblems are the hosts a fio run uses that would share one fio
+// server address: fio's client names a server's report and logs by its
+// address alone, whatever the port, so two hosts at one address (given, or
+// reached through one ssh destination) would mix their figures. Session.Open
+// finds the same once ssh has resolved the destinations, but only once the
+// run has begun. Two hosts giving one address and port are SetProblems'.
+func serverProblems(used []Host) []error {
+	var errs []error
+	byAddress, byDestination := map[string]Host{}, map[string]Host{}
+	for _, h := range used {
+		if h.Address != "" {
+			if other, ok := byAddress[h.Address]; ok && other.Port() != h.Port() {
+				errs = append(errs, fmt.Errorf("hosts %s and %s both give address %s: fio's client names a server's report and logs by its address, whatever the port, so give each host its own address", other.Name, h.Name, h.Address))
+			}
+			byAddress[h.Address] = h
+			continue
+		}
+		key := h.SSHConfig + "\x00" + h.Destination
+		if other, ok := byDestination[key]; ok {
+			errs = append(errs, fmt.Errorf("hosts %s and %s both reach %s over ssh, so their fio servers would share one address: fio's client names a server's report and logs by it, so give each host its own destination or address", other.Name, h.Name, h.Destination))
+		}
+		byDestination[key] = h
+	}
+	return errs
 }
 
 // SetProblems are the problems of hosts named together: a name given

@@ -60,6 +60,20 @@ func TestResolve(t *testing.T) {
 			problems: []string{"hosts a and b both give fio server 10.0.0.1,8765"}},
 		{name: "bad settings", hosts: []Host{{Name: "a", Destination: "x", FioPort: 70000, FioServer: "maybe"}},
 			problems: []string{"fio_port 70000 is not a port", `fio_server "maybe"`}},
+		{name: "two hosts on one address", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.1", FioPort: 8765}, {Name: "b", Destination: "y", Address: "10.0.0.1", FioPort: 8766}},
+			targets: []string{"a:/srv", "b:/srv"}, problems: []string{"hosts a and b both give address 10.0.0.1", "whatever the port"}},
+		{name: "two hosts through one destination", hosts: []Host{{Name: "a", Destination: "x"}, {Name: "b", Destination: "x", FioPort: 8766}},
+			targets: []string{"a:/srv", "b:/srv"}, problems: []string{"hosts a and b both reach x over ssh"}},
+		{name: "one destination, a host unused", hosts: []Host{{Name: "a", Destination: "x"}, {Name: "b", Destination: "x"}},
+			targets: []string{"a:/srv"}},
+		{name: "one destination, other ssh_configs", hosts: []Host{{Name: "a", Destination: "x", SSHConfig: "one"}, {Name: "b", Destination: "x", SSHConfig: "two"}},
+			targets: []string{"a:/srv", "b:/srv"}},
+		{name: "addresses", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11"}, {Name: "b", Destination: "y", Address: "fd00::11"},
+			{Name: "c", Destination: "z", Address: "db2.example.net"}}},
+		{name: "an address with a port", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11:8765"}},
+			problems: []string{`address "10.0.0.11:8765": give an IP address or a host name alone`, "the port is fio_port"}},
+		{name: "an address fio would split", hosts: []Host{{Name: "a", Destination: "x", Address: "10.0.0.11,9000"}, {Name: "b", Destination: "y", Address: "db 2"}},
+			problems: []string{`address "10.0.0.11,9000"`, `address "db 2"`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

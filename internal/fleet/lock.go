@@ -55,17 +55,31 @@ type RemoteLock struct {
 
 // lockScript takes the lock on file for as long as its input lasts: it
 // prints "locked" once it holds it, or "busy" and the holder's record
-// when another process does; then it waits for its input to end, empties
+// when another process does (flock -n's exit status 1: any other is flock
+// failing, or missing, which is no holder); then it waits for its input to end, empties
 // the file (an emptied lock file names nobody) and exits, which releases
 // the lock.
+//
+// A symbolic link at the lock file's path is never followed, whenever it
+// is planted: the file is made only where nothing is, with noclobber's
+// O_CREAT|O_EXCL (which fails on any link); it is opened without O_CREAT
+// and kept only when the descriptor is the very file at the path (same
+// device and inode as lstat gives); from then on it is read, written and
+// emptied through that descriptor (/proc/PID/fd/9 reopens the descriptor's
+// own file, not whatever the path names now).
 const lockScript = `l=%s; holder=%s
-if [ -L "$l" ]; then echo "$l is a symbolic link: dbio does not follow it"; exit 4; fi
-exec 9<>"$l" || exit 5
-if ! flock -n -x 9; then echo busy; cat "$l"; exit 75; fi
-printf '%%s\n' "$holder" > "$l"
+if [ ! -e "$l" ] && [ ! -L "$l" ]; then (set -C; : > "$l") 2>/dev/null; fi
+if [ -L "$l" ] || [ ! -f "$l" ]; then echo "$l is a symbolic link or not a regular file: dbio does not follow it; remove it"; exit 4; fi
+exec 9<"$l" || exit 5
+fd=/proc/$$/fd/9
+if [ "$(stat -L -c %%d:%%i "$fd")" != "$(stat -c %%d:%%i "$l")" ]; then echo "$l was replaced while dbio opened it (by a symbolic link?): dbio does not follow it; remove it"; exit 4; fi
+flock -n -x 9; rc=$?
+if [ $rc -eq 1 ]; then echo busy; cat <&9; exit 75; fi
+if [ $rc -ne 0 ]; then echo "flock -n -x failed (exit status $rc): install util-linux's flock on the host"; exit 5; fi
+printf '%%s\n' "$holder" > "$fd"
 echo locked
 cat >/dev/null
-: > "$l"
+: > "$fd"
 exit 0
 `
 
@@ -123,7 +137,8 @@ func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder str
 			if len(lines.c) > 0 {
 				continue
 			}
-			return nil, fmt.Errorf("target %s: lock (ssh %s): %v: %s", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()))
+			l.Release() // closes ssh's input, which nobody else will
+			return nil, fmt.Errorf("target %s: lock (ssh %s): %w: %s; check that ssh reaches the host (ssh -o BatchMode=yes %s true)", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()), h.Destination)
 		case <-ctx.Done():
 			l.Release()
 			return nil, fmt.Errorf("target %s: lock: %w", where, ctx.Err())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"path"
 	"slices"
 	"sort"
@@ -42,7 +43,12 @@ var ErrNoHostLeft = errors.New("no host of the fleet could be reached")
 // command failing there.
 func Unreachable(err error) bool {
 	var ee *execx.ExitError
-	return errors.As(err, &ee) && ee.ExitCode == 255
+	if errors.As(err, &ee) {
+		return ee.ExitCode == 255
+	}
+	// A session dbio started and waited for (a lock) ends with exec's own.
+	var pe *exec.ExitError
+	return errors.As(err, &pe) && pe.ExitCode() == 255
 }
 
 // Open reaches every host at once: it checks that fio there is

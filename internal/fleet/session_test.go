@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +106,57 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		waitNoStrays(t, f)
 	})
 
+	t.Run("a server that dies is seen to end at once", func(t *testing.T) {
+		// When fio's server dies on its host, its ssh session ends; dbio
+		// must see it end within the few seconds a failed point waits for
+		// (EndsWithin), not only once exec gives up on ssh's input.
+		sess, err := shell.Open(ctx, hosts[:1], local)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sess.Close()
+		var pids []int
+		left, err := f.Strays(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range left {
+			if p.Host == "h1" && strings.Contains(p.Command, "fio --server=") {
+				pids = append(pids, p.PID)
+			}
+		}
+		if len(pids) == 0 {
+			t.Fatalf("no fio server of dbio's on h1: %v", left)
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		killed := time.Now()
+		if !sess.Servers[0].EndsWithin(5 * time.Second) {
+			t.Errorf("the server's session still runs 5 s after its fio was killed")
+		}
+		t.Logf("seen to end after %v", time.Since(killed))
+		if err := sess.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitNoStrays(t, f)
+	})
+
+	t.Run("a port another server holds", func(t *testing.T) {
+		// The fleet's own fio servers listen at fio's port: a server dbio
+		// starts there could not bind, and the other would answer for it.
+		taken := fleetHosts(f, testfleet.FioPort)[:1]
+		sess, err := shell.Open(ctx, taken, local)
+		if err == nil {
+			sess.Close()
+			t.Fatal("Open started a server on a port another server holds")
+		}
+		if !strings.Contains(err.Error(), "already listens at") || !strings.Contains(err.Error(), `fio_server = "running"`) {
+			t.Errorf("the error says no fix: %v", err)
+		}
+		waitNoStrays(t, f)
+	})
+
 	t.Run("a server the user runs", func(t *testing.T) {
 		running := fleetHosts(f, testfleet.FioPort)
 		for i := range running {
@@ -164,6 +216,23 @@ func TestSessionOnThreeHosts(t *testing.T) {
 				t.Errorf("%s: %+v", h.Name, c)
 			}
 		}
+		// The sign: the host's clock minus this machine's. This machine's
+		// clock read 3 s late makes the host 3 s ahead (positive), read 3 s
+		// early makes it 3 s behind (negative); every user of the offset
+		// (the fleet's window, the warnings) relies on that.
+		for _, skew := range []time.Duration{3 * time.Second, -3 * time.Second} {
+			lagging := func() time.Time { return time.Now().Add(-skew) }
+			c, err := shell.Clock(ctx, hosts[0], ClockTries, lagging)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := abs(c.Offset - skew); d > c.RoundTrip/2+time.Millisecond {
+				t.Errorf("this machine's clock %v behind the host's: offset %v (round trip %v), want %v", skew, c.Offset, c.RoundTrip, skew)
+			}
+			if !c.Off() {
+				t.Errorf("an offset of %v is not Off", c.Offset)
+			}
+		}
 		bad := hosts[0]
 		bad.Destination = "nosuchalias"
 		if _, err := shell.Clock(ctx, bad, 1, time.Now); err == nil || !strings.Contains(err.Error(), "nosuchalias") {
@@ -199,13 +268,91 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("the lock after its release: %v", err)
 		}
-		again.Release()
+		// A link planted at the path while the lock is held: releasing the
+		// lock empties the lock file through its descriptor, never the file
+		// the link names.
+		victim := filepath.Join(f.Hosts[2].Storage, "victim")
+		if err := os.WriteFile(victim, []byte("not dbio's\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(filepath.Join(dir, ".dbio-lock"))
+		if err := os.Symlink(victim, filepath.Join(dir, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		if err := again.Release(); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(victim); err != nil || string(b) != "not dbio's\n" {
+			t.Errorf("releasing the lock wrote through a link planted at its path: the linked file holds %q (%v)", b, err)
+		}
+		os.Remove(filepath.Join(dir, ".dbio-lock"))
+		// A dangling link: nothing is made where it points.
+		if err := os.Symlink(victim+".new", filepath.Join(dir, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{}`); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("a lock file that is a dangling link: %v", err)
+		}
+		if _, err := os.Lstat(victim + ".new"); err == nil {
+			t.Error("a lock through a dangling link made the file it names")
+		}
 		os.Remove(filepath.Join(dir, ".dbio-lock"))
 		if err := os.Symlink("/etc/passwd", filepath.Join(dir, ".dbio-lock")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{}`); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 			t.Errorf("a lock file that is a link: %v", err)
+		}
+		waitNoStrays(t, f)
+	})
+
+	t.Run("a failed lock closes what it opened", func(t *testing.T) {
+		// Each way a lock fails (ssh cannot reach the host, the lock file
+		// is a link, another run holds it) leaves no descriptor behind: a
+		// run that retries, or a long suite, would otherwise run out.
+		dir := filepath.Join(f.Hosts[0].Storage, "fdcheck", "dbio")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		held, err := shell.LockTarget(ctx, hosts[0], dir, ".dbio-lock", `{"pid":1}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linked := filepath.Join(f.Hosts[0].Storage, "fdlink", "dbio")
+		if err := os.MkdirAll(linked, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/etc/passwd", filepath.Join(linked, ".dbio-lock")); err != nil {
+			t.Fatal(err)
+		}
+		unreachable := hosts[0]
+		unreachable.Destination = "nosuchalias"
+		for _, c := range []struct {
+			name string
+			h    Host
+			dir  string
+		}{{"unreachable", unreachable, dir}, {"a link", hosts[0], linked}, {"busy", hosts[1], dir}} {
+			before := openDescriptors(t)
+			for range 3 {
+				_, err := shell.LockTarget(ctx, c.h, c.dir, ".dbio-lock", `{}`)
+				if err == nil {
+					t.Fatalf("%s: the lock was taken", c.name)
+				}
+				if c.name == "unreachable" && !strings.Contains(err.Error(), "ssh -o BatchMode=yes nosuchalias true") {
+					t.Errorf("the lock on an unreachable host says no fix: %v", err)
+				}
+				// A host lost at its lock is left out as unreachable, as at
+				// its other steps, rather than failing the whole run.
+				if c.name == "unreachable" && !Unreachable(err) {
+					t.Errorf("the lock on an unreachable host is not Unreachable: %v", err)
+				}
+			}
+			if after := openDescriptors(t); after > before {
+				t.Errorf("%s: %d descriptors open before three failed locks, %d after", c.name, before, after)
+			}
+		}
+		if err := held.Release(); err != nil {
+			t.Fatal(err)
 		}
 		waitNoStrays(t, f)
 	})
@@ -250,4 +397,14 @@ func TestSessionOnThreeHosts(t *testing.T) {
 			t.Errorf("a dbio directory dbio did not make: %v", err)
 		}
 	})
+}
+
+// openDescriptors counts this process's open file descriptors.
+func openDescriptors(t *testing.T) int {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(fds)
 }

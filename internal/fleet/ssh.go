@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,20 +173,34 @@ func (s Shell) StartServer(ctx context.Context, h Host, addr string) (*Server, e
 		close(srv.ended)
 		return srv, nil
 	}
-	pr, pw := io.Pipe()
+	// Something already listening there would answer for the server dbio
+	// starts, which could not bind: the run would measure through another
+	// server, or lose the host at its first point.
+	if answers(ctx, target) {
+		return nil, fmt.Errorf("host %s: something already listens at %s (a fio server of yours?): set fio_server = %q (--fio-server %s) to use it, or choose another port (fio_port, --fio-port)", h.Name, target, ServerRunning, ServerRunning)
+	}
+	// An *os.File as ssh's input, as for a lock: exec hands it over as it
+	// is. Through an io.Pipe, exec would copy it in a goroutine that only
+	// ends when dbio closes it, and the end of a server whose host or fio
+	// died would be seen only once exec gave up waiting for that copy.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
 	srv.stdin, srv.stderr, srv.Started = pw, &lockedBuffer{}, true
 	proc, err := s.Exec.Start(context.WithoutCancel(ctx), execx.Cmd{Name: s.program(), Args: h.sshArgs(serverScript(h, srv.Arg)),
 		Stdin: pr, Stdout: srv.stderr, Stderr: srv.stderr,
 		// Ctrl-C reaches dbio alone, which stops the server in order; if dbio
 		// dies, ssh goes too and the connection's end stops the server.
 		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	pr.Close() // ssh holds its own copy
 	if err != nil {
+		pw.Close()
 		return nil, fmt.Errorf("host %s: %w", h.Name, err)
 	}
 	srv.proc = proc
 	go func() {
 		srv.endErr = proc.Wait()
-		pr.Close()
 		close(srv.ended)
 	}()
 	if err := waitListening(ctx, target, srv.ended); err != nil {
@@ -243,10 +258,15 @@ func (srv *Server) EndsWithin(d time.Duration) bool {
 // Answers says whether the server accepts a connection now: how dbio
 // learns that a server the user runs has gone, whose end it does not see.
 func (srv *Server) Answers(ctx context.Context) bool {
+	return answers(ctx, net.JoinHostPort(srv.Address, strconv.Itoa(srv.Host.Port())))
+}
+
+// answers says whether target (ADDRESS:PORT) accepts a connection now.
+func answers(ctx context.Context, target string) bool {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(srv.Address, strconv.Itoa(srv.Host.Port())))
+	conn, err := d.DialContext(ctx, "tcp", target)
 	if err != nil {
 		return false
 	}

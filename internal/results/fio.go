@@ -87,7 +87,8 @@ type FioHost struct {
 	Dir    string `json:"dir"`
 	Engine string `json:"engine"`
 	Direct bool   `json:"direct"`
-	// FirstSecond and LastSecond are the host's own measured seconds.
+	// FirstSecond and LastSecond are the host's first and last measured
+	// seconds, on the coordinating machine's clock (the host's offset taken off).
 	FirstSecond time.Time `json:"first_second"`
 	LastSecond  time.Time `json:"last_second"`
 	// Read, Write and Total are the host's figures over the fleet's window,

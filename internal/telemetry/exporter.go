@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,7 +39,7 @@ type Exporter struct {
 	mu       sync.Mutex
 	prev     snapshot
 	hasPrev  bool
-	problems map[string]*problem
+	problems problems
 }
 
 // ScrapeTimeout bounds one read of an exporter's page: a sample a second
@@ -70,7 +69,7 @@ func NewExporter(o ExporterOptions) (*Exporter, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("node exporter %q: give its metrics page as http://ADDRESS:PORT/metrics", o.URL)
 	}
-	e := &Exporter{url: o.URL, client: o.Client, problems: map[string]*problem{}}
+	e := &Exporter{url: o.URL, client: o.Client}
 	if e.client == nil {
 		e.client = &http.Client{Timeout: ScrapeTimeout, Transport: &http.Transport{}}
 	}
@@ -149,7 +148,7 @@ func (e *Exporter) Sample(ctx context.Context) (time.Time, []Point) {
 	defer e.mu.Unlock()
 	cur, _, err := e.scrape(ctx)
 	if err != nil {
-		e.note("read the node exporter", err)
+		e.problems.note("read the node exporter", err)
 		return time.Time{}, nil
 	}
 	var pts []Point
@@ -176,19 +175,9 @@ func (e *Exporter) CPUs() int {
 func (e *Exporter) Warnings() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := problemWarnings(e.problems)
-	e.problems = map[string]*problem{}
+	out := e.problems.warnings()
+	e.problems.reset()
 	return out
-}
-
-func (e *Exporter) note(what string, err error) {
-	p := e.problems[what]
-	if p == nil {
-		p = &problem{}
-		e.problems[what] = p
-	}
-	p.count++
-	p.last = err.Error()
 }
 
 // scrape reads the page into a snapshot, and lists the disks it has
@@ -213,12 +202,30 @@ func (e *Exporter) scrape(ctx context.Context) (snapshot, []string, error) {
 	// middle of the request is the best guess of when.
 	done := time.Now()
 	at := began.Add(done.Sub(began) / 2)
-	cur, disks, err := nodeSnapshot(io.LimitReader(resp.Body, maxPage))
+	page := &countingReader{r: io.LimitReader(resp.Body, maxPage+1)}
+	cur, disks, err := nodeSnapshot(page)
+	if page.n > maxPage {
+		// Cut short, the page would lose whatever came after the limit
+		// without a word.
+		return snapshot{}, nil, fmt.Errorf("%s: the page is larger than %d MiB, which no node exporter's is: give node_exporter the exporter's own /metrics page", e.url, maxPage>>20)
+	}
 	if err != nil {
 		return snapshot{}, nil, fmt.Errorf("%s: %w", e.url, err)
 	}
 	cur.at = at
 	return cur, disks, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // nodeSnapshot turns a node exporter's page into the sampler's snapshot:
@@ -357,23 +364,4 @@ func pressureOf(name string) (res, kind string, ok bool) {
 		return "", "", false
 	}
 	return res, kind, true
-}
-
-// problemWarnings words the failures counted per source, in name order.
-func problemWarnings(problems map[string]*problem) []string {
-	whats := make([]string, 0, len(problems))
-	for w := range problems {
-		whats = append(whats, w)
-	}
-	sort.Strings(whats)
-	var out []string
-	for _, w := range whats {
-		p := problems[w]
-		n := "once"
-		if p.count > 1 {
-			n = strconv.Itoa(p.count) + " times"
-		}
-		out = append(out, fmt.Sprintf("%s failed %s, last: %s", w, n, p.last))
-	}
-	return out
 }

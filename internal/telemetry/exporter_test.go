@@ -2,13 +2,17 @@ package telemetry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -268,4 +272,61 @@ func diskOf(t *testing.T, dir string) string {
 		link = filepath.Dir(link)
 	}
 	return filepath.Base(link)
+}
+
+// The sampler and the exporter count their failed reads alike: per
+// source, how often, the last error, in name order; a nil error is none,
+// and reset starts the count again.
+func TestProblems(t *testing.T) {
+	var p problems
+	if w := p.warnings(); len(w) != 0 {
+		t.Errorf("no failure: %q", w)
+	}
+	p.note("read uptime", nil)
+	p.note("read uptime", errors.New("EIO"))
+	p.note("read CPU times", errors.New("EACCES"))
+	p.note("read uptime", errors.New("ENOENT"))
+	want := []string{"read CPU times failed once, last: EACCES", "read uptime failed 2 times, last: ENOENT"}
+	if got := p.warnings(); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	p.reset()
+	p.note("read uptime", errors.New("EIO"))
+	if got := p.warnings(); !slices.Equal(got, []string{"read uptime failed once, last: EIO"}) {
+		t.Errorf("after reset: %q", got)
+	}
+}
+
+// A page past the size no node exporter's reaches is refused, not read
+// cut short: what came after the limit would be lost without a word.
+func TestExporterRefusesAnOversizedPage(t *testing.T) {
+	real, err := os.ReadFile(filepath.Join("testdata", "exporter", "t1.prom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	padding := []byte("# " + strings.Repeat("x", 1021) + "\n")
+	for _, c := range []struct {
+		name     string
+		pad      int // kB of comments after the real page
+		oversize bool
+	}{{"a node exporter's page", 0, false}, {"past the limit", maxPage>>10 + 1, true}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Write(real)
+			for range c.pad {
+				w.Write(padding)
+			}
+		}))
+		exp, err := NewExporter(ExporterOptions{URL: srv.URL + "/metrics"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = exp.Check(t.Context())
+		srv.Close()
+		if got := err != nil && strings.Contains(err.Error(), "larger than 16 MiB"); got != c.oversize {
+			t.Errorf("%s: Check = %v, want refused as oversized: %v", c.name, err, c.oversize)
+		}
+		if !c.oversize && err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
 }

@@ -104,7 +104,7 @@ type Sampler struct {
 	hasPrev bool
 
 	step     *accumulator
-	problems map[string]*problem
+	problems problems
 	cost     Cost
 }
 
@@ -168,7 +168,6 @@ func New(o Options) (*Sampler, error) {
 		counterTimeout:  o.CounterTimeout,
 		inProcessEngine: o.InProcessEngine,
 		step:            newAccumulator(),
-		problems:        map[string]*problem{},
 	}
 	s.pageSize = uint64(o.PageSize)
 	if o.PageSize <= 0 {
@@ -317,7 +316,7 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 		cur.cpu, cur.cpus, cur.hasCPU = ks.cpu, ks.cpus, err == nil
 		return err
 	})
-	s.note("read CPU times", err)
+	s.problems.note("read CPU times", err)
 	if !cur.hasCPU {
 		cur.cpus = s.prev.cpus
 	}
@@ -338,7 +337,7 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 			}
 			return nil
 		})
-		s.note("read disk statistics", err)
+		s.problems.note("read disk statistics", err)
 	}
 
 	if len(s.psi) > 0 {
@@ -351,18 +350,18 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 				}
 				return err
 			})
-			s.note("read "+res+" pressure", err)
+			s.problems.note("read "+res+" pressure", err)
 		}
 	}
 
 	if s.loadavg {
 		err := readWith(s.fs.proc("loadavg"), func(r io.Reader) (err error) { cur.load1, err = parseLoadavg(r); return err })
 		cur.hasLoad = err == nil
-		s.note("read load average", err)
+		s.problems.note("read load average", err)
 	}
 
 	err = readWith(s.fs.proc("uptime"), func(r io.Reader) (err error) { cur.uptime, err = parseUptime(r); return err })
-	s.note("read uptime", err)
+	s.problems.note("read uptime", err)
 
 	// The server first, so that a server started by dbio is not also
 	// counted as dbio's child.
@@ -378,7 +377,7 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 		if err == nil {
 			cur.memcg = &m
 		}
-		s.note("read the server's memory cgroup", err)
+		s.problems.note("read the server's memory cgroup", err)
 	}
 
 	if s.counters != nil {
@@ -388,7 +387,7 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 		if err == nil {
 			cur.counters = c
 		}
-		s.note("read engine counters", err)
+		s.problems.note("read engine counters", err)
 	}
 	return cur
 }

@@ -1,8 +1,10 @@
 package telemetry
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"dbio/internal/results"
 )
@@ -37,18 +39,48 @@ type problem struct {
 	last  string
 }
 
-// note records a failed read of one source, for the step's warnings.
-func (s *Sampler) note(what string, err error) {
+// problems are the failed reads of a Sampler's or an Exporter's sources
+// since they were last reset, by source; the zero value is empty.
+type problems struct{ bySource map[string]*problem }
+
+// note records a failed read of source what; a nil err is no failure.
+func (p *problems) note(what string, err error) {
 	if err == nil {
 		return
 	}
-	p := s.problems[what]
-	if p == nil {
-		p = &problem{}
-		s.problems[what] = p
+	if p.bySource == nil {
+		p.bySource = map[string]*problem{}
 	}
-	p.count++
-	p.last = err.Error()
+	pr := p.bySource[what]
+	if pr == nil {
+		pr = &problem{}
+		p.bySource[what] = pr
+	}
+	pr.count++
+	pr.last = err.Error()
+}
+
+// reset forgets the failures recorded so far.
+func (p *problems) reset() { p.bySource = nil }
+
+// warnings word the failures per source, in name order: how often it
+// failed, and the last error.
+func (p *problems) warnings() []string {
+	whats := make([]string, 0, len(p.bySource))
+	for w := range p.bySource {
+		whats = append(whats, w)
+	}
+	sort.Strings(whats)
+	var out []string
+	for _, w := range whats {
+		pr := p.bySource[w]
+		n := "once"
+		if pr.count > 1 {
+			n = strconv.Itoa(pr.count) + " times"
+		}
+		out = append(out, fmt.Sprintf("%s failed %s, last: %s", w, n, pr.last))
+	}
+	return out
 }
 
 // StartStep begins a new step: the samples and warnings gathered so far are
@@ -58,7 +90,7 @@ func (s *Sampler) StartStep() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.step = newAccumulator()
-	s.problems = map[string]*problem{}
+	s.problems.reset()
 }
 
 // StepSummary summarizes the samples since StartStep (or since New). It
@@ -73,7 +105,7 @@ func (s *Sampler) StepSummary() Summary {
 	for _, d := range s.devices {
 		sum.Devices = append(sum.Devices, d.key)
 	}
-	sum.Warnings = problemWarnings(s.problems)
+	sum.Warnings = s.problems.warnings()
 	return sum
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,13 +55,25 @@ func (f *Fleet) startDaemon(ctx context.Context, h Host, spec daemonSpec) (*daem
 	d.cmd.Dir = spec.dir
 	d.cmd.Stdout, d.cmd.Stderr = out, out
 	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := d.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting %s: %w", d.name, err)
-	}
+	// PR_SET_PDEATHSIG fires when the thread that started the daemon ends,
+	// not the process, and Go ends threads: one a goroutine locked and left
+	// (as execx does for every program it starts). The daemon is started on
+	// a thread locked to the goroutine that waits for it, which no other
+	// goroutine can lock or end while the daemon runs.
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread()
+		if err := d.cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		d.err = d.cmd.Wait()
 		close(d.done)
 	}()
+	if err := <-started; err != nil {
+		return nil, fmt.Errorf("starting %s: %w", d.name, err)
+	}
 	return d, nil
 }
 

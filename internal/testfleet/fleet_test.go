@@ -13,8 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -425,6 +427,42 @@ func TestParseDestination(t *testing.T) {
 		got, ok := parseDestination(tc.dst)
 		if ok != tc.ok || (ok && got.String() != tc.want) {
 			t.Errorf("parseDestination(%q) = %s, %v; want %s, %v", tc.dst, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestDaemonsOutliveThreadsThatEnd: a daemon's PR_SET_PDEATHSIG fires when
+// the thread that started it ends, not the test process. Code under test
+// ends threads (execx starts each program on a locked thread that ends with
+// it): a thread that had started a daemon must not be one of them, or the
+// daemon dies in the middle of a test. Which thread starts a daemon is the
+// scheduler's choice: daemons started on any thread failed this about one
+// run in four (and TestSessionOnThreeHosts, its fio server on h3 gone, as
+// often).
+func TestDaemonsOutliveThreadsThatEnd(t *testing.T) {
+	f := Start(t, 1)
+	// Goroutines that lock their thread and return end that thread: many
+	// at once, held until all run, take every thread the runtime has idle,
+	// and end them.
+	for range 100 {
+		var locked, release sync.WaitGroup
+		release.Add(1)
+		for range 64 {
+			locked.Add(1)
+			go func() {
+				runtime.LockOSThread()
+				locked.Done()
+				release.Wait()
+			}()
+		}
+		locked.Wait()
+		release.Done()
+	}
+	for _, d := range f.daemons {
+		select {
+		case <-d.done:
+			t.Errorf("%s ended when threads of the test ended: %v", d.name, d.err)
+		case <-time.After(100 * time.Millisecond): // a daemon killed by its death signal is reaped at once
 		}
 	}
 }
