@@ -26,7 +26,7 @@ func fleetHostsTable(run results.Run, id string) (*table, []string) {
 	}
 	t := &table{ID: id, Title: "Hosts",
 		Caption: fmt.Sprintf("Each host's clock against this machine's at the start and the end of the run: the host's time less the middle of the shortest of several round trips over ssh (known to within half that round trip). "+
-			"The fleet's common window lines the hosts' seconds up by their own clocks: an offset beyond %d ms is marked. A failed host took no part after it failed.", clockWarnMS)}
+			"The offset at the start is taken off each host's logged seconds before the fleet's common window is drawn, so the hosts' seconds are paired on this machine's clock; an offset beyond %d ms is marked: a clock that far off is not synchronized, and may drift during the run by more than the start's offset corrects. A failed host took no part after it failed.", clockWarnMS)}
 	t.Columns = []column{{Name: "host"}, {Name: "destination"}, {Name: "status", Wrap: true},
 		{Name: "start", Numeric: true, Group: "clock offset (ms)"}, {Name: "end", Numeric: true, Group: "clock offset (ms)"},
 		{Name: "round trip (ms)", Numeric: true}, {Name: "telemetry", Wrap: true}}
