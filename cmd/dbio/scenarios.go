@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 	"dbio/internal/workload/tpcc"
 )
 
@@ -87,7 +88,16 @@ timelines with each backup marked, and each backup's duration.`,
              --users 8 --interval 100s --cycles 10 --buffer-pool 256MB`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return noisyPlan(app, f, n, backupTarget) })
+			ctx, done, withBarrier, err := tenantContext(cmd.Context(), app, f)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return executeRepeatable(ctx, app, f.repeat, func() (runner.Plan, error) {
+				plan, err := noisyPlan(app, f, n, backupTarget)
+				withBarrier(&plan)
+				return plan, err
+			})
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
@@ -101,16 +111,26 @@ timelines with each backup marked, and each backup's duration.`,
 	fs.DurationVar(&n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
 	fs.IntVar(&n.Cycles, "cycles", 1, "backups per backup tenant")
 	f.bindRepeat(cmd)
+	// On hosts (--host, --target NAME:/path), each host's dbio runs its own
+	// tenants and backups on its target, all hosts' phases at one instant.
+	f.tenants.register(fs)
+	f.tenants.command = "noisy"
 	return cmd
 }
 
 // noisyPlan is a noisy-neighbour run's plan, its own flags checked.
 func noisyPlan(app *App, f workloadFlags, n runner.Noisy, backupTarget string) (runner.Plan, error) {
+	if f.tenants.driver != suite.DriverHost {
+		return runner.Plan{}, usagef("--driver %s: a noisy-neighbour run's tenants are servers dbio starts on each host's target and drives there: drop --driver", f.tenants.driver)
+	}
 	plan, err := workloadPlan(app, f, "noisy")
 	if err != nil {
 		return plan, err
 	}
 	var errs []error
+	if plan.Tenants != nil && backupTarget != "" {
+		errs = append(errs, errors.New("--backup-target: not on hosts yet: each host's tenants back up into their own directories on its target; drop --backup-target"))
+	}
 	if n.Tenants < 1 {
 		errs = append(errs, errors.New("--tenants: at least 1"))
 	}
