@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,17 +34,8 @@ func TestNoisyOnFleet(t *testing.T) {
 	if testing.Verbose() {
 		t.Logf("%s", p.out)
 	}
-	for _, want := range []string{"plan:    noisy neighbours (2 tenants", "start barrier: every host started", "start barrier: step 2: 2 hosts started", "[2/2] interference: fleet over the"} {
-		if !strings.Contains(p.out.String(), want) {
-			t.Errorf("the run does not say %q:\n%s", want, p.out)
-		}
-	}
-	waitNoneLeft(t, f)
-	dir := runDir(base)
-	l, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dir := fleetRunBack(t, f, p, base, "plan:    noisy neighbours (2 tenants", "start barrier: every host started", "start barrier: step 2: 2 hosts started",
+		"[2/2] interference: fleet over the", "h1 backups: t2 cycle 1 at ", "h2 backups: t2 cycle 1 at ")
 	ten := l.Run.Tenants
 	if ten == nil || len(ten.Hosts) != 2 || len(ten.Steps) != 2 {
 		t.Fatalf("run.json records no two hosts released twice: %+v", ten)
@@ -107,35 +97,5 @@ func TestNoisyOnFleet(t *testing.T) {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
-	}
-}
-
-// TestNoisyOnHostsBadInput: what a noisy run on hosts cannot do is
-// refused before anything is written, with exit code 2.
-func TestNoisyOnHostsBadInput(t *testing.T) {
-	base := t.TempDir()
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"backup target", []string{"--backup-target", "/srv/backups"}, "--backup-target: not on hosts yet"},
-		{"coordinator drives", []string{"--driver", "coordinator"}, "--driver coordinator: a noisy-neighbour run"},
-		{"dsn", []string{"--dsn", "postgres://u@db/x"}, "--dsn: a run on hosts"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var out bytes.Buffer
-			args := append([]string{"noisy", "--engine", "postgres", "--host", "h1=admin@10.0.0.11", "--target", "h1:/srv/db", "--results", base}, tt.args...)
-			if code := run(t.Context(), testApp(&out), args); code != exitUsage {
-				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out.String())
-			}
-			if !strings.Contains(out.String(), tt.want) {
-				t.Errorf("output does not name the problem %q:\n%s", tt.want, out.String())
-			}
-			if entries, _ := os.ReadDir(base); len(entries) > 0 {
-				t.Errorf("bad input wrote %v", entries)
-			}
-		})
 	}
 }

@@ -551,7 +551,26 @@ func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
 		steps = append(steps, s)
 		r.show(i, count, s)
 	}
+	r.showBackups()
 	return steps, checks, nil
+}
+
+// showBackups prints the backups each noisy host's tenants took, when
+// on the coordinator's clock, counted from the run's start.
+func (r *tenantRun) showBackups() {
+	for _, h := range r.rec.Hosts {
+		var parts []string
+		for _, b := range h.Backups {
+			part := fmt.Sprintf("%s cycle %d at %.1f s, %.1f s", b.Tenant, b.Cycle, b.Start.Sub(r.dir.Run().Started).Seconds(), b.Seconds)
+			if b.Error != "" {
+				part += " (failed)"
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(r.env.Out, "    %s backups: %s\n", h.Host, strings.Join(parts, "; "))
+		}
+	}
 }
 
 // hostStep is a step of a host's run as the fleet sums it, and the step
