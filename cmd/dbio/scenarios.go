@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 	"dbio/internal/workload/tpcc"
 )
 
@@ -70,10 +71,16 @@ consistency conditions (and row counts when the database was idle).`,
 	return cmd
 }
 
+// noisyCommand is dbio noisy's flags: the command line's, and those a
+// suite's noisy-neighbour run on hosts is resolved through.
+type noisyCommand struct {
+	f            workloadFlags
+	n            runner.Noisy
+	backupTarget string
+}
+
 func newNoisyCmd(app *App) *cobra.Command {
-	var f workloadFlags
-	var n runner.Noisy
-	var backupTarget string
+	var nc noisyCommand
 	cmd := &cobra.Command{
 		Use:   "noisy",
 		Short: "Noisy neighbours: several tenant databases on one storage, some backing up on a schedule",
@@ -82,35 +89,72 @@ TPC-C database, and run them all at once for --runtime (the quiet baseline); the
 the last --backup-tenants stop their workload and take a backup every
 --interval for --cycles cycles while the others keep running. Reports each
 tenant's TPM and NOPM against the baseline, aggregate IOPS and latency
-timelines with each backup marked, and each backup's duration.`,
+timelines with each backup marked, and each backup's duration.
+
+With --host and --target NAME:/path (one per host), dbio runs on every host
+at once, each with its own --tenants and backups on its target, both phases
+started on all hosts at one instant; the run's figures are the hosts'
+summed, and each host's backups are marked on the fleet's timelines (see
+docs/fleet.md).`,
 		Example: `  dbio noisy --engine postgres --target /mnt/nvme --tenants 12 --backup-tenants 4 \
-             --users 8 --interval 100s --cycles 10 --buffer-pool 256MB`,
+             --users 8 --interval 100s --cycles 10 --buffer-pool 256MB
+  dbio noisy --engine postgres --host db1=admin@10.0.0.21 --host db2=admin@10.0.0.22 \
+             --target db1:/srv/db --target db2:/srv/db --tenants 6 --backup-tenants 2 --interval 100s --cycles 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) { return noisyPlan(app, f, n, backupTarget) })
+			ctx, done, withBarrier, err := tenantContext(cmd.Context(), app, nc.f)
+			if err != nil {
+				return err
+			}
+			defer done()
+			return executeRepeatable(ctx, app, nc.f.repeat, func() (runner.Plan, error) {
+				plan, err := nc.plan(app)
+				withBarrier(&plan)
+				return plan, err
+			})
 		},
 	}
-	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
+	nc.bind(cmd, app)
+	return cmd
+}
+
+// bind adds dbio noisy's flags to cmd.
+func (nc *noisyCommand) bind(cmd *cobra.Command, app *App) {
+	nc.f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
 	fs := cmd.Flags()
 	setUsage(fs, "users", "virtual users of each tenant: one count, e.g. 8")
 	setUsage(fs, "runtime", "length of the quiet baseline, all tenants running TPC-C before any backup")
 	setUsage(fs, "ramp-time", "warm-up before the baseline, excluded from its figures")
-	fs.StringVar(&backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
-	fs.IntVar(&n.Tenants, "tenants", 2, "tenant instances")
-	fs.IntVar(&n.BackupTenants, "backup-tenants", 0, "tenants that back up during the interference phase instead of running TPC-C")
-	fs.DurationVar(&n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
-	fs.IntVar(&n.Cycles, "cycles", 1, "backups per backup tenant")
-	f.bindRepeat(cmd)
-	return cmd
+	fs.StringVar(&nc.backupTarget, "backup-target", "", "directory for the tenants' backups (default: each tenant's own directory)")
+	fs.IntVar(&nc.n.Tenants, "tenants", 2, "tenant instances (on hosts: on each host)")
+	fs.IntVar(&nc.n.BackupTenants, "backup-tenants", 0, "tenants that back up during the interference phase instead of running TPC-C (on hosts: on each host)")
+	fs.DurationVar(&nc.n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
+	fs.IntVar(&nc.n.Cycles, "cycles", 1, "backups per backup tenant")
+	nc.f.bindRepeat(cmd)
+	// On hosts (--host, --target NAME:/path), each host's dbio runs its own
+	// tenants and backups on its target, all hosts' phases at one instant.
+	nc.f.tenants.register(fs)
+	nc.f.tenants.command = "noisy"
+}
+
+// plan is the run the flags ask for.
+func (nc *noisyCommand) plan(app *App) (runner.Plan, error) {
+	return noisyPlan(app, nc.f, nc.n, nc.backupTarget)
 }
 
 // noisyPlan is a noisy-neighbour run's plan, its own flags checked.
 func noisyPlan(app *App, f workloadFlags, n runner.Noisy, backupTarget string) (runner.Plan, error) {
+	if f.tenants.driver != suite.DriverHost {
+		return runner.Plan{}, usagef("--driver %s: a noisy-neighbour run's tenants are servers dbio starts on each host's target and drives there: drop --driver", f.tenants.driver)
+	}
 	plan, err := workloadPlan(app, f, "noisy")
 	if err != nil {
 		return plan, err
 	}
 	var errs []error
+	if plan.Tenants != nil && backupTarget != "" {
+		errs = append(errs, errors.New("--backup-target: not on hosts yet: each host's tenants back up into their own directories on its target; drop --backup-target"))
+	}
 	if n.Tenants < 1 {
 		errs = append(errs, errors.New("--tenants: at least 1"))
 	}

@@ -125,7 +125,7 @@ func TestExampleSuitesAreValid(t *testing.T) {
 	// The fleet examples' dry runs say what runs on which host.
 	says := map[string]string{
 		"driver-placement.toml": "driver-remote: this dbio drives your postgres by its dsn",
-		"noisy-hosts.toml":      "db3 (admin@10.0.0.23): dbio tpcc",
+		"noisy-hosts.toml":      "db4 (admin@10.0.0.24): dbio noisy",
 		"sysbench-hosts.toml":   "db1 (admin@10.0.0.21): dbio sysbench",
 	}
 	for _, f := range files {

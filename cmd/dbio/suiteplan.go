@@ -225,16 +225,37 @@ func hostsPlan(app *App, r suite.Run, plan *suite.Plan, registry *workload.Regis
 	}
 	var f workloadFlags
 	cmd := &cobra.Command{Use: def.Name}
-	f.bindCommand(cmd, app.Engines, def)
 	args := append(suiteRunFlags(r, def), "--results="+plan.Results)
 	if createTargets {
 		args = append(args, "--create-target")
+	}
+	// A noisy-neighbour run is dbio noisy's on every host: its tenants and
+	// backups on each, its users one count, each tenant's.
+	var nc *noisyCommand
+	if r.Scenario == "noisy-neighbour" {
+		nc = &noisyCommand{}
+		cmd.Use = "noisy"
+		nc.bind(cmd, app)
+		users := r.Noisy.Users
+		if users == 0 && len(r.Users) > 0 {
+			users = r.Users[0]
+		}
+		args = slices.DeleteFunc(args, func(a string) bool { return strings.HasPrefix(a, "--users=") })
+		args = append(args, "--users="+strconv.Itoa(users), "--tenants="+strconv.Itoa(r.Noisy.Tenants), "--backup-tenants="+strconv.Itoa(r.Noisy.Backups),
+			"--interval="+r.Noisy.Interval.String(), "--cycles="+strconv.Itoa(r.Noisy.Cycles))
+	} else {
+		f.bindCommand(cmd, app.Engines, def)
 	}
 	if err := cmd.ParseFlags(args); err != nil {
 		return runner.Plan{}, fmt.Errorf("as the command line %s: %w", strings.Join(args, " "), err)
 	}
 	// Not nil: a suite names its hosts in [[host]] tables, not with --host.
-	f.tenants.fleet = append([]fleet.Host{}, plan.Hosts...)
+	hosts := append([]fleet.Host{}, plan.Hosts...)
+	if nc != nil {
+		nc.f.tenants.fleet = hosts
+		return nc.plan(app)
+	}
+	f.tenants.fleet = hosts
 	return workloadPlan(app, f, def.Name)
 }
 

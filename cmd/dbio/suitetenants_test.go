@@ -70,41 +70,67 @@ func hostsSuiteText(results, runtime, sshConfig string, hosts, paths []string) s
 // the command line that asks for the same run resolve to one plan of
 // tenants: the same hosts and targets, the same steps and run.json
 // config, and on each host a command line from which that host's dbio
-// resolves the same run.
+// resolves the same run. A noisy-neighbour run is dbio noisy's, on each
+// host with the same tenants, backups and users.
 func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
 	var out bytes.Buffer
 	app := testApp(&out)
 	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
-	results := t.TempDir()
-	// The hosts' paths exist here too, so that each host's command line
-	// resolves on this machine as it would on its host.
-	paths := []string{t.TempDir(), t.TempDir()}
-	text := hostsSuiteText(results, "5s", "", []string{"db1", "db2"}, paths)
-	fromSuite := onlySuitePlan(t, app, text, true)
-	fromFlags := commandPlan(t, app, "--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:"+paths[0], "--target", "db2:"+paths[1],
-		"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
-		"--name", "fleet", "--results", results, "--create-target")
-	for _, p := range []runner.Plan{fromSuite, fromFlags} {
-		if p.Tenants == nil {
-			t.Fatalf("plan %s runs no tenants", p.Name)
-		}
+	tests := []struct {
+		name      string
+		command   string
+		suiteRun  string
+		flags     []string
+		resolve   func(t *testing.T, app *App, args ...string) runner.Plan
+		checkHost func(p runner.Plan) bool
+	}{
+		{name: "tpcc", command: "tpcc", resolve: commandPlan, checkHost: func(p runner.Plan) bool { return p.Tenants == nil && p.Noisy == nil }},
+		{name: "noisy neighbours", command: "noisy",
+			suiteRun: "scenario = \"noisy-neighbour\"\n[runs.noisy]\ntenants = 3\nbackup_tenants = 1\ninterval = \"2s\"\ncycles = 2\n",
+			flags:    []string{"--tenants", "3", "--backup-tenants", "1", "--interval", "2s", "--cycles", "2"}, resolve: noisyCommandPlan,
+			checkHost: func(p runner.Plan) bool {
+				n := p.Noisy
+				return p.Tenants == nil && n != nil && n.Tenants == 3 && n.BackupTenants == 1 && n.Users == 1 && n.Cycles == 2
+			}},
 	}
-	if !fromSuite.Tenants.CreateTargets || fromSuite.Tenants.Workload != "tpcc" || len(fromSuite.Tenants.Hosts) != 2 {
-		t.Fatalf("the suite's tenants: %+v", fromSuite.Tenants)
-	}
-	same(t, "the fleet's run", planText(t, fromSuite), planText(t, fromFlags))
-	for i, h := range fromSuite.Tenants.Hosts {
-		c := fromFlags.Tenants.Hosts[i]
-		if h.Host.Name != c.Host.Name || h.Host.Destination != c.Host.Destination || h.Target != c.Target {
-			t.Errorf("host %d: %+v from the suite, %+v from the command line", i, h, c)
-			continue
-		}
-		hostResults := t.TempDir()
-		args := [2][]string{fromSuite.Tenants.Args(h, hostResults, "n"), fromFlags.Tenants.Args(c, hostResults, "n")}
-		if args[0][0] != "tpcc" || !slices.Contains(args[0], "--"+startBarrierFlag) {
-			t.Fatalf("host %s runs %v", h.Host.Name, args[0])
-		}
-		same(t, "host "+h.Host.Name+"'s run", planText(t, commandPlan(t, app, args[0][1:]...)), planText(t, commandPlan(t, app, args[1][1:]...)))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			results := t.TempDir()
+			// The hosts' paths exist here too, so that each host's command
+			// line resolves on this machine as it would on its host.
+			paths := []string{t.TempDir(), t.TempDir()}
+			text := hostsSuiteText(results, "5s", "", []string{"db1", "db2"}, paths) + tt.suiteRun
+			fromSuite := onlySuitePlan(t, app, text, true)
+			fromFlags := tt.resolve(t, app, append([]string{"--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:" + paths[0], "--target", "db2:" + paths[1],
+				"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
+				"--name", "fleet", "--results", results, "--create-target"}, tt.flags...)...)
+			for _, p := range []runner.Plan{fromSuite, fromFlags} {
+				if p.Tenants == nil {
+					t.Fatalf("plan %s runs no tenants", p.Name)
+				}
+			}
+			if !fromSuite.Tenants.CreateTargets || fromSuite.Tenants.Workload != "tpcc" || len(fromSuite.Tenants.Hosts) != 2 {
+				t.Fatalf("the suite's tenants: %+v", fromSuite.Tenants)
+			}
+			same(t, "the fleet's run", planText(t, fromSuite), planText(t, fromFlags))
+			for i, h := range fromSuite.Tenants.Hosts {
+				c := fromFlags.Tenants.Hosts[i]
+				if h.Host.Name != c.Host.Name || h.Host.Destination != c.Host.Destination || h.Target != c.Target {
+					t.Errorf("host %d: %+v from the suite, %+v from the command line", i, h, c)
+					continue
+				}
+				hostResults := t.TempDir()
+				args := [2][]string{fromSuite.Tenants.Args(h, hostResults, "n"), fromFlags.Tenants.Args(c, hostResults, "n")}
+				if args[0][0] != tt.command || !slices.Contains(args[0], "--"+startBarrierFlag) {
+					t.Fatalf("host %s runs %v", h.Host.Name, args[0])
+				}
+				onHost := tt.resolve(t, app, args[0][1:]...)
+				if !tt.checkHost(onHost) {
+					t.Errorf("host %s's dbio runs tenants %+v, noisy %+v", h.Host.Name, onHost.Tenants, onHost.Noisy)
+				}
+				same(t, "host "+h.Host.Name+"'s run", planText(t, onHost), planText(t, tt.resolve(t, app, args[1][1:]...)))
+			}
+		})
 	}
 }
 
@@ -131,10 +157,25 @@ func commandPlan(t *testing.T, app *App, args ...string) runner.Plan {
 	def := tpcc.Definition()
 	cmd := &cobra.Command{Use: def.Name}
 	f.bindCommand(cmd, app.Engines, def)
+	return parsedPlan(t, cmd, args, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name) })
+}
+
+// noisyCommandPlan is the plan dbio noisy resolves args to.
+func noisyCommandPlan(t *testing.T, app *App, args ...string) runner.Plan {
+	t.Helper()
+	var nc noisyCommand
+	cmd := &cobra.Command{Use: "noisy"}
+	nc.bind(cmd, app)
+	return parsedPlan(t, cmd, args, func() (runner.Plan, error) { return nc.plan(app) })
+}
+
+// parsedPlan is the plan a command's flags, parsed from args, resolve to.
+func parsedPlan(t *testing.T, cmd *cobra.Command, args []string, plan func() (runner.Plan, error)) runner.Plan {
+	t.Helper()
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatal(err)
 	}
-	p, err := workloadPlan(app, f, def.Name)
+	p, err := plan()
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}

@@ -34,6 +34,9 @@ type tenantFlags struct {
 	// fleet are the hosts as a suite's [[host]] tables give them, used
 	// instead of --host when set.
 	fleet []fleet.Host
+	// command is the command each host's dbio runs, when not the
+	// workload's own (noisy for the noisy-neighbour scenario).
+	command string
 }
 
 func (f *tenantFlags) register(fs *pflag.FlagSet) {
@@ -171,11 +174,14 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 		return runner.Plan{}, err
 	}
 	forwarded := forwardedFlags(f.run.flags)
-	workload := f.def.Name
+	workload, command := f.def.Name, f.def.Name
+	if f.tenants.command != "" {
+		command = f.tenants.command
+	}
 	plan.Tenants = &runner.Tenants{
 		Shell: remote.Shell{Shell: fleet.Shell{Exec: app.Exec}}, Binary: bin, Hosts: tenants, Workload: workload, CreateTargets: f.run.createTarget,
 		Args: func(h runner.TenantHost, results, name string) []string {
-			args := append([]string{workload}, forwarded...)
+			args := append([]string{command}, forwarded...)
 			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag)
 		},
 	}

@@ -82,17 +82,7 @@ func TestTenantsOnFleet(t *testing.T) {
 		t.Logf("coordinator: %.2f s user, %.2f s system over %s, peak RSS %d MiB",
 			p.cmd.ProcessState.UserTime().Seconds(), p.cmd.ProcessState.SystemTime().Seconds(), took.Round(time.Millisecond), ru.Maxrss/1024)
 	}
-	for _, want := range []string{"host h1: dbio copied", "host h2: dbio copied", "start barrier: every host started", "fleet over the", "h1: results:"} {
-		if !strings.Contains(p.out.String(), want) {
-			t.Errorf("the run does not say %q:\n%s", want, p.out)
-		}
-	}
-	waitNoneLeft(t, f)
-	dir := runDir(base)
-	l, err := results.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dir := fleetRunBack(t, f, p, base, "host h1: dbio copied", "host h2: dbio copied", "start barrier: every host started", "fleet over the", "h1: results:")
 	ten := l.Run.Tenants
 	if ten == nil || len(ten.Hosts) != 2 {
 		t.Fatalf("run.json records no tenants on 2 hosts: %+v", ten)
@@ -146,6 +136,24 @@ func TestTenantsOnFleet(t *testing.T) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
+}
+
+// fleetRunBack checks that a finished run on f's hosts said each of
+// wants and left nothing on the hosts, and loads its results directory.
+func fleetRunBack(t *testing.T, f *testfleet.Fleet, p *runningDBIO, base string, wants ...string) (*results.Loaded, string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the run does not say %q:\n%s", want, p.out)
+		}
+	}
+	waitNoneLeft(t, f)
+	dir := runDir(base)
+	l, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, dir
 }
 
 // checkFleetNOPM checks that the fleet's NOPM is the sum of the hosts'
@@ -278,11 +286,19 @@ func TestTenantsBadInput(t *testing.T) {
 		{"ramp until", []string{"--target", "h1:/srv/db", "--ramp-until", "tps_slope:1%"}, "--ramp-until: each host"},
 		{"repeat", []string{"--target", "h1:/srv/db", "--repeat", "2"}, "--repeat: not on hosts yet"},
 		{"barrier typed", []string{"--target", "h1:/srv/db", "--start-barrier"}, "--start-barrier"},
+		// dbio noisy on hosts.
+		{"noisy backup target", []string{"noisy", "--target", "h1:/srv/db", "--backup-target", "/srv/backups"}, "--backup-target: not on hosts yet"},
+		{"noisy driven from here", []string{"noisy", "--target", "h1:/srv/db", "--driver", "coordinator"}, "--driver coordinator: a noisy-neighbour run"},
+		{"noisy dsn", []string{"noisy", "--target", "h1:/srv/db", "--dsn", "postgres://u@db/x"}, "--dsn: a run on hosts"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			args := append(append([]string{"tpcc", "--engine", "postgres"}, hosts...), tt.args...)
+			command, given := "tpcc", tt.args
+			if given[0] == "noisy" {
+				command, given = "noisy", given[1:]
+			}
+			args := append(append([]string{command, "--engine", "postgres"}, hosts...), given...)
 			if code := run(t.Context(), testApp(&out), args); code != exitUsage {
 				t.Errorf("exit %d, want %d:\n%s", code, exitUsage, out.String())
 			}

@@ -75,6 +75,23 @@ type TenantHost struct {
 	Dir    string `json:"dir,omitempty"`
 	Status Status `json:"status"`
 	Error  string `json:"error,omitempty"`
+	// Backups are the backups the host's own tenants took, in a
+	// noisy-neighbour run on several hosts.
+	Backups []TenantBackup `json:"backups,omitempty"`
+}
+
+// TenantBackup is one backup a noisy-neighbour host's tenant took, as the
+// host recorded it in its phase's step, its start put on the coordinator's
+// clock.
+type TenantBackup struct {
+	// Phase is the host's step (the phase) it was taken in.
+	Phase   string    `json:"phase"`
+	Tenant  string    `json:"tenant"`
+	Cycle   int       `json:"cycle"`
+	Start   time.Time `json:"start"`
+	Seconds float64   `json:"seconds"`
+	Bytes   int64     `json:"bytes"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // TenantFleet is the detail of a fleet step: the window in which every

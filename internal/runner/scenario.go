@@ -244,7 +244,7 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 	// One sampler for the shared storage and every tenant's server processes.
 	nz := &scenario.Noisy{
 		Tenants: tenants, BackupTenants: n.BackupTenants, Interval: n.Interval, Cycles: n.Cycles,
-		RampUp: p.RampUp, Quiet: p.Step, BackupDest: func(i int) string { return dests[i] },
+		RampUp: p.RampUp, Quiet: p.Step, BackupDest: func(i int) string { return dests[i] }, Barrier: p.Barrier,
 		Recording: recording(p, env, dir, first, pl, multiProcess(tenants[0].Instance, pids)),
 	}
 	steps, err = nz.Run(ctx)

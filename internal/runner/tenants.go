@@ -23,6 +23,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/remote"
 	"dbio/internal/results"
+	"dbio/internal/scenario"
 	"dbio/internal/target"
 	"dbio/internal/units"
 )
@@ -145,7 +146,11 @@ func (r *tenantRun) execute(ctx context.Context, out *Outcome) (err error) {
 		names[i] = fmt.Sprintf("%s (%s)", h.Host.Name, h.Target)
 		r.rec.Hosts[i] = results.TenantHost{Host: h.Host.Name, Destination: h.Host.Destination, Target: h.Target, Status: results.StatusRunning}
 	}
-	fmt.Fprintf(r.env.Out, "plan:    %s on %d hosts at once, dbio on each driving its own server: %s\n", r.t.Workload, n, strings.Join(names, ", "))
+	what := r.t.Workload
+	if r.p.Noisy != nil {
+		what = "noisy neighbours (" + describeNoisy(*r.p.Noisy) + ")"
+	}
+	fmt.Fprintf(r.env.Out, "plan:    %s on %d hosts at once, dbio on each driving its own server: %s\n", what, n, strings.Join(names, ", "))
 	// Whatever happens, run.json says how far each host got.
 	defer func() {
 		if uerr := r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec }); uerr != nil && err == nil {
@@ -525,13 +530,18 @@ func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
 	if len(errs) > 0 {
 		return nil, checks, errors.Join(errs...)
 	}
+	hostSteps := make([][]hostStep, len(loaded))
 	count := math.MaxInt
-	for _, l := range loaded {
-		count = min(count, len(l.Steps))
+	for j, l := range loaded {
+		hostSteps[j] = r.readSteps(l)
+		count = min(count, len(hostSteps[j]))
+		if r.p.Noisy != nil {
+			r.rec.Hosts[j].Backups = hostBackups(hostSteps[j], r.offsets[j])
+		}
 	}
 	var steps []results.Step
 	for i := 0; i < count; i++ {
-		s, hists, err := r.fleetStep(loaded, i)
+		s, hists, err := r.fleetStep(loaded, hostSteps, i)
 		if err != nil {
 			return steps, checks, err
 		}
@@ -541,15 +551,115 @@ func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
 		steps = append(steps, s)
 		r.show(i, count, s)
 	}
+	r.showBackups()
 	return steps, checks, nil
 }
 
+// showBackups prints the backups each noisy host's tenants took, when
+// on the coordinator's clock, counted from the run's start.
+func (r *tenantRun) showBackups() {
+	for _, h := range r.rec.Hosts {
+		var parts []string
+		for _, b := range h.Backups {
+			part := fmt.Sprintf("%s cycle %d at %.1f s, %.1f s", b.Tenant, b.Cycle, b.Start.Sub(r.dir.Run().Started).Seconds(), b.Seconds)
+			if b.Error != "" {
+				part += " (failed)"
+			}
+			parts = append(parts, part)
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(r.env.Out, "    %s backups: %s\n", h.Host, strings.Join(parts, "; "))
+		}
+	}
+}
+
+// hostStep is a step of a host's run as the fleet sums it, and the step
+// directories holding its latency histograms.
+type hostStep struct {
+	results.Step
+	dirs []string
+	// backups are the backups its host's neighbours took in it, on the
+	// host's clock.
+	backups []scenario.BackupRun
+}
+
+// readSteps are a host's steps as the fleet sums them: a workload run's
+// own; a noisy-neighbour run's phases, each its working tenants' steps
+// summed (its series holds the phase's summed seconds under the
+// figures' own names).
+func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
+	var out []hostStep
+	if r.p.Noisy == nil {
+		for _, s := range l.Steps {
+			out = append(out, hostStep{Step: s, dirs: []string{results.StepPath(l.Path, s.Index, s.Name)}})
+		}
+		return out
+	}
+	for _, phase := range l.Steps {
+		if !strings.HasPrefix(phase.Kind, "noisy-") {
+			continue
+		}
+		hs := hostStep{Step: results.Step{Index: phase.Index, Name: phase.Name, Started: phase.Started, Ended: phase.Ended,
+			MeasureS: phase.MeasureS, Status: phase.Status, Error: phase.Error}}
+		var d scenario.NoisyDetail
+		if json.Unmarshal(phase.Detail, &d) == nil {
+			hs.backups = d.Backups
+		}
+		sums := map[results.FigureName]float64{}
+		units := map[results.FigureName]string{}
+		var names []results.FigureName
+		total := metrics.TxSummary{Name: "all"}
+		for _, s := range l.Steps {
+			if s.Total == nil || !strings.HasPrefix(s.Name, phase.Name+"-") {
+				continue
+			}
+			hs.Kind = s.Kind
+			hs.Users += s.Users
+			hs.dirs = append(hs.dirs, results.StepPath(l.Path, s.Index, s.Name))
+			total.Committed += s.Total.Committed
+			total.RolledBack += s.Total.RolledBack
+			total.Errors += s.Total.Errors
+			total.Retries += s.Total.Retries
+			total.Reconnects += s.Total.Reconnects
+			for _, f := range s.Figures {
+				switch f.Name {
+				case results.FigureTPM, results.FigureNOPM, results.FigureTPS:
+					if _, ok := sums[f.Name]; !ok {
+						names = append(names, f.Name)
+					}
+					sums[f.Name] += f.Value
+					units[f.Name] = f.Unit
+				}
+			}
+		}
+		for _, name := range names {
+			hs.Figures = append(hs.Figures, results.Figure{Name: name, Value: sums[name], Unit: units[name]})
+		}
+		hs.Total = &total
+		out = append(out, hs)
+	}
+	return out
+}
+
+// hostBackups are the backups a noisy host's tenants took, on the
+// coordinator's clock.
+func hostBackups(steps []hostStep, offset time.Duration) []results.TenantBackup {
+	var out []results.TenantBackup
+	for _, s := range steps {
+		for _, b := range s.backups {
+			out = append(out, results.TenantBackup{Phase: s.Name, Tenant: b.Tenant, Cycle: b.Cycle, Start: b.Start.Add(-offset),
+				Seconds: b.Seconds, Bytes: b.Bytes, Error: b.Error})
+		}
+	}
+	return out
+}
+
 // fleetStep is step i of every host, as the fleet's step.
-func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, map[string]*hdrhistogram.Histogram, error) {
-	first := loaded[0].Steps[i]
+func (r *tenantRun) fleetStep(loaded []*results.Loaded, steps [][]hostStep, i int) (results.Step, map[string]*hdrhistogram.Histogram, error) {
+	first := steps[0][i]
 	var hostSteps []results.Step
-	for _, l := range loaded {
-		hostSteps = append(hostSteps, l.Steps[i])
+	for j := range loaded {
+		hostSteps = append(hostSteps, steps[j][i].Step)
 	}
 	figs := analysis.TenantFigures(hostSteps)
 	var hosts []analysis.TenantHost
@@ -558,7 +668,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 		RampUpS: first.RampUpS, Status: results.StatusCompleted}
 	total := metrics.TxSummary{Name: "all"}
 	for j, l := range loaded {
-		hs := l.Steps[i]
+		hs := steps[j][i]
 		if hs.Name != first.Name {
 			return s, nil, fmt.Errorf("step %d is %s on %s and %s on %s: the hosts did not run the same steps", i, first.Name, r.rec.Hosts[0].Host, hs.Name, r.rec.Hosts[j].Host)
 		}
@@ -581,12 +691,20 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, i int) (results.Step, ma
 			total.Retries += hs.Total.Retries
 			total.Reconnects += hs.Total.Reconnects
 		}
-		stepDir := results.StepPath(l.Path, hs.Index, hs.Name)
-		own, err := stepHistograms(stepDir, hists)
-		if err != nil {
-			return s, nil, fmt.Errorf("host %s: %w", r.rec.Hosts[j].Host, err)
+		var own *hdrhistogram.Histogram
+		for _, dir := range hs.dirs {
+			h, err := stepHistograms(dir, hists)
+			if err != nil {
+				return s, nil, fmt.Errorf("host %s: %w", r.rec.Hosts[j].Host, err)
+			}
+			switch {
+			case own == nil:
+				own = h
+			case h != nil:
+				own.Merge(h)
+			}
 		}
-		rel, _ := filepath.Rel(r.dir.Path, stepDir)
+		rel, _ := filepath.Rel(r.dir.Path, results.StepPath(l.Path, hs.Index, hs.Name))
 		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
 			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started.Add(-r.offsets[j]), hs.Name, figs), Latency: own})
 	}

@@ -114,6 +114,12 @@ func (l *load) finish() { l.users.Stop() }
 // time since the previous sample.
 func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed time.Duration) []results.Sample {
 	var out []results.Sample
+	// With several tenants, the phase's throughput (each throughput figure
+	// summed over them) comes first, under the figures' own names: a fleet
+	// of noisy hosts adds up these columns, as a workload step's.
+	sums := map[results.FigureName]float64{}
+	var summed []results.FigureName
+	var own []results.Sample
 	for i, t := range tenants {
 		if t.Users == 0 {
 			continue
@@ -123,10 +129,30 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 			prefix = t.Name + "_"
 		}
 		for _, f := range workload.SecondFigures(t.Workload, intervals[i], elapsed) {
-			out = append(out, results.Sample{Name: prefix + string(f.Name), Value: f.Value})
+			own = append(own, results.Sample{Name: prefix + string(f.Name), Value: f.Value})
+			if addsUp(f.Name) {
+				if _, ok := sums[f.Name]; !ok {
+					summed = append(summed, f.Name)
+				}
+				sums[f.Name] += f.Value
+			}
 		}
 	}
-	return out
+	if len(tenants) > 1 {
+		for _, name := range summed {
+			out = append(out, results.Sample{Name: string(name), Value: sums[name]})
+		}
+	}
+	return append(out, own...)
+}
+
+// addsUp says a per-second figure is throughput, which adds up over tenants.
+func addsUp(name results.FigureName) bool {
+	switch name {
+	case results.FigureTPM, results.FigureNOPM, results.FigureTPS:
+		return true
+	}
+	return false
 }
 
 // workloadStep summarizes one tenant's counts over a measured period as a results step.

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
 	"dbio/internal/engine"
 	"dbio/internal/results"
 )
@@ -32,6 +34,10 @@ type Noisy struct {
 	Quiet time.Duration
 	// BackupDest gives tenant i's backup directory (dbio's own).
 	BackupDest func(i int) string
+	// Barrier, when set, is waited at before each phase's load starts: the
+	// start barrier of a run on several hosts, which starts every host's
+	// phase at one instant (see runner.Tenants).
+	Barrier func(ctx context.Context) error
 	Recording
 }
 
@@ -91,6 +97,11 @@ func (n *Noisy) Run(ctx context.Context) ([]results.Step, error) {
 // phase runs the workload tenants (and the backup tenants' schedule), then
 // writes one step per tenant and an aggregate step for the phase.
 func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Tenant, index *int, baseline map[string]float64) ([]results.Step, map[string]float64, error) {
+	if n.Barrier != nil {
+		if err := n.Barrier(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
 	l, err := startLoad(ctx, running, n.Now())
 	if err != nil {
 		return nil, nil, err
@@ -187,7 +198,13 @@ loop:
 		mu.Lock()
 		act := active
 		mu.Unlock()
-		row := results.SeriesRow{Time: now, Step: name, Phase: name, Values: l.samples(now)}
+		// The row's phase is the workload steps' (rampup, measure), so that
+		// a host's seconds read as any step's when a fleet sums them.
+		phase := "rampup"
+		if measuring {
+			phase = "measure"
+		}
+		row := results.SeriesRow{Time: now, Step: name, Phase: phase, Values: l.samples(now)}
 		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
 		n.AppendRow(row)
 		if measuring && now.Sub(start) >= n.Quiet {
@@ -231,7 +248,15 @@ loop:
 		if runErr != nil {
 			s.Status, s.Error = results.StatusInterrupted, runErr.Error()
 		}
-		if err := n.Dir.WriteStep(s, nil); err != nil && runErr == nil {
+		// Each tenant's latency histograms, by transaction type: a fleet of
+		// noisy hosts merges them into the fleet's percentiles.
+		hists := map[string]*hdrhistogram.Histogram{}
+		for k, c := range totals[i] {
+			if k < len(t.Workload.TxTypes()) && c.Latency != nil {
+				hists[t.Workload.TxTypes()[k]] = c.Latency
+			}
+		}
+		if err := n.Dir.WriteStep(s, hists); err != nil && runErr == nil {
 			runErr = err
 		}
 		steps = append(steps, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -127,5 +128,51 @@ func TestNoisyRefusesBadCounts(t *testing.T) {
 	n := &Noisy{Tenants: []Tenant{{Name: "a"}}, BackupTenants: 1}
 	if _, err := n.Run(context.Background()); err == nil {
 		t.Fatal("one tenant cannot also be the backup tenant")
+	}
+}
+
+// TestNoisyPhasesAsSteps: each phase waits at the barrier before its load
+// starts; its rows are in rampup, then measure, as a workload step's; with
+// several working tenants, each second holds their throughput summed under
+// the figures' own names; and each tenant's step keeps its histograms.
+func TestNoisyPhasesAsSteps(t *testing.T) {
+	tenants := []Tenant{sqliteTenant(t, "t1", 1), sqliteTenant(t, "t2", 1), sqliteTenant(t, "t3", 1)}
+	dests := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	dir := resultsDir(t)
+	barriers := 0
+	n := &Noisy{
+		Tenants: tenants, BackupTenants: 1, Interval: 500 * time.Millisecond, Cycles: 1,
+		RampUp: 300 * time.Millisecond, Quiet: time.Second, BackupDest: func(i int) string { return dests[i] },
+		Barrier:   func(context.Context) error { barriers++; return nil },
+		Recording: Recording{Tick: 100 * time.Millisecond, Dir: dir},
+	}
+	steps, err := n.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if barriers != 2 {
+		t.Errorf("%d barriers, want one before each phase", barriers)
+	}
+	l, err := results.Load(dir.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total, t1, t2 := l.Series.Column("tpm"), l.Series.Column("t1_tpm"), l.Series.Column("t2_tpm")
+	if total < 0 || t1 < 0 || t2 < 0 {
+		t.Fatalf("columns %v: want tpm beside t1_tpm and t2_tpm", l.Series.Columns)
+	}
+	phases := map[string]int{}
+	for _, r := range l.Series.Rows {
+		phases[r.Phase]++
+		if sum := r.Values[t1] + r.Values[t2]; math.Abs(r.Values[total]-sum) > 1e-6*math.Max(1, sum) {
+			t.Errorf("%s at %.1f s: tpm %v, the tenants' %v", r.Step, r.ElapsedS, r.Values[total], sum)
+		}
+	}
+	if phases["rampup"] == 0 || phases["measure"] == 0 || len(phases) != 2 {
+		t.Errorf("rows by phase %v: want rampup and measure only", phases)
+	}
+	hdrs, _ := filepath.Glob(filepath.Join(results.StepPath(dir.Path, steps[0].Index, steps[0].Name), "latency-*.hdr"))
+	if len(hdrs) == 0 {
+		t.Errorf("step %s keeps no latency histogram", steps[0].Name)
 	}
 }

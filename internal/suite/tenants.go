@@ -72,8 +72,13 @@ func (v *validator) driver(table string, r RunDef, w WorkloadDef, dt Target, eng
 			v.addf(table, "driver", "engine %s reaches your server by its dsn, and driver = %q starts a server on each host's target: set driver = %q to drive your server from here, or use an engine without dsn", e, DriverHost, DriverCoordinator)
 		}
 	}
-	if r.Scenario != "" {
-		v.addf(table, "scenario", "the %s scenario runs its tenants on this machine only so far; on hosts each host runs the workload alone: drop scenario, or use a data target of this machine", r.Scenario)
+	// A noisy-neighbour run is dbio noisy on each host, its tenants and
+	// their backups on that host's target.
+	switch {
+	case r.Scenario == "noisy-neighbour" && backup != nil:
+		v.addf(table, "backup", "on hosts each host's tenants back up into their own directories on its target: drop backup")
+	case r.Scenario != "" && r.Scenario != "noisy-neighbour":
+		v.addf(table, "scenario", "the %s scenario runs on this machine only so far; on hosts each host runs the workload alone: drop scenario, or use a data target of this machine", r.Scenario)
 	}
 	if log != nil && !log.OnHosts() {
 		v.addf(table, "log", "target %s is on this machine, and each host's server keeps its log with its data there: drop log", log.Name)
