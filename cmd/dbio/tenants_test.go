@@ -170,11 +170,21 @@ func checkFleetNOPM(t *testing.T, dir string, ten *results.Tenants, step results
 			t.Fatal(err)
 		}
 		col := hl.Series.Column(string(results.FigureNOPM))
+		// A host's second, on the coordinator's clock: its run's start plus
+		// the row's elapsed time (series.csv's time of day is to the second
+		// only), less the host's clock offset measured at the start.
+		var offset time.Duration
+		for _, c := range h.Clock {
+			if c.At == "start" {
+				offset = time.Duration(c.OffsetMS * float64(time.Millisecond))
+			}
+		}
 		total, n := 0.0, 0
 		for _, r := range hl.Series.Rows {
+			at := hl.Run.Started.Add(time.Duration(r.ElapsedS*float64(time.Second)) - offset)
 			// The window's seconds are on a clock counted from the earliest
 			// host's first second: a host's second within half a second of one.
-			if r.Step != step.Name || r.Phase != "measure" || r.Time.Before(fleet.WindowStart.Add(-500*time.Millisecond)) || r.Time.After(fleet.WindowEnd.Add(500*time.Millisecond)) {
+			if r.Step != step.Name || r.Phase != "measure" || at.Before(fleet.WindowStart.Add(-500*time.Millisecond)) || at.After(fleet.WindowEnd.Add(500*time.Millisecond)) {
 				continue
 			}
 			if v := r.Values[col]; !math.IsNaN(v) {
