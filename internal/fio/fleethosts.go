@@ -278,33 +278,8 @@ func (w *pointWatch) hostTelemetry(name string, offset time.Duration, from, to t
 		return nil, nil
 	}
 	sum := telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings())
-	sys := systemOf(sum)
+	sys := telemetry.HostSystemOf(sum)
 	return &sum, &sys
-}
-
-// systemOf draws a host's CPU, disks and memory from its summary.
-func systemOf(s results.TelemetrySummary) results.HostSystem {
-	mean := func(name string) float64 {
-		if v := s.Mean(name); !math.IsNaN(v) {
-			return v
-		}
-		return 0
-	}
-	h := results.HostSystem{Seconds: s.Samples,
-		CPUUserPct: mean("cpu_user_pct"), CPUSystemPct: mean("cpu_system_pct"), CPUIowaitPct: mean("cpu_iowait_pct"),
-		CPUStealPct: mean("cpu_steal_pct"), CPUIdlePct: mean("cpu_idle_pct"), MemUsedMB: mean("mem_used_mb")}
-	var waited float64
-	for _, d := range s.Devices {
-		p := "disk_" + d + "_"
-		rps, wps := mean(p+"rps"), mean(p+"wps")
-		h.DiskIOPS += rps + wps
-		h.DiskMBPerSec += mean(p+"rmbps") + mean(p+"wmbps")
-		waited += mean(p+"r_await_ms")*rps + mean(p+"w_await_ms")*wps
-	}
-	if h.DiskIOPS > 0 {
-		h.DiskAwaitMS = waited / h.DiskIOPS
-	}
-	return h
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that

@@ -59,6 +59,9 @@ func (s *Sampler) StartStep() {
 	defer s.mu.Unlock()
 	s.step = newAccumulator()
 	s.problems = map[string]*problem{}
+	for _, h := range s.hosts {
+		h.startStep()
+	}
 }
 
 // StepSummary summarizes the samples since StartStep (or since New). It
@@ -74,6 +77,9 @@ func (s *Sampler) StepSummary() Summary {
 		sum.Devices = append(sum.Devices, d.key)
 	}
 	sum.Warnings = problemWarnings(s.problems)
+	for _, h := range s.hosts {
+		sum.Hosts = append(sum.Hosts, h.summary())
+	}
 	return sum
 }
 
