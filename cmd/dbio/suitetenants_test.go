@@ -210,6 +210,11 @@ func TestCoordinatorDriver(t *testing.T) {
 	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
 		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
 	}
+	// The server's host is read through its node exporter, the disks
+	// behind the target watched.
+	if sh := p.ServerHost; sh == nil || sh.Host.Name != "db1" || sh.Host.Destination != "admin@10.0.0.21" || sh.Target != "/srv/db" {
+		t.Errorf("the server's host: %+v", p.ServerHost)
+	}
 	if cfg, _ := jsonText(p.Config); !strings.Contains(cfg, `"target":"db1:/srv/db"`) {
 		t.Errorf("run.json's config does not say where the server's data is: %s", cfg)
 	}

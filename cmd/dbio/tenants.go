@@ -123,7 +123,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	errs = append(errs, fleet.SetProblems(hosts)...)
 	switch f.tenants.driver {
 	case suite.DriverCoordinator:
-		return coordinatorPlan(f, targets, errs, plan)
+		return coordinatorPlan(app, f, hosts, targets, errs, plan)
 	case suite.DriverHost:
 	default:
 		errs = append(errs, fmt.Errorf("--driver %q: use %s (dbio on each database host drives its own server) or %s (this dbio drives your server on the host by --dsn)", f.tenants.driver, suite.DriverHost, suite.DriverCoordinator))
@@ -189,9 +189,10 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 
 // coordinatorPlan is a run whose one target is on a host, driven from
 // here over the network: the server there is the user's, reached by
-// --dsn, and the target says where its data is (recorded, not touched).
-// dbio does not start a server on a host for a driver elsewhere.
-func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
+// --dsn, and the target says where its data is (recorded, not touched;
+// the disks behind it are read from the host's node exporter with its
+// CPU). dbio does not start a server on a host for a driver elsewhere.
+func coordinatorPlan(app *App, f workloadFlags, hosts []fleet.Host, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
 	if len(targets) > 1 {
 		errs = append(errs, fmt.Errorf("--target: %d targets, and --driver coordinator drives one server, by --dsn: give the one target on that server's host", len(targets)))
 	}
@@ -208,6 +209,11 @@ func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan
 	}
 	if len(errs) > 0 {
 		return runner.Plan{}, usageErrors(errs)
+	}
+	for _, h := range hosts {
+		if len(targets) == 1 && h.Name == targets[0].Host {
+			plan.ServerHost = &runner.ServerHost{Host: h, Target: targets[0].Path, Shell: fleet.Shell{Exec: app.Exec}}
+		}
 	}
 	return plan, nil
 }
