@@ -210,12 +210,22 @@ func coordinatorPlan(app *App, f workloadFlags, hosts []fleet.Host, targets []fl
 	if len(errs) > 0 {
 		return runner.Plan{}, usageErrors(errs)
 	}
-	for _, h := range hosts {
-		if len(targets) == 1 && h.Name == targets[0].Host {
-			plan.ServerHost = &runner.ServerHost{Host: h, Target: targets[0].Path, Shell: fleet.Shell{Exec: app.Exec}}
-		}
+	if len(targets) == 1 {
+		plan.ServerHost = serverHost(app, hosts, targets[0])
 	}
 	return plan, nil
+}
+
+// serverHost is the host of a server driven from here by its DSN, whose
+// data is at target: its node exporter is read during the run. Nil when no
+// host of hosts is the target's.
+func serverHost(app *App, hosts []fleet.Host, target fleet.Target) *runner.ServerHost {
+	for _, h := range hosts {
+		if h.Name == target.Host {
+			return &runner.ServerHost{Host: h, Target: target.Path, Shell: fleet.Shell{Exec: app.Exec}}
+		}
+	}
+	return nil
 }
 
 // tenantContext is the context of a run as a tenant (--start-barrier): it
