@@ -14,9 +14,9 @@ import (
 	"dbio/internal/testfleet"
 )
 
-// coordinatorSuite is TPC-C driven from here (driver = "coordinator") on
-// the server whose DSN is in $DBIO_TEST_DSN, its data said to be on h1,
-// whose node exporter is read at the port node_exporter gives.
+// coordinatorSuite is TPC-C driven from here (driverRun: driver =
+// "coordinator", the server's DSN in $DBIO_TEST_DSN) with its data said to
+// be on h1, whose node exporter is read at the port node_exporter gives.
 const coordinatorSuite = `name = "exporter"
 results = "%RESULTS%"
 
@@ -26,28 +26,7 @@ destination = "h1"
 ssh_config = "%SSHCONFIG%"
 node_exporter = "%EXPORTER%"
 
-[targets.h1]
-path = "h1:%PATH%"
-
-[engines.yours]
-engine = "postgres"
-dsn_env = "DBIO_TEST_DSN"
-
-[workloads.tpcc]
-kind = "tpcc"
-warehouses = 1
-seed = 9
-users = [1]
-ramp_time = "0s"
-runtime = "4s"
-
-[[runs]]
-name = "remote"
-workload = "tpcc"
-engine = "yours"
-data = "h1"
-driver = "coordinator"
-`
+` + oneWarehouseTPCC + driverRun
 
 // TestCoordinatorReadsTheServerHostsExporter drives a PostgreSQL by its
 // DSN from here, its data said to be on a test host that runs no dbio:
@@ -84,7 +63,7 @@ func TestCoordinatorReadsTheServerHostsExporter(t *testing.T) {
 				t.Setenv("DBIO_TEST_DSN", dsn)
 				app.Getenv = os.Getenv
 				file := filepath.Join(t.TempDir(), tt.suite)
-				text := strings.NewReplacer("%RESULTS%", base, "%SSHCONFIG%", f.SSHConfig, "%EXPORTER%", tt.exporter, "%PATH%", h.Storage).Replace(coordinatorSuite)
+				text := strings.NewReplacer("%RESULTS%", base, "%SSHCONFIG%", f.SSHConfig, "%EXPORTER%", tt.exporter, "%RUNTIME%", "4s", "%PATH%", h.Name+":"+h.Storage).Replace(coordinatorSuite)
 				if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -35,19 +35,23 @@ paths = [%PATHS%]
 engine = "postgres"
 buffer_pool = "32MB"
 
-[workloads.tpcc]
+` + oneWarehouseTPCC + `
+[[runs]]
+name = "fleet"
+workload = "tpcc"
+engine = "pg"
+data = "fleet"
+`
+
+// oneWarehouseTPCC is a suite's TPC-C of one warehouse and one user, for
+// %RUNTIME% and no ramp-up.
+const oneWarehouseTPCC = `[workloads.tpcc]
 kind = "tpcc"
 warehouses = 1
 seed = 9
 users = [1]
 ramp_time = "0s"
 runtime = "%RUNTIME%"
-
-[[runs]]
-name = "fleet"
-workload = "tpcc"
-engine = "pg"
-data = "fleet"
 `
 
 // hostsSuiteText is hostsSuite on the named hosts (name = destination),

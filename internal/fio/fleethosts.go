@@ -130,13 +130,9 @@ func (r *runner) startTelemetry(ctx context.Context, fr *fleetRun, shell fleet.S
 			}
 		}
 		rec.Devices = devices
-		exp, err := telemetry.NewExporter(telemetry.ExporterOptions{URL: url, Devices: devices})
-		if err == nil {
-			var more []string
-			more, err = exp.Check(ctx)
-			for _, w := range more {
-				warnings = append(warnings, fmt.Sprintf("host %s: %s", h.Name, w))
-			}
+		exp, more, err := telemetry.OpenExporter(ctx, telemetry.ExporterOptions{URL: url, Devices: devices})
+		for _, w := range more {
+			warnings = append(warnings, fmt.Sprintf("host %s: %s", h.Name, w))
 		}
 		if err != nil {
 			rec.Telemetry = "node exporter unreachable: " + err.Error()

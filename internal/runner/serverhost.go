@@ -65,13 +65,9 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 		notes = append(notes, fmt.Sprintf("host %s: no block device behind %s (a file system without one): no disk figures of the server's host", h.Name, sh.Target))
 	}
 	rec.Devices = devices
-	exp, err := telemetry.NewExporter(telemetry.ExporterOptions{URL: url, Devices: devices})
-	if err == nil {
-		var more []string
-		more, err = exp.Check(ctx)
-		for _, w := range more {
-			notes = append(notes, fmt.Sprintf("host %s: %s", h.Name, w))
-		}
+	exp, more, err := telemetry.OpenExporter(ctx, telemetry.ExporterOptions{URL: url, Devices: devices})
+	for _, w := range more {
+		notes = append(notes, fmt.Sprintf("host %s: %s", h.Name, w))
 	}
 	if err != nil {
 		rec.Telemetry = "node exporter unreachable: " + err.Error()

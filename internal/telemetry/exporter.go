@@ -85,6 +85,21 @@ func NewExporter(o ExporterOptions) (*Exporter, error) {
 	return e, nil
 }
 
+// OpenExporter prepares the reading of one host's exporter and reads it
+// once, as the baseline of the first Sample (NewExporter, then Check): the
+// warnings name what it lacks, an error says it cannot be read at all.
+func OpenExporter(ctx context.Context, o ExporterOptions) (*Exporter, []string, error) {
+	e, err := NewExporter(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings, err := e.Check(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, warnings, nil
+}
+
 // URL is the page the exporter is read at.
 func (e *Exporter) URL() string { return e.url }
 
