@@ -149,8 +149,10 @@ func hostSystemRow(step, host string, s results.HostSystem) []cell {
 
 // serverHostsTable puts each step's CPU, disks and memory of the hosts read
 // through their node exporters beside this machine's (the database host of
-// a server driven from here by its DSN); nil when no step has any.
-func serverHostsTable(steps []results.Step, id string) (*table, []string) {
+// a server driven from here by its DSN), its caption naming each host's
+// exporter and disks as run.json records them (hosts); nil when no step
+// has any.
+func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string) (*table, []string) {
 	t := &table{ID: id, Title: "CPU and disks per host",
 		Caption: "The server's host, which runs no dbio, read from its node exporter once a second over each step's measured seconds (the table above is this machine's, where the users run). " +
 			"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS."}
@@ -176,6 +178,15 @@ func serverHostsTable(steps []results.Step, id string) (*table, []string) {
 	}
 	if len(t.Rows) == 0 {
 		return nil, warns
+	}
+	for _, h := range hosts {
+		if h.NodeExporter != "" {
+			t.Caption += fmt.Sprintf(" %s: read at %s", h.Name, h.NodeExporter)
+			if len(h.Devices) > 0 {
+				t.Caption += ", disks " + strings.Join(h.Devices, ", ")
+			}
+			t.Caption += "."
+		}
 	}
 	return t, warns
 }

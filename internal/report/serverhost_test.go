@@ -1,13 +1,15 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"dbio/internal/results"
 )
 
 // TestServerHostsTable: each step's server host read through its node
-// exporter is a row of CPU and disks under the step's key; a step whose
+// exporter is a row of CPU and disks under the step's key, the caption
+// naming the exporter and disks; a step whose
 // host gave no sample has no row but its warnings, and a run without such
 // a host has no table.
 func TestServerHostsTable(t *testing.T) {
@@ -15,6 +17,7 @@ func TestServerHostsTable(t *testing.T) {
 	read := results.Step{Name: "users-4", Users: 4, Telemetry: &results.TelemetrySummary{Hosts: []results.HostTelemetry{{Host: "db1", System: sys, Telemetry: &results.TelemetrySummary{}}}}}
 	lost := results.Step{Name: "users-8", Users: 8, Telemetry: &results.TelemetrySummary{Hosts: []results.HostTelemetry{{Host: "db1",
 		Telemetry: &results.TelemetrySummary{Warnings: []string{"read the node exporter failed 9 times, last: connection refused"}}}}}}
+	hosts := []results.FleetHost{{Name: "db1", NodeExporter: "http://10.0.0.21:9100/metrics", Devices: []string{"nvme0n1"}}}
 	local := results.Step{Name: "users-1", Users: 1, Telemetry: &results.TelemetrySummary{}}
 	tests := []struct {
 		name  string
@@ -29,7 +32,7 @@ func TestServerHostsTable(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			table, warns := serverHostsTable(tt.steps, "hosts")
+			table, warns := serverHostsTable(hosts, tt.steps, "hosts")
 			if len(warns) != len(tt.warns) || (len(warns) > 0 && warns[0] != tt.warns[0]) {
 				t.Errorf("warnings %q, want %q", warns, tt.warns)
 			}
@@ -41,6 +44,9 @@ func TestServerHostsTable(t *testing.T) {
 			}
 			if table == nil || len(table.Rows) != len(tt.rows) {
 				t.Fatalf("table %+v, want %d rows", table, len(tt.rows))
+			}
+			if !strings.HasSuffix(table.Caption, " db1: read at http://10.0.0.21:9100/metrics, disks nvme0n1.") {
+				t.Errorf("the caption does not name the exporter and disks read: %s", table.Caption)
 			}
 			for i, want := range tt.rows {
 				for j, c := range table.Rows[i] {

@@ -499,7 +499,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		t.Rows = append(t.Rows, row)
 	}
 	sec.add(t)
-	hosts, hostWarns := serverHostsTable(steps, id("server-hosts"))
+	hosts, hostWarns := serverHostsTable(r.Run.Hosts, steps, id("server-hosts"))
 	if hosts != nil {
 		sec.add(hosts)
 	}
