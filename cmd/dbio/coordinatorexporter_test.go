@@ -149,7 +149,7 @@ func TestCoordinatorReadsTheServerHostsExporter(t *testing.T) {
 // be read: it went on, and said so with the fix.
 func checkExporterUnread(t *testing.T, out string, l *results.Loaded, rec results.FleetHost, step results.Step) {
 	t.Helper()
-	const fix = "install prometheus-node-exporter there, or give its address"
+	const fix = "install prometheus-node-exporter there, or give its address (--node-exporter, or node_exporter in the host's [[host]] table)"
 	if !strings.Contains(out, "host h1: its node exporter cannot be read") || !strings.Contains(out, fix) {
 		t.Errorf("the run does not say the exporter cannot be read, with the fix:\n%s", out)
 	}

@@ -180,6 +180,8 @@ func TestCoordinatorDriver(t *testing.T) {
 		{"two hosts", []string{"--host", "db2=admin@10.0.0.22", "--target", "db1:/srv/db", "--target", "db2:/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator drives one server"},
 		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator: chooses where the users run for a --target on a host"},
 		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
+		{"a malformed exporter", []string{"--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", "db1:port"}, `--node-exporter: host db1: node_exporter "db1:port": port "port" is not a port`},
+		{"an exporter for the host's own dbio", []string{"--target", "db1:/srv/db", "--driver", "host", "--node-exporter", ":9200"}, "--node-exporter: each host's dbio samples its own host"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +206,7 @@ func TestCoordinatorDriver(t *testing.T) {
 	def := tpcc.Definition()
 	cmd := &cobra.Command{Use: def.Name}
 	f.bindCommand(cmd, app.Engines, def)
-	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x")); err != nil {
+	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", ":9200")); err != nil {
 		t.Fatal(err)
 	}
 	p, err := workloadPlan(app, f, def.Name)
@@ -214,9 +216,10 @@ func TestCoordinatorDriver(t *testing.T) {
 	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
 		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
 	}
-	// The server's host is read through its node exporter, the disks
-	// behind the target watched.
-	if sh := p.ServerHost; sh == nil || sh.Host.Name != "db1" || sh.Host.Destination != "admin@10.0.0.21" || sh.Target != "/srv/db" {
+	// The server's host is read through its node exporter, where
+	// --node-exporter says, the disks behind the target watched.
+	if sh := p.ServerHost; sh == nil || sh.Host.Name != "db1" || sh.Host.Destination != "admin@10.0.0.21" || sh.Target != "/srv/db" ||
+		sh.Host.NodeExporterURL("10.0.0.21") != "http://10.0.0.21:9200/metrics" {
 		t.Errorf("the server's host: %+v", p.ServerHost)
 	}
 	if cfg, _ := jsonText(p.Config); !strings.Contains(cfg, `"target":"db1:/srv/db"`) {

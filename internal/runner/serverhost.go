@@ -51,7 +51,7 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 	if e := strings.TrimSpace(h.NodeExporter); e == "" || strings.HasPrefix(e, ":") {
 		if addr, err = sh.Shell.ServerAddress(ctx, h); err != nil {
 			rec.Telemetry = "node exporter not found: " + err.Error()
-			notes = append(notes, fmt.Sprintf("%v: the run goes on without the server host's CPU and disk figures; give the host's address, or its node_exporter", err))
+			notes = append(notes, fmt.Sprintf("%v: the run goes on without the server host's CPU and disk figures; give the host's address, or its exporter's (--node-exporter, or node_exporter in the host's [[host]] table)", err))
 			return watched()
 		}
 	}
@@ -71,7 +71,7 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 	}
 	if err != nil {
 		rec.Telemetry = "node exporter unreachable: " + err.Error()
-		notes = append(notes, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without the server host's CPU and disk figures; install prometheus-node-exporter there, or give its address (node_exporter in the host's [[host]] table)", h.Name, err))
+		notes = append(notes, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without the server host's CPU and disk figures; install prometheus-node-exporter there, or give its address (--node-exporter, or node_exporter in the host's [[host]] table)", h.Name, err))
 		return watched()
 	}
 	fmt.Fprintf(env.Out, "server host %s: node exporter %s read once a second%s\n", h.Name, url, devicesNamed(devices))
