@@ -181,6 +181,7 @@ func TestCoordinatorDriver(t *testing.T) {
 		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator: chooses where the users run for a --target on a host"},
 		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
 		{"a malformed exporter", []string{"--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", "db1:port"}, `--node-exporter: host db1: node_exporter "db1:port": port "port" is not a port`},
+		{"an exporter for this machine", []string{"--target", t.TempDir(), "--driver", "host", "--node-exporter", ":9200"}, "--node-exporter: reads the server's host with --driver coordinator"},
 		{"an exporter for the host's own dbio", []string{"--target", "db1:/srv/db", "--driver", "host", "--node-exporter", ":9200"}, "--node-exporter: each host's dbio samples its own host"},
 	}
 	for _, tt := range tests {
