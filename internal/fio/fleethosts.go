@@ -130,10 +130,8 @@ func (r *runner) startTelemetry(ctx context.Context, fr *fleetRun, shell fleet.S
 			}
 		}
 		rec.Devices = devices
-		exp, more, err := telemetry.OpenExporter(ctx, telemetry.ExporterOptions{URL: url, Devices: devices})
-		for _, w := range more {
-			warnings = append(warnings, fmt.Sprintf("host %s: %s", h.Name, w))
-		}
+		exp, more, err := telemetry.OpenExporter(ctx, h.Name, telemetry.ExporterOptions{URL: url, Devices: devices})
+		warnings = append(warnings, more...)
 		if err != nil {
 			rec.Telemetry = "node exporter unreachable: " + err.Error()
 			warnings = append(warnings, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without its CPU and disk figures (set node_exporter, or start prometheus-node-exporter there)", h.Name, err))

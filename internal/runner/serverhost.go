@@ -65,10 +65,8 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 		notes = append(notes, fmt.Sprintf("host %s: no block device behind %s (a file system without one): no disk figures of the server's host", h.Name, sh.Target))
 	}
 	rec.Devices = devices
-	exp, more, err := telemetry.OpenExporter(ctx, telemetry.ExporterOptions{URL: url, Devices: devices})
-	for _, w := range more {
-		notes = append(notes, fmt.Sprintf("host %s: %s", h.Name, w))
-	}
+	exp, more, err := telemetry.OpenExporter(ctx, h.Name, telemetry.ExporterOptions{URL: url, Devices: devices})
+	notes = append(notes, more...)
 	if err != nil {
 		rec.Telemetry = "node exporter unreachable: " + err.Error()
 		notes = append(notes, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without the server host's CPU and disk figures; install prometheus-node-exporter there, or give its address (--node-exporter, or node_exporter in the host's [[host]] table)", h.Name, err))
