@@ -31,7 +31,9 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 	rec := results.FleetHost{Name: h.Name, Destination: h.Destination, Status: results.HostOK}
 	var notes []string
 	var err error
-	watched := func() ([]telemetry.RemoteHost, error) {
+	// record says what was not read and writes the host into run.json;
+	// it returns no host to read, for the ways out that read none.
+	record := func() ([]telemetry.RemoteHost, error) {
 		for _, n := range notes {
 			fmt.Fprintf(env.Out, "warning: %s\n", n)
 		}
@@ -42,7 +44,7 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 	}
 	if h.NodeExporterURL("") == "" {
 		rec.Telemetry = "not read: node_exporter = " + fleet.NodeExporterOff
-		return watched()
+		return record()
 	}
 	// The exporter is at the host's address (its address setting, else the
 	// host name ssh resolves its destination to) unless node_exporter names
@@ -52,7 +54,7 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 		if addr, err = sh.Shell.ServerAddress(ctx, h); err != nil {
 			rec.Telemetry = "node exporter not found: " + err.Error()
 			notes = append(notes, fmt.Sprintf("%v: the run goes on without the server host's CPU and disk figures; give the host's address, or its exporter's (--node-exporter, or node_exporter in the host's [[host]] table)", err))
-			return watched()
+			return record()
 		}
 	}
 	url := h.NodeExporterURL(addr)
@@ -70,10 +72,10 @@ func watchServerHost(ctx context.Context, sh ServerHost, env Env, dir *results.D
 	if err != nil {
 		rec.Telemetry = "node exporter unreachable: " + err.Error()
 		notes = append(notes, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without the server host's CPU and disk figures; install prometheus-node-exporter there, or give its address (--node-exporter, or node_exporter in the host's [[host]] table)", h.Name, err))
-		return watched()
+		return record()
 	}
 	fmt.Fprintf(env.Out, "server host %s: node exporter %s read once a second%s\n", h.Name, url, devicesNamed(devices))
-	if _, err := watched(); err != nil {
+	if _, err := record(); err != nil {
 		return nil, err
 	}
 	return []telemetry.RemoteHost{{Name: h.Name, Exporter: exp}}, nil
