@@ -65,6 +65,11 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 			if problem != nil {
 				problems = append(problems, problem)
 			}
+			// Driven from here by its DSN, the server's host runs no
+			// dbio: its node exporter is read, as the command line does.
+			if t, err := fleet.ParseTarget(r.Data.Path); pr.Plan != nil && r.Driver == suite.DriverCoordinator && err == nil && t.Remote() {
+				pr.Plan.ServerHost = serverHost(app, plan.Hosts, t)
+			}
 		}
 		runs = append(runs, pr)
 	}

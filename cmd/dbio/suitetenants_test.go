@@ -35,19 +35,23 @@ paths = [%PATHS%]
 engine = "postgres"
 buffer_pool = "32MB"
 
-[workloads.tpcc]
+` + oneWarehouseTPCC + `
+[[runs]]
+name = "fleet"
+workload = "tpcc"
+engine = "pg"
+data = "fleet"
+`
+
+// oneWarehouseTPCC is a suite's TPC-C of one warehouse and one user, for
+// %RUNTIME% and no ramp-up.
+const oneWarehouseTPCC = `[workloads.tpcc]
 kind = "tpcc"
 warehouses = 1
 seed = 9
 users = [1]
 ramp_time = "0s"
 runtime = "%RUNTIME%"
-
-[[runs]]
-name = "fleet"
-workload = "tpcc"
-engine = "pg"
-data = "fleet"
 `
 
 // hostsSuiteText is hostsSuite on the named hosts (name = destination),
@@ -217,6 +221,9 @@ func TestCoordinatorDriver(t *testing.T) {
 		{"two hosts", []string{"--host", "db2=admin@10.0.0.22", "--target", "db1:/srv/db", "--target", "db2:/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator drives one server"},
 		{"a local target", []string{"--target", "/srv/db", "--dsn", "postgres://u@10.0.0.21/x"}, "--driver coordinator: chooses where the users run for a --target on a host"},
 		{"unknown driver", []string{"--target", "db1:/srv/db", "--driver", "elsewhere"}, `--driver "elsewhere": use host`},
+		{"a malformed exporter", []string{"--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", "db1:port"}, `--node-exporter: host db1: node_exporter "db1:port": port "port" is not a port`},
+		{"an exporter for this machine", []string{"--target", t.TempDir(), "--driver", "host", "--node-exporter", ":9200"}, "--node-exporter: reads the server's host with --driver coordinator"},
+		{"an exporter for the host's own dbio", []string{"--target", "db1:/srv/db", "--driver", "host", "--node-exporter", ":9200"}, "--node-exporter: each host's dbio samples its own host"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,7 +248,7 @@ func TestCoordinatorDriver(t *testing.T) {
 	def := tpcc.Definition()
 	cmd := &cobra.Command{Use: def.Name}
 	f.bindCommand(cmd, app.Engines, def)
-	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x")); err != nil {
+	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", ":9200")); err != nil {
 		t.Fatal(err)
 	}
 	p, err := workloadPlan(app, f, def.Name)
@@ -250,6 +257,12 @@ func TestCoordinatorDriver(t *testing.T) {
 	}
 	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
 		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
+	}
+	// The server's host is read through its node exporter, where
+	// --node-exporter says, the disks behind the target watched.
+	if sh := p.ServerHost; sh == nil || sh.Host.Name != "db1" || sh.Host.Destination != "admin@10.0.0.21" || sh.Target != "/srv/db" ||
+		sh.Host.NodeExporterURL("10.0.0.21") != "http://10.0.0.21:9200/metrics" {
+		t.Errorf("the server's host: %+v", p.ServerHost)
 	}
 	if cfg, _ := jsonText(p.Config); !strings.Contains(cfg, `"target":"db1:/srv/db"`) {
 		t.Errorf("run.json's config does not say where the server's data is: %s", cfg)

@@ -37,6 +37,9 @@ type tenantFlags struct {
 	// command is the command each host's dbio runs, when not the
 	// workload's own (noisy for the noisy-neighbour scenario).
 	command string
+	// nodeExporter is where the server host's node exporter is, with
+	// --driver coordinator: a [[host]] table's node_exporter.
+	nodeExporter string
 }
 
 func (f *tenantFlags) register(fs *pflag.FlagSet) {
@@ -44,6 +47,7 @@ func (f *tenantFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.hosts, "host", nil, "a host targets may be on, NAME=[user@]ADDRESS or an ssh_config alias (repeat per host); then --target NAME:/path runs the workload there, dbio on every host at once, each on its own server (see docs/fleet.md)")
 	fs.StringVar(&f.sshConfig, "ssh-config", "", "ssh_config file for reaching the hosts (ssh -F); default: your own ssh configuration, keys and agent")
 	fs.StringVar(&f.driver, "driver", suite.DriverHost, "with --target NAME:/path, where the users run: host (dbio on each database host drives the server it starts there) or coordinator (this dbio drives your server on the host over the network, by --dsn)")
+	fs.StringVar(&f.nodeExporter, "node-exporter", "", "with --driver coordinator: the server host's Prometheus node exporter, read once a second for its CPU and disks: ADDRESS[:PORT], :PORT, a URL, or off (default: the host's address, port 9100)")
 	fs.BoolVar(&f.barrier, startBarrierFlag, false, "run as a tenant of a run on several hosts: before each step, wait at the start barrier for the instant read on standard input, and stop when it closes")
 	_ = fs.MarkHidden(startBarrierFlag)
 }
@@ -66,7 +70,7 @@ func (f workloadFlags) onHosts() bool {
 // hosts, the repeat and the live figures are the coordinator's.
 var notForwarded = map[string]bool{
 	"target": true, "host": true, "ssh-config": true, "results": true, "name": true,
-	"metrics-addr": true, "repeat": true, "driver": true, startBarrierFlag: true,
+	"metrics-addr": true, "repeat": true, "driver": true, startBarrierFlag: true, "node-exporter": true,
 }
 
 // forwardedFlags are the flags the user gave, as each host's dbio takes
@@ -126,7 +130,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	errs = append(errs, fleet.SetProblems(hosts)...)
 	switch f.tenants.driver {
 	case suite.DriverCoordinator:
-		return coordinatorPlan(f, targets, errs, plan)
+		return coordinatorPlan(app, f, hosts, targets, errs, plan)
 	case suite.DriverHost:
 	default:
 		errs = append(errs, fmt.Errorf("--driver %q: use %s (dbio on each database host drives its own server) or %s (this dbio drives your server on the host by --dsn)", f.tenants.driver, suite.DriverHost, suite.DriverCoordinator))
@@ -154,6 +158,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 		}
 	}
 	refuse("log-target", "not on hosts yet: each host's server keeps its log with its data")
+	refuse("node-exporter", "each host's dbio samples its own host: drop --node-exporter, or drive your server on a host from here with --driver coordinator, whose host's exporter it sets")
 	refuse("dsn", "a run on hosts starts a managed server on each host's target: drop --dsn, or drive your server from here with --driver coordinator")
 	refuse("dsn-file", "a run on hosts starts a managed server on each host's target: drop --dsn-file, or drive your server from here with --driver coordinator")
 	refuse("ramp-until", "each host would end its ramp-up at its own steady state, leaving no common window: give a fixed --ramp-time")
@@ -195,9 +200,10 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 
 // coordinatorPlan is a run whose one target is on a host, driven from
 // here over the network: the server there is the user's, reached by
-// --dsn, and the target says where its data is (recorded, not touched).
-// dbio does not start a server on a host for a driver elsewhere.
-func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
+// --dsn, and the target says where its data is (recorded, not touched;
+// the disks behind it are read from the host's node exporter with its
+// CPU). dbio does not start a server on a host for a driver elsewhere.
+func coordinatorPlan(app *App, f workloadFlags, hosts []fleet.Host, targets []fleet.Target, errs []error, plan runner.Plan) (runner.Plan, error) {
 	if len(targets) > 1 {
 		errs = append(errs, fmt.Errorf("--target: %d targets, and --driver coordinator drives one server, by --dsn: give the one target on that server's host", len(targets)))
 	}
@@ -212,10 +218,35 @@ func coordinatorPlan(f workloadFlags, targets []fleet.Target, errs []error, plan
 	if f.tenants.barrier {
 		errs = append(errs, fmt.Errorf("--%s: is how a coordinator runs dbio on a host, and --driver coordinator runs none", startBarrierFlag))
 	}
+	if f.run.flags.Changed("node-exporter") {
+		for i := range hosts {
+			if len(targets) == 1 && hosts[i].Name == targets[0].Host {
+				hosts[i].NodeExporter = f.tenants.nodeExporter
+				for _, err := range hosts[i].Problems() {
+					errs = append(errs, fmt.Errorf("--node-exporter: %w", err))
+				}
+			}
+		}
+	}
 	if len(errs) > 0 {
 		return runner.Plan{}, usageErrors(errs)
 	}
+	if len(targets) == 1 {
+		plan.ServerHost = serverHost(app, hosts, targets[0])
+	}
 	return plan, nil
+}
+
+// serverHost is the host of a server driven from here by its DSN, whose
+// data is at target: its node exporter is read during the run. Nil when no
+// host of hosts is the target's.
+func serverHost(app *App, hosts []fleet.Host, target fleet.Target) *runner.ServerHost {
+	for _, h := range hosts {
+		if h.Name == target.Host {
+			return &runner.ServerHost{Host: h, Target: target.Path, Shell: fleet.Shell{Exec: app.Exec}}
+		}
+	}
+	return nil
 }
 
 // tenantContext is the context of a run as a tenant (--start-barrier): it

@@ -182,6 +182,10 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		// its driver: host is what it is already.
 		return runner.Plan{}, usagef("--driver %s: chooses where the users run for a --target on a host (NAME:/path); a run of this machine drives its server here: drop --driver", f.tenants.driver)
 	}
+	if f.tenants.registered && f.run.flags.Changed("node-exporter") {
+		// This machine is sampled through /proc, not an exporter.
+		return runner.Plan{}, usagef("--node-exporter: reads the server's host with --driver coordinator and a --target on that host (NAME:/path); a run of this machine samples it itself: drop --node-exporter")
+	}
 	return plan, nil
 }
 

@@ -165,14 +165,8 @@ func (r *runner) startTelemetry(ctx context.Context, fr *fleetRun, shell fleet.S
 			}
 		}
 		rec.Devices = devices
-		exp, err := telemetry.NewExporter(telemetry.ExporterOptions{URL: url, Devices: devices})
-		if err == nil {
-			var more []string
-			more, err = exp.Check(ctx)
-			for _, w := range more {
-				warnings = append(warnings, fmt.Sprintf("host %s: %s", h.Name, w))
-			}
-		}
+		exp, more, err := telemetry.OpenExporter(ctx, h.Name, telemetry.ExporterOptions{URL: url, Devices: devices})
+		warnings = append(warnings, more...)
 		if err != nil {
 			rec.Telemetry = "node exporter unreachable: " + err.Error()
 			warnings = append(warnings, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without its CPU and disk figures (set node_exporter, or start prometheus-node-exporter there)", h.Name, err))
@@ -311,33 +305,8 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 		return nil, nil
 	}
 	sum := telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings())
-	sys := systemOf(sum)
+	sys := telemetry.HostSystemOf(sum)
 	return &sum, &sys
-}
-
-// systemOf draws a host's CPU, disks and memory from its summary.
-func systemOf(s results.TelemetrySummary) results.HostSystem {
-	mean := func(name string) float64 {
-		if v := s.Mean(name); !math.IsNaN(v) {
-			return v
-		}
-		return 0
-	}
-	h := results.HostSystem{Seconds: s.Samples,
-		CPUUserPct: mean("cpu_user_pct"), CPUSystemPct: mean("cpu_system_pct"), CPUIowaitPct: mean("cpu_iowait_pct"),
-		CPUStealPct: mean("cpu_steal_pct"), CPUIdlePct: mean("cpu_idle_pct"), MemUsedMB: mean("mem_used_mb")}
-	var waited float64
-	for _, d := range s.Devices {
-		p := "disk_" + d + "_"
-		rps, wps := mean(p+"rps"), mean(p+"wps")
-		h.DiskIOPS += rps + wps
-		h.DiskMBPerSec += mean(p+"rmbps") + mean(p+"wmbps")
-		waited += mean(p+"r_await_ms")*rps + mean(p+"w_await_ms")*wps
-	}
-	if h.DiskIOPS > 0 {
-		h.DiskAwaitMS = waited / h.DiskIOPS
-	}
-	return h
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that

@@ -90,20 +90,7 @@ func fleetSystemTable(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "CPU and disks per host",
 		Caption: "Read from each host's node exporter once a second, over the seconds of the point's common window. CPU is in % of the host's own CPUs; the fleet's CPU is the mean of the hosts' shares (each host counts once, whatever its number of CPUs). " +
 			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk latency the hosts' mean time per I/O weighted by their IOPS."}
-	t.Columns = []column{{Name: "point"}, {Name: "host"}, {Name: "seconds", Numeric: true},
-		{Name: "user", Numeric: true, Group: "CPU (%)"}, {Name: "system", Numeric: true, Group: "CPU (%)"}, {Name: "iowait", Numeric: true, Group: "CPU (%)"},
-		{Name: "steal", Numeric: true, Group: "CPU (%)"}, {Name: "idle", Numeric: true, Group: "CPU (%)"},
-		{Name: "IOPS", Numeric: true, Group: "disks"}, {Name: "MB/s", Numeric: true, Group: "disks"}, {Name: "await (ms)", Numeric: true, Group: "disks"},
-		{Name: "memory used (MB)", Numeric: true}}
-	row := func(point, host string, s results.HostSystem) []cell {
-		await := numCell(s.DiskAwaitMS, millis)
-		if s.DiskIOPS == 0 {
-			await = textCell("-")
-		}
-		return []cell{textCell(point), textCell(host), numCell(float64(s.Seconds), thousands),
-			numCell(s.CPUUserPct, percent), numCell(s.CPUSystemPct, percent), numCell(s.CPUIowaitPct, percent), numCell(s.CPUStealPct, percent), numCell(s.CPUIdlePct, percent),
-			numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, numCell(s.MemUsedMB, thousands)}
-	}
+	t.Columns = hostSystemColumns(column{Name: "point"})
 	var notes []string
 	for _, p := range points {
 		f := p.Fio.Fleet
@@ -114,14 +101,14 @@ func fleetSystemTable(points []results.Step, id string) *table {
 		if len(f.System.Hosts) < len(f.Hosts) {
 			name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.System.Hosts), len(f.Hosts))
 		}
-		fleetRow := row(p.Name, name, f.System.HostSystem)
+		fleetRow := hostSystemRow(p.Name, name, f.System.HostSystem)
 		for i := range fleetRow {
 			fleetRow[i].Class = "key"
 		}
 		t.Rows = append(t.Rows, fleetRow)
 		for _, h := range f.Hosts {
 			if h.System != nil {
-				t.Rows = append(t.Rows, row("", h.Host, *h.System))
+				t.Rows = append(t.Rows, hostSystemRow("", h.Host, *h.System))
 			}
 		}
 		for _, l := range f.System.LeftOut {
@@ -137,4 +124,69 @@ func fleetSystemTable(points []results.Step, id string) *table {
 		t.Caption += " Not in the fleet's row: " + strings.Join(notes, "; ") + "."
 	}
 	return t
+}
+
+// hostSystemColumns are the columns of a table of hosts' CPU, disks and
+// memory, each row of a step (called first) and a host.
+func hostSystemColumns(first column) []column {
+	return []column{first, {Name: "host"}, {Name: "seconds", Numeric: true},
+		{Name: "user", Numeric: true, Group: "CPU (%)"}, {Name: "system", Numeric: true, Group: "CPU (%)"}, {Name: "iowait", Numeric: true, Group: "CPU (%)"},
+		{Name: "steal", Numeric: true, Group: "CPU (%)"}, {Name: "idle", Numeric: true, Group: "CPU (%)"},
+		{Name: "IOPS", Numeric: true, Group: "disks"}, {Name: "MB/s", Numeric: true, Group: "disks"}, {Name: "await (ms)", Numeric: true, Group: "disks"},
+		{Name: "memory used (MB)", Numeric: true}}
+}
+
+// hostSystemRow is one host's row of such a table.
+func hostSystemRow(step, host string, s results.HostSystem) []cell {
+	await := numCell(s.DiskAwaitMS, millis)
+	if s.DiskIOPS == 0 {
+		await = textCell("-")
+	}
+	return []cell{textCell(step), textCell(host), numCell(float64(s.Seconds), thousands),
+		numCell(s.CPUUserPct, percent), numCell(s.CPUSystemPct, percent), numCell(s.CPUIowaitPct, percent), numCell(s.CPUStealPct, percent), numCell(s.CPUIdlePct, percent),
+		numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, numCell(s.MemUsedMB, thousands)}
+}
+
+// serverHostsTable puts each step's CPU, disks and memory of the hosts read
+// through their node exporters beside this machine's (the database host of
+// a server driven from here by its DSN), its caption naming each host's
+// exporter and disks as run.json records them (hosts); nil when no step
+// has any.
+func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string) (*table, []string) {
+	t := &table{ID: id, Title: "CPU and disks per host",
+		Caption: "The server's host, which runs no dbio, read from its node exporter once a second over each step's measured seconds (the table above is this machine's, where the users run). " +
+			"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS."}
+	key := keyOf(steps)
+	t.Columns = hostSystemColumns(column{Name: key.column, Numeric: true})
+	var warns []string
+	for _, s := range steps {
+		if s.Telemetry == nil {
+			continue
+		}
+		for _, h := range s.Telemetry.Hosts {
+			if h.System != nil {
+				row := hostSystemRow("", h.Host, *h.System)
+				row[0] = key.cell(s)
+				t.Rows = append(t.Rows, row)
+			}
+			if h.Telemetry != nil {
+				for _, w := range h.Telemetry.Warnings {
+					warns = append(warns, s.Name+": host "+h.Host+": "+w)
+				}
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return nil, warns
+	}
+	for _, h := range hosts {
+		if h.NodeExporter != "" {
+			t.Caption += fmt.Sprintf(" %s: read at %s", h.Name, h.NodeExporter)
+			if len(h.Devices) > 0 {
+				t.Caption += ", disks " + strings.Join(h.Devices, ", ")
+			}
+			t.Caption += "."
+		}
+	}
+	return t, warns
 }

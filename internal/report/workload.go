@@ -499,6 +499,10 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		t.Rows = append(t.Rows, row)
 	}
 	sec.add(t)
+	hosts, hostWarns := serverHostsTable(r.Run.Hosts, steps, id("server-hosts"))
+	if hosts != nil {
+		sec.add(hosts)
+	}
 
 	cpu := usersChart(id("cpu-vs-users"), "CPU vs virtual users",
 		"The machine's CPU time by state, stacked to 100 %: a saturated CPU is all user and system, an I/O-bound database shows iowait, a virtual machine short of CPU shows steal. The dashed line is dbio's own share (the load generator).",
@@ -582,6 +586,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 			warns = append(warns, s.Name+": "+w)
 		}
 	}
+	warns = append(warns, hostWarns...)
 	if len(warns) > 0 {
 		sec.add(&paragraph{Text: "Telemetry warnings:", Class: "note"}, &bullets{Items: warns})
 	}

@@ -91,6 +91,20 @@ type TelemetrySummary struct {
 	Server *Share `json:"server,omitempty"`
 	// Warnings say which sources could not be read, and how often.
 	Warnings []string `json:"warnings,omitempty"`
+	// Hosts are the machines dbio does not run on that were read through
+	// their node exporters over the same seconds (the database host of a
+	// server driven from here by its DSN); the metrics above are this
+	// machine's.
+	Hosts []HostTelemetry `json:"hosts,omitempty"`
+}
+
+// HostTelemetry is one host's part of a step's telemetry, read from its
+// node exporter: its CPU, disks and memory (nil without a sample) and every
+// metric summarized, under the names this machine's have.
+type HostTelemetry struct {
+	Host      string            `json:"host"`
+	System    *HostSystem       `json:"system,omitempty"`
+	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
 }
 
 // TelemetryStat summarizes one metric over the per-second samples of a step.

@@ -101,6 +101,10 @@ type Plan struct {
 	// each step on every host at one instant. A goal search waits for it
 	// before its first probe only.
 	Barrier func(ctx context.Context) error
+	// ServerHost, when set, is the host of the server the DSN reaches
+	// (--driver coordinator), which runs no dbio: its node exporter is read
+	// with this machine's telemetry (see watchServerHost).
+	ServerHost *ServerHost
 }
 
 // Env is the process state a run uses.
@@ -124,6 +128,9 @@ type Env struct {
 	// while the run holds it (--server-memory), so that every sampler the
 	// run makes records its usage.
 	memoryGroup func() (telemetry.MemoryGroup, error)
+	// serverHosts are the hosts whose node exporters every sampler the run
+	// makes reads too (Plan.ServerHost), set once they have been checked.
+	serverHosts []telemetry.RemoteHost
 }
 
 // Outcome is what a run produced.
@@ -417,6 +424,11 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		}
 		return err
 	}
+	if p.ServerHost != nil {
+		if env.serverHosts, err = watchServerHost(ctx, *p.ServerHost, env, dir); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(env.Out, "starting %s\n", p.Engine.Name())
 	inst, err := p.Engine.Start(ctx, pl, opts)
 	if err != nil {
@@ -614,7 +626,8 @@ func placementBytes(pl engine.Placement) int64 {
 }
 
 // newSampler watches the physical disks behind the targets, dbio itself and
-// the engine's server processes and counters.
+// the engine's server processes and counters, and the server's host
+// through its node exporter when the server is on another (Plan.ServerHost).
 func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.Sampler, error) {
 	if env.HostFS.Proc == "" {
 		return nil, errors.New("no /proc root configured")
@@ -647,5 +660,6 @@ func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.
 		o.Counters = c
 	}
 	o.MemoryGroup = env.memoryGroup
+	o.Hosts = env.serverHosts
 	return telemetry.New(o)
 }

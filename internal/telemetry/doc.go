@@ -59,7 +59,11 @@
 // exporter (Exporter): the same CPU, load, disk and pressure metrics,
 // computed by the same code from the exporter's copies of the same kernel
 // counters, and the memory levels above; processes, memory cgroups and
-// engine counters are not read there.
+// engine counters are not read there. A Sampler given such hosts
+// (Options.Hosts: the database host of a server driven from here by its
+// DSN) reads them at each of its samples: their values join the row as
+// host_<host>_<metric>, and each step's summary holds every host's own
+// (Summary.Hosts).
 //
 // Device names in metric names are lower case with anything other than a
 // letter or digit turned into "_" ("dm-0" → "dm_0"). Pressure metrics are

@@ -84,6 +84,25 @@ func NewExporter(o ExporterOptions) (*Exporter, error) {
 	return e, nil
 }
 
+// OpenExporter prepares the reading of host's exporter and reads it once,
+// as the baseline of the first Sample (NewExporter, then Check): the
+// warnings, each naming the host, say what it lacks; an error says it
+// cannot be read at all.
+func OpenExporter(ctx context.Context, host string, o ExporterOptions) (*Exporter, []string, error) {
+	e, err := NewExporter(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings, err := e.Check(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, w := range warnings {
+		warnings[i] = "host " + host + ": " + w
+	}
+	return e, warnings, nil
+}
+
 // URL is the page the exporter is read at.
 func (e *Exporter) URL() string { return e.url }
 

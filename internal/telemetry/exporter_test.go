@@ -155,22 +155,8 @@ func TestPressureNames(t *testing.T) {
 // is read, and an exporter that is not there is an error at Check and a
 // warning while sampling.
 func TestExporterReadsARealNodeExporter(t *testing.T) {
-	program := testenv.RequireProgram(t, "prometheus-node-exporter", "apt-get install -y prometheus-node-exporter", "/usr/bin", "/usr/sbin")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	ctx, cancel := context.WithCancel(t.Context())
-	cmd := exec.CommandContext(ctx, program, "--web.listen-address="+addr, "--collector.disable-defaults",
-		"--collector.cpu", "--collector.stat", "--collector.loadavg", "--collector.meminfo", "--collector.diskstats", "--collector.pressure")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	waitDial(t, addr)
-
+	addr, stop := startNodeExporter(t)
+	ctx := t.Context()
 	disk := diskOf(t, t.TempDir())
 	e, err := NewExporter(ExporterOptions{URL: "http://" + addr + "/metrics", Devices: []string{disk, "nosuchdisk"}})
 	if disk == "" {
@@ -218,8 +204,7 @@ func TestExporterReadsARealNodeExporter(t *testing.T) {
 		t.Errorf("warnings after good reads: %q", w)
 	}
 
-	cancel()
-	cmd.Wait()
+	stop()
 	if _, pts := e.Sample(t.Context()); pts != nil {
 		t.Errorf("a sample from a stopped exporter: %v", pts)
 	}
@@ -233,6 +218,30 @@ func TestExporterReadsARealNodeExporter(t *testing.T) {
 	if _, err := NewExporter(ExporterOptions{URL: "10.0.0.1:9100"}); err == nil {
 		t.Error("a URL without a scheme was accepted")
 	}
+}
+
+// startNodeExporter runs Debian's node exporter on a free port of this
+// machine with the collectors dbio reads, until stop or the test's end.
+func startNodeExporter(t *testing.T) (addr string, stop func()) {
+	t.Helper()
+	program := testenv.RequireProgram(t, "prometheus-node-exporter", "apt-get install -y prometheus-node-exporter", "/usr/bin", "/usr/sbin")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = l.Addr().String()
+	l.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, program, "--web.listen-address="+addr, "--collector.disable-defaults",
+		"--collector.cpu", "--collector.stat", "--collector.loadavg", "--collector.meminfo", "--collector.diskstats", "--collector.pressure")
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	stop = func() { cancel(); cmd.Wait() }
+	t.Cleanup(stop)
+	waitDial(t, addr)
+	return addr, stop
 }
 
 // waitDial waits until addr accepts connections.

@@ -64,6 +64,9 @@ type Options struct {
 	// bytes; 0 means this machine's. Set it when reading snapshots taken
 	// elsewhere.
 	PageSize int
+	// Hosts are read through their node exporters at every sample, each
+	// within HostReadTimeout, beside this machine (see RemoteHost).
+	Hosts []RemoteHost
 }
 
 // MemoryGroup is the state of the memory cgroup capping the server at one
@@ -106,6 +109,8 @@ type Sampler struct {
 	step     *accumulator
 	problems problems
 	cost     Cost
+
+	hosts []*remoteHost
 }
 
 // device is one watched block device.
@@ -168,6 +173,7 @@ func New(o Options) (*Sampler, error) {
 		counterTimeout:  o.CounterTimeout,
 		inProcessEngine: o.InProcessEngine,
 		step:            newAccumulator(),
+		hosts:           newRemoteHosts(o.Hosts),
 	}
 	s.pageSize = uint64(o.PageSize)
 	if o.PageSize <= 0 {
@@ -262,7 +268,8 @@ func metricKey(name string) string {
 
 // Sample reads the current counters and returns the per-second values since
 // the previous call. The first call only records a baseline and returns
-// nothing. Values are also added to the current step (see StartStep).
+// nothing. Values are also added to the current step (see StartStep). The
+// hosts' values follow this machine's, under their hosts' names.
 func (s *Sampler) Sample(now time.Time) []Point {
 	return s.SampleContext(context.Background(), now)
 }
@@ -277,7 +284,17 @@ func (s *Sampler) SampleContext(ctx context.Context, now time.Time) []Point {
 	defer runtime.UnlockOSThread()
 	start := threadCPU()
 
+	// The hosts' pages are on their way while this machine is read.
+	var hostPts chan []Point
+	if len(s.hosts) > 0 {
+		hostPts = make(chan []Point, 1)
+		go func() { hostPts <- readHosts(ctx, s.hosts) }()
+	}
 	cur := s.read(ctx, now)
+	var hosts []Point
+	if hostPts != nil {
+		hosts = <-hostPts
+	}
 	var pts []Point
 	var dt float64
 	if s.hasPrev {
@@ -297,7 +314,7 @@ func (s *Sampler) SampleContext(ctx context.Context, now time.Time) []Point {
 		pts = append(pts, Point{"telemetry_cost_pct", 100 * used.Seconds() / dt})
 		s.step.add(pts)
 	}
-	return pts
+	return append(pts, hosts...)
 }
 
 // Cost returns the sampler's own CPU use since New.

@@ -91,6 +91,9 @@ func (s *Sampler) StartStep() {
 	defer s.mu.Unlock()
 	s.step = newAccumulator()
 	s.problems.reset()
+	for _, h := range s.hosts {
+		h.startStep()
+	}
 }
 
 // StepSummary summarizes the samples since StartStep (or since New). It
@@ -106,6 +109,9 @@ func (s *Sampler) StepSummary() Summary {
 		sum.Devices = append(sum.Devices, d.key)
 	}
 	sum.Warnings = s.problems.warnings()
+	for _, h := range s.hosts {
+		sum.Hosts = append(sum.Hosts, h.summary())
+	}
 	return sum
 }
 

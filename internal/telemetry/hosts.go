@@ -1,0 +1,136 @@
+package telemetry
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+
+	"dbio/internal/results"
+)
+
+// A Sampler can read other hosts too, through their node exporters, at
+// each of its samples: the database host of a server dbio drives from here
+// by its DSN, which runs no dbio. Their per-second values join this
+// machine's in the same row, each named host_<host>_<metric> (the host's
+// name as in metric names: "db-1" → "db_1"), and each step's summary holds
+// every host's own (Summary.Hosts), under the plain names.
+
+// RemoteHost is a host a Sampler reads through its node exporter.
+type RemoteHost struct {
+	// Name is the host's name, as targets call it ("db1").
+	Name     string
+	Exporter *Exporter
+}
+
+// HostReadTimeout bounds a host's read within a sample: the row waits for
+// it, and a slower read would push the row past the next second. A read
+// that takes longer loses that second, counted in the host's warnings.
+const HostReadTimeout = 750 * time.Millisecond
+
+// HostMetric is the name of a host's metric in the run's series.
+func HostMetric(host, metric string) string {
+	return "host_" + metricKey(host) + "_" + metric
+}
+
+// remoteHost is a host's state in a Sampler.
+type remoteHost struct {
+	RemoteHost
+	prefix string
+	step   *accumulator
+	// warnings are the exporter's since the step started.
+	warnings []string
+}
+
+func newRemoteHosts(hosts []RemoteHost) []*remoteHost {
+	var out []*remoteHost
+	for _, h := range hosts {
+		if h.Exporter == nil {
+			continue
+		}
+		// A sample never spans the time before this sampler existed (a
+		// load, an earlier sampler's steps).
+		h.Exporter.Restart()
+		out = append(out, &remoteHost{RemoteHost: h, prefix: HostMetric(h.Name, ""), step: newAccumulator()})
+	}
+	return out
+}
+
+// readHosts reads every host at once, each within HostReadTimeout, into its
+// step, and returns their points under their series names.
+func readHosts(ctx context.Context, hosts []*remoteHost) []Point {
+	if len(hosts) == 0 {
+		return nil
+	}
+	got := make([][]Point, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() {
+			rctx, cancel := context.WithTimeout(ctx, HostReadTimeout)
+			defer cancel()
+			_, got[i] = h.Exporter.Sample(rctx)
+		})
+	}
+	wg.Wait()
+	var out []Point
+	for i, h := range hosts {
+		if len(got[i]) == 0 {
+			continue
+		}
+		h.step.add(got[i])
+		for _, p := range got[i] {
+			out = append(out, Point{Name: h.prefix + p.Name, Value: p.Value})
+		}
+	}
+	return out
+}
+
+// startStep drops the host's samples and warnings so far.
+func (h *remoteHost) startStep() {
+	h.step = newAccumulator()
+	h.Exporter.Warnings()
+	h.warnings = nil
+}
+
+// summary is the host's part of the step's summary.
+func (h *remoteHost) summary() results.HostTelemetry {
+	h.warnings = append(h.warnings, h.Exporter.Warnings()...)
+	sum := Summary{Samples: h.step.samples, CPUs: h.Exporter.CPUs(), Devices: h.Exporter.Devices(), Metrics: map[string]Stat{},
+		Warnings: append([]string(nil), h.warnings...)}
+	for name, v := range h.step.values {
+		sum.Metrics[name] = summarize(v)
+	}
+	out := results.HostTelemetry{Host: h.Name, Telemetry: &sum}
+	if sum.Samples > 0 {
+		sys := HostSystemOf(sum)
+		out.System = &sys
+	}
+	return out
+}
+
+// HostSystemOf draws a host's CPU, disks and memory from its summary: the
+// CPU shares' means, the watched devices' IOPS and MB/s summed and their
+// mean time per I/O weighted by each one's IOPS, and the memory in use.
+func HostSystemOf(s Summary) results.HostSystem {
+	mean := func(name string) float64 {
+		if v := s.Mean(name); !math.IsNaN(v) {
+			return v
+		}
+		return 0
+	}
+	h := results.HostSystem{Seconds: s.Samples,
+		CPUUserPct: mean("cpu_user_pct"), CPUSystemPct: mean("cpu_system_pct"), CPUIowaitPct: mean("cpu_iowait_pct"),
+		CPUStealPct: mean("cpu_steal_pct"), CPUIdlePct: mean("cpu_idle_pct"), MemUsedMB: mean("mem_used_mb")}
+	var waited float64
+	for _, d := range s.Devices {
+		p := "disk_" + d + "_"
+		rps, wps := mean(p+"rps"), mean(p+"wps")
+		h.DiskIOPS += rps + wps
+		h.DiskMBPerSec += mean(p+"rmbps") + mean(p+"wmbps")
+		waited += mean(p+"r_await_ms")*rps + mean(p+"w_await_ms")*wps
+	}
+	if h.DiskIOPS > 0 {
+		h.DiskAwaitMS = waited / h.DiskIOPS
+	}
+	return h
+}
