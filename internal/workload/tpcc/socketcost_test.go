@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -67,7 +66,7 @@ func BenchmarkSocketsCost(b *testing.B) {
 }
 
 // runBackToBack runs users sessions back to back and returns what one
-// transaction cost the process over d after a second's warm-up: its CPU
+// transaction cost the process over d after a warm-up: its CPU
 // in µs (getrusage), or, with countCalls, its system calls (perf stat
 // attached to the process).
 func runBackToBack(t testing.TB, w *Workload, inst engine.Instance, users int, d time.Duration, countCalls bool) float64 {
@@ -75,33 +74,24 @@ func runBackToBack(t testing.TB, w *Workload, inst engine.Instance, users int, d
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	col := metrics.NewCollector(w.TxTypes())
-	var done, failed atomic.Int64
+	// The warm-up (statements prepared, caches filled) is the first
+	// warmupPerUser transactions of each user, counted as they start.
+	const warmupPerUser = 100
 	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for u := range users {
-		s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
-		if err != nil {
-			t.Fatal(err)
+	var started atomic.Int64
+	warm := make(chan struct{})
+	wait := runUsers(ctx, t, w, inst, users, col, func(int) bool {
+		if started.Add(1) == int64(users*warmupPerUser) {
+			close(warm)
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer s.Close()
-			for !stop.Load() {
-				if err := s.Next(ctx); err != nil {
-					failed.Add(1)
-					t.Error(err)
-					return
-				}
-				done.Add(1)
-			}
-		}()
-	}
+		return !stop.Load()
+	})
 	defer func() {
 		stop.Store(true)
-		wg.Wait()
+		wait()
 	}()
-	time.Sleep(time.Second) // warm-up: statements prepared, caches filled
+	<-warm
+	col.Reset()
 	var perf *exec.Cmd
 	out := filepath.Join(t.TempDir(), "perf")
 	if countCalls {
@@ -112,12 +102,16 @@ func runBackToBack(t testing.TB, w *Workload, inst engine.Instance, users int, d
 	}
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
-	first := done.Load()
 	time.Sleep(d)
-	txs := done.Load() - first
+	col.Tick()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-	if txs == 0 || failed.Load() > 0 {
-		t.Fatalf("%d users ran %d transactions in %s, %d sessions failed", users, txs, d, failed.Load())
+	var txs, failed int64
+	for _, c := range col.StepTotals() {
+		txs += c.Completed()
+		failed += c.Failed
+	}
+	if txs == 0 || failed > 0 {
+		t.Fatalf("%d users ran %d transactions in %s, %d failed", users, txs, d, failed)
 	}
 	if !countCalls {
 		used := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
