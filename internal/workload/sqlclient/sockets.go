@@ -2,7 +2,9 @@ package sqlclient
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"runtime"
 	"sync"
 )
 
@@ -78,4 +80,46 @@ func (s *sessionSockets) release() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.conns = nil
+}
+
+// OwnSockets are the sockets of a connection a workload opens itself with
+// its engine's driver rather than through Connect (TPC-C's pgx
+// connections, which call server-side functions): Dial is the driver's
+// dial function, its sockets of the kind the dialect chose for the session
+// (ForUser, ForBackground), shut down when the session's context ends.
+// Release follows the connection's close.
+type OwnSockets struct{ s *sessionSockets }
+
+// OwnSockets returns the sockets of a connection of the session d was
+// given for, whose context is ctx.
+func (d *Dialect) OwnSockets(ctx context.Context) OwnSockets {
+	return OwnSockets{watchSockets(ctx, d.poller())}
+}
+
+// Dial connects as a driver's dial function does.
+func (o OwnSockets) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	return o.s.dial(ctx, network, addr)
+}
+
+// Release stops watching: the connection is closed.
+func (o OwnSockets) Release() { o.s.release() }
+
+// InPoller says whether the session the dialect was given for waits for
+// the server through Go's network poller (false: on blocking sockets).
+func (d *Dialect) InPoller() bool { return d.poller() }
+
+// SocketsNote says, for the results, which sessions of a workload on d's
+// engine wait on blocking sockets and which in the network poller.
+func (d *Dialect) SocketsNote() string {
+	switch {
+	case d.Sockets == SocketsPoller || d.Sockets == SocketsByEngine && d.enginePoller:
+		return "Sockets: every session waits for the server through Go's network poller."
+	case d.Sockets == SocketsBlocking:
+		return "Sockets: every session reads and writes its socket with blocking system calls."
+	}
+	n := runtime.GOMAXPROCS(0) - 1
+	if n < 1 {
+		return "Sockets: every session waits for the server through Go's network poller (GOMAXPROCS=1 leaves no P for a blocking socket)."
+	}
+	return fmt.Sprintf("Sockets: the first %d session(s) (GOMAXPROCS-1, GOMAXPROCS=%d) read and write their sockets with blocking system calls; later sessions and background jobs wait through Go's network poller.", n, n+1)
 }

@@ -453,7 +453,8 @@ func TestPrepare(t *testing.T) {
 // TestSocketsForUser pins which sessions wait in blocking system calls:
 // by the engine's choice the first GOMAXPROCS-1 users on PostgreSQL, no
 // session on MariaDB and no background job; an override applies to every
-// session, so that a figure labelled "blocking" or "poller" is that.
+// session, so that a figure labelled "blocking" or "poller" is that; the
+// results' note says the same.
 func TestSocketsForUser(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	type session struct {
@@ -466,13 +467,15 @@ func TestSocketsForUser(t *testing.T) {
 		sockets      Sockets
 		// blocking is whether each of users has a blocking socket.
 		blocking []bool
+		// note is what the results' note on sockets says.
+		note string
 	}{
-		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}},
-		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}},
-		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}},
-		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}},
-		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}},
-		{"mariadb poller", "mariadb", SocketsPoller, []bool{false, false, false, false, false, false}},
+		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}, "the first 3 session(s)"},
+		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}, "every session waits for the server through"},
+		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
+		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
+		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}, "every session waits for the server through"},
+		{"mariadb poller", "mariadb", SocketsPoller, []bool{false, false, false, false, false, false}, "every session waits for the server through"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := For("w", named{engine: tc.engine, dsn: "db"}, &Writers{})
@@ -485,9 +488,12 @@ func TestSocketsForUser(t *testing.T) {
 				if s.background {
 					sd = d.ForBackground()
 				}
-				if blocking := !sd.poller(); blocking != tc.blocking[i] {
+				if blocking := !sd.InPoller(); blocking != tc.blocking[i] {
 					t.Errorf("user %d (background %v): blocking %v, want %v", s.user, s.background, blocking, tc.blocking[i])
 				}
+			}
+			if note := d.SocketsNote(); !strings.Contains(note, tc.note) {
+				t.Errorf("the note on sockets %q does not say %q", note, tc.note)
 			}
 		})
 	}

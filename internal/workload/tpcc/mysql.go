@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dbio/internal/engine"
+	"dbio/internal/workload/sqlclient"
 )
 
 //go:embed sql/mysql.sql
@@ -179,7 +180,14 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-func (myBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
+// newExecutor takes a connection of the instance's pool, which waits for
+// the server in Go's network poller: the engine's choice on MariaDB
+// (sqlclient keeps MariaDB's sessions there too). Blocking sockets asked
+// for are refused rather than ignored.
+func (myBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error) {
+	if !d.InPoller() {
+		return nil, errors.New("tpcc on MariaDB takes its connections from the instance's pool, which waits in Go's network poller: blocking sockets are not available")
+	}
 	conn, err := inst.DB().Conn(ctx)
 	if err != nil {
 		return nil, err

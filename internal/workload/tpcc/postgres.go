@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dbio/internal/engine"
+	"dbio/internal/workload/sqlclient"
 )
 
 //go:embed sql/postgres.sql
@@ -162,12 +163,22 @@ func pgInstall(ctx context.Context, inst engine.Instance, functions string) erro
 	return nil
 }
 
-func (pgBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
-	conn, err := pgConnect(ctx, inst)
+// newExecutor opens the session's native pgx connection, dialled through
+// sqlclient's sockets so that it waits for the server as d chose: on a
+// blocking socket or in Go's network poller.
+func (pgBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error) {
+	cfg, err := pgx.ParseConfig(inst.DSN())
 	if err != nil {
 		return nil, err
 	}
-	return &pgExecutor{conn: conn}, nil
+	sockets := d.OwnSockets(ctx)
+	cfg.DialFunc = sockets.Dial
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		sockets.Release()
+		return nil, err
+	}
+	return &pgExecutor{conn: conn, sockets: sockets}, nil
 }
 
 func (pgBackend) notes() []string {
@@ -179,13 +190,17 @@ func (pgBackend) notes() []string {
 
 // pgExecutor runs the five transactions through the functions of sql/postgres.sql.
 type pgExecutor struct {
-	conn *pgx.Conn
+	conn    *pgx.Conn
+	sockets sqlclient.OwnSockets
 	// argument arrays, reused
 	items, supply, qty []int32
 	amounts            []float64
 }
 
-func (e *pgExecutor) close() error { return e.conn.Close(context.Background()) }
+func (e *pgExecutor) close() error {
+	defer e.sockets.Release()
+	return e.conn.Close(context.Background())
+}
 
 // pgCode is the SQLSTATE of a server error, "" for other errors.
 func pgCode(err error) string {

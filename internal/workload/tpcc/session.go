@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"dbio/internal/metrics"
@@ -150,6 +151,11 @@ func (s *session) Next(ctx context.Context) error {
 // serialization failure, and records it from its start on the connection.
 // It returns an error only when the connection cannot go on.
 func (c *conn) execute(ctx context.Context, t int, run txRun) error {
+	// A goroutine that only ever waits in blocking system calls looks
+	// stuck to the runtime's monitor, which then takes its P at every call
+	// and wakes every 20 µs; one yield per transaction says it is not, as
+	// sqlclient.Conn.Run does (docs/performance.md, blocking sockets).
+	runtime.Gosched()
 	start := time.Now()
 	var err error
 	retries := 0

@@ -49,11 +49,7 @@ func (sqliteBackend) finishLoad(ctx context.Context, inst engine.Instance) error
 // loadWorkers is one: SQLite has a single writer, so parallel loaders would only queue.
 func (sqliteBackend) loadWorkers() int { return 1 }
 
-func (b sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance) (executor, error) {
-	d, err := sqlclient.For("tpcc", inst, b.writers)
-	if err != nil {
-		return nil, err
-	}
+func (sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error) {
 	return newSQLExecutor(ctx, inst.DB(), d)
 }
 

@@ -21,6 +21,7 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 	"dbio/internal/workload/txerr"
 )
 
@@ -110,6 +111,10 @@ type Workload struct {
 	run       Constants
 	haveConst bool
 	sqliteQueues
+	// sockets overrides the engine's choice between blocking sockets and
+	// Go's network poller for every connection, so that tests and
+	// measurements can compare the two; the zero value keeps it.
+	sockets sqlclient.Sockets
 }
 
 var _ workload.Workload = (*Workload)(nil)
@@ -157,7 +162,9 @@ type backend interface {
 	finishLoad(ctx context.Context, inst engine.Instance) error
 	// loadWorkers is the default parallelism of the loader.
 	loadWorkers() int
-	newExecutor(ctx context.Context, inst engine.Instance) (executor, error)
+	// newExecutor opens a connection for the session d was given for
+	// (sqlclient.Dialect.ForUser), its sockets of the kind d chose.
+	newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error)
 	// notes explain engine-specific choices for the results.
 	notes() []string
 }
@@ -182,7 +189,26 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 	if err != nil {
 		return nil
 	}
-	return b.notes()
+	notes := b.notes()
+	if d, err := w.dialect(inst); err == nil && serverEngine.For(d) {
+		notes = append(notes, d.SocketsNote())
+	}
+	return notes
+}
+
+// serverEngine says which engines are reached through sockets.
+var serverEngine = sqlclient.ByEngine[bool]{Postgres: true, MySQL: true}
+
+// dialect is inst's engine's dialect for TPC-C's connections, with the
+// workload's choice of sockets; ForUser then chooses each session's socket,
+// as it does for sysbench's.
+func (w *Workload) dialect(inst engine.Instance) (*sqlclient.Dialect, error) {
+	d, err := sqlclient.For("tpcc", inst, &w.writers)
+	if err != nil {
+		return nil, err
+	}
+	d.Sockets = w.sockets
+	return d, nil
 }
 
 // NewSession implements workload.Workload. User u is terminal u (see
@@ -192,7 +218,7 @@ func (w *Workload) NewSession(ctx context.Context, inst engine.Instance, user in
 	if err != nil {
 		return nil, err
 	}
-	c, err := w.connect(ctx, inst, rec)
+	c, err := w.connect(ctx, inst, user, rec)
 	if err != nil {
 		return nil, fmt.Errorf("user %d: connect: %w", user+1, err)
 	}
@@ -220,12 +246,19 @@ func (w *Workload) newTerminal(user int) (*terminal, error) {
 	}, nil
 }
 
-func (w *Workload) connect(ctx context.Context, inst engine.Instance, rec *metrics.Recorder) (conn, error) {
+// connect opens the connection of session n (a user back to back, or a
+// connection of the monitor's pool), whose socket sqlclient's
+// Dialect.ForUser chooses as for every other workload's sessions.
+func (w *Workload) connect(ctx context.Context, inst engine.Instance, n int, rec *metrics.Recorder) (conn, error) {
 	b, err := w.backend(inst)
 	if err != nil {
 		return conn{}, err
 	}
-	exec, err := b.newExecutor(ctx, inst)
+	d, err := w.dialect(inst)
+	if err != nil {
+		return conn{}, err
+	}
+	exec, err := b.newExecutor(ctx, inst, d.ForUser(n))
 	if err != nil {
 		return conn{}, err
 	}
@@ -253,7 +286,7 @@ func (w *Workload) NewTerminal(user int) (workload.Terminal, error) { return w.n
 
 // NewConnection implements workload.Monitored.
 func (w *Workload) NewConnection(ctx context.Context, inst engine.Instance, n int, rec *metrics.Recorder) (workload.Session, error) {
-	c, err := w.connect(ctx, inst, rec)
+	c, err := w.connect(ctx, inst, n, rec)
 	if err != nil {
 		return nil, fmt.Errorf("pooled connection %d: %w", n+1, err)
 	}

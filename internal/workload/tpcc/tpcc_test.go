@@ -722,26 +722,8 @@ func TestSessionsRunTheMixConsistently(t *testing.T) {
 		col := metrics.NewCollector(w.TxTypes())
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		var wg sync.WaitGroup
 		const users, perUser = 4, 250
-		for u := range users {
-			s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
-			if err != nil {
-				t.Fatal(err)
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer s.Close()
-				for range perUser {
-					if err := s.Next(ctx); err != nil {
-						t.Error(err)
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
+		runUsers(ctx, t, w, inst, users, col, func(ran int) bool { return ran < perUser })()
 		col.Tick()
 		totals := col.StepTotals()
 		var done int64
@@ -759,4 +741,29 @@ func TestSessionsRunTheMixConsistently(t *testing.T) {
 		}
 		mustBeConsistent(t, w, inst, "after the run")
 	})
+}
+
+// runUsers opens users sessions of w, back to back, each running
+// transactions while more(the number it has run) says so; an error is
+// reported on t and ends its session. The returned wait waits for every
+// session to end and close.
+func runUsers(ctx context.Context, t testing.TB, w *Workload, inst engine.Instance, users int, col *metrics.Collector, more func(ran int) bool) (wait func()) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for u := range users {
+		s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			defer s.Close()
+			for ran := 0; more(ran); ran++ {
+				if err := s.Next(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	return wg.Wait
 }
