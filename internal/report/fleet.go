@@ -97,15 +97,7 @@ func fleetSystemTable(points []results.Step, id string) *table {
 		if f == nil || f.System == nil || !analysis.Completed(p) {
 			continue
 		}
-		name := "fleet"
-		if len(f.System.Hosts) < len(f.Hosts) {
-			name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.System.Hosts), len(f.Hosts))
-		}
-		fleetRow := hostSystemRow(p.Name, name, f.System.HostSystem)
-		for i := range fleetRow {
-			fleetRow[i].Class = "key"
-		}
-		t.Rows = append(t.Rows, fleetRow)
+		t.Rows = append(t.Rows, fleetSystemRow(textCell(p.Name), *f.System, len(f.Hosts)))
 		for _, h := range f.Hosts {
 			if h.System != nil {
 				t.Rows = append(t.Rows, hostSystemRow("", h.Host, *h.System))
@@ -153,6 +145,35 @@ func hostSystemRow(step, host string, s results.HostSystem) []cell {
 		numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, mem}
 }
 
+// fleetSystemRow is the fleet's row of such a table, marked as the key
+// row; of is how many hosts the fleet has, named when fewer had figures.
+func fleetSystemRow(step cell, f results.FleetSystem, of int) []cell {
+	name := "fleet"
+	if len(f.Hosts) < of {
+		name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.Hosts), of)
+	}
+	row := hostSystemRow("", name, f.HostSystem)
+	row[0] = step
+	for i := range row {
+		row[i].Class = "key"
+	}
+	return row
+}
+
+// stepHostsRows are a step's rows of the hosts in its telemetry.hosts that
+// have figures, keyed by key.
+func stepHostsRows(key stepKey, s results.Step) [][]cell {
+	var rows [][]cell
+	for _, h := range s.Telemetry.Hosts {
+		if h.System != nil {
+			row := hostSystemRow("", h.Host, *h.System)
+			row[0] = key.cell(s)
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
 // serverHostsTable puts each step's CPU, disks and memory of the hosts read
 // through their node exporters beside this machine's (the database host of
 // a server driven from here by its DSN), its caption naming each host's
@@ -169,12 +190,8 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 		if s.Telemetry == nil {
 			continue
 		}
+		t.Rows = append(t.Rows, stepHostsRows(key, s)...)
 		for _, h := range s.Telemetry.Hosts {
-			if h.System != nil {
-				row := hostSystemRow("", h.Host, *h.System)
-				row[0] = key.cell(s)
-				t.Rows = append(t.Rows, row)
-			}
 			if h.Telemetry != nil {
 				for _, w := range h.Telemetry.Warnings {
 					warns = append(warns, s.Name+": host "+h.Host+": "+w)
@@ -213,29 +230,14 @@ func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
 			continue
 		}
 		if fleet, ok, _ := results.TenantFleetOf(run, s); ok && fleet.System != nil {
-			name := "fleet"
-			if len(fleet.System.Hosts) < len(fleet.Hosts) {
-				name = fmt.Sprintf("fleet (%d of %d hosts)", len(fleet.System.Hosts), len(fleet.Hosts))
-			}
-			row := hostSystemRow("", name, fleet.System.HostSystem)
-			row[0] = key.cell(s)
-			for i := range row {
-				row[i].Class = "key"
-			}
-			t.Rows = append(t.Rows, row)
+			t.Rows = append(t.Rows, fleetSystemRow(key.cell(s), *fleet.System, len(fleet.Hosts)))
 			for _, l := range fleet.System.LeftOut {
 				if !slices.Contains(notes, l) {
 					notes = append(notes, l)
 				}
 			}
 		}
-		for _, h := range s.Telemetry.Hosts {
-			if h.System != nil {
-				row := hostSystemRow("", h.Host, *h.System)
-				row[0] = key.cell(s)
-				t.Rows = append(t.Rows, row)
-			}
-		}
+		t.Rows = append(t.Rows, stepHostsRows(key, s)...)
 	}
 	if len(t.Rows) == 0 {
 		return nil
