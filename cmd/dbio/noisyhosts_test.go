@@ -60,6 +60,17 @@ func TestNoisyOnFleet(t *testing.T) {
 		if s.Total.Latency.Count == 0 {
 			t.Errorf("step %s: the fleet's latency merges no histogram", s.Name)
 		}
+		// Each host's phase telemetry, as its own dbio sampled it, is the
+		// fleet's phase's per host.
+		if s.Telemetry == nil || len(s.Telemetry.Hosts) != 2 || fleet.System == nil || len(fleet.System.Hosts) != 2 {
+			t.Errorf("step %s: telemetry %+v, the fleet's CPU and disks %+v: want both hosts'", s.Name, s.Telemetry, fleet.System)
+		} else {
+			for _, h := range s.Telemetry.Hosts {
+				if h.System == nil || h.System.CPUUserPct+h.System.CPUSystemPct <= 0 {
+					t.Errorf("step %s: host %s's CPU %+v", s.Name, h.Host, h.System)
+				}
+			}
+		}
 		t.Logf("%s: fleet TPM %.0f over %d s, p99 %.1f ms", s.Name, got, fleet.Seconds, float64(fleet.Latency.P99US)/1000)
 	}
 	interference := l.Steps[1]
@@ -93,7 +104,7 @@ func TestNoisyOnFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Fleet and hosts", "| h1 |", "Fleet and hosts second by second"} {
+	for _, want := range []string{"Fleet and hosts", "| h1 |", "Fleet and hosts second by second", "**CPU and disks per host**"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}

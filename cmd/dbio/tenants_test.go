@@ -116,6 +116,7 @@ func TestTenantsOnFleet(t *testing.T) {
 	}
 	checkFleetNOPM(t, dir, ten, step, fleet)
 	checkFleetP99(t, dir, ten, step)
+	checkFleetCPU(t, dir, ten, step, fleet)
 	if len(l.Run.Checks) == 0 || !strings.HasPrefix(l.Run.Checks[0].Name, "h1: ") {
 		t.Errorf("the hosts' consistency checks are not the run's: %+v", l.Run.Checks)
 	}
@@ -131,7 +132,8 @@ func TestTenantsOnFleet(t *testing.T) {
 	if i := strings.Index(string(md), "Fleet and hosts"); i >= 0 && testing.Verbose() {
 		t.Logf("%s", string(md)[i:min(len(md), i+1500)])
 	}
-	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h1 |", "| h2 |", "Fleet and hosts second by second", "NOPM per second: the fleet and each host"} {
+	for _, want := range []string{"Fleet and hosts", "| fleet |", "| h1 |", "| h2 |", "Fleet and hosts second by second", "NOPM per second: the fleet and each host",
+		"**CPU and disks per host**"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
@@ -154,6 +156,37 @@ func fleetRunBack(t *testing.T, f *testfleet.Fleet, p *runningDBIO, base string,
 		t.Fatal(err)
 	}
 	return l, dir
+}
+
+// checkFleetCPU checks that the fleet's step holds each host's CPU as the
+// host's own dbio summarized it over its step, and the fleet's CPU as
+// their mean.
+func checkFleetCPU(t *testing.T, dir string, ten *results.Tenants, step results.Step, fleet results.TenantFleet) {
+	t.Helper()
+	if step.Telemetry == nil || len(step.Telemetry.Hosts) != len(ten.Hosts) {
+		t.Fatalf("the fleet's step has no telemetry per host: %+v", step.Telemetry)
+	}
+	var userSum float64
+	for i, h := range ten.Hosts {
+		got := step.Telemetry.Hosts[i]
+		hl, err := results.Load(filepath.Join(dir, h.Dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := hl.Steps[0].Telemetry
+		if got.Host != h.Host || got.System == nil || own == nil {
+			t.Fatalf("host %s: telemetry %+v in the fleet's step, %+v in its own", h.Host, got, own)
+		}
+		if got.System.CPUUserPct+got.System.CPUSystemPct <= 0 || got.System.CPUUserPct != own.Mean("cpu_user_pct") ||
+			got.System.CPUIowaitPct != own.Mean("cpu_iowait_pct") || got.System.Seconds != own.Samples {
+			t.Errorf("host %s: CPU %+v in the fleet's step; its own step: user %v %%, iowait %v %% over %d s",
+				h.Host, *got.System, own.Mean("cpu_user_pct"), own.Mean("cpu_iowait_pct"), own.Samples)
+		}
+		userSum += got.System.CPUUserPct
+	}
+	if fleet.System == nil || math.Abs(fleet.System.CPUUserPct-userSum/float64(len(ten.Hosts))) > 1e-9 {
+		t.Errorf("the fleet's CPU %+v is not the hosts' mean (user %v %%)", fleet.System, userSum/float64(len(ten.Hosts)))
+	}
 }
 
 // checkFleetNOPM checks that the fleet's NOPM is the sum of the hosts'

@@ -310,38 +310,11 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that
-// have theirs: CPU shares are the mean of the hosts' (each host counts
-// once, whatever its CPUs), disk IOPS, MB/s and memory are summed, and the
-// disk latency is weighted by each host's IOPS.
+// have theirs (telemetry.FleetSystemOf).
 func fleetSystem(hosts []results.FioHost, leftOut []string) *results.FleetSystem {
-	f := &results.FleetSystem{LeftOut: leftOut}
-	var waited float64
+	var systems []results.HostTelemetry
 	for _, h := range hosts {
-		s := h.System
-		if s == nil {
-			continue
-		}
-		if len(f.Hosts) == 0 || s.Seconds < f.Seconds {
-			f.Seconds = s.Seconds
-		}
-		f.Hosts = append(f.Hosts, h.Host)
-		f.CPUUserPct += s.CPUUserPct
-		f.CPUSystemPct += s.CPUSystemPct
-		f.CPUIowaitPct += s.CPUIowaitPct
-		f.CPUStealPct += s.CPUStealPct
-		f.CPUIdlePct += s.CPUIdlePct
-		f.DiskIOPS += s.DiskIOPS
-		f.DiskMBPerSec += s.DiskMBPerSec
-		f.MemUsedMB += s.MemUsedMB
-		waited += s.DiskAwaitMS * s.DiskIOPS
+		systems = append(systems, results.HostTelemetry{Host: h.Host, System: h.System})
 	}
-	n := float64(len(f.Hosts))
-	if n == 0 {
-		return nil
-	}
-	f.CPUUserPct, f.CPUSystemPct, f.CPUIowaitPct, f.CPUStealPct, f.CPUIdlePct = f.CPUUserPct/n, f.CPUSystemPct/n, f.CPUIowaitPct/n, f.CPUStealPct/n, f.CPUIdlePct/n
-	if f.DiskIOPS > 0 {
-		f.DiskAwaitMS = waited / f.DiskIOPS
-	}
-	return f
+	return telemetry.FleetSystemOf(systems, leftOut)
 }

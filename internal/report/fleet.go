@@ -97,15 +97,7 @@ func fleetSystemTable(points []results.Step, id string) *table {
 		if f == nil || f.System == nil || !analysis.Completed(p) {
 			continue
 		}
-		name := "fleet"
-		if len(f.System.Hosts) < len(f.Hosts) {
-			name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.System.Hosts), len(f.Hosts))
-		}
-		fleetRow := hostSystemRow(p.Name, name, f.System.HostSystem)
-		for i := range fleetRow {
-			fleetRow[i].Class = "key"
-		}
-		t.Rows = append(t.Rows, fleetRow)
+		t.Rows = append(t.Rows, fleetSystemRow(textCell(p.Name), *f.System, len(f.Hosts)))
 		for _, h := range f.Hosts {
 			if h.System != nil {
 				t.Rows = append(t.Rows, hostSystemRow("", h.Host, *h.System))
@@ -142,9 +134,44 @@ func hostSystemRow(step, host string, s results.HostSystem) []cell {
 	if s.DiskIOPS == 0 {
 		await = textCell("-")
 	}
+	// A host in use always has memory in use: none means it was not read
+	// (a host's own dbio does not sample it).
+	mem := numCell(s.MemUsedMB, thousands)
+	if s.MemUsedMB == 0 {
+		mem = textCell("-")
+	}
 	return []cell{textCell(step), textCell(host), numCell(float64(s.Seconds), thousands),
 		numCell(s.CPUUserPct, percent), numCell(s.CPUSystemPct, percent), numCell(s.CPUIowaitPct, percent), numCell(s.CPUStealPct, percent), numCell(s.CPUIdlePct, percent),
-		numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, numCell(s.MemUsedMB, thousands)}
+		numCell(s.DiskIOPS, thousands), numCell(s.DiskMBPerSec, quantity), await, mem}
+}
+
+// fleetSystemRow is the fleet's row of such a table, marked as the key
+// row; of is how many hosts the fleet has, named when fewer had figures.
+func fleetSystemRow(step cell, f results.FleetSystem, of int) []cell {
+	name := "fleet"
+	if len(f.Hosts) < of {
+		name = fmt.Sprintf("fleet (%d of %d hosts)", len(f.Hosts), of)
+	}
+	row := hostSystemRow("", name, f.HostSystem)
+	row[0] = step
+	for i := range row {
+		row[i].Class = "key"
+	}
+	return row
+}
+
+// stepHostsRows are a step's rows of the hosts in its telemetry.hosts that
+// have figures, keyed by key.
+func stepHostsRows(key stepKey, s results.Step) [][]cell {
+	var rows [][]cell
+	for _, h := range s.Telemetry.Hosts {
+		if h.System != nil {
+			row := hostSystemRow("", h.Host, *h.System)
+			row[0] = key.cell(s)
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 // serverHostsTable puts each step's CPU, disks and memory of the hosts read
@@ -163,12 +190,8 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 		if s.Telemetry == nil {
 			continue
 		}
+		t.Rows = append(t.Rows, stepHostsRows(key, s)...)
 		for _, h := range s.Telemetry.Hosts {
-			if h.System != nil {
-				row := hostSystemRow("", h.Host, *h.System)
-				row[0] = key.cell(s)
-				t.Rows = append(t.Rows, row)
-			}
 			if h.Telemetry != nil {
 				for _, w := range h.Telemetry.Warnings {
 					warns = append(warns, s.Name+": host "+h.Host+": "+w)
@@ -189,4 +212,38 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 		}
 	}
 	return t, warns
+}
+
+// tenantHostsTable puts each step of a run of tenants on several hosts
+// beside its hosts' CPU, disks and memory, as each host's dbio sampled its
+// own machine over its measured step, the fleet's row first; nil when no
+// host recorded telemetry.
+func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
+	t := &table{ID: id, Title: "CPU and disks per host",
+		Caption: "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS. " +
+			"The fleet's row: CPU shares the mean of the hosts' (each host counts once, whatever its number of CPUs), disk IOPS, MB/s and memory the hosts' sums, disk await the hosts' weighted by each one's I/Os over its step."}
+	key := keyOf(steps)
+	t.Columns = hostSystemColumns(column{Name: key.column, Numeric: true})
+	var notes []string
+	for _, s := range steps {
+		if s.Telemetry == nil {
+			continue
+		}
+		if fleet, ok, _ := results.TenantFleetOf(run, s); ok && fleet.System != nil {
+			t.Rows = append(t.Rows, fleetSystemRow(key.cell(s), *fleet.System, len(fleet.Hosts)))
+			for _, l := range fleet.System.LeftOut {
+				if !slices.Contains(notes, l) {
+					notes = append(notes, l)
+				}
+			}
+		}
+		t.Rows = append(t.Rows, stepHostsRows(key, s)...)
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	if len(notes) > 0 {
+		t.Caption += " Not in the fleet's row: " + strings.Join(notes, "; ") + "."
+	}
+	return t
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,45 @@ func TestFleetSystemTable(t *testing.T) {
 		t.Errorf("caption %q", tb.Caption)
 	}
 	if fleetSystemTable([]results.Step{fleetStep("x", nil)}, "t") != nil {
+		t.Error("a table without any host's telemetry")
+	}
+}
+
+// A tenants run's steps: the fleet's row first, marked, then each host
+// with figures; a host without any is left out of the fleet's row and
+// named in the caption, and memory no host's dbio read shows as "-".
+func TestTenantHostsTable(t *testing.T) {
+	h1 := results.HostSystem{Seconds: 8, CPUUserPct: 60, CPUSystemPct: 20, CPUIowaitPct: 5, CPUIdlePct: 15, DiskIOPS: 1200, DiskMBPerSec: 9.5, DiskAwaitMS: 0.25}
+	fleet := results.TenantFleet{Seconds: 8, Hosts: []results.TenantHostStep{{Host: "h1"}, {Host: "h2"}},
+		System: &results.FleetSystem{HostSystem: h1, Hosts: []string{"h1"}, LeftOut: []string{"h2: no telemetry recorded"}}}
+	detail, err := json.Marshal(fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := results.Run{Tenants: &results.Tenants{Workload: "tpcc"}}
+	step := results.Step{Name: "users-1", Kind: "tpcc", Users: 2, Status: results.StatusCompleted, Detail: detail,
+		Telemetry: &results.TelemetrySummary{Hosts: []results.HostTelemetry{{Host: "h1", System: &h1}, {Host: "h2"}}}}
+	tb := tenantHostsTable(run, []results.Step{step}, "t")
+	if tb == nil || len(tb.Rows) != 2 {
+		t.Fatalf("table %+v, want the fleet's row and h1's", tb)
+	}
+	var got []string
+	for _, row := range tb.Rows {
+		var texts []string
+		for _, c := range row {
+			texts = append(texts, c.Text)
+		}
+		got = append(got, strings.Join(texts, "|"))
+	}
+	want := []string{"2|fleet (1 of 2 hosts)|8|60|20|5.0|0.0|15|1,200|9.50|0.250|-", "2|h1|8|60|20|5.0|0.0|15|1,200|9.50|0.250|-"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || tb.Rows[0][1].Class != "key" {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(tb.Caption, "weighted by each one's I/Os") || !strings.Contains(tb.Caption, "Not in the fleet's row: h2: no telemetry recorded.") {
+		t.Errorf("caption %q", tb.Caption)
+	}
+	step.Telemetry = nil
+	if tenantHostsTable(run, []results.Step{step}, "t") != nil {
 		t.Error("a table without any host's telemetry")
 	}
 }

@@ -434,6 +434,16 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 // pressure, and the processes of dbio and the server.
 func systemSection(r *runView, steps []results.Step, id func(string) string) *section {
 	sec := &section{ID: id("system"), Title: "CPU and storage during each step"}
+	if r.Run.Tenants != nil {
+		// The tenants ran on the hosts, each sampled by its own dbio; this
+		// machine only coordinated them, so only the hosts' figures are shown.
+		if t := tenantHostsTable(r.Run, steps, id("tenant-hosts")); t != nil {
+			sec.add(t)
+		} else {
+			sec.add(&paragraph{Text: "No telemetry was recorded for these steps.", Class: "note"})
+		}
+		return sec
+	}
 	anyTel := false
 	for _, s := range steps {
 		if s.Telemetry != nil {

@@ -110,6 +110,11 @@ type TenantFleet struct {
 	// Latency is the fleet's: every host's histograms of the step merged.
 	Latency metrics.Latency  `json:"latency"`
 	Hosts   []TenantHostStep `json:"hosts"`
+	// System is the fleet's CPU, disks and memory over each host's whole
+	// measured step, as each host's dbio sampled its own machine (each
+	// host's own are the step's telemetry.hosts); nil when no host
+	// recorded telemetry.
+	System *FleetSystem `json:"system,omitempty"`
 }
 
 // TenantHostStep is one host's part of a fleet step.

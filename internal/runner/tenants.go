@@ -25,6 +25,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/scenario"
 	"dbio/internal/target"
+	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -600,7 +601,7 @@ func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
 			continue
 		}
 		hs := hostStep{Step: results.Step{Index: phase.Index, Name: phase.Name, Started: phase.Started, Ended: phase.Ended,
-			MeasureS: phase.MeasureS, Status: phase.Status, Error: phase.Error}}
+			MeasureS: phase.MeasureS, Status: phase.Status, Error: phase.Error, Telemetry: phase.Telemetry}}
 		var d scenario.NoisyDetail
 		if json.Unmarshal(phase.Detail, &d) == nil {
 			hs.backups = d.Backups
@@ -712,6 +713,11 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, steps [][]hostStep, i in
 	if err != nil {
 		return s, nil, fmt.Errorf("step %s: %w", first.Name, err)
 	}
+	var hostTels []results.HostTelemetry
+	for j := range loaded {
+		hostTels = append(hostTels, results.HostTelemetry{Host: r.rec.Hosts[j].Host, Telemetry: steps[j][i].Telemetry})
+	}
+	s.Telemetry, fleet.System = tenantsTelemetry(hostTels)
 	s.Figures = fleetFigs
 	s.MeasureS = float64(fleet.Seconds)
 	total.Latency = fleet.Latency
@@ -726,6 +732,31 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, steps [][]hostStep, i in
 	s.Detail = detail
 	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged; the transaction counts cover each host's whole measured step, summed, as its latency does, so they may hold more than the window's throughput", fleet.Seconds, len(hosts)))
 	return s, hists, nil
+}
+
+// tenantsTelemetry is a fleet step's telemetry: each host's, as its own dbio
+// sampled it over its measured step (hosts, Telemetry set, nil without
+// any), under telemetry.hosts with its CPU, disks and memory drawn from it,
+// as a run driving a database host from here records that host; and the
+// fleet's CPU and disks over them. Both are nil when no host recorded
+// telemetry: the coordinator's own metrics stay empty, its machine ran no
+// tenant.
+func tenantsTelemetry(hosts []results.HostTelemetry) (*results.TelemetrySummary, *results.FleetSystem) {
+	sum := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{}}
+	var leftOut []string
+	for _, h := range hosts {
+		if h.Telemetry == nil || h.Telemetry.Samples == 0 {
+			leftOut = append(leftOut, h.Host+": no telemetry recorded")
+			continue
+		}
+		sys := telemetry.HostSystemOf(*h.Telemetry)
+		h.System = &sys
+		sum.Hosts = append(sum.Hosts, h)
+	}
+	if len(sum.Hosts) == 0 {
+		return nil, nil
+	}
+	return sum, telemetry.FleetSystemOf(sum.Hosts, leftOut)
 }
 
 // stepHistograms reads a host step's latency histograms: each type's is

@@ -134,3 +134,46 @@ func HostSystemOf(s Summary) results.HostSystem {
 	}
 	return h
 }
+
+// FleetSystemOf is the fleet's CPU, disks and memory over the hosts that
+// have theirs (a nil System is passed over): CPU shares are the mean of the
+// hosts' (each host counts once, whatever its CPUs), disk IOPS, MB/s and
+// memory are summed, and the disk latency is weighted by each host's I/Os
+// (its IOPS times its seconds), so a host that did more of the fleet's
+// I/O counts for more of its await. Seconds is the fewest of any host's;
+// leftOut names the hosts without figures, each with why. Nil when no
+// host has any.
+func FleetSystemOf(hosts []results.HostTelemetry, leftOut []string) *results.FleetSystem {
+	f := &results.FleetSystem{LeftOut: leftOut}
+	var waited, ios float64
+	for _, h := range hosts {
+		s := h.System
+		if s == nil {
+			continue
+		}
+		if len(f.Hosts) == 0 || s.Seconds < f.Seconds {
+			f.Seconds = s.Seconds
+		}
+		f.Hosts = append(f.Hosts, h.Host)
+		f.CPUUserPct += s.CPUUserPct
+		f.CPUSystemPct += s.CPUSystemPct
+		f.CPUIowaitPct += s.CPUIowaitPct
+		f.CPUStealPct += s.CPUStealPct
+		f.CPUIdlePct += s.CPUIdlePct
+		f.DiskIOPS += s.DiskIOPS
+		f.DiskMBPerSec += s.DiskMBPerSec
+		f.MemUsedMB += s.MemUsedMB
+		hostIOs := s.DiskIOPS * float64(max(s.Seconds, 1))
+		waited += s.DiskAwaitMS * hostIOs
+		ios += hostIOs
+	}
+	n := float64(len(f.Hosts))
+	if n == 0 {
+		return nil
+	}
+	f.CPUUserPct, f.CPUSystemPct, f.CPUIowaitPct, f.CPUStealPct, f.CPUIdlePct = f.CPUUserPct/n, f.CPUSystemPct/n, f.CPUIowaitPct/n, f.CPUStealPct/n, f.CPUIdlePct/n
+	if ios > 0 {
+		f.DiskAwaitMS = waited / ios
+	}
+	return f
+}
