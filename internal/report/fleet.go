@@ -89,7 +89,7 @@ func signedMillis(v float64) string {
 func fleetSystemTable(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "CPU and disks per host",
 		Caption: "Read from each host's node exporter once a second, over the seconds of the point's common window. CPU is in % of the host's own CPUs; the fleet's CPU is the mean of the hosts' shares (each host counts once, whatever its number of CPUs). " +
-			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk latency the hosts' mean time per I/O weighted by their IOPS."}
+			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk latency the hosts' mean time per I/O weighted by the I/Os each did over the point."}
 	t.Columns = hostSystemColumns(column{Name: "point"})
 	var notes []string
 	for _, p := range points {
