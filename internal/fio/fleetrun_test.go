@@ -2,7 +2,6 @@ package fio
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"math"
 	"os"
@@ -140,7 +139,7 @@ func TestFourCornersOnThreeHosts(t *testing.T) {
 	if !strings.Contains(out.String(), "fleet: ") || !strings.Contains(out.String(), "h3") {
 		t.Errorf("the terminal shows no fleet and host rows:\n%s", out.String())
 	}
-	waitNoFio(t, f)
+	f.WaitNoStrays(t)
 
 	// A target a dbio on its own host holds is refused to a fleet run, by
 	// the same lock file.
@@ -157,7 +156,7 @@ func TestFourCornersOnThreeHosts(t *testing.T) {
 	if !errors.Is(err, target.ErrBusy) || !strings.Contains(err.Error(), "h2:") || !strings.Contains(err.Error(), "command: dbio disk") {
 		t.Errorf("a fleet run on a held target: %v", err)
 	}
-	waitNoFio(t, f)
+	f.WaitNoStrays(t)
 }
 
 // checkFleetTelemetry checks a fleet point's telemetry: every host's node
@@ -196,25 +195,6 @@ func analysisValue(s results.Step, name results.FigureName) float64 {
 		}
 	}
 	return math.NaN()
-}
-
-// waitNoFio waits until nothing dbio started is left on the hosts.
-func waitNoFio(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		strays, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strays) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left on the hosts after the run: %v", strays)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
 }
 
 // TestFleetWithFailingHosts runs the four corners on a fleet in trouble: a
@@ -355,7 +335,7 @@ func TestFleetWithFailingHosts(t *testing.T) {
 			t.Errorf("the run does not say %q", want)
 		}
 	}
-	waitNoFio(t, f)
+	f.WaitNoStrays(t)
 }
 
 // TestFleetWithNoHostReachable fails with a clear message, and records

@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -37,25 +36,6 @@ func localFioVersion(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
-// waitNoStrays waits until no process dbio started is left on the hosts.
-func waitNoStrays(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		strays, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(strays) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes left on the hosts: %v", strays)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
-}
-
 func TestSessionOnThreeHosts(t *testing.T) {
 	f := testfleet.Start(t, 3)
 	ctx := t.Context()
@@ -68,7 +48,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "runs "+local+", this machine fio-0.1") {
 			t.Fatalf("Open with another version: %v", err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("servers started and stopped", func(t *testing.T) {
@@ -103,7 +83,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err := sess.Close(); err != nil {
 			t.Fatal(err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("a server that dies is seen to end at once", func(t *testing.T) {
@@ -139,7 +119,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err := sess.Close(); err != nil {
 			t.Fatal(err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("a port another server holds", func(t *testing.T) {
@@ -154,7 +134,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if !strings.Contains(err.Error(), "already listens at") || !strings.Contains(err.Error(), `fio_server = "running"`) {
 			t.Errorf("the error says no fix: %v", err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("a server the user runs", func(t *testing.T) {
@@ -199,7 +179,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if _, err := shell.Open(ctx, bad, local); !errors.Is(err, ErrNoHostLeft) {
 			t.Errorf("Open with no host reachable: %v", err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("clock", func(t *testing.T) {
@@ -238,7 +218,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if _, err := shell.Clock(ctx, bad, 1, time.Now); err == nil || !strings.Contains(err.Error(), "nosuchalias") {
 			t.Errorf("the clock of an unreachable host: %v", err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("remote target lock", func(t *testing.T) {
@@ -303,7 +283,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if _, err := shell.LockTarget(ctx, hosts[1], dir, ".dbio-lock", `{}`); err == nil || !strings.Contains(err.Error(), "symbolic link") {
 			t.Errorf("a lock file that is a link: %v", err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("a failed lock closes what it opened", func(t *testing.T) {
@@ -354,7 +334,7 @@ func TestSessionOnThreeHosts(t *testing.T) {
 		if err := held.Release(); err != nil {
 			t.Fatal(err)
 		}
-		waitNoStrays(t, f)
+		f.WaitNoStrays(t)
 	})
 
 	t.Run("devices behind a target", func(t *testing.T) {
