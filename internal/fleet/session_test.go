@@ -116,6 +116,9 @@ func TestSessionOnThreeHosts(t *testing.T) {
 			t.Errorf("the server's session still runs 5 s after its fio was killed")
 		}
 		t.Logf("seen to end after %v", time.Since(killed))
+		// Nothing of the server's script outlives it, before dbio has
+		// closed its input.
+		f.WaitNoStrays(t)
 		if err := sess.Close(); err != nil {
 			t.Fatal(err)
 		}

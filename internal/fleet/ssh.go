@@ -143,18 +143,23 @@ func serverScript(h Host, arg string) string {
 	// The session may not exist yet in the first instant: signal the
 	// process too. After 5 s the stragglers are killed. A background list
 	// reads /dev/null unless told otherwise: the watcher gets the script's
-	// standard input through fd 3.
+	// standard input through fd 3. A server that ended by itself ends the
+	// watcher too: left waiting for the input's end, it would signal the
+	// server's pid long after, when another process may have it. The
+	// watcher is this script's unreaped child, so its own pid is safe, and
+	// it reads with the shell's own read, so that no child of its outlives it.
 	b.WriteString(`exec 3<&0
 alive() { kill -0 -$pid 2>/dev/null || kill -0 $pid 2>/dev/null; }
-( cat <&3 >/dev/null
+( while read -r _ <&3; do :; done
   kill -TERM -$pid 2>/dev/null || kill -TERM $pid 2>/dev/null
   n=0
   while alive; do
     n=$((n+1)); if [ $n -ge 50 ]; then kill -KILL -$pid 2>/dev/null || kill -KILL $pid 2>/dev/null; fi
     sleep 0.1
-  done ) >/dev/null 2>&1 &
+  done ) >/dev/null 2>&1 & watcher=$!
 wait $pid; status=$?
 while alive; do sleep 0.1; done
+kill $watcher 2>/dev/null
 exit $status
 `)
 	return b.String()
