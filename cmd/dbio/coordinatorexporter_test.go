@@ -141,6 +141,11 @@ func TestCoordinatorReadsTheServerHostsExporter(t *testing.T) {
 			if !strings.Contains(string(md), "CPU and disks per host") {
 				t.Errorf("summary.md has no table of the host's CPU and disks")
 			}
+			// This machine has no disk of the database's: the report says
+			// where its disks are instead of that none could be found.
+			if !strings.Contains(string(md), "the database's data is on other hosts") {
+				t.Errorf("summary.md does not say the database's disks are the host's:\n%s", md)
+			}
 		})
 	}
 }

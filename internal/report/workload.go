@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"dbio/internal/analysis"
@@ -559,7 +560,11 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		sec.add(usersChart(id("disk-iops-vs-users"), "Disk IOPS vs virtual users", "Mean I/Os completed per second on each device.",
 			steps, axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, iops))
 	} else {
-		sec.add(&paragraph{Text: "No block device was watched (the target has none, e.g. tmpfs, or it could not be resolved): disk figures are not available.", Class: "note"})
+		text := "No block device was watched (the target has none, e.g. tmpfs, or it could not be resolved, or the server was reached by its DSN and keeps its data where dbio does not look): disk figures are not available."
+		if slices.ContainsFunc(steps, func(s results.Step) bool { return s.Telemetry != nil && len(s.Telemetry.Hosts) > 0 }) {
+			text = "No block device of this machine was watched: the database's data is on other hosts, whose disks are in the table of CPU and disks per host."
+		}
+		sec.add(&paragraph{Text: text, Class: "note"})
 	}
 
 	if dl := dbLatencyTable(steps, id("db-latency")); dl != nil {
