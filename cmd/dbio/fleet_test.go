@@ -32,25 +32,6 @@ func fleetDisk(t *testing.T, f *testfleet.Fleet, base, runtime string) []string 
 	return args
 }
 
-// waitNoneLeft waits until nothing dbio started runs on the hosts.
-func waitNoneLeft(t *testing.T, f *testfleet.Fleet) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a loaded machine ends ssh sessions slowly
-	for {
-		left, err := f.Strays(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left running on the hosts: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the hosts' process lists
-	}
-}
-
 // TestDiskOnFleet runs dbio disk's four corners on three hosts and renders
 // its report: every point has its fleet row and a row per host.
 func TestDiskOnFleet(t *testing.T) {
@@ -75,7 +56,7 @@ func TestDiskOnFleet(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	waitNoneLeft(t, f)
+	f.WaitNoStrays(t)
 	dir := runDir(base)
 	l, err := results.Load(dir)
 	if err != nil {
@@ -146,7 +127,7 @@ func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
 					t.Errorf("run.json after Ctrl-C: %s, %v", run.Status, err)
 				}
 			}
-			waitNoneLeft(t, f)
+			f.WaitNoStrays(t)
 		})
 	}
 }
@@ -195,5 +176,5 @@ func TestSuiteOnFleet(t *testing.T) {
 			t.Errorf("step %s records no fleet of 3 hosts", s.Name)
 		}
 	}
-	waitNoneLeft(t, f)
+	f.WaitNoStrays(t)
 }

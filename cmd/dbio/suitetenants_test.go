@@ -333,7 +333,7 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 			t.Errorf("the suite does not say %q:\n%s", want, p.out)
 		}
 	}
-	waitNoneLeft(t, f)
+	f.WaitNoStrays(t)
 	sets, _ := filepath.Glob(filepath.Join(dir, "results", "*-suite-tenants", "*", results.RepeatSetFile))
 	if len(sets) != 1 {
 		t.Fatalf("repeat sets %v\n%s", sets, p.out)

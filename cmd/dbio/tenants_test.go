@@ -149,7 +149,7 @@ func fleetRunBack(t *testing.T, f *testfleet.Fleet, p *runningDBIO, base string,
 			t.Errorf("the run does not say %q:\n%s", want, p.out)
 		}
 	}
-	waitNoneLeft(t, f)
+	f.WaitNoStrays(t)
 	dir := runDir(base)
 	l, err := results.Load(dir)
 	if err != nil {
@@ -305,7 +305,7 @@ func TestKilledTenantsLeaveNothing(t *testing.T) {
 					}
 				}
 			}
-			waitNoneLeft(t, f)
+			f.WaitNoStrays(t)
 		})
 	}
 }
@@ -429,7 +429,7 @@ func TestTenantRefused(t *testing.T) {
 					t.Errorf("the run does not say %q:\n%s", want, p.out)
 				}
 			}
-			waitNoneLeft(t, f)
+			f.WaitNoStrays(t)
 			for _, h := range f.Hosts {
 				if left, _ := filepath.Glob(filepath.Join(h.Home, ".dbio", "runs", "*")); len(left) > 0 {
 					t.Errorf("host %s keeps %v", h.Name, left)
