@@ -271,6 +271,6 @@ for r in "${rows[@]}"; do
 	printf '%-66s %-30s %-10s %-24s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
 done
 
-# Database server CPU per TPC-C transaction, per type and for the mix, on PostgreSQL and MariaDB (issue 16 section 4).
+# Database server CPU per TPC-C transaction, per type and for the mix, on PostgreSQL and MariaDB.
 echo; echo "== go test -bench BenchmarkServerCPU ($(state))"; "$GO" test -run '^$' -bench 'BenchmarkServerCPU' -benchtime 1000x ./internal/workload/tpcc | grep '^Benchmark' || failed=1
 exit "$failed"
