@@ -125,8 +125,8 @@ func TestExampleSuitesAreValid(t *testing.T) {
 	// The fleet examples' dry runs say what runs on which host.
 	says := map[string]string{
 		"driver-placement.toml": "driver-remote: this dbio drives your postgres by its dsn",
-		"noisy-hosts.toml":      "db4 (admin@10.0.0.24): dbio noisy",
-		"sysbench-hosts.toml":   "db1 (admin@10.0.0.21): dbio sysbench",
+		"noisy-hosts.toml":      "db4 (root@10.0.0.24): dbio noisy",
+		"sysbench-hosts.toml":   "db1 (root@10.0.0.21): dbio sysbench",
 	}
 	for _, f := range files {
 		var out bytes.Buffer
@@ -135,6 +135,11 @@ func TestExampleSuitesAreValid(t *testing.T) {
 		}
 		if want, ok := says[filepath.Base(f)]; ok && !strings.Contains(out.String(), want) {
 			t.Errorf("%s: the dry run does not say %q:\n%s", f, want, out.String())
+		}
+		// Their databases are capped below their data, so that they read
+		// the hosts' storage rather than their page cache.
+		if _, db := says[filepath.Base(f)]; db && strings.Contains(f, "/fleet/") && !strings.Contains(out.String(), "--server-memory=") && !strings.Contains(out.String(), "server memory") {
+			t.Errorf("%s: the dry run caps no server's memory:\n%s", f, out.String())
 		}
 	}
 }
