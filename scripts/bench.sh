@@ -259,7 +259,7 @@ for fleetbench in "BenchmarkFleet1000Hosts ./internal/fio device point, fio" \
 	read -r ns bytes < <(echo "$fleetout" | awk '/^Benchmark/ {
 		for (i = 1; i < NF; i++) { if ($(i+1) == "ns/op") n = $i; if ($(i+1) == "B/op") b = $i }
 	} END {printf "%s %s\n", n, b}')
-	row "1,000 hosts, a minute's $what: merge time, memory" \
+	row "1,000 hosts, a minute's $what: merge time, bytes allocated" \
 		"$(awk -v n="$ns" -v b="$bytes" 'BEGIN {printf "%.2f s, %.1f MB", n / 1e9, b / 1e6}')" "-" "recorded" "$fleetstate"
 done
 
