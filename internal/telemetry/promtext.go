@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -34,10 +35,13 @@ func parsePromText(r io.Reader, keep func(name string) bool) ([]promSample, erro
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' {
+		// Over half a node exporter's lines are HELP and TYPE comments:
+		// they are passed over before the line is copied into a string.
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 || raw[0] == '#' {
 			continue
 		}
+		text := string(raw)
 		end := strings.IndexAny(text, "{ \t")
 		if end < 0 {
 			return nil, fmt.Errorf("line %d: %q has no value", line, text)

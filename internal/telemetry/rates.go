@@ -160,7 +160,7 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	return pts
 }
 
-// The suffixes of an engine's wait counters (see engine.DBReadWaitMs).
+// The suffixes of an engine's wait counters (see results.DBWaitKind.Counters).
 const (
 	waitSuffix = "_wait_ms"
 	opsSuffix  = "_ops"
