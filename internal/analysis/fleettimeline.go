@@ -198,8 +198,11 @@ func onCoordinatorClock(secs []FleetSecond, offset time.Duration) []FleetSecond 
 }
 
 // addStep adds one step's hosts' seconds to the timeline, and the fleet's
-// sum over the seconds all of them have, placed by fleetGrid as the fleet's
-// figures are.
+// sum over the seconds all of them have, placed by fleetGrid as a tenants
+// run's fleet figures are. A device fleet's figures were drawn by fio's own
+// window (fio.Fleet), which also leaves out a second some host logged
+// without its latency bins; these logs carry no bins, so such a second is
+// on the line though not in the point's figures.
 func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
 	tl.Steps = append(tl.Steps, step)
 	tl.Fleet.Name = "fleet"
