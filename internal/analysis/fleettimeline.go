@@ -128,12 +128,12 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 // jobSeconds sums a host's jobs second by second: its IOPS (reads and
 // writes) and MB/s. As for a point's own figures, fio's short final
 // interval (a sample less than half a second after the one before) is not
-// a second, and a second some job did not log is left out rather than
-// under-counted.
+// a second, and a second some job did not log, in any direction it logs,
+// is left out rather than under-counted (as fio.MergeSeconds does).
 func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 	type slot struct {
 		iops, mb float64
-		jobs     int
+		logged   int // the job directions with a sample in the second
 		at       int64
 	}
 	var t0 int64 = math.MaxInt64
@@ -143,11 +143,19 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 		}
 	}
 	slots := map[int64]*slot{}
+	// directions is how many directions the jobs log, summed: a complete
+	// second has a sample of each.
+	directions := 0
 	// add puts a job's samples in their slots; counted says the job's
-	// seconds are counted (its IOPS log: the seconds it logged).
+	// seconds are counted (its IOPS log: the seconds it logged, in each
+	// direction).
 	add := func(samples []results.FioLogSample, counted bool, put func(*slot, float64)) {
 		last := map[int]int64{}
-		seen := map[int64]bool{}
+		type dirSecond struct {
+			dir int
+			k   int64
+		}
+		seen := map[dirSecond]bool{}
 		for _, s := range samples {
 			if prev, ok := last[s.Dir]; ok && s.TimeMS-prev < 500 {
 				continue
@@ -161,10 +169,13 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 			}
 			sl.at = max(sl.at, s.TimeMS)
 			put(sl, float64(s.Value))
-			if counted && !seen[k] {
-				seen[k] = true
-				sl.jobs++
+			if counted && !seen[dirSecond{s.Dir, k}] {
+				seen[dirSecond{s.Dir, k}] = true
+				sl.logged++
 			}
+		}
+		if counted {
+			directions += len(last)
 		}
 	}
 	for _, j := range jobs {
@@ -178,7 +189,7 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 	slices.Sort(keys)
 	for _, k := range keys {
 		sl := slots[k]
-		if sl.jobs < len(jobs) {
+		if sl.logged < directions {
 			continue
 		}
 		at := time.UnixMilli(sl.at)
@@ -198,8 +209,11 @@ func onCoordinatorClock(secs []FleetSecond, offset time.Duration) []FleetSecond 
 }
 
 // addStep adds one step's hosts' seconds to the timeline, and the fleet's
-// sum over the seconds all of them have, placed by fleetGrid as the fleet's
-// figures are.
+// sum over the seconds all of them have, placed by fleetGrid as a tenants
+// run's fleet figures are. A device fleet's figures were drawn by fio's own
+// window (fio.Fleet), which also leaves out a second some host logged
+// without its latency bins; these logs carry no bins, so such a second is
+// on the line though not in the point's figures.
 func (tl *FleetTimeline) addStep(step string, hosts []hostSeconds) {
 	tl.Steps = append(tl.Steps, step)
 	tl.Fleet.Name = "fleet"

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,5 +260,43 @@ func TestTenantSecondsToTheMillisecond(t *testing.T) {
 	}
 	if rec.Seconds != 3 || rec.StartSpreadMS != 10 {
 		t.Errorf("a window of %d s, the first seconds %v ms apart; want 3 s, 10 ms", rec.Seconds, rec.StartSpreadMS)
+	}
+}
+
+// A host's ramp-up seconds, and another step's, are none of the step's
+// measured seconds: the fleet's figures and its timeline count only the
+// rows of the step in phase "measure".
+func TestTenantSecondsCountOnlyTheMeasuredStep(t *testing.T) {
+	names := []Figure{{results.FigureTPS, "TPS", "tx/s"}}
+	started := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
+	rows := []struct {
+		step, phase string
+		tps         float64
+	}{
+		{"users-1", "rampup", 10}, {"users-1", "rampup", 20},
+		{"users-1", "measure", 100}, {"users-1", "measure", 110},
+		{"users-2", "rampup", 30}, {"users-2", "measure", 200},
+	}
+	s := results.Series{Columns: []string{string(results.FigureTPS)}}
+	for i, r := range rows {
+		s.Rows = append(s.Rows, results.LoadedRow{ElapsedS: float64(i + 1), Step: r.step, Phase: r.phase, Values: []float64{r.tps}})
+	}
+	cases := []struct {
+		step string
+		want []float64
+	}{
+		{"users-1", []float64{100, 110}},
+		{"users-2", []float64{200}},
+	}
+	for _, c := range cases {
+		t.Run(c.step, func(t *testing.T) {
+			var got []float64
+			for _, sec := range TenantSeconds(s, started, c.step, names) {
+				got = append(got, sec.Values[results.FigureTPS])
+			}
+			if !slices.Equal(got, c.want) {
+				t.Errorf("TPS %v, want %v (the step's measured seconds only)", got, c.want)
+			}
+		})
 	}
 }

@@ -174,17 +174,24 @@ func stepHostsRows(key stepKey, s results.Step) [][]cell {
 	return rows
 }
 
+// stepHostsTable is an empty table of hosts' CPU, disks and memory per
+// step, its first column the steps' key (users or rate), which its rows
+// are keyed by.
+func stepHostsTable(id, caption string, steps []results.Step) (*table, stepKey) {
+	key := keyOf(steps)
+	t := &table{ID: id, Title: "CPU and disks per host", Caption: caption,
+		Columns: hostSystemColumns(column{Name: key.column, Numeric: true})}
+	return t, key
+}
+
 // serverHostsTable puts each step's CPU, disks and memory of the hosts read
 // through their node exporters beside this machine's (the database host of
 // a server driven from here by its DSN), its caption naming each host's
 // exporter and disks as run.json records them (hosts); nil when no step
 // has any.
 func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string) (*table, []string) {
-	t := &table{ID: id, Title: "CPU and disks per host",
-		Caption: "The server's host, which runs no dbio, read from its node exporter once a second over each step's measured seconds (the table above is this machine's, where the users run). " +
-			"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS."}
-	key := keyOf(steps)
-	t.Columns = hostSystemColumns(column{Name: key.column, Numeric: true})
+	t, key := stepHostsTable(id, "The server's host, which runs no dbio, read from its node exporter once a second over each step's measured seconds (the table above is this machine's, where the users run). "+
+		"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS.", steps)
 	var warns []string
 	for _, s := range steps {
 		if s.Telemetry == nil {
@@ -219,11 +226,8 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 // own machine over its measured step, the fleet's row first; nil when no
 // host recorded telemetry.
 func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
-	t := &table{ID: id, Title: "CPU and disks per host",
-		Caption: "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS. " +
-			"The fleet's row: CPU shares the mean of the hosts' (each host counts once, whatever its number of CPUs), disk IOPS, MB/s and memory the hosts' sums, disk await the hosts' weighted by each one's I/Os over its step."}
-	key := keyOf(steps)
-	t.Columns = hostSystemColumns(column{Name: key.column, Numeric: true})
+	t, key := stepHostsTable(id, "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS. "+
+		"The fleet's row: CPU shares the mean of the hosts' (each host counts once, whatever its number of CPUs), disk IOPS, MB/s and memory the hosts' sums, disk await the hosts' weighted by each one's I/Os over its step.", steps)
 	var notes []string
 	for _, s := range steps {
 		if s.Telemetry == nil {
