@@ -89,7 +89,7 @@ func signedMillis(v float64) string {
 func fleetSystemTable(points []results.Step, id string) *table {
 	t := &table{ID: id, Title: "CPU and disks per host",
 		Caption: "Read from each host's node exporter once a second, over the seconds of the point's common window. CPU is in % of the host's own CPUs; the fleet's CPU is the mean of the hosts' shares (each host counts once, whatever its number of CPUs). " +
-			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk latency the hosts' mean time per I/O weighted by the I/Os each did over the point."}
+			"Disk figures are the block devices behind the host's targets: the fleet's IOPS, MB/s and memory are the hosts' sums, its disk await the hosts' awaits weighted by the I/Os each did over the point."}
 	t.Columns = hostSystemColumns(column{Name: "point"})
 	var notes []string
 	for _, p := range points {
@@ -191,7 +191,7 @@ func stepHostsTable(id, caption string, steps []results.Step) (*table, stepKey) 
 // has any.
 func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string) (*table, []string) {
 	t, key := stepHostsTable(id, "The server's host, which runs no dbio, read from its node exporter once a second over each step's measured seconds (the table above is this machine's, where the users run). "+
-		"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS.", steps)
+		"CPU is in % of the host's own CPUs; disk figures are the block devices behind the target on that host: IOPS and MB/s summed, await each device's per-second await averaged over the step (as iostat's at one second, not total wait over total I/Os), the devices weighted by their IOPS.", steps)
 	var warns []string
 	for _, s := range steps {
 		if s.Telemetry == nil {
@@ -226,7 +226,7 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 // own machine over its measured step, the fleet's row first; nil when no
 // host recorded telemetry.
 func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
-	t, key := stepHostsTable(id, "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await the mean time per I/O weighted by their IOPS. "+
+	t, key := stepHostsTable(id, "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await each device's per-second await averaged over the step (as iostat's at one second, not total wait over total I/Os), the devices weighted by their IOPS. "+
 		"The fleet's row: CPU shares the mean of the hosts' (each host counts once, whatever its number of CPUs), disk IOPS, MB/s and memory the hosts' sums, disk await the hosts' weighted by each one's I/Os over its step.", steps)
 	var notes []string
 	for _, s := range steps {

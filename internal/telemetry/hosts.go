@@ -110,7 +110,10 @@ func (h *remoteHost) summary() results.HostTelemetry {
 
 // HostSystemOf draws a host's CPU, disks and memory from its summary: the
 // CPU shares' means, the watched devices' IOPS and MB/s summed and their
-// mean time per I/O weighted by each one's IOPS, and the memory in use.
+// awaits weighted by each one's IOPS, and the memory in use. A device's
+// await is the mean of its per-second awaits (as iostat's at one second),
+// not its total wait over its total I/Os: the summary keeps no per-second
+// figures, so a second of one slow I/O weighs as much as a busy one.
 func HostSystemOf(s Summary) results.HostSystem {
 	mean := func(name string) float64 {
 		if v := s.Mean(name); !math.IsNaN(v) {
