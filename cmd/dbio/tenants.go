@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/spf13/pflag"
 
@@ -170,11 +171,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	if len(errs) > 0 {
 		return runner.Plan{}, usageErrors(errs)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return runner.Plan{}, fmt.Errorf("finding dbio's own program to copy to the hosts: %w", err)
-	}
-	bin, err := remote.ReadBinary(exe)
+	bin, err := ownProgram()
 	if err != nil {
 		return runner.Plan{}, err
 	}
@@ -197,6 +194,17 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	}
 	return plan, nil
 }
+
+// ownProgram is dbio's own program, as copied to the hosts, read and
+// hashed once per process: a suite plans every run on hosts before the
+// first starts, and each would read the whole program again.
+var ownProgram = sync.OnceValues(func() (remote.Binary, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return remote.Binary{}, fmt.Errorf("finding dbio's own program to copy to the hosts: %w", err)
+	}
+	return remote.ReadBinary(exe)
+})
 
 // coordinatorPlan is a run whose one target is on a host, driven from
 // here over the network: the server there is the user's, reached by

@@ -244,7 +244,7 @@ func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 		// A host whose run ended well before step k (a stop rule of its
 		// own) has no such step; the others run it without it. The first
 		// step is every host's.
-		ready, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} { return tn.Ready(k) }, what, k > 0)
+		ready, err := r.waitAll(ctx, func(_ int, tn *remote.Tenant) <-chan struct{} { return tn.Ready(k) }, what, k > 0)
 		if err != nil {
 			return err
 		}
@@ -322,9 +322,12 @@ func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 			return err
 		}
 	}
-	if _, err := r.waitAll(ctx, func(tn *remote.Tenant) <-chan struct{} {
-		if !ready[slices.Index(r.tenants, tn)] {
-			return closed
+	// A host not released needs no wait: its event is one that happened.
+	happened := make(chan struct{})
+	close(happened)
+	if _, err := r.waitAll(ctx, func(i int, tn *remote.Tenant) <-chan struct{} {
+		if !ready[i] {
+			return happened
 		}
 		return tn.Started(k)
 	}, fmt.Sprintf("started its step %d", k+1), false); err != nil {
@@ -363,14 +366,11 @@ func (r *tenantRun) release(ctx context.Context, k int, ready []bool) error {
 	return nil
 }
 
-// closed is a channel closed from the start: an event that needs no wait.
-var closed = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// waitAll waits until every tenant's event has happened, or its run has
-// ended, and says which had the event. A run that ended before it fails
-// the wait, at once; one that ended without an error does not, when
-// mayEnd.
-func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-chan struct{}, what string, mayEnd bool) ([]bool, error) {
+// waitAll waits until every tenant's event (event of its index and itself)
+// has happened, or its run has ended, and says which had the event. A run
+// that ended before it fails the wait, at once; one that ended without an
+// error does not, when mayEnd.
+func (r *tenantRun) waitAll(ctx context.Context, event func(i int, tn *remote.Tenant) <-chan struct{}, what string, mayEnd bool) ([]bool, error) {
 	type result struct {
 		i   int
 		err error
@@ -378,7 +378,7 @@ func (r *tenantRun) waitAll(ctx context.Context, event func(*remote.Tenant) <-ch
 	happened := make([]bool, len(r.tenants))
 	res := make(chan result, len(r.tenants))
 	for i, tn := range r.tenants {
-		ev := event(tn)
+		ev := event(i, tn)
 		go func() {
 			select {
 			case <-ev:

@@ -185,6 +185,22 @@ loop:
 		case <-ticker.C:
 		}
 		now := n.Now()
+		mu.Lock()
+		act := active
+		mu.Unlock()
+		// The row's phase is the workload steps' (rampup, measure), so that
+		// a host's seconds read as any step's when a fleet sums them. The
+		// tick that ends the ramp-up is the ramp-up's, drained before the
+		// counts are reset as a workload step's is: reset first, the first
+		// measured second would be all but empty and pull the fleet's
+		// window down.
+		phase := "rampup"
+		if measuring {
+			phase = "measure"
+		}
+		row := results.SeriesRow{Time: now, Step: name, Phase: phase, Values: l.samples(now)}
+		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
+		n.AppendRow(row)
 		if !measuring && !now.Before(rampEnd) {
 			l.reset()
 			n.StartStep()
@@ -195,18 +211,6 @@ loop:
 			scheduleBackups()
 			go func() { wg.Wait(); close(allDone) }()
 		}
-		mu.Lock()
-		act := active
-		mu.Unlock()
-		// The row's phase is the workload steps' (rampup, measure), so that
-		// a host's seconds read as any step's when a fleet sums them.
-		phase := "rampup"
-		if measuring {
-			phase = "measure"
-		}
-		row := results.SeriesRow{Time: now, Step: name, Phase: phase, Values: l.samples(now)}
-		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
-		n.AppendRow(row)
 		if measuring && now.Sub(start) >= n.Quiet {
 			if len(backingUp) == 0 {
 				break
