@@ -209,3 +209,39 @@ func TestIOPSStdev(t *testing.T) {
 		t.Error("one second has a spread")
 	}
 }
+
+// A link in a log directory is never followed, whatever log it is named
+// as: the averaged logs and the histogram logs skip it alike, so a link
+// cannot bring a file from outside the results directory into a point.
+func TestReadLogsSkipsLinks(t *testing.T) {
+	outside := t.TempDir()
+	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(outside, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct{ name, link string }{
+		{"histogram log", "disk_clat_hist.2.log"},
+		{"averaged log", "disk_iops.2.log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(outside, strings.Replace(tc.link, ".2.", ".1.", 1))
+			if err := os.Symlink(target, filepath.Join(dir, tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			logs, err := ReadLogs(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 0 {
+				t.Errorf("read %d jobs through a link, want none (first: %s)", len(logs), logs[0].Job)
+			}
+		})
+	}
+}
