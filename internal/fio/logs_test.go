@@ -165,15 +165,7 @@ func TestSecondsP99NeedsEveryJobsHistogram(t *testing.T) {
 	}
 	// The histogram logs are read back the same once compressed.
 	dir := t.TempDir()
-	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyJobOneLogs(t, dir)
 	before, err := ReadLogs(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -215,15 +207,7 @@ func TestIOPSStdev(t *testing.T) {
 // cannot bring a file from outside the results directory into a point.
 func TestReadLogsSkipsLinks(t *testing.T) {
 	outside := t.TempDir()
-	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(outside, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyJobOneLogs(t, outside)
 	tests := []struct{ name, link string }{
 		{"histogram log", "disk_clat_hist.2.log"},
 		{"averaged log", "disk_iops.2.log"},
@@ -243,5 +227,19 @@ func TestReadLogsSkipsLinks(t *testing.T) {
 				t.Errorf("read %d jobs through a link, want none (first: %s)", len(logs), logs[0].Job)
 			}
 		})
+	}
+}
+
+// copyJobOneLogs copies job 1's histogram and IOPS logs from testdata into dir.
+func copyJobOneLogs(t *testing.T, dir string) {
+	t.Helper()
+	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
