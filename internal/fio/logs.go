@@ -180,7 +180,19 @@ var histName = regexp.MustCompile(`^(.*)_clat_hist\.(\d+)\.log(\.gz)?$`)
 // ReadLogs reads every job's iops, bw and clat logs in dir, and its
 // latency histogram logs (compressed or not).
 func ReadLogs(dir string) ([]JobLogs, error) {
-	averaged, err := results.ReadFioJobLogs(dir)
+	hists := map[string][]HistSample{}
+	averaged, err := results.ReadFioJobLogsAnd(dir, func(name string) error {
+		h := histName.FindStringSubmatch(name)
+		if h == nil {
+			return nil
+		}
+		samples, err := readHistLog(filepath.Join(dir, name), h[3] != "")
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		hists[h[1]+"."+h[2]] = samples
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -188,20 +200,7 @@ func ReadLogs(dir string) ([]JobLogs, error) {
 	for _, a := range averaged {
 		jobs[a.Job] = &JobLogs{Job: a.Job, IOPS: a.IOPS, BW: a.BW, Clat: a.Clat}
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range entries {
-		h := histName.FindStringSubmatch(e.Name())
-		if h == nil {
-			continue
-		}
-		samples, err := readHistLog(filepath.Join(dir, e.Name()), h[3] != "")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
-		}
-		id := h[1] + "." + h[2]
+	for id, samples := range hists {
 		if jobs[id] == nil {
 			jobs[id] = &JobLogs{Job: id}
 		}

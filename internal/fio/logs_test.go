@@ -165,15 +165,7 @@ func TestSecondsP99NeedsEveryJobsHistogram(t *testing.T) {
 	}
 	// The histogram logs are read back the same once compressed.
 	dir := t.TempDir()
-	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
-		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	copyJobOneLogs(t, dir)
 	before, err := ReadLogs(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -207,5 +199,47 @@ func TestIOPSStdev(t *testing.T) {
 	}
 	if IOPSStdev(secs[:1]) != 0 {
 		t.Error("one second has a spread")
+	}
+}
+
+// A link in a log directory is never followed, whatever log it is named
+// as: the averaged logs and the histogram logs skip it alike, so a link
+// cannot bring a file from outside the results directory into a point.
+func TestReadLogsSkipsLinks(t *testing.T) {
+	outside := t.TempDir()
+	copyJobOneLogs(t, outside)
+	tests := []struct{ name, link string }{
+		{"histogram log", "disk_clat_hist.2.log"},
+		{"averaged log", "disk_iops.2.log"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(outside, strings.Replace(tc.link, ".2.", ".1.", 1))
+			if err := os.Symlink(target, filepath.Join(dir, tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			logs, err := ReadLogs(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != 0 {
+				t.Errorf("read %d jobs through a link, want none (first: %s)", len(logs), logs[0].Job)
+			}
+		})
+	}
+}
+
+// copyJobOneLogs copies job 1's histogram and IOPS logs from testdata into dir.
+func copyJobOneLogs(t *testing.T, dir string) {
+	t.Helper()
+	for _, n := range []string{"disk_clat_hist.1.log", "disk_iops.1.log"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "hist-logs", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -94,14 +94,30 @@ type FioJobLog struct {
 // ReadFioJobLogs reads the IOPS, bandwidth and completion latency logs of
 // every job in dir, sorted by job.
 func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
+	return ReadFioJobLogsAnd(dir, nil)
+}
+
+// ReadFioJobLogsAnd is ReadFioJobLogs that also hands each other regular
+// file in dir to other (when not nil), so a reader of fio's further logs
+// (internal/fio's latency histograms) lists the directory once and skips
+// links the same way: a link is never followed out of the directory.
+func ReadFioJobLogsAnd(dir string, other func(name string) error) ([]FioJobLog, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	jobs := map[string]*FioJobLog{}
 	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
 		job, kind, ok := FioLogName(e.Name())
-		if !ok || !e.Type().IsRegular() {
+		if !ok {
+			if other != nil {
+				if err := other(e.Name()); err != nil {
+					return nil, err
+				}
+			}
 			continue
 		}
 		f, err := os.Open(filepath.Join(dir, e.Name()))
