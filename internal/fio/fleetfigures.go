@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"dbio/internal/grid"
 	"dbio/internal/results"
 )
 
@@ -73,6 +74,21 @@ func (c fleetClock) slot(t time.Time) int64 {
 	return int64(math.Round(float64(t.UnixMilli()-c.refMS) / 1000))
 }
 
+// slots are the slots of one host's seconds, by the fleet's one rule
+// (grid.Slots): a late tick goes back to its own second instead of taking,
+// and overwriting, the next one's.
+func (c fleetClock) slots(secs []Second) []int64 {
+	times := make([]time.Time, len(secs))
+	for j, s := range secs {
+		times[j] = s.Time
+	}
+	out := make([]int64, len(secs))
+	for j, w := range grid.Slots(times, time.UnixMilli(c.refMS)) {
+		out[j] = int64(w)
+	}
+	return out
+}
+
 // time is the start of slot w: the reference second's time plus w seconds.
 func (c fleetClock) time(w int64) time.Time { return time.UnixMilli(c.refMS + w*1000).UTC() }
 
@@ -112,8 +128,9 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 		}
 		bySec[i] = make(map[int64]Second, len(secs))
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
-		for _, s := range secs {
-			w := clock.slot(s.Time)
+		slots := clock.slots(secs)
+		for j, s := range secs {
+			w := slots[j]
 			if binned(s) {
 				bySec[i][w] = s
 			}

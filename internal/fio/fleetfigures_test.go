@@ -38,6 +38,13 @@ func shifted(secs []Second, ms int64) []Second {
 	return out
 }
 
+// lateTick is secs with second i logged ms late.
+func lateTick(secs []Second, i int, ms int64) []Second {
+	out := append([]Second(nil), secs...)
+	out[i].Time = out[i].Time.Add(time.Duration(ms) * time.Millisecond)
+	return out
+}
+
 // unbinned is secs with second i logged without its histogram.
 func unbinned(secs []Second, i int) []Second {
 	out := append([]Second(nil), secs...)
@@ -89,6 +96,14 @@ func TestFleetFigures(t *testing.T) {
 			// h1 runs seconds 0-9, h2 seconds 3-12: the window is 3-9.
 			hosts:   [][]Second{steadyHost(t0, t0+9, 100, 100), steadyHost(t0+3, t0+12, 300, 100)},
 			seconds: 7, start: t0 + 3, iops: 400, hostIOPS: []float64{100, 300},
+			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+		},
+		{
+			name: "a late tick keeps its own second: the next one's does not overwrite it",
+			// h2's second 1 is logged 600 ms late, nearer second 2 than its
+			// own: it goes back to second 1, and both count.
+			hosts:   [][]Second{steadyHost(t0, t0+4, 100, 100), lateTick(steadyHost(t0, t0+4, 200, 100), 1, 600)},
+			seconds: 5, start: t0, iops: 300, hostIOPS: []float64{100, 200},
 			wantP99US: HistBinValue(binOf(100_000)) / 1000,
 		},
 		{

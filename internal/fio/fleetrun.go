@@ -660,8 +660,9 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 	}
 	secs := map[int64]*acc{}
 	for _, h := range hosts {
-		for _, s := range h {
-			w := figs.clock.slot(s.Time)
+		slots := figs.clock.slots(h)
+		for j, s := range h {
+			w := slots[j]
 			if w < from || w > to || !binned(s) {
 				continue
 			}
