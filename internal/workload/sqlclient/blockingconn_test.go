@@ -296,8 +296,12 @@ func TestBlockingConnWrites(t *testing.T) {
 	}{{"unix", socketPair}, {"tcp", tcpPair}} {
 		t.Run(pair.name+"/deadline", func(t *testing.T) {
 			c, peer := pair.open(t)
+			// Allocated before the deadline is set: zeroing 64 MiB on a
+			// busy machine can take the whole 50 ms, and the write then
+			// times out before sending anything.
+			p := make([]byte, 64<<20)
 			c.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-			n, err := c.Write(make([]byte, 64<<20))
+			n, err := c.Write(p)
 			if !errors.Is(err, os.ErrDeadlineExceeded) || n <= 0 || n >= 64<<20 {
 				t.Fatalf("Write of 64 MiB to a peer reading nothing: %d bytes, %v; want part of it and a timeout", n, err)
 			}

@@ -21,19 +21,50 @@ type pgxLink struct {
 // blocking system calls unless poller is set.
 func connectPgx(dsn string) func(ctx context.Context, poller bool) (link, error) {
 	return func(ctx context.Context, poller bool) (link, error) {
-		cfg, err := pgx.ParseConfig(dsn)
+		c, err := openPgx(ctx, dsn, poller)
 		if err != nil {
 			return nil, err
 		}
-		sockets := watchSockets(ctx, poller)
-		cfg.DialFunc = sockets.dial
-		conn, err := pgx.ConnectConfig(ctx, cfg)
-		if err != nil {
-			sockets.release()
-			return nil, err
-		}
-		return &pgxLink{conn: conn, sockets: sockets}, nil
+		return &pgxLink{conn: c.Conn, sockets: c.sockets}, nil
 	}
+}
+
+// PgxConn is a native pgx connection a workload opens itself rather than
+// through Connect (TPC-C's, which call server-side functions), its sockets
+// watched as a session's are.
+type PgxConn struct {
+	*pgx.Conn
+	sockets *sessionSockets
+}
+
+// ConnectPgx opens a native pgx connection to dsn for the session d was
+// given for: its sockets of the kind d chose (ForUser, ForBackground),
+// shut down when ctx ends.
+func (d *Dialect) ConnectPgx(ctx context.Context, dsn string) (*PgxConn, error) {
+	return openPgx(ctx, dsn, d.poller())
+}
+
+// Close closes the connection and stops watching its sockets.
+func (c *PgxConn) Close() error {
+	defer c.sockets.release()
+	return c.Conn.Close(context.Background())
+}
+
+// openPgx opens a native connection to dsn whose sockets ctx shuts down;
+// they read and write with blocking system calls unless poller is set.
+func openPgx(ctx context.Context, dsn string, poller bool) (*PgxConn, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, err
+	}
+	sockets := watchSockets(ctx, poller)
+	cfg.DialFunc = sockets.dial
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		sockets.release()
+		return nil, err
+	}
+	return &PgxConn{Conn: conn, sockets: sockets}, nil
 }
 
 // prepare leaves the preparing to pgx's statement cache, which does it on

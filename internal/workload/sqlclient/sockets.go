@@ -82,28 +82,6 @@ func (s *sessionSockets) release() {
 	s.conns = nil
 }
 
-// OwnSockets are the sockets of a connection a workload opens itself with
-// its engine's driver rather than through Connect (TPC-C's pgx
-// connections, which call server-side functions): Dial is the driver's
-// dial function, its sockets of the kind the dialect chose for the session
-// (ForUser, ForBackground), shut down when the session's context ends.
-// Release follows the connection's close.
-type OwnSockets struct{ s *sessionSockets }
-
-// OwnSockets returns the sockets of a connection of the session d was
-// given for, whose context is ctx.
-func (d *Dialect) OwnSockets(ctx context.Context) OwnSockets {
-	return OwnSockets{watchSockets(ctx, d.poller())}
-}
-
-// Dial connects as a driver's dial function does.
-func (o OwnSockets) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	return o.s.dial(ctx, network, addr)
-}
-
-// Release stops watching: the connection is closed.
-func (o OwnSockets) Release() { o.s.release() }
-
 // InPoller says whether the session the dialect was given for waits for
 // the server through Go's network poller (false: on blocking sockets).
 func (d *Dialect) InPoller() bool { return d.poller() }

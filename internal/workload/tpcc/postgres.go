@@ -163,22 +163,15 @@ func pgInstall(ctx context.Context, inst engine.Instance, functions string) erro
 	return nil
 }
 
-// newExecutor opens the session's native pgx connection, dialled through
-// sqlclient's sockets so that it waits for the server as d chose: on a
-// blocking socket or in Go's network poller.
+// newExecutor opens the session's native pgx connection, whose sockets
+// wait for the server as d chose: on a blocking socket or in Go's network
+// poller.
 func (pgBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error) {
-	cfg, err := pgx.ParseConfig(inst.DSN())
+	conn, err := d.ConnectPgx(ctx, inst.DSN())
 	if err != nil {
 		return nil, err
 	}
-	sockets := d.OwnSockets(ctx)
-	cfg.DialFunc = sockets.Dial
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		sockets.Release()
-		return nil, err
-	}
-	return &pgExecutor{conn: conn, sockets: sockets}, nil
+	return &pgExecutor{conn: conn}, nil
 }
 
 func (pgBackend) notes() []string {
@@ -190,17 +183,13 @@ func (pgBackend) notes() []string {
 
 // pgExecutor runs the five transactions through the functions of sql/postgres.sql.
 type pgExecutor struct {
-	conn    *pgx.Conn
-	sockets sqlclient.OwnSockets
+	conn *sqlclient.PgxConn
 	// argument arrays, reused
 	items, supply, qty []int32
 	amounts            []float64
 }
 
-func (e *pgExecutor) close() error {
-	defer e.sockets.Release()
-	return e.conn.Close(context.Background())
-}
+func (e *pgExecutor) close() error { return e.conn.Close() }
 
 // pgCode is the SQLSTATE of a server error, "" for other errors.
 func pgCode(err error) string {
