@@ -2,6 +2,8 @@ package sqlclient
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
@@ -55,3 +57,51 @@ func openDriverLink(ctx context.Context, cfg *mysqldrv.Config) (*driverLink, err
 type quietLogger struct{}
 
 func (quietLogger) Print(...any) {}
+
+// MySQLConn is a go-sql-driver/mysql connection a workload opens itself
+// rather than through Connect (TPC-C's, which call stored procedures and
+// read their result sets through database/sql), its sockets watched as a
+// session's are. It is the only connection of a pool of its own, so that
+// it is the session's alone and its socket can be shut down under a
+// statement waiting on the server.
+type MySQLConn struct {
+	*sql.Conn
+	db      *sql.DB
+	sockets *sessionSockets
+}
+
+// ConnectMySQL opens a go-sql-driver/mysql connection to dsn for the
+// session d was given for: its sockets of the kind d chose (ForUser,
+// ForBackground), shut down when ctx ends.
+func (d *Dialect) ConnectMySQL(ctx context.Context, dsn string) (*MySQLConn, error) {
+	cfg, err := mysqldrv.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Logger = quietLogger{}
+	sockets := watchSockets(ctx, d.poller())
+	cfg.DialFunc = sockets.dial
+	connector, err := mysqldrv.NewConnector(cfg)
+	if err != nil {
+		sockets.release()
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	// One connection, kept: a broken one is not replaced behind the
+	// session's back (the session reconnects or gives up by its own rule).
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		sockets.release()
+		return nil, err
+	}
+	return &MySQLConn{Conn: conn, db: db, sockets: sockets}, nil
+}
+
+// Close closes the connection and stops watching its sockets.
+func (c *MySQLConn) Close() error {
+	defer c.sockets.release()
+	return errors.Join(c.Conn.Close(), c.db.Close())
+}

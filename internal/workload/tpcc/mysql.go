@@ -180,15 +180,10 @@ func stripComments(s string) string {
 	return b.String()
 }
 
-// newExecutor takes a connection of the instance's pool, which waits for
-// the server in Go's network poller: the engine's choice on MariaDB
-// (sqlclient keeps MariaDB's sessions there too). Blocking sockets asked
-// for are refused rather than ignored.
+// newExecutor opens the session's own connection, whose sockets wait for
+// the server as d chose: on a blocking socket or in Go's network poller.
 func (myBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error) {
-	if !d.InPoller() {
-		return nil, errors.New("tpcc on MariaDB takes its connections from the instance's pool, which waits in Go's network poller: blocking sockets are not available")
-	}
-	conn, err := inst.DB().Conn(ctx)
+	conn, err := d.ConnectMySQL(ctx, inst.DSN())
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +199,7 @@ func (myBackend) notes() []string {
 
 // myExecutor runs the five transactions through the procedures of sql/mysql.sql.
 type myExecutor struct {
-	conn  *sql.Conn
+	conn  *sqlclient.MySQLConn
 	lines []byte
 }
 
