@@ -159,8 +159,14 @@ func (c *conn) execute(ctx context.Context, t int, run txRun) error {
 	start := time.Now()
 	var err error
 	retries := 0
+	// Statements run on a context that cannot be cancelled, as sqlclient's
+	// sessions' do: given a cancellable one, database/sql and the drivers
+	// start or wake a watcher goroutine for every statement. A cancelled
+	// run shuts the session's socket down instead (sqlclient's sockets),
+	// and is noticed after the transaction.
+	stmtCtx := context.WithoutCancel(ctx)
 	for {
-		err = run(ctx, c.exec)
+		err = run(stmtCtx, c.exec)
 		if err == nil || errors.Is(err, errRollback) || ctx.Err() != nil {
 			break
 		}
