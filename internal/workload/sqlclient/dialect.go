@@ -59,8 +59,6 @@ type Dialect struct {
 	// Sockets overrides the engine's choice of sockets for every session
 	// of the workload (see ForUser); the zero value keeps it.
 	Sockets Sockets
-	// enginePoller keeps the engine's sessions in Go's network poller.
-	enginePoller bool
 	// user is the session the dialect was given for (ForUser), background
 	// one of a background job (ForBackground).
 	user       int
@@ -119,12 +117,7 @@ func For(workloadName string, inst engine.Instance, writers *Writers) (*Dialect,
 			LoadWorkers:     4,
 			Classify:        txerr.For(inst),
 			TooManyPrepared: preparedLimitOf(inst),
-			// Blocking sockets cut MariaDB's system calls per transaction
-			// as PostgreSQL's, but not its CPU beyond the noise (0.74x,
-			// 0.88x and 1.07x the poller's in three measurements): its
-			// sessions stay in the poller.
-			enginePoller: true,
-			native:       connectMySQL(inst.DSN(), preparedLimitOf(inst)),
+			native:          connectMySQL(inst.DSN(), preparedLimitOf(inst)),
 		}, nil
 	}
 }
@@ -157,8 +150,7 @@ const (
 
 // ForUser returns the dialect of user's session (counted from 0), whose
 // kind of socket it decides. By the engine's choice, the first
-// GOMAXPROCS-1 users wait in blocking system calls (unless the engine
-// keeps its sessions in the poller) and the others go through the network
+// GOMAXPROCS-1 users wait in blocking system calls and the others go through the network
 // poller. A goroutine in a blocking call keeps its P; while one P is left
 // for everything else the runtime leaves it there, but with as many
 // blocking sessions as Ps it takes Ps away and hands them back on nearly
@@ -190,7 +182,7 @@ func (d *Dialect) poller() bool {
 	case SocketsBlocking:
 		return false
 	}
-	return d.enginePoller || d.background || d.user >= runtime.GOMAXPROCS(0)-1
+	return d.background || d.user >= runtime.GOMAXPROCS(0)-1
 }
 
 // Bind writes a statement with the dialect's placeholders for its "?" marks.

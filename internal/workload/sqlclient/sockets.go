@@ -90,7 +90,7 @@ func (d *Dialect) InPoller() bool { return d.poller() }
 // engine wait on blocking sockets and which in the network poller.
 func (d *Dialect) SocketsNote() string {
 	switch {
-	case d.Sockets == SocketsPoller || d.Sockets == SocketsByEngine && d.enginePoller:
+	case d.Sockets == SocketsPoller:
 		return "Sockets: every session waits for the server through Go's network poller."
 	case d.Sockets == SocketsBlocking:
 		return "Sockets: every session reads and writes its socket with blocking system calls."

@@ -451,8 +451,8 @@ func TestPrepare(t *testing.T) {
 }
 
 // TestSocketsForUser pins which sessions wait in blocking system calls:
-// by the engine's choice the first GOMAXPROCS-1 users on PostgreSQL, no
-// session on MariaDB and no background job; an override applies to every
+// by the engine's choice the first GOMAXPROCS-1 users on PostgreSQL and
+// MariaDB alike, and no background job; an override applies to every
 // session, so that a figure labelled "blocking" or "poller" is that; the
 // results' note says the same.
 func TestSocketsForUser(t *testing.T) {
@@ -471,7 +471,7 @@ func TestSocketsForUser(t *testing.T) {
 		note string
 	}{
 		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}, "the first 3 session(s)"},
-		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{false, false, false, false, false, false}, "every session waits for the server through"},
+		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{true, true, true, false, false, false}, "the first 3 session(s)"},
 		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
 		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
 		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}, "every session waits for the server through"},
