@@ -21,7 +21,7 @@ import (
 )
 
 // BenchmarkSocketsCost compares, in one process, what a TPC-C transaction
-// costs dbio on PostgreSQL (one warehouse, users back to back) with its
+// costs dbio on PostgreSQL and on MariaDB (one warehouse, users back to back) with its
 // sessions' sockets in Go's network poller, on blocking sockets, and as
 // sqlclient's Dialect.ForUser chooses: the process's CPU per transaction
 // (getrusage) and, in runs of their own since perf costs a little, its
@@ -32,35 +32,42 @@ import (
 // length (5). Medians are reported, the ratios against the poller's, and
 // the load average before each run.
 func BenchmarkSocketsCost(b *testing.B) {
-	testenv.RequireEngine(b, "postgres")
 	testenv.RequireProgram(b, "perf", "apt-get install -y linux-perf")
 	seconds := envInt(b, "DBIO_TPCC_SOCKETS_SECONDS", 5)
-	w, inst := pgServer.loaded(b, 1)
 	kinds := []struct {
 		name    string
 		sockets sqlclient.Sockets
 	}{{"poller", sqlclient.SocketsPoller}, {"blocking", sqlclient.SocketsBlocking}, {"foruser", sqlclient.SocketsByEngine}}
-	for _, users := range []int{1, 4} {
-		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
-			cpu := make([][]float64, len(kinds))
-			calls := make([][]float64, len(kinds))
-			var loads []string
-			for b.Loop() {
-				for k, kind := range kinds {
-					w.sockets = kind.sockets
-					loads = append(loads, loadAverage(b))
-					cpu[k] = append(cpu[k], runBackToBack(b, w, inst, users, time.Duration(seconds)*time.Second, false))
-					calls[k] = append(calls[k], runBackToBack(b, w, inst, users, time.Duration(seconds)*time.Second, true))
-				}
+	for _, server := range []struct {
+		engine string
+		s      *testServer
+	}{{"postgres", pgServer}, {"mariadb", mariaServer}} {
+		b.Run(server.engine, func(b *testing.B) {
+			testenv.RequireEngine(b, server.engine)
+			w, inst := server.s.loaded(b, 1)
+			for _, users := range []int{1, 4} {
+				b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
+					cpu := make([][]float64, len(kinds))
+					calls := make([][]float64, len(kinds))
+					var loads []string
+					for b.Loop() {
+						for k, kind := range kinds {
+							w.sockets = kind.sockets
+							loads = append(loads, loadAverage(b))
+							cpu[k] = append(cpu[k], runBackToBack(b, w, inst, users, time.Duration(seconds)*time.Second, false))
+							calls[k] = append(calls[k], runBackToBack(b, w, inst, users, time.Duration(seconds)*time.Second, true))
+						}
+					}
+					w.sockets = sqlclient.SocketsByEngine
+					for k, kind := range kinds {
+						b.Logf("%-8s CPU %s µs/tx, %sx the poller's; system calls %s /tx, %sx the poller's",
+							kind.name, medianRange(cpu[k], 1), medianRange(ratios(cpu[k], cpu[0]), 2), medianRange(calls[k], 1), medianRange(ratios(calls[k], calls[0]), 2))
+						b.ReportMetric(median(cpu[k]), kind.name+"-cpu-µs/tx")
+						b.ReportMetric(median(calls[k]), kind.name+"-syscalls/tx")
+					}
+					b.Logf("load average (1, 5, 15 min) before each run: %s", strings.Join(loads, "; "))
+				})
 			}
-			w.sockets = sqlclient.SocketsByEngine
-			for k, kind := range kinds {
-				b.Logf("%-8s CPU %s µs/tx, %sx the poller's; system calls %s /tx, %sx the poller's",
-					kind.name, medianRange(cpu[k], 1), medianRange(ratios(cpu[k], cpu[0]), 2), medianRange(calls[k], 1), medianRange(ratios(calls[k], calls[0]), 2))
-				b.ReportMetric(median(cpu[k]), kind.name+"-cpu-µs/tx")
-				b.ReportMetric(median(calls[k]), kind.name+"-syscalls/tx")
-			}
-			b.Logf("load average (1, 5, 15 min) before each run: %s", strings.Join(loads, "; "))
 		})
 	}
 }
