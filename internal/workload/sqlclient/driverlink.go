@@ -29,6 +29,10 @@ type driverLink struct {
 	// stmts are the driver's prepared statements, closed with the link.
 	stmts           []*driverStmt
 	tooManyPrepared func(error) bool
+	// skipRows is set where the driver's Exec reads a statement's rows off
+	// the wire without converting them (go-sql-driver/mysql); elsewhere
+	// Exec may not run a query to its end (mattn/go-sqlite3 steps once).
+	skipRows bool
 	// args and vals are reused for each statement's arguments and rows.
 	args []driver.NamedValue
 	vals []driver.Value
@@ -153,6 +157,15 @@ func (l *driverLink) read(ctx context.Context, st *statement, args []any) (n int
 		n++
 	}
 	return n, rows.Close()
+}
+
+func (l *driverLink) receive(ctx context.Context, st *statement, args []any) (err error) {
+	if !l.skipRows {
+		_, err = l.read(ctx, st, args)
+		return err
+	}
+	_, err = l.write(ctx, st, args)
+	return err
 }
 
 func (l *driverLink) write(ctx context.Context, st *statement, args []any) (n int64, err error) {

@@ -31,7 +31,7 @@ func connectMySQL(dsn string, tooManyPrepared func(error) bool) func(ctx context
 			sockets.release()
 			return nil, err
 		}
-		l.sockets, l.tooManyPrepared = sockets, tooManyPrepared
+		l.sockets, l.tooManyPrepared, l.skipRows = sockets, tooManyPrepared, true
 		return l, nil
 	}
 }

@@ -84,6 +84,13 @@ func (l *pgxLink) read(ctx context.Context, st *statement, args []any) (int, err
 	return n, rows.Err()
 }
 
+// receive reads the rows as read does: pgx leaves a row's values in its
+// buffer until they are asked for, and its Exec would copy every row.
+func (l *pgxLink) receive(ctx context.Context, st *statement, args []any) error {
+	_, err := l.read(ctx, st, args)
+	return err
+}
+
 func (l *pgxLink) write(ctx context.Context, st *statement, args []any) (int64, error) {
 	tag, err := l.conn.Exec(ctx, st.text, args...)
 	return tag.RowsAffected(), err

@@ -158,8 +158,7 @@ func (s *session) read(ctx context.Context, query string, args ...any) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	_, err := s.Read(ctx, query, args...)
-	return err
+	return s.Receive(ctx, query, args...)
 }
 
 // write runs an UPDATE, DELETE or INSERT.
