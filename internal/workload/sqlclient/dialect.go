@@ -149,15 +149,16 @@ const (
 )
 
 // ForUser returns the dialect of user's session (counted from 0), whose
-// kind of socket it decides. By the engine's choice, the first
-// GOMAXPROCS-1 users wait in blocking system calls and the others go through the network
-// poller. A goroutine in a blocking call keeps its P; while one P is left
-// for everything else the runtime leaves it there, but with as many
-// blocking sessions as Ps it takes Ps away and hands them back on nearly
-// every call. Measured on PostgreSQL's oltp_read_write on 2 cores: one
-// user costs a quarter to a third less CPU per transaction with a
-// blocking socket, four users with four blocking sockets 18 % more
-// (docs/performance.md).
+// kind of socket it decides. Unless Sockets overrides it, the first
+// GOMAXPROCS-1 users wait in blocking system calls and the others go
+// through the network poller. A goroutine in a blocking call keeps its P;
+// while one P is left for everything else the runtime leaves it there, but
+// with as many blocking sessions as Ps it takes Ps away and hands them back
+// on nearly every call. Measured with oltp_read_write on 2 cores, on a
+// quiet machine: one user costs about half the client CPU per transaction
+// with a blocking socket on PostgreSQL and MariaDB alike; at four users
+// four blocking sockets cost more than one blocking and three in the
+// poller (docs/performance.md).
 func (d *Dialect) ForUser(user int) *Dialect {
 	c := *d
 	c.user, c.background = user, false
