@@ -63,7 +63,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.layout.Run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
+	opts, err := writeOptions(m.layout.Run, m.User, renderCnf(m.settings)+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
@@ -73,7 +73,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
 			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	return in.RunBackup(ctx, physicalTool, dst, m.user, steps)
+	return in.RunBackup(ctx, physicalTool, dst, m.User, steps)
 }
 
 // Restore implements engine.Backuper: it stops the server, sets its files
@@ -107,7 +107,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 				if err := r.SetAside(d, filepath.Dir(d)); err != nil {
 					return err
 				}
-				if err := m.user.MakeDir(d, 0o700); err != nil {
+				if err := m.User.MakeDir(d, 0o700); err != nil {
 					return err
 				}
 			}
@@ -118,7 +118,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
 			}
 			for _, d := range dirs {
-				if err := server.OwnTree(d, m.user); err != nil {
+				if err := server.OwnTree(d, m.User); err != nil {
 					return err
 				}
 			}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -23,14 +21,9 @@ import (
 
 const (
 	// account is the server account dbio creates and connects as.
-	account = "dbio"
-	// startTimeout allows for crash recovery when a reused instance was not
-	// shut down cleanly; a server that fails is noticed at once, not after this.
-	startTimeout = 5 * time.Minute
-	// portAttempts bounds retries when another program takes the chosen port first.
-	portAttempts = 5
-	socketName   = "mysqld.sock"
-	pidName      = "mysqld.pid"
+	account    = "dbio"
+	socketName = "mysqld.sock"
+	pidName    = "mysqld.pid"
 	// initFile holds this start's account password; the server runs it before
 	// accepting connections and dbio removes it once the server is up.
 	initFile = "init.sql"
@@ -85,9 +78,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err := server.GrantUser(o, user); err != nil {
 		return nil, err
 	}
-	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, at: at, cnf: cnf, logPath: logPath, wrap: o.Wrap,
-		password: server.RandomPassword()}
-	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+	m := &managedServer{bins: bins, layout: l, at: at, cnf: cnf, password: server.RandomPassword(),
+		Launcher: server.Launcher{Name: string(bins.flavour), Runner: e.Runner, User: user, Wrap: o.Wrap, LogPath: logPath, Shutdown: shutdown}}
+	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.at.port = port
 		base := append(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), fileWaitSettings(bins.flavour)...)
 		if o.Preallocate > 0 {
@@ -178,15 +171,12 @@ func bytesText(v string) string {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	runner   execx.Runner
+	server.Launcher
 	bins     binaries
-	user     server.User
 	layout   layout
 	at       places
 	cnf      string
 	settings []setting
-	logPath  string
-	wrap     func(execx.Cmd) execx.Cmd
 	// password is dbio's account's; the init file sets it at every start.
 	password string
 }
@@ -205,26 +195,13 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 		return nil, err
 	}
 	init := filepath.Join(m.layout.Run, initFile)
-	if err := m.user.WritePrivate(init, accountSQL(m.password)); err != nil {
+	if err := m.User.WritePrivate(init, accountSQL(m.password)); err != nil {
 		return nil, err
 	}
 	defer os.Remove(init)
-	// Should dbio die without stopping it, a clean shutdown (what Stop asks first).
-	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}, ParentDeathSignal: syscall.SIGTERM}
-	m.user.Apply(&cmd)
-	if m.wrap != nil {
-		cmd = m.wrap(cmd)
-	}
-	proc, err := server.Launch(ctx, m.runner, string(m.bins.flavour), cmd, m.logPath)
-	if err != nil {
-		return nil, err
-	}
 	admin := m.admin()
-	if err := proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error { return ping(ctx, admin) }); err != nil {
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, 10*time.Second)
-		return nil, err
-	}
-	return proc, nil
+	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}}
+	return m.Launch(ctx, cmd, func(ctx context.Context) error { return ping(ctx, admin) })
 }
 
 // admin reaches the server over its socket, with no database selected.

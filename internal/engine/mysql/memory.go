@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"context"
 	"fmt"
 
 	"dbio/internal/engine"
@@ -9,28 +8,7 @@ import (
 	"dbio/internal/units"
 )
 
-var (
-	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ExternalConnections = (*Engine)(nil)
-)
-
-// ExternalMaxConnections implements engine.ExternalConnections: it
-// connects as the DSN says, without a database (the one dbio would create
-// may not exist yet), reads max_connections and disconnects.
-func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, err := externalConfig(o)
-	if err != nil {
-		return 0, err
-	}
-	db, err := openAdmin(externalAdmin(cfg))
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var n int
-	err = db.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&n)
-	return n, err
-}
+var _ engine.MemoryNeeds = (*Engine)(nil)
 
 // What a MariaDB server holds beside its buffer pool, as measured in a
 // memory cgroup on MariaDB 10.11 with dbio's settings (max_connections

@@ -93,7 +93,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	return in.RunBackup(ctx, physicalTool, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+	return in.RunBackup(ctx, physicalTool, dst, m.User, []server.BackupStep{{What: "pg_basebackup",
 		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
 			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
 }
@@ -126,7 +126,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 					return err
 				}
 			}
-			return placeBaseBackup(ctx, src, l, m.user)
+			return placeBaseBackup(ctx, src, l, m.User)
 		},
 		Launch: m.launch,
 		Ready:  m.setup,

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,11 +23,6 @@ const (
 	walSub  = "postgres-wal"
 	// superuser is the role initdb creates; dbio connects as it.
 	superuser = "dbio"
-	// startTimeout allows for crash recovery when a reused instance was not
-	// shut down cleanly; a server that fails is noticed at once, not after this.
-	startTimeout = 5 * time.Minute
-	// portAttempts bounds retries when another program takes the chosen port first.
-	portAttempts = 5
 	// socketName is the longest name PostgreSQL gives its socket.
 	socketName = ".s.PGSQL.65535"
 )
@@ -80,9 +73,9 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err := server.GrantUser(o, user); err != nil {
 		return nil, err
 	}
-	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, sockDir: sockDir, logPath: logPath, wrap: o.Wrap,
-		database: server.Database(o), password: server.RandomPassword()}
-	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+	m := &managedServer{bins: bins, layout: l, sockDir: sockDir, database: server.Database(o), password: server.RandomPassword(),
+		Launcher: server.Launcher{Name: "postgres", Runner: e.Runner, User: user, Wrap: o.Wrap, LogPath: logPath, Shutdown: shutdown}}
+	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.port = port
 		var err error
 		base := append(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
@@ -222,15 +215,12 @@ func checkExisting(l layout, bins binaries) error {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	runner   execx.Runner
+	server.Launcher
 	bins     binaries
-	user     server.User
 	layout   layout
 	sockDir  string
 	port     int
 	settings []setting
-	logPath  string
-	wrap     func(execx.Cmd) execx.Cmd
 	database string
 	// password is for TCP connections; it is set again after every start.
 	password string
@@ -239,32 +229,18 @@ type managedServer struct {
 // launch writes the settings, starts the server and waits until it accepts
 // connections; a server that does not come up is stopped again.
 func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
-	if err := m.user.WritePrivate(filepath.Join(m.layout.Data, confFile), renderConf(m.settings)); err != nil {
-		return nil, err
-	}
-	// Should dbio die without stopping it, a fast shutdown (what Stop asks first).
-	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.Data}, ParentDeathSignal: syscall.SIGINT}
-	m.user.Apply(&cmd)
-	if m.wrap != nil {
-		cmd = m.wrap(cmd)
-	}
-	proc, err := server.Launch(ctx, m.runner, "postgres", cmd, m.logPath)
-	if err != nil {
+	if err := m.User.WritePrivate(filepath.Join(m.layout.Data, confFile), renderConf(m.settings)); err != nil {
 		return nil, err
 	}
 	admin := m.socketDSN("postgres")
-	err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error {
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.Data}}
+	return m.Launch(ctx, cmd, func(ctx context.Context) error {
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
 			return err
 		}
 		return c.Close(ctx)
 	})
-	if err != nil {
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, 10*time.Second)
-		return nil, err
-	}
-	return proc, nil
 }
 
 // setup runs once the server accepts connections: it sets the password for
@@ -287,5 +263,3 @@ func (m *managedServer) socketDSN(db string) string {
 	return keywordDSN([2]string{"host", m.sockDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
 		[2]string{"dbname", db}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
 }
-
-// serverLogPath is the server's log file: in the results when there are

@@ -1,40 +1,15 @@
 package postgres
 
 import (
-	"context"
 	"fmt"
 	"strings"
-
-	"github.com/jackc/pgx/v5"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
 
-var (
-	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ExternalConnections = (*Engine)(nil)
-)
-
-// ExternalMaxConnections implements engine.ExternalConnections: it
-// connects as the DSN says (to the postgres database when the DSN names
-// the one dbio would create, which may not exist yet), reads
-// max_connections and disconnects.
-func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, _, err := externalConfig(o)
-	if err != nil {
-		return 0, err
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var n int
-	err = conn.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
-	return n, err
-}
+var _ engine.MemoryNeeds = (*Engine)(nil)
 
 // What a PostgreSQL server holds beside its shared buffers, as measured in
 // a memory cgroup on PostgreSQL 15 with dbio's settings (max_connections

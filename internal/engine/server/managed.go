@@ -8,9 +8,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/execx"
 	"dbio/internal/target"
+)
+
+const (
+	// startTimeout allows for crash recovery when a reused instance was not
+	// shut down cleanly; a server that fails is noticed at once, not after this.
+	startTimeout = 5 * time.Minute
+	// portAttempts bounds retries when another program takes the chosen port first.
+	portAttempts = 5
 )
 
 // Layout is where a managed instance keeps its files.
@@ -103,9 +113,9 @@ func RandomPassword() string {
 }
 
 // LaunchOnFreePort starts a server on a free loopback port from freePort
-// with launch, trying another port, up to attempts times in all, when
+// with launch, trying another port, up to portAttempts times in all, when
 // another program took the chosen one first.
-func LaunchOnFreePort(freePort func() (int, error), attempts int, launch func(port int) (*Process, error)) (*Process, error) {
+func LaunchOnFreePort(freePort func() (int, error), launch func(port int) (*Process, error)) (*Process, error) {
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
@@ -115,10 +125,47 @@ func LaunchOnFreePort(freePort func() (int, error), attempts int, launch func(po
 		if err == nil {
 			return p, nil
 		}
-		if !errors.Is(err, ErrAddressInUse) || attempt == attempts {
+		if !errors.Is(err, ErrAddressInUse) || attempt == portAttempts {
 			return nil, err
 		}
 	}
+}
+
+// Launcher is how an engine's managed server is started, at first and again
+// after a restore has replaced its files; the engine gives the command and
+// how to tell that the server accepts connections.
+type Launcher struct {
+	// Name names the server in messages, e.g. "postgres" or "mariadb".
+	Name   string
+	Runner execx.Runner
+	// User runs the server.
+	User User
+	// Wrap, when set, wraps the server's command (engine.Options.Wrap).
+	Wrap    func(execx.Cmd) execx.Cmd
+	LogPath string
+	// Shutdown is how the engine's server is asked to end.
+	Shutdown Shutdown
+}
+
+// Launch starts cmd as the server, run by l.User and wrapped as l.Wrap
+// says, and waits until ready succeeds; a server that does not come up is
+// stopped again. Should dbio die without stopping it, the server gets the
+// shutdown signal Stop asks first.
+func (l Launcher) Launch(ctx context.Context, cmd execx.Cmd, ready func(context.Context) error) (*Process, error) {
+	cmd.ParentDeathSignal = l.Shutdown.Signal
+	l.User.Apply(&cmd)
+	if l.Wrap != nil {
+		cmd = l.Wrap(cmd)
+	}
+	proc, err := Launch(ctx, l.Runner, l.Name, cmd, l.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.WaitReady(ctx, startTimeout, ready); err != nil {
+		_ = proc.Stop(context.WithoutCancel(ctx), l.Shutdown.Signal, l.Shutdown.Escalate, 10*time.Second)
+		return nil, err
+	}
+	return proc, nil
 }
 
 // DumpFile finds a logical backup: src itself, or name inside the directory src.

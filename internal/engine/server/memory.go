@@ -1,17 +1,36 @@
 package server
 
 import (
+	"context"
+
 	"dbio/internal/engine"
 	"dbio/internal/units"
 )
 
-var _ engine.ConnectionLimit = (*Engine)(nil)
+var (
+	_ engine.ConnectionLimit     = (*Engine)(nil)
+	_ engine.ExternalConnections = (*Engine)(nil)
+)
 
 // MaxConnections implements engine.ConnectionLimit: every server engine's
 // managed server gets ConfiguredMaxConnections, the user's setting read by
 // the engine's own names for it.
 func (e *Engine) MaxConnections(o engine.Options) (int, string) {
 	return e.own.Settings.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+}
+
+// ExternalMaxConnections implements engine.ExternalConnections: it
+// connects as the engine's ExternalAdmin does, reads max_connections and
+// disconnects.
+func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
+	db, err := e.own.ExternalAdmin(o)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRowContext(ctx, e.own.MaxConnectionsQuery).Scan(&n)
+	return n, err
 }
 
 // BufferPool is how an engine's managed server sizes its buffer pool, for
