@@ -47,6 +47,8 @@ type Specific struct {
 	// integer on it.
 	ExternalAdmin       func(o engine.Options) (*sql.DB, error)
 	MaxConnectionsQuery string
+	// Memory is what the engine's managed server holds, for MemoryNeed.
+	Memory Memory
 	// StandardDirs are where the engine's programs are installed, searched
 	// after PATH unless Engine.BinDirs says otherwise.
 	StandardDirs func() []string
