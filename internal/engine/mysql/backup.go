@@ -63,7 +63,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.layout.Run, m.User, renderCnf(m.settings)+clientGroup(in.admin))
+	opts, err := writeOptions(m.Layout.Run, m.User, renderCnf(m.settings)+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
@@ -95,7 +95,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	l := m.layout
+	l := m.Layout
 	dirs := []string{l.Data}
 	if l.Log != "" {
 		dirs = append(dirs, l.Log)
@@ -270,7 +270,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 func (in *Instance) clientOptions() (string, []string, error) {
 	dir := ""
 	if in.managed != nil {
-		dir = in.managed.layout.Run
+		dir = in.managed.Layout.Run
 	}
 	cfg := in.admin.Clone()
 	var env []string

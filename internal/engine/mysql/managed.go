@@ -42,30 +42,18 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, string(bins.flavour)), Name: string(bins.flavour)}
 	prev.PidFile = filepath.Join(prev.Dir, "run", pidName)
-	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "mysql", "nobody")
+	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: string(bins.flavour), Previous: prev, Shutdown: shutdown,
+		Users: []string{"mysql", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, bins.flavour, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(p, bins.flavour, o.Fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.CheckReach(user); err != nil {
-		return nil, err
-	}
-	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
-	if err != nil {
-		return nil, err
-	}
-	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
+	defer begun.RemoveOnFailure(&err)
+	l, user := begun.Layout, begun.User
+	// The pid file and the init file are in Run even when the socket is not.
 	if err := user.MakeDir(l.Run, 0o700); err != nil {
 		return nil, err
 	}
-	logPath, err := server.LogPath(o.LogDir, l.Base, string(bins.flavour))
-	if err != nil {
-		return nil, err
-	}
-	at := places{data: l.Data, redo: l.Log, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.Run, pidName)}
+	at := places{data: l.Data, redo: l.Log, socket: filepath.Join(begun.SocketDir, socketName), pidFile: filepath.Join(l.Run, pidName)}
 	cnf := filepath.Join(l.Base, "my.cnf")
 
 	initialized := server.Created(l.Base)
@@ -75,11 +63,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 
-	if err := server.GrantUser(o, user); err != nil {
-		return nil, err
-	}
-	m := &managedServer{bins: bins, layout: l, at: at, cnf: cnf, password: server.RandomPassword(),
-		Launcher: server.Launcher{Name: string(bins.flavour), Runner: e.Runner, User: user, Wrap: o.Wrap, LogPath: logPath, Shutdown: shutdown}}
+	m := &managedServer{Managed: begun, bins: bins, at: at, cnf: cnf, password: server.RandomPassword()}
 	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.at.port = port
 		base := append(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), fileWaitSettings(bins.flavour)...)
@@ -135,8 +119,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.managed, in.admin = m, admin
-	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
-	in.Supervise(proc, sv)
+	m.Supervise(&in.Instance, proc)
 	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	redoDir := l.Log
 	if redoDir == "" {
@@ -152,7 +135,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    redoDir,
 		Database:  database,
 		Settings:  server.SettingsMap(m.settings),
-		Notes:     server.Notes(logPath, leftover, durability, sv),
+		Notes:     m.Notes(durability),
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "innodb_buffer_pool_size", "SELECT @@innodb_buffer_pool_size", bytesText)
 	return in, nil
@@ -171,9 +154,8 @@ func bytesText(v string) string {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	server.Launcher
+	*server.Managed
 	bins     binaries
-	layout   layout
 	at       places
 	cnf      string
 	settings []setting
@@ -194,7 +176,7 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 	if err := m.writeCnf(); err != nil {
 		return nil, err
 	}
-	init := filepath.Join(m.layout.Run, initFile)
+	init := filepath.Join(m.Layout.Run, initFile)
 	if err := m.User.WritePrivate(init, accountSQL(m.password)); err != nil {
 		return nil, err
 	}

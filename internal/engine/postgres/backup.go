@@ -95,7 +95,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	return in.RunBackup(ctx, physicalTool, dst, m.User, []server.BackupStep{{What: "pg_basebackup",
 		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
-			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
+			"-h", m.SocketDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
 }
 
 // Restore implements engine.Backuper: it replaces the managed instance's
@@ -114,7 +114,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err := checkBaseBackup(src, m.bins.major); err != nil {
 		return err
 	}
-	l := m.layout
+	l := m.Layout
 	return in.RunRestore(ctx, &server.Restore{
 		Src: src,
 		Replace: func(ctx context.Context, r *server.Restore) error {

@@ -41,44 +41,26 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, dataSub), Name: "PostgreSQL"}
 	prev.PidFile = filepath.Join(prev.Dir, "data", "postmaster.pid")
-	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "postgres", "nobody")
+	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: "postgres", Previous: prev, Shutdown: shutdown,
+		Users: []string{"postgres", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(p, o.Fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.CheckReach(user); err != nil {
-		return nil, err
-	}
+	defer begun.RemoveOnFailure(&err)
+	l := begun.Layout
 	if !server.Created(l.Base) {
-		if err := e.initdb(ctx, bins, user, l); err != nil {
+		if err := e.initdb(ctx, bins, begun.User, l); err != nil {
 			return nil, err
 		}
 	} else if err := checkExisting(l, bins); err != nil {
 		return nil, err
 	}
 
-	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
-	if err != nil {
-		return nil, err
-	}
-	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
-	logPath, err := server.LogPath(o.LogDir, l.Base, "postgres")
-	if err != nil {
-		return nil, err
-	}
-
-	if err := server.GrantUser(o, user); err != nil {
-		return nil, err
-	}
-	m := &managedServer{bins: bins, layout: l, sockDir: sockDir, database: server.Database(o), password: server.RandomPassword(),
-		Launcher: server.Launcher{Name: "postgres", Runner: e.Runner, User: user, Wrap: o.Wrap, LogPath: logPath, Shutdown: shutdown}}
+	m := &managedServer{Managed: begun, bins: bins, database: server.Database(o), password: server.RandomPassword()}
 	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.port = port
 		var err error
-		base := append(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
+		base := append(benchmarkSettings(m.port, m.SocketDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
 		m.settings, err = settingNames.Apply(base, o.Settings)
 		if err != nil {
 			return nil, err
@@ -110,8 +92,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
-	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
-	in.Supervise(proc, sv)
+	m.Supervise(&in.Instance, proc)
 	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	walDir := l.Log
 	if walDir == "" {
@@ -126,7 +107,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    walDir,
 		Database:  server.Database(o),
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
-		Notes:     server.Notes(logPath, leftover, durability, sv),
+		Notes:     m.Notes(durability),
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "shared_buffers", "SHOW shared_buffers", nil)
 	if o.Preallocate > 0 {
@@ -215,10 +196,8 @@ func checkExisting(l layout, bins binaries) error {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	server.Launcher
+	*server.Managed
 	bins     binaries
-	layout   layout
-	sockDir  string
 	port     int
 	settings []setting
 	database string
@@ -229,11 +208,11 @@ type managedServer struct {
 // launch writes the settings, starts the server and waits until it accepts
 // connections; a server that does not come up is stopped again.
 func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
-	if err := m.User.WritePrivate(filepath.Join(m.layout.Data, confFile), renderConf(m.settings)); err != nil {
+	if err := m.User.WritePrivate(filepath.Join(m.Layout.Data, confFile), renderConf(m.settings)); err != nil {
 		return nil, err
 	}
 	admin := m.socketDSN("postgres")
-	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.Data}}
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.Layout.Data}}
 	return m.Launch(ctx, cmd, func(ctx context.Context) error {
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
@@ -260,6 +239,6 @@ func (m *managedServer) setup(ctx context.Context) error {
 // socketDSN reaches database db over the server's socket, where dbio's
 // role is trusted.
 func (m *managedServer) socketDSN(db string) string {
-	return keywordDSN([2]string{"host", m.sockDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
+	return keywordDSN([2]string{"host", m.SocketDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
 		[2]string{"dbname", db}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
 }
