@@ -135,14 +135,14 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 
 // checkBaseBackup verifies that src holds a base backup this server can start on.
 func checkBaseBackup(src, major string) error {
-	b, err := os.ReadFile(filepath.Join(src, "PG_VERSION"))
+	v, err := dataVersion(src)
 	if err != nil {
 		return fmt.Errorf("restore: %s is not a PostgreSQL base backup (%v): give the directory a backup wrote", src, err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "backup_label")); err != nil {
 		return fmt.Errorf("restore: %s has no backup_label, so it is not a base backup in plain format: give the directory a backup wrote", src)
 	}
-	if v := strings.TrimSpace(string(b)); v != major {
+	if v != major {
 		return fmt.Errorf("restore: the backup in %s is of PostgreSQL %s, the server is %s: restore it with PostgreSQL %s", src, v, major, v)
 	}
 	return nil

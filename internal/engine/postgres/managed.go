@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -171,11 +170,11 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 // checkExisting refuses to start an instance created for another
 // PostgreSQL version or with its WAL elsewhere than this run asks.
 func checkExisting(l layout, bins binaries) error {
-	b, err := os.ReadFile(filepath.Join(l.Data, "PG_VERSION"))
+	v, err := dataVersion(l.Data)
 	if err != nil {
 		return err
 	}
-	if v := strings.TrimSpace(string(b)); v != bins.major {
+	if v != bins.major {
 		return fmt.Errorf("the instance in %s was created by PostgreSQL %s but the server found is %s (%s): rerun with --fresh to re-create it (its data is lost), or put PostgreSQL %s's bin directory in PATH",
 			l.Data, v, bins.major, bins.postgres, v)
 	}

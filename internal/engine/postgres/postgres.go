@@ -86,6 +86,16 @@ func majorVersion(out string) (string, error) {
 	return m[1], nil
 }
 
+// dataVersion is the major version of PostgreSQL that created the data
+// directory (or base backup) dir, as its PG_VERSION file says.
+func dataVersion(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "PG_VERSION"))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // debianBinDirs lists root/<version>/bin, newest version first.
 func debianBinDirs(root string) []string {
 	matches, _ := filepath.Glob(filepath.Join(root, "*", "bin"))
