@@ -54,6 +54,20 @@ func FormatBytes(n uint64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
+// ExactBytes writes a byte count in the largest binary unit that keeps it
+// exact, the way a server's configuration file takes sizes: suffixes name
+// GiB, MiB and KiB in its syntax ("G", "M", "K" in my.cnf; "GB", "MB",
+// "kB" in postgresql.conf). ok is false when b is not a whole number of
+// KiB, which the caller writes as its file allows.
+func ExactBytes(b int64, suffixes [3]string) (s string, ok bool) {
+	for i, shift := range []uint{30, 20, 10} {
+		if b%(1<<shift) == 0 {
+			return strconv.FormatInt(b>>shift, 10) + suffixes[i], true
+		}
+	}
+	return "", false
+}
+
 // GroupThousands writes a count with a comma between each group of three
 // digits: 145,118 and -1,234.
 func GroupThousands(n int64) string {

@@ -41,6 +41,15 @@ func TestFormatBytes(t *testing.T) {
 	}
 }
 
+func TestExactBytes(t *testing.T) {
+	suffixes := [3]string{"G", "M", "K"}
+	for b, want := range map[int64]string{0: "0G", 2 << 30: "2G", 1536 << 20: "1536M", 1025 << 10: "1025K", 1000: ""} {
+		if got, ok := ExactBytes(b, suffixes); got != want || ok != (want != "") {
+			t.Errorf("ExactBytes(%d) = %q, %v; want %q", b, got, ok, want)
+		}
+	}
+}
+
 func TestGroupThousands(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 145118: "145,118", 1234567: "1,234,567", -1234: "-1,234", -999: "-999"} {
 		if got := GroupThousands(n); got != want {

@@ -63,7 +63,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.layout.Run, m.user, renderCnf(m.settings)+clientGroup(in.admin))
+	opts, err := writeOptions(m.Layout.Run, m.User, renderCnf(m.settings)+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
@@ -73,7 +73,7 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 		steps = append(steps, server.BackupStep{What: filepath.Base(tool) + " " + step, Explain: backupToolError,
 			Cmd: execx.Cmd{Name: tool, Args: []string{"--defaults-file=" + opts, step, "--target-dir=" + dst}}})
 	}
-	return in.RunBackup(ctx, physicalTool, dst, m.user, steps)
+	return in.RunBackup(ctx, physicalTool, dst, m.User, steps)
 }
 
 // Restore implements engine.Backuper: it stops the server, sets its files
@@ -95,7 +95,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err != nil {
 		return err
 	}
-	l := m.layout
+	l := m.Layout
 	dirs := []string{l.Data}
 	if l.Log != "" {
 		dirs = append(dirs, l.Log)
@@ -107,7 +107,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 				if err := r.SetAside(d, filepath.Dir(d)); err != nil {
 					return err
 				}
-				if err := m.user.MakeDir(d, 0o700); err != nil {
+				if err := m.User.MakeDir(d, 0o700); err != nil {
 					return err
 				}
 			}
@@ -118,7 +118,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 				return fmt.Errorf("%s --copy-back: %w", filepath.Base(tool), backupToolError(err))
 			}
 			for _, d := range dirs {
-				if err := server.OwnTree(d, m.user); err != nil {
+				if err := server.OwnTree(d, m.User); err != nil {
 					return err
 				}
 			}
@@ -270,7 +270,7 @@ func (in *Instance) RestoreLogical(ctx context.Context, src string) error {
 func (in *Instance) clientOptions() (string, []string, error) {
 	dir := ""
 	if in.managed != nil {
-		dir = in.managed.layout.Run
+		dir = in.managed.Layout.Run
 	}
 	cfg := in.admin.Clone()
 	var env []string

@@ -1,12 +1,12 @@
 package mysql
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"dbio/internal/engine/server"
+	"dbio/internal/units"
 )
 
 // setting is one my.cnf option dbio writes, and why. An empty value is a
@@ -56,18 +56,13 @@ func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int6
 // larger extents. The redo log is always preallocated at its full size.
 var preallocateSetting = setting{Name: "innodb_autoextend_increment", Value: "256", Why: "--preallocate: grow tablespaces 256 MB at a time"}
 
-// cnfSize writes a byte count with the largest suffix that keeps it exact.
+// cnfSize writes a byte count with the largest suffix that keeps it exact,
+// else in bytes.
 func cnfSize(b int64) string {
-	switch {
-	case b%(1<<30) == 0:
-		return fmt.Sprintf("%dG", b>>30)
-	case b%(1<<20) == 0:
-		return fmt.Sprintf("%dM", b>>20)
-	case b%(1<<10) == 0:
-		return fmt.Sprintf("%dK", b>>10)
-	default:
-		return strconv.FormatInt(b, 10)
+	if s, ok := units.ExactBytes(b, [3]string{"G", "M", "K"}); ok {
+		return s
 	}
+	return strconv.FormatInt(b, 10)
 }
 
 // settingNames are my.cnf's option names: dashes and underscores are

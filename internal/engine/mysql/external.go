@@ -46,6 +46,17 @@ func externalAdmin(cfg *mysqldrv.Config) *mysqldrv.Config {
 	return admin
 }
 
+// openExternalAdmin opens a pool on the existing server o.DSN names, as the
+// DSN says but without a database (the one dbio would create may not exist
+// yet): the engine's ExternalAdmin, on which its max_connections is read.
+func openExternalAdmin(o engine.Options) (*sql.DB, error) {
+	cfg, _, err := externalConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	return openAdmin(externalAdmin(cfg))
+}
+
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {
 	cfg, transport, err := externalConfig(o)
 	if err != nil {

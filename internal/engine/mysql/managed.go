@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
-	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
@@ -23,14 +21,9 @@ import (
 
 const (
 	// account is the server account dbio creates and connects as.
-	account = "dbio"
-	// startTimeout allows for crash recovery when a reused instance was not
-	// shut down cleanly; a server that fails is noticed at once, not after this.
-	startTimeout = 5 * time.Minute
-	// portAttempts bounds retries when another program takes the chosen port first.
-	portAttempts = 5
-	socketName   = "mysqld.sock"
-	pidName      = "mysqld.pid"
+	account    = "dbio"
+	socketName = "mysqld.sock"
+	pidName    = "mysqld.pid"
 	// initFile holds this start's account password; the server runs it before
 	// accepting connections and dbio removes it once the server is up.
 	initFile = "init.sql"
@@ -49,30 +42,18 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, string(bins.flavour)), Name: string(bins.flavour)}
 	prev.PidFile = filepath.Join(prev.Dir, "run", pidName)
-	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "mysql", "nobody")
+	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: string(bins.flavour), Previous: prev, Shutdown: shutdown,
+		Users: []string{"mysql", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, bins.flavour, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(p, bins.flavour, o.Fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.CheckReach(user); err != nil {
-		return nil, err
-	}
-	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
-	if err != nil {
-		return nil, err
-	}
-	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
+	defer begun.RemoveOnFailure(&err)
+	l, user := begun.Layout, begun.User
+	// The pid file and the init file are in Run even when the socket is not.
 	if err := user.MakeDir(l.Run, 0o700); err != nil {
 		return nil, err
 	}
-	logPath, err := server.LogPath(o.LogDir, l.Base, string(bins.flavour))
-	if err != nil {
-		return nil, err
-	}
-	at := places{data: l.Data, redo: l.Log, socket: filepath.Join(sockDir, socketName), pidFile: filepath.Join(l.Run, pidName)}
+	at := places{data: l.Data, redo: l.Log, socket: filepath.Join(begun.SocketDir, socketName), pidFile: filepath.Join(l.Run, pidName)}
 	cnf := filepath.Join(l.Base, "my.cnf")
 
 	initialized := server.Created(l.Base)
@@ -82,12 +63,8 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		}
 	}
 
-	if err := server.GrantUser(o, user); err != nil {
-		return nil, err
-	}
-	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, at: at, cnf: cnf, logPath: logPath, wrap: o.Wrap,
-		password: server.RandomPassword()}
-	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+	m := &managedServer{Managed: begun, bins: bins, at: at, cnf: cnf, password: server.RandomPassword()}
+	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.at.port = port
 		base := append(benchmarkSettings(bins.flavour, m.at, server.MaxConnections(o.MaxConns), o.BufferPool), fileWaitSettings(bins.flavour)...)
 		if o.Preallocate > 0 {
@@ -142,8 +119,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.managed, in.admin = m, admin
-	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
-	in.Supervise(proc, sv)
+	m.Supervise(&in.Instance, proc)
 	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	redoDir := l.Log
 	if redoDir == "" {
@@ -159,7 +135,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    redoDir,
 		Database:  database,
 		Settings:  server.SettingsMap(m.settings),
-		Notes:     server.Notes(logPath, leftover, durability, sv),
+		Notes:     m.Notes(durability),
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "innodb_buffer_pool_size", "SELECT @@innodb_buffer_pool_size", bytesText)
 	return in, nil
@@ -178,15 +154,11 @@ func bytesText(v string) string {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	runner   execx.Runner
+	*server.Managed
 	bins     binaries
-	user     server.User
-	layout   layout
 	at       places
 	cnf      string
 	settings []setting
-	logPath  string
-	wrap     func(execx.Cmd) execx.Cmd
 	// password is dbio's account's; the init file sets it at every start.
 	password string
 }
@@ -204,27 +176,14 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 	if err := m.writeCnf(); err != nil {
 		return nil, err
 	}
-	init := filepath.Join(m.layout.Run, initFile)
-	if err := m.user.WritePrivate(init, accountSQL(m.password)); err != nil {
+	init := filepath.Join(m.Layout.Run, initFile)
+	if err := m.User.WritePrivate(init, accountSQL(m.password)); err != nil {
 		return nil, err
 	}
 	defer os.Remove(init)
-	// Should dbio die without stopping it, a clean shutdown (what Stop asks first).
-	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}, ParentDeathSignal: syscall.SIGTERM}
-	m.user.Apply(&cmd)
-	if m.wrap != nil {
-		cmd = m.wrap(cmd)
-	}
-	proc, err := server.Launch(ctx, m.runner, string(m.bins.flavour), cmd, m.logPath)
-	if err != nil {
-		return nil, err
-	}
 	admin := m.admin()
-	if err := proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error { return ping(ctx, admin) }); err != nil {
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGTERM, syscall.SIGKILL, 10*time.Second)
-		return nil, err
-	}
-	return proc, nil
+	cmd := execx.Cmd{Name: m.bins.server, Args: []string{"--defaults-file=" + m.cnf, "--init-file=" + init}}
+	return m.Launch(ctx, cmd, func(ctx context.Context) error { return ping(ctx, admin) })
 }
 
 // admin reaches the server over its socket, with no database selected.

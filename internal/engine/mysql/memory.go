@@ -1,36 +1,9 @@
 package mysql
 
 import (
-	"context"
-	"fmt"
-
-	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
-
-var (
-	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ExternalConnections = (*Engine)(nil)
-)
-
-// ExternalMaxConnections implements engine.ExternalConnections: it
-// connects as the DSN says, without a database (the one dbio would create
-// may not exist yet), reads max_connections and disconnects.
-func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, err := externalConfig(o)
-	if err != nil {
-		return 0, err
-	}
-	db, err := openAdmin(externalAdmin(cfg))
-	if err != nil {
-		return 0, err
-	}
-	defer db.Close()
-	var n int
-	err = db.QueryRowContext(ctx, "SELECT @@max_connections").Scan(&n)
-	return n, err
-}
 
 // What a MariaDB server holds beside its buffer pool, as measured in a
 // memory cgroup on MariaDB 10.11 with dbio's settings (max_connections
@@ -44,18 +17,16 @@ const (
 	mariadbPerConnection = 3 << 20
 )
 
-// MemoryNeed implements engine.MemoryNeeds: innodb_buffer_pool_size (the
-// buffer pool, or an explicit setting), the server's fixed memory and each
+// memory is what MemoryNeed counts: innodb_buffer_pool_size (the buffer
+// pool, or an explicit setting), the server's fixed memory and each
 // connection's.
-func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
-	pool, what := bufferPool.Size(o)
-	need := pool + mariadbFixed + int64(conns)*mariadbPerConnection
-	return need, fmt.Sprintf("%s + %s of redo log buffer, other server memory and performance_schema + %d connections × %s",
-		what, units.FormatBytes(mariadbFixed), conns, units.FormatBytes(mariadbPerConnection))
-}
-
-// bufferPool is InnoDB's buffer pool as MemoryNeed counts it.
-var bufferPool = server.BufferPool{
-	Setting: "innodb_buffer_pool_size", Names: settingNames, Parse: units.ParseBytes,
-	Default: innodbDefaultPool, DefaultWords: "the default 128 MB buffer pool", Of: "of buffer pool",
+var memory = server.Memory{
+	Pool: server.BufferPool{
+		Setting: "innodb_buffer_pool_size", Names: settingNames, Parse: units.ParseBytes,
+		Default: innodbDefaultPool, DefaultWords: "the default 128 MB buffer pool", Of: "of buffer pool",
+	},
+	Beside: func(int64) []server.MemoryPart {
+		return []server.MemoryPart{{Bytes: mariadbFixed, Of: "of redo log buffer, other server memory and performance_schema"}}
+	},
+	PerConnection: mariadbPerConnection,
 }

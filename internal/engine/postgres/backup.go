@@ -93,9 +93,9 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	if err != nil {
 		return engine.BackupResult{}, err
 	}
-	return in.RunBackup(ctx, physicalTool, dst, m.user, []server.BackupStep{{What: "pg_basebackup",
+	return in.RunBackup(ctx, physicalTool, dst, m.User, []server.BackupStep{{What: "pg_basebackup",
 		Cmd: execx.Cmd{Name: tool, Args: []string{"-D", dst, "-X", "stream", "--checkpoint=fast",
-			"-h", m.sockDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
+			"-h", m.SocketDir, "-p", strconv.Itoa(m.port), "-U", superuser, "-w"}}}})
 }
 
 // Restore implements engine.Backuper: it replaces the managed instance's
@@ -114,7 +114,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 	if err := checkBaseBackup(src, m.bins.major); err != nil {
 		return err
 	}
-	l := m.layout
+	l := m.Layout
 	return in.RunRestore(ctx, &server.Restore{
 		Src: src,
 		Replace: func(ctx context.Context, r *server.Restore) error {
@@ -126,7 +126,7 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 					return err
 				}
 			}
-			return placeBaseBackup(ctx, src, l, m.user)
+			return placeBaseBackup(ctx, src, l, m.User)
 		},
 		Launch: m.launch,
 		Ready:  m.setup,
@@ -135,14 +135,14 @@ func (in *Instance) Restore(ctx context.Context, src string) error {
 
 // checkBaseBackup verifies that src holds a base backup this server can start on.
 func checkBaseBackup(src, major string) error {
-	b, err := os.ReadFile(filepath.Join(src, "PG_VERSION"))
+	v, err := dataVersion(src)
 	if err != nil {
 		return fmt.Errorf("restore: %s is not a PostgreSQL base backup (%v): give the directory a backup wrote", src, err)
 	}
 	if _, err := os.Stat(filepath.Join(src, "backup_label")); err != nil {
 		return fmt.Errorf("restore: %s has no backup_label, so it is not a base backup in plain format: give the directory a backup wrote", src)
 	}
-	if v := strings.TrimSpace(string(b)); v != major {
+	if v != major {
 		return fmt.Errorf("restore: the backup in %s is of PostgreSQL %s, the server is %s: restore it with PostgreSQL %s", src, v, major, v)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"dbio/internal/engine/server"
+	"dbio/internal/units"
 )
 
 // setting is one postgresql.conf line dbio writes, and why.
@@ -35,16 +36,13 @@ func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPoo
 	return s
 }
 
-// pgSize writes a byte count in the largest unit that keeps it exact.
+// pgSize writes a byte count in the largest unit that keeps it exact, else
+// in whole kB, rounded up (never less than asked).
 func pgSize(b int64) string {
-	switch {
-	case b%(1<<30) == 0:
-		return fmt.Sprintf("%dGB", b>>30)
-	case b%(1<<20) == 0:
-		return fmt.Sprintf("%dMB", b>>20)
-	default:
-		return fmt.Sprintf("%dkB", (b+1023)/1024)
+	if s, ok := units.ExactBytes(b, [3]string{"GB", "MB", "kB"}); ok {
+		return s
 	}
+	return fmt.Sprintf("%dkB", (b+1023)/1024)
 }
 
 // settingNames are postgresql.conf's parameter names; case does not matter.

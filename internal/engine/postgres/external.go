@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
@@ -38,6 +40,18 @@ func externalConfig(o engine.Options) (cfg *pgx.ConnConfig, dsn, transport strin
 		cfg.Database = "postgres"
 	}
 	return cfg, dsn, transport, nil
+}
+
+// openExternalAdmin opens a pool on the existing server o.DSN names, as
+// externalConfig reaches it (to the postgres database when the DSN names
+// the one dbio would create, which may not exist yet): the engine's
+// ExternalAdmin, on which its max_connections is read.
+func openExternalAdmin(o engine.Options) (*sql.DB, error) {
+	cfg, _, _, err := externalConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	return stdlib.OpenDB(*cfg), nil
 }
 
 func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.Instance, error) {

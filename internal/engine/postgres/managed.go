@@ -7,9 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -25,11 +22,6 @@ const (
 	walSub  = "postgres-wal"
 	// superuser is the role initdb creates; dbio connects as it.
 	superuser = "dbio"
-	// startTimeout allows for crash recovery when a reused instance was not
-	// shut down cleanly; a server that fails is noticed at once, not after this.
-	startTimeout = 5 * time.Minute
-	// portAttempts bounds retries when another program takes the chosen port first.
-	portAttempts = 5
 	// socketName is the longest name PostgreSQL gives its socket.
 	socketName = ".s.PGSQL.65535"
 )
@@ -48,44 +40,26 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, dataSub), Name: "PostgreSQL"}
 	prev.PidFile = filepath.Join(prev.Dir, "data", "postmaster.pid")
-	user, leftover, err := server.TakeOver(ctx, e.ProcRoot, prev, shutdown, o.Notice, "postgres", "nobody")
+	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: "postgres", Previous: prev, Shutdown: shutdown,
+		Users: []string{"postgres", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
-	l, err := prepareLayout(p, o.Fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := l.CheckReach(user); err != nil {
-		return nil, err
-	}
+	defer begun.RemoveOnFailure(&err)
+	l := begun.Layout
 	if !server.Created(l.Base) {
-		if err := e.initdb(ctx, bins, user, l); err != nil {
+		if err := e.initdb(ctx, bins, begun.User, l); err != nil {
 			return nil, err
 		}
 	} else if err := checkExisting(l, bins); err != nil {
 		return nil, err
 	}
 
-	sockDir, tempSocket, err := server.SocketDir(l.Run, socketName, "/tmp", user)
-	if err != nil {
-		return nil, err
-	}
-	defer server.RemoveOnFailure(&err, sockDir, tempSocket)
-	logPath, err := server.LogPath(o.LogDir, l.Base, "postgres")
-	if err != nil {
-		return nil, err
-	}
-
-	if err := server.GrantUser(o, user); err != nil {
-		return nil, err
-	}
-	m := &managedServer{runner: e.Runner, bins: bins, user: user, layout: l, sockDir: sockDir, logPath: logPath, wrap: o.Wrap,
-		database: server.Database(o), password: server.RandomPassword()}
-	proc, err := server.LaunchOnFreePort(e.FreePort, portAttempts, func(port int) (*server.Process, error) {
+	m := &managedServer{Managed: begun, bins: bins, database: server.Database(o), password: server.RandomPassword()}
+	proc, err := server.LaunchOnFreePort(e.FreePort, func(port int) (*server.Process, error) {
 		m.port = port
 		var err error
-		base := append(benchmarkSettings(m.port, sockDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
+		base := append(benchmarkSettings(m.port, m.SocketDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
 		m.settings, err = settingNames.Apply(base, o.Settings)
 		if err != nil {
 			return nil, err
@@ -117,8 +91,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		return nil, err
 	}
 	in.tools = toolConn{conninfo: m.socketDSN(m.database), binDir: filepath.Dir(bins.postgres)}
-	sv := server.Supervision{ProcRoot: e.ProcRoot, Shutdown: shutdown, SocketDir: sockDir, TempSocket: tempSocket, Wrap: o.Wrap}
-	in.Supervise(proc, sv)
+	m.Supervise(&in.Instance, proc)
 	durability, _ := durabilityNote(ctx, in.StatsDB()) // a server that does not say is recorded without it
 	walDir := l.Log
 	if walDir == "" {
@@ -133,7 +106,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		LogDir:    walDir,
 		Database:  server.Database(o),
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
-		Notes:     server.Notes(logPath, leftover, durability, sv),
+		Notes:     m.Notes(durability),
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "shared_buffers", "SHOW shared_buffers", nil)
 	if o.Preallocate > 0 {
@@ -197,11 +170,11 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 // checkExisting refuses to start an instance created for another
 // PostgreSQL version or with its WAL elsewhere than this run asks.
 func checkExisting(l layout, bins binaries) error {
-	b, err := os.ReadFile(filepath.Join(l.Data, "PG_VERSION"))
+	v, err := dataVersion(l.Data)
 	if err != nil {
 		return err
 	}
-	if v := strings.TrimSpace(string(b)); v != bins.major {
+	if v != bins.major {
 		return fmt.Errorf("the instance in %s was created by PostgreSQL %s but the server found is %s (%s): rerun with --fresh to re-create it (its data is lost), or put PostgreSQL %s's bin directory in PATH",
 			l.Data, v, bins.major, bins.postgres, v)
 	}
@@ -222,15 +195,10 @@ func checkExisting(l layout, bins binaries) error {
 // managedServer is what it takes to start a managed instance's server, at
 // first and again after a restore has replaced its files.
 type managedServer struct {
-	runner   execx.Runner
+	*server.Managed
 	bins     binaries
-	user     server.User
-	layout   layout
-	sockDir  string
 	port     int
 	settings []setting
-	logPath  string
-	wrap     func(execx.Cmd) execx.Cmd
 	database string
 	// password is for TCP connections; it is set again after every start.
 	password string
@@ -239,32 +207,18 @@ type managedServer struct {
 // launch writes the settings, starts the server and waits until it accepts
 // connections; a server that does not come up is stopped again.
 func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
-	if err := m.user.WritePrivate(filepath.Join(m.layout.Data, confFile), renderConf(m.settings)); err != nil {
-		return nil, err
-	}
-	// Should dbio die without stopping it, a fast shutdown (what Stop asks first).
-	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.layout.Data}, ParentDeathSignal: syscall.SIGINT}
-	m.user.Apply(&cmd)
-	if m.wrap != nil {
-		cmd = m.wrap(cmd)
-	}
-	proc, err := server.Launch(ctx, m.runner, "postgres", cmd, m.logPath)
-	if err != nil {
+	if err := m.User.WritePrivate(filepath.Join(m.Layout.Data, confFile), renderConf(m.settings)); err != nil {
 		return nil, err
 	}
 	admin := m.socketDSN("postgres")
-	err = proc.WaitReady(ctx, startTimeout, func(ctx context.Context) error {
+	cmd := execx.Cmd{Name: m.bins.postgres, Args: []string{"-D", m.Layout.Data}}
+	return m.Launch(ctx, cmd, func(ctx context.Context) error {
 		c, err := pgx.Connect(ctx, admin)
 		if err != nil {
 			return err
 		}
 		return c.Close(ctx)
 	})
-	if err != nil {
-		_ = proc.Stop(context.WithoutCancel(ctx), syscall.SIGINT, syscall.SIGQUIT, 10*time.Second)
-		return nil, err
-	}
-	return proc, nil
 }
 
 // setup runs once the server accepts connections: it sets the password for
@@ -284,8 +238,6 @@ func (m *managedServer) setup(ctx context.Context) error {
 // socketDSN reaches database db over the server's socket, where dbio's
 // role is trusted.
 func (m *managedServer) socketDSN(db string) string {
-	return keywordDSN([2]string{"host", m.sockDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
+	return keywordDSN([2]string{"host", m.SocketDir}, [2]string{"port", strconv.Itoa(m.port)}, [2]string{"user", superuser},
 		[2]string{"dbname", db}, [2]string{"sslmode", "disable"}, [2]string{"application_name", "dbio"})
 }
-
-// serverLogPath is the server's log file: in the results when there are

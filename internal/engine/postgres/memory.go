@@ -1,40 +1,11 @@
 package postgres
 
 import (
-	"context"
-	"fmt"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
-	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
-
-var (
-	_ engine.MemoryNeeds         = (*Engine)(nil)
-	_ engine.ExternalConnections = (*Engine)(nil)
-)
-
-// ExternalMaxConnections implements engine.ExternalConnections: it
-// connects as the DSN says (to the postgres database when the DSN names
-// the one dbio would create, which may not exist yet), reads
-// max_connections and disconnects.
-func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
-	cfg, _, _, err := externalConfig(o)
-	if err != nil {
-		return 0, err
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var n int
-	err = conn.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&n)
-	return n, err
-}
 
 // What a PostgreSQL server holds beside its shared buffers, as measured in
 // a memory cgroup on PostgreSQL 15 with dbio's settings (max_connections
@@ -49,23 +20,23 @@ const (
 	pgPerConnection        = 4 << 20
 )
 
-// MemoryNeed implements engine.MemoryNeeds: shared_buffers (the buffer
-// pool, or an explicit setting), the WAL buffers (1/32 of it, at most
-// 16 MB), the rest of shared memory and the processes, and each connection.
-func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
-	pool, what := sharedBuffers.Size(o)
-	wal := min(pool/32, 16<<20)
-	need := pool + wal + pgOtherShared + pgProcesses + int64(conns)*pgPerConnection
-	return need, fmt.Sprintf("%s + %s of WAL buffers + %s of other shared memory and server processes + %d connections × %s",
-		what, units.FormatBytes(uint64(wal)), units.FormatBytes(pgOtherShared+pgProcesses), conns, units.FormatBytes(pgPerConnection))
-}
-
-// sharedBuffers is PostgreSQL's buffer pool as MemoryNeed counts it.
-var sharedBuffers = server.BufferPool{
-	Setting: "shared_buffers", Names: settingNames,
-	// A bare number counts 8 kB blocks, as PostgreSQL reads this setting.
-	Parse:   func(v string) (int64, error) { return parseSize(v, 8<<10) },
-	Default: pgDefaultSharedBuffers, DefaultWords: "the default 128 MB of shared_buffers", Of: "of shared_buffers",
+// memory is what MemoryNeed counts: shared_buffers (the buffer pool, or an
+// explicit setting), the WAL buffers (1/32 of it, at most 16 MB), the rest
+// of shared memory and the processes, and each connection.
+var memory = server.Memory{
+	Pool: server.BufferPool{
+		Setting: "shared_buffers", Names: settingNames,
+		// A bare number counts 8 kB blocks, as PostgreSQL reads this setting.
+		Parse:   func(v string) (int64, error) { return parseSize(v, 8<<10) },
+		Default: pgDefaultSharedBuffers, DefaultWords: "the default 128 MB of shared_buffers", Of: "of shared_buffers",
+	},
+	Beside: func(pool int64) []server.MemoryPart {
+		return []server.MemoryPart{
+			{Bytes: min(pool/32, 16<<20), Of: "of WAL buffers"},
+			{Bytes: pgOtherShared + pgProcesses, Of: "of other shared memory and server processes"},
+		}
+	},
+	PerConnection: pgPerConnection,
 }
 
 // parseSize reads a size setting as PostgreSQL does: a number with a unit

@@ -10,6 +10,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
+	"dbio/internal/execx"
 	"dbio/internal/memlimit"
 	"dbio/internal/testenv"
 )
@@ -123,7 +124,8 @@ func TestServerMemoryCapHoldsPageCache(t *testing.T) {
 // shared_buffers counts as PostgreSQL reads it: with a unit, or as 8 kB
 // blocks when it is a bare number.
 func TestMemoryNeedReadsSharedBuffers(t *testing.T) {
-	e := &Engine{}
+	// The shared part of an engine counts the memory its New describes.
+	e := New("postgres", execx.Real{}, "/proc")
 	base, _ := e.MemoryNeed(engine.Options{BufferPool: 256 << 20}, 0)
 	for _, c := range []struct {
 		setting string

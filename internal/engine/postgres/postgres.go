@@ -34,6 +34,7 @@ func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
 	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: "postgres", Settings: settingNames,
 		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
+		ExternalAdmin: openExternalAdmin, Memory: memory, MaxConnectionsQuery: "SELECT current_setting('max_connections')::int",
 		StandardDirs: func() []string { return debianBinDirs("/usr/lib/postgresql") }})
 	return e
 }
@@ -83,6 +84,16 @@ func majorVersion(out string) (string, error) {
 		return m[1] + "." + m[2], nil
 	}
 	return m[1], nil
+}
+
+// dataVersion is the major version of PostgreSQL that created the data
+// directory (or base backup) dir, as its PG_VERSION file says.
+func dataVersion(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "PG_VERSION"))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // debianBinDirs lists root/<version>/bin, newest version first.

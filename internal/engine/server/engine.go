@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -40,6 +41,14 @@ type Specific struct {
 	Managed  func(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error)
 	// CheckDSN reads a DSN as the engine's driver does (DSN.Check).
 	CheckDSN func(dsn string) (transport string, err error)
+	// ExternalAdmin opens a pool on the existing server o.DSN reaches that
+	// needs nothing dbio would create there (its database may not exist
+	// yet); MaxConnectionsQuery reads that server's max_connections as an
+	// integer on it.
+	ExternalAdmin       func(o engine.Options) (*sql.DB, error)
+	MaxConnectionsQuery string
+	// Memory is what the engine's managed server holds, for MemoryNeed.
+	Memory Memory
 	// StandardDirs are where the engine's programs are installed, searched
 	// after PATH unless Engine.BinDirs says otherwise.
 	StandardDirs func() []string

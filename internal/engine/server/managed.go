@@ -8,9 +8,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/execx"
 	"dbio/internal/target"
+)
+
+const (
+	// startTimeout allows for crash recovery when a reused instance was not
+	// shut down cleanly; a server that fails is noticed at once, not after this.
+	startTimeout = 5 * time.Minute
+	// portAttempts bounds retries when another program takes the chosen port first.
+	portAttempts = 5
 )
 
 // Layout is where a managed instance keeps its files.
@@ -103,9 +113,9 @@ func RandomPassword() string {
 }
 
 // LaunchOnFreePort starts a server on a free loopback port from freePort
-// with launch, trying another port, up to attempts times in all, when
+// with launch, trying another port, up to portAttempts times in all, when
 // another program took the chosen one first.
-func LaunchOnFreePort(freePort func() (int, error), attempts int, launch func(port int) (*Process, error)) (*Process, error) {
+func LaunchOnFreePort(freePort func() (int, error), launch func(port int) (*Process, error)) (*Process, error) {
 	for attempt := 1; ; attempt++ {
 		port, err := freePort()
 		if err != nil {
@@ -115,10 +125,47 @@ func LaunchOnFreePort(freePort func() (int, error), attempts int, launch func(po
 		if err == nil {
 			return p, nil
 		}
-		if !errors.Is(err, ErrAddressInUse) || attempt == attempts {
+		if !errors.Is(err, ErrAddressInUse) || attempt == portAttempts {
 			return nil, err
 		}
 	}
+}
+
+// Launcher is how an engine's managed server is started, at first and again
+// after a restore has replaced its files; the engine gives the command and
+// how to tell that the server accepts connections.
+type Launcher struct {
+	// Name names the server in messages, e.g. "postgres" or "mariadb".
+	Name   string
+	Runner execx.Runner
+	// User runs the server.
+	User User
+	// Wrap, when set, wraps the server's command (engine.Options.Wrap).
+	Wrap    func(execx.Cmd) execx.Cmd
+	LogPath string
+	// Shutdown is how the engine's server is asked to end.
+	Shutdown Shutdown
+}
+
+// Launch starts cmd as the server, run by l.User and wrapped as l.Wrap
+// says, and waits until ready succeeds; a server that does not come up is
+// stopped again. Should dbio die without stopping it, the server gets the
+// shutdown signal Stop asks first.
+func (l Launcher) Launch(ctx context.Context, cmd execx.Cmd, ready func(context.Context) error) (*Process, error) {
+	cmd.ParentDeathSignal = l.Shutdown.Signal
+	l.User.Apply(&cmd)
+	if l.Wrap != nil {
+		cmd = l.Wrap(cmd)
+	}
+	proc, err := Launch(ctx, l.Runner, l.Name, cmd, l.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := proc.WaitReady(ctx, startTimeout, ready); err != nil {
+		_ = proc.Stop(context.WithoutCancel(ctx), l.Shutdown.Signal, l.Shutdown.Escalate, 10*time.Second)
+		return nil, err
+	}
+	return proc, nil
 }
 
 // DumpFile finds a logical backup: src itself, or name inside the directory src.
@@ -137,20 +184,102 @@ func DumpFile(src, name string) (string, error) {
 	return file, nil
 }
 
+// Begin is what an engine's managed start gives BeginManaged.
+type Begin struct {
+	// Name names the server in messages and its log file, e.g. "postgres".
+	Name string
+	// Previous is the instance whose server an earlier dbio may have left running.
+	Previous Previous
+	// Shutdown is how the engine's server is asked to end.
+	Shutdown Shutdown
+	// Users are the accounts the server may run as when dbio runs as root:
+	// the first that exists (Choose).
+	Users []string
+	// Claim claims the engine's directories (Dirs.Claim), refusing when a
+	// server still runs on them.
+	Claim func() (Layout, error)
+	// SocketName is the longest name the server gives its socket.
+	SocketName string
+}
+
+// Managed is a managed start under way: the instance taken over and the
+// server's user, directories, socket directory and log, from which the
+// engine launches its server, and which the instance's supervision keeps.
+type Managed struct {
+	Launcher
+	Layout Layout
+	// Leftover says that a server an earlier dbio left running was
+	// stopped; "" when there was none.
+	Leftover string
+	// SocketDir is the server's socket directory; TempSocket says that it
+	// is outside dbio's own (see SocketDir).
+	SocketDir  string
+	TempSocket bool
+	procRoot   string
+}
+
+// BeginManaged is how every managed start begins, before the engine
+// creates or checks its instance: it takes the instance over (the server's
+// user, a leftover server stopped), claims its directories, checks that the
+// server's user reaches them, chooses the socket directory and where the
+// server logs, and hands the user to o.RunAs. When the start fails later,
+// Managed.RemoveOnFailure removes a temporary socket directory.
+func (e *Engine) BeginManaged(ctx context.Context, o engine.Options, b Begin) (_ *Managed, err error) {
+	user, leftover, err := takeOver(ctx, e.ProcRoot, b.Previous, b.Shutdown, o.Notice, b.Users...)
+	if err != nil {
+		return nil, err
+	}
+	l, err := b.Claim()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.CheckReach(user); err != nil {
+		return nil, err
+	}
+	sockDir, temp, err := SocketDir(l.Run, b.SocketName, "/tmp", user)
+	if err != nil {
+		return nil, err
+	}
+	m := &Managed{Layout: l, Leftover: leftover, SocketDir: sockDir, TempSocket: temp, procRoot: e.ProcRoot,
+		Launcher: Launcher{Name: b.Name, Runner: e.Runner, User: user, Wrap: o.Wrap, Shutdown: b.Shutdown}}
+	defer m.RemoveOnFailure(&err)
+	if m.LogPath, err = LogPath(o.LogDir, l.Base, b.Name); err != nil {
+		return nil, err
+	}
+	if err := grantUser(o, user); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// RemoveOnFailure removes a temporary socket directory when the start it
+// was made for fails, which *err says once the start returns.
+func (m *Managed) RemoveOnFailure(err *error) {
+	if *err != nil && m.TempSocket {
+		os.RemoveAll(m.SocketDir)
+	}
+}
+
+// Supervise makes proc, the server the start launched, the managed server
+// of in, looked after as the start says.
+func (m *Managed) Supervise(in *Instance, proc *Process) {
+	in.Supervise(proc, Supervision{ProcRoot: m.procRoot, Shutdown: m.Shutdown, SocketDir: m.SocketDir, TempSocket: m.TempSocket, Wrap: m.Wrap})
+}
+
 // Notes are what every managed instance records of itself in its Info:
 // where its server's log is, a server an earlier dbio left running that
-// was stopped (leftover), the settings that decide whether a commit
-// survives a crash (durability, as the server reported them), and a socket
-// directory outside dbio's own.
-func Notes(logPath, leftover, durability string, s Supervision) []string {
-	notes := []string{"server log: " + logPath}
-	for _, n := range []string{leftover, durability} {
+// was stopped, the settings that decide whether a commit survives a crash
+// (durability, as the server reported them), and a socket directory
+// outside dbio's own.
+func (m *Managed) Notes(durability string) []string {
+	notes := []string{"server log: " + m.LogPath}
+	for _, n := range []string{m.Leftover, durability} {
 		if n != "" {
 			notes = append(notes, n)
 		}
 	}
-	if s.TempSocket {
-		notes = append(notes, "socket directory "+s.SocketDir+": dbio's own directory is too deep for a Unix socket path")
+	if m.TempSocket {
+		notes = append(notes, "socket directory "+m.SocketDir+": dbio's own directory is too deep for a Unix socket path")
 	}
 	return notes
 }
@@ -161,12 +290,11 @@ type Previous struct {
 	Dir, PidFile, Name string
 }
 
-// TakeOver is how every managed start begins: it chooses the server's user
-// (Choose: the first of candidates when dbio runs as root) and stops a server
-// an earlier dbio left running on the instance (StopLeftover, asking it as s
-// says), telling notice, when set, at once. The note returned says so in the
-// results, "" when there was none.
-func TakeOver(ctx context.Context, procRoot string, prev Previous, s Shutdown, notice func(string), candidates ...string) (u User, note string, err error) {
+// takeOver chooses the server's user (Choose: the first of candidates when
+// dbio runs as root) and stops a server an earlier dbio left running on the
+// instance (StopLeftover, asking it as s says), telling notice, when set, at
+// once. The note returned says so in the results, "" when there was none.
+func takeOver(ctx context.Context, procRoot string, prev Previous, s Shutdown, notice func(string), candidates ...string) (u User, note string, err error) {
 	if u, err = Choose(os.Geteuid(), candidates...); err != nil {
 		return User{}, "", err
 	}
@@ -179,17 +307,9 @@ func TakeOver(ctx context.Context, procRoot string, prev Previous, s Shutdown, n
 	return u, note, nil
 }
 
-// RemoveOnFailure removes a temporary socket directory (see SocketDir) when
-// the start it was made for fails, which *err says once the start returns.
-func RemoveOnFailure(err *error, dir string, temp bool) {
-	if *err != nil && temp {
-		os.RemoveAll(dir)
-	}
-}
-
-// GrantUser hands the user a managed server will run as to o.RunAs, when
+// grantUser hands the user a managed server will run as to o.RunAs, when
 // set, before the server starts.
-func GrantUser(o engine.Options, u User) error {
+func grantUser(o engine.Options, u User) error {
 	if o.RunAs == nil {
 		return nil
 	}

@@ -1,17 +1,74 @@
 package server
 
 import (
+	"context"
+	"fmt"
+	"strings"
+
 	"dbio/internal/engine"
 	"dbio/internal/units"
 )
 
-var _ engine.ConnectionLimit = (*Engine)(nil)
+var (
+	_ engine.ConnectionLimit     = (*Engine)(nil)
+	_ engine.ExternalConnections = (*Engine)(nil)
+	_ engine.MemoryNeeds         = (*Engine)(nil)
+)
 
 // MaxConnections implements engine.ConnectionLimit: every server engine's
 // managed server gets ConfiguredMaxConnections, the user's setting read by
 // the engine's own names for it.
 func (e *Engine) MaxConnections(o engine.Options) (int, string) {
 	return e.own.Settings.ConfiguredMaxConnections(o.Settings, o.MaxConns)
+}
+
+// ExternalMaxConnections implements engine.ExternalConnections: it
+// connects as the engine's ExternalAdmin does, reads max_connections and
+// disconnects.
+func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (int, error) {
+	db, err := e.own.ExternalAdmin(o)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var n int
+	err = db.QueryRowContext(ctx, e.own.MaxConnectionsQuery).Scan(&n)
+	return n, err
+}
+
+// Memory is what an engine's managed server holds, as MemoryNeed counts
+// it: its buffer pool, what it holds beside the pool, and each
+// connection's share.
+type Memory struct {
+	Pool BufferPool
+	// Beside is what the server holds beside a buffer pool of pool bytes.
+	Beside func(pool int64) []MemoryPart
+	// PerConnection is what each connection takes once it has run the
+	// workload's statements.
+	PerConnection int64
+}
+
+// MemoryPart is memory a server holds beside its buffer pool: Bytes, said
+// as Of after its size ("of WAL buffers").
+type MemoryPart struct {
+	Bytes int64
+	Of    string
+}
+
+// MemoryNeed implements engine.MemoryNeeds: the engine's buffer pool (its
+// default, --buffer-pool or the user's setting), what the server holds
+// beside it, and each of conns connections' share.
+func (e *Engine) MemoryNeed(o engine.Options, conns int) (int64, string) {
+	m := e.own.Memory
+	pool, what := m.Pool.Size(o)
+	need, words := pool, []string{what}
+	for _, part := range m.Beside(pool) {
+		need += part.Bytes
+		words = append(words, units.FormatBytes(uint64(part.Bytes))+" "+part.Of)
+	}
+	need += int64(conns) * m.PerConnection
+	words = append(words, fmt.Sprintf("%d connections × %s", conns, units.FormatBytes(uint64(m.PerConnection))))
+	return need, strings.Join(words, " + ")
 }
 
 // BufferPool is how an engine's managed server sizes its buffer pool, for
