@@ -52,7 +52,7 @@ func unbinned(secs []Second, i int) []Second {
 	return out
 }
 
-func p99(t *testing.T, f WindowFigures) float64 {
+func p99(t *testing.T, f Directions) float64 {
 	t.Helper()
 	v, ok := f.Total.Completion.At(99)
 	if !ok {

@@ -500,9 +500,8 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	measured := res.Started.Add(time.Duration(pt.RampS) * time.Second)
 	var noTelemetry []string
 	for i := range fleetRes.Hosts {
-		h := figs.Hosts[i]
 		fh := &fleetRes.Hosts[i]
-		fh.Read, fh.Write, fh.Total = h.Read, h.Write, h.Total
+		fh.FioDirections = figs.Hosts[i]
 		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
 		if fh.System == nil {
 			why := fr.record[fh.Host].Telemetry
@@ -513,7 +512,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		}
 	}
 	fleetRes.System = fleetSystem(fleetRes.Hosts, noTelemetry)
-	res.Read, res.Write, res.Total = figs.Fleet.Read, figs.Fleet.Write, figs.Fleet.Total
+	res.FioDirections = figs.Fleet
 	res.UsrCPU, res.SysCPU, res.Fleet = usr, sys, fleetRes
 	if res.Total == nil {
 		return fail(results.StatusFailed, fmt.Errorf("point %s: the hosts did no I/O in the seconds all of them were measuring", pt.Name))
@@ -522,7 +521,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
-	if err := r.writeStep(res, histograms(Group{Read: res.Read, Write: res.Write})); err != nil {
+	if err := r.writeStep(res, histograms(res.FioDirections)); err != nil {
 		return res, err
 	}
 	all := fmt.Sprintf("all %d hosts", len(fleetRes.Hosts))
