@@ -206,19 +206,6 @@ func BenchmarkFleet1000Hosts(b *testing.B) {
 	}
 }
 
-// The warning words an offset as fleet.ClockReading means it: the host's
-// clock minus this machine's, positive when the host is ahead.
-func TestAheadBehind(t *testing.T) {
-	for _, c := range []struct {
-		offset time.Duration
-		want   string
-	}{{80 * time.Millisecond, "ahead of"}, {-80 * time.Millisecond, "behind"}} {
-		if got := aheadBehind(c.offset); got != c.want {
-			t.Errorf("aheadBehind(%v) = %q, want %q", c.offset, got, c.want)
-		}
-	}
-}
-
 // A host whose clock is ahead stamps its seconds late: put on this
 // machine's clock (its measured offset taken off) before the window is
 // drawn, its seconds pair with the seconds the others measured at the same
