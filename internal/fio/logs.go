@@ -68,15 +68,10 @@ func parseLines[T any](r io.Reader, what string, parse func(line int, text strin
 	return out, nil
 }
 
-// JobLogs are one fio job's per-second logs.
+// JobLogs are one fio job's per-second logs: its averaged logs as the
+// results directory keeps them, and its latency histograms.
 type JobLogs struct {
-	// Job names the job: the log prefix and fio's job number ("nvme.2").
-	Job  string
-	IOPS []LogSample
-	// BW is in KiB/s, as fio logs it.
-	BW []LogSample
-	// Clat is the mean completion latency of the interval in nanoseconds.
-	Clat []LogSample
+	results.FioJobLog
 	// Hist are the interval's completion-latency histograms, one per
 	// direction and interval.
 	Hist []HistSample
@@ -198,11 +193,11 @@ func ReadLogs(dir string) ([]JobLogs, error) {
 	}
 	jobs := map[string]*JobLogs{}
 	for _, a := range averaged {
-		jobs[a.Job] = &JobLogs{Job: a.Job, IOPS: a.IOPS, BW: a.BW, Clat: a.Clat}
+		jobs[a.Job] = &JobLogs{FioJobLog: a}
 	}
 	for id, samples := range hists {
 		if jobs[id] == nil {
-			jobs[id] = &JobLogs{Job: id}
+			jobs[id] = &JobLogs{FioJobLog: results.FioJobLog{Job: id}}
 		}
 		jobs[id].Hist = samples
 	}
