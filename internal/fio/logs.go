@@ -86,6 +86,9 @@ type HistSample struct {
 	Bins []HistBin
 }
 
+// IntervalEnd is when the sample's interval ended, and its direction.
+func (h HistSample) IntervalEnd() (int64, int) { return h.TimeMS, h.Dir }
+
 // HistBin is one of fio's latency bins and its count.
 type HistBin struct {
 	Index int
@@ -332,16 +335,10 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 		job, dir int
 		sec      int64
 	}
-	bucket := func(ms int64) int64 { return int64(math.Round(float64(ms-t0) / 1000)) }
 	index := func(samples []LogSample, job int) map[key]int64 {
 		m := map[key]int64{}
-		last := map[int]int64{}
-		for _, s := range samples {
-			if prev, ok := last[s.Dir]; ok && s.TimeMS-prev < 500 {
-				continue // a short final interval
-			}
-			last[s.Dir] = s.TimeMS
-			m[key{job, s.Dir, bucket(s.TimeMS)}] = s.Value
+		for s := range results.WholeFioIntervals(samples) {
+			m[key{job, s.Dir, results.FioSecond(t0, s.TimeMS)}] = s.Value
 		}
 		return m
 	}
@@ -362,13 +359,8 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 		for k, v := range index(j.Clat, ji) {
 			clat[k] = v
 		}
-		last := map[int]int64{}
-		for _, h := range j.Hist {
-			if prev, ok := last[h.Dir]; ok && h.TimeMS-prev < 500 {
-				continue // a short final interval
-			}
-			last[h.Dir] = h.TimeMS
-			hist[key{ji, h.Dir, bucket(h.TimeMS)}] = h.Bins
+		for h := range results.WholeFioIntervals(j.Hist) {
+			hist[key{ji, h.Dir, results.FioSecond(t0, h.TimeMS)}] = h.Bins
 		}
 	}
 	order := make([]int64, 0, len(secs))
