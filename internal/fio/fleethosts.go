@@ -255,10 +255,10 @@ func (w *pointWatch) end() error {
 // this machine's clock, the samples' stamps and the hosts' seconds once
 // onThisClock took their offsets off); a window too short to hold one
 // falls back on the samples of the whole measured point.
-func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
+func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) results.HostTelemetry {
 	hs := w.hosts[name]
 	if hs == nil {
-		return nil, nil
+		return results.HostTelemetry{Host: name}
 	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -277,11 +277,9 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 		chosen = pick(func(at time.Time) bool { return !at.Before(measured) })
 	}
 	if len(chosen) == 0 {
-		return nil, nil
+		return results.HostTelemetry{Host: name}
 	}
-	sum := telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings())
-	sys := telemetry.HostSystemOf(sum)
-	return &sum, &sys
+	return telemetry.HostTelemetryOf(name, telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings()))
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that
@@ -289,7 +287,7 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 func fleetSystem(hosts []results.FioHost, leftOut []string) *results.FleetSystem {
 	var systems []results.HostTelemetry
 	for _, h := range hosts {
-		systems = append(systems, results.HostTelemetry{Host: h.Host, System: h.System})
+		systems = append(systems, h.HostTelemetry)
 	}
 	return telemetry.FleetSystemOf(systems, leftOut)
 }

@@ -476,7 +476,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		sys += g.SysCPU / float64(len(fr.hosts))
 		res.ElapsedS = max(res.ElapsedS, g.ElapsedS)
 		pl := fr.places[h.Name][0]
-		host := results.FioHost{Host: h.Name, Server: srv.Arg, Dir: filepath.Join(HostsDir, h.Name), Engine: pl.Engine, Direct: pl.Direct && !pt.Buffered, FioIOPS: g.Total.IOPS}
+		host := results.FioHost{HostTelemetry: results.HostTelemetry{Host: h.Name}, Server: srv.Arg, Dir: filepath.Join(HostsDir, h.Name), Engine: pl.Engine, Direct: pl.Direct && !pt.Buffered, FioIOPS: g.Total.IOPS}
 		if len(secs) > 0 {
 			host.FirstSecond, host.LastSecond = secs[0].Time.UTC(), secs[len(secs)-1].Time.UTC()
 		}
@@ -502,7 +502,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	for i := range fleetRes.Hosts {
 		fh := &fleetRes.Hosts[i]
 		fh.FioDirections = figs.Hosts[i]
-		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
+		fh.HostTelemetry = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
 		if fh.System == nil {
 			why := fr.record[fh.Host].Telemetry
 			if why == "" {

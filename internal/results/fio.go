@@ -77,7 +77,12 @@ type FioFleet struct {
 
 // FioHost is one host's part of a fleet point.
 type FioHost struct {
-	Host string `json:"host"`
+	// HostTelemetry names the host and holds its CPU, disks and memory
+	// over the window, and every metric its node exporter gave, summarized
+	// over the same seconds (series.csv in the host's directory holds them
+	// second by second); System and Telemetry are nil when its exporter
+	// was not read.
+	HostTelemetry
 	// Server is the fio server the host ran the point on (fio's --client).
 	Server string `json:"server"`
 	// Dir is the host's directory in the step (its job file, json+ report and logs).
@@ -94,12 +99,6 @@ type FioHost struct {
 	// FioIOPS is what fio itself reported for the host over its own whole
 	// run, for comparison with the window's figure.
 	FioIOPS float64 `json:"fio_iops"`
-	// System is the host's CPU, disks and memory over the window, and
-	// Telemetry every metric its node exporter gave, summarized over the
-	// same seconds (series.csv in the host's directory holds them second
-	// by second); nil when its exporter was not read.
-	System    *HostSystem       `json:"system,omitempty"`
-	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it
