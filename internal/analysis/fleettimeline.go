@@ -126,10 +126,11 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 }
 
 // jobSeconds sums a host's jobs second by second: its IOPS (reads and
-// writes) and MB/s. As for a point's own figures, fio's short final
-// interval (a sample less than half a second after the one before) is not
-// a second, and a second some job did not log, in any direction it logs,
-// is left out rather than under-counted (as fio.MergeSeconds does).
+// writes) and MB/s. As for a point's own figures (fio.MergeSeconds), the
+// samples are the whole intervals placed in seconds by the results
+// contract's rules (results.WholeFioIntervals, results.FioSecond), and a
+// second some job did not log, in any direction it logs, is left out
+// rather than under-counted.
 func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 	type slot struct {
 		iops, mb float64
@@ -150,18 +151,15 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 	// seconds are counted (its IOPS log: the seconds it logged, in each
 	// direction).
 	add := func(samples []results.FioLogSample, counted bool, put func(*slot, float64)) {
-		last := map[int]int64{}
+		dirs := map[int]bool{}
 		type dirSecond struct {
 			dir int
 			k   int64
 		}
 		seen := map[dirSecond]bool{}
-		for _, s := range samples {
-			if prev, ok := last[s.Dir]; ok && s.TimeMS-prev < 500 {
-				continue
-			}
-			last[s.Dir] = s.TimeMS
-			k := int64(math.Round(float64(s.TimeMS-t0) / 1000))
+		for s := range results.WholeFioIntervals(samples) {
+			dirs[s.Dir] = true
+			k := results.FioSecond(t0, s.TimeMS)
 			sl := slots[k]
 			if sl == nil {
 				sl = &slot{at: s.TimeMS}
@@ -175,7 +173,7 @@ func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
 			}
 		}
 		if counted {
-			directions += len(last)
+			directions += len(dirs)
 		}
 	}
 	for _, j := range jobs {

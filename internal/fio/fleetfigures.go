@@ -27,21 +27,15 @@ import (
 // fio's default list.
 var FleetPercentiles = []float64{1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99}
 
-// WindowFigures are figures over a window of seconds, per direction and
-// for reads and writes together; a direction without I/O is nil.
-type WindowFigures struct {
-	Read, Write, Total *results.FioDirection
-}
-
 // FleetFigures are a fleet point's figures over its common window.
 type FleetFigures struct {
 	// Start and End are the first and last second of the window.
 	Start, End time.Time
 	Seconds    int
 	// Hosts are each host's figures over the window, in the order given.
-	Hosts []WindowFigures
+	Hosts []Directions
 	// Fleet sums the hosts' throughput and merges their latency bins.
-	Fleet WindowFigures
+	Fleet Directions
 
 	clock fleetClock
 }
@@ -215,8 +209,8 @@ func (s *sums) plus(o sums) {
 	}
 }
 
-func figuresOf(d [3]sums, seconds int) WindowFigures {
-	return WindowFigures{Read: d[0].direction(seconds), Write: d[1].direction(seconds), Total: d[2].direction(seconds)}
+func figuresOf(d [3]sums, seconds int) Directions {
+	return Directions{Read: d[0].direction(seconds), Write: d[1].direction(seconds), Total: d[2].direction(seconds)}
 }
 
 // direction is the window's figures: per-second means of IOPS and MB/s,

@@ -52,7 +52,7 @@ func unbinned(secs []Second, i int) []Second {
 	return out
 }
 
-func p99(t *testing.T, f WindowFigures) float64 {
+func p99(t *testing.T, f Directions) float64 {
 	t.Helper()
 	v, ok := f.Total.Completion.At(99)
 	if !ok {
@@ -202,19 +202,6 @@ func BenchmarkFleet1000Hosts(b *testing.B) {
 		f, err := Fleet(all)
 		if err != nil || f.Seconds != seconds {
 			b.Fatalf("%d s, %v", f.Seconds, err)
-		}
-	}
-}
-
-// The warning words an offset as fleet.ClockReading means it: the host's
-// clock minus this machine's, positive when the host is ahead.
-func TestAheadBehind(t *testing.T) {
-	for _, c := range []struct {
-		offset time.Duration
-		want   string
-	}{{80 * time.Millisecond, "ahead of"}, {-80 * time.Millisecond, "behind"}} {
-		if got := aheadBehind(c.offset); got != c.want {
-			t.Errorf("aheadBehind(%v) = %q, want %q", c.offset, got, c.want)
 		}
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -87,47 +85,24 @@ func (r *runner) saveHosts(fr *fleetRun) error {
 // than fleet.ClockWarnOffset is a warning, on the terminal and in run.json.
 // A clock that cannot be read is a warning too: the run does not need it.
 func (r *runner) measureClocks(ctx context.Context, fr *fleetRun, shell fleet.Shell, at string) []string {
-	readings := make([]fleet.ClockReading, len(fr.hosts))
-	errs := make([]error, len(fr.hosts))
-	var wg sync.WaitGroup
+	check := shell.CheckClocks(ctx, fr.hosts, at, r.now)
 	for i, h := range fr.hosts {
-		wg.Go(func() { readings[i], errs[i] = shell.Clock(ctx, h, fleet.ClockTries, r.now) })
-	}
-	wg.Wait()
-	var warnings, parts []string
-	for i, h := range fr.hosts {
-		if errs[i] != nil {
-			warnings = append(warnings, fmt.Sprintf("host %s: its clock could not be read at the %s of the run: %v", h.Name, at, errs[i]))
-			continue
-		}
-		c := readings[i]
-		fr.record[h.Name].Clock = append(fr.record[h.Name].Clock, results.ClockOffset{At: at, Measured: c.Measured.UTC(),
-			OffsetMS: ms(c.Offset), RoundTripMS: ms(c.RoundTrip), Tries: c.Tries})
-		if at == "start" {
-			fr.offsets[h.Name] = c.Offset
-		}
-		parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Name, ms(c.Offset)))
-		if c.Off() {
-			warnings = append(warnings, fmt.Sprintf("host %s's clock is %.0f ms %s this machine's at the %s of the run (±%.1f ms): the fleet's window lines the hosts' seconds up by their clocks, so synchronize them (chrony, systemd-timesyncd) below %.0f ms",
-				h.Name, math.Abs(ms(c.Offset)), aheadBehind(c.Offset), at, ms(c.RoundTrip)/2, ms(fleet.ClockWarnOffset)))
+		if rec, ok := check.Record(i); ok {
+			fr.record[h.Name].Clock = append(fr.record[h.Name].Clock, rec)
+			if at == "start" {
+				fr.offsets[h.Name] = check.Readings[i].Offset
+			}
 		}
 	}
-	if len(parts) > 0 {
-		r.say("clocks at the %s against this machine's: %s", at, strings.Join(parts, ", "))
+	warnings := check.Warnings("", fmt.Sprintf("the fleet's window lines the hosts' seconds up by their clocks, so synchronize them (chrony, systemd-timesyncd) below %d ms",
+		fleet.ClockWarnOffset.Milliseconds()))
+	if line := check.Line(); line != "" {
+		r.say("%s", line)
 	}
 	for _, w := range warnings {
 		r.say("warning: %s", w)
 	}
 	return warnings
-}
-
-func ms(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
-
-func aheadBehind(d time.Duration) string {
-	if d < 0 {
-		return "behind"
-	}
-	return "ahead of"
 }
 
 // startTelemetry prepares the reading of every live host's node exporter:
@@ -280,10 +255,10 @@ func (w *pointWatch) end() error {
 // this machine's clock, the samples' stamps and the hosts' seconds once
 // onThisClock took their offsets off); a window too short to hold one
 // falls back on the samples of the whole measured point.
-func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) (*results.TelemetrySummary, *results.HostSystem) {
+func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured time.Time) results.HostTelemetry {
 	hs := w.hosts[name]
 	if hs == nil {
-		return nil, nil
+		return results.HostTelemetry{Host: name}
 	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -302,11 +277,9 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 		chosen = pick(func(at time.Time) bool { return !at.Before(measured) })
 	}
 	if len(chosen) == 0 {
-		return nil, nil
+		return results.HostTelemetry{Host: name}
 	}
-	sum := telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings())
-	sys := telemetry.HostSystemOf(sum)
-	return &sum, &sys
+	return telemetry.HostTelemetryOf(name, telemetry.Summarize(chosen, hs.exp.CPUs(), hs.exp.Devices(), hs.exp.Warnings()))
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that
@@ -314,7 +287,7 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 func fleetSystem(hosts []results.FioHost, leftOut []string) *results.FleetSystem {
 	var systems []results.HostTelemetry
 	for _, h := range hosts {
-		systems = append(systems, results.HostTelemetry{Host: h.Host, System: h.System})
+		systems = append(systems, h.HostTelemetry)
 	}
 	return telemetry.FleetSystemOf(systems, leftOut)
 }

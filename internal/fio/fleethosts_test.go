@@ -35,8 +35,9 @@ func TestHostTelemetryWindow(t *testing.T) {
 	}
 	w := &pointWatch{hosts: map[string]*hostSamples{"h1": hs}}
 	from, to := t0.Add(6*time.Second), t0.Add(8*time.Second)
-	sum, sys := w.hostTelemetry("h1", from, to, t0)
-	if sum == nil || sys == nil {
+	got := w.hostTelemetry("h1", from, to, t0)
+	sum, sys := got.Telemetry, got.System
+	if got.Host != "h1" || sum == nil || sys == nil {
 		t.Fatal("no telemetry")
 	}
 	if sum.Samples != 3 || sys.CPUUserPct != 7 {

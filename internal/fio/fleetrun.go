@@ -476,7 +476,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		sys += g.SysCPU / float64(len(fr.hosts))
 		res.ElapsedS = max(res.ElapsedS, g.ElapsedS)
 		pl := fr.places[h.Name][0]
-		host := results.FioHost{Host: h.Name, Server: srv.Arg, Dir: filepath.Join(HostsDir, h.Name), Engine: pl.Engine, Direct: pl.Direct && !pt.Buffered, FioIOPS: g.Total.IOPS}
+		host := results.FioHost{HostTelemetry: results.HostTelemetry{Host: h.Name}, Server: srv.Arg, Dir: filepath.Join(HostsDir, h.Name), Engine: pl.Engine, Direct: pl.Direct && !pt.Buffered, FioIOPS: g.Total.IOPS}
 		if len(secs) > 0 {
 			host.FirstSecond, host.LastSecond = secs[0].Time.UTC(), secs[len(secs)-1].Time.UTC()
 		}
@@ -500,10 +500,9 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	measured := res.Started.Add(time.Duration(pt.RampS) * time.Second)
 	var noTelemetry []string
 	for i := range fleetRes.Hosts {
-		h := figs.Hosts[i]
 		fh := &fleetRes.Hosts[i]
-		fh.Read, fh.Write, fh.Total = h.Read, h.Write, h.Total
-		fh.Telemetry, fh.System = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
+		fh.FioDirections = figs.Hosts[i]
+		fh.HostTelemetry = watch.hostTelemetry(fh.Host, figs.Start, figs.End, measured)
 		if fh.System == nil {
 			why := fr.record[fh.Host].Telemetry
 			if why == "" {
@@ -513,7 +512,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		}
 	}
 	fleetRes.System = fleetSystem(fleetRes.Hosts, noTelemetry)
-	res.Read, res.Write, res.Total = figs.Fleet.Read, figs.Fleet.Write, figs.Fleet.Total
+	res.FioDirections = figs.Fleet
 	res.UsrCPU, res.SysCPU, res.Fleet = usr, sys, fleetRes
 	if res.Total == nil {
 		return fail(results.StatusFailed, fmt.Errorf("point %s: the hosts did no I/O in the seconds all of them were measuring", pt.Name))
@@ -522,7 +521,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
-	if err := r.writeStep(res, histograms(Group{Read: res.Read, Write: res.Write})); err != nil {
+	if err := r.writeStep(res, histograms(res.FioDirections)); err != nil {
 		return res, err
 	}
 	all := fmt.Sprintf("all %d hosts", len(fleetRes.Hosts))

@@ -72,11 +72,11 @@ func FuzzParse(f *testing.F) {
 			if g.Total == nil {
 				continue
 			}
-			r := PointResult{Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, Steady: g.SteadyState}
+			r := PointResult{FioDirections: g.Directions, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, Steady: g.SteadyState}
 			if _, err := json.Marshal(figures(r)); err != nil {
 				t.Fatalf("figures do not encode: %v", err)
 			}
-			histograms(g)
+			histograms(g.Directions)
 		}
 	})
 }
@@ -121,7 +121,7 @@ func FuzzParseFigures(f *testing.F) {
 			t.Fatalf("a parsed report does not encode: %v", err)
 		}
 		if g.Total != nil {
-			r := PointResult{Read: g.Read, Total: g.Total}
+			r := PointResult{FioDirections: Directions{Read: g.Read, Total: g.Total}}
 			if _, err := json.Marshal(figures(r)); err != nil {
 				t.Fatalf("figures do not encode: %v", err)
 			}

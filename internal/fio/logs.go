@@ -68,15 +68,10 @@ func parseLines[T any](r io.Reader, what string, parse func(line int, text strin
 	return out, nil
 }
 
-// JobLogs are one fio job's per-second logs.
+// JobLogs are one fio job's per-second logs: its averaged logs as the
+// results directory keeps them, and its latency histograms.
 type JobLogs struct {
-	// Job names the job: the log prefix and fio's job number ("nvme.2").
-	Job  string
-	IOPS []LogSample
-	// BW is in KiB/s, as fio logs it.
-	BW []LogSample
-	// Clat is the mean completion latency of the interval in nanoseconds.
-	Clat []LogSample
+	results.FioJobLog
 	// Hist are the interval's completion-latency histograms, one per
 	// direction and interval.
 	Hist []HistSample
@@ -90,6 +85,9 @@ type HistSample struct {
 	// Bins are the bins with a count, by fio's bin index, ascending.
 	Bins []HistBin
 }
+
+// IntervalEnd is when the sample's interval ended, and its direction.
+func (h HistSample) IntervalEnd() (int64, int) { return h.TimeMS, h.Dir }
 
 // HistBin is one of fio's latency bins and its count.
 type HistBin struct {
@@ -198,11 +196,11 @@ func ReadLogs(dir string) ([]JobLogs, error) {
 	}
 	jobs := map[string]*JobLogs{}
 	for _, a := range averaged {
-		jobs[a.Job] = &JobLogs{Job: a.Job, IOPS: a.IOPS, BW: a.BW, Clat: a.Clat}
+		jobs[a.Job] = &JobLogs{FioJobLog: a}
 	}
 	for id, samples := range hists {
 		if jobs[id] == nil {
-			jobs[id] = &JobLogs{Job: id}
+			jobs[id] = &JobLogs{FioJobLog: results.FioJobLog{Job: id}}
 		}
 		jobs[id].Hist = samples
 	}
@@ -337,16 +335,10 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 		job, dir int
 		sec      int64
 	}
-	bucket := func(ms int64) int64 { return int64(math.Round(float64(ms-t0) / 1000)) }
 	index := func(samples []LogSample, job int) map[key]int64 {
 		m := map[key]int64{}
-		last := map[int]int64{}
-		for _, s := range samples {
-			if prev, ok := last[s.Dir]; ok && s.TimeMS-prev < 500 {
-				continue // a short final interval
-			}
-			last[s.Dir] = s.TimeMS
-			m[key{job, s.Dir, bucket(s.TimeMS)}] = s.Value
+		for s := range results.WholeFioIntervals(samples) {
+			m[key{job, s.Dir, results.FioSecond(t0, s.TimeMS)}] = s.Value
 		}
 		return m
 	}
@@ -367,13 +359,8 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 		for k, v := range index(j.Clat, ji) {
 			clat[k] = v
 		}
-		last := map[int]int64{}
-		for _, h := range j.Hist {
-			if prev, ok := last[h.Dir]; ok && h.TimeMS-prev < 500 {
-				continue // a short final interval
-			}
-			last[h.Dir] = h.TimeMS
-			hist[key{ji, h.Dir, bucket(h.TimeMS)}] = h.Bins
+		for h := range results.WholeFioIntervals(j.Hist) {
+			hist[key{ji, h.Dir, results.FioSecond(t0, h.TimeMS)}] = h.Bins
 		}
 	}
 	order := make([]int64, 0, len(secs))

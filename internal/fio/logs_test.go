@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 func TestParseLog(t *testing.T) {
@@ -44,8 +46,8 @@ func TestMergeSeconds(t *testing.T) {
 		{
 			name: "two jobs summed, latency weighted by IOPS",
 			jobs: []JobLogs{
-				{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 3000), BW: samples(0, t0, 4000, t0+1000, 12000), Clat: samples(0, t0+1, 100_000, t0+1001, 200_000)},
-				{Job: "a.2", IOPS: samples(0, t0+2, 3000, t0+1002, 1000), BW: samples(0, t0+2, 12000, t0+1002, 4000), Clat: samples(0, t0+2, 300_000, t0+1002, 400_000)},
+				{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 3000), BW: samples(0, t0, 4000, t0+1000, 12000), Clat: samples(0, t0+1, 100_000, t0+1001, 200_000)}},
+				{FioJobLog: results.FioJobLog{Job: "a.2", IOPS: samples(0, t0+2, 3000, t0+1002, 1000), BW: samples(0, t0+2, 12000, t0+1002, 4000), Clat: samples(0, t0+2, 300_000, t0+1002, 400_000)}},
 			},
 			want: []Second{
 				{ReadIOPS: 4000, MBPerSec: 16000 * 1024 / 1e6, LatMeanUS: 250, ReadLatMeanUS: 250},
@@ -54,22 +56,22 @@ func TestMergeSeconds(t *testing.T) {
 		},
 		{
 			name: "a short final interval is not a second",
-			jobs: []JobLogs{{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+1040, 20), Clat: samples(0, t0, 100_000, t0+1000, 100_000, t0+1040, 900_000)}},
+			jobs: []JobLogs{{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+1040, 20), Clat: samples(0, t0, 100_000, t0+1000, 100_000, t0+1040, 900_000)}}},
 			want: []Second{{ReadIOPS: 1000, LatMeanUS: 100, ReadLatMeanUS: 100}, {ReadIOPS: 1000, LatMeanUS: 100, ReadLatMeanUS: 100}},
 		},
 		{
 			name: "a second one job did not log is dropped",
 			jobs: []JobLogs{
-				{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+2000, 1000)},
-				{Job: "a.2", IOPS: samples(0, t0, 1000, t0+1000, 1000)},
+				{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+2000, 1000)}},
+				{FioJobLog: results.FioJobLog{Job: "a.2", IOPS: samples(0, t0, 1000, t0+1000, 1000)}},
 			},
 			want:    []Second{{ReadIOPS: 2000}, {ReadIOPS: 2000}},
 			dropped: 1,
 		},
 		{
 			name: "a mix keeps directions apart",
-			jobs: []JobLogs{{Job: "a.1", IOPS: append(samples(0, t0, 700), samples(1, t0, 300)...),
-				Clat: append(samples(0, t0, 100_000), samples(1, t0, 500_000)...)}},
+			jobs: []JobLogs{{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: append(samples(0, t0, 700), samples(1, t0, 300)...),
+				Clat: append(samples(0, t0, 100_000), samples(1, t0, 500_000)...)}}},
 			want: []Second{{ReadIOPS: 700, WriteIOPS: 300, LatMeanUS: 220, ReadLatMeanUS: 100, WriteLatMeanUS: 500}},
 		},
 	} {

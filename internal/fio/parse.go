@@ -46,11 +46,8 @@ type Group struct {
 	// JobRuntimeMS is the measured runtime summed over the group's jobs.
 	JobRuntimeMS int64             `json:"job_runtime_ms"`
 	Options      map[string]string `json:"options"`
-	Read         *Direction        `json:"read,omitempty"`
-	Write        *Direction        `json:"write,omitempty"`
-	// Total is fio's "mixed" section (unified_rw_reporting=both): reads and
-	// writes counted together by fio itself.
-	Total *Direction `json:"total,omitempty"`
+	// Directions are fio's figures for the group.
+	Directions
 	// UsrCPU and SysCPU are fio's own CPU use as fio reports it: per job, in
 	// percent of one CPU over the job's runtime.
 	UsrCPU float64 `json:"usr_cpu_pct"`
@@ -60,10 +57,12 @@ type Group struct {
 	SteadyState     *SteadyState `json:"steady_state,omitempty"`
 }
 
-// Direction, Latency, Percentile and SteadyState are the results
-// contract's records of fio's figures: Parse fills them in, and a point's
-// detail (results.FioPoint) carries them as they are.
+// Directions, Direction, Latency, Percentile and SteadyState are the
+// results contract's records of fio's figures: Parse fills them in, and a
+// point's detail (results.FioPoint) carries them as they are.
 type (
+	// Directions are the figures of reads, writes and both together.
+	Directions = results.FioDirections
 	// Direction is one data direction's figures (reads, writes or both).
 	Direction = results.FioDirection
 	// Latency is a latency summary in microseconds.

@@ -128,7 +128,7 @@ func TestParseGolden(t *testing.T) {
 				}
 			}
 			g := out.Groups[0]
-			pr := PointResult{FioPlan: results.FioPlan{RW: out.GlobalOptions["rw"]}, Read: g.Read, Write: g.Write, Total: g.Total,
+			pr := PointResult{FioPlan: results.FioPlan{RW: out.GlobalOptions["rw"]}, FioDirections: g.Directions,
 				UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, ElapsedS: g.ElapsedS, Steady: g.SteadyState}
 			view.Figures = figures(pr)
 			got, err := json.MarshalIndent(view, "", "  ")

@@ -59,7 +59,7 @@ func TestRoundsPlan(t *testing.T) {
 // five rounds' IOPS, and the end after the most rounds.
 func TestJudgeRounds(t *testing.T) {
 	round := func(n int, iops float64) PointResult {
-		return PointResult{FioPlan: Point{Name: "r", Series: "rounds", Label: "nvme", Round: n}, Total: &results.FioDirection{IOPS: iops}}
+		return PointResult{FioPlan: Point{Name: "r", Series: "rounds", Label: "nvme", Round: n}, FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops}}}
 	}
 	run := func(c Config, iops ...float64) *results.FioRounds {
 		var done []PointResult

@@ -546,7 +546,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	if g.Total == nil {
 		return fail(results.StatusFailed, fmt.Errorf("point %s: fio did no I/O", pt.Name))
 	}
-	res.Read, res.Write, res.Total = g.Read, g.Write, g.Total
+	res.FioDirections = g.Directions
 	res.UsrCPU, res.SysCPU, res.ElapsedS = g.UsrCPU, g.SysCPU, g.ElapsedS
 	res.Steady = g.SteadyState
 	if err := r.series(stepDir, &res); err != nil {
@@ -556,7 +556,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
 		res.Rounds = j.judge(r.plan.Config, done, res)
 	}
-	if err := r.writeStep(res, histograms(g)); err != nil {
+	if err := r.writeStep(res, histograms(g.Directions)); err != nil {
 		return res, err
 	}
 	r.say("  %s", headline(res))
@@ -678,9 +678,9 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 // histograms turns fio's json+ completion-latency bins into HDR histograms
 // (microseconds), stored beside the step so that points can be merged and
 // re-plotted like every other dbio latency. The figures stay fio's own.
-func histograms(g Group) map[string]*hdrhistogram.Histogram {
+func histograms(figs Directions) map[string]*hdrhistogram.Histogram {
 	out := map[string]*hdrhistogram.Histogram{}
-	for name, d := range map[string]*Direction{"read": g.Read, "write": g.Write} {
+	for name, d := range map[string]*Direction{"read": figs.Read, "write": figs.Write} {
 		if d == nil || len(d.Bins) == 0 {
 			continue
 		}

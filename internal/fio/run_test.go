@@ -124,7 +124,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 		t.Fatal(err)
 	}
 	g := out.Groups[0]
-	again := PointResult{FioPlan: detail.FioPlan, Read: g.Read, Write: g.Write, Total: g.Total, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+	again := PointResult{FioPlan: detail.FioPlan, FioDirections: g.Directions, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
 		ElapsedS: g.ElapsedS, Steady: g.SteadyState, Seconds: detail.Seconds, IOPSStdev: detail.IOPSStdev}
 	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/results"
 )
 
 // A fleet's figures line the hosts' seconds up by wall time: each host's
@@ -140,6 +142,86 @@ func (s Shell) Clock(ctx context.Context, h Host, tries int, now func() time.Tim
 		}
 	}
 	return best, nil
+}
+
+// ClockCheck is every host's clock read at once, at one moment of a run.
+type ClockCheck struct {
+	// At is the moment: "start" or "end".
+	At    string
+	Hosts []Host
+	// Readings[i] is Hosts[i]'s clock, or Errs[i] why it could not be read.
+	Readings []ClockReading
+	Errs     []error
+}
+
+// CheckClocks reads every host's clock against now (this machine's
+// clock), all at once, ClockTries round trips each, and keeps the
+// readings under at ("start" or "end").
+func (s Shell) CheckClocks(ctx context.Context, hosts []Host, at string, now func() time.Time) ClockCheck {
+	c := ClockCheck{At: at, Hosts: hosts, Readings: make([]ClockReading, len(hosts)), Errs: make([]error, len(hosts))}
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Go(func() { c.Readings[i], c.Errs[i] = s.Clock(ctx, h, ClockTries, now) })
+	}
+	wg.Wait()
+	return c
+}
+
+// Record is host i's reading as run.json keeps it; false when its clock
+// could not be read.
+func (c ClockCheck) Record(i int) (results.ClockOffset, bool) {
+	if c.Errs[i] != nil {
+		return results.ClockOffset{}, false
+	}
+	r := c.Readings[i]
+	return results.ClockOffset{At: c.At, Measured: r.Measured.UTC(), OffsetMS: millis(r.Offset), RoundTripMS: millis(r.RoundTrip), Tries: r.Tries}, true
+}
+
+// Line is the offsets of the hosts read, for the terminal ("clocks at
+// the start against this machine's: h1 +0.3 ms, h2 -1.2 ms"); empty when
+// no clock could be read.
+func (c ClockCheck) Line() string {
+	var parts []string
+	for i, h := range c.Hosts {
+		if c.Errs[i] == nil {
+			parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Name, millis(c.Readings[i].Offset)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("clocks at the %s against this machine's: %s", c.At, strings.Join(parts, ", "))
+}
+
+// Warnings are one line per host whose clock could not be read or is Off,
+// in the order of the hosts. What that means depends on what the run
+// does with the clocks, so the caller says it: unreadTail follows the
+// error's context, offTail the offset.
+func (c ClockCheck) Warnings(unreadTail, offTail string) []string {
+	var out []string
+	for i, h := range c.Hosts {
+		r := c.Readings[i]
+		switch {
+		case c.Errs[i] != nil:
+			out = append(out, fmt.Sprintf("host %s: its clock could not be read at the %s of the run%s: %v", h.Name, c.At, unreadTail, c.Errs[i]))
+		case r.Off():
+			out = append(out, fmt.Sprintf("host %s's clock is %.0f ms %s this machine's at the %s of the run (±%.1f ms): %s",
+				h.Name, math.Abs(millis(r.Offset)), aheadBehind(r.Offset), c.At, millis(r.RoundTrip)/2, offTail))
+		}
+	}
+	return out
+}
+
+// millis is d in milliseconds, to the microsecond.
+func millis(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+
+// aheadBehind words an offset as ClockReading means it: the host's clock
+// minus this machine's, positive when the host is ahead.
+func aheadBehind(d time.Duration) string {
+	if d < 0 {
+		return "behind"
+	}
+	return "ahead of"
 }
 
 // parseEpoch reads seconds.nanoseconds since the epoch, as GNU date's

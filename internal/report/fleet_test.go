@@ -22,8 +22,8 @@ func TestFleetSystemTable(t *testing.T) {
 	fleet := &results.FleetSystem{HostSystem: results.HostSystem{Seconds: 9, CPUUserPct: 30, CPUSystemPct: 10, CPUIowaitPct: 20, CPUIdlePct: 40, DiskIOPS: 1000, DiskMBPerSec: 4, DiskAwaitMS: 2, MemUsedMB: 3000},
 		Hosts: []string{"h1", "h2"}, LeftOut: []string{"h3: node exporter unreachable: connection refused"}}
 	steps := []results.Step{
-		fleetStep("4k-randread", fleet, results.FioHost{Host: "h1", System: &h1}, results.FioHost{Host: "h2", System: &h2}, results.FioHost{Host: "h3"}),
-		fleetStep("4k-randwrite", fleet, results.FioHost{Host: "h1", System: &h1}, results.FioHost{Host: "h2", System: &h2}, results.FioHost{Host: "h3"}),
+		fleetStep("4k-randread", fleet, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h1", System: &h1}}, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h2", System: &h2}}, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h3"}}),
+		fleetStep("4k-randwrite", fleet, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h1", System: &h1}}, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h2", System: &h2}}, results.FioHost{HostTelemetry: results.HostTelemetry{Host: "h3"}}),
 	}
 	tb := fleetSystemTable(steps, "t")
 	if tb == nil || len(tb.Rows) != 6 {

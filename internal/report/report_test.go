@@ -541,8 +541,8 @@ func TestSteadyStatePointReports(t *testing.T) {
 	}
 	p := &results.FioPoint{FioPlan: results.FioPlan{Name: "precondition", Series: "randwrite", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 1,
 		RuntimeS: 600, SteadyState: "iops_slope:0.3%", SteadyWindowS: 60, Label: "nvme"}, Profile: "precondition", Status: results.StatusCompleted,
-		Total:    &results.FioDirection{IOPS: 52000, BytesPerSec: 213e6, Completion: results.FioLatency{MeanUS: 600}},
-		ElapsedS: 184, Steady: &results.FioSteadyState{Criterion: "iops_slope:0.300000%", WindowS: 60, Attained: true, Value: "-0.12%", WindowIOPSMean: 51800}}
+		FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: 52000, BytesPerSec: 213e6, Completion: results.FioLatency{MeanUS: 600}}},
+		ElapsedS:      184, Steady: &results.FioSteadyState{Criterion: "iops_slope:0.300000%", WindowS: 60, Attained: true, Value: "-0.12%", WindowIOPSMean: 51800}}
 	step := results.Step{Name: "precondition", Kind: results.KindFio, Started: start, Ended: start.Add(184 * time.Second), Status: results.StatusCompleted,
 		Figures: []results.Figure{{Name: results.FigureIOPS, Value: 52000}, {Name: results.FigureMBPerSec, Value: 213}, {Name: results.FigureLatMeanUS, Value: 600}}, Fio: p}
 	if err := d.WriteStep(step, nil); err != nil {

@@ -21,7 +21,7 @@ func TestStepRecordsRoundTrip(t *testing.T) {
 		Verdict: Verdict{Kind: VerdictNone, Text: "Neither CPU nor storage is saturated: idle 40 %"}}
 	fio := &FioPoint{Step: 0, FioPlan: FioPlan{Name: "randread-4k", Series: "randread", RW: "randread", BS: 4096, IODepth: 32, Jobs: 1,
 		SteadyState: "iops_slope:0.3%", SteadyWindowS: 60, Label: "nvme", Targets: []string{"/mnt/nvme"}},
-		Status: StatusCompleted, Total: &FioDirection{IOPS: 1000, BytesPerSec: 4096000, Completion: FioLatency{MeanUS: 31, Percentiles: []FioPercentile{{P: 99, US: 80}}}},
+		Status: StatusCompleted, FioDirections: FioDirections{Total: &FioDirection{IOPS: 1000, BytesPerSec: 4096000, Completion: FioLatency{MeanUS: 31, Percentiles: []FioPercentile{{P: 99, US: 80}}}}},
 		Steady: &FioSteadyState{Criterion: "iops_slope:0.300000%", WindowS: 60, Attained: true, Value: "-0.12%", WindowIOPSMean: 998}}
 	steps := []Step{
 		{Index: 0, Name: "randread-4k", Kind: KindFio, Status: StatusCompleted, Figures: []Figure{{Name: FigureIOPS, Value: 1000, Unit: "IOPS"}}, Telemetry: tel, Fio: fio},

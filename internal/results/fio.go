@@ -20,11 +20,8 @@ type FioPoint struct {
 	Error   string    `json:"error,omitempty"`
 	Started time.Time `json:"started"`
 	Ended   time.Time `json:"ended"`
-	// Read, Write and Total are fio's figures; Total is fio's "mixed" section
-	// (reads and writes counted together by fio itself).
-	Read  *FioDirection `json:"read,omitempty"`
-	Write *FioDirection `json:"write,omitempty"`
-	Total *FioDirection `json:"total,omitempty"`
+	// FioDirections are fio's figures.
+	FioDirections
 	// UsrCPU and SysCPU are fio's own CPU use, per job, in % of one CPU.
 	UsrCPU   float64 `json:"fio_usr_cpu_pct"`
 	SysCPU   float64 `json:"fio_sys_cpu_pct"`
@@ -80,7 +77,12 @@ type FioFleet struct {
 
 // FioHost is one host's part of a fleet point.
 type FioHost struct {
-	Host string `json:"host"`
+	// HostTelemetry names the host and holds its CPU, disks and memory
+	// over the window, and every metric its node exporter gave, summarized
+	// over the same seconds (series.csv in the host's directory holds them
+	// second by second); System and Telemetry are nil when its exporter
+	// was not read.
+	HostTelemetry
 	// Server is the fio server the host ran the point on (fio's --client).
 	Server string `json:"server"`
 	// Dir is the host's directory in the step (its job file, json+ report and logs).
@@ -91,20 +93,12 @@ type FioHost struct {
 	// seconds, on the coordinating machine's clock (the host's offset taken off).
 	FirstSecond time.Time `json:"first_second"`
 	LastSecond  time.Time `json:"last_second"`
-	// Read, Write and Total are the host's figures over the fleet's window,
-	// from its per-second logs.
-	Read  *FioDirection `json:"read,omitempty"`
-	Write *FioDirection `json:"write,omitempty"`
-	Total *FioDirection `json:"total,omitempty"`
+	// FioDirections are the host's figures over the fleet's window, from
+	// its per-second logs.
+	FioDirections
 	// FioIOPS is what fio itself reported for the host over its own whole
 	// run, for comparison with the window's figure.
 	FioIOPS float64 `json:"fio_iops"`
-	// System is the host's CPU, disks and memory over the window, and
-	// Telemetry every metric its node exporter gave, summarized over the
-	// same seconds (series.csv in the host's directory holds them second
-	// by second); nil when its exporter was not read.
-	System    *HostSystem       `json:"system,omitempty"`
-	Telemetry *TelemetrySummary `json:"telemetry,omitempty"`
 }
 
 // FioPlan is what a point asks of fio, and where: internal/fio plans it
@@ -159,6 +153,19 @@ type FioPlan struct {
 
 // Sequential says the point is read as MB/s rather than IOPS.
 func (p FioPlan) Sequential() bool { return p.RW == "read" || p.RW == "write" || p.RW == "rw" }
+
+// FioDirections are fio's figures for each data direction, wherever they
+// come from (fio's report, or a window of its per-second logs): one record
+// for a point, a fleet's host and fio's reporting group alike. Embedded, its
+// fields sit in the enclosing record's JSON as if declared there.
+type FioDirections struct {
+	// Read and Write are each direction's figures, and Total those of
+	// reads and writes counted together (fio's "mixed" section, from
+	// unified_rw_reporting=both); a direction without I/O is nil.
+	Read  *FioDirection `json:"read,omitempty"`
+	Write *FioDirection `json:"write,omitempty"`
+	Total *FioDirection `json:"total,omitempty"`
+}
 
 // FioDirection is one data direction's figures (reads, writes or both).
 type FioDirection struct {

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"iter"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -27,6 +29,40 @@ type FioLogSample struct {
 	// Dir is the data direction: 0 read, 1 write, 2 trim.
 	Dir int
 }
+
+// FioInterval is a logged interval's place in time: when it ended (Unix
+// milliseconds) and its data direction.
+type FioInterval interface {
+	IntervalEnd() (timeMS int64, dir int)
+}
+
+// IntervalEnd is when the sample's interval ended, and its direction.
+func (s FioLogSample) IntervalEnd() (int64, int) { return s.TimeMS, s.Dir }
+
+// WholeFioIntervals are the samples of one job's log that are seconds: at
+// the end of a job fio may flush a short last interval (a sample less than
+// half a second after the one before it in its direction), which is not a
+// second, and every reader of the logs passes it over.
+func WholeFioIntervals[S FioInterval](samples []S) iter.Seq[S] {
+	return func(yield func(S) bool) {
+		last := map[int]int64{}
+		for _, s := range samples {
+			ms, dir := s.IntervalEnd()
+			if prev, ok := last[dir]; ok && ms-prev < 500 {
+				continue
+			}
+			last[dir] = ms
+			if !yield(s) {
+				return
+			}
+		}
+	}
+}
+
+// FioSecond is the second a logged interval that ended at timeMS is
+// counted in: the whole seconds, to the nearest, from t0 (the first
+// interval the jobs read together logged).
+func FioSecond(t0, timeMS int64) int64 { return int64(math.Round(float64(timeMS-t0) / 1000)) }
 
 // ParseFioLog reads one fio log file: "time, value, direction, block size, offset" per line.
 func ParseFioLog(r io.Reader) ([]FioLogSample, error) {

@@ -267,32 +267,23 @@ func (r *tenantRun) measureClocks(ctx context.Context, at string) {
 	if r.offsets == nil {
 		r.offsets = make([]time.Duration, n)
 	}
-	readings, errs := make([]fleet.ClockReading, n), make([]error, n)
-	var wg sync.WaitGroup
+	hosts := make([]fleet.Host, n)
 	for i, h := range r.t.Hosts {
-		wg.Go(func() { readings[i], errs[i] = r.t.Shell.Clock(ctx, h.Host, fleet.ClockTries, r.env.Now) })
+		hosts[i] = h.Host
 	}
-	wg.Wait()
-	var parts, warnings []string
-	for i, h := range r.t.Hosts {
-		if errs[i] != nil {
-			warnings = append(warnings, fmt.Sprintf("host %s: its clock could not be read at the %s of the run, and is taken as it is: %v", h.Host.Name, at, errs[i]))
-			continue
-		}
-		c := readings[i]
-		r.rec.Hosts[i].Clock = append(r.rec.Hosts[i].Clock, results.ClockOffset{At: at, Measured: c.Measured.UTC(),
-			OffsetMS: durationMS(c.Offset), RoundTripMS: durationMS(c.RoundTrip), Tries: c.Tries})
-		if at == "start" {
-			r.offsets[i] = c.Offset
-		}
-		parts = append(parts, fmt.Sprintf("%s %+.1f ms", h.Host.Name, durationMS(c.Offset)))
-		if c.Off() {
-			warnings = append(warnings, fmt.Sprintf("host %s's clock is %+.0f ms off this machine's at the %s of the run (±%.1f ms): dbio starts the hosts and lines their seconds up by this machine's clock, from the offsets at the start, so a clock that drifts during the run moves its host against the others; synchronize the clocks (chrony, systemd-timesyncd)",
-				h.Host.Name, durationMS(c.Offset), at, durationMS(c.RoundTrip)/2))
+	check := r.t.Shell.CheckClocks(ctx, hosts, at, r.env.Now)
+	for i := range hosts {
+		if rec, ok := check.Record(i); ok {
+			r.rec.Hosts[i].Clock = append(r.rec.Hosts[i].Clock, rec)
+			if at == "start" {
+				r.offsets[i] = check.Readings[i].Offset
+			}
 		}
 	}
-	if len(parts) > 0 {
-		fmt.Fprintf(r.env.Out, "clocks at the %s against this machine's: %s\n", at, strings.Join(parts, ", "))
+	warnings := check.Warnings(", and is taken as it is",
+		"dbio starts the hosts and lines their seconds up by this machine's clock, from the offsets at the start, so a clock that drifts during the run moves its host against the others; synchronize the clocks (chrony, systemd-timesyncd)")
+	if line := check.Line(); line != "" {
+		fmt.Fprintln(r.env.Out, line)
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(r.env.Out, "warning: %s\n", w)
@@ -301,8 +292,6 @@ func (r *tenantRun) measureClocks(ctx context.Context, at string) {
 		_ = r.dir.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warnings...) })
 	}
 }
-
-func durationMS(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
 
 // release starts step k of the ready hosts at one instant, margin ahead,
 // and records when each started.

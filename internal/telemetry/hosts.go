@@ -95,12 +95,13 @@ func (h *remoteHost) startStep() {
 // summary is the host's part of the step's summary.
 func (h *remoteHost) summary() results.HostTelemetry {
 	h.warnings = append(h.warnings, h.Exporter.Warnings()...)
-	sum := Summary{Samples: h.step.samples, CPUs: h.Exporter.CPUs(), Devices: h.Exporter.Devices(), Metrics: map[string]Stat{},
-		Warnings: append([]string(nil), h.warnings...)}
-	for name, v := range h.step.values {
-		sum.Metrics[name] = summarize(v)
-	}
-	out := results.HostTelemetry{Host: h.Name, Telemetry: &sum}
+	return HostTelemetryOf(h.Name, h.step.summary(h.Exporter.CPUs(), h.Exporter.Devices(), append([]string(nil), h.warnings...)))
+}
+
+// HostTelemetryOf is a host's part of a step's telemetry: its summary, and
+// the CPU, disks and memory drawn from it when it holds a sample.
+func HostTelemetryOf(host string, sum Summary) results.HostTelemetry {
+	out := results.HostTelemetry{Host: host, Telemetry: &sum}
 	if sum.Samples > 0 {
 		sys := HostSystemOf(sum)
 		out.System = &sys

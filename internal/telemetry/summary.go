@@ -26,6 +26,16 @@ type accumulator struct {
 
 func newAccumulator() *accumulator { return &accumulator{values: map[string][]float64{}} }
 
+// summary summarizes the samples added, taken on a machine with cpus CPUs
+// watching devices; warnings say what could not be read.
+func (a *accumulator) summary(cpus int, devices, warnings []string) Summary {
+	sum := Summary{Samples: a.samples, CPUs: cpus, Devices: devices, Metrics: map[string]Stat{}, Warnings: warnings}
+	for name, v := range a.values {
+		sum.Metrics[name] = summarize(v)
+	}
+	return sum
+}
+
 func (a *accumulator) add(pts []Point) {
 	a.samples++
 	for _, p := range pts {
@@ -101,14 +111,12 @@ func (s *Sampler) StartStep() {
 func (s *Sampler) StepSummary() Summary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sum := Summary{Samples: s.step.samples, CPUs: s.prev.cpus, InProcessEngine: s.inProcessEngine, Metrics: map[string]Stat{}}
-	for name, v := range s.step.values {
-		sum.Metrics[name] = summarize(v)
-	}
+	var devices []string
 	for _, d := range s.devices {
-		sum.Devices = append(sum.Devices, d.key)
+		devices = append(devices, d.key)
 	}
-	sum.Warnings = s.problems.warnings()
+	sum := s.step.summary(s.prev.cpus, devices, s.problems.warnings())
+	sum.InProcessEngine = s.inProcessEngine
 	for _, h := range s.hosts {
 		sum.Hosts = append(sum.Hosts, h.summary())
 	}
@@ -124,11 +132,7 @@ func Summarize(samples [][]Point, cpus int, devices, warnings []string) Summary 
 	for _, pts := range samples {
 		acc.add(pts)
 	}
-	sum := Summary{Samples: acc.samples, CPUs: cpus, Devices: devices, Metrics: map[string]Stat{}, Warnings: warnings}
-	for name, v := range acc.values {
-		sum.Metrics[name] = summarize(v)
-	}
-	return sum
+	return acc.summary(cpus, devices, warnings)
 }
 
 // summarize computes a Stat over per-second values.
