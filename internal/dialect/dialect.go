@@ -187,12 +187,45 @@ func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[l
 	}
 }
 
-// number reads switch arg's value val as a whole number of at least min;
-// otherwise it refuses the switch with usage, which says what it takes.
-func (c *commandLine) number(arg, val string, min int, usage string) (int, bool) {
-	n, ok := count(val, min)
+// wholeSwitch is a switch whose value is a whole number of at least min
+// (DiskSpd's -o8, SQLIO's -s60), read into n; usage says what it takes.
+type wholeSwitch struct {
+	n     *int
+	min   int
+	usage string
+}
+
+// whole reads s when its letter is one of wholes: into its number, or
+// refused with its usage, which says what it takes. It says whether s was
+// one of them, so that a line's loop reads every other switch its own way.
+func (c *commandLine) whole(s lineSwitch, wholes map[byte]wholeSwitch) bool {
+	w, ok := wholes[s.letter]
 	if !ok {
-		c.bad(arg, "%s", usage)
+		return false
 	}
-	return n, ok
+	if n, ok := count(s.val, w.min); ok {
+		*w.n = n
+	} else {
+		c.bad(s.arg, "%s", w.usage)
+	}
+	return true
+}
+
+// record says back switch given: what it means and what it became in the
+// job file.
+func (t *Translation) record(given, means, fio string) {
+	t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+}
+
+// toolDefault is a default of the tool a line relies on, said as a switch:
+// "(default -o2)".
+func toolDefault(s string) string { return "(default " + s + ")" }
+
+// givenOr is the switch as given, or the tool's default when the line
+// leaves it out.
+func givenOr(given, fallback string) string {
+	if given != "" {
+		return given
+	}
+	return toolDefault(fallback)
 }
