@@ -12,7 +12,6 @@ import (
 
 	"dbio/internal/engine/engines"
 	"dbio/internal/results"
-	"dbio/internal/testenv"
 )
 
 // TestSuiteRunResolvesToTheCommandsPlan: a suite's run and the command
@@ -77,13 +76,7 @@ data = "data"
 // recorded the suite's run, another shape, which compare and report then
 // read as a run without profile, targets or latency bound).
 func TestSuiteDiskRunRecordsWhatDiskRecords(t *testing.T) {
-	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	// tmpfs: four one-second points on a small file, fast.
-	data, err := os.MkdirTemp("/dev/shm", "dbio-suite-disk-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(data) })
+	data := fioDir(t, "dbio-suite-disk-")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "disk.toml")
 	text := strings.ReplaceAll(`name = "disk-config"

@@ -166,8 +166,10 @@ type lineSwitch struct {
 // switches yields the switches of line after the program's name, in order,
 // each recorded in given before it is yielded. A word that is not a switch
 // names a target (noted in notes: dbio measures its own); a letter given
-// twice is refused and not yielded.
-func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[lineSwitch] {
+// twice is refused and not yielded; a switch of wholes is read into its
+// number (or refused) and not yielded: the caller reads the others its
+// own way.
+func (c *commandLine) switches(line, program string, notes *[]string, wholes map[byte]wholeSwitch) iter.Seq[lineSwitch] {
 	return func(yield func(lineSwitch) bool) {
 		for _, arg := range dropProgram(tokens(line), program) {
 			if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
@@ -180,7 +182,11 @@ func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[l
 				continue
 			}
 			c.given[letter] = arg
-			if !yield(lineSwitch{arg: arg, letter: letter, val: arg[2:]}) {
+			s := lineSwitch{arg: arg, letter: letter, val: arg[2:]}
+			if c.whole(s, wholes) {
+				continue
+			}
+			if !yield(s) {
 				return
 			}
 		}
@@ -197,7 +203,7 @@ type wholeSwitch struct {
 
 // whole reads s when its letter is one of wholes: into its number, or
 // refused with its usage, which says what it takes. It says whether s was
-// one of them, so that a line's loop reads every other switch its own way.
+// one of them.
 func (c *commandLine) whole(s lineSwitch, wholes map[byte]wholeSwitch) bool {
 	w, ok := wholes[s.letter]
 	if !ok {

@@ -69,10 +69,7 @@ func DiskSpd(line string) (Translation, error) {
 		'W': {&warmup, 0, "warm-up: whole seconds, e.g. -W5"},
 		'C': {&cooldown, 0, "cool-down: whole seconds, e.g. -C5"},
 	}
-	for s := range cl.switches(line, "diskspd", &t.Notes) {
-		if cl.whole(s, wholes) {
-			continue
-		}
+	for s := range cl.switches(line, "diskspd", &t.Notes, wholes) {
 		arg, val := s.arg, s.val
 		switch s.letter {
 		case 'b':

@@ -49,10 +49,7 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		's': {&seconds, 1, "duration: whole seconds, at least 1, e.g. -s60"},
 		'o': {&queue, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"},
 	}
-	for s := range cl.switches(line, "sqlio", &t.Notes) {
-		if cl.whole(s, wholes) {
-			continue
-		}
+	for s := range cl.switches(line, "sqlio", &t.Notes, wholes) {
 		arg, val := s.arg, s.val
 		switch s.letter {
 		case 'k':
