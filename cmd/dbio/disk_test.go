@@ -96,13 +96,7 @@ func TestDiskWithoutFio(t *testing.T) {
 // that end once steady (any window of rounds is within 1000 % of its mean,
 // so after exactly five), with the rounds in the report.
 func TestDiskRoundsEndToEnd(t *testing.T) {
-	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	// tmpfs deallocates a file's blocks as a disk's filesystem does, and fills fast.
-	dir, err := os.MkdirTemp("/dev/shm", "dbio-rounds-cmd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := fioDir(t, "dbio-rounds-cmd-")
 	base := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=iops:1000%",
@@ -135,12 +129,7 @@ func TestDiskRoundsEndToEnd(t *testing.T) {
 }
 
 func TestDiskEndToEnd(t *testing.T) {
-	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	shm, err := os.MkdirTemp("/dev/shm", "dbio-disk-cmd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shm) })
+	shm := fioDir(t, "dbio-disk-cmd-")
 	base := t.TempDir()
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"disk", "--target", shm, "--profile", "sqlio", "--bs", "8k", "--iodepth", "4",
@@ -173,12 +162,7 @@ func TestDiskEndToEnd(t *testing.T) {
 // every fio figure over the repeats, and dbio compare reads two such sets
 // point by point, each difference with its verdict.
 func TestDiskRepeatAndCompareSets(t *testing.T) {
-	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	shm, err := os.MkdirTemp("/dev/shm", "dbio-disk-repeat-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(shm) })
+	shm := fioDir(t, "dbio-disk-repeat-")
 	base := t.TempDir()
 	disk := func(name string) string {
 		t.Helper()
@@ -250,4 +234,18 @@ func TestDiskRepeatAndCompareSets(t *testing.T) {
 	if verdicts < 8 {
 		t.Errorf("%d point rows with a verdict, want one per point and figure:\n%s", verdicts, md)
 	}
+}
+
+// fioDir is a fresh directory for fio to measure, on tmpfs, which
+// deallocates a file's blocks as a disk's filesystem does and fills fast;
+// a machine without fio skips the test.
+func fioDir(t *testing.T, prefix string) string {
+	t.Helper()
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
+	dir, err := os.MkdirTemp("/dev/shm", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

@@ -30,7 +30,7 @@ func TestEveryWorkloadHasACommandAndItsSuiteKeys(t *testing.T) {
 			}
 			s := def.New()
 			fs := pflag.NewFlagSet(def.Name, pflag.ContinueOnError)
-			s.BindFlags(fs)
+			def.BindFlags(s, fs)
 			fs.VisitAll(func(f *pflag.Flag) {
 				if commandOnly[f.Name] {
 					return

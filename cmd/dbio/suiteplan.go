@@ -47,7 +47,7 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		if r.Kind == "disk" {
 			c := suiteDiskConfig(r, plan.Hosts)
 			c.SysFS = app.SysFS
-			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, Config: r,
+			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args,
 				Fio: runner.FioPhase{Config: c, Exec: app.Exec, Limits: r.Data.Limits}}
 		} else if r.Driver == suite.DriverHost {
 			p, err := hostsPlan(app, r, plan, registry, createTargets)
@@ -121,7 +121,7 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	if p.Engine, err = app.Engines.Lookup(r.Engine); err != nil {
 		return p, err, nil
 	}
-	built, err := r.Workload.Settings.Build(workload.BuildOptions{Users: r.Users})
+	built, err := workload.Build(r.Workload.Settings, workload.BuildOptions{Users: r.Users})
 	if err != nil {
 		return p, err, nil
 	}
@@ -308,8 +308,8 @@ func suiteRunFlags(r suite.Run, def workload.Definition) []string {
 		args = append(args, "--late-tolerance="+w.LateTolerance)
 	}
 	defaults, given := pflag.NewFlagSet("defaults", pflag.ContinueOnError), pflag.NewFlagSet("given", pflag.ContinueOnError)
-	def.New().BindFlags(defaults)
-	w.Settings.BindFlags(given)
+	def.BindFlags(def.New(), defaults)
+	def.BindFlags(w.Settings, given)
 	given.VisitAll(func(fl *pflag.Flag) {
 		if d := defaults.Lookup(fl.Name); d == nil || d.Value.String() != fl.Value.String() {
 			args = append(args, "--"+fl.Name+"="+fl.Value.String())

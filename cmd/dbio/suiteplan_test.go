@@ -2,12 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"dbio/internal/engine/engines"
+	"dbio/internal/results"
 )
 
 // TestSuiteRunResolvesToTheCommandsPlan: a suite's run and the command
@@ -64,5 +68,64 @@ data = "data"
 	}
 	if fromSuite.Engine.Name() != fromFlags.Engine.Name() {
 		t.Errorf("engines %s and %s", fromSuite.Engine.Name(), fromFlags.Engine.Name())
+	}
+}
+
+// TestSuiteDiskRunRecordsWhatDiskRecords: a suite's disk run records in
+// run.json the fio configuration dbio disk records for the same run (it
+// recorded the suite's run, another shape, which compare and report then
+// read as a run without profile, targets or latency bound).
+func TestSuiteDiskRunRecordsWhatDiskRecords(t *testing.T) {
+	data := fioDir(t, "dbio-suite-disk-")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "disk.toml")
+	text := strings.ReplaceAll(`name = "disk-config"
+[targets.data]
+path = "%DIR%"
+[workloads.corners]
+kind = "disk"
+profile = "four-corners"
+runtime = "1s"
+ramp_time = "0s"
+size = "16MB"
+[[runs]]
+name = "corners"
+workload = "corners"
+data = "data"
+`, "%DIR%", data)
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--results", filepath.Join(dir, "suite")}); code != exitOK {
+		t.Fatalf("suite: exit %d:\n%s", code, out.String())
+	}
+	if code := run(context.Background(), testApp(&out), []string{"disk", "--target", data, "--profile", "four-corners", "--runtime", "1s",
+		"--ramp-time", "0s", "--size", "16MB", "--results", filepath.Join(dir, "disk"), "--name", "corners"}); code != exitOK {
+		t.Fatalf("disk: exit %d:\n%s", code, out.String())
+	}
+	configs := make([]map[string]any, 2)
+	for i, pattern := range []string{filepath.Join(dir, "suite", "*", "*-corners"), filepath.Join(dir, "disk", "*-corners")} {
+		dirs, _ := filepath.Glob(pattern)
+		if len(dirs) != 1 {
+			t.Fatalf("%s: results directories %v\n%s", pattern, dirs, out.String())
+		}
+		l, err := results.Load(dirs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(l.Run.Config, &configs[i]); err != nil {
+			t.Fatalf("%s: config %s: %v", dirs[0], l.Run.Config, err)
+		}
+	}
+	// dbio disk describes the host in run.json, and gives fio (and the
+	// config) its CPUs and memory from there; a suite's disk run leaves
+	// fio to read them from the host.
+	delete(configs[1], "cpus")
+	delete(configs[1], "memory_bytes")
+	suiteCfg, _ := json.Marshal(configs[0])
+	diskCfg, _ := json.Marshal(configs[1])
+	if string(suiteCfg) != string(diskCfg) {
+		t.Errorf("run.json config differs:\nsuite: %s\ndisk:  %s", suiteCfg, diskCfg)
 	}
 }

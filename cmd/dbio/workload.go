@@ -45,7 +45,7 @@ func (f *workloadFlags) bind(cmd *cobra.Command, engines *engine.Registry, def w
 	f.def = def
 	f.run.register(fs, engines, defaults)
 	f.settings = def.New()
-	f.settings.BindFlags(fs)
+	def.BindFlags(f.settings, fs)
 	if def.RunDefaults.OwnSteps != "" {
 		// The workload's own flags set its users.
 		fs.MarkHidden("users")
@@ -119,7 +119,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if err != nil {
 		return runner.Plan{}, err
 	}
-	built, err := f.settings.Build(workload.BuildOptions{Users: r.users, SkipChecks: f.run.skipChecks})
+	built, err := workload.Build(f.settings, workload.BuildOptions{Users: r.users, SkipChecks: f.run.skipChecks})
 	if err != nil {
 		return runner.Plan{}, err
 	}

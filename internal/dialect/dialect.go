@@ -166,8 +166,10 @@ type lineSwitch struct {
 // switches yields the switches of line after the program's name, in order,
 // each recorded in given before it is yielded. A word that is not a switch
 // names a target (noted in notes: dbio measures its own); a letter given
-// twice is refused and not yielded.
-func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[lineSwitch] {
+// twice is refused and not yielded; a switch of wholes is read into its
+// number (or refused) and not yielded: the caller reads the others its
+// own way.
+func (c *commandLine) switches(line, program string, notes *[]string, wholes map[byte]wholeSwitch) iter.Seq[lineSwitch] {
 	return func(yield func(lineSwitch) bool) {
 		for _, arg := range dropProgram(tokens(line), program) {
 			if !strings.HasPrefix(arg, "-") || len(arg) < 2 {
@@ -180,19 +182,56 @@ func (c *commandLine) switches(line, program string, notes *[]string) iter.Seq[l
 				continue
 			}
 			c.given[letter] = arg
-			if !yield(lineSwitch{arg: arg, letter: letter, val: arg[2:]}) {
+			s := lineSwitch{arg: arg, letter: letter, val: arg[2:]}
+			if c.whole(s, wholes) {
+				continue
+			}
+			if !yield(s) {
 				return
 			}
 		}
 	}
 }
 
-// number reads switch arg's value val as a whole number of at least min;
-// otherwise it refuses the switch with usage, which says what it takes.
-func (c *commandLine) number(arg, val string, min int, usage string) (int, bool) {
-	n, ok := count(val, min)
+// wholeSwitch is a switch whose value is a whole number of at least min
+// (DiskSpd's -o8, SQLIO's -s60), read into n; usage says what it takes.
+type wholeSwitch struct {
+	n     *int
+	min   int
+	usage string
+}
+
+// whole reads s when its letter is one of wholes: into its number, or
+// refused with its usage, which says what it takes. It says whether s was
+// one of them.
+func (c *commandLine) whole(s lineSwitch, wholes map[byte]wholeSwitch) bool {
+	w, ok := wholes[s.letter]
 	if !ok {
-		c.bad(arg, "%s", usage)
+		return false
 	}
-	return n, ok
+	if n, ok := count(s.val, w.min); ok {
+		*w.n = n
+	} else {
+		c.bad(s.arg, "%s", w.usage)
+	}
+	return true
+}
+
+// record says back switch given: what it means and what it became in the
+// job file.
+func (t *Translation) record(given, means, fio string) {
+	t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
+}
+
+// toolDefault is a default of the tool a line relies on, said as a switch:
+// "(default -o2)".
+func toolDefault(s string) string { return "(default " + s + ")" }
+
+// givenOr is the switch as given, or the tool's default when the line
+// leaves it out.
+func givenOr(given, fallback string) string {
+	if given != "" {
+		return given
+	}
+	return toolDefault(fallback)
 }

@@ -46,23 +46,30 @@ func DiskSpd(line string) (Translation, error) {
 	cl := newCommandLine("DiskSpd")
 	bad, given := cl.bad, cl.given
 	var (
-		bs                       int64 = diskspdBS
-		bsGiven                  string
-		queue                    = diskspdQueue
-		threads, total           int
-		random, sequential       bool
-		align, stride, create    string // sizes that may count blocks, read once the block size is known
-		alignSw, strideSw, cSw   string
-		interlocked              bool
-		writePct                 int
-		seconds                  = diskspdSeconds
-		warmup                   = diskspdWarmup
-		cooldown                 int
-		cache                    string // "", "u", "w", "h", "b" as the -S letters combine
-		latency                  bool
-		tSw, fSw, wSw, dSw, wuSw string
+		bs                     int64 = diskspdBS
+		bsGiven                string
+		queue                  = diskspdQueue
+		threads, total         int
+		random, sequential     bool
+		align, stride, create  string // sizes that may count blocks, read once the block size is known
+		alignSw, strideSw, cSw string
+		interlocked            bool
+		writePct               int
+		seconds                = diskspdSeconds
+		warmup                 = diskspdWarmup
+		cooldown               int
+		cache                  string // "", "u", "w", "h", "b" as the -S letters combine
+		latency                bool
 	)
-	for s := range cl.switches(line, "diskspd", &t.Notes) {
+	wholes := map[byte]wholeSwitch{
+		'o': {&queue, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"},
+		't': {&threads, 1, "threads per target: a whole number of at least 1, e.g. -t4"},
+		'F': {&total, 1, "total threads: a whole number of at least 1, e.g. -F8"},
+		'd': {&seconds, 1, "duration: whole seconds, at least 1, e.g. -d60"},
+		'W': {&warmup, 0, "warm-up: whole seconds, e.g. -W5"},
+		'C': {&cooldown, 0, "cool-down: whole seconds, e.g. -C5"},
+	}
+	for s := range cl.switches(line, "diskspd", &t.Notes, wholes) {
 		arg, val := s.arg, s.val
 		switch s.letter {
 		case 'b':
@@ -76,18 +83,6 @@ func DiskSpd(line string) (Translation, error) {
 				continue
 			}
 			bs, bsGiven = n, arg
-		case 'o':
-			if n, ok := cl.number(arg, val, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"); ok {
-				queue = n
-			}
-		case 't':
-			if n, ok := cl.number(arg, val, 1, "threads per target: a whole number of at least 1, e.g. -t4"); ok {
-				threads, tSw = n, arg
-			}
-		case 'F':
-			if n, ok := cl.number(arg, val, 1, "total threads: a whole number of at least 1, e.g. -F8"); ok {
-				total, fSw = n, arg
-			}
 		case 'r':
 			random, align, alignSw = true, val, arg
 		case 's':
@@ -98,7 +93,7 @@ func DiskSpd(line string) (Translation, error) {
 			stride, strideSw = val, arg
 		case 'w':
 			if val == "" {
-				writePct, wSw = 0, arg
+				writePct = 0
 				continue
 			}
 			n, err := strconv.Atoi(val)
@@ -106,19 +101,7 @@ func DiskSpd(line string) (Translation, error) {
 				bad(arg, "share of writes: a percentage from 0 to 100, e.g. -w30")
 				continue
 			}
-			writePct, wSw = n, arg
-		case 'd':
-			if n, ok := cl.number(arg, val, 1, "duration: whole seconds, at least 1, e.g. -d60"); ok {
-				seconds, dSw = n, arg
-			}
-		case 'W':
-			if n, ok := cl.number(arg, val, 0, "warm-up: whole seconds, e.g. -W5"); ok {
-				warmup, wuSw = n, arg
-			}
-		case 'C':
-			if n, ok := cl.number(arg, val, 0, "cool-down: whole seconds, e.g. -C5"); ok {
-				cooldown = n
-			}
+			writePct = n
 		case 'S':
 			if _, both := given['h']; both {
 				bad(arg, "-h is the old spelling of -Sh, and -S is given too: keep one")
@@ -152,8 +135,8 @@ func DiskSpd(line string) (Translation, error) {
 			bad(arg, "not a DiskSpd switch dbio translates; it reads %s", diskspdSwitches)
 		}
 	}
-	if tSw != "" && fSw != "" {
-		bad(fSw, "-F and -t both set the threads (DiskSpd refuses them together): keep one")
+	if threads > 0 && total > 0 {
+		bad(given['F'], "-F and -t both set the threads (DiskSpd refuses them together): keep one")
 	}
 	// Sizes counted in blocks need the block size.
 	var blockAlign, size int64
@@ -184,36 +167,23 @@ func DiskSpd(line string) (Translation, error) {
 		return t, joinErrors(cl.errs)
 	}
 
-	sw := func(given, means, fio string) {
-		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
-	}
-	def := func(s string) string { return "(default " + s + ")" }
-	or := func(given, fallback string) string {
-		if given != "" {
-			return given
-		}
-		return def(fallback)
-	}
-	sw(or(bsGiven, "-b64K"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
+	t.record(givenOr(bsGiven, "-b64K"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
 
 	jobs := max(threads, 1)
-	threadSw, threadMeans := or(tSw, "-t1"), fmt.Sprintf("%d thread(s) on the target", jobs)
+	threadSw, threadMeans := givenOr(given['t'], "-t1"), fmt.Sprintf("%d thread(s) on the target", jobs)
 	if total > 0 {
-		jobs, threadSw, threadMeans = total, fSw, fmt.Sprintf("%d thread(s) in all, each on every target", total)
+		jobs, threadSw, threadMeans = total, given['F'], fmt.Sprintf("%d thread(s) in all, each on every target", total)
 	}
 	depth := queue
-	queueSw := given['o']
-	if queueSw == "" {
-		queueSw = def("-o2")
-	}
+	queueSw := givenOr(given['o'], "-o2")
 	if interlocked && jobs > 1 {
 		// Threads that share one offset are one sequential stream with all
 		// their I/Os in flight.
 		t.Notes = append(t.Notes, fmt.Sprintf("%s: DiskSpd's %d threads share one sequential offset; fio has no shared offset, so this is one job with their %d I/Os in flight, the same stream", strideSw, jobs, jobs*queue))
 		depth, jobs = jobs*queue, 1
 	}
-	sw(queueSw, fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", depth))
-	sw(threadSw, threadMeans, fmt.Sprintf("numjobs=%d", jobs))
+	t.record(queueSw, fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", depth))
+	t.record(threadSw, threadMeans, fmt.Sprintf("numjobs=%d", jobs))
 
 	rw := "read"
 	if random {
@@ -230,13 +200,13 @@ func DiskSpd(line string) (Translation, error) {
 	}
 	switch {
 	case random && blockAlign > 0:
-		sw(alignSw, "random offsets aligned to "+units.FormatBytes(uint64(blockAlign)), fmt.Sprintf("rw=%s blockalign=%d", rw, blockAlign))
+		t.record(alignSw, "random offsets aligned to "+units.FormatBytes(uint64(blockAlign)), fmt.Sprintf("rw=%s blockalign=%d", rw, blockAlign))
 	case random:
-		sw(alignSw, "random offsets, aligned to the block size", "rw="+rw)
+		t.record(alignSw, "random offsets, aligned to the block size", "rw="+rw)
 	case sequential:
-		sw(strideSw, "sequential offsets", "rw="+rw)
+		t.record(strideSw, "sequential offsets", "rw="+rw)
 	default:
-		sw(def("-s"), "sequential offsets", "rw="+rw)
+		t.record(toolDefault("-s"), "sequential offsets", "rw="+rw)
 	}
 	if random && sequential {
 		t.Notes = append(t.Notes, strideSw+": -r overrides -s in DiskSpd, so the I/O is random")
@@ -248,11 +218,11 @@ func DiskSpd(line string) (Translation, error) {
 	if readPct != nil {
 		mix = fmt.Sprintf("rwmixread=%d", *readPct)
 	}
-	sw(or(wSw, "-w0"), fmt.Sprintf("%d %% writes, %d %% reads", writePct, 100-writePct), mix)
-	sw(or(dSw, "-d10"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
-	sw(or(wuSw, "-W5"), fmt.Sprintf("warm-up of %d s, left out of the figures", warmup), fmt.Sprintf("ramp_time=%d", warmup))
+	t.record(givenOr(given['w'], "-w0"), fmt.Sprintf("%d %% writes, %d %% reads", writePct, 100-writePct), mix)
+	t.record(givenOr(given['d'], "-d10"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
+	t.record(givenOr(given['W'], "-W5"), fmt.Sprintf("warm-up of %d s, left out of the figures", warmup), fmt.Sprintf("ramp_time=%d", warmup))
 	if cooldown > 0 {
-		sw(given['C'], fmt.Sprintf("cool-down of %d s after the measurement", cooldown), "—")
+		t.record(given['C'], fmt.Sprintf("cool-down of %d s after the measurement", cooldown), "—")
 		t.Notes = append(t.Notes, given['C']+": DiskSpd keeps the load going after its measurement, which changes none of its figures; fio stops when the measurement ends")
 	}
 
@@ -262,29 +232,29 @@ func DiskSpd(line string) (Translation, error) {
 		buffered = true
 		s := given['S']
 		if s == "" {
-			s = def("no -S")
+			s = toolDefault("no -S")
 			t.Notes = append(t.Notes, "no -S: DiskSpd goes through the OS cache, and so does this job (direct=0), so reads may come from memory; "+
 				"SQL Server opens its files unbuffered and write-through: add -Sh to measure what it gets")
 		}
-		sw(s, "through the OS cache", "direct=0")
+		t.record(s, "through the OS cache", "direct=0")
 	case "u":
-		sw(given['S'], "no OS cache (FILE_FLAG_NO_BUFFERING)", "direct=1")
+		t.record(given['S'], "no OS cache (FILE_FLAG_NO_BUFFERING)", "direct=1")
 	case "w":
 		buffered, writeThrough = true, true
-		sw(given['S'], "through the OS cache, writes through to stable storage (FILE_FLAG_WRITE_THROUGH)", "direct=0 sync=dsync")
+		t.record(given['S'], "through the OS cache, writes through to stable storage (FILE_FLAG_WRITE_THROUGH)", "direct=0 sync=dsync")
 	case "h":
 		writeThrough = true
 		s := given['S']
 		if s == "" {
 			s = given['h']
 		}
-		sw(s, "no OS cache and writes through to stable storage, as SQL Server opens its files", "direct=1 sync=dsync")
+		t.record(s, "no OS cache and writes through to stable storage, as SQL Server opens its files", "direct=1 sync=dsync")
 	}
 	if latency {
-		sw(given['L'], "latency statistics", "(fio always records latency percentiles)")
+		t.record(given['L'], "latency statistics", "(fio always records latency percentiles)")
 	}
 	if size > 0 {
-		sw(cSw, "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
+		t.record(cSw, "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
 	} else {
 		t.Notes = append(t.Notes, "no -c: DiskSpd uses the test file's own size; dbio sizes its working file by its rule (twice the RAM, see 'dbio disk --help'); add -c<size> to choose it")
 	}

@@ -45,7 +45,11 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		size             int64
 		paramThreads     int
 	)
-	for s := range cl.switches(line, "sqlio", &t.Notes) {
+	wholes := map[byte]wholeSwitch{
+		's': {&seconds, 1, "duration: whole seconds, at least 1, e.g. -s60"},
+		'o': {&queue, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"},
+	}
+	for s := range cl.switches(line, "sqlio", &t.Notes, wholes) {
 		arg, val := s.arg, s.val
 		switch s.letter {
 		case 'k':
@@ -57,10 +61,6 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 			default:
 				bad(arg, "use -kR (read) or -kW (write)")
 			}
-		case 's':
-			if n, ok := cl.number(arg, val, 1, "duration: whole seconds, at least 1, e.g. -s60"); ok {
-				seconds = n
-			}
 		case 'f':
 			switch strings.ToLower(val) {
 			case "random":
@@ -69,10 +69,6 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 				seqGiven = true
 			default:
 				bad(arg, "a stripe factor has no fio equivalent: use -frandom or -fsequential (-f1)")
-			}
-		case 'o':
-			if n, ok := cl.number(arg, val, 1, "I/Os in flight per thread: a whole number of at least 1, e.g. -o8"); ok {
-				queue = n
 			}
 		case 't':
 			n, ok := count(val, 1)
@@ -121,15 +117,6 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		return t, joinErrors(cl.errs)
 	}
 
-	sw := func(given, means, fio string) {
-		t.Switches = append(t.Switches, Switch{Given: given, Means: means, Fio: fio})
-	}
-	or := func(given, fallback string) string {
-		if given != "" {
-			return given
-		}
-		return "(default " + fallback + ")"
-	}
 	rw := "read"
 	if write {
 		rw = "write"
@@ -137,43 +124,43 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 	if random {
 		rw = "rand" + rw
 	}
-	sw(or(given['k'], "-kR"), map[bool]string{false: "reads", true: "writes"}[write], "rw="+rw)
-	sw(given['f'], map[bool]string{false: "sequential blocks", true: "random blocks"}[random], "rw="+rw)
+	t.record(givenOr(given['k'], "-kR"), map[bool]string{false: "reads", true: "writes"}[write], "rw="+rw)
+	t.record(given['f'], map[bool]string{false: "sequential blocks", true: "random blocks"}[random], "rw="+rw)
 	bs := int64(kib) << 10
-	sw(or(given['b'], "-b2"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
-	sw(or(given['o'], "no -o"), fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", queue))
+	t.record(givenOr(given['b'], "-b2"), "block size "+units.FormatBytes(uint64(bs)), fmt.Sprintf("bs=%d", bs))
+	t.record(givenOr(given['o'], "no -o"), fmt.Sprintf("%d I/O(s) in flight per thread", queue), fmt.Sprintf("iodepth=%d", queue))
 	jobs := threads
 	if paramThreads > 0 {
 		if given['t'] != "" && threads != paramThreads {
 			t.Notes = append(t.Notes, fmt.Sprintf("%s: the parameter file's %d threads apply, as in SQLIO", given['t'], paramThreads))
 		}
 		jobs = paramThreads
-		sw(given['F'], fmt.Sprintf("%d thread(s) from the parameter file", jobs), fmt.Sprintf("numjobs=%d", jobs))
+		t.record(given['F'], fmt.Sprintf("%d thread(s) from the parameter file", jobs), fmt.Sprintf("numjobs=%d", jobs))
 	} else {
-		sw(or(given['t'], "-t1"), fmt.Sprintf("%d thread(s)", jobs), fmt.Sprintf("numjobs=%d", jobs))
+		t.record(givenOr(given['t'], "-t1"), fmt.Sprintf("%d thread(s)", jobs), fmt.Sprintf("numjobs=%d", jobs))
 	}
-	sw(or(given['s'], "-s30"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
-	sw("(SQLIO)", "no warm-up: SQLIO measures from the first I/O", "ramp_time=0")
+	t.record(givenOr(given['s'], "-s30"), fmt.Sprintf("measured for %d s", seconds), fmt.Sprintf("runtime=%d", seconds))
+	t.record("(SQLIO)", "no warm-up: SQLIO measures from the first I/O", "ramp_time=0")
 	buffered, writeThrough := false, false
 	switch cache {
 	case "N":
 		writeThrough = true
-		sw(or(given['B'], "-BN"), "no OS cache and no disk write cache (write-through)", "direct=1 sync=dsync")
+		t.record(givenOr(given['B'], "-BN"), "no OS cache and no disk write cache (write-through)", "direct=1 sync=dsync")
 	case "Y":
 		buffered = true
-		sw(given['B'], "OS cache and disk cache", "direct=0")
+		t.record(given['B'], "OS cache and disk cache", "direct=0")
 		t.Notes = append(t.Notes, given['B']+": through the OS cache, so reads may come from memory")
 	case "H":
-		sw(given['B'], "no OS cache, the disk's own cache allowed", "direct=1")
+		t.record(given['B'], "no OS cache, the disk's own cache allowed", "direct=1")
 	case "S":
 		buffered, writeThrough = true, true
-		sw(given['B'], "OS cache, writes through to stable storage", "direct=0 sync=dsync")
+		t.record(given['B'], "OS cache, writes through to stable storage", "direct=0 sync=dsync")
 	}
 	if latency {
-		sw(given['L'], "latency statistics", "(fio always records latency percentiles)")
+		t.record(given['L'], "latency statistics", "(fio always records latency percentiles)")
 	}
 	if size > 0 {
-		sw(given['F'], "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
+		t.record(given['F'], "test file of "+units.FormatBytes(uint64(size)), fmt.Sprintf("size=%d", size))
 	} else {
 		t.Notes = append(t.Notes, "no file size (-F's parameter file gives one): dbio sizes its working file by its rule (twice the RAM, see 'dbio disk --help')")
 	}

@@ -96,9 +96,10 @@ type DiskPlan struct {
 	// Name names the results directory (<timestamp>-<name>).
 	Name    string
 	Command []string
-	// Config is run.json's configuration; nil records the phase's fio configuration.
-	Config any
-	Fio    FioPhase
+	// Fio is the phase; its fio configuration is run.json's config, so
+	// that `dbio disk` and a suite's disk run record one shape for
+	// compare and report to read.
+	Fio FioPhase
 	// RecordHost describes the machine in run.json and gives fio its CPUs
 	// and memory from there; without it run.json holds what fio records.
 	RecordHost bool
@@ -146,11 +147,7 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		}
 		defer release()
 	}
-	config := p.Config
-	if config == nil {
-		config = p.Fio.Config
-	}
-	if run.Config, err = json.Marshal(config); err != nil {
+	if run.Config, err = json.Marshal(p.Fio.Config); err != nil {
 		return out, fmt.Errorf("encode configuration: %w", err)
 	}
 	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) (err error) {

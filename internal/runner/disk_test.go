@@ -36,7 +36,7 @@ func TestDiskRunsOwnTheirDirectory(t *testing.T) {
 			base := t.TempDir()
 			data := filepath.Join(t.TempDir(), "data")
 			p := DiskPlan{
-				Name: "disk", Command: []string{"dbio", "disk"}, Config: map[string]string{"from": "suite"},
+				Name: "disk", Command: []string{"dbio", "disk"},
 				Fio:           FioPhase{Config: fio.Config{Profile: tc.profile, Targets: []string{data}}, Exec: &execx.Fake{}},
 				CreateTargets: true, ResultsBase: base,
 			}
@@ -57,9 +57,9 @@ func TestDiskRunsOwnTheirDirectory(t *testing.T) {
 			if out.Status != tc.wantStatus || l.Run.Status != tc.wantStatus || !strings.Contains(l.Run.Error, tc.wantErr) {
 				t.Errorf("outcome %s, run.json %s (%q), want %s saying %q", out.Status, l.Run.Status, l.Run.Error, tc.wantStatus, tc.wantErr)
 			}
-			var cfg map[string]string
-			if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Kind != "disk" || cfg["from"] != "suite" {
-				t.Errorf("run.json kind %q config %s, want disk with the plan's configuration", l.Run.Kind, l.Run.Config)
+			var cfg map[string]any
+			if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Kind != "disk" || cfg["profile"] != tc.profile {
+				t.Errorf("run.json kind %q config %s, want disk with the plan's fio configuration", l.Run.Kind, l.Run.Config)
 			}
 		})
 	}

@@ -31,6 +31,9 @@ func (l *Loading) BindFlags(fs *pflag.FlagSet, help LoadingHelp) {
 	fs.BoolVar(&l.Reuse, "reuse", l.Reuse, help.Reuse)
 }
 
+// LoadingSettings implements Settings for the workload whose Config embeds l.
+func (l *Loading) LoadingSettings() *Loading { return l }
+
 // Validate reports a negative --load-workers.
 func (l Loading) Validate() []error {
 	if l.LoadWorkers < 0 {

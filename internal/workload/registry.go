@@ -27,6 +27,9 @@ type Definition struct {
 	// RunDefaults are its defaults for the flags every workload command
 	// shares (users, ramp-up, step).
 	RunDefaults RunDefaults
+	// Loading words, for its command, the flags of the data it loads
+	// (--seed, --load-workers, --reuse), which every workload has.
+	Loading LoadingHelp
 	// New returns the workload's own settings at their defaults, to be bound
 	// to flags or decoded from a suite file's [workloads.x] table.
 	New func() Settings
@@ -51,8 +54,13 @@ type RunDefaults struct {
 // Settings are one workload's own parameters, from its flags or its suite
 // table: the same typed values either way.
 type Settings interface {
-	// BindFlags adds a flag for each setting to fs, the current values as defaults.
+	// BindFlags adds a flag for each of the workload's own settings to
+	// fs, the current values as defaults (Definition.BindFlags adds the
+	// Loading flags every workload has beside them).
 	BindFlags(fs *pflag.FlagSet)
+	// LoadingSettings is the Loading the workload's Config embeds (which
+	// implements it): the settings of the data every workload loads.
+	LoadingSettings() *Loading
 	// Table is what a suite's [workloads.x] table decodes into (a pointer
 	// to a struct with toml tags); its keys are the flags' names with "_"
 	// for "-".
@@ -64,8 +72,28 @@ type Settings interface {
 	Steps(given []int) (users []int, label string)
 	// Estimate is what loading the dataset takes, for a dry run.
 	Estimate() Estimate
-	// Build makes the workload for one run.
+	// Build makes the workload for one run; Build (the function) adds
+	// what its Loading decides.
 	Build(o BuildOptions) (Built, error)
+}
+
+// BindFlags adds s's flags to fs: the workload's own, and the Loading
+// flags every workload has, in the definition's words.
+func (d Definition) BindFlags(s Settings, fs *pflag.FlagSet) {
+	s.BindFlags(fs)
+	s.LoadingSettings().BindFlags(fs, d.Loading)
+}
+
+// Build makes the workload s sets for one run, with what every workload's
+// Loading decides of it: whether data loaded before is kept, and the seed.
+func Build(s Settings, o BuildOptions) (Built, error) {
+	b, err := s.Build(o)
+	if err != nil {
+		return Built{}, err
+	}
+	l := s.LoadingSettings()
+	b.Reuse, b.Seed = l.Reuse, l.Seed
+	return b, nil
 }
 
 // Estimate is a workload's expected load time and the space a dry run shows.
@@ -88,7 +116,8 @@ type Built struct {
 	SpaceNeeded uint64
 	// Users are the run's steps (Settings.Steps).
 	Users []int
-	// Reuse keeps a dataset already loaded at the same scale.
+	// Reuse keeps a dataset already loaded at the same scale (Loading's,
+	// set by Build).
 	Reuse bool
 	// Ceiling, when set, ends a stepping run at a response-time ceiling
 	// (analysis.Ceiling stops it, draws its run-level figures and words
@@ -99,9 +128,10 @@ type Built struct {
 	Stepping any
 	// Recorded is the configuration run.json records under the workload's name.
 	Recorded any
-	// Seed is the run's random seed (--seed, recorded in Recorded): an
-	// open-loop run's Poisson schedule draws from it too, so that one
-	// recorded seed gives the same data, inputs and arrivals again.
+	// Seed is the run's random seed (Loading's --seed, recorded in
+	// Recorded, set by Build): an open-loop run's Poisson schedule draws
+	// from it too, so that one recorded seed gives the same data, inputs
+	// and arrivals again.
 	Seed uint64
 }
 

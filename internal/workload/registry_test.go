@@ -3,6 +3,8 @@ package workload
 import (
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // titled is a definition with only a name and a title.
@@ -84,5 +86,45 @@ func TestDurationReadsSuiteText(t *testing.T) {
 		if (err == nil) != tt.ok || time.Duration(d) != tt.want {
 			t.Errorf("%q: %v, %v; want %v, ok %v", tt.text, time.Duration(d), err, tt.want, tt.ok)
 		}
+	}
+}
+
+// loadingOnly is a workload's settings with no setting of its own but its
+// data's.
+type loadingOnly struct {
+	Loading
+	GivenUsers
+}
+
+func (s *loadingOnly) BindFlags(fs *pflag.FlagSet) {}
+func (s *loadingOnly) Table() any                  { return s }
+func (s *loadingOnly) Validate() []error           { return s.Loading.Validate() }
+func (s *loadingOnly) Estimate() Estimate          { return Estimate{} }
+func (s *loadingOnly) Build(o BuildOptions) (Built, error) {
+	return Built{Users: o.Users, Recorded: s.Loading}, nil
+}
+
+// TestEveryWorkloadHasItsLoadingFlags: a definition binds the Loading
+// flags beside a workload's own, in its words, and a build keeps or
+// reloads the data and draws from the seed they set.
+func TestEveryWorkloadHasItsLoadingFlags(t *testing.T) {
+	def := Definition{Name: "w", Loading: LoadingHelp{Seed: "seed help", LoadWorkers: "workers help", Reuse: "reuse help"}}
+	s := &loadingOnly{}
+	fs := pflag.NewFlagSet("w", pflag.ContinueOnError)
+	def.BindFlags(s, fs)
+	for name, help := range map[string]string{"seed": "seed help", "load-workers": "workers help", "reuse": "reuse help"} {
+		if f := fs.Lookup(name); f == nil || f.Usage != help {
+			t.Errorf("--%s: %+v, want it with help %q", name, f, help)
+		}
+	}
+	if err := fs.Parse([]string{"--seed", "9", "--reuse"}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(s, BuildOptions{Users: []int{2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Seed != 9 || !b.Reuse || len(b.Users) != 1 {
+		t.Errorf("built with seed %d, reuse %v, users %v; want seed 9, reuse, users [2]", b.Seed, b.Reuse, b.Users)
 	}
 }

@@ -30,6 +30,11 @@ apart.`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1", RampUp: 10 * time.Second, Step: time.Minute,
 			OwnSteps: "as3ap steps its users: use --start, --add and --max-users"},
+		Loading: workload.LoadingHelp{
+			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
+			LoadWorkers: "relations loaded in parallel (0: engine's best)",
+			Reuse:       "keep relations already loaded by dbio at this row count instead of rebuilding them",
+		},
 		New: func() workload.Settings { return &Settings{Config: DefaultConfig(), Stepping: DefaultStepping()} },
 	}
 }
@@ -45,11 +50,6 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Rows, "rows", s.Rows, "rows in each of the four relations (about 200 bytes each with indexes)")
 	fs.IntVar(&s.BatchJobs, "batch-jobs", s.BatchJobs, "background batch jobs, running through every step")
 	fs.IntVar(&s.BatchRows, "batch-rows", s.BatchRows, "rows each batch transaction reads and then updates (at least 100)")
-	s.Loading.BindFlags(fs, workload.LoadingHelp{
-		Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
-		LoadWorkers: "relations loaded in parallel (0: engine's best)",
-		Reuse:       "keep relations already loaded by dbio at this row count instead of rebuilding them",
-	})
 	fs.IntVar(&s.Start, "start", s.Start, "interactive users in the first step")
 	fs.IntVar(&s.Add, "add", s.Add, "interactive users added at each step")
 	fs.IntVar(&s.MaxUsers, "max-users", s.MaxUsers, "stop after the step with this many users even under the ceiling")
@@ -83,10 +83,9 @@ func (s *Settings) Build(workload.BuildOptions) (workload.Built, error) {
 	}
 	st := s.Stepping
 	return workload.Built{
-		Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: st.Users(), Reuse: s.Reuse,
+		Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: st.Users(),
 		Ceiling:  &c,
 		Stepping: record{Start: st.Start, Add: st.Add, MaxUsers: st.MaxUsers, CeilingMS: c.Max, CeilingStat: st.CeilingStat},
 		Recorded: s.Config,
-		Seed:     s.Config.Seed,
 	}, nil
 }

@@ -31,7 +31,12 @@ Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
                --workload oltp_read_write --users 1,8,32 --runtime 5m`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,8,32", RampUp: 30 * time.Second, Step: 2 * time.Minute},
-		New:         func() workload.Settings { return &Settings{Config: DefaultConfig()} },
+		Loading: workload.LoadingHelp{
+			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
+			LoadWorkers: "tables loaded in parallel (0: engine's best)",
+			Reuse:       "keep tables already loaded by dbio at this count and size instead of rebuilding them",
+		},
+		New: func() workload.Settings { return &Settings{Config: DefaultConfig()} },
 	}
 }
 
@@ -49,11 +54,6 @@ func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&s.RandType, "rand-type", s.RandType, "distribution of row ids: uniform, special (sysbench 1.0's default), gaussian or pareto")
 	fs.IntVar(&s.RangeSize, "range-size", s.RangeSize, "rows per range query")
 	fs.BoolVar(&s.SkipTrx, "skip-trx", s.SkipTrx, "run every query in autocommit mode, without BEGIN and COMMIT")
-	s.Loading.BindFlags(fs, workload.LoadingHelp{
-		Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
-		LoadWorkers: "tables loaded in parallel (0: engine's best)",
-		Reuse:       "keep tables already loaded by dbio at this count and size instead of rebuilding them",
-	})
 }
 
 // Table is what a suite's workload table decodes into.
@@ -68,6 +68,5 @@ func (s *Settings) Estimate() workload.Estimate {
 
 // Build makes sysbench for one run.
 func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
-	return workload.Built{Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: o.Users,
-		Reuse: s.Reuse, Recorded: s.Config, Seed: s.Config.Seed}, nil
+	return workload.Built{Workload: New(s.Config), SpaceNeeded: EstimatedBytes(s.Config), Users: o.Users, Recorded: s.Config}, nil
 }

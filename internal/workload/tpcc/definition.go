@@ -26,6 +26,11 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
             --users 1,2,3,5,8 --ramp-time 30s --runtime 2m`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
+		Loading: workload.LoadingHelp{
+			Seed:        "random seed for data and transaction inputs",
+			LoadWorkers: "warehouses loaded in parallel (0: engine's best)",
+			Reuse:       "keep a database already loaded at this scale by dbio",
+		},
 		New: func() workload.Settings {
 			return &Settings{Config: Config{Warehouses: 1, Loading: workload.Loading{Seed: 42}}}
 		},
@@ -79,18 +84,13 @@ func (f poolFlag) Set(v string) error {
 
 func (f poolFlag) Type() string { return "int" }
 
-// BindFlags adds the TPC-C flags shared by every command that runs TPC-C.
+// BindFlags adds TPC-C's own flags, shared by every command that runs TPC-C.
 func (s *Settings) BindFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&s.Warehouses, "warehouses", s.Warehouses, "TPC-C scale: warehouses (about 100 MB each)")
 	fs.BoolVar(&s.KeyingThinking, "keying-thinking", s.KeyingThinking, "add the specification's keying and think times: the run is then one step of terminals (--terminals) behind a transaction monitor (--pool)")
 	fs.IntVar(&s.Terminals, "terminals", s.Terminals, "with --keying-thinking: how many terminals (0: ten per warehouse)")
 	fs.Var(poolFlag{&s.Pool}, "pool", "with --keying-thinking: the connections the terminals share through a transaction monitor (default one per terminal)")
 	fs.BoolVar(&s.TerminalsOverSpec, "terminals-over-spec", s.TerminalsOverSpec, "allow more than the specification's ten terminals per warehouse")
-	s.Loading.BindFlags(fs, workload.LoadingHelp{
-		Seed:        "random seed for data and transaction inputs",
-		LoadWorkers: "warehouses loaded in parallel (0: engine's best)",
-		Reuse:       "keep a database already loaded at this scale by dbio",
-	})
 }
 
 // Table is what a suite's workload table decodes into.
@@ -111,6 +111,5 @@ func (s *Settings) Build(o workload.BuildOptions) (workload.Built, error) {
 		// run.json records the terminals the run had, the default resolved.
 		cfg.Terminals = cfg.terminals()
 	}
-	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users,
-		Reuse: cfg.Reuse, Recorded: cfg, Seed: cfg.Seed}, nil
+	return workload.Built{Workload: New(cfg), SpaceNeeded: EstimatedBytes(cfg.Warehouses), Users: users, Recorded: cfg}, nil
 }
