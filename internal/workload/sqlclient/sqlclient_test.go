@@ -539,6 +539,13 @@ func TestPreparedLimitSendsText(t *testing.T) {
 			if err != nil || n != 2 {
 				t.Fatalf("read over the prepared statement limit: %d rows, %v; want 2 rows", n, err)
 			}
+			// Received as text, its rows skipped: the connection goes on.
+			if err := c.Receive(context.Background(), "SELECT ? UNION ALL SELECT ? UNION ALL SELECT ?", 1, 2, 3); err != nil {
+				t.Fatalf("receive over the prepared statement limit: %v", err)
+			}
+			if n, err := c.Read(context.Background(), "SELECT ? UNION ALL SELECT ?", 1, 2); err != nil || n != 2 {
+				t.Fatalf("read after a received result: %d rows, %v; want 2 rows", n, err)
+			}
 		})
 	}
 }
