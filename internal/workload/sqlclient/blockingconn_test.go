@@ -2,6 +2,7 @@ package sqlclient
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"io"
 	"net"
@@ -189,6 +190,43 @@ func waitInKernel(t *testing.T, c *blockingConn) {
 	}
 }
 
+// sleepers are a statement each server engine answers only after ten
+// minutes, and a query counting the sessions running it.
+var sleepers = []struct{ engine, sleep, running string }{
+	{"postgres", "SELECT pg_sleep(600)",
+		"SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)' AND state = 'active'"},
+	{"mariadb", "SELECT SLEEP(600)",
+		"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(600)' AND COMMAND <> 'Sleep'"},
+}
+
+// stopWhileRunning starts run, a sleeper's statement, waits until the
+// server runs it (running counts it on db), then calls stop: run must
+// return an error within a minute, which for a ten-minute statement is
+// the stop's doing.
+func stopWhileRunning(t *testing.T, db *sql.DB, running string, run func() error, stop func()) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- run() }()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for queryInt(t, db, running) == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("the statement ended before it was stopped: %v", err)
+		case <-tick.C:
+		}
+	}
+	stop()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the stopped statement returned no error")
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the statement still runs a minute after the stop")
+	}
+}
+
 // TestCancelEndsABlockedStatement runs a statement the server answers only
 // after ten minutes, on a session of each server engine with each kind of
 // socket, and ends it by
@@ -199,12 +237,7 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts servers")
 	}
-	for _, tc := range []struct{ engine, sleep, running string }{
-		{"postgres", "SELECT pg_sleep(600)",
-			"SELECT COUNT(*) FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(600)' AND state = 'active'"},
-		{"mariadb", "SELECT SLEEP(600)",
-			"SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO = 'SELECT SLEEP(600)' AND COMMAND <> 'Sleep'"},
-	} {
+	for _, tc := range sleepers {
 		for _, mode := range []struct {
 			stop   string
 			poller bool
@@ -237,37 +270,16 @@ func TestCancelEndsABlockedStatement(t *testing.T) {
 				} else if _, blocking := s.conns[0].(*blockingConn); blocking == mode.poller {
 					t.Fatalf("the session's socket is a %T with sockets %v", s.conns[0], d.Sockets)
 				}
-				done := make(chan error, 1)
-				go func() {
+				stopWhileRunning(t, inst.DB(), tc.running, func() error {
 					_, err := c.Read(ctx, tc.sleep)
-					done <- err
-				}()
-				// Wait until the server runs the statement: the session is
-				// blocked in a read.
-				tick := time.NewTicker(10 * time.Millisecond)
-				defer tick.Stop()
-				for queryInt(t, inst.DB(), tc.running) == 0 {
-					select {
-					case err := <-done:
-						t.Fatalf("the statement ended before it was stopped: %v", err)
-					case <-tick.C:
+					return err
+				}, func() {
+					if stop == "cancel" {
+						cancel()
+					} else {
+						c.Close()
 					}
-				}
-				if stop == "cancel" {
-					cancel()
-				} else {
-					c.Close()
-				}
-				// The server sleeps for ten minutes: an answer within one is
-				// the stop's doing.
-				select {
-				case err := <-done:
-					if err == nil {
-						t.Error("the stopped statement returned no error")
-					}
-				case <-time.After(time.Minute):
-					t.Fatal("the statement still runs a minute after the stop")
-				}
+				})
 			})
 		}
 	}
