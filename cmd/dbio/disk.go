@@ -474,12 +474,8 @@ func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
 		}
 	}
 	if f.sshConfig != "" {
-		// ssh cannot read it: every host would look unreachable, once the
-		// run has begun.
-		if st, err := os.Stat(f.sshConfig); err != nil {
-			errs = append(errs, fmt.Errorf("--ssh-config %q: %w: give the path of an ssh_config file", f.sshConfig, errors.Unwrap(err)))
-		} else if st.IsDir() {
-			errs = append(errs, fmt.Errorf("--ssh-config %q is a directory: give the path of an ssh_config file", f.sshConfig))
+		if err := fleet.SSHConfigProblem(f.sshConfig); err != nil {
+			errs = append(errs, fmt.Errorf("--ssh-config %w", err))
 		}
 	}
 	if f.fioServer != fleet.ServerStart && f.fioServer != fleet.ServerRunning {

@@ -21,6 +21,34 @@ func testApp(out *bytes.Buffer) *App {
 
 func TestBadInputIsAUsageError(t *testing.T) {
 	dir := t.TempDir()
+	// A suite whose host names an ssh_config that is not there: ssh would
+	// find no configuration only once the run had begun.
+	missingSSHConfig := filepath.Join(dir, "missing_ssh_config")
+	badHostSuite := filepath.Join(dir, "hosts.toml")
+	if err := os.WriteFile(badHostSuite, []byte(`name = "hosts"
+results = "`+filepath.Join(dir, "suite-results")+`"
+
+[[host]]
+name = "h1"
+destination = "h1"
+ssh_config = "`+missingSSHConfig+`"
+
+[targets.one]
+path = "h1:/srv/data"
+
+[workloads.corners]
+kind = "disk"
+profile = "four-corners"
+size = "1G"
+
+[[runs]]
+name = "corners"
+workload = "corners"
+data = "one"
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wantSSHConfig := `line 7: host[0].ssh_config: "` + missingSSHConfig + `": no such file or directory`
 	tests := []struct {
 		args []string
 		want string // in the one-line message
@@ -38,6 +66,8 @@ func TestBadInputIsAUsageError(t *testing.T) {
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"ab", "--repeat", "2", "--a", "--buffer-pool 1GB", "--results", filepath.Join(dir, "ab"), "--", "tpcc", "--repeat", "3"}, "--repeat: dbio ab repeats each side itself"},
 		{[]string{"ab", "--a", "--repeat=2", "--results", filepath.Join(dir, "ab"), "--", "tpcc"}, "--repeat: dbio ab repeats each side itself"},
+		{[]string{"suite", "--dry-run", badHostSuite}, wantSSHConfig},
+		{[]string{"suite", badHostSuite}, wantSSHConfig},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -53,6 +83,9 @@ func TestBadInputIsAUsageError(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ab")); !os.IsNotExist(err) {
 		t.Errorf("an A/B directory was written for bad input: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "suite-results")); !os.IsNotExist(err) {
+		t.Errorf("a suite's results directory was written for bad input: %v", err)
 	}
 }
 

@@ -31,6 +31,22 @@ func (s Shell) program() string {
 	return s.SSH
 }
 
+// SSHConfigProblem is why path cannot be given to ssh -F, or nil. ssh
+// that cannot read its configuration makes every host look unreachable,
+// and only once a run has begun, so the file is checked before anything is
+// written. A relative path is from the directory dbio runs in, as ssh -F
+// reads it.
+func SSHConfigProblem(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%q: %w: give the path of an ssh_config file", path, errors.Unwrap(err))
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%q is a directory: give the path of an ssh_config file", path)
+	}
+	return nil
+}
+
 // args are ssh's arguments for running script on h: the user's keys, agent
 // and configuration (or h's ssh_config), never a prompt.
 func (h Host) sshArgs(script string) []string {

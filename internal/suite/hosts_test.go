@@ -2,6 +2,9 @@ package suite
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +20,7 @@ destination = "admin@10.0.0.11"
 [[host]]
 name = "h2"
 destination = "h2"
-ssh_config = "fleet/ssh_config"
+ssh_config = "%SSHCONFIG%"
 fio_port = 8766
 
 [targets.cluster]
@@ -37,12 +40,23 @@ workload = "corners"
 data = ["cluster", "one"]
 `
 
+// fleetSuiteText is fleetSuite with its second host's ssh_config a file
+// of the test's own, which validation requires to exist.
+func fleetSuiteText(t *testing.T) (text, sshConfig string) {
+	sshConfig = filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(sshConfig, []byte("Host h2\n  HostName 10.0.0.12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Replace(fleetSuite, "%SSHCONFIG%", sshConfig, 1), sshConfig
+}
+
 func TestHostsAndTargetsOnThem(t *testing.T) {
-	p, err := Parse("s.toml", []byte(fleetSuite), testEnv(nil))
+	text, sshConfig := fleetSuiteText(t)
+	p, err := Parse("s.toml", []byte(text), testEnv(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Hosts) != 2 || p.Hosts[1].SSHConfig != "fleet/ssh_config" || p.Hosts[1].FioPort != 8766 {
+	if len(p.Hosts) != 2 || p.Hosts[1].SSHConfig != sshConfig || p.Hosts[1].FioPort != 8766 {
 		t.Fatalf("hosts %+v", p.Hosts)
 	}
 	if len(p.Runs) != 2 {
@@ -67,6 +81,11 @@ func TestHostsAndTargetsOnThem(t *testing.T) {
 }
 
 func TestHostProblemsPointAtLines(t *testing.T) {
+	suiteText, sshConfig := fleetSuiteText(t)
+	// ssh would be given these files only once the run has begun, and
+	// find no configuration: they are refused with the rest of the file.
+	missing, dir := filepath.Join(t.TempDir(), "missing"), t.TempDir()
+	wrote := fmt.Sprintf("ssh_config = %q", sshConfig)
 	tests := []struct {
 		name, from, to string
 		want           []string
@@ -85,11 +104,18 @@ func TestHostProblemsPointAtLines(t *testing.T) {
 			[]string{"runs[0].driver: applies to database runs"}},
 		{"a limit on a host", "[targets.one]\n", "[targets.one]\nlimit = \"riops=100\"\n",
 			[]string{"targets.one.limit: a storage-class limit caps devices on this machine"}},
+		{"ssh_config missing", wrote, fmt.Sprintf("ssh_config = %q", missing),
+			[]string{fmt.Sprintf("line 10: host[1].ssh_config: %q: no such file or directory: give the path of an ssh_config file", missing)}},
+		{"ssh_config a directory", wrote, fmt.Sprintf("ssh_config = %q", dir),
+			[]string{fmt.Sprintf("line 10: host[1].ssh_config: %q is a directory: give the path of an ssh_config file", dir)}},
+		// A relative path is read from the directory dbio runs in, as ssh -F reads it.
+		{"relative ssh_config missing", wrote, `ssh_config = "fleet/ssh_config"`,
+			[]string{`line 10: host[1].ssh_config: "fleet/ssh_config": no such file or directory`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			text := strings.Replace(fleetSuite, tc.from, tc.to, 1)
-			if text == fleetSuite {
+			text := strings.Replace(suiteText, tc.from, tc.to, 1)
+			if text == suiteText {
 				t.Fatalf("%q is not in the suite", tc.from)
 			}
 			_, err := Parse("s.toml", []byte(text), testEnv(nil))

@@ -131,6 +131,11 @@ func (v *validator) expand() *Plan {
 		for _, err := range h.Problems() {
 			v.addf(fmt.Sprintf("host[%d]", i), "", "%v", err)
 		}
+		if h.SSHConfig != "" {
+			if err := fleet.SSHConfigProblem(h.SSHConfig); err != nil {
+				v.addf(fmt.Sprintf("host[%d]", i), "ssh_config", "%v", err)
+			}
+		}
 	}
 	for _, err := range fleet.SetProblems(f.Hosts) {
 		v.addf("host", "", "%v", err)
