@@ -27,7 +27,7 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 		},
 		RunDefaults: workload.RunDefaults{Users: "1,2,3,5,8", RampUp: 30 * time.Second, Step: 2 * time.Minute},
 		Loading: workload.LoadingHelp{
-			Seed:        "random seed for data and transaction inputs",
+			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
 			LoadWorkers: "warehouses loaded in parallel (0: engine's best)",
 			Reuse:       "keep a database already loaded at this scale by dbio",
 		},
