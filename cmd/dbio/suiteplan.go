@@ -47,7 +47,7 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		if r.Kind == "disk" {
 			c := suiteDiskConfig(r, plan.Hosts)
 			c.SysFS = app.SysFS
-			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args,
+			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, RecordHost: true,
 				Fio: runner.FioPhase{Config: c, Exec: app.Exec, Limits: r.Data.Limits}}
 		} else if r.Driver == suite.DriverHost {
 			p, err := hostsPlan(app, r, plan, registry, createTargets)
