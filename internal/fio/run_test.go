@@ -368,9 +368,12 @@ func TestCurveDiskAndTmpfs(t *testing.T) {
 		if line := "rate_iops=" + jobRate(want, p.Jobs, p.RW, 0); !strings.Contains(string(job), line+"\n") {
 			t.Errorf("%s: job file lacks %s", p.Name, line)
 		}
-		// fio's limiter never lets a point run faster than asked; it may
-		// run slower on a busy machine, which the figure would then show.
-		if p.Total.IOPS > float64(want)*1.05 || p.Total.IOPS < float64(want)*0.5 {
+		// fio's limiter never lets a point run faster than asked. It may
+		// run far slower when the disk is shared: a one-second point on
+		// the real disk made 440 IOPS at a limit of 8,896 while a clean
+		// CI run's database tests wrote to it. The job file above proves
+		// the limit asked; below it, the point only has to have run.
+		if p.Total.IOPS > float64(want)*1.05 || p.Total.IOPS <= 0 {
 			t.Errorf("%s: %.0f IOPS at a limit of %d", p.Name, p.Total.IOPS, want)
 		}
 	}
