@@ -17,15 +17,10 @@ import (
 // socket can be shut down under a statement waiting on the server.
 func connectMySQL(dsn string, tooManyPrepared func(error) bool) func(ctx context.Context, poller bool) (link, error) {
 	return func(ctx context.Context, poller bool) (link, error) {
-		cfg, err := mysqldrv.ParseDSN(dsn)
+		cfg, sockets, err := mysqlConfig(ctx, dsn, poller)
 		if err != nil {
 			return nil, err
 		}
-		// A broken connection comes back as an error; the driver's own log
-		// would write it to dbio's terminal a second time.
-		cfg.Logger = quietLogger{}
-		sockets := watchSockets(ctx, poller)
-		cfg.DialFunc = sockets.dial
 		l, err := openDriverLink(ctx, cfg)
 		if err != nil {
 			sockets.release()
@@ -34,6 +29,22 @@ func connectMySQL(dsn string, tooManyPrepared func(error) bool) func(ctx context
 		l.sockets, l.tooManyPrepared, l.skipRows = sockets, tooManyPrepared, true
 		return l, nil
 	}
+}
+
+// mysqlConfig is dsn's go-sql-driver/mysql configuration for a session's
+// own connection: dialled through sockets ctx shuts down (blocking system
+// calls unless poller is set), the driver's log quiet. A broken connection
+// comes back as an error; the driver's own log would write it to dbio's
+// terminal a second time.
+func mysqlConfig(ctx context.Context, dsn string, poller bool) (*mysqldrv.Config, *sessionSockets, error) {
+	cfg, err := mysqldrv.ParseDSN(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.Logger = quietLogger{}
+	sockets := watchSockets(ctx, poller)
+	cfg.DialFunc = sockets.dial
+	return cfg, sockets, nil
 }
 
 func openDriverLink(ctx context.Context, cfg *mysqldrv.Config) (*driverLink, error) {
@@ -74,13 +85,10 @@ type MySQLConn struct {
 // session d was given for: its sockets of the kind d chose (ForUser,
 // ForBackground), shut down when ctx ends.
 func (d *Dialect) ConnectMySQL(ctx context.Context, dsn string) (*MySQLConn, error) {
-	cfg, err := mysqldrv.ParseDSN(dsn)
+	cfg, sockets, err := mysqlConfig(ctx, dsn, d.poller())
 	if err != nil {
 		return nil, err
 	}
-	cfg.Logger = quietLogger{}
-	sockets := watchSockets(ctx, d.poller())
-	cfg.DialFunc = sockets.dial
 	connector, err := mysqldrv.NewConnector(cfg)
 	if err != nil {
 		sockets.release()
