@@ -97,3 +97,39 @@ func memoryProblems(what string, e engine.Engine, o engine.Options, conns, serve
 	}
 	return out
 }
+
+// tenantsMemoryProblems refuses, before anything is written, a
+// noisy-neighbour run whose tenants would not fit in the memory this host
+// has available (available; 0 when unknown, then nothing is judged): each
+// tenant's server starts with o and serves conns connections, and needs
+// what the engine says such a server needs (engine.MemoryNeeds, as
+// memoryProblems counts a capped server), so that a buffer pool sized by a
+// setting (shared_buffers, innodb_buffer_pool_size) counts as the server
+// will size it.
+func tenantsMemoryProblems(e engine.Engine, o engine.Options, conns, tenants int, available uint64) []error {
+	need, each := tenantMemory(e, o, conns)
+	if available == 0 || need <= 0 {
+		return nil
+	}
+	if total := uint64(tenants) * uint64(need); total > available {
+		return []error{fmt.Errorf("%d tenants need about %s of memory (each %s) but %s is available: use fewer tenants, or a smaller --buffer-pool or buffer pool setting",
+			tenants, units.FormatBytes(total), each, units.FormatBytes(available))}
+	}
+	return nil
+}
+
+// tenantMemory is the memory one tenant takes on this host and how it adds
+// up, or 0 when there is nothing to count. An external server (o.DSN) is
+// not started here, so its memory is not this host's to count. An engine
+// that states no memory need runs inside dbio (SQLite): there is no server,
+// only the cache it is told to keep, --buffer-pool, counted when given (its
+// own default cache is a few megabytes).
+func tenantMemory(e engine.Engine, o engine.Options, conns int) (int64, string) {
+	if o.DSN != "" {
+		return 0, ""
+	}
+	if m, ok := e.(engine.MemoryNeeds); ok {
+		return m.MemoryNeed(o, conns)
+	}
+	return o.BufferPool, units.FormatBytes(uint64(max(o.BufferPool, 0))) + " of cache"
+}

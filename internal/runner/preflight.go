@@ -161,9 +161,14 @@ func Preflight(p Plan, sys target.SysFS) error {
 	return preflight(p, p.userLoad(), sys)
 }
 
-// userLoad is p's steps of users, their pools asked of the workload.
+// userLoad is p's steps of users, their pools asked of the workload: a
+// noisy-neighbour run's are each tenant's users, on its own server.
 func (p Plan) userLoad() userLoad {
-	return userLoadOf(p.Workload, p.Users, p.Pacing != nil || p.Goal != nil)
+	users := p.Users
+	if p.Noisy != nil {
+		users = []int{p.Noisy.Users}
+	}
+	return userLoadOf(p.Workload, users, p.Pacing != nil || p.Goal != nil)
 }
 
 func preflight(p Plan, load userLoad, sys target.SysFS) error {
@@ -183,6 +188,9 @@ func preflight(p Plan, load userLoad, sys target.SysFS) error {
 		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
 	}
 	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, load.connections(), p.servers(), memlimit.SystemHost(sys.Sys))...)
+	if p.Noisy != nil {
+		list = append(list, tenantsMemoryProblems(p.Engine, p.EngineOptions, load.connections(), p.Noisy.Tenants, memAvailable(sys.Proc))...)
+	}
 	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, load)...)
 	return problems(list)
 }

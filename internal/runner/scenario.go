@@ -15,7 +15,6 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/scenario"
 	"dbio/internal/target"
-	"dbio/internal/units"
 )
 
 // Backups asks a run for backup and restore cycles instead of user steps.
@@ -76,23 +75,12 @@ func count(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// checkTenantsFit refuses, before anything starts, a noisy-neighbour plan
-// whose tenants' servers would not fit in the memory available (when
-// known) or whose tenants' databases would not fit on the data target.
-// Each tenant's server starts with o and serves conns connections; its
-// memory is what the engine says such a server needs (engine.MemoryNeeds),
-// so that a buffer pool sized by a setting (shared_buffers,
-// innodb_buffer_pool_size) counts as the server will size it.
-func checkTenantsFit(n Noisy, e engine.Engine, o engine.Options, conns int, spacePerTenant uint64, data *target.Target, memAvailable uint64) error {
+// checkTenantsFit refuses a noisy-neighbour plan without tenants, or whose
+// tenants' databases would not fit on the data target. Their memory is
+// judged by preflight (tenantsMemoryProblems), before anything is written.
+func checkTenantsFit(n Noisy, spacePerTenant uint64, data *target.Target) error {
 	if n.Tenants < 1 {
 		return fmt.Errorf("noisy neighbour needs at least one tenant")
-	}
-	if need, each := tenantMemory(e, o, conns); need > 0 {
-		needMem := uint64(n.Tenants) * uint64(need)
-		if memAvailable > 0 && needMem > memAvailable {
-			return fmt.Errorf("%d tenants need about %s of memory (each %s) but %s is available: use fewer tenants, or a smaller --buffer-pool or buffer pool setting",
-				n.Tenants, units.FormatBytes(needMem), each, units.FormatBytes(memAvailable))
-		}
 	}
 	if data != nil && spacePerTenant > 0 {
 		need := uint64(n.Tenants) * spacePerTenant
@@ -104,22 +92,6 @@ func checkTenantsFit(n Noisy, e engine.Engine, o engine.Options, conns int, spac
 		}
 	}
 	return nil
-}
-
-// tenantMemory is the memory one tenant takes on this host and how it adds
-// up, or 0 when there is nothing to count. An external server (o.DSN) is
-// not started here, so its memory is not this host's to count. An engine
-// that states no memory need runs inside dbio (SQLite): there is no server,
-// only the cache it is told to keep, --buffer-pool, counted when given (its
-// own default cache is a few megabytes).
-func tenantMemory(e engine.Engine, o engine.Options, conns int) (int64, string) {
-	if o.DSN != "" {
-		return 0, ""
-	}
-	if m, ok := e.(engine.MemoryNeeds); ok {
-		return m.MemoryNeed(o, conns)
-	}
-	return o.BufferPool, units.FormatBytes(uint64(max(o.BufferPool, 0))) + " of cache"
 }
 
 // memAvailable reads MemAvailable from /proc/meminfo under procRoot (0 when unknown).
@@ -190,9 +162,7 @@ func placementWith(pl engine.Placement, backup *target.Target) engine.Placement 
 // prepares each, runs the noisy-neighbour phases, checks every tenant and
 // stops them all, whatever happens.
 func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, pl engine.Placement, first int) (steps []results.Step, checks []results.Check, err error) {
-	// Each tenant's users open connections of their own on its server.
-	conns := userLoadOf(p.Workload, []int{n.Users}, p.Pacing != nil || p.Goal != nil).connections()
-	if err := checkTenantsFit(n, p.Engine, p.EngineOptions, conns, p.SpaceNeeded, pl.Data, memAvailable(env.HostFS.Proc)); err != nil {
+	if err := checkTenantsFit(n, p.SpaceNeeded, pl.Data); err != nil {
 		return nil, nil, err
 	}
 	var tenants []scenario.Tenant

@@ -1,14 +1,19 @@
 package runner
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/mysql"
 	"dbio/internal/engine/postgres"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/execx"
+	"dbio/internal/target"
 )
 
 // TestNoisyTenantsFitMemory: a noisy-neighbour run's tenants are judged by
@@ -51,7 +56,7 @@ func TestNoisyTenantsFitMemory(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkTenantsFit(Noisy{Tenants: tc.tenants, Users: 8}, tc.eng, tc.opts, 9, 0, nil, available)
+			err := errors.Join(tenantsMemoryProblems(tc.eng, tc.opts, 9, tc.tenants, available)...)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -69,7 +74,29 @@ func TestNoisyTenantsFitMemory(t *testing.T) {
 		})
 	}
 	// Memory not known: nothing to judge by.
-	if err := checkTenantsFit(Noisy{Tenants: 2, Users: 8}, pg, engine.Options{BufferPool: 64 << 30}, 9, 0, nil, 0); err != nil {
+	if err := errors.Join(tenantsMemoryProblems(pg, engine.Options{BufferPool: 64 << 30}, 9, 2, 0)...); err != nil {
 		t.Errorf("refused with memory unknown: %v", err)
+	}
+}
+
+// TestPreflightRefusesTenantsThatDoNotFit: the tenants' memory is judged by
+// Preflight, which writes nothing, with each tenant's own users.
+func TestPreflightRefusesTenantsThatDoNotFit(t *testing.T) {
+	proc := t.TempDir()
+	if err := os.WriteFile(filepath.Join(proc, "meminfo"), []byte("MemTotal: 8388608 kB\nMemAvailable: 4194304 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pg := postgres.New("postgres", execx.Real{}, "/proc")
+	plan := Plan{Kind: "tpcc", Engine: pg, DataPath: t.TempDir(), ResultsBase: t.TempDir(), Users: []int{1}, Step: time.Second,
+		Noisy: &Noisy{Tenants: 2, Users: 8}}
+	sys := target.SysFS{Proc: proc, Sys: "/sys"}
+	plan.EngineOptions = engine.Options{Settings: map[string]string{"shared_buffers": "8GB"}}
+	err := Preflight(plan, sys)
+	if !IsBadInput(err) || !strings.Contains(err.Error(), "2 tenants need about") || !strings.Contains(err.Error(), "4.0 GiB is available") {
+		t.Fatalf("tenants of 8 GB each on a host with 4 GiB available: %v", err)
+	}
+	plan.EngineOptions = engine.Options{}
+	if err := Preflight(plan, sys); err != nil && strings.Contains(err.Error(), "tenants need") {
+		t.Fatalf("tenants with default buffer pools refused: %v", err)
 	}
 }
