@@ -36,6 +36,9 @@ type FleetFigures struct {
 	Hosts []Directions
 	// Fleet sums the hosts' throughput and merges their latency bins.
 	Fleet Directions
+	// Unbinned says no second had every host's latency bins, so the window
+	// is the seconds every host logged and the figures have no percentiles.
+	Unbinned bool
 
 	clock fleetClock
 }
@@ -106,9 +109,17 @@ func binned(s Second) bool {
 }
 
 // Fleet computes a fleet point's figures from each host's measured seconds
-// (MergeSeconds of its logs, put on one clock by onThisClock): the window is the seconds that every host
-// logged, with their latency bins, between the latest first second and the
-// earliest last one.
+// (MergeSeconds of its logs, put on one clock by onThisClock): the window is
+// the seconds that every host logged, with their latency bins, between the
+// latest first second and the earliest last one.
+//
+// fio writes a latency histogram when an I/O completes a second or more
+// after the last one, so a host whose I/Os stalled logs its seconds with
+// their histograms late or not at all. When that leaves no second with every
+// host's bins, the window is the seconds every host logged, without bins:
+// the throughput and mean latency are still measured, the percentiles are
+// absent (Unbinned says so) rather than drawn from the seconds that did not
+// stall.
 func Fleet(hosts [][]Second) (FleetFigures, error) {
 	if len(hosts) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
@@ -125,35 +136,43 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 		slots := clock.slots(secs)
 		for j, s := range secs {
 			w := slots[j]
-			if binned(s) {
-				bySec[i][w] = s
-			}
+			bySec[i][w] = s
 			first, last = min(first, w), max(last, w)
 		}
 		from, to = max(from, first), min(to, last)
 	}
-	var window []int64
-	for w := from; w <= to; w++ {
-		all := true
-		for _, m := range bySec {
-			if _, ok := m[w]; !ok {
-				all = false
-				break
+	common := func(keep func(Second) bool) []int64 {
+		var window []int64
+		for w := from; w <= to; w++ {
+			all := true
+			for _, m := range bySec {
+				if s, ok := m[w]; !ok || !keep(s) {
+					all = false
+					break
+				}
+			}
+			if all {
+				window = append(window, w)
 			}
 		}
-		if all {
-			window = append(window, w)
-		}
+		return window
+	}
+	window, unbinned := common(binned), false
+	if len(window) == 0 {
+		window, unbinned = common(func(Second) bool { return true }), true
 	}
 	if len(window) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
 	}
-	out := FleetFigures{Start: clock.time(window[0]), End: clock.time(window[len(window)-1]), Seconds: len(window), clock: clock}
+	out := FleetFigures{Start: clock.time(window[0]), End: clock.time(window[len(window)-1]), Seconds: len(window), Unbinned: unbinned, clock: clock}
 	var fleet [3]sums
 	for _, m := range bySec {
 		var host [3]sums
 		for _, w := range window {
 			s := m[w]
+			if unbinned {
+				s.ReadBins, s.WriteBins = nil, nil
+			}
 			host[0].add(s.ReadIOPS, s.ReadMBPerSec, s.ReadLatMeanUS, s.ReadBins)
 			host[1].add(s.WriteIOPS, s.WriteMBPerSec, s.WriteLatMeanUS, s.WriteBins)
 		}

@@ -165,6 +165,34 @@ func TestFleetFigures(t *testing.T) {
 	}
 }
 
+// TestFleetFiguresWithoutCommonBins: when stalls left no second with every
+// host's latency bins, the point keeps its throughput over the seconds all
+// hosts logged and has no percentiles, rather than failing or drawing them
+// from the seconds that did not stall.
+func TestFleetFiguresWithoutCommonBins(t *testing.T) {
+	const t0 = 1_800_000_000
+	h1 := unbinned(unbinned(steadyHost(t0, t0+3, 100, 100), 0), 1)
+	h2 := unbinned(unbinned(steadyHost(t0, t0+3, 300, 100), 2), 3)
+	got, err := Fleet([][]Second{h1, h2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Unbinned || got.Seconds != 4 || got.Fleet.Total.IOPS != 400 {
+		t.Errorf("unbinned %v, %d s, %v IOPS; want unbinned, 4 s, 400 IOPS", got.Unbinned, got.Seconds, got.Fleet.Total.IOPS)
+	}
+	if _, ok := got.Fleet.Total.Completion.At(99); ok {
+		t.Error("a p99 from bins that leave out some seconds' I/Os")
+	}
+	if got.Fleet.Total.Completion.MeanUS != 100 {
+		t.Errorf("mean latency %v µs, want 100", got.Fleet.Total.Completion.MeanUS)
+	}
+	// One second with every host's bins is enough for the binned window.
+	h2 = unbinned(steadyHost(t0, t0+3, 300, 100), 0)
+	if got, err := Fleet([][]Second{h1, h2}); err != nil || got.Unbinned || got.Seconds != 2 {
+		t.Errorf("%v: unbinned %v over %d s, want the 2 binned seconds", err, got.Unbinned, got.Seconds)
+	}
+}
+
 func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
 	const t0 = 1_800_000_000
 	for name, hosts := range map[string][][]Second{

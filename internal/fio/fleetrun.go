@@ -484,9 +484,20 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	}
 	figs, err := Fleet(seconds)
 	if err != nil {
-		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
+		var logged []string
+		for i, h := range fr.hosts {
+			logged = append(logged, h.Name+" "+describeSeconds(seconds[i]))
+		}
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w (%s)", pt.Name, err, strings.Join(logged, "; ")))
 	}
 	fleetRes.WindowStart, fleetRes.WindowEnd, fleetRes.Seconds = figs.Start, figs.End, figs.Seconds
+	if figs.Unbinned {
+		warning := fmt.Sprintf("point %s: no second had every host's latency histogram (fio logs one when an I/O completes, so a host whose I/Os stalled logs it late): its throughput and mean latency are over the %d s all hosts logged, and it has no percentiles", pt.Name, figs.Seconds)
+		r.say("warning: %s", warning)
+		if uerr := r.sink.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warning) }); uerr != nil {
+			return fail(results.StatusFailed, uerr)
+		}
+	}
 	earliest, latest := fleetRes.Hosts[0].FirstSecond, fleetRes.Hosts[0].FirstSecond
 	for _, h := range fleetRes.Hosts[1:] {
 		if h.FirstSecond.Before(earliest) {
@@ -662,13 +673,16 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 		slots := figs.clock.slots(h)
 		for j, s := range h {
 			w := slots[j]
-			if w < from || w > to || !binned(s) {
+			if w < from || w > to || (!binned(s) && !figs.Unbinned) {
 				continue
 			}
 			a := secs[w]
 			if a == nil {
 				a = &acc{}
 				secs[w] = a
+			}
+			if !binned(s) {
+				a.binless = true
 			}
 			a.read, a.write, a.mb, a.hosts = a.read+s.ReadIOPS, a.write+s.WriteIOPS, a.mb+s.MBPerSec, a.hosts+1
 			if math.IsNaN(s.LatP99US) {
@@ -696,4 +710,23 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 		}
 	}
 	return nil
+}
+
+// describeSeconds says what a host's per-second logs held, for an error
+// that has to explain why no window was found: how many whole seconds,
+// from when to when on this machine's clock, and how many came with their
+// latency bins (a second without them is left out of the window).
+func describeSeconds(secs []Second) string {
+	if len(secs) == 0 {
+		return "logged no whole second"
+	}
+	withBins := 0
+	for _, s := range secs {
+		if binned(s) {
+			withBins++
+		}
+	}
+	const clock = "15:04:05.000"
+	return fmt.Sprintf("logged %d second(s) from %s to %s, %d with latency bins",
+		len(secs), secs[0].Time.UTC().Format(clock), secs[len(secs)-1].Time.UTC().Format(clock), withBins)
 }
