@@ -68,6 +68,8 @@ data = "one"
 		{[]string{"ab", "--a", "--repeat=2", "--results", filepath.Join(dir, "ab"), "--", "tpcc"}, "--repeat: dbio ab repeats each side itself"},
 		{[]string{"suite", "--dry-run", badHostSuite}, wantSSHConfig},
 		{[]string{"suite", badHostSuite}, wantSSHConfig},
+		{[]string{"sysbench", "--host", "h1=h1", "--ssh-config", missingSSHConfig, "--target", "h1:/srv/data", "--results", filepath.Join(dir, "workload")},
+			`--ssh-config "` + missingSSHConfig + `": no such file or directory`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -83,6 +85,9 @@ data = "one"
 	}
 	if _, err := os.Stat(filepath.Join(dir, "ab")); !os.IsNotExist(err) {
 		t.Errorf("an A/B directory was written for bad input: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "workload")); !os.IsNotExist(err) {
+		t.Errorf("a workload's results directory was written for bad input: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "suite-results")); !os.IsNotExist(err) {
 		t.Errorf("a suite's results directory was written for bad input: %v", err)

@@ -107,6 +107,13 @@ func (f tenantFlags) givenHosts() ([]fleet.Host, []error) {
 		return f.fleet, nil
 	}
 	var errs []error
+	if f.sshConfig != "" {
+		// Checked here, before anything is written, as dbio disk checks
+		// it: ssh would only find it missing once the run had begun.
+		if err := fleet.SSHConfigProblem(f.sshConfig); err != nil {
+			errs = append(errs, fmt.Errorf("--ssh-config %w", err))
+		}
+	}
 	var hosts []fleet.Host
 	for _, s := range f.hosts {
 		h, err := fleet.ParseHostFlag(s)
