@@ -51,6 +51,10 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 	if err != nil {
 		return nil
 	}
-	return append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
+	notes := append([]string{fmt.Sprintf("as3ap: %d rows per relation; %d batch jobs reading and updating %d rows of updates per transaction; interactive users alternate at random between a one-row read of uniques and a one-row update of updates, with no think time",
 		w.cfg.Rows, w.cfg.BatchJobs, w.cfg.BatchRows)}, sqlFor(d).notes...)
+	if note := d.SocketsNote(); note != "" {
+		notes = append(notes, note)
+	}
+	return notes
 }

@@ -87,9 +87,13 @@ func (s *sessionSockets) release() {
 func (d *Dialect) InPoller() bool { return d.poller() }
 
 // SocketsNote says, for the results, which sessions of a workload on d's
-// engine wait on blocking sockets and which in the network poller.
+// engine wait on blocking sockets and which in the network poller, with
+// the GOMAXPROCS that decides it; empty for an engine reached without
+// sockets (SQLite).
 func (d *Dialect) SocketsNote() string {
 	switch {
+	case d.native == nil:
+		return ""
 	case d.Sockets == SocketsPoller:
 		return "Sockets: every session waits for the server through Go's network poller."
 	case d.Sockets == SocketsBlocking:

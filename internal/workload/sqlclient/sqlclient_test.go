@@ -64,6 +64,12 @@ func TestFor(t *testing.T) {
 			if (d.writeLock != nil) != tc.queuesWriters {
 				t.Errorf("queues writers: %v, want %v", d.writeLock != nil, tc.queuesWriters)
 			}
+			// The results say which sessions block on their sockets, and
+			// under which GOMAXPROCS, for the engines reached by socket.
+			note := d.SocketsNote()
+			if sockets := tc.engine != "sqlite"; sockets != strings.Contains(note, fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0))) || !sockets && note != "" {
+				t.Errorf("sockets note %q for %s", note, tc.engine)
+			}
 		})
 	}
 	_, err := For("w", named{engine: "oracle"}, &Writers{})

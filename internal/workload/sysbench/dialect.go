@@ -85,6 +85,10 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 	if err != nil {
 		return nil
 	}
-	return append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
+	notes := append([]string{fmt.Sprintf("%s: %d reads, %d writes, %d other queries per transaction; ids drawn %s", w.cfg.Workload,
 		w.shape.reads(), w.shape.writes(), w.shape.other(), w.cfg.RandType)}, sqlFor(d).notes...)
+	if note := d.SocketsNote(); note != "" {
+		notes = append(notes, note)
+	}
+	return notes
 }

@@ -190,14 +190,11 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 		return nil
 	}
 	notes := b.notes()
-	if d, err := w.dialect(inst); err == nil && serverEngine.For(d) {
+	if d, err := w.dialect(inst); err == nil && d.SocketsNote() != "" {
 		notes = append(notes, d.SocketsNote())
 	}
 	return notes
 }
-
-// serverEngine says which engines are reached through sockets.
-var serverEngine = sqlclient.ByEngine[bool]{Postgres: true, MySQL: true}
 
 // dialect is inst's engine's dialect for TPC-C's connections, with the
 // workload's choice of sockets; ForUser then chooses each session's socket,
