@@ -179,7 +179,7 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 	// not stuck. A session in the network poller parks at every read, so
 	// it passes through the scheduler anyway; a yield would only send it
 	// through the global run queue, and wake another thread to take it.
-	if c.d.native == nil || !c.d.poller() {
+	if !c.d.InPoller() {
 		runtime.Gosched()
 	}
 	start := time.Now()

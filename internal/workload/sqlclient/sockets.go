@@ -83,8 +83,9 @@ func (s *sessionSockets) release() {
 }
 
 // InPoller says whether the session the dialect was given for waits for
-// the server through Go's network poller (false: on blocking sockets).
-func (d *Dialect) InPoller() bool { return d.poller() }
+// the server through Go's network poller: false on blocking sockets, and
+// for SQLite, which waits in cgo calls and has no socket.
+func (d *Dialect) InPoller() bool { return d.native != nil && d.poller() }
 
 // SocketsNote says, for the results, which sessions of a workload on d's
 // engine wait on blocking sockets and which in the network poller, with

@@ -64,6 +64,11 @@ func TestFor(t *testing.T) {
 			if (d.writeLock != nil) != tc.queuesWriters {
 				t.Errorf("queues writers: %v, want %v", d.writeLock != nil, tc.queuesWriters)
 			}
+			// A user past the blocking ones waits in the poller, except on
+			// SQLite, which has no socket (and so yields per transaction).
+			if got := d.ForUser(runtime.GOMAXPROCS(0)).InPoller(); got != (tc.engine != "sqlite") {
+				t.Errorf("%s: a late user in the poller: %v", tc.engine, got)
+			}
 			// The results say which sessions block on their sockets, and
 			// under which GOMAXPROCS, for the engines reached by socket.
 			note := d.SocketsNote()

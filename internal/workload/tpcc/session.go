@@ -82,6 +82,9 @@ type conn struct {
 	classify txerr.Classifier
 	exec     executor
 	rec      *metrics.Recorder
+	// inPoller says the connection's socket waits in Go's network poller,
+	// where the goroutine parks at every read (see execute).
+	inPoller bool
 }
 
 // session is a virtual user with a connection of its own.
@@ -151,11 +154,15 @@ func (s *session) Next(ctx context.Context) error {
 // serialization failure, and records it from its start on the connection.
 // It returns an error only when the connection cannot go on.
 func (c *conn) execute(ctx context.Context, t int, run txRun) error {
-	// A goroutine that only ever waits in blocking system calls looks
-	// stuck to the runtime's monitor, which then takes its P at every call
-	// and wakes every 20 µs; one yield per transaction says it is not, as
-	// sqlclient.Conn.Run does (docs/performance.md, blocking sockets).
-	runtime.Gosched()
+	// A goroutine that only ever waits in blocking system calls (or cgo
+	// calls, on SQLite) looks stuck to the runtime's monitor, which then
+	// takes its P at every call and wakes every 20 µs; one yield per
+	// transaction says it is not, as sqlclient.Conn.Run does
+	// (docs/performance.md, blocking sockets). A connection in the poller
+	// parks at every read and needs none.
+	if !c.inPoller {
+		runtime.Gosched()
+	}
 	start := time.Now()
 	var err error
 	retries := 0

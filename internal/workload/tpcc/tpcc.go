@@ -255,11 +255,12 @@ func (w *Workload) connect(ctx context.Context, inst engine.Instance, n int, rec
 	if err != nil {
 		return conn{}, err
 	}
-	exec, err := b.newExecutor(ctx, inst, d.ForUser(n))
+	user := d.ForUser(n)
+	exec, err := b.newExecutor(ctx, inst, user)
 	if err != nil {
 		return conn{}, err
 	}
-	return conn{classify: txerr.For(inst), exec: exec, rec: rec}, nil
+	return conn{classify: txerr.For(inst), exec: exec, rec: rec, inPoller: user.InPoller()}, nil
 }
 
 var _ workload.Monitored = (*Workload)(nil)
