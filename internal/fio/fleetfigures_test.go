@@ -183,6 +183,9 @@ func TestFleetFiguresWithoutCommonBins(t *testing.T) {
 	if _, ok := got.Fleet.Total.Completion.At(99); ok {
 		t.Error("a p99 from bins that leave out some seconds' I/Os")
 	}
+	if text := p99Text(got.Fleet.Total); text != "-" {
+		t.Errorf("the terminal shows the missing p99 as %q, want -", text)
+	}
 	if got.Fleet.Total.Completion.MeanUS != 100 {
 		t.Errorf("mean latency %v µs, want 100", got.Fleet.Total.Completion.MeanUS)
 	}

@@ -492,7 +492,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	}
 	fleetRes.WindowStart, fleetRes.WindowEnd, fleetRes.Seconds = figs.Start, figs.End, figs.Seconds
 	if figs.Unbinned {
-		warning := fmt.Sprintf("point %s: no second had every host's latency histogram (fio logs one when an I/O completes, so a host whose I/Os stalled logs it late): its throughput and mean latency are over the %d s all hosts logged, and it has no percentiles", pt.Name, figs.Seconds)
+		warning := fmt.Sprintf("point %s: no second had every host's latency histogram (fio logs one when an I/O completes, so a host whose I/Os stalled logs it late): its throughput is over the %d s all hosts logged, its mean latency over those of them whose latency fio logged, and it has no percentiles", pt.Name, figs.Seconds)
 		r.say("warning: %s", warning)
 		if uerr := r.sink.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warning) }); uerr != nil {
 			return fail(results.StatusFailed, uerr)
@@ -581,8 +581,7 @@ func hostLine(h results.FioHost) string {
 	if t == nil {
 		return "no I/O in the window"
 	}
-	p99, _ := t.Completion.At(99)
-	line := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s", groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99))
+	line := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s", groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), p99Text(t))
 	if h.System != nil {
 		line += "  " + systemLine(*h.System)
 	}

@@ -780,9 +780,8 @@ func roundVerdict(r PointResult) string {
 
 func headline(r PointResult) string {
 	t := r.Total
-	p99, _ := t.Completion.At(99)
 	s := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s  (fio CPU per job: usr %.0f%% sys %.0f%%)",
-		groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), formatUS(p99), r.UsrCPU, r.SysCPU)
+		groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), p99Text(t), r.UsrCPU, r.SysCPU)
 	if ss := r.Steady; ss != nil {
 		if ss.Attained {
 			s += fmt.Sprintf("; steady after %ds", r.ElapsedS)

@@ -78,5 +78,15 @@ func splitLines(s string) []string {
 // formatUS renders microseconds as every latency dbio prints.
 func formatUS(us float64) string { return units.FormatMicros(us) }
 
+// p99Text is a direction's p99 for a terminal line, or "-" when it has
+// none (a fleet point whose hosts logged no common latency histogram):
+// never a zero that reads as a latency.
+func p99Text(d *results.FioDirection) string {
+	if v, ok := d.Completion.At(99); ok {
+		return formatUS(v)
+	}
+	return "-"
+}
+
 // groupThousands renders a count with thousands separators: 145,118.
 func groupThousands(v float64) string { return units.GroupThousands(int64(math.Round(v))) }
