@@ -41,6 +41,10 @@ type Conn struct {
 	inTx   bool
 	closed atomic.Bool
 	linkMu sync.Mutex
+	// inPoller is the dialect's InPoller, decided once when the session
+	// connects: its socket's kind does not change, and asking again would
+	// take the runtime's scheduler lock (GOMAXPROCS) every transaction.
+	inPoller bool
 }
 
 // statement is one statement of a session: its text bound to the dialect's
@@ -78,7 +82,7 @@ type link interface {
 // dialect chose for the session (Dialect.ForUser) and shut down when ctx
 // ends), else one taken from db's pool (SQLite).
 func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder) (*Conn, error) {
-	c := &Conn{d: d, db: db, rec: rec}
+	c := &Conn{d: d, db: db, rec: rec, inPoller: d.InPoller()}
 	if err := c.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -88,7 +92,7 @@ func Connect(ctx context.Context, db *sql.DB, d *Dialect, rec *metrics.Recorder)
 func (c *Conn) connect(ctx context.Context) error {
 	var l link
 	if c.d.native != nil {
-		pl, err := c.d.native(ctx, c.d.poller())
+		pl, err := c.d.native(ctx, c.inPoller)
 		if err != nil {
 			return err
 		}
@@ -179,7 +183,7 @@ func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() erro
 	// not stuck. A session in the network poller parks at every read, so
 	// it passes through the scheduler anyway; a yield would only send it
 	// through the global run queue, and wake another thread to take it.
-	if !c.d.InPoller() {
+	if !c.inPoller {
 		runtime.Gosched()
 	}
 	start := time.Now()

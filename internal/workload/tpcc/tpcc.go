@@ -190,8 +190,10 @@ func (w *Workload) EngineNotes(inst engine.Instance) []string {
 		return nil
 	}
 	notes := b.notes()
-	if d, err := w.dialect(inst); err == nil && d.SocketsNote() != "" {
-		notes = append(notes, d.SocketsNote())
+	if d, err := w.dialect(inst); err == nil {
+		if note := d.SocketsNote(); note != "" {
+			notes = append(notes, note)
+		}
 	}
 	return notes
 }
