@@ -473,11 +473,7 @@ func diskHosts(cmd *cobra.Command, f diskFlags) ([]fleet.Host, []error) {
 			}
 		}
 	}
-	if f.sshConfig != "" {
-		if err := fleet.SSHConfigProblem(f.sshConfig); err != nil {
-			errs = append(errs, fmt.Errorf("--ssh-config %w", err))
-		}
-	}
+	errs = append(errs, sshConfigFlagProblems(f.sshConfig)...)
 	if f.fioServer != fleet.ServerStart && f.fioServer != fleet.ServerRunning {
 		errs = append(errs, fmt.Errorf("--fio-server %q: use %s (dbio starts them for the run) or %s (you run them)", f.fioServer, fleet.ServerStart, fleet.ServerRunning))
 	} else if f.fioPort < 1 || f.fioPort > 65535 {

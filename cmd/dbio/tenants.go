@@ -107,13 +107,9 @@ func (f tenantFlags) givenHosts() ([]fleet.Host, []error) {
 		return f.fleet, nil
 	}
 	var errs []error
-	if f.sshConfig != "" {
-		// Checked here, before anything is written, as dbio disk checks
-		// it: ssh would only find it missing once the run had begun.
-		if err := fleet.SSHConfigProblem(f.sshConfig); err != nil {
-			errs = append(errs, fmt.Errorf("--ssh-config %w", err))
-		}
-	}
+	// Checked here, before anything is written, as dbio disk checks it:
+	// ssh would only find it missing once the run had begun.
+	errs = append(errs, sshConfigFlagProblems(f.sshConfig)...)
 	var hosts []fleet.Host
 	for _, s := range f.hosts {
 		h, err := fleet.ParseHostFlag(s)
@@ -277,4 +273,16 @@ func tenantContext(ctx context.Context, app *App, f workloadFlags) (context.Cont
 	b := &remote.Barrier{In: app.Stdin, Out: app.Stdout, Now: app.Now}
 	ctx, cancel := b.Watch(ctx)
 	return ctx, cancel, func(p *runner.Plan) { p.Barrier = b.Wait }, nil
+}
+
+// sshConfigFlagProblems is why --ssh-config cannot be given to ssh -F, for
+// every command that reaches hosts (none when the flag is not set).
+func sshConfigFlagProblems(path string) []error {
+	if path == "" {
+		return nil
+	}
+	if err := fleet.SSHConfigProblem(path); err != nil {
+		return []error{fmt.Errorf("--ssh-config %w", err)}
+	}
+	return nil
 }
