@@ -528,6 +528,13 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	if eo.DSN == "" && p.Engine != nil {
 		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, userLoadOf(nil, p.Users, false).connections(), servers,
 			memlimit.SystemHost(sys.Sys))...)
+		if p.Noisy != nil {
+			// As the run's own preflight judges them, but before the suite's
+			// first run, so that a late run that cannot fit stops nothing.
+			for _, e := range tenantsMemoryProblems(p.Engine, options, p.userLoad().connections(), p.Noisy.Tenants, memAvailable(sys.Proc)) {
+				list = append(list, fmt.Errorf("run %s: %w", name, e))
+			}
+		}
 	}
 	if eo.DSN != "" && p.Engine != nil {
 		list = append(list, dsnProblems(name, p.Engine, eo.DSN, eo.Transport, options)...)

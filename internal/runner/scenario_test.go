@@ -95,8 +95,16 @@ func TestPreflightRefusesTenantsThatDoNotFit(t *testing.T) {
 	if !IsBadInput(err) || !strings.Contains(err.Error(), "2 tenants need about") || !strings.Contains(err.Error(), "4.0 GiB is available") {
 		t.Fatalf("tenants of 8 GB each on a host with 4 GiB available: %v", err)
 	}
+	// A suite's preflight, before its first run, judges them the same way.
+	suite := Suite{Name: "s", Results: t.TempDir(), Runs: []PlannedRun{{Name: "noisy", Kind: "tpcc", Plan: &plan}}}
+	if err := suite.Preflight(sys); err == nil || !strings.Contains(err.Error(), "run noisy: 2 tenants need about") {
+		t.Fatalf("a suite's tenants of 8 GB each on a host with 4 GiB available: %v", err)
+	}
 	plan.EngineOptions = engine.Options{}
 	if err := Preflight(plan, sys); err != nil && strings.Contains(err.Error(), "tenants need") {
 		t.Fatalf("tenants with default buffer pools refused: %v", err)
+	}
+	if err := suite.Preflight(sys); err != nil && strings.Contains(err.Error(), "tenants need") {
+		t.Fatalf("a suite's tenants with default buffer pools refused: %v", err)
 	}
 }
