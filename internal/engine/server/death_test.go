@@ -241,8 +241,10 @@ func TestStopLeftover(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			// Every stand-in speaks once its environment and directory are
-			// its own: read too early, /proc shows the forking test's.
-			script := "echo up; exec sleep 1000"
+			// its own: read too early, /proc shows the forking test's. It
+			// stays the shell that spoke, not an exec of sleep: read while
+			// the exec replaces it, its /proc environ is empty.
+			script := "echo up; sleep 1000"
 			if tt.stubborn {
 				script = "trap '' TERM; echo up; while :; do sleep 0.05; done"
 			}
