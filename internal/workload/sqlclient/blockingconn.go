@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -22,15 +23,16 @@ import (
 // epoll_wait and hands the goroutine back to a thread with futex calls when
 // the answer comes: five or six system calls a round trip where libpq and
 // libmysqlclient make two or three. A session has one goroutine making one
-// round trip at a time, so its thread may as well wait in the read itself.
+// round trip at a time, so its thread may as well wait for the answer
+// itself, in poll(2) (see waitReadable).
 //
 // Close (and shutdown) end a read or write blocked in the kernel, as
 // closing a net.Conn does: the socket is shut down first, which wakes them,
 // and its descriptor is closed once the last call in flight has returned,
-// so that a number reused by another file is never read. Deadlines are the
-// socket's SO_RCVTIMEO and SO_SNDTIMEO, set from the deadline when each
-// call starts: a deadline moved earlier while a call is already blocked
-// does not wake it (Close does).
+// so that a number reused by another file is never read. A read's deadline
+// is poll's timeout, a write's the socket's SO_SNDTIMEO, each taken from
+// the deadline when the call starts: a deadline moved earlier while a call
+// is already blocked does not wake it (Close does).
 type blockingConn struct {
 	local, remote net.Addr
 
@@ -43,7 +45,10 @@ type blockingConn struct {
 	// readDeadline and writeDeadline are the net.Conn deadlines; the
 	// timeouts record what the socket has now (0: none).
 	readDeadline, writeDeadline time.Time
-	readTimeout, writeTimeout   time.Duration
+	writeTimeout                time.Duration
+	// requested is set by a write and cleared by the read after it, which
+	// then waits for the answer before it reads.
+	requested atomic.Bool
 }
 
 var _ net.Conn = (*blockingConn)(nil)
@@ -154,24 +159,24 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 		return 0, c.opError("read", err)
 	}
 	defer c.exit()
+	// Just after a request the answer is seldom there yet: wait for it
+	// first rather than pay for a read that finds nothing.
+	wait := c.requested.Swap(false)
 	for {
-		// Only this call reads the socket (a net.Conn's reads come one at
-		// a time), so readTimeout is its own while it runs.
-		ok, err := c.timeout(deadline, syscall.SO_RCVTIMEO, &c.readTimeout)
-		if err != nil {
-			return 0, c.opError("read", err)
+		if wait {
+			if err := c.waitReadable(deadline); err != nil {
+				return 0, c.opError("read", err)
+			}
 		}
-		if !ok {
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
-		}
-		n, err := syscall.Read(c.fd, p)
+		n, err := recv(c.fd, p)
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			return 0, c.opError("read", os.ErrDeadlineExceeded)
+			wait = true
+			continue
 		case err != nil:
-			return 0, c.opError("read", os.NewSyscallError("read", err))
+			return 0, c.opError("read", os.NewSyscallError("recvfrom", err))
 		case n == 0 && len(p) > 0:
 			if c.isShut() {
 				return 0, c.opError("read", net.ErrClosed)
@@ -180,6 +185,62 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 		}
 		return n, nil
 	}
+}
+
+// waitReadable waits in poll(2) until the socket has something to read (or
+// is shut down, or failed), or deadline passes.
+//
+// Why poll rather than sleeping in read(2), as libpq and libmysqlclient do:
+// a read blocked on a Unix socket sleeps on the socket's one wait queue,
+// and is woken each time the server takes a request off it (the socket's
+// send space frees), only to find nothing and sleep again: two context
+// switches a statement instead of one. poll(2) is woken only for what it
+// asked for. A TCP socket has no such wakeup, and poll costs it little.
+func (c *blockingConn) waitReadable(deadline time.Time) error {
+	fds := [1]pollFd{{fd: int32(c.fd), events: pollIn}}
+	for {
+		var ts *syscall.Timespec
+		if !deadline.IsZero() {
+			d := time.Until(deadline)
+			if d <= 0 {
+				return os.ErrDeadlineExceeded
+			}
+			t := syscall.NsecToTimespec(d.Nanoseconds())
+			ts = &t
+		}
+		n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&fds[0])), 1, uintptr(unsafe.Pointer(ts)), 0, 0, 0)
+		switch {
+		case errno == syscall.EINTR, errno == 0 && n == 0:
+			continue // a signal, or the timeout: the deadline is looked at again
+		case errno != 0:
+			return os.NewSyscallError("ppoll", errno)
+		}
+		return nil
+	}
+}
+
+// pollFd is struct pollfd of poll(2).
+type pollFd struct {
+	fd      int32
+	events  int16
+	revents int16
+}
+
+// pollIn is POLLIN: poll(2) also reports a shut down or failed socket
+// (POLLHUP, POLLERR) whatever it asked for, and the read that follows says which.
+const pollIn = 0x1
+
+// recv reads what the socket holds into p without waiting: EAGAIN when it
+// holds nothing yet.
+func recv(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
 }
 
 func (c *blockingConn) Write(p []byte) (int, error) {
@@ -210,6 +271,7 @@ func (c *blockingConn) Write(p []byte) (int, error) {
 		}
 		written += n
 	}
+	c.requested.Store(true)
 	return written, nil
 }
 

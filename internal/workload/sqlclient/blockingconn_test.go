@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -342,4 +345,115 @@ func TestBlockingConnWrites(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestBlockingConnSleepsOnceARoundTrip checks that a read waiting for the
+// answer to a request sleeps once, on a Unix socket as on TCP: the server
+// taking the request off the socket frees the client's send space, which
+// wakes a thread asleep in read(2) for nothing, then the answer wakes it
+// again, as it does not wake one in poll(2). The peer here takes each
+// request only once the client's thread sleeps, and answers only once it
+// sleeps again, so that each wakeup shows as a context switch.
+func TestBlockingConnSleepsOnceARoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pair func(*testing.T) (*blockingConn, net.Conn)
+	}{{"unix", socketPair}, {"tcp", tcpPair}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, peer := tc.pair(t)
+			const trips = 200
+			tids := make(chan int, 1)
+			done := make(chan error, 1)
+			go func() {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				tids <- syscall.Gettid()
+				before, err := voluntarySwitches(syscall.Gettid())
+				if err != nil {
+					done <- err
+					return
+				}
+				buf := make([]byte, 16)
+				for range trips {
+					if _, err := c.Write([]byte("q")); err != nil {
+						done <- err
+						return
+					}
+					if _, err := io.ReadFull(c, buf[:1]); err != nil {
+						done <- err
+						return
+					}
+				}
+				after, err := voluntarySwitches(syscall.Gettid())
+				if err != nil {
+					done <- err
+					return
+				}
+				if per := float64(after-before) / trips; per > 1.5 {
+					done <- fmt.Errorf("the reading thread slept %.2f times a round trip; want about 1", per)
+					return
+				}
+				done <- nil
+			}()
+			tid := <-tids
+			buf := make([]byte, 1)
+			for range trips {
+				if err := waitAsleep(tid, done); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := io.ReadFull(peer, buf); err != nil {
+					t.Fatal(err)
+				}
+				if err := waitAsleep(tid, done); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := peer.Write([]byte("a")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// waitAsleep waits until thread tid of this process sleeps (state S in its
+// stat file), or the client reports an error on done first.
+func waitAsleep(tid int, done chan error) error {
+	stat := fmt.Sprintf("/proc/self/task/%d/stat", tid)
+	for {
+		select {
+		case err := <-done:
+			done <- err
+			if err == nil {
+				err = errors.New("the client finished early")
+			}
+			return err
+		default:
+		}
+		b, err := os.ReadFile(stat)
+		if err != nil {
+			return err
+		}
+		// The state follows the command name, which is in parentheses.
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && b[i+2] == 'S' {
+			return nil
+		}
+		runtime.Gosched()
+	}
+}
+
+// voluntarySwitches is how many times thread tid has slept.
+func voluntarySwitches(tid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("no voluntary_ctxt_switches in /proc/self/task/%d/status", tid)
 }
