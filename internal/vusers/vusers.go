@@ -97,6 +97,8 @@ type Group struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	lost     chan error
+	// restoreProcs puts GOMAXPROCS back once the sessions are closed.
+	restoreProcs func()
 }
 
 // stopWait is how long Stop waits for the sessions to finish the
@@ -120,18 +122,19 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 	var members []member
 	var monitors []*monitor
 	g := &Group{stopped: make(chan struct{})}
+	n := 0
 	for _, set := range sets {
-		if a := set.Arrivals; a != nil && a.Plan.Users != set.N {
-			return nil, fmt.Errorf("open-loop schedule for %d users given to a set of %d", a.Plan.Users, set.N)
+		if err := set.check(); err != nil {
+			return nil, err
 		}
+		n += set.N
+	}
+	// Before the sessions open: a session chooses its socket by the P
+	// count it finds (sqlclient).
+	g.restoreProcs = raiseProcs(n)
+	for _, set := range sets {
 		var mon *monitor
 		if t := set.Terminals; t != nil {
-			if set.Arrivals != nil {
-				return nil, errors.New("a set runs either open loop or as terminals, not both")
-			}
-			if t.N < 1 || set.N < 1 {
-				return nil, fmt.Errorf("%d terminals over %d sessions: a monitor needs at least one of each", t.N, set.N)
-			}
 			mon = newMonitor(*t)
 			monitors = append(monitors, mon)
 		}
@@ -208,6 +211,22 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 	return g, nil
 }
 
+// check refuses a set that cannot run, before any session opens.
+func (set Users) check() error {
+	if a := set.Arrivals; a != nil && a.Plan.Users != set.N {
+		return fmt.Errorf("open-loop schedule for %d users given to a set of %d", a.Plan.Users, set.N)
+	}
+	if t := set.Terminals; t != nil {
+		if set.Arrivals != nil {
+			return errors.New("a set runs either open loop or as terminals, not both")
+		}
+		if t.N < 1 || set.N < 1 {
+			return fmt.Errorf("%d terminals over %d sessions: a monitor needs at least one of each", t.N, set.N)
+		}
+	}
+	return nil
+}
+
 // waitUntil waits for an intended start; a start already past returns at
 // once. It reports false when the group stops or ctx ends first.
 func (g *Group) waitUntil(ctx context.Context, t time.Time) bool {
@@ -251,4 +270,5 @@ func (g *Group) closeAll() {
 	for _, s := range g.sessions {
 		s.Close()
 	}
+	g.restoreProcs()
 }

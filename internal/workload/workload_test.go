@@ -139,3 +139,25 @@ func TestPerEngine(t *testing.T) {
 	}()
 	q.Register("sqlite", 3)
 }
+
+// TestYielderYieldsAtMostEvery checks the yield's pace: the first call
+// yields, then none until yieldEvery has passed since the last one.
+func TestYielderYieldsAtMostEvery(t *testing.T) {
+	var y Yielder
+	t0 := time.Now()
+	for _, tc := range []struct {
+		at   time.Duration
+		want bool
+	}{
+		{0, true},
+		{time.Millisecond, false},
+		{yieldEvery - time.Microsecond, false},
+		{yieldEvery, true},
+		{yieldEvery + time.Millisecond, false},
+		{3 * yieldEvery, true},
+	} {
+		if got := y.Yield(t0.Add(tc.at)); got != tc.want {
+			t.Errorf("Yield at +%v = %v, want %v", tc.at, got, tc.want)
+		}
+	}
+}

@@ -154,11 +154,11 @@ const (
 // through the network poller. A goroutine in a blocking call keeps its P;
 // while one P is left for everything else the runtime leaves it there, but
 // with as many blocking sessions as Ps it takes Ps away and hands them back
-// on nearly every call. Measured with oltp_read_write on 2 cores, on a
-// quiet machine: one user costs about half the client CPU per transaction
-// with a blocking socket on PostgreSQL and MariaDB alike; at four users
-// four blocking sockets cost more than one blocking and three in the
-// poller (docs/performance.md).
+// on nearly every call. So vusers raises GOMAXPROCS before a step's
+// sessions open, to give each of them a P (for up to
+// vusers.SessionsPerCPU a CPU): measured with oltp_read_write on 2 cores,
+// a blocking socket costs less client CPU than the poller at one user and
+// at four alike, once each has its P (docs/performance.md).
 func (d *Dialect) ForUser(user int) *Dialect {
 	c := *d
 	c.user, c.background = user, false

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +44,7 @@ type Conn struct {
 	// connects: its socket's kind does not change, and asking again would
 	// take the runtime's scheduler lock (GOMAXPROCS) every transaction.
 	inPoller bool
+	yielder  workload.Yielder
 }
 
 // statement is one statement of a session: its text bound to the dialect's
@@ -175,18 +175,14 @@ func (c *Conn) reconnect(ctx context.Context) error {
 func (c *Conn) Run(ctx context.Context, tx int, name string, attempt func() error) error {
 	// A session waits for the server inside blocking system calls (see
 	// blockingConn), or cgo calls on SQLite, so its goroutine would never
-	// pass through the scheduler. After 10 ms of that the runtime's
-	// monitor thread counts it as a goroutine hogging its P and takes the
-	// P away at its next system call, then polls every 20 µs: measured on
-	// oltp_read_write, one nanosleep and more futex calls per statement.
-	// Yielding once per transaction tells the runtime the goroutine is
-	// not stuck. A session in the network poller parks at every read, so
-	// it passes through the scheduler anyway; a yield would only send it
-	// through the global run queue, and wake another thread to take it.
-	if !c.inPoller {
-		runtime.Gosched()
-	}
+	// pass through the scheduler: it yields now and then (Yielder). A
+	// session in the network poller parks at every read, so it passes
+	// through the scheduler anyway; a yield would only send it through the
+	// global run queue, and wake another thread to take it.
 	start := time.Now()
+	if !c.inPoller && c.yielder.Yield(start) {
+		start = time.Now()
+	}
 	retries := 0
 	for {
 		err := attempt()

@@ -6,6 +6,8 @@ import (
 	"net"
 	"runtime"
 	"sync"
+
+	"dbio/internal/vusers"
 )
 
 // sessionSockets are the sockets one session's connection dialled. They
@@ -89,8 +91,8 @@ func (d *Dialect) InPoller() bool { return d.native != nil && d.poller() }
 
 // SocketsNote says, for the results, which sessions of a workload on d's
 // engine wait on blocking sockets and which in the network poller, with
-// the GOMAXPROCS that decides it; empty for an engine reached without
-// sockets (SQLite).
+// the rule that sets GOMAXPROCS for them (vusers); empty for an engine
+// reached without sockets (SQLite).
 func (d *Dialect) SocketsNote() string {
 	switch {
 	case d.native == nil:
@@ -100,9 +102,6 @@ func (d *Dialect) SocketsNote() string {
 	case d.Sockets == SocketsBlocking:
 		return "Sockets: every session reads and writes its socket with blocking system calls."
 	}
-	n := runtime.GOMAXPROCS(0) - 1
-	if n < 1 {
-		return "Sockets: every session waits for the server through Go's network poller (GOMAXPROCS=1 leaves no P for a blocking socket)."
-	}
-	return fmt.Sprintf("Sockets: the first %d session(s) (GOMAXPROCS-1, GOMAXPROCS=%d) read and write their sockets with blocking system calls; later sessions and background jobs wait through Go's network poller.", n, n+1)
+	return fmt.Sprintf("Sockets: a step's first GOMAXPROCS-1 sessions read and write their sockets with blocking system calls; later sessions and background jobs wait through Go's network poller. Each step raises GOMAXPROCS to its sessions + 1, for up to %d sessions per CPU (%d CPUs here, GOMAXPROCS=%d when the run started).",
+		vusers.SessionsPerCPU, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }

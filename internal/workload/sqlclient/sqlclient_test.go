@@ -481,8 +481,8 @@ func TestSocketsForUser(t *testing.T) {
 		// note is what the results' note on sockets says.
 		note string
 	}{
-		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}, "the first 3 session(s)"},
-		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{true, true, true, false, false, false}, "the first 3 session(s)"},
+		{"postgres by engine", "postgres", SocketsByEngine, []bool{true, true, true, false, false, false}, "first GOMAXPROCS-1 sessions"},
+		{"mariadb by engine", "mariadb", SocketsByEngine, []bool{true, true, true, false, false, false}, "first GOMAXPROCS-1 sessions"},
 		{"postgres blocking", "postgres", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
 		{"mariadb blocking", "mariadb", SocketsBlocking, []bool{true, true, true, true, true, true}, "every session reads and writes its socket with blocking"},
 		{"postgres poller", "postgres", SocketsPoller, []bool{false, false, false, false, false, false}, "every session waits for the server through"},

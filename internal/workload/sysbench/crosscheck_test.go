@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,6 +24,7 @@ import (
 	"dbio/internal/execx"
 	"dbio/internal/metrics"
 	"dbio/internal/testenv"
+	"dbio/internal/vusers"
 	"dbio/internal/workload/sqlclient"
 )
 
@@ -413,24 +412,13 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 	// A context that can be cancelled, as the runner's is: drivers watch it.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for u := range users {
-		s, err := w.NewSession(ctx, inst, u, col.NewRecorder())
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer s.Close()
-			for !stop.Load() {
-				if err := s.Next(ctx); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
+	// The sessions run as a step's do, through vusers, which gives each
+	// its own P while it waits on its socket.
+	group, err := vusers.Start(ctx, vusers.Users{N: users, Open: func(ctx context.Context, u int) (vusers.Session, error) {
+		return w.NewSession(ctx, inst, u, col.NewRecorder())
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
 	var perf *exec.Cmd
 	counts := ""
@@ -455,8 +443,12 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 		perf.Wait()
 	}
 	c := col.StepTotals()[0]
-	stop.Store(true)
-	wg.Wait()
+	group.Stop()
+	select {
+	case err := <-group.Lost():
+		t.Error(err)
+	default:
+	}
 	reads, writes, other := w.QueriesPerTransaction()
 	per := int64(reads + writes + other)
 	lat := metrics.Summarize(c.Latency)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"dbio/internal/metrics"
@@ -85,6 +84,7 @@ type conn struct {
 	// inPoller says the connection's socket waits in Go's network poller,
 	// where the goroutine parks at every read (see execute).
 	inPoller bool
+	yielder  workload.Yielder
 }
 
 // session is a virtual user with a connection of its own.
@@ -155,15 +155,13 @@ func (s *session) Next(ctx context.Context) error {
 // It returns an error only when the connection cannot go on.
 func (c *conn) execute(ctx context.Context, t int, run txRun) error {
 	// A goroutine that only ever waits in blocking system calls (or cgo
-	// calls, on SQLite) looks stuck to the runtime's monitor, which then
-	// takes its P at every call and wakes every 20 µs; one yield per
-	// transaction says it is not, as sqlclient.Conn.Run does
-	// (docs/performance.md, blocking sockets). A connection in the poller
-	// parks at every read and needs none.
-	if !c.inPoller {
-		runtime.Gosched()
-	}
+	// calls, on SQLite) yields now and then, as sqlclient.Conn.Run's does
+	// (workload.Yielder). A connection in the poller parks at every read
+	// and needs none.
 	start := time.Now()
+	if !c.inPoller && c.yielder.Yield(start) {
+		start = time.Now()
+	}
 	var err error
 	retries := 0
 	// Statements run on a context that cannot be cancelled, as sqlclient's
