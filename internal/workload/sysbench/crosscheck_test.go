@@ -38,6 +38,8 @@ type report struct {
 	// clientCPUUS is the client's own CPU time (user + system) per
 	// transaction, in µs: what the load generator costs the machine.
 	clientCPUUS float64
+	// systemCPUUS is the part of clientCPUUS spent in the kernel.
+	systemCPUUS float64
 	// switchesPerTx is the client's context switches (voluntary and
 	// involuntary) per transaction: how often its threads slept or were
 	// put off a CPU.
@@ -257,7 +259,7 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		if err != nil {
 			t.Fatalf("%v:\n%s", err, res.Stdout)
 		}
-		rep.clientCPUUS, rep.switchesPerTx = usagePerTx(before, after, rep.transactions)
+		rep.clientCPUUS, rep.systemCPUUS, rep.switchesPerTx = usagePerTx(before, after, rep.transactions)
 		if counts != "" {
 			rep.syscallsPerTx, rep.calls = perfCount(t, counts, rep.transactions)
 		}
@@ -308,9 +310,9 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		}
 	}
 	t.Logf("%s, %d tables x %d rows, %d threads, %d s per run, %s %s:", cfg.Workload, cfg.Tables, cfg.TableSize, threads, seconds, inst.Info().Engine, inst.Info().Version)
-	t.Logf("%-11s %8s %9s %8s %8s %7s %14s %12s %12s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx", "switches/tx", "syscalls/tx")
+	t.Logf("%-11s %8s %9s %8s %8s %7s %14s %11s %12s %12s", "tool", "TPS", "QPS", "avg ms", "p95 ms", "errors", "client CPU/tx", "of it sys", "switches/tx", "syscalls/tx")
 	for _, r := range reps {
-		t.Logf("%-11s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs %12.1f %12.1f", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS, r.switchesPerTx, r.syscallsPerTx)
+		t.Logf("%-11s %8.1f %9.1f %8.2f %8.2f %7d %11.0f µs %8.0f µs %12.1f %12.1f", r.tool, r.tps, r.qps, r.avgMS, r.p95MS, r.ignoredErrors, r.clientCPUUS, r.systemCPUUS, r.switchesPerTx, r.syscallsPerTx)
 	}
 	for _, r := range reps {
 		if r.calls != "" {
@@ -457,7 +459,7 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 		tps: float64(c.Committed) / elapsed.Seconds(), qps: float64(c.Committed*per) / elapsed.Seconds(),
 		avgMS: lat.MeanUS / 1000, p95MS: float64(lat.P95US) / 1000, ignoredErrors: c.Retries + c.Failed, reconnects: c.Reconnects,
 	}
-	rep.clientCPUUS, rep.switchesPerTx = usagePerTx(before, after, c.Committed)
+	rep.clientCPUUS, rep.systemCPUUS, rep.switchesPerTx = usagePerTx(before, after, c.Committed)
 	if counts != "" {
 		rep.syscallsPerTx, rep.calls = perfCount(t, counts, c.Committed)
 	}
@@ -525,13 +527,13 @@ func perfCount(t *testing.T, out string, txs int64) (total float64, calls string
 
 // usagePerTx is the user and system CPU time between two samples per
 // transaction, in µs, and the context switches per transaction.
-func usagePerTx(before, after syscall.Rusage, txs int64) (cpuUS, switches float64) {
+func usagePerTx(before, after syscall.Rusage, txs int64) (cpuUS, systemUS, switches float64) {
 	if txs == 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
-	us := func(r syscall.Rusage) int64 {
-		return r.Utime.Sec*1e6 + r.Utime.Usec + r.Stime.Sec*1e6 + r.Stime.Usec
-	}
+	us := func(t syscall.Timeval) int64 { return t.Sec*1e6 + t.Usec }
+	user, system := us(after.Utime)-us(before.Utime), us(after.Stime)-us(before.Stime)
 	sw := func(r syscall.Rusage) int64 { return r.Nvcsw + r.Nivcsw }
-	return float64(us(after)-us(before)) / float64(txs), float64(sw(after)-sw(before)) / float64(txs)
+	n := float64(txs)
+	return float64(user+system) / n, float64(system) / n, float64(sw(after)-sw(before)) / n
 }
