@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"dbio/internal/metrics"
 )
@@ -456,4 +457,53 @@ func voluntarySwitches(tid int) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("no voluntary_ctxt_switches in /proc/self/task/%d/status", tid)
+}
+
+// TestBlockingConnTakesAnAnswerInOneRead checks that a driver reading an
+// answer longer than its buffer gets it in pieces from one read of the
+// socket, in order.
+func TestBlockingConnTakesAnAnswerInOneRead(t *testing.T) {
+	c, peer := socketPair(t)
+	answer := []byte(strings.Repeat("0123456789", 2000)) // 20,000 bytes, as a range query's rows
+	if _, err := peer.Write(answer); err != nil {
+		t.Fatal(err)
+	}
+	// The peer's one write is in the socket now; the first read takes it.
+	if err := waitBuffered(c.fd, len(answer)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	var got []byte
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, buf[:n]...)
+	if held := c.end - c.start; held != len(answer)-n {
+		t.Fatalf("after a read of %d bytes the connection holds %d, want the other %d", n, held, len(answer)-n)
+	}
+	for len(got) < len(answer) {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if string(got) != string(answer) {
+		t.Fatal("the pieces read are not the answer written")
+	}
+}
+
+// waitBuffered waits until socket fd holds n bytes to read (FIONREAD).
+func waitBuffered(fd, n int) error {
+	for {
+		var have int32
+		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&have))); errno != 0 {
+			return errno
+		}
+		if int(have) >= n {
+			return nil
+		}
+		runtime.Gosched()
+	}
 }
