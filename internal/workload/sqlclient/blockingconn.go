@@ -263,14 +263,7 @@ const pollIn = 0x1
 // recv reads what the socket holds into p without waiting: EAGAIN when it
 // holds nothing yet.
 func recv(fd int, p []byte) (int, error) {
-	if len(p) == 0 {
-		return 0, nil
-	}
-	n, _, errno := syscall.Syscall6(syscall.SYS_RECVFROM, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), syscall.MSG_DONTWAIT, 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
+	return transfer(syscall.SYS_RECVFROM, fd, p, syscall.MSG_DONTWAIT)
 }
 
 func (c *blockingConn) Write(p []byte) (int, error) {
@@ -308,10 +301,15 @@ func (c *blockingConn) Write(p []byte) (int, error) {
 // send writes p with MSG_NOSIGNAL: a peer gone makes it fail with EPIPE
 // instead of raising SIGPIPE.
 func send(fd int, p []byte) (int, error) {
+	return transfer(syscall.SYS_SENDTO, fd, p, syscall.MSG_NOSIGNAL)
+}
+
+// transfer is sendto(2) or recvfrom(2) on a connected socket, by trap.
+func transfer(trap uintptr, fd int, p []byte, flags int) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	n, _, errno := syscall.Syscall6(syscall.SYS_SENDTO, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), syscall.MSG_NOSIGNAL, 0, 0)
+	n, _, errno := syscall.Syscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)), uintptr(flags), 0, 0)
 	if errno != 0 {
 		return 0, errno
 	}
