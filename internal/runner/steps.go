@@ -182,6 +182,8 @@ func (st *stepper) startBackground(ctx context.Context) (*background, error) {
 			return ss, nil
 		},
 		Lost: func(err error) error { return fmt.Errorf("background session: %w", err) },
+		// Background sessions wait in the poller, whatever GOMAXPROCS is.
+		InPoller: true,
 	})
 	if err != nil {
 		return nil, err

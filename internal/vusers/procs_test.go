@@ -49,6 +49,18 @@ func TestStartGivesEachSessionAP(t *testing.T) {
 	if after := runtime.GOMAXPROCS(0); after != before {
 		t.Errorf("GOMAXPROCS is %d after Stop, want %d as before", after, before)
 	}
+
+	// Sessions in the poller get no P: the count stays as it was.
+	g, err = Start(context.Background(), Users{N: n, InPoller: true, Open: func(ctx context.Context, i int) (Session, error) {
+		if p := runtime.GOMAXPROCS(0); p != before {
+			t.Errorf("a session in the poller opened under GOMAXPROCS=%d, want %d as before", p, before)
+		}
+		return idleSession{}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Stop()
 }
 
 // idleSession's transactions do nothing.

@@ -49,6 +49,12 @@ type Users struct {
 	// Terminals, when set, runs the set as terminals sharing its N
 	// sessions, the monitor's pool of connections; it excludes Arrivals.
 	Terminals *Terminals
+	// InPoller marks a set whose sessions wait for their server through
+	// Go's network poller (a workload's background jobs, see
+	// sqlclient.Dialect.ForBackground): they park while they wait, need no
+	// P of their own, and Start does not count them when it sets
+	// GOMAXPROCS.
+	InPoller bool
 }
 
 // Terminals are paced users without a connection of their own.
@@ -127,7 +133,9 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 		if err := set.check(); err != nil {
 			return nil, err
 		}
-		n += set.N
+		if !set.InPoller {
+			n += set.N
+		}
 	}
 	// Before the sessions open: a session chooses its socket by the P
 	// count it finds (sqlclient).
