@@ -128,8 +128,11 @@ func (l *pgxLink) paramText(args []any) ([][]byte, bool) {
 // when an argument needs pgx's encoding.
 func (l *pgxLink) run(ctx context.Context, st *statement, args []any) (rows int, tag pgconn.CommandTag, ok bool, err error) {
 	name, prepared := st.prepared.(string)
+	if !prepared {
+		return 0, tag, false, nil
+	}
 	params, text := l.paramText(args)
-	if !prepared || !text {
+	if !text {
 		return 0, tag, false, nil
 	}
 	rr := l.conn.PgConn().ExecPrepared(ctx, name, params, nil, nil)
