@@ -414,14 +414,6 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 	// A context that can be cancelled, as the runner's is: drivers watch it.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The sessions run as a step's do, through vusers, which gives each
-	// its own P while it waits on its socket.
-	group, err := vusers.Start(ctx, vusers.Users{N: users, Open: func(ctx context.Context, u int) (vusers.Session, error) {
-		return w.NewSession(ctx, inst, u, col.NewRecorder())
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var perf *exec.Cmd
 	counts := ""
 	if countSyscalls(t) {
@@ -433,9 +425,20 @@ func runSessions(t *testing.T, w *Workload, inst engine.Instance, users int, d t
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
+	// The CPU is counted from before the sessions connect, as sysbench's
+	// is (its whole process: connecting, preparing, running), and the
+	// transactions from the moment they may start, as sysbench's --time.
 	var before, after syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	// The sessions run as a step's do, through vusers, which gives each
+	// its own P while it waits on its socket.
+	group, err := vusers.Start(ctx, vusers.Users{N: users, Open: func(ctx context.Context, u int) (vusers.Session, error) {
+		return w.NewSession(ctx, inst, u, col.NewRecorder())
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
 	time.Sleep(d)
 	col.Tick()
 	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
