@@ -23,6 +23,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/execx"
 	"dbio/internal/metrics"
+	"dbio/internal/stats"
 	"dbio/internal/testenv"
 	"dbio/internal/vusers"
 	"dbio/internal/workload/sqlclient"
@@ -147,8 +148,9 @@ func crossCheckSeconds() int {
 // TestAgreesWithSysbench runs Debian's sysbench and dbio's oltp_read_write
 // against the same tables on a managed MariaDB and a managed PostgreSQL,
 // with the same threads and duration, in turn (sysbench, dbio, sysbench,
-// dbio: DBIO_CROSSCHECK_REPEATS rounds, 2 by default) so that the repeats
-// show the run-to-run noise, and reports both, with each client's own CPU
+// dbio: DBIO_CROSSCHECK_REPEATS rounds, 2 by default, 6 or more for a
+// verdict: see findCPU) so that the repeats show the run-to-run noise, and
+// reports both, with each client's own CPU
 // and context switches per transaction. DBIO_CROSSCHECK_SOCKETS=both adds
 // dbio with its sessions' sockets in Go's network poller (dbio-poller) and
 // with blocking system calls (dbio-blocking) to each round, to measure one
@@ -354,8 +356,11 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 			ratios = append(ratios, r.clientCPUUS/reps[i-1].clientCPUUS)
 		}
 	}
-	rs := spreadOf(ratios)
-	t.Logf("dbio / sysbench client CPU/tx, run by run: median %.2fx (%.2f to %.2f)", rs.median, rs.min, rs.max)
+	finding, err := findCPU(ratios)
+	if err != nil {
+		t.Fatalf("dbio / sysbench client CPU/tx ratios %v: %v", ratios, err)
+	}
+	t.Logf("dbio / sysbench client CPU/tx, round by round: %s", finding)
 	extra := ""
 	if pc, bc := figure("dbio-poller", cpu), figure("dbio-blocking", cpu); pc.n > 0 && bc.n > 0 {
 		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f dbio_blocking_cpu_us=%.0f", pc.median, bc.median)
@@ -364,8 +369,8 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 	}
 	// One line for scripts/bench.sh, with the load average at its end.
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f%s load=%s",
-		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, dbCPU/sbCPU, extra, strings.Fields(string(load) + " -")[0])
+	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f%s %s load=%s",
+		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, finding.ratios.Median, extra, finding.fields(), strings.Fields(string(load) + " -")[0])
 
 	for _, r := range reps {
 		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
@@ -377,6 +382,110 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		if per := float64(r.queries) / float64(r.transactions); per < want-0.5 || per > want+0.5 {
 			t.Errorf("%s: %.2f queries per transaction, want %.0f", r.tool, per, want)
 		}
+	}
+}
+
+// cpuFinding is what the rounds say of dbio's client CPU per transaction
+// against sysbench's. Each round's ratio is dbio's over the sysbench run just
+// before it, in the same minute, so that the machine's drift from round to
+// round (sysbench's own TPS moves by a third on these machines) cancels
+// out; the ratios are summarised by their median and its distribution-free
+// confidence interval (stats.Summarize), and the verdict says where that
+// interval lies against 1.
+type cpuFinding struct {
+	ratios  stats.Summary
+	verdict cpuVerdict
+}
+
+// cpuVerdict places dbio's client CPU per transaction against sysbench's.
+type cpuVerdict string
+
+const (
+	// cpuBelow: the interval of the median ratio lies under 1.
+	cpuBelow cpuVerdict = "below"
+	// cpuWithinNoise: the interval holds 1; the rounds cannot tell the
+	// two clients apart.
+	cpuWithinNoise cpuVerdict = "within-noise"
+	// cpuAbove: the interval lies over 1, dbio costs more beyond the noise.
+	cpuAbove cpuVerdict = "above"
+	// cpuTooFewRounds: too few rounds for an interval (6 at 95 %).
+	cpuTooFewRounds cpuVerdict = "too-few-rounds"
+)
+
+// findCPU judges the rounds' ratios of dbio's client CPU per transaction
+// to sysbench's.
+func findCPU(ratios []float64) (cpuFinding, error) {
+	s, err := stats.Summarize(ratios)
+	if err != nil {
+		return cpuFinding{}, err
+	}
+	f := cpuFinding{ratios: s}
+	switch iv := s.Interval; {
+	case !iv.Available:
+		f.verdict = cpuTooFewRounds
+	case iv.Hi < 1:
+		f.verdict = cpuBelow
+	case iv.Lo > 1:
+		f.verdict = cpuAbove
+	default:
+		f.verdict = cpuWithinNoise
+	}
+	return f, nil
+}
+
+func (f cpuFinding) String() string {
+	s := f.ratios
+	text := fmt.Sprintf("median %.2fx over %d rounds (%.2f to %.2f)", s.Median, s.N, s.Min, s.Max)
+	if f.verdict == cpuTooFewRounds {
+		return fmt.Sprintf("%s; %d rounds are too few to place the median (DBIO_CROSSCHECK_REPEATS=%d or more)", text, s.N, s.Interval.NeedN)
+	}
+	place := map[cpuVerdict]string{
+		cpuBelow:       "below sysbench's beyond the noise",
+		cpuWithinNoise: "within the noise of sysbench's",
+		cpuAbove:       "above sysbench's beyond the noise",
+	}[f.verdict]
+	return fmt.Sprintf("%s; the median lies in %.2f to %.2f at %.1f %% confidence: %s",
+		text, s.Interval.Lo, s.Interval.Hi, s.Interval.Confidence*100, place)
+}
+
+// fields is the finding as scripts/bench.sh reads it, in name=value words.
+func (f cpuFinding) fields() string {
+	s := f.ratios
+	if f.verdict == cpuTooFewRounds {
+		return fmt.Sprintf("cpu_rounds=%d cpu_finding=%s", s.N, f.verdict)
+	}
+	return fmt.Sprintf("cpu_rounds=%d cpu_ratio_lo=%.2f cpu_ratio_hi=%.2f cpu_finding=%s", s.N, s.Interval.Lo, s.Interval.Hi, f.verdict)
+}
+
+func TestFindCPU(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		ratios []float64
+		want   cpuVerdict
+	}{
+		{"five rounds give no interval", []float64{0.5, 0.6, 0.7, 0.8, 0.9}, cpuTooFewRounds},
+		{"every round under 1", []float64{0.90, 0.95, 0.97, 0.93, 0.99, 0.92}, cpuBelow},
+		{"every round over 1", []float64{1.05, 1.10, 1.02, 1.20, 1.01, 1.07}, cpuAbove},
+		{"rounds on both sides of 1", []float64{0.96, 1.04, 1.10, 0.99, 1.02, 1.08}, cpuWithinNoise},
+		{"one round at exactly 1 keeps it open", []float64{1.00, 1.04, 1.10, 1.03, 1.02, 1.08}, cpuWithinNoise},
+		// With 9 rounds the interval drops the extreme round on each side.
+		{"one round alone under 1 of nine", []float64{0.80, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09}, cpuAbove},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := findCPU(tc.ratios)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.verdict != tc.want {
+				t.Errorf("verdict %s, want %s (%s)", f.verdict, tc.want, f)
+			}
+			if !strings.Contains(f.fields(), "cpu_finding="+string(tc.want)) {
+				t.Errorf("bench fields %q do not carry the verdict", f.fields())
+			}
+		})
+	}
+	if _, err := findCPU(nil); err == nil {
+		t.Error("no rounds were judged without an error")
 	}
 }
 
