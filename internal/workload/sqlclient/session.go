@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"dbio/internal/metrics"
+	"dbio/internal/vusers"
 	"dbio/internal/workload"
 	"dbio/internal/workload/txerr"
 )
@@ -164,6 +165,12 @@ func (c *Conn) reconnect(ctx context.Context) error {
 	c.link.close()
 	return c.connect(ctx)
 }
+
+// WaitsOnThread implements vusers.ThreadWaiter: a session on a blocking
+// socket, or on SQLite, waits for its server on its own thread.
+func (c *Conn) WaitsOnThread() bool { return !c.inPoller }
+
+var _ vusers.ThreadWaiter = (*Conn)(nil)
 
 // Run runs transaction tx (recorded as index tx, named name in errors) until
 // it commits, as a benchmark client does: again after an error the engine

@@ -133,6 +133,12 @@ func (t *terminal) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * t.pacingScale)
 }
 
+// WaitsOnThread implements vusers.ThreadWaiter: a user on a blocking socket
+// (or on SQLite) waits for its server on its own thread. A paced user also
+// sleeps between transactions, on a timer, and is said not to: waking a
+// goroutine tied to one thread costs more than the thread saves it.
+func (s *session) WaitsOnThread() bool { return !s.inPoller && !s.pacing }
+
 // Next implements workload.Session: the user keys, runs and thinks on its
 // own connection.
 func (s *session) Next(ctx context.Context) error {
