@@ -39,9 +39,9 @@ func (s *threadSession) Next(ctx context.Context) error {
 
 func (s *threadSession) Close() error { return nil }
 
-// TestThreadWaitersKeepTheirThread checks that a closed-loop session that
-// waits on its thread runs every transaction on one thread, yields and all:
-// unpinned, a yielding goroutine is soon taken by another thread.
+// TestThreadWaitersKeepTheirThread checks that closed-loop sessions that
+// wait on their threads run every transaction on one thread each, yields
+// and all: unpinned, a yielding goroutine is soon taken by another thread.
 func TestThreadWaitersKeepTheirThread(t *testing.T) {
 	const n = 4
 	var sessions []*threadSession
@@ -64,7 +64,7 @@ func TestThreadWaitersKeepTheirThread(t *testing.T) {
 	}
 }
 
-func TestPinned(t *testing.T) {
+func TestWaitsOnThread(t *testing.T) {
 	sched, err := arrival.Plan{Users: 1, Rate: 1}.Schedule(0)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +81,8 @@ func TestPinned(t *testing.T) {
 		{"a monitor's connection: waits for terminals", member{s: &threadSession{waits: true}, mon: &monitor{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.m.pinned(); got != tc.want {
-				t.Errorf("pinned() = %v, want %v", got, tc.want)
+			if got := tc.m.waitsOnThread(); got != tc.want {
+				t.Errorf("waitsOnThread() = %v, want %v", got, tc.want)
 			}
 		})
 	}

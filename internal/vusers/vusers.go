@@ -44,8 +44,9 @@ type ThreadWaiter interface {
 	WaitsOnThread() bool
 }
 
-// pinned says whether s runs on one thread for its life: a session that
-// waits on its thread, in a closed-loop set.
+// waitsOnThread says whether m is a session that waits on its thread, in a
+// closed-loop set: one that Start runs on one thread for its life when the
+// group has two or more of them.
 //
 // Why: such a goroutine leaves its thread only when it yields (see
 // workload.Yielder), and then another thread usually takes it, so a
@@ -53,10 +54,14 @@ type ThreadWaiter interface {
 // in the sysbench cross-check at four users on two CPUs (PostgreSQL), the
 // kernel's share of the client's CPU per transaction fell by a fifth on one
 // thread each: from 1.12x sysbench's C client's CPU per transaction to 0.81
-// to 0.94x. A paced session or a monitor's connection sleeps between
-// transactions, and waking a goroutine pinned to a thread costs a handover
-// of its P each time: those are not pinned.
-func (m *member) pinned() bool {
+// to 0.94x, and MariaDB's from 1.00x to 0.83x. A lone session does not
+// wander (no other session's thread is about to take it), and pinned, each
+// of its yields would hand its P to another thread and back: at one thread
+// it measured 1.02x against 0.70x unpinned (MariaDB), 0.99x against 0.80x
+// (PostgreSQL). A paced session or a monitor's connection sleeps between
+// transactions, and waking a pinned goroutine costs that handover each time:
+// those are not pinned.
+func (m *member) waitsOnThread() bool {
 	w, ok := m.s.(ThreadWaiter)
 	return ok && m.sched == nil && m.mon == nil && w.WaitsOnThread()
 }
@@ -206,11 +211,18 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 			mon.schedule(ctx, g.stopped)
 		}()
 	}
+	waiters := 0
 	for _, m := range members {
+		if m.waitsOnThread() {
+			waiters++
+		}
+	}
+	for _, m := range members {
+		pin := waiters > 1 && m.waitsOnThread()
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()
-			if m.pinned() {
+			if pin {
 				runtime.LockOSThread()
 				defer runtime.UnlockOSThread()
 			}
