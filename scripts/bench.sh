@@ -299,10 +299,10 @@ done
 
 echo
 echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-printf '%-66s %-30s %-10s %-24s %s\n' "figure" "value" "target" "verdict" "machine"
+printf '%-66s %-30s %-10s %-44s %s\n' "figure" "value" "target" "verdict" "machine"
 for r in "${rows[@]}"; do
 	IFS='|' read -r fig val tgt ver st <<<"$r"
-	printf '%-66s %-30s %-10s %-24s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
+	printf '%-66s %-30s %-10s %-44s %s\n' "$fig" "$val" "$tgt" "$ver" "$st"
 done
 
 # Database server CPU per TPC-C transaction, per type and for the mix, on PostgreSQL and MariaDB.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -420,12 +421,15 @@ func findCPU(ratios []float64) (cpuFinding, error) {
 		return cpuFinding{}, err
 	}
 	f := cpuFinding{ratios: s}
+	// Judged on the bounds as printed, to the hundredth, so that a bound
+	// shown as 1.00 never reads as below or above 1.
+	hundredths := func(x float64) float64 { return math.Round(x*100) / 100 }
 	switch iv := s.Interval; {
 	case !iv.Available:
 		f.verdict = cpuTooFewRounds
-	case iv.Hi < 1:
+	case hundredths(iv.Hi) < 1:
 		f.verdict = cpuBelow
-	case iv.Lo > 1:
+	case hundredths(iv.Lo) > 1:
 		f.verdict = cpuAbove
 	default:
 		f.verdict = cpuWithinNoise
@@ -468,6 +472,7 @@ func TestFindCPU(t *testing.T) {
 		{"every round over 1", []float64{1.05, 1.10, 1.02, 1.20, 1.01, 1.07}, cpuAbove},
 		{"rounds on both sides of 1", []float64{0.96, 1.04, 1.10, 0.99, 1.02, 1.08}, cpuWithinNoise},
 		{"one round at exactly 1 keeps it open", []float64{1.00, 1.04, 1.10, 1.03, 1.02, 1.08}, cpuWithinNoise},
+		{"a bound printed as 1.00 keeps it open", []float64{0.72, 0.80, 0.83, 0.84, 0.90, 0.998}, cpuWithinNoise},
 		// With 9 rounds the interval drops the extreme round on each side.
 		{"one round alone under 1 of nine", []float64{0.80, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09}, cpuAbove},
 	} {
