@@ -23,7 +23,7 @@ type threadSession struct {
 
 const threadRuns = 300
 
-func (s *threadSession) WaitsOnThread() bool { return s.waits }
+func (s *threadSession) KeepsThread() bool { return s.waits }
 
 func (s *threadSession) Next(ctx context.Context) error {
 	s.mu.Lock()
@@ -39,10 +39,10 @@ func (s *threadSession) Next(ctx context.Context) error {
 
 func (s *threadSession) Close() error { return nil }
 
-// TestThreadWaitersKeepTheirThread checks that closed-loop sessions that
-// wait on their threads run every transaction on one thread each, yields
-// and all: unpinned, a yielding goroutine is soon taken by another thread.
-func TestThreadWaitersKeepTheirThread(t *testing.T) {
+// TestThreadKeepersKeepTheirThread checks that closed-loop sessions that
+// keep a thread run every transaction on one thread each, yields and all:
+// unpinned, a yielding goroutine is soon taken by another thread.
+func TestThreadKeepersKeepTheirThread(t *testing.T) {
 	const n = 4
 	var sessions []*threadSession
 	g, err := Start(context.Background(), Users{N: n, Open: func(ctx context.Context, i int) (Session, error) {
@@ -64,7 +64,7 @@ func TestThreadWaitersKeepTheirThread(t *testing.T) {
 	}
 }
 
-func TestWaitsOnThread(t *testing.T) {
+func TestKeepsThread(t *testing.T) {
 	sched, err := arrival.Plan{Users: 1, Rate: 1}.Schedule(0)
 	if err != nil {
 		t.Fatal(err)
@@ -74,15 +74,15 @@ func TestWaitsOnThread(t *testing.T) {
 		m    member
 		want bool
 	}{
-		{"waits on its thread, closed loop", member{s: &threadSession{waits: true}}, true},
-		{"waits in the poller", member{s: &threadSession{waits: false}}, false},
-		{"says nothing of how it waits", member{s: idleSession{}}, false},
+		{"keeps a thread, closed loop", member{s: &threadSession{waits: true}}, true},
+		{"waits in the poller: keeps none", member{s: &threadSession{waits: false}}, false},
+		{"says nothing of threads", member{s: idleSession{}}, false},
 		{"open loop: sleeps until its next start", member{s: &threadSession{waits: true}, sched: sched}, false},
 		{"a monitor's connection: waits for terminals", member{s: &threadSession{waits: true}, mon: &monitor{}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.m.waitsOnThread(); got != tc.want {
-				t.Errorf("waitsOnThread() = %v, want %v", got, tc.want)
+			if got := tc.m.keepsThread(); got != tc.want {
+				t.Errorf("keepsThread() = %v, want %v", got, tc.want)
 			}
 		})
 	}

@@ -36,34 +36,40 @@ type Session interface {
 	Close() error
 }
 
-// ThreadWaiter is implemented by a session that waits for its server on its
-// goroutine's own thread, in blocking system calls or cgo calls (sqlclient's
-// blocking sockets, SQLite), rather than parking in Go's network poller.
-type ThreadWaiter interface {
-	// WaitsOnThread reports whether the open session does.
-	WaitsOnThread() bool
+// ThreadKeeper is implemented by a session that may run on one OS thread
+// for its life: one that waits for its server on its goroutine's own thread,
+// in blocking system calls or cgo calls (sqlclient's blocking sockets,
+// SQLite), rather than parking in Go's network poller, and makes many such
+// waits between two of its yields (workload.Yielder).
+type ThreadKeeper interface {
+	// KeepsThread reports whether the open session is one.
+	KeepsThread() bool
 }
 
-// waitsOnThread says whether m is a session that waits on its thread, in a
+// keepsThread says whether m is a session that keeps a thread, in a
 // closed-loop set: one that Start runs on one thread for its life when the
 // group has two or more of them.
 //
-// Why: such a goroutine leaves its thread only when it yields (see
-// workload.Yielder), and then another thread usually takes it, so a
-// session's system calls wander over every thread the runtime has. Measured
-// in the sysbench cross-check at four users on two CPUs (PostgreSQL), the
-// kernel's share of the client's CPU per transaction fell by a fifth on one
-// thread each: from 1.12x sysbench's C client's CPU per transaction to 0.81
-// to 0.94x, and MariaDB's from 1.00x to 0.83x. A lone session does not
-// wander (no other session's thread is about to take it), and pinned, each
-// of its yields would hand its P to another thread and back: at one thread
-// it measured 1.02x against 0.70x unpinned (MariaDB), 0.99x against 0.80x
-// (PostgreSQL). A paced session or a monitor's connection sleeps between
-// transactions, and waking a pinned goroutine costs that handover each time:
-// those are not pinned.
-func (m *member) waitsOnThread() bool {
-	w, ok := m.s.(ThreadWaiter)
-	return ok && m.sched == nil && m.mon == nil && w.WaitsOnThread()
+// Why: such a goroutine leaves its thread only when it yields, and then
+// another thread usually takes it, so a session's system calls wander over
+// every thread the runtime has. Measured in the sysbench cross-check at four
+// users on two CPUs (PostgreSQL), the kernel's share of the client's CPU per
+// transaction fell by a fifth on one thread each: from 1.12x sysbench's C
+// client's CPU per transaction to 0.81 to 0.94x, and MariaDB's from 1.00x to
+// 0.83x.
+//
+// The price is the yield: a pinned goroutine's yield hands its P to another
+// thread and back, two wakeups where an unpinned one costs one. A lone
+// session does not wander (no other session's thread is about to take it),
+// so pinned it only pays: at one thread 1.02x against 0.70x unpinned
+// (MariaDB), 0.99x against 0.80x (PostgreSQL). A session that yields at
+// nearly every transaction (one round trip each, as TPC-C's procedure calls)
+// pays at every one, and does not say it keeps a thread. A paced session or
+// a monitor's connection sleeps between transactions, and waking a pinned
+// goroutine costs the same handover each time: those are never pinned.
+func (m *member) keepsThread() bool {
+	k, ok := m.s.(ThreadKeeper)
+	return ok && m.sched == nil && m.mon == nil && k.KeepsThread()
 }
 
 // Users is one set of sessions in a group: a step's users, a workload's
@@ -211,14 +217,14 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 			mon.schedule(ctx, g.stopped)
 		}()
 	}
-	waiters := 0
+	keepers := 0
 	for _, m := range members {
-		if m.waitsOnThread() {
-			waiters++
+		if m.keepsThread() {
+			keepers++
 		}
 	}
 	for _, m := range members {
-		pin := waiters > 1 && m.waitsOnThread()
+		pin := keepers > 1 && m.keepsThread()
 		g.wg.Add(1)
 		go func() {
 			defer g.wg.Done()

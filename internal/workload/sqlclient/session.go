@@ -166,11 +166,13 @@ func (c *Conn) reconnect(ctx context.Context) error {
 	return c.connect(ctx)
 }
 
-// WaitsOnThread implements vusers.ThreadWaiter: a session on a blocking
-// socket, or on SQLite, waits for its server on its own thread.
-func (c *Conn) WaitsOnThread() bool { return !c.inPoller }
+// KeepsThread implements vusers.ThreadKeeper: a session on a blocking
+// socket, or on SQLite, waits for its server on its own thread, and the
+// workloads built on Conn (sysbench's, AS3AP's) make many round trips
+// between two yields.
+func (c *Conn) KeepsThread() bool { return !c.inPoller }
 
-var _ vusers.ThreadWaiter = (*Conn)(nil)
+var _ vusers.ThreadKeeper = (*Conn)(nil)
 
 // Run runs transaction tx (recorded as index tx, named name in errors) until
 // it commits, as a benchmark client does: again after an error the engine

@@ -102,6 +102,6 @@ func (d *Dialect) SocketsNote() string {
 	case d.Sockets == SocketsBlocking:
 		return "Sockets: every session reads and writes its socket with blocking system calls."
 	}
-	return fmt.Sprintf("Sockets: a step's first GOMAXPROCS-1 sessions read and write their sockets with blocking system calls; later sessions and background jobs wait through Go's network poller. Each step raises GOMAXPROCS to its sessions + 1, for up to %d sessions per CPU (%d CPUs here, GOMAXPROCS=%d when the run started), and, when a closed-loop step has two or more blocking sessions, runs each on an OS thread of its own.",
+	return fmt.Sprintf("Sockets: a step's first GOMAXPROCS-1 sessions read and write their sockets with blocking system calls; later sessions and background jobs wait through Go's network poller. Each step raises GOMAXPROCS to its sessions + 1, for up to %d sessions per CPU (%d CPUs here, GOMAXPROCS=%d when the run started). When a closed-loop step has two or more blocking sessions of a workload that makes many round trips a transaction (sysbench's, AS3AP's, not TPC-C's), each runs on an OS thread of its own.",
 		vusers.SessionsPerCPU, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 }
