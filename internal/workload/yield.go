@@ -10,8 +10,10 @@ import (
 // calls (SQLite) is not stuck. Such a goroutine never passes through the
 // scheduler, and after 10 ms of that the runtime's monitor thread takes its
 // P at its next call and then wakes every 20 µs; a yield resets that clock.
-// A yield costs a wakeup of another thread, so it is made at most every
-// yieldEvery, not every transaction. The zero value is ready to use.
+// A yield costs a wakeup of another thread (two, and a handover of the P,
+// for a goroutine pinned to its thread: see vusers.ThreadKeeper), so it is
+// made at most every yieldEvery, not every transaction. The zero value is
+// ready to use.
 type Yielder struct {
 	last time.Time
 }
