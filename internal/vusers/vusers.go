@@ -53,18 +53,20 @@ type ThreadKeeper interface {
 // Why: such a goroutine leaves its thread only when it yields, and then
 // another thread usually takes it, so a session's system calls wander over
 // every thread the runtime has. Measured in the sysbench cross-check at four
-// users on two CPUs (PostgreSQL), the kernel's share of the client's CPU per
-// transaction fell by a fifth on one thread each: from 1.12x sysbench's C
-// client's CPU per transaction to 0.81 to 0.94x, and MariaDB's from 1.00x to
-// 0.83x.
+// users on two CPUs (six rounds each; the median of the rounds' ratios and
+// its 96.9 % interval), the client's CPU per transaction went from 1.12x
+// sysbench's C client's (1.04 to 1.18, above it beyond the noise) to 0.87x
+// (0.83 to 1.06) on PostgreSQL, and from 1.00x (0.93 to 1.12) to 0.83x (0.77
+// to 0.91, below it) on MariaDB.
 //
 // The price is the yield: a pinned goroutine's yield hands its P to another
 // thread and back, two wakeups where an unpinned one costs one. A lone
 // session does not wander (no other session's thread is about to take it),
-// so pinned it only pays: at one thread 1.02x against 0.70x unpinned
-// (MariaDB), 0.99x against 0.80x (PostgreSQL). A session that yields at
-// nearly every transaction (one round trip each, as TPC-C's procedure calls)
-// pays at every one, and does not say it keeps a thread. A paced session or
+// so pinned it only pays: at one thread 1.02x (0.91 to 1.08) against 0.70x
+// (0.64 to 0.80) unpinned on MariaDB, 0.99x (0.84 to 1.12) against 0.80x
+// (0.79 to 0.97) on PostgreSQL. A session that yields at nearly every
+// transaction (one round trip each, as TPC-C's procedure calls) pays at
+// every one, and does not say it keeps a thread. A paced session or
 // a monitor's connection sleeps between transactions, and waking a pinned
 // goroutine costs the same handover each time: those are never pinned.
 func (m *member) keepsThread() bool {
