@@ -114,15 +114,15 @@ cpu_verdict() {
 	*) echo "too few rounds to tell" ;;
 	esac
 }
-while read -r engine threads sbtps dbtps sbcpu dbcpu ratio lo hi rounds finding load; do
+while read -r engine threads sbtps dbtps sbcpu dbcpu ratio lo hi rounds finding tpsverdict load; do
 	row "$engine oltp_read_write, $threads threads: client CPU/tx (µs)" "sysbench $sbcpu, dbio $dbcpu" "ratio <= 1" \
 		"$(cpu_verdict "$finding") ($ratio, 95 % $lo-$hi)" "$rounds rounds; load $load during the runs; before: $sbstate"
-	row "$engine oltp_read_write, $threads threads: TPS" "sysbench $sbtps, dbio $dbtps" "-" "recorded" "load $load"
+	row "$engine oltp_read_write, $threads threads: TPS" "sysbench $sbtps, dbio $dbtps" "-" "recorded: ${tpsverdict//-/ }" "load $load"
 done < <(echo "$sbout" | awk '/BENCH engine=/ {
 	delete f
 	for (i = 1; i <= NF; i++) {split($i, kv, "="); f[kv[1]] = kv[2]}
 	lo = ("cpu_ratio_lo" in f) ? f["cpu_ratio_lo"] : "-"; hi = ("cpu_ratio_hi" in f) ? f["cpu_ratio_hi"] : "-"
-	print f["engine"], f["threads"], f["sysbench_tps"], f["dbio_tps"], f["sysbench_cpu_us"], f["dbio_cpu_us"], f["cpu_ratio"], lo, hi, f["cpu_rounds"], f["cpu_finding"], f["load"]}')
+	print f["engine"], f["threads"], f["sysbench_tps"], f["dbio_tps"], f["sysbench_cpu_us"], f["dbio_cpu_us"], f["cpu_ratio"], lo, hi, f["cpu_rounds"], f["cpu_finding"], f["tps_verdict"], f["load"]}')
 
 # cpu_per_1000 PCT TPM: the driver's CPU per 1,000 transactions (ms), from its
 # mean share of the machine and the transactions per minute.

@@ -3,6 +3,7 @@ package sysbench
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -330,12 +331,21 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		}
 		byTool[r.tool] = append(byTool[r.tool], r)
 	}
-	figure := func(tool string, f func(report) float64) spread {
+	values := func(tool string, f func(report) float64) []float64 {
 		var xs []float64
 		for _, r := range byTool[tool] {
 			xs = append(xs, f(r))
 		}
-		return spreadOf(xs)
+		return xs
+	}
+	// figure summarises one figure of one tool's runs; the zero Summary
+	// for a tool that did not run.
+	figure := func(tool string, f func(report) float64) stats.Summary {
+		sum, err := stats.Summarize(values(tool, f))
+		if err != nil && !errors.Is(err, stats.ErrEmpty) {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		return sum
 	}
 	tps := func(r report) float64 { return r.tps }
 	cpu := func(r report) float64 { return r.clientCPUUS }
@@ -344,12 +354,29 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 		c, sw := figure(tool, cpu), figure(tool, func(r report) float64 { return r.switchesPerTx })
 		sc := figure(tool, func(r report) float64 { return r.syscallsPerTx })
 		t.Logf("%s over %d runs: client CPU/tx median %.0f µs (%.0f to %.0f), TPS median %.1f, switches/tx median %.1f, syscalls/tx median %.1f",
-			tool, c.n, c.median, c.min, c.max, figure(tool, tps).median, sw.median, sc.median)
+			tool, c.N, c.Median, c.Min, c.Max, figure(tool, tps).Median, sw.Median, sc.Median)
 	}
-	sbTPS, dbTPS := figure("sysbench", tps).median, figure("dbio", tps).median
-	sbP95, dbP95 := figure("sysbench", p95).median, figure("dbio", p95).median
-	sbCPU, dbCPU := figure("sysbench", cpu).median, figure("dbio", cpu).median
-	t.Logf("dbio vs sysbench (medians of the runs): TPS %+.1f %%, p95 %+.1f %%, client CPU/tx %.2fx", pct(dbTPS, sbTPS), pct(dbP95, sbP95), dbCPU/sbCPU)
+	sbTPS, dbTPS := figure("sysbench", tps).Median, figure("dbio", tps).Median
+	sbCPU, dbCPU := figure("sysbench", cpu).Median, figure("dbio", cpu).Median
+	// TPS and p95 as dbio's reports compare two configurations' repeats:
+	// the U test, and a difference beyond each side's own range.
+	tpsVerdict := ""
+	for _, fig := range []struct {
+		name string
+		f    func(report) float64
+	}{{"TPS", tps}, {"p95", p95}} {
+		c, err := stats.Compare(values("sysbench", fig.f), values("dbio", fig.f), stats.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", fig.name, err)
+		}
+		t.Logf("dbio vs sysbench %s (medians of the runs): %+.1f %%, %s", fig.name, pct(c.B.Median, c.A.Median), c.Verdict)
+		if fig.name == "TPS" {
+			tpsVerdict = strings.ReplaceAll(c.Verdict.String(), " ", "-")
+			if c.Verdict == stats.Different {
+				tpsVerdict += "-dbio-" + c.Direction.String()
+			}
+		}
+	}
 	// Each run's ratio to the sysbench run before it, measured in the same minute.
 	var ratios []float64
 	for i, r := range reps {
@@ -363,15 +390,15 @@ func crossCheckThreads(t *testing.T, bin string, inst engine.Instance, w *Worklo
 	}
 	t.Logf("dbio / sysbench client CPU/tx, round by round: %s", finding)
 	extra := ""
-	if pc, bc := figure("dbio-poller", cpu), figure("dbio-blocking", cpu); pc.n > 0 && bc.n > 0 {
-		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f dbio_blocking_cpu_us=%.0f", pc.median, bc.median)
+	if pc, bc := figure("dbio-poller", cpu), figure("dbio-blocking", cpu); pc.N > 0 && bc.N > 0 {
+		extra = fmt.Sprintf(" dbio_poller_cpu_us=%.0f dbio_blocking_cpu_us=%.0f", pc.Median, bc.Median)
 		t.Logf("dbio's sockets: through the network poller %.2fx sysbench's client CPU/tx, blocking %.2fx; blocking %.2fx the poller's",
-			pc.median/sbCPU, bc.median/sbCPU, bc.median/pc.median)
+			pc.Median/sbCPU, bc.Median/sbCPU, bc.Median/pc.Median)
 	}
 	// One line for scripts/bench.sh, with the load average at its end.
 	load, _ := os.ReadFile("/proc/loadavg")
-	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f%s %s load=%s",
-		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, finding.ratios.Median, extra, finding.fields(), strings.Fields(string(load) + " -")[0])
+	t.Logf("BENCH engine=%s threads=%d sysbench_tps=%.1f dbio_tps=%.1f sysbench_cpu_us=%.0f dbio_cpu_us=%.0f cpu_ratio=%.2f%s %s tps_verdict=%s load=%s",
+		inst.Info().Engine, threads, sbTPS, dbTPS, sbCPU, dbCPU, finding.ratios.Median, extra, finding.fields(), tpsVerdict, strings.Fields(string(load) + " -")[0])
 
 	for _, r := range reps {
 		if r.transactions <= 0 || r.tps <= 0 || r.avgMS <= 0 || r.p95MS < r.avgMS/10 {
@@ -492,25 +519,6 @@ func TestFindCPU(t *testing.T) {
 	if _, err := findCPU(nil); err == nil {
 		t.Error("no rounds were judged without an error")
 	}
-}
-
-// spread is a figure over repeated runs: how many, their median and range.
-type spread struct {
-	n                int
-	median, min, max float64
-}
-
-func spreadOf(xs []float64) spread {
-	if len(xs) == 0 {
-		return spread{}
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	m := s[len(s)/2]
-	if len(s)%2 == 0 {
-		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
-	}
-	return spread{n: len(s), median: m, min: s[0], max: s[len(s)-1]}
 }
 
 func pct(x, base float64) float64 {
