@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -103,10 +102,12 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 		}
 		var hostIOPS, hostMBs []hostSeconds
 		for _, h := range f.Hosts {
-			if !filepath.IsLocal(h.Dir) {
-				return nil, fmt.Errorf("point %s: host %s's directory %q is outside the point's", p.Name, h.Host, h.Dir)
+			// Inside the point's directory, reached without a link.
+			dir, err := results.Within(results.StepPath(r.Path, p.Index, p.Name), h.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("point %s: host %s: %w", p.Name, h.Host, err)
 			}
-			logs, err := results.ReadFioJobLogs(filepath.Join(results.StepPath(r.Path, p.Index, p.Name), h.Dir))
+			logs, err := results.ReadFioJobLogs(dir)
 			if err != nil {
 				return nil, fmt.Errorf("point %s: host %s's per-second logs: %w", p.Name, h.Host, err)
 			}
@@ -272,10 +273,12 @@ func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
 		if h.Dir == "" {
 			continue
 		}
-		if !filepath.IsLocal(h.Dir) {
-			return nil, fmt.Errorf("host %s's results directory %q is outside the run's", h.Host, h.Dir)
+		// Inside the run's directory, reached without a link.
+		dir, err := results.Within(r.Path, h.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("host %s: %w", h.Host, err)
 		}
-		l, err := results.Load(filepath.Join(r.Path, h.Dir))
+		l, err := results.Load(dir)
 		if err != nil {
 			return nil, fmt.Errorf("host %s: %w", h.Host, err)
 		}

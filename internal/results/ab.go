@@ -126,9 +126,10 @@ type ABStudy struct {
 	RunsB  []string `json:"runs_b"`
 }
 
-// IsABStudy says whether dir holds an A/B study's record.
+// IsABStudy says whether dir holds an A/B study's record (or something in
+// its place, which ReadABStudy refuses).
 func IsABStudy(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, ABStudyFile))
+	_, err := os.Lstat(filepath.Join(dir, ABStudyFile))
 	return err == nil
 }
 

@@ -6,8 +6,6 @@ import (
 	"io"
 	"iter"
 	"math"
-	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -133,16 +131,23 @@ func ReadFioJobLogs(dir string) ([]FioJobLog, error) {
 	return ReadFioJobLogsAnd(dir, nil)
 }
 
+// MaxFioLogBytes bounds the averaged logs read from one directory: a
+// job's three logs of one line a second take about 8 MB a day.
+const MaxFioLogBytes = 256 << 20
+
 // ReadFioJobLogsAnd is ReadFioJobLogs that also hands each other regular
 // file in dir to other (when not nil), so a reader of fio's further logs
 // (internal/fio's latency histograms) lists the directory once and skips
-// links the same way: a link is never followed out of the directory.
+// links the same way: a link is never followed out of the directory. The
+// logs are opened as OpenIn opens them, and together they may hold at
+// most MaxFioLogBytes.
 func ReadFioJobLogsAnd(dir string, other func(name string) error) ([]FioJobLog, error) {
-	entries, err := os.ReadDir(dir)
+	entries, err := ReadDirIn(dir, ".")
 	if err != nil {
 		return nil, err
 	}
 	jobs := map[string]*FioJobLog{}
+	left := int64(MaxFioLogBytes)
 	for _, e := range entries {
 		if !e.Type().IsRegular() {
 			continue
@@ -156,15 +161,20 @@ func ReadFioJobLogsAnd(dir string, other func(name string) error) ([]FioJobLog, 
 			}
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
+		f, err := OpenIn(dir, e.Name())
 		if err != nil {
 			return nil, err
 		}
-		samples, err := ParseFioLog(f)
+		lr := &io.LimitedReader{R: f, N: left + 1}
+		samples, err := ParseFioLog(lr)
 		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		if lr.N == 0 {
+			return nil, untrusted(dir, fmt.Sprintf("holds more than %d MiB of fio's per-second logs, more than dbio keeps", MaxFioLogBytes>>20))
 		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Printable(e.Name()), err)
+		}
+		left = lr.N - 1
 		j := jobs[job]
 		if j == nil {
 			j = &FioJobLog{Job: job}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -40,14 +40,18 @@ func writeHistogram(path, tag string, h *hdrhistogram.Histogram, start, end time
 	return WriteFileAtomic(path, buf.Bytes())
 }
 
-// ReadHistogram merges every interval histogram of a .hdr file.
+// maxHistogramBytes bounds a .hdr file: dbio writes one interval per
+// transaction type and step, a few KiB each.
+const maxHistogramBytes = 64 << 20
+
+// ReadHistogram merges every interval histogram of a .hdr file, opened as
+// OpenIn opens a file and read up to maxHistogramBytes.
 func ReadHistogram(path string) (*hdrhistogram.Histogram, error) {
-	f, err := os.Open(path)
+	b, err := readFileIn(filepath.Dir(path), filepath.Base(path), maxHistogramBytes)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	r := hdrhistogram.NewHistogramLogReader(f)
+	r := hdrhistogram.NewHistogramLogReader(bytes.NewReader(b))
 	var merged *hdrhistogram.Histogram
 	for {
 		h, err := r.NextIntervalHistogram()

@@ -99,7 +99,7 @@ func explainWrite(dir string, err error) error {
 // file was written by a dbio older than the lock: it is reported abandoned
 // but not rewritten.
 func settleAbandoned(path string, run *Run) {
-	f, err := os.Open(filepath.Join(path, lockName))
+	f, err := OpenIn(path, lockName)
 	if errors.Is(err, os.ErrNotExist) {
 		abandon(path, run, 0)
 		return
@@ -114,7 +114,7 @@ func settleAbandoned(path string, run *Run) {
 	defer syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	// The writer may have finished between the first read and the lock.
 	var now Run
-	if err := readJSON(filepath.Join(path, "run.json"), &now); err == nil && now.Status != StatusRunning {
+	if err := readJSONIn(path, "run.json", &now); err == nil && now.Status != StatusRunning {
 		*run = now
 		return
 	}
@@ -145,7 +145,7 @@ func abandon(path string, run *Run, pid int) {
 
 // holderPID reads the PID holdLock recorded.
 func holderPID(f *os.File) int {
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, 4096)) // holdLock writes three short lines
 	for sc.Scan() {
 		if v, ok := strings.CutPrefix(sc.Text(), "pid "); ok {
 			pid, _ := strconv.Atoi(v)
@@ -155,13 +155,17 @@ func holderPID(f *os.File) int {
 	return 0
 }
 
-// lastWrite is the latest modification of what a run writes as it goes.
+// lastWrite is the latest modification of what a run writes as it goes,
+// links not followed.
 func lastWrite(path string) time.Time {
 	var last time.Time
 	files := []string{filepath.Join(path, "run.json"), filepath.Join(path, "series.csv")}
-	summaries, _ := filepath.Glob(filepath.Join(path, "steps", "*", "summary.json"))
-	for _, f := range append(files, summaries...) {
-		if fi, err := os.Stat(f); err == nil && fi.ModTime().After(last) {
+	steps, _ := stepDirs(path)
+	for _, s := range steps {
+		files = append(files, filepath.Join(path, "steps", s, "summary.json"))
+	}
+	for _, f := range files {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() && fi.ModTime().After(last) {
 			last = fi.ModTime()
 		}
 	}

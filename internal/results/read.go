@@ -2,17 +2,18 @@ package results
 
 import (
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // Loaded is a results directory read back.
@@ -27,6 +28,9 @@ type Loaded struct {
 type Series struct {
 	Columns []string
 	Rows    []LoadedRow
+	// Every is 1 when every row of the file was kept, else the one row in
+	// Every kept to stay within SeriesBudget.
+	Every int
 }
 
 // LoadedRow is one second of series.csv.
@@ -51,7 +55,9 @@ func (s Series) Column(name string) int {
 // Load reads a results directory. A run that is still running or was
 // interrupted loads as far as it got. A run.json that says running when no
 // dbio holds the directory any more loads as abandoned, and is rewritten so
-// (see settleAbandoned).
+// (see settleAbandoned). Every file is read as OpenIn opens it: a link, a
+// named pipe or a file beyond what dbio writes is refused with an error
+// wrapping ErrUntrusted.
 func Load(path string) (*Loaded, error) { return load(path, true) }
 
 // LoadSummary reads a results directory's run and step summaries without
@@ -59,16 +65,12 @@ func Load(path string) (*Loaded, error) { return load(path, true) }
 func LoadSummary(path string) (*Loaded, error) { return load(path, false) }
 
 func load(path string, withSeries bool) (*Loaded, error) {
-	b, err := os.ReadFile(filepath.Join(path, "run.json"))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+	l := &Loaded{Path: path}
+	if err := readJSONIn(path, "run.json", &l.Run); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s is not a dbio results directory (no run.json)", path)
 		}
 		return nil, err
-	}
-	l := &Loaded{Path: path}
-	if err := json.Unmarshal(b, &l.Run); err != nil {
-		return nil, fmt.Errorf("%s/run.json: %w", path, err)
 	}
 	if l.Run.SchemaVersion > SchemaVersion {
 		return nil, fmt.Errorf("%s was written by a newer dbio (schema %d, this dbio reads up to %d): upgrade dbio", path, l.Run.SchemaVersion, SchemaVersion)
@@ -76,15 +78,18 @@ func load(path string, withSeries bool) (*Loaded, error) {
 	if l.Run.Status == StatusRunning {
 		settleAbandoned(path, &l.Run)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(path, "steps", "*", "summary.json"))
-	for _, p := range dirs {
-		b, err := os.ReadFile(p)
+	names, err := stepDirs(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		var s Step
+		err := readJSONIn(path, filepath.Join("steps", name, "summary.json"), &s)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a step that had not finished
+		}
 		if err != nil {
 			return nil, err
-		}
-		var s Step
-		if err := json.Unmarshal(b, &s); err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		l.Steps = append(l.Steps, s)
 	}
@@ -92,67 +97,267 @@ func load(path string, withSeries bool) (*Loaded, error) {
 	if !withSeries {
 		return l, nil
 	}
-	l.Series, err = readSeries(filepath.Join(path, "series.csv"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	l.Series, err = readSeriesIn(path, "series.csv", SeriesBudget)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	return l, nil
 }
 
-// readJSON decodes the JSON file at path into v.
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
+// stepDirs are the names of the step directories under path/steps, in
+// name order. A link there is refused, and a file that is not a directory
+// is not a step.
+func stepDirs(path string) ([]string, error) {
+	entries, err := ReadDirIn(path, "steps")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	return json.Unmarshal(b, v)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			return nil, untrusted(filepath.Join(path, "steps", e.Name()), "is a symbolic link")
+		case e.IsDir():
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
 }
 
+// SeriesBudget is the memory a series loaded from series.csv keeps at
+// most: 8 bytes a value and about 90 a row (its time, step and phase). A
+// day of one row a second and 100 columns keeps 77 MB. A longer series, or
+// one dbio did not write, is thinned as it is read so as to stay within
+// the budget: every second row is kept, then every fourth, and so on
+// (Series.Every says which). While it reads, the row index may need half
+// as much again as it keeps (its growth is a copy), and Go's collector
+// lets what it has read and dropped grow up to what is kept before it
+// collects it.
+const SeriesBudget = 256 << 20
+
+const (
+	// maxSeriesRecord bounds one record of series.csv: a hundred columns
+	// of values take about 1.2 KB.
+	maxSeriesRecord = 1 << 20
+	// maxSeriesNames bounds the step and phase names a series holds, in
+	// bytes over the distinct names: a run has tens of steps.
+	maxSeriesNames = 1 << 20
+	// loadedRowBytes is what a kept row costs besides its values.
+	loadedRowBytes = int(unsafe.Sizeof(LoadedRow{}))
+)
+
 func readSeries(path string) (Series, error) {
-	f, err := os.Open(path)
+	return readSeriesIn(filepath.Dir(path), filepath.Base(path), SeriesBudget)
+}
+
+// readSeriesIn reads the series file rel inside root, streaming its rows
+// and keeping at most budget bytes of them (see SeriesBudget).
+func readSeriesIn(root, rel string, budget int) (Series, error) {
+	f, err := OpenIn(root, rel)
 	if err != nil {
 		return Series{}, err
 	}
 	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	recs, err := r.ReadAll()
+	s, err := (&seriesReader{path: f.Name(), budget: budget}).read(f)
 	if err != nil {
-		return Series{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(recs) == 0 {
-		return Series{}, nil
-	}
-	nb := len(seriesBase)
-	if len(recs[0]) < nb || !slices.Equal(recs[0][:nb], seriesBase) {
-		if len(recs) == 1 {
-			return Series{}, nil // a header torn by a crash as it was written: no rows yet
-		}
-		return Series{}, fmt.Errorf("%s: the header does not start with %s: this is not a series dbio wrote", path, strings.Join(seriesBase, ","))
-	}
-	s := Series{Columns: append([]string(nil), recs[0][nb:]...)}
-	for _, rec := range recs[1:] {
-		if len(rec) < nb {
-			continue // a torn last line from a crash
-		}
-		t, _ := time.Parse(time.RFC3339, rec[0])
-		el, err := strconv.ParseFloat(rec[1], 64)
-		if err != nil || math.IsNaN(el) || math.IsInf(el, 0) {
-			continue // no usable time: torn, or not written by dbio
-		}
-		row := LoadedRow{Time: t, ElapsedS: el, Step: rec[2], Phase: rec[3], Values: make([]float64, len(s.Columns))}
-		for i := range s.Columns {
-			row.Values[i] = math.NaN()
-			if nb+i < len(rec) && rec[nb+i] != "" {
-				// dbio writes no infinite value; one here would flatten every chart scaled to it.
-				if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil && !math.IsInf(v, 0) {
-					row.Values[i] = v
-				}
-			}
-		}
-		s.Rows = append(s.Rows, row)
+		return Series{}, err
 	}
 	return s, nil
+}
+
+// seriesReader keeps a series' rows compactly as it reads them: the values
+// in chunks of about a MiB (which never need copying to grow), each step
+// and phase name once.
+type seriesReader struct {
+	path   string
+	budget int
+	// maxRows is how many rows fit the budget; every says which rows are
+	// kept (one in every), seen counts the rows read.
+	maxRows, every, seen int
+	columns              []string
+	rows                 []LoadedRow
+	chunkRows            int
+	chunks               [][]float64
+	names                map[string]string
+	nameBytes            int
+}
+
+// seriesChunk is the size of one chunk of values.
+const seriesChunk = 1 << 20
+
+func (sr *seriesReader) read(in io.Reader) (Series, error) {
+	r := csv.NewReader(&recordLimit{r: in, path: sr.path, max: maxSeriesRecord})
+	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if err == io.EOF {
+		return Series{}, nil
+	}
+	if err != nil {
+		return Series{}, fmt.Errorf("%s: %w", Printable(sr.path), err)
+	}
+	nb := len(seriesBase)
+	if len(head) < nb || !slices.Equal(head[:nb], seriesBase) {
+		if _, err := r.Read(); err == io.EOF {
+			return Series{}, nil // a header torn by a crash as it was written: no rows yet
+		}
+		return Series{}, fmt.Errorf("%s: the header does not start with %s: this is not a series dbio wrote", Printable(sr.path), strings.Join(seriesBase, ","))
+	}
+	fixed := seriesChunk // the last chunk, partly used
+	for _, c := range head[nb:] {
+		sr.columns = append(sr.columns, Printable(strings.Clone(c)))
+		fixed += len(c) + 16
+	}
+	n := len(sr.columns)
+	sr.maxRows = max((sr.budget-fixed)/(loadedRowBytes+8*n), 2)
+	sr.chunkRows = max(seriesChunk/(8*max(n, 1)), 1)
+	sr.every = 1
+	sr.names = map[string]string{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return Series{}, fmt.Errorf("%s: %w", Printable(sr.path), err)
+		}
+		if err := sr.add(rec, nb); err != nil {
+			return Series{}, err
+		}
+	}
+	for i := range sr.rows {
+		sr.rows[i].Values = sr.slot(i)
+	}
+	return Series{Columns: sr.columns, Rows: sr.rows, Every: sr.every}, nil
+}
+
+// add keeps the row rec when it is one of the rows kept, thinning the kept
+// rows first when they fill the budget.
+func (sr *seriesReader) add(rec []string, nb int) error {
+	if len(rec) < nb {
+		return nil // a torn last line from a crash
+	}
+	el, err := strconv.ParseFloat(rec[1], 64)
+	if err != nil || math.IsNaN(el) || math.IsInf(el, 0) {
+		return nil // no usable time: torn, or not written by dbio
+	}
+	sr.seen++
+	if (sr.seen-1)%sr.every != 0 {
+		return nil
+	}
+	if len(sr.rows) == sr.maxRows {
+		sr.thin()
+		if (sr.seen-1)%sr.every != 0 {
+			return nil
+		}
+	}
+	step, err := sr.name(rec[2])
+	if err != nil {
+		return err
+	}
+	phase, err := sr.name(rec[3])
+	if err != nil {
+		return err
+	}
+	t, _ := time.Parse(time.RFC3339, rec[0])
+	sr.rows = growTo(sr.rows, len(sr.rows)+1, sr.maxRows)
+	sr.rows[len(sr.rows)-1] = LoadedRow{Time: t, ElapsedS: el, Step: step, Phase: phase}
+	vals := sr.slot(len(sr.rows) - 1)
+	for i := range vals {
+		vals[i] = math.NaN()
+		if nb+i < len(rec) && rec[nb+i] != "" {
+			// dbio writes no infinite value; one here would flatten every chart scaled to it.
+			if v, err := strconv.ParseFloat(rec[nb+i], 64); err == nil && !math.IsInf(v, 0) {
+				vals[i] = v
+			}
+		}
+	}
+	return nil
+}
+
+// slot is where the values of kept row i are, its chunk made when new.
+func (sr *seriesReader) slot(i int) []float64 {
+	n := len(sr.columns)
+	c, at := i/sr.chunkRows, (i%sr.chunkRows)*n
+	for c >= len(sr.chunks) {
+		sr.chunks = append(sr.chunks, make([]float64, sr.chunkRows*n))
+	}
+	return sr.chunks[c][at : at+n : at+n]
+}
+
+// thin keeps every other kept row, and from now on half as many rows; the
+// chunks it empties are let go.
+func (sr *seriesReader) thin() {
+	kept := 0
+	for i := 0; i < len(sr.rows); i += 2 {
+		sr.rows[kept] = sr.rows[i]
+		copy(sr.slot(kept), sr.slot(i))
+		kept++
+	}
+	clear(sr.rows[kept:])
+	sr.rows = sr.rows[:kept]
+	used := (kept + sr.chunkRows - 1) / sr.chunkRows
+	clear(sr.chunks[used:])
+	sr.chunks = sr.chunks[:used]
+	sr.every *= 2
+}
+
+// name is a step or phase name as kept: one copy of each distinct name,
+// made printable.
+func (sr *seriesReader) name(s string) (string, error) {
+	if v, ok := sr.names[s]; ok {
+		return v, nil
+	}
+	sr.nameBytes += len(s)
+	if sr.nameBytes > maxSeriesNames {
+		return "", untrusted(sr.path, fmt.Sprintf("names more steps and phases than dbio writes (over %d KiB of names)", maxSeriesNames>>10))
+	}
+	k := strings.Clone(s)
+	sr.names[k] = Printable(k)
+	return sr.names[k], nil
+}
+
+// growTo returns s lengthened to n elements, its capacity doubled when it
+// must grow but never beyond limit (the most it will hold).
+func growTo[T any](s []T, n, limit int) []T {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	c := min(max(2*cap(s), n, 64), max(limit, n))
+	grown := make([]T, n, c)
+	copy(grown, s)
+	return grown
+}
+
+// recordLimit fails the read of a CSV file once one record (a line, or
+// lines joined by a quoted field) is longer than max bytes: a csv.Reader
+// holds a whole record in memory, however long.
+type recordLimit struct {
+	r      io.Reader
+	path   string
+	max, n int
+	quoted bool
+}
+
+func (l *recordLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	for _, c := range p[:n] {
+		switch {
+		case c == '"':
+			l.quoted = !l.quoted
+		case c == '\n' && !l.quoted:
+			l.n = 0
+			continue
+		}
+		l.n++
+		if l.n > l.max {
+			return 0, untrusted(l.path, fmt.Sprintf("has a line longer than %d KiB, longer than any dbio writes", l.max>>10))
+		}
+	}
+	return n, err
 }
 
 // LoadAll reads several results directories, in order.

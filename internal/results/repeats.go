@@ -99,20 +99,29 @@ func (d *RepeatSetDir) write() error {
 	return WriteJSON(filepath.Join(d.Path, RepeatSetFile), d.set)
 }
 
-// IsRepeatSet says whether dir holds a repeat set's manifest.
+// IsRepeatSet says whether dir holds a repeat set's manifest (or
+// something in its place, which ReadRepeatSet refuses).
 func IsRepeatSet(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, RepeatSetFile))
+	_, err := os.Lstat(filepath.Join(dir, RepeatSetFile))
 	return err == nil
 }
 
-// ReadRepeatSet reads a repeat set's manifest.
+// ReadRepeatSet reads a repeat set's manifest. Its repeats must lie inside
+// the set's directory, reached without a link: a manifest that names
+// another place ("../x", an absolute path) is refused with an error
+// wrapping ErrUntrusted.
 func ReadRepeatSet(dir string) (RepeatSet, error) {
 	var set RepeatSet
-	if err := readJSON(filepath.Join(dir, RepeatSetFile), &set); err != nil {
+	if err := readJSONIn(dir, RepeatSetFile, &set); err != nil {
 		return set, err
 	}
 	if set.SchemaVersion > SchemaVersion {
 		return set, fmt.Errorf("%s: schema version %d is newer than this dbio reads (%d): upgrade dbio", filepath.Join(dir, RepeatSetFile), set.SchemaVersion, SchemaVersion)
+	}
+	for _, r := range set.Runs {
+		if _, err := Within(dir, filepath.FromSlash(r)); err != nil {
+			return set, fmt.Errorf("%s: %w", filepath.Join(dir, RepeatSetFile), err)
+		}
 	}
 	return set, nil
 }

@@ -1,9 +1,9 @@
 package results
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -107,19 +107,16 @@ type suiteJSON struct {
 
 // LoadSuite reads a suite directory's suite.json. A run's directory is
 // recorded relative to the suite's, so that a suite directory moved or
-// copied elsewhere reads the same; a relative path that would leave the
-// suite's directory is not followed.
+// copied elsewhere reads the same. A recorded directory is only ever read
+// inside the suite's: one that would leave it ("../x") or reach it through
+// a link is refused with an error wrapping ErrUntrusted.
 func LoadSuite(dir string) (*Suite, error) {
-	b, err := os.ReadFile(filepath.Join(dir, SuiteFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s is not a dbio suite directory (no %s)", dir, SuiteFile)
-	}
-	if err != nil {
-		return nil, err
-	}
 	var j suiteJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, SuiteFile), err)
+	if err := readJSONIn(dir, SuiteFile, &j); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s is not a dbio suite directory (no %s)", dir, SuiteFile)
+		}
+		return nil, err
 	}
 	s := &Suite{Path: dir, Name: j.Plan.Name, Description: j.Plan.Description, Expect: j.Plan.Expect}
 	for i, p := range j.Plan.Runs {
@@ -132,7 +129,11 @@ func LoadSuite(dir string) (*Suite, error) {
 			o := j.Outcome.Runs[i]
 			r.Status, r.Error = o.Status, o.Error
 			if o.Dir != "" {
-				r.Dir = runDir(dir, o.Dir)
+				d, err := runDir(dir, o.Dir)
+				if err != nil {
+					return nil, fmt.Errorf("%s: run %s: %w", filepath.Join(dir, SuiteFile), r.Name, err)
+				}
+				r.Dir = d
 			}
 		}
 		s.Runs = append(s.Runs, r)
@@ -142,33 +143,48 @@ func LoadSuite(dir string) (*Suite, error) {
 
 // runDir is where a run recorded as recorded lies in the suite directory
 // dir: recorded relative to the suite (as dbio records it), or else found
-// by inSuite.
-func runDir(dir, recorded string) string {
+// by inSuite. A path with ".." in it is refused: dbio never wrote one.
+func runDir(dir, recorded string) (string, error) {
 	if filepath.IsLocal(recorded) {
-		p := filepath.Join(dir, recorded)
-		if _, err := os.Stat(p); err == nil {
-			return p
+		p, err := Within(dir, recorded)
+		if err != nil {
+			return "", err
 		}
+		if _, err := os.Lstat(p); err == nil {
+			return p, nil
+		}
+	} else if !filepath.IsAbs(recorded) {
+		return "", untrusted(dir, fmt.Sprintf("is recorded as holding a run in %q, outside it", recorded))
 	}
 	return inSuite(dir, recorded)
 }
 
 // inSuite finds a run's directory, recorded as given (absolute, or relative
 // to where dbio ran) by suites written before dbio recorded it relative to
-// the suite, inside the suite directory dir, wherever that is now: a run's directory is a child of the
-// suite's, or a grandchild when it is one repetition in a repeat set, so the
-// recorded path's last one or two elements name it there.
-func inSuite(dir, recorded string) string {
-	parent := filepath.Base(filepath.Dir(recorded))
-	for _, p := range []string{
-		filepath.Join(dir, filepath.Base(recorded)),
-		filepath.Join(dir, parent, filepath.Base(recorded)),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return p
+// the suite, inside the suite directory dir, wherever that is now: a run's
+// directory is a child of the suite's, or a grandchild when it is one
+// repetition in a repeat set, so the recorded path's last one or two
+// elements name it there. The path itself is never read.
+func inSuite(dir, recorded string) (string, error) {
+	recorded = filepath.Clean(recorded)
+	base, parent := filepath.Base(recorded), filepath.Base(filepath.Dir(recorded))
+	if !filepath.IsLocal(base) {
+		return "", untrusted(dir, fmt.Sprintf("is recorded as holding a run in %q, which names no directory in it", recorded))
+	}
+	candidates := []string{base}
+	if filepath.IsLocal(parent) {
+		candidates = append(candidates, filepath.Join(parent, base))
+	}
+	for _, c := range candidates {
+		p, err := Within(dir, c)
+		if err != nil {
+			return "", err
+		}
+		if _, err := os.Lstat(p); err == nil {
+			return p, nil
 		}
 	}
-	return filepath.Join(dir, filepath.Base(recorded))
+	return filepath.Join(dir, base), nil
 }
 
 // Repeats loads the results directories of every run whose base name is
