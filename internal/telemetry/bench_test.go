@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -16,8 +17,15 @@ import (
 // reports its CPU time as a share of one core at the 1 Hz the runner uses
 // ("pct_core_at_1Hz"), which must stay under 1 %. The "server" cases add a
 // process tree the size of PostgreSQL with 64 and 256 connections: the cost
-// grows with the number of server processes.
+// grows with the number of server processes. The "threads" case is a
+// server of one process with 256 threads (MariaDB's shape: a thread per
+// connection), whose threads' delays are read one by one. Delay
+// accounting is switched on for the benchmark where it can be (as root),
+// as a run switches it on, and set back afterwards.
 func BenchmarkSample(b *testing.B) {
+	if *benchDelays {
+		delaysOn(b)
+	}
 	var disks []string
 	if err := readWith(HostFS().proc("diskstats"), func(r io.Reader) error {
 		all, err := parseDiskstats(r)
@@ -43,6 +51,63 @@ func BenchmarkSample(b *testing.B) {
 			})
 		})
 	}
+	b.Run("threads256", func(b *testing.B) {
+		server := startThreads(b, 256)
+		benchSample(b, Options{
+			FS: HostFS(), Devices: disks, SelfChildren: true,
+			ServerPIDs: func() []int { return []int{server} }, ServerChildren: true,
+		})
+	})
+}
+
+// benchDelays lets BenchmarkSample run as a run without delay accounting
+// does, to measure what reading the threads' delays adds.
+var benchDelays = flag.Bool("delayacct", true, "BenchmarkSample: switch the kernel's delay accounting on where it can")
+
+// delaysOn switches the kernel's delay accounting on until b ends, if it
+// is off and may be switched; it says which way the benchmark ran.
+func delaysOn(b *testing.B) {
+	const sw = "/proc/sys/kernel/task_delayacct"
+	was, err := os.ReadFile(sw)
+	switch {
+	case err != nil:
+		b.Logf("delay accounting: %v; threads' delays not read", err)
+	case strings.TrimSpace(string(was)) == "1":
+		b.Log("delay accounting: on")
+	case os.WriteFile(sw, []byte("1\n"), 0o644) != nil:
+		b.Log("delay accounting: off and cannot be switched on; threads' delays not read")
+	default:
+		b.Log("delay accounting: switched on for the benchmark")
+		b.Cleanup(func() {
+			if err := os.WriteFile(sw, was, 0o644); err != nil {
+				b.Errorf("set %s back to %s: %v", sw, strings.TrimSpace(string(was)), err)
+			}
+		})
+	}
+}
+
+// startThreads starts a process of n+1 threads, standing in for a server
+// with a thread per connection: this test binary, asked to hold them
+// (TestMain), stopped when b ends.
+func startThreads(b *testing.B, n int) int {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), holdThreadsEnv+"="+strconv.Itoa(n))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatalf("start a threaded process: %v", err)
+	}
+	b.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	// It says when its threads exist.
+	if _, err := io.ReadFull(out, make([]byte, 1)); err != nil {
+		b.Fatalf("the threaded process did not start its threads: %v", err)
+	}
+	return cmd.Process.Pid
 }
 
 func benchSample(b *testing.B, o Options) {
@@ -87,7 +152,7 @@ func startTree(b *testing.B, n int) int {
 	// Wait until the children exist, so every iteration sees the full tree.
 	fs := HostFS()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if len(children(fs, strconv.Itoa(pgid), 0)) == n {
+		if len(children(fs, strconv.Itoa(pgid), tasks(fs, strconv.Itoa(pgid), 0))) == n {
 			return pgid
 		}
 	}

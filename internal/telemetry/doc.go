@@ -34,6 +34,18 @@
 //	proc_dbio_cpu_pct   dbio's CPU time                            % of all CPUs
 //	proc_dbio_rss_mb    dbio's resident memory, MB, shared pages counted once
 //	proc_server_cpu_pct, proc_server_rss_mb  the same for the database server
+//	proc_dbio_blkio_wait_pct    block-I/O delay of dbio's threads    % of one
+//	proc_server_blkio_wait_pct  (SQLite's among them), and of the     thread
+//	                    server's processes and their threads, summed over
+//	                    the threads: 100 is one thread waiting the whole
+//	                    second; from field 42 of /proc/<pid>/task/<tid>/stat,
+//	                    read only while kernel.task_delayacct is 1 (absent
+//	                    otherwise); a thread that exits between two samples
+//	                    takes its last second's delay with it
+//	cpu_other_pct       the CPUs' busy time that was neither dbio's   % of all CPUs
+//	                    nor the server's: other processes and kernel
+//	                    threads (100 - idle - iowait - steal - dbio - server,
+//	                    clamped at 0)
 //	memcg_limit_mb      the server's memory cgroup (--server-memory):  MB
 //	memcg_usage_mb      its cap, all memory charged to it, the page
 //	memcg_cache_mb      cache (file pages) and the processes' own
@@ -44,6 +56,17 @@
 //	memcg_oom_kills_per_s     processes killed for want of memory
 //	memcg_pressure_some_pct, memcg_pressure_full_pct  the group's own
 //	                    memory stall, where the kernel keeps it (cgroup v2)
+//	iocap_<kind>_served the storage's block-I/O cgroup (--limit, a storage
+//	                    class), for each cap it sets (<kind> r_iops, w_iops,
+//	                    r_bps, w_bps): what its busiest capped device served
+//	                    the group, I/Os per second or MB per second
+//	iocap_<kind>_used_pct  that, in % of the cap
+//	iocap_<kind>_at_cap_pct  100 in a second at 90 % of the cap or more,
+//	                    else 0: its step mean is the share of seconds the cap
+//	                    bound
+//	iocap_pressure_some_pct, iocap_pressure_full_pct  the group's own I/O
+//	                    stall, where the kernel keeps it (cgroup v2's
+//	                    io.pressure; cgroup v1 has none)
 //	engine_<name>_per_s per-second rate of each engine counter
 //	db_<kind>_await_ms  mean wait of the engine's own <kind> operations
 //	                    (read, write, log_write, sync, data_sync), from a

@@ -10,6 +10,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // userHZ is the unit of /proc/stat and /proc/<pid>/stat times. The kernel
@@ -187,15 +189,24 @@ func parsePressure(r io.Reader) (pressure, error) {
 	return p, nil
 }
 
-// taskStat is what the sampler needs from /proc/<pid>/stat.
+// taskStat is what the sampler needs from /proc/<pid>/stat (or a thread's
+// /proc/<pid>/task/<tid>/stat).
 type taskStat struct {
 	ticks   uint64 // user + system CPU time of all the process's threads, USER_HZ
 	start   uint64 // start time after boot, USER_HZ
 	threads uint64
+	// blkio is the time the task (this thread alone, even in the
+	// process's stat) waited for block I/O since it started, USER_HZ:
+	// field 42, delayacct_blkio_ticks, counted while the kernel's delay
+	// accounting is on. hasBlkio says the line has it (Linux 2.6.18+).
+	blkio    uint64
+	hasBlkio bool
 }
 
 // parseTaskStat reads /proc/<pid>/stat. The command name in parentheses may
-// hold spaces and parentheses itself, so fields are counted after the last ')'.
+// hold spaces and parentheses itself, so fields are counted after the last
+// ')'. It is read for every thread of a threaded server every second, so
+// the fields are walked in place rather than split into a slice.
 func parseTaskStat(r io.Reader) (taskStat, error) {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -205,24 +216,57 @@ func parseTaskStat(r io.Reader) (taskStat, error) {
 	if i < 0 {
 		return taskStat{}, errors.New("no ')' after the command name")
 	}
-	// After ')': state(3) ppid(4) … utime(14) stime(15) … num_threads(20) … starttime(22).
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 20 {
-		return taskStat{}, fmt.Errorf("%d fields after the command name, want at least 20", len(f))
-	}
-	var v [4]uint64
-	for j, idx := range [4]int{14, 15, 20, 22} {
-		n, err := strconv.ParseUint(f[idx-3], 10, 64)
-		if err != nil {
-			return taskStat{}, fmt.Errorf("field %d: %w", idx, err)
+	// After ')': state(3) ppid(4) … utime(14) stime(15) … num_threads(20) …
+	// starttime(22) … delayacct_blkio_ticks(42).
+	wanted := [...]int{14, 15, 20, 22, 42}
+	var v [len(wanted)]uint64
+	rest, field, got := b[i+1:], 2, 0
+	for got < len(wanted) {
+		var f []byte
+		if f, rest = nextField(rest); f == nil {
+			break
 		}
-		v[j] = n
+		field++
+		if field != wanted[got] {
+			continue
+		}
+		if v[got], err = strconv.ParseUint(string(f), 10, 64); err != nil {
+			return taskStat{}, fmt.Errorf("field %d: %w", field, err)
+		}
+		got++
+	}
+	if field < 22 {
+		return taskStat{}, fmt.Errorf("%d fields after the command name, want at least 20", field-2)
 	}
 	ticks, carry := bits.Add64(v[0], v[1], 0)
 	if carry != 0 {
 		return taskStat{}, errors.New("utime + stime past 2^64 ticks: not a kernel's figures")
 	}
-	return taskStat{ticks: ticks, threads: v[2], start: v[3]}, nil
+	return taskStat{ticks: ticks, threads: v[2], start: v[3], blkio: v[4], hasBlkio: got == len(wanted)}, nil
+}
+
+// nextField is the first field of b, separated by white space as
+// bytes.Fields separates them, and what follows it; nil when b has none.
+func nextField(b []byte) (field, rest []byte) {
+	start := -1
+	for i := 0; i < len(b); {
+		c, size := rune(b[i]), 1
+		if c >= utf8.RuneSelf {
+			c, size = utf8.DecodeRune(b[i:])
+		}
+		if unicode.IsSpace(c) {
+			if start >= 0 {
+				return b[start:i], b[i:]
+			}
+		} else if start < 0 {
+			start = i
+		}
+		i += size
+	}
+	if start < 0 {
+		return nil, nil
+	}
+	return b[start:], nil
 }
 
 // taskMem is a process's resident memory from /proc/<pid>/statm, in pages.

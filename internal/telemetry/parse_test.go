@@ -107,6 +107,14 @@ func TestParseTaskStat(t *testing.T) {
 			in:   "42 (a) b (c)) S 1 42 42 0 -1 0 0 0 0 0 250 50 0 0 20 0 4 0 1000 0 0\n",
 			want: taskStat{ticks: 300, start: 1000, threads: 4},
 		},
+		{
+			// Linux 6.18, with the 52 fields of Linux 5.0+: field 42 is the
+			// thread's block-I/O delay.
+			name: "a thread that waited for block I/O",
+			in:   "1 (process_api) S 0 0 0 0 -1 4194560 21891 3939641 0 680 80 177 9464 4770 10 -10 12 0 14 41836544 3007 18446744073709551615 1 1 0 0 0 0 0 4096 1256 0 0 0 17 1 0 0 137 0 0 0 0 0 0 0 0 0 0\n",
+			want: taskStat{ticks: 257, start: 14, threads: 12, blkio: 137, hasBlkio: true},
+		},
+		{name: "bad delay", in: "1 (a) S 0 0 0 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 14 0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 x 0 0\n", err: "field 42"},
 		{name: "no parenthesis", in: "42 bash S 1", err: "no ')'"},
 		{name: "truncated", in: "42 (bash) S 1 2 3", err: "fields after the command name"},
 	}

@@ -23,7 +23,10 @@ type procKey struct {
 // groupSnap is one reading of a group.
 type groupSnap struct {
 	ticks map[procKey]uint64 // cumulative CPU time of each live process, USER_HZ
-	pids  map[string]bool    // every pid visited, live or gone
+	// blkio is each live thread's cumulative block-I/O delay, USER_HZ,
+	// keyed by thread id and start time; nil when delay accounting was off.
+	blkio map[procKey]uint64
+	pids  map[string]bool // every pid visited, live or gone
 	// rss is resident memory with shared pages counted once, in bytes: the
 	// private anonymous memory of every process plus the file-backed and
 	// shared memory of the process mapping the most of it. PostgreSQL
@@ -34,9 +37,13 @@ type groupSnap struct {
 
 // read walks the group's processes, skipping pids in exclude (and their
 // descendants). Processes that exit during the walk are simply not there.
-// pageSize converts statm's pages to bytes.
-func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool) *groupSnap {
+// pageSize converts statm's pages to bytes. With delays (the kernel's
+// delay accounting is on) every thread's block-I/O delay is read too.
+func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool, delays bool) *groupSnap {
 	gs := &groupSnap{ticks: map[procKey]uint64{}, pids: map[string]bool{}}
+	if delays {
+		gs.blkio = map[procKey]uint64{}
+	}
 	var private, shared uint64
 	queue := g.roots()
 	for len(queue) > 0 {
@@ -56,28 +63,59 @@ func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool) *groupSnap
 			private += m.resident - m.shared
 			shared = max(shared, m.shared)
 		}
+		if !g.children && !delays {
+			continue
+		}
+		// A single-threaded process (threads == 1) is its only thread,
+		// which saves listing and reading its task directory: most
+		// server processes (PostgreSQL's) are.
+		tids := tasks(fs, pid, ts.threads)
+		if delays {
+			if ts.threads == 1 {
+				if ts.hasBlkio {
+					gs.blkio[procKey{pid, ts.start}] = ts.blkio
+				}
+			} else {
+				threadDelays(fs, pid, tids, gs.blkio)
+			}
+		}
 		if g.children {
-			queue = append(queue, children(fs, pid, ts.threads)...)
+			queue = append(queue, children(fs, pid, tids)...)
 		}
 	}
 	gs.rss = (private + shared) * pageSize
 	return gs
 }
 
-// children lists a process's children. Each thread has its own list (a
-// child belongs to the thread that forked it), so all threads are read; a
-// single-threaded process (threads == 1) has only its own, which saves
-// listing the task directory.
-func children(fs FS, pid string, threads uint64) []string {
-	tids := []string{pid}
-	if threads != 1 {
-		d, err := os.Open(fs.proc(pid, "task"))
-		if err != nil {
-			return nil
-		}
-		tids, _ = d.Readdirnames(-1)
-		d.Close()
+// tasks lists a process's threads; threads == 1 means the process is its
+// only thread.
+func tasks(fs FS, pid string, threads uint64) []string {
+	if threads == 1 {
+		return []string{pid}
 	}
+	d, err := os.Open(fs.proc(pid, "task"))
+	if err != nil {
+		return nil
+	}
+	tids, _ := d.Readdirnames(-1)
+	d.Close()
+	return tids
+}
+
+// threadDelays adds each thread's block-I/O delay to into. A process's own
+// stat holds its first thread's delay only, not the sum of its threads'.
+func threadDelays(fs FS, pid string, tids []string, into map[procKey]uint64) {
+	for _, tid := range tids {
+		var ts taskStat
+		if readWith(fs.proc(pid, "task", tid, "stat"), func(r io.Reader) (err error) { ts, err = parseTaskStat(r); return err }) == nil && ts.hasBlkio {
+			into[procKey{tid, ts.start}] = ts.blkio
+		}
+	}
+}
+
+// children lists the children of a process's threads tids. Each thread
+// has its own list (a child belongs to the thread that forked it).
+func children(fs FS, pid string, tids []string) []string {
 	var out []string
 	for _, tid := range tids {
 		var pids []int
@@ -98,10 +136,30 @@ func children(fs FS, pid string, threads uint64) []string {
 // kernel gives it to the parent's cutime only when reaped, and adding that
 // would count the living twice.
 func (g *groupSnap) cpuTicks(prev *groupSnap, prevUptime float64) uint64 {
+	return grown(g.ticks, prev.ticks, prevUptime)
+}
+
+// blkioTicks is the block-I/O delay the group's threads accrued between
+// prev and g, by the same rules as cpuTicks, thread by thread: a thread
+// that exits between two samples takes its last interval with it, and
+// never makes the sum go down. ok is false when either reading lacks the
+// delays (delay accounting was off).
+func (g *groupSnap) blkioTicks(prev *groupSnap, prevUptime float64) (ticks uint64, ok bool) {
+	if g.blkio == nil || prev.blkio == nil {
+		return 0, false
+	}
+	return grown(g.blkio, prev.blkio, prevUptime), true
+}
+
+// grown sums what each task's cumulative counter grew by from prev to cur:
+// a task in both by its difference (zero if it went back), a task seen
+// first counts in full if it started after the previous sample
+// (prevUptime, seconds since boot), and not at all otherwise.
+func grown(cur, prev map[procKey]uint64, prevUptime float64) uint64 {
 	bornAfter := uint64(prevUptime*userHZ + 0.5)
 	var sum uint64
-	for k, t := range g.ticks {
-		if p, ok := prev.ticks[k]; ok {
+	for k, t := range cur {
+		if p, ok := prev[k]; ok {
 			sum += sub(t, p)
 			continue
 		}

@@ -4,11 +4,14 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"dbio/internal/results"
 )
 
 // rates turns two snapshots dt seconds apart into per-second points, in a
 // fixed order: CPU, the load average, devices, pressure, processes, the
-// server's memory cgroup, engine counters.
+// CPU of other processes, the server's memory cgroup, the storage's
+// block-I/O cgroup, engine counters.
 func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	pts := make([]Point, 0, 16+8*len(devices)+len(cur.counters))
 	add := func(name string, v float64) {
@@ -21,6 +24,9 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	// back on some kernels) and the shares are of the sum of the deltas, so
 	// the five add up to 100.
 	machineTicks := dt * userHZ * float64(max(cur.cpus, 1))
+	// notBusy is the share of the CPUs that ran nothing (idle, iowait) or
+	// that the hypervisor took (steal), in %; NaN until known.
+	notBusy := math.NaN()
 	if prev.hasCPU && cur.hasCPU {
 		a, b := prev.cpu, cur.cpu
 		d := cpuTimes{
@@ -36,6 +42,7 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 			add("cpu_iowait_pct", pct(d.iowait))
 			add("cpu_steal_pct", pct(d.steal))
 			machineTicks = float64(total)
+			notBusy = pct(d.idle + d.iowait + d.steal)
 		}
 	}
 
@@ -83,6 +90,9 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		}
 	}
 
+	// known is the CPU of dbio and the server, in % of all CPUs; NaN while
+	// dbio's is unknown (a host read through its node exporter).
+	known := math.NaN()
 	for _, g := range []struct {
 		role       string
 		prev, curr *groupSnap
@@ -91,8 +101,27 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 			continue
 		}
 		ticks := g.curr.cpuTicks(g.prev, prev.uptime)
-		add("proc_"+g.role+"_cpu_pct", 100*float64(ticks)/machineTicks)
+		cpu := 100 * float64(ticks) / machineTicks
+		add("proc_"+g.role+"_cpu_pct", cpu)
 		add("proc_"+g.role+"_rss_mb", float64(g.curr.rss)/1e6)
+		if g.role == "dbio" {
+			known = cpu
+		} else if !math.IsNaN(known) {
+			known += cpu
+		}
+		// Ticks of delay per second of wall time, in % of one thread
+		// busy waiting the whole second.
+		if delay, ok := g.curr.blkioTicks(g.prev, prev.uptime); ok {
+			add("proc_"+g.role+"_blkio_wait_pct", 100*float64(delay)/userHZ/dt)
+		}
+	}
+
+	// What the CPUs did that was neither dbio's nor the server's: other
+	// processes (and the kernel's own threads). The process and machine
+	// counters are read a moment apart, so the difference can dip under
+	// zero by a tick or two.
+	if !math.IsNaN(notBusy) && !math.IsNaN(known) {
+		add(results.MetricOtherCPU, max(0, 100-notBusy-known))
 	}
 
 	// The server's memory cgroup: its levels at this sample, and the
@@ -112,6 +141,45 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 				add("memcg_pressure_some_pct", min(100, float64(sub(m.PressureSome, a.PressureSome))/(dt*1e4)))
 				add("memcg_pressure_full_pct", min(100, float64(sub(m.PressureFull, a.PressureFull))/(dt*1e4)))
 			}
+		}
+	}
+
+	// The storage's block-I/O cgroup: for each cap it sets, what the group
+	// was served against it. Every capped device has the same caps, so the
+	// device served the most is the one closest to them.
+	if g, a := cur.iocap, prev.iocap; g != nil && a != nil {
+		for _, k := range results.IOCapKinds() {
+			limit := g.Caps[k]
+			if limit == 0 {
+				continue
+			}
+			var most uint64
+			seen := false
+			for dev, b := range g.Devices {
+				// A device absent before had served nothing: the group's
+				// counters start at zero when it is created.
+				most, seen = max(most, sub(b.of(k), a.Devices[dev].of(k))), true
+			}
+			if !seen {
+				continue
+			}
+			perS := float64(most) / dt
+			served := perS
+			if k == results.IOCapReadBPS || k == results.IOCapWriteBPS {
+				served /= 1e6
+			}
+			used := 100 * perS / float64(limit)
+			add(k.Served(), served)
+			add(k.Used(), used)
+			atCap := 0.0
+			if used >= results.IOCapBindingPct {
+				atCap = 100
+			}
+			add(k.AtCap(), atCap)
+		}
+		if a.HasPressure && g.HasPressure {
+			add(results.MetricIOCapPressureSome, min(100, float64(sub(g.PressureSome, a.PressureSome))/(dt*1e4)))
+			add(results.MetricIOCapPressureFull, min(100, float64(sub(g.PressureFull, a.PressureFull))/(dt*1e4)))
 		}
 	}
 

@@ -113,6 +113,7 @@ func TestRatesProcessGroups(t *testing.T) {
 		"load_1m":           1.5, // the level at the later sample, not a rate
 		"proc_dbio_cpu_pct": 5, "proc_dbio_rss_mb": 25,
 		"proc_server_cpu_pct": 15, "proc_server_rss_mb": 300,
+		"cpu_other_pct": 0, // idle 100 % leaves nothing: a dip under zero is clamped
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %v\nwant %v", got, want)
@@ -132,7 +133,7 @@ func TestGroupRSSCountsSharedOnce(t *testing.T) {
 	proc("11", "", "60000 35000 34500 1000 0 3000 0\n")                                                 // 500 private, the most shared
 	proc("12", "", "60000 17500 17250 1000 0 3000 0\n")                                                 // 250 private
 	g := &group{role: "server", children: true, roots: func() []string { return []string{"10", "99"} }} // 99 has exited
-	gs := g.read(fs, 4096, nil)
+	gs := g.read(fs, 4096, nil, false)
 	if want := uint64((2000 + 500 + 250 + 34500) * 4096); gs.rss != want {
 		t.Errorf("rss = %d, want %d", gs.rss, want)
 	}
@@ -141,7 +142,7 @@ func TestGroupRSSCountsSharedOnce(t *testing.T) {
 	}
 	// dbio excludes what the server owns, and what hangs below it.
 	d := &group{role: "dbio", children: true, roots: func() []string { return []string{"10"} }}
-	if got := d.read(fs, 4096, gs.pids); len(got.ticks) != 0 {
+	if got := d.read(fs, 4096, gs.pids, false); len(got.ticks) != 0 {
 		t.Errorf("dbio counted server processes: %v", got.ticks)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"dbio/internal/results"
 )
 
 // Point is one named per-second value of one sample (see the package
@@ -60,6 +62,11 @@ type Options struct {
 	// none does; it is called on every sample while the run holds the
 	// group. A failed read leaves the group out of that second.
 	MemoryGroup func() (MemoryGroup, error)
+	// IOGroup reads the block-I/O cgroup that caps the run's storage
+	// (--limit, a storage class), nil when none does; it is called on
+	// every sample while the run holds the group. A failed read leaves the
+	// group out of that second.
+	IOGroup func() (IOGroup, error)
 	// PageSize is the memory page size of the machine FS describes, in
 	// bytes; 0 means this machine's. Set it when reading snapshots taken
 	// elsewhere.
@@ -86,6 +93,45 @@ type MemoryGroup struct {
 	HasPressure                bool
 }
 
+// IOGroup is the state of the block-I/O cgroup capping the run's storage
+// at one sample: its caps, and what it was served since its creation.
+type IOGroup struct {
+	// Caps are the group's caps on each of its devices: I/Os per second
+	// for the IOPS kinds, bytes per second for the bandwidth kinds; a kind
+	// the group does not cap is absent (or 0).
+	Caps map[results.IOCapKind]uint64
+	// Devices are what the group's processes were served on each capped
+	// device (by "major:minor") since the group was created: counters that
+	// only grow. A device without I/O yet may be absent.
+	Devices map[string]IOServed
+	// PressureSome and PressureFull are the group's own I/O stall totals
+	// in microseconds (cgroup v2's io.pressure), where the kernel keeps
+	// them (HasPressure).
+	PressureSome, PressureFull uint64
+	HasPressure                bool
+}
+
+// IOServed is what a group was served on one device: I/Os and bytes, per
+// direction.
+type IOServed struct {
+	ReadIOs, WriteIOs, ReadBytes, WriteBytes uint64
+}
+
+// of is the counter a cap of kind k limits the rate of.
+func (s IOServed) of(k results.IOCapKind) uint64 {
+	switch k {
+	case results.IOCapReadIOPS:
+		return s.ReadIOs
+	case results.IOCapWriteIOPS:
+		return s.WriteIOs
+	case results.IOCapReadBPS:
+		return s.ReadBytes
+	case results.IOCapWriteBPS:
+		return s.WriteBytes
+	}
+	return 0
+}
+
 // Sampler computes per-second telemetry from the deltas between successive
 // Sample calls and accumulates them into per-step summaries. It is safe for
 // use by several goroutines.
@@ -99,6 +145,7 @@ type Sampler struct {
 	dbio, server    *group
 	counters        CounterSource
 	memoryGroup     func() (MemoryGroup, error)
+	ioGroup         func() (IOGroup, error)
 	counterTimeout  time.Duration
 	inProcessEngine bool
 	pageSize        uint64
@@ -135,6 +182,9 @@ type snapshot struct {
 	// memcg is the server's memory cgroup; nil without one, or when it
 	// could not be read.
 	memcg *MemoryGroup
+	// iocap is the block-I/O cgroup capping the storage; nil without one,
+	// or when it could not be read.
+	iocap *IOGroup
 	// dbio and server are the process groups; server is nil without one.
 	dbio, server *groupSnap
 	// mem is the machine's memory, read from a host's node exporter (the
@@ -170,6 +220,7 @@ func New(o Options) (*Sampler, error) {
 		fs:              o.FS,
 		counters:        o.Counters,
 		memoryGroup:     o.MemoryGroup,
+		ioGroup:         o.IOGroup,
 		counterTimeout:  o.CounterTimeout,
 		inProcessEngine: o.InProcessEngine,
 		step:            newAccumulator(),
@@ -317,6 +368,20 @@ func (s *Sampler) SampleContext(ctx context.Context, now time.Time) []Point {
 	return append(pts, hosts...)
 }
 
+// delayAccounting says whether the kernel's delay accounting is on
+// (kernel.task_delayacct, Linux 5.14+). Where the switch is missing or
+// unreadable it counts as off: the run that switches it on says why not.
+func delayAccounting(fs FS) bool {
+	on := false
+	readWith(fs.proc("sys", "kernel", "task_delayacct"), func(r io.Reader) error {
+		var b [2]byte
+		n, _ := io.ReadFull(r, b[:])
+		on = n >= 1 && b[0] == '1'
+		return nil
+	})
+	return on
+}
+
 // Cost returns the sampler's own CPU use since New.
 func (s *Sampler) Cost() Cost {
 	s.mu.Lock()
@@ -382,12 +447,15 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 
 	// The server first, so that a server started by dbio is not also
 	// counted as dbio's child.
+	// Threads' block-I/O delays are read only while the kernel accounts
+	// them: off, every thread's would stand still at what it was.
+	delays := delayAccounting(s.fs)
 	var server map[string]bool
 	if s.server != nil {
-		cur.server = s.server.read(s.fs, s.pageSize, nil)
+		cur.server = s.server.read(s.fs, s.pageSize, nil, delays)
 		server = cur.server.pids
 	}
-	cur.dbio = s.dbio.read(s.fs, s.pageSize, server)
+	cur.dbio = s.dbio.read(s.fs, s.pageSize, server, delays)
 
 	if s.memoryGroup != nil {
 		m, err := s.memoryGroup()
@@ -395,6 +463,14 @@ func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
 			cur.memcg = &m
 		}
 		s.problems.note("read the server's memory cgroup", err)
+	}
+
+	if s.ioGroup != nil {
+		g, err := s.ioGroup()
+		if err == nil {
+			cur.iocap = &g
+		}
+		s.problems.note("read the storage's block-I/O cgroup", err)
 	}
 
 	if s.counters != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"dbio/internal/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -87,8 +89,10 @@ func TestSampleSnapshots(t *testing.T) {
 
 	var b bytes.Buffer
 	var cpuSum float64
+	got := map[string]float64{}
 	for _, p := range pts {
-		if strings.HasPrefix(p.Name, "cpu_") {
+		got[p.Name] = p.Value
+		if strings.HasPrefix(p.Name, "cpu_") && p.Name != results.MetricOtherCPU {
 			cpuSum += p.Value
 		}
 		if p.Name == "telemetry_cost_pct" {
@@ -101,6 +105,12 @@ func TestSampleSnapshots(t *testing.T) {
 	}
 	if math.Abs(cpuSum-100) > 1e-9 {
 		t.Errorf("CPU shares add up to %v, want 100", cpuSum)
+	}
+	// Other processes' CPU is what neither dbio nor the server used of the
+	// busy CPUs.
+	other := 100 - got["cpu_idle_pct"] - got["cpu_iowait_pct"] - got["cpu_steal_pct"] - got["proc_dbio_cpu_pct"] - got["proc_server_cpu_pct"]
+	if o, ok := got[results.MetricOtherCPU]; !ok || math.Abs(o-other) > 1e-9 || o <= 0 {
+		t.Errorf("%s = %v (present %v), want %v", results.MetricOtherCPU, o, ok, other)
 	}
 	golden(t, "sample.golden", b.Bytes())
 
