@@ -12,15 +12,18 @@
 package remote
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"strings"
+	"sync"
+	"syscall"
 
 	"dbio/internal/execx"
 	"dbio/internal/fleet"
@@ -212,22 +215,115 @@ func notOwn(h fleet.Host, d string, err error) error {
 	return fmt.Errorf("%w: host %s: %s is not in %s/runs, where dbio makes the tenants' results directories: dbio leaves it as it is", ErrNotOwn, h.Name, path, Home)
 }
 
-// Fetch brings the directory's contents back into local (which must exist)
-// through ssh and tar, taking regular files and directories only. A
-// directory that is now a link, or behind one, is not read.
+// fetchScript counts the results directory, as the stream's first line
+// (du's apparent bytes, find's entries), and sends it as a tar archive.
+const fetchScript = `cd "$d" || exit 5
+b=$(du -sb .) || exit 6
+n=$(find . | wc -l) || exit 6
+echo "` + countLine + ` ${b%%[!0-9]*} $n"
+exec tar -cf - .
+`
+
+// Fetch brings the directory's contents back into local, which it makes
+// (it must not exist) and removes again, with all it holds, on any error.
+// The host counts what the directory holds before sending it through ssh
+// and tar, and the stream is unpacked as it comes, within that count (see
+// unpack): regular files and directories only. A directory that is now a
+// link, or behind one, is not read.
 func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, error) {
-	res, err := s.Exec.Run(ctx, s.Command(d.Host, ownDir(d.Path)+"cd \"$d\" && exec tar -cf - .\n"))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// ssh writes into a pipe of the system's own, read as it comes.
+	pr, pw, err := os.Pipe()
 	if err != nil {
-		if own := notOwn(d.Host, d.Path, err); own != nil {
-			return Fetched{}, own
-		}
+		return Fetched{}, err
+	}
+	stderr := &tailBuffer{max: 64 << 10}
+	cmd := s.Command(d.Host, ownDir(d.Path)+fetchScript)
+	cmd.Stdout, cmd.Stderr = pw, stderr
+	proc, err := s.Exec.Start(ctx, cmd)
+	pw.Close()
+	if err != nil {
+		pr.Close()
 		return Fetched{}, fmt.Errorf("host %s: fetching %s: %w", d.Host.Name, d.Path, err)
 	}
-	got, err := untar(bytes.NewReader(res.Stdout), local)
+	got, err := unpack(pr, local, freeAt)
+	// The host's tar, if it still writes, meets a closed pipe.
+	pr.Close()
+	streamEnded := errors.Is(err, io.ErrUnexpectedEOF)
+	if err != nil && !streamEnded {
+		cancel()
+	}
+	if werr := proc.Wait(); werr != nil && (err == nil || streamEnded) {
+		ee := exitError(cmd, werr, stderr.String())
+		if own := notOwn(d.Host, d.Path, ee); own != nil {
+			err = own
+		} else {
+			err = fmt.Errorf("host %s: fetching %s: %w", d.Host.Name, d.Path, ee)
+		}
+		if streamEnded {
+			// unpack removed what it made.
+			return Fetched{}, err
+		}
+		// unpack made local and filled it, but the host's end says that
+		// what came may not be whole.
+		if rerr := os.RemoveAll(local); rerr != nil {
+			err = fmt.Errorf("%w (and %s, which dbio made for them, could not be removed: %v)", err, local, rerr)
+		}
+		return Fetched{}, err
+	}
 	if err != nil {
-		return got, fmt.Errorf("host %s: unpacking %s: %w", d.Host.Name, d.Path, err)
+		return Fetched{}, fmt.Errorf("host %s: unpacking %s into %s: %w", d.Host.Name, d.Path, local, err)
 	}
 	return got, nil
+}
+
+// freeAt is the space and inodes free to an unprivileged writer on the
+// filesystem holding dir; a filesystem that counts no inodes has as many
+// as are asked for.
+func freeAt(dir string) (bytes, inodes uint64, err error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, 0, err
+	}
+	inodes = st.Ffree
+	if st.Files == 0 {
+		inodes = math.MaxUint64
+	}
+	return st.Bavail * uint64(st.Bsize), inodes, nil
+}
+
+// exitError is a started program's end as Run reports one: its exit code
+// and the tail of what it said on its standard error.
+func exitError(c execx.Cmd, err error, stderr string) error {
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return err
+	}
+	return &execx.ExitError{Cmd: c.String(), ExitCode: ee.ExitCode(), Stderr: stderr, Err: err}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 // Remove removes the directory dbio made on the host, and all it holds. A

@@ -140,7 +140,7 @@ func TestResultsComeBack(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d.Path, "20261127-tpcc", "run.json"), []byte(`{"status":"completed"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	local := t.TempDir()
+	local := filepath.Join(t.TempDir(), "h1")
 	got, err := shell.Fetch(ctx, d, local)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +156,41 @@ func TestResultsComeBack(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Dir(d.Path)); err != nil {
 		t.Errorf("dbio's runs directory went too: %v", err)
+	}
+}
+
+// TestFetchRefusesMoreThanAHostCouldHold: a host whose results directory
+// counts more than dbio brings back from a host (here a 50 GB sparse file,
+// which tar would send as 50 GB of zeros) is refused before anything is
+// sent, naming the count; nothing is made here, and the host keeps its
+// directory for the user to look at.
+func TestFetchRefusesMoreThanAHostCouldHold(t *testing.T) {
+	f := testfleet.Start(t, 1)
+	ctx := t.Context()
+	shell := Shell{fleet.Shell{Exec: execx.Real{}}}
+	d, err := shell.MakeResultsDir(ctx, fleetHost(f, 0), "huge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.Path, "zeros"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(d.Path, "zeros"), 50<<30); err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(t.TempDir(), "h1")
+	_, err = shell.Fetch(ctx, d, local)
+	if err == nil || !strings.Contains(err.Error(), "the host counts 51200.0 MiB in 2 entries there, more than dbio brings back from a host") {
+		t.Fatalf("err = %v, want the host's count refused", err)
+	}
+	if _, err := os.Lstat(local); !os.IsNotExist(err) {
+		t.Errorf("%s is left behind (%v)", local, err)
+	}
+	if _, err := os.Stat(filepath.Join(d.Path, "zeros")); err != nil {
+		t.Errorf("the host's results went: %v", err)
+	}
+	if err := shell.Remove(ctx, d); err != nil {
+		t.Fatal(err)
 	}
 }
 

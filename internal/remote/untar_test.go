@@ -37,6 +37,9 @@ func tarOf(t *testing.T, entries ...entry) *bytes.Buffer {
 	return &buf
 }
 
+// roomy is a budget no case here reaches.
+var roomy = Budget{Bytes: 1 << 20, Entries: 100}
+
 func TestUntar(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -71,7 +74,7 @@ func TestUntar(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			got, err := untar(tarOf(t, c.entries...), dir)
+			got, err := untar(tarOf(t, c.entries...), dir, roomy)
 			if c.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 					t.Fatalf("err = %v, want %q", err, c.wantErr)
@@ -101,7 +104,7 @@ func TestUntarThroughALink(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(dir, "run")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := untar(tarOf(t, entry{name: "run/run.json", body: "{}", typ: tar.TypeReg}), dir)
+	_, err := untar(tarOf(t, entry{name: "run/run.json", body: "{}", typ: tar.TypeReg}), dir, roomy)
 	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
 		t.Fatalf("err = %v, want a refusal of the link", err)
 	}

@@ -449,7 +449,7 @@ func (r *tenantRun) collect(ctx context.Context) error {
 		h := r.t.Hosts[i].Host
 		onHost := fmt.Sprintf("left on the host, in %s (ssh %s)", rd.Path, h.Destination)
 		local := filepath.Join(r.dir.Path, "hosts", h.Name)
-		if err := os.MkdirAll(local, 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(local), 0o755); err != nil { // Fetch makes local, and removes it on any error
 			notBack(i, err, onHost)
 			continue
 		}
