@@ -31,15 +31,11 @@ func sparseTar(t *testing.T, format string) []byte {
 	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(filepath.Join(dir, "zeros"), 0); err == nil {
-		t.Fatal("zeros exists")
-	}
-	f, err := os.Create(filepath.Join(dir, "zeros"))
-	if err != nil {
+	zeros := filepath.Join(dir, "zeros")
+	if err := os.WriteFile(zeros, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
-	if err := os.Truncate(f.Name(), 50<<30); err != nil {
+	if err := os.Truncate(zeros, 50<<30); err != nil {
 		t.Fatal(err)
 	}
 	out, err := exec.Command(tarProgram, "--sparse", "--format="+format, "-cf", "-", "-C", dir, ".").Output()
