@@ -8,8 +8,10 @@
 package cgroup
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -196,4 +198,46 @@ func Remove(path string) error {
 		return fmt.Errorf("remove cgroup %s: %w", path, err)
 	}
 	return nil
+}
+
+// Pressure is a group's stall totals for one resource (its io.pressure or
+// memory.pressure, cgroup v2 only), in microseconds since the group was
+// created: the time some of its non-idle tasks were stalled, and the time
+// all of them were.
+type Pressure struct {
+	Some, Full uint64
+}
+
+// ParsePressure reads a pressure file ("some avg10=… total=N" and
+// "full avg10=… total=N").
+func ParsePressure(r io.Reader) (Pressure, error) {
+	var p Pressure
+	hasSome := false
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		kind, rest, _ := strings.Cut(sc.Text(), " ")
+		for _, f := range strings.Fields(rest) {
+			v, found := strings.CutPrefix(f, "total=")
+			if !found {
+				continue
+			}
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				return p, fmt.Errorf("%s total: %w", kind, err)
+			}
+			switch kind {
+			case "some":
+				p.Some, hasSome = n, true
+			case "full":
+				p.Full = n
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return p, err
+	}
+	if !hasSome {
+		return p, errors.New(`no "some" line with a total`)
+	}
+	return p, nil
 }

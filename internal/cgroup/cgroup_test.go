@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"dbio/internal/testenv"
@@ -128,5 +129,33 @@ func TestSweepRemovesOnlyWhatAGoneDbioLeft(t *testing.T) {
 	server.Wait()
 	if removed := Sweep(root); !slices.Contains(removed, held) {
 		t.Errorf("after its process ended, Sweep removed %v, not %s", removed, held)
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		want     Pressure
+		err      string
+	}{
+		{"a group's io.pressure", "some avg10=1.53 avg60=0.94 avg300=0.27 total=3390317\nfull avg10=1.37 avg60=0.85 avg300=0.24 total=3111455\n",
+			Pressure{Some: 3390317, Full: 3111455}, ""},
+		{"some only", "some avg10=0.00 avg60=0.00 avg300=0.00 total=42\n", Pressure{Some: 42}, ""},
+		{"no total", "some avg10=0.00 avg60=0.00 avg300=0.00\n", Pressure{}, `no "some" line`},
+		{"empty", "", Pressure{}, `no "some" line`},
+		{"bad total", "some avg10=0.00 total=x\n", Pressure{}, "some total"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParsePressure(strings.NewReader(tt.in))
+			if tt.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want one containing %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("got %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
 	}
 }
