@@ -22,7 +22,32 @@ func Conclude(sum results.TelemetrySummary) results.TelemetrySummary {
 	}
 	sum.Driver = share(sum.Metrics, "dbio", driver, sum.CPUs)
 	sum.Server = share(sum.Metrics, "server", "the database server", sum.CPUs)
+	sum.CPU = cpuSplit(sum)
 	return sum
+}
+
+// cpuSplit is whose the CPUs were over the step, from the step means of
+// the per-second shares; nil without other processes' CPU (a run recorded
+// before it was sampled, a host read through its node exporter).
+func cpuSplit(sum results.TelemetrySummary) *results.CPUSplit {
+	m := sum.Metrics
+	other, ok := m[results.MetricOtherCPU]
+	if !ok || other.Samples == 0 {
+		return nil
+	}
+	c := &results.CPUSplit{Server: m["proc_server_cpu_pct"].Mean, DBIO: m["proc_dbio_cpu_pct"].Mean, Other: other.Mean,
+		Idle: m["cpu_idle_pct"].Mean, IOWait: m["cpu_iowait_pct"].Mean, Steal: m["cpu_steal_pct"].Mean}
+	var parts []string
+	if _, ok := m["proc_server_cpu_pct"]; ok {
+		parts = append(parts, "the server "+pct(c.Server))
+	}
+	dbio := "dbio "
+	if sum.InProcessEngine {
+		dbio = "dbio with its in-process engine "
+	}
+	parts = append(parts, dbio+pct(c.DBIO), "other processes "+pct(c.Other), "idle "+pct(c.Idle), "iowait "+pct(c.IOWait), "steal "+pct(c.Steal))
+	c.Text = "the CPUs: " + strings.Join(parts, ", ")
+	return c
 }
 
 // share builds a process group's Share from its metrics, nil without samples.

@@ -89,6 +89,11 @@ type TelemetrySummary struct {
 	Driver *Share `json:"driver,omitempty"`
 	// Server is the database server's processes, when the engine is a server.
 	Server *Share `json:"server,omitempty"`
+	// CPU is whose the CPUs were: the server's, dbio's, other processes',
+	// idle, iowait and steal; nil where other processes' CPU was not
+	// sampled (a run recorded before it was, a host read through its node
+	// exporter).
+	CPU *CPUSplit `json:"cpu_split,omitempty"`
 	// Warnings say which sources could not be read, and how often.
 	Warnings []string `json:"warnings,omitempty"`
 	// Hosts are the machines dbio does not run on that were read through
