@@ -21,6 +21,20 @@ import (
 // returns that directory. Mounting needs root: the test is skipped without it.
 func Mount(t testing.TB, size int64) string {
 	t.Helper()
+	return mount(t, fmt.Sprintf("size=%d,mode=0755", size))
+}
+
+// MountInodes is Mount with room for only inodes files and directories
+// (tmpfs's nr_inodes; its root directory takes one), so that a test can
+// meet a filesystem that runs out of inodes with space to spare.
+func MountInodes(t testing.TB, size, inodes int64) string {
+	t.Helper()
+	return mount(t, fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", size, inodes))
+}
+
+// mount mounts a tmpfs with opts on a new directory and returns it.
+func mount(t testing.TB, opts string) string {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small filesystem needs root")
 	}
@@ -34,9 +48,9 @@ func Mount(t testing.TB, size int64) string {
 			t.Fatal(err)
 		}
 	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d,mode=0755", size), "tmpfs", dir).CombinedOutput()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", opts, "tmpfs", dir).CombinedOutput()
 	if err != nil {
-		t.Fatalf("mount a %d-byte tmpfs on %s: %v: %s", size, dir, err, out)
+		t.Fatalf("mount a tmpfs -o %s on %s: %v: %s", opts, dir, err, out)
 	}
 	// Registered after TempDir's own cleanup, so it runs first: the
 	// directory is removed only once nothing is mounted on it. A lazy
@@ -102,6 +116,33 @@ func Fill(dir string, leave int64) error {
 			}
 			return err
 		}
+	}
+}
+
+// FillInodes takes all but leave of the free inodes of the filesystem
+// holding dir with empty files in a directory of dir (.smallfs-inodes), so
+// that the next files made beyond leave fail with ENOSPC.
+func FillInodes(dir string, leave uint64) error {
+	fill := filepath.Join(dir, ".smallfs-inodes")
+	if err := os.Mkdir(fill, 0o755); err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			return err
+		}
+		if st.Ffree <= leave {
+			return nil
+		}
+		f, err := os.OpenFile(filepath.Join(fill, fmt.Sprint(i)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		f.Close()
 	}
 }
 

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"dbio/internal/units"
 )
 
 // Inspection is what Inspect found at a target path. Nothing was written to find it.
@@ -125,88 +123,6 @@ func existingParent(abs string) (string, os.FileInfo, error) {
 			return "", nil, err
 		}
 	}
-}
-
-// Need is space a run will take on the filesystem of Path.
-type Need struct {
-	Path string
-	// Bytes is what the run will write there.
-	Bytes uint64
-	// Reclaim is what the run will first remove there: files of an earlier
-	// run that dbio made and will replace. It counts as free.
-	Reclaim uint64
-	// What the space is for, as the refusal names it ("TPC-C at this scale").
-	What string
-}
-
-// SpaceProblems checks needs against free space, adding up the needs of paths
-// that share a filesystem (the data target and the results on one disk), and
-// returns one problem per filesystem that lacks room. Paths that do not exist
-// yet are counted on the filesystem that would hold them.
-func SpaceProblems(needs []Need) []error {
-	type fsNeed struct {
-		free, need, reclaim uint64
-		paths, whats        []string
-	}
-	byDev := map[uint64]*fsNeed{}
-	var order []uint64
-	var problems []error
-	for _, n := range needs {
-		if n.Bytes == 0 {
-			continue
-		}
-		at := n.Path
-		if _, err := os.Stat(at); errors.Is(err, os.ErrNotExist) {
-			p, _, err := existingParent(at)
-			if err != nil {
-				continue // Inspect reports the path itself
-			}
-			at = p
-		}
-		var st syscall.Statfs_t
-		var sst syscall.Stat_t
-		if syscall.Statfs(at, &st) != nil || syscall.Stat(at, &sst) != nil {
-			continue
-		}
-		dev := uint64(sst.Dev)
-		f, ok := byDev[dev]
-		if !ok {
-			f = &fsNeed{free: st.Bavail * uint64(st.Bsize)}
-			byDev[dev] = f
-			order = append(order, dev)
-		}
-		f.need += n.Bytes
-		f.reclaim += n.Reclaim
-		shown := n.Path
-		if abs, err := filepath.Abs(n.Path); err == nil {
-			shown = abs
-		}
-		if !contains(f.paths, shown) {
-			f.paths = append(f.paths, shown)
-		}
-		f.whats = append(f.whats, n.What)
-	}
-	for _, dev := range order {
-		f := byDev[dev]
-		if f.free+f.reclaim >= f.need {
-			continue
-		}
-		free := units.FormatBytes(f.free)
-		if f.reclaim > 0 {
-			free += fmt.Sprintf(" (plus %s of dbio's earlier files it replaces)", units.FormatBytes(f.reclaim))
-		}
-		where := "target " + f.paths[0]
-		if len(f.paths) > 1 {
-			where = "the filesystem of " + strings.Join(f.paths, " and ")
-		}
-		verb := "needs"
-		if len(f.whats) > 1 {
-			verb = "together need"
-		}
-		problems = append(problems, fmt.Errorf("%s has %s free but %s %s about %s: free some space, choose a larger target, or reduce the scale",
-			where, free, strings.Join(f.whats, " and "), verb, units.FormatBytes(f.need)))
-	}
-	return problems
 }
 
 func contains(list []string, s string) bool {
