@@ -63,7 +63,11 @@ func (in *Instance) Backup(ctx context.Context, dst string) (engine.BackupResult
 	}
 	// The server's options tell mariadb-backup where the files are; the
 	// client group gives it dbio's account without a password on its command line.
-	opts, err := writeOptions(m.Layout.Run, m.User, renderCnf(m.settings)+clientGroup(in.admin))
+	cnf, err := renderCnf(m.settings)
+	if err != nil {
+		return engine.BackupResult{}, err
+	}
+	opts, err := writeOptions(m.Layout.Run, m.User, cnf+clientGroup(in.admin))
 	if err != nil {
 		return engine.BackupResult{}, err
 	}

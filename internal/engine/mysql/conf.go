@@ -71,16 +71,20 @@ var settingNames = server.SettingNames{
 	Engine:   "mariadb",
 	Valid:    regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`),
 	NotAName: "an option name: use the my.cnf name, e.g. innodb_io_capacity=2000",
-	Same: func(a, b string) bool {
-		norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "-", "_")) }
-		return norm(a) == norm(b)
-	},
+	Same:     func(a, b string) bool { return normName(a) == normName(b) },
+	Norm:     normName,
+	Bases:    optionBases,
+	Classes:  settingClasses,
 }
 
 // renderCnf writes the server's option file. Values are written as given:
 // my.cnf takes the rest of the line as the value, so the reasons go on lines
-// of their own.
-func renderCnf(settings []setting) string {
+// of their own. A setting holding a control character is refused: a line
+// break in a value (a target's path, say) would start an option of its own.
+func renderCnf(settings []setting) (string, error) {
+	if err := server.CheckWritten(settings); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString("# Written by dbio at every start; edit the dbio flags, not this file.\n[mysqld]\n")
 	for _, s := range settings {
@@ -93,5 +97,5 @@ func renderCnf(settings []setting) string {
 		}
 		b.WriteString("\n")
 	}
-	return b.String()
+	return b.String(), nil
 }

@@ -71,7 +71,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 			base = append(base, preallocateSetting)
 		}
 		var err error
-		if m.settings, err = settingNames.Apply(base, o.Settings); err != nil {
+		if m.settings, err = settingNames.Apply(base, o.Settings, server.ConfinementOf(p)); err != nil {
 			return nil, err
 		}
 		if err := m.writeCnf(); err != nil {
@@ -103,7 +103,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if err != nil {
 		return nil, err
 	}
-	err = ensureDatabase(ctx, adminDB, database, false, "the managed server")
+	dataDir, err := checkDataDir(ctx, adminDB, l.Data)
+	if err == nil {
+		err = ensureDatabase(ctx, adminDB, database, false, "the managed server")
+	}
 	adminDB.Close()
 	if err != nil {
 		return nil, err
@@ -131,7 +134,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Version:   version,
 		Managed:   true,
 		Transport: transport,
-		DataDir:   l.Data,
+		DataDir:   dataDir,
 		LogDir:    redoDir,
 		Database:  database,
 		Settings:  server.SettingsMap(m.settings),
@@ -139,6 +142,17 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "innodb_buffer_pool_size", "SELECT @@innodb_buffer_pool_size", bytesText)
 	return in, nil
+}
+
+// checkDataDir asks the running server for its data directory, and
+// refuses one other than placed, where dbio put the instance.
+func checkDataDir(ctx context.Context, db *sql.DB, placed string) (string, error) {
+	var dir string
+	if err := db.QueryRowContext(ctx, "SELECT @@datadir").Scan(&dir); err != nil {
+		return "", fmt.Errorf("ask the server for its data directory: %w", err)
+	}
+	dir = filepath.Clean(dir) // the server ends it with a slash
+	return dir, server.SameDataDir(dir, placed)
 }
 
 // bytesText writes a size in bytes as the server reports it ("134217728")
@@ -166,7 +180,11 @@ type managedServer struct {
 // writeCnf writes the server's option file, readable by the server's user;
 // it holds no secret.
 func (m *managedServer) writeCnf() error {
-	return target.WriteFile(m.cnf, []byte(renderCnf(m.settings)), 0o644)
+	cnf, err := renderCnf(m.settings)
+	if err != nil {
+		return err
+	}
+	return target.WriteFile(m.cnf, []byte(cnf), 0o644)
 }
 
 // launch starts the server with dbio's account (re)created by the init file

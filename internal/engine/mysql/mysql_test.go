@@ -121,8 +121,12 @@ func TestManagedLifecycle(t *testing.T) {
 	if info.Engine != "mariadb" || !info.Managed || info.Transport != "socket" || info.Database != server.DefaultDatabase || !strings.Contains(info.Version, "MariaDB") {
 		t.Errorf("Info = %+v", info)
 	}
-	if !strings.HasPrefix(info.DataDir, data.Dir) || !strings.HasPrefix(info.LogDir, redo.Dir) {
-		t.Errorf("data in %s, redo in %s; want them below %s and %s", info.DataDir, info.LogDir, data.Dir, redo.Dir)
+	// The data directory recorded is the one the server reports, which is dbio's.
+	if info.DataDir != filepath.Join(data.Dir, "mariadb", "data") || !strings.HasPrefix(info.LogDir, redo.Dir) {
+		t.Errorf("data in %s, redo in %s; want %s/mariadb/data and below %s", info.DataDir, info.LogDir, data.Dir, redo.Dir)
+	}
+	if dir, err := checkDataDir(ctx, in.StatsDB(), filepath.Join(data.Dir, "elsewhere")); err == nil || !strings.Contains(err.Error(), "the server reports its data directory as "+info.DataDir+", not ") {
+		t.Errorf("checkDataDir against another directory = %s, %v", dir, err)
 	}
 	if _, err := os.Stat(filepath.Join(info.LogDir, redoFile)); err != nil {
 		t.Errorf("no redo log on the log target: %v", err)
@@ -166,6 +170,20 @@ func TestManagedLifecycle(t *testing.T) {
 	logged, _ := os.ReadFile(filepath.Join(logDir, "mariadb.log"))
 	if !strings.Contains(string(logged), "Shutdown complete") {
 		t.Errorf("server log in the results lacks a clean shutdown:\n%s", logged)
+	}
+
+	// An option that would move the instance onto another directory (a
+	// stopped server's, say), or name a file outside dbio's directory, is
+	// refused before anything is written there, whatever the preflight did.
+	elsewhere := t.TempDir()
+	for _, bad := range []map[string]string{{"datadir": elsewhere}, {"loose-datadir": elsewhere}, {"log_error": elsewhere + "/x.err"},
+		{"innodb_data_home_dir": elsewhere}, {"plugin_load_add": "ha_connect.so"}} {
+		if _, err := e.Start(ctx, p, engine.Options{Settings: bad}); err == nil {
+			t.Errorf("Start with %v succeeded", bad)
+		}
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
+		t.Errorf("a refused start wrote %d entries in %s", len(entries), elsewhere)
 	}
 
 	// An option the server rejects fails the start, quoting the server's log.
@@ -382,7 +400,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestOptionFile(t *testing.T) {
 	at := places{data: "/t/data", redo: "/l/redo", socket: "/t/run/mysqld.sock", pidFile: "/t/run/mysqld.pid", port: 4444}
-	settings, err := settingNames.Apply(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""})
+	settings, err := settingNames.Apply(benchmarkSettings(mariadb, at, 300, 3<<30), map[string]string{"max-connections": "500", "skip-log-bin": ""}, engine.Confinement{Data: "/t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,13 +430,19 @@ innodb_buffer_pool_size = 3G
 # set by the user
 skip-log-bin
 `
-	if got := renderCnf(settings); got != want {
-		t.Errorf("renderCnf =\n%s\nwant\n%s", got, want)
+	if got, err := renderCnf(settings); got != want || err != nil {
+		t.Errorf("renderCnf =\n%s, %v\nwant\n%s", got, err, want)
 	}
-	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := settingNames.Apply(nil, bad); err == nil {
+	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}, {"datadir": "/srv/other"}, {"loose-datadir": "/t/dbio/x"},
+		{"log_error": "/var/log/x.err"}, {"plugin_load_add": "ha_x.so"}, {"init_file": "/t/dbio/init.sql"}} {
+		if _, err := settingNames.Apply(nil, bad, engine.Confinement{Data: "/t"}); err == nil {
 			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
+	}
+	// The last line of defence: a path of dbio's own (a target's) holding a
+	// line break is not written into my.cnf, where it would start an option.
+	if cnf, err := renderCnf([]setting{{Name: "datadir", Value: "/t/A\ndatadir=/srv/B\n#/dbio/mariadb/data"}}); err == nil {
+		t.Errorf("renderCnf wrote a line break into my.cnf:\n%s", cnf)
 	}
 	if got := cnfSize(1536 << 10); got != "1536K" {
 		t.Errorf("cnfSize(1.5 MiB) = %s", got)

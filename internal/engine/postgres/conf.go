@@ -51,17 +51,28 @@ var settingNames = server.SettingNames{
 	Valid:    regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.]*$`),
 	NotAName: "a parameter name: use the postgresql.conf name, e.g. work_mem=64MB",
 	Same:     strings.EqualFold,
+	Norm:     strings.ToLower,
+	Classes:  settingClasses,
 }
 
+// confValue quotes a value for postgresql.conf, which reads backslash
+// escapes inside quotes: both the quote and the backslash are doubled, so
+// that the server reads the value exactly as given.
+var confValue = strings.NewReplacer(`'`, `''`, `\`, `\\`)
+
 // renderConf writes settings as postgresql.conf lines. Every value is quoted,
-// which PostgreSQL accepts for parameters of any type.
-func renderConf(settings []setting) string {
+// which PostgreSQL accepts for parameters of any type. A setting holding a
+// control character is refused: a line break would start a line of its own.
+func renderConf(settings []setting) (string, error) {
+	if err := server.CheckWritten(settings); err != nil {
+		return "", err
+	}
 	var b strings.Builder
 	b.WriteString("# Written by dbio at every start; edit the dbio flags, not this file.\n")
 	for _, s := range settings {
-		fmt.Fprintf(&b, "%s = '%s'\t# %s\n", s.Name, strings.ReplaceAll(s.Value, "'", "''"), s.Why)
+		fmt.Fprintf(&b, "%s = '%s'\t# %s\n", s.Name, confValue.Replace(s.Value), s.Why)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // initdbSettings are the choices dbio makes when creating an instance, recorded

@@ -60,7 +60,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		m.port = port
 		var err error
 		base := append(benchmarkSettings(m.port, m.SocketDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
-		m.settings, err = settingNames.Apply(base, o.Settings)
+		m.settings, err = settingNames.Apply(base, o.Settings, server.ConfinementOf(p))
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +102,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Version:   in.Facts.Version,
 		Managed:   true,
 		Transport: transport,
-		DataDir:   l.Data,
+		DataDir:   m.dataDir,
 		LogDir:    walDir,
 		Database:  server.Database(o),
 		Settings:  server.SettingsMap(initdbSettings, m.settings),
@@ -202,12 +202,18 @@ type managedServer struct {
 	database string
 	// password is for TCP connections; it is set again after every start.
 	password string
+	// dataDir is the data directory the running server says it uses.
+	dataDir string
 }
 
 // launch writes the settings, starts the server and waits until it accepts
 // connections; a server that does not come up is stopped again.
 func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
-	if err := m.User.WritePrivate(filepath.Join(m.Layout.Data, confFile), renderConf(m.settings)); err != nil {
+	conf, err := renderConf(m.settings)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.User.WritePrivate(filepath.Join(m.Layout.Data, confFile), conf); err != nil {
 		return nil, err
 	}
 	admin := m.socketDSN("postgres")
@@ -221,14 +227,23 @@ func (m *managedServer) launch(ctx context.Context) (*server.Process, error) {
 	})
 }
 
-// setup runs once the server accepts connections: it sets the password for
-// TCP connections and makes sure the database dbio works in exists.
+// setup runs once the server accepts connections: it makes sure the
+// server works in the data directory dbio placed it in, sets the password
+// for TCP connections and makes sure the database dbio works in exists.
 func (m *managedServer) setup(ctx context.Context) error {
 	conn, err := pgx.Connect(ctx, m.socketDSN("postgres"))
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
+	var dir string
+	if err := conn.QueryRow(ctx, "SHOW data_directory").Scan(&dir); err != nil {
+		return fmt.Errorf("ask the server for its data directory: %w", err)
+	}
+	if err := server.SameDataDir(dir, m.Layout.Data); err != nil {
+		return err
+	}
+	m.dataDir = dir
 	if _, err := conn.Exec(ctx, "ALTER ROLE "+quoteIdent(superuser)+" PASSWORD '"+m.password+"'"); err != nil {
 		return fmt.Errorf("set the password: %w", err)
 	}

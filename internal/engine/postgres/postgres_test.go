@@ -116,9 +116,29 @@ func TestManagedLifecycle(t *testing.T) {
 	if info.Engine != "postgres" || !info.Managed || info.Transport != "socket" || info.Database != server.DefaultDatabase || info.Version == "" {
 		t.Errorf("Info = %+v", info)
 	}
-	if !strings.HasPrefix(info.DataDir, data.Dir) || !strings.HasPrefix(info.LogDir, wal.Dir) {
-		t.Errorf("data in %s, WAL in %s; want them below %s and %s", info.DataDir, info.LogDir, data.Dir, wal.Dir)
+	if info.DataDir != filepath.Join(data.Dir, "postgres", "data") || !strings.HasPrefix(info.LogDir, wal.Dir) {
+		t.Errorf("data in %s, WAL in %s; want %s/postgres/data and below %s", info.DataDir, info.LogDir, data.Dir, wal.Dir)
 	}
+	// Every setting the server takes in its file is on the list the
+	// preflight checks names against.
+	known, err := e.listSettings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := in.DB().QueryContext(ctx, "SELECT name FROM pg_settings WHERE context <> 'internal' AND name NOT LIKE 'transaction\\_%'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		if _, classified := settingClasses[strings.ToLower(name)]; known.Names[strings.ToLower(name)] == "" && !classified {
+			t.Errorf("the server takes %s, which the list of its settings lacks: add it to developerSettings", name)
+		}
+	}
+	rows.Close()
 	for name, want := range map[string]string{"shared_buffers": "64MB", "work_mem": "8MB", "max_connections": "300", "initdb.locale": "C"} {
 		if got := info.Settings[name]; got != want {
 			t.Errorf("Info.Settings[%s] = %q, want %q", name, got, want)
@@ -159,6 +179,19 @@ func TestManagedLifecycle(t *testing.T) {
 	logged, _ := os.ReadFile(filepath.Join(logDir, "postgres.log"))
 	if !strings.Contains(string(logged), "database system is shut down") {
 		t.Errorf("server log in the results lacks a clean shutdown:\n%s", logged)
+	}
+
+	// A setting that would move the instance, or name a file outside
+	// dbio's directory, is refused before anything is written, whatever
+	// the preflight did.
+	elsewhere := t.TempDir()
+	for _, bad := range []map[string]string{{"data_directory": elsewhere}, {"log_directory": elsewhere}, {"archive_command": "true"}} {
+		if _, err := e.Start(ctx, p, engine.Options{Settings: bad}); err == nil {
+			t.Errorf("Start with %v succeeded", bad)
+		}
+	}
+	if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
+		t.Errorf("a refused start wrote %d entries in %s", len(entries), elsewhere)
 	}
 
 	// A setting the server rejects fails the start, quoting the server's log.
@@ -474,7 +507,7 @@ func TestMalformedDSNErrorsDoNotQuoteIt(t *testing.T) {
 }
 
 func TestSettingsFile(t *testing.T) {
-	settings, err := settingNames.Apply(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": "%m [%p] it's"})
+	settings, err := settingNames.Apply(benchmarkSettings(5555, "/x/run", 300, 3<<30), map[string]string{"max_connections": "500", "log_line_prefix": `%m [%p] it's \n`}, engine.Confinement{Data: "/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,15 +519,21 @@ max_connections = '500'	# set by the user
 max_wal_size = '4GB'	# checkpoints paced by checkpoint_timeout rather than forced by WAL volume
 min_wal_size = '1GB'	# recycle WAL segments instead of creating new ones during a run
 shared_buffers = '3GB'	# --buffer-pool
-log_line_prefix = '%m [%p] it''s'	# set by the user
+log_line_prefix = '%m [%p] it''s \\n'	# set by the user
 `
-	if got := renderConf(settings); got != want {
-		t.Errorf("renderConf =\n%s\nwant\n%s", got, want)
+	if got, err := renderConf(settings); got != want || err != nil {
+		t.Errorf("renderConf =\n%s, %v\nwant\n%s", got, err, want)
 	}
-	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}} {
-		if _, err := settingNames.Apply(nil, bad); err == nil {
+	for _, bad := range []map[string]string{{"bad name": "1"}, {"x": "a\nb"}, {"data_directory": "/srv/other"}, {"archive_command": "true"},
+		{"log_directory": "/var/log"}, {"shared_preload_libraries": "pg_stat_statements"}} {
+		if _, err := settingNames.Apply(nil, bad, engine.Confinement{Data: "/x"}); err == nil {
 			t.Errorf("settingNames.Apply(%v) accepted it", bad)
 		}
+	}
+	// The last line of defence: a path of dbio's own holding a line break
+	// is not written into the configuration.
+	if conf, err := renderConf([]setting{{Name: "unix_socket_directories", Value: "/x/A\ndata_directory='/srv/B'"}}); err == nil {
+		t.Errorf("renderConf wrote a line break:\n%s", conf)
 	}
 	if got := pgSize(1536 << 10); got != "1536kB" {
 		t.Errorf("pgSize(1.5MB) = %s", got)

@@ -26,6 +26,8 @@ type Engine struct {
 	ProcRoot string
 	// FreePort chooses a loopback port; tests replace it to provoke a conflict.
 	FreePort func() (int, error)
+	// known is the installed server's list of settings, once read.
+	known *knownCache
 }
 
 // Specific is what an engine gives of its own to the shared Start and CheckDSN.
@@ -33,8 +35,11 @@ type Specific struct {
 	// Label names the engine in the message for a missing data target.
 	Label string
 	// Settings is how the engine's configuration names its settings, by
-	// which the user's are matched to the ones dbio reads.
+	// which the user's are matched to the ones dbio reads and judged.
 	Settings SettingNames
+	// ListSettings lists the settings the installed server takes, which
+	// the user's names are checked against; nil checks none.
+	ListSettings ListSettings
 	// External starts an instance on the existing server o.DSN reaches;
 	// Managed starts a server dbio runs on p.
 	External func(ctx context.Context, o engine.Options) (engine.Instance, error)
@@ -55,14 +60,15 @@ type Specific struct {
 }
 
 var (
-	_ engine.Engine     = (*Engine)(nil)
-	_ engine.DSNChecker = (*Engine)(nil)
+	_ engine.Engine          = (*Engine)(nil)
+	_ engine.DSNChecker      = (*Engine)(nil)
+	_ engine.SettingsChecker = (*Engine)(nil)
 )
 
 // NewEngine returns the shared part of the engine named name, which
 // starts instances and checks DSNs as own says.
 func NewEngine(name string, r execx.Runner, procRoot string, own Specific) Engine {
-	return Engine{name: name, own: own, Runner: r, ProcRoot: procRoot, FreePort: FreePort}
+	return Engine{name: name, own: own, Runner: r, ProcRoot: procRoot, FreePort: FreePort, known: &knownCache{}}
 }
 
 // Name implements engine.Engine.
@@ -81,6 +87,9 @@ func (e *Engine) Start(ctx context.Context, p engine.Placement, o engine.Options
 	case "", "socket", "tcp":
 	default:
 		return nil, fmt.Errorf("transport %q: use socket or tcp", o.Transport)
+	}
+	if err := engine.DatabaseNameProblem(o.Database); err != nil {
+		return nil, err
 	}
 	switch {
 	case o.DSN != "":

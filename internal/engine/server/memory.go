@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"dbio/internal/engine"
@@ -32,8 +34,26 @@ func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (
 	}
 	defer db.Close()
 	var n int
-	err = db.QueryRowContext(ctx, e.own.MaxConnectionsQuery).Scan(&n)
-	return n, err
+	if err := db.QueryRowContext(ctx, e.own.MaxConnectionsQuery).Scan(&n); err != nil {
+		return 0, errors.New(oneLine(err.Error()))
+	}
+	return n, nil
+}
+
+// oneLine puts a driver's error on one line, each of its lines once: pgx
+// reports every attempt of a connection (with TLS, then without) on a
+// line of its own, mostly the same.
+func oneLine(msg string) string {
+	var lines []string
+	for _, l := range strings.Split(msg, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return msg
+	}
+	return strings.TrimSpace(lines[0] + " " + strings.Join(lines[1:], "; "))
 }
 
 // Memory is what an engine's managed server holds, as MemoryNeed counts

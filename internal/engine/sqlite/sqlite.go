@@ -48,10 +48,9 @@ func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (
 	if p.Log != nil && p.Log.Path != p.Data.Path {
 		return nil, errors.New("sqlite keeps its WAL beside the database file: --log-target cannot place it elsewhere; drop --log-target for SQLite")
 	}
-	for k := range o.Settings {
-		if _, ok := pragmas[k]; !ok {
-			return nil, fmt.Errorf("unknown SQLite setting %q: use one of journal_mode, synchronous, busy_timeout, cache_size, mmap_size, page_size, wal_autocheckpoint", k)
-		}
+	// The preflight checked them; a caller that did not is refused here.
+	if ps := settingProblems(ctx, o.Settings, engine.Confinement{Data: p.Data.Path}); len(ps) > 0 {
+		return nil, ps[0]
 	}
 	dir, err := p.Data.Sub(subdir)
 	if err != nil {
@@ -123,17 +122,6 @@ func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (
 	}}, nil
 }
 
-// pragmas are the settings a user may pass; the value is SQLite's default, for the record.
-var pragmas = map[string]string{
-	"journal_mode":       "DELETE",
-	"synchronous":        "FULL",
-	"busy_timeout":       "0",
-	"cache_size":         "-2000",
-	"mmap_size":          "0",
-	"page_size":          "4096",
-	"wal_autocheckpoint": "1000",
-}
-
 // Instance is an open SQLite database.
 type Instance struct {
 	db   *sql.DB
@@ -182,7 +170,7 @@ func applyPragmas(settings map[string]string) func(*sqlite3.SQLiteConn) error {
 	})
 	return func(c *sqlite3.SQLiteConn) error {
 		for _, k := range keys {
-			if _, err := c.Exec("PRAGMA "+k+" = "+settings[k], nil); err != nil {
+			if _, err := c.Exec("PRAGMA "+k+" = "+pragmaText(k, settings[k]), nil); err != nil {
 				return fmt.Errorf("PRAGMA %s = %s: %w", k, settings[k], err)
 			}
 		}

@@ -60,7 +60,7 @@ func TestStartRefuses(t *testing.T) {
 	}{
 		{engine.Placement{Data: tg}, engine.Options{DSN: "x"}, "no external mode"},
 		{engine.Placement{Data: tg, Log: other}, engine.Options{}, "WAL beside the database"},
-		{engine.Placement{Data: tg}, engine.Options{Settings: map[string]string{"foo": "1"}}, `unknown SQLite setting "foo"`},
+		{engine.Placement{Data: tg}, engine.Options{Settings: map[string]string{"foo": "1"}}, `SQLite has no PRAGMA "foo"`},
 	} {
 		if _, err := (Engine{}).Start(context.Background(), tt.p, tt.o); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.o, err, tt.want)
