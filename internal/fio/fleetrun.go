@@ -349,8 +349,11 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fail(results.StatusFailed, err)
 		}
-		job := JobFile(pt, r.plan.Profile.Name(), fr.places[h.Name])
-		if err := results.WriteFileAtomic(filepath.Join(dir, JobFileName), []byte(job)); err != nil {
+		job, err := JobFile(pt, r.plan.Profile.Name(), fr.places[h.Name])
+		if err == nil {
+			err = results.WriteFileAtomic(filepath.Join(dir, JobFileName), []byte(job))
+		}
+		if err != nil {
 			return fail(results.StatusFailed, err)
 		}
 		// A job file directly after a --client goes to that server alone.

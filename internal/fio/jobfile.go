@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"dbio/internal/controlchars"
 	"dbio/internal/fleet"
 	"dbio/internal/target"
 )
@@ -25,8 +26,19 @@ type placement struct {
 // `fio --output-format=json+ job.fio` in an empty directory re-runs the point
 // exactly, writing the same per-second logs. One section per target; with
 // several sections (a drive group) they run at once and fio reports them as
-// one group.
-func JobFile(p Point, profile string, places []placement) string {
+// one group. A value holding a control character is refused: fio reads
+// its job file line by line, with no escape for a line break, which in a
+// target's path would start an option of its own.
+func JobFile(p Point, profile string, places []placement) (string, error) {
+	texts := []string{p.Name, profile, p.RW, p.SteadyState}
+	for _, pl := range places {
+		texts = append(texts, pl.Label, pl.File, pl.Engine)
+	}
+	for _, t := range texts {
+		if err := controlchars.Check(t); err != nil {
+			return "", fmt.Errorf("fio job file not written: %q %w", t, err)
+		}
+	}
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	line("; dbio fio job: point %q of profile %s", p.Name, profile)
@@ -93,7 +105,7 @@ func JobFile(p Point, profile string, places []placement) string {
 		line("write_lat_log=%s", pl.Label)
 		line("write_hist_log=%s", pl.Label)
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // jobRate is fio's rate_iops for a total limit: fio limits each job, and a
@@ -153,7 +165,7 @@ func PreviewJobFile(plan Plan, i int) string {
 				b.WriteString("\n")
 			}
 			fmt.Fprintf(&b, "; host %s: %s/%s/%s\n", h, HostsDir, h, JobFileName)
-			b.WriteString(JobFile(p, plan.Profile.Name(), byHost[h]))
+			b.WriteString(previewText(JobFile(p, plan.Profile.Name(), byHost[h])))
 		}
 		return b.String()
 	}
@@ -164,5 +176,14 @@ func PreviewJobFile(plan Plan, i int) string {
 				Size: plan.Config.Size, Engine: engine, Direct: true})
 		}
 	}
-	return JobFile(p, plan.Profile.Name(), places)
+	return previewText(JobFile(p, plan.Profile.Name(), places))
+}
+
+// previewText is a job file as a preview shows it, or why it would not be
+// written.
+func previewText(job string, err error) string {
+	if err != nil {
+		return "; " + err.Error() + "\n"
+	}
+	return job
 }

@@ -155,7 +155,7 @@ func TestPlans(t *testing.T) {
 		{"--ss-ramp reaches fio as steadystate_ramp_time", func(c *Config) {
 			c.Profile, c.SteadyRamp = "precondition", 30*time.Second
 		}, 2, func(t *testing.T, p Plan) {
-			if pt := p.Points[1]; pt.SteadyRampS != 30 || !strings.Contains(JobFile(pt, "precondition", nil), "steadystate_ramp_time=30\n") {
+			if pt := p.Points[1]; pt.SteadyRampS != 30 || !strings.Contains(mustJobFile(t, pt, "precondition", nil), "steadystate_ramp_time=30\n") {
 				t.Errorf("%+v", pt)
 			}
 			if !strings.Contains(Describe(p.Points[1]), "until steady (iops_slope:0.167% over 60s after the first 30s)") {
@@ -320,7 +320,7 @@ func TestJobFilesGolden(t *testing.T) {
 			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := JobFile(tc.p, "test", tc.places)
+			got := mustJobFile(t, tc.p, "test", tc.places)
 			golden(t, filepath.Join("testdata", "jobs", tc.name+".fio"), []byte(got))
 		})
 	}
@@ -343,7 +343,7 @@ func TestJobFilesParse(t *testing.T) {
 				pt.RateIOPS = 1000
 			}
 			path := filepath.Join(dir, fmt.Sprintf("%s-%d.fio", name, i))
-			if err := os.WriteFile(path, []byte(JobFile(pt, name, places)), 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(mustJobFile(t, pt, name, places)), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -513,8 +513,11 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	if err != nil {
 		return res, err
 	}
-	job := JobFile(pt, r.plan.Profile.Name(), places)
-	if err := results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job)); err != nil {
+	job, err := JobFile(pt, r.plan.Profile.Name(), places)
+	if err == nil {
+		err = results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job))
+	}
+	if err != nil {
 		return fail(results.StatusFailed, err)
 	}
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
