@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,5 +52,34 @@ func TestTargetOutOfInodesIsRefused(t *testing.T) {
 				t.Errorf("a refused run made its target: %v", err)
 			}
 		})
+	}
+}
+
+// A target with few inodes left, but enough for the run, runs, and the
+// run's summary and report show its free inodes beside its free space.
+func TestLowInodesAreShown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	fs := smallfs.MountInodes(t, 1<<30, 16384)
+	if err := smallfs.FillInodes(fs, 6000); err != nil {
+		t.Fatal(err)
+	}
+	res := t.TempDir()
+	var out bytes.Buffer
+	args := []string{"sysbench", "--target", fs, "--users", "1", "--ramp-time", "1s", "--runtime", "1s", "--results", res}
+	if code := run(context.Background(), testApp(&out), args); code != exitOK {
+		t.Fatalf("exit code %d:\n%s", code, out.String())
+	}
+	// The run's own first files take a few of them before they are counted.
+	if !regexp.MustCompile(`target:  .* MiB and 59\d\d inodes free`).MatchString(out.String()) {
+		t.Errorf("the summary does not show the free inodes:\n%s", out.String())
+	}
+	reports, _ := filepath.Glob(filepath.Join(res, "*", "report.html"))
+	if len(reports) != 1 {
+		t.Fatalf("reports: %v", reports)
+	}
+	if b, err := os.ReadFile(reports[0]); err != nil || !regexp.MustCompile(`<td class="num">1024.0 MiB and 59\d\d inodes</td>`).Match(b) {
+		t.Errorf("the report's targets do not show the free inodes (%v)", err)
 	}
 }

@@ -58,7 +58,7 @@ func environmentSection(r *runView, prefix string) *section {
 				dev = "none (" + st.Source + ")"
 			}
 			t.Rows = append(t.Rows, []cell{textCell(string(ti.Role)), textCell(ti.Path), textCell(st.FSType), textCell(st.MountPoint),
-				textCell(dev), textCell(strings.Join(disks, "; ")), {Text: units.FormatBytes(ti.FreeBytes), Raw: strconv.FormatUint(ti.FreeBytes, 10)}})
+				textCell(dev), textCell(strings.Join(disks, "; ")), {Text: ti.FreeText(), Raw: strconv.FormatUint(ti.FreeBytes, 10)}})
 		}
 		sec.add(t)
 	}

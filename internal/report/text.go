@@ -63,7 +63,7 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		if t.Limit != nil {
 			limit = ", " + t.Limit.Describe()
 		}
-		fmt.Fprintf(w, "target:  %s (%s) %s on %s%s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, limit, units.FormatBytes(t.FreeBytes))
+		fmt.Fprintf(w, "target:  %s (%s) %s on %s%s, %s free\n", t.Path, t.Role, t.Storage.FSType, dev, limit, t.FreeText())
 	}
 	for _, e := range r.Engines {
 		if m := e.MemoryLimit; m != nil {

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"strings"
 
 	"dbio/internal/units"
@@ -35,6 +36,17 @@ func (t TargetInfo) Describe() string {
 	}
 	if t.Limit != nil {
 		s += ", " + t.Limit.Describe()
+	}
+	return s
+}
+
+// FreeText is what was free on the target when the run started: its
+// space, and its inodes beside it when they were low ("78.4 GiB", "1.0 GiB
+// and 12 inodes").
+func (t TargetInfo) FreeText() string {
+	s := units.FormatBytes(t.FreeBytes)
+	if t.FreeInodes != nil {
+		s += fmt.Sprintf(" and %d inodes", *t.FreeInodes)
 	}
 	return s
 }

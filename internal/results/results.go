@@ -117,6 +117,10 @@ type TargetInfo struct {
 	Storage Storage `json:"storage"`
 	// FreeBytes is the free space when the run started.
 	FreeBytes uint64 `json:"free_bytes"`
+	// FreeInodes are the inodes free when the run started, kept only when
+	// they were low (target.FreeInodesIfLow): a filesystem can be full
+	// with space free.
+	FreeInodes *uint64 `json:"free_inodes,omitempty"`
 	// Limit is the cap dbio put on the target's disks to emulate a storage
 	// class, nil when the run used the device as it is.
 	Limit *StorageLimit `json:"limit,omitempty"`

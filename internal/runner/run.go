@@ -320,6 +320,7 @@ func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetIn
 		info := results.TargetInfo{Role: role, Path: t.Path}
 		info.Storage, _ = t.Storage(sys) // a filesystem we cannot resolve still runs
 		info.FreeBytes, _ = t.FreeBytes()
+		info.FreeInodes = target.FreeInodesIfLow(t.Path)
 		infos = append(infos, info)
 		return t, nil
 	}
