@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
+	"dbio/internal/controlchars"
 	"dbio/internal/engine"
 	"dbio/internal/runner"
 	"dbio/internal/secret"
@@ -17,15 +19,25 @@ import (
 // filesystem without a disk), and for --dsn a DSN that does not parse (shown
 // with its password masked) or an option only a managed server takes.
 func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []error {
+	errs := f.textProblems()
+	if err := engine.DatabaseNameProblem(f.database); err != nil {
+		errs = append(errs, fmt.Errorf("--database: %w", err))
+	}
 	places := runner.Places{Results: f.results}
 	if f.onHosts {
-		return places.Problems(sys)
+		return append(errs, places.Problems(sys)...)
 	}
 	if f.dsn == "" {
 		places = runner.Places{Data: f.target, Log: f.logTarget, Results: f.results, Create: f.createTarget, Engine: e, Limits: r.limits}
-		return places.Problems(sys)
+		errs = append(errs, places.Problems(sys)...)
+		if sc, ok := e.(engine.SettingsChecker); ok && len(r.options.Settings) > 0 {
+			for _, err := range sc.SettingProblems(context.Background(), r.options.Settings, engine.Confinement{Data: f.target, Log: f.logTarget}) {
+				errs = append(errs, fmt.Errorf("--setting %w", err))
+			}
+		}
+		return errs
 	}
-	errs := places.Problems(sys)
+	errs = append(errs, places.Problems(sys)...)
 	if f.bufferPool != "" {
 		errs = append(errs, errors.New("--buffer-pool: applies to a server dbio runs on a target, not to --dsn: size the existing server's buffer pool in its own configuration, or drop --dsn"))
 	}
@@ -49,6 +61,31 @@ func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []er
 		errs = append(errs, fmt.Errorf("--dsn %s does not parse: %s (forms: postgres://user:password@host:5432/db or 'host=... user=... dbname=...' for postgres, user:password@tcp(host:3306)/ for mariadb)", masked, scrub(err.Error())))
 	case f.transport != "" && f.transport != transport:
 		errs = append(errs, fmt.Errorf("--transport %s does not match --dsn %s, which connects over %s: with --dsn the DSN chooses the transport; drop --transport", f.transport, masked, transport))
+	}
+	return errs
+}
+
+// textProblems are the flags whose text would reach a configuration
+// file, a job file or the terminal with a control character in it, beside
+// the places Places.Problems checks itself: a target on a host (checked
+// there too, but after this dbio has written its command line), the
+// results directory's name and the DSN (shown with its password masked).
+func (f *runFlags) textProblems() []error {
+	var errs []error
+	check := func(flag, value string) {
+		if err := controlchars.Check(value); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q: %w: give it without control characters", flag, value, err))
+		}
+	}
+	if f.onHosts {
+		for _, t := range f.targets {
+			check("--target", t)
+		}
+		check("--log-target", f.logTarget)
+	}
+	check("--name", f.name)
+	if err := controlchars.Check(f.dsn); err != nil {
+		errs = append(errs, fmt.Errorf("--dsn %q: %w: give it without control characters", secret.RedactDSN(f.dsn), err))
 	}
 	return errs
 }

@@ -5,10 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,6 +173,82 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		{"suite: missing target", func(t *testing.T, e env) []string {
 			return []string{"suite", suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "sqlite", "", ""), "--results", e.results}
 		}, []string{"the suite cannot start", "typo does not exist"}, nil},
+
+		// Settings that would take the instance out of the target (issue 28).
+		{"a setting moves MariaDB onto a stopped server's data directory", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "mariadb", "--transport", "tcp", "-t", e.target, "--setting", "datadir=" + stoppedInstance(t, e.root),
+				"-u", "1", "--runtime", "3s", "--ramp-time", "1s", "--results", e.results}
+		}, []string{"--setting datadir=" + "", "/stopped: dbio places the data directory itself, in <target>/dbio/mariadb: use --target (and --log-target for the redo log)"}, nil},
+		{"MariaDB settings naming paths, programs and code", func(t *testing.T, e env) []string {
+			inside := filepath.Join(e.target, "dbio")
+			return []string{"tpcc", "-e", "mariadb", "-t", e.target, "--results", e.results,
+				"--setting", "log_error=/var/log/dbio-test.err", "--setting", "innodb_data_home_dir=" + stoppedInstance(t, e.root),
+				"--setting", "tmpdir=" + inside + "/tmp:/tmp", "--setting", "loose-socket=" + inside + "/s.sock",
+				"--setting", "plugin_load_add=ha_connect.so", "--setting", "init_file=" + inside + "/init.sql",
+				"--setting", "innodb_undo_directory=" + inside + "/../../undo", "--setting", "innodb_io_capacity=2000"}
+		}, []string{"--setting log_error=/var/log/dbio-test.err: /var/log/dbio-test.err is outside dbio's directory on the targets: give a path inside " + "",
+			"/stopped is outside dbio's directory", "tmpdir=", ":/tmp: /tmp is outside",
+			"--setting loose-socket=", ": dbio places the server's socket itself",
+			"--setting plugin_load_add=ha_connect.so: loads code into the server",
+			"--setting init_file=", "runs statements dbio did not write",
+			"--setting innodb_undo_directory=", "/undo is outside"}, []string{"innodb_io_capacity"}},
+		{"PostgreSQL settings naming paths, programs and code", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "postgres", "-t", e.target, "--results", e.results,
+				"--setting", "data_directory=" + stoppedInstance(t, e.root), "--setting", "archive_command=cp %p /tmp/%f",
+				"--setting", "shared_preload_libraries=pg_stat_statements", "--setting", "log_directory=/tmp",
+				"--setting", "ssl_passphrase_command=echo x", "--setting", "Log_Filename=../../x.log", "--setting", "work_mem=8MB"}
+		}, []string{"--setting data_directory=", ": dbio places the data directory itself, in <target>/dbio/postgres",
+			"--setting archive_command=cp %p /tmp/%f: runs a shell command as the server's user: dbio runs no program a setting names",
+			"--setting shared_preload_libraries=pg_stat_statements: loads libraries into the server",
+			"--setting log_directory=/tmp: /tmp is outside dbio's directory on the targets",
+			"--setting ssl_passphrase_command=", ": runs a shell command as the server's user",
+			"--setting Log_Filename=../../x.log: give a file name without a directory part"}, []string{"work_mem"}},
+		{"a SQLite PRAGMA naming a directory elsewhere", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "sqlite", "-t", e.target, "--results", e.results, "--setting", "temp_store_directory=/tmp"}
+		}, []string{"--setting temp_store_directory=/tmp: /tmp is outside dbio's directory on the targets"}, nil},
+		{"suite: a setting that moves the data directory", func(t *testing.T, e env) []string {
+			return []string{"suite", suiteFile(e, "mariadb", `settings = { datadir = "`+stoppedInstance(t, e.root)+`" }`, ""), "--results", e.results}
+		}, []string{"the suite cannot start", "settings datadir=", ": dbio places the data directory itself"}, nil},
+
+		// Control characters in paths (issue 28).
+		{"a line break in --target", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "mariadb", "-t", e.root + "/A\ndatadir=" + e.root + "/B\n#", "--create-target", "--results", e.results}
+		}, []string{`target "` + "", `/A\ndatadir=`, `\n#": the path holds a line break (U+000A) at byte `, "give a path without control characters"}, nil},
+		{"an escape sequence in --results", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-t", e.target, "--results", e.results + "/\x1b[2J"}
+		}, []string{`results directory "`, `\x1b[2J": the path holds an escape character (U+001B)`}, nil},
+		{"a line break in --name", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-t", e.target, "--results", e.results, "--name", "a\u2028b"}
+		}, []string{`--name "a\u2028b": holds a line break (U+2028) at byte 1`}, nil},
+		{"suite: a line break in a target's path", func(t *testing.T, e env) []string {
+			file := suiteFile(env{root: e.root, target: e.root + `/A\ndatadir=` + e.root + `/B\n#`}, "mariadb", "", "")
+			return []string{"suite", file, "--create-target", "--results", e.results}
+		}, []string{"invalid suite", "line 3: targets.data.path: ", `\ndatadir=`, "holds a line break (U+000A) at byte"}, nil},
+		{"suite: a line break in a target's path on a host", func(t *testing.T, e env) []string {
+			file := filepath.Join(e.root, "hosts.toml")
+			os.WriteFile(file, []byte("name = \"h\"\n[[host]]\nname = \"h1\"\ndestination = \"h1\"\n[targets.data]\npath = \"h1:/srv/a\\u001b[2Jb\"\n"+
+				"[engines.e]\nengine = \"sqlite\"\n[workloads.w]\nkind = \"tpcc\"\n[[runs]]\nworkload = \"w\"\nengine = \"e\"\ndata = \"data\"\n"), 0o644)
+			return []string{"suite", file, "--results", e.results}
+		}, []string{"invalid suite", "targets.data.path: ", `holds an escape character (U+001B)`}, nil},
+
+		// Names and DSNs dbio cannot use (issue 28).
+		{"a PostgreSQL setting that is not one", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "postgres", "-t", e.target, "--results", e.results, "--setting", "wrok_mem=64MB"}
+		}, []string{`--setting wrok_mem=64MB: PostgreSQL 15 has no setting "wrok_mem" (did you mean work_mem?)`}, nil},
+		{"a MariaDB setting that is not one", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "mariadb", "-t", e.target, "--results", e.results, "--setting", "innodb_bufer_pool_size=1G", "--setting", "loose-no-such-thing=1"}
+		}, []string{`--setting innodb_bufer_pool_size=1G: MariaDB 10.11`, `has no setting "innodb_bufer_pool_size" (did you mean innodb-buffer-pool-size?)`,
+			`has no setting "loose-no-such-thing"`}, nil},
+		{"a database name with a space", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "postgres", "-t", e.target, "--results", e.results, "--database", "a b"}
+		}, []string{`--database: database name "a b": use letters, digits and _ (not starting with a digit), at most 63 characters, e.g. dbio_tpcc`}, nil},
+		{"a DSN nothing listens on", func(t *testing.T, e env) []string {
+			return []string{"tpcc", "-e", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:" + closedPort(t) + "/db?sslmode=disable", "--results", e.results}
+		}, []string{"--dsn postgres://u:***@127.0.0.1:", "/db?sslmode=disable: cannot connect: ", "connection refused", "check the user, password, host, port and database it names"}, []string{"S3cret"}},
+		{"suite: a DSN nothing listens on", func(t *testing.T, e env) []string {
+			file := suiteFile(e, "mariadb", `dsn = "u:S3cret@tcp(127.0.0.1:`+closedPort(t)+`)/"`, "")
+			return []string{"suite", file, "--results", e.results}
+		}, []string{"the suite cannot start", "run ", ": dsn u:***@tcp(127.0.0.1:", "cannot connect", "connection refused"}, []string{"S3cret"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,6 +275,101 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 			}
 			if after := tree(t, root); after != before {
 				t.Errorf("a refused command wrote:\nbefore:\n%s\nafter:\n%s", before, after)
+			}
+		})
+	}
+}
+
+// stoppedInstance is a directory standing for a stopped server's data
+// directory beside the test's target: what a setting must never move
+// dbio's server onto. The test's tree shows that nothing was written in it.
+func stoppedInstance(t *testing.T, root string) string {
+	t.Helper()
+	dir := filepath.Join(root, "stopped")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ib_logfile0"), []byte("another server's redo log"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// closedPort is a loopback port nothing listens on, now.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return strconv.Itoa(port)
+}
+
+// TestPreflightConnectsToTheDSN runs dbio on real servers that demand a
+// password, with DSNs that cannot work: a wrong password, user, port or
+// database is refused with exit code 2 before anything is written, the
+// server's complaint said once, the password masked.
+func TestPreflightConnectsToTheDSN(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real servers")
+	}
+	for _, engineName := range []string{"postgres", "mariadb"} {
+		t.Run(engineName, func(t *testing.T) {
+			s := startPasswordServer(t, engineName)
+			wrongPort := s
+			wrongPort.port = closedPort(t)
+			cases := []struct {
+				name, dsn string
+				want      []string
+			}{
+				{"wrong password", s.dsn("WrongPw9", false), []string{"cannot connect", "password authentication failed|Access denied for user 'bench'"}},
+				{"wrong port", wrongPort.dsn(s.pw, false), []string{"cannot connect", "connection refused"}},
+			}
+			if engineName == "postgres" {
+				cases = append(cases,
+					struct {
+						name, dsn string
+						want      []string
+					}{"wrong database", strings.Replace(s.dsn(s.pw, false), "/postgres?", "/nosuchdb?", 1), []string{"cannot connect", `database "nosuchdb" does not exist`}},
+					struct {
+						name, dsn string
+						want      []string
+					}{"wrong user", strings.Replace(s.dsn(s.pw, false), "bench:", "nobody:", 1), []string{"cannot connect", `password authentication failed for user "nobody"`}})
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					root := t.TempDir()
+					results := filepath.Join(root, "results")
+					os.Mkdir(results, 0o755)
+					before := tree(t, root)
+					var out bytes.Buffer
+					code := run(context.Background(), testApp(&out), []string{"sysbench", "-e", engineName, "--dsn", c.dsn, "--results", results,
+						"--tables", "1", "--table-size", "100", "-u", "1", "--runtime", "1s", "--ramp-time", "0s"})
+					if code != exitUsage {
+						t.Errorf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
+					}
+					for _, w := range c.want {
+						found := false
+						for _, alt := range strings.Split(w, "|") {
+							if n := strings.Count(out.String(), alt); n > 1 {
+								t.Errorf("%q is said %d times, want once:\n%s", alt, n, out.String())
+							} else if n == 1 {
+								found = true
+							}
+						}
+						if !found {
+							t.Errorf("output does not say %q:\n%s", w, out.String())
+						}
+					}
+					if strings.Contains(out.String(), s.pw) || strings.Contains(out.String(), "WrongPw9") {
+						t.Errorf("a password is printed:\n%s", out.String())
+					}
+					if after := tree(t, root); after != before {
+						t.Errorf("a refused command wrote:\n%s", after)
+					}
+				})
 			}
 		})
 	}

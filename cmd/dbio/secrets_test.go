@@ -148,7 +148,7 @@ func TestNoPasswordOnDiskOrScreen(t *testing.T) {
 		}
 		return out.String()
 	}
-	ok, failed := []int{exitOK}, []int{exitFailure}
+	ok := []int{exitOK}
 
 	for _, s := range servers {
 		t.Run(s.engine, func(t *testing.T) {
@@ -163,13 +163,14 @@ func TestNoPasswordOnDiskOrScreen(t *testing.T) {
 				}
 			})
 			t.Run("wrong password", func(t *testing.T) {
-				out := dbio(t, nil, failed, append([]string{"sysbench", "--engine", s.engine, "--dsn=" + s.dsn(wrong, false),
+				// Refused by the preflight's connection, before anything is written.
+				out := dbio(t, nil, []int{exitUsage}, append([]string{"sysbench", "--engine", s.engine, "--dsn=" + s.dsn(wrong, false),
 					"--results", base, "--name", "wrong"}, sysbenchArgs...)...)
 				if !strings.Contains(out, "password authentication failed") && !strings.Contains(out, "Access denied") {
-					t.Errorf("the run did not fail on authentication:\n%s", out)
+					t.Errorf("the run was not refused on authentication:\n%s", out)
 				}
-				if l := loadRun(t, base, "wrong"); l.Run.Status != results.StatusFailed || l.Run.Error == "" {
-					t.Errorf("run.json: status %s, error %q", l.Run.Status, l.Run.Error)
+				if m, _ := filepath.Glob(filepath.Join(base, "*-wrong")); len(m) > 0 {
+					t.Errorf("a refused run wrote %v", m)
 				}
 			})
 			t.Run("malformed DSN", func(t *testing.T) {
@@ -230,15 +231,21 @@ rampup = "0s"
 step = "1s"
 [[runs]]
 workload = "sb"
-engine = ["pg", "maria", "wrong"]
+engine = ["pg", "maria"]
 data = "none"
 `, t.TempDir(), file, pg.dsn(wrong, false))
 		if err := os.WriteFile(suiteFile, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		out := dbio(t, map[string]string{"PG_DSN": pg.dsn(pg.pw, false)}, failed, "suite", suiteFile, "--results", filepath.Join(res, "suite"))
-		if !strings.Contains(out, "1 of 3 runs failed") {
-			t.Errorf("want the wrong-password run to fail alone:\n%s", out)
+		dbio(t, map[string]string{"PG_DSN": pg.dsn(pg.pw, false)}, ok, "suite", suiteFile, "--results", filepath.Join(res, "suite"))
+		// A run with the wrong password stops the suite before it starts.
+		refused := strings.Replace(text, `engine = ["pg", "maria"]`, `engine = ["pg", "maria", "wrong"]`, 1)
+		if err := os.WriteFile(suiteFile, []byte(refused), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out := dbio(t, map[string]string{"PG_DSN": pg.dsn(pg.pw, false)}, []int{exitUsage}, "suite", suiteFile, "--results", filepath.Join(res, "suite"))
+		if !strings.Contains(out, "run sb-wrong: dsn postgres://bench:***@") || !strings.Contains(out, "password authentication failed") {
+			t.Errorf("want the wrong-password run refused:\n%s", out)
 		}
 		if m, _ := filepath.Glob(filepath.Join(res, "suite", "*", "suite.json")); len(m) != 1 {
 			t.Errorf("suite.json: %v", m)

@@ -15,7 +15,6 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
-	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -30,10 +29,11 @@ func newSuiteCmd(app *App) *cobra.Command {
 their settings, workloads, scenarios, and variants to cross), each into its own
 results directory under one suite directory, then write a comparison report for
 each group of runs that differ only in their variants. The whole file is
-validated before anything starts, and every run's targets, DSN and free
-space are checked before anything is written; --dry-run prints the expanded
-plan with its estimated duration and disk space. See examples/ for one suite
-per study.
+validated before anything starts, and every run's targets, DSN (connected
+to), settings and free space are checked before anything is written;
+--dry-run prints the expanded plan with its estimated duration and disk
+space, then makes the same checks and refuses what the run would. See
+examples/ for one suite per study.
 
 An engine on an existing server takes its DSN from dsn, or, to keep the
 password out of the file, from dsn_env (an environment variable holding the
@@ -65,18 +65,28 @@ docs/fleet.md).`,
 			if resultsBase != "" {
 				plan.Results = resultsBase
 			}
+			runs, problems := suitePlans(app, plan, registry, createTargets)
 			if dryRun {
 				if err := plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) }); err != nil {
 					return err
 				}
-				return printHostCommands(app, plan, registry, createTargets)
+				printHostCommands(app, runs)
+				// The real run's preflight, which writes nothing: a dry run
+				// refuses what the run would, with the same words.
+				pre := runner.Suite{Name: plan.Name, Results: plan.Results, Runs: runs, Problems: problems, CreateTargets: createTargets}
+				if err := pre.Preflight(app.SysFS); err != nil {
+					if runner.IsBadInput(err) {
+						return &usageError{msg: "the suite cannot start:\n  " + err.Error()}
+					}
+					return err
+				}
+				return nil
 			}
 			env, done, err := runnerEnv(app)
 			if err != nil {
 				return err
 			}
 			defer done()
-			runs, problems := suitePlans(app, plan, registry, createTargets)
 			out, err := runner.RunSuite(cmd.Context(), runner.Suite{
 				Name:     plan.Name,
 				Results:  plan.Results,
@@ -199,28 +209,18 @@ func suiteReport(app *App, dir string) error {
 
 // printHostCommands shows, for a dry run, the command line dbio runs on
 // each host of the suite's runs on hosts, resolved as the run will be
-// (with the suite's --create-target): a run the command line would refuse
-// is refused here too.
-func printHostCommands(app *App, plan *suite.Plan, registry *workload.Registry, createTargets bool) error {
-	var errs []string
-	for _, r := range plan.Runs {
-		if r.Driver != suite.DriverHost {
-			continue
-		}
-		p, err := hostsPlan(app, r, plan, registry, createTargets)
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("run %s: %v", r.Name, err))
+// (with the suite's --create-target); a run the command line refuses is
+// among the problems the preflight reports.
+func printHostCommands(app *App, runs []runner.PlannedRun) {
+	for _, r := range runs {
+		if r.Plan == nil || r.Plan.Tenants == nil {
 			continue
 		}
 		fmt.Fprintf(app.Stdout, "%s, dbio on each host:\n", r.Name)
-		for _, h := range p.Tenants.Hosts {
+		for _, h := range r.Plan.Tenants.Hosts {
 			name := r.Name + "-" + h.Host.Name
-			args := p.Tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
+			args := r.Plan.Tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
 			fmt.Fprintf(app.Stdout, "  %s (%s): dbio %s\n", h.Host.Name, h.Host.Destination, strings.Join(args, " "))
 		}
 	}
-	if len(errs) > 0 {
-		return &usageError{msg: "the suite cannot start:\n  " + strings.Join(errs, "\n  ")}
-	}
-	return nil
 }

@@ -86,7 +86,7 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 		Kind:    r.Kind,
 		Command: app.Args,
 		EngineOptions: engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
-			Database: "dbio_" + r.Kind, Fresh: true},
+			Database: "dbio_" + r.Kind, Fresh: true, Getenv: app.Getenv},
 		Users:  r.Users,
 		RampUp: r.RampUp,
 		Step:   r.Step,

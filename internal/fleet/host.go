@@ -20,6 +20,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"dbio/internal/controlchars"
 )
 
 // Local is the name of the machine dbio runs on, which needs no [[host]].
@@ -184,8 +186,8 @@ func (h Host) Problems() []error {
 		errs = append(errs, fmt.Errorf("host %s: %w", h.Name, err))
 	}
 	for what, p := range map[string]string{"work_dir": h.WorkDir, "fio": h.Fio} {
-		if p != "" && strings.ContainsAny(p, "\n\x00") {
-			errs = append(errs, fmt.Errorf("host %s: %s %q holds a line break: give the path on one line", h.Name, what, p))
+		if err := controlchars.Check(p); err != nil {
+			errs = append(errs, fmt.Errorf("host %s: %s %q %w: give the path without control characters", h.Name, what, p, err))
 		}
 	}
 	return errs
@@ -232,8 +234,8 @@ func ParseTarget(s string) (Target, error) {
 	if !strings.HasPrefix(path, "/") {
 		return Target{}, fmt.Errorf("target %q: a target on a host is NAME:/absolute/path (e.g. h1:/srv/data); a local path with a colon in it is written ./%s", s, s)
 	}
-	if strings.ContainsAny(path, "\n\x00") {
-		return Target{}, fmt.Errorf("target %q holds a line break", s)
+	if err := controlchars.Check(path); err != nil {
+		return Target{}, fmt.Errorf("target %q %w: give the path without control characters", s, err)
 	}
 	return Target{Host: name, Path: path}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dbio/internal/controlchars"
 	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/iolimit"
@@ -87,6 +88,11 @@ func (pl Places) Problems(sys target.SysFS) []error {
 		if l, seen := looked[path]; seen {
 			return l.in, l.ok
 		}
+		if err := pathText("target", path); err != nil {
+			out = append(out, err)
+			looked[path] = look{}
+			return target.Inspection{}, false
+		}
 		in, ps := target.Inspect(sys, path, pl.Create)
 		out = append(out, ps...)
 		looked[path] = look{in, len(ps) == 0}
@@ -132,10 +138,24 @@ func (pl Places) Problems(sys target.SysFS) []error {
 		}
 	}
 	if pl.Results != "" {
+		if err := pathText("results directory", pl.Results); err != nil {
+			return append(out, err)
+		}
 		_, ps := target.InspectDir(sys, "results directory", pl.Results, true)
 		out = append(out, ps...)
 	}
 	return out
+}
+
+// pathText refuses a path holding a control character: dbio writes its
+// places into configuration files (my.cnf takes a line break in a value
+// as the start of an option of the user's choosing), fio's job files and
+// the terminal. The path is quoted, its control characters escaped.
+func pathText(what, path string) error {
+	if err := controlchars.Check(path); err != nil {
+		return fmt.Errorf("%s %q: the path %w: give a path without control characters", what, path, err)
+	}
+	return nil
 }
 
 // samePath says whether two target paths name one directory.
@@ -158,7 +178,7 @@ func samePath(a, b string) bool {
 // on the data target and for the results (added up when they share a
 // filesystem; the database a fresh run replaces counts as free).
 func Preflight(p Plan, sys target.SysFS) error {
-	return preflight(p, p.userLoad(), sys)
+	return preflight(context.Background(), p, p.userLoad(), sys)
 }
 
 // userLoad is p's steps of users, their pools asked of the workload: a
@@ -171,7 +191,7 @@ func (p Plan) userLoad() userLoad {
 	return userLoadOf(p.Workload, users, p.Pacing != nil || p.Goal != nil)
 }
 
-func preflight(p Plan, load userLoad, sys target.SysFS) error {
+func preflight(ctx context.Context, p Plan, load userLoad, sys target.SysFS) error {
 	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
 		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
 	if p.Noisy != nil {
@@ -192,7 +212,29 @@ func preflight(p Plan, load userLoad, sys target.SysFS) error {
 		list = append(list, tenantsMemoryProblems(p.Engine, p.EngineOptions, load.connections(), p.Noisy.Tenants, memAvailable(sys.Proc))...)
 	}
 	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, load)...)
+	list = append(list, settingProblems(ctx, flagForm, p.Engine, p.EngineOptions, p.DataPath, p.LogPath)...)
+	if err := engine.DatabaseNameProblem(p.EngineOptions.Database); err != nil {
+		list = append(list, fmt.Errorf("--database: %w", err))
+	}
 	return problems(list)
+}
+
+// settingProblems are the user's engine settings that the engine would
+// not take (a name it does not have, with the closest it does) or that
+// would take the instance outside dbio's directory on its data and log
+// targets: a path elsewhere, a program, a library, or a setting dbio
+// places itself (see engine.SettingsChecker). name says how the run
+// names its settings.
+func settingProblems(ctx context.Context, name func(string) string, e engine.Engine, o engine.Options, data, log string) []error {
+	sc, ok := e.(engine.SettingsChecker)
+	if !ok || len(o.Settings) == 0 || o.DSN != "" {
+		return nil
+	}
+	var out []error
+	for _, err := range sc.SettingProblems(ctx, o.Settings, engine.Confinement{Data: data, Log: log}) {
+		out = append(out, fmt.Errorf("%s %w", name("setting"), err))
+	}
+	return out
 }
 
 // servers is how many server instances p starts: one, or one per tenant
@@ -255,23 +297,22 @@ func keyForm(name string) string {
 	return strings.ReplaceAll(name, "-", "_")
 }
 
-// externalConnectionProblems asks the existing server --dsn reaches for
-// its max_connections before anything is written (on a connection of its
-// own that creates nothing there), and refuses a run that needs more; a
-// managed server's limit is checked by connectionProblems. A server that
-// cannot be asked is not held against the run here: starting the run
-// connects again, and says why it cannot.
+// externalConnectionProblems connects to the existing server --dsn
+// reaches before anything is written (on a connection of its own that
+// creates nothing there): a DSN it cannot connect with (a wrong user,
+// password, port or database, a server that is down) is refused, and so
+// is a run that needs more connections than its max_connections; a
+// managed server's limit is checked by connectionProblems.
 func externalConnectionProblems(ctx context.Context, p Plan, load userLoad, getenv func(string) string) error {
-	ec, ok := p.Engine.(engine.ExternalConnections)
-	if !ok || p.EngineOptions.DSN == "" || p.Workload == nil || len(p.Users) == 0 {
-		return nil
-	}
 	o := p.EngineOptions
 	if o.Getenv == nil {
 		o.Getenv = getenv
 	}
-	limit, err := ec.ExternalMaxConnections(ctx, o)
+	limit, err := dsnConnection(ctx, p.Engine, o)
 	if err != nil {
+		return &Problems{List: []error{fmt.Errorf("--dsn %w", err)}}
+	}
+	if limit == 0 || p.Workload == nil || len(p.Users) == 0 {
 		return nil
 	}
 	if need := load.connections(); need > limit {
@@ -279,6 +320,30 @@ func externalConnectionProblems(ctx context.Context, p Plan, load userLoad, gete
 			fmt.Sprintf("raise the server's max_connections to at least %d in its own configuration", need))}}
 	}
 	return nil
+}
+
+// connectTimeout bounds the preflight's connection to an existing
+// server, which a firewall that drops packets would hold for minutes.
+const connectTimeout = 30 * time.Second
+
+// dsnConnection connects to the existing server o.DSN reaches, as a run
+// would, and reads its max_connections (0 when o has no DSN or the engine
+// cannot ask). The error starts with the DSN, its password masked, and
+// says what to check.
+func dsnConnection(ctx context.Context, e engine.Engine, o engine.Options) (int, error) {
+	ec, ok := e.(engine.ExternalConnections)
+	if !ok || o.DSN == "" {
+		return 0, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	limit, err := ec.ExternalMaxConnections(ctx, o)
+	if err != nil {
+		scrub := secret.Scrubber(o.DSN)
+		return 0, fmt.Errorf("%s: cannot connect: %s: check the user, password, host, port and database it names (a password may come from PGPASSWORD or MYSQL_PWD), and that the server runs",
+			secret.RedactDSN(o.DSN), scrub(err.Error()))
+	}
+	return limit, nil
 }
 
 // connectionProblems are the reasons a step of users cannot get its
@@ -455,7 +520,7 @@ func LockTargets(sys target.SysFS, paths []string, create bool, h target.Holder)
 // caller holds them already).
 func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err error) {
 	load := p.userLoad()
-	if err := preflight(p, load, env.SysFS); err != nil {
+	if err := preflight(ctx, p, load, env.SysFS); err != nil {
 		return nil, err
 	}
 	if err := externalConnectionProblems(ctx, p, load, env.Getenv); err != nil {
@@ -536,8 +601,20 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 			}
 		}
 	}
+	for _, e := range settingProblems(context.Background(), keyForm, p.Engine, eo, p.DataPath, p.LogPath) {
+		list = append(list, fmt.Errorf("run %s: %w", name, e))
+	}
+	if err := engine.DatabaseNameProblem(eo.Database); err != nil {
+		list = append(list, fmt.Errorf("run %s: %w", name, err))
+	}
 	if eo.DSN != "" && p.Engine != nil {
-		list = append(list, dsnProblems(name, p.Engine, eo.DSN, eo.Transport, options)...)
+		ps := dsnProblems(name, p.Engine, eo.DSN, eo.Transport, options)
+		if len(ps) == 0 {
+			if _, err := dsnConnection(context.Background(), p.Engine, eo); err != nil {
+				ps = append(ps, fmt.Errorf("run %s: dsn %w", name, err))
+			}
+		}
+		list = append(list, ps...)
 	}
 	if len(ps) > 0 || eo.DSN != "" || p.Workload == nil {
 		return list

@@ -125,6 +125,7 @@ func (v *validator) expand() *Plan {
 	if p.Results == "" {
 		p.Results = "results"
 	}
+	v.checkText()
 	classes := v.classes()
 	targets := map[string]Target{}
 	for i, h := range f.Hosts {

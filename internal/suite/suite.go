@@ -186,9 +186,9 @@ type Problem struct {
 
 func (p Problem) String() string {
 	if p.Line > 0 {
-		return fmt.Sprintf("line %d: %s: %s", p.Line, p.Key, p.Msg)
+		return fmt.Sprintf("line %d: %s: %s", p.Line, shownKey(p.Key), p.Msg)
 	}
-	return fmt.Sprintf("%s: %s", p.Key, p.Msg)
+	return fmt.Sprintf("%s: %s", shownKey(p.Key), p.Msg)
 }
 
 // Problems is every problem of a file, reported at once.
