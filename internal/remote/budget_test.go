@@ -108,7 +108,7 @@ func TestUnpackRefuses(t *testing.T) {
 			return countOf(1<<10, 3) + string(results) + strings.Repeat("x", 2<<20)
 		}, plenty, "the stream goes on for more than 1.0 MiB after its archive's end"},
 		{"a cut stream", func(t *testing.T) string { return countOf(1<<10, 3) + string(results[:700]) }, plenty,
-			"unexpected EOF"},
+			"the archive, after 1 entries: unexpected EOF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

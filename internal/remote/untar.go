@@ -141,7 +141,7 @@ func untar(r io.Reader, dir string, b Budget) (Fetched, error) {
 			return got, nil
 		}
 		if err != nil {
-			return got, err
+			return got, fmt.Errorf("the archive, after %d entries: %w", entries, err)
 		}
 		if entries++; entries > b.Entries {
 			return got, fmt.Errorf("the stream holds more than %d entries, the host's own count of them and a margin: dbio stops there", b.Entries)
@@ -181,7 +181,7 @@ func untar(r io.Reader, dir string, b Budget) (Fetched, error) {
 				err = cerr
 			}
 			if err != nil {
-				return got, err
+				return got, fmt.Errorf("entry %q: %w", hdr.Name, err)
 			}
 			got.Files++
 			got.Bytes += n
