@@ -55,25 +55,33 @@ func TestGroupDelaysAreEveryThreads(t *testing.T) {
 // difference, a thread that exited takes its delay with it without taking
 // anything from the others, one born since the previous sample counts in
 // full, and one older that was not seen before only from the next sample.
+// A thread's delay cannot grow by more than its age: such a jump (the
+// kernel's clock since boot, as Linux 6.18 was seen to add) counts
+// nothing; nor by more than the time between the samples: more counts as
+// the whole interval.
 func TestBlkioTicksThreadByThread(t *testing.T) {
 	prev := &groupSnap{blkio: map[procKey]uint64{
-		{"20", 1000}: 50,
-		{"21", 1000}: 900, // exits before the next sample
-		{"22", 1000}: 10,
-		{"23", 1000}: 40, // its counter steps back: nothing, not a negative
+		{"20", 1000}:  50,
+		{"21", 1000}:  900, // exits before the next sample
+		{"22", 1000}:  10,
+		{"23", 1000}:  40, // its counter steps back: nothing, not a negative
+		{"26", 49000}: 0,
+		{"27", 40000}: 5,
 	}}
 	cur := &groupSnap{blkio: map[procKey]uint64{
-		{"20", 1000}:  80,  // +30
-		{"22", 1000}:  10,  // +0
-		{"23", 1000}:  30,  // 0
-		{"24", 50100}: 20,  // born after the previous sample (uptime 500 s): all 20
-		{"25", 40000}: 700, // older, newly in the group: baseline only
+		{"20", 1000}:  80,      // +30
+		{"22", 1000}:  10,      // +0
+		{"23", 1000}:  30,      // 0
+		{"24", 50100}: 20,      // born after the previous sample (uptime 500 s): all 20
+		{"25", 40000}: 700,     // older, newly in the group: baseline only
+		{"26", 49000}: 2879810, // 8 hours in a thread of 12 s: not a wait
+		{"27", 40000}: 345,     // 3.4 s in 2 s, in a thread of 102 s: the 2 s (and a tick)
 	}}
-	ticks, ok := cur.blkioTicks(prev, 500)
-	if !ok || ticks != 50 {
-		t.Errorf("blkioTicks = %d, %v; want 50 ticks", ticks, ok)
+	ticks, ok := cur.blkioTicks(prev, 500, 502)
+	if !ok || ticks != 50+201 {
+		t.Errorf("blkioTicks = %d, %v; want 251 ticks", ticks, ok)
 	}
-	if _, ok := cur.blkioTicks(&groupSnap{}, 500); ok {
+	if _, ok := cur.blkioTicks(&groupSnap{}, 500, 502); ok {
 		t.Error("a previous reading without delays gave a delay")
 	}
 }

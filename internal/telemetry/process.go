@@ -140,32 +140,64 @@ func (g *groupSnap) cpuTicks(prev *groupSnap, prevUptime float64) uint64 {
 }
 
 // blkioTicks is the block-I/O delay the group's threads accrued between
-// prev and g, by the same rules as cpuTicks, thread by thread: a thread
-// that exits between two samples takes its last interval with it, and
-// never makes the sum go down. ok is false when either reading lacks the
-// delays (delay accounting was off).
-func (g *groupSnap) blkioTicks(prev *groupSnap, prevUptime float64) (ticks uint64, ok bool) {
+// prev and g (uptime is g's, in seconds since boot), by the same rules as
+// cpuTicks, thread by thread: a thread that exits between two samples
+// takes its last interval with it, and never makes the sum go down. ok is
+// false when either reading lacks the delays (delay accounting was off).
+//
+// A thread cannot have waited longer than it has lived, nor longer than
+// the time between the two samples. Linux 6.18 was seen accounting a
+// multi-threaded program's delays (dbio's, a Go program's, not a
+// single-threaded one's) beyond both: its whole clock since boot, hours,
+// at once, or several times the wall time. A thread's growth beyond its
+// age is such an error and counts nothing; beyond the interval, it counts
+// as the whole interval.
+func (g *groupSnap) blkioTicks(prev *groupSnap, prevUptime, uptime float64) (ticks uint64, ok bool) {
 	if g.blkio == nil || prev.blkio == nil {
 		return 0, false
 	}
-	return grown(g.blkio, prev.blkio, prevUptime), true
+	bornAfter := uint64(prevUptime*userHZ + 0.5)
+	now := uint64(uptime*userHZ + 0.5)
+	bounded := prevUptime > 0 && uptime > prevUptime
+	// One tick of slack: each reading is rounded down to a tick.
+	interval := sub(now, bornAfter) + 1
+	for k, t := range g.blkio {
+		d, counts := taskGrowth(k, t, prev.blkio, bornAfter, prevUptime > 0)
+		switch {
+		case !counts:
+		case !bounded:
+			ticks += d
+		case d <= sub(now, k.start)+1:
+			ticks += min(d, interval)
+		}
+	}
+	return ticks, true
 }
 
-// grown sums what each task's cumulative counter grew by from prev to cur:
-// a task in both by its difference (zero if it went back), a task seen
-// first counts in full if it started after the previous sample
-// (prevUptime, seconds since boot), and not at all otherwise.
+// grown sums what each task's cumulative counter grew by from prev to cur
+// (see taskGrowth).
 func grown(cur, prev map[procKey]uint64, prevUptime float64) uint64 {
 	bornAfter := uint64(prevUptime*userHZ + 0.5)
 	var sum uint64
 	for k, t := range cur {
-		if p, ok := prev[k]; ok {
-			sum += sub(t, p)
-			continue
-		}
-		if prevUptime > 0 && k.start >= bornAfter {
-			sum += t
+		if d, ok := taskGrowth(k, t, prev, bornAfter, prevUptime > 0); ok {
+			sum += d
 		}
 	}
 	return sum
+}
+
+// taskGrowth is what task k's cumulative counter, t now, grew by since
+// prev: a task in both by its difference (zero if it went back), a task
+// seen first in full if it started after the previous sample (at
+// bornAfter, USER_HZ since boot, when known), and nothing otherwise
+// (ok false): it is only a baseline.
+func taskGrowth(k procKey, t uint64, prev map[procKey]uint64, bornAfter uint64, known bool) (uint64, bool) {
+	if p, ok := prev[k]; ok {
+		return sub(t, p), true
+	}
+	if known && k.start >= bornAfter {
+		return t, true
+	}
+	return 0, false
 }

@@ -111,7 +111,7 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		}
 		// Ticks of delay per second of wall time, in % of one thread
 		// busy waiting the whole second.
-		if delay, ok := g.curr.blkioTicks(g.prev, prev.uptime); ok {
+		if delay, ok := g.curr.blkioTicks(g.prev, prev.uptime, cur.uptime); ok {
 			add("proc_"+g.role+"_blkio_wait_pct", 100*float64(delay)/userHZ/dt)
 		}
 	}
