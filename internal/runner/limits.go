@@ -8,14 +8,16 @@ import (
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/telemetry"
 )
 
 // limitedPlacement applies storage-class limits to a run: one block-I/O
 // cgroup capping the physical disks behind the placement's targets. A server
 // engine starts inside it (through Options.Wrap, as its own user); an
 // in-process engine (SQLite) means dbio itself joins it for the run. The
-// returned release undoes it; the note describes it for run.json.
-func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options) (release func() error, note string, limit *results.StorageLimit, err error) {
+// returned release undoes it; the note describes it for run.json. env's
+// samplers read what the group was served every second until release.
+func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options, env *Env) (release func() error, note string, limit *results.StorageLimit, err error) {
 	if l.IsZero() {
 		return func() error { return nil }, "", nil, nil
 	}
@@ -46,9 +48,17 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 		note += " (preset " + l.Preset + ": " + p.Source + ")"
 	}
 	// The delay the cap adds happens before the device: /proc/diskstats
-	// does not see it, and the group's own wait is kept only by some kernels.
+	// does not see it, and the group's own wait is kept only by some
+	// kernels. What the group was served against its caps is sampled.
+	// Every process the run caps is in this one group (a noisy run's
+	// tenants share it), so its counters are their sum.
+	env.ioGroup = func() (telemetry.IOGroup, error) { return ioGroupUsage(g) }
+	note += "; what the group is served against each cap is sampled every second (iocap_*)"
+	if g.Version == "v2-io" {
+		note += ", and its own I/O stall from io.pressure (iocap_pressure_*)"
+	}
 	if file, why := g.IOWait(); file == "" {
-		note += "; the group's own I/O wait is not available: " + why + " (the database's own waits are recorded where its engine times them)"
+		note += "; the group's own I/O wait is not available: " + why + " (the database's own waits are recorded where its engine times them, and its threads' block-I/O delay where the kernel accounts it)"
 	} else {
 		note += "; the kernel keeps the group's own I/O wait in " + file + ", which dbio does not sample"
 	}
@@ -71,6 +81,30 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 		return nil, "", nil, err
 	}
 	return g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
+}
+
+// ioGroupUsage is a block-I/O group's caps and counters as telemetry
+// samples them.
+func ioGroupUsage(g *iolimit.Group) (telemetry.IOGroup, error) {
+	u, err := g.Usage()
+	if err != nil {
+		return telemetry.IOGroup{}, err
+	}
+	caps := map[results.IOCapKind]uint64{}
+	for k, v := range map[results.IOCapKind]int64{
+		results.IOCapReadIOPS: g.Limits.ReadIOPS, results.IOCapWriteIOPS: g.Limits.WriteIOPS,
+		results.IOCapReadBPS: g.Limits.ReadBPS, results.IOCapWriteBPS: g.Limits.WriteBPS,
+	} {
+		if v > 0 {
+			caps[k] = uint64(v)
+		}
+	}
+	out := telemetry.IOGroup{Caps: caps, Devices: make(map[string]telemetry.IOServed, len(u.Devices)),
+		PressureSome: u.Pressure.Some, PressureFull: u.Pressure.Full, HasPressure: u.HasPressure}
+	for dev, s := range u.Devices {
+		out.Devices[dev] = telemetry.IOServed{ReadIOs: s.ReadIOs, WriteIOs: s.WriteIOs, ReadBytes: s.ReadBytes, WriteBytes: s.WriteBytes}
+	}
+	return out, nil
 }
 
 // storageLimit is a cgroup's caps as the results record them.

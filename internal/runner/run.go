@@ -128,6 +128,11 @@ type Env struct {
 	// while the run holds it (--server-memory), so that every sampler the
 	// run makes records its usage.
 	memoryGroup func() (telemetry.MemoryGroup, error)
+	// ioGroup reads the block-I/O cgroup capping this run's storage, set
+	// while the run holds it (--limit, a storage class), so that every
+	// sampler the run makes records what the group was served against
+	// its caps.
+	ioGroup func() (telemetry.IOGroup, error)
 	// serverHosts are the hosts whose node exporters every sampler the run
 	// makes reads too (Plan.ServerHost), set once they have been checked.
 	serverHosts []telemetry.RemoteHost
@@ -362,6 +367,24 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if p.Engine == nil || p.Workload == nil {
 		return nil
 	}
+	// The kernel's delay accounting is the machine's: on for the run only,
+	// and set back on every way out, a failure or an interruption
+	// included (deferred first, it runs last, once the server has
+	// stopped).
+	restoreDelays, note := delayAccounting(env.HostFS.Proc)
+	defer func() {
+		if rerr := restoreDelays(); rerr != nil {
+			fmt.Fprintf(env.Out, "warning: %v\n", rerr)
+			if err == nil {
+				err = rerr
+			}
+		}
+	}()
+	if note != "" {
+		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
+			return err
+		}
+	}
 	opts := p.EngineOptions
 	if opts.LogDir == "" {
 		opts.LogDir = dir.Path
@@ -373,7 +396,7 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	release, note, limit, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts)
+	release, note, limit, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts, &env)
 	if err != nil {
 		return err
 	}
@@ -661,6 +684,7 @@ func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.
 		o.Counters = c
 	}
 	o.MemoryGroup = env.memoryGroup
+	o.IOGroup = env.ioGroup
 	o.Hosts = env.serverHosts
 	return telemetry.New(o)
 }
