@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"dbio/internal/analysis"
@@ -55,14 +57,41 @@ func OutputIn(dir string) Output {
 	return Output{HTML: filepath.Join(dir, "report.html"), Markdown: filepath.Join(dir, "summary.md"), CSVDir: filepath.Join(dir, "csv")}
 }
 
-// OutputAt is a report written where the user asked (-o): x.html, with
-// x.md and x-csv/ beside it.
-func OutputAt(html string) Output {
-	stem := strings.TrimSuffix(html, filepath.Ext(html))
-	if stem == html {
-		html += ".html"
+// OutputAt is a report written where the user asked (-o PATH). PATH names
+// the HTML page (x.html) or the Markdown summary (x.md), and the report's
+// other files go beside it under the same name: x.html, x.md and x-csv/
+// (one CSV file per table). A PATH without either extension is the page's
+// name without one: x, or x.csv, gives x.html or x.csv.html; HTML is
+// never written into a file named otherwise. OutputFor refuses such a
+// path instead.
+func OutputAt(path string) Output {
+	stem := strings.TrimSuffix(path, filepath.Ext(path))
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".md":
+		return Output{HTML: stem + ".html", Markdown: path, CSVDir: stem + "-csv"}
+	case ".html", ".htm":
+		return Output{HTML: path, Markdown: stem + ".md", CSVDir: stem + "-csv"}
 	}
-	return Output{HTML: html, Markdown: stem + ".md", CSVDir: stem + "-csv"}
+	return Output{HTML: path + ".html", Markdown: path + ".md", CSVDir: path + "-csv"}
+}
+
+// OutputFor is OutputAt for the path a user gave (-o): x.html, x.md or x
+// (for x.html). A CSV file's name is refused, since a report has one CSV
+// file per table, and so is another extension or a directory: the error
+// says what to name instead.
+func OutputFor(path string) (Output, error) {
+	stem := strings.TrimSuffix(path, filepath.Ext(path))
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return Output{}, fmt.Errorf("-o %s is a directory: name the report's HTML page in it (-o %s)", path, filepath.Join(path, "report.html"))
+	}
+	switch ext := strings.ToLower(filepath.Ext(path)); ext {
+	case "", ".html", ".htm", ".md":
+		return OutputAt(path), nil
+	case ".csv":
+		return Output{}, fmt.Errorf("-o %s: a report has one CSV file per table, which go into a directory beside its HTML page: name the page (-o %s.html) and the tables go into %s-csv/", path, stem, stem)
+	default:
+		return Output{}, fmt.Errorf("-o %s: dbio writes a report as an HTML page and a Markdown summary beside it: name either one (-o %s.html or -o %s.md)", path, stem, stem)
+	}
 }
 
 // WriteRunReport renders the results directory dir into itself (see
@@ -576,15 +605,27 @@ func writeShared(path string, data []byte) error {
 	return os.Chmod(path, 0o644)
 }
 
-// checkOwned refuses to replace a file that does not carry dbio's mark.
+// checkOwned refuses to replace anything at path but a regular file that
+// carries dbio's mark: a link is not followed, and a named pipe or device
+// is not opened. A refusal wraps results.ErrNotOwned.
 func checkOwned(path, mark string) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return nil
+	case err != nil:
+		return fmt.Errorf("report: %w", err)
+	case !fi.Mode().IsRegular():
+		what := "is not a regular file dbio wrote"
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			what = "is a symbolic link, which dbio never writes through"
+		}
+		return fmt.Errorf("%w: choose another output path (-o) or move it away", results.NotOwned(path, what))
 	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -592,42 +633,44 @@ func checkOwned(path, mark string) error {
 	head := make([]byte, 4096)
 	n, _ := io.ReadFull(f, head)
 	if !bytes.Contains(head[:n], []byte(mark)) {
-		return fmt.Errorf("%s already exists and was not written by dbio: choose another output path (-o) or move that file away", path)
+		return fmt.Errorf("%w: choose another output path (-o) or move that file away", results.NotOwned(path, "already exists and was not written by dbio"))
 	}
 	return nil
 }
 
-// checkCSVDir accepts a missing or empty directory, or one dbio marked.
+// checkCSVDir accepts a missing directory (dbio creates it) or one of
+// dbio's own (see results.CheckOwnedDir): never a link, which would send
+// the tables, and the removal of stale ones, elsewhere.
 func checkCSVDir(dir string) error {
 	if dir == "" {
 		return nil
 	}
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err := results.CheckOwnedDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if errors.Is(err, results.ErrNotOwned) {
+			return fmt.Errorf("%w: dbio writes a report's tables only into a directory it created; choose another output path (-o) or move that away", err)
+		}
 		return fmt.Errorf("report: %w", err)
-	}
-	if len(entries) == 0 {
-		return nil
-	}
-	if _, err := os.Stat(filepath.Join(dir, results.MarkerName)); err != nil {
-		return fmt.Errorf("%s already exists and was not created by dbio (no %s marker): choose another output path (-o) or move that directory away", dir, results.MarkerName)
 	}
 	return nil
 }
 
 var unsafeFile = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 
-// writeCSVDir writes one CSV per table, named after the table, and removes
-// the CSVs of an earlier rendering that this one no longer has.
+// writeCSVDir writes one CSV per table, named after the table, into dbio's
+// own directory dir (created and marked when missing, else as
+// checkCSVDir accepted it), and removes the CSVs of an earlier rendering
+// that this one no longer has: regular files only, never through a link.
 func writeCSVDir(dir string, d *document) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, results.MarkerName), []byte("created by dbio report\n"), 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	switch err := results.CheckOwnedDir(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+		if err := results.MakeOwnedDir(dir, "created by dbio report\n"); err != nil {
+			return fmt.Errorf("report: %w", err)
+		}
+	case err != nil:
+		return checkCSVDir(dir)
 	}
 	written := map[string]bool{}
 	for i, t := range d.tables() {
@@ -648,10 +691,13 @@ func writeCSVDir(dir string, d *document) error {
 		}
 		written[name+".csv"] = true
 	}
-	old, _ := filepath.Glob(filepath.Join(dir, "*.csv"))
-	for _, p := range old {
-		if !written[filepath.Base(p)] {
-			if err := os.Remove(p); err != nil {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".csv") && !written[e.Name()] {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("report: %w", err)
 			}
 		}
