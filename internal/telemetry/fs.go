@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,13 @@ func readWith(path string, parse func(io.Reader) error) error {
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
+	defer syscall.Close(fd)
+	return readFD(fd, path, parse)
+}
+
+// readFD reads the open file fd (path) from where it stands to its end
+// into a reused buffer, and hands the content to parse.
+func readFD(fd int, path string, parse func(io.Reader) error) error {
 	bp := buffers.Get().(*[]byte)
 	defer buffers.Put(bp)
 	buf := (*bp)[:0]
@@ -49,7 +57,6 @@ func readWith(path string, parse func(io.Reader) error) error {
 			continue
 		}
 		if err != nil {
-			syscall.Close(fd)
 			return &os.PathError{Op: "read", Path: path, Err: err}
 		}
 		if n == 0 {
@@ -57,7 +64,6 @@ func readWith(path string, parse func(io.Reader) error) error {
 		}
 		buf = buf[:len(buf)+n]
 	}
-	syscall.Close(fd)
 	*bp = buf
 	if err := parse(bytes.NewReader(buf)); err != nil {
 		return fmt.Errorf("parse %s: %w", path, err)
@@ -67,3 +73,71 @@ func readWith(path string, parse func(io.Reader) error) error {
 
 // buffers holds read buffers; /proc/stat alone can be tens of kB on a large machine.
 var buffers = sync.Pool{New: func() any { b := make([]byte, 0, 8192); return &b }}
+
+// heldFiles keeps the /proc files of a group's processes and threads open
+// from one sample to the next, read again from their start each time:
+// opening one costs the kernel a path walk that takes longer than reading
+// it (13 µs against 6 µs for a thread's stat on the development machine),
+// and the sampler reads a few per server process, and one per thread of a
+// threaded server, every second. Files a walk did not read are closed at
+// its end (sweep). A file whose task is gone fails its read; it is opened
+// once more, so that a pid the kernel gave to a new task is read afresh.
+// At most maxHeldFiles stay open; beyond, files are opened for each read.
+// The zero value is empty and ready.
+type heldFiles struct {
+	byPath map[string]*heldFile
+}
+
+// heldFile is one open file and whether this walk read it.
+type heldFile struct {
+	// f owns the descriptor, and closes it should the sampler be dropped
+	// without a last sweep.
+	f    *os.File
+	fd   int
+	read bool
+}
+
+// maxHeldFiles bounds the descriptors a group keeps open.
+const maxHeldFiles = 4096
+
+// read hands path's content to parse, through a held descriptor.
+func (h *heldFiles) read(path string, parse func(io.Reader) error) error {
+	if hf := h.byPath[path]; hf != nil {
+		hf.read = true
+		_, err := syscall.Seek(hf.fd, 0, io.SeekStart)
+		if err == nil {
+			err = readFD(hf.fd, path, parse)
+		}
+		var pe *os.PathError
+		if err == nil || !errors.As(err, &pe) {
+			return err // read, or read and not understood
+		}
+		hf.f.Close()
+		delete(h.byPath, path)
+	}
+	if len(h.byPath) >= maxHeldFiles {
+		return readWith(path, parse)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	if h.byPath == nil {
+		h.byPath = map[string]*heldFile{}
+	}
+	hf := &heldFile{f: f, fd: int(f.Fd()), read: true}
+	h.byPath[path] = hf
+	return readFD(hf.fd, path, parse)
+}
+
+// sweep closes the files the walk since the last sweep did not read.
+func (h *heldFiles) sweep() {
+	for path, hf := range h.byPath {
+		if !hf.read {
+			hf.f.Close()
+			delete(h.byPath, path)
+			continue
+		}
+		hf.read = false
+	}
+}

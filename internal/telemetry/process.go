@@ -12,6 +12,9 @@ type group struct {
 	role     string
 	roots    func() []string // directory names under /proc
 	children bool
+	// files are the processes' and threads' files, held open between
+	// samples.
+	files heldFiles
 }
 
 // procKey tells processes apart even when the kernel reuses a pid.
@@ -54,12 +57,12 @@ func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool, delays boo
 		}
 		gs.pids[pid] = true
 		var ts taskStat
-		if readWith(fs.proc(pid, "stat"), func(r io.Reader) (err error) { ts, err = parseTaskStat(r); return err }) != nil {
+		if g.files.read(fs.proc(pid, "stat"), func(r io.Reader) (err error) { ts, err = parseTaskStat(r); return err }) != nil {
 			continue
 		}
 		gs.ticks[procKey{pid, ts.start}] = ts.ticks
 		var m taskMem
-		if readWith(fs.proc(pid, "statm"), func(r io.Reader) (err error) { m, err = parseTaskStatm(r); return err }) == nil {
+		if g.files.read(fs.proc(pid, "statm"), func(r io.Reader) (err error) { m, err = parseTaskStatm(r); return err }) == nil {
 			private += m.resident - m.shared
 			shared = max(shared, m.shared)
 		}
@@ -76,13 +79,14 @@ func (g *group) read(fs FS, pageSize uint64, exclude map[string]bool, delays boo
 					gs.blkio[procKey{pid, ts.start}] = ts.blkio
 				}
 			} else {
-				threadDelays(fs, pid, tids, gs.blkio)
+				threadDelays(fs, &g.files, pid, tids, gs.blkio)
 			}
 		}
 		if g.children {
-			queue = append(queue, children(fs, pid, tids)...)
+			queue = append(queue, children(fs, &g.files, pid, tids)...)
 		}
 	}
+	g.files.sweep()
 	gs.rss = (private + shared) * pageSize
 	return gs
 }
@@ -104,10 +108,10 @@ func tasks(fs FS, pid string, threads uint64) []string {
 
 // threadDelays adds each thread's block-I/O delay to into. A process's own
 // stat holds its first thread's delay only, not the sum of its threads'.
-func threadDelays(fs FS, pid string, tids []string, into map[procKey]uint64) {
+func threadDelays(fs FS, files *heldFiles, pid string, tids []string, into map[procKey]uint64) {
 	for _, tid := range tids {
 		var ts taskStat
-		if readWith(fs.proc(pid, "task", tid, "stat"), func(r io.Reader) (err error) { ts, err = parseTaskStat(r); return err }) == nil && ts.hasBlkio {
+		if files.read(fs.proc(pid, "task", tid, "stat"), func(r io.Reader) (err error) { ts, err = parseTaskStat(r); return err }) == nil && ts.hasBlkio {
 			into[procKey{tid, ts.start}] = ts.blkio
 		}
 	}
@@ -115,11 +119,11 @@ func threadDelays(fs FS, pid string, tids []string, into map[procKey]uint64) {
 
 // children lists the children of a process's threads tids. Each thread
 // has its own list (a child belongs to the thread that forked it).
-func children(fs FS, pid string, tids []string) []string {
+func children(fs FS, files *heldFiles, pid string, tids []string) []string {
 	var out []string
 	for _, tid := range tids {
 		var pids []int
-		if readWith(fs.proc(pid, "task", tid, "children"), func(r io.Reader) (err error) { pids, err = parsePIDs(r); return err }) != nil {
+		if files.read(fs.proc(pid, "task", tid, "children"), func(r io.Reader) (err error) { pids, err = parsePIDs(r); return err }) != nil {
 			continue
 		}
 		for _, p := range pids {
