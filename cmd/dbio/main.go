@@ -12,12 +12,14 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/engines"
 	"dbio/internal/execx"
+	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/target"
 )
@@ -54,6 +56,11 @@ type App struct {
 	// Args is the command line as typed, recorded in run.json; run redacts
 	// its passwords before any command sees it.
 	Args []string
+	// RestoreSignals gives Ctrl-C, SIGTERM and SIGHUP back their default
+	// effect, ending dbio at once, for a command that runs nothing (see
+	// runsNothing); nil leaves them as they are (tests run commands in
+	// their own process).
+	RestoreSignals func()
 }
 
 // usageError marks bad input: one clear line and exit code 2.
@@ -86,6 +93,14 @@ and writes a results directory and a report that compare storage configurations.
 	// Old flag names print their notice and count as the new names before
 	// any command reads its flags.
 	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if runsNothing[cmd.Name()] && cmd.Parent() == cmd.Root() {
+			if app.RestoreSignals != nil {
+				app.RestoreSignals()
+			}
+			// What these commands print comes from results directories
+			// and their names, which anyone may have written.
+			app.Stdout, app.Stderr = &terminalText{w: app.Stdout}, &terminalText{w: app.Stderr}
+		}
 		return resolveAliases(cmd.Flags(), app.Stderr)
 	}
 	root.PersistentFlags().StringVar(&app.MetricsAddr, "metrics-addr", "", "serve the run's live per-second figures for Prometheus at http://ADDR/metrics (host:port, e.g. 127.0.0.1:9464)")
@@ -120,7 +135,49 @@ func run(ctx context.Context, app *App, args []string) int {
 		// A driver's message may quote a DSN from the command line.
 		err = secret.ScrubError(err, secret.ArgValues(args))
 	}
-	return exitCode(app, err)
+	code := exitCode(app, err)
+	for _, w := range []io.Writer{app.Stdout, app.Stderr} {
+		if t, ok := w.(*terminalText); ok {
+			t.Flush()
+		}
+	}
+	return code
+}
+
+// terminalText passes text on to w with every control character but tabs
+// and newlines shown as an escape (see results.Printable): the one point
+// through which a command that runs nothing prints, so that nothing it read
+// can clear the screen, fake a line or write the clipboard.
+type terminalText struct {
+	w io.Writer
+	// pending is the start of a UTF-8 sequence the last write ended in.
+	pending []byte
+}
+
+func (t *terminalText) Write(p []byte) (int, error) {
+	b := append(t.pending, p...)
+	cut := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	t.pending = append([]byte(nil), b[cut:]...)
+	if _, err := io.WriteString(t.w, results.Printable(string(b[:cut]))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush writes what an incomplete UTF-8 sequence at the end left pending.
+func (t *terminalText) Flush() error {
+	b := t.pending
+	t.pending = nil
+	_, err := io.WriteString(t.w, results.Printable(string(b)))
+	return err
 }
 
 // exitCode says what went wrong, if anything, and returns the exit code it means.
@@ -129,7 +186,9 @@ func exitCode(app *App, err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, results.ErrUntrusted), errors.Is(err, results.ErrNotOwned):
+		// A results directory dbio did not write as it is, or an output
+		// path that holds something else, is bad input too.
 		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
 		return exitUsage
 	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):
@@ -162,7 +221,19 @@ func stopSignals() []os.Signal {
 	return sigs
 }
 
-func main() {
+// runsNothing are the commands that only read (results directories, suite
+// directories) and write a report: stopped, they have no server to stop
+// and nothing to record, so Ctrl-C and SIGTERM end them at once, the
+// default effect, instead of cancelling a context their reading does not
+// watch. A command added later that runs nothing belongs here.
+var runsNothing = map[string]bool{"report": true, "compare": true, "runs": true, "studies": true}
+
+func main() { os.Exit(runProcess(os.Args)) }
+
+// runProcess is dbio as a process, args its command line: the signals that
+// stop a run are caught (see stopSignals) until a command that runs nothing
+// gives them back.
+func runProcess(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	// When the reader of dbio's output goes (`dbio ... | tee log` in a
@@ -179,7 +250,10 @@ func main() {
 		Now:    time.Now,
 		Exec:   execx.Real{Proc: host.Proc},
 		SysFS:  host,
-		Args:   os.Args,
+		Args:   args,
+		// NotifyContext's stop unregisters its signals: with no other
+		// handler, each has its default effect again.
+		RestoreSignals: stop,
 	}
-	os.Exit(run(ctx, app, os.Args[1:]))
+	return run(ctx, app, args[1:])
 }

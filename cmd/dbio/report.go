@@ -29,13 +29,35 @@ the repeats with its 95 % confidence interval and the spread between them. A
 suite's directory (the one dbio suite wrote, with suite.json) gets the suite's
 report: the findings its file expects, checked against its runs, and the list
 of its runs. An A/B study's directory (written by dbio ab) gets its
-compare.html again: the two sides compared. With -o FILE.html it goes to FILE.html,
-FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
+compare.html again: the two sides compared.
+
+-o names where the report goes: -o FILE.html (or FILE) writes the page to
+FILE.html, -o FILE.md the Markdown summary to FILE.md, and in both cases the
+other one goes beside it, with the tables in FILE-csv/ (one CSV file per
+table, so a name ending in .csv is refused: name the page instead). dbio
+never replaces a file it did not write, never writes through a link, and
+writes the tables only into a directory it created (marked .dbio-owned).
+
+A results directory may come from anyone: dbio reads only the regular files
+it wrote there, never through a link, a named pipe or device, nor a path
+that leaves the directory, and shows control characters in what it read as
+escapes (\x1b). Such a directory is refused with exit code 2.`,
 		Example: `  dbio report results/20261122-001305-quick-sqlite
   dbio report results/*-disk-* -o disks.html`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
 			if len(args) == 0 {
 				return usagef("name at least one results directory, e.g. dbio report results/20261122-001305-quick-sqlite")
+			}
+			// -o is checked before anything is read or written.
+			asked, err := outputAt(output, report.Output{})
+			if err != nil {
+				return err
+			}
+			outputOr := func(def report.Output) report.Output {
+				if output != "" {
+					return asked
+				}
+				return def
 			}
 			if len(args) == 1 && output == "" && isSuiteDir(args[0]) {
 				// A suite's directory: its expected findings and its runs.
@@ -48,10 +70,7 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 				if err != nil {
 					return err
 				}
-				out := report.OutputAt(filepath.Join(args[0], "compare.html"))
-				if output != "" {
-					out = report.OutputAt(output)
-				}
+				out := outputOr(report.OutputAt(filepath.Join(args[0], "compare.html")))
 				if err := writeABReport(app, out, sets); err != nil {
 					return err
 				}
@@ -65,10 +84,7 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 					return err
 				}
 				if results.IsRepeatSet(dirs[0]) {
-					out := report.OutputIn(dirs[0])
-					if output != "" {
-						out = report.OutputAt(output)
-					}
+					out := outputOr(report.OutputIn(dirs[0]))
 					if err := report.WriteRepeatReportTo(out, dirs[0], reportOptions(app)); err != nil {
 						return err
 					}
@@ -81,12 +97,10 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 				return err
 			}
 			out := report.OutputAt("report.html")
-			switch {
-			case output != "":
-				out = report.OutputAt(output)
-			case len(args) == 1:
+			if len(args) == 1 {
 				out = report.OutputIn(args[0])
 			}
+			out = outputOr(out)
 			if err := report.WriteReport(out, runs, reportOptions(app)); err != nil {
 				return err
 			}
@@ -94,9 +108,22 @@ FILE.md and FILE-csv/. dbio never replaces a file it did not write.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML page (x.html) or Markdown summary (x.md) to write; the other one and the CSV directory (x-csv/) go beside it")
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	return cmd
+}
+
+// outputAt is where -o sends a report, or def when -o was not given. A
+// name dbio cannot write a report as (x.csv, a directory) is a usage error.
+func outputAt(output string, def report.Output) (report.Output, error) {
+	if output == "" {
+		return def, nil
+	}
+	out, err := report.OutputFor(output)
+	if err != nil {
+		return out, usagef("%v", err)
+	}
+	return out, nil
 }
 
 func newCompareCmd(app *App) *cobra.Command {
@@ -134,6 +161,10 @@ does: dbio compare results/20261125-131913-ab.`,
   dbio compare nvme sata
   dbio compare results/20261125-131913-ab`,
 		RunE: func(cmd *cobra.Command, args []string) (err error) {
+			out, err := outputAt(output, report.OutputAt("compare.html"))
+			if err != nil {
+				return err
+			}
 			dirs, err := resolveRuns(base, args)
 			if err != nil {
 				return err
@@ -146,10 +177,6 @@ does: dbio compare results/20261125-131913-ab.`,
 				return err
 			}
 			sayUnfinished(app, runs)
-			out := report.OutputAt("compare.html")
-			if output != "" {
-				out = report.OutputAt(output)
-			}
 			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title}
 			var headlines []string
 			if report.AnyRepeated(sets) && len(sets) > 1 {
@@ -173,7 +200,7 @@ does: dbio compare results/20261125-131913-ab.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML file to write; the Markdown summary and the CSV directory go beside it")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "HTML page (x.html) or Markdown summary (x.md) to write; the other one and the CSV directory (x-csv/) go beside it")
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	cmd.Flags().BoolVar(&force, "force", false, "compare runs that are not comparable (the report says why they are not)")
 	return cmd

@@ -98,7 +98,7 @@ func TestReportNeverReplacesForeignFiles(t *testing.T) {
 	}
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"report", ext4, "-o", mine})
-	if code != exitFailure || !strings.Contains(out.String(), "not written by dbio") {
+	if code != exitUsage || !strings.Contains(out.String(), "not written by dbio") {
 		t.Fatalf("exit code %d, output %q", code, out.String())
 	}
 	if b, _ := os.ReadFile(mine); string(b) != "<p>my notes</p>" {
