@@ -354,13 +354,13 @@ func TestADayOfSeriesLoadsWhole(t *testing.T) {
 // lets grow before it collects) however large the file.
 func TestSeriesMemoryIsBounded(t *testing.T) {
 	if testing.Short() {
-		t.Skip("writes and reads a 42 MB series")
+		t.Skip("writes and reads a 21 MB series")
 	}
 	dir := t.TempDir()
 	writeRun(t, dir)
 	const cols = 1000
-	// 40,000 rows would keep 320 MB whole.
-	size := writeSeries(t, filepath.Join(dir, "series.csv"), 40000, cols, func(int, int) string { return "" })
+	// 20,000 rows would keep 162 MB whole.
+	size := writeSeries(t, filepath.Join(dir, "series.csv"), 20000, cols, func(int, int) string { return "" })
 	before, sysBefore := heapAfter()
 	l, err := Load(dir)
 	if err != nil {

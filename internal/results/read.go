@@ -136,7 +136,7 @@ func stepDirs(path string) ([]string, error) {
 // as much again as it keeps (its growth is a copy), and Go's collector
 // lets what it has read and dropped grow up to what is kept before it
 // collects it.
-const SeriesBudget = 256 << 20
+const SeriesBudget = 128 << 20
 
 const (
 	// maxSeriesRecord bounds one record of series.csv: a hundred columns
