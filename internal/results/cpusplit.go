@@ -3,7 +3,8 @@ package results
 // CPUSplit is whose the machine's CPUs were during a step: the step means
 // of the per-second shares, in % of all CPUs. Server, DBIO and Other are
 // the busy time by whom it was used (Other: every process that is neither
-// dbio nor the database server, and the kernel's own threads); Idle,
+// dbio nor the database server, and the kernel's own threads; an external
+// server on this machine, whose processes dbio does not know, too); Idle,
 // IOWait and Steal the rest. They add up to 100 but for the seconds in
 // which Other was clamped at zero (the process and machine counters are
 // read a moment apart).
