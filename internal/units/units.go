@@ -68,6 +68,16 @@ func ExactBytes(b int64, suffixes [3]string) (s string, ok bool) {
 	return "", false
 }
 
+// Huge is the magnitude from which a figure is written in scientific
+// notation: no measurement dbio makes comes near it, and a value beyond it
+// (from a damaged or edited record) written out in full would run to
+// hundreds of digits.
+const Huge = 1e15
+
+// FormatHuge writes a figure of Huge or more (or any other) with three
+// significant digits in scientific notation: 1.7e+308.
+func FormatHuge(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+
 // GroupThousands writes a count with a comma between each group of three
 // digits: 145,118 and -1,234.
 func GroupThousands(n int64) string {
@@ -87,11 +97,14 @@ func GroupThousands(n int64) string {
 }
 
 // FormatMicros writes a latency in microseconds with the unit a reader
-// takes in at a glance: 87 µs, 1.23 ms, 2.50 s; "-" when there is none (NaN).
+// takes in at a glance: 87 µs, 1.23 ms, 2.50 s, 1e+294 s; "-" when there is
+// none (NaN) or it is not a number (infinite).
 func FormatMicros(us float64) string {
 	switch {
-	case math.IsNaN(us):
+	case math.IsNaN(us) || math.IsInf(us, 0):
 		return "-"
+	case math.Abs(us) >= Huge:
+		return FormatHuge(us/1e6) + " s"
 	case us >= 1e6:
 		return fmt.Sprintf("%.2f s", us/1e6)
 	case us >= 1000:

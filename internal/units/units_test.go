@@ -68,6 +68,9 @@ func TestFormatMicros(t *testing.T) {
 		{1234, "1.23 ms"},
 		{2.5e6, "2.50 s"},
 		{math.NaN(), "-"},
+		// A damaged record: a few characters, never hundreds of digits.
+		{1e300, "1e+294 s"},
+		{math.Inf(1), "-"},
 	} {
 		if got := FormatMicros(tc.us); got != tc.want {
 			t.Errorf("FormatMicros(%v) = %q, want %q", tc.us, got, tc.want)
