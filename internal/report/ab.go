@@ -112,9 +112,9 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 			}
 			served := "-"
 			if c.c.OSReadsPerS > 0 || c.c.CacheServedPct > 0 {
-				served = fmt.Sprintf("%.0f %%", c.c.CacheServedPct)
+				served = fixed(c.c.CacheServedPct, 0) + " %"
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %.2f |\n", c.label, served, abNum(c.c.OSReadsPerS), abNum(c.c.DeviceReadsPerS), c.c.DeviceReadAwaitMS)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", c.label, served, abNum(c.c.OSReadsPerS), abNum(c.c.DeviceReadsPerS), fixed(c.c.DeviceReadAwaitMS, 2))
 		}
 		fmt.Fprintln(w)
 	}
@@ -176,7 +176,7 @@ func ABText(w io.Writer, r results.ABResult) error {
 		c    *results.CacheAccount
 	}{{"A", r.CacheA}, {"B", r.CacheB}} {
 		if c.c != nil && c.c.CacheServedPct > 0 {
-			fmt.Fprintf(w, "%s: the engine's cache served %.0f %% of reads; %.0f reads/s reached the device\n", c.side, c.c.CacheServedPct, c.c.DeviceReadsPerS)
+			fmt.Fprintf(w, "%s: the engine's cache served %s %% of reads; %s reads/s reached the device\n", c.side, fixed(c.c.CacheServedPct, 0), fixed(c.c.DeviceReadsPerS, 0))
 		}
 	}
 	return nil
@@ -193,13 +193,12 @@ func abSide(s results.ABSide) string {
 // abChange is the change of the medians in %, with "better" or "worse"
 // only where the difference is significant.
 func abChange(m results.ABMetric) string {
-	pct := m.ImprovementPct
-	if !m.HigherIsBetter {
-		pct = -pct // the change itself; the improvement's sign says better
-	}
-	text := fmt.Sprintf("%+.0f %%", pct)
-	if m.NoChangePct {
-		text = "-" // against zero, or under the figure's floor: the differential says it
+	text := percentChange(m.A.Median, m.B.Median)
+	switch {
+	case len(m.A.Runs) == 0 || len(m.B.Runs) == 0:
+		text = "-" // not compared: the verdict says why
+	case m.NoChangePct && m.A.Median != 0:
+		text = "-" // under the figure's floor: the differential says it
 	}
 	if m.Significance.Significant() && m.Differential != 0 {
 		if (m.Differential > 0) == m.HigherIsBetter {
@@ -239,14 +238,10 @@ func pValue(p float64) string {
 }
 
 func abNum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "-"
-	case math.Abs(v) >= 100:
-		return fmt.Sprintf("%.0f", v)
-	default:
-		return fmt.Sprintf("%.2f", v)
+	if math.Abs(v) >= 100 {
+		return fixed(v, 0)
 	}
+	return fixed(v, 2)
 }
 
 func abSigned(v float64) string {
@@ -259,7 +254,7 @@ func abSigned(v float64) string {
 func loads(vs []float64, open []bool) string {
 	parts := make([]string, len(vs))
 	for i, v := range vs {
-		parts[i] = fmt.Sprintf("%.0f", v)
+		parts[i] = fixed(v, 0)
 		if i < len(open) && open[i] {
 			parts[i] = "≥ " + parts[i]
 		}

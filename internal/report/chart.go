@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"dbio/internal/units"
 )
 
 // A small SVG chart renderer: several series over linear or log axes as
@@ -111,6 +113,8 @@ type chart struct {
 // point by point; a missing value adds nothing to the pile below it, and a
 // point missing from the whole pile (a gap between steps) stays missing.
 // An unstacked series keeps its own values.
+// A value the y axis cannot show counts as missing, and so does a
+// running sum that leaves its range.
 func (c *chart) stackedTops() [][]float64 {
 	tops := make([][]float64, len(c.Series))
 	var below []float64
@@ -121,11 +125,17 @@ func (c *chart) stackedTops() [][]float64 {
 		}
 		tops[i] = make([]float64, len(s.Y))
 		for j, y := range s.Y {
+			if !c.Y.shows(y) {
+				y = math.NaN()
+			}
 			if j < len(below) && !math.IsNaN(below[j]) {
 				if math.IsNaN(y) {
 					y = 0
 				}
 				y += below[j]
+			}
+			if !c.Y.shows(y) {
+				y = math.NaN()
 			}
 			tops[i][j] = y
 		}
@@ -150,7 +160,7 @@ func (c *chart) categories() []float64 {
 	var out []float64
 	for _, s := range c.Series {
 		for _, x := range s.X {
-			if !math.IsNaN(x) && !seen[x] {
+			if c.X.shows(x) && !seen[x] {
 				seen[x] = true
 				out = append(out, x)
 			}
@@ -216,7 +226,7 @@ func (c *chart) area(xs, top, below []float64, xsc, ysc scale) string {
 		stride = (len(xs) + limit - 1) / limit
 	}
 	base := func(j int) float64 {
-		if j < len(below) && !math.IsNaN(below[j]) {
+		if j < len(below) && c.Y.shows(below[j]) {
 			return below[j]
 		}
 		return math.Max(ysc.lo, 0)
@@ -237,7 +247,7 @@ func (c *chart) area(xs, top, below []float64, xsc, ysc scale) string {
 		run = nil
 	}
 	for j := range xs {
-		if math.IsNaN(top[j]) || math.IsNaN(xs[j]) {
+		if !c.plottable(xs[j], top[j]) {
 			flush()
 			continue
 		}
@@ -281,11 +291,27 @@ func (c *chart) hasData() bool {
 	return false
 }
 
-func (c *chart) plottable(x, y float64) bool {
-	if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+func (c *chart) plottable(x, y float64) bool { return c.X.shows(x) && c.Y.shows(y) }
+
+// chartLimit bounds the values a chart draws: no figure dbio measures
+// comes near it, and a value beyond it (from a damaged or edited record)
+// would stretch the axis until every real value sits on one pixel, or
+// overflow the scale's arithmetic into NaN and infinite coordinates. A log
+// axis also leaves out values under 1/chartLimit.
+const chartLimit = units.Huge
+
+// shows says the axis can draw v: a finite number within ±chartLimit,
+// above 1/chartLimit on a log axis, and on a fixed axis no further from
+// its range than the range is wide (drawn past the frame, clipped). Other
+// values are left out of the scale and of the lines, which break there.
+func (a axis) shows(v float64) bool {
+	switch {
+	case math.IsNaN(v) || math.Abs(v) > chartLimit:
+		return false
+	case a.Fixed && (v < a.Min-(a.Max-a.Min) || v > a.Max+(a.Max-a.Min)):
 		return false
 	}
-	return (!c.X.Log || x > 0) && (!c.Y.Log || y > 0)
+	return !a.Log || v >= 1/chartLimit
 }
 
 // scale maps an axis's values onto pixels.
@@ -317,16 +343,24 @@ func (s scale) label(v float64) string {
 	return tickLabel(v, s.step)
 }
 
-// newScale fits an axis to the values it has to show.
+// newScale fits an axis to the values it has to show, leaving out those
+// it cannot (see axis.shows).
 func newScale(a axis, values []float64, extra []float64) scale {
 	s := scale{log: a.Log, format: a.Format}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range append(append([]float64(nil), values...), extra...) {
-		if math.IsNaN(v) || math.IsInf(v, 0) || (a.Log && v <= 0) {
+		if !a.shows(v) {
 			continue
 		}
 		lo, hi = math.Min(lo, v), math.Max(hi, v)
 	}
+	var given []float64
+	for _, t := range a.Ticks {
+		if a.shows(t) {
+			given = append(given, t)
+		}
+	}
+	a.Ticks = given
 	if math.IsInf(lo, 1) {
 		lo, hi = 0, 1
 		if a.Log {
@@ -361,7 +395,14 @@ func newScale(a axis, values []float64, extra []float64) scale {
 		if a.Zero {
 			lo, hi = math.Min(lo, 0), math.Max(hi, 0)
 		}
-		if hi == lo {
+		// Tick labels keep at most nine decimals: a range narrower than
+		// that, or than a billionth of its values, is drawn as one value.
+		if hi-lo <= 1e-9*math.Max(1, math.Max(math.Abs(lo), math.Abs(hi))) {
+			lo = (lo + hi) / 2
+			if math.Abs(lo) < 1e-9 {
+				lo = 0
+			}
+			hi = lo
 			if lo == 0 {
 				hi = 1
 			} else {
@@ -419,8 +460,12 @@ func num(v float64) string {
 
 func esc(s string) string { return html.EscapeString(s) }
 
-// SVG renders the chart.
+// SVG renders the chart; a chart without a value its axes can show says
+// so instead.
 func (c *chart) SVG() string {
+	if !c.hasData() {
+		return c.emptySVG()
+	}
 	drawn := c.Series
 	if c.Stacked {
 		tops := c.stackedTops()
@@ -448,7 +493,7 @@ func (c *chart) SVG() string {
 	for _, t := range ysc.ticks {
 		widest = math.Max(widest, textWidth(ysc.label(t)))
 	}
-	left := math.Max(52, 30+widest+6)
+	left := math.Min(math.Max(52, 30+widest+6), chartWidth/4)
 	xsc := newScale(c.X, xs, bandEdges)
 	pad := 0.0
 	if !c.X.Tight {
@@ -560,6 +605,21 @@ func (c *chart) SVG() string {
 	return b.String()
 }
 
+// noDataText says why a chart is not drawn.
+const noDataText = "nothing to draw: no value of this chart is a finite number its axes can show"
+
+// emptySVG is the figure of a chart with nothing to draw: its title and
+// why it is empty, at the size of a legend row.
+func (c *chart) emptySVG() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="%s" viewBox="0 0 %d 40" role="img" aria-labelledby="%s-title" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, 'Liberation Sans', 'DejaVu Sans', sans-serif" font-size="11">`+"\n",
+		esc(c.ID), chartWidth, esc(c.ID))
+	fmt.Fprintf(&b, `<title id="%s-title">%s</title>`+"\n", esc(c.ID), esc(c.Title))
+	fmt.Fprintf(&b, `<text x="%d" y="24" fill="#56606e">%s</text>`+"\n", plotRight, esc(sentenceCase(noDataText)+"."))
+	b.WriteString("</svg>")
+	return b.String()
+}
+
 // writeMarks draws each mark inside the plot as a dashed vertical line,
 // its label under the step's band label.
 func (c *chart) writeMarks(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64) {
@@ -582,7 +642,7 @@ func (c *chart) writeBands(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64
 	measured := 0
 	for _, bd := range c.Bands {
 		from, to := math.Max(xsc.px(bd.From), x0), math.Min(xsc.px(bd.To), x1)
-		if to <= from {
+		if math.IsNaN(from) || math.IsNaN(to) || to <= from {
 			continue
 		}
 		fill := "#e9edf3"

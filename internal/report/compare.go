@@ -111,17 +111,18 @@ func judgementClass(j analysis.Judgement) string {
 }
 
 // changeText is a difference's change in % and what it means for the
-// metric, in words: "−58 %, better"; the word alone where the values are
-// under the metric's floor.
+// metric, in words: "−58 %, better", "n/a (A is 0), better"; the word
+// alone where the values are under the metric's floor.
 func changeText(d analysis.Difference) string {
 	word := d.Judgement.Word()
+	change := percentChange(d.A.Mean, d.B.Mean)
 	switch {
-	case math.IsNaN(d.ChangePct):
+	case d.UnderFloor || change == "-":
 		return orDash(word)
 	case word == "":
-		return signedPercent(d.ChangePct)
+		return change
 	}
-	return signedPercent(d.ChangePct) + ", " + word
+	return change + ", " + word
 }
 
 // abHowToRead explains the A/B tables once per section.
@@ -264,7 +265,7 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 				parts = append(parts, fmt.Sprintf("%s %s → %s %s (%s)", s.metric.Title, f(s.A.Mean), f(s.B.Mean), s.metric.Unit, s.Judgement.Word()))
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s, %s)", s.metric.Title, signedPercent(s.ChangePct), ratio(s.Ratio), s.Judgement.Word()))
+			parts = append(parts, fmt.Sprintf("%s %s (%s, %s)", s.metric.Title, percentChange(s.A.Mean, s.B.Mean), ratio(s.Ratio), s.Judgement.Word()))
 		}
 		if len(parts) == 0 {
 			continue

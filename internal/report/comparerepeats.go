@@ -191,7 +191,7 @@ func repeatedChange(d analysis.RepeatedDifference) string {
 	if d.UnderFloor {
 		return signed(formatOf(d.Metric))(d.Differential) + " " + d.Metric.Unit
 	}
-	t := signedPercent(d.ChangePct) + " (" + ratio(d.Ratio) + ")"
+	t := percentChange(d.A.Median, d.B.Median) + " (" + ratio(d.Ratio) + ")"
 	if w := d.Judgement.Word(); d.Verdict == analysis.Significant && w != "" {
 		t += ", " + w
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/analysis"
 	"dbio/internal/units"
 )
 
@@ -17,6 +18,9 @@ func thousands(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
+	if math.Abs(v) >= units.Huge {
+		return units.FormatHuge(v)
+	}
 	return units.GroupThousands(int64(math.Round(v)))
 }
 
@@ -24,6 +28,9 @@ func thousands(v float64) string {
 func fixed(v float64, n int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
+	}
+	if math.Abs(v) >= units.Huge {
+		return units.FormatHuge(v)
 	}
 	s := strconv.FormatFloat(v, 'f', n, 64)
 	if s == "-0" || strings.Trim(s, "-0.") == "" && strings.HasPrefix(s, "-") {
@@ -72,21 +79,61 @@ func millis(ms float64) string {
 	return fixed(ms, 3)
 }
 
-// percent renders a share in % with one decimal below 10 and none above.
+// percent renders a share in % with one decimal below 10 and none above,
+// with separators from 1,000.
 func percent(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
 	case math.Abs(v) < 10:
 		return fixed(v, 1)
+	case math.Abs(v) >= 1000:
+		return thousands(v)
 	}
 	return fixed(v, 0)
 }
 
-// signedPercent renders a change in %: "+55 %", "−56 %".
-func signedPercent(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+// maxRatio bounds the ratios, and so the changes in %, written as numbers:
+// B ten thousand times A says that A is as good as zero next to B, and the
+// digits beyond say more about how small A was than about the runs.
+const maxRatio = 10000
+
+// maxChangePct is the change in % of B at maxRatio times A.
+const maxChangePct = (maxRatio - 1) * 100
+
+// percentChange writes the change from a to b in % of a, the one rule
+// every comparison (compare, ab, repeat sets; HTML, Markdown, terminal)
+// prints its changes by: "+55 %", "−56 %", "+1,250 %". A change with no
+// meaning is written in a bounded form with its reason: "n/a (A is 0)",
+// "> +999,900 % (A tiny next to B)", "n/a (not a finite number)"; "-" where a
+// value is missing.
+func percentChange(a, b float64) string {
+	pct := analysis.Change(a, b)
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b):
 		return "-"
+	case math.IsInf(a, 0) || math.IsInf(b, 0):
+		return "n/a (not a finite number)"
+	case a == 0 && b == 0:
+		return signedPercent(0)
+	case a == 0:
+		return "n/a (A is 0)"
+	case pct > maxChangePct || pct < -maxChangePct:
+		return signedPercent(pct) + " (A tiny next to B)"
+	}
+	return signedPercent(pct)
+}
+
+// signedPercent renders a change in %: "+55 %", "−56 %"; beyond
+// ±maxChangePct "> +999,900 %" and "< −999,900 %".
+func signedPercent(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v > maxChangePct:
+		return "> +" + thousands(maxChangePct) + " %"
+	case v < -maxChangePct:
+		return "< −" + thousands(maxChangePct) + " %"
 	}
 	s := percent(math.Abs(v))
 	switch {
@@ -116,12 +163,21 @@ func signed(format func(float64) string) func(float64) string {
 	}
 }
 
-// ratio renders B/A as "2.0x", "0.45x", "12x".
+// ratio renders B/A as "2.0x", "0.45x", "12x"; beyond maxRatio either way
+// "> 10,000x" and "< 0.0001x".
 func ratio(v float64) string {
 	a := math.Abs(v)
+	sign := ""
+	if v < 0 {
+		sign = "−"
+	}
 	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
+	case math.IsNaN(v):
 		return "-"
+	case a > maxRatio:
+		return map[bool]string{true: "> ", false: "< "}[v > 0] + sign + thousands(maxRatio) + "x"
+	case a != 0 && a < 1.0/maxRatio:
+		return map[bool]string{true: "< ", false: "> "}[v > 0] + sign + strconv.FormatFloat(1.0/maxRatio, 'f', -1, 64) + "x"
 	case a >= 10:
 		return fixed(v, 0) + "x"
 	case a >= 1:

@@ -75,6 +75,10 @@ func mdSection(b *strings.Builder, s *section, level int, csvDir string) {
 			}
 			mdTable(b, v, csvDir)
 		case *chart:
+			if !v.hasData() {
+				fmt.Fprintf(b, "*Chart: %s: %s (data in %s).*\n\n", mdEscape(v.Title), noDataText, csvRef(csvDir, v.ID))
+				continue
+			}
 			fmt.Fprintf(b, "*Chart: %s (data in %s).*\n\n", mdEscape(v.Title), csvRef(csvDir, v.ID))
 		}
 	}

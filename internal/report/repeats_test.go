@@ -42,7 +42,7 @@ func TestRepeatedComparisonMatchesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(findings) == 0 || !strings.Contains(findings[0], "TPS +24871 % (250x), better: significant, 95 % CI of the ratio 137x–357x, p = 0.008") {
+	if len(findings) == 0 || !strings.Contains(findings[0], "TPS +24,871 % (250x), better: significant, 95 % CI of the ratio 137x–357x, p = 0.008") {
 		t.Errorf("findings %q", findings)
 	}
 	checkGolden(t, "compare-repeats", rendered(t, out))

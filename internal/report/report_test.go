@@ -57,7 +57,7 @@ func testOptions() Options {
 	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: titles}
 }
 
-func load(t *testing.T, names ...string) []*results.Loaded {
+func load(t testing.TB, names ...string) []*results.Loaded {
 	t.Helper()
 	var out []*results.Loaded
 	for _, n := range names {

@@ -75,12 +75,12 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		if ld.Reused {
 			fmt.Fprintf(w, "load:    reused the existing dataset (scale %d)\n", ld.Scale)
 		} else {
-			kept := fmt.Sprintf("%.1f MB/s kept on disk", ld.MBPerSec)
+			kept := fixed(ld.MBPerSec, 1) + " MB/s kept on disk"
 			if ld.BytesWritten == 0 {
 				kept = "size on disk unknown: the server is not on a target dbio manages"
 			}
-			fmt.Fprintf(w, "load:    scale %d, %d rows in %.1f s (%.0f rows/s, %.1f per min, %s)\n",
-				ld.Scale, ld.Rows, ld.Seconds, ld.RowsPerSec, ld.ScalePerMin, kept)
+			fmt.Fprintf(w, "load:    scale %d, %d rows in %s s (%s rows/s, %s per min, %s)\n",
+				ld.Scale, ld.Rows, fixed(ld.Seconds, 1), fixed(ld.RowsPerSec, 0), fixed(ld.ScalePerMin, 1), kept)
 		}
 	}
 	if err := stepTables(w, l.Steps); err != nil {
@@ -376,7 +376,12 @@ func ms(us int64) float64 { return float64(us) / 1000 }
 
 // number prints large figures with thousands separators and small ones with decimals.
 func number(v float64) string {
-	if v >= 1000 || v <= -1000 {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case math.Abs(v) >= units.Huge:
+		return units.FormatHuge(v)
+	case v >= 1000 || v <= -1000:
 		return units.GroupThousands(int64(math.RoundToEven(v)))
 	}
 	if v == float64(int64(v)) {

@@ -82,6 +82,9 @@ func linearTicks(lo, hi float64, target int, integer, loose bool) (ticks []float
 func logTicks(lo, hi float64) []float64 {
 	first := math.Floor(math.Log10(lo) + 1e-9)
 	last := math.Ceil(math.Log10(hi) - 1e-9)
+	if math.IsNaN(first) || math.IsInf(first, 0) || math.IsNaN(last) || math.IsInf(last, 0) {
+		return nil // the loop below would never end
+	}
 	decades := last - first
 	mults := []float64{1}
 	switch {
@@ -116,6 +119,9 @@ func tickLabel(v, step float64) string {
 	a := math.Abs(v)
 	suffix, div := "", 1.0
 	switch {
+	case a != 0 && a < 1e-6:
+		// Beyond the decimals a label keeps: "1e-09", not "0".
+		return strconv.FormatFloat(v, 'g', 2, 64)
 	case a >= 1e9:
 		suffix, div = "G", 1e9
 	case a >= 1e6:
