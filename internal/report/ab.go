@@ -59,13 +59,16 @@ func abNames(r results.ABResult) []string {
 	return names
 }
 
-// ABMarkdown writes an A/B study's tables.
+// ABMarkdown writes an A/B study's tables. The labels come from the
+// user's flags and the figures' names and verdicts from ab.json: each is
+// escaped (mdEscape, mdCell).
 func ABMarkdown(w io.Writer, r results.ABResult) {
-	fmt.Fprintf(w, "# A/B: %s vs %s\n\n", r.LabelA, r.LabelB)
-	fmt.Fprintf(w, "A: %s (%s). B: %s (%s). %s\n\n", r.LabelA, plural(r.RunsA, "run", "runs"), r.LabelB, plural(r.RunsB, "run", "runs"), abHowToReadText)
+	labelA, labelB := mdCell(r.LabelA), mdCell(r.LabelB)
+	fmt.Fprintf(w, "# A/B: %s vs %s\n\n", labelA, labelB)
+	fmt.Fprintf(w, "A: %s (%s). B: %s (%s). %s\n\n", labelA, plural(r.RunsA, "run", "runs"), labelB, plural(r.RunsB, "run", "runs"), abHowToReadText)
 	multi := r.RunsA > 1 || r.RunsB > 1
 	for _, name := range abNames(r) {
-		fmt.Fprintf(w, "## %s\n\n| users | A | B | B − A | change | verdict |", name)
+		fmt.Fprintf(w, "## %s\n\n| users | A | B | B − A | change | verdict |", mdEscape(name))
 		if multi {
 			fmt.Fprintf(w, " A runs | B runs |")
 		}
@@ -75,7 +78,7 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 		}
 		fmt.Fprintln(w)
 		row := func(label string, m results.ABMetric) {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |", label, abSide(m.A), abSide(m.B), abSigned(m.Differential), abChange(m), abVerdict(m))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |", label, abSide(m.A), abSide(m.B), abSigned(m.Differential), mdCell(abChange(m)), mdCell(abVerdict(m)))
 			if multi {
 				fmt.Fprintf(w, " %s–%s | %s–%s |", abNum(m.A.Min), abNum(m.A.Max), abNum(m.B.Min), abNum(m.B.Max))
 			}
@@ -96,7 +99,7 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "## Largest load\n\n| side | per run | mean |\n|---|---|---:|\n")
-	fmt.Fprintf(w, "| A %s | %s | %s |\n| B %s | %s | %s |\n\n", r.LabelA, loads(r.MaxUsersA, r.OpenA), abNum(analysis.Mean(r.MaxUsersA)), r.LabelB, loads(r.MaxUsersB, r.OpenB), abNum(analysis.Mean(r.MaxUsersB)))
+	fmt.Fprintf(w, "| A %s | %s | %s |\n| B %s | %s | %s |\n\n", labelA, loads(r.MaxUsersA, r.OpenA), abNum(analysis.Mean(r.MaxUsersA)), labelB, loads(r.MaxUsersB, r.OpenB), abNum(analysis.Mean(r.MaxUsersB)))
 	if anyTrue(r.OpenA) || anyTrue(r.OpenB) {
 		fmt.Fprintf(w, "≥ marks a run that never reached its ceiling: it kept at least that load.\n\n")
 	}
@@ -105,7 +108,7 @@ func ABMarkdown(w io.Writer, r results.ABResult) {
 		for _, c := range []struct {
 			label string
 			c     *results.CacheAccount
-		}{{"A " + r.LabelA, r.CacheA}, {"B " + r.LabelB, r.CacheB}} {
+		}{{"A " + labelA, r.CacheA}, {"B " + labelB, r.CacheB}} {
 			if c.c == nil {
 				fmt.Fprintf(w, "| %s | - | - | - | - |\n", c.label)
 				continue

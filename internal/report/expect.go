@@ -169,22 +169,22 @@ func StudiesMarkdown(w io.Writer, suites []SuiteChecks) error {
 		"(and by its ratio, where one is given) beyond the noise between repeats; within noise when the repeats cannot tell the sides apart; " +
 		"not measured when a run did not record the figure.\n\n")
 	if h, ok := suitesHost(suites); ok {
-		fmt.Fprintf(&b, "Measured on %s: %s, %s, %s, kernel %s.\n\n", h.Hostname, plural(h.CPUs, "CPU", "CPUs"), orDash(h.CPUModel),
-			units.FormatBytes(h.MemoryBytes)+" of memory", h.Kernel)
+		fmt.Fprintf(&b, "Measured on %s: %s, %s, %s, kernel %s.\n\n", mdCell(h.Hostname), plural(h.CPUs, "CPU", "CPUs"), mdCell(orDash(h.CPUModel)),
+			units.FormatBytes(h.MemoryBytes)+" of memory", mdCell(h.Kernel))
 	}
 	b.WriteString("| study | finding | seed study | dbio | verdict |\n|---|---|---|---|---|\n")
 	for _, sc := range suites {
 		if len(sc.Checks) == 0 {
-			fmt.Fprintf(&b, "| %s | (no expected finding) | - | - | - |\n", mdEscape(sc.Suite.Name))
+			fmt.Fprintf(&b, "| %s | (no expected finding) | - | - | - |\n", mdCell(sc.Suite.Name))
 		}
 		for _, c := range sc.Checks {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdEscape(sc.Suite.Name), mdEscape(c.Finding), mdEscape(orDash(c.Seed)), mdEscape(ExpectFigure(c)), c.Verdict)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCell(sc.Suite.Name), mdCell(c.Finding), mdCell(orDash(c.Seed)), mdCell(ExpectFigure(c)), mdCell(c.Verdict.String()))
 		}
 	}
 	b.WriteString("\nSuite directories: ")
 	var dirs []string
 	for _, sc := range suites {
-		dirs = append(dirs, filepath.Base(sc.Suite.Path))
+		dirs = append(dirs, mdCell(filepath.Base(sc.Suite.Path)))
 	}
 	b.WriteString(strings.Join(dirs, ", ") + ".\n")
 	_, err := io.WriteString(w, b.String())
