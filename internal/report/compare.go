@@ -265,7 +265,11 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 				parts = append(parts, fmt.Sprintf("%s %s → %s %s (%s)", s.metric.Title, f(s.A.Mean), f(s.B.Mean), s.metric.Unit, s.Judgement.Word()))
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("%s %s (%s, %s)", s.metric.Title, percentChange(s.A.Mean, s.B.Mean), ratio(s.Ratio), s.Judgement.Word()))
+			how := s.Judgement.Word()
+			if r := ratio(s.Ratio); r != "-" {
+				how = r + ", " + how
+			}
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", s.metric.Title, percentChange(s.A.Mean, s.B.Mean), how))
 		}
 		if len(parts) == 0 {
 			continue

@@ -164,7 +164,7 @@ func signed(format func(float64) string) func(float64) string {
 }
 
 // ratio renders B/A as "2.0x", "0.45x", "12x"; beyond maxRatio either way
-// "> 10,000x" and "< 0.0001x".
+// "> 10,000x" and "< 0.0001x"; "-" against a zero A (an infinite ratio).
 func ratio(v float64) string {
 	a := math.Abs(v)
 	sign := ""
@@ -172,7 +172,7 @@ func ratio(v float64) string {
 		sign = "−"
 	}
 	switch {
-	case math.IsNaN(v):
+	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
 	case a > maxRatio:
 		return map[bool]string{true: "> ", false: "< "}[v > 0] + sign + thousands(maxRatio) + "x"
