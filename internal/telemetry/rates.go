@@ -200,10 +200,13 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		for _, n := range names {
 			a, ok := prev.counters[n]
 			b := cur.counters[n]
-			if !ok || b < a {
+			if !ok || b < a || dbTimeCounter(n) {
 				continue // new counter, or reset (pg_stat_reset): wait for the next sample
 			}
 			add("engine_"+metricKey(n)+"_per_s", (b-a)/dt)
+		}
+		for _, p := range dbTime(prev.counters, cur.counters, dt) {
+			add(p.Name, p.Value)
 		}
 		// A pair <kind>_wait_ms and <kind>_ops is the time the engine
 		// waited for an operation and their count: their deltas give the
@@ -226,6 +229,57 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 		}
 	}
 	return pts
+}
+
+// dbTimeCounter says whether an engine counter is one of database time by
+// class (results.DBTimeClass.Counter): those become the figures dbTime
+// gives instead of plain rates.
+func dbTimeCounter(name string) bool {
+	for _, c := range results.DBTimeClasses() {
+		if name == c.Counter() {
+			return true
+		}
+	}
+	return false
+}
+
+// dbTime turns the engine's cumulative seconds of database time per class
+// into the second's figures: the mean sessions in each class
+// (db_aas_<class>), in all of them (db_aas), and each class's share of the
+// second's database time (db_time_<class>_pct, absent in a second without
+// any). A second in which a class's counter is new or went backwards (the
+// engine's account restarted) gives none of them: shares of a partial
+// account would not add up to 100.
+func dbTime(prev, cur map[string]float64, dt float64) []Point {
+	var classes []results.DBTimeClass
+	var secs []float64
+	total := 0.0
+	for _, c := range results.DBTimeClasses() {
+		b, okB := cur[c.Counter()]
+		if !okB {
+			continue // an engine without the class
+		}
+		a, okA := prev[c.Counter()]
+		if !okA || b < a {
+			return nil
+		}
+		classes, secs = append(classes, c), append(secs, b-a)
+		total += b - a
+	}
+	if len(classes) == 0 {
+		return nil
+	}
+	out := make([]Point, 0, 2*len(classes)+1)
+	for i, c := range classes {
+		out = append(out, Point{c.Sessions(), secs[i] / dt})
+	}
+	out = append(out, Point{results.MetricDBActiveSessions, total / dt})
+	if total > 0 {
+		for i, c := range classes {
+			out = append(out, Point{c.Share(), 100 * secs[i] / total})
+		}
+	}
+	return out
 }
 
 // The suffixes of an engine's wait counters (see results.DBWaitKind.Counters).

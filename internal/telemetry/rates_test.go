@@ -263,3 +263,53 @@ func TestRatesMemoryGroup(t *testing.T) {
 		})
 	}
 }
+
+// An engine's cumulative seconds of database time per class become the
+// second's mean sessions per class, in all, and each class's share; never
+// plain engine rates. A second whose account restarted or began gives
+// none, and a second without database time no shares.
+func TestRatesDatabaseTime(t *testing.T) {
+	counters := func(kv ...float64) map[string]float64 {
+		m := map[string]float64{}
+		for i, c := range []string{"dbtime_cpu_s", "dbtime_io_read_s", "dbtime_io_write_s", "dbtime_io_sync_s", "dbtime_lock_s", "dbtime_other_s"} {
+			if i < len(kv) && !math.IsNaN(kv[i]) {
+				m[c] = kv[i]
+			}
+		}
+		return m
+	}
+	nan := math.NaN()
+	for _, tt := range []struct {
+		name      string
+		prev, cur map[string]float64
+		dt        float64
+		want      map[string]float64
+	}{
+		{"four sessions over half a second, mostly waiting on log syncs",
+			counters(10, 1, 2, 3, 0, 0), counters(10.25, 1, 2.05, 4.6, 0.05, 0.05), 0.5,
+			map[string]float64{
+				"db_aas_cpu": 0.5, "db_aas_io_read": 0, "db_aas_io_write": 0.1, "db_aas_io_sync": 3.2, "db_aas_lock": 0.1, "db_aas_other": 0.1, "db_aas": 4,
+				"db_time_cpu_pct": 12.5, "db_time_io_read_pct": 0, "db_time_io_write_pct": 2.5, "db_time_io_sync_pct": 80, "db_time_lock_pct": 2.5, "db_time_other_pct": 2.5,
+			}},
+		{"an idle second: sessions, no shares",
+			counters(5, 1, 1, 1, 1, 1), counters(5, 1, 1, 1, 1, 1), 1,
+			map[string]float64{"db_aas_cpu": 0, "db_aas_io_read": 0, "db_aas_io_write": 0, "db_aas_io_sync": 0, "db_aas_lock": 0, "db_aas_other": 0, "db_aas": 0}},
+		{"an engine that accounts only some classes",
+			counters(1, nan, nan, 2), counters(1.5, nan, nan, 3.5), 1,
+			map[string]float64{"db_aas_cpu": 0.5, "db_aas_io_sync": 1.5, "db_aas": 2, "db_time_cpu_pct": 25, "db_time_io_sync_pct": 75}},
+		{"the account restarted", counters(9, 9, 9, 9, 9, 9), counters(1, 9, 9, 9, 9, 9), 1, map[string]float64{}},
+		{"the account began", counters(), counters(1, 1, 1, 1, 1, 1), 1, map[string]float64{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := pointMap(rates(snapshot{counters: tt.prev}, snapshot{counters: tt.cur}, tt.dt, nil))
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %v\nwant %v", got, tt.want)
+			}
+			for k, w := range tt.want {
+				if g, ok := got[k]; !ok || math.Abs(g-w) > 1e-9 {
+					t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
+				}
+			}
+		})
+	}
+}
