@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -198,23 +197,6 @@ func resolve(path string, links int) string {
 	return cur
 }
 
-// CheckSettings applies table to the user's settings: each setting it
-// classifies is judged by its class; norm turns a name into the table's
-// spelling. Problems start with "name=value: ".
-func CheckSettings(table map[string]SettingClass, norm func(string) string, settings map[string]string, on Confinement) []error {
-	var out []error
-	for _, name := range sortedKeys(settings) {
-		class, ok := table[norm(name)]
-		if !ok {
-			continue
-		}
-		if err := class.Problem(settings[name], on); err != nil {
-			out = append(out, fmt.Errorf("%s=%s: %w", name, settings[name], err))
-		}
-	}
-	return out
-}
-
 // Closest is " (did you mean K?)" for the name K of known nearest to
 // name, within a third of its length in edits (at least two); "" when
 // none is that near.
@@ -264,13 +246,4 @@ func DatabaseNameProblem(name string) error {
 		return nil
 	}
 	return fmt.Errorf("database name %q: use letters, digits and _ (not starting with a digit), at most 63 characters, e.g. dbio_tpcc: the name goes into SQL, DSNs, tools' command lines and file names as it is", name)
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
