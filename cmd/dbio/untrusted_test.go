@@ -145,7 +145,10 @@ func TestSuiteReportStaysInsideTheSuite(t *testing.T) {
 	if err := os.Mkdir(suite, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	record := `{"plan":{"name":"s","runs":[{"name":"a","kind":"tpcc"}]},"outcome":{"runs":[{"name":"a","dir":"../quick-ext4","status":"completed"}]}}`
+	// The expectation has the report read run a's directory.
+	record := `{"plan":{"name":"s","runs":[{"name":"a","kind":"tpcc"}],` +
+		`"expect":[{"finding":"f","figure":"tpm","a":"a","b":"a","relation":"lower","step_a":"largest","step_b":"largest","floor":0.3}]},` +
+		`"outcome":{"runs":[{"name":"a","dir":"../quick-ext4","status":"completed"}]}}`
 	if err := os.WriteFile(filepath.Join(suite, "suite.json"), []byte(record), 0o644); err != nil {
 		t.Fatal(err)
 	}
