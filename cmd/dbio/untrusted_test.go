@@ -155,7 +155,7 @@ func TestSuiteReportStaysInsideTheSuite(t *testing.T) {
 	before := listing(t, sibling)
 	var out bytes.Buffer
 	code := run(context.Background(), testApp(&out), []string{"report", suite})
-	if code != exitUsage || !strings.Contains(out.String(), `"../quick-ext4", outside it`) {
+	if code != exitUsage || !strings.Contains(out.String(), `"../quick-ext4" leaves`) {
 		t.Errorf("exit %d, want %d naming the path outside the suite:\n%s", code, exitUsage, out.String())
 	}
 	if after := listing(t, sibling); fmt.Sprint(after) != fmt.Sprint(before) {

@@ -40,6 +40,12 @@ func untrusted(path, what string) error {
 		Printable(path), what)}
 }
 
+// leaves refuses rel, a path a record in root names, for leaving root.
+func leaves(root, rel string) error {
+	return &untrustedError{msg: fmt.Sprintf("%q leaves %s: dbio reads the paths a results directory records only inside it, never outside it nor through a link; ask whoever sent the directory for it as dbio wrote it",
+		rel, Printable(root))}
+}
+
 // OpenIn opens the regular file rel inside the directory root for reading.
 // root itself is taken as the caller names it (a user may reach a results
 // directory through a link of their own); below it no link is followed, in
@@ -97,7 +103,7 @@ func ReadDirIn(root, rel string) ([]os.DirEntry, error) {
 // is for the reader to report. A refusal wraps ErrUntrusted.
 func Within(root, rel string) (string, error) {
 	if !filepath.IsLocal(rel) {
-		return "", untrusted(root, fmt.Sprintf("records the path %q, which leaves it", rel))
+		return "", leaves(root, rel)
 	}
 	p := root
 	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/") {
@@ -166,7 +172,7 @@ func tooLarge(path string, limit int64) error {
 // name.
 func openParent(root, rel string) (int, string, error) {
 	if !filepath.IsLocal(rel) {
-		return -1, "", untrusted(filepath.Join(root, rel), "is outside its directory")
+		return -1, "", leaves(root, rel)
 	}
 	rel = filepath.Clean(rel)
 	fd, err := openDirIn(root, filepath.Dir(rel))
@@ -188,7 +194,7 @@ func openDirIn(root, rel string) (int, error) {
 	}
 	if !filepath.IsLocal(rel) {
 		syscall.Close(fd)
-		return -1, untrusted(filepath.Join(root, rel), "is outside its directory")
+		return -1, leaves(root, rel)
 	}
 	p := root
 	for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/") {
