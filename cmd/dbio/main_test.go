@@ -156,14 +156,17 @@ func TestQuickEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fioSteps := 0
+	fioSteps, logWrites := 0, 0
 	for _, s := range l.Steps {
 		if s.Kind == "fio" {
 			fioSteps++
 		}
+		if _, ok := s.Figure("lat_p50_us"); ok && s.Fio != nil && s.Fio.LogWrite() {
+			logWrites++
+		}
 	}
-	if fioSteps != 6 {
-		t.Errorf("%d four-corners points, want 6", fioSteps)
+	if fioSteps != 8 || logWrites != 2 {
+		t.Errorf("%d fio points, %d log-write points with a p50; want the six corners and two log-write points", fioSteps, logWrites)
 	}
 	if _, err := os.Stat(filepath.Join(runs[0], "report.html")); err != nil {
 		t.Error("quick wrote no report.html")

@@ -110,12 +110,12 @@ func (c Config) Fleet() bool {
 	return false
 }
 
-// QuickCorners is the short four-corners pass of `dbio quick`: each corner
-// runs for runtime after a one-second warm-up, on a 1 GiB working file so
-// that laying it out takes seconds. That file is small enough for a
-// controller cache to flatter a hardware RAID; the full `dbio disk` run is
-// the measurement to quote. It names no target: the run's runner places it
-// on the data target.
+// QuickCorners is the short four-corners pass of `dbio quick`: each corner,
+// and each log-write point after them, runs for runtime after a one-second
+// warm-up, on a 1 GiB working file so that laying it out takes seconds.
+// That file is small enough for a controller cache to flatter a hardware
+// RAID; the full `dbio disk` run is the measurement to quote. It names no
+// target: the run's runner places it on the data target.
 func QuickCorners(runtime time.Duration) Config {
 	ramp := time.Second
 	return Config{Profile: "four-corners", Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
@@ -316,7 +316,10 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	}
 	for i := range points {
 		c.applySteady(&points[i])
-		points[i].Buffered, points[i].WriteThrough = c.Buffered, c.WriteThrough
+		// The caching switches add to a point's own: a log-write point is
+		// written through whatever the command line says.
+		points[i].Buffered = points[i].Buffered || c.Buffered
+		points[i].WriteThrough = points[i].WriteThrough || c.WriteThrough
 	}
 	plan := Plan{Profile: prof, Config: c}
 	if c.Fleet() {

@@ -28,8 +28,9 @@ func TestPlans(t *testing.T) {
 		points int
 		check  func(t *testing.T, p Plan)
 	}{
-		{"four-corners on 2 CPUs", nil, 6, func(t *testing.T, p Plan) {
-			want := []string{"4k-randread 2x64", "4k-randwrite 2x64", "64k-read 1x32", "64k-write 1x16", "128k-read 1x32", "128k-write 1x16"}
+		{"four-corners on 2 CPUs, then the log-write points", nil, 8, func(t *testing.T, p Plan) {
+			want := []string{"4k-randread 2x64", "4k-randwrite 2x64", "64k-read 1x32", "64k-write 1x16", "128k-read 1x32", "128k-write 1x16",
+				"8k-log-write 1x1", "16k-log-write 1x1"}
 			for i, pt := range p.Points {
 				if got := fmt.Sprintf("%s %dx%d", pt.Name, pt.Jobs, pt.IODepth); got != want[i] {
 					t.Errorf("point %d: %s, want %s", i, got, want[i])
@@ -37,16 +38,39 @@ func TestPlans(t *testing.T) {
 				if pt.RuntimeS != 60 || pt.RampS != 5 || pt.Split {
 					t.Errorf("%s: runtime %d ramp %d split %v", pt.Name, pt.RuntimeS, pt.RampS, pt.Split)
 				}
+				if logWrite := i >= 6; pt.LogWrite() != logWrite || pt.WriteThrough != logWrite || (logWrite && pt.RW != "write") {
+					t.Errorf("%s: %s, log write %v, O_DSYNC %v", pt.Name, pt.RW, pt.LogWrite(), pt.WriteThrough)
+				}
 			}
 		}},
-		{"four-corners on 16 CPUs keeps 128 in flight over 4 jobs", func(c *Config) { c.CPUs = 16 }, 6, func(t *testing.T, p Plan) {
+		{"four-corners on 16 CPUs keeps 128 in flight over 4 jobs", func(c *Config) { c.CPUs = 16 }, 8, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.Jobs != 4 || pt.IODepth != 32 {
 				t.Errorf("%s: %d jobs x %d", pt.Name, pt.Jobs, pt.IODepth)
 			}
 		}},
-		{"four-corners with --jobs 4 splits sequential jobs", func(c *Config) { c.Jobs = 4 }, 6, func(t *testing.T, p Plan) {
+		{"four-corners with --jobs 4 splits sequential jobs", func(c *Config) { c.Jobs = 4 }, 8, func(t *testing.T, p Plan) {
 			if pt := p.Points[2]; pt.Jobs != 4 || pt.IODepth != 8 || !pt.Split {
 				t.Errorf("%s: %d jobs x %d split %v", pt.Name, pt.Jobs, pt.IODepth, pt.Split)
+			}
+		}},
+		{"--jobs and --iodepth leave a commit's log write one write from one job", func(c *Config) { c.Jobs, c.IODepths = 4, []int{32} }, 8, func(t *testing.T, p Plan) {
+			for _, pt := range p.Points[6:] {
+				if pt.Jobs != 1 || pt.IODepth != 1 || pt.Split {
+					t.Errorf("%s: %d jobs x %d split %v", pt.Name, pt.Jobs, pt.IODepth, pt.Split)
+				}
+			}
+		}},
+		{"quick's pass sizes the log-write points as its corners", func(c *Config) {
+			q := QuickCorners(3 * time.Second)
+			c.Runtime, c.Ramp, c.Size = q.Runtime, q.Ramp, q.Size
+		}, 8, func(t *testing.T, p Plan) {
+			for _, pt := range p.Points {
+				if pt.RuntimeS != 3 || pt.RampS != 1 {
+					t.Errorf("%s: %ds after %ds", pt.Name, pt.RuntimeS, pt.RampS)
+				}
+			}
+			if d := p.Duration(); d != 32*time.Second {
+				t.Errorf("quick's device pass lasts %s, want 32s (8 points of 3s after 1s)", d)
 			}
 		}},
 		{"sqlio is the 96-point matrix", func(c *Config) { c.Profile = "sqlio" }, 96, func(t *testing.T, p Plan) {
@@ -92,7 +116,7 @@ func TestPlans(t *testing.T) {
 		}},
 		{"drive group: one point per step on every target", func(c *Config) {
 			c.Targets, c.Group = []string{"/mnt/a", "/mnt/b"}, true
-		}, 6, func(t *testing.T, p Plan) {
+		}, 8, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.Label != "group" || len(pt.Targets) != 2 || pt.Name != "4k-randread" {
 				t.Errorf("%+v", pt)
 			}
@@ -162,7 +186,7 @@ func TestPlans(t *testing.T) {
 				t.Errorf("%s", Describe(p.Points[1]))
 			}
 		}},
-		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 6, func(t *testing.T, p Plan) {
+		{"overrides of runtime and ramp", func(c *Config) { c.Runtime, c.Ramp = 2*time.Second, durp(0) }, 8, func(t *testing.T, p Plan) {
 			if pt := p.Points[0]; pt.RuntimeS != 2 || pt.RampS != 0 {
 				t.Errorf("%+v", pt)
 			}
@@ -318,12 +342,29 @@ func TestJobFilesGolden(t *testing.T) {
 		{"buffered", Point{Name: "read-64k-t1-q2", RW: "read", BS: 65536, IODepth: 2, Jobs: 1, RuntimeS: 10, RampS: 5, Buffered: true}, places},
 		{"steady-group", Point{Name: "steady", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
 			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
+		{"log-write", plannedPoint(t, base("four-corners"), "8k-log-write"), places},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := mustJobFile(t, tc.p, "test", tc.places)
 			golden(t, filepath.Join("testdata", "jobs", tc.name+".fio"), []byte(got))
 		})
 	}
+}
+
+// plannedPoint is the point of c's plan named name.
+func plannedPoint(t *testing.T, c Config, name string) Point {
+	t.Helper()
+	p, err := NewPlan(c, BuiltinProfiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range p.Points {
+		if pt.Name == name {
+			return pt
+		}
+	}
+	t.Fatalf("no point %s in the %s plan", name, c.Profile)
+	return Point{}
 }
 
 // TestJobFilesParse has the real fio read every job file of every profile.

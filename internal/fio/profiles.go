@@ -30,6 +30,7 @@ var (
 	_ Profile      = crystalDiskMark{}
 	_ Profile      = sniaRounds{}
 	_ DefaultSizer = crystalDiskMark{}
+	_ Summarizer   = fourCorners{}
 	_ Summarizer   = precondition{}
 	_ Summarizer   = sniaRounds{}
 	_ purger       = sniaRounds{}
@@ -132,7 +133,8 @@ func bsName(bs int64) string {
 }
 
 // fourCorners is the classic device envelope: small random I/O (IOPS) and
-// large sequential I/O (MB/s), each way.
+// large sequential I/O (MB/s), each way; then what a commit costs at the
+// device (logWritePoints).
 type fourCorners struct{}
 
 func (fourCorners) Name() string { return "four-corners" }
@@ -140,7 +142,10 @@ func (fourCorners) Name() string { return "four-corners" }
 func (fourCorners) Describe() string {
 	return "4k random read and write, 64k and 128k sequential read and write: the device's envelope. " +
 		"Each corner gets the queue that saturates a device in the hybrid NVMe/SATA study: 128 I/Os in flight " +
-		"for 4k random (over up to 4 jobs), 32 for sequential reads, 16 for sequential writes. Takes --iodepth (one value) and --jobs."
+		"for 4k random (over up to 4 jobs), 32 for sequential reads, 16 for sequential writes. Then two log-write " +
+		"points, 8k and 16k sequential writes one at a time with O_DSYNC, as a database's log writer makes a commit " +
+		"durable: read by their p50 and p99 latency. Takes --iodepth (one value) and --jobs, which leave the " +
+		"log-write points at one job and one I/O in flight."
 }
 
 func (fourCorners) DefaultRuntime() time.Duration { return time.Minute }
@@ -156,7 +161,55 @@ func (p fourCorners) Points(c Config) ([]Point, error) {
 		out = append(out, Point{Name: name, Series: name, RW: k.rw, BS: k.bs, IODepth: qd, Jobs: jobs, Split: split,
 			RuntimeS: c.runtime(p), RampS: c.ramp()})
 	}
-	return out, nil
+	return append(out, logWritePoints(c, p)...), nil
+}
+
+// Summarize gives each log-write point's p50 and p99: the terminal line
+// and run.json's note a DBA reads as the price of a commit at the device.
+func (fourCorners) Summarize(_ Config, points []PointResult) []string {
+	var lines []string
+	for _, r := range points {
+		if !r.LogWrite() || r.Status != results.StatusCompleted || r.Total == nil {
+			continue
+		}
+		p50, p99 := "-", p99Text(r.Total)
+		if v, ok := r.Total.Completion.At(50); ok {
+			p50 = formatUS(v)
+		}
+		lines = append(lines, fmt.Sprintf("%s: a commit's log write costs the device %s at p50, %s at p99 (%s sequential writes, one at a time, O_DSYNC)",
+			r.Name, p50, p99, bsName(r.BS)))
+	}
+	return lines
+}
+
+// logWriteSizes are the log-write points' blocks: PostgreSQL's WAL page
+// (8k, what a lone small commit writes and syncs) and two of them (a
+// commit that spills onto a second page, or two commits synced together).
+var logWriteSizes = []int64{8 * kib, 16 * kib}
+
+// logWritePoints time a commit at the device: one job writing
+// sequentially, one write in flight, each write durable before it returns,
+// as a database's log writer works. Queue depth and jobs are fixed: a
+// deeper queue would measure throughput, not the wait of one commit.
+//
+// Durability is fio's sync=dsync (WriteThrough; jobfile.go writes it
+// beside direct=1): the working file is opened with O_DSYNC, as
+// pg_test_fsync's open_datasync test opens its file (with O_DIRECT too,
+// when the filesystem takes it) and as PostgreSQL's wal_sync_method =
+// open_datasync opens the WAL. Each write then returns only once its data
+// is stable, so fio's completion latency is the whole cost of the write and
+// its flush in one figure. fio's fdatasync=1, the other form (a write, then
+// fdatasync, as wal_sync_method = fdatasync does), times the syncs apart
+// from the writes, and neither figure alone is what a commit waits for.
+// The file is laid out before the point, so, like a database's recycled
+// log segments, no write extends it and no sync has metadata to flush.
+func logWritePoints(c Config, p Profile) []Point {
+	var out []Point
+	for _, bs := range logWriteSizes {
+		out = append(out, Point{Name: bsName(bs) + "-log-write", Series: results.FioSeriesLogWrite, RW: "write", BS: bs,
+			IODepth: 1, Jobs: 1, WriteThrough: true, RuntimeS: c.runtime(p), RampS: c.ramp()})
+	}
+	return out
 }
 
 // sqlio is the DBA's field matrix: block sizes × outstanding I/Os × patterns,

@@ -225,9 +225,10 @@ func TestFourCorners(t *testing.T) {
 			t.Parallel()
 			c := short(Config{Profile: "four-corners", Targets: targets(t)[i : i+1]}, time.Second)
 			l, _, out := runProfile(t, c)
-			if len(l.Steps) != 6 || l.Steps[0].Name != "4k-randread" || l.Steps[5].Name != "128k-write" {
-				t.Errorf("steps %s ... %s", l.Steps[0].Name, l.Steps[5].Name)
+			if len(l.Steps) != 8 || l.Steps[0].Name != "4k-randread" || l.Steps[5].Name != "128k-write" {
+				t.Errorf("steps %s ... %s", l.Steps[0].Name, l.Steps[len(l.Steps)-1].Name)
 			}
+			checkLogWrites(t, l, out)
 			if got := l.Run.Environment.Targets[0].Storage.FSType; (got == "tmpfs") != (fsName == "tmpfs") {
 				t.Errorf("target filesystem %s on the %s target", got, fsName)
 			}
@@ -251,6 +252,57 @@ func TestFourCorners(t *testing.T) {
 				t.Errorf("second run did not reuse the working file:\n%s", notes)
 			}
 		})
+	}
+}
+
+// checkLogWrites checks the log-write points a four-corners run ends with:
+// fio opened the file with O_DSYNC (its own account of the job's options),
+// one write in flight from one job, and the p50 and p99 a commit's cost is
+// read by, in the figures, on the terminal and in run.json's notes.
+func checkLogWrites(t *testing.T, l *results.Loaded, out string) {
+	t.Helper()
+	var seen []string
+	for _, s := range l.Steps {
+		if s.Fio == nil || !s.Fio.LogWrite() {
+			continue
+		}
+		seen = append(seen, s.Name)
+		if s.Fio.RW != "write" || s.Fio.IODepth != 1 || s.Fio.Jobs != 1 || !s.Fio.WriteThrough {
+			t.Errorf("%s: %s, %d job(s) × queue %d, write-through %v; want sequential writes, one at a time, O_DSYNC",
+				s.Name, s.Fio.RW, s.Fio.Jobs, s.Fio.IODepth, s.Fio.WriteThrough)
+		}
+		raw, err := os.ReadFile(filepath.Join(l.Path, "steps", fmt.Sprintf("%02d-%s", s.Index, s.Name), OutputFileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var report struct {
+			Jobs []struct {
+				Options map[string]string `json:"job options"`
+			} `json:"jobs"`
+		}
+		if err := json.Unmarshal(raw, &report); err != nil || len(report.Jobs) == 0 {
+			t.Fatalf("%s: fio's report: %v", s.Name, err)
+		}
+		if o := report.Jobs[0].Options; o["sync"] != "dsync" || o["direct"] != "1" {
+			t.Errorf("%s: fio ran the job with sync=%q direct=%q, want dsync and 1 (O_DSYNC and O_DIRECT, as pg_test_fsync's open_datasync)", s.Name, o["sync"], o["direct"])
+		}
+		for _, name := range []results.FigureName{results.FigureLatP50US, results.FigureLatP99US} {
+			if v, ok := s.Figure(name); !ok || v <= 0 {
+				t.Errorf("%s: %s = %v (recorded %v)", s.Name, name, v, ok)
+			}
+		}
+		p50, _ := s.Figure(results.FigureLatP50US)
+		p99, _ := s.Figure(results.FigureLatP99US)
+		if p50 > p99 {
+			t.Errorf("%s: p50 %v µs above p99 %v µs", s.Name, p50, p99)
+		}
+		line := s.Name + ": a commit's log write costs the device "
+		if !strings.Contains(out, line) || !strings.Contains(strings.Join(l.Run.Notes, "\n"), line) {
+			t.Errorf("no %q line on the terminal or in run.json's notes:\n%s\nnotes: %q", line, out, l.Run.Notes)
+		}
+	}
+	if want := []string{"8k-log-write", "16k-log-write"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("log-write points %v, want %v", seen, want)
 	}
 }
 

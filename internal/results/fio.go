@@ -154,6 +154,15 @@ type FioPlan struct {
 // Sequential says the point is read as MB/s rather than IOPS.
 func (p FioPlan) Sequential() bool { return p.RW == "read" || p.RW == "write" || p.RW == "rw" }
 
+// FioSeriesLogWrite is the series of the log-write points (four-corners,
+// dbio quick): sequential writes, one at a time, each with O_DSYNC, as a
+// database's log writer makes a commit durable.
+const FioSeriesLogWrite = "log-write"
+
+// LogWrite says the point is a log-write point: what a commit costs at
+// the device, read by its latency percentiles rather than IOPS or MB/s.
+func (p FioPlan) LogWrite() bool { return p.Series == FioSeriesLogWrite && p.WriteThrough }
+
 // FioDirections are fio's figures for each data direction, wherever they
 // come from (fio's report, or a window of its per-second logs): one record
 // for a point, a fleet's host and fio's reporting group alike. Embedded, its
