@@ -36,8 +36,10 @@ const capNear = 0.95
 
 // StepServerMemory is a step's use of its server's memory cap; false when
 // the step sampled no memory group.
-func StepServerMemory(s results.Step) (ServerMemory, bool) {
-	t := s.Telemetry
+func StepServerMemory(s results.Step) (ServerMemory, bool) { return serverMemoryOf(s.Telemetry) }
+
+// serverMemoryOf is StepServerMemory of a step's telemetry.
+func serverMemoryOf(t *results.TelemetrySummary) (ServerMemory, bool) {
 	capMB := t.Max(results.MetricMemcgLimit)
 	if math.IsNaN(capMB) || capMB <= 0 {
 		return ServerMemory{}, false

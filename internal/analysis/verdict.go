@@ -14,8 +14,6 @@ import (
 // the server (when the server's processes were sampled). The producer of a
 // step records the result, so that the stored summary reads on its own.
 func Conclude(sum results.TelemetrySummary) results.TelemetrySummary {
-	sig := signalsFrom(&sum)
-	sum.Verdict = Judge(sig, DefaultThresholds())
 	driver := "the load generator"
 	if sum.InProcessEngine {
 		driver = "dbio (load generator and in-process engine)"
@@ -23,7 +21,49 @@ func Conclude(sum results.TelemetrySummary) results.TelemetrySummary {
 	sum.Driver = share(sum.Metrics, "dbio", driver, sum.CPUs)
 	sum.Server = share(sum.Metrics, "server", "the database server", sum.CPUs)
 	sum.CPU = cpuSplit(sum)
+	sum.Verdict = Judge(signalsFrom(&sum), DefaultThresholds())
 	return sum
+}
+
+// JudgeStep draws a step's verdict again, now with what the step asked of
+// the database (LoadOf: its sessions, and whether they paced themselves),
+// which Conclude, given the telemetry alone, cannot know: a step whose
+// sessions spent most of their time outside the database is client-bound.
+// The producer of a step calls it once the step's figures are in.
+func JudgeStep(s *results.Step) {
+	if s.Telemetry == nil {
+		return
+	}
+	sig := signalsFrom(s.Telemetry)
+	load := LoadOf(*s)
+	sig.Load = &load
+	s.Telemetry.Verdict = Judge(sig, DefaultThresholds())
+}
+
+// Load is what a step asked of the database.
+type Load struct {
+	// Sessions are the connections its users held: one per user, or the
+	// transaction monitor's pool when terminals shared one.
+	Sessions int
+	// Paced says the users paced themselves: open loop on a schedule, or
+	// terminals keying and thinking (Terminals).
+	Paced, Terminals bool
+	// OfferedTPS is the rate the schedule offered; Short says the step fell
+	// short of it (RateShort).
+	OfferedTPS float64
+	Short      bool
+}
+
+// LoadOf is what a step asked of the database.
+func LoadOf(s results.Step) Load {
+	l := Load{Sessions: s.Users}
+	if p := s.Pacing; p != nil {
+		l.Paced, l.Terminals, l.OfferedTPS, l.Short = true, s.Terminals(), p.OfferedTPS, RateShort(s)
+		if p.Connections > 0 {
+			l.Sessions = p.Connections
+		}
+	}
+	return l
 }
 
 // cpuSplit is whose the CPUs were over the step, from the step means of
@@ -122,10 +162,35 @@ type Signals struct {
 	// HasPSI says /proc/pressure was read; the PSI shares are of wall time.
 	HasPSI                                    bool
 	PSIIOSomePct, PSIIOFullPct, PSICPUSomePct float64
-	// DriverCPUPct is dbio's own share of the machine's CPU.
-	DriverCPUPct float64
+	// DriverCPUPct is dbio's own share of the machine's CPU; ServerCPUPct
+	// the server's (HasServer: its processes were sampled).
+	DriverCPUPct, ServerCPUPct float64
+	HasServer                  bool
 	// InProcessEngine says dbio's CPU includes the engine's (SQLite).
 	InProcessEngine bool
+	// CPUs is the number of online CPUs.
+	CPUs int
+	// Split is whose the CPUs were; nil where other processes' CPU was not
+	// sampled.
+	Split *results.CPUSplit
+	// DB is the database's own account of its time; nil without one.
+	DB *DBTimeAccount
+	// DBIOBlkioPct is the block-I/O delay of dbio's threads (SQLite's
+	// among them), in % of one thread; HasDBIOBlkio says it was sampled.
+	DBIOBlkioPct float64
+	HasDBIOBlkio bool
+	// Caps are the use of the storage's caps (--limit).
+	Caps []CapUse
+	// Memory is the server's memory cap (--server-memory); nil without one.
+	Memory *ServerMemory
+	// WaitMsPerS are the milliseconds per second the database timed itself
+	// waiting for each kind of I/O (results.DBWaitKind), for the kinds it
+	// timed: they tell a class of database time apart (a log sync from a
+	// data file sync).
+	WaitMsPerS map[results.DBWaitKind]float64
+	// Load is what the step asked of the database; nil where only the
+	// telemetry is known (Conclude).
+	Load *Load
 }
 
 // Thresholds are the lines a verdict draws, in %. They are deliberately
@@ -174,9 +239,37 @@ func DefaultThresholds() Thresholds {
 	}
 }
 
-// Judge draws the bottleneck verdict from a step's signals. Rules, in order:
+// Judge draws the bottleneck verdict from a step's signals: from the
+// database's own account of its time where the engine gave one
+// (judgeDatabase), from the kernel's account of dbio's threads for an
+// engine inside dbio (judgeThreads), else from the OS's figures alone
+// (judgeOS), which the verdict then says. Without samples or CPU figures
+// no bottleneck is named. A step where other processes took more than a
+// third of the CPUs says so, whatever limited it.
+func Judge(s Signals, t Thresholds) results.Verdict {
+	if s.Samples == 0 || !s.HasCPU {
+		return results.Verdict{Kind: results.VerdictUnknown, Text: "No CPU figures were sampled in this step, so no bottleneck can be named."}
+	}
+	var v results.Verdict
+	switch {
+	case s.DB != nil:
+		v = judgeDatabase(s, t)
+	case s.InProcessEngine && s.HasDBIOBlkio:
+		v = judgeThreads(s, t)
+	default:
+		v = judgeOS(s, t)
+		v.Text += "; judged from the OS's view: the database gave no account of its time"
+	}
+	if c := s.Split; c != nil && c.Neighbours() {
+		v.Text += "; other processes took " + pct(c.Other) + " of the CPUs: the step measured its neighbours as much as the database"
+		v.Evidence[results.MetricOtherCPU] = results.Round6(c.Other)
+	}
+	return v
+}
+
+// judgeOS draws the verdict from the OS's figures alone, for a step
+// without the database's account of its time. Rules, in order:
 //
-//   - no samples or no CPU figures: unknown;
 //   - I/O bound when iowait ≥ IOWaitAbove or I/O pressure "full" ≥
 //     PSIIOFullAbove ("clear"), or when the busiest device is ≥ UtilAbove
 //     utilized while iowait ≥ IOWaitSupport or I/O pressure "some" ≥
@@ -188,10 +281,7 @@ func DefaultThresholds() Thresholds {
 //   - balanced when idle < BalancedIdleBelow and the device is ≥
 //     BalancedUtilAbove utilized or iowait ≥ IOWaitQuiet;
 //   - otherwise none: neither CPU nor storage is saturated.
-func Judge(s Signals, t Thresholds) results.Verdict {
-	if s.Samples == 0 || !s.HasCPU {
-		return results.Verdict{Kind: results.VerdictUnknown, Text: "No CPU figures were sampled in this step, so no bottleneck can be named."}
-	}
+func judgeOS(s Signals, t Thresholds) results.Verdict {
 	v := results.Verdict{Evidence: map[string]float64{
 		"cpu_idle_pct":   results.Round6(s.IdlePct),
 		"cpu_iowait_pct": results.Round6(s.IOWaitPct),
@@ -311,5 +401,27 @@ func signalsFrom(t *results.TelemetrySummary) Signals {
 		s.PSICPUSomePct = m["psi_cpu_some_pct"].Mean
 	}
 	s.DriverCPUPct = m["proc_dbio_cpu_pct"].Mean
+	if srv, ok := m["proc_server_cpu_pct"]; ok {
+		s.HasServer, s.ServerCPUPct = true, srv.Mean
+	}
+	s.CPUs, s.Split = t.CPUs, t.CPU
+	if a, ok := DBTimeOf(t); ok {
+		s.DB = &a
+	}
+	if d, ok := m[results.MetricDBIOBlkioWait]; ok && d.Samples > 0 {
+		s.HasDBIOBlkio, s.DBIOBlkioPct = true, d.Mean
+	}
+	s.Caps = CapsOf(t)
+	if mem, ok := serverMemoryOf(t); ok {
+		s.Memory = &mem
+	}
+	for _, k := range results.DBWaitKinds() {
+		if _, wait := k.Rates(); !math.IsNaN(t.Mean(wait)) {
+			if s.WaitMsPerS == nil {
+				s.WaitMsPerS = map[results.DBWaitKind]float64{}
+			}
+			s.WaitMsPerS[k] = t.Mean(wait)
+		}
+	}
 	return s
 }

@@ -36,7 +36,7 @@ func TestJudge(t *testing.T) {
 			name: "iowait high: the 3-datastore study at 89 users",
 			in:   with(func(s *Signals) { vda(97, 2.1, 7.05)(s); s.IdlePct, s.IOWaitPct = 12, 37.8 }),
 			kind: results.VerdictIO,
-			text: "I/O bound: iowait 38 %, vda utilization 97 %, p99 write latency 7.05 ms",
+			text: "I/O bound: iowait 38 %, vda utilization 97 %, p99 write latency 7.05 ms; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "all tasks stalled on I/O, little iowait",
@@ -46,7 +46,7 @@ func TestJudge(t *testing.T) {
 				s.HasPSI, s.PSIIOSomePct, s.PSIIOFullPct = true, 45, 15
 			}),
 			kind: results.VerdictIO,
-			text: "I/O bound: iowait 3 %, I/O pressure 45 %, vda utilization 80 %, p99 read latency 1.61 ms",
+			text: "I/O bound: iowait 3 %, I/O pressure 45 %, vda utilization 80 %, p99 read latency 1.61 ms; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "busy device with waiting tasks and CPU to spare",
@@ -56,7 +56,7 @@ func TestJudge(t *testing.T) {
 				s.HasPSI, s.PSIIOSomePct = true, 35
 			}),
 			kind: results.VerdictIO,
-			text: "I/O bound: iowait 4 %, I/O pressure 35 %, vda utilization 95 %, p99 write latency 0.92 ms",
+			text: "I/O bound: iowait 4 %, I/O pressure 35 %, vda utilization 95 %, p99 write latency 0.92 ms; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "busy device but the CPUs are saturated too",
@@ -65,13 +65,13 @@ func TestJudge(t *testing.T) {
 				s.HasPSI, s.PSIIOSomePct, s.PSICPUSomePct = true, 62, 57
 			}),
 			kind: results.VerdictBalanced,
-			text: "CPU and storage both near their limits: idle 0 %, iowait 0 %, I/O pressure 62 %, vda utilization 94 %, p99 write latency 0.078 ms",
+			text: "CPU and storage both near their limits: idle 0 %, iowait 0 %, I/O pressure 62 %, vda utilization 94 %, p99 write latency 0.078 ms; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "CPU bound",
 			in:   with(func(s *Signals) { vda(20, 0.3, 0.5)(s); s.IdlePct, s.IOWaitPct = 2, 0.4 }),
 			kind: results.VerdictCPU,
-			text: "CPU bound: idle 2 %, iowait 0.4 %",
+			text: "CPU bound: idle 2 %, iowait 0.4 %; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "CPU bound with pressure and a greedy load generator",
@@ -80,37 +80,37 @@ func TestJudge(t *testing.T) {
 				s.HasPSI, s.PSICPUSomePct = true, 80
 			}),
 			kind: results.VerdictCPU,
-			text: "CPU bound: idle 1 %, iowait 0 %, CPU pressure 80 %; the load generator itself used 30 % of the CPU: run it on another host to load the server fully",
+			text: "CPU bound: idle 1 %, iowait 0 %, CPU pressure 80 %; the load generator itself used 30 % of the CPU: run it on another host to load the server fully; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "CPU bound by SQLite inside dbio: no advice to move the driver",
 			in:   with(func(s *Signals) { s.IdlePct, s.DriverCPUPct, s.InProcessEngine = 1, 95, true }),
 			kind: results.VerdictCPU,
-			text: "CPU bound: idle 1 %, iowait 0 %",
+			text: "CPU bound: idle 1 %, iowait 0 %; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "hypervisor steal",
 			in:   with(func(s *Signals) { s.IdlePct, s.IOWaitPct, s.StealPct = 3, 1, 25 }),
 			kind: results.VerdictSteal,
-			text: "CPU bound by the hypervisor: steal 25 %, idle 3 %",
+			text: "CPU bound by the hypervisor: steal 25 %, idle 3 %; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "little idle, some iowait",
 			in:   with(func(s *Signals) { vda(60, 0, 3)(s); s.IdlePct, s.IOWaitPct = 15, 8 }),
 			kind: results.VerdictBalanced,
-			text: "CPU and storage both near their limits: idle 15 %, iowait 8 %, vda utilization 60 %, p99 write latency 3 ms",
+			text: "CPU and storage both near their limits: idle 15 %, iowait 8 %, vda utilization 60 %, p99 write latency 3 ms; judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "nothing saturated",
 			in:   with(func(s *Signals) { vda(35, 0.8, 0)(s); s.IdlePct, s.IOWaitPct = 60, 2 }),
 			kind: results.VerdictNone,
-			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 2 %, vda utilization 35 %, p99 read latency 0.8 ms; the limit is elsewhere (concurrency, locks, think time, the network or the load generator)",
+			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 2 %, vda utilization 35 %, p99 read latency 0.8 ms; the limit is elsewhere (concurrency, locks, think time, the network or the load generator); judged from the OS's view: the database gave no account of its time",
 		},
 		{
 			name: "nothing saturated, tmpfs target without a device",
 			in:   with(func(s *Signals) { s.IdlePct, s.IOWaitPct = 60, 0 }),
 			kind: results.VerdictNone,
-			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 0 %; the limit is elsewhere (concurrency, locks, think time, the network or the load generator)",
+			text: "Neither CPU nor storage is saturated: idle 60 %, iowait 0 %; the limit is elsewhere (concurrency, locks, think time, the network or the load generator); judged from the OS's view: the database gave no account of its time",
 		},
 	}
 	for _, tt := range tests {
@@ -156,7 +156,7 @@ func TestSignalsFromPicksBusiestDevice(t *testing.T) {
 		Device: "sdb", UtilPct: 90, QueueDepth: 4, ReadP99Ms: 2, HasReads: true,
 		HasPSI: true, PSIIOSomePct: 12, DriverCPUPct: 6,
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
 }

@@ -138,7 +138,25 @@ type Share struct {
 // VerdictKind names what limited a step.
 type VerdictKind string
 
-// Verdict kinds.
+// Verdict kinds drawn from the database's own account of its time (or,
+// for SQLite, from the kernel's account of its threads' block-I/O waits).
+const (
+	VerdictStorageSync  VerdictKind = "storage_sync"  // sessions mostly waited for syncs (log or data files)
+	VerdictStorageRead  VerdictKind = "storage_read"  // … for data file reads
+	VerdictStorageWrite VerdictKind = "storage_write" // … for writes (log or data files)
+	VerdictStorage      VerdictKind = "storage"       // … for the block layer, the kind of I/O not told
+	VerdictCPUServer    VerdictKind = "cpu_server"    // the CPUs are saturated, mostly by the database server
+	VerdictCPUDBIO      VerdictKind = "cpu_dbio"      // … mostly by dbio (the load generator, or SQLite inside it)
+	VerdictCPUOther     VerdictKind = "cpu_other"     // … mostly by other processes: the step measured its neighbours
+	VerdictLock         VerdictKind = "lock"          // sessions mostly waited for locks
+	VerdictMemory       VerdictKind = "memory"        // sessions waited for reads a memory cap made them do again
+	VerdictClient       VerdictKind = "client"        // sessions spent most of their time outside the database
+	VerdictNotSaturated VerdictKind = "not_saturated" // nothing above: more sessions would get more done
+)
+
+// Verdict kinds drawn from the OS's figures alone (CPU states, pressure,
+// devices): every run recorded before the database's account, and every
+// step without one.
 const (
 	VerdictIO       VerdictKind = "io"       // storage is the bottleneck
 	VerdictCPU      VerdictKind = "cpu"      // the CPUs are saturated with work
@@ -151,15 +169,16 @@ const (
 // Verdict names what limited a step, with the figures that say so.
 type Verdict struct {
 	Kind VerdictKind `json:"kind"`
-	// Text is the verdict for a reader: "I/O bound: iowait 38 %, vda
-	// utilization 97 %, p99 write latency 7.05 ms".
+	// Text is the verdict for a reader, its head then the figures that
+	// prove it: "storage-bound on log syncs: 61 % of database time waited
+	// on log syncs; writes at the 3,000 IOPS cap in 88 % of seconds".
 	Text string `json:"text"`
 	// Evidence holds the figures the verdict used, keyed by metric name;
 	// step means, or p99 where the key ends in _p99.
 	Evidence map[string]float64 `json:"evidence,omitempty"`
 }
 
-// Head is the verdict's first clause: "I/O bound".
+// Head is the verdict's first clause: "storage-bound on log syncs", "I/O bound".
 func (v Verdict) Head() string {
 	head, _, _ := strings.Cut(v.Text, ":")
 	return head

@@ -19,6 +19,7 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 
+	"dbio/internal/analysis"
 	"dbio/internal/arrival"
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
@@ -414,6 +415,8 @@ loop:
 		}
 	}
 	sum.Telemetry = st.rec.StepTelemetry()
+	// The verdict again, knowing the step's sessions and pacing.
+	analysis.JudgeStep(&sum)
 	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)
 }
 
