@@ -186,9 +186,10 @@ func exitCode(app *App, err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.Is(err, results.ErrUntrusted), errors.Is(err, results.ErrNotOwned):
-		// A results directory dbio did not write as it is, or an output
-		// path that holds something else, is bad input too.
+	case errors.As(err, &ue), errors.Is(err, results.ErrUntrusted), errors.Is(err, results.ErrNotResults), errors.Is(err, results.ErrNotOwned):
+		// A directory that is not dbio's results, or not as dbio wrote
+		// them, or an output path that holds something else, is bad
+		// input too.
 		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
 		return exitUsage
 	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):

@@ -65,7 +65,7 @@ func TestReportAndCompareCommands(t *testing.T) {
 			"compare a fleet run with another fleet run", nil},
 		{"report needs a directory", []string{"report"}, exitUsage, "name at least one results directory", nil},
 		{"compare needs two", []string{"compare", ext4}, exitUsage, "at least two results directories", nil},
-		{"not a results directory", []string{"report", dir}, exitFailure, "not a dbio results directory", nil},
+		{"not a results directory", []string{"report", dir}, exitUsage, "not a dbio results directory (no run.json)", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -172,7 +172,7 @@ func ReadFioJobLogsAnd(dir string, other func(name string) error) ([]FioJobLog, 
 			return nil, untrusted(dir, fmt.Sprintf("holds more than %d MiB of fio's per-second logs, more than dbio keeps", MaxFioLogBytes>>20))
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", Printable(e.Name()), err)
+			return nil, damaged(f.Name(), err)
 		}
 		left = lr.N - 1
 		j := jobs[job]

@@ -117,6 +117,72 @@ func TestLoadRefusesWhatDbioNeverWrites(t *testing.T) {
 	}
 }
 
+// A record dbio writes whole (through a rename) that does not decode, or
+// a series.csv that is not CSV as dbio writes it, was changed since dbio
+// wrote it: refused as untrusted, naming the file. A directory without
+// run.json is not results at all.
+func TestLoadRefusesDamagedRecords(t *testing.T) {
+	cases := []struct {
+		name, rel, text string
+		want            error
+		say             string
+	}{
+		{"run.json not JSON", "run.json", `{"kind":`, ErrUntrusted, "run.json: unexpected end of JSON input"},
+		{"run.json of another type", "run.json", `{"kind":3}`, ErrUntrusted, "run.json: json: cannot unmarshal"},
+		{"summary.json not JSON", "steps/00-users-1/summary.json", `[`, ErrUntrusted, "summary.json: unexpected end"},
+		{"series.csv another header", "series.csv", "a,b\n1,2\n", ErrUntrusted, "series.csv: the header does not start with time,elapsed_s,step,phase"},
+		{"series.csv a bare quote", "series.csv", "time,elapsed_s,step,phase\n2026-11-22T10:00:00Z,1,a\"b,measure\n", ErrUntrusted, "series.csv: parse error"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeRun(t, dir)
+			if err := os.WriteFile(filepath.Join(dir, c.rel), []byte(c.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := Load(dir)
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.say) || !strings.Contains(err.Error(), "as dbio wrote it") {
+				t.Errorf("Load = %v; want %v saying %q", err, c.want, c.say)
+			}
+		})
+	}
+	if _, err := Load(t.TempDir()); !errors.Is(err, ErrNotResults) || !strings.Contains(err.Error(), "(no run.json)") {
+		t.Errorf("Load of a directory without run.json = %v", err)
+	}
+	if _, err := LoadSuite(t.TempDir()); !errors.Is(err, ErrNotResults) || !strings.Contains(err.Error(), "not a dbio suite directory (no suite.json)") {
+		t.Errorf("LoadSuite of a directory without suite.json = %v", err)
+	}
+}
+
+// FuzzPrintableJSON: whatever JSON a results directory holds, made
+// printable it is still JSON, decodes to strings without a control
+// character but tabs and newlines, and decodes as before when it had none.
+func FuzzPrintableJSON(f *testing.F) {
+	for _, s := range []string{`{"a":"x\u001b[2J","b":["\r\b\f","\\u001b",1.5e3,null]}`, `"` + "\u0085\u2028\x7f" + `"`, `{"k\u0007":"v"}`, `"\ud83d\ude00 \"q\" \\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var before any
+		if json.Unmarshal(b, &before) != nil {
+			return
+		}
+		p := printableJSON(b)
+		var after any
+		if err := json.Unmarshal(p, &after); err != nil {
+			t.Fatalf("%q made printable is %q, not JSON: %v", b, p, err)
+		}
+		text := fmt.Sprint(after)
+		for _, r := range text {
+			if isControl(r) {
+				t.Fatalf("%q decodes to %q, with %U", p, text, r)
+			}
+		}
+		if !strings.ContainsFunc(fmt.Sprint(before), isControl) && fmt.Sprint(before) != text {
+			t.Errorf("%q without a control character decodes to %q, was %q", b, text, fmt.Sprint(before))
+		}
+	})
+}
+
 // A directory the user names through a link of their own is read: only
 // what lies below it is untrusted.
 func TestLoadFollowsTheLinkTheUserNames(t *testing.T) {

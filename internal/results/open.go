@@ -23,16 +23,43 @@ import (
 // beyond any size dbio writes, a recorded path that leaves its directory.
 var ErrUntrusted = errors.New("not as dbio writes a results directory")
 
+// ErrNotResults marks a directory that holds no record dbio writes (no
+// run.json, no suite.json): the user named another directory.
+var ErrNotResults = errors.New("not a dbio results directory")
+
+// notResultsError is ErrNotResults in the words of what was looked for.
+type notResultsError struct{ msg string }
+
+func (e *notResultsError) Error() string { return e.msg }
+func (e *notResultsError) Unwrap() error { return ErrNotResults }
+
+// notResults says what dir lacks: "no run.json".
+func notResults(dir, what, lacks string) error {
+	return &notResultsError{msg: fmt.Sprintf("%s is not a dbio %s (no %s): name a directory dbio wrote, as dbio runs lists them", dir, what, lacks)}
+}
+
 // MaxJSONBytes bounds every JSON record read from a results directory. The
 // largest dbio writes are a fleet run's run.json and a fleet point's
 // summary.json, well under a MiB for a thousand hosts.
 const MaxJSONBytes = 64 << 20
 
-// untrustedError is ErrUntrusted with the file it is about and what to do.
-type untrustedError struct{ msg string }
+// untrustedError is ErrUntrusted with the file it is about and what to
+// do, and the error that found it, if any.
+type untrustedError struct {
+	msg string
+	err error
+}
 
-func (e *untrustedError) Error() string { return e.msg }
-func (e *untrustedError) Unwrap() error { return ErrUntrusted }
+func (e *untrustedError) Error() string   { return e.msg }
+func (e *untrustedError) Unwrap() []error { return []error{ErrUntrusted, e.err} }
+
+// damaged refuses the file at path, which err found is not as dbio writes
+// it: dbio writes each record whole (through a rename), so a record that
+// does not decode was not left so by dbio.
+func damaged(path string, err error) error {
+	return &untrustedError{err: err, msg: fmt.Sprintf("%s: %v: dbio writes each of its records whole, so this one was changed since; ask whoever sent the directory for it as dbio wrote it",
+		Printable(path), err)}
+}
 
 // untrusted refuses path for what it is ("is a symbolic link").
 func untrusted(path, what string) error {
@@ -131,7 +158,7 @@ func readJSONIn(root, rel string, v any) error {
 		return err
 	}
 	if err := json.Unmarshal(printableJSON(b), v); err != nil {
-		return fmt.Errorf("%s: %w", Printable(filepath.Join(root, rel)), err)
+		return damaged(filepath.Join(root, rel), err)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func load(path string, withSeries bool) (*Loaded, error) {
 	l := &Loaded{Path: path}
 	if err := readJSONIn(path, "run.json", &l.Run); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a dbio results directory (no run.json)", path)
+			return nil, notResults(path, "results directory", "run.json")
 		}
 		return nil, err
 	}
@@ -197,14 +197,14 @@ func (sr *seriesReader) read(in io.Reader) (Series, error) {
 		return Series{}, nil
 	}
 	if err != nil {
-		return Series{}, fmt.Errorf("%s: %w", Printable(sr.path), err)
+		return Series{}, seriesError(sr.path, err)
 	}
 	nb := len(seriesBase)
 	if len(head) < nb || !slices.Equal(head[:nb], seriesBase) {
 		if _, err := r.Read(); err == io.EOF {
 			return Series{}, nil // a header torn by a crash as it was written: no rows yet
 		}
-		return Series{}, fmt.Errorf("%s: the header does not start with %s: this is not a series dbio wrote", Printable(sr.path), strings.Join(seriesBase, ","))
+		return Series{}, damaged(sr.path, fmt.Errorf("the header does not start with %s", strings.Join(seriesBase, ",")))
 	}
 	fixed := seriesChunk // the last chunk, partly used
 	for _, c := range head[nb:] {
@@ -222,7 +222,7 @@ func (sr *seriesReader) read(in io.Reader) (Series, error) {
 			break
 		}
 		if err != nil {
-			return Series{}, fmt.Errorf("%s: %w", Printable(sr.path), err)
+			return Series{}, seriesError(sr.path, err)
 		}
 		if err := sr.add(rec, nb); err != nil {
 			return Series{}, err
@@ -232,6 +232,19 @@ func (sr *seriesReader) read(in io.Reader) (Series, error) {
 		sr.rows[i].Values = sr.slot(i)
 	}
 	return Series{Columns: sr.columns, Rows: sr.rows, Every: sr.every}, nil
+}
+
+// seriesError is a failed read of the series at path: a refusal as it is,
+// anything the CSV reader could not parse as not what dbio writes.
+func seriesError(path string, err error) error {
+	var parse *csv.ParseError
+	switch {
+	case errors.Is(err, ErrUntrusted):
+		return err
+	case errors.As(err, &parse):
+		return damaged(path, err)
+	}
+	return fmt.Errorf("%s: %w", Printable(path), err)
 }
 
 // add keeps the row rec when it is one of the rows kept, thinning the kept

@@ -114,7 +114,7 @@ func LoadSuite(dir string) (*Suite, error) {
 	var j suiteJSON
 	if err := readJSONIn(dir, SuiteFile, &j); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s is not a dbio suite directory (no %s)", dir, SuiteFile)
+			return nil, notResults(dir, "suite directory", SuiteFile)
 		}
 		return nil, err
 	}
