@@ -49,15 +49,12 @@ of it, such as quick-sqlite, when only one run ends so) in place of its path.`,
 					fmt.Fprintln(tw, repeatSetLine(base, d))
 					continue
 				}
-				// What was read is printable (results makes it so); the
-				// directories' own names are made so here.
 				l, err := results.LoadSummary(d)
 				if err != nil {
-					fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\t%s\n", results.Printable(d), results.Printable(err.Error()))
+					fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\t%v\n", d, err)
 					continue
 				}
 				rel, _ := filepath.Rel(base, d)
-				rel = results.Printable(rel)
 				storage := "-"
 				for _, t := range l.Run.Environment.Targets {
 					if t.Role == "data" {
@@ -101,10 +98,9 @@ func headlineText(l *results.Loaded) string {
 // is the median over its repeats.
 func repeatSetLine(base, dir string) string {
 	rel, _ := filepath.Rel(base, dir)
-	rel = results.Printable(rel)
 	set, err := results.ReadRepeatSet(dir)
 	if err != nil {
-		return fmt.Sprintf("%s\trepeats\tunreadable\t-\t-\t%s", rel, results.Printable(err.Error()))
+		return fmt.Sprintf("%s\trepeats\tunreadable\t-\t-\t%v", rel, err)
 	}
 	var runs []*analysis.Recorded
 	storage := "-"
