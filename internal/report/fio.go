@@ -47,12 +47,17 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 	}
 	var findings []string
 
+	envelope := envelopePoints(points)
 	if profile == "four-corners" {
-		t, f := fourCornersTable(points, labels, id("four-corners"))
+		t, f := fourCornersTable(envelope, labels, id("four-corners"))
 		sec.add(t)
 		findings = append(findings, f...)
 	}
 	sec.add(fioPointsTable(points, labels, id("points")))
+	if sub, f := logWriteSection(r, id); sub != nil {
+		sec.Subs = append(sec.Subs, sub)
+		findings = append(findings, f...)
+	}
 	if t := fleetTable(points, id("fleet")); t != nil {
 		sec.add(t)
 	}
@@ -75,13 +80,13 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 		sec.Subs = append(sec.Subs, curveSec)
 		findings = append(findings, curveFindings...)
 	}
-	if bs := blockSizeCharts(points, labels, id); len(bs) > 0 {
+	if bs := blockSizeCharts(envelope, labels, id); len(bs) > 0 {
 		sub := sec.sub(id("block-size"), "Throughput vs block size")
 		for _, c := range bs {
 			sub.add(c)
 		}
 	}
-	if sweeps := sweepCharts(points, labels, id); len(sweeps) > 0 {
+	if sweeps := sweepCharts(envelope, labels, id); len(sweeps) > 0 {
 		sub := sec.sub(id("iops-latency"), "IOPS vs latency")
 		for _, c := range sweeps {
 			sub.add(c)
@@ -240,7 +245,11 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 		if d.RateIOPS > 0 {
 			rate = cell{Text: fmt.Sprintf("%s (%s %%)", thousands(float64(d.RateIOPS)), percent(d.RatePct)), Raw: raw(float64(d.RateIOPS))}
 		}
-		row = append(row, textCell(pattern(d.FioPlan)), cell{Text: blockSize(d.BS), Raw: raw(float64(d.BS))},
+		what := pattern(d.FioPlan)
+		if d.WriteThrough {
+			what += ", O_DSYNC"
+		}
+		row = append(row, textCell(what), cell{Text: blockSize(d.BS), Raw: raw(float64(d.BS))},
 			textCell(fmt.Sprintf("%d × %d", d.Jobs, d.IODepth)))
 		if rated {
 			row = append(row, rate)
