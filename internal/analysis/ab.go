@@ -11,9 +11,11 @@ import (
 
 // ABMetrics are what an A/B study compares: the workload's throughput, its
 // mean and p95 response time, and, where both sides recorded them, the
-// I/O waits the database timed itself and the pages its server's memory
-// cap made it read again (refaults): what a storage or a memory change
-// does to the database, beside what the clients saw.
+// I/O waits the database timed itself, the pages its server's memory cap
+// made it read again (refaults), and its time by class (active sessions
+// and shares of database time, which are neither better higher nor lower):
+// what a storage or a memory change does to the database, beside what the
+// clients saw.
 func ABMetrics(steps []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(steps) {
@@ -26,7 +28,7 @@ func ABMetrics(steps []results.Step) []Metric {
 			out = append(out, m)
 		}
 	}
-	return out
+	return append(out, DBTimeMetrics()...)
 }
 
 // ABName is how an A/B study names a metric in ab.json and its tables: a
@@ -104,10 +106,10 @@ func abMetric(m Metric, va, vb []float64) results.ABMetric {
 	d, ok := CompareRepeated(va, vb, m)
 	if !ok {
 		// collect keeps only numbers, so only an infinite figure gets here.
-		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher,
+		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, NeitherBetter: m.Better == Neither,
 			Significance: results.ABSignificance{Verdict: "not tested: a value is not a finite number"}}
 	}
-	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, A: ABSideOf(d.A), B: ABSideOf(d.B),
+	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, NeitherBetter: m.Better == Neither, A: ABSideOf(d.A), B: ABSideOf(d.B),
 		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread,
 		Significance: ABSignificanceOf(d)}
 	if math.IsNaN(out.ImprovementPct) {

@@ -215,3 +215,52 @@ func TestABNoChangePct(t *testing.T) {
 		})
 	}
 }
+
+// An A/B study reads the database's account of its time: each class's
+// share and sessions on each side, with the repeats' statistics, and never
+// better or worse for either (a faster storage moves time from syncs to
+// CPU; that is where the time went, not how well).
+func TestABReadsTheDatabaseTime(t *testing.T) {
+	side := func(syncShares ...float64) []*results.Loaded {
+		var out []*results.Loaded
+		for _, sync := range syncShares {
+			l := abRun([][3]float64{{4, 100, 10}}, 0, 0, 0)
+			m := l.Steps[0].Telemetry.Metrics
+			m[results.MetricDBActiveSessions] = results.TelemetryStat{Mean: 4, Samples: 10}
+			m[results.DBTimeIOSync.Sessions()] = results.TelemetryStat{Mean: 4 * sync / 100, Samples: 10}
+			m[results.DBTimeCPU.Sessions()] = results.TelemetryStat{Mean: 4 * (100 - sync) / 100, Samples: 10}
+			out = append(out, l)
+		}
+		return out
+	}
+	res, err := AB(side(5, 6, 4, 5), side(61, 64, 60, 63), "tmpfs", "capped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]results.ABMetric{}
+	for _, m := range res.Steps[0].Metrics {
+		got[m.Name] = m
+	}
+	sync, ok := got["database time on syncs (% of database time)"]
+	if !ok {
+		t.Fatalf("no share of syncs among %v", res.Steps[0].Metrics)
+	}
+	if !sync.NeitherBetter || sync.HigherIsBetter || sync.A.Median != 5 || sync.B.Median != 62 || !sync.Significance.Significant() {
+		t.Errorf("share of syncs: %+v", sync)
+	}
+	if s, ok := got["sessions on syncs (sessions)"]; !ok || !s.NeitherBetter || s.B.Median != 2.48 {
+		t.Errorf("sessions on syncs: %+v (present %v)", s, ok)
+	}
+	if _, ok := got["active sessions in the database (sessions)"]; !ok {
+		t.Errorf("no active sessions among %v", res.Steps[0].Metrics)
+	}
+}
+
+// iowait is shown in comparisons, never called better or worse.
+func TestIOWaitIsNeitherBetterNorWorse(t *testing.T) {
+	for _, m := range WorkloadMetrics(nil) {
+		if m.ID == "cpu-iowait" && m.Better != Neither {
+			t.Errorf("cpu-iowait is better %v, want neither", m.Better)
+		}
+	}
+}

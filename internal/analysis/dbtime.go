@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"strings"
 
 	"dbio/internal/results"
 )
@@ -155,4 +156,9 @@ func dashed(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// IsDBTimeMetric says a compared metric is one of DBTimeMetrics.
+func IsDBTimeMetric(m Metric) bool {
+	return m.ID == "db-aas" || strings.HasPrefix(m.ID, "db-aas-") || strings.HasPrefix(m.ID, "db-time-")
 }

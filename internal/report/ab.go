@@ -194,7 +194,8 @@ func abSide(s results.ABSide) string {
 }
 
 // abChange is the change of the medians in %, with "better" or "worse"
-// only where the difference is significant.
+// only where the difference is significant ("higher" or "lower" for a
+// figure that is neither better higher nor lower).
 func abChange(m results.ABMetric) string {
 	text := percentChange(m.A.Median, m.B.Median)
 	switch {
@@ -204,6 +205,12 @@ func abChange(m results.ABMetric) string {
 		text = "-" // under the figure's floor: the differential says it
 	}
 	if m.Significance.Significant() && m.Differential != 0 {
+		if m.NeitherBetter {
+			if m.Differential > 0 {
+				return text + ", higher"
+			}
+			return text + ", lower"
+		}
 		if (m.Differential > 0) == m.HigherIsBetter {
 			return text + ", better"
 		}

@@ -280,19 +280,58 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 	return out
 }
 
-// compareWorkload compares the steps of one workload kind, matched by users.
-func compareWorkload(runs []*runView, kind string) (*section, []string) {
+// bottleneckFinding says where the runs' verdicts part, the heaviest step
+// first: "The bottleneck changed at 4 users: A: CPU-bound (the server's);
+// B: storage-bound on log syncs." Empty when they agree.
+func bottleneckFinding(runs []*runView, rows []analysis.Row) string {
+	c, ok := analysis.BottleneckChanged(rows)
+	if !ok {
+		return ""
+	}
+	var parts []string
+	for i, v := range c.Verdicts {
+		if v != nil {
+			parts = append(parts, runs[i].Letter+": "+v.Head())
+		}
+	}
+	out := "The bottleneck changed at " + c.Label + " users: " + strings.Join(parts, "; ")
+	if len(c.Also) > 0 {
+		also := c.Also[len(c.Also)-1]
+		if n := len(c.Also); n > 1 {
+			also = strings.Join(c.Also[:n-1], ", ") + " and " + also
+		}
+		out += " (it changed at " + also + " users too)"
+	}
+	return out + "."
+}
+
+// compareWorkload compares the steps of one workload kind, matched by
+// users. lead is the finding a comparison opens with: where the
+// bottleneck changed between the runs.
+func compareWorkload(runs []*runView, kind string) (sec *section, findings []string, lead string) {
 	title := runs[0].title(kind)
 	id := func(s string) string { return "cmp-" + kind + "-" + s }
-	sec := &section{ID: "cmp-" + kind, Title: title + " compared"}
+	sec = &section{ID: "cmp-" + kind, Title: title + " compared"}
 	rows := analysis.RowsByUsers(runViews(runs), kind)
 	var stepsA []results.Step
 	if w, ok := runs[0].Workload(kind); ok {
 		stepsA = w.Steps
 	}
 	tput := analysis.Throughput(stepsA)
-	sums := abTables(sec, "users", "step", analysis.WorkloadMetrics(stepsA), rows, runs, id)
-	findings := summarizeAB(title, sums, runs, "step")
+	lead = bottleneckFinding(runs, rows)
+	// The database's time by class has a table of its own, every class
+	// side by side, rather than one per class and figure.
+	var tabled []analysis.Metric
+	for _, m := range analysis.WorkloadMetrics(stepsA) {
+		if !analysis.IsDBTimeMetric(m) {
+			tabled = append(tabled, m)
+		}
+	}
+	sums := abTables(sec, "users", "step", tabled, rows, runs, id)
+	findings = summarizeAB(title, sums, runs, "step")
+	if t := dbTimeCompared(runs, rows, id("db-time")); t != nil {
+		sec.add(t)
+	}
 	if t := serverMemoryCompared(runs, rows, id("server-memory")); t != nil {
 		sec.add(t)
 	}
@@ -397,11 +436,89 @@ func compareWorkload(runs []*runView, kind string) (*section, []string) {
 				parts = append(parts, fmt.Sprintf("%s %s", runs[i].Letter, verdictHead(s.Telemetry)))
 			}
 		}
-		if len(parts) > 1 {
+		if len(parts) > 1 && lead == "" {
 			findings = append(findings, fmt.Sprintf("Bottleneck at %s users: %s.", last.Label, strings.Join(parts, "; ")))
 		}
 	}
-	return sec, findings
+	return sec, findings, lead
+}
+
+// dbTimeCompared tables the database's time by class at each step, every
+// run beside A: the mean sessions in each class and its share of database
+// time, and how far each moved from A's. None is better or worse: the
+// table says where the time went; throughput and latency say how well.
+func dbTimeCompared(runs []*runView, rows []analysis.Row, id string) *table {
+	recorded := false
+	for _, row := range rows {
+		for _, s := range row.Steps {
+			if s != nil {
+				if _, ok := analysis.DBTimeOf(s.Telemetry); ok {
+					recorded = true
+				}
+			}
+		}
+	}
+	if !recorded {
+		return nil
+	}
+	t := &table{ID: id, Title: "Database time by class per step: " + runLetters(runs),
+		Caption: "The database's own account of its time: the mean sessions in each class (1 is one session in it the whole step) and the class's share of database time. Neither is better higher or lower: a faster storage moves time from syncs to CPU. Shares move in points, sessions by their difference."}
+	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "class"}, {Name: "sessions", Numeric: true, Group: "A"}, {Name: "share %", Numeric: true, Group: "A"}}
+	for _, r := range runs[1:] {
+		g := r.Letter + " vs A"
+		t.Columns = append(t.Columns, column{Name: r.Letter + " sessions", Numeric: true, Group: g}, column{Name: r.Letter + " share %", Numeric: true, Group: g},
+			column{Name: "sessions " + r.Letter + " − A", Numeric: true, Group: g}, column{Name: "share " + r.Letter + " − A (points)", Numeric: true, Group: g})
+	}
+	for _, row := range rows {
+		accounts := make([]*analysis.DBTimeAccount, len(row.Steps))
+		for i, s := range row.Steps {
+			if s != nil {
+				if a, ok := analysis.DBTimeOf(s.Telemetry); ok {
+					accounts[i] = &a
+				}
+			}
+		}
+		of := func(i int, c results.DBTimeClass) (sessions, share float64) {
+			a := accounts[i]
+			if a == nil {
+				return math.NaN(), math.NaN()
+			}
+			for _, x := range a.Classes {
+				if x.Class == c {
+					return x.Sessions, x.SharePct
+				}
+			}
+			return math.NaN(), math.NaN()
+		}
+		classes := append(results.DBTimeClasses(), "")
+		for _, c := range classes {
+			name := "all"
+			if c != "" {
+				name = analysis.DBTimeTitle(c)
+			}
+			value := func(i int) (float64, float64) {
+				if c == "" {
+					if accounts[i] == nil {
+						return math.NaN(), math.NaN()
+					}
+					return accounts[i].Sessions, 100
+				}
+				return of(i, c)
+			}
+			aS, aP := value(0)
+			cells := []cell{{Text: row.Label, Raw: row.Label}, textCell(name), numCell(aS, quantity), numCell(aP, percent)}
+			seen := !math.IsNaN(aS)
+			for i := 1; i < len(runs); i++ {
+				bS, bP := value(i)
+				seen = seen || !math.IsNaN(bS)
+				cells = append(cells, numCell(bS, quantity), numCell(bP, percent), numCell(bS-aS, signed(quantity)), numCell(bP-aP, signed(percent)))
+			}
+			if seen {
+				t.Rows = append(t.Rows, cells)
+			}
+		}
+	}
+	return t
 }
 
 // overlayTimeline overlays one per-second column of each run, each run's

@@ -50,9 +50,9 @@ tfoot td { border-top: 2px solid #c4c9d1; font-weight: 600; }
 td.key { font-weight: 700; }
 td.better { color: #0d652d; background: #e6f4ea !important; }
 td.worse { color: #a50e0e; background: #fce8e6 !important; }
-td.verdict-io { background: #fce8e6 !important; }
-td.verdict-cpu, td.verdict-steal { background: #fef1e0 !important; }
-td.verdict-balanced { background: #fef7e0 !important; }
+td.verdict-io, td.verdict-storage, td.verdict-storage_sync, td.verdict-storage_read, td.verdict-storage_write, td.verdict-memory { background: #fce8e6 !important; }
+td.verdict-cpu, td.verdict-steal, td.verdict-cpu_server, td.verdict-cpu_dbio, td.verdict-cpu_other { background: #fef1e0 !important; }
+td.verdict-balanced, td.verdict-lock { background: #fef7e0 !important; }
 p.caption { color: var(--muted); font-size: 12.5px; margin: 2px 0 0; }
 div.kv { display: inline-block; vertical-align: top; margin-right: 28px; max-width: 100%; }
 table.kv td:first-child { color: var(--muted); padding-right: 18px; }

@@ -532,10 +532,14 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 		d.Sections = append(d.Sections, s)
 		findings = append(findings, f...)
 	}
+	var leads []string
 	for _, w := range runs[0].Workloads {
-		s, f := compareWorkload(runs, w.Kind)
+		s, f, lead := compareWorkload(runs, w.Kind)
 		d.Sections = append(d.Sections, s)
 		findings = append(findings, f...)
+		if lead != "" {
+			leads = append(leads, lead)
+		}
 	}
 	if s, f := compareFleetHosts(runs); s != nil {
 		d.Sections = append(d.Sections, s)
@@ -548,6 +552,8 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 		// a difference from the noise between repeats, and says so.
 		findings = append(findings, "Each figure above is one run against one run, so it includes run-to-run noise that one run cannot measure: repeat each side (dbio ab --repeat 4 or more) to learn which differences are beyond it.")
 	}
+	// A change of bottleneck is what a comparison says first.
+	findings = append(leads, findings...)
 	summary.add(&bullets{Items: findings})
 	overview.add(sideBySide(runs, false))
 	d.Footer = footer(opts, runs)

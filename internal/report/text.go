@@ -180,6 +180,7 @@ func stepTables(w io.Writer, steps []results.Step) error {
 			return err
 		}
 		if ss[0].Total != nil {
+			verdictText(w, ss)
 			if err := dbWaitText(w, ss); err != nil {
 				return err
 			}
@@ -189,6 +190,22 @@ func stepTables(w io.Writer, steps []results.Step) error {
 		}
 	}
 	return nil
+}
+
+// verdictText prints each step's bottleneck verdict, with the figures
+// that prove it.
+func verdictText(w io.Writer, ss []results.Step) {
+	first := true
+	for _, s := range ss {
+		if s.Telemetry == nil || s.Telemetry.Verdict.Text == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nbottleneck:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s: %s\n", s.Name, s.Telemetry.Verdict.Text)
+	}
 }
 
 // correctedLegend explains the corr and svc columns of an open-loop table.

@@ -421,6 +421,9 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []ana
 	if last.Telemetry != nil && last.Telemetry.Verdict.Text != "" {
 		out = append(out, fmt.Sprintf("At %s: %s.", at(last), strings.TrimSuffix(last.Telemetry.Verdict.Text, ".")))
 	}
+	if f := verdictFinding(steps); f != "" {
+		out = append(out, f)
+	}
 	if i := analysis.HeaviestDriver(steps); i >= 0 {
 		h := steps[i]
 		out = append(out, fmt.Sprintf("At %s, %s.", at(h), h.Telemetry.Driver.Text))
@@ -514,6 +517,23 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	if hosts != nil {
 		sec.add(hosts)
 	}
+	// The verdicts first, then the figures that prove them: the
+	// database's time by class, whose the CPUs were, the cap's use.
+	if ch := dbTimeChart(steps, id("db-time-vs-users")); ch != nil {
+		if vl := verdictList(steps); vl != nil {
+			sec.add(vl)
+		}
+		sec.add(ch)
+	}
+	if t := dbTimeTable(steps, id("db-time")); t != nil {
+		sec.add(t)
+	}
+	if ch := cpuSplitChart(steps, id("cpu-whose-vs-users")); ch != nil {
+		sec.add(ch, cpuSplitTable(steps, id("cpu-whose")))
+	}
+	if t := capTable(steps, id("storage-cap")); t != nil {
+		sec.add(t)
+	}
 
 	cpu := usersChart(id("cpu-vs-users"), "CPU vs virtual users",
 		"The machine's CPU time by state, stacked to 100 %: a saturated CPU is all user and system, an I/O-bound database shows iowait, a virtual machine short of CPU shows steal. The dashed line is dbio's own share (the load generator).",
@@ -577,8 +597,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		sec.add(ec)
 	}
 
-	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step",
-		Caption: "The verdict is drawn from the step's CPU, iowait, pressure and device figures; the shares say whether the load generator itself could have been the limit."}
+	v := &table{ID: id("bottleneck"), Title: "Bottleneck and load generator per step", Caption: verdictCaption}
 	v.Columns = []column{{Name: key.column, Numeric: true}, {Name: "verdict", Wrap: true}, {Name: "load generator", Wrap: true}}
 	if hasServer {
 		v.Columns = append(v.Columns, column{Name: "database server", Wrap: true})
@@ -844,6 +863,9 @@ func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure,
 	cpu.Stacked = true
 	if cpu.hasData() {
 		sec.add(cpu)
+	}
+	if c := r.dbTimeTimeline(steps, id("db-time-timeline")); c != nil {
+		sec.add(c)
 	}
 	if c := r.dbLatencyTimeline(steps, id("db-latency-timeline")); c != nil {
 		sec.add(c)

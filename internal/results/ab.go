@@ -43,10 +43,14 @@ type ABStep struct {
 type ABMetric struct {
 	Name string `json:"name"`
 	// HigherIsBetter decides the sign of an improvement.
-	HigherIsBetter bool    `json:"higher_is_better"`
-	A              ABSide  `json:"a"`
-	B              ABSide  `json:"b"`
-	Differential   float64 `json:"differential"`
+	HigherIsBetter bool `json:"higher_is_better"`
+	// NeitherBetter says the figure is neither better higher nor lower (a
+	// share of database time): a change of it is higher or lower, never
+	// better or worse, and ImprovementPct is the change itself.
+	NeitherBetter bool    `json:"neither_better,omitempty"`
+	A             ABSide  `json:"a"`
+	B             ABSide  `json:"b"`
+	Differential  float64 `json:"differential"`
 	// ImprovementPct is the change from A to B in %, positive when B is
 	// better (0 when A is 0, or when NoChangePct says there is none).
 	ImprovementPct float64 `json:"improvement_pct"`
