@@ -149,6 +149,13 @@ func TestLoadRefusesDamagedRecords(t *testing.T) {
 	if _, err := Load(t.TempDir()); !errors.Is(err, ErrNotResults) || !strings.Contains(err.Error(), "(no run.json)") {
 		t.Errorf("Load of a directory without run.json = %v", err)
 	}
+	pipe := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(pipe, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(pipe); !errors.Is(err, ErrNotResults) {
+		t.Errorf("Load of a named pipe named as the directory = %v", err)
+	}
 	if _, err := LoadSuite(t.TempDir()); !errors.Is(err, ErrNotResults) || !strings.Contains(err.Error(), "not a dbio suite directory (no suite.json)") {
 		t.Errorf("LoadSuite of a directory without suite.json = %v", err)
 	}

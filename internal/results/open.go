@@ -50,8 +50,13 @@ type untrustedError struct {
 	err error
 }
 
-func (e *untrustedError) Error() string   { return e.msg }
-func (e *untrustedError) Unwrap() []error { return []error{ErrUntrusted, e.err} }
+func (e *untrustedError) Error() string { return e.msg }
+func (e *untrustedError) Unwrap() []error {
+	if e.err == nil {
+		return []error{ErrUntrusted}
+	}
+	return []error{ErrUntrusted, e.err}
+}
 
 // damaged refuses the file at path, which err found is not as dbio writes
 // it: dbio writes each record whole (through a rename), so a record that

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 )
@@ -67,7 +68,8 @@ func LoadSummary(path string) (*Loaded, error) { return load(path, false) }
 func load(path string, withSeries bool) (*Loaded, error) {
 	l := &Loaded{Path: path}
 	if err := readJSONIn(path, "run.json", &l.Run); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		// Nothing there, or a file where the directory should be.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil, notResults(path, "results directory", "run.json")
 		}
 		return nil, err
