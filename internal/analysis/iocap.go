@@ -83,3 +83,33 @@ func mostBound(caps []CapUse, write bool) (CapUse, bool) {
 	}
 	return best, found
 }
+
+// RunCaps are the caps of a run's storage limit, in each cap's unit (IOPS,
+// or MB/s for the byte caps), when every limited target had the same
+// limit; nil without a limit, or with several. A step served nothing
+// against a cap cannot tell its value (CapsOf); the run's record can.
+func RunCaps(run results.Run) map[results.IOCapKind]float64 {
+	var limit *results.StorageLimit
+	for _, t := range run.Environment.Targets {
+		switch {
+		case t.Limit == nil:
+		case limit == nil:
+			limit = t.Limit
+		case *limit != *t.Limit:
+			return nil
+		}
+	}
+	if limit == nil {
+		return nil
+	}
+	out := map[results.IOCapKind]float64{}
+	for k, v := range map[results.IOCapKind]float64{
+		results.IOCapReadIOPS: float64(limit.ReadIOPS), results.IOCapWriteIOPS: float64(limit.WriteIOPS),
+		results.IOCapReadBPS: float64(limit.ReadBPS) / 1e6, results.IOCapWriteBPS: float64(limit.WriteBPS) / 1e6,
+	} {
+		if v > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}

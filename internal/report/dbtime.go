@@ -193,8 +193,9 @@ func cpuSplitTable(steps []results.Step, id string) *table {
 }
 
 // capTable gives the use of each storage cap (--limit) at each step: the
-// cap, what the group was served, and the share of seconds it bound.
-func capTable(steps []results.Step, id string) *table {
+// cap (as the run recorded it, where every target had the same), what the
+// group was served, and the share of seconds it bound.
+func capTable(steps []results.Step, limits map[results.IOCapKind]float64, id string) *table {
 	var kinds []results.IOCapKind
 	seen := map[results.IOCapKind]bool{}
 	pressure := false
@@ -232,6 +233,9 @@ func capTable(steps []results.Step, id string) *table {
 			c, ok := caps[k]
 			if !ok {
 				c = analysis.CapUse{Cap: math.NaN(), Served: math.NaN(), UsedPct: math.NaN(), AtCapPct: math.NaN()}
+			}
+			if v, ok := limits[k]; ok {
+				c.Cap = v
 			}
 			at := numCell(c.AtCapPct, percent)
 			if c.AtCapPct >= 50 {

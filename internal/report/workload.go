@@ -531,7 +531,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	if ch := cpuSplitChart(steps, id("cpu-whose-vs-users")); ch != nil {
 		sec.add(ch, cpuSplitTable(steps, id("cpu-whose")))
 	}
-	if t := capTable(steps, id("storage-cap")); t != nil {
+	if t := capTable(steps, analysis.RunCaps(r.Run), id("storage-cap")); t != nil {
 		sec.add(t)
 	}
 
