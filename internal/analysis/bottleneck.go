@@ -55,3 +55,41 @@ func verdictsAt(row Row) ([]*results.Verdict, bool) {
 	}
 	return vs, false
 }
+
+// ModalRows match the steps of one workload kind across sets of repeats by
+// their user count, each set standing by one of its repeats' steps: the
+// first whose verdict is of the kind most of the set's repeats had at that
+// count. BottleneckChanged reads them as it reads single runs.
+func ModalRows(sets [][]*Recorded, kind string) []Row {
+	var rows []Row
+	rowOf := map[string]int{}
+	for si, runs := range sets {
+		for _, row := range RowsByUsers(runs, kind) {
+			i, ok := rowOf[row.Label]
+			if !ok {
+				i = len(rows)
+				rowOf[row.Label] = i
+				rows = append(rows, Row{Label: row.Label, Steps: make([]*results.Step, len(sets))})
+			}
+			rows[i].Steps[si] = modal(row.Steps)
+		}
+	}
+	return rows
+}
+
+// modal is the first step whose verdict is of the kind most steps had.
+func modal(steps []*results.Step) *results.Step {
+	count := map[results.VerdictKind]int{}
+	var best *results.Step
+	for _, s := range steps {
+		if s == nil || s.Telemetry == nil || s.Telemetry.Verdict.Text == "" {
+			continue
+		}
+		k := s.Telemetry.Verdict.Kind
+		count[k]++
+		if best == nil || count[k] > count[best.Telemetry.Verdict.Kind] {
+			best = s
+		}
+	}
+	return best
+}

@@ -452,6 +452,20 @@ func repeatedCompareDocument(sets []*setView, firsts []*runView, reasons, warnin
 	if len(findings) == 0 {
 		findings = append(findings, "The configurations have no step in common to compare.")
 	}
+	// A change of bottleneck is said first, each configuration by the
+	// verdict most of its repeats had.
+	recorded := make([][]*analysis.Recorded, len(sets))
+	letters := make([]*runView, len(sets))
+	for i, s := range sets {
+		recorded[i], letters[i] = s.recorded(), &runView{Letter: s.Letter}
+	}
+	var leads []string
+	for _, w := range firsts[0].Workloads {
+		if lead := bottleneckFinding(letters, analysis.ModalRows(recorded, w.Kind)); lead != "" {
+			leads = append(leads, lead)
+		}
+	}
+	findings = append(leads, findings...)
 	summary.add(&bullets{Items: findings})
 	overview := &section{ID: "cmp-sets-section", Title: "Configurations and what differs"}
 	overview.add(setsTable(sets))
