@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"math"
+	"slices"
 
 	"dbio/internal/results"
 )
@@ -58,9 +59,18 @@ type LogWrite struct {
 	// without a completed log-write point.
 	Reference *LogWritePoint
 	// Steps are the workload steps whose database timed its log syncs,
-	// in the order they ran; none without a Reference.
+	// in the order they ran; none without a Reference, or when the log
+	// was elsewhere.
 	Steps []LogSyncStep
+	// LogElsewhere is the run's log target when it sits on storage the
+	// reference point did not measure (--log-target on another
+	// filesystem): the database's syncs are then not joined to the point.
+	LogElsewhere string
 }
+
+// roleLog is target.RoleLog, the role of a run's separate WAL / redo log
+// target, which analysis reads from the results without importing target.
+const roleLog results.TargetRole = "log"
 
 // Slowest is the step whose syncs waited longest on average, the one a
 // sentence quotes; false without steps.
@@ -77,24 +87,30 @@ func (j LogWrite) Slowest() (LogSyncStep, bool) {
 	return worst, true
 }
 
-// LogWriteJoin reads a run's fio points and workload steps: its completed
-// log-write points, the one the database's syncs are read against, and
-// every step in which the database timed log syncs.
-func LogWriteJoin(fio, steps []results.Step) LogWrite {
+// LogWriteJoin reads a run's fio points, workload steps and targets (as
+// run.json records them): its completed log-write points, the one the
+// database's syncs are read against, and every step in which the database
+// timed log syncs, unless its log was on storage the point did not measure.
+func LogWriteJoin(fio, steps []results.Step, targets []results.TargetInfo) LogWrite {
 	var j LogWrite
+	var measured [][]string
+	ref := -1
 	for _, s := range fio {
 		if s.Fio == nil || !s.Fio.LogWrite() || !Completed(s) {
 			continue
 		}
+		if ref < 0 || s.Fio.BS < j.Points[ref].BS {
+			ref = len(j.Points)
+		}
 		j.Points = append(j.Points, LogWritePoint{Name: s.Name, Label: s.Fio.Label, BS: s.Fio.BS, IOPS: Value(s, results.FigureIOPS),
 			P50US: Value(s, results.FigureLatP50US), P99US: Value(s, results.FigureLatP99US), MeanUS: Value(s, results.FigureLatMeanUS)})
+		measured = append(measured, s.Fio.Targets)
 	}
-	for i := range j.Points {
-		if j.Reference == nil || j.Points[i].BS < j.Reference.BS {
-			j.Reference = &j.Points[i]
-		}
+	if ref < 0 {
+		return j
 	}
-	if j.Reference == nil {
+	j.Reference = &j.Points[ref]
+	if j.LogElsewhere = logElsewhere(measured[ref], targets); j.LogElsewhere != "" {
 		return j
 	}
 	sync := string(results.DBWaitSync)
@@ -109,4 +125,22 @@ func LogWriteJoin(fio, steps []results.Step) LogWrite {
 			BeyondDeviceMS: max(0, mean-j.Reference.MeanUS/1000), WithinDevice: mean <= j.Reference.P99US/1000})
 	}
 	return j
+}
+
+// logElsewhere is the path of the run's log target when it is neither one
+// of the measured paths nor on a filesystem one of them is on; "" for a
+// run without a separate log target.
+func logElsewhere(measured []string, targets []results.TargetInfo) string {
+	devices := map[string]bool{}
+	for _, t := range targets {
+		if slices.Contains(measured, t.Path) && t.Storage.DevNumber != "" {
+			devices[t.Storage.DevNumber] = true
+		}
+	}
+	for _, t := range targets {
+		if t.Role == roleLog && !slices.Contains(measured, t.Path) && !devices[t.Storage.DevNumber] {
+			return t.Path
+		}
+	}
+	return ""
 }

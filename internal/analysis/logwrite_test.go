@@ -13,7 +13,7 @@ import (
 func fioStep(name, series string, bs int64, writeThrough bool, status results.Status, p50, p99, mean float64) results.Step {
 	return results.Step{Name: name, Kind: results.KindFio, Status: status,
 		Fio: &results.FioPoint{FioPlan: results.FioPlan{Name: name, Series: series, RW: "write", BS: bs, IODepth: 1, Jobs: 1,
-			WriteThrough: writeThrough, Label: "disk"}},
+			WriteThrough: writeThrough, Label: "disk", Targets: []string{"/srv/data"}}},
 		Figures: []results.Figure{{Name: results.FigureIOPS, Value: 1e6 / mean}, {Name: results.FigureLatP50US, Value: p50},
 			{Name: results.FigureLatP99US, Value: p99}, {Name: results.FigureLatMeanUS, Value: mean}}}
 }
@@ -43,14 +43,20 @@ func TestLogWriteJoin(t *testing.T) {
 	noSync := fioStep("8k-log-write", results.FioSeriesLogWrite, 8<<10, false, results.StatusCompleted, 20, 60, 25)
 	sqlite := results.Step{Name: "users-1", Users: 1, Telemetry: &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{
 		"cpu_busy_pct": {Mean: 50, Samples: 20}}}}
+	data := results.TargetInfo{Role: "data", Path: "/srv/data", Storage: results.Storage{DevNumber: "259:1"}}
+	logOn := func(path, dev string) []results.TargetInfo {
+		return []results.TargetInfo{data, {Role: "log", Path: path, Storage: results.Storage{DevNumber: dev}}}
+	}
 	for _, tc := range []struct {
 		name      string
 		fio       []results.Step
 		steps     []results.Step
+		targets   []results.TargetInfo
 		points    []string
 		reference string
 		want      []LogSyncStep
 		slowest   int
+		elsewhere string
 	}{
 		{name: "a quick run on PostgreSQL: each step against the 8k point", fio: []results.Step{corner, lw16, lw8},
 			steps:  []results.Step{syncStep(1, 400, 400*0.6, 0.9), syncStep(4, 900, 900*1.9, 2.4), syncStep(2, 700, 700*1.2, 1.5)},
@@ -60,6 +66,15 @@ func TestLogWriteJoin(t *testing.T) {
 				{Name: "users-4", Users: 4, MeanMS: 1.9, PerSecondP99MS: 2.4, SyncsPerS: 900, BeyondDeviceMS: 1.75},
 				{Name: "users-2", Users: 2, MeanMS: 1.2, PerSecondP99MS: 1.5, SyncsPerS: 700, BeyondDeviceMS: 1.05},
 			}, slowest: 1},
+		{name: "a log target on the measured filesystem is joined", fio: []results.Step{lw8}, targets: logOn("/srv/data/wal", "259:1"),
+			steps: []results.Step{syncStep(4, 900, 900*1.9, 2.4)}, points: []string{"8k-log-write"}, reference: "8k-log-write",
+			want: []LogSyncStep{{Name: "users-4", Users: 4, MeanMS: 1.9, PerSecondP99MS: 2.4, SyncsPerS: 900, BeyondDeviceMS: 1.75}}},
+		{name: "a log target on other storage is not: the point measured the data's", fio: []results.Step{lw8, lw16}, targets: logOn("/srv/wal", "259:2"),
+			steps: []results.Step{syncStep(4, 900, 900*1.9, 2.4)}, points: []string{"8k-log-write", "16k-log-write"}, reference: "8k-log-write",
+			slowest: -1, elsewhere: "/srv/wal"},
+		{name: "a log target whose storage was not resolved is not joined", fio: []results.Step{lw8}, targets: logOn("/srv/wal", ""),
+			steps: []results.Step{syncStep(4, 900, 900*1.9, 2.4)}, points: []string{"8k-log-write"}, reference: "8k-log-write",
+			slowest: -1, elsewhere: "/srv/wal"},
 		{name: "syncs no slower than the device's log writes", fio: []results.Step{lw8, lw16},
 			steps:  []results.Step{syncStep(1, 100, 100*0.3, 0.35), syncStep(2, 100, 100*0.1, 0.12)},
 			points: []string{"8k-log-write", "16k-log-write"}, reference: "8k-log-write",
@@ -79,7 +94,14 @@ func TestLogWriteJoin(t *testing.T) {
 		{name: "no fio pass at all", steps: []results.Step{syncStep(4, 900, 900*1.9, 2.4)}, slowest: -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := LogWriteJoin(tc.fio, tc.steps)
+			targets := tc.targets
+			if targets == nil {
+				targets = []results.TargetInfo{data}
+			}
+			j := LogWriteJoin(tc.fio, tc.steps, targets)
+			if j.LogElsewhere != tc.elsewhere {
+				t.Errorf("log elsewhere %q, want %q", j.LogElsewhere, tc.elsewhere)
+			}
 			var names []string
 			for _, p := range j.Points {
 				names = append(names, p.Name)
@@ -113,7 +135,7 @@ func TestLogWriteJoin(t *testing.T) {
 
 // The reference point's figures are fio's, read from the step's figures.
 func TestLogWritePointFigures(t *testing.T) {
-	j := LogWriteJoin([]results.Step{fioStep("8k-log-write", results.FioSeriesLogWrite, 8<<10, true, results.StatusCompleted, 120, 400, 160)}, nil)
+	j := LogWriteJoin([]results.Step{fioStep("8k-log-write", results.FioSeriesLogWrite, 8<<10, true, results.StatusCompleted, 120, 400, 160)}, nil, nil)
 	p := j.Points[0]
 	if p.P50US != 120 || p.P99US != 400 || p.MeanUS != 160 || p.IOPS != 6250 || p.BS != 8<<10 || p.Label != "disk" {
 		t.Errorf("%+v", p)

@@ -18,13 +18,14 @@ const logWriteWhat = "sequential writes from one job, one at a time, each opened
 // sentences that join them for the summary. Nil without a completed
 // log-write point.
 func logWriteSection(r *runView, id func(string) string) (*section, []string) {
+	targets := r.Run.Environment.Targets
 	var joins []analysis.LogWrite
 	var kinds []string
 	for _, w := range r.Workloads {
-		joins = append(joins, analysis.LogWriteJoin(r.Fio, w.Steps))
+		joins = append(joins, analysis.LogWriteJoin(r.Fio, w.Steps, targets))
 		kinds = append(kinds, w.Kind)
 	}
-	device := analysis.LogWriteJoin(r.Fio, nil)
+	device := analysis.LogWriteJoin(r.Fio, nil, targets)
 	if device.Reference == nil {
 		return nil, nil
 	}
@@ -45,7 +46,11 @@ func logWriteSection(r *runView, id func(string) string) (*section, []string) {
 			findings = append(findings, s)
 		}
 	}
-	if !joined && len(r.Workloads) > 0 {
+	switch {
+	case joined || len(r.Workloads) == 0:
+	case device.LogElsewhere != "":
+		sec.add(&paragraph{Class: "note", Text: "The database's log was on " + device.LogElsewhere + ", storage the fio pass did not measure: its log syncs are not set against these points."})
+	default:
 		sec.add(&paragraph{Class: "note", Text: "The database timed no log syncs in this run (SQLite does not time its own; PostgreSQL needs track_wal_io_timing, MariaDB performance_schema's file instruments), so the device's figures stand alone."})
 	}
 	return sec, findings

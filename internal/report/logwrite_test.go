@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"dbio/internal/analysis"
+	"dbio/internal/metrics"
+	"dbio/internal/results"
 )
 
 // testdata/quick-postgres-limited is a real run: dbio quick --engine
@@ -83,5 +85,54 @@ func TestLogSyncSentence(t *testing.T) {
 	}
 	if got := logSyncSentence(analysis.LogWrite{}, "TPC-C"); got != "" {
 		t.Errorf("a sentence without steps: %q", got)
+	}
+}
+
+// TestLogWriteSectionNotes: a run whose database timed no log syncs, or
+// kept its log on storage the fio pass did not measure, shows the points
+// alone and says why; a run without log-write points has no such section.
+func TestLogWriteSectionNotes(t *testing.T) {
+	point := results.Step{Name: "8k-log-write", Kind: results.KindFio, Status: results.StatusCompleted,
+		Fio: &results.FioPoint{FioPlan: results.FioPlan{Name: "8k-log-write", Series: results.FioSeriesLogWrite, RW: "write", BS: 8 << 10,
+			IODepth: 1, Jobs: 1, WriteThrough: true, Label: "data", Targets: []string{"/srv/data"}}},
+		Figures: []results.Figure{{Name: results.FigureIOPS, Value: 2000}, {Name: results.FigureLatP50US, Value: 300},
+			{Name: results.FigureLatP99US, Value: 900}, {Name: results.FigureLatMeanUS, Value: 400}}}
+	syncs := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{"db_sync_await_ms": {Mean: 2, P99: 3, Samples: 10}}}
+	users := func(tel *results.TelemetrySummary) results.Step {
+		return results.Step{Name: "users-1", Kind: "tpcc", Users: 1, Status: results.StatusCompleted, Total: &metrics.TxSummary{}, Telemetry: tel}
+	}
+	data := results.TargetInfo{Role: "data", Path: "/srv/data", Storage: results.Storage{DevNumber: "259:1"}}
+	wal := results.TargetInfo{Role: "log", Path: "/srv/wal", Storage: results.Storage{DevNumber: "259:2"}}
+	for _, tc := range []struct {
+		name    string
+		steps   []results.Step
+		targets []results.TargetInfo
+		want    string
+	}{
+		{"SQLite times no log syncs", []results.Step{point, users(&results.TelemetrySummary{})}, []results.TargetInfo{data}, "The database timed no log syncs in this run"},
+		{"the log on other storage", []results.Step{point, users(syncs)}, []results.TargetInfo{data, wal}, "The database's log was on /srv/wal, storage the fio pass did not measure"},
+		{"joined", []results.Step{point, users(syncs)}, []results.TargetInfo{data}, "the rest is queueing, 1.60 ms of the mean wait"},
+		{"no log-write point", []results.Step{users(syncs)}, []results.TargetInfo{data}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRunView(&results.Loaded{Run: results.Run{Kind: "quick", Environment: results.Environment{Targets: tc.targets}}, Steps: tc.steps})
+			r.opts = testOptions()
+			sec, findings := logWriteSection(r, func(s string) string { return "fio-" + s })
+			if tc.want == "" {
+				if sec != nil || len(findings) > 0 {
+					t.Errorf("a section %+v and findings %q without a log-write point", sec, findings)
+				}
+				return
+			}
+			var text []string
+			for _, b := range sec.Blocks {
+				if p, ok := b.(*paragraph); ok {
+					text = append(text, p.Text)
+				}
+			}
+			if all := strings.Join(text, "\n"); !strings.Contains(all, tc.want) {
+				t.Errorf("the section says:\n%s\nwant %q", all, tc.want)
+			}
+		})
 	}
 }
