@@ -26,6 +26,10 @@ type LogWritePoint struct {
 	// P50US, P99US and MeanUS are fio's completion latency of single
 	// writes, in µs; NaN when fio did not report one.
 	P50US, P99US, MeanUS float64
+	// Writers is how many targets the point wrote to at once, one writer
+	// each (more than one for a drive group or a fleet, whose percentiles
+	// count all their writes together).
+	Writers int
 }
 
 // LogSyncStep is one workload step's log syncs, as the database timed them.
@@ -103,7 +107,8 @@ func LogWriteJoin(fio, steps []results.Step, targets []results.TargetInfo) LogWr
 			ref = len(j.Points)
 		}
 		j.Points = append(j.Points, LogWritePoint{Name: s.Name, Label: s.Fio.Label, BS: s.Fio.BS, IOPS: Value(s, results.FigureIOPS),
-			P50US: Value(s, results.FigureLatP50US), P99US: Value(s, results.FigureLatP99US), MeanUS: Value(s, results.FigureLatMeanUS)})
+			P50US: Value(s, results.FigureLatP50US), P99US: Value(s, results.FigureLatP99US), MeanUS: Value(s, results.FigureLatMeanUS),
+			Writers: max(1, len(s.Fio.Targets))})
 		measured = append(measured, s.Fio.Targets)
 	}
 	if ref < 0 {

@@ -137,7 +137,7 @@ func TestLogWriteJoin(t *testing.T) {
 func TestLogWritePointFigures(t *testing.T) {
 	j := LogWriteJoin([]results.Step{fioStep("8k-log-write", results.FioSeriesLogWrite, 8<<10, true, results.StatusCompleted, 120, 400, 160)}, nil, nil)
 	p := j.Points[0]
-	if p.P50US != 120 || p.P99US != 400 || p.MeanUS != 160 || p.IOPS != 6250 || p.BS != 8<<10 || p.Label != "disk" {
+	if p.P50US != 120 || p.P99US != 400 || p.MeanUS != 160 || p.IOPS != 6250 || p.BS != 8<<10 || p.Label != "disk" || p.Writers != 1 {
 		t.Errorf("%+v", p)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/results"
 )
 
 func intp(v int) *int                     { return &v }
@@ -417,5 +418,30 @@ func TestJobRate(t *testing.T) {
 		if got := jobRate(tc.total, tc.jobs, tc.rw, tc.readPct); got != tc.want {
 			t.Errorf("jobRate(%d, %d, %s, %d) = %s, want %s", tc.total, tc.jobs, tc.rw, tc.readPct, got, tc.want)
 		}
+	}
+}
+
+// TestFourCornersSummary: the profile's conclusion is each completed
+// log-write point's p50 and p99, and says when a drive group's writers
+// are counted together; the corners and an unfinished point add nothing.
+func TestFourCornersSummary(t *testing.T) {
+	done := func(name string, targets ...string) PointResult {
+		pts := plannedPoint(t, base("four-corners"), "8k-log-write")
+		pts.Name, pts.Targets = name, targets
+		lat := results.FioLatency{MeanUS: 150, Percentiles: []results.FioPercentile{{P: 50, US: 120}, {P: 99, US: 4100}}}
+		return PointResult{FioPlan: pts, Status: results.StatusCompleted,
+			FioDirections: results.FioDirections{Write: &results.FioDirection{Completion: lat}, Total: &results.FioDirection{Completion: lat}}}
+	}
+	corner := done("4k-randwrite", "/mnt/nvme")
+	corner.Series, corner.WriteThrough = "4k-randwrite", false
+	failed := done("16k-log-write", "/mnt/nvme")
+	failed.Status, failed.Total = results.StatusFailed, nil
+	got := fourCorners{}.Summarize(Config{}, []PointResult{corner, done("8k-log-write", "/mnt/nvme"), failed, done("group-8k-log-write", "/mnt/a", "/mnt/b")})
+	want := []string{
+		"8k-log-write: a commit's log write costs the device 120 µs at p50, 4.10 ms at p99 (8k sequential writes, one at a time, O_DSYNC)",
+		"group-8k-log-write: a commit's log write costs the devices 120 µs at p50, 4.10 ms at p99 (8k sequential writes, one at a time, O_DSYNC, a writer on each of 2 targets at once, their writes counted together)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("summary:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

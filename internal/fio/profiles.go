@@ -176,8 +176,12 @@ func (fourCorners) Summarize(_ Config, points []PointResult) []string {
 		if v, ok := r.Total.Completion.At(50); ok {
 			p50 = formatUS(v)
 		}
-		lines = append(lines, fmt.Sprintf("%s: a commit's log write costs the device %s at p50, %s at p99 (%s sequential writes, one at a time, O_DSYNC)",
-			r.Name, p50, p99, bsName(r.BS)))
+		device, how := "the device", fmt.Sprintf("%s sequential writes, one at a time, O_DSYNC", bsName(r.BS))
+		if n := len(r.Targets); n > 1 {
+			// A drive group or a fleet: fio's percentiles count every target's writes together.
+			device, how = "the devices", how+fmt.Sprintf(", a writer on each of %d targets at once, their writes counted together", n)
+		}
+		lines = append(lines, fmt.Sprintf("%s: a commit's log write costs %s %s at p50, %s at p99 (%s)", r.Name, device, p50, p99, how))
 	}
 	return lines
 }

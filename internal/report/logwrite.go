@@ -87,8 +87,9 @@ func logWritePointsTable(j analysis.LogWrite, multi bool, id string) *table {
 // time, O_DSYNC)."
 func logWritePointFindings(j analysis.LogWrite, multi bool) []string {
 	var labels []string
-	byLabel := map[string][]string{}
+	byLabel, writers := map[string][]string{}, map[string]int{}
 	for _, p := range j.Points {
+		writers[p.Label] = max(writers[p.Label], p.Writers)
 		if _, ok := byLabel[p.Label]; !ok {
 			labels = append(labels, p.Label)
 		}
@@ -104,7 +105,11 @@ func logWritePointFindings(j analysis.LogWrite, multi bool) []string {
 		if multi {
 			where = " on " + l
 		}
-		out = append(out, fmt.Sprintf("A commit's log write costs the device%s %s (sequential, one at a time, O_DSYNC).", where, strings.Join(byLabel[l], ", ")))
+		device, how := "the device", "sequential, one at a time, O_DSYNC"
+		if n := writers[l]; n > 1 {
+			device, how = "the devices", how+fmt.Sprintf(", a writer on each of %d targets at once, their writes counted together", n)
+		}
+		out = append(out, fmt.Sprintf("A commit's log write costs %s%s %s (%s).", device, where, strings.Join(byLabel[l], ", "), how))
 	}
 	return out
 }
