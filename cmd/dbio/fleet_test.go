@@ -50,7 +50,7 @@ func TestDiskOnFleet(t *testing.T) {
 		t.Logf("coordinator (dbio itself, without its fio client): %.2f s user, %.2f s system over %s, peak RSS %d MiB",
 			p.cmd.ProcessState.UserTime().Seconds(), p.cmd.ProcessState.SystemTime().Seconds(), took.Round(time.Millisecond), ru.Maxrss/1024)
 	}
-	for _, want := range []string{"reaching 3 host(s) over ssh: h1, h2, h3", "fleet: ", "h1  ", "h3  ", "6 of 6 point(s) finished"} {
+	for _, want := range []string{"reaching 3 host(s) over ssh: h1, h2, h3", "fleet: ", "h1  ", "h3  ", "8 of 8 point(s) finished"} {
 		if !strings.Contains(p.out.String(), want) {
 			t.Errorf("the run does not say %q:\n%s", want, p.out)
 		}

@@ -510,7 +510,11 @@ func TestInterruptKeepsFinishedPoints(t *testing.T) {
 	d := newDir(t, c)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	watch := &progressWatch{marker: "[2/6]", seen: make(chan struct{})}
+	plan, err := NewPlan(c, BuiltinProfiles())
+	if err != nil {
+		t.Fatal(err)
+	}
+	watch := &progressWatch{marker: fmt.Sprintf("[2/%d]", len(plan.Points)), seen: make(chan struct{})}
 	go func() {
 		// Interrupt the second point once its fio is doing I/O.
 		<-watch.seen
