@@ -137,7 +137,9 @@ func (a *Activity) run(ctx context.Context) {
 	for {
 		err := ctx.Err()
 		if err == nil && probe == nil {
-			probe, err = a.connect(ctx)
+			if probe, err = a.connect(ctx); err != nil {
+				probe = nil
+			}
 		}
 		if err == nil {
 			clear(sessions)

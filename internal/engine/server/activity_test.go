@@ -137,3 +137,38 @@ func TestActivityOff(t *testing.T) {
 		t.Error("no environment turned it off")
 	}
 }
+
+// A connection that cannot be made is retried; the probe a failed connect
+// returns is not used, even a nil pointer of the engine's type.
+func TestActivityRetriesAFailedConnect(t *testing.T) {
+	p := &scriptedProbe{sessions: []float64{1, 0, 0}, fail: new(int), samples: make(chan error), closed: make(chan struct{}, 16)}
+	refusals := 2
+	connects := make(chan error, 8)
+	var notices []string
+	a := NewActivity([]string{"a_s", "b_s", "c_s"}, func(context.Context) (ActivityProbe, error) {
+		if refusals > 0 {
+			refusals--
+			var none *scriptedProbe
+			err := errors.New("connection refused")
+			connects <- err
+			return none, err
+		}
+		connects <- nil
+		return p, nil
+	}, func(msg string) { notices = append(notices, msg) })
+	a.interval, a.retry = time.Millisecond, time.Millisecond
+	a.Read(map[string]float64{})
+	for range 2 {
+		if err := <-connects; err == nil {
+			t.Fatal("a scripted refusal connected")
+		}
+	}
+	if err := <-connects; err != nil {
+		t.Fatal(err)
+	}
+	<-p.samples
+	a.Stop()
+	if len(notices) != 1 || !strings.Contains(notices[0], "connection refused") {
+		t.Errorf("notices %q, want one naming the refusal", notices)
+	}
+}
