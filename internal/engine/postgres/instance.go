@@ -34,6 +34,10 @@ type Instance struct {
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
+	// dbTime samples the sessions for database time by class; nil when
+	// turned off. dbTimeWriters says it samples the server's writers too.
+	dbTime        *server.Activity
+	dbTimeWriters bool
 }
 
 var _ engine.Instance = (*Instance)(nil)
@@ -45,8 +49,10 @@ var _ engine.StatsSource = (*Instance)(nil)
 
 // Stats implements engine.StatsSource: cumulative counters of the database
 // dbio owns (blocks found in shared buffers or read, commits, rollbacks), of
-// the server (checkpoints, WAL bytes) and, when the server times its I/O,
-// the reads, writes and syncs it waited for with the milliseconds it waited.
+// the server (checkpoints, WAL bytes), when the server times its I/O, the
+// reads, writes and syncs it waited for with the milliseconds it waited,
+// and the seconds of database time by class (dbtime.go), whose sampling
+// the first call starts.
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	var hit, read, commit, rollback, checkpoints, wal float64
 	err := in.StatsDB().QueryRowContext(ctx, in.statsQuery).Scan(&hit, &read, &commit, &rollback, &checkpoints, &wal)
@@ -67,7 +73,19 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	if err := in.waits.read(ctx, in.StatsDB(), m); err != nil {
 		return nil, err
 	}
+	if in.dbTime != nil {
+		in.dbTime.Read(m)
+	}
 	return m, nil
+}
+
+// Stop implements engine.Instance: the sampling of database time ends
+// before the connections close and a managed server stops.
+func (in *Instance) Stop(ctx context.Context) error {
+	if in.dbTime != nil {
+		in.dbTime.Stop()
+	}
+	return in.Instance.Stop(ctx)
 }
 
 // statsQuery reads all counters in one round trip. Checkpoint counts moved

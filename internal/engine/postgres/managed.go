@@ -112,6 +112,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if o.Preallocate > 0 {
 		in.Facts.Notes = append(in.Facts.Notes, "--preallocate: PostgreSQL has no setting to reserve data files ahead; its WAL segments are always created at full size (wal_init_zero), so only the data files grow as they fill")
 	}
+	in.startDBTime(ctx, o)
 	return in, nil
 }
 
