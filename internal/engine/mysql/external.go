@@ -87,6 +87,7 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
+	in.startDBTime(ctx, o)
 	return in, nil
 }
 

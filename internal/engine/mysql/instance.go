@@ -29,6 +29,9 @@ type Instance struct {
 
 	// managed is set for a server dbio runs.
 	managed *managedServer
+	// dbTime accounts for database time by class (dbtime.go); nil when
+	// turned off.
+	dbTime *dbTime
 }
 
 var _ engine.Instance = (*Instance)(nil)
@@ -49,12 +52,14 @@ var statusCounters = []string{
 	"Com_rollback",
 }
 
-var statsQuery = "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
+var statsQuery = statsMarker + "SHOW GLOBAL STATUS WHERE Variable_name IN ('" + strings.Join(statusCounters, "', '") + "')"
 
 var _ engine.StatsSource = (*Instance)(nil)
 
-// Stats implements engine.StatsSource: the server's status counters and
-// the file I/O waits performance_schema timed (see readWaits).
+// Stats implements engine.StatsSource: the server's status counters, the
+// file I/O waits performance_schema timed (see readWaits) and the seconds
+// of database time by class (dbtime.go), whose sampling the first call
+// starts.
 func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	rows, err := in.StatsDB().QueryContext(ctx, statsQuery)
 	if err != nil {
@@ -87,7 +92,19 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	if err := readWaits(ctx, in.StatsDB(), m); err != nil {
 		return nil, err
 	}
+	if in.dbTime != nil {
+		in.dbTime.read(m)
+	}
 	return m, nil
+}
+
+// Stop implements engine.Instance: the sampling of database time ends
+// before the connections close and a managed server stops.
+func (in *Instance) Stop(ctx context.Context) error {
+	if in.dbTime != nil {
+		in.dbTime.stop()
+	}
+	return in.Instance.Stop(ctx)
 }
 
 // workloadConfig turns a driver configuration into the one workloads get.

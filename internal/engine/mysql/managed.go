@@ -141,6 +141,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		Notes:     m.Notes(durability),
 	}
 	in.Facts.Settings = server.RecordDefault(ctx, in.StatsDB(), in.Facts.Settings, "innodb_buffer_pool_size", "SELECT @@innodb_buffer_pool_size", bytesText)
+	in.startDBTime(ctx, o)
 	return in, nil
 }
 

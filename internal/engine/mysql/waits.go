@@ -53,7 +53,7 @@ const (
 // waitsQuery reads performance_schema's file I/O summary of the InnoDB
 // files whose instrument is enabled and timed, so that an instrument left
 // off (an external server's choice) reports nothing rather than no wait.
-const waitsQuery = `SELECT f.EVENT_NAME, f.COUNT_READ, f.SUM_TIMER_READ, f.COUNT_WRITE, f.SUM_TIMER_WRITE, f.COUNT_MISC, f.SUM_TIMER_MISC
+const waitsQuery = statsMarker + `SELECT f.EVENT_NAME, f.COUNT_READ, f.SUM_TIMER_READ, f.COUNT_WRITE, f.SUM_TIMER_WRITE, f.COUNT_MISC, f.SUM_TIMER_MISC
 FROM performance_schema.file_summary_by_event_name f
 JOIN performance_schema.setup_instruments i ON i.NAME = f.EVENT_NAME
 WHERE i.ENABLED = 'YES' AND i.TIMED = 'YES' AND f.EVENT_NAME IN ('` + dataFile + `', '` + logFile + `')`
