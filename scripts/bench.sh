@@ -9,13 +9,17 @@
 # with 8 users and a 2 GB buffer pool, the driver's own CPU per 1,000
 # transactions and its memory at 8, 64, 128 and 256 users), then the loader and
 # per-transaction costs (CPU, allocations) measured by the Go benchmarks of
-# internal/workload/tpcc and internal/workload/sysbench. Every figure is
-# printed with the machine's state beside it: these machines are shared, so
+# internal/workload/tpcc and internal/workload/sysbench, and the cost of the
+# database-time sampler (TPM with and without it, its CPU per sample). Every
+# figure is printed with the machine's state beside it: these machines are shared, so
 # a miss by a few percent is noise and a miss by more than 20 % is a real gap.
 #
 # Environment: BENCH_STEP (default 60s) and BENCH_RAMPUP (default 30s) set
 # the measured run; BENCH_SYSBENCH_SECONDS (default 10) each run of the
-# sysbench comparison and BENCH_SYSBENCH_ROUNDS (default 6) its rounds; BENCH_DIR keeps the results instead of deleting them.
+# sysbench comparison and BENCH_SYSBENCH_ROUNDS (default 6) its rounds;
+# BENCH_DBTIME_ROUNDS (default 6) and BENCH_DBTIME_STEP (default 20s) the
+# database-time sampler's rounds; BENCH_DIR keeps the results instead of
+# deleting them.
 set -euo pipefail
 
 GO=${1:?usage: scripts/bench.sh GO_BINARY}
@@ -189,6 +193,78 @@ for engine in postgres mariadb; do
 		rm -rf "$target"
 	fi
 done
+
+# The database-time sampler's cost (pg_stat_activity read ten times a
+# second): TPC-C on the same 4 warehouses with the sampler and without it
+# (DBIO_DB_TIME=off), in rounds (BENCH_DBTIME_ROUNDS, default 6, each run
+# BENCH_DBTIME_STEP, default 20s, after a 5 s ramp-up), the pair's order
+# alternating from round to round so that a drift in the machine's load
+# weighs on both alike. Each round's ratio of TPM (with / without) is
+# taken within the same minute; the cost is 1 - the median ratio, its
+# interval from the rounds' lowest and highest ratios (with 6 rounds, a
+# 97 % distribution-free interval of the median). The target: under 1 %.
+# A round whose run with the sampler recorded no database time, or whose
+# run without it did, is a failure. dbtime_cost ENGINE works for any
+# engine that honours DBIO_DB_TIME (engine/server.ActivityEnv).
+dbtime_cost() {
+	local engine=$1 rounds=${BENCH_DBTIME_ROUNDS:-6} step=${BENCH_DBTIME_STEP:-20s}
+	local target="$work/$engine-dbtime" ratios=() r mode on off dir before
+	mkdir -p "$target"
+	tpcc "bench-$engine-dbtime-load" --engine "$engine" --target "$target" --warehouses 4 --users 8 \
+		--ramp-time 5s --runtime 5s --buffer-pool 1GB --skip-checks
+	before=$(state)
+	for ((r = 1; r <= rounds; r++)); do
+		for mode in $( ((r % 2)) && echo "on off" || echo "off on"); do
+			if [ "$mode" = off ]; then
+				DBIO_DB_TIME=off tpcc "bench-$engine-dbtime-$r-off" --engine "$engine" --target "$target" --warehouses 4 \
+					--users 8 --ramp-time 5s --runtime "$step" --buffer-pool 1GB --reuse --skip-checks
+				off=${f_tpm:-}
+			else
+				tpcc "bench-$engine-dbtime-$r-on" --engine "$engine" --target "$target" --warehouses 4 \
+					--users 8 --ramp-time 5s --runtime "$step" --buffer-pool 1GB --reuse --skip-checks
+				on=${f_tpm:-}
+			fi
+			dir=$(ls -d "$work/results-bench-$engine-dbtime-$r-$mode"/*/ 2>/dev/null | head -n 1)
+			local sampled=on
+			grep -qs '"db_aas"' "$dir"steps/*/summary.json || sampled=off
+			if [ "$sampled" != "$mode" ]; then
+				echo "bench: the run in $dir was to sample database time: $mode; it did: $sampled" >&2
+				failed=1
+			fi
+		done
+		ratios+=("$(awk -v a="$on" -v b="$off" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.4f\n", a / b }')")
+	done
+	rm -rf "$target"
+	local cost lo hi
+	read -r cost lo hi < <(printf '%s\n' "${ratios[@]}" | grep -v '^-$' | sort -n | awk '{v[NR] = $1} END {
+		if (NR == 0) { print "- - -"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.2f %.2f %.2f\n", (1 - m) * 100, (1 - v[NR]) * 100, (1 - v[1]) * 100}')
+	local verdict
+	verdict=$(awk -v c="$cost" -v lo="$lo" -v hi="$hi" 'BEGIN {
+		if (c == "-") print "no figure"
+		else if (hi < 1) print "ok: under 1 %, beyond noise"
+		else if (c < 1) print "ok: median under 1 %, within noise"
+		else if (lo >= 1) print "MISS: over 1 %, beyond noise"
+		else print "median over 1 %, within noise"}')
+	row "$engine: db-time sampler's cost in TPM (%)" "$cost ($lo to $hi)" "< 1" "$verdict" \
+		"${#ratios[@]} rounds, ratios ${ratios[*]}; before: $before; after: $(state)"
+}
+echo "== the database-time sampler's cost ($(state))"
+dbtime_cost postgres
+
+# The sampler's own CPU per sample: dbio's, and the server backend's that
+# answers it (pg_stat_activity copies every session's state out of shared
+# memory), on a server with 64 sessions, 8 of them in a statement.
+echo "== go test -bench BenchmarkDBTimeSample ($(state))"
+dtstate=$(state)
+dtout=$("$GO" test -run '^$' -bench 'BenchmarkDBTimeSample$' -benchtime 2000x ./internal/engine/postgres) || failed=1
+echo "$dtout" | grep '^Benchmark'
+read -r dtclient dtserver dtpct dtallocs < <(echo "$dtout" | awk '/^BenchmarkDBTimeSample/ {
+	for (i = 1; i < NF; i++) {u = $(i+1); if (u == "client-µs/sample") c = $i; if (u == "server-µs/sample") s = $i
+		if (u == "pct_core_at_10Hz") p = $i; if (u == "allocs/op") a = $i}} END {printf "%s %s %s %s\n", c, s, p, a}')
+row "postgres: db-time sampler at 10 Hz (% of one core)" "$dtpct" "< 1" "$(verdict "$dtpct" 1 lower)" \
+	"$dtstate; per sample: dbio $dtclient µs, server $dtserver µs, $dtallocs allocations"
 
 # TPC-C paced as the specification has it, at a study's scale: 100
 # warehouses, their 1,000 terminals keying and thinking, sharing 32
