@@ -194,8 +194,8 @@ for engine in postgres mariadb; do
 	fi
 done
 
-# The database-time sampler's cost (pg_stat_activity read ten times a
-# second): TPC-C on the same 4 warehouses with the sampler and without it
+# The database-time sampler's cost (pg_stat_activity, or MariaDB's
+# processlist, read ten times a second): TPC-C on the same 4 warehouses with the sampler and without it
 # (DBIO_DB_TIME=off), in rounds (BENCH_DBTIME_ROUNDS, default 6, each run
 # BENCH_DBTIME_STEP, default 20s, after a 5 s ramp-up), the pair's order
 # alternating from round to round so that a drift in the machine's load
@@ -235,14 +235,15 @@ dbtime_cost() {
 		ratios+=("$(awk -v a="$on" -v b="$off" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.4f\n", a / b }')")
 	done
 	rm -rf "$target"
-	local cost lo hi
-	read -r cost lo hi < <(printf '%s\n' "${ratios[@]}" | grep -v '^-$' | sort -n | awk '{v[NR] = $1} END {
-		if (NR == 0) { print "- - -"; exit }
+	local cost lo hi n
+	read -r cost lo hi n < <(printf '%s\n' "${ratios[@]}" | grep -v '^-$' | sort -n | awk '{v[NR] = $1} END {
+		if (NR == 0) { print "- - - 0"; exit }
 		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%.2f %.2f %.2f\n", (1 - m) * 100, (1 - v[NR]) * 100, (1 - v[1]) * 100}')
+		printf "%.2f %.2f %.2f %d\n", (1 - m) * 100, (1 - v[NR]) * 100, (1 - v[1]) * 100, NR}')
 	local verdict
-	verdict=$(awk -v c="$cost" -v lo="$lo" -v hi="$hi" 'BEGIN {
+	verdict=$(awk -v c="$cost" -v lo="$lo" -v hi="$hi" -v n="$n" 'BEGIN {
 		if (c == "-") print "no figure"
+		else if (n < 3) print "too few rounds to tell"
 		else if (hi < 1) print "ok: under 1 %, beyond noise"
 		else if (c < 1) print "ok: median under 1 %, within noise"
 		else if (lo >= 1) print "MISS: over 1 %, beyond noise"
@@ -250,8 +251,10 @@ dbtime_cost() {
 	row "$engine: db-time sampler's cost in TPM (%)" "$cost ($lo to $hi)" "< 1" "$verdict" \
 		"${#ratios[@]} rounds, ratios ${ratios[*]}; before: $before; after: $(state)"
 }
-echo "== the database-time sampler's cost ($(state))"
-dbtime_cost postgres
+for engine in postgres mariadb; do
+	echo "== the database-time sampler's cost on $engine ($(state))"
+	dbtime_cost "$engine"
+done
 
 # The sampler's own CPU per sample: dbio's, and the server backend's that
 # answers it (pg_stat_activity copies every session's state out of shared
