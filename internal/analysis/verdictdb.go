@@ -90,7 +90,7 @@ func judgeDatabase(s Signals, t Thresholds) results.Verdict {
 		what := s.ioWhat(c.Class)
 		v.Kind, head = storageKind(c.Class), "storage-bound on "+what
 		figure := pct(c.SharePct) + " of database time waited on " + what
-		if io-c.SharePct >= 0.5 {
+		if pct(io) != pct(c.SharePct) {
 			figure += " (" + pct(io) + " on storage in all)"
 		}
 		say(figure)

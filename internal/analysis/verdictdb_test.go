@@ -179,3 +179,13 @@ func TestJudgeDatabase(t *testing.T) {
 		})
 	}
 }
+
+// A storage-bound verdict states storage in all only where it reads
+// other than the class that took the most.
+func TestStorageInAllOnlyWhenItDiffers(t *testing.T) {
+	m := with(dbTime(4, 30, 0.2, 0.3, 69.6, 0, 0), cpus(40, 1, 30, 5, 2))
+	v := Conclude(*summaryOf(m, false)).Verdict
+	if want := "storage-bound on syncs: 70 % of database time waited on syncs"; v.Text != want {
+		t.Errorf("got %q, want %q", v.Text, want)
+	}
+}
