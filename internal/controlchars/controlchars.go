@@ -11,11 +11,22 @@ import (
 	"unicode/utf8"
 )
 
-// Find returns the first control character in s and its byte offset: a
-// C0 control (below U+0020, the tab and the line breaks among them), DEL
-// (U+007F), a C1 control (U+0080 to U+009F, which terminals obey too),
-// or Unicode's line and paragraph separators (U+2028, U+2029). ok is
-// false when s holds none.
+// Is says whether r acts on what displays it instead of printing as
+// itself: a C0 control (below U+0020, the tab and the line breaks among
+// them), DEL (U+007F), a C1 control (U+0080 to U+009F, which terminals
+// obey too), Unicode's line and paragraph separators (U+2028, U+2029), or
+// one of the bidirectional embeddings, overrides and isolates (U+202A to
+// U+202E, U+2066 to U+2069), which reorder the text around them so that
+// what a reader sees is not what the bytes say. This is the one rule:
+// input holding one is refused (Find, Check), text read back from disk
+// shows it as an escape (results.Printable).
+func Is(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029 ||
+		(r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069)
+}
+
+// Find returns the first control character in s (see Is) and its byte
+// offset. ok is false when s holds none.
 func Find(s string) (r rune, at int, ok bool) {
 	for i, c := range s {
 		if c == utf8.RuneError {
@@ -26,7 +37,7 @@ func Find(s string) (r rune, at int, ok bool) {
 			}
 			continue
 		}
-		if c < 0x20 || c == 0x7f || (c >= 0x80 && c <= 0x9f) || c == 0x2028 || c == 0x2029 {
+		if Is(c) {
 			return c, i, true
 		}
 	}
@@ -56,6 +67,9 @@ func name(r rune) string {
 		return "a NUL byte"
 	case 0x1b:
 		return "an escape character"
+	}
+	if r >= 0x202a && r <= 0x2069 {
+		return "a bidirectional text control"
 	}
 	return "a control character"
 }

@@ -22,6 +22,9 @@ func TestCheck(t *testing.T) {
 		{"ab\u2028", "holds a line break (U+2028) at byte 2"},
 		{"ab\u2029", "holds a line break (U+2029) at byte 2"},
 		{"a\xffb", ""},
+		{"evil\u202etxt.exe", "holds a bidirectional text control (U+202E) at byte 4"},
+		{"a\u2066b", "holds a bidirectional text control (U+2066) at byte 1"},
+		{"a\u200bb", ""},
 	}
 	for _, tt := range tests {
 		err := Check(tt.in)

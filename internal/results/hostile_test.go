@@ -293,7 +293,7 @@ func TestLoadMakesEveryStringPrintable(t *testing.T) {
 	writeRun(t, dir)
 	run := `{"schema_version":1,"kind":"tpcc\u001b[2J","status":"failed",` +
 		`"error":"clip\u001b]52;c;ZXZpbA==\u0007 \r\u001b[32mOK\u001b[0m\nnext line\ttab",` +
-		`"notes":["raw C1 ` + "\u009b" + `31m, DEL ` + "\x7f" + `, separators ` + "\u2028\u2029" + ` and \b\f"],` +
+		`"notes":["raw C1 ` + "\u009b" + `31m, DEL ` + "\x7f" + `, separators ` + "\u2028\u2029" + `, bidi ` + "\u202e\u2066" + ` and \b\f"],` +
 		`"config":{"name\u001b":"v\u0085"}}`
 	files := map[string]string{
 		"run.json":                      run,
@@ -312,7 +312,7 @@ func TestLoadMakesEveryStringPrintable(t *testing.T) {
 	checks := []struct{ got, want string }{
 		{l.Run.Kind, `tpcc\x1b[2J`},
 		{l.Run.Error, `clip\x1b]52;c;ZXZpbA==\x07 \r\x1b[32mOK\x1b[0m` + "\nnext line\ttab"},
-		{l.Run.Notes[0], `raw C1 \u009b31m, DEL \x7f, separators \u2028\u2029 and \x08\x0c`},
+		{l.Run.Notes[0], `raw C1 \u009b31m, DEL \x7f, separators \u2028\u2029, bidi \u202e\u2066 and \x08\x0c`},
 		{string(l.Run.Config), `{"name\\x1b":"v\\u0085"}`},
 		{l.Steps[0].Name, `users-1\x1b[H`},
 		{l.Series.Columns[0], `tpm\x1b[2J`},

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"dbio/internal/controlchars"
 )
 
 // Text read from a results directory reaches terminals (dbio runs, report,
@@ -14,11 +16,11 @@ import (
 // read: each control character becomes a visible escape ("\x1b", "\r",
 // "\u2028"). dbio writes none, so nothing it wrote changes.
 
-// isControl says whether r acts on a terminal instead of printing: C0
-// controls but tabs and newlines (messages and notes span lines), DEL, C1
-// controls, and the line and paragraph separators.
+// isControl says whether r acts on a terminal instead of printing, by
+// controlchars' one rule, except tabs and newlines: messages and notes
+// span lines.
 func isControl(r rune) bool {
-	return (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f || (r >= 0x80 && r <= 0x9f) || r == 0x2028 || r == 0x2029
+	return r != '\t' && r != '\n' && controlchars.Is(r)
 }
 
 // visible is the escape that shows the control character r.
