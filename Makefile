@@ -1,4 +1,4 @@
-# dbio: make run (the embedded default), make test, make bench, make install,
+# dbio: make run (the embedded default), make test, make bench, make fuzz, make install,
 # make screenshot (the README's picture of a report).
 # Each target installs what it needs (Debian 12, as root) only when missing.
 
@@ -15,7 +15,7 @@ GO = $(shell tail -n1 .deps-$@ 2>/dev/null)
 PREFIX ?= /usr/local
 BINDIR = $(PREFIX)/bin
 
-.PHONY: run test bench studies build install vet clean screenshot
+.PHONY: run test bench fuzz studies build install vet clean screenshot
 
 build: .deps-build
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
@@ -38,6 +38,12 @@ test: .deps-test
 bench: .deps-bench
 	$(GO) build $(BUILDFLAGS) -o $(BIN) ./cmd/dbio
 	./scripts/bench.sh $(GO)
+
+# Every native fuzz target for FUZZTIME each (default 30s), new inputs
+# minimized for at most FUZZMINIMIZE (default 2s); FUZZ picks targets by a
+# grep pattern on "package FuzzName".
+fuzz: .deps-fuzz
+	./scripts/fuzz.sh $(GO) $(or $(FUZZ),.)
 
 # docs/report.png, the README's picture of a report: a real short dbio quick
 # rendered by headless Chromium (about a minute and a half).

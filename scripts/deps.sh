@@ -4,6 +4,7 @@
 #   scripts/deps.sh bench    the above plus PostgreSQL and MariaDB server binaries
 #   scripts/deps.sh studies  the same as bench (make studies runs the examples)
 #   scripts/deps.sh screenshot  the run dependencies plus Chromium (make screenshot)
+#   scripts/deps.sh fuzz     the run dependencies (make fuzz: the parsers need nothing more)
 #   scripts/deps.sh test     the same servers, plus what the multi-host tests run
 #                            inside network namespaces (iproute2, openssh-server,
 #                            the node exporter), Chromium and sysbench
