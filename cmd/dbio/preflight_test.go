@@ -124,7 +124,7 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		}, []string{"--buffer-pool: applies to a server dbio runs", "--setting: applies to a server dbio runs", "--limit: applies to managed engines"}, []string{"S3cret"}},
 		{"--server-memory below what the server needs", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "postgres", "--target", e.target, "--buffer-pool", "256MB", "--server-memory", "128MB", "--users", "1,16", "--results", e.results}
-		}, []string{"--server-memory 128.0 MiB: postgres cannot start and serve 17 connections in it", "256.0 MiB of shared_buffers +", "17 connections × 4.0 MiB", "raise the cap"}, nil},
+		}, []string{"--server-memory 128.0 MiB: postgres cannot start and serve 18 connections in it", "256.0 MiB of shared_buffers +", "18 connections × 4.0 MiB", "raise the cap"}, nil},
 		{"--server-memory on an engine inside dbio", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "sqlite", "--target", e.target, "--server-memory", "1GB", "--results", e.results}
 		}, []string{"--server-memory 1.0 GiB: sqlite runs inside dbio, so there is no server to cap"}, nil},

@@ -203,6 +203,11 @@ type MemoryNeeds interface {
 // figure comes from, so that a run needing more is refused before it starts.
 type ConnectionLimit interface {
 	MaxConnections(o Options) (limit int, from string)
+	// OwnConnections is how many connections dbio itself holds on the
+	// server beside the users' while they run, and what for, to complete
+	// "and the 2 dbio reads ... on" ("the server's counters and its
+	// database time"); 0 for an engine that keeps none.
+	OwnConnections(o Options) (n int, what string)
 }
 
 // ExternalConnections is implemented by server engines: the

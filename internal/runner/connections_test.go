@@ -33,23 +33,28 @@ func TestConnectionProblems(t *testing.T) {
 		users    []int
 		openLoop bool
 		want     []string // substrings of the one problem; none for no problem
+		refuse   []string // substrings the problem must not hold
 	}{
 		{name: "a pool the managed server takes", eng: pg, w: paced(100, pool(32)), users: []int{1000}},
 		{name: "a pool beyond dbio's max_connections", eng: pg, w: paced(40, pool(400)), users: []int{400},
-			want: []string{"--pool 400", "make 401", "max_connections 300", "at most 299", "--setting max_connections=401"}},
+			want: []string{"--pool 400", "and the 2 dbio reads the server's counters and its database time on make 402", "max_connections 300", "at most 298", "--setting max_connections=402"}},
 		{name: "terminals with a connection each", eng: pg, w: paced(40, nil), users: []int{400},
 			want: []string{"--pool 400", "max_connections 300"}},
 		{name: "a pool beyond a max_connections setting", eng: pg, settings: map[string]string{"max_connections": "100"}, w: paced(20, pool(120)), users: []int{200},
 			want: []string{"--pool 120", "max_connections 100, as the max_connections setting gives it"}},
 		{name: "back-to-back users", eng: pg, w: tpcc.New(tpcc.Config{Warehouses: 10}), users: []int{8, 400},
-			want: []string{"--users: 400 users", "make 401", "--keying-thinking with --pool"}},
+			want: []string{"--users: 400 users", "make 402", "--keying-thinking with --pool"}},
 		{name: "an open-loop run sets no pool aside", eng: pg, w: paced(100, pool(32)), users: []int{1000}, openLoop: true,
 			want: []string{"--pool 32: an open-loop run", "1000 terminals", "max_connections 300"}},
 		{name: "an engine without a server", eng: sqlite.Engine{}, w: paced(100, nil), users: []int{1000}},
+		{name: "more users than SQLite serves", eng: sqlite.Engine{}, w: tpcc.New(tpcc.Config{Warehouses: 1}), users: []int{1025},
+			want: []string{"--users: 1025 users with a connection each make 1025 connections", "SQLite's ceiling", "--keying-thinking with --pool)"},
+			refuse: []string{"dbio reads", "--setting", "max_connections="}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := connectionProblems(flagForm, tc.eng, engine.Options{Settings: tc.settings}, userLoadOf(tc.w, tc.users, tc.openLoop))
+			o := engine.Options{Settings: tc.settings}
+			errs := connectionProblems(flagForm, tc.eng, o, userLoadOf(tc.w, tc.users, tc.openLoop, tc.eng, o))
 			var all []string
 			for _, e := range errs {
 				all = append(all, e.Error())
@@ -64,6 +69,11 @@ func TestConnectionProblems(t *testing.T) {
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("problems %q lack %q", got, w)
+				}
+			}
+			for _, r := range tc.refuse {
+				if strings.Contains(got, r) {
+					t.Errorf("problems %q hold %q", got, r)
 				}
 			}
 		})
@@ -86,7 +96,7 @@ func TestExternalServerLimitCheckedBeforeAnythingIsWritten(t *testing.T) {
 	if !IsBadInput(err) {
 		t.Fatalf("Run = %v, want a refusal as bad input", err)
 	}
-	for _, want := range []string{"--users: 400 users", "make 401", "max_connections 300, as the server at --dsn says", "--keying-thinking with --pool", "raise the server's max_connections to at least 401 in its own configuration"} {
+	for _, want := range []string{"--users: 400 users", "make 402", "max_connections 300, as the server at --dsn says", "--keying-thinking with --pool", "raise the server's max_connections to at least 402 in its own configuration"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("refusal %q lacks %q", err, want)
 		}
@@ -121,7 +131,7 @@ func TestPoolAskedOncePerUserCount(t *testing.T) {
 	for _, openLoop := range []bool{false, true} {
 		w := askedPools{tpcc.New(tpcc.Config{Warehouses: 40, KeyingThinking: true, Pool: &pool}), map[int]int{}}
 		users := []int{200, 400, 200, 800}
-		errs := connectionProblems(flagForm, pg, engine.Options{}, userLoadOf(w, users, openLoop))
+		errs := connectionProblems(flagForm, pg, engine.Options{}, userLoadOf(w, users, openLoop, pg, engine.Options{}))
 		if len(errs) == 0 {
 			t.Errorf("open loop %v: a pool of 400 on a server taking 300 passed", openLoop)
 		}

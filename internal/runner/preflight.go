@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -188,7 +189,7 @@ func (p Plan) userLoad() userLoad {
 	if p.Noisy != nil {
 		users = []int{p.Noisy.Users}
 	}
-	return userLoadOf(p.Workload, users, p.Pacing != nil || p.Goal != nil)
+	return userLoadOf(p.Workload, users, p.Pacing != nil || p.Goal != nil, p.Engine, p.EngineOptions)
 }
 
 func preflight(ctx context.Context, p Plan, load userLoad, sys target.SysFS) error {
@@ -254,10 +255,15 @@ type userLoad struct {
 	users    []int
 	openLoop bool
 	pools    map[int]int
+	// own is how many connections dbio holds beside the users', ownWhat
+	// what for (ownConnections).
+	own     int
+	ownWhat string
 }
 
-func userLoadOf(w workload.Workload, users []int, openLoop bool) userLoad {
+func userLoadOf(w workload.Workload, users []int, openLoop bool, e engine.Engine, o engine.Options) userLoad {
 	l := userLoad{users: users, openLoop: openLoop, pools: map[int]int{}}
+	l.own, l.ownWhat = ownConnections(e, o)
 	if m, ok := w.(workload.Monitored); ok {
 		for _, u := range users {
 			if _, asked := l.pools[u]; !asked {
@@ -270,13 +276,35 @@ func userLoadOf(w workload.Workload, users []int, openLoop bool) userLoad {
 
 // connections is how many connections dbio opens to a server at most
 // while users run: one per user, or the transaction monitor's pool when
-// terminals share connections, and the one its counters are read on.
+// terminals share connections, and dbio's own beside them (l.own).
 func (l userLoad) connections() int {
 	most := 0
 	for _, u := range l.users {
 		most = max(most, l.stepConnections(u))
 	}
-	return most + 1
+	return most + l.own
+}
+
+// ownConnections is how many connections dbio itself holds on e's server
+// beside the users', and what for: the engine says (a server's counters and
+// its database time), else the one its counters are read on.
+func ownConnections(e engine.Engine, o engine.Options) (int, string) {
+	if lim, ok := e.(engine.ConnectionLimit); ok {
+		return lim.OwnConnections(o)
+	}
+	return 1, "the server's counters"
+}
+
+// ownPhrase completes "N users with a connection each ... make M": the
+// connections dbio holds beside them, "" when it holds none.
+func (l userLoad) ownPhrase() string {
+	switch l.own {
+	case 0:
+		return ""
+	case 1:
+		return " and the one dbio reads " + l.ownWhat + " on"
+	}
+	return fmt.Sprintf(" and the %d dbio reads %s on", l.own, l.ownWhat)
 }
 
 // stepConnections is how many connections a step of users opens.
@@ -367,9 +395,28 @@ func connectionProblems(name func(string) string, e engine.Engine, o engine.Opti
 	}
 	limit, from := lim.MaxConnections(o)
 	if need := load.connections(); need > limit {
-		out = append(out, tooManyConnections(name, load, need, limit, from, fmt.Sprintf("raise max_connections (%s max_connections=%d)", name("setting"), need)))
+		raise := ""
+		if takesSetting(e, "max_connections", strconv.Itoa(need)) {
+			raise = fmt.Sprintf("raise max_connections (%s max_connections=%d)", name("setting"), need)
+		}
+		out = append(out, tooManyConnections(name, load, need, limit, from, raise))
 	}
 	return out
+}
+
+// takesSetting says whether e would take the setting name=value: SQLite
+// has no max_connections to raise, a server does.
+func takesSetting(e engine.Engine, name, value string) bool {
+	sc, ok := e.(engine.SettingsChecker)
+	return ok && len(sc.SettingProblems(context.Background(), map[string]string{name: value}, engine.Confinement{})) == 0
+}
+
+// orRaise is ", or " and how to raise the limit, "" when nothing can.
+func orRaise(raise string) string {
+	if raise == "" {
+		return ""
+	}
+	return ", or " + raise
 }
 
 // tooManyConnections says which setting asks for need connections, more
@@ -379,11 +426,11 @@ func tooManyConnections(name func(string) string, load userLoad, need, limit int
 	most := slices.Max(load.users)
 	conns := load.stepConnections(most)
 	if !load.openLoop && load.pools[most] > 0 {
-		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections and the one dbio reads the server's counters on make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it), or %s",
-			name("pool"), conns, most, conns, need, limit, from, name("pool"), limit-1, raise)
+		return fmt.Errorf("%s %d: the %d terminals' pool of %d connections%s make %d, more than the server accepts (max_connections %d, %s): set %s to at most %d (the terminals share it)%s",
+			name("pool"), conns, most, conns, load.ownPhrase(), need, limit, from, name("pool"), limit-load.own, orRaise(raise))
 	}
-	return fmt.Errorf("%s: %d users with a connection each and the one dbio reads the server's counters on make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s), or %s",
-		name("users"), most, need, limit, from, name("keying-thinking"), name("pool"), raise)
+	return fmt.Errorf("%s: %d users with a connection each%s make %d connections, more than the server accepts (max_connections %d, %s): run fewer users, let paced terminals share a pool (%s with %s)%s",
+		name("users"), most, load.ownPhrase(), need, limit, from, name("keying-thinking"), name("pool"), orRaise(raise))
 }
 
 // spaceProblems checks the free space p needs on its data target and for its results.
@@ -591,7 +638,8 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	options := engine.Options{BufferPool: eo.BufferPool, ServerMemory: eo.ServerMemory, Settings: eo.Settings}
 	servers := p.servers()
 	if eo.DSN == "" && p.Engine != nil {
-		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, userLoadOf(nil, p.Users, false).connections(), servers,
+		load := userLoadOf(nil, p.Users, false, p.Engine, options)
+		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, load.connections(), servers,
 			memlimit.SystemHost(sys.Sys))...)
 		if p.Noisy != nil {
 			// As the run's own preflight judges them, but before the suite's

@@ -24,6 +24,16 @@ func (e *Engine) MaxConnections(o engine.Options) (int, string) {
 	return e.own.Settings.ConfiguredMaxConnections(o.Settings, o.MaxConns)
 }
 
+// OwnConnections implements engine.ConnectionLimit: the connection the
+// server's counters are read on, and the one its database time is sampled
+// on (Activity) unless that is turned off.
+func (e *Engine) OwnConnections(o engine.Options) (int, string) {
+	if ActivityOff(o.Getenv) {
+		return 1, "the server's counters"
+	}
+	return 2, "the server's counters and its database time"
+}
+
 // ExternalMaxConnections implements engine.ExternalConnections: it
 // connects as the engine's ExternalAdmin does, reads max_connections and
 // disconnects.

@@ -46,6 +46,10 @@ func (Engine) MaxConnections(engine.Options) (int, string) {
 	return connectionLimit(lim.Cur)
 }
 
+// OwnConnections implements engine.ConnectionLimit: dbio reads no
+// counters of SQLite's on a connection, so it holds none beside the users'.
+func (Engine) OwnConnections(engine.Options) (int, string) { return 0, "" }
+
 // connectionLimit is MaxConnections for a process allowed openFiles open
 // files (0: unknown), and why.
 func connectionLimit(openFiles uint64) (int, string) {
