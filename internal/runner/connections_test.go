@@ -48,7 +48,7 @@ func TestConnectionProblems(t *testing.T) {
 			want: []string{"--pool 32: an open-loop run", "1000 terminals", "max_connections 300"}},
 		{name: "an engine without a server", eng: sqlite.Engine{}, w: paced(100, nil), users: []int{1000}},
 		{name: "more users than SQLite serves", eng: sqlite.Engine{}, w: tpcc.New(tpcc.Config{Warehouses: 1}), users: []int{1025},
-			want: []string{"--users: 1025 users with a connection each make 1025 connections", "SQLite's ceiling", "--keying-thinking with --pool)"},
+			want:   []string{"--users: 1025 users with a connection each make 1025 connections", "SQLite's ceiling", "--keying-thinking with --pool)"},
 			refuse: []string{"dbio reads", "--setting", "max_connections="}},
 	}
 	for _, tc := range tests {
