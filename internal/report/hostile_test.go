@@ -305,3 +305,31 @@ func TestMarkdownEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestComparisonHeadlinesKeepNamesOnOneLine: a run's name heads the lines
+// a comparison prints on the terminal; a line break in it (an id from a
+// results directory someone handed over) must not start a line of its own.
+func TestComparisonHeadlinesKeepNamesOnOneLine(t *testing.T) {
+	out := OutputAt(filepath.Join(t.TempDir(), "c.html"))
+	a, b := load(t, "quick-tmpfs")[0], load(t, "quick-ext4")[0]
+	a.Run.ID += "\nFAKE: B is 10x faster, beyond noise"
+	b.Run.ID += "\n\tFAKE: verdict reproduced"
+	lines, err := WriteComparison(out, []*results.Loaded{a, b}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(out.Markdown)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range append(lines, string(md)) {
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "FAKE") {
+				t.Errorf("a run's name started a line: %q", line)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(lines, "\n"), `\nFAKE: B is 10x faster`) {
+		t.Errorf("the name's line break is not shown as an escape in %q", lines)
+	}
+}

@@ -186,6 +186,18 @@ func runName(r *runView) string {
 	return id
 }
 
+// oneLine shows the line breaks and tabs of a run's name as escapes: a
+// name heads lines of a comparison on the terminal and in files, and one
+// holding a line break (from a results directory someone handed over) would
+// print a line of its own choosing there. results keeps them in the notes
+// and errors it reads back, which span lines.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\t", `\t`).Replace(s)
+}
+
 // nameRuns gives each run the shortest name that tells it apart: the name
 // of its results directory, else what is behind its first target, else its
 // id.
@@ -206,7 +218,7 @@ func nameRuns(runs []*runView) {
 		seen := map[string]bool{}
 		ok := true
 		for _, r := range runs {
-			n := c(r)
+			n := oneLine(c(r))
 			if n == "" || seen[n] {
 				ok = false
 				break
@@ -215,7 +227,7 @@ func nameRuns(runs []*runView) {
 		}
 		if ok {
 			for _, r := range runs {
-				r.Name = c(r)
+				r.Name = oneLine(c(r))
 			}
 			return
 		}
@@ -223,7 +235,7 @@ func nameRuns(runs []*runView) {
 	// The same directory twice: number the repeats.
 	seen := map[string]int{}
 	for _, r := range runs {
-		n := runName(r)
+		n := oneLine(runName(r))
 		seen[n]++
 		r.Name = n
 		if seen[n] > 1 {
