@@ -462,8 +462,8 @@ func dbTimeCompared(runs []*runView, rows []analysis.Row, id string) *table {
 		return nil
 	}
 	t := &table{ID: id, Title: "Database time by class per step: " + runLetters(runs),
-		Caption: "The database's own account of its time: the mean sessions in each class (1 is one session in it the whole step) and the class's share of database time. Neither is better higher or lower: a faster storage moves time from syncs to CPU. Shares move in points, sessions by their difference."}
-	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "class"}, {Name: "sessions", Numeric: true, Group: "A"}, {Name: "share %", Numeric: true, Group: "A"}}
+		Caption: "The database's own account of its time: the mean sessions in each class (1 is one session in it the whole step) and the class's share of database time. Neither is better higher or lower: a faster storage moves time from syncs to CPU. Shares move in points, sessions by their difference; a class no run spent time in is left out."}
+	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "class"}, {Name: "A sessions", Numeric: true, Group: "A"}, {Name: "A share %", Numeric: true, Group: "A"}}
 	for _, r := range runs[1:] {
 		g := r.Letter + " vs A"
 		t.Columns = append(t.Columns, column{Name: r.Letter + " sessions", Numeric: true, Group: g}, column{Name: r.Letter + " share %", Numeric: true, Group: g},
@@ -507,10 +507,11 @@ func dbTimeCompared(runs []*runView, rows []analysis.Row, id string) *table {
 			}
 			aS, aP := value(0)
 			cells := []cell{{Text: row.Label, Raw: row.Label}, textCell(name), numCell(aS, quantity), numCell(aP, percent)}
-			seen := !math.IsNaN(aS)
+			// A class no run spent time in is left out; "all" stays.
+			seen := aS > 0 || (c == "" && !math.IsNaN(aS))
 			for i := 1; i < len(runs); i++ {
 				bS, bP := value(i)
-				seen = seen || !math.IsNaN(bS)
+				seen = seen || bS > 0 || (c == "" && !math.IsNaN(bS))
 				cells = append(cells, numCell(bS, quantity), numCell(bP, percent), numCell(bS-aS, signed(quantity)), numCell(bP-aP, signed(percent)))
 			}
 			if seen {

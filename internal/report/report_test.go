@@ -46,6 +46,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	             three hosts of the namespaced test fleet (internal/testfleet)
 //	             sharing this machine's disk, twice; they keep each host's fio
 //	             IOPS and bandwidth logs too, which the fleet timelines read
+//	tpcc-postgres-dbtime-tmpfs, tpcc-postgres-dbtime-capped  dbio tpcc on
+//	             PostgreSQL, 1 warehouse, users 1,2,4, 2 s ramp-ups and 5 s
+//	             steps with the database's time by class, on tmpfs and on a
+//	             loop disk with --limit wiops=200, on a quiet machine
 //	tenants-fleet  dbio tpcc on PostgreSQL, 1 warehouse, 1 user, 8 s, as
 //	             tenants on two test hosts, with each host's own run.json,
 //	             series.csv and summaries under hosts/
@@ -161,6 +165,10 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"tpcc-postgres-memory", []string{"tpcc-postgres-memory"}},
 		{"tpcc-paced-sqlite", []string{"tpcc-paced-sqlite"}},
 		{"tpcc-goal-postgres", []string{"tpcc-goal-postgres"}},
+		// PostgreSQL with its database time by class, on a loop disk
+		// capped at 200 write IOPS: storage-bound on log syncs at every
+		// step, the cap bound in every second.
+		{"tpcc-postgres-dbtime-capped", []string{"tpcc-postgres-dbtime-capped"}},
 		{"two-runs", []string{"quick-tmpfs", "disk-curve"}},
 		// Runs on several hosts: the fleet's line and each host's, second
 		// by second.
@@ -193,6 +201,11 @@ func TestComparisonsMatchGolden(t *testing.T) {
 		// a 1 GB cap that does not: the memory groups side by side, the
 		// refaults compared, and the database-seen waits of both.
 		{"compare-memory", []string{"tpcc-postgres-memory", "tpcc-postgres-memory-1g"}, false},
+		// PostgreSQL on tmpfs (CPU-bound on the server's CPU from 2 users
+		// on), then capped at 200 write IOPS (storage-bound on log syncs):
+		// the comparison opens with the change of bottleneck and tables
+		// the database time by class.
+		{"compare-dbtime", []string{"tpcc-postgres-dbtime-tmpfs", "tpcc-postgres-dbtime-capped"}, false},
 		// Two fleets of three hosts: the fleets' rows, then each host's.
 		{"compare-fleet", []string{"disk-fleet-a", "disk-fleet-b"}, false},
 	}
