@@ -49,6 +49,11 @@ const (
 // judgeDatabase draws the verdict from the database's own account of its
 // time. Rules, in order:
 //
+//   - when the sessions were in the database less than ClientInsideBelow
+//     of their time (known from the step's load), no resource of the
+//     database limited them: CPU-bound on whose CPU it was when the CPUs
+//     were saturated (idle under CPUSaturatedIdleBelow) by other than the
+//     server (dbio, other processes, the hypervisor), else client-bound;
 //   - storage-bound when storage took at least StorageShareAbove of
 //     database time and no other group more: on the storage class that
 //     took the most (syncs, writes, data reads); memory-bound instead when
@@ -56,12 +61,9 @@ const (
 //     MemoryRefaultsAbove refaults a second;
 //   - lock-bound when locks took at least LockShareAbove and no other
 //     group more;
-//   - CPU-bound when the CPUs were saturated (idle under
-//     CPUSaturatedIdleBelow) and CPU took the most database time: the
-//     CPUs of whoever used the most of them (the server, dbio, other
-//     processes, the hypervisor);
-//   - client-bound when the sessions were in the database less than
-//     ClientInsideBelow of their time (known from the step's load);
+//   - CPU-bound when the CPUs were saturated and CPU took the most
+//     database time: the CPUs of whoever used the most of them (the
+//     server, dbio, other processes, the hypervisor);
 //   - otherwise not saturated.
 func judgeDatabase(s Signals, t Thresholds) results.Verdict {
 	a := *s.DB
@@ -73,14 +75,40 @@ func judgeDatabase(s Signals, t Thresholds) results.Verdict {
 	io, cpu, lock, other := a.IOShare(), a.Share(results.DBTimeCPU), a.Share(results.DBTimeLock), a.Share(results.DBTimeOther)
 	largest := func(x float64) bool { return x > 0 && x >= io && x >= cpu && x >= lock && x >= other }
 	saturated := s.IdlePct < CPUSaturatedIdleBelow
-	inside, knowInside := math.NaN(), s.Load != nil && s.Load.Sessions > 0
-	if knowInside {
+	outside := false
+	inside := math.NaN()
+	if s.Load != nil && s.Load.Sessions > 0 {
 		inside = 100 * a.Sessions / float64(s.Load.Sessions)
+		outside = inside < ClientInsideBelow
 	}
+	whoseKind, whose := s.cpuWhose()
 	var head string
 	var parts []string
 	say := func(words ...string) { parts = append(parts, strings.Join(words, " ")) }
+	cpuBound := func() {
+		v.Kind, head = whoseKind, "CPU-bound ("+whose+")"
+		say(pct(cpu), "of database time on CPU, idle", pct(s.IdlePct))
+		if outside {
+			parts[0] = "the sessions were in the database " + pct(inside) + " of their time, idle " + pct(s.IdlePct)
+		}
+		s.sayCPUs(say, v.Evidence)
+		if v.Kind == results.VerdictCPUDBIO && !s.InProcessEngine && s.DriverCPUPct >= t.DriverAbove {
+			say("run the load generator on another host to load the server fully")
+		}
+	}
 	switch {
+	case outside && saturated && whoseKind != results.VerdictCPUServer:
+		cpuBound()
+	case outside:
+		v.Kind, head = results.VerdictClient, "client-bound"
+		where := "the client (dbio) and the round trips"
+		switch {
+		case s.Load.Terminals:
+			where = "keying and think time"
+		case s.Load.Paced:
+			where = "waiting for the schedule's next start (" + rate(s.Load.OfferedTPS) + " tx/s offered)"
+		}
+		say("the sessions were in the database", pct(inside), "of their time ("+s.sessions(a.Sessions)+"); the rest went to", where)
 	case io >= StorageShareAbove && largest(io):
 		c, _ := a.LargestIO()
 		if m := s.Memory; c.Class == results.DBTimeIORead && m != nil && m.Bound && m.RefaultsPerS >= MemoryRefaultsAbove {
@@ -103,24 +131,7 @@ func judgeDatabase(s Signals, t Thresholds) results.Verdict {
 		say(pct(lock), "of database time waited on locks held by other sessions")
 		say(s.sessions(a.Sessions))
 	case saturated && largest(cpu):
-		var whose string
-		v.Kind, whose = s.cpuWhose()
-		head = "CPU-bound (" + whose + ")"
-		say(pct(cpu), "of database time on CPU, idle", pct(s.IdlePct))
-		s.sayCPUs(say, v.Evidence)
-		if v.Kind == results.VerdictCPUDBIO && !s.InProcessEngine && s.DriverCPUPct >= t.DriverAbove {
-			say("run the load generator on another host to load the server fully")
-		}
-	case knowInside && inside < ClientInsideBelow:
-		v.Kind, head = results.VerdictClient, "client-bound"
-		where := "the client (dbio) and the round trips"
-		switch {
-		case s.Load.Terminals:
-			where = "keying and think time"
-		case s.Load.Paced:
-			where = "waiting for the schedule's next start (" + rate(s.Load.OfferedTPS) + " tx/s offered)"
-		}
-		say("the sessions were in the database", pct(inside), "of their time ("+s.sessions(a.Sessions)+"); the rest went to", where)
+		cpuBound()
 	default:
 		v.Kind, head = results.VerdictNotSaturated, "not saturated"
 		say(s.sessions(a.Sessions) + ", " + pct(cpu) + " of database time on CPU, " + pct(io) + " on storage")
