@@ -52,8 +52,8 @@ const (
 //   - when the sessions were in the database less than ClientInsideBelow
 //     of their time (known from the step's load), no resource of the
 //     database limited them: CPU-bound on whose CPU it was when the CPUs
-//     were saturated (idle under CPUSaturatedIdleBelow) by other than the
-//     server (dbio, other processes, the hypervisor), else client-bound;
+//     were saturated (idle under CPUSaturatedIdleBelow), else
+//     client-bound;
 //   - storage-bound when storage took at least StorageShareAbove of
 //     database time and no other group more: on the storage class that
 //     took the most (syncs, writes, data reads); memory-bound instead when
@@ -97,7 +97,10 @@ func judgeDatabase(s Signals, t Thresholds) results.Verdict {
 		}
 	}
 	switch {
-	case outside && saturated && whoseKind != results.VerdictCPUServer:
+	case outside && saturated:
+		// The sessions waited outside the database for a CPU: the
+		// client's (dbio's) turn to run, or the server's to read their
+		// next statement, comes later on saturated CPUs.
 		cpuBound()
 	case outside:
 		v.Kind, head = results.VerdictClient, "client-bound"
