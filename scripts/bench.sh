@@ -256,18 +256,22 @@ for engine in postgres mariadb; do
 	dbtime_cost "$engine"
 done
 
-# The sampler's own CPU per sample: dbio's, and the server backend's that
-# answers it (pg_stat_activity copies every session's state out of shared
-# memory), on a server with 64 sessions, 8 of them in a statement.
-echo "== go test -bench BenchmarkDBTimeSample ($(state))"
-dtstate=$(state)
-dtout=$("$GO" test -run '^$' -bench 'BenchmarkDBTimeSample$' -benchtime 2000x ./internal/engine/postgres) || failed=1
-echo "$dtout" | grep '^Benchmark'
-read -r dtclient dtserver dtpct dtallocs < <(echo "$dtout" | awk '/^BenchmarkDBTimeSample/ {
-	for (i = 1; i < NF; i++) {u = $(i+1); if (u == "client-µs/sample") c = $i; if (u == "server-µs/sample") s = $i
-		if (u == "pct_core_at_10Hz") p = $i; if (u == "allocs/op") a = $i}} END {printf "%s %s %s %s\n", c, s, p, a}')
-row "postgres: db-time sampler at 10 Hz (% of one core)" "$dtpct" "< 1" "$(verdict "$dtpct" 1 lower)" \
-	"$dtstate; per sample: dbio $dtclient µs, server $dtserver µs, $dtallocs allocations"
+# The sampler's own CPU per sample: dbio's, and the server's that answers
+# it (PostgreSQL's backend copies every session's state out of shared
+# memory for pg_stat_activity; MariaDB's thread walks every connection for
+# SHOW PROCESSLIST), on a server with 64 sessions, 8 of them in a statement.
+for dtpair in "postgres postgres" "mariadb mysql"; do
+	read -r dtengine dtpkg <<<"$dtpair"
+	echo "== go test -bench BenchmarkDBTimeSample ./internal/engine/$dtpkg ($(state))"
+	dtstate=$(state)
+	dtout=$("$GO" test -run '^$' -bench 'BenchmarkDBTimeSample$' -benchtime 2000x "./internal/engine/$dtpkg") || failed=1
+	echo "$dtout" | grep '^Benchmark'
+	read -r dtclient dtserver dtpct dtallocs < <(echo "$dtout" | awk '/^BenchmarkDBTimeSample/ {
+		for (i = 1; i < NF; i++) {u = $(i+1); if (u == "client-µs/sample") c = $i; if (u == "server-µs/sample") s = $i
+			if (u == "pct_core_at_10Hz") p = $i; if (u == "allocs/op") a = $i}} END {printf "%s %s %s %s\n", c, s, p, a}')
+	row "$dtengine: db-time sampler at 10 Hz (% of one core)" "$dtpct" "< 1" "$(verdict "$dtpct" 1 lower)" \
+		"$dtstate; per sample: dbio $dtclient µs, server $dtserver µs, $dtallocs allocations"
+done
 
 # TPC-C paced as the specification has it, at a study's scale: 100
 # warehouses, their 1,000 terminals keying and thinking, sharing 32

@@ -421,3 +421,103 @@ func TestDBTimeCommitsOnSlowStorageAreIOSync(t *testing.T) {
 		t.Errorf("%.0f commits waited %.0f ms for the log sync: want commits, each waiting 5 ms or more, in all no more than the database time %.1f s", commits, ms, d.total())
 	}
 }
+
+// BenchmarkDBTimeSample measures one sample as the sampler takes it, ten a
+// second, on a server with 64 sessions connected, 8 of them in a
+// statement: the CPU it costs dbio's process and the server's thread that
+// answers it (SHOW PROCESSLIST copies every session's state), per sample,
+// and both together in % of one core at 10 Hz.
+func BenchmarkDBTimeSample(b *testing.B) {
+	e := realEngine(b)
+	ctx := context.Background()
+	inst, err := e.Start(ctx, engine.Placement{Data: reachableTarget(b, "data")}, engine.Options{Settings: smallRedo})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer inst.Stop(ctx)
+	in := inst.(*Instance)
+	busy, cancel := context.WithCancel(ctx)
+	var g errgroup.Group
+	var conns []*sql.Conn
+	defer func() {
+		// The sleeping statements end first: a connection closes only
+		// once its statement has returned.
+		cancel()
+		g.Wait()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for i := range 64 {
+		c, err := in.DB().Conn(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, c)
+		if err := c.PingContext(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if i < 8 {
+			g.Go(func() error {
+				c.ExecContext(busy, "SELECT SLEEP(3600)") // ends when busy does
+				return nil
+			})
+		}
+	}
+	p, err := connectActivityProbe(ctx, in.admin, in.Facts.Database)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer p.Close()
+	var tid int
+	if err := p.conn.QueryRowContext(ctx, "SELECT THREAD_OS_ID FROM performance_schema.threads WHERE PROCESSLIST_ID = CONNECTION_ID()").Scan(&tid); err != nil {
+		b.Fatal(err)
+	}
+	thread := filepath.Join(strconv.Itoa(in.ServerPID()), "task", strconv.Itoa(tid))
+	sessions := make([]float64, len(results.DBTimeClasses()))
+	for sessions[p.index[results.DBTimeOther]] < 8 {
+		clear(sessions)
+		if err := p.Sample(ctx, sessions); err != nil {
+			b.Fatal(err)
+		}
+	}
+	clientBefore, serverBefore := threadCPU(b, "self"), threadCPU(b, thread)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		clear(sessions)
+		if err := p.Sample(ctx, sessions); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	client := (threadCPU(b, "self") - clientBefore) / time.Duration(b.N)
+	server := (threadCPU(b, thread) - serverBefore) / time.Duration(b.N)
+	if sessions[p.index[results.DBTimeOther]] != 8 {
+		b.Errorf("the last sample found %v sessions by class, want the 8 sleeping ones", sessions)
+	}
+	b.ReportMetric(float64(client.Microseconds()), "client-µs/sample")
+	b.ReportMetric(float64(server.Microseconds()), "server-µs/sample")
+	// CPU per second of wall time at ten samples a second, in % of one core.
+	b.ReportMetric(float64(10*(client+server))/float64(time.Second)*100, "pct_core_at_10Hz")
+}
+
+// threadCPU is the user and system time a process or thread (a /proc
+// entry: "self", PID or PID/task/TID) has used.
+func threadCPU(b *testing.B, proc string) time.Duration {
+	b.Helper()
+	stat, err := os.ReadFile(filepath.Join("/proc", proc, "stat"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command's name, which may hold spaces: utime
+	// and stime are the 14th and 15th of the line, in clock ticks.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		b.Fatalf("/proc/%s/stat: %v %v", proc, err1, err2)
+	}
+	const userHZ = 100 // the kernel's USER_HZ, fixed on Linux
+	return time.Duration(utime+stime) * time.Second / userHZ
+}
