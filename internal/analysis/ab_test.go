@@ -256,9 +256,9 @@ func TestABReadsTheDatabaseTime(t *testing.T) {
 	}
 }
 
-// iowait is shown in comparisons, never called better or worse.
+// iowait is shown in comparisons and findings, never called better or worse.
 func TestIOWaitIsNeitherBetterNorWorse(t *testing.T) {
-	for _, m := range WorkloadMetrics(nil) {
+	for _, m := range append(WorkloadMetrics(nil), expectMetrics()...) {
 		if m.ID == "cpu-iowait" && m.Better != Neither {
 			t.Errorf("cpu-iowait is better %v, want neither", m.Better)
 		}
