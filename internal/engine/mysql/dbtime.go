@@ -341,13 +341,20 @@ func (in *Instance) startDBTime(ctx context.Context, o engine.Options) {
 // server is configured to show them all (fileWaitSettings).
 func dbTimeBlind(ctx context.Context, db *sql.DB) []string {
 	var notes []string
+	const unseen = "so InnoDB's data file reads count as CPU and its data file writes and syncs are not seen"
+	var on bool
 	var enabled, timed string
-	err := db.QueryRowContext(ctx, statsMarker+"SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = '"+dataFile+"'").Scan(&enabled, &timed)
+	err := db.QueryRowContext(ctx, statsMarker+"SELECT @@performance_schema").Scan(&on)
+	if err == nil && on {
+		err = db.QueryRowContext(ctx, statsMarker+"SELECT ENABLED, TIMED FROM performance_schema.setup_instruments WHERE NAME = '"+dataFile+"'").Scan(&enabled, &timed)
+	}
 	switch {
+	case err == nil && !on:
+		notes = append(notes, "database time: performance_schema is off on this server, "+unseen+"; start the server with performance_schema=ON and performance-schema-instrument='wait/io/file/innodb/%=ON' to see them")
 	case err != nil:
-		notes = append(notes, "database time: performance_schema is off or unreadable on this server ("+shortErr(err)+"), so InnoDB's data file reads count as CPU and its data file writes and syncs are not seen; start the server with performance_schema=ON and performance-schema-instrument='wait/io/file/innodb/%=ON' to see them")
+		notes = append(notes, "database time: performance_schema cannot be read ("+shortErr(err)+"), "+unseen)
 	case enabled != "YES" || timed != "YES":
-		notes = append(notes, "database time: the server does not time InnoDB's data file I/O ("+dataFile+" enabled "+enabled+", timed "+timed+"), so its data file reads count as CPU and its writes and syncs are not seen; UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' WHERE NAME LIKE 'wait/io/file/innodb/%' to see them")
+		notes = append(notes, "database time: the server does not time InnoDB's data file I/O ("+dataFile+" enabled "+enabled+", timed "+timed+"), "+unseen+"; UPDATE performance_schema.setup_instruments SET ENABLED = 'YES', TIMED = 'YES' WHERE NAME LIKE 'wait/io/file/innodb/%' to see them")
 	}
 	if on, err := rowLockMetricOn(ctx, db); err != nil || !on {
 		why := "is disabled"

@@ -13,6 +13,9 @@ import (
 // rest of performance_schema down to nothing: at max_connections 300 its
 // statement, stage, memory and table instruments take about 110 MB, which a
 // server whose memory is capped would miss; what remains takes about 20 MB.
+// InnoDB's mutexes and rwlocks stay untimed: timing them cost more than 1 %
+// of TPC-C's throughput for waits of about 2 % of its database time (see
+// docs/verdict.md).
 func fileWaitSettings(f flavour) []setting {
 	why := "the database's own file I/O waits, recorded per second"
 	s := []setting{
