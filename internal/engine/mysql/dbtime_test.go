@@ -304,7 +304,11 @@ func TestDBTimeOnARealServer(t *testing.T) {
 		if err := ext.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
-		<-x.dbTime.activity.Done()
+		select {
+		case <-x.dbTime.activity.Done():
+		case <-time.After(time.Minute):
+			t.Fatal("the sampling goroutine outlived the instance's Stop")
+		}
 		for deadline := time.Now().Add(time.Minute); probes() != before; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("the sampler's connection outlived the instance's Stop")
