@@ -890,7 +890,7 @@ func TestFioKilledInADiskRun(t *testing.T) {
 			target, base := faultDirs(t)
 			p := startDBIO(t, "disk", "--target", target, "--results", base, "--profile", "four-corners",
 				"--size", "64M", "--runtime", "3s", "--ramp-time", "0s")
-			p.waitLine("[2/6]")
+			p.waitLine("[2/") // the second point has started, whatever the profile's count
 			var fio int
 			if victim == "fio" {
 				// Its jobs forked and setting up: orphaned now, they would wait forever.

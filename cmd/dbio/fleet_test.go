@@ -95,7 +95,7 @@ func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			base := t.TempDir()
 			p := startDBIO(t, fleetDisk(t, f, base, "60s")...)
-			p.waitLine("[1/6]")
+			p.waitLine("[1/") // the first point has started, whatever the profile's count
 			// The fio servers run the first point's jobs: a server and the
 			// process it forked for the client's connection on every host.
 			p.waitFor("fio jobs on every host", func() bool {
