@@ -3,8 +3,10 @@ package testenv
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -128,5 +130,37 @@ func check(t *testing.T, what, got, want string) {
 	}
 	if want != "" && !strings.Contains(got, want) {
 		t.Errorf("%s %q, want it to contain %q", what, got, want)
+	}
+}
+
+// A test that loads the machine waits for the timing tests to end, and
+// timing tests run side by side.
+func TestMachineLock(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	try := func(how int) error {
+		f, err := os.OpenFile(machineLock(), os.O_RDWR|os.O_CREATE, 0o666)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+	}
+	t.Run("quiet", func(t *testing.T) {
+		QuietMachine(t)
+		if err := try(syscall.LOCK_SH); err != nil {
+			t.Errorf("a second timing test cannot run beside the first: %v", err)
+		}
+		if err := try(syscall.LOCK_EX); err == nil {
+			t.Error("a test that loads the machine could start beside a timing test")
+		}
+	})
+	t.Run("load", func(t *testing.T) {
+		LoadMachine(t)
+		if err := try(syscall.LOCK_SH); err == nil {
+			t.Error("a timing test could start beside a test that loads the machine")
+		}
+	})
+	if err := try(syscall.LOCK_EX); err != nil {
+		t.Errorf("the lock outlives the tests that held it: %v", err)
 	}
 }
