@@ -166,8 +166,12 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 			if svcRise >= stall/2 {
 				t.Errorf("the service p99 rose by %v across a %v stall; want it unmoved, as only the transactions in hand saw the stall", svcRise, stall)
 			}
-			if hit.Pacing.Late <= base.Pacing.Late {
-				t.Errorf("%d transactions started late in the stalled step, %d without a stall; want the ones scheduled during the stall", hit.Pacing.Late, base.Pacing.Late)
+			// Every transaction scheduled during the stall starts late: at
+			// least most of them are counted, whatever a busy machine made
+			// late in the step besides (the step without a stall may have
+			// as many of those).
+			if during := int64(stall.Seconds() * hit.Pacing.OfferedTPS * 3 / 4); hit.Pacing.Late < during {
+				t.Errorf("%d transactions started late in the stalled step; want at least %d of the ones scheduled during the %v stall", hit.Pacing.Late, during, stall)
 			}
 			// What the step returned is what the results directory holds.
 			l, err := results.Load(st.rec.Dir.Path)
