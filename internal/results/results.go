@@ -162,6 +162,30 @@ type LoadReport struct {
 	BytesWritten int64   `json:"bytes_written"`
 	MBPerSec     float64 `json:"mb_per_sec"`
 	Reused       bool    `json:"reused,omitempty"`
+	// Dataset is which data the run used, loaded or reused, as the load
+	// recorded it in the database; absent from runs of older dbio.
+	Dataset *Dataset `json:"dataset,omitempty"`
+}
+
+// Dataset is the identity of a workload's data: what a load recorded in
+// the database beside the data, so that a later run with --reuse keeps
+// only data that is what it would load itself.
+type Dataset struct {
+	Workload string `json:"workload"`
+	// LoaderVersion is the version of the workload's loader, which changes
+	// whenever it generates other data from the same settings.
+	LoaderVersion int    `json:"loader_version"`
+	Seed          uint64 `json:"seed"`
+	// Settings are the workload's other settings the data depends on, its
+	// scale first, each by the flag that sets it.
+	Settings []DatasetSetting `json:"settings"`
+}
+
+// DatasetSetting is one setting a dataset was loaded with: the flag's name
+// ("warehouses", "table-size") and its value as the flag takes it.
+type DatasetSetting struct {
+	Flag  string `json:"flag"`
+	Value string `json:"value"`
 }
 
 // Figure is one headline number of a step (TPM, NOPM, IOPS...).
