@@ -13,8 +13,8 @@ type Loading struct {
 	// LoadWorkers is how many parts (tables, relations, warehouses) load
 	// at once; 0 lets the engine's backend choose.
 	LoadWorkers int `json:"load_workers" toml:"load_workers"`
-	// Reuse keeps data dbio loaded before at the same size instead of
-	// rebuilding it.
+	// Reuse keeps data dbio loaded before with the same identity (see
+	// CheckReuse) instead of rebuilding it.
 	Reuse bool `json:"reuse" toml:"-"`
 }
 

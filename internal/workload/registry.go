@@ -116,7 +116,7 @@ type Built struct {
 	SpaceNeeded uint64
 	// Users are the run's steps (Settings.Steps).
 	Users []int
-	// Reuse keeps a dataset already loaded at the same scale (Loading's,
+	// Reuse keeps a dataset already loaded with the same identity (Loading's,
 	// set by Build).
 	Reuse bool
 	// Ceiling, when set, ends a stepping run at a response-time ceiling

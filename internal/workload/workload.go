@@ -26,8 +26,10 @@ type Workload interface {
 	Name() string
 	// TxTypes names the transaction types; a session records by index.
 	TxTypes() []string
-	// Prepare builds the dataset on inst, or verifies and reuses one already
-	// there at the same scale.
+	// Prepare builds the dataset on inst, or, when the run reuses data,
+	// keeps one already there whose identity (see CheckReuse) is the
+	// run's, refusing one that differs with a *ReuseRefused before it
+	// writes anything.
 	Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (LoadStats, error)
 	// NewSession starts virtual user number user (0-based).
 	NewSession(ctx context.Context, inst engine.Instance, user int, rec *metrics.Recorder) (Session, error)
@@ -82,6 +84,9 @@ type LoadStats struct {
 	Scale    int
 	Duration time.Duration
 	Reused   bool
+	// Dataset is the identity of the data loaded or reused, as recorded
+	// in the database.
+	Dataset results.Dataset
 }
 
 // CheckResult is one consistency condition's verdict.

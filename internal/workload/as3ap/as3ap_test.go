@@ -2,8 +2,11 @@ package as3ap
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 // generated returns every row of relation t for rows rows.
@@ -201,10 +205,85 @@ func TestLoad(t *testing.T) {
 				t.Errorf("%s = %d, want %d", q, got, want)
 			}
 		}
-		reuse := cfg
-		reuse.Reuse = true
-		if st, err := New(reuse).Prepare(context.Background(), inst, io.Discard); err != nil || !st.Reused {
-			t.Errorf("reuse: %+v, %v", st, err)
+	})
+}
+
+// TestReuse: --reuse keeps relations loaded with the run's identity, and
+// refuses, having written nothing, relations of another row count, seed or
+// loader version, and relations an older dbio loaded.
+func TestReuse(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, inst engine.Instance) {
+		cfg := smallConfig()
+		w := prepare(t, inst, cfg)
+		want := workload.NewDataset("as3ap", loaderVersion, 3, [2]string{"rows", "2000"})
+		if got := cfg.dataset(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("dataset %+v, want %+v", got, want)
+		}
+		// Values no load makes: a load would replace them.
+		if _, err := inst.DB().Exec("UPDATE hundred SET col_int = -7"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			// change is what the run asks for beside the load's settings;
+			// edit changes the load's record before the run, undo after.
+			change     func(*Config)
+			edit, undo string
+			// differs is the part named (empty when kept), msg in the refusal.
+			differs, msg string
+		}{
+			{name: "same identity kept"},
+			{name: "another seed", change: func(c *Config) { c.Seed = 4 }, differs: "seed", msg: "(seed 3 there, 4 for this run): load afresh without --reuse, or run with --seed 3"},
+			{name: "more rows", change: func(c *Config) { c.Rows = 3000 }, differs: "rows", msg: "(rows 2000 there, 3000 for this run): load afresh without --reuse, or run with --rows 2000"},
+			{name: "another loader version", edit: "UPDATE dbio_as3ap_meta SET v = '0' WHERE k = 'loader_version'",
+				undo:    "UPDATE dbio_as3ap_meta SET v = '" + strconv.Itoa(loaderVersion) + "' WHERE k = 'loader_version'",
+				differs: "loader version", msg: "(loader version 0 there, " + strconv.Itoa(loaderVersion) + " for this run): load afresh without --reuse"},
+			{name: "an older dbio's relations", edit: "DELETE FROM dbio_as3ap_meta WHERE k IN ('workload', 'loader_version')",
+				undo: "INSERT INTO dbio_as3ap_meta (k, v) VALUES ('workload', 'as3ap'), ('loader_version', '" + strconv.Itoa(loaderVersion) + "')",
+				msg:  "loaded by an older dbio"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				run := cfg
+				run.Reuse = true
+				if tc.change != nil {
+					tc.change(&run)
+				}
+				if tc.edit != "" {
+					if _, err := inst.DB().Exec(tc.edit); err != nil {
+						t.Fatal(err)
+					}
+					defer func() {
+						if _, err := inst.DB().Exec(tc.undo); err != nil {
+							t.Fatal(err)
+						}
+					}()
+				}
+				before, _ := sqlclient.ReadMeta(context.Background(), inst.DB(), "dbio_as3ap_meta")
+				w2 := New(run)
+				st, err := w2.Prepare(context.Background(), inst, io.Discard)
+				if tc.msg == "" {
+					if err != nil || !st.Reused || !reflect.DeepEqual(st.Dataset, want) {
+						t.Fatalf("reuse: %+v, %v; want the relations kept, dataset %+v", st, err, want)
+					}
+					if w2.baseline != w.baseline {
+						t.Errorf("baseline sum %d on reuse, %d after the load", w2.baseline, w.baseline)
+					}
+				} else {
+					var refused *workload.ReuseRefused
+					if !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.msg) {
+						t.Fatalf("got %+v, %v; want a refusal saying %q", st, err, tc.msg)
+					}
+					if tc.differs != "" && (len(refused.Differences) != 1 || refused.Differences[0].Name != tc.differs) {
+						t.Errorf("differences %+v, want %s alone", refused.Differences, tc.differs)
+					}
+				}
+				if n := queryInt(t, inst, "SELECT COUNT(*) FROM hundred WHERE col_int = -7"); n != 2000 {
+					t.Errorf("hundred keeps %d of the run's 2000 values: the relations were written", n)
+				}
+				if after, _ := sqlclient.ReadMeta(context.Background(), inst.DB(), "dbio_as3ap_meta"); !reflect.DeepEqual(after, before) {
+					t.Errorf("the load's record became %v, was %v", after, before)
+				}
+			})
 		}
 	})
 }

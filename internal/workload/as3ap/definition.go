@@ -33,7 +33,7 @@ apart.`,
 		Loading: workload.LoadingHelp{
 			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
 			LoadWorkers: "relations loaded in parallel (0: engine's best)",
-			Reuse:       "keep relations already loaded by dbio at this row count instead of rebuilding them",
+			Reuse:       "keep the relations dbio loaded here with the same --rows and --seed (by this loader version) instead of loading them again; other data is refused",
 		},
 		New: func() workload.Settings { return &Settings{Config: DefaultConfig(), Stepping: DefaultStepping()} },
 	}

@@ -8,23 +8,37 @@ import (
 	"strconv"
 
 	"dbio/internal/engine"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sqlclient"
 )
 
+// loaderVersion is recorded with every load (see workload.CheckReuse):
+// raise it whenever the loader makes other relations or rows from the same
+// row count and seed, so that --reuse refuses the relations of another
+// version. TestLoaderFingerprint fails until it is raised.
+const loaderVersion = 1
+
+// dataset is the identity of the relations this configuration loads.
+func (c Config) dataset() results.Dataset {
+	return workload.NewDataset("as3ap", loaderVersion, c.Seed, [2]string{"rows", strconv.Itoa(c.Rows)})
+}
+
 // Prepare implements workload.Workload: it creates the four relations with
 // Rows rows each, then their indexes, or with Reuse keeps relations dbio
-// loaded before at the same row count. Either way it notes the sum the
-// consistency check starts from.
+// loaded before with the same identity (row count, seed, loader version)
+// and refuses others. Either way it notes the sum the consistency check
+// starts from.
 func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (workload.LoadStats, error) {
 	d, err := w.dialect(inst)
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
+	dataset := w.cfg.dataset()
 	load := sqlclient.Load{
 		// dbio_as3ap_meta records what dbio loaded, so a later run can reuse the relations.
 		MetaTable: "dbio_as3ap_meta",
-		Record:    [][2]string{{"rows", strconv.Itoa(w.cfg.Rows)}, {"seed", strconv.FormatUint(w.cfg.Seed, 10)}},
+		Record:    workload.DatasetRecord(dataset),
 		Tables: func() []sqlclient.Table {
 			gen := newGenerator(w.cfg.Rows, w.cfg.Seed)
 			tables := make([]sqlclient.Table, len(relations))
@@ -36,7 +50,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 		Workers: w.cfg.LoadWorkers,
 	}
 	if w.cfg.Reuse {
-		load.Reusable = func(meta map[string]string) bool { return meta["rows"] == strconv.Itoa(w.cfg.Rows) }
+		load.Reuse = func(meta map[string]string) error { return workload.CheckReuse(meta, dataset) }
 	}
 	reused, took, err := d.Prepare(ctx, inst.DB(), load, log)
 	if err != nil {
@@ -47,9 +61,9 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	}
 	if reused {
 		fmt.Fprintf(log, "reusing the AS3AP relations of %d rows already loaded\n", w.cfg.Rows)
-		return workload.LoadStats{Scale: w.cfg.Rows, Reused: true}, nil
+		return workload.LoadStats{Scale: w.cfg.Rows, Reused: true, Dataset: dataset}, nil
 	}
-	return workload.LoadStats{Rows: int64(len(relations)) * int64(w.cfg.Rows), Scale: w.cfg.Rows, Duration: took}, nil
+	return workload.LoadStats{Rows: int64(len(relations)) * int64(w.cfg.Rows), Scale: w.cfg.Rows, Duration: took, Dataset: dataset}, nil
 }
 
 // setBaseline notes SUM(col_signed) of updates before the run.

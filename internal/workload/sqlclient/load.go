@@ -206,9 +206,10 @@ type Load struct {
 	// load is never kept; Record is what it records.
 	MetaTable string
 	Record    [][2]string
-	// Reusable says whether an earlier load, as its record says, may stay;
-	// nil never keeps one.
-	Reusable func(meta map[string]string) bool
+	// Reuse, when set, is asked of an earlier complete load's record: nil
+	// keeps that load, an error refuses it and Prepare returns the error
+	// having written nothing. Nil never keeps one.
+	Reuse func(meta map[string]string) error
 	// Stale lists the tables an earlier load left (as its record says)
 	// beyond this load's own, to be dropped with them; nil when none.
 	Stale func(meta map[string]string) []string
@@ -220,13 +221,17 @@ type Load struct {
 
 // Prepare keeps an earlier load that l may reuse (reused is then true), or
 // drops it and loads l's tables, logging each as it finishes, then records
-// the load; took is how long loading took.
+// the load; took is how long loading took. An earlier load l's Reuse
+// refuses is its error, with nothing written.
 func (d *Dialect) Prepare(ctx context.Context, db *sql.DB, l Load, log io.Writer) (reused bool, took time.Duration, err error) {
 	meta := map[string]string{}
-	if l.Reusable != nil || l.Stale != nil {
+	if l.Reuse != nil || l.Stale != nil {
 		var ok bool
 		meta, ok = ReadMeta(ctx, db, l.MetaTable)
-		if ok && l.Reusable != nil && l.Reusable(meta) {
+		if ok && l.Reuse != nil {
+			if err := l.Reuse(meta); err != nil {
+				return false, 0, err
+			}
 			return true, 0, nil
 		}
 	}

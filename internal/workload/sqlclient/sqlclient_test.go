@@ -383,8 +383,9 @@ func TestTx(t *testing.T) {
 	}
 }
 
-// TestPrepare loads, keeps and replaces a load as its record allows, and
-// drops the tables an earlier, larger load left.
+// TestPrepare loads, keeps and replaces a load as its record allows, drops
+// the tables an earlier, larger load left, and returns a refusal of the
+// load there with nothing written.
 func TestPrepare(t *testing.T) {
 	db, d := sqliteDB(t)
 	ctx := context.Background()
@@ -413,7 +414,12 @@ func TestPrepare(t *testing.T) {
 			},
 		}
 		if reuse {
-			l.Reusable = func(meta map[string]string) bool { return meta["tables"] == fmt.Sprint(tables) }
+			l.Reuse = func(meta map[string]string) error {
+				if meta["tables"] != fmt.Sprint(tables) {
+					return fmt.Errorf("%s tables there, %d wanted", meta["tables"], tables)
+				}
+				return nil
+			}
 		}
 		return l
 	}
@@ -425,13 +431,15 @@ func TestPrepare(t *testing.T) {
 		tables  int
 		reuse   bool
 		reused  bool
+		refused string
 		present int
 	}{
-		{"first load", 3, true, false, 3},
-		{"same load kept", 3, true, true, 3},
-		{"same load not kept without reuse", 3, false, false, 3},
-		{"smaller load drops the rest", 1, true, false, 1},
-		{"larger load", 2, true, false, 2},
+		{"first load", 3, true, false, "", 3},
+		{"same load kept", 3, true, true, "", 3},
+		{"same load not kept without reuse", 3, false, false, "", 3},
+		{"another load refused", 1, true, false, "3 tables there, 1 wanted", 3},
+		{"smaller load drops the rest", 1, false, false, "", 1},
+		{"larger load", 2, false, false, "", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A marker row shows whether t1 was loaded again.
@@ -441,6 +449,19 @@ func TestPrepare(t *testing.T) {
 				}
 			}
 			reused, took, err := d.Prepare(ctx, db, load(tc.tables, tc.reuse), &strings.Builder{})
+			if tc.refused != "" {
+				if err == nil || err.Error() != tc.refused {
+					t.Fatalf("Prepare: %v, want the refusal %q", err, tc.refused)
+				}
+				// Nothing written: every table and the marker row stay.
+				if n := tableCount(); n != tc.present {
+					t.Errorf("%d tables after the refusal, want %d", n, tc.present)
+				}
+				if n := queryInt(t, db, "SELECT COUNT(*) FROM t1"); n != 6 {
+					t.Errorf("t1 has %d rows after the refusal, want the 6 there", n)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -34,7 +34,7 @@ Row ids are drawn uniformly by default. sysbench 1.0.20 itself defaults to
 		Loading: workload.LoadingHelp{
 			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
 			LoadWorkers: "tables loaded in parallel (0: engine's best)",
-			Reuse:       "keep tables already loaded by dbio at this count and size instead of rebuilding them",
+			Reuse:       "keep the tables dbio loaded here with the same --tables, --table-size, --rand-type and --seed (by this loader version) instead of loading them again; other data is refused",
 		},
 		New: func() workload.Settings { return &Settings{Config: DefaultConfig()} },
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"dbio/internal/engine"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sqlclient"
 )
@@ -15,24 +16,36 @@ import (
 // metaTable records what dbio loaded, so a later run can reuse the tables.
 const metaTable = "dbio_sysbench_meta"
 
+// loaderVersion is recorded with every load (see workload.CheckReuse):
+// raise it whenever the loader makes other tables or rows from the same
+// settings and seed, so that --reuse refuses the tables of another version.
+// TestLoaderFingerprint fails until it is raised.
+const loaderVersion = 1
+
+// dataset is the identity of the tables this configuration loads: their
+// count and size, the distribution of k, and the seed.
+func (c Config) dataset() results.Dataset {
+	return workload.NewDataset("sysbench", loaderVersion, c.Seed,
+		[2]string{"tables", strconv.Itoa(c.Tables)},
+		[2]string{"table-size", strconv.Itoa(c.TableSize)},
+		[2]string{"rand-type", c.RandType})
+}
+
 // Prepare implements workload.Workload: it creates sbtest1..N with
 // TableSize rows each, as sysbench's prepare does (ids 1..TableSize, k drawn
 // from [1, TableSize] with the configured distribution, c and pad as random
 // digit groups), then the secondary index k_<N> on k. With Reuse, tables
-// dbio loaded before at the same count and size are kept.
+// dbio loaded before with the same identity (count, size, distribution,
+// seed, loader version) are kept, and other tables refused.
 func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (workload.LoadStats, error) {
 	d, err := w.dialect(inst)
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
+	dataset := w.cfg.dataset()
 	load := sqlclient.Load{
 		MetaTable: metaTable,
-		Record: [][2]string{
-			{"tables", strconv.Itoa(w.cfg.Tables)},
-			{"table_size", strconv.Itoa(w.cfg.TableSize)},
-			{"rand_type", w.cfg.RandType},
-			{"seed", strconv.FormatUint(w.cfg.Seed, 10)},
-		},
+		Record:    workload.DatasetRecord(dataset),
 		// Tables dbio loaded before beyond this run's count go too.
 		Stale: func(meta map[string]string) []string {
 			var stale []string
@@ -51,9 +64,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 		Workers: w.cfg.LoadWorkers,
 	}
 	if w.cfg.Reuse {
-		load.Reusable = func(meta map[string]string) bool {
-			return meta["tables"] == strconv.Itoa(w.cfg.Tables) && meta["table_size"] == strconv.Itoa(w.cfg.TableSize)
-		}
+		load.Reuse = func(meta map[string]string) error { return workload.CheckReuse(meta, dataset) }
 	}
 	reused, took, err := d.Prepare(ctx, inst.DB(), load, log)
 	if err != nil {
@@ -61,12 +72,13 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	}
 	if reused {
 		fmt.Fprintf(log, "reusing the %d sysbench tables of %d rows already loaded\n", w.cfg.Tables, w.cfg.TableSize)
-		return workload.LoadStats{Scale: w.cfg.Tables, Reused: true}, nil
+		return workload.LoadStats{Scale: w.cfg.Tables, Reused: true, Dataset: dataset}, nil
 	}
 	return workload.LoadStats{
 		Rows:     int64(w.cfg.Tables) * int64(w.cfg.TableSize),
 		Scale:    w.cfg.Tables,
 		Duration: took,
+		Dataset:  dataset,
 	}, nil
 }
 

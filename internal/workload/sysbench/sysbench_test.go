@@ -2,10 +2,13 @@ package sysbench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,8 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
+	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 func TestDistributions(t *testing.T) {
@@ -214,17 +219,94 @@ func TestLoad(t *testing.T) {
 		if got := queryInt(t, inst, indexQuery[engineKey(inst)]); got != 1 {
 			t.Errorf("index k_1 on sbtest1(k): found %d", got)
 		}
-		// Reuse keeps the tables; a different size rebuilds them.
-		reuse := cfg
-		reuse.Reuse = true
-		st, err := New(reuse).Prepare(context.Background(), inst, io.Discard)
-		if err != nil || !st.Reused {
-			t.Fatalf("reuse: %+v, %v", st, err)
+		// Without --reuse, a load at another size replaces the tables.
+		other := cfg
+		other.TableSize = 500
+		prepare(t, inst, other)
+		if n := queryInt(t, inst, "SELECT COUNT(*) FROM sbtest2"); n != 500 {
+			t.Errorf("sbtest2 holds %d rows after a load of 500", n)
 		}
-		reuse.TableSize = 500
-		st, err = New(reuse).Prepare(context.Background(), inst, io.Discard)
-		if err != nil || st.Reused || queryInt(t, inst, "SELECT COUNT(*) FROM sbtest2") != 500 {
-			t.Fatalf("reuse at another size: %+v, %v", st, err)
+	})
+}
+
+// TestReuse: --reuse keeps tables loaded with the run's identity, and
+// refuses, having written nothing, tables of another count, size,
+// distribution, seed or loader version, and tables an older dbio loaded.
+func TestReuse(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, inst engine.Instance) {
+		cfg := smallConfig(ReadWrite)
+		cfg.Tables = 1
+		st, err := New(cfg).Prepare(context.Background(), inst, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := workload.NewDataset("sysbench", loaderVersion, 7, [2]string{"tables", "1"}, [2]string{"table-size", "1000"}, [2]string{"rand-type", "uniform"})
+		if !reflect.DeepEqual(st.Dataset, want) {
+			t.Fatalf("load's dataset %+v, want %+v", st.Dataset, want)
+		}
+		// Rows no load makes: a load would replace them.
+		if _, err := inst.DB().Exec("UPDATE sbtest1 SET k = -7"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			name string
+			// change is what the run asks for beside the load's settings;
+			// edit changes the load's record before the run, undo after.
+			change     func(*Config)
+			edit, undo string
+			// differs is the part named (empty when kept), msg in the refusal.
+			differs, msg string
+		}{
+			{name: "same identity kept"},
+			{name: "another seed", change: func(c *Config) { c.Seed = 8 }, differs: "seed", msg: "(seed 7 there, 8 for this run): load afresh without --reuse, or run with --seed 7"},
+			{name: "more tables", change: func(c *Config) { c.Tables = 2 }, differs: "tables", msg: "(tables 1 there, 2 for this run): load afresh without --reuse, or run with --tables 1"},
+			{name: "another size", change: func(c *Config) { c.TableSize = 500 }, differs: "table-size", msg: "or run with --table-size 1000"},
+			{name: "another distribution", change: func(c *Config) { c.RandType = "special" }, differs: "rand-type", msg: "(rand-type uniform there, special for this run)"},
+			{name: "another loader version", edit: "UPDATE dbio_sysbench_meta SET v = '0' WHERE k = 'loader_version'",
+				undo:    "UPDATE dbio_sysbench_meta SET v = '" + strconv.Itoa(loaderVersion) + "' WHERE k = 'loader_version'",
+				differs: "loader version", msg: "(loader version 0 there, " + strconv.Itoa(loaderVersion) + " for this run): load afresh without --reuse"},
+			{name: "an older dbio's tables", edit: "DELETE FROM dbio_sysbench_meta WHERE k IN ('workload', 'loader_version')",
+				undo: "INSERT INTO dbio_sysbench_meta (k, v) VALUES ('workload', 'sysbench'), ('loader_version', '" + strconv.Itoa(loaderVersion) + "')",
+				msg:  "loaded by an older dbio"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				run := cfg
+				run.Reuse = true
+				if tc.change != nil {
+					tc.change(&run)
+				}
+				if tc.edit != "" {
+					if _, err := inst.DB().Exec(tc.edit); err != nil {
+						t.Fatal(err)
+					}
+					defer func() {
+						if _, err := inst.DB().Exec(tc.undo); err != nil {
+							t.Fatal(err)
+						}
+					}()
+				}
+				before, _ := sqlclient.ReadMeta(context.Background(), inst.DB(), metaTable)
+				st, err := New(run).Prepare(context.Background(), inst, io.Discard)
+				if tc.msg == "" {
+					if err != nil || !st.Reused || !reflect.DeepEqual(st.Dataset, want) {
+						t.Fatalf("reuse: %+v, %v; want the tables kept, dataset %+v", st, err, want)
+					}
+				} else {
+					var refused *workload.ReuseRefused
+					if !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.msg) {
+						t.Fatalf("got %+v, %v; want a refusal saying %q", st, err, tc.msg)
+					}
+					if tc.differs != "" && (len(refused.Differences) != 1 || refused.Differences[0].Name != tc.differs) {
+						t.Errorf("differences %+v, want %s alone", refused.Differences, tc.differs)
+					}
+				}
+				if n := queryInt(t, inst, "SELECT COUNT(*) FROM sbtest1 WHERE k = -7"); n != 1000 {
+					t.Errorf("sbtest1 keeps %d of the run's 1000 rows: the tables were written", n)
+				}
+				if after, _ := sqlclient.ReadMeta(context.Background(), inst.DB(), metaTable); !reflect.DeepEqual(after, before) {
+					t.Errorf("the load's record became %v, was %v", after, before)
+				}
+			})
 		}
 	})
 }

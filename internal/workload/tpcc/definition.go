@@ -29,7 +29,7 @@ write a results directory with TPM, NOPM and latency percentiles per step.`,
 		Loading: workload.LoadingHelp{
 			Seed:        "random seed for data and transaction inputs (recorded; same seed, same data)",
 			LoadWorkers: "warehouses loaded in parallel (0: engine's best)",
-			Reuse:       "keep a database already loaded at this scale by dbio",
+			Reuse:       "keep the database dbio loaded here with the same --warehouses and --seed (by this loader version) instead of loading it again; other data is refused",
 		},
 		New: func() workload.Settings {
 			return &Settings{Config: Config{Warehouses: 1, Loading: workload.Loading{Seed: 42}}}

@@ -14,7 +14,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"dbio/internal/engine"
+	"dbio/internal/results"
 	"dbio/internal/workload"
+	"dbio/internal/workload/sqlclient"
 )
 
 // rowSink receives generated rows of one loader worker.
@@ -31,22 +33,42 @@ type rowSink interface {
 // and derive its run-time constants from the load-time ones.
 const metaTable = "dbio_tpcc_meta"
 
+// loaderVersion is recorded with every load (see workload.CheckReuse):
+// raise it whenever the loader makes other rows from the same warehouses
+// and seed, so that --reuse refuses a database of another version.
+// TestLoaderFingerprint fails until it is raised.
+const loaderVersion = 1
+
+// dataset is the identity of the database this configuration loads.
+func (c Config) dataset() results.Dataset {
+	return workload.NewDataset("tpcc", loaderVersion, c.Seed, [2]string{"warehouses", strconv.Itoa(c.Warehouses)})
+}
+
 // Prepare implements workload.Workload: it builds the database of
-// cfg.Warehouses warehouses, or with Reuse keeps one already complete at that scale.
+// cfg.Warehouses warehouses, or with Reuse keeps one already complete with
+// the same identity (warehouses, seed, loader version) and refuses another.
 func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Writer) (workload.LoadStats, error) {
 	b, err := w.backend(inst)
 	if err != nil {
 		return workload.LoadStats{}, err
 	}
 	db := inst.DB()
+	dataset := w.cfg.dataset()
 	if w.cfg.Reuse {
-		if c, wh, ok := readMeta(ctx, db); ok && wh == w.cfg.Warehouses {
+		if meta, ok := readMeta(ctx, db); ok {
+			if err := workload.CheckReuse(meta, dataset); err != nil {
+				return workload.LoadStats{}, err
+			}
+			c, err := loadConstants(meta)
+			if err != nil {
+				return workload.LoadStats{}, err
+			}
 			if err := prepareRun(ctx, b, inst); err != nil {
 				return workload.LoadStats{}, err
 			}
 			w.setConstants(c)
-			fmt.Fprintf(log, "reusing the TPC-C database already loaded with %d warehouses\n", wh)
-			return workload.LoadStats{Scale: wh, Reused: true}, nil
+			fmt.Fprintf(log, "reusing the TPC-C database already loaded with %d warehouses from seed %d\n", w.cfg.Warehouses, w.cfg.Seed)
+			return workload.LoadStats{Scale: w.cfg.Warehouses, Reused: true, Dataset: dataset}, nil
 		}
 	}
 	start := time.Now()
@@ -56,7 +78,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	if _, err := db.ExecContext(ctx, "CREATE TABLE "+metaTable+" (k VARCHAR(64) NOT NULL PRIMARY KEY, v VARCHAR(255) NOT NULL)"); err != nil {
 		return workload.LoadStats{}, fmt.Errorf("create %s: %w", metaTable, err)
 	}
-	load := NewLoadConstants(rand.New(rand.NewPCG(w.cfg.Seed, 0x10AD)))
+	load := loadTimeConstants(w.cfg.Seed)
 	workers := w.cfg.LoadWorkers
 	if workers == 0 {
 		workers = b.loadWorkers()
@@ -89,13 +111,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 			defer sink.close()
 			gen := &generator{c: load, now: start, sink: sink}
 			for wid := range next {
-				gen.r = newRnd(w.cfg.Seed, uint64(wid)+1, load)
-				var err error
-				if wid == 0 {
-					err = gen.items(gctx)
-				} else {
-					err = gen.warehouse(gctx, wid)
-				}
+				err := gen.generate(gctx, w.cfg.Seed, wid)
 				if err == nil {
 					err = sink.flush(gctx)
 				}
@@ -125,11 +141,11 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	if err := prepareRun(ctx, b, inst); err != nil {
 		return workload.LoadStats{}, err
 	}
-	if err := writeMeta(ctx, db, load, w.cfg.Warehouses); err != nil {
+	if err := writeMeta(ctx, db, load, dataset); err != nil {
 		return workload.LoadStats{}, err
 	}
 	w.setConstants(load)
-	return workload.LoadStats{Rows: rows.Load(), Scale: w.cfg.Warehouses, Duration: time.Since(start)}, nil
+	return workload.LoadStats{Rows: rows.Load(), Scale: w.cfg.Warehouses, Duration: time.Since(start), Dataset: dataset}, nil
 }
 
 // runPreparer is implemented by backends that install server-side code
@@ -146,14 +162,16 @@ func prepareRun(ctx context.Context, b backend, inst engine.Instance) error {
 	return nil
 }
 
-func writeMeta(ctx context.Context, db *sql.DB, c Constants, warehouses int) error {
-	kv := [][2]string{
-		{"warehouses", strconv.Itoa(warehouses)},
-		{"c_last", strconv.Itoa(c.CLast)},
-		{"c_id", strconv.Itoa(c.CID)},
-		{"ol_i_id", strconv.Itoa(c.OLIID)},
-		{"complete", "1"},
-	}
+// writeMeta records a complete load: the identity of its data, and the
+// load-time constants the run-time ones derive from. The values are
+// digits and dbio's own names, safe to write into the statement.
+func writeMeta(ctx context.Context, db *sql.DB, c Constants, dataset results.Dataset) error {
+	kv := append(workload.DatasetRecord(dataset),
+		[2]string{"c_last", strconv.Itoa(c.CLast)},
+		[2]string{"c_id", strconv.Itoa(c.CID)},
+		[2]string{"ol_i_id", strconv.Itoa(c.OLIID)},
+		[2]string{"complete", "1"},
+	)
 	for _, p := range kv {
 		if _, err := db.ExecContext(ctx, "INSERT INTO "+metaTable+" (k, v) VALUES ('"+p[0]+"', '"+p[1]+"')"); err != nil {
 			return fmt.Errorf("record load: %w", err)
@@ -162,29 +180,24 @@ func writeMeta(ctx context.Context, db *sql.DB, c Constants, warehouses int) err
 	return nil
 }
 
-// readMeta returns the load constants and scale of a complete earlier load.
-func readMeta(ctx context.Context, db *sql.DB) (Constants, int, bool) {
-	rows, err := db.QueryContext(ctx, "SELECT k, v FROM "+metaTable)
-	if err != nil {
-		return Constants{}, 0, false
-	}
-	defer rows.Close()
-	m := map[string]int{}
-	for rows.Next() {
-		var k, v string
-		if rows.Scan(&k, &v) != nil {
-			return Constants{}, 0, false
-		}
-		n, err := strconv.Atoi(v)
+// readMeta returns the record of a complete earlier load; ok is false when
+// there is none (no table, or a load that did not finish).
+func readMeta(ctx context.Context, db *sql.DB) (meta map[string]string, ok bool) {
+	meta, ok = sqlclient.ReadMeta(ctx, db, metaTable)
+	return meta, ok && meta["complete"] == "1"
+}
+
+// loadConstants are the load-time constants a record holds.
+func loadConstants(meta map[string]string) (Constants, error) {
+	var n [3]int
+	for i, k := range []string{"c_last", "c_id", "ol_i_id"} {
+		v, err := strconv.Atoi(meta[k])
 		if err != nil {
-			return Constants{}, 0, false
+			return Constants{}, fmt.Errorf("%s: the load's %s is %q, not a number", metaTable, k, meta[k])
 		}
-		m[k] = n
+		n[i] = v
 	}
-	if rows.Err() != nil || m["complete"] != 1 {
-		return Constants{}, 0, false
-	}
-	return Constants{CLast: m["c_last"], CID: m["c_id"], OLIID: m["ol_i_id"]}, m["warehouses"], true
+	return Constants{CLast: n[0], CID: n[1], OLIID: n[2]}, nil
 }
 
 // generator produces the rows of clause 4.3.3.1.
@@ -257,6 +270,23 @@ func money(cents int64) string {
 // fraction4 renders n/10000 (0 <= n < 10000) with four places.
 func fraction4(n int) string {
 	return string([]byte{'0', '.', byte('0' + n/1000), byte('0' + n/100%10), byte('0' + n/10%10), byte('0' + n%10)})
+}
+
+// loadTimeConstants are the constants a load from seed populates the
+// database with.
+func loadTimeConstants(seed uint64) Constants {
+	return NewLoadConstants(rand.New(rand.NewPCG(seed, 0x10AD)))
+}
+
+// generate populates work item wid of a load from seed: ITEM for 0,
+// warehouse wid otherwise, each from a random stream of its own, so that
+// the data does not depend on which worker loads which item.
+func (g *generator) generate(ctx context.Context, seed uint64, wid int) error {
+	g.r = newRnd(seed, uint64(wid)+1, g.c)
+	if wid == 0 {
+		return g.items(ctx)
+	}
+	return g.warehouse(ctx, wid)
 }
 
 // items populates ITEM: 100,000 rows.

@@ -40,7 +40,7 @@ type Config struct {
 	// TerminalsOverSpec allows more than ten terminals per warehouse.
 	TerminalsOverSpec bool `json:"terminals_over_spec,omitempty" toml:"terminals_over_spec"`
 	// Loading is the data's seed, how many warehouses load at once, and
-	// whether a dataset already loaded at the same scale is kept.
+	// whether a dataset already loaded with the same identity is kept.
 	workload.Loading
 	// SkipChecks turns off the consistency checks after the run (recorded in the results).
 	SkipChecks bool `json:"skip_checks" toml:"-"`

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -365,29 +367,87 @@ func TestLoaderRowCounts(t *testing.T) {
 				if st.Rows != total || st.Scale != W {
 					t.Errorf("load stats %+v, want %d rows at scale %d", st, total, W)
 				}
+				if want := workload.NewDataset("tpcc", loaderVersion, 1, [2]string{"warehouses", strconv.Itoa(W)}); !reflect.DeepEqual(st.Dataset, want) {
+					t.Errorf("load's dataset %+v, want %+v", st.Dataset, want)
+				}
 				mustBeConsistent(t, w, inst, "after load")
+				if W == 1 {
+					// On this load, the test's own, rather than on another
+					// per engine: a server's load takes half a minute.
+					reuseCases(t, e, w, inst)
+				}
 			})
 		}
 	})
 }
 
-func TestReuseKeepsData(t *testing.T) {
-	forEachEngine(t, func(t *testing.T, e testEngine) {
-		w, inst := e.loaded(t, 2)
-		q := sqlOn{t, e, inst}
-		q.exec("UPDATE warehouse SET w_name = 'kept' WHERE w_id = 1")
-		w2 := New(Config{Warehouses: 2, Loading: workload.Loading{Seed: 1, Reuse: true}})
-		st, err := w2.Prepare(context.Background(), inst, io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !st.Reused || w2.run != w.run {
-			t.Fatalf("reuse: stats %+v, constants %+v vs %+v", st, w2.run, w.run)
-		}
-		if n := q.int("SELECT COUNT(*) FROM warehouse WHERE w_name = 'kept' AND w_id = 1"); n != 1 {
-			t.Fatal("reuse reloaded the data")
-		}
-	})
+// reuseCases: --reuse keeps a database loaded with the run's identity, and
+// refuses, having written nothing, a database of another warehouse count,
+// seed or loader version, and one an older dbio loaded. inst holds w's
+// load of one warehouse from seed 1, the test's own: the cases change its
+// record (and restore it), which a database other tests share must not see.
+func reuseCases(t *testing.T, e testEngine, w *Workload, inst engine.Instance) {
+	q := sqlOn{t, e, inst}
+	// A name no load gives: a load would replace it.
+	q.exec("UPDATE warehouse SET w_name = 'kept' WHERE w_id = 1")
+	want := workload.NewDataset("tpcc", loaderVersion, 1, [2]string{"warehouses", "1"})
+	version := strconv.Itoa(loaderVersion)
+	for _, tc := range []struct {
+		name string
+		// change is what the run asks for beside the load's settings;
+		// edit changes the load's record before the run, undo after.
+		change     func(*Config)
+		edit, undo string
+		// differs is the part named (empty when kept), msg in the refusal.
+		differs, msg string
+	}{
+		{name: "same identity kept"},
+		{name: "another seed", change: func(c *Config) { c.Seed = 2 }, differs: "seed", msg: "(seed 1 there, 2 for this run): load afresh without --reuse, or run with --seed 1"},
+		{name: "more warehouses", change: func(c *Config) { c.Warehouses = 2 }, differs: "warehouses", msg: "(warehouses 1 there, 2 for this run): load afresh without --reuse, or run with --warehouses 1"},
+		{name: "another loader version", edit: "UPDATE " + metaTable + " SET v = '0' WHERE k = 'loader_version'",
+			undo:    "UPDATE " + metaTable + " SET v = '" + version + "' WHERE k = 'loader_version'",
+			differs: "loader version", msg: "(loader version 0 there, " + version + " for this run): load afresh without --reuse"},
+		// An older dbio recorded the scale and the constants, not the seed.
+		{name: "an older dbio's database", edit: "DELETE FROM " + metaTable + " WHERE k IN ('workload', 'loader_version', 'seed')",
+			undo: "INSERT INTO " + metaTable + " (k, v) VALUES ('workload', 'tpcc'), ('loader_version', '" + version + "'), ('seed', '1')",
+			msg:  "loaded by an older dbio"},
+	} {
+		t.Run("reuse/"+tc.name, func(t *testing.T) {
+			cfg := Config{Warehouses: 1, Loading: workload.Loading{Seed: 1, Reuse: true}}
+			if tc.change != nil {
+				tc.change(&cfg)
+			}
+			if tc.edit != "" {
+				q.exec(tc.edit)
+				defer q.exec(tc.undo)
+			}
+			before, _ := readMeta(context.Background(), inst.DB())
+			w2 := New(cfg)
+			st, err := w2.Prepare(context.Background(), inst, io.Discard)
+			if tc.msg == "" {
+				if err != nil || !st.Reused || !reflect.DeepEqual(st.Dataset, want) {
+					t.Fatalf("reuse: %+v, %v; want the database kept, dataset %+v", st, err, want)
+				}
+				if w2.run != w.run {
+					t.Errorf("run-time constants %+v on reuse, %+v after the load", w2.run, w.run)
+				}
+			} else {
+				var refused *workload.ReuseRefused
+				if !errors.As(err, &refused) || !strings.Contains(err.Error(), tc.msg) {
+					t.Fatalf("got %+v, %v; want a refusal saying %q", st, err, tc.msg)
+				}
+				if tc.differs != "" && (len(refused.Differences) != 1 || refused.Differences[0].Name != tc.differs) {
+					t.Errorf("differences %+v, want %s alone", refused.Differences, tc.differs)
+				}
+			}
+			if n := q.int("SELECT COUNT(*) FROM warehouse WHERE w_name = 'kept' AND w_id = 1"); n != 1 {
+				t.Error("the database was loaded again")
+			}
+			if after, _ := readMeta(context.Background(), inst.DB()); !reflect.DeepEqual(after, before) {
+				t.Errorf("the load's record became %v, was %v", after, before)
+			}
+		})
+	}
 }
 
 // newTestSession opens a session on user 0 (warehouse 1) with its own collector.
