@@ -22,6 +22,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/target"
+	"dbio/internal/workload"
 )
 
 // Exit codes, chosen once, here.
@@ -183,13 +184,14 @@ func (t *terminalText) Flush() error {
 // exitCode says what went wrong, if anything, and returns the exit code it means.
 func exitCode(app *App, err error) int {
 	var ue *usageError
+	var refused *workload.ReuseRefused
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.Is(err, results.ErrUntrusted), errors.Is(err, results.ErrNotResults), errors.Is(err, results.ErrNotOwned):
+	case errors.As(err, &ue), errors.Is(err, results.ErrUntrusted), errors.Is(err, results.ErrNotResults), errors.Is(err, results.ErrNotOwned), errors.As(err, &refused):
 		// A directory that is not dbio's results, or not as dbio wrote
-		// them, or an output path that holds something else, is bad
-		// input too.
+		// them, an output path that holds something else, or --reuse of
+		// data that is not what the run asks for, is bad input too.
 		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
 		return exitUsage
 	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):

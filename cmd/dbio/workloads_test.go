@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -172,4 +173,61 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	if v, ok := figs[runner.FigureMaxUsersUnderCeiling]; !ok || v != 0 || figs[runner.FigureCeilingReached] != 1 {
 		t.Errorf("run.json figures %v, want 0 users kept under the reached ceiling", l.Run.Figures)
 	}
+}
+
+// TestReuseRefusesOtherData: --reuse keeps data loaded with the run's
+// identity, recorded in run.json, and refuses data loaded with another
+// seed or scale with exit code 2, naming what differs, both values and the
+// fix, before the load or any step; the data stays as it was.
+func TestReuseRefusesOtherData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	dir := t.TempDir()
+	dbio := func(t *testing.T, want int, extra ...string) (string, *results.Loaded) {
+		t.Helper()
+		res := t.TempDir()
+		args := append([]string{"sysbench", "--target", dir, "--results", res, "--tables", "1", "--table-size", "1000",
+			"--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--skip-checks"}, extra...)
+		var out bytes.Buffer
+		if code := run(context.Background(), testApp(&out), args); code != want {
+			t.Fatalf("dbio %s: exit code %d, want %d:\n%s", strings.Join(args, " "), code, want, out.String())
+		}
+		return out.String(), loadOnly(t, res)
+	}
+	identity := func(t *testing.T, l *results.Loaded, seed uint64, reused bool) {
+		t.Helper()
+		ld := l.Run.Load
+		if ld == nil || ld.Dataset == nil || ld.Reused != reused {
+			t.Fatalf("run.json's load: %+v", ld)
+		}
+		d := *ld.Dataset
+		want := []results.DatasetSetting{{Flag: "tables", Value: "1"}, {Flag: "table-size", Value: "1000"}, {Flag: "rand-type", Value: "uniform"}}
+		if d.Workload != "sysbench" || d.LoaderVersion < 1 || d.Seed != seed || !reflect.DeepEqual(d.Settings, want) {
+			t.Errorf("run.json's dataset %+v, want sysbench from seed %d with %v", d, seed, want)
+		}
+	}
+	_, l := dbio(t, exitOK, "--seed", "5")
+	identity(t, l, 5, false)
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"another seed", []string{"--seed", "6"}, "(seed 5 there, 6 for this run): load afresh without --reuse, or run with --seed 5"},
+		{"another scale", []string{"--seed", "5", "--table-size", "2000"}, "(table-size 1000 there, 2000 for this run): load afresh without --reuse, or run with --table-size 1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, l := dbio(t, exitUsage, append([]string{"--reuse"}, tc.extra...)...)
+			if !strings.Contains(out, "--reuse: the sysbench data in this database is not what this run would load "+tc.want) {
+				t.Errorf("output does not say %q:\n%s", tc.want, out)
+			}
+			if l.Run.Load != nil || len(l.Steps) > 0 || l.Run.Status != results.StatusFailed {
+				t.Errorf("the refused run loaded (%+v) or ran %d steps; status %s", l.Run.Load, len(l.Steps), l.Run.Status)
+			}
+		})
+	}
+	// The data the refused runs found is still there, and still kept.
+	_, l = dbio(t, exitOK, "--reuse", "--seed", "5")
+	identity(t, l, 5, true)
 }

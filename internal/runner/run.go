@@ -591,6 +591,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 // not what it wrote and later freed.
 func loadReport(ls workload.LoadStats, written int64) *results.LoadReport {
 	r := &results.LoadReport{Rows: ls.Rows, Scale: ls.Scale, Reused: ls.Reused, Seconds: ls.Duration.Seconds()}
+	if ls.Dataset.Workload != "" {
+		r.Dataset = &ls.Dataset
+	}
 	if ls.Reused {
 		r.Seconds = 0
 		return r
