@@ -853,7 +853,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
 	f := workloadFlags{def: tpcc.Definition(), settings: &tpcc.Settings{Config: tpcc.Config{Warehouses: 1, Loading: workload.Loading{Seed: 42, Reuse: true}}},
 		run: runFlags{engines: app.Engines, engine: "postgres", target: dataDir, users: "1", step: time.Second, results: base, transport: "socket"}}
-	plan, err := workloadPlan(app, f, "tpcc")
+	plan, err := workloadPlan(app, f, "tpcc", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 				f.run.createTarget = true
 			}
 			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
-				plan, err := workloadPlan(app, f, "quick")
+				plan, err := workloadPlan(app, f, "quick", nil)
 				plan.Fio = devicePass
 				return plan, err
 			})

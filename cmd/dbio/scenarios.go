@@ -37,22 +37,16 @@ consistency conditions (and row counts when the database was idle).`,
 				return err
 			}
 			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
-				plan, err := workloadPlan(app, f, "backup")
-				if err != nil {
-					return plan, err
-				}
-				if b.Cycles < 1 {
-					return plan, usagef("--cycles %d: run at least one cycle", b.Cycles)
-				}
-				if b.Users < 0 || b.Interval < 0 {
-					return plan, usagef("--load-users and --interval must not be negative")
-				}
-				plan.Backups = &b
-				plan.BackupPath = backupTarget
-				cfg := plan.Config.(runner.Config)
-				cfg.Backups = &b
-				plan.Config = cfg
-				return plan, nil
+				return workloadPlan(app, f, "backup", func(plan *runner.Plan, _ runner.Steps) (runner.Body, error) {
+					if b.Cycles < 1 {
+						return nil, usagef("--cycles %d: run at least one cycle", b.Cycles)
+					}
+					if b.Users < 0 || b.Interval < 0 {
+						return nil, usagef("--load-users and --interval must not be negative")
+					}
+					plan.BackupPath = backupTarget
+					return b, nil
+				})
 			})
 		},
 	}
@@ -147,37 +141,31 @@ func noisyPlan(app *App, f workloadFlags, n runner.Noisy, backupTarget string) (
 	if f.tenants.driver != suite.DriverHost {
 		return runner.Plan{}, usagef("--driver %s: a noisy-neighbour run's tenants are servers dbio starts on each host's target and drives there: drop --driver", f.tenants.driver)
 	}
-	plan, err := workloadPlan(app, f, "noisy")
-	if err != nil {
-		return plan, err
-	}
-	var errs []error
-	if plan.Tenants != nil && backupTarget != "" {
-		errs = append(errs, errors.New("--backup-target: not on hosts yet: each host's tenants back up into their own directories on its target; drop --backup-target"))
-	}
-	if n.Tenants < 1 {
-		errs = append(errs, errors.New("--tenants: at least 1"))
-	}
-	if n.BackupTenants < 0 || (n.BackupTenants > 0 && n.BackupTenants >= n.Tenants) {
-		errs = append(errs, errors.New("--backup-tenants: between 0 and --tenants - 1"))
-	}
-	if n.BackupTenants > 0 && (n.Cycles < 1 || n.Interval <= 0) {
-		errs = append(errs, errors.New("--cycles and --interval: backups need at least one cycle and a positive interval"))
-	}
-	if len(plan.Users) != 1 {
-		errs = append(errs, errors.New("--users: give one count, the users of each tenant"))
-	}
-	if plan.EngineOptions.DSN != "" {
-		errs = append(errs, errors.New("--dsn: tenants are managed instances dbio starts on the target"))
-	}
-	if len(errs) > 0 {
-		return plan, usageErrors(errs)
-	}
-	n.Users = plan.Users[0]
-	plan.Noisy = &n
-	plan.BackupPath = backupTarget
-	cfg := plan.Config.(runner.Config)
-	cfg.Noisy = &n
-	plan.Config = cfg
-	return plan, nil
+	return workloadPlan(app, f, "noisy", func(plan *runner.Plan, steps runner.Steps) (runner.Body, error) {
+		var errs []error
+		if f.onHosts() && backupTarget != "" {
+			errs = append(errs, errors.New("--backup-target: not on hosts yet: each host's tenants back up into their own directories on its target; drop --backup-target"))
+		}
+		if n.Tenants < 1 {
+			errs = append(errs, errors.New("--tenants: at least 1"))
+		}
+		if n.BackupTenants < 0 || (n.BackupTenants > 0 && n.BackupTenants >= n.Tenants) {
+			errs = append(errs, errors.New("--backup-tenants: between 0 and --tenants - 1"))
+		}
+		if n.BackupTenants > 0 && (n.Cycles < 1 || n.Interval <= 0) {
+			errs = append(errs, errors.New("--cycles and --interval: backups need at least one cycle and a positive interval"))
+		}
+		if len(steps.Users) != 1 {
+			errs = append(errs, errors.New("--users: give one count, the users of each tenant"))
+		}
+		if plan.EngineOptions.DSN != "" {
+			errs = append(errs, errors.New("--dsn: tenants are managed instances dbio starts on the target"))
+		}
+		if len(errs) > 0 {
+			return nil, usageErrors(errs)
+		}
+		n.Users, n.RampUp, n.Quiet = steps.Users[0], steps.RampUp, steps.Step
+		plan.BackupPath = backupTarget
+		return n, nil
+	})
 }

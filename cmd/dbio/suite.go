@@ -213,13 +213,17 @@ func suiteReport(app *App, dir string) error {
 // among the problems the preflight reports.
 func printHostCommands(app *App, runs []runner.PlannedRun) {
 	for _, r := range runs {
-		if r.Plan == nil || r.Plan.Tenants == nil {
+		if r.Plan == nil {
+			continue
+		}
+		tenants, ok := r.Plan.Body.(runner.Tenants)
+		if !ok {
 			continue
 		}
 		fmt.Fprintf(app.Stdout, "%s, dbio on each host:\n", r.Name)
-		for _, h := range r.Plan.Tenants.Hosts {
+		for _, h := range tenants.Hosts {
 			name := r.Name + "-" + h.Host.Name
-			args := r.Plan.Tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
+			args := tenants.Args(h, "~/.dbio/runs/<run>-"+h.Host.Name, name)
 			fmt.Fprintf(app.Stdout, "  %s (%s): dbio %s\n", h.Host.Name, h.Host.Destination, strings.Join(args, " "))
 		}
 	}

@@ -81,18 +81,15 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 // so that the preflight still checks its places; problem is an error the
 // preflight reports (a goal the workload cannot meet).
 func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner.Plan, err, problem error) {
-	p = &runner.Plan{
+	p = &runner.Plan{Setup: runner.Setup{
 		Name:    r.Name,
 		Kind:    r.Kind,
 		Command: app.Args,
 		EngineOptions: engine.Options{BufferPool: r.BufferPool, ServerMemory: r.ServerMemory, Settings: r.Settings, DSN: r.DSN.Reveal(), Transport: r.Transport,
 			Database: "dbio_" + r.Kind, Fresh: true, Getenv: app.Getenv},
-		Users:  r.Users,
-		RampUp: r.RampUp,
-		Step:   r.Step,
-		Steady: steadyOf(r),
 		Limits: r.Data.Limits,
-	}
+	}}
+	steps := runner.Steps{Users: r.Users, RampUp: r.RampUp, Step: r.Step, Steady: steadyOf(r)}
 	if p.EngineOptions.Transport == "" && r.DSN == "" {
 		// An existing server is reached the way its DSN says.
 		p.EngineOptions.Transport = "socket"
@@ -106,15 +103,9 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	if r.Backup != nil {
 		p.BackupPath = r.Backup.Path
 	}
-	switch r.Scenario {
-	case "backup":
-		p.Backups = &runner.Backups{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Interval: r.Backups.Interval, Users: r.Backups.Users}
-	case "noisy-neighbour":
-		p.Noisy = &runner.Noisy{Tenants: r.Noisy.Tenants, BackupTenants: r.Noisy.Backups, Interval: r.Noisy.Interval, Cycles: r.Noisy.Cycles, Users: r.Noisy.Users}
-		if p.Noisy.Users == 0 && len(r.Users) > 0 {
-			p.Noisy.Users = r.Users[0]
-		}
-	}
+	// The body, set before anything can fail, so that the preflight
+	// still judges what the run would need.
+	p.Body = scenarioBody(r, steps)
 	if _, ok := registry.Lookup(r.Kind); !ok || r.Workload.Settings == nil {
 		return p, fmt.Errorf("no workload of kind %q", r.Kind), nil
 	}
@@ -132,15 +123,18 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	if err != nil {
 		return p, err, err
 	}
-	p.Workload, p.SpaceNeeded, p.Users = built.Workload, scenarioSpace(r, built.SpaceNeeded), r.Users
-	p.Pacing, p.Goal = pacing, search
+	p.Workload, p.SpaceNeeded = built.Workload, scenarioSpace(r, built.SpaceNeeded)
+	steps.Users, steps.Pacing = r.Users, pacing
 	if built.Ceiling != nil {
 		c := analysis.Ceiling(*built.Ceiling)
-		p.StopWhen, p.Conclude = c.Stop, c.Conclude
+		steps.StopWhen, steps.Conclude = c.Stop, c.Conclude
 	}
-	if search != nil {
+	p.Body = scenarioBody(r, steps)
+	if search != nil && r.Scenario == "" {
 		// The probes replace the user steps and a stepping workload's stop.
-		p.Users, p.StopWhen, p.Conclude = []int{search.Users}, nil, nil
+		g := *search
+		g.RampUp, g.Step, g.Steady, g.Pacing = steps.RampUp, steps.Step, steps.Steady, pacing
+		p.Body = g
 	}
 	p.Config = r
 	if built.Recorded != nil {
@@ -150,9 +144,26 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 		if r.Log != nil {
 			logTarget = r.Log.Path
 		}
-		p.Config = p.RunConfig(r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded)
+		p.Config = p.RunConfig(steps, r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded)
 	}
 	return p, nil, nil
+}
+
+// scenarioBody is the body of a suite's run: its scenario's, or its user
+// steps.
+func scenarioBody(r suite.Run, steps runner.Steps) runner.Body {
+	switch r.Scenario {
+	case "backup":
+		return runner.Backups{Cycles: r.Backups.Cycles, Restore: r.Backups.Restore, Interval: r.Backups.Interval, Users: r.Backups.Users}
+	case "noisy-neighbour":
+		n := runner.Noisy{Tenants: r.Noisy.Tenants, BackupTenants: r.Noisy.Backups, Interval: r.Noisy.Interval, Cycles: r.Noisy.Cycles,
+			Users: r.Noisy.Users, RampUp: r.RampUp, Quiet: r.Step}
+		if n.Users == 0 && len(r.Users) > 0 {
+			n.Users = r.Users[0]
+		}
+		return n
+	}
+	return steps
 }
 
 // openLoop is a suite run's pacing and goal search (nil when it runs
@@ -261,7 +272,7 @@ func hostsPlan(app *App, r suite.Run, plan *suite.Plan, registry *workload.Regis
 		return nc.plan(app)
 	}
 	f.tenants.fleet = hosts
-	return workloadPlan(app, f, def.Name)
+	return workloadPlan(app, f, def.Name, nil)
 }
 
 // suiteRunFlags are the flags of a suite's run on hosts as its workload's

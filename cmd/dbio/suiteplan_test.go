@@ -12,6 +12,7 @@ import (
 
 	"dbio/internal/engine/engines"
 	"dbio/internal/results"
+	"dbio/internal/runner"
 )
 
 // TestSuiteRunResolvesToTheCommandsPlan: a suite's run and the command
@@ -56,11 +57,12 @@ data = "data"
 	if configs[0] != configs[1] {
 		t.Errorf("run.json config differs:\nsuite: %s\nflags: %s", configs[0], configs[1])
 	}
-	if !slices.Equal(fromSuite.Users, fromFlags.Users) || fromSuite.RampUp != fromFlags.RampUp || fromSuite.Step != fromFlags.Step ||
+	ss, fs := fromSuite.Body.(runner.Steps), fromFlags.Body.(runner.Steps)
+	if !slices.Equal(ss.Users, fs.Users) || ss.RampUp != fs.RampUp || ss.Step != fs.Step ||
 		fromSuite.DataPath != fromFlags.DataPath || fromSuite.Kind != fromFlags.Kind || fromSuite.SpaceNeeded != fromFlags.SpaceNeeded {
 		t.Errorf("plans differ:\nsuite: users %v, %s + %s, %s, %s, %d bytes\nflags: users %v, %s + %s, %s, %s, %d bytes",
-			fromSuite.Users, fromSuite.RampUp, fromSuite.Step, fromSuite.DataPath, fromSuite.Kind, fromSuite.SpaceNeeded,
-			fromFlags.Users, fromFlags.RampUp, fromFlags.Step, fromFlags.DataPath, fromFlags.Kind, fromFlags.SpaceNeeded)
+			ss.Users, ss.RampUp, ss.Step, fromSuite.DataPath, fromSuite.Kind, fromSuite.SpaceNeeded,
+			fs.Users, fs.RampUp, fs.Step, fromFlags.DataPath, fromFlags.Kind, fromFlags.SpaceNeeded)
 	}
 	so, fo := fromSuite.EngineOptions, fromFlags.EngineOptions
 	if so.BufferPool != fo.BufferPool || so.Database != fo.Database || so.Transport != fo.Transport || so.Fresh != fo.Fresh || so.DSN != fo.DSN {

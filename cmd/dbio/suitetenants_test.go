@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -88,13 +89,16 @@ func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
 		resolve   func(t *testing.T, app *App, args ...string) runner.Plan
 		checkHost func(p runner.Plan) bool
 	}{
-		{name: "tpcc", command: "tpcc", resolve: commandPlan, checkHost: func(p runner.Plan) bool { return p.Tenants == nil && p.Noisy == nil }},
+		{name: "tpcc", command: "tpcc", resolve: commandPlan, checkHost: func(p runner.Plan) bool {
+			_, steps := p.Body.(runner.Steps)
+			return steps
+		}},
 		{name: "noisy neighbours", command: "noisy",
 			suiteRun: "scenario = \"noisy-neighbour\"\n[runs.noisy]\ntenants = 3\nbackup_tenants = 1\ninterval = \"2s\"\ncycles = 2\n",
 			flags:    []string{"--tenants", "3", "--backup-tenants", "1", "--interval", "2s", "--cycles", "2"}, resolve: noisyCommandPlan,
 			checkHost: func(p runner.Plan) bool {
-				n := p.Noisy
-				return p.Tenants == nil && n != nil && n.Tenants == 3 && n.BackupTenants == 1 && n.Users == 1 && n.Cycles == 2
+				n, ok := p.Body.(runner.Noisy)
+				return ok && n.Tenants == 3 && n.BackupTenants == 1 && n.Users == 1 && n.Cycles == 2
 			}},
 	}
 	for _, tt := range tests {
@@ -108,34 +112,50 @@ func TestSuiteTenantsResolveToTheCommandsPlan(t *testing.T) {
 			fromFlags := tt.resolve(t, app, append([]string{"--engine", "postgres", "--host", "db1=db1", "--host", "db2=db2", "--target", "db1:" + paths[0], "--target", "db2:" + paths[1],
 				"--users", "1", "--ramp-time", "0s", "--runtime", "5s", "--seed", "9", "--buffer-pool", "32MB",
 				"--name", "fleet", "--results", results, "--create-target"}, tt.flags...)...)
-			for _, p := range []runner.Plan{fromSuite, fromFlags} {
-				if p.Tenants == nil {
+			var tenants [2]runner.Tenants
+			for i, p := range []runner.Plan{fromSuite, fromFlags} {
+				var ok bool
+				if tenants[i], ok = p.Body.(runner.Tenants); !ok {
 					t.Fatalf("plan %s runs no tenants", p.Name)
 				}
 			}
-			if !fromSuite.Tenants.CreateTargets || fromSuite.Tenants.Workload != "tpcc" || len(fromSuite.Tenants.Hosts) != 2 {
-				t.Fatalf("the suite's tenants: %+v", fromSuite.Tenants)
+			if !tenants[0].CreateTargets || tenants[0].Workload != "tpcc" || len(tenants[0].Hosts) != 2 {
+				t.Fatalf("the suite's tenants: %+v", tenants[0])
 			}
 			same(t, "the fleet's run", planText(t, fromSuite), planText(t, fromFlags))
-			for i, h := range fromSuite.Tenants.Hosts {
-				c := fromFlags.Tenants.Hosts[i]
+			for i, h := range tenants[0].Hosts {
+				c := tenants[1].Hosts[i]
 				if h.Host.Name != c.Host.Name || h.Host.Destination != c.Host.Destination || h.Target != c.Target {
 					t.Errorf("host %d: %+v from the suite, %+v from the command line", i, h, c)
 					continue
 				}
 				hostResults := t.TempDir()
-				args := [2][]string{fromSuite.Tenants.Args(h, hostResults, "n"), fromFlags.Tenants.Args(c, hostResults, "n")}
+				args := [2][]string{tenants[0].Args(h, hostResults, "n"), tenants[1].Args(c, hostResults, "n")}
 				if args[0][0] != tt.command || !slices.Contains(args[0], "--"+startBarrierFlag) {
 					t.Fatalf("host %s runs %v", h.Host.Name, args[0])
 				}
 				onHost := tt.resolve(t, app, args[0][1:]...)
 				if !tt.checkHost(onHost) {
-					t.Errorf("host %s's dbio runs tenants %+v, noisy %+v", h.Host.Name, onHost.Tenants, onHost.Noisy)
+					t.Errorf("host %s's dbio runs %#v", h.Host.Name, onHost.Body)
 				}
 				same(t, "host "+h.Host.Name+"'s run", planText(t, onHost), planText(t, tt.resolve(t, app, args[1][1:]...)))
 			}
 		})
 	}
+}
+
+// bodySteps are the users and timing of a body's steps: a run of tenants'
+// hosts' bodies', a noisy-neighbour study's of each tenant.
+func bodySteps(b runner.Body) ([]int, time.Duration, time.Duration) {
+	switch b := b.(type) {
+	case runner.Tenants:
+		return bodySteps(b.Each)
+	case runner.Steps:
+		return b.Users, b.RampUp, b.Step
+	case runner.Noisy:
+		return []int{b.Users}, b.RampUp, b.Quiet
+	}
+	return nil, 0, 0
 }
 
 // onlySuitePlan is the plan of the one run of a suite's text, built
@@ -161,7 +181,7 @@ func commandPlan(t *testing.T, app *App, args ...string) runner.Plan {
 	def := tpcc.Definition()
 	cmd := &cobra.Command{Use: def.Name}
 	f.bindCommand(cmd, app.Engines, def)
-	return parsedPlan(t, cmd, args, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name) })
+	return parsedPlan(t, cmd, args, func() (runner.Plan, error) { return workloadPlan(app, f, def.Name, nil) })
 }
 
 // noisyCommandPlan is the plan dbio noisy resolves args to.
@@ -190,7 +210,8 @@ func parsedPlan(t *testing.T, cmd *cobra.Command, args []string, plan func() (ru
 // options and run.json config.
 func planText(t *testing.T, p runner.Plan) string {
 	t.Helper()
-	text, err := jsonText(map[string]any{"name": p.Name, "users": p.Users, "rampup": p.RampUp, "step": p.Step, "engine": p.Engine.Name(),
+	users, rampUp, step := bodySteps(p.Body)
+	text, err := jsonText(map[string]any{"name": p.Name, "users": users, "rampup": rampUp, "step": step, "engine": p.Engine.Name(),
 		"buffer_pool": p.EngineOptions.BufferPool, "settings": p.EngineOptions.Settings, "transport": p.EngineOptions.Transport,
 		"database": p.EngineOptions.Database, "fresh": p.EngineOptions.Fresh, "config": p.Config, "data": p.DataPath, "create": p.CreateTargets})
 	if err != nil {
@@ -251,12 +272,12 @@ func TestCoordinatorDriver(t *testing.T) {
 	if err := cmd.ParseFlags(append(host[1:], "--target", "db1:/srv/db", "--dsn", "postgres://u@10.0.0.21/x", "--node-exporter", ":9200")); err != nil {
 		t.Fatal(err)
 	}
-	p, err := workloadPlan(app, f, def.Name)
+	p, err := workloadPlan(app, f, def.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Tenants != nil || p.EngineOptions.DSN == "" || p.DataPath != "" {
-		t.Errorf("plan: tenants %v, dsn %q, data path %q", p.Tenants, p.EngineOptions.DSN, p.DataPath)
+	if _, steps := p.Body.(runner.Steps); !steps || p.EngineOptions.DSN == "" || p.DataPath != "" {
+		t.Errorf("plan: body %#v, dsn %q, data path %q", p.Body, p.EngineOptions.DSN, p.DataPath)
 	}
 	// The server's host is read through its node exporter, where
 	// --node-exporter says, the disks behind the target watched.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/spf13/pflag"
@@ -183,18 +182,14 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	if f.tenants.command != "" {
 		command = f.tenants.command
 	}
-	plan.Tenants = &runner.Tenants{
-		Shell: remote.Shell{Shell: fleet.Shell{Exec: app.Exec}}, Binary: bin, Hosts: tenants, Workload: workload, CreateTargets: f.run.createTarget,
+	plan.Body = runner.Tenants{
+		Shell: remote.Shell{Shell: fleet.Shell{Exec: app.Exec}}, Binary: bin, Hosts: tenants, Workload: workload, Each: plan.Body, CreateTargets: f.run.createTarget,
 		Args: func(h runner.TenantHost, results, name string) []string {
 			args := append([]string{command}, forwarded...)
 			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag)
 		},
 	}
 	plan.DataPath, plan.LogPath, plan.CreateTargets = "", "", false
-	if cfg, ok := plan.Config.(runner.Config); ok {
-		cfg.Target = strings.Join(f.run.targets, ",")
-		plan.Config = cfg
-	}
 	return plan, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -70,7 +71,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 			}
 			defer done()
 			return executeRepeatable(ctx, app, f.repeat, func() (runner.Plan, error) {
-				plan, err := workloadPlan(app, f, def.Name)
+				plan, err := workloadPlan(app, f, def.Name, nil)
 				withBarrier(&plan)
 				return plan, err
 			})
@@ -93,8 +94,11 @@ func (f *workloadFlags) bindCommand(cmd *cobra.Command, engines *engine.Registry
 
 // workloadPlan validates the flags, all problems at once, and resolves them
 // into a runner plan of the given kind ("tpcc", or "quick" for TPC-C with a
-// device pass first).
-func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
+// device pass first). Its body is the user steps, or the goal search the
+// flags ask for; scenario, when set, gives the body the run has instead
+// (backup cycles, the noisy-neighbour study), from the plan and the user
+// steps the flags ask for.
+func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runner.Plan, steps runner.Steps) (runner.Body, error)) (runner.Plan, error) {
 	problems := f.settings.Validate()
 	steps := f.def.RunDefaults.OwnSteps
 	if o, ok := f.settings.(workload.StepsOwner); ok && steps == "" {
@@ -131,7 +135,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 	if name == "" {
 		name = kind + "-" + r.engine.Name()
 	}
-	plan := runner.Plan{
+	plan := runner.Plan{Setup: runner.Setup{
 		Name:          name,
 		Kind:          kind,
 		Command:       app.Args,
@@ -139,43 +143,56 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		EngineOptions: r.options,
 		Workload:      built.Workload,
 		SpaceNeeded:   built.SpaceNeeded,
-		Users:         built.Users,
-		RampUp:        f.run.rampup,
-		Step:          f.run.step,
-		Steady:        r.steady,
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
 		Limits:        r.limits,
-	}
+	}}
+	userSteps := runner.Steps{Users: built.Users, RampUp: f.run.rampup, Step: f.run.step, Steady: r.steady}
 	if built.Ceiling != nil {
 		c := analysis.Ceiling(*built.Ceiling)
-		plan.StopWhen = c.Stop
-		plan.Conclude = func(steps []results.Step, stopped bool) []results.Figure {
+		userSteps.StopWhen = c.Stop
+		userSteps.Conclude = func(steps []results.Step, stopped bool) []results.Figure {
 			figs := c.Conclude(steps, stopped)
 			fmt.Fprintln(app.Stdout, c.Verdict(figs))
 			return figs
 		}
 	}
+	plan.Body = userSteps
 	if pacing != nil {
 		// The schedule draws from the run's recorded seed: --seed again
 		// gives the same arrivals.
 		pacing.Seed = built.Seed
-		plan.Pacing = pacing
+		userSteps.Pacing = pacing
+		plan.Body = userSteps
 		if search != nil {
 			// The probes replace the user steps, and a stepping workload's
 			// own stop and conclusion with the search's answer.
-			plan.Goal = search
-			plan.Users = []int{search.Users}
-			plan.StopWhen, plan.Conclude = nil, nil
+			g := *search
+			g.RampUp, g.Step, g.Steady, g.Pacing = userSteps.RampUp, userSteps.Step, userSteps.Steady, pacing
+			plan.Body = g
 		}
 	}
-	plan.Config = plan.RunConfig(f.def.Name, f.run.target, f.run.logTarget, built.Stepping, built.Recorded)
+	// The scenario's own problems come after the run's: a run on hosts
+	// names what it cannot take first.
+	var scenarioErr error
+	if scenario != nil {
+		plan.Body, scenarioErr = scenario(&plan, userSteps)
+	}
+	recordedTarget := f.run.target
+	if f.onHosts() && f.tenants.driver == suite.DriverHost {
+		// A run of tenants records every host's target.
+		recordedTarget = strings.Join(f.run.targets, ",")
+	}
+	plan.Config = plan.RunConfig(userSteps, f.def.Name, recordedTarget, f.run.logTarget, built.Stepping, built.Recorded)
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget
 	}
 	if f.onHosts() {
-		return tenantsPlan(app, f, plan)
+		if plan, err = tenantsPlan(app, f, plan); err != nil {
+			return plan, err
+		}
+		return plan, scenarioErr
 	}
 	if f.tenants.registered && f.tenants.driver != suite.DriverHost {
 		// The server of a run of this machine is on this machine, next to
@@ -186,7 +203,7 @@ func workloadPlan(app *App, f workloadFlags, kind string) (runner.Plan, error) {
 		// This machine is sampled through /proc, not an exporter.
 		return runner.Plan{}, usagef("--node-exporter: reads the server's host with --driver coordinator and a --target on that host (NAME:/path); a run of this machine samples it itself: drop --node-exporter")
 	}
-	return plan, nil
+	return plan, scenarioErr
 }
 
 // executePlan runs a plan, prints the summary rendered from its results

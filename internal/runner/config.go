@@ -37,23 +37,23 @@ type Config struct {
 
 // RunConfig is the configuration run.json records of p, a database
 // workload's plan, whether flags or a suite file resolved it: target and
-// logTarget as the user named them, and what the workload's Build recorded
-// of its stepping and settings (the settings under the workload's name).
-// The plan's users, timing, open-loop load, engine options, limits and
-// scenario are read from the plan itself, so that they are recorded as run.
-func (p Plan) RunConfig(workload, target, logTarget string, stepping, settings any) Config {
+// logTarget as the user named them, steps as the user asked for them
+// (recorded whatever the body runs instead), and what the workload's Build
+// recorded of its stepping and settings (the settings under the workload's
+// name). The engine options and limits are read from the plan, and the
+// body records its own part, so that they are recorded as run.
+func (p Plan) RunConfig(steps Steps, workload, target, logTarget string, stepping, settings any) Config {
 	o := p.EngineOptions
-	c := Config{Engine: p.Engine.Name(), Target: target, LogTarget: logTarget, Users: p.Users, Stepping: stepping,
-		RampUpS: p.RampUp.Seconds(), StepS: p.Step.Seconds(), Steady: p.Steady, Workload: workload, Settings: settings,
+	c := Config{Engine: p.Engine.Name(), Target: target, LogTarget: logTarget, Users: steps.Users, Stepping: stepping,
+		RampUpS: steps.RampUp.Seconds(), StepS: steps.Step.Seconds(), Steady: steps.Steady, Workload: workload, Settings: settings,
 		EngineOptions: EngineConfig{BufferPoolBytes: o.BufferPool, ServerMemoryBytes: o.ServerMemory, Settings: o.Settings,
 			External: o.DSN != "", Database: o.Database, Transport: o.Transport},
-		Limits: p.Limits, Backups: p.Backups, Noisy: p.Noisy}
-	if p.Pacing != nil {
-		c.Pacing = p.Pacing.Record()
+		Limits: p.Limits}
+	if steps.Pacing != nil {
+		c.Pacing = steps.Pacing.Record()
 	}
-	if p.Goal != nil {
-		// The probes replace the user steps, and a stepping workload's stepping.
-		c.Goal, c.Stepping = p.Goal.Record(), nil
+	if p.Body != nil {
+		p.Body.configure(&c)
 	}
 	return c
 }

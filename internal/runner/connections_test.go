@@ -87,11 +87,12 @@ func TestConnectionProblems(t *testing.T) {
 func TestExternalServerLimitCheckedBeforeAnythingIsWritten(t *testing.T) {
 	server := servers.Instance(t, "postgres")
 	base := t.TempDir()
-	plan := Plan{Name: "ext", Kind: "tpcc", Command: []string{"dbio", "tpcc"},
+	plan := Plan{Setup: Setup{
+		Name: "ext", Kind: "tpcc", Command: []string{"dbio", "tpcc"},
 		Engine:        postgres.New("postgres", execx.Real{}, "/proc"),
 		EngineOptions: engine.Options{DSN: server.DSN(), Database: "dbio_ext_refused", Fresh: true},
-		Workload:      tpcc.New(tpcc.Config{Warehouses: 1}), Users: []int{2, 400},
-		Step: time.Second, ResultsBase: base}
+		Workload:      tpcc.New(tpcc.Config{Warehouses: 1}), ResultsBase: base,
+	}, Body: Steps{Users: []int{2, 400}, Step: time.Second}}
 	_, err := Run(context.Background(), plan, Env{Out: io.Discard})
 	if !IsBadInput(err) {
 		t.Fatalf("Run = %v, want a refusal as bad input", err)

@@ -68,11 +68,11 @@ func TestDiskRunsOwnTheirDirectory(t *testing.T) {
 // TestOptionalFioPhaseWithoutFio: quick's device pass is skipped with a
 // warning when fio is missing, and the run goes on.
 func TestOptionalFioPhaseWithoutFio(t *testing.T) {
-	p := Plan{
-		Name: "quick", Kind: "quick", Config: map[string]int{}, DataPath: filepath.Join(t.TempDir(), "data"), CreateTargets: true,
-		ResultsBase: t.TempDir(),
-		Fio:         &FioPhase{Config: fio.QuickCorners(time.Second), Exec: &execx.Fake{}, Optional: true},
-	}
+	p := Plan{Setup: Setup{
+		Name: "quick", Kind: "quick", Config: map[string]int{}, DataPath: filepath.Join(t.TempDir(), "data"),
+		CreateTargets: true, ResultsBase: t.TempDir(),
+		Fio: &FioPhase{Config: fio.QuickCorners(time.Second), Exec: &execx.Fake{}, Optional: true},
+	}}
 	var log strings.Builder
 	out, err := Run(context.Background(), p, Env{Out: &log, Now: time.Now})
 	if err != nil {

@@ -9,21 +9,64 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbio/internal/analysis"
+	"dbio/internal/arrival"
 	"dbio/internal/goal"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 )
 
-// Goal is a latency goal search: instead of one step per user count, the
-// run probes offered rates with a fixed number of users, each probe a step
-// run open loop, and finds the highest rate whose latency from the intended
-// start meets the objective.
+// Goal is a latency goal search, a run's body: instead of one step per
+// user count, the run probes offered rates with a fixed number of users,
+// each probe a step run open loop, and finds the highest rate whose latency
+// from the intended start meets the objective.
 type Goal struct {
 	// Search is the objective, the first and highest rates, the factor,
 	// the resolution and the probe budget.
 	Search goal.Search
 	// Users are the virtual users of every probe.
 	Users int
+	// RampUp, Step and Steady time each probe as Steps' time each step.
+	RampUp time.Duration
+	Step   time.Duration
+	Steady *SteadyRampUp
+	// Pacing is the probes' schedule, whose rate each probe sets; nil
+	// paces them at fixed intervals.
+	Pacing *Pacing
+}
+
+func (g Goal) needs() needs {
+	return needs{engine: true, servers: 1, users: []int{g.Users}, openLoop: true,
+		steps: 1, stepTime: g.RampUp + g.Step, steady: g.Steady, rampUp: g.RampUp}
+}
+
+func (g Goal) describe(p Setup) string {
+	return fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
+		p.Workload.Name(), p.Engine.Name(), g.Search.Objective, g.Users, formatRate(g.Search.Start), rampUpText(g.Steady, g.RampUp), g.Step)
+}
+
+// configure records the search; its probes replace the user steps, and a
+// stepping workload's stepping.
+func (g Goal) configure(c *Config) {
+	c.Users, c.Goal, c.Stepping = []int{g.Users}, g.Record(), nil
+}
+
+// run waits at the start barrier, runs the search, then checks the database.
+func (g Goal) run(ctx context.Context, ss *session) error {
+	if err := ss.barrier(ctx); err != nil {
+		return err
+	}
+	s := Steps{Users: []int{g.Users}, RampUp: g.RampUp, Step: g.Step, Steady: g.Steady, Pacing: g.Pacing}
+	if s.Pacing == nil {
+		s.Pacing = &Pacing{Process: arrival.Fixed}
+	}
+	st := ss.stepper(s)
+	// The barrier is waited for before the first probe only.
+	st.startBarrier, st.steps = nil, g.Search.MaxProbes
+	steps, _, err := st.runGoal(ctx, g)
+	if err := ss.stepsDone(steps, "", nil, err); err != nil {
+		return err
+	}
+	return ss.check(ctx)
 }
 
 // GoalConfig is what run.json's config records of a goal search.
@@ -84,7 +127,7 @@ func (st *stepper) runGoal(ctx context.Context, g Goal) (done []results.Step, an
 			return goal.Outcome{}, err
 		}
 		corrected := make(stepLatencies, len(step.totals))
-		types := st.s.Workload.TxTypes()
+		types := st.workload.TxTypes()
 		for t, c := range step.totals {
 			corrected[types[t]] = c.Corrected
 		}

@@ -25,7 +25,7 @@ func TestGoalSearchFindsTheRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := Goal{Users: 2, Search: goal.Search{Objective: obj, Start: 5, Max: 20000, Resolution: goal.Resolution{Rel: 0.25}, MaxProbes: 14}}
-	st := testStepper(t, Steps{Workload: w, Instance: inst, Users: []int{g.Users}, RampUp: 500 * time.Millisecond, Step: 1500 * time.Millisecond,
+	st := testStepper(t, w, inst, Steps{Users: []int{g.Users}, RampUp: 500 * time.Millisecond, Step: 1500 * time.Millisecond,
 		Pacing: &Pacing{}}, nil)
 	st.steps = g.Search.MaxProbes
 	if _, _, err := st.runGoal(context.Background(), g); err != nil {

@@ -30,11 +30,12 @@ func cappedSQLitePlan(t *testing.T, name string, wiops int64) Plan {
 	testenv.Require(t, os.Geteuid() == 0 && (h.V1Blkio != "" || h.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
 	cfg := sysbench.DefaultConfig()
 	cfg.TableSize, cfg.Workload = 1000, sysbench.WriteOnly
-	return Plan{Name: name, Kind: "sysbench", Command: []string{"dbio", "sysbench"},
-		Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "dbio_sysbench", Fresh: true},
-		Workload: sysbench.New(cfg), Users: []int{1}, RampUp: time.Second, Step: 6 * time.Second, SkipChecks: true,
-		DataPath: filepath.Join(smallfs.MountDisk(t, 256<<20), "data"), CreateTargets: true, ResultsBase: t.TempDir(),
-		Limits: iolimit.Limits{WriteIOPS: wiops}}
+	return Plan{Setup: Setup{
+		Name: name, Kind: "sysbench", Command: []string{"dbio", "sysbench"}, Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "dbio_sysbench", Fresh: true}, Workload: sysbench.New(cfg),
+		SkipChecks: true, DataPath: filepath.Join(smallfs.MountDisk(t, 256<<20), "data"), CreateTargets: true,
+		ResultsBase: t.TempDir(), Limits: iolimit.Limits{WriteIOPS: wiops},
+	}, Body: Steps{Users: []int{1}, RampUp: time.Second, Step: 6 * time.Second}}
 }
 
 // hostEnv is a run's process state on this machine.
@@ -139,13 +140,15 @@ func TestRunHoldsDelayAccountingForItsDuration(t *testing.T) {
 			}
 			cfg := sysbench.DefaultConfig()
 			cfg.TableSize = 100
-			plan := Plan{Name: "delayacct", Kind: "sysbench", Command: []string{"dbio", "sysbench"},
-				Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "dbio_sysbench", Fresh: true},
-				Workload: sysbench.New(cfg), Users: []int{1}, Step: time.Second, SkipChecks: true,
-				DataPath: t.TempDir(), ResultsBase: t.TempDir()}
+			steps := Steps{Users: []int{1}, Step: time.Second}
 			if tt.interrupted {
-				plan.Step = time.Minute
+				steps.Step = time.Minute
 			}
+			plan := Plan{Setup: Setup{
+				Name: "delayacct", Kind: "sysbench", Command: []string{"dbio", "sysbench"}, Engine: sqlite.Engine{},
+				EngineOptions: engine.Options{Database: "dbio_sysbench", Fresh: true}, Workload: sysbench.New(cfg),
+				SkipChecks: true, DataPath: t.TempDir(), ResultsBase: t.TempDir(),
+			}, Body: steps}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			during := ""

@@ -45,14 +45,14 @@ func smallSysbench(t *testing.T, inst engine.Instance, shape string) workload.Wo
 
 // testStepper runs steps on a real instance into a fresh results
 // directory, with a short tick so that steps end close to their time.
-func testStepper(t *testing.T, s Steps, live scenario.Publisher) *stepper {
+func testStepper(t *testing.T, w workload.Workload, inst engine.Instance, s Steps, live scenario.Publisher) *stepper {
 	t.Helper()
-	dir, err := results.Create(t.TempDir(), "pacing", results.Run{Kind: s.Workload.Name()}, time.Now())
+	dir, err := results.Create(t.TempDir(), "pacing", results.Run{Kind: w.Name()}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dir.Finish(results.StatusCompleted, nil, time.Now()) })
-	return &stepper{s: s, rec: scenario.Recording{Tick: 100 * time.Millisecond, Dir: dir, Now: time.Now, Log: io.Discard, Live: live}}
+	return &stepper{s: s, workload: w, inst: inst, rec: scenario.Recording{Tick: 100 * time.Millisecond, Dir: dir, Now: time.Now, Log: io.Discard, Live: live}}
 }
 
 // stallTrigger opens start at the first measured row of the named step.
@@ -120,7 +120,7 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 			// transactions in hand when the stall begins (one per user) are
 			// under 1 % of its 400, so the service p99 does not reach them.
 			trigger := &stallTrigger{step: "users-3", start: make(chan struct{})}
-			st := testStepper(t, Steps{Workload: w, Instance: inst, Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 20 * time.Second,
+			st := testStepper(t, w, inst, Steps{Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 20 * time.Second,
 				Pacing: &Pacing{Rate: 20}}, trigger)
 			type held struct {
 				from, until time.Time

@@ -182,35 +182,32 @@ func Preflight(p Plan, sys target.SysFS) error {
 	return preflight(context.Background(), p, p.userLoad(), sys)
 }
 
-// userLoad is p's steps of users, their pools asked of the workload: a
-// noisy-neighbour run's are each tenant's users, on its own server.
+// userLoad is p's steps of users as its body runs them, their pools asked
+// of the workload: a noisy-neighbour run's are each tenant's users, on its
+// own server.
 func (p Plan) userLoad() userLoad {
-	users := p.Users
-	if p.Noisy != nil {
-		users = []int{p.Noisy.Users}
-	}
-	return userLoadOf(p.Workload, users, p.Pacing != nil || p.Goal != nil, p.Engine, p.EngineOptions)
+	n := p.needs()
+	return userLoadOf(p.Workload, n.users, n.openLoop, p.Engine, p.EngineOptions)
 }
 
 func preflight(ctx context.Context, p Plan, load userLoad, sys target.SysFS) error {
+	n := p.needs()
 	pl := Places{Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath, Results: p.ResultsBase,
-		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits}
-	if p.Noisy != nil {
-		// Each tenant's own target is a marked directory of dbio's on the data target.
-		for i := 1; i <= p.Noisy.Tenants; i++ {
-			pl.Subdirs = append(pl.Subdirs, tenantSubdir(i))
-		}
-	}
+		Create: p.CreateTargets, Engine: p.Engine, Limits: p.Limits, Subdirs: n.subdirs}
 	list := pl.Problems(sys)
 	if len(list) == 0 {
-		list = spaceProblems(p)
+		list = spaceProblems(p, n)
 	}
-	if p.Steady != nil {
-		list = append(list, p.Steady.Problems(p.Workload, p.RampUp)...)
+	if n.steady != nil {
+		list = append(list, n.steady.Problems(p.Workload, n.rampUp)...)
 	}
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, load.connections(), p.servers(), memlimit.SystemHost(sys.Sys))...)
-	if p.Noisy != nil {
-		list = append(list, tenantsMemoryProblems(p.Engine, p.EngineOptions, load.connections(), p.Noisy.Tenants, memAvailable(sys.Proc))...)
+	if n.servers == 0 {
+		// No server runs here: the hosts' dbio judge theirs.
+		return problems(list)
+	}
+	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, load.connections(), n.servers, memlimit.SystemHost(sys.Sys))...)
+	if n.servers > 1 {
+		list = append(list, tenantsMemoryProblems(p.Engine, p.EngineOptions, load.connections(), n.servers, memAvailable(sys.Proc))...)
 	}
 	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, load)...)
 	list = append(list, settingProblems(ctx, flagForm, p.Engine, p.EngineOptions, p.DataPath, p.LogPath)...)
@@ -236,15 +233,6 @@ func settingProblems(ctx context.Context, name func(string) string, e engine.Eng
 		out = append(out, fmt.Errorf("%s %w", name("setting"), err))
 	}
 	return out
-}
-
-// servers is how many server instances p starts: one, or one per tenant
-// of a noisy-neighbour run, each with files and memory of its own.
-func (p Plan) servers() int {
-	if p.Noisy != nil {
-		return p.Noisy.Tenants
-	}
-	return 1
 }
 
 // userLoad is a plan's steps of users as the server sees them: each
@@ -340,7 +328,7 @@ func externalConnectionProblems(ctx context.Context, p Plan, load userLoad, gete
 	if err != nil {
 		return &Problems{List: []error{fmt.Errorf("--dsn %w", err)}}
 	}
-	if limit == 0 || p.Workload == nil || len(p.Users) == 0 {
+	if limit == 0 || p.Workload == nil || len(load.users) == 0 {
 		return nil
 	}
 	if need := load.connections(); need > limit {
@@ -433,11 +421,12 @@ func tooManyConnections(name func(string) string, load userLoad, need, limit int
 		name("users"), most, load.ownPhrase(), need, limit, from, name("keying-thinking"), name("pool"), orRaise(raise))
 }
 
-// spaceProblems checks the free space p needs on its data target and for its results.
-func spaceProblems(p Plan) []error {
-	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(len(p.Users), p.RampUp+p.Step), What: "the results"}}
+// spaceProblems checks the free space p needs on its data target and for
+// its results, as its body's needs n say.
+func spaceProblems(p Plan, n needs) []error {
+	needs := []target.Need{{Path: p.ResultsBase, Bytes: resultsBytes(n.steps, n.stepTime), What: "the results"}}
 	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
-		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), p.servers())...)
+		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), n.servers)...)
 	}
 	return target.SpaceProblems(needs)
 }
@@ -563,8 +552,8 @@ func LockTargets(sys target.SysFS, paths []string, create bool, h target.Holder)
 }
 
 // prepareTargets is the start of Run: the preflight, an external server's
-// max_connections, then the targets taken for the whole run (unless the
-// caller holds them already).
+// max_connections, what the body uses on other hosts, then the targets
+// taken for the whole run (unless the caller holds them already).
 func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err error) {
 	load := p.userLoad()
 	if err := preflight(ctx, p, load, env.SysFS); err != nil {
@@ -572,6 +561,11 @@ func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err e
 	}
 	if err := externalConnectionProblems(ctx, p, load, env.Getenv); err != nil {
 		return nil, err
+	}
+	if check := p.needs().elsewhere; check != nil {
+		if err := check(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if p.TargetsHeld {
 		return func() {}, nil
@@ -620,7 +614,8 @@ func (s Suite) diskProblems(d DiskPlan, sys target.SysFS) []error {
 // runProblems are a suite's database run's problems: its places, then what
 // its engine and workload ask of them once those are sound.
 func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
-	if p.Tenants != nil {
+	n := p.needs()
+	if n.servers == 0 {
 		// Each host's dbio checks its own target, engine and space; its
 		// target is checked over ssh when its run starts.
 		return Places{Results: s.Results}.Problems(sys)
@@ -629,22 +624,21 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 		Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath}
 	ps := pl.Problems(sys)
 	list := ps
-	if p.Steady != nil && p.Workload != nil {
-		for _, e := range p.Steady.Problems(p.Workload, p.RampUp) {
+	if n.steady != nil && p.Workload != nil {
+		for _, e := range n.steady.Problems(p.Workload, n.rampUp) {
 			list = append(list, fmt.Errorf("run %s: %w", name, e))
 		}
 	}
 	eo := p.EngineOptions
 	options := engine.Options{BufferPool: eo.BufferPool, ServerMemory: eo.ServerMemory, Settings: eo.Settings}
-	servers := p.servers()
 	if eo.DSN == "" && p.Engine != nil {
-		load := userLoadOf(nil, p.Users, false, p.Engine, options)
-		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, load.connections(), servers,
+		load := userLoadOf(nil, n.users, false, p.Engine, options)
+		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, load.connections(), n.servers,
 			memlimit.SystemHost(sys.Sys))...)
-		if p.Noisy != nil {
+		if n.servers > 1 {
 			// As the run's own preflight judges them, but before the suite's
 			// first run, so that a late run that cannot fit stops nothing.
-			for _, e := range tenantsMemoryProblems(p.Engine, options, p.userLoad().connections(), p.Noisy.Tenants, memAvailable(sys.Proc)) {
+			for _, e := range tenantsMemoryProblems(p.Engine, options, p.userLoad().connections(), n.servers, memAvailable(sys.Proc)) {
 				list = append(list, fmt.Errorf("run %s: %w", name, e))
 			}
 		}
@@ -672,7 +666,7 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	}
 	if p.SpaceNeeded > 0 {
 		options.Database = eo.Database
-		list = append(list, target.SpaceProblems(databaseNeeds(p.Engine, options, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("run %s (%s at this scale)", name, p.Kind), servers))...)
+		list = append(list, target.SpaceProblems(databaseNeeds(p.Engine, options, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("run %s (%s at this scale)", name, p.Kind), n.servers))...)
 	}
 	return list
 }

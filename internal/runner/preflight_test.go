@@ -71,8 +71,11 @@ func TestPreflightCountsTheDatabaseItReplaces(t *testing.T) {
 		}
 	}
 	fill("dbio_tpcc.db", 48<<20)
-	plan := Plan{Kind: "tpcc", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "dbio_tpcc", Fresh: true},
-		DataPath: dir, ResultsBase: t.TempDir(), SpaceNeeded: 40 << 20, Users: []int{1}, Step: time.Second}
+	plan := Plan{Setup: Setup{
+		Kind: "tpcc", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "dbio_tpcc", Fresh: true}, DataPath: dir,
+		ResultsBase: t.TempDir(), SpaceNeeded: 40 << 20,
+	}, Body: Steps{Users: []int{1}, Step: time.Second}}
 	if err := Preflight(plan, target.HostFS()); err != nil {
 		t.Fatalf("a run replacing dbio's 48 MiB database: %v", err)
 	}

@@ -11,12 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"dbio/internal/arrival"
 	"dbio/internal/engine"
 	"dbio/internal/iolimit"
 	"dbio/internal/memlimit"
@@ -30,8 +28,21 @@ import (
 	"dbio/internal/workload/txerr"
 )
 
-// Plan is one fully resolved workload run.
+// Plan is one fully resolved run: its setup, done once, and its body,
+// which runs in what the setup made.
 type Plan struct {
+	Setup
+	// Body is what the run does once set up: user steps, a goal search,
+	// backup cycles, the noisy-neighbour study, tenants on hosts. A plan
+	// without a body is its setup alone (a fio pass, when it has one).
+	Body Body
+}
+
+// Setup is what a run does once, whatever its body: its targets taken and
+// opened, its results directory, the fio pass, and, when the body asks for
+// them, the limits and memory caps, the engine started and the workload
+// prepared.
+type Setup struct {
 	// Name names the results directory (<timestamp>-<name>).
 	Name string
 	// Kind is the run's kind in run.json ("tpcc", "quick"...).
@@ -55,20 +66,8 @@ type Plan struct {
 	Workload workload.Workload
 	// SpaceNeeded is the free space the data target must have (0: no check).
 	SpaceNeeded uint64
-	Users       []int
-	RampUp      time.Duration
-	Step        time.Duration
-	// Steady, when set, ends each step's ramp-up once throughput is
-	// steady; RampUp is then the longest a ramp-up may last.
-	Steady     *SteadyRampUp
-	SkipChecks bool
-	Tick       time.Duration
-	// Pacing, when set, runs the user steps open loop at an offered rate.
-	Pacing *Pacing
-	// Goal, when set, replaces the user steps with a latency goal search:
-	// probes at offered rates, each a step, open loop (with Pacing's
-	// schedule, fixed when Pacing is nil).
-	Goal *Goal
+	SkipChecks  bool
+	Tick        time.Duration
 
 	ResultsBase string
 
@@ -76,30 +75,14 @@ type Plan struct {
 	// engine starts (dbio quick's device pass); its points are the first steps.
 	Fio *FioPhase
 
-	// StopWhen, when set, is asked after each completed step whether the
-	// run has gone far enough (a stepping run whose response time passed its
-	// ceiling); the rest of Users is then skipped and why goes to run.json.
-	StopWhen func(results.Step) (stop bool, why string)
 	// Limits emulate a storage class on the targets' devices (a block-I/O cgroup).
 	Limits iolimit.Limits
-	// Backups replaces the user steps with backup and restore cycles.
-	Backups *Backups
-	// Noisy replaces the user steps with the noisy-neighbour study.
-	Noisy *Noisy
-
-	// Conclude, when set, draws run-level figures from the steps of a run
-	// whose steps all completed, for run.json (e.g. the largest load kept
-	// under a ceiling); stopped says whether StopWhen ended the run.
-	Conclude func(steps []results.Step, stopped bool) []results.Figure
-
-	// Tenants, when set, runs the workload on several hosts at once, dbio
-	// on each (see Tenants); the plan's own targets are then unused.
-	Tenants *Tenants
-	// Barrier, when set, is waited for before each user step (the first
-	// after the load, before the workload's background sessions start): a
-	// tenant's start barrier, released by its coordinator, which starts
-	// each step on every host at one instant. A goal search waits for it
-	// before its first probe only.
+	// Barrier, when set, is waited for before each step of the body's (the
+	// first after the load, before the workload's background sessions
+	// start): a tenant's start barrier, released by its coordinator, which
+	// starts each step on every host at one instant. A goal search waits
+	// for it before its first probe only, a noisy-neighbour study before
+	// each phase.
 	Barrier func(ctx context.Context) error
 	// ServerHost, when set, is the host of the server the DSN reaches
 	// (--driver coordinator), which runs no dbio: its node exporter is read
@@ -134,7 +117,7 @@ type Env struct {
 	// its caps.
 	ioGroup func() (telemetry.IOGroup, error)
 	// serverHosts are the hosts whose node exporters every sampler the run
-	// makes reads too (Plan.ServerHost), set once they have been checked.
+	// makes reads too (Setup.ServerHost), set once they have been checked.
 	serverHosts []telemetry.RemoteHost
 }
 
@@ -144,9 +127,9 @@ type Outcome struct {
 	Status results.Status
 	Steps  []results.Step
 	Checks []results.Check
-	// Stopped says why StopWhen ended the run early; empty when every step ran.
+	// Stopped says why the steps' StopWhen ended the run early; empty when every step ran.
 	Stopped string
-	// Figures are what Conclude drew from the steps.
+	// Figures are what the steps' Conclude drew from them.
 	Figures []results.Figure
 }
 
@@ -158,9 +141,6 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	}
 	if env.Progress == nil {
 		env.Progress = progress.Discard()
-	}
-	if p.Tenants != nil {
-		return runTenants(ctx, p, env)
 	}
 	var out Outcome
 	// Nothing is written before the preflight has passed and the targets are this run's.
@@ -179,7 +159,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	}
 	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
 	run.Environment, run.Warnings = hostEnvironment(env)
-	run.Environment.Targets = infos
+	run.Environment.Targets = append(infos, p.needs().targets...)
 	run.Environment.Versions["go"] = runtime.Version()
 	if p.EngineOptions.Getenv == nil {
 		p.EngineOptions.Getenv = env.Getenv
@@ -209,9 +189,12 @@ func interrupted(ctx context.Context, runErr error, dir *results.Dir) error {
 
 // opening says what the run is about to do before it does it: where (each
 // target's filesystem and device, and the limit it will be capped at) and
-// what (the fio pass, the workload on its engine, the steps and their time).
+// what (the fio pass, then what the body does).
 func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 	for _, t := range targets {
+		if t.Host != "" {
+			continue // a host's target is its dbio's to describe
+		}
 		line := fmt.Sprintf("%s (%s): %s", t.Path, t.Role, t.Describe())
 		if !p.Limits.IsZero() && (t.Role == target.RoleData || t.Role == target.RoleLog) {
 			// The same words the results and the report will use, before
@@ -224,40 +207,9 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 	if p.Fio != nil {
 		what = append(what, "fio "+p.Fio.Config.Profile+" on the data target")
 	}
-	if p.Workload != nil && p.Engine != nil {
-		users := make([]string, len(p.Users))
-		for i, u := range p.Users {
-			users[i] = strconv.Itoa(u)
-		}
-		steps := time.Duration(len(p.Users)) * (p.RampUp + p.Step)
-		ramp, most := fmt.Sprintf("%s ramp-up", p.RampUp), ""
-		if p.Steady != nil {
-			ramp, most = fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", p.Steady, p.RampUp), "at most "
-		}
-		switch {
-		case p.Backups != nil:
-			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(*p.Backups)))
-		case p.Noisy != nil:
-			what = append(what, fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeNoisy(*p.Noisy)))
-		case p.Goal == nil:
-			what = append(what, fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
-				p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, p.Step, most, steps))
-		default:
-			g := p.Goal.Search
-			what = append(what, fmt.Sprintf("%s on %s: the highest rate meeting %s with %d users, probing from %s tx/s (%s and %s measured per probe)",
-				p.Workload.Name(), p.Engine.Name(), g.Objective, p.Goal.Users, formatRate(g.Start), ramp, p.Step))
-		}
-		if m, ok := p.Workload.(workload.Monitored); ok && p.Pacing == nil && p.Goal == nil && len(p.Users) == 1 {
-			if pool := m.Pool(p.Users[0]); pool > 0 {
-				what[len(what)-1] += fmt.Sprintf(", the %d users being terminals that key and think, sharing %d connections", p.Users[0], pool)
-			}
-		}
-		if p.Pacing != nil && p.Goal == nil {
-			rate := formatRate(p.Pacing.Rate) + " tx/s"
-			if p.Pacing.PerUser {
-				rate += " per user"
-			}
-			what[len(what)-1] += fmt.Sprintf(", open loop at %s (%s arrivals)", rate, p.Pacing.Process)
+	if p.Body != nil {
+		if d := p.Body.describe(p.Setup); d != "" {
+			what = append(what, d)
 		}
 	}
 	if len(what) > 0 {
@@ -346,10 +298,14 @@ func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetIn
 	return pl, infos, nil
 }
 
-// execute is the body of Run between creating and finishing the results directory.
+// execute is the body of Run between creating and finishing the results
+// directory: the setup, then the plan's body in the session it made.
 func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.Placement, out *Outcome) (err error) {
 	opening(env.Out, p, dir.Run().Environment.Targets)
-	first := 0
+	ss := &session{Setup: p.Setup, env: env, dir: dir, pl: pl, out: out}
+	// What the setup made is undone on every way out, the last made first.
+	var undo cleanups
+	defer func() { err = undo.run(err) }()
 	if p.Fio != nil {
 		phase := *p.Fio
 		if len(phase.Config.Targets) == 0 {
@@ -358,30 +314,74 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			}
 			phase.Config.Targets = []string{pl.Data.Path}
 		}
-		pts, err := phase.run(ctx, dir, first, env)
+		pts, err := phase.run(ctx, dir, ss.first, env)
 		if err != nil {
 			return err
 		}
-		first = len(pts)
+		ss.first = len(pts)
 	}
-	if p.Engine == nil || p.Workload == nil {
+	if p.Body == nil {
 		return nil
+	}
+	n := p.Body.needs()
+	if n.servers > 0 {
+		if p.Engine == nil || p.Workload == nil {
+			return errors.New("a database run needs an engine and a workload")
+		}
+		if err := ss.capServers(&undo); err != nil {
+			return err
+		}
+	}
+	if n.engine {
+		if err := ss.startEngine(ctx, &undo); err != nil {
+			return err
+		}
+	}
+	return p.Body.run(ctx, ss)
+}
+
+// cleanups are what a setup undoes when its run ends, each given the run's
+// error and returning it, or the error undoing met when it had none.
+type cleanups []func(error) error
+
+func (c *cleanups) add(f func(error) error) { *c = append(*c, f) }
+
+// run undoes everything, the last made first.
+func (c cleanups) run(err error) error {
+	for i := len(c) - 1; i >= 0; i-- {
+		err = c[i](err)
+	}
+	return err
+}
+
+// capServers readies this machine for the servers a body runs: the kernel's
+// delay accounting, the block-I/O limits on the targets' devices and the
+// cap on the servers' memory, each undone when the run ends; and the
+// engine's options as the servers start with them.
+func (ss *session) capServers(undo *cleanups) error {
+	p, dir, out := ss.Setup, ss.dir, ss.env.Out
+	note := func(msg string) error {
+		if msg == "" {
+			return nil
+		}
+		fmt.Fprintf(out, "%s\n", msg)
+		return dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, msg) })
 	}
 	// The kernel's delay accounting is the machine's: on for the run only,
 	// and set back on every way out, a failure or an interruption
-	// included (deferred first, it runs last, once the server has
-	// stopped).
-	restoreDelays, note := delayAccounting(env.HostFS.Proc)
-	defer func() {
+	// included (undone last, once the servers have stopped).
+	restoreDelays, delays := delayAccounting(ss.env.HostFS.Proc)
+	undo.add(func(err error) error {
 		if rerr := restoreDelays(); rerr != nil {
-			fmt.Fprintf(env.Out, "warning: %v\n", rerr)
+			fmt.Fprintf(out, "warning: %v\n", rerr)
 			if err == nil {
 				err = rerr
 			}
 		}
-	}()
-	if note != "" {
-		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
+		return err
+	})
+	if delays != "" {
+		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, delays) }); err != nil {
 			return err
 		}
 	}
@@ -390,95 +390,86 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		opts.LogDir = dir.Path
 	}
 	opts.Notice = func(msg string) {
-		fmt.Fprintf(env.Out, "%s\n", msg)
+		fmt.Fprintf(out, "%s\n", msg)
 		_ = dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, msg) })
 	}
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	release, note, limit, err := limitedPlacement(iolimit.SystemHost(env.SysFS.Sys), env.SysFS, dir.Run().ID, p.Limits, pl, p.Engine.Capabilities(), &opts, &env)
+	release, limitNote, limit, err := limitedPlacement(iolimit.SystemHost(ss.env.SysFS.Sys), ss.env.SysFS, dir.Run().ID, p.Limits, ss.pl, p.Engine.Capabilities(), &opts, &ss.env)
 	if err != nil {
 		return err
 	}
 	// Released on every way out, the failure to record it included: a
 	// group must not outlive its run.
-	defer func() {
+	undo.add(func(err error) error {
 		if rerr := release(); rerr != nil && err == nil {
 			err = rerr
 		}
-	}()
+		return err
+	})
 	// The cgroup caps the disks behind the data and log targets.
 	if err := recordLimit(dir, limit, func(t results.TargetInfo) bool { return t.Role == target.RoleData || t.Role == target.RoleLog }); err != nil {
 		return err
 	}
-	if note != "" {
-		fmt.Fprintf(env.Out, "%s\n", note)
-		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
-			return err
-		}
+	if err := note(limitNote); err != nil {
+		return err
 	}
-	// The memory cap is removed after the server stopped (deferred later,
-	// it runs earlier than the block-I/O group's release).
-	releaseMemory, memory, note, err := cappedMemory(memlimit.SystemHost(env.SysFS.Sys), dir.Run().ID, &opts, &env)
+	// The memory cap is removed after the servers stopped (undone later
+	// than they are, earlier than the block-I/O group's release).
+	releaseMemory, memory, memoryNote, err := cappedMemory(memlimit.SystemHost(ss.env.SysFS.Sys), dir.Run().ID, &opts, &ss.env)
 	if err != nil {
 		return err
 	}
-	defer func() {
+	undo.add(func(err error) error {
 		if rerr := releaseMemory(); rerr != nil && err == nil {
 			err = rerr
 		}
-	}()
-	if note != "" {
-		fmt.Fprintf(env.Out, "%s\n", note)
-		if err := dir.UpdateRun(func(r *results.Run) { r.Notes = append(r.Notes, note) }); err != nil {
-			return err
-		}
-	}
-	if p.Noisy != nil {
-		p.EngineOptions = opts
-		steps, checks, err := runNoisy(ctx, p, *p.Noisy, env, dir, pl, first)
-		out.Steps, out.Checks = steps, checks
-		if uerr := dir.UpdateRun(func(r *results.Run) {
-			r.Checks = out.Checks
-			for i := range r.Engines {
-				r.Engines[i].MemoryLimit = memory // the tenants share the one cap
-			}
-		}); err == nil {
-			err = uerr
-		}
 		return err
-	}
+	})
+	ss.opts, ss.memory = opts, memory
+	return note(memoryNote)
+}
+
+// startEngine starts the plan's engine and prepares its workload, for a
+// body that runs on them; the engine is stopped when the run ends, whatever
+// happens.
+func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) {
+	p, dir, pl, out := ss.Setup, ss.dir, ss.pl, ss.env.Out
 	if p.ServerHost != nil {
-		if env.serverHosts, err = watchServerHost(ctx, *p.ServerHost, env, dir); err != nil {
+		if ss.env.serverHosts, err = watchServerHost(ctx, *p.ServerHost, ss.env, dir); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(env.Out, "starting %s\n", p.Engine.Name())
-	inst, err := p.Engine.Start(ctx, pl, opts)
+	fmt.Fprintf(out, "starting %s\n", p.Engine.Name())
+	inst, err := p.Engine.Start(ctx, pl, ss.opts)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Engine.Name(), err)
 	}
-	defer func() {
+	undo.add(func(err error) error {
 		// Stop even when the run was cancelled: the server must not outlive dbio.
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		if serr := inst.Stop(stopCtx); serr != nil {
-			fmt.Fprintf(env.Out, "warning: stopping %s: %v\n", p.Engine.Name(), serr)
+			fmt.Fprintf(out, "warning: stopping %s: %v\n", p.Engine.Name(), serr)
 			if err == nil {
 				err = fmt.Errorf("stop %s: %w", p.Engine.Name(), serr)
 			}
 		}
-	}()
-	defer func() {
+		return err
+	})
+	undo.add(func(err error) error {
 		// An engine's message may not name the disk (PostgreSQL's partial
 		// block write does not); its code does, and the user needs to know
 		// which filesystem to free.
 		if err != nil && !errors.Is(err, results.ErrWriteFailed) && txerr.DiskFull(inst, err) {
 			err = fmt.Errorf("%w: the filesystem holding %s is full: free space there, or give a larger target", err, fullestTarget(pl))
 		}
-	}()
+		return err
+	})
+	ss.inst = inst
 	info := inst.Info()
-	info.MemoryLimit = memory
+	info.MemoryLimit = ss.memory
 	if notes, ok := p.Workload.(interface {
 		EngineNotes(engine.Instance) []string
 	}); ok {
@@ -491,9 +482,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 
-	fmt.Fprintf(env.Out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
+	fmt.Fprintf(out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
-	ls, err := p.Workload.Prepare(ctx, inst, env.Out)
+	ls, err := p.Workload.Prepare(ctx, inst, out)
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
 	}
@@ -502,88 +493,11 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		return err
 	}
 	recordFragmentation(dir, pl, "start")
-	defer recordFragmentation(dir, pl, "end")
-
-	if p.Backups != nil {
-		steps, err := runBackups(ctx, p, *p.Backups, env, dir, pl, inst, first)
-		out.Steps = steps
-		if err != nil {
-			return err
-		}
-		return dir.UpdateRun(func(r *results.Run) {
-			for _, s := range steps {
-				var d scenario.BackupDetail
-				if json.Unmarshal(s.Detail, &d) == nil {
-					for _, c := range d.Checks {
-						c.Name = s.Name + ": " + c.Name
-						r.Checks = append(r.Checks, c)
-						out.Checks = append(out.Checks, c)
-					}
-				}
-			}
-		})
-	}
-
-	if p.Barrier != nil && p.Goal != nil {
-		if err := p.Barrier(ctx); err != nil {
-			return err
-		}
-	}
-	st := &stepper{
-		s: Steps{Workload: p.Workload, Instance: inst, Users: p.Users, RampUp: p.RampUp, Step: p.Step, Steady: p.Steady, StopWhen: p.StopWhen,
-			Pacing: p.Pacing, Barrier: p.Barrier,
-			AfterStep: func(s results.Step) { recordFragmentation(dir, pl, s.Name) }},
-		rec: recording(p, env, dir, first, pl, inst), progress: env.Progress,
-	}
-	var (
-		steps   []results.Step
-		stopped string
-		stepErr error
-	)
-	if p.Goal != nil {
-		if st.s.Pacing == nil {
-			st.s.Pacing = &Pacing{Process: arrival.Fixed}
-		}
-		st.steps = p.Goal.Search.MaxProbes
-		steps, _, stepErr = st.runGoal(ctx, *p.Goal)
-	} else {
-		steps, stopped, stepErr = st.runSteps(ctx)
-	}
-	env.Progress.Clear()
-	out.Steps, out.Stopped = steps, stopped
-	if stepErr != nil {
-		return stepErr
-	}
-	if stopped != "" {
-		fmt.Fprintf(env.Out, "stopped after step %s: %s\n", steps[len(steps)-1].Name, stopped)
-	}
-	if p.Conclude != nil {
-		out.Figures = p.Conclude(steps, stopped != "")
-	}
-	if stopped != "" || len(out.Figures) > 0 {
-		if err := dir.UpdateRun(func(r *results.Run) {
-			if stopped != "" {
-				r.Notes = append(r.Notes, fmt.Sprintf("stopped after step %s: %s", steps[len(steps)-1].Name, stopped))
-			}
-			r.Figures = append(r.Figures, out.Figures...)
-		}); err != nil {
-			return err
-		}
-	}
-
-	if p.SkipChecks {
-		out.Checks = []results.Check{{Name: "consistency checks", Skipped: true, Detail: "skipped at the user's request (--skip-checks)"}}
-	} else {
-		fmt.Fprintf(env.Out, "checking consistency\n")
-		checks, err := p.Workload.Check(ctx, inst)
-		for _, c := range checks {
-			out.Checks = append(out.Checks, results.Check{Name: c.Name, Passed: c.Passed, Detail: c.Detail})
-		}
-		if err != nil {
-			return fmt.Errorf("consistency check: %w", err)
-		}
-	}
-	return dir.UpdateRun(func(r *results.Run) { r.Checks = out.Checks })
+	undo.add(func(err error) error {
+		recordFragmentation(dir, pl, "end")
+		return err
+	})
+	return nil
 }
 
 // loadReport turns load statistics into run.json's figures. Bytes written
@@ -654,7 +568,7 @@ func placementBytes(pl engine.Placement) int64 {
 
 // newSampler watches the physical disks behind the targets, dbio itself and
 // the engine's server processes and counters, and the server's host
-// through its node exporter when the server is on another (Plan.ServerHost).
+// through its node exporter when the server is on another (Setup.ServerHost).
 func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.Sampler, error) {
 	if env.HostFS.Proc == "" {
 		return nil, errors.New("no /proc root configured")

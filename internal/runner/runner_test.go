@@ -76,12 +76,11 @@ func (s *crowdSession) Close() error {
 func TestSteppingStopsAtTheCeiling(t *testing.T) {
 	w := &crowdWorkload{}
 	ceiling := Ceiling{Figure: "interactive_mean", Max: 25, Unit: "ms"}
-	plan := Plan{
-		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "crowd", Fresh: true},
-		DataPath: t.TempDir(), Workload: w, Users: []int{1, 2, 3, 4, 5},
-		Step: 60 * time.Millisecond, Tick: 10 * time.Millisecond,
-		StopWhen: ceiling.Stop, Conclude: ceiling.Conclude, ResultsBase: t.TempDir(),
-	}
+	plan := Plan{Setup: Setup{
+		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "crowd", Fresh: true}, DataPath: t.TempDir(), Workload: w,
+		Tick: 10 * time.Millisecond, ResultsBase: t.TempDir(),
+	}, Body: Steps{Users: []int{1, 2, 3, 4, 5}, Step: 60 * time.Millisecond, StopWhen: ceiling.Stop, Conclude: ceiling.Conclude}}
 	out, err := Run(context.Background(), plan, Env{Out: io.Discard})
 	if err != nil {
 		t.Fatal(err)

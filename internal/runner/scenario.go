@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -17,7 +18,8 @@ import (
 	"dbio/internal/target"
 )
 
-// Backups asks a run for backup and restore cycles instead of user steps.
+// Backups is a run's body of backup and restore cycles of the database the
+// setup prepared, with the workload running meanwhile when Users > 0.
 type Backups struct {
 	Cycles   int           `json:"cycles"`
 	Restore  bool          `json:"restore"`
@@ -26,13 +28,84 @@ type Backups struct {
 	Users int `json:"users"`
 }
 
-// Noisy asks a run for the noisy-neighbour study instead of user steps.
+func (b Backups) needs() needs {
+	return needs{engine: true, servers: 1, users: []int{b.Users}, steps: b.Cycles, stepTime: b.Interval}
+}
+
+func (b Backups) describe(p Setup) string {
+	return fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(b))
+}
+
+func (b Backups) configure(c *Config) { c.Backups = &b }
+
+// run runs the cycles and records the checks of each restore.
+func (b Backups) run(ctx context.Context, ss *session) error {
+	steps, err := runBackups(ctx, ss, b)
+	ss.out.Steps = steps
+	if err != nil {
+		return err
+	}
+	return ss.dir.UpdateRun(func(r *results.Run) {
+		for _, s := range steps {
+			var d scenario.BackupDetail
+			if json.Unmarshal(s.Detail, &d) == nil {
+				for _, c := range d.Checks {
+					c.Name = s.Name + ": " + c.Name
+					r.Checks = append(r.Checks, c)
+					ss.out.Checks = append(ss.out.Checks, c)
+				}
+			}
+		}
+	})
+}
+
+// Noisy is a run's body of the noisy-neighbour study: Tenants servers of
+// the plan's engine on its data target, each with its workload's database
+// and Users users, measured quiet, then while BackupTenants of them back
+// up Cycles times, Interval apart.
 type Noisy struct {
 	Tenants       int           `json:"tenants"`
 	BackupTenants int           `json:"backup_tenants"`
 	Interval      time.Duration `json:"interval"`
 	Cycles        int           `json:"cycles"`
 	Users         int           `json:"users"`
+	// RampUp is each phase's ramp-up, Quiet the quiet baseline's
+	// measurement (the interference lasts as long as the backups, and at
+	// least Quiet); run.json records them as the run's timing.
+	RampUp time.Duration `json:"-"`
+	Quiet  time.Duration `json:"-"`
+}
+
+// needs: each tenant's own server, started by the study itself in a
+// directory of its own on the data target.
+func (n Noisy) needs() needs {
+	out := needs{servers: n.Tenants, users: []int{n.Users}, steps: 2, stepTime: n.RampUp + n.Quiet}
+	for i := 1; i <= n.Tenants; i++ {
+		out.subdirs = append(out.subdirs, tenantSubdir(i))
+	}
+	return out
+}
+
+func (n Noisy) describe(p Setup) string {
+	return fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeNoisy(n))
+}
+
+func (n Noisy) configure(c *Config) { c.Noisy = &n }
+
+// run starts and prepares the tenants, runs the study and checks every
+// tenant; the servers share the setup's memory cap.
+func (n Noisy) run(ctx context.Context, ss *session) error {
+	steps, checks, err := runNoisy(ctx, ss, n)
+	ss.out.Steps, ss.out.Checks = steps, checks
+	if uerr := ss.dir.UpdateRun(func(r *results.Run) {
+		r.Checks = checks
+		for i := range r.Engines {
+			r.Engines[i].MemoryLimit = ss.memory // the tenants share the one cap
+		}
+	}); err == nil {
+		err = uerr
+	}
+	return err
 }
 
 // describeBackups says what a backup run does, for the plan line.
@@ -115,42 +188,28 @@ func memAvailable(procRoot string) uint64 {
 	return 0
 }
 
-// runBackups runs the backup scenario on a prepared instance.
-func runBackups(ctx context.Context, p Plan, bp Backups, env Env, dir *results.Dir, pl engine.Placement, inst engine.Instance, first int) ([]results.Step, error) {
-	dest := pl.Backup
+// runBackups runs the backup scenario on the setup's prepared instance.
+func runBackups(ctx context.Context, ss *session, bp Backups) ([]results.Step, error) {
+	dest := ss.pl.Backup
 	if dest == nil {
-		dest = pl.Data
+		dest = ss.pl.Data
 	}
 	if dest == nil {
 		return nil, fmt.Errorf("backups need a backup target (or a data target)")
 	}
-	d, err := dest.Sub("backups-" + inst.Info().Engine)
+	d, err := dest.Sub("backups-" + ss.inst.Info().Engine)
 	if err != nil {
 		return nil, err
 	}
 	b := &scenario.Backups{
-		Tenant:    scenario.Tenant{Name: "db", Instance: inst, Workload: p.Workload, Users: bp.Users},
+		Tenant:    scenario.Tenant{Name: "db", Instance: ss.inst, Workload: ss.Workload, Users: bp.Users},
 		Dest:      d,
 		Cycles:    bp.Cycles,
 		Restore:   bp.Restore,
 		Interval:  bp.Interval,
-		Recording: recording(p, env, dir, first, placementWith(pl, dest), inst),
+		Recording: ss.recording(placementWith(ss.pl, dest), ss.inst),
 	}
 	return b.Run(ctx)
-}
-
-// recording is where a scenario writes, sampling the placement's disks and
-// the instance's processes; telemetry that cannot start is a warning.
-func recording(p Plan, env Env, dir *results.Dir, first int, pl engine.Placement, inst engine.Instance) scenario.Recording {
-	rec := scenario.Recording{Tick: p.Tick, Dir: dir, FirstIndex: first, Now: env.Now, Log: env.Out, Live: env.Live}
-	sampler, err := newSampler(env, pl, inst)
-	if err != nil {
-		_ = dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+err.Error()) })
-	}
-	if sampler != nil {
-		rec.Sampler = sampler
-	}
-	return rec
 }
 
 func placementWith(pl engine.Placement, backup *target.Target) engine.Placement {
@@ -161,7 +220,8 @@ func placementWith(pl engine.Placement, backup *target.Target) engine.Placement 
 // runNoisy starts one managed instance per tenant on the data target,
 // prepares each, runs the noisy-neighbour phases, checks every tenant and
 // stops them all, whatever happens.
-func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, pl engine.Placement, first int) (steps []results.Step, checks []results.Check, err error) {
+func runNoisy(ctx context.Context, ss *session, n Noisy) (steps []results.Step, checks []results.Check, err error) {
+	p, env, dir, pl := ss.Setup, ss.env, ss.dir, ss.pl
 	if err := checkTenantsFit(n, p.SpaceNeeded, pl.Data); err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +253,7 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 			return nil, nil, err
 		}
 		tpl := engine.Placement{Data: tt, Backup: pl.Backup}
-		opts := p.EngineOptions
+		opts := ss.opts
 		opts.LogDir = filepath.Join(dir.Path, "tenant-"+strconv.Itoa(i))
 		if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 			return nil, nil, err
@@ -230,8 +290,8 @@ func runNoisy(ctx context.Context, p Plan, n Noisy, env Env, dir *results.Dir, p
 	// One sampler for the shared storage and every tenant's server processes.
 	nz := &scenario.Noisy{
 		Tenants: tenants, BackupTenants: n.BackupTenants, Interval: n.Interval, Cycles: n.Cycles,
-		RampUp: p.RampUp, Quiet: p.Step, BackupDest: func(i int) string { return dests[i] }, Barrier: p.Barrier,
-		Recording: recording(p, env, dir, first, pl, multiProcess(tenants[0].Instance, pids)),
+		RampUp: n.RampUp, Quiet: n.Quiet, BackupDest: func(i int) string { return dests[i] }, Barrier: p.Barrier,
+		Recording: ss.recording(pl, multiProcess(tenants[0].Instance, pids)),
 	}
 	steps, err = nz.Run(ctx)
 	if err != nil || p.SkipChecks {

@@ -87,8 +87,8 @@ func TestPreflightRefusesTenantsThatDoNotFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	pg := postgres.New("postgres", execx.Real{}, "/proc")
-	plan := Plan{Kind: "tpcc", Engine: pg, DataPath: t.TempDir(), ResultsBase: t.TempDir(), Users: []int{1}, Step: time.Second,
-		Noisy: &Noisy{Tenants: 2, Users: 8}}
+	plan := Plan{Setup: Setup{Kind: "tpcc", Engine: pg, DataPath: t.TempDir(), ResultsBase: t.TempDir()},
+		Body: Noisy{Tenants: 2, Users: 8, Quiet: time.Second}}
 	sys := target.SysFS{Proc: proc, Sys: "/sys"}
 	plan.EngineOptions = engine.Options{Settings: map[string]string{"shared_buffers": "8GB"}}
 	err := Preflight(plan, sys)

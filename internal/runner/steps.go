@@ -1,13 +1,16 @@
-// Package runner executes a plan: it opens the targets, starts the engine,
-// prepares the workload, runs each user step (ramp-up, then a timed
-// measurement) with per-second sampling, checks consistency, stops the
-// engine and finishes the results directory, whatever happens on the way.
+// Package runner executes a plan: its setup once (the targets taken and
+// opened, the results directory, a fio pass, the limits, the engine
+// started and the workload prepared) and its body in what the setup made
+// (user steps with per-second sampling and their consistency checks, a
+// goal search, backup cycles, the noisy-neighbour study, tenants on
+// hosts), then undoes the setup and finishes the results directory,
+// whatever happens on the way.
 //
 // It is the only package that creates and finishes results directories
 // (recorded): a workload run (Run), a disk run (RunDisk) and every run of a
 // suite go through it. Each phase writes into the directory it is given: a
-// fio pass (FioPhase), the user steps, backups and tenants (which record
-// through scenario.Recording), with their sessions run by vusers.
+// fio pass (FioPhase), then the body's steps (which record through
+// scenario.Recording), with their sessions run by vusers.
 package runner
 
 import (
@@ -15,6 +18,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -31,28 +36,84 @@ import (
 	"dbio/internal/workload"
 )
 
-// Steps describes the virtual-user steps of one workload run.
+// Steps is the body of a workload run: one step of virtual users per
+// user count, each a ramp-up and a timed measurement, on the engine the
+// setup started, its workload prepared; then the consistency checks.
 type Steps struct {
-	Workload workload.Workload
-	Instance engine.Instance
-	Users    []int
-	RampUp   time.Duration
-	Step     time.Duration
+	Users  []int
+	RampUp time.Duration
+	Step   time.Duration
 	// Steady, when set, ends each ramp-up once throughput is steady;
 	// RampUp is then the longest it may last.
 	Steady *SteadyRampUp
 	// Pacing, when set, runs every step open loop.
 	Pacing *Pacing
-	// StopWhen, when set, ends the sequence early after a completed step.
+	// StopWhen, when set, is asked after each completed step whether the
+	// run has gone far enough (a stepping run whose response time passed
+	// its ceiling); the rest of Users is then skipped and why goes to
+	// run.json.
 	StopWhen func(results.Step) (stop bool, why string)
-	// AfterStep, when set, is called with each step written (fragment counts).
-	AfterStep func(results.Step)
-	// Barrier, when set, is waited for before each step, the first before
-	// the background sessions start: a tenant's start barrier (see
-	// Plan.Barrier). Whatever a host does between steps (its users
-	// finishing their transactions, the step being written), the next
-	// starts with the other hosts'.
-	Barrier func(ctx context.Context) error
+	// Conclude, when set, draws run-level figures from the steps of a run
+	// whose steps all completed, for run.json (e.g. the largest load kept
+	// under a ceiling); stopped says whether StopWhen ended the run.
+	Conclude func(steps []results.Step, stopped bool) []results.Figure
+}
+
+func (s Steps) needs() needs {
+	return needs{engine: true, servers: 1, users: s.Users, openLoop: s.Pacing != nil,
+		steps: len(s.Users), stepTime: s.RampUp + s.Step, steady: s.Steady, rampUp: s.RampUp}
+}
+
+// describe says which users step, for how long, and how they send their
+// transactions when not one after the other.
+func (s Steps) describe(p Setup) string {
+	users := make([]string, len(s.Users))
+	for i, u := range s.Users {
+		users[i] = strconv.Itoa(u)
+	}
+	steps := time.Duration(len(s.Users)) * (s.RampUp + s.Step)
+	ramp, most := rampUpText(s.Steady, s.RampUp), ""
+	if s.Steady != nil {
+		most = "at most "
+	}
+	what := fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
+		p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, s.Step, most, steps)
+	if m, ok := p.Workload.(workload.Monitored); ok && s.Pacing == nil && len(s.Users) == 1 {
+		if pool := m.Pool(s.Users[0]); pool > 0 {
+			what += fmt.Sprintf(", the %d users being terminals that key and think, sharing %d connections", s.Users[0], pool)
+		}
+	}
+	if s.Pacing != nil {
+		rate := formatRate(s.Pacing.Rate) + " tx/s"
+		if s.Pacing.PerUser {
+			rate += " per user"
+		}
+		what += fmt.Sprintf(", open loop at %s (%s arrivals)", rate, s.Pacing.Process)
+	}
+	return what
+}
+
+// rampUpText says how a step ramps up: for rampUp, or until steady and
+// for rampUp at most.
+func rampUpText(steady *SteadyRampUp, rampUp time.Duration) string {
+	if steady != nil {
+		return fmt.Sprintf("a ramp-up until steady (%s) or for %s at most", steady, rampUp)
+	}
+	return fmt.Sprintf("%s ramp-up", rampUp)
+}
+
+// configure records nothing of the steps' own: RunConfig records the user
+// steps of every run.
+func (s Steps) configure(*Config) {}
+
+// run runs every step, draws the run's conclusions from them and checks
+// the database.
+func (s Steps) run(ctx context.Context, ss *session) error {
+	steps, stopped, err := ss.stepper(s).runSteps(ctx)
+	if err := ss.stepsDone(steps, stopped, s.Conclude, err); err != nil {
+		return err
+	}
+	return ss.check(ctx)
 }
 
 // Background is implemented by workloads whose load includes sessions that
@@ -88,12 +149,23 @@ func (bg *background) stop() {
 	}
 }
 
-// stepper runs Steps into a results directory, recording them as every
-// phase does (the first step's index, the tick, the sampler).
+// stepper runs Steps of a workload on an instance into a results
+// directory, recording them as every phase does (the first step's index,
+// the tick, the sampler).
 type stepper struct {
 	s        Steps
-	rec      scenario.Recording
-	progress *progress.Line
+	workload workload.Workload
+	inst     engine.Instance
+	// startBarrier, when set, is waited for before each step, the first before
+	// the background sessions start: a tenant's start barrier (see
+	// Setup.Barrier). Whatever a host does between steps (its users
+	// finishing their transactions, the step being written), the next
+	// starts with the other hosts'.
+	startBarrier func(ctx context.Context) error
+	// afterStep, when set, is called with each step written (fragment counts).
+	afterStep func(results.Step)
+	rec       scenario.Recording
+	progress  *progress.Line
 	// steps is how many steps the run takes at most, when that is not one
 	// per user count (a goal search's probes).
 	steps int
@@ -155,10 +227,10 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 
 // barrier waits at the start barrier, when there is one.
 func (st *stepper) barrier(ctx context.Context) error {
-	if st.s.Barrier == nil {
+	if st.startBarrier == nil {
 		return nil
 	}
-	return st.s.Barrier(ctx)
+	return st.startBarrier(ctx)
 }
 
 // startBackground starts the workload's background sessions, if it has any.
@@ -166,16 +238,16 @@ func (st *stepper) barrier(ctx context.Context) error {
 // adopts them.
 func (st *stepper) startBackground(ctx context.Context) (*background, error) {
 	bg := &background{}
-	b, ok := st.s.Workload.(Background)
+	b, ok := st.workload.(Background)
 	if !ok || b.BackgroundSessions() <= 0 {
 		return bg, nil
 	}
-	col := metrics.NewCollector(st.s.Workload.TxTypes())
+	col := metrics.NewCollector(st.workload.TxTypes())
 	users, err := vusers.Start(ctx, vusers.Users{
 		N: b.BackgroundSessions(),
 		Open: func(ctx context.Context, i int) (vusers.Session, error) {
 			rec := col.NewRecorder()
-			ss, err := b.NewBackgroundSession(ctx, st.s.Instance, i, rec)
+			ss, err := b.NewBackgroundSession(ctx, st.inst, i, rec)
 			if err != nil {
 				return nil, fmt.Errorf("background session %d: %w", i+1, err)
 			}
@@ -204,8 +276,8 @@ type stepResult struct {
 func (st *stepper) finishStep(i int, r *stepResult) error {
 	err := st.rec.Dir.WriteStep(r.summary, r.hists)
 	st.showDone(i, r.summary)
-	if st.s.AfterStep != nil {
-		st.s.AfterStep(r.summary)
+	if st.afterStep != nil {
+		st.afterStep(r.summary)
 	}
 	return err
 }
@@ -228,7 +300,7 @@ type stepLoad struct {
 // tell terminals by the step's pacing record (results.Step.Terminals).
 // The pool, asked of the workload here, is the step's (see stepLoad).
 func (st *stepper) stepName(users int, rate float64) (string, int) {
-	if m, ok := st.s.Workload.(workload.Monitored); ok && rate == 0 {
+	if m, ok := st.workload.(workload.Monitored); ok && rate == 0 {
 		if pool := m.Pool(users); pool > 0 {
 			return fmt.Sprintf("terminals-%d", users), pool
 		}
@@ -251,28 +323,28 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
-	col := metrics.NewCollector(s.Workload.TxTypes())
+	col := metrics.NewCollector(st.workload.TxTypes())
 	for _, r := range bg.recs {
 		col.Adopt(r)
 	}
 	set := vusers.Users{
 		N: users,
 		Open: func(ctx context.Context, u int) (vusers.Session, error) {
-			return s.Workload.NewSession(ctx, s.Instance, u, col.NewRecorder())
+			return st.workload.NewSession(ctx, st.inst, u, col.NewRecorder())
 		},
 	}
 	if load.rate > 0 {
 		recs := make([]*metrics.Recorder, users)
 		set.Open = func(ctx context.Context, u int) (vusers.Session, error) {
 			recs[u] = col.NewRecorder()
-			return s.Workload.NewSession(ctx, s.Instance, u, recs[u])
+			return st.workload.NewSession(ctx, st.inst, u, recs[u])
 		}
 		set.Arrivals = s.Pacing.arrivals(users, load.rate, recs)
 	}
 	// offered is the step's offered rate: the schedule's, or what its
 	// terminals' keying and think times allow when they share a pool.
 	offered, pool := load.rate, load.pool
-	if m, ok := s.Workload.(workload.Monitored); ok && pool > 0 {
+	if m, ok := st.workload.(workload.Monitored); ok && pool > 0 {
 		// To the thousandth of a transaction per second: a rate the
 		// pacing allows, not one a user typed, shown briefly.
 		offered = math.Round(float64(users)*m.TerminalRate()*1000) / 1000
@@ -286,7 +358,7 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
 	var exited <-chan error
-	if e, ok := s.Instance.(engine.Exited); ok {
+	if e, ok := st.inst.(engine.Exited); ok {
 		exited = e.Exited()
 	}
 
@@ -372,7 +444,7 @@ loop:
 	sum := results.Step{
 		Index:    index,
 		Name:     name,
-		Kind:     s.Workload.Name(),
+		Kind:     st.workload.Name(),
 		Users:    users,
 		Started:  start,
 		Ended:    end,
@@ -391,14 +463,14 @@ loop:
 			sum.Notes = append(sum.Notes, "the background sessions ran closed loop: the offered rate, the late starts and the latency from the intended start are the users' transactions alone, while the service time over all types includes the background's")
 		}
 	}
-	ws := workload.Summarize(s.Workload, totals, measured, users)
+	ws := workload.Summarize(st.workload, totals, measured, users)
 	for _, f := range ws.Figures {
 		sum.Figures = append(sum.Figures, results.Figure(f))
 	}
 	sum.Transactions, sum.Total = ws.Transactions, &ws.Total
 	hists := map[string]*hdrhistogram.Histogram{}
 	for t, c := range totals {
-		hists[s.Workload.TxTypes()[t]] = c.Latency
+		hists[st.workload.TxTypes()[t]] = c.Latency
 	}
 	if pool > 0 {
 		sum.Pacing = workload.OpenLoop(totals, measured, results.ArrivalTerminals, offered, st.tolerance())
@@ -410,7 +482,7 @@ loop:
 	if load.rate > 0 {
 		for t, c := range totals {
 			if c.Corrected != nil {
-				hists[s.Workload.TxTypes()[t]+correctedSuffix] = c.Corrected
+				hists[st.workload.TxTypes()[t]+correctedSuffix] = c.Corrected
 			}
 		}
 	}
@@ -447,7 +519,7 @@ func (st *stepper) monitorSet(m workload.Monitored, users, pool int, col *metric
 		N: pool,
 		Open: func(ctx context.Context, c int) (vusers.Session, error) {
 			recs[c] = col.NewRecorder()
-			return m.NewConnection(ctx, st.s.Instance, c, recs[c])
+			return m.NewConnection(ctx, st.inst, c, recs[c])
 		},
 		Terminals: &vusers.Terminals{
 			N:        users,
@@ -503,7 +575,7 @@ const correctedSuffix = "-corrected"
 func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration, offered float64) results.SeriesRow {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
 	interval := col.Tick()
-	figs := workload.SecondFigures(st.s.Workload, interval, elapsed)
+	figs := workload.SecondFigures(st.workload, interval, elapsed)
 	if offered > 0 {
 		figs = append(figs, workload.PacedSecondFigures(interval, elapsed, offered)...)
 	}
@@ -532,7 +604,7 @@ func (st *stepper) showProgress(i int, load stepLoad, phase string, elapsed, rem
 	// Nothing completed yet in this window (the second a measurement
 	// starts): show no figures rather than zeros.
 	if all := metrics.Merge(totals...); all.Completed() > 0 {
-		for _, f := range st.s.Workload.Figures(totals, window) {
+		for _, f := range st.workload.Figures(totals, window) {
 			figs = append(figs, [2]string{string(f.Name), units.GroupThousands(int64(math.Round(f.Value)))})
 		}
 		if load.rate > 0 && all.Corrected != nil {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -29,12 +28,13 @@ import (
 	"dbio/internal/units"
 )
 
-// Tenants runs a database workload on several hosts at once (Plan.Tenants):
-// dbio itself on each host, over the user's ssh, starting the managed
-// engine on that host's target and driving it there. Every host loads, then
-// waits at a start barrier until the coordinator releases them all at one
-// instant; their results directories come back under the run's own, and
-// the run's steps are the fleet's.
+// Tenants is a run's body that runs a database workload on several hosts
+// at once: dbio itself on each host, over the user's ssh, starting the
+// managed engine on that host's target and driving it there. Every host
+// loads, then waits at a start barrier until the coordinator releases them
+// all at one instant; their results directories come back under the run's
+// own, and the run's steps are the fleet's. The plan's own targets and
+// engine are unused here.
 type Tenants struct {
 	Shell remote.Shell
 	// Binary is this dbio, copied to a host that lacks it.
@@ -42,6 +42,8 @@ type Tenants struct {
 	Hosts  []TenantHost
 	// Workload names the workload every host runs.
 	Workload string
+	// Each is the body every host's dbio runs, as its command line asks.
+	Each Body
 	// Args is the command line a host's dbio runs: the workload's, on the
 	// host's target, writing its results directory under results with
 	// the given name, and waiting at the start barrier.
@@ -54,6 +56,40 @@ type Tenants struct {
 	CreateTargets bool
 }
 
+// needs: nothing of this machine but the results; every host's target is
+// checked over ssh before anything is written.
+func (t Tenants) needs() needs {
+	n := needs{elsewhere: t.checkTargets}
+	for _, h := range t.Hosts {
+		n.targets = append(n.targets, results.TargetInfo{Role: target.RoleData, Path: h.Target, Host: h.Host.Name})
+	}
+	return n
+}
+
+func (t Tenants) describe(Setup) string {
+	names := make([]string, len(t.Hosts))
+	for i, h := range t.Hosts {
+		names[i] = fmt.Sprintf("%s (%s)", h.Host.Name, h.Target)
+	}
+	what := t.Workload
+	if n, ok := t.Each.(Noisy); ok {
+		what = "noisy neighbours (" + describeNoisy(n) + ")"
+	}
+	return fmt.Sprintf("%s on %d hosts at once, dbio on each driving its own server: %s", what, len(t.Hosts), strings.Join(names, ", "))
+}
+
+// configure records what every host runs.
+func (t Tenants) configure(c *Config) {
+	if t.Each != nil {
+		t.Each.configure(c)
+	}
+}
+
+func (t Tenants) run(ctx context.Context, ss *session) error {
+	_, noisy := t.Each.(Noisy)
+	return (&tenantRun{t: t, name: ss.Name, noisy: noisy, env: ss.env, dir: ss.dir}).execute(ctx, ss.out)
+}
+
 // TenantHost is a host and the target its tenant runs on.
 type TenantHost struct {
 	Host   fleet.Host
@@ -63,38 +99,13 @@ type TenantHost struct {
 // DefaultTenantMargin is the start barrier's margin when none is given.
 const DefaultTenantMargin = time.Second
 
-// runTenants is Run for a plan of tenants on several hosts.
-func runTenants(ctx context.Context, p Plan, env Env) (Outcome, error) {
-	var out Outcome
-	t := *p.Tenants
-	if len(t.Hosts) == 0 || t.Args == nil {
-		return out, errors.New("a tenants run needs hosts and their command line")
-	}
-	cfg, err := json.Marshal(p.Config)
-	if err != nil {
-		return out, fmt.Errorf("encode configuration: %w", err)
-	}
-	if err := checkTenantTargets(ctx, t); err != nil {
-		return out, err
-	}
-	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
-	run.Environment, run.Warnings = hostEnvironment(env)
-	run.Environment.Versions["go"] = runtime.Version()
-	for _, h := range t.Hosts {
-		run.Environment.Targets = append(run.Environment.Targets, results.TargetInfo{Role: target.RoleData, Path: h.Target, Host: h.Host.Name})
-	}
-	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) error {
-		// Stopped, it says so as a run on one machine does: its hosts were
-		// stopped, and what came back from them is kept.
-		return interrupted(ctx, (&tenantRun{t: t, p: p, env: env, dir: dir}).execute(ctx, &out), dir)
-	})
-	return out, err
-}
-
-// checkTenantTargets checks every host's target over ssh, all at once,
+// checkTargets checks every host's target over ssh, all at once,
 // before anything is written: the targets' problems are bad input (each
 // host's dbio checks the rest itself); a host not reached is an error.
-func checkTenantTargets(ctx context.Context, t Tenants) error {
+func (t Tenants) checkTargets(ctx context.Context) error {
+	if len(t.Hosts) == 0 || t.Args == nil {
+		return errors.New("a tenants run needs hosts and their command line")
+	}
 	errs := make([]error, len(t.Hosts))
 	var wg sync.WaitGroup
 	for i, h := range t.Hosts {
@@ -123,10 +134,13 @@ func checkTenantTargets(ctx context.Context, t Tenants) error {
 
 // tenantRun is one run of tenants being executed.
 type tenantRun struct {
-	t   Tenants
-	p   Plan
-	env Env
-	dir *results.Dir
+	t Tenants
+	// name is the run's, which each host's is named after; noisy says the
+	// hosts run the noisy-neighbour study.
+	name  string
+	noisy bool
+	env   Env
+	dir   *results.Dir
 
 	rec results.Tenants
 	// offsets are the hosts' clocks against the coordinator's, at the
@@ -141,17 +155,10 @@ func (r *tenantRun) execute(ctx context.Context, out *Outcome) (err error) {
 	// The hosts' lines and the coordinator's own come from several goroutines.
 	r.env.Out = &lockedWriter{w: r.env.Out}
 	n := len(r.t.Hosts)
-	names := make([]string, n)
 	r.rec = results.Tenants{Workload: r.t.Workload, Driver: "host", Hosts: make([]results.TenantHost, n)}
 	for i, h := range r.t.Hosts {
-		names[i] = fmt.Sprintf("%s (%s)", h.Host.Name, h.Target)
 		r.rec.Hosts[i] = results.TenantHost{Host: h.Host.Name, Destination: h.Host.Destination, Target: h.Target, Status: results.StatusRunning}
 	}
-	what := r.t.Workload
-	if r.p.Noisy != nil {
-		what = "noisy neighbours (" + describeNoisy(*r.p.Noisy) + ")"
-	}
-	fmt.Fprintf(r.env.Out, "plan:    %s on %d hosts at once, dbio on each driving its own server: %s\n", what, n, strings.Join(names, ", "))
 	// Whatever happens, run.json says how far each host got.
 	defer func() {
 		if uerr := r.dir.UpdateRun(func(run *results.Run) { run.Tenants = &r.rec }); uerr != nil && err == nil {
@@ -228,7 +235,7 @@ func (r *tenantRun) barrierAndRun(ctx context.Context) error {
 	r.tenants = make([]*remote.Tenant, n)
 	defer r.stopAll()
 	for i, h := range r.t.Hosts {
-		name := r.p.Name + "-" + h.Host.Name
+		name := r.name + "-" + h.Host.Name
 		tn, err := r.t.Shell.Start(ctx, h.Host, r.bins[i].Path, r.t.Args(h, r.remotes[i].Path, name), r.env.Out)
 		if err != nil {
 			return err
@@ -525,7 +532,7 @@ func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
 	for j, l := range loaded {
 		hostSteps[j] = r.readSteps(l)
 		count = min(count, len(hostSteps[j]))
-		if r.p.Noisy != nil {
+		if r.noisy {
 			r.rec.Hosts[j].Backups = hostBackups(hostSteps[j], r.offsets[j])
 		}
 	}
@@ -579,7 +586,7 @@ type hostStep struct {
 // figures' own names).
 func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
 	var out []hostStep
-	if r.p.Noisy == nil {
+	if !r.noisy {
 		for _, s := range l.Steps {
 			out = append(out, hostStep{Step: s, dirs: []string{results.StepPath(l.Path, s.Index, s.Name)}})
 		}

@@ -112,11 +112,11 @@ func TestTenantStandIn(t *testing.T) {
 	b := &remote.Barrier{In: os.Stdin, Out: os.Stdout, Now: time.Now}
 	ctx, cancel := b.Watch(context.Background())
 	defer cancel()
-	plan := Plan{
-		Name: args[3], Kind: "standin", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "standin", Fresh: true},
-		DataPath: args[1], Workload: w, Users: users, Step: 3 * time.Second,
+	plan := Plan{Setup: Setup{
+		Name: args[3], Kind: "standin", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "standin", Fresh: true}, DataPath: args[1], Workload: w,
 		ResultsBase: args[2], Barrier: b.Wait,
-	}
+	}, Body: Steps{Users: users, Step: 3 * time.Second}}
 	if _, err := Run(ctx, plan, Env{Out: os.Stdout}); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
@@ -145,7 +145,7 @@ func standInPlan(t *testing.T, f *testfleet.Fleet, how map[string]string, steps 
 		}
 		hosts = append(hosts, TenantHost{Host: fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig}, Target: target})
 	}
-	return Plan{Name: "fleet", Kind: "standin", ResultsBase: t.TempDir(), Tenants: &Tenants{
+	return Plan{Setup: Setup{Name: "fleet", Kind: "standin", ResultsBase: t.TempDir()}, Body: Tenants{
 		Shell: remote.Shell{Shell: fleet.Shell{Exec: execx.Real{}}}, Binary: bin, Hosts: hosts, Workload: "standin",
 		Args: func(h TenantHost, results, name string) []string {
 			n, ok := steps[h.Host.Name]
@@ -407,10 +407,10 @@ func TestTenantResultsNotBack(t *testing.T) {
 func TestBarrierBeforeEveryStep(t *testing.T) {
 	w := &crowdWorkload{}
 	var waits []int64 // the background sessions running at each wait
-	plan := Plan{
-		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "crowd", Fresh: true},
-		DataPath: t.TempDir(), Workload: w, Users: []int{1, 2, 3},
-		Step: 30 * time.Millisecond, Tick: 10 * time.Millisecond, ResultsBase: t.TempDir(),
+	plan := Plan{Setup: Setup{
+		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "crowd", Fresh: true}, DataPath: t.TempDir(), Workload: w,
+		Tick: 10 * time.Millisecond, ResultsBase: t.TempDir(),
 		Barrier: func(context.Context) error {
 			waits = append(waits, w.background.Load())
 			if len(waits) == 3 {
@@ -418,7 +418,7 @@ func TestBarrierBeforeEveryStep(t *testing.T) {
 			}
 			return nil
 		},
-	}
+	}, Body: Steps{Users: []int{1, 2, 3}, Step: 30 * time.Millisecond}}
 	out, err := Run(t.Context(), plan, Env{Out: io.Discard})
 	if !errors.Is(err, remote.ErrInputClosed) {
 		t.Fatalf("the third barrier failed, the run ended with %v", err)

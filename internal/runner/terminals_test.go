@@ -61,11 +61,11 @@ func (*deskConn) Close() error               { return nil }
 // pool was and each transaction's time from its submission.
 func TestStepOfTerminals(t *testing.T) {
 	w := &deskWorkload{pool: 2}
-	plan := Plan{
-		Name: "desk", Kind: "desk", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "desk", Fresh: true},
-		DataPath: t.TempDir(), Workload: w, Users: []int{20},
-		Step: 200 * time.Millisecond, Tick: 50 * time.Millisecond, ResultsBase: t.TempDir(),
-	}
+	plan := Plan{Setup: Setup{
+		Name: "desk", Kind: "desk", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "desk", Fresh: true}, DataPath: t.TempDir(), Workload: w,
+		Tick: 50 * time.Millisecond, ResultsBase: t.TempDir(),
+	}, Body: Steps{Users: []int{20}, Step: 200 * time.Millisecond}}
 	var shown bytes.Buffer
 	out, err := Run(context.Background(), plan, Env{Out: io.Discard, Progress: progress.New(&shown)})
 	if err != nil {

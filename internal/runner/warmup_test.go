@@ -90,12 +90,12 @@ func TestRampUpUntilSteady(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			plan := Plan{
-				Name: "warmup", Kind: tt.w.Name(), Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "warmup", Fresh: true},
-				DataPath: t.TempDir(), Workload: tt.w, Users: []int{2},
-				RampUp: tt.limit, Step: 3 * tick, Tick: tick, ResultsBase: t.TempDir(),
-				Steady: &SteadyRampUp{Criterion: c, Window: 3 * tick, Ignore: 2 * tick},
-			}
+			plan := Plan{Setup: Setup{
+				Name: "warmup", Kind: tt.w.Name(), Engine: sqlite.Engine{},
+				EngineOptions: engine.Options{Database: "warmup", Fresh: true}, DataPath: t.TempDir(), Workload: tt.w,
+				Tick: tick, ResultsBase: t.TempDir(),
+			}, Body: Steps{Users: []int{2}, RampUp: tt.limit, Step: 3 * tick,
+				Steady: &SteadyRampUp{Criterion: c, Window: 3 * tick, Ignore: 2 * tick}}}
 			o, err := Run(context.Background(), plan, Env{Out: io.Discard, Progress: progress.New(&out)})
 			if err != nil {
 				t.Fatal(err)
@@ -104,7 +104,7 @@ func TestRampUpUntilSteady(t *testing.T) {
 				t.Fatalf("%d steps", len(o.Steps))
 			}
 			w := o.Steps[0].Warmup
-			if w == nil || w.Reached != tt.reached || w.Criterion != tt.criterion || w.LimitS != plan.RampUp.Seconds() {
+			if w == nil || w.Reached != tt.reached || w.Criterion != tt.criterion || w.LimitS != tt.limit.Seconds() {
 				t.Fatalf("warm-up %+v, want reached=%v by %s", w, tt.reached, tt.criterion)
 			}
 			rampup, measure := rampRows(t, o.Dir, "users-2")
@@ -154,8 +154,10 @@ func TestRampUpUntilProblems(t *testing.T) {
 	if ps := st.Problems(&crowdWorkload{}, 35*time.Second); len(ps) != 0 {
 		t.Errorf("a sound setting has problems: %v", ps)
 	}
-	plan := Plan{Name: "x", Kind: "crowd", Engine: sqlite.Engine{}, DataPath: t.TempDir(), Workload: &crowdWorkload{}, Users: []int{1},
-		RampUp: 10 * time.Second, Step: time.Second, ResultsBase: t.TempDir(), Steady: &st}
+	plan := Plan{Setup: Setup{
+		Name: "x", Kind: "crowd", Engine: sqlite.Engine{}, DataPath: t.TempDir(), Workload: &crowdWorkload{},
+		ResultsBase: t.TempDir(),
+	}, Body: Steps{Users: []int{1}, RampUp: 10 * time.Second, Step: time.Second, Steady: &st}}
 	if _, err := Run(context.Background(), plan, Env{Out: io.Discard}); !IsBadInput(err) || !strings.Contains(err.Error(), "could never be judged") {
 		t.Errorf("run with a window longer than its ramp-up: %v, want bad input", err)
 	}

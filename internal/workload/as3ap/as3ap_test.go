@@ -435,12 +435,12 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 				t.Fatal(err)
 			}
 			ceiling := runner.Ceiling{Figure: figure, Max: tt.ceilingMS, Unit: "ms"}
-			plan := runner.Plan{
-				Name: "as3ap", Kind: "as3ap", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "as3ap", Fresh: true},
-				DataPath: t.TempDir(), Workload: New(cfg), Users: []int{1, 3, 5},
-				Step: 300 * time.Millisecond, Tick: 100 * time.Millisecond,
-				StopWhen: ceiling.Stop, Conclude: ceiling.Conclude, ResultsBase: t.TempDir(),
-			}
+			plan := runner.Plan{Setup: runner.Setup{
+				Name: "as3ap", Kind: "as3ap", Engine: sqlite.Engine{},
+				EngineOptions: engine.Options{Database: "as3ap", Fresh: true}, DataPath: t.TempDir(),
+				Workload: New(cfg), Tick: 100 * time.Millisecond, ResultsBase: t.TempDir(),
+			}, Body: runner.Steps{Users: []int{1, 3, 5}, Step: 300 * time.Millisecond,
+				StopWhen: ceiling.Stop, Conclude: ceiling.Conclude}}
 			out, err := runner.Run(context.Background(), plan, runner.Env{Out: io.Discard})
 			if err != nil {
 				t.Fatal(err)

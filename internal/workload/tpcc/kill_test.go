@@ -57,13 +57,12 @@ func TestServerKilledMidRun(t *testing.T) {
 		eng, opts := e.managed()
 		rec := &startRecorder{Engine: eng}
 		base := t.TempDir()
-		plan := runner.Plan{
-			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1},
-			Engine: rec, EngineOptions: opts, DataPath: reachableDir(t),
-			Workload: New(Config{Warehouses: 1, Loading: workload.Loading{Seed: 1}}),
-			Users:    []int{1, 2, 2}, Step: 2 * time.Second, Tick: 100 * time.Millisecond,
+		plan := runner.Plan{Setup: runner.Setup{
+			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1}, Engine: rec,
+			EngineOptions: opts, DataPath: reachableDir(t),
+			Workload: New(Config{Warehouses: 1, Loading: workload.Loading{Seed: 1}}), Tick: 100 * time.Millisecond,
 			ResultsBase: base,
-		}
+		}, Body: runner.Steps{Users: []int{1, 2, 2}, Step: 2 * time.Second}}
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		killed := make(chan []int, 1)
