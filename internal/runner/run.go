@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/txerr"
 	"dbio/internal/iolimit"
 	"dbio/internal/memlimit"
 	"dbio/internal/progress"
@@ -25,7 +26,6 @@ import (
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 // Plan is one fully resolved run: its setup, done once, and its body,

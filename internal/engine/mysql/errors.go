@@ -6,7 +6,7 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
-	"dbio/internal/workload/txerr"
+	"dbio/internal/engine/txerr"
 )
 
 // ClassifyError implements txerr.ErrorClassifier by error number: 1213

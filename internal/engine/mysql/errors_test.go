@@ -8,7 +8,7 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
-	"dbio/internal/workload/txerr"
+	"dbio/internal/engine/txerr"
 )
 
 func TestClassifyError(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"dbio/internal/workload/txerr"
+	"dbio/internal/engine/txerr"
 )
 
 // ClassifyError implements txerr.ErrorClassifier by SQLSTATE: 40P01

@@ -6,7 +6,7 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
-	"dbio/internal/workload/txerr"
+	"dbio/internal/engine/txerr"
 )
 
 // ClassifyError implements txerr.ErrorClassifier by SQLite's result codes:

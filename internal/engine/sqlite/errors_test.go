@@ -8,7 +8,7 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
-	"dbio/internal/workload/txerr"
+	"dbio/internal/engine/txerr"
 )
 
 func TestClassifyError(t *testing.T) {

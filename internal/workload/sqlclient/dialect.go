@@ -16,8 +16,8 @@ import (
 	"sync"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/txerr"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 // family is a group of engines that speak the same SQL.

@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 // MaxRetries bounds how often one transaction runs again after a deadlock,

@@ -15,9 +15,9 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/engine/enginetest"
+	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 // named is an instance that only names its engine and database: enough to

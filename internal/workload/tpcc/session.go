@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 // mixDeck is one deck of 100 cards in the standard mix: New-Order 45 %,

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"dbio/internal/arrival"
+	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
-	"dbio/internal/workload/txerr"
 )
 
 var (

@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"dbio/internal/engine"
+	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sqlclient"
-	"dbio/internal/workload/txerr"
 )
 
 // Config is what a user chooses for a TPC-C run.
