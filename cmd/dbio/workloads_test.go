@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"dbio/internal/results"
-	"dbio/internal/runner"
 )
 
 func TestWorkloadFlagsAreUsageErrors(t *testing.T) {
@@ -170,7 +169,7 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	for _, f := range l.Run.Figures {
 		figs[f.Name] = f.Value
 	}
-	if v, ok := figs[runner.FigureMaxUsersUnderCeiling]; !ok || v != 0 || figs[runner.FigureCeilingReached] != 1 {
+	if v, ok := figs[results.FigureMaxUsersUnderCeiling]; !ok || v != 0 || figs[results.FigureCeilingReached] != 1 {
 		t.Errorf("run.json figures %v, want 0 users kept under the reached ceiling", l.Run.Figures)
 	}
 }

@@ -117,11 +117,6 @@ type Capabilities struct {
 	SingleWriter bool
 }
 
-// Info describes a running instance for the results: what it is and every
-// setting that differs from the engine's defaults. It is the results
-// contract's own record, so that reading a run needs no engine package.
-type Info = results.EngineInfo
-
 // Engine starts instances of one database engine.
 type Engine interface {
 	Name() string
@@ -137,7 +132,9 @@ type Instance interface {
 	// pgx pool for COPY and batching.
 	Driver() string
 	DSN() string
-	Info() Info
+	// Info is what the instance is and every setting that differs from the
+	// engine's defaults, as the results record it.
+	Info() results.EngineInfo
 	// Stop closes connections and, for a managed server, shuts it down cleanly.
 	Stop(ctx context.Context) error
 }

@@ -19,7 +19,7 @@ const largestFiles = 12
 func fragmentation(pl engine.Placement, at string) (results.Fragmentation, bool) {
 	rec := results.Fragmentation{At: at}
 	seen := map[string]bool{}
-	var all []target.FileExtents
+	var all []results.FileExtents
 	for _, t := range []*target.Target{pl.Data, pl.Log, pl.Backup} {
 		if t == nil || seen[t.Dir] {
 			continue

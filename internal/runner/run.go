@@ -266,7 +266,7 @@ func statusOf(ctx context.Context, err error) results.Status {
 func openTargets(p Plan, sys target.SysFS) (engine.Placement, []results.TargetInfo, error) {
 	var pl engine.Placement
 	var infos []results.TargetInfo
-	open := func(path string, role target.Role) (*target.Target, error) {
+	open := func(path string, role results.TargetRole) (*target.Target, error) {
 		if path == "" {
 			return nil, nil
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/metrics"
@@ -43,11 +44,11 @@ func (w *crowdWorkload) NewBackgroundSession(_ context.Context, _ engine.Instanc
 func (w *crowdWorkload) Check(context.Context, engine.Instance) ([]workload.CheckResult, error) {
 	return []workload.CheckResult{{Name: "nothing to check", Passed: true}}, nil
 }
-func (w *crowdWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+func (w *crowdWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	if counts[0].Latency.TotalCount() == 0 {
 		return nil
 	}
-	return []workload.Figure{{Name: "interactive_mean", Value: counts[0].Latency.Mean() / 1000, Unit: "ms"}}
+	return []results.Figure{{Name: "interactive_mean", Value: counts[0].Latency.Mean() / 1000, Unit: "ms"}}
 }
 
 type crowdSession struct {
@@ -75,7 +76,7 @@ func (s *crowdSession) Close() error {
 
 func TestSteppingStopsAtTheCeiling(t *testing.T) {
 	w := &crowdWorkload{}
-	ceiling := Ceiling{Figure: "interactive_mean", Max: 25, Unit: "ms"}
+	ceiling := analysis.Ceiling{Figure: "interactive_mean", Max: 25, Unit: "ms"}
 	plan := Plan{Setup: Setup{
 		Name: "crowd", Kind: "crowd", Engine: sqlite.Engine{},
 		EngineOptions: engine.Options{Database: "crowd", Fresh: true}, DataPath: t.TempDir(), Workload: w,
@@ -102,7 +103,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 			t.Errorf("step %s counted no background transactions", s.Name)
 		}
 	}
-	want := map[results.FigureName]float64{FigureMaxUsersUnderCeiling: 2, FigureCeiling: 25, FigureCeilingReached: 1, "interactive_mean_at_max_users": 20}
+	want := map[results.FigureName]float64{results.FigureMaxUsersUnderCeiling: 2, results.FigureCeiling: 25, results.FigureCeilingReached: 1, "interactive_mean_at_max_users": 20}
 	check := func(where string, figs []results.Figure) {
 		t.Helper()
 		got := map[results.FigureName]float64{}
@@ -131,7 +132,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 }
 
 func TestCeilingNotReached(t *testing.T) {
-	c := Ceiling{Figure: "p95", Max: 100, Unit: "ms"}
+	c := analysis.Ceiling{Figure: "p95", Max: 100, Unit: "ms"}
 	steps := []results.Step{
 		{Users: 1, Figures: []results.Figure{{Name: "p95", Value: 10}}},
 		{Users: 6, Figures: []results.Figure{{Name: "p95", Value: 40}}},

@@ -14,7 +14,6 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/results"
-	"dbio/internal/telemetry"
 )
 
 // TableLister is implemented by workloads that can name their tables, so a
@@ -302,7 +301,7 @@ func rowCounts(ctx context.Context, t Tenant) (map[string]int64, error) {
 }
 
 // diskLatency picks each device's read and write await from a telemetry summary.
-func diskLatency(s telemetry.Summary) map[string]Spread {
+func diskLatency(s results.TelemetrySummary) map[string]Spread {
 	out := map[string]Spread{}
 	names := make([]string, 0, len(s.Metrics))
 	for n := range s.Metrics {

@@ -23,7 +23,7 @@ import (
 type Sampler interface {
 	Sample(now time.Time) []telemetry.Point
 	StartStep()
-	StepSummary() telemetry.Summary
+	StepSummary() results.TelemetrySummary
 }
 
 // Tenant is one database with its workload and users.

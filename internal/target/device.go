@@ -16,14 +16,6 @@ import (
 	"dbio/internal/results"
 )
 
-// Storage describes what is behind a target path: its mount, filesystem and
-// the block devices that finally hold its bytes. It is the results
-// contract's record, so a run records what Storage finds as it is.
-type Storage = results.Storage
-
-// Disk is one physical block device.
-type Disk = results.Disk
-
 // SysFS locates the /proc and /sys trees a target is resolved through. It is
 // passed down from cmd rather than read from a package variable, so that
 // tests point it at fixtures and nothing below cmd assumes which host it is on.
@@ -40,25 +32,25 @@ func HostFS() SysFS { return SysFS{Proc: "/proc", Sys: "/sys"} }
 var errNoRoot = errors.New("target: no /proc and /sys root given: pass target.HostFS()")
 
 // Storage resolves the mount, filesystem and block devices behind the target.
-func (t *Target) Storage(sys SysFS) (Storage, error) {
+func (t *Target) Storage(sys SysFS) (results.Storage, error) {
 	return sys.Resolve(t.Path)
 }
 
 // Resolve finds the storage behind path: stat gives the device number, the
 // mount table gives the filesystem, and /sys/dev/block leads through
 // partitions and stacked devices to the physical disks.
-func (fs SysFS) Resolve(path string) (Storage, error) {
+func (fs SysFS) Resolve(path string) (results.Storage, error) {
 	if fs.Proc == "" || fs.Sys == "" {
-		return Storage{}, errNoRoot
+		return results.Storage{}, errNoRoot
 	}
 	var st syscall.Stat_t
 	if err := syscall.Stat(path, &st); err != nil {
-		return Storage{}, fmt.Errorf("stat %s: %w", path, err)
+		return results.Storage{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	major, minor := devMajor(uint64(st.Dev)), devMinor(uint64(st.Dev))
 	f, err := os.Open(filepath.Join(fs.Proc, "self", "mountinfo"))
 	if err != nil {
-		return Storage{}, fmt.Errorf("read mount table: %w", err)
+		return results.Storage{}, fmt.Errorf("read mount table: %w", err)
 	}
 	defer f.Close()
 	s, err := storageFromMountinfo(f, path, major, minor)
@@ -77,9 +69,9 @@ func devMinor(dev uint64) uint32 { return uint32(dev&0xff) | uint32((dev>>12)&^0
 
 // storageFromMountinfo picks the mount holding path: the entry with the
 // path's device number and the longest mount point that prefixes path.
-func storageFromMountinfo(r io.Reader, path string, major, minor uint32) (Storage, error) {
+func storageFromMountinfo(r io.Reader, path string, major, minor uint32) (results.Storage, error) {
 	want := fmt.Sprintf("%d:%d", major, minor)
-	var best Storage
+	var best results.Storage
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -102,13 +94,13 @@ func storageFromMountinfo(r io.Reader, path string, major, minor uint32) (Storag
 		if !within(path, mp) || len(mp) < len(best.MountPoint) {
 			continue
 		}
-		best = Storage{MountPoint: mp, FSType: fields[sep+1], Source: fields[sep+2], DevNumber: want}
+		best = results.Storage{MountPoint: mp, FSType: fields[sep+1], Source: fields[sep+2], DevNumber: want}
 	}
 	if err := sc.Err(); err != nil {
 		return best, fmt.Errorf("read mount table: %w", err)
 	}
 	if best.MountPoint == "" {
-		return Storage{DevNumber: want}, fmt.Errorf("no mount found for %s (device %s)", path, want)
+		return results.Storage{DevNumber: want}, fmt.Errorf("no mount found for %s (device %s)", path, want)
 	}
 	return best, nil
 }
@@ -141,14 +133,14 @@ func unescapeMount(s string) string {
 
 // physical walks /sys/dev/block/M:m: a partition leads to its disk, a dm or md
 // device to its slaves, recursively.
-func (fs SysFS) physical(devNumber string) (string, []Disk) {
+func (fs SysFS) physical(devNumber string) (string, []results.Disk) {
 	link, err := filepath.EvalSymlinks(filepath.Join(fs.Sys, "dev", "block", devNumber))
 	if err != nil {
 		return "", nil
 	}
 	name := filepath.Base(link)
 	seen := map[string]bool{}
-	var disks []Disk
+	var disks []results.Disk
 	var walk func(dir string)
 	walk = func(dir string) {
 		if _, err := os.Stat(filepath.Join(dir, "partition")); err == nil {
@@ -177,7 +169,7 @@ func (fs SysFS) physical(devNumber string) (string, []Disk) {
 	return name, disks
 }
 
-func (fs SysFS) disk(dir string) Disk {
+func (fs SysFS) disk(dir string) results.Disk {
 	read := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(dir, rel))
 		if err != nil {
@@ -185,7 +177,7 @@ func (fs SysFS) disk(dir string) Disk {
 		}
 		return strings.TrimSpace(string(b))
 	}
-	d := Disk{Name: filepath.Base(dir), DevNumber: read("dev"), Model: read("device/model"), Rotational: read("queue/rotational") == "1"}
+	d := results.Disk{Name: filepath.Base(dir), DevNumber: read("dev"), Model: read("device/model"), Rotational: read("queue/rotational") == "1"}
 	if sectors, err := strconv.ParseUint(read("size"), 10, 64); err == nil && sectors <= math.MaxUint64/512 {
 		d.SizeBytes = sectors * 512
 	}

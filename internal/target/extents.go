@@ -51,13 +51,10 @@ func Extents(path string) (int, error) {
 	return int(h.MappedExtents), nil
 }
 
-// FileExtents is one file's extent count, as the results record it.
-type FileExtents = results.FileExtents
-
 // ExtentsUnder counts the extents of every regular file below dir, largest
 // files first; files that vanish meanwhile (a database's temporary files) are skipped.
-func ExtentsUnder(dir string) ([]FileExtents, error) {
-	var out []FileExtents
+func ExtentsUnder(dir string) ([]results.FileExtents, error) {
+	var out []results.FileExtents
 	var firstErr error
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -83,7 +80,7 @@ func ExtentsUnder(dir string) ([]FileExtents, error) {
 			}
 			return nil
 		}
-		out = append(out, FileExtents{Path: p, Bytes: fi.Size(), Extents: n})
+		out = append(out, results.FileExtents{Path: p, Bytes: fi.Size(), Extents: n})
 		return nil
 	})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"dbio/internal/results"
 )
 
 // Inspection is what Inspect found at a target path. Nothing was written to find it.
@@ -22,7 +24,7 @@ type Inspection struct {
 	// FreeBytes is the space available to an unprivileged writer.
 	FreeBytes uint64
 	// Storage is the mount and block devices behind the path, when they resolve.
-	Storage Storage
+	Storage results.Storage
 }
 
 // Inspect looks at path as a place dbio would work in, without writing
@@ -105,7 +107,7 @@ const (
 	xOK      = 0x1 // X_OK
 )
 
-func mountOf(s Storage, path string) string {
+func mountOf(s results.Storage, path string) string {
 	if s.MountPoint != "" {
 		return "mounted at " + s.MountPoint
 	}

@@ -25,14 +25,12 @@ const DirName = "dbio"
 // ErrNotOwned is returned when dbio is asked to remove something it did not create.
 var ErrNotOwned = errors.New("not created by dbio")
 
-// Role says what a target holds in a placement, as the results record it.
-type Role = results.TargetRole
-
-// Placement roles, as in the studies: data, log (WAL / redo) and backups on separate disks.
+// Placement roles, as in the studies: data, log (WAL / redo) and backups on
+// separate disks; the results record them as they are.
 const (
-	RoleData   Role = "data"
-	RoleLog    Role = "log"
-	RoleBackup Role = "backup"
+	RoleData   results.TargetRole = "data"
+	RoleLog    results.TargetRole = "log"
+	RoleBackup results.TargetRole = "backup"
 )
 
 // Target is a storage location under test.

@@ -101,11 +101,11 @@ func TestStorageFromMountinfo(t *testing.T) {
 	tests := []struct {
 		path         string
 		major, minor uint32
-		want         Storage
+		want         results.Storage
 	}{
-		{"/home/x", 254, 0, Storage{MountPoint: "/", FSType: "ext4", Source: "/dev/vda", DevNumber: "254:0"}},
-		{"/mnt/nvme/db", 259, 3, Storage{MountPoint: "/mnt/nvme", FSType: "xfs", Source: "/dev/nvme0n1p1", DevNumber: "259:3"}},
-		{"/mnt/other dir/a", 259, 3, Storage{MountPoint: "/mnt/other dir", FSType: "xfs", Source: "/dev/nvme0n1p1", DevNumber: "259:3"}},
+		{"/home/x", 254, 0, results.Storage{MountPoint: "/", FSType: "ext4", Source: "/dev/vda", DevNumber: "254:0"}},
+		{"/mnt/nvme/db", 259, 3, results.Storage{MountPoint: "/mnt/nvme", FSType: "xfs", Source: "/dev/nvme0n1p1", DevNumber: "259:3"}},
+		{"/mnt/other dir/a", 259, 3, results.Storage{MountPoint: "/mnt/other dir", FSType: "xfs", Source: "/dev/nvme0n1p1", DevNumber: "259:3"}},
 	}
 	for _, tt := range tests {
 		got, err := storageFromMountinfo(strings.NewReader(mountinfo), tt.path, tt.major, tt.minor)

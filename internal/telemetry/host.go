@@ -10,16 +10,13 @@ import (
 	"dbio/internal/results"
 )
 
-// Host is the machine a run measured, as run.json records it.
-type Host = results.Host
-
 // ReadHost reads the host's facts through fs: kernel release and hostname
 // from /proc/sys/kernel, the OS name from os-release, CPU model and count
 // from /proc/cpuinfo and total memory from /proc/meminfo. A fact that cannot
 // be read is left empty and named in the returned error, so a run can still
 // record the others.
-func ReadHost(fs FS) (Host, error) {
-	var h Host
+func ReadHost(fs FS) (results.Host, error) {
+	var h results.Host
 	var errs []error
 	try := func(what, path string, parse func(io.Reader) error) {
 		if err := readWith(path, parse); err != nil {

@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"testing"
+
+	"dbio/internal/results"
 )
 
 func TestReadHost(t *testing.T) {
@@ -9,7 +11,7 @@ func TestReadHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Host{
+	want := results.Host{
 		Hostname:    "vm",
 		Kernel:      "6.18.44-fc-v595",
 		OS:          "Debian GNU/Linux 12 (bookworm)",

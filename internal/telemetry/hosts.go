@@ -100,7 +100,7 @@ func (h *remoteHost) summary() results.HostTelemetry {
 
 // HostTelemetryOf is a host's part of a step's telemetry: its summary, and
 // the CPU, disks and memory drawn from it when it holds a sample.
-func HostTelemetryOf(host string, sum Summary) results.HostTelemetry {
+func HostTelemetryOf(host string, sum results.TelemetrySummary) results.HostTelemetry {
 	out := results.HostTelemetry{Host: host, Telemetry: &sum}
 	if sum.Samples > 0 {
 		sys := HostSystemOf(sum)
@@ -115,7 +115,7 @@ func HostTelemetryOf(host string, sum Summary) results.HostTelemetry {
 // await is the mean of its per-second awaits (as iostat's at one second),
 // not its total wait over its total I/Os: the summary keeps no per-second
 // figures, so a second of one slow I/O weighs as much as a busy one.
-func HostSystemOf(s Summary) results.HostSystem {
+func HostSystemOf(s results.TelemetrySummary) results.HostSystem {
 	mean := func(name string) float64 {
 		if v := s.Mean(name); !math.IsNaN(v) {
 			return v

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 func pointMap(pts []Point) map[string]float64 {
@@ -183,14 +185,14 @@ func TestSummarize(t *testing.T) {
 	}
 	got := summarize(v)
 	// Nearest rank: the 297th of 300 sorted values.
-	want := Stat{Mean: 150.5, P99: 297, Max: 300, Samples: 300}
+	want := results.TelemetryStat{Mean: 150.5, P99: 297, Max: 300, Samples: 300}
 	if got != want {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
-	if got := summarize([]float64{1.0 / 3}); got != (Stat{Mean: 0.333333, P99: 0.333333, Max: 0.333333, Samples: 1}) {
+	if got := summarize([]float64{1.0 / 3}); got != (results.TelemetryStat{Mean: 0.333333, P99: 0.333333, Max: 0.333333, Samples: 1}) {
 		t.Errorf("one value: %+v", got)
 	}
-	if got := summarize(nil); got != (Stat{}) {
+	if got := summarize(nil); got != (results.TelemetryStat{}) {
 		t.Errorf("no values: %+v", got)
 	}
 }

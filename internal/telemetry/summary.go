@@ -9,15 +9,6 @@ import (
 	"dbio/internal/results"
 )
 
-// Summary is the telemetry of one step, the results contract's own type:
-// every metric summarized over the step's per-second samples. The verdict
-// and the process shares are drawn from it by internal/analysis
-// (analysis.Conclude).
-type Summary = results.TelemetrySummary
-
-// Stat summarizes one metric over the per-second samples of a step.
-type Stat = results.TelemetryStat
-
 // accumulator keeps a step's per-second values.
 type accumulator struct {
 	samples int
@@ -28,8 +19,8 @@ func newAccumulator() *accumulator { return &accumulator{values: map[string][]fl
 
 // summary summarizes the samples added, taken on a machine with cpus CPUs
 // watching devices; warnings say what could not be read.
-func (a *accumulator) summary(cpus int, devices, warnings []string) Summary {
-	sum := Summary{Samples: a.samples, CPUs: cpus, Devices: devices, Metrics: map[string]Stat{}, Warnings: warnings}
+func (a *accumulator) summary(cpus int, devices, warnings []string) results.TelemetrySummary {
+	sum := results.TelemetrySummary{Samples: a.samples, CPUs: cpus, Devices: devices, Metrics: map[string]results.TelemetryStat{}, Warnings: warnings}
 	for name, v := range a.values {
 		sum.Metrics[name] = summarize(v)
 	}
@@ -108,7 +99,7 @@ func (s *Sampler) StartStep() {
 
 // StepSummary summarizes the samples since StartStep (or since New). It
 // does not reset them.
-func (s *Sampler) StepSummary() Summary {
+func (s *Sampler) StepSummary() results.TelemetrySummary {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var devices []string
@@ -127,7 +118,7 @@ func (s *Sampler) StepSummary() Summary {
 // Sampler, e.g. a host's through its node exporter over the seconds a
 // fleet point measured: cpus is the host's CPUs, devices the watched
 // devices as in metric names, warnings what could not be read.
-func Summarize(samples [][]Point, cpus int, devices, warnings []string) Summary {
+func Summarize(samples [][]Point, cpus int, devices, warnings []string) results.TelemetrySummary {
 	acc := newAccumulator()
 	for _, pts := range samples {
 		acc.add(pts)
@@ -135,10 +126,10 @@ func Summarize(samples [][]Point, cpus int, devices, warnings []string) Summary 
 	return acc.summary(cpus, devices, warnings)
 }
 
-// summarize computes a Stat over per-second values.
-func summarize(v []float64) Stat {
+// summarize computes a metric's statistics over per-second values.
+func summarize(v []float64) results.TelemetryStat {
 	if len(v) == 0 {
-		return Stat{}
+		return results.TelemetryStat{}
 	}
 	sorted := append([]float64(nil), v...)
 	sort.Float64s(sorted)
@@ -147,7 +138,7 @@ func summarize(v []float64) Stat {
 		total += x
 	}
 	rank := int(math.Ceil(0.99*float64(len(sorted)))) - 1
-	return Stat{
+	return results.TelemetryStat{
 		Mean:    results.Round6(total / float64(len(sorted))),
 		P99:     results.Round6(sorted[max(rank, 0)]),
 		Max:     results.Round6(sorted[len(sorted)-1]),

@@ -36,7 +36,7 @@ type Workload interface {
 	// Check verifies the dataset's consistency after a run.
 	Check(ctx context.Context, inst engine.Instance) ([]CheckResult, error)
 	// Figures are the headline numbers of a period, from its transaction counts.
-	Figures(counts []metrics.TxCounts, d time.Duration) []Figure
+	Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure
 }
 
 // Session is one virtual user's connection and state.
@@ -95,9 +95,6 @@ type CheckResult struct {
 	Passed bool
 	Detail string
 }
-
-// Figure is one headline number, as the results record it.
-type Figure = results.Figure
 
 // PerUser is implemented by a workload one of whose figures is also read per
 // virtual user (TPC-C's TPM): Summarize adds that figure divided by the
@@ -192,7 +189,7 @@ type Summary struct {
 	// Figures are the workload's own headline figures (each followed by its
 	// per-user value when the workload asks for one, see PerUser), then TPS
 	// and p99 over every type.
-	Figures      []Figure
+	Figures      []results.Figure
 	Transactions []metrics.TxSummary
 	Total        metrics.TxSummary
 }
@@ -205,7 +202,7 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 	for _, f := range w.Figures(counts, d) {
 		s.Figures = append(s.Figures, f)
 		if per != nil && f.Name == per.PerUserFigure() && users > 0 {
-			s.Figures = append(s.Figures, Figure{Name: results.PerUser(f.Name), Value: f.Value / float64(users), Unit: f.Unit + "/user"})
+			s.Figures = append(s.Figures, results.Figure{Name: results.PerUser(f.Name), Value: f.Value / float64(users), Unit: f.Unit + "/user"})
 		}
 	}
 	types := w.TxTypes()
@@ -214,11 +211,11 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 	}
 	s.Total = metrics.SummarizeTx("all", metrics.Merge(counts...), d)
 	s.Figures = append(s.Figures,
-		Figure{Name: results.FigureTPS, Value: s.Total.PerMinute / 60, Unit: "tx/s"},
-		Figure{Name: results.FigureLatencyP99, Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
+		results.Figure{Name: results.FigureTPS, Value: s.Total.PerMinute / 60, Unit: "tx/s"},
+		results.Figure{Name: results.FigureLatencyP99, Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
 	)
 	if c := s.Total.Corrected; c != nil {
-		s.Figures = append(s.Figures, Figure{Name: results.FigureLatencyP99Corrected, Value: float64(c.P99US) / 1000, Unit: "ms"})
+		s.Figures = append(s.Figures, results.Figure{Name: results.FigureLatencyP99Corrected, Value: float64(c.P99US) / 1000, Unit: "ms"})
 	}
 	return s
 }
@@ -239,18 +236,18 @@ func OpenLoop(counts []metrics.TxCounts, d time.Duration, arrival string, offere
 // PacedSecondFigures are the per-second series values an open-loop period
 // adds to SecondFigures: the offered and achieved rates, the transactions
 // that started late, and the latency from the intended start.
-func PacedSecondFigures(interval []metrics.TxCounts, elapsed time.Duration, offered float64) []Figure {
+func PacedSecondFigures(interval []metrics.TxCounts, elapsed time.Duration, offered float64) []results.Figure {
 	all := metrics.Merge(interval...)
 	achieved := 0.0
 	if elapsed > 0 {
 		achieved = float64(all.Paced) / elapsed.Seconds()
 	}
-	figs := []Figure{{Name: results.SeriesOfferedTPS, Value: offered}, {Name: results.SeriesAchievedTPS, Value: achieved},
+	figs := []results.Figure{{Name: results.SeriesOfferedTPS, Value: offered}, {Name: results.SeriesAchievedTPS, Value: achieved},
 		{Name: results.SeriesLate, Value: float64(all.Late)}}
 	if c := all.Corrected; c != nil && c.TotalCount() > 0 {
 		figs = append(figs,
-			Figure{Name: results.SeriesLatencyP50Corrected, Value: float64(c.ValueAtQuantile(50)) / 1000},
-			Figure{Name: results.SeriesLatencyP99Corrected, Value: float64(c.ValueAtQuantile(99)) / 1000},
+			results.Figure{Name: results.SeriesLatencyP50Corrected, Value: float64(c.ValueAtQuantile(50)) / 1000},
+			results.Figure{Name: results.SeriesLatencyP99Corrected, Value: float64(c.ValueAtQuantile(99)) / 1000},
 		)
 	}
 	return figs
@@ -260,18 +257,18 @@ func PacedSecondFigures(interval []metrics.TxCounts, elapsed time.Duration, offe
 // workload's figures, TPS, errors and p50/p99 latency over every type.
 // elapsed is the real time the interval covered, not the nominal tick, so
 // a late tick does not inflate a rate.
-func SecondFigures(w Workload, interval []metrics.TxCounts, elapsed time.Duration) []Figure {
+func SecondFigures(w Workload, interval []metrics.TxCounts, elapsed time.Duration) []results.Figure {
 	figs := w.Figures(interval, elapsed)
 	all := metrics.Merge(interval...)
 	tps := 0.0
 	if elapsed > 0 {
 		tps = float64(all.Committed) / elapsed.Seconds()
 	}
-	figs = append(figs, Figure{Name: results.FigureTPS, Value: tps}, Figure{Name: "errors", Value: float64(all.Failed)})
+	figs = append(figs, results.Figure{Name: results.FigureTPS, Value: tps}, results.Figure{Name: "errors", Value: float64(all.Failed)})
 	if all.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			Figure{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
-			Figure{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
+			results.Figure{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
+			results.Figure{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
 		)
 	}
 	return figs

@@ -25,8 +25,8 @@ func (countsOnly) NewSession(context.Context, engine.Instance, int, *metrics.Rec
 	return nil, nil
 }
 func (countsOnly) Check(context.Context, engine.Instance) ([]CheckResult, error) { return nil, nil }
-func (countsOnly) Figures(c []metrics.TxCounts, d time.Duration) []Figure {
-	return []Figure{{Name: results.FigureTPM, Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d), Unit: "tx/min"}}
+func (countsOnly) Figures(c []metrics.TxCounts, d time.Duration) []results.Figure {
+	return []results.Figure{{Name: results.FigureTPM, Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d), Unit: "tx/min"}}
 }
 
 // PerUserFigure asks Summarize for TPM per user, as TPC-C does.
@@ -41,7 +41,7 @@ func counts(a, b int64) []metrics.TxCounts {
 	return out
 }
 
-func figure(figs []Figure, name results.FigureName) (float64, bool) {
+func figure(figs []results.Figure, name results.FigureName) (float64, bool) {
 	for _, f := range figs {
 		if f.Name == name {
 			return f.Value, true
@@ -118,7 +118,7 @@ func TestRebind(t *testing.T) {
 // named is an instance that only has an engine name.
 type named struct{ engine.Instance }
 
-func (named) Info() engine.Info { return engine.Info{Engine: "pg"} }
+func (named) Info() results.EngineInfo { return results.EngineInfo{Engine: "pg"} }
 
 func TestPerEngine(t *testing.T) {
 	p := NewPerEngine[int]("w")

@@ -9,10 +9,6 @@ import (
 	"dbio/internal/units"
 )
 
-// setting is one my.cnf option dbio writes, and why. An empty value is a
-// switch written without "=" (skip-log-bin).
-type setting = server.Setting
-
 // places are the paths and port a managed server is configured with.
 type places struct {
 	data, redo, socket, pidFile string
@@ -22,8 +18,8 @@ type places struct {
 // benchmarkSettings are dbio's choices for a benchmark server. Durability
 // stays at the safe defaults (innodb_flush_log_at_trx_commit=1, doublewrite
 // on): nothing here trades safety for speed.
-func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int64) []setting {
-	s := []setting{
+func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int64) []server.Setting {
+	s := []server.Setting{
 		{Name: "datadir", Value: at.data, Why: "dbio's own directory on the data target"},
 		{Name: "socket", Value: at.socket, Why: "dbio's own socket directory"},
 		{Name: "pid-file", Value: at.pidFile, Why: ""},
@@ -34,18 +30,18 @@ func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int6
 		{Name: "max_allowed_packet", Value: "64M", Why: "room for multi-row inserts when loading"},
 	}
 	if at.redo != "" {
-		s = append(s, setting{Name: "innodb_log_group_home_dir", Value: at.redo, Why: "redo log on the log target"})
+		s = append(s, server.Setting{Name: "innodb_log_group_home_dir", Value: at.redo, Why: "redo log on the log target"})
 	}
 	switch f {
 	case mariadb:
-		s = append(s, setting{Name: "innodb_log_file_size", Value: "1G", Why: "checkpoints not forced every few seconds by a small redo log (default 96M)"})
+		s = append(s, server.Setting{Name: "innodb_log_file_size", Value: "1G", Why: "checkpoints not forced every few seconds by a small redo log (default 96M)"})
 	case mysql:
 		// MySQL sizes its redo log with innodb_redo_log_capacity from 8.0.30
 		// and rejects it before, so its default stays.
-		s = append(s, setting{Name: "mysqlx", Value: "OFF", Why: "no X Protocol listener on all interfaces"})
+		s = append(s, server.Setting{Name: "mysqlx", Value: "OFF", Why: "no X Protocol listener on all interfaces"})
 	}
 	if bufferPool > 0 {
-		s = append(s, setting{Name: "innodb_buffer_pool_size", Value: cnfSize(bufferPool), Why: "--buffer-pool"})
+		s = append(s, server.Setting{Name: "innodb_buffer_pool_size", Value: cnfSize(bufferPool), Why: "--buffer-pool"})
 	}
 	return s
 }
@@ -54,7 +50,7 @@ func benchmarkSettings(f flavour, at places, maxConnections int, bufferPool int6
 // in 256 MB extensions (the default is 64 MB for the system tablespace and
 // page-by-page growth early on for file-per-table), so they take fewer,
 // larger extents. The redo log is always preallocated at its full size.
-var preallocateSetting = setting{Name: "innodb_autoextend_increment", Value: "256", Why: "--preallocate: grow tablespaces 256 MB at a time"}
+var preallocateSetting = server.Setting{Name: "innodb_autoextend_increment", Value: "256", Why: "--preallocate: grow tablespaces 256 MB at a time"}
 
 // cnfSize writes a byte count with the largest suffix that keeps it exact,
 // else in bytes.
@@ -79,9 +75,10 @@ var settingNames = server.SettingNames{
 
 // renderCnf writes the server's option file. Values are written as given:
 // my.cnf takes the rest of the line as the value, so the reasons go on lines
-// of their own. A setting holding a control character is refused: a line
+// of their own, and an empty value is a switch written without "="
+// (skip-log-bin). A setting holding a control character is refused: a line
 // break in a value (a target's path, say) would start an option of its own.
-func renderCnf(settings []setting) (string, error) {
+func renderCnf(settings []server.Setting) (string, error) {
 	if err := server.CheckWritten(settings); err != nil {
 		return "", err
 	}

@@ -15,6 +15,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
+	"dbio/internal/results"
 	"dbio/internal/target"
 	"dbio/internal/units"
 )
@@ -30,11 +31,6 @@ const (
 	redoFile = "ib_logfile0"
 )
 
-// layout is where a managed instance keeps its files: Log is the redo log
-// directory on the log target ("" when it stays in Data), Run holds the
-// socket, the pid file and the init file.
-type layout = server.Layout
-
 func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.Options) (_ engine.Instance, err error) {
 	bins, err := e.findBinaries(ctx)
 	if err != nil {
@@ -43,7 +39,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, string(bins.flavour)), Name: string(bins.flavour)}
 	prev.PidFile = filepath.Join(prev.Dir, "run", pidName)
 	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: string(bins.flavour), Previous: prev, Shutdown: shutdown,
-		Users: []string{"mysql", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, bins.flavour, o.Fresh) }, SocketName: socketName})
+		Users: []string{"mysql", "nobody"}, Claim: func() (server.Layout, error) { return prepareLayout(p, bins.flavour, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +125,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		redoDir = l.Data
 	}
 	version := in.Facts.Version
-	in.Facts = engine.Info{
+	in.Facts = results.EngineInfo{
 		Engine:    string(bins.flavour),
 		Version:   version,
 		Managed:   true,
@@ -173,7 +169,7 @@ type managedServer struct {
 	bins     binaries
 	at       places
 	cnf      string
-	settings []setting
+	settings []server.Setting
 	// password is dbio's account's; the init file sets it at every start.
 	password string
 }
@@ -212,10 +208,10 @@ func (m *managedServer) admin() *mysqldrv.Config { return adminConfig(m.at, m.pa
 // removing them first (and only them) when a fresh instance is asked for,
 // unless a server still runs on them. The installed server's flavour names
 // the directories.
-func prepareLayout(p engine.Placement, f flavour, fresh bool) (layout, error) {
+func prepareLayout(p engine.Placement, f flavour, fresh bool) (server.Layout, error) {
 	sub := string(f)
 	if pid := target.RunningPID(filepath.Join(p.Data.Dir, sub, "run", pidName)); pid != 0 {
-		return layout{}, fmt.Errorf("a %s server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill %d`, or use another target",
+		return server.Layout{}, fmt.Errorf("a %s server (pid %d) is already running on %s, probably started by another dbio: wait for it to finish, stop it with `kill %d`, or use another target",
 			f, pid, filepath.Join(p.Data.Dir, sub), pid)
 	}
 	return server.Dirs{Data: sub, Log: sub + "-redo", LogDir: "redo", LogWhat: "redo log"}.Claim(p, fresh)
@@ -223,7 +219,7 @@ func prepareLayout(p engine.Placement, f flavour, fresh bool) (layout, error) {
 
 // checkExisting refuses to start an instance whose redo log is elsewhere
 // than this run asks.
-func checkExisting(l layout) error {
+func checkExisting(l server.Layout) error {
 	inData := exists(filepath.Join(l.Data, redoFile))
 	switch {
 	case l.Log == "" && !inData:
@@ -236,7 +232,7 @@ func checkExisting(l layout) error {
 
 // install creates the instance. What an interrupted earlier attempt left in
 // dbio's own directories is removed first.
-func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l layout, cnf string) error {
+func (e *Engine) install(ctx context.Context, bins binaries, user server.User, l server.Layout, cnf string) error {
 	if err := l.Recreate(user); err != nil {
 		return err
 	}

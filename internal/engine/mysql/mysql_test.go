@@ -441,7 +441,7 @@ skip-log-bin
 	}
 	// The last line of defence: a path of dbio's own (a target's) holding a
 	// line break is not written into my.cnf, where it would start an option.
-	if cnf, err := renderCnf([]setting{{Name: "datadir", Value: "/t/A\ndatadir=/srv/B\n#/dbio/mariadb/data"}}); err == nil {
+	if cnf, err := renderCnf([]server.Setting{{Name: "datadir", Value: "/t/A\ndatadir=/srv/B\n#/dbio/mariadb/data"}}); err == nil {
 		t.Errorf("renderCnf wrote a line break into my.cnf:\n%s", cnf)
 	}
 	if got := cnfSize(1536 << 10); got != "1536K" {

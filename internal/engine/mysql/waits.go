@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"dbio/internal/engine/server"
 	"dbio/internal/results"
 )
 
@@ -16,9 +17,9 @@ import (
 // InnoDB's mutexes and rwlocks stay untimed: timing them cost more than 1 %
 // of TPC-C's throughput for waits of about 2 % of its database time (see
 // docs/verdict.md).
-func fileWaitSettings(f flavour) []setting {
+func fileWaitSettings(f flavour) []server.Setting {
 	why := "the database's own file I/O waits, recorded per second"
-	s := []setting{
+	s := []server.Setting{
 		{Name: "performance_schema", Value: "ON", Why: why},
 		{Name: "performance-schema-instrument", Value: "wait/io/file/innodb/%=ON", Why: "time InnoDB's data and log file I/O"},
 	}
@@ -39,7 +40,7 @@ func fileWaitSettings(f flavour) []setting {
 		"performance_schema_events_transactions_history_size", "performance_schema_events_transactions_history_long_size",
 		"performance_schema_session_connect_attrs_size",
 	} {
-		s = append(s, setting{Name: name, Value: "0", Why: off})
+		s = append(s, server.Setting{Name: name, Value: "0", Why: off})
 		off = ""
 	}
 	return s

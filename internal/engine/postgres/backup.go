@@ -151,7 +151,7 @@ func checkBaseBackup(src, major string) error {
 // placeBaseBackup copies the base backup into the instance's (empty) places:
 // the data directory, and the WAL on the log target when the instance keeps
 // it there, linked from the data directory as initdb --waldir does.
-func placeBaseBackup(ctx context.Context, src string, l layout, u server.User) error {
+func placeBaseBackup(ctx context.Context, src string, l server.Layout, u server.User) error {
 	skip := func(rel string) bool { return l.Log != "" && rel == "pg_wal" }
 	if _, err := server.CopyTree(ctx, src, l.Data, u, skip); err != nil {
 		return err

@@ -10,9 +10,6 @@ import (
 	"dbio/internal/units"
 )
 
-// setting is one postgresql.conf line dbio writes, and why.
-type setting = server.Setting
-
 // confFile is the file inside the data directory that holds dbio's settings.
 // It is rewritten at every start and included from postgresql.conf, so the
 // instance's settings are always what this run asked for.
@@ -21,8 +18,8 @@ const confFile = "dbio.conf"
 // benchmarkSettings are dbio's choices for a benchmark server. Durability
 // stays at PostgreSQL's safe defaults (fsync, synchronous_commit,
 // full_page_writes on): nothing here trades safety for speed.
-func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPool int64) []setting {
-	s := []setting{
+func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPool int64) []server.Setting {
+	s := []server.Setting{
 		{Name: "listen_addresses", Value: "127.0.0.1", Why: "reachable from this machine only"},
 		{Name: "port", Value: strconv.Itoa(port), Why: "a free port, never the system server's"},
 		{Name: "unix_socket_directories", Value: socketDir, Why: "dbio's own socket directory"},
@@ -31,7 +28,7 @@ func benchmarkSettings(port int, socketDir string, maxConnections int, bufferPoo
 		{Name: "min_wal_size", Value: "1GB", Why: "recycle WAL segments instead of creating new ones during a run"},
 	}
 	if bufferPool > 0 {
-		s = append(s, setting{Name: "shared_buffers", Value: pgSize(bufferPool), Why: "--buffer-pool"})
+		s = append(s, server.Setting{Name: "shared_buffers", Value: pgSize(bufferPool), Why: "--buffer-pool"})
 	}
 	return s
 }
@@ -63,7 +60,7 @@ var confValue = strings.NewReplacer(`'`, `''`, `\`, `\\`)
 // renderConf writes settings as postgresql.conf lines. Every value is quoted,
 // which PostgreSQL accepts for parameters of any type. A setting holding a
 // control character is refused: a line break would start a line of its own.
-func renderConf(settings []setting) (string, error) {
+func renderConf(settings []server.Setting) (string, error) {
 	if err := server.CheckWritten(settings); err != nil {
 		return "", err
 	}
@@ -78,7 +75,7 @@ func renderConf(settings []setting) (string, error) {
 // initdbSettings are the choices dbio makes when creating an instance, recorded
 // with the server settings: the C locale sorts by bytes, the same on every
 // machine, and avoids collation costs that would be measured as storage.
-var initdbSettings = []setting{
+var initdbSettings = []server.Setting{
 	{Name: "initdb.locale", Value: "C", Why: "byte order, identical everywhere"},
 	{Name: "initdb.encoding", Value: "UTF8", Why: ""},
 }

@@ -13,6 +13,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/execx"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -26,10 +27,6 @@ const (
 	socketName = ".s.PGSQL.65535"
 )
 
-// layout is where a managed instance keeps its files: Data is PGDATA, Log
-// the WAL directory on the log target ("" when WAL stays in PGDATA).
-type layout = server.Layout
-
 // dirs are dbio's directories for PostgreSQL on the targets.
 var dirs = server.Dirs{Data: dataSub, Log: walSub, LogDir: "pg_wal", LogWhat: "WAL"}
 
@@ -41,7 +38,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	prev := server.Previous{Dir: filepath.Join(p.Data.Dir, dataSub), Name: "PostgreSQL"}
 	prev.PidFile = filepath.Join(prev.Dir, "data", "postmaster.pid")
 	begun, err := e.BeginManaged(ctx, o, server.Begin{Name: "postgres", Previous: prev, Shutdown: shutdown,
-		Users: []string{"postgres", "nobody"}, Claim: func() (layout, error) { return prepareLayout(p, o.Fresh) }, SocketName: socketName})
+		Users: []string{"postgres", "nobody"}, Claim: func() (server.Layout, error) { return prepareLayout(p, o.Fresh) }, SocketName: socketName})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +94,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 	if walDir == "" {
 		walDir = filepath.Join(l.Data, "pg_wal")
 	}
-	in.Facts = engine.Info{
+	in.Facts = results.EngineInfo{
 		Engine:    "postgres",
 		Version:   in.Facts.Version,
 		Managed:   true,
@@ -119,10 +116,10 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 // prepareLayout claims dbio's directories for the instance on the placement,
 // removing them first (and only them) when a fresh instance is asked for,
 // unless a server still runs on them.
-func prepareLayout(p engine.Placement, fresh bool) (layout, error) {
+func prepareLayout(p engine.Placement, fresh bool) (server.Layout, error) {
 	data := filepath.Join(p.Data.Dir, dataSub, "data")
 	if pid := target.RunningPID(filepath.Join(data, "postmaster.pid")); pid != 0 {
-		return layout{}, runningError(data, pid)
+		return server.Layout{}, runningError(data, pid)
 	}
 	return dirs.Claim(p, fresh)
 }
@@ -133,7 +130,7 @@ func runningError(data string, pid int) error {
 
 // initdb creates the instance. What an interrupted earlier initdb left in
 // dbio's own directories is removed first.
-func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l layout) error {
+func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l server.Layout) error {
 	if err := l.Recreate(user); err != nil {
 		return err
 	}
@@ -170,7 +167,7 @@ func (e *Engine) initdb(ctx context.Context, bins binaries, user server.User, l 
 
 // checkExisting refuses to start an instance created for another
 // PostgreSQL version or with its WAL elsewhere than this run asks.
-func checkExisting(l layout, bins binaries) error {
+func checkExisting(l server.Layout, bins binaries) error {
 	v, err := dataVersion(l.Data)
 	if err != nil {
 		return err
@@ -199,7 +196,7 @@ type managedServer struct {
 	*server.Managed
 	bins     binaries
 	port     int
-	settings []setting
+	settings []server.Setting
 	database string
 	// password is for TCP connections; it is set again after every start.
 	password string

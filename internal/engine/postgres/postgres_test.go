@@ -532,7 +532,7 @@ log_line_prefix = '%m [%p] it''s \\n'	# set by the user
 	}
 	// The last line of defence: a path of dbio's own holding a line break
 	// is not written into the configuration.
-	if conf, err := renderConf([]setting{{Name: "unix_socket_directories", Value: "/x/A\ndata_directory='/srv/B'"}}); err == nil {
+	if conf, err := renderConf([]server.Setting{{Name: "unix_socket_directories", Value: "/x/A\ndata_directory='/srv/B'"}}); err == nil {
 		t.Errorf("renderConf wrote a line break:\n%s", conf)
 	}
 	if got := pgSize(1536 << 10); got != "1536kB" {

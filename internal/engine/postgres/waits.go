@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"dbio/internal/engine/server"
 	"dbio/internal/results"
 )
 
@@ -15,10 +16,10 @@ import (
 // every WAL write and sync. Both read the clock twice per I/O, a cost
 // PostgreSQL's pg_test_timing measures at well under a microsecond on a
 // machine with a TSC clock source.
-func ioTimingSettings(major string) []setting {
-	s := []setting{{Name: "track_io_timing", Value: "on", Why: "the database's own read and write waits, recorded per second"}}
+func ioTimingSettings(major string) []server.Setting {
+	s := []server.Setting{{Name: "track_io_timing", Value: "on", Why: "the database's own read and write waits, recorded per second"}}
 	if v, err := strconv.Atoi(major); err == nil && v >= 14 {
-		s = append(s, setting{Name: "track_wal_io_timing", Value: "on", Why: "the database's own WAL write and sync waits, recorded per second"})
+		s = append(s, server.Setting{Name: "track_wal_io_timing", Value: "on", Why: "the database's own WAL write and sync waits, recorded per second"})
 	}
 	return s
 }

@@ -14,6 +14,7 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/execx"
+	"dbio/internal/results"
 )
 
 // Shutdown is how an engine asks its server to end: Signal first, Escalate
@@ -44,7 +45,7 @@ func (s Shutdown) StopOnFailure(ctx context.Context, err *error, p *Process) {
 type Instance struct {
 	// Facts is what Info reports; the engine fills it in as it opens and
 	// starts the instance.
-	Facts engine.Info
+	Facts results.EngineInfo
 	// Runner runs the client and backup programs, found in BinDirs or PATH.
 	Runner  execx.Runner
 	BinDirs []string
@@ -121,7 +122,7 @@ func (in *Instance) ClosePools() {
 func (in *Instance) DSN() string { return in.dsn }
 
 // Info implements engine.Instance.
-func (in *Instance) Info() engine.Info { return in.Facts }
+func (in *Instance) Info() results.EngineInfo { return in.Facts }
 
 // DB implements engine.Instance: a pool on the database dbio owns.
 func (in *Instance) DB() *sql.DB { return in.db }

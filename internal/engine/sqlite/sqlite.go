@@ -17,6 +17,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -111,7 +112,7 @@ func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (
 			settings["cache_size"] = strconv.FormatInt(pages, 10) + " (engine default)"
 		}
 	}
-	return &Instance{db: db, dsn: dsn, path: path, info: engine.Info{
+	return &Instance{db: db, dsn: dsn, path: path, info: results.EngineInfo{
 		Engine:   "sqlite",
 		Version:  version,
 		Managed:  true,
@@ -127,7 +128,7 @@ type Instance struct {
 	db   *sql.DB
 	dsn  string
 	path string
-	info engine.Info
+	info results.EngineInfo
 }
 
 var _ engine.Instance = (*Instance)(nil)
@@ -142,7 +143,7 @@ func (i *Instance) Driver() string { return "sqlite3" }
 func (i *Instance) DSN() string { return i.dsn }
 
 // Info implements engine.Instance.
-func (i *Instance) Info() engine.Info { return i.info }
+func (i *Instance) Info() results.EngineInfo { return i.info }
 
 // Path is the database file.
 func (i *Instance) Path() string { return i.path }

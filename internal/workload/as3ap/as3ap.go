@@ -132,27 +132,27 @@ func (w *Workload) BackgroundSessions() int { return w.cfg.BatchJobs }
 // Figures implements workload.Workload: interactive and batch work apart,
 // each with its throughput and response time; the runner's tps and
 // latency_p99 merge both.
-func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	if len(counts) != len(txNames) || d <= 0 {
 		return nil
 	}
 	secs := d.Seconds()
 	in := metrics.Merge(counts[txRead], counts[txUpdate])
-	figs := []workload.Figure{{Name: results.FigureInteractiveTPS, Value: float64(in.Committed) / secs, Unit: "tx/s"}}
+	figs := []results.Figure{{Name: results.FigureInteractiveTPS, Value: float64(in.Committed) / secs, Unit: "tx/s"}}
 	if in.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			workload.Figure{Name: results.FigureInteractiveLatencyMean, Value: in.Latency.Mean() / 1000, Unit: "ms"},
-			workload.Figure{Name: results.FigureInteractiveLatencyP95, Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
-			workload.Figure{Name: results.FigureInteractiveLatencyP99, Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
+			results.Figure{Name: results.FigureInteractiveLatencyMean, Value: in.Latency.Mean() / 1000, Unit: "ms"},
+			results.Figure{Name: results.FigureInteractiveLatencyP95, Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
+			results.Figure{Name: results.FigureInteractiveLatencyP99, Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
 		)
 	}
 	b := counts[txBatch]
 	figs = append(figs,
-		workload.Figure{Name: "batch_tps", Value: float64(b.Committed) / secs, Unit: "tx/s"},
-		workload.Figure{Name: "batch_rows_per_s", Value: float64(b.Committed) * float64(w.cfg.BatchRows) / secs, Unit: "rows/s"},
+		results.Figure{Name: "batch_tps", Value: float64(b.Committed) / secs, Unit: "tx/s"},
+		results.Figure{Name: "batch_rows_per_s", Value: float64(b.Committed) * float64(w.cfg.BatchRows) / secs, Unit: "rows/s"},
 	)
 	if b.Latency.TotalCount() > 0 {
-		figs = append(figs, workload.Figure{Name: "batch_latency_mean", Value: b.Latency.Mean() / 1000, Unit: "ms"})
+		figs = append(figs, results.Figure{Name: "batch_latency_mean", Value: b.Latency.Mean() / 1000, Unit: "ms"})
 	}
 	return figs
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/metrics"
@@ -434,7 +435,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ceiling := runner.Ceiling{Figure: figure, Max: tt.ceilingMS, Unit: "ms"}
+			ceiling := analysis.Ceiling{Figure: figure, Max: tt.ceilingMS, Unit: "ms"}
 			plan := runner.Plan{Setup: runner.Setup{
 				Name: "as3ap", Kind: "as3ap", Engine: sqlite.Engine{},
 				EngineOptions: engine.Options{Database: "as3ap", Fresh: true}, DataPath: t.TempDir(),
@@ -452,7 +453,7 @@ func TestSteppingStopsAtTheCeiling(t *testing.T) {
 			for _, f := range out.Figures {
 				got[f.Name] = f.Value
 			}
-			if got[runner.FigureMaxUsersUnderCeiling] != tt.maxUsers || got[runner.FigureCeilingReached] != tt.reached {
+			if got[results.FigureMaxUsersUnderCeiling] != tt.maxUsers || got[results.FigureCeilingReached] != tt.reached {
 				t.Errorf("conclusion %v, want %v users under the ceiling, reached %v", got, tt.maxUsers, tt.reached)
 			}
 			l, err := results.Load(out.Dir)

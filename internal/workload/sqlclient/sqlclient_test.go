@@ -13,10 +13,10 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
-	"dbio/internal/engine"
 	"dbio/internal/engine/enginetest"
 	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 	"dbio/internal/workload"
 )
 
@@ -27,7 +27,7 @@ type named struct{ engine, dsn string }
 func (n named) DB() *sql.DB                { return nil }
 func (n named) Driver() string             { return "" }
 func (n named) DSN() string                { return n.dsn }
-func (n named) Info() engine.Info          { return engine.Info{Engine: n.engine} }
+func (n named) Info() results.EngineInfo   { return results.EngineInfo{Engine: n.engine} }
 func (n named) Stop(context.Context) error { return nil }
 
 func TestFor(t *testing.T) {

@@ -173,24 +173,24 @@ func (w *Workload) QueriesPerTransaction() (reads, writes, other int) {
 // statement of a committed transaction, BEGIN and COMMIT included), mean and
 // 95th-percentile latency (sysbench's default percentile), and errors and
 // reconnects per second. The runner adds TPS and the 99th percentile.
-func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	if len(counts) == 0 || d <= 0 {
 		return nil
 	}
 	c := counts[0]
 	secs := d.Seconds()
-	figs := []workload.Figure{
+	figs := []results.Figure{
 		{Name: results.FigureQPS, Value: float64(c.Committed*int64(w.shape.queries())) / secs, Unit: "queries/s"},
 	}
 	if c.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			workload.Figure{Name: "latency_mean", Value: c.Latency.Mean() / 1000, Unit: "ms"},
-			workload.Figure{Name: "latency_p95", Value: float64(c.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
+			results.Figure{Name: "latency_mean", Value: c.Latency.Mean() / 1000, Unit: "ms"},
+			results.Figure{Name: "latency_p95", Value: float64(c.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
 		)
 	}
 	figs = append(figs,
-		workload.Figure{Name: "errors_per_s", Value: float64(c.Failed+c.Retries) / secs, Unit: "errors/s"},
-		workload.Figure{Name: "reconnects_per_s", Value: float64(c.Reconnects) / secs, Unit: "reconnects/s"},
+		results.Figure{Name: "errors_per_s", Value: float64(c.Failed+c.Retries) / secs, Unit: "errors/s"},
+		results.Figure{Name: "reconnects_per_s", Value: float64(c.Reconnects) / secs, Unit: "reconnects/s"},
 	)
 	return figs
 }

@@ -133,7 +133,7 @@ func (w *Workload) Config() Config { return w.cfg }
 
 // Figures implements workload.Workload: TPM counts committed transactions of
 // every type per minute, NOPM committed New-Orders per minute.
-func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workload.Figure {
+func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	var all int64
 	for _, c := range counts {
 		all += c.Committed
@@ -142,7 +142,7 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []workloa
 	if len(counts) > TxNewOrder {
 		nopm = metrics.PerMinute(counts[TxNewOrder].Committed, d)
 	}
-	return []workload.Figure{
+	return []results.Figure{
 		{Name: results.FigureTPM, Value: metrics.PerMinute(all, d), Unit: "tx/min"},
 		{Name: results.FigureNOPM, Value: nopm, Unit: "new-orders/min"},
 	}
