@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"dbio/internal/controlchars"
@@ -38,14 +37,20 @@ func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []er
 		return errs
 	}
 	errs = append(errs, places.Problems(sys)...)
-	if f.bufferPool != "" {
-		errs = append(errs, errors.New("--buffer-pool: applies to a server dbio runs on a target, not to --dsn: size the existing server's buffer pool in its own configuration, or drop --dsn"))
-	}
-	if f.serverMemory != "" {
-		errs = append(errs, errors.New("--server-memory: applies to a server dbio runs on a target, not to --dsn: dbio cannot cap the memory of a server it did not start; drop one of them"))
-	}
-	if len(f.settings) > 0 {
-		errs = append(errs, errors.New("--setting: applies to a server dbio runs on a target, not to --dsn: change the existing server's configuration, or drop --dsn"))
+	// The flags as given, not r.options: one that does not parse is still
+	// one an existing server cannot take.
+	for _, m := range []struct {
+		given  bool
+		option engine.ManagedOption
+	}{
+		{f.bufferPool != "", engine.BufferPoolOption},
+		{f.serverMemory != "", engine.ServerMemoryOption},
+		{len(f.settings) > 0, engine.SettingOption},
+		{f.limit != "", engine.LimitOption},
+	} {
+		if m.given {
+			errs = append(errs, &engine.ManagedOnlyError{Option: m.option})
+		}
 	}
 	if e == nil {
 		return errs

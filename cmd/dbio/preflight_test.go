@@ -121,7 +121,7 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		}, []string{"--limit: target " + "", "is on tmpfs, which has no block device to throttle"}, nil},
 		{"--dsn with --buffer-pool, --setting and --limit", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:5432/db", "--buffer-pool", "1GB", "--setting", "work_mem=4MB", "--limit", "sata-ssd", "--results", e.results}
-		}, []string{"--buffer-pool: applies to a server dbio runs", "--setting: applies to a server dbio runs", "--limit: applies to managed engines"}, []string{"S3cret"}},
+		}, []string{"--buffer-pool: applies to a server dbio runs", "--setting: applies to a server dbio runs", "--limit: applies to a server dbio runs on a target, not to --dsn: dbio cannot throttle the storage of a server it did not start"}, []string{"S3cret"}},
 		{"--server-memory below what the server needs", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "--engine", "postgres", "--target", e.target, "--buffer-pool", "256MB", "--server-memory", "128MB", "--users", "1,16", "--results", e.results}
 		}, []string{"--server-memory 128.0 MiB: postgres cannot start and serve 18 connections in it", "256.0 MiB of shared_buffers +", "18 connections × 4.0 MiB", "raise the cap"}, nil},
@@ -166,7 +166,7 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		{"suite: missing target, a DSN against its transport", func(t *testing.T, e env) []string {
 			file := suiteFile(env{root: e.root, target: filepath.Join(e.root, "typo")}, "postgres", `dsn = "postgres://u:S3cret@127.0.0.1:5432/db"`+"\ntransport = \"socket\"\nbuffer_pool = \"1GB\"", "")
 			return []string{"suite", file, "--results", e.results}
-		}, []string{"transport \"socket\" does not match dsn postgres://u:***@127.0.0.1:5432/db, which connects over tcp", "--buffer-pool cannot be applied to an external server"}, []string{"S3cret"}},
+		}, []string{"transport \"socket\" does not match dsn postgres://u:***@127.0.0.1:5432/db, which connects over tcp", "buffer_pool: applies to a server dbio runs on a target, not to dsn: size the existing server's buffer pool in its own configuration, or drop dsn"}, []string{"S3cret"}},
 		{"suite: server_memory below what the server needs", func(t *testing.T, e env) []string {
 			return []string{"suite", suiteFile(e, "mariadb", "server_memory = \"128MB\"\nbuffer_pool = \"64MB\"", ""), "--results", e.results}
 		}, []string{"server_memory 128.0 MiB: mariadb cannot start and serve", "64.0 MiB of buffer pool +"}, nil},

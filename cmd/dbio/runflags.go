@@ -204,9 +204,6 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 		if err != nil {
 			errs = append(errs, fmt.Errorf("--limit: %w", err))
 		}
-		if f.dsn != "" {
-			errs = append(errs, errors.New("--limit: applies to managed engines on a target, not to --dsn"))
-		}
 		r.limits = l
 	}
 	errs = append(errs, f.preflight(sys, e, r)...)

@@ -83,25 +83,6 @@ type Options struct {
 	Notice func(msg string)
 }
 
-// ManagedOnly rejects, in external (--dsn) mode, the options only a managed
-// server can honour.
-func (o Options) ManagedOnly() error {
-	var bad []string
-	if o.BufferPool > 0 {
-		bad = append(bad, "--buffer-pool")
-	}
-	if o.ServerMemory > 0 {
-		bad = append(bad, "--server-memory")
-	}
-	if len(o.Settings) > 0 {
-		bad = append(bad, "engine settings")
-	}
-	if len(bad) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s cannot be applied to an external server (--dsn): set them in that server's configuration, or let dbio run its own server (drop --dsn)", strings.Join(bad, " and "))
-}
-
 // PreallocateAuto asks the runner to preallocate what the workload says it needs.
 const PreallocateAuto = -1
 

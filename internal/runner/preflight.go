@@ -574,11 +574,13 @@ func prepareTargets(ctx context.Context, p Plan, env Env) (release func(), err e
 }
 
 // IsBadInput says whether a run's error is the user's to fix before it can
-// start (a preflight problem, or a target held by another run), so that the
-// command exits with its usage code.
+// start (a preflight problem, a target held by another run, or an option an
+// existing server cannot take, should an engine find it before preflight
+// does), so that the command exits with its usage code.
 func IsBadInput(err error) bool {
 	var ps *Problems
-	return errors.As(err, &ps) || errors.Is(err, target.ErrBusy)
+	var managed *engine.ManagedOnlyError
+	return errors.As(err, &ps) || errors.Is(err, target.ErrBusy) || errors.As(err, &managed)
 }
 
 // Preflight finds, before the suite writes anything, every reason one of
@@ -689,8 +691,8 @@ func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.
 	case transport != "" && transport != got:
 		out = append(out, fmt.Errorf("run %s: transport %q does not match dsn %s, which connects over %s: leave transport out (the DSN decides) or set it to %q", run, transport, masked, got, got))
 	}
-	if err := o.ManagedOnly(); err != nil {
-		out = append(out, fmt.Errorf("run %s: %w", run, err))
+	for _, e := range o.ManagedOnly() {
+		out = append(out, fmt.Errorf("run %s: %s: %s", run, e.Key(), e.InTable()))
 	}
 	return out
 }

@@ -31,7 +31,7 @@ func TestServerMemoryCrossesAndIsChecked(t *testing.T) {
 			nil, nil, nil, "line 13: runs[0].server_memory: \"lots\": use a size such as 512MB or 4GB"},
 		{"an external server",
 			"[engines.pg]\nengine = \"postgres\"\ndsn = \"postgres://h/db\"\nserver_memory = \"1GB\"\n",
-			nil, nil, nil, "engines.pg.server_memory: caps a server dbio starts, not an external one (dsn)"},
+			nil, nil, nil, "engines.pg.server_memory: applies to a server dbio runs on a target, not to dsn: dbio cannot cap the memory of a server it did not start; drop one of them"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"dbio/internal/engine"
 	"dbio/internal/fleet"
 	"dbio/internal/iolimit"
 	"dbio/internal/results"
@@ -195,7 +196,8 @@ func (v *validator) expand() *Plan {
 			v.addf(table, "server_memory", "%q: use a size such as 512MB or 4GB", e.ServerMemory)
 		}
 		if e.ServerMemory != "" && (e.DSN != "" || e.DSNEnv != "" || e.DSNFile != "") {
-			v.addf(table, "server_memory", "caps a server dbio starts, not an external one (dsn): drop one of them")
+			bad := engine.ManagedOnlyError{Option: engine.ServerMemoryOption}
+			v.addf(table, bad.Key(), "%s", bad.InTable())
 		}
 		if e.Transport != "" && e.Transport != "socket" && e.Transport != "tcp" {
 			v.addf(table, "transport", "%q: use socket or tcp", e.Transport)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 
 	"dbio/internal/engine"
@@ -45,8 +46,12 @@ func (d DSN[C]) Check(dsn string) (string, error) {
 // configuration and the transport.
 func (d DSN[C]) External(o engine.Options) (C, string, error) {
 	var none C
-	if err := o.ManagedOnly(); err != nil {
-		return none, "", err
+	if bad := o.ManagedOnly(); len(bad) > 0 {
+		errs := make([]error, len(bad))
+		for i, e := range bad {
+			errs[i] = e
+		}
+		return none, "", errors.Join(errs...)
 	}
 	cfg, transport, err := d.parse(o.DSN)
 	if err != nil {

@@ -29,7 +29,7 @@ func TestExternalDSN(t *testing.T) {
 		{"tcp", engine.Options{DSN: "tcp://u:pw@h"}, "tcp", ""},
 		{"socket asked and given", engine.Options{DSN: "unix://u@/run", Transport: "socket"}, "socket", ""},
 		{"transport disagrees", engine.Options{DSN: "tcp://u@h", Transport: "socket"}, "", "--transport socket does not match --dsn, which connects over tcp"},
-		{"managed only", engine.Options{DSN: "tcp://u@h", BufferPool: 1 << 30}, "", "--buffer-pool cannot be applied to an external server"},
+		{"managed only", engine.Options{DSN: "tcp://u@h", BufferPool: 1 << 30, Settings: map[string]string{"work_mem": "8MB"}}, "", "--buffer-pool: applies to a server dbio runs on a target, not to --dsn: size the existing server's buffer pool in its own configuration, or drop --dsn\n--setting: applies to a server dbio runs on a target, not to --dsn"},
 		{"unparsable, password scrubbed", engine.Options{DSN: "u:hunter2@x"}, "", "--dsn: cannot parse "},
 		{"unparsable, forms named", engine.Options{DSN: "u:hunter2@x"}, "", "(accepted forms: FORMS)"},
 	}
