@@ -106,7 +106,7 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	// The body, set before anything can fail, so that the preflight
 	// still judges what the run would need.
 	p.Body = scenarioBody(r, steps)
-	if _, ok := registry.Lookup(r.Kind); !ok || r.Workload.Settings == nil {
+	if _, ok := registry.Get(r.Kind); !ok || r.Workload.Settings == nil {
 		return p, fmt.Errorf("no workload of kind %q", r.Kind), nil
 	}
 	if p.Engine, err = app.Engines.Lookup(r.Engine); err != nil {
@@ -235,7 +235,7 @@ func scenarioSpace(r suite.Run, one uint64) uint64 {
 // the suite's hosts) resolved as the command resolves it, into the same
 // plan of tenants, each host's dbio given the same flags.
 func hostsPlan(app *App, r suite.Run, plan *suite.Plan, registry *workload.Registry, createTargets bool) (runner.Plan, error) {
-	def, ok := registry.Lookup(r.Kind)
+	def, ok := registry.Get(r.Kind)
 	if !ok || r.Workload.Settings == nil {
 		return runner.Plan{}, fmt.Errorf("no workload of kind %q", r.Kind)
 	}

@@ -7,12 +7,9 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"fmt"
-	"sort"
-	"strings"
-	"sync"
 
 	"dbio/internal/execx"
+	"dbio/internal/registry"
 	"dbio/internal/results"
 	"dbio/internal/target"
 )
@@ -227,49 +224,15 @@ type Exited interface {
 	Exited() <-chan error
 }
 
-// Registry maps engine names to engines.
+// Registry is the engines dbio offers, by every name each answers to,
+// listed in the order they are registered.
 type Registry struct {
-	mu      sync.RWMutex
-	engines map[string]Engine
+	*registry.Registry[Engine]
 }
 
 // NewRegistry returns an empty registry; package engines fills one with
 // dbio's engines, tests build their own.
-func NewRegistry() *Registry { return &Registry{engines: map[string]Engine{}} }
+func NewRegistry() *Registry { return &Registry{registry.New[Engine]("engine")} }
 
 // Register adds e under its name. Two engines with one name are a programming error.
-func (r *Registry) Register(e Engine) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	name := e.Name()
-	if _, dup := r.engines[name]; dup {
-		panic(fmt.Sprintf("engine %q registered twice", name))
-	}
-	r.engines[name] = e
-}
-
-// Lookup finds an engine by name; the error lists the engines there are.
-func (r *Registry) Lookup(name string) (Engine, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if e, ok := r.engines[strings.ToLower(name)]; ok {
-		return e, nil
-	}
-	return nil, fmt.Errorf("unknown engine %q: use one of %s", name, strings.Join(r.namesLocked(), ", "))
-}
-
-// Names lists the registered engines in order.
-func (r *Registry) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.namesLocked()
-}
-
-func (r *Registry) namesLocked() []string {
-	names := make([]string, 0, len(r.engines))
-	for n := range r.engines {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (r *Registry) Register(e Engine) { r.Add(e.Name(), e) }

@@ -272,6 +272,14 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
+	// --help and the error for an unknown profile list them by name.
+	want := []string{"crystaldiskmark", "curve", "four-corners", "job", "mix", "precondition", "snia-rounds", "sqlio"}
+	if got := BuiltinProfiles().Names(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("BuiltinProfiles().Names() = %v, want %v", got, want)
+	}
+	if _, err := BuiltinProfiles().Lookup("fourcorners"); err == nil || err.Error() != `unknown fio profile "fourcorners": use one of `+strings.Join(want, ", ") {
+		t.Errorf("an unknown profile: %v", err)
+	}
 	r := NewRegistry()
 	r.Register(fourCorners{})
 	if _, err := r.Lookup("Four-Corners"); err != nil {

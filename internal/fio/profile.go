@@ -1,11 +1,9 @@
 package fio
 
 import (
-	"fmt"
-	"sort"
-	"strings"
-	"sync"
 	"time"
+
+	"dbio/internal/registry"
 )
 
 // Profile is a named, documented plan of fio jobs (four-corners, sqlio...).
@@ -37,47 +35,14 @@ type Summarizer interface {
 	Summarize(c Config, points []PointResult) []string
 }
 
-// Registry maps profile names to profiles.
+// Registry is the fio profiles dbio offers, by name, listed in the order
+// they are registered.
 type Registry struct {
-	mu       sync.RWMutex
-	profiles map[string]Profile
+	*registry.Registry[Profile]
 }
 
 // NewRegistry returns an empty registry; tests build their own.
-func NewRegistry() *Registry { return &Registry{profiles: map[string]Profile{}} }
+func NewRegistry() *Registry { return &Registry{registry.New[Profile]("fio profile")} }
 
 // Register adds p under its name. Two profiles with one name are a programming error.
-func (r *Registry) Register(p Profile) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, dup := r.profiles[p.Name()]; dup {
-		panic(fmt.Sprintf("fio profile %q registered twice", p.Name()))
-	}
-	r.profiles[p.Name()] = p
-}
-
-// Lookup finds a profile; the error lists the profiles there are.
-func (r *Registry) Lookup(name string) (Profile, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	if p, ok := r.profiles[strings.ToLower(strings.TrimSpace(name))]; ok {
-		return p, nil
-	}
-	return nil, fmt.Errorf("unknown fio profile %q: use one of %s", name, strings.Join(r.namesLocked(), ", "))
-}
-
-// Names lists the registered profiles in order.
-func (r *Registry) Names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.namesLocked()
-}
-
-func (r *Registry) namesLocked() []string {
-	names := make([]string, 0, len(r.profiles))
-	for n := range r.profiles {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (r *Registry) Register(p Profile) { r.Add(p.Name(), p) }

@@ -13,8 +13,9 @@ import (
 // of the studies docs/methodology.md describes. Each call builds its own, so no
 // profile registered by one caller is seen by another.
 func BuiltinProfiles() *Registry {
+	// In the order --help and messages list them: by name.
 	r := NewRegistry()
-	for _, p := range []Profile{fourCorners{}, sqlio{}, mix{}, curve{}, precondition{}, job{}, crystalDiskMark{}, sniaRounds{}} {
+	for _, p := range []Profile{crystalDiskMark{}, curve{}, fourCorners{}, job{}, mix{}, precondition{}, sniaRounds{}, sqlio{}} {
 		r.Register(p)
 	}
 	return r

@@ -64,7 +64,7 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("two runs named %q", r.Name)
 			}
 			names[r.Name] = true
-			if _, known := testEnv(nil).Workloads.Lookup(r.Kind); !known && r.Kind != "disk" || !scenarios[r.Scenario] {
+			if _, known := testEnv(nil).Workloads.Get(r.Kind); !known && r.Kind != "disk" || !scenarios[r.Scenario] {
 				t.Errorf("run %q: kind %q scenario %q", r.Name, r.Kind, r.Scenario)
 			}
 			if strings.TrimSpace(r.Data.Path) == "" {

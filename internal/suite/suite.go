@@ -503,5 +503,5 @@ func (v *validator) definition(kind string) (workload.Definition, bool) {
 	if v.env.Workloads == nil {
 		return workload.Definition{}, false
 	}
-	return v.env.Workloads.Lookup(kind)
+	return v.env.Workloads.Get(kind)
 }

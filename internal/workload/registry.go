@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"dbio/internal/registry"
 	"dbio/internal/results"
 )
 
@@ -179,45 +180,22 @@ func (e *SettingError) value() string {
 // Registry is the workloads a dbio binary offers, in the order its commands
 // and messages list them.
 type Registry struct {
-	defs   []Definition
-	byName map[string]Definition
+	*registry.Registry[Definition]
 }
 
 // NewRegistry holds defs; two definitions of one name are a programming error.
 func NewRegistry(defs ...Definition) *Registry {
-	r := &Registry{byName: map[string]Definition{}}
+	r := &Registry{registry.New[Definition]("workload")}
 	for _, d := range defs {
-		if _, dup := r.byName[d.Name]; dup {
-			panic("workload " + d.Name + " is defined twice")
-		}
-		r.byName[d.Name] = d
-		r.defs = append(r.defs, d)
+		r.Add(d.Name, d)
 	}
 	return r
-}
-
-// All returns the definitions in the registry's order.
-func (r *Registry) All() []Definition { return append([]Definition(nil), r.defs...) }
-
-// Names returns the workloads' names in the registry's order.
-func (r *Registry) Names() []string {
-	names := make([]string, len(r.defs))
-	for i, d := range r.defs {
-		names[i] = d.Name
-	}
-	return names
-}
-
-// Lookup returns the named definition.
-func (r *Registry) Lookup(name string) (Definition, bool) {
-	d, ok := r.byName[name]
-	return d, ok
 }
 
 // Title names a workload kind for headings; a kind no definition has (a
 // disk run, "quick") is its own title.
 func (r *Registry) Title(kind string) string {
-	if d, ok := r.byName[kind]; ok {
+	if d, ok := r.Get(kind); ok {
 		return d.Title
 	}
 	return kind

@@ -25,8 +25,8 @@ func TestRegistry(t *testing.T) {
 		if got := r.Title(tt.kind); got != tt.title {
 			t.Errorf("Title(%q) = %q, want %q", tt.kind, got, tt.title)
 		}
-		if _, ok := r.Lookup(tt.kind); ok != tt.known {
-			t.Errorf("Lookup(%q) found %v, want %v", tt.kind, ok, tt.known)
+		if _, ok := r.Get(tt.kind); ok != tt.known {
+			t.Errorf("Get(%q) found %v, want %v", tt.kind, ok, tt.known)
 		}
 	}
 	if got := r.Names(); len(got) != 2 || got[0] != "tpcc" || got[1] != "as3ap" {

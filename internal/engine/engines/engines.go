@@ -24,14 +24,15 @@ type Deps struct {
 
 // New returns a registry holding every engine, under each name it answers to.
 func New(d Deps) *engine.Registry {
+	// In the order help and messages list them: by name.
 	r := engine.NewRegistry()
-	r.Register(sqlite.Engine{})
-	for _, name := range []string{"postgres", "postgresql"} {
-		r.Register(postgres.New(name, d.Exec, d.ProcRoot))
-	}
 	for _, name := range []string{"mariadb", "mysql"} {
 		r.Register(mysql.New(name, d.Exec, d.ProcRoot))
 	}
+	for _, name := range []string{"postgres", "postgresql"} {
+		r.Register(postgres.New(name, d.Exec, d.ProcRoot))
+	}
+	r.Register(sqlite.Engine{})
 	return r
 }
 
