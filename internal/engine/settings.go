@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"dbio/internal/registry"
 )
 
 // SettingsChecker is implemented by engines that take the user's settings
@@ -201,37 +203,7 @@ func resolve(path string, links int) string {
 // name, within a third of its length in edits (at least two); "" when
 // none is that near.
 func Closest(name string, known []string) string {
-	best, dist := "", max(2, len(name)/3)+1
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < dist {
-			best, dist = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return registry.DidYouMean(name, known, max(2, len(name)/3))
 }
 
 // databaseName is the form of a database name dbio uses: a plain SQL

@@ -71,3 +71,36 @@ func TestAddRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"usres", "users", 2}, {"warehuses", "warehouses", 1}, {"", "abc", 3}, {"seed", "seed", 0}} {
+		if got := editDistance(c.a, c.b); got != c.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestDidYouMean(t *testing.T) {
+	known := []string{"users", "warehouses", "work_mem", "Shared_Buffers"}
+	tests := []struct {
+		name   string
+		within int
+		want   string
+	}{
+		{"usres", 2, " (did you mean users?)"},
+		{"usres", 1, ""},
+		{"WAREHUSES", 2, " (did you mean warehouses?)"},
+		{"shared_bufers", 2, " (did you mean Shared_Buffers?)"},
+		{"wrok_mem", 2, " (did you mean work_mem?)"},
+		{"zzz", 2, ""},
+		{"", 0, ""},
+	}
+	for _, tt := range tests {
+		if got := DidYouMean(tt.name, known, tt.within); got != tt.want {
+			t.Errorf("DidYouMean(%q, within %d) = %q, want %q", tt.name, tt.within, got, tt.want)
+		}
+	}
+}

@@ -177,17 +177,6 @@ data = "a"
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, c := range []struct {
-		a, b string
-		want int
-	}{{"usres", "users", 2}, {"warehuses", "warehouses", 1}, {"", "abc", 3}, {"seed", "seed", 0}} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
-		}
-	}
-}
-
 // TestOldTimingKeysStillRead: rampup and step, the old names of ramp_time
 // and runtime, set the same timings with a notice naming the new key; both
 // names in one table are a located problem.

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"dbio/internal/registry"
 )
 
 // A suite file's problems are told in the words of the file, not of Go:
@@ -135,37 +137,5 @@ func tomlName(f reflect.StructField) string {
 }
 
 // closest is " (did you mean K?)" for the known key K within two edits of
-// key (or one it starts or ends), "" when none is.
-func closest(key string, known []string) string {
-	best, dist := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < dist {
-			best, dist = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
+// key, "" when none is.
+func closest(key string, known []string) string { return registry.DidYouMean(key, known, 2) }
