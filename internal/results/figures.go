@@ -63,6 +63,70 @@ const (
 	FigureSteadyWindow   FigureName = "steady_window_iops"
 )
 
+// Figures of sysbench's steps beside QPS: its mean and 95th percentile
+// (sysbench's default) and what failed, per second.
+const (
+	FigureLatencyMean      FigureName = "latency_mean"
+	FigureLatencyP95       FigureName = "latency_p95"
+	FigureErrorsPerSec     FigureName = "errors_per_s"
+	FigureReconnectsPerSec FigureName = "reconnects_per_s"
+)
+
+// Figures of AS3AP's background batch jobs, apart from its interactive work.
+const (
+	FigureBatchTPS         FigureName = "batch_tps"
+	FigureBatchRowsPerSec  FigureName = "batch_rows_per_s"
+	FigureBatchLatencyMean FigureName = "batch_latency_mean"
+)
+
+// Per-second figures of every workload's series beside its own: the
+// transactions that failed in the second and the latency over every type.
+const (
+	FigureSecondErrors     FigureName = "errors"
+	FigureSecondLatencyP50 FigureName = "latency_p50_ms"
+	FigureSecondLatencyP99 FigureName = "latency_p99_ms"
+)
+
+// Figures of a backup or restore step (a copy of the database's files),
+// and the per-second series of the copy.
+const (
+	FigureCopySeconds     FigureName = "seconds"
+	FigureCopyMB          FigureName = "mb"
+	FigureCopyMBPerSec    FigureName = "mb_per_s"
+	FigureBackupMBPerSec  FigureName = "backup_mb_per_s"
+	FigureRestoreMBPerSec FigureName = "restore_mb_per_s"
+	FigureBackupActive    FigureName = "backup_active"
+)
+
+// Figures of a noisy-neighbour phase: its tenants together, each working
+// tenant against its quiet baseline, and each backup a tenant took in it
+// (BackupSeconds).
+const (
+	FigureTenants      FigureName = "tenants"
+	FigureTPMTotal     FigureName = "tpm_total"
+	FigureNOPMTotal    FigureName = "nopm_total"
+	FigureTPMPerTenant FigureName = "tpm_per_tenant"
+	FigureTPMVsQuiet   FigureName = "tpm_vs_quiet"
+)
+
+// BackupSeconds names the figure of a noisy phase that is how long the
+// backup cycle of a tenant took ("backup_t3_1_s").
+func BackupSeconds(tenant string, cycle int) FigureName {
+	return FigureName(fmt.Sprintf("backup_%s_%d_s", tenant, cycle))
+}
+
+// DeviceLatency names the figure of a device's latency over a scenario's
+// step: its mean, or the spread's figure the scenario reads ("p99",
+// "peak"), in ms ("nvme0n1_latency_p99").
+func DeviceLatency(device, stat string) FigureName {
+	return FigureName(device + "_latency_" + stat)
+}
+
+// FigureBandwidth is fio's name for a point's bytes per second in a
+// steady-state criterion (its ss=bw); dbio records the point's bandwidth
+// as FigureMBPerSec.
+const FigureBandwidth FigureName = "bw"
+
 // Figures of a run that stepped its users up to a response-time ceiling.
 const (
 	FigureMaxUsersUnderCeiling FigureName = "max_users_under_ceiling"
