@@ -24,8 +24,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"dbio/internal/results"
 )
 
 // Test is the steadiness test a criterion applies.
@@ -48,12 +51,16 @@ func (t Test) String() string {
 	return "deviation"
 }
 
-// metrics are the series names a criterion may name: fio's iops and bw, and
-// the database throughputs dbio records per second.
-var metrics = []string{"iops", "bw", "tps", "nopm", "tpm", "qps"}
-
-// Metrics returns the metric names Parse accepts.
-func Metrics() []string { return append([]string(nil), metrics...) }
+// Metrics returns the metric names Parse accepts: the figures the catalogue
+// says a criterion may judge (the database throughputs dbio records per
+// second, and fio's iops and bw).
+func Metrics() []string {
+	var out []string
+	for _, f := range results.SteadyFigures() {
+		out = append(out, string(f))
+	}
+	return out
+}
 
 // ErrSyntax marks a criterion that does not parse; the message names the accepted form.
 var ErrSyntax = errors.New("malformed steady-state criterion")
@@ -87,7 +94,7 @@ func Parse(s string) (Criterion, error) {
 	if m, found := strings.CutSuffix(c.Metric, "_slope"); found {
 		c.Metric, c.Test = m, Slope
 	}
-	if !known(c.Metric) {
+	if metrics := Metrics(); !slices.Contains(metrics, c.Metric) {
 		return Criterion{}, fmt.Errorf("%w %q: unknown metric %q, use one of %s",
 			ErrSyntax, s, c.Metric, strings.Join(metrics, ", "))
 	}
@@ -104,15 +111,6 @@ func Parse(s string) (Criterion, error) {
 	}
 	c.Limit = v
 	return c, nil
-}
-
-func known(metric string) bool {
-	for _, m := range metrics {
-		if m == metric {
-			return true
-		}
-	}
-	return false
 }
 
 // String writes the criterion back in the form Parse reads.

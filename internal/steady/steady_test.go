@@ -46,7 +46,7 @@ func TestParseRejects(t *testing.T) {
 		{"tps", "METRIC:LIMIT"},
 		{"tps:", "METRIC:LIMIT"},
 		{":10%", "METRIC:LIMIT"},
-		{"lat:5ms", `unknown metric "lat", use one of iops, bw, tps, nopm, tpm, qps`},
+		{"lat:5ms", `unknown metric "lat", use one of tpm, nopm, tps, qps, iops, bw`},
 		{"tps_slope_slope:1%", `unknown metric "tps_slope"`},
 		{"tps:abc", `limit "abc" is not a number`},
 		{"tps:10%%", "is not a number"},
