@@ -268,7 +268,7 @@ func TestBackupRepeated(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("exit %d:\n%s", code, out.String())
 		}
-		for _, want := range []string{"=== repeat 2 of 2: " + name + " ===", "== dbio backup: 2 of 2 repeats completed", "backup-2  mb_per_s (MB/s)"} {
+		for _, want := range []string{"=== repeat 2 of 2: " + name + " ===", "== dbio backup: 2 of 2 repeats completed", "backup-2  MB/s"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("output lacks %q:\n%s", want, out.String())
 			}
@@ -319,7 +319,7 @@ func TestNoisyRepeated(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"== dbio noisy: 2 of 2 repeats completed", "quiet-t1  TPM (tx/min)", "quiet-t2  TPM (tx/min)", "quiet  tpm_total (tx/min)"} {
+	for _, want := range []string{"== dbio noisy: 2 of 2 repeats completed", "quiet-t1  TPM (tx/min)", "quiet-t2  TPM (tx/min)", "quiet  total TPM (tx/min)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

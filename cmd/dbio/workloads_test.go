@@ -77,7 +77,7 @@ func TestSysbenchEndToEnd(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"COMPLETED", "QPS", "latency p95", "pass    every table holds ids 1..2000 once"} {
+	for _, want := range []string{"COMPLETED", "QPS", "p95 latency", "pass    every table holds ids 1..2000 once"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
 		}
@@ -156,7 +156,7 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit code %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"stopped after step users-1", "largest load under the 0.001 ms p95 ceiling: none", "interactive latency p95", "batch tps"} {
+	for _, want := range []string{"stopped after step users-1", "largest load under the 0.001 ms p95 ceiling: none", "interactive p95 latency", "batch TPS"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

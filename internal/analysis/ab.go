@@ -19,12 +19,12 @@ import (
 func ABMetrics(steps []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(steps) {
-		out = append(out, ThroughputMetric(f))
+		out = append(out, FigureMetric(f))
 	}
 	out = append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP95))
 	out = append(out, dbWaitMetrics()...)
 	for _, m := range ServerMemoryMetrics() {
-		if m.Better != Neither {
+		if m.Better != results.NeitherBetter {
 			out = append(out, m)
 		}
 	}
@@ -37,7 +37,7 @@ func ABMetrics(steps []results.Step) []Metric {
 // title and unit ("database-seen log sync latency (ms per operation)").
 func ABName(m Metric) string {
 	switch {
-	case m.Better == Higher:
+	case m.Better == results.HigherBetter:
 		return m.Title
 	case strings.HasPrefix(m.ID, "latency-"):
 		return strings.Replace(m.Title, "latency", "response time", 1) + " (" + m.Unit + ")"
@@ -106,10 +106,10 @@ func abMetric(m Metric, va, vb []float64) results.ABMetric {
 	d, ok := CompareRepeated(va, vb, m)
 	if !ok {
 		// collect keeps only numbers, so only an infinite figure gets here.
-		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, NeitherBetter: m.Better == Neither,
+		return results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == results.HigherBetter, NeitherBetter: m.Better == results.NeitherBetter,
 			Significance: results.ABSignificance{Verdict: "not tested: a value is not a finite number"}}
 	}
-	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == Higher, NeitherBetter: m.Better == Neither, A: ABSideOf(d.A), B: ABSideOf(d.B),
+	out := results.ABMetric{Name: ABName(m), HigherIsBetter: m.Better == results.HigherBetter, NeitherBetter: m.Better == results.NeitherBetter, A: ABSideOf(d.A), B: ABSideOf(d.B),
 		Differential: d.Differential, ImprovementPct: d.ImprovementPct, BeyondSpread: d.BeyondSpread,
 		Significance: ABSignificanceOf(d)}
 	if math.IsNaN(out.ImprovementPct) {

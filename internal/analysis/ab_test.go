@@ -182,8 +182,8 @@ func TestABSignificanceOnKnownCases(t *testing.T) {
 // then improvement_pct is 0 and only the differential stands. Elsewhere
 // the change is in %, its sign by which way is better.
 func TestABNoChangePct(t *testing.T) {
-	higher := Metric{ID: "tps", Better: Higher}
-	lower := Metric{ID: "latency", Better: Lower, Floor: 0.01}
+	higher := Metric{ID: "tps", Better: results.HigherBetter}
+	lower := Metric{ID: "latency", Better: results.LowerBetter, Floor: 0.01}
 	for _, tc := range []struct {
 		name         string
 		m            Metric
@@ -259,7 +259,7 @@ func TestABReadsTheDatabaseTime(t *testing.T) {
 // iowait is shown in comparisons and findings, never called better or worse.
 func TestIOWaitIsNeitherBetterNorWorse(t *testing.T) {
 	for _, m := range append(WorkloadMetrics(nil), expectMetrics()...) {
-		if m.ID == "cpu-iowait" && m.Better != Neither {
+		if m.ID == "cpu-iowait" && m.Better != results.NeitherBetter {
 			t.Errorf("cpu-iowait is better %v, want neither", m.Better)
 		}
 	}

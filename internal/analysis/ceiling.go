@@ -45,9 +45,10 @@ func (c Ceiling) Conclude(steps []results.Step, stopped bool) []results.Figure {
 		reached = 1
 	}
 	figs := []results.Figure{
-		{Name: results.FigureMaxUsersUnderCeiling, Value: float64(best), Unit: "users"},
+		results.FigureMaxUsersUnderCeiling.With(float64(best)),
+		// The ceiling is in the unit of the figure it bounds.
 		{Name: results.FigureCeiling, Value: c.Max, Unit: c.Unit},
-		{Name: results.FigureCeilingReached, Value: reached, Unit: "bool"},
+		results.FigureCeilingReached.With(reached),
 	}
 	if best > 0 {
 		figs = append(figs, results.Figure{Name: results.AtMaxUsers(c.Figure), Value: at, Unit: c.Unit})

@@ -82,7 +82,7 @@ func Compare(a, b Side, m Metric) Difference {
 		d.UnderFloor, d.Ratio, d.ChangePct = true, math.NaN(), math.NaN()
 	}
 	d.ImprovementPct = d.ChangePct
-	if m.Better == Lower {
+	if m.Better == results.LowerBetter {
 		d.ImprovementPct = -d.ChangePct
 	}
 	d.Judgement = judge(m, d)
@@ -104,11 +104,11 @@ func judge(m Metric, d Difference) Judgement {
 	}
 	up := d.Differential > 0
 	switch {
-	case m.Better == Neither && up:
+	case m.Better == results.NeitherBetter && up:
 		return WentHigher
-	case m.Better == Neither:
+	case m.Better == results.NeitherBetter:
 		return WentLower
-	case up == (m.Better == Higher):
+	case up == (m.Better == results.HigherBetter):
 		return Improved
 	}
 	return Worsened

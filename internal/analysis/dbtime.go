@@ -128,12 +128,12 @@ const (
 // from syncs to CPU); the throughput and response time say that.
 // Ids db-time-<class>-pct, db-aas-<class> and db-aas.
 func DBTimeMetrics() []Metric {
-	out := []Metric{{ID: "db-aas", Title: "active sessions in the database", Unit: "sessions", Better: Neither, Floor: dbTimeSessionsFloor,
+	out := []Metric{{ID: "db-aas", Title: "active sessions in the database", Unit: "sessions", Better: results.NeitherBetter, Floor: dbTimeSessionsFloor,
 		Value: func(s results.Step) float64 { return s.Telemetry.Mean(results.MetricDBActiveSessions) }}}
 	for _, c := range results.DBTimeClasses() {
 		title := DBTimeTitle(c)
 		out = append(out,
-			Metric{ID: "db-time-" + dashed(string(c)) + "-pct", Title: "database time on " + title, Unit: "% of database time", Better: Neither, Floor: dbTimeShareFloorPct,
+			Metric{ID: "db-time-" + dashed(string(c)) + "-pct", Title: "database time on " + title, Unit: "% of database time", Better: results.NeitherBetter, Floor: dbTimeShareFloorPct,
 				Value: func(s results.Step) float64 {
 					a, ok := DBTimeOf(s.Telemetry)
 					if !ok || a.Sessions <= 0 {
@@ -141,7 +141,7 @@ func DBTimeMetrics() []Metric {
 					}
 					return a.Share(c)
 				}},
-			Metric{ID: "db-aas-" + dashed(string(c)), Title: "sessions on " + title, Unit: "sessions", Better: Neither, Floor: dbTimeSessionsFloor,
+			Metric{ID: "db-aas-" + dashed(string(c)), Title: "sessions on " + title, Unit: "sessions", Better: results.NeitherBetter, Floor: dbTimeSessionsFloor,
 				Value: func(s results.Step) float64 { return s.Telemetry.Mean(c.Sessions()) }})
 	}
 	return out

@@ -76,7 +76,7 @@ func dbWaitMetrics() []Metric {
 	var out []Metric
 	for _, k := range DBWaitKinds() {
 		out = append(out, Metric{ID: DBWaitMetricID(k.Key), Title: "database-seen " + k.Title + " latency", Unit: "ms per operation",
-			Better: Lower, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 { return DBWait(s, k.Key) }})
+			Better: results.LowerBetter, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 { return DBWait(s, k.Key) }})
 	}
 	return out
 }

@@ -74,24 +74,23 @@ type ExpectCheck struct {
 // and I/O waits, the busiest device's latency, a fio point's figures and a
 // backup's duration and speed.
 func expectMetrics() []Metric {
-	recorded := func(name results.FigureName, title, unit string, better Better) Metric {
-		return Metric{ID: string(name), Title: title, Unit: unit, Better: better,
-			Value: func(s results.Step) float64 { return Value(s, name) }}
+	recorded := func(names ...results.FigureName) []Metric {
+		var out []Metric
+		for _, n := range names {
+			out = append(out, FigureMetric(n.Def()))
+		}
+		return out
 	}
-	ms := []Metric{
-		ThroughputMetric(Figure{results.FigureTPM, "TPM", "tx/min"}),
-		ThroughputMetric(Figure{results.FigureNOPM, "NOPM", "new-orders/min"}),
-		ThroughputMetric(Figure{results.FigureTPS, "TPS", "tx/s"}),
-		ThroughputMetric(Figure{results.FigureQPS, "QPS", "queries/s"}),
-		ThroughputMetric(Figure{results.FigureInteractiveTPS, "interactive TPS", "tx/s"}),
+	ms := recorded(results.FigureTPM, results.FigureNOPM, results.FigureTPS, results.FigureQPS, results.FigureInteractiveTPS)
+	ms = append(ms,
 		ResponseTime(results.StatMean),
 		ResponseTime(results.StatP95),
 		ResponseTime(results.StatP99),
 		// iowait is never better or worse (see WorkloadMetrics); a
 		// finding states the direction it expects.
-		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", Neither, "cpu_iowait_pct"),
-		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
-		telemetryMetric("io-pressure", "I/O pressure", "% of the time", Lower, "psi_io_some_pct"),
+		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", results.NeitherBetter, "cpu_iowait_pct"),
+		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", results.NeitherBetter, "cpu_idle_pct"),
+		telemetryMetric("io-pressure", "I/O pressure", "% of the time", results.LowerBetter, "psi_io_some_pct"),
 		engineWait("db-sync-wait", "log flush wait", "db_sync"),
 		engineWait("db-log-write-wait", "log write wait", "db_log_write"),
 		engineWait("db-write-wait", "data write wait", "db_write"),
@@ -99,10 +98,8 @@ func expectMetrics() []Metric {
 		engineWait("db-data-sync-wait", "data file sync wait", "db_data_sync"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
-		recorded("seconds", "duration", "s", Lower),
-		recorded("mb_per_s", "MB/s", "MB/s", Higher),
-		recorded(results.FigureMaxUsersUnderCeiling, "users under the ceiling", "users", Higher),
-	}
+	)
+	ms = append(ms, recorded(results.FigureCopySeconds, results.FigureCopyMBPerSec, results.FigureMaxUsersUnderCeiling)...)
 	for _, m := range FioMetrics() {
 		m.ID = "fio-" + m.ID
 		m.Title = "fio " + m.Title
@@ -118,7 +115,7 @@ func expectMetrics() []Metric {
 // is I/O latency as the database saw it, which a block-I/O cgroup's delays
 // reach and the device's own counters do not.
 func engineWait(id, title, kind string) Metric {
-	return Metric{ID: id, Title: title, Unit: "ms", Better: Lower, Floor: diskLatencyFloorMS,
+	return Metric{ID: id, Title: title, Unit: "ms", Better: results.LowerBetter, Floor: diskLatencyFloorMS,
 		Value: func(s results.Step) float64 {
 			ops := s.Telemetry.Mean("engine_" + kind + "_ops_per_s")
 			if !(ops > 0) {

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"dbio/internal/results"
 )
@@ -42,30 +41,23 @@ func TotalLatency(s results.Step) (Latencies, bool) {
 		P99: float64(l.P99US) / 1000, P999: float64(l.P999US) / 1000, Max: float64(l.MaxUS) / 1000}, true
 }
 
-// Figure says how to read a recorded figure: its name, a title and a unit.
-type Figure struct {
-	Name  results.FigureName
-	Title string
-	Unit  string
-}
-
 // Throughput lists the figures a workload's throughput is read from, the
 // first being its headline: TPM and NOPM where the steps recorded them
 // (TPC-C), the interactive TPS of a workload that separates interactive
 // work from background batch jobs (AS3AP), else TPS.
-func Throughput(steps []results.Step) []Figure {
-	var out []Figure
-	for _, f := range []Figure{{results.FigureTPM, "TPM", "tx/min"}, {results.FigureNOPM, "NOPM", "new-orders/min"}} {
-		if anyHas(steps, f.Name) {
-			out = append(out, f)
+func Throughput(steps []results.Step) []results.FigureDef {
+	var out []results.FigureDef
+	for _, n := range []results.FigureName{results.FigureTPM, results.FigureNOPM} {
+		if anyHas(steps, n) {
+			out = append(out, n.Def())
 		}
 	}
 	switch {
 	case len(out) > 0:
 	case anyHas(steps, results.FigureInteractiveTPS):
-		out = append(out, Figure{results.FigureInteractiveTPS, "interactive TPS", "tx/s"})
+		out = append(out, results.FigureInteractiveTPS.Def())
 	default:
-		out = append(out, Figure{results.FigureTPS, "TPS", "tx/s"})
+		out = append(out, results.FigureTPS.Def())
 	}
 	return out
 }
@@ -79,23 +71,16 @@ func anyHas(steps []results.Step, name results.FigureName) bool {
 	return false
 }
 
-// Better says which way a figure improves.
-type Better int
-
-// Directions of improvement.
-const (
-	Neither Better = 0
-	Higher  Better = 1
-	Lower   Better = -1
-)
-
-// Metric is a figure read from each step of a run, to compare runs by.
+// Metric is a figure read from each step of a run, to compare runs by:
+// a recorded figure as the catalogue defines it (FigureMetric), or one
+// analysis derives from what a step recorded (its latency, the machine's
+// telemetry).
 type Metric struct {
 	// ID is a short stable name: the figure's name, or "latency-mean".
 	ID     string
 	Title  string
 	Unit   string
-	Better Better
+	Better results.Better
 	// Floor is the smallest value, in Unit, that a ratio or a change in %
 	// is computed from (0 for none beyond zero itself): CPU shares under
 	// 1 % of the machine, say, whose ratios are noise.
@@ -104,10 +89,19 @@ type Metric struct {
 	Value func(results.Step) float64
 }
 
-// ThroughputMetric compares runs by a throughput figure.
-func ThroughputMetric(f Figure) Metric {
-	return Metric{ID: string(f.Name), Title: f.Title, Unit: f.Unit, Better: Higher,
+// FigureMetric compares runs by a recorded figure, as the catalogue
+// defines it; the ID is the figure's name.
+func FigureMetric(f results.FigureDef) Metric {
+	return Metric{ID: string(f.Name), Title: f.Title, Unit: f.Unit, Better: f.Better,
 		Value: func(s results.Step) float64 { return Value(s, f.Name) }}
+}
+
+// latencyMetric compares runs by a recorded latency in µs, read in ms as
+// dbio prints every latency.
+func latencyMetric(id string, name results.FigureName) Metric {
+	f := name.Def()
+	return Metric{ID: id, Title: f.Title, Unit: "ms", Better: f.Better, Floor: latencyFloorMS,
+		Value: func(s results.Step) float64 { return Value(s, name) / 1000 }}
 }
 
 // ResponseTime compares runs by a statistic of their response time (mean,
@@ -123,7 +117,7 @@ func ResponseTime(stat results.LatencyStat) Metric {
 	case results.StatP99:
 		total = func(l Latencies) float64 { return l.P99 }
 	}
-	return Metric{ID: "latency-" + string(stat), Title: string(stat) + " latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS,
+	return Metric{ID: "latency-" + string(stat), Title: string(stat) + " latency", Unit: "ms", Better: results.LowerBetter, Floor: latencyFloorMS,
 		Value: func(s results.Step) float64 {
 			if v, ok := s.Figure(interactive); ok {
 				return v
@@ -145,14 +139,14 @@ const (
 )
 
 // telemetryMetric compares runs by a telemetry mean.
-func telemetryMetric(id, title, unit string, better Better, metric string) Metric {
+func telemetryMetric(id, title, unit string, better results.Better, metric string) Metric {
 	return Metric{ID: id, Title: title, Unit: unit, Better: better, Floor: cpuFloorPct,
 		Value: func(s results.Step) float64 { return s.Telemetry.Mean(metric) }}
 }
 
 // diskMetric compares runs by a metric of each step's busiest device.
 func diskMetric(id, title, what string) Metric {
-	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: Lower, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 {
+	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: results.LowerBetter, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 {
 		return BusiestDiskP99(s, what)
 	}}
 }
@@ -177,20 +171,21 @@ func BusiestDiskP99(s results.Step, what string) float64 {
 func WorkloadMetrics(baseline []results.Step) []Metric {
 	var out []Metric
 	for _, f := range Throughput(baseline) {
-		out = append(out, ThroughputMetric(f))
+		out = append(out, FigureMetric(f))
 	}
 	out = append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP99))
 	if Paced(baseline) {
 		// Open loop: what a client on the schedule waited, beside the service time.
-		out = append(out, Metric{ID: "latency-p99-corrected", Title: "p99 latency from intended start", Unit: "ms", Better: Lower, Floor: latencyFloorMS,
-			Value: func(s results.Step) float64 { return Value(s, results.FigureLatencyP99Corrected) }})
+		m := FigureMetric(results.FigureLatencyP99Corrected.Def())
+		m.ID, m.Floor = "latency-p99-corrected", latencyFloorMS
+		out = append(out, m)
 	}
 	return append(append(out,
 		// iowait is idle time that happened to have an I/O outstanding: it
 		// falls when another process takes the CPU as surely as when the
 		// storage gets faster, so it is shown, never called better or worse.
-		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", Neither, "cpu_iowait_pct"),
-		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", Neither, "cpu_idle_pct"),
+		telemetryMetric("cpu-iowait", "CPU iowait", "% of the machine", results.NeitherBetter, "cpu_iowait_pct"),
+		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", results.NeitherBetter, "cpu_idle_pct"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
 	), append(append(dbWaitMetrics(), ServerMemoryMetrics()...), DBTimeMetrics()...)...)
@@ -198,10 +193,11 @@ func WorkloadMetrics(baseline []results.Step) []Metric {
 
 // StepFigureMetrics read steps that record figures only (a backup's
 // seconds, MB and MB/s; a noisy-neighbour phase's total TPM): one metric
-// per figure, named and counted as recorded. Which way is better is said
-// only where the figure's name says it (a duration, a rate); elsewhere
-// neither is. The rates come first, in the order the steps first record
-// them, since the first metric is a table's headline; then the rest.
+// per figure, as the catalogue defines it (a figure it does not define,
+// read back from an older dbio, is named and counted as recorded, neither
+// better nor worse). The figures better higher (the rates) come first, in
+// the order the steps first record them, since the first metric is a
+// table's headline; then the rest.
 func StepFigureMetrics(steps []results.Step) []Metric {
 	var out []Metric
 	seen := map[results.FigureName]bool{}
@@ -211,12 +207,18 @@ func StepFigureMetrics(steps []results.Step) []Metric {
 				continue
 			}
 			seen[f.Name] = true
-			out = append(out, Metric{ID: string(f.Name), Title: string(f.Name), Unit: f.Unit, Better: figureBetter(f.Name, f.Unit),
-				Value: func(s results.Step) float64 { return Value(s, f.Name) }})
+			def := f.Name.Def()
+			if !f.Name.Defined() {
+				def.Title = string(f.Name)
+			}
+			if def.Unit == "" {
+				def.Unit = f.Unit
+			}
+			out = append(out, FigureMetric(def))
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Metric) int {
-		return cmp.Compare(boolRank(a.Better != Higher), boolRank(b.Better != Higher))
+		return cmp.Compare(boolRank(a.Better != results.HigherBetter), boolRank(b.Better != results.HigherBetter))
 	})
 	return out
 }
@@ -228,27 +230,10 @@ func boolRank(b bool) int {
 	return 0
 }
 
-// figureBetter is which way a recorded figure is better, read from its
-// name and unit: time taken is better lower, work done per unit of time
-// higher, anything else neither.
-func figureBetter(name results.FigureName, unit string) Better {
-	n := string(name)
-	switch {
-	case strings.Contains(unit, "/") || strings.Contains(n, "_per_") || strings.HasPrefix(n, "tpm") || strings.HasPrefix(n, "nopm"):
-		// A rate (MB/s, tx/min), or the change of one (tpm_vs_quiet, in %).
-		return Higher
-	case unit == "s" || unit == "ms":
-		return Lower
-	}
-	return Neither
-}
-
-// FioMetrics are what fio points are compared by.
+// FioMetrics are what fio points are compared by: IOPS, MB/s, and the
+// mean and p99 completion latency in ms.
 func FioMetrics() []Metric {
-	return []Metric{
-		{ID: "iops", Title: "IOPS", Unit: "I/O per s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureIOPS) }},
-		{ID: "mbs", Title: "MB/s", Unit: "MB/s", Better: Higher, Value: func(s results.Step) float64 { return Value(s, results.FigureMBPerSec) }},
-		{ID: "lat-mean", Title: "mean latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS, Value: func(s results.Step) float64 { return Value(s, results.FigureLatMeanUS) / 1000 }},
-		{ID: "lat-p99", Title: "p99 latency", Unit: "ms", Better: Lower, Floor: latencyFloorMS, Value: func(s results.Step) float64 { return Value(s, results.FigureLatP99US) / 1000 }},
-	}
+	iops, mbs := FigureMetric(results.FigureIOPS.Def()), FigureMetric(results.FigureMBPerSec.Def())
+	mbs.ID = "mbs"
+	return []Metric{iops, mbs, latencyMetric("lat-mean", results.FigureLatMeanUS), latencyMetric("lat-p99", results.FigureLatP99US)}
 }

@@ -76,7 +76,7 @@ func TestVersusBaseline(t *testing.T) {
 		{Label: "2", Steps: []*results.Step{step(30), step(15), step(60)}},
 		{Label: "4", Steps: []*results.Step{nil, step(5), step(5)}},
 	}
-	v, ok := VersusBaseline(ThroughputMetric(Figure{results.FigureTPS, "TPS", "tx/s"}), rows, 3)
+	v, ok := VersusBaseline(FigureMetric(results.FigureTPS.Def()), rows, 3)
 	if !ok {
 		t.Fatal("nothing to compare")
 	}
@@ -97,10 +97,10 @@ func TestVersusBaseline(t *testing.T) {
 }
 
 func TestCompareJudgesByDirectionAndFloor(t *testing.T) {
-	tps := ThroughputMetric(Figure{results.FigureTPS, "TPS", "tx/s"})
+	tps := FigureMetric(results.FigureTPS.Def())
 	latency := ResponseTime(results.StatMean)
-	iowait := telemetryMetric("cpu-iowait", "CPU iowait", "%", Lower, "cpu_iowait_pct")
-	idle := telemetryMetric("cpu-idle", "CPU idle", "%", Neither, "cpu_idle_pct")
+	iowait := telemetryMetric("cpu-iowait", "CPU iowait", "%", results.LowerBetter, "cpu_iowait_pct")
+	idle := telemetryMetric("cpu-idle", "CPU idle", "%", results.NeitherBetter, "cpu_idle_pct")
 	cases := []struct {
 		name       string
 		m          Metric

@@ -89,7 +89,7 @@ func FleetHostMetrics(r *Recorded) []Metric {
 	}
 	var out []Metric
 	for _, f := range TenantFigures(steps) {
-		out = append(out, ThroughputMetric(f))
+		out = append(out, FigureMetric(f))
 	}
 	return append(out, ResponseTime(results.StatMean), ResponseTime(results.StatP99))
 }

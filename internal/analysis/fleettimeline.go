@@ -47,7 +47,7 @@ type FleetMark struct {
 
 // FleetTimeline is one figure of a fleet run over its steps.
 type FleetTimeline struct {
-	Figure Figure
+	Figure results.FigureDef
 	// Steps are the steps drawn, in order; each line's Steps follow them.
 	Steps []string
 	Fleet FleetLine
@@ -93,8 +93,8 @@ func clockOffsets(run results.Run) map[string]float64 {
 
 // deviceTimelines read each fleet point's hosts' fio logs.
 func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
-	iops := FleetTimeline{Figure: Figure{results.FigureIOPS, "IOPS", "I/O per s"}, OffsetsMS: clockOffsets(r.Run)}
-	mbs := FleetTimeline{Figure: Figure{results.FigureMBPerSec, "MB/s", "MB/s"}, OffsetsMS: iops.OffsetsMS}
+	iops := FleetTimeline{Figure: results.FigureIOPS.Def(), OffsetsMS: clockOffsets(r.Run)}
+	mbs := FleetTimeline{Figure: results.FigureMBPerSec.Def(), OffsetsMS: iops.OffsetsMS}
 	for _, p := range r.Fio {
 		f := p.Fio.Fleet
 		if f == nil || !Completed(p) {

@@ -13,7 +13,7 @@ type Headline struct {
 	Kind string
 	// Figures are the headline figures at the peak step, in the order
 	// Throughput gives them (TPM then NOPM); for fio, IOPS of the best point.
-	Figures []Figure
+	Figures []results.FigureDef
 	Values  []float64
 	// Users is the peak step's user count; Point the best fio point's name.
 	Users int
@@ -44,7 +44,7 @@ func Headlines(r *Recorded) []Headline {
 		}
 	}
 	if best >= 0 {
-		out = append(out, Headline{Kind: "fio", Figures: []Figure{{results.FigureIOPS, "IOPS", "I/O per s"}},
+		out = append(out, Headline{Kind: "fio", Figures: []results.FigureDef{results.FigureIOPS.Def()},
 			Values: []float64{Value(r.Fio[best], results.FigureIOPS)}, Point: r.Fio[best].Name})
 	}
 	return out

@@ -55,8 +55,8 @@ func TestRepeatedSummarisesOneConfiguration(t *testing.T) {
 }
 
 func TestCompareRepeatedStatesSignificance(t *testing.T) {
-	tput := Metric{ID: "tps", Title: "TPS", Unit: "tx/s", Better: Higher}
-	latency := Metric{ID: "lat", Title: "mean latency", Unit: "ms", Better: Lower}
+	tput := Metric{ID: "tps", Title: "TPS", Unit: "tx/s", Better: results.HigherBetter}
+	latency := Metric{ID: "lat", Title: "mean latency", Unit: "ms", Better: results.LowerBetter}
 	tests := []struct {
 		name        string
 		m           Metric
@@ -118,7 +118,7 @@ func TestCompareRepeatedRatioIntervalKnownAnswer(t *testing.T) {
 	// of the 25 ratios b/a. With a = 1..5 and b = 10·a, the ratios are
 	// 10·j/i; the smallest are 10/5 = 2, 10/4 = 2.5 and 10/3, the largest
 	// 50/1, 40/1 and 30/1: the interval is [10/3, 30] around 10.
-	d, ok := CompareRepeated([]float64{1, 2, 3, 4, 5}, []float64{10, 20, 30, 40, 50}, Metric{Better: Higher})
+	d, ok := CompareRepeated([]float64{1, 2, 3, 4, 5}, []float64{10, 20, 30, 40, 50}, Metric{Better: results.HigherBetter})
 	if !ok || !d.RatioCI || math.Abs(d.RatioLo-10.0/3) > 1e-12 || d.RatioHi != 30 || d.Ratio != 10 {
 		t.Fatalf("ratio %v [%v, %v] (available %v)", d.Ratio, d.RatioLo, d.RatioHi, d.RatioCI)
 	}
@@ -302,8 +302,8 @@ func TestRepeatedTablesMatchStepsByName(t *testing.T) {
 		t.Errorf("interference-t1's TPM: %+v", f)
 	}
 	backup := byKind["backup"]
-	if len(backup.Metrics) != 3 || backup.Metrics[0].ID != "mb_per_s" || backup.Metrics[0].Better != Higher ||
-		backup.Metrics[1].ID != "seconds" || backup.Metrics[1].Better != Lower || backup.Metrics[2].Better != Neither {
+	if len(backup.Metrics) != 3 || backup.Metrics[0].ID != "mb_per_s" || backup.Metrics[0].Better != results.HigherBetter ||
+		backup.Metrics[1].ID != "seconds" || backup.Metrics[1].Better != results.LowerBetter || backup.Metrics[2].Better != results.NeitherBetter {
 		t.Errorf("backup metrics %+v", backup.Metrics)
 	}
 	if f, ok := backup.Figure(0, "seconds"); !ok || f.N != 4 || f.Median != 1.15 {

@@ -93,11 +93,11 @@ func ServerMemoryMetrics() []Metric {
 		}
 	}
 	return []Metric{
-		{ID: "memory-peak", Title: "server memory peak", Unit: "MB", Better: Neither, Floor: memoryFloorMB,
+		{ID: "memory-peak", Title: "server memory peak", Unit: "MB", Better: results.NeitherBetter, Floor: memoryFloorMB,
 			Value: of(func(m ServerMemory) float64 { return m.PeakMB })},
-		{ID: "memory-page-cache", Title: "server page cache", Unit: "MB, mean", Better: Neither, Floor: memoryFloorMB,
+		{ID: "memory-page-cache", Title: "server page cache", Unit: "MB, mean", Better: results.NeitherBetter, Floor: memoryFloorMB,
 			Value: of(func(m ServerMemory) float64 { return m.CacheMB })},
-		{ID: "memory-refaults", Title: "server memory refaults", Unit: "pages per s", Better: Lower, Floor: refaultsFloorPerSec,
+		{ID: "memory-refaults", Title: "server memory refaults", Unit: "pages per s", Better: results.LowerBetter, Floor: refaultsFloorPerSec,
 			Value: of(func(m ServerMemory) float64 { return m.RefaultsPerS })},
 	}
 }

@@ -42,7 +42,7 @@ type TenantSecond struct {
 // host's start on the coordinator's clock (its own less its clock's
 // offset), the seconds are on the coordinator's clock too. The fleet's
 // figures and the fleet timelines both read a host's seconds here.
-func TenantSeconds(s results.Series, started time.Time, step string, names []Figure) []TenantSecond {
+func TenantSeconds(s results.Series, started time.Time, step string, names []results.FigureDef) []TenantSecond {
 	var out []TenantSecond
 	for _, r := range s.Rows {
 		if r.Step != step || r.Phase != "measure" {
@@ -62,10 +62,10 @@ func TenantSeconds(s results.Series, started time.Time, step string, names []Fig
 
 // TenantFigures are the throughput figures a fleet of tenants sums: the
 // workload's (TPM and NOPM, or TPS) and TPS.
-func TenantFigures(steps []results.Step) []Figure {
+func TenantFigures(steps []results.Step) []results.FigureDef {
 	out := Throughput(steps)
-	if !slices.ContainsFunc(out, func(f Figure) bool { return f.Name == results.FigureTPS }) {
-		out = append(out, Figure{results.FigureTPS, "TPS", "tx/s"})
+	if !slices.ContainsFunc(out, func(f results.FigureDef) bool { return f.Name == results.FigureTPS }) {
+		out = append(out, results.FigureTPS.Def())
 	}
 	return out
 }
@@ -83,7 +83,7 @@ func TenantFigures(steps []results.Step) []Figure {
 // Latency percentiles are those of the hosts' histograms merged: the
 // fleet's p99 is the latency 99 % of the fleet's transactions met, never
 // an average of the hosts' p99s.
-func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []results.Figure, *hdrhistogram.Histogram, error) {
+func TenantFleet(hosts []TenantHost, names []results.FigureDef) (results.TenantFleet, []results.Figure, *hdrhistogram.Histogram, error) {
 	var rec results.TenantFleet
 	if len(hosts) == 0 {
 		return rec, nil, nil, errors.New("no hosts")
@@ -128,7 +128,7 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 			}
 			v := sum / float64(len(window))
 			fleet[j] += v
-			row.Figures = append(row.Figures, results.Figure{Name: n.Name, Value: results.Round6(v), Unit: n.Unit})
+			row.Figures = append(row.Figures, n.Name.With(results.Round6(v)))
 		}
 		row.Latency = metrics.Summarize(h.Latency)
 		rec.Hosts = append(rec.Hosts, row)
@@ -145,10 +145,10 @@ func TenantFleet(hosts []TenantHost, names []Figure) (results.TenantFleet, []res
 	rec.Latency = metrics.Summarize(merged)
 	var figs []results.Figure
 	for j, n := range names {
-		figs = append(figs, results.Figure{Name: n.Name, Value: results.Round6(fleet[j]), Unit: n.Unit})
+		figs = append(figs, n.Name.With(results.Round6(fleet[j])))
 	}
 	if merged != nil && merged.TotalCount() > 0 {
-		figs = append(figs, results.Figure{Name: results.FigureLatencyP99, Value: float64(rec.Latency.P99US) / 1000, Unit: "ms"})
+		figs = append(figs, results.FigureLatencyP99.With(float64(rec.Latency.P99US)/1000))
 	}
 	return rec, figs, merged, nil
 }

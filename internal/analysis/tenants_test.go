@@ -43,7 +43,7 @@ func latencies(t *testing.T, pairs ...int64) *hdrhistogram.Histogram {
 
 func TestTenantFleet(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
-	names := []Figure{{results.FigureNOPM, "NOPM", "new-orders/min"}, {results.FigureTPS, "TPS", "tx/s"}}
+	names := []results.FigureDef{results.FigureNOPM.Def(), results.FigureTPS.Def()}
 	cases := []struct {
 		name  string
 		hosts []TenantHost
@@ -160,7 +160,7 @@ func TestTenantFleetP99(t *testing.T) {
 		{Host: "fast", Seconds: tenantSeconds(t0, 0, 1, 1), Latency: fast},
 		{Host: "slow", Seconds: tenantSeconds(t0, 0, 1, 1), Latency: slow},
 	}
-	rec, figs, _, err := TenantFleet(hosts, []Figure{{results.FigureNOPM, "NOPM", ""}})
+	rec, figs, _, err := TenantFleet(hosts, []results.FigureDef{results.FigureNOPM.Def()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func totalCount(hosts []TenantHost) int64 {
 // transactions: what a fleet of hundreds of hosts costs the coordinator.
 func BenchmarkTenantFleet1000Hosts(b *testing.B) {
 	t0 := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
-	names := []Figure{{results.FigureTPM, "TPM", "tx/min"}, {results.FigureNOPM, "NOPM", "new-orders/min"}, {results.FigureTPS, "TPS", "tx/s"}}
+	names := []results.FigureDef{results.FigureTPM.Def(), results.FigureNOPM.Def(), results.FigureTPS.Def()}
 	hosts := make([]TenantHost, 1000)
 	for i := range hosts {
 		h := hdrhistogram.New(1, 60_000_000, 3)
@@ -233,7 +233,7 @@ func BenchmarkTenantFleet1000Hosts(b *testing.B) {
 // second's boundary measured the same seconds: read to the millisecond,
 // they share all three, and started 10 ms apart.
 func TestTenantSecondsToTheMillisecond(t *testing.T) {
-	names := []Figure{{results.FigureTPS, "TPS", "tx/s"}}
+	names := []results.FigureDef{results.FigureTPS.Def()}
 	series := func(started time.Time, firstTick time.Duration) results.Series {
 		s := results.Series{Columns: []string{string(results.FigureTPS)}}
 		for i := range 3 {
@@ -267,7 +267,7 @@ func TestTenantSecondsToTheMillisecond(t *testing.T) {
 // measured seconds: the fleet's figures and its timeline count only the
 // rows of the step in phase "measure".
 func TestTenantSecondsCountOnlyTheMeasuredStep(t *testing.T) {
-	names := []Figure{{results.FigureTPS, "TPS", "tx/s"}}
+	names := []results.FigureDef{results.FigureTPS.Def()}
 	started := time.Date(2026, 11, 27, 4, 0, 0, 0, time.UTC)
 	rows := []struct {
 		step, phase string

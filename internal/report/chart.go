@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/results"
 	"dbio/internal/units"
 )
 
@@ -36,6 +37,13 @@ type axis struct {
 	// Ticks replaces the computed ticks (block sizes); Format writes them.
 	Ticks  []float64
 	Format func(float64) string
+}
+
+// figureAxis is a linear axis from zero of a recorded figure, titled and
+// in the unit the catalogue gives it.
+func figureAxis(name results.FigureName) axis {
+	d := name.Def()
+	return axis{Label: d.Title, Unit: d.Unit, Zero: true}
 }
 
 func (a axis) title() string {

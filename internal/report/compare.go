@@ -81,7 +81,7 @@ func comparability(runs []*runView) (refusal analysis.Refusal, warnings []string
 // formatOf is how a compared metric's values are written.
 func formatOf(m analysis.Metric) func(float64) string {
 	switch {
-	case m.Unit == "I/O per s":
+	case m.Unit == results.FigureIOPS.Def().Unit:
 		return thousands
 	case strings.HasPrefix(m.Unit, "ms"):
 		return millis
@@ -173,7 +173,7 @@ func underFloor(m analysis.Metric, v analysis.Versus) bool {
 func abTable(id, keyName, per string, m analysis.Metric, v analysis.Versus, rows []analysis.Row, runs []*runView) (*table, []abSummary) {
 	format := formatOf(m)
 	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + ": " + runLetters(runs)}
-	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
+	dir := map[results.Better]string{results.HigherBetter: "higher is better", results.LowerBetter: "lower is better", results.NeitherBetter: "neither is better"}[m.Better]
 	what := sentenceCase(m.Title) + " in " + m.Unit
 	if m.Unit == m.Title {
 		what = m.Title
@@ -256,7 +256,7 @@ func summarizeAB(what string, sums []abSummary, runs []*runView, unitWord string
 		var parts []string
 		n := 0
 		for _, s := range sums {
-			if s.run != r || s.Rows == 0 || s.metric.Better == analysis.Neither {
+			if s.run != r || s.Rows == 0 || s.metric.Better == results.NeitherBetter {
 				continue
 			}
 			n = max(n, s.Rows)
@@ -599,7 +599,7 @@ func compareFio(runs []*runView) (*section, []string) {
 		sec.add(c)
 	}
 	if c := overlayTimeline(runs, id("iops-timeline"), "IOPS per second, runs aligned on their first point",
-		func(r *runView) []results.Step { return r.Fio }, "fio_iops", "IOPS", axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, 1,
+		func(r *runView) []results.Step { return r.Fio }, "fio_iops", results.FigureIOPS.Def().Title, figureAxis(results.FigureIOPS), 1,
 		func(s results.Step) string { return s.Name }); c != nil {
 		sec.add(c)
 	}

@@ -230,7 +230,7 @@ func repeatedFindings(sets []*setView, all repeatedVersusAll, title func(string)
 		var kinds []string
 		for _, k := range all.order {
 			v := all.by[k][i-1]
-			if v == nil || !v.HasAverage || v.Metric.Better == analysis.Neither || !headlineMetric(v.Metric) {
+			if v == nil || !v.HasAverage || v.Metric.Better == results.NeitherBetter || !headlineMetric(v.Metric) {
 				continue
 			}
 			if _, ok := byKind[v.Kind]; !ok {
@@ -277,7 +277,7 @@ func repeatedTable(id string, sets []*setView, vs []*analysis.RepeatedVersus) *t
 	for _, s := range sets {
 		letters = append(letters, s.Letter)
 	}
-	dir := map[analysis.Better]string{analysis.Higher: "higher is better", analysis.Lower: "lower is better", analysis.Neither: "neither is better"}[m.Better]
+	dir := map[results.Better]string{results.HigherBetter: "higher is better", results.LowerBetter: "lower is better", results.NeitherBetter: "neither is better"}[m.Better]
 	t := &table{ID: id, Title: sentenceCase(m.Title) + " per " + per + " over the repeats: " + strings.Join(letters, " vs "),
 		Caption: fmt.Sprintf("%s (%s): median [95 %% CI] and spread of each configuration's repeats.", figureLabel(m), dir)}
 	t.Columns = []column{{Name: key, Numeric: key == "users"}, {Name: "A", Numeric: true, Group: "A"}, {Name: "A spread", Numeric: true, Group: "A"}}

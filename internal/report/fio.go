@@ -203,23 +203,26 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 	}
 	t.Columns = append(t.Columns, column{Name: "pattern"}, column{Name: "block", Numeric: true}, column{Name: "jobs × queue", Numeric: true})
 	if rated {
-		t.Columns = append(t.Columns, column{Name: "rate limit", Numeric: true})
+		t.Columns = append(t.Columns, column{Name: results.FigureRateTargetIOPS.Def().Heading(), Numeric: true})
 	}
 	spread := false
 	for _, p := range points {
 		_, ok := p.Figure(results.FigureIOPSStdev)
 		spread = spread || ok
 	}
-	t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true})
+	t.Columns = append(t.Columns, column{Name: results.FigureIOPS.Def().Heading(), Numeric: true})
 	if spread {
-		t.Columns = append(t.Columns, column{Name: "IOPS σ", Numeric: true})
-		t.Caption += " IOPS σ is the standard deviation of the point's per-second IOPS around their mean, as DiskSpd reports it."
+		sd := results.FigureIOPSStdev.Def().Heading()
+		t.Columns = append(t.Columns, column{Name: sd, Numeric: true})
+		t.Caption += " " + sd + " is the standard deviation of the point's per-second IOPS around their mean, as DiskSpd reports it."
 	}
-	t.Columns = append(t.Columns, column{Name: "MB/s", Numeric: true})
-	for _, n := range []string{"mean", "p50", "p95", "p99", "p99.9", "max"} {
-		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+	t.Columns = append(t.Columns, column{Name: results.FigureMBPerSec.Def().Heading(), Numeric: true})
+	for _, n := range pointLatencies {
+		t.Columns = append(t.Columns, column{Name: n.Def().Heading(), Numeric: true, Group: "latency (ms)"})
 	}
-	t.Columns = append(t.Columns, column{Name: "usr", Numeric: true, Group: "fio CPU (%)"}, column{Name: "sys", Numeric: true, Group: "fio CPU (%)"})
+	for _, n := range []results.FigureName{results.FigureFioUsrCPU, results.FigureFioSysCPU} {
+		t.Columns = append(t.Columns, column{Name: n.Def().Heading(), Numeric: true, Group: "fio CPU (%)"})
+	}
 	ios := map[string]bool{}
 	for _, p := range points {
 		ios[ioText(p.Fio)] = true
@@ -263,7 +266,7 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 			row = append(row, sd)
 		}
 		row = append(row, numCell(mbs(p), quantity))
-		for _, n := range []results.FigureName{results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US, results.FigureLatP99US, results.FigureLatP999US, results.FigureLatMaxUS} {
+		for _, n := range pointLatencies {
 			row = append(row, numCell(fioMS(p, n), millis))
 		}
 		row = append(row, numCell(analysis.Value(p, results.FigureFioUsrCPU), percent), numCell(analysis.Value(p, results.FigureFioSysCPU), percent))
@@ -275,6 +278,10 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 	}
 	return t
 }
+
+// pointLatencies are the completion latencies a fio point's row shows, in ms.
+var pointLatencies = []results.FigureName{results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US,
+	results.FigureLatP99US, results.FigureLatP999US, results.FigureLatMaxUS}
 
 // ioText says how fio reached the storage: "io_uring with O_DIRECT".
 func ioText(d *results.FioPoint) string {
@@ -473,7 +480,7 @@ func blockSizeCharts(points []results.Step, labels []string, id func(string) str
 	bsAxis := axis{Label: "block size", Log: true, Ticks: ticks, Format: func(v float64) string { return blockSize(int64(v)) }}
 	// Block sizes are categories (often just two, as in four corners): bars
 	// side by side, where a line would invent values between them.
-	iopsChart := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, Bars: true,
+	iopsChart := &chart{ID: id("iops-vs-bs"), Title: "IOPS vs block size", X: bsAxis, Y: figureAxis(results.FigureIOPS), Bars: true,
 		Note: "Small blocks show what the device does per operation; IOPS fall as blocks grow and throughput takes over."}
 	mbsChart := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true}, Bars: true,
 		Note: "Where the bars stop growing, the device (or the path to it) is at its bandwidth."}
@@ -528,7 +535,7 @@ func sweepCharts(points []results.Step, labels []string, id func(string) string)
 		}
 		c := &chart{ID: id(fmt.Sprintf("sweep-%d", pi+1)), Title: "IOPS vs mean latency, " + pat,
 			Note: "Points follow increasing " + swept + "; a line that climbs without moving right is a device past saturation.",
-			X:    axis{Label: "IOPS", Unit: "I/O per s", Zero: true}, Y: axis{Label: "mean completion latency", Unit: "ms", Zero: true}}
+			X:    figureAxis(results.FigureIOPS), Y: axis{Label: "mean completion latency", Unit: "ms", Zero: true}}
 		for i, g := range gs {
 			s := series{Name: names[i], Color: i}
 			for _, p := range g.points {
@@ -576,7 +583,7 @@ func roundsSection(points []results.Step, labels []string, id func(string) strin
 	first := rounds[0].Fio.Rounds
 	c := &chart{ID: id("rounds"), Title: "IOPS per round",
 		Note: fmt.Sprintf("Each round is one point; after each, fio's tests (%s) are applied to the IOPS of the last %d rounds, and the rounds end once they all hold.", strings.Join(first.Criteria, " and "), first.Window),
-		X:    axis{Label: "round", Integer: true}, Y: axis{Label: "IOPS", Unit: "I/O per s", Zero: true}}
+		X:    axis{Label: "round", Integer: true}, Y: figureAxis(results.FigureIOPS)}
 	multi := len(labels) > 1
 	t := &table{ID: id("rounds-table"), Title: "Rounds",
 		Caption: "The verdict after each round on the window of rounds ending with it; a figure is what a test compared with its limit, in % of the window's mean where the limit is a percentage."}
@@ -690,7 +697,7 @@ func fioTimelines(r *runView, points []results.Step, id func(string) string) *se
 	name := func(s results.Step) string { return s.Name }
 	note := "fio's per-second logs; each point is shaded (its warm-up hatched). A dip inside a point is the device, not the tool."
 	for _, c := range []*chart{
-		r.timelineChart(id("iops-timeline"), "IOPS per second", note, points, axis{Label: "IOPS", Unit: "I/O per s", Zero: true},
+		r.timelineChart(id("iops-timeline"), "IOPS per second", note, points, figureAxis(results.FigureIOPS),
 			[]tlSpec{{name: "IOPS", column: "fio_iops", color: 0}, {name: "read IOPS", column: "fio_read_iops", color: 2}, {name: "write IOPS", column: "fio_write_iops", color: 1}}, name),
 		r.timelineChart(id("mbs-timeline"), "MB/s per second", "", points, axis{Label: "throughput", Unit: "MB/s", Zero: true},
 			[]tlSpec{{name: "MB/s", column: "fio_mb_s", color: 4}}, name),

@@ -335,5 +335,5 @@ func RepeatText(w io.Writer, dir string, opts Options) error {
 // headlineMetric says a metric is one the terminal shows: throughput and
 // the response time, not the telemetry figures the report adds.
 func headlineMetric(m analysis.Metric) bool {
-	return m.Better == analysis.Higher || strings.HasPrefix(m.ID, "latency-") || strings.HasPrefix(m.ID, "lat-")
+	return m.Better == results.HigherBetter || strings.HasPrefix(m.ID, "latency-") || strings.HasPrefix(m.ID, "lat-")
 }

@@ -110,7 +110,7 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	if len(r.Figures) > 0 {
 		fmt.Fprintln(w)
 		for _, f := range r.Figures {
-			fmt.Fprintf(w, "%s: %s %s\n", strings.ReplaceAll(string(f.Name), "_", " "), number(f.Value), f.Unit)
+			fmt.Fprintf(w, "%s: %s %s\n", f.Name.Def().Title, number(f.Value), f.Unit)
 		}
 	}
 	if n := len(r.Fragmentation); n > 1 {
@@ -249,7 +249,7 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 	paced := analysis.Paced(ss)
 	fmt.Fprintf(tw, "step\tusers\t")
 	for _, n := range names {
-		fmt.Fprintf(tw, "%s\t", heading(n))
+		fmt.Fprintf(tw, "%s\t", n.Def().Heading())
 	}
 	if paced {
 		fmt.Fprintf(tw, "offered/s\tachieved/s\tlate\tp50 corr\tp50 svc\tp95 corr\tp95 svc\tp99 corr\tp99 svc\terrors\t status\t\n")
@@ -307,18 +307,23 @@ func fioTable(tw io.Writer, ss []results.Step) {
 		}
 		return true
 	}
+	// Latencies are recorded in µs and shown in ms.
 	cols := []struct {
-		head  string
 		name  results.FigureName
 		scale float64
-	}{{"IOPS", results.FigureIOPS, 1}, {"IOPS σ", results.FigureIOPSStdev, 1}, {"read IOPS", results.FigureReadIOPS, 1}, {"write IOPS", results.FigureWriteIOPS, 1},
-		{"MB/s", results.FigureMBPerSec, 1}, {"mean ms", results.FigureLatMeanUS, 1e-3}, {"p50 ms", results.FigureLatP50US, 1e-3},
-		{"p99 ms", results.FigureLatP99US, 1e-3}, {"p99.9 ms", results.FigureLatP999US, 1e-3}, {"max ms", results.FigureLatMaxUS, 1e-3}}
+	}{{results.FigureIOPS, 1}, {results.FigureIOPSStdev, 1}, {results.FigureReadIOPS, 1}, {results.FigureWriteIOPS, 1},
+		{results.FigureMBPerSec, 1}, {results.FigureLatMeanUS, 1e-3}, {results.FigureLatP50US, 1e-3},
+		{results.FigureLatP99US, 1e-3}, {results.FigureLatP999US, 1e-3}, {results.FigureLatMaxUS, 1e-3}}
 	fmt.Fprintf(tw, "fio point	")
 	for _, c := range cols {
-		if shown(c.name) {
-			fmt.Fprintf(tw, "%s\t", c.head)
+		if !shown(c.name) {
+			continue
 		}
+		head := c.name.Def().Heading()
+		if c.scale != 1 {
+			head += " ms"
+		}
+		fmt.Fprintf(tw, "%s\t", head)
 	}
 	fmt.Fprintf(tw, " status\t\n")
 	for _, s := range ss {
@@ -345,8 +350,18 @@ func fioTable(tw io.Writer, ss []results.Step) {
 func figureTable(tw io.Writer, ss []results.Step) {
 	names := figureNames(ss, nil)
 	fmt.Fprintf(tw, "%s point\t", ss[0].Kind)
+	units := map[results.FigureName]string{}
+	for _, s := range ss {
+		for _, f := range s.Figures {
+			units[f.Name] = f.Unit
+		}
+	}
 	for _, n := range names {
-		fmt.Fprintf(tw, "%s\t", n)
+		head, unit := n.Def().Heading(), units[n]
+		if unit != "" && unit != head {
+			head += " (" + unit + ")"
+		}
+		fmt.Fprintf(tw, "%s\t", head)
 	}
 	fmt.Fprintf(tw, " status\t\n")
 	for _, s := range ss {
@@ -375,18 +390,6 @@ func figureNames(ss []results.Step, skip map[results.FigureName]bool) []results.
 		}
 	}
 	return names
-}
-
-// heading names a figure in a table header: TPC-C's own metrics as the
-// specification writes them, the rest as words.
-func heading(name results.FigureName) string {
-	switch name {
-	case results.FigureTPM, results.FigureNOPM, results.FigureTPS, results.FigureQPS:
-		return strings.ToUpper(string(name))
-	case results.FigureTPMPerUser:
-		return "TPM/user"
-	}
-	return strings.ReplaceAll(string(name), "_", " ")
 }
 
 func ms(us int64) float64 { return float64(us) / 1000 }

@@ -274,9 +274,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		}
 	}
 	if hasPerUser {
-		t.Columns = append(t.Columns, column{Name: "TPM per user", Numeric: true, Group: "throughput"})
+		t.Columns = append(t.Columns, column{Name: results.FigureTPMPerUser.Def().Title, Numeric: true, Group: "throughput"})
 	}
-	t.Columns = append(t.Columns, column{Name: "TPS", Numeric: true, Group: "throughput"})
+	t.Columns = append(t.Columns, column{Name: results.FigureTPS.Def().Title, Numeric: true, Group: "throughput"})
 	if paced {
 		t.Columns = append(t.Columns, pacedColumns()...)
 	}
@@ -343,10 +343,11 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 			steps, axis{Label: "throughput", Unit: unit, Zero: true}, tlines))
 	}
 	if hasPerUser && search == nil {
-		sec.add(usersChart(id("tpm-per-user"), "TPM per user",
+		perUser := results.FigureTPMPerUser.Def()
+		sec.add(usersChart(id("tpm-per-user"), perUser.Title,
 			"What each added user gets: a falling line means users wait for each other or for a saturated resource.",
-			steps, axis{Label: "TPM per user", Unit: "tx/min/user", Zero: true},
-			[]lineSpec{{name: "TPM per user", value: func(s results.Step) float64 { return analysis.Value(s, results.FigureTPMPerUser) }, color: 4}}))
+			steps, figureAxis(perUser.Name),
+			[]lineSpec{{name: perUser.Title, value: func(s results.Step) float64 { return analysis.Value(s, perUser.Name) }, color: 4}}))
 	}
 	var llines []lineSpec
 	for i, p := range percentiles() {
@@ -390,7 +391,7 @@ func statusCell(status string) cell {
 // workloadFindings are the sentences a reviewer quotes: the peak, how
 // throughput scaled, the bottleneck at the heaviest step and the load
 // generator's share of the CPU.
-func workloadFindings(r *runView, title string, steps []results.Step, tput []analysis.Figure) []string {
+func workloadFindings(r *runView, title string, steps []results.Step, tput []results.FigureDef) []string {
 	if len(steps) == 0 {
 		return nil
 	}
@@ -797,7 +798,7 @@ func transactionTable(steps []results.Step, id string, paced bool) *table {
 }
 
 // workloadTimelines are the per-second charts of the workload's steps.
-func workloadTimelines(r *runView, steps []results.Step, tput []analysis.Figure, id func(string) string) *section {
+func workloadTimelines(r *runView, steps []results.Step, tput []results.FigureDef, id func(string) string) *section {
 	sec := &section{ID: id("timelines"), Title: "Second by second"}
 	var lines []tlSpec
 	for i, f := range tput {
