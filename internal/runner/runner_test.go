@@ -44,6 +44,9 @@ func (w *crowdWorkload) NewBackgroundSession(_ context.Context, _ engine.Instanc
 func (w *crowdWorkload) Check(context.Context, engine.Instance) ([]workload.CheckResult, error) {
 	return []workload.CheckResult{{Name: "nothing to check", Passed: true}}, nil
 }
+func (w *crowdWorkload) FigureNames() []results.FigureName {
+	return []results.FigureName{"interactive_mean"}
+}
 func (w *crowdWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	if counts[0].Latency.TotalCount() == 0 {
 		return nil

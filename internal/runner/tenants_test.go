@@ -58,6 +58,7 @@ func (w *standInWorkload) NewSession(_ context.Context, _ engine.Instance, user 
 func (w *standInWorkload) Check(context.Context, engine.Instance) ([]workload.CheckResult, error) {
 	return []workload.CheckResult{{Name: "nothing to check", Passed: true}}, nil
 }
+func (w *standInWorkload) FigureNames() []results.FigureName { return nil }
 func (w *standInWorkload) Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure {
 	return nil
 }

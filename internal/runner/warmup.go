@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/steady"
 	"dbio/internal/workload"
@@ -61,17 +60,13 @@ func (s SteadyRampUp) Problems(w workload.Workload, rampUp time.Duration) []erro
 }
 
 // SecondSeries are the per-second throughput series of w a steady-state
-// criterion can read: the names steady.Parse accepts among the figures w
-// records every second.
+// criterion can read: the figures w records every second that the
+// catalogue lets a criterion judge.
 func SecondSeries(w workload.Workload) []string {
-	zero := make([]metrics.TxCounts, len(w.TxTypes()))
-	for i := range zero {
-		zero[i].Latency = metrics.NewHistogram()
-	}
 	var out []string
-	for _, f := range workload.SecondFigures(w, zero, time.Second) {
-		if slices.Contains(steady.Metrics(), string(f.Name)) && !slices.Contains(out, string(f.Name)) {
-			out = append(out, string(f.Name))
+	for _, n := range workload.SecondFigureNames(w) {
+		if n.Def().Steady && !slices.Contains(out, string(n)) {
+			out = append(out, string(n))
 		}
 	}
 	return out

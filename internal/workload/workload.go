@@ -37,6 +37,9 @@ type Workload interface {
 	Check(ctx context.Context, inst engine.Instance) ([]CheckResult, error)
 	// Figures are the headline numbers of a period, from its transaction counts.
 	Figures(counts []metrics.TxCounts, d time.Duration) []results.Figure
+	// FigureNames name the figures Figures may return, in its order, each
+	// defined in results' catalogue.
+	FigureNames() []results.FigureName
 }
 
 // Session is one virtual user's connection and state.
@@ -202,7 +205,7 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 	for _, f := range w.Figures(counts, d) {
 		s.Figures = append(s.Figures, f)
 		if per != nil && f.Name == per.PerUserFigure() && users > 0 {
-			s.Figures = append(s.Figures, results.Figure{Name: results.PerUser(f.Name), Value: f.Value / float64(users), Unit: f.Unit + "/user"})
+			s.Figures = append(s.Figures, results.PerUser(f.Name).With(f.Value/float64(users)))
 		}
 	}
 	types := w.TxTypes()
@@ -211,13 +214,28 @@ func Summarize(w Workload, counts []metrics.TxCounts, d time.Duration, users int
 	}
 	s.Total = metrics.SummarizeTx("all", metrics.Merge(counts...), d)
 	s.Figures = append(s.Figures,
-		results.Figure{Name: results.FigureTPS, Value: s.Total.PerMinute / 60, Unit: "tx/s"},
-		results.Figure{Name: results.FigureLatencyP99, Value: float64(s.Total.Latency.P99US) / 1000, Unit: "ms"},
+		results.FigureTPS.With(s.Total.PerMinute/60),
+		results.FigureLatencyP99.With(float64(s.Total.Latency.P99US)/1000),
 	)
 	if c := s.Total.Corrected; c != nil {
-		s.Figures = append(s.Figures, results.Figure{Name: results.FigureLatencyP99Corrected, Value: float64(c.P99US) / 1000, Unit: "ms"})
+		s.Figures = append(s.Figures, results.FigureLatencyP99Corrected.With(float64(c.P99US)/1000))
 	}
 	return s
+}
+
+// StepFigureNames name the figures Summarize may write for w, in its
+// order: w's own, the per-user one w asks for, and those of every
+// workload.
+func StepFigureNames(w Workload) []results.FigureName {
+	var out []results.FigureName
+	per, _ := w.(PerUser)
+	for _, n := range w.FigureNames() {
+		out = append(out, n)
+		if per != nil && n == per.PerUserFigure() {
+			out = append(out, results.PerUser(n))
+		}
+	}
+	return append(out, results.FigureTPS, results.FigureLatencyP99, results.FigureLatencyP99Corrected)
 }
 
 // OpenLoop is the record of a period run open loop at offered
@@ -253,6 +271,13 @@ func PacedSecondFigures(interval []metrics.TxCounts, elapsed time.Duration, offe
 	return figs
 }
 
+// PacedSecondFigureNames name the figures PacedSecondFigures may write,
+// in its order.
+func PacedSecondFigureNames() []results.FigureName {
+	return []results.FigureName{results.SeriesOfferedTPS, results.SeriesAchievedTPS, results.SeriesLate,
+		results.SeriesLatencyP50Corrected, results.SeriesLatencyP99Corrected}
+}
+
 // SecondFigures are the per-second series values of an interval: the
 // workload's figures, TPS, errors and p50/p99 latency over every type.
 // elapsed is the real time the interval covered, not the nominal tick, so
@@ -264,12 +289,19 @@ func SecondFigures(w Workload, interval []metrics.TxCounts, elapsed time.Duratio
 	if elapsed > 0 {
 		tps = float64(all.Committed) / elapsed.Seconds()
 	}
-	figs = append(figs, results.Figure{Name: results.FigureTPS, Value: tps}, results.Figure{Name: "errors", Value: float64(all.Failed)})
+	figs = append(figs, results.Figure{Name: results.FigureTPS, Value: tps}, results.Figure{Name: results.FigureSecondErrors, Value: float64(all.Failed)})
 	if all.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			results.Figure{Name: "latency_p50_ms", Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
-			results.Figure{Name: "latency_p99_ms", Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
+			results.Figure{Name: results.FigureSecondLatencyP50, Value: float64(all.Latency.ValueAtQuantile(50)) / 1000},
+			results.Figure{Name: results.FigureSecondLatencyP99, Value: float64(all.Latency.ValueAtQuantile(99)) / 1000},
 		)
 	}
 	return figs
+}
+
+// SecondFigureNames name the figures SecondFigures may write for w, in
+// its order.
+func SecondFigureNames(w Workload) []results.FigureName {
+	out := append([]results.FigureName(nil), w.FigureNames()...)
+	return append(out, results.FigureTPS, results.FigureSecondErrors, results.FigureSecondLatencyP50, results.FigureSecondLatencyP99)
 }

@@ -25,6 +25,7 @@ func (countsOnly) NewSession(context.Context, engine.Instance, int, *metrics.Rec
 	return nil, nil
 }
 func (countsOnly) Check(context.Context, engine.Instance) ([]CheckResult, error) { return nil, nil }
+func (countsOnly) FigureNames() []results.FigureName                             { return []results.FigureName{results.FigureTPM} }
 func (countsOnly) Figures(c []metrics.TxCounts, d time.Duration) []results.Figure {
 	return []results.Figure{{Name: results.FigureTPM, Value: metrics.PerMinute(c[0].Committed+c[1].Committed, d), Unit: "tx/min"}}
 }

@@ -138,21 +138,27 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results
 	}
 	secs := d.Seconds()
 	in := metrics.Merge(counts[txRead], counts[txUpdate])
-	figs := []results.Figure{{Name: results.FigureInteractiveTPS, Value: float64(in.Committed) / secs, Unit: "tx/s"}}
+	figs := []results.Figure{results.FigureInteractiveTPS.With(float64(in.Committed) / secs)}
 	if in.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			results.Figure{Name: results.FigureInteractiveLatencyMean, Value: in.Latency.Mean() / 1000, Unit: "ms"},
-			results.Figure{Name: results.FigureInteractiveLatencyP95, Value: float64(in.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
-			results.Figure{Name: results.FigureInteractiveLatencyP99, Value: float64(in.Latency.ValueAtQuantile(99)) / 1000, Unit: "ms"},
+			results.FigureInteractiveLatencyMean.With(in.Latency.Mean()/1000),
+			results.FigureInteractiveLatencyP95.With(float64(in.Latency.ValueAtQuantile(95))/1000),
+			results.FigureInteractiveLatencyP99.With(float64(in.Latency.ValueAtQuantile(99))/1000),
 		)
 	}
 	b := counts[txBatch]
 	figs = append(figs,
-		results.Figure{Name: "batch_tps", Value: float64(b.Committed) / secs, Unit: "tx/s"},
-		results.Figure{Name: "batch_rows_per_s", Value: float64(b.Committed) * float64(w.cfg.BatchRows) / secs, Unit: "rows/s"},
+		results.FigureBatchTPS.With(float64(b.Committed)/secs),
+		results.FigureBatchRowsPerSec.With(float64(b.Committed)*float64(w.cfg.BatchRows)/secs),
 	)
 	if b.Latency.TotalCount() > 0 {
-		figs = append(figs, results.Figure{Name: "batch_latency_mean", Value: b.Latency.Mean() / 1000, Unit: "ms"})
+		figs = append(figs, results.FigureBatchLatencyMean.With(b.Latency.Mean()/1000))
 	}
 	return figs
+}
+
+// FigureNames implements workload.Workload.
+func (w *Workload) FigureNames() []results.FigureName {
+	return []results.FigureName{results.FigureInteractiveTPS, results.FigureInteractiveLatencyMean, results.FigureInteractiveLatencyP95,
+		results.FigureInteractiveLatencyP99, results.FigureBatchTPS, results.FigureBatchRowsPerSec, results.FigureBatchLatencyMean}
 }

@@ -179,20 +179,23 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results
 	}
 	c := counts[0]
 	secs := d.Seconds()
-	figs := []results.Figure{
-		{Name: results.FigureQPS, Value: float64(c.Committed*int64(w.shape.queries())) / secs, Unit: "queries/s"},
-	}
+	figs := []results.Figure{results.FigureQPS.With(float64(c.Committed*int64(w.shape.queries())) / secs)}
 	if c.Latency.TotalCount() > 0 {
 		figs = append(figs,
-			results.Figure{Name: "latency_mean", Value: c.Latency.Mean() / 1000, Unit: "ms"},
-			results.Figure{Name: "latency_p95", Value: float64(c.Latency.ValueAtQuantile(95)) / 1000, Unit: "ms"},
+			results.FigureLatencyMean.With(c.Latency.Mean()/1000),
+			results.FigureLatencyP95.With(float64(c.Latency.ValueAtQuantile(95))/1000),
 		)
 	}
-	figs = append(figs,
-		results.Figure{Name: "errors_per_s", Value: float64(c.Failed+c.Retries) / secs, Unit: "errors/s"},
-		results.Figure{Name: "reconnects_per_s", Value: float64(c.Reconnects) / secs, Unit: "reconnects/s"},
+	return append(figs,
+		results.FigureErrorsPerSec.With(float64(c.Failed+c.Retries)/secs),
+		results.FigureReconnectsPerSec.With(float64(c.Reconnects)/secs),
 	)
-	return figs
+}
+
+// FigureNames implements workload.Workload.
+func (w *Workload) FigureNames() []results.FigureName {
+	return []results.FigureName{results.FigureQPS, results.FigureLatencyMean, results.FigureLatencyP95,
+		results.FigureErrorsPerSec, results.FigureReconnectsPerSec}
 }
 
 // shape is what one transaction of a workload does, in sysbench's order.

@@ -142,10 +142,12 @@ func (w *Workload) Figures(counts []metrics.TxCounts, d time.Duration) []results
 	if len(counts) > TxNewOrder {
 		nopm = metrics.PerMinute(counts[TxNewOrder].Committed, d)
 	}
-	return []results.Figure{
-		{Name: results.FigureTPM, Value: metrics.PerMinute(all, d), Unit: "tx/min"},
-		{Name: results.FigureNOPM, Value: nopm, Unit: "new-orders/min"},
-	}
+	return []results.Figure{results.FigureTPM.With(metrics.PerMinute(all, d)), results.FigureNOPM.With(nopm)}
+}
+
+// FigureNames implements workload.Workload.
+func (w *Workload) FigureNames() []results.FigureName {
+	return []results.FigureName{results.FigureTPM, results.FigureNOPM}
 }
 
 // PerUserFigure implements workload.PerUser: TPM per user says what each
