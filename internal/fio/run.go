@@ -42,53 +42,56 @@ const (
 // produces is the step's record as it is stored and read back.
 type PointResult = results.FioPoint
 
-// figures are the step's headline numbers, all read from fio's report.
+// figures are the step's headline numbers, all read from fio's report,
+// in their catalogue units.
 func figures(r PointResult) []results.Figure {
 	if r.Total == nil {
 		return nil
 	}
 	t := r.Total
-	figs := []results.Figure{{Name: results.FigureIOPS, Value: t.IOPS, Unit: "IOPS"}}
+	figs := []results.Figure{results.FigureIOPS.With(t.IOPS)}
 	if Mixed(r.RW) {
 		if r.Read != nil {
-			figs = append(figs, results.Figure{Name: results.FigureReadIOPS, Value: r.Read.IOPS, Unit: "IOPS"})
+			figs = append(figs, results.FigureReadIOPS.With(r.Read.IOPS))
 		}
 		if r.Write != nil {
-			figs = append(figs, results.Figure{Name: results.FigureWriteIOPS, Value: r.Write.IOPS, Unit: "IOPS"})
+			figs = append(figs, results.FigureWriteIOPS.With(r.Write.IOPS))
 		}
 	}
-	figs = append(figs,
-		results.Figure{Name: results.FigureMBPerSec, Value: t.MBPerSec(), Unit: "MB/s"},
-		results.Figure{Name: results.FigureLatMeanUS, Value: t.Completion.MeanUS, Unit: "µs"})
+	figs = append(figs, results.FigureMBPerSec.With(t.MBPerSec()), results.FigureLatMeanUS.With(t.Completion.MeanUS))
 	for _, p := range []struct {
 		name results.FigureName
 		p    float64
 	}{{results.FigureLatP50US, 50}, {results.FigureLatP95US, 95}, {results.FigureLatP99US, 99}, {results.FigureLatP999US, 99.9}} {
 		if v, ok := t.Completion.At(p.p); ok {
-			figs = append(figs, results.Figure{Name: p.name, Value: v, Unit: "µs"})
+			figs = append(figs, p.name.With(v))
 		}
 	}
-	figs = append(figs,
-		results.Figure{Name: results.FigureLatMaxUS, Value: t.Completion.MaxUS, Unit: "µs"},
-		results.Figure{Name: results.FigureFioUsrCPU, Value: r.UsrCPU, Unit: "% of a CPU per job"},
-		results.Figure{Name: results.FigureFioSysCPU, Value: r.SysCPU, Unit: "% of a CPU per job"})
+	figs = append(figs, results.FigureLatMaxUS.With(t.Completion.MaxUS), results.FigureFioUsrCPU.With(r.UsrCPU), results.FigureFioSysCPU.With(r.SysCPU))
 	if r.Seconds > 1 {
-		figs = append(figs, results.Figure{Name: results.FigureIOPSStdev, Value: results.Round6(r.IOPSStdev), Unit: "IOPS"})
+		figs = append(figs, results.FigureIOPSStdev.With(results.Round6(r.IOPSStdev)))
 	}
 	if r.RateIOPS > 0 {
-		figs = append(figs, results.Figure{Name: results.FigureRateTargetIOPS, Value: float64(r.RateIOPS), Unit: "IOPS"})
+		figs = append(figs, results.FigureRateTargetIOPS.With(float64(r.RateIOPS)))
 	}
 	if ss := r.Steady; ss != nil {
 		attained := 0.0
 		if ss.Attained {
 			attained = 1
 		}
-		figs = append(figs,
-			results.Figure{Name: results.FigureSteadyAttained, Value: attained, Unit: "bool"},
-			results.Figure{Name: results.FigureSteadyElapsedS, Value: float64(r.ElapsedS), Unit: "s"},
-			results.Figure{Name: results.FigureSteadyWindow, Value: ss.WindowIOPSMean, Unit: "IOPS"})
+		figs = append(figs, results.FigureSteadyAttained.With(attained), results.FigureSteadyElapsedS.With(float64(r.ElapsedS)),
+			results.FigureSteadyWindow.With(ss.WindowIOPSMean))
 	}
 	return figs
+}
+
+// PointFigureNames name the figures a point's step may record, in the
+// order figures writes them.
+func PointFigureNames() []results.FigureName {
+	return []results.FigureName{results.FigureIOPS, results.FigureReadIOPS, results.FigureWriteIOPS, results.FigureMBPerSec,
+		results.FigureLatMeanUS, results.FigureLatP50US, results.FigureLatP95US, results.FigureLatP99US, results.FigureLatP999US,
+		results.FigureLatMaxUS, results.FigureFioUsrCPU, results.FigureFioSysCPU, results.FigureIOPSStdev, results.FigureRateTargetIOPS,
+		results.FigureSteadyAttained, results.FigureSteadyElapsedS, results.FigureSteadyWindow}
 }
 
 // Sink is where a run records its points: a results directory that its
