@@ -619,8 +619,7 @@ func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
 			total.Retries += s.Total.Retries
 			total.Reconnects += s.Total.Reconnects
 			for _, f := range s.Figures {
-				switch f.Name {
-				case results.FigureTPM, results.FigureNOPM, results.FigureTPS:
+				if f.Name.Def().Throughput() {
 					if _, ok := sums[f.Name]; !ok {
 						names = append(names, f.Name)
 					}

@@ -165,7 +165,7 @@ loop:
 		}
 		prev = size
 		perSec = append(perSec, mb)
-		row := results.SeriesRow{Time: now, Step: name, Phase: op, Values: []results.Sample{{Name: op + "_mb_per_s", Value: mb}, {Name: "backup_active", Value: 1}}}
+		row := results.SeriesRow{Time: now, Step: name, Phase: op, Values: []results.Sample{{Name: op + "_mb_per_s", Value: mb}, {Name: string(results.FigureBackupActive), Value: 1}}}
 		if l != nil {
 			row.Values = append(row.Values, l.samples(now)...)
 		}
@@ -181,11 +181,8 @@ loop:
 		d.MBPerSec = float64(res.Bytes) / 1e6 / secs
 	}
 	step := results.Step{Index: index, Name: name, Kind: op, Started: start, Ended: end, MeasureS: secs, Status: results.StatusCompleted,
-		Figures: []results.Figure{
-			{Name: "seconds", Value: secs, Unit: "s"},
-			{Name: "mb", Value: float64(res.Bytes) / 1e6, Unit: "MB"},
-			{Name: "mb_per_s", Value: d.MBPerSec, Unit: "MB/s"},
-		}}
+		Figures: []results.Figure{results.FigureCopySeconds.With(secs), results.FigureCopyMB.With(float64(res.Bytes) / 1e6),
+			results.FigureCopyMBPerSec.With(d.MBPerSec)}}
 	d.Latency = b.concludeTelemetry(&step, "p99", func(s Spread) float64 { return s.P99 })
 	if l != nil {
 		l.tick(b.Now())

@@ -130,7 +130,7 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 		}
 		for _, f := range workload.SecondFigures(t.Workload, intervals[i], elapsed) {
 			own = append(own, results.Sample{Name: prefix + string(f.Name), Value: f.Value})
-			if addsUp(f.Name) {
+			if f.Name.Def().Throughput() {
 				if _, ok := sums[f.Name]; !ok {
 					summed = append(summed, f.Name)
 				}
@@ -144,15 +144,6 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 		}
 	}
 	return append(out, own...)
-}
-
-// addsUp says a per-second figure is throughput, which adds up over tenants.
-func addsUp(name results.FigureName) bool {
-	switch name {
-	case results.FigureTPM, results.FigureNOPM, results.FigureTPS:
-		return true
-	}
-	return false
 }
 
 // workloadStep summarizes one tenant's counts over a measured period as a results step.

@@ -243,7 +243,7 @@ loop:
 		tf := TenantFigure{Name: t.Name, TPM: tpm, NOPM: nopm, P99MS: p99}
 		if q, ok := baseline[t.Name]; ok && q > 0 {
 			tf.VsQuietPct = (tpm - q) / q * 100
-			s.Figures = append(s.Figures, results.Figure{Name: "tpm_vs_quiet", Value: tf.VsQuietPct, Unit: "%"})
+			s.Figures = append(s.Figures, results.FigureTPMVsQuiet.With(tf.VsQuietPct))
 		}
 		figures[t.Name] = tpm
 		detail.Tenants = append(detail.Tenants, tf)
@@ -269,15 +269,11 @@ loop:
 	detail.Backups = append(detail.Backups, backups...)
 	mu.Unlock()
 	agg := results.Step{Index: *index, Name: name, Kind: "noisy-" + name, Started: start, Ended: end, MeasureS: measured.Seconds(), Status: results.StatusCompleted,
-		Figures: []results.Figure{
-			{Name: "tenants", Value: float64(len(running)), Unit: ""},
-			{Name: "tpm_total", Value: sumTPM, Unit: "tx/min"},
-			{Name: "nopm_total", Value: sumNOPM, Unit: "new-orders/min"},
-			{Name: "tpm_per_tenant", Value: sumTPM / float64(len(running)), Unit: "tx/min"},
-		}}
+		Figures: []results.Figure{results.FigureTenants.With(float64(len(running))), results.FigureTPMTotal.With(sumTPM),
+			results.FigureNOPMTotal.With(sumNOPM), results.FigureTPMPerTenant.With(sumTPM / float64(len(running)))}}
 	*index++
 	for _, b := range detail.Backups {
-		agg.Figures = append(agg.Figures, results.Figure{Name: results.FigureName(fmt.Sprintf("backup_%s_%d_s", b.Tenant, b.Cycle)), Value: b.Seconds, Unit: "s"})
+		agg.Figures = append(agg.Figures, results.BackupSeconds(b.Tenant, b.Cycle).With(b.Seconds))
 	}
 	detail.Latency = n.concludeTelemetry(&agg, "peak", func(s Spread) float64 { return s.Max })
 	if runErr != nil {

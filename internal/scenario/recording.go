@@ -74,9 +74,7 @@ func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick fun
 	}
 	latency := diskLatency(*sum)
 	for dev, s := range latency {
-		step.Figures = append(step.Figures,
-			results.Figure{Name: results.FigureName(dev + "_latency_mean"), Value: s.Mean, Unit: "ms"},
-			results.Figure{Name: results.FigureName(dev + "_latency_" + worst), Value: pick(s), Unit: "ms"})
+		step.Figures = append(step.Figures, results.DeviceLatency(dev, "mean").With(s.Mean), results.DeviceLatency(dev, worst).With(pick(s)))
 	}
 	step.Telemetry = sum
 	return latency

@@ -55,6 +55,7 @@ func TestBackupCyclesWithRestore(t *testing.T) {
 	if len(steps) != 4 {
 		t.Fatalf("%d steps, want backup and restore for 2 cycles", len(steps))
 	}
+	catalogued(t, steps)
 	for _, s := range steps {
 		var d BackupDetail
 		if err := json.Unmarshal(s.Detail, &d); err != nil {
@@ -84,6 +85,17 @@ func TestBackupWhileWorkloadRuns(t *testing.T) {
 	}
 	if tpm, ok := steps[0].Figure("tpm"); !ok || tpm <= 0 {
 		t.Errorf("no workload figures during the backup: %+v", steps[0].Figures)
+	}
+	catalogued(t, steps)
+}
+
+// catalogued fails the test for a step figure the catalogue does not define.
+func catalogued(t *testing.T, steps []results.Step) {
+	t.Helper()
+	for _, s := range steps {
+		if err := results.CheckFigures(results.InStep, s.Figures...); err != nil {
+			t.Errorf("step %s: %v", s.Name, err)
+		}
 	}
 }
 
@@ -122,6 +134,10 @@ func TestNoisyNeighbourOnSQLite(t *testing.T) {
 	if _, ok := steps[2].Figure("tpm_vs_quiet"); !ok {
 		t.Error("no comparison with the quiet baseline")
 	}
+	if _, ok := steps[3].Figure(results.BackupSeconds(d.Backups[0].Tenant, 1)); !ok {
+		t.Errorf("no figure of the backup in the phase: %+v", steps[3].Figures)
+	}
+	catalogued(t, steps)
 }
 
 func TestNoisyRefusesBadCounts(t *testing.T) {
