@@ -233,8 +233,8 @@ func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 	switch {
 	case err != nil:
 		errs = append(errs, fmt.Errorf("--ramp-until: %w", err))
-	case c.Metric == "iops" || c.Metric == "bw":
-		errs = append(errs, fmt.Errorf("--ramp-until %s: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", f.rampupUntil))
+	case c.OnSeconds() != nil:
+		errs = append(errs, fmt.Errorf("--ramp-until %s: %w", f.rampupUntil, c.OnSeconds()))
 	}
 	if f.steadyWindow < steady.MinWindow*time.Second || f.steadyWindow%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("--steady-window %s: use whole seconds, at least %ds (e.g. 20s)", f.steadyWindow, steady.MinWindow))

@@ -97,8 +97,8 @@ func roundCriteria(setting string) ([]steady.Criterion, error) {
 		if err != nil {
 			return nil, fmt.Errorf("--steady-state: %w", err)
 		}
-		if c.Metric != "iops" && c.Metric != "bw" {
-			return nil, fmt.Errorf("--steady-state %s: the rounds are judged on fio's iops or bw", s)
+		if err := c.OnRounds(); err != nil {
+			return nil, fmt.Errorf("--steady-state %s: %w", s, err)
 		}
 		out = append(out, c)
 	}
@@ -132,7 +132,7 @@ func (sniaRounds) judge(c Config, done []PointResult, last PointResult) *results
 			continue
 		}
 		value := d.Total.IOPS
-		if criteria[0].Metric == "bw" {
+		if criteria[0].Metric == string(results.FigureBandwidth) {
 			value = d.Total.BytesPerSec
 		}
 		series = append(series, value)

@@ -62,6 +62,51 @@ func Metrics() []string {
 	return out
 }
 
+// SecondMetrics are the metrics a criterion may name on a series of
+// seconds, as a database run's ramp-up is judged: the steady figures the
+// catalogue records every second.
+func SecondMetrics() []string { return metricsRecordedEverySecond(true) }
+
+// RoundMetrics are the metrics fio's rounds are judged on: the steady
+// figures no second records, a fio point's own.
+func RoundMetrics() []string { return metricsRecordedEverySecond(false) }
+
+func metricsRecordedEverySecond(every bool) []string {
+	var out []string
+	for _, f := range results.SteadyFigures() {
+		if (f.Def().In&results.InSecond != 0) == every {
+			out = append(out, string(f))
+		}
+	}
+	return out
+}
+
+// OnSeconds says whether the criterion can judge a series of seconds, and
+// if not, which metrics can.
+func (c Criterion) OnSeconds() error {
+	if slices.Contains(SecondMetrics(), c.Metric) {
+		return nil
+	}
+	return fmt.Errorf("%s are fio's series; a database run's are %s", listed(RoundMetrics(), "and"), listed(SecondMetrics(), "and"))
+}
+
+// OnRounds says whether the criterion can judge fio's rounds, and if not,
+// which metrics can.
+func (c Criterion) OnRounds() error {
+	if slices.Contains(RoundMetrics(), c.Metric) {
+		return nil
+	}
+	return fmt.Errorf("the rounds are judged on fio's %s", listed(RoundMetrics(), "or"))
+}
+
+// listed writes names as a list in words: "a, b and c".
+func listed(names []string, conj string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}
+
 // ErrSyntax marks a criterion that does not parse; the message names the accepted form.
 var ErrSyntax = errors.New("malformed steady-state criterion")
 

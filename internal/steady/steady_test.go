@@ -229,3 +229,30 @@ func BenchmarkDetectorAdd(b *testing.B) {
 		i++
 	}
 }
+
+func TestCriterionSeries(t *testing.T) {
+	tests := []struct {
+		criterion       string
+		seconds, rounds string // "" when the criterion can judge them
+	}{
+		{"tps:10%", "", "the rounds are judged on fio's iops or bw"},
+		{"nopm_slope:0.5%", "", "the rounds are judged on fio's iops or bw"},
+		{"qps:5%", "", "the rounds are judged on fio's iops or bw"},
+		{"iops_slope:2.5%", "iops and bw are fio's series; a database run's are tpm, nopm, tps and qps", ""},
+		{"bw:10%", "iops and bw are fio's series; a database run's are tpm, nopm, tps and qps", ""},
+	}
+	for _, tt := range tests {
+		c, err := Parse(tt.criterion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, check := range []struct {
+			err  error
+			want string
+		}{{c.OnSeconds(), tt.seconds}, {c.OnRounds(), tt.rounds}} {
+			if (check.err == nil) != (check.want == "") || (check.err != nil && check.err.Error() != check.want) {
+				t.Errorf("%s: %v, want %q", tt.criterion, check.err, check.want)
+			}
+		}
+	}
+}

@@ -329,8 +329,8 @@ func (v *validator) checkSteady(table string, w WorkloadDef) {
 	}
 	if c, err := steady.Parse(w.RampUpUntil); err != nil {
 		v.addf(table, "ramp_until", "%v", err)
-	} else if c.Metric == "iops" || c.Metric == "bw" {
-		v.addf(table, "ramp_until", "%q: iops and bw are fio's series; a database run's are tps, nopm, tpm and qps", w.RampUpUntil)
+	} else if err := c.OnSeconds(); err != nil {
+		v.addf(table, "ramp_until", "%q: %v", w.RampUpUntil, err)
 	}
 	window := v.duration(table, "steady_window", w.SteadyWindow, DefaultSteadyWindow, false)
 	if window%time.Second != 0 || window < steady.MinWindow*time.Second {
