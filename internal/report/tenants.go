@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"dbio/internal/results"
@@ -93,7 +92,7 @@ func tenantsTable(run results.Run, steps []results.Step, id string) *table {
 	t := &table{ID: id, Title: "Fleet and hosts", Caption: tenantsCaption(run.Tenants)}
 	t.Columns = []column{{Name: "step"}, {Name: "host"}, {Name: "window (s)", Numeric: true}}
 	for _, n := range rows.names {
-		t.Columns = append(t.Columns, column{Name: strings.ToUpper(string(n)), Numeric: true})
+		t.Columns = append(t.Columns, column{Name: n.Def().Heading(), Numeric: true})
 	}
 	for _, n := range []string{"p50", "p95", "p99", "p99.9"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
@@ -141,7 +140,7 @@ func tenantsText(w io.Writer, run results.Run, steps []results.Step) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "step\thost\twindow s\t")
 	for _, n := range rows.names {
-		fmt.Fprintf(tw, "%s\t", strings.ToUpper(string(n)))
+		fmt.Fprintf(tw, "%s\t", n.Def().Heading())
 	}
 	fmt.Fprint(tw, "p50 ms\tp99 ms\tlate ms\t\n")
 	for _, r := range rows.rows {

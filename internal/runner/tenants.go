@@ -812,7 +812,7 @@ func tenantFigures(figs []results.Figure) string {
 		if f.Value < 100 {
 			v = fmt.Sprintf("%.1f", f.Value)
 		}
-		parts = append(parts, v+" "+strings.ToUpper(string(f.Name)))
+		parts = append(parts, v+" "+f.Name.Def().Heading())
 	}
 	return strings.Join(parts, "  ")
 }
