@@ -44,9 +44,9 @@ func TestNoisyOnFleet(t *testing.T) {
 		t.Fatalf("steps %+v, want the fleet's quiet and interference phases", l.Steps)
 	}
 	for _, s := range l.Steps {
-		fleet, ok, err := results.TenantFleetOf(l.Run, s)
-		if err != nil || !ok || s.Total == nil {
-			t.Fatalf("step %s: no fleet detail (%v) or no transactions", s.Name, err)
+		fleet := s.Fleet
+		if fleet == nil || s.Total == nil {
+			t.Fatalf("step %s: no fleet detail or no transactions", s.Name)
 		}
 		got, _ := s.Figure(results.FigureTPM)
 		sum := 0.0

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/testenv"
 )
 
@@ -82,8 +80,10 @@ func TestNoisyNeighbourSuite(t *testing.T) {
 			if inter == nil {
 				t.Fatalf("no interference step: %+v", l.Steps)
 			}
-			var d scenario.NoisyDetail
-			json.Unmarshal(inter.Detail, &d)
+			if inter.Noisy == nil {
+				t.Fatalf("no noisy-neighbour record in %s", inter.Name)
+			}
+			d := *inter.Noisy
 			if len(d.Backups) != 1 || d.Backups[0].Error != "" || d.Backups[0].Bytes == 0 {
 				t.Errorf("backups %+v", d.Backups)
 			}

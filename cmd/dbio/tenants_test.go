@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
 	"math"
 	"os"
@@ -110,10 +109,10 @@ func TestTenantsOnFleet(t *testing.T) {
 		t.Fatalf("%d steps, want the fleet's one", len(l.Steps))
 	}
 	step := l.Steps[0]
-	fleet, ok, err := results.TenantFleetOf(l.Run, step)
-	if err != nil || !ok {
-		t.Fatalf("step %s has no fleet detail: %v", step.Name, err)
+	if step.Fleet == nil {
+		t.Fatalf("step %s has no fleet detail", step.Name)
 	}
+	fleet := *step.Fleet
 	checkFleetNOPM(t, dir, ten, step, fleet)
 	checkFleetP99(t, dir, ten, step)
 	checkFleetCPU(t, dir, ten, step, fleet)
@@ -262,9 +261,10 @@ func checkFleetP99(t *testing.T, dir string, ten *results.Tenants, step results.
 	if got != want || merged.TotalCount() == 0 {
 		t.Errorf("fleet p99 %v ms, the merged histograms' %v ms (%d transactions)", got, want, merged.TotalCount())
 	}
-	var detail struct{ Latency metrics.Latency }
-	_ = json.Unmarshal(step.Detail, &detail)
-	if detail.Latency.Count != merged.TotalCount() {
+	if step.Fleet == nil {
+		t.Fatalf("step %s: no fleet record", step.Name)
+	}
+	if detail := step.Fleet; detail.Latency.Count != merged.TotalCount() {
 		t.Errorf("fleet latency of %d transactions, the hosts' histograms %d", detail.Latency.Count, merged.TotalCount())
 	}
 }

@@ -138,7 +138,7 @@ func FleetHostRows(runs []*Recorded) []Row {
 				if s == nil {
 					continue
 				}
-				if hs, ok := hostStep(runs[ri].Run, *s, want); ok {
+				if hs, ok := hostStep(*s, want); ok {
 					hr.Steps[ri] = &hs
 					other = other || ri > 0
 				}
@@ -154,7 +154,7 @@ func FleetHostRows(runs []*Recorded) []Row {
 
 // hostStep is a host's part of a fleet step as a step of its own: the
 // figures compare metrics read. False when the host has no row in it.
-func hostStep(run results.Run, s results.Step, host string) (results.Step, bool) {
+func hostStep(s results.Step, host string) (results.Step, bool) {
 	out := results.Step{Index: s.Index, Name: s.Name, Kind: s.Kind, Users: s.Users, Status: s.Status}
 	if s.Fio != nil && s.Fio.Fleet != nil {
 		for _, h := range s.Fio.Fleet.Hosts {
@@ -171,11 +171,10 @@ func hostStep(run results.Run, s results.Step, host string) (results.Step, bool)
 		}
 		return out, false
 	}
-	f, ok, err := results.TenantFleetOf(run, s)
-	if err != nil || !ok {
+	if s.Fleet == nil {
 		return out, false
 	}
-	for _, h := range f.Hosts {
+	for _, h := range s.Fleet.Hosts {
 		if h.Host != host {
 			continue
 		}

@@ -85,7 +85,7 @@ func TestTenantHostRows(t *testing.T) {
 	if len(rows) != 2 || rows[1].Label != "users-1 · h2" {
 		t.Fatalf("rows %+v, want users-1 · h1 and h2", rows)
 	}
-	f, _, _ := results.TenantFleetOf(r.Run, r.Workloads[0].Steps[0])
+	f := r.Workloads[0].Steps[0].Fleet
 	h2 := f.Hosts[1]
 	nopm, _ := h2.Figure(results.FigureNOPM)
 	got := rows[1].Steps[1]

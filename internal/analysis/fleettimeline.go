@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -297,7 +296,7 @@ func tenantTimelines(r *Recorded) ([]FleetTimeline, error) {
 	}
 	var fleetSteps []fleetStep
 	for _, s := range steps {
-		if _, ok, err := results.TenantFleetOf(r.Run, s); err != nil || !ok {
+		if s.Fleet == nil {
 			continue
 		}
 		fs := fleetStep{name: s.Name}
@@ -362,30 +361,15 @@ func msDuration(ms float64) time.Duration {
 	return time.Duration(math.Round(ms * float64(time.Millisecond)))
 }
 
-// recordedBackup is a backup as a noisy-neighbour phase records it in its
-// step's detail ("backups": tenant, start, seconds).
-type recordedBackup struct {
-	Tenant  string    `json:"tenant"`
-	Start   time.Time `json:"start"`
-	Seconds float64   `json:"seconds"`
-	Error   string    `json:"error,omitempty"`
-}
-
-// hostBackups are the backups a host's steps recorded, on the
-// coordinator's clock.
+// hostBackups are the backups a host's noisy-neighbour phases recorded,
+// on the coordinator's clock.
 func hostBackups(host string, steps []results.Step, offsetMS float64) []FleetMark {
 	var out []FleetMark
 	for _, s := range steps {
-		if len(s.Detail) == 0 {
+		if s.Noisy == nil {
 			continue
 		}
-		var d struct {
-			Backups []recordedBackup `json:"backups"`
-		}
-		if json.Unmarshal(s.Detail, &d) != nil {
-			continue
-		}
-		for _, b := range d.Backups {
+		for _, b := range s.Noisy.Backups {
 			if b.Start.IsZero() {
 				continue
 			}

@@ -200,7 +200,9 @@ func TestJobSecondsOfAMixedJob(t *testing.T) {
 // Backups a host's noisy-neighbour phase recorded are marked on the
 // coordinator's clock.
 func TestHostBackups(t *testing.T) {
-	steps := []results.Step{{Name: "interference", Detail: []byte(`{"phase":"interference","backups":[{"tenant":"t3","cycle":1,"start":"2026-11-22T10:00:05Z","seconds":4.5},{"tenant":"t3","cycle":2,"start":"2026-11-22T10:00:20Z","seconds":3,"error":"disk full"}]}`)},
+	steps := []results.Step{{Name: "interference", Kind: results.KindNoisyPrefix + "interference", Noisy: &results.NoisyDetail{Phase: "interference", Backups: []results.NoisyBackup{
+		{Tenant: "t3", Cycle: 1, Start: time.Date(2026, 11, 22, 10, 0, 5, 0, time.UTC), Seconds: 4.5},
+		{Tenant: "t3", Cycle: 2, Start: time.Date(2026, 11, 22, 10, 0, 20, 0, time.UTC), Seconds: 3, Error: "disk full"}}}},
 		{Name: "users-1"}}
 	marks := hostBackups("h1", steps, 1500)
 	if len(marks) != 2 {
@@ -319,9 +321,9 @@ func TestTenantsTimelineOnTheCoordinatorsClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	step := original.Workloads[0].Steps[0]
-	detail, _, err := results.TenantFleetOf(original.Run, step)
-	if err != nil {
-		t.Fatal(err)
+	detail := step.Fleet
+	if detail == nil {
+		t.Fatalf("step %s: no fleet detail", step.Name)
 	}
 
 	moved := loadRecorded(t, shiftedTenantsRun(t, ahead, true, 2))

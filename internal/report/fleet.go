@@ -225,7 +225,7 @@ func serverHostsTable(hosts []results.FleetHost, steps []results.Step, id string
 // beside its hosts' CPU, disks and memory, as each host's dbio sampled its
 // own machine over its measured step, the fleet's row first; nil when no
 // host recorded telemetry.
-func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
+func tenantHostsTable(steps []results.Step, id string) *table {
 	t, key := stepHostsTable(id, "Each host's machine as its own dbio sampled it once a second over its measured step. CPU is in % of the host's own CPUs; disk figures are the block devices behind the host's target: IOPS and MB/s summed, await each device's per-second await averaged over the step (as iostat's at one second, not total wait over total I/Os), the devices weighted by their IOPS. "+
 		"The fleet's row: CPU shares the mean of the hosts' (each host counts once, whatever its number of CPUs), disk IOPS, MB/s and memory the hosts' sums, disk await the hosts' weighted by each one's I/Os over its step.", steps)
 	var notes []string
@@ -233,7 +233,7 @@ func tenantHostsTable(run results.Run, steps []results.Step, id string) *table {
 		if s.Telemetry == nil {
 			continue
 		}
-		if fleet, ok, _ := results.TenantFleetOf(run, s); ok && fleet.System != nil {
+		if fleet := s.Fleet; fleet != nil && fleet.System != nil {
 			t.Rows = append(t.Rows, fleetSystemRow(key.cell(s), *fleet.System, len(fleet.Hosts)))
 			for _, l := range fleet.System.LeftOut {
 				if !slices.Contains(notes, l) {

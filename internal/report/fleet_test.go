@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -51,16 +50,11 @@ func TestFleetSystemTable(t *testing.T) {
 // named in the caption, and memory no host's dbio read shows as "-".
 func TestTenantHostsTable(t *testing.T) {
 	h1 := results.HostSystem{Seconds: 8, CPUUserPct: 60, CPUSystemPct: 20, CPUIowaitPct: 5, CPUIdlePct: 15, DiskIOPS: 1200, DiskMBPerSec: 9.5, DiskAwaitMS: 0.25}
-	fleet := results.TenantFleet{Seconds: 8, Hosts: []results.TenantHostStep{{Host: "h1"}, {Host: "h2"}},
+	fleet := &results.TenantFleet{Seconds: 8, Hosts: []results.TenantHostStep{{Host: "h1"}, {Host: "h2"}},
 		System: &results.FleetSystem{HostSystem: h1, Hosts: []string{"h1"}, LeftOut: []string{"h2: no telemetry recorded"}}}
-	detail, err := json.Marshal(fleet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := results.Run{Tenants: &results.Tenants{Workload: "tpcc"}}
-	step := results.Step{Name: "users-1", Kind: "tpcc", Users: 2, Status: results.StatusCompleted, Detail: detail,
+	step := results.Step{Name: "users-1", Kind: "tpcc", Users: 2, Status: results.StatusCompleted, Fleet: fleet,
 		Telemetry: &results.TelemetrySummary{Hosts: []results.HostTelemetry{{Host: "h1", System: &h1}, {Host: "h2"}}}}
-	tb := tenantHostsTable(run, []results.Step{step}, "t")
+	tb := tenantHostsTable([]results.Step{step}, "t")
 	if tb == nil || len(tb.Rows) != 2 {
 		t.Fatalf("table %+v, want the fleet's row and h1's", tb)
 	}
@@ -80,7 +74,7 @@ func TestTenantHostsTable(t *testing.T) {
 		t.Errorf("caption %q", tb.Caption)
 	}
 	step.Telemetry = nil
-	if tenantHostsTable(run, []results.Step{step}, "t") != nil {
+	if tenantHostsTable([]results.Step{step}, "t") != nil {
 		t.Error("a table without any host's telemetry")
 	}
 }

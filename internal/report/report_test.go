@@ -492,9 +492,10 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 			}
 		}, []string{"The run was abandoned: the dbio that wrote it ended without finishing the run", "No step finished with figures."}},
 		{"interrupted mixed run", func(t *testing.T, d *results.Dir) {
-			fioDetail := []byte(`{"name":"4k-randread","series":"4k-randread","rw":"randread","bs":4096,"iodepth":32,"jobs":1,"label":"t","profile":"four-corners","status":"failed"}`)
+			fioDetail := &results.FioPoint{Profile: "four-corners", FioPlan: results.FioPlan{Name: "4k-randread", Series: "4k-randread", RW: "randread", BS: 4096, IODepth: 32, Jobs: 1, Label: "t"},
+				Status: results.StatusFailed}
 			steps := []results.Step{
-				{Index: 0, Name: "4k-randread", Kind: "fio", Started: start, Ended: start.Add(time.Second), Status: results.StatusFailed, Error: "fio was killed by signal 9", Detail: fioDetail},
+				{Index: 0, Name: "4k-randread", Kind: "fio", Started: start, Ended: start.Add(time.Second), Status: results.StatusFailed, Error: "fio was killed by signal 9", Fio: fioDetail},
 				{Index: 1, Name: "users-1", Kind: "tpcc", Users: 1, Started: start.Add(2 * time.Second), Ended: start.Add(5 * time.Second), RampUpS: 1,
 					Status: results.StatusInterrupted, Figures: []results.Figure{{Name: "tpm", Value: 600, Unit: "tx/min"}}, Total: &metrics.TxSummary{Name: "all"}},
 				{Index: 2, Name: "backup-1", Kind: "backup", Started: start.Add(6 * time.Second), Ended: start.Add(9 * time.Second), Status: results.StatusCompleted,

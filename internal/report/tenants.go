@@ -38,8 +38,8 @@ func readTenantRows(run results.Run, steps []results.Step) (tenantRows, bool) {
 		}
 	}
 	for _, s := range steps {
-		f, ok, err := results.TenantFleetOf(run, s)
-		if err != nil || !ok || len(f.Hosts) == 0 {
+		f := s.Fleet
+		if f == nil || len(f.Hosts) == 0 {
 			continue
 		}
 		if out.names == nil {

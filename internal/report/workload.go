@@ -442,7 +442,7 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 	if r.Run.Tenants != nil {
 		// The tenants ran on the hosts, each sampled by its own dbio; this
 		// machine only coordinated them, so only the hosts' figures are shown.
-		if t := tenantHostsTable(r.Run, steps, id("tenant-hosts")); t != nil {
+		if t := tenantHostsTable(steps, id("tenant-hosts")); t != nil {
 			sec.add(t)
 		} else {
 			sec.add(&paragraph{Text: "No telemetry was recorded for these steps.", Class: "note"})

@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -10,7 +9,7 @@ import (
 )
 
 // A step written with its typed records reads back as the same records: the
-// telemetry summary and a fio point's detail.
+// telemetry summary, and the detail of each kind that has one.
 func TestStepRecordsRoundTrip(t *testing.T) {
 	d, err := Create(t.TempDir(), "records", Run{Kind: "disk"}, time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	if err != nil {
@@ -23,9 +22,20 @@ func TestStepRecordsRoundTrip(t *testing.T) {
 		SteadyState: "iops_slope:0.3%", SteadyWindowS: 60, Label: "nvme", Targets: []string{"/mnt/nvme"}},
 		Status: StatusCompleted, FioDirections: FioDirections{Total: &FioDirection{IOPS: 1000, BytesPerSec: 4096000, Completion: FioLatency{MeanUS: 31, Percentiles: []FioPercentile{{P: 99, US: 80}}}}},
 		Steady: &FioSteadyState{Criterion: "iops_slope:0.300000%", WindowS: 60, Attained: true, Value: "-0.12%", WindowIOPSMean: 998}}
+	verified := true
+	at := time.Date(2026, 11, 22, 10, 1, 0, 0, time.UTC)
 	steps := []Step{
 		{Index: 0, Name: "randread-4k", Kind: KindFio, Status: StatusCompleted, Figures: []Figure{{Name: FigureIOPS, Value: 1000, Unit: "IOPS"}}, Telemetry: tel, Fio: fio},
-		{Index: 1, Name: "backup-1", Kind: "backup", Status: StatusCompleted, Detail: json.RawMessage(`{"op":"backup","cycle":1}`)},
+		{Index: 1, Name: "backup-1", Kind: KindBackup, Status: StatusCompleted, Backup: &BackupDetail{Op: "backup", Cycle: 1, Tool: "pg_basebackup", Bytes: 1 << 20,
+			PerSec: []float64{0.5, 0.5}, Latency: map[string]LatencySpread{"vda_w_await": {Mean: 1, P99: 2, Max: 3}}}},
+		{Index: 2, Name: "restore-1", Kind: KindRestore, Status: StatusCompleted, Backup: &BackupDetail{Op: "restore", Cycle: 1,
+			Rows: map[string]int64{"item": 100000}, Checks: []Check{{Name: "rows in item", Passed: true}}, Verified: &verified}},
+		{Index: 3, Name: "noisy", Kind: KindNoisyPrefix + "noisy", Status: StatusCompleted, Noisy: &NoisyDetail{Phase: "noisy",
+			Tenants: []NoisyTenant{{Name: "t1", TPM: 600, NOPM: 270, P99MS: 12, VsQuietPct: -20}},
+			Backups: []NoisyBackup{{Tenant: "t2", Cycle: 1, Start: at, Seconds: 4, Bytes: 1 << 20, MBPerS: 0.26}}}},
+		{Index: 4, Name: "users-1", Kind: "tpcc", Status: StatusCompleted, Notes: []string{"the fleet's figures"}, Fleet: &TenantFleet{WindowStart: at, WindowEnd: at.Add(7 * time.Second), Seconds: 8,
+			Hosts: []TenantHostStep{{Host: "h1", Step: "hosts/h1/run/steps/00-users-1", Figures: []Figure{{Name: FigureTPM, Value: 600, Unit: "tx/min"}}}}}},
+		{Index: 5, Name: "users-2", Kind: "tpcc", Status: StatusCompleted},
 	}
 	for _, s := range steps {
 		if err := d.WriteStep(s, nil); err != nil {
@@ -36,20 +46,39 @@ func TestStepRecordsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := l.Steps[0]; !reflect.DeepEqual(got.Telemetry, tel) || !reflect.DeepEqual(got.Fio, fio) || got.Detail != nil {
-		t.Errorf("fio step read back as\n%+v\n%+v", got.Telemetry, got.Fio)
-	}
-	var compact bytes.Buffer
-	if got := l.Steps[1]; got.Fio != nil || json.Compact(&compact, got.Detail) != nil || compact.String() != `{"op":"backup","cycle":1}` {
-		t.Errorf("backup step's detail read back as %s (fio %v)", got.Detail, got.Fio)
+	for i, want := range steps {
+		if got := l.Steps[i]; !reflect.DeepEqual(got, want) {
+			t.Errorf("step %s read back as\n%+v\nwant\n%+v", want.Name, got, want)
+		}
 	}
 }
 
-func TestFioDetailThatIsNotOneIsAnError(t *testing.T) {
-	var s Step
-	err := json.Unmarshal([]byte(`{"name":"p","kind":"fio","detail":{"bs":"large"}}`), &s)
-	if err == nil || !strings.Contains(err.Error(), "step p: fio detail") {
-		t.Errorf("got %v", err)
+// A step's detail stands where it always stood, before its notes, so that
+// summary.json's bytes stay as earlier dbio versions wrote them.
+func TestStepDetailBeforeNotes(t *testing.T) {
+	b, err := json.Marshal(Step{Name: "backup-1", Kind: KindBackup, Backup: &BackupDetail{Op: "backup"}, Notes: []string{"n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if d, n := strings.Index(got, `"detail":`), strings.Index(got, `"notes":`); d < 0 || n < d || strings.Count(got, `"notes":`) != 1 {
+		t.Errorf("got %s, want one notes after the detail", got)
+	}
+}
+
+// A detail that is not its kind's record is a damaged step, whatever the kind.
+func TestDetailThatIsNotItsKindsIsAnError(t *testing.T) {
+	for _, tc := range []struct{ kind, detail, want string }{
+		{KindFio, `{"bs":"large"}`, "step p: fio detail"},
+		{KindBackup, `{"cycle":"first"}`, "step p: backup detail"},
+		{KindNoisyPrefix + "quiet", `{"tenants":{}}`, "step p: noisy-quiet detail"},
+		{"tpcc", `{"seconds":"eight"}`, "step p: tpcc detail"},
+	} {
+		var s Step
+		err := json.Unmarshal([]byte(`{"name":"p","kind":"`+tc.kind+`","detail":`+tc.detail+`}`), &s)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.kind, err, tc.want)
+		}
 	}
 }
 

@@ -218,12 +218,17 @@ type Step struct {
 	// Warmup says how the ramp-up ended when it was to end at steady
 	// state; nil for a ramp-up of fixed length.
 	Warmup *SteadyWarmup `json:"warmup,omitempty"`
-	// Fio is a fio point's record (kind "fio"), stored as the step's detail.
+	// A step's record beyond its figures, stored as its "detail", is typed
+	// by its kind; at most one is set. Fio is a fio point's (kind "fio").
 	Fio *FioPoint `json:"-"`
-	// Detail is the record of a step of another kind (a backup, the tenants
-	// of a noisy-neighbour step), kept as its producer wrote it.
-	Detail json.RawMessage `json:"detail,omitempty"`
-	Notes  []string        `json:"notes,omitempty"`
+	// Backup is a backup or restore's (kinds "backup" and "restore").
+	Backup *BackupDetail `json:"-"`
+	// Noisy is a noisy-neighbour phase's aggregate (kind "noisy-<phase>").
+	Noisy *NoisyDetail `json:"-"`
+	// Fleet is a step of a run of tenants on several hosts: the fleet's
+	// window and each host's part (the workload's kind).
+	Fleet *TenantFleet `json:"-"`
+	Notes []string     `json:"notes,omitempty"`
 }
 
 // SteadyWarmup is the ramp-up of a step that was to end once throughput was
@@ -258,34 +263,68 @@ type SteadyWarmup struct {
 // KindFio is the kind of the steps that are fio points.
 const KindFio = "fio"
 
-// stepJSON is Step as stored: a fio point's record goes under "detail".
+// stepJSON is Step as stored, without its detail.
 type stepJSON Step
 
-// MarshalJSON stores a fio point's record as the step's detail.
-func (s Step) MarshalJSON() ([]byte, error) {
-	if s.Fio != nil {
-		d, err := json.Marshal(s.Fio)
-		if err != nil {
-			return nil, err
-		}
-		s.Detail = d
+// detail is the step's typed record, nil when it has none.
+func (s Step) detail() any {
+	switch {
+	case s.Fio != nil:
+		return s.Fio
+	case s.Backup != nil:
+		return s.Backup
+	case s.Noisy != nil:
+		return s.Noisy
+	case s.Fleet != nil:
+		return s.Fleet
 	}
-	return json.Marshal(stepJSON(s))
+	return nil
 }
 
-// UnmarshalJSON reads a fio step's detail back as its FioPoint.
+// MarshalJSON stores the step's typed record as its "detail", before its
+// notes as it always stood: the notes are written after it (Notes here is
+// shallower than stepJSON's, so encoding/json writes this one only).
+func (s Step) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		stepJSON
+		Detail any      `json:"detail,omitempty"`
+		Notes  []string `json:"notes,omitempty"`
+	}{stepJSON(s), s.detail(), s.Notes})
+}
+
+// UnmarshalJSON reads the step's detail back as the record of its kind: a
+// fio point's, a backup's or restore's, a noisy-neighbour phase's, and
+// any other kind's as a tenants run's fleet step (the only other step
+// that has one).
 func (s *Step) UnmarshalJSON(b []byte) error {
-	var v stepJSON
+	var v struct {
+		stepJSON
+		Detail json.RawMessage `json:"detail"`
+	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*s = Step(v)
-	if s.Kind == KindFio && len(s.Detail) > 0 && string(s.Detail) != "null" {
+	*s = Step(v.stepJSON)
+	if len(v.Detail) == 0 || string(v.Detail) == "null" {
+		return nil
+	}
+	var into any
+	switch {
+	case s.Kind == KindFio:
 		s.Fio = &FioPoint{}
-		if err := json.Unmarshal(s.Detail, s.Fio); err != nil {
-			return fmt.Errorf("step %s: fio detail: %w", s.Name, err)
-		}
-		s.Detail = nil
+		into = s.Fio
+	case s.Kind == KindBackup || s.Kind == KindRestore:
+		s.Backup = &BackupDetail{}
+		into = s.Backup
+	case IsNoisyPhase(s.Kind):
+		s.Noisy = &NoisyDetail{}
+		into = s.Noisy
+	default:
+		s.Fleet = &TenantFleet{}
+		into = s.Fleet
+	}
+	if err := json.Unmarshal(v.Detail, into); err != nil {
+		return fmt.Errorf("step %s: %s detail: %w", s.Name, s.Kind, err)
 	}
 	return nil
 }

@@ -1,8 +1,6 @@
 package results
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"dbio/internal/metrics"
@@ -137,17 +135,4 @@ func (h TenantHostStep) Figure(name FigureName) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-// TenantFleetOf reads the detail of a step of a tenants run (whose steps
-// are the fleet's, of the workload's kind); ok is false for other steps.
-func TenantFleetOf(r Run, s Step) (TenantFleet, bool, error) {
-	if r.Tenants == nil || len(s.Detail) == 0 {
-		return TenantFleet{}, false, nil
-	}
-	var f TenantFleet
-	if err := json.Unmarshal(s.Detail, &f); err != nil {
-		return f, false, fmt.Errorf("step %s: tenants detail: %w", s.Name, err)
-	}
-	return f, true, nil
 }

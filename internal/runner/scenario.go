@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -47,13 +46,13 @@ func (b Backups) run(ctx context.Context, ss *session) error {
 	}
 	return ss.dir.UpdateRun(func(r *results.Run) {
 		for _, s := range steps {
-			var d scenario.BackupDetail
-			if json.Unmarshal(s.Detail, &d) == nil {
-				for _, c := range d.Checks {
-					c.Name = s.Name + ": " + c.Name
-					r.Checks = append(r.Checks, c)
-					ss.out.Checks = append(ss.out.Checks, c)
-				}
+			if s.Backup == nil {
+				continue
+			}
+			for _, c := range s.Backup.Checks {
+				c.Name = s.Name + ": " + c.Name
+				r.Checks = append(r.Checks, c)
+				ss.out.Checks = append(ss.out.Checks, c)
 			}
 		}
 	})

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +21,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/remote"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
 	"dbio/internal/units"
@@ -577,7 +575,7 @@ type hostStep struct {
 	dirs []string
 	// backups are the backups its host's neighbours took in it, on the
 	// host's clock.
-	backups []scenario.BackupRun
+	backups []results.NoisyBackup
 }
 
 // readSteps are a host's steps as the fleet sums them: a workload run's
@@ -593,14 +591,13 @@ func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
 		return out
 	}
 	for _, phase := range l.Steps {
-		if !strings.HasPrefix(phase.Kind, "noisy-") {
+		if !results.IsNoisyPhase(phase.Kind) {
 			continue
 		}
 		hs := hostStep{Step: results.Step{Index: phase.Index, Name: phase.Name, Started: phase.Started, Ended: phase.Ended,
 			MeasureS: phase.MeasureS, Status: phase.Status, Error: phase.Error, Telemetry: phase.Telemetry}}
-		var d scenario.NoisyDetail
-		if json.Unmarshal(phase.Detail, &d) == nil {
-			hs.backups = d.Backups
+		if phase.Noisy != nil {
+			hs.backups = phase.Noisy.Backups
 		}
 		sums := map[results.FigureName]float64{}
 		units := map[results.FigureName]string{}
@@ -720,11 +717,7 @@ func (r *tenantRun) fleetStep(loaded []*results.Loaded, steps [][]hostStep, i in
 		total.PerMinute = results.Round6(v * 60)
 	}
 	s.Total = &total
-	detail, err := json.Marshal(fleet)
-	if err != nil {
-		return s, nil, err
-	}
-	s.Detail = detail
+	s.Fleet = &fleet
 	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged; the transaction counts cover each host's whole measured step, summed, as its latency does, so they may hold more than the window's throughput", fleet.Seconds, len(hosts)))
 	return s, hists, nil
 }
@@ -790,8 +783,8 @@ func stepHistograms(dir string, fleet map[string]*hdrhistogram.Histogram) (*hdrh
 
 // show prints a fleet step: the fleet's row, and each host's beneath it.
 func (r *tenantRun) show(i, count int, s results.Step) {
-	fleet, ok, err := results.TenantFleetOf(results.Run{Tenants: &r.rec}, s)
-	if err != nil || !ok {
+	fleet := s.Fleet
+	if fleet == nil {
 		return
 	}
 	w := r.env.Out

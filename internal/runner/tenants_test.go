@@ -274,9 +274,9 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 	}
 	ten := l.Run.Tenants
 	for _, s := range l.Steps {
-		fl, ok, err := results.TenantFleetOf(l.Run, s)
-		if err != nil || !ok {
-			t.Fatalf("step %s: no fleet detail: %v", s.Name, err)
+		fl := s.Fleet
+		if fl == nil {
+			t.Fatalf("step %s: no fleet detail", s.Name)
 		}
 		t.Logf("step %s: first seconds %.1f ms apart, window %d s", s.Name, fl.StartSpreadMS, fl.Seconds)
 		// Far below the pause: the hosts' own wake-ups and first ticks.
@@ -331,7 +331,10 @@ func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 		if s.Started.Before(at.Add(-500*time.Millisecond)) || s.Started.After(at.Add(time.Second)) {
 			t.Errorf("step %s started at %s, its barrier's instant %s: not on one clock", s.Name, s.Started.Format("15:04:05.000"), at.Format("15:04:05.000"))
 		}
-		fl, _, _ := results.TenantFleetOf(l.Run, s)
+		fl := s.Fleet
+		if fl == nil {
+			t.Fatalf("step %s: no fleet detail", s.Name)
+		}
 		if fl.WindowStart.Before(s.Started) || fl.WindowEnd.After(s.Ended.Add(time.Second)) {
 			t.Errorf("step %s: window %s to %s outside the step's %s to %s", s.Name, fl.WindowStart.Format("15:04:05.000"), fl.WindowEnd.Format("15:04:05.000"),
 				s.Started.Format("15:04:05.000"), s.Ended.Format("15:04:05.000"))

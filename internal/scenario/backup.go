@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -34,29 +33,6 @@ type Backups struct {
 	Recording
 }
 
-// BackupDetail is a backup or restore step's Detail.
-type BackupDetail struct {
-	Op       string            `json:"op"` // backup or restore
-	Cycle    int               `json:"cycle"`
-	Tool     string            `json:"tool"`
-	Path     string            `json:"path"`
-	Bytes    int64             `json:"bytes"`
-	Seconds  float64           `json:"seconds"`
-	MBPerSec float64           `json:"mb_per_sec"`
-	PerSec   []float64         `json:"per_second_mb"`
-	Rows     map[string]int64  `json:"rows,omitempty"`
-	Checks   []results.Check   `json:"checks,omitempty"`
-	Verified *bool             `json:"verified,omitempty"`
-	Latency  map[string]Spread `json:"disk_latency_ms,omitempty"`
-}
-
-// Spread is a mean and 99th percentile over per-second samples.
-type Spread struct {
-	Mean float64 `json:"mean"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
-}
-
 // Run executes the cycles and returns the steps it wrote.
 func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
 	b.Recording.defaults()
@@ -81,7 +57,7 @@ func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
 			counts, _ = rowCounts(ctx, b.Tenant)
 		}
 		fmt.Fprintf(b.Log, "backup cycle %d of %d\n", cycle, b.Cycles)
-		step, res, err := b.timed(ctx, index, fmt.Sprintf("backup-%d", cycle), "backup", cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
+		step, res, err := b.timed(ctx, index, fmt.Sprintf("backup-%d", cycle), results.KindBackup, cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
 			return bk.Backup(ctx, dest)
 		})
 		steps = append(steps, step)
@@ -91,7 +67,7 @@ func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
 		}
 		if b.Restore {
 			fmt.Fprintf(b.Log, "restore cycle %d of %d\n", cycle, b.Cycles)
-			rstep, _, err := b.timed(ctx, index, fmt.Sprintf("restore-%d", cycle), "restore", cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
+			rstep, _, err := b.timed(ctx, index, fmt.Sprintf("restore-%d", cycle), results.KindRestore, cycle, dest, func(ctx context.Context) (engine.BackupResult, error) {
 				return res, bk.Restore(ctx, res.Path)
 			})
 			if err == nil {
@@ -176,14 +152,14 @@ loop:
 	if op == "backup" && res.Bytes == 0 {
 		res.Bytes = dirBytes(dest)
 	}
-	d := BackupDetail{Op: op, Cycle: cycle, Tool: res.Tool, Path: res.Path, Bytes: res.Bytes, Seconds: secs, PerSec: perSec}
+	d := results.BackupDetail{Op: op, Cycle: cycle, Tool: res.Tool, Path: res.Path, Bytes: res.Bytes, Seconds: secs, PerSec: perSec}
 	if secs > 0 {
 		d.MBPerSec = float64(res.Bytes) / 1e6 / secs
 	}
 	step := results.Step{Index: index, Name: name, Kind: op, Started: start, Ended: end, MeasureS: secs, Status: results.StatusCompleted,
 		Figures: []results.Figure{results.FigureCopySeconds.With(secs), results.FigureCopyMB.With(float64(res.Bytes) / 1e6),
 			results.FigureCopyMBPerSec.With(d.MBPerSec)}}
-	d.Latency = b.concludeTelemetry(&step, "p99", func(s Spread) float64 { return s.P99 })
+	d.Latency = b.concludeTelemetry(&step, "p99", func(s results.LatencySpread) float64 { return s.P99 })
 	if l != nil {
 		l.tick(b.Now())
 		ws := workloadStep(b.Tenant, l.totals()[0], end.Sub(start))
@@ -196,7 +172,7 @@ loop:
 			step.Status = results.StatusInterrupted
 		}
 	}
-	step.Detail, _ = json.Marshal(d)
+	step.Backup = &d
 	if err := b.Dir.WriteStep(step, nil); err != nil && opErr == nil {
 		opErr = err
 	}
@@ -209,8 +185,10 @@ loop:
 // verify checks a restored database: the workload's consistency conditions
 // and, when it was backed up idle, the same row count in every table.
 func (b *Backups) verify(ctx context.Context, step *results.Step, before map[string]int64) error {
-	var d BackupDetail
-	_ = json.Unmarshal(step.Detail, &d)
+	var d results.BackupDetail
+	if step.Backup != nil {
+		d = *step.Backup
+	}
 	checks, err := b.Tenant.Workload.Check(ctx, b.Tenant.Instance)
 	if err != nil {
 		return fmt.Errorf("verify restore: %w", err)
@@ -238,7 +216,7 @@ func (b *Backups) verify(ctx context.Context, step *results.Step, before map[str
 		}
 	}
 	d.Verified = &ok
-	step.Detail, _ = json.Marshal(d)
+	step.Backup = &d
 	if !ok {
 		step.Status = results.StatusFailed
 		step.Error = "restored database failed verification"
@@ -298,8 +276,8 @@ func rowCounts(ctx context.Context, t Tenant) (map[string]int64, error) {
 }
 
 // diskLatency picks each device's read and write await from a telemetry summary.
-func diskLatency(s results.TelemetrySummary) map[string]Spread {
-	out := map[string]Spread{}
+func diskLatency(s results.TelemetrySummary) map[string]results.LatencySpread {
+	out := map[string]results.LatencySpread{}
 	names := make([]string, 0, len(s.Metrics))
 	for n := range s.Metrics {
 		names = append(names, n)
@@ -311,7 +289,7 @@ func diskLatency(s results.TelemetrySummary) map[string]Spread {
 		}
 		st := s.Metrics[n]
 		key := strings.TrimSuffix(strings.TrimPrefix(n, "disk_"), "_ms")
-		out[key] = Spread{Mean: st.Mean, P99: st.P99, Max: st.Max}
+		out[key] = results.LatencySpread{Mean: st.Mean, P99: st.P99, Max: st.Max}
 	}
 	return out
 }

@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -39,35 +38,6 @@ type Noisy struct {
 	// phase at one instant (see runner.Tenants).
 	Barrier func(ctx context.Context) error
 	Recording
-}
-
-// NoisyDetail is the Detail of a phase's aggregate step.
-type NoisyDetail struct {
-	Phase   string         `json:"phase"`
-	Tenants []TenantFigure `json:"tenants"`
-	Backups []BackupRun    `json:"backups,omitempty"`
-	// Latency is disk latency (ms) over the phase's per-second samples, per device and direction.
-	Latency map[string]Spread `json:"disk_latency_ms,omitempty"`
-}
-
-// TenantFigure is one tenant's throughput in a phase, and against the quiet baseline.
-type TenantFigure struct {
-	Name       string  `json:"name"`
-	TPM        float64 `json:"tpm"`
-	NOPM       float64 `json:"nopm"`
-	P99MS      float64 `json:"p99_ms"`
-	VsQuietPct float64 `json:"vs_quiet_pct,omitempty"`
-}
-
-// BackupRun is one backup taken during interference.
-type BackupRun struct {
-	Tenant  string    `json:"tenant"`
-	Cycle   int       `json:"cycle"`
-	Start   time.Time `json:"start"`
-	Seconds float64   `json:"seconds"`
-	Bytes   int64     `json:"bytes"`
-	MBPerS  float64   `json:"mb_per_s"`
-	Error   string    `json:"error,omitempty"`
 }
 
 // Run executes both phases and returns the steps written.
@@ -117,7 +87,7 @@ func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Ten
 	}
 	var (
 		mu      sync.Mutex
-		backups []BackupRun
+		backups []results.NoisyBackup
 		active  int
 		wg      sync.WaitGroup
 	)
@@ -147,7 +117,7 @@ func (n *Noisy) phase(ctx context.Context, name string, running, backingUp []Ten
 					t0 := n.Now()
 					res, err := bk.Backup(ctx, dest)
 					secs := n.Now().Sub(t0).Seconds()
-					run := BackupRun{Tenant: t.Name, Cycle: c, Start: t0, Seconds: secs, Bytes: res.Bytes}
+					run := results.NoisyBackup{Tenant: t.Name, Cycle: c, Start: t0, Seconds: secs, Bytes: res.Bytes}
 					if secs > 0 {
 						run.MBPerS = float64(res.Bytes) / 1e6 / secs
 					}
@@ -230,7 +200,7 @@ loop:
 	}
 	measured := end.Sub(start)
 	var steps []results.Step
-	detail := NoisyDetail{Phase: name}
+	detail := results.NoisyDetail{Phase: name}
 	figures := map[string]float64{}
 	var sumTPM, sumNOPM float64
 	for i, t := range running {
@@ -240,7 +210,7 @@ loop:
 		tpm, _ := s.Figure(results.FigureTPM)
 		nopm, _ := s.Figure(results.FigureNOPM)
 		p99, _ := s.Figure(results.FigureLatencyP99)
-		tf := TenantFigure{Name: t.Name, TPM: tpm, NOPM: nopm, P99MS: p99}
+		tf := results.NoisyTenant{Name: t.Name, TPM: tpm, NOPM: nopm, P99MS: p99}
 		if q, ok := baseline[t.Name]; ok && q > 0 {
 			tf.VsQuietPct = (tpm - q) / q * 100
 			s.Figures = append(s.Figures, results.FigureTPMVsQuiet.With(tf.VsQuietPct))
@@ -268,18 +238,18 @@ loop:
 	mu.Lock()
 	detail.Backups = append(detail.Backups, backups...)
 	mu.Unlock()
-	agg := results.Step{Index: *index, Name: name, Kind: "noisy-" + name, Started: start, Ended: end, MeasureS: measured.Seconds(), Status: results.StatusCompleted,
+	agg := results.Step{Index: *index, Name: name, Kind: results.KindNoisyPrefix + name, Started: start, Ended: end, MeasureS: measured.Seconds(), Status: results.StatusCompleted,
 		Figures: []results.Figure{results.FigureTenants.With(float64(len(running))), results.FigureTPMTotal.With(sumTPM),
 			results.FigureNOPMTotal.With(sumNOPM), results.FigureTPMPerTenant.With(sumTPM / float64(len(running)))}}
 	*index++
 	for _, b := range detail.Backups {
 		agg.Figures = append(agg.Figures, results.BackupSeconds(b.Tenant, b.Cycle).With(b.Seconds))
 	}
-	detail.Latency = n.concludeTelemetry(&agg, "peak", func(s Spread) float64 { return s.Max })
+	detail.Latency = n.concludeTelemetry(&agg, "peak", func(s results.LatencySpread) float64 { return s.Max })
 	if runErr != nil {
 		agg.Status, agg.Error = results.StatusInterrupted, runErr.Error()
 	}
-	agg.Detail, _ = json.Marshal(detail)
+	agg.Noisy = &detail
 	if err := n.Dir.WriteStep(agg, nil); err != nil && runErr == nil {
 		runErr = err
 	}

@@ -67,7 +67,7 @@ func (r *Recording) AppendRow(row results.SeriesRow) {
 // summary, and each device's latency as the figures <dev>_latency_mean and
 // <dev>_latency_<worst>, worst picking the spread's figure the scenario
 // reads. It returns the devices' latencies for the step's detail.
-func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick func(Spread) float64) map[string]Spread {
+func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick func(results.LatencySpread) float64) map[string]results.LatencySpread {
 	sum := r.StepTelemetry()
 	if sum == nil {
 		return nil

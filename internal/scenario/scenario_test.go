@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"math"
 	"path/filepath"
@@ -57,10 +56,10 @@ func TestBackupCyclesWithRestore(t *testing.T) {
 	}
 	catalogued(t, steps)
 	for _, s := range steps {
-		var d BackupDetail
-		if err := json.Unmarshal(s.Detail, &d); err != nil {
-			t.Fatal(err)
+		if s.Backup == nil {
+			t.Fatalf("%s: no backup record", s.Name)
 		}
+		d := *s.Backup
 		if s.Status != results.StatusCompleted || d.Bytes < 50e6 || d.Seconds <= 0 {
 			t.Errorf("%s: status %s, %d bytes in %.2f s", s.Name, s.Status, d.Bytes, d.Seconds)
 		}
@@ -120,8 +119,10 @@ func TestNoisyNeighbourOnSQLite(t *testing.T) {
 		}
 		t.Fatalf("steps %v", names)
 	}
-	var d NoisyDetail
-	json.Unmarshal(steps[3].Detail, &d)
+	if steps[3].Noisy == nil {
+		t.Fatalf("step %s: no noisy-neighbour record", steps[3].Name)
+	}
+	d := *steps[3].Noisy
 	if steps[0].Name != "quiet-t1" || steps[2].Name != "interference-t1" {
 		t.Errorf("steps %s, %s: want the same working tenant in both phases", steps[0].Name, steps[2].Name)
 	}
