@@ -384,26 +384,14 @@ func TestTenantsTimelineOnTheCoordinatorsClock(t *testing.T) {
 	}
 }
 
-// recomputedFleet computes a tenants run's first step's fleet figures
-// from its hosts' directories, as the run does: each host's seconds from
-// its start less the offset recorded at the start.
+// recomputedFleet is a tenants run's first fleet step folded again from
+// its hosts' directories, as the run folds them: its record and figures.
 func recomputedFleet(t *testing.T, r *Recorded) (results.TenantFleet, []results.Figure) {
 	t.Helper()
-	step := r.Workloads[0].Steps[0]
-	figs := TenantFigures(r.Workloads[0].Steps)
-	offsets := tenantClockOffsets(r.Run.Tenants)
-	var hosts []TenantHost
-	for _, h := range r.Run.Tenants.Hosts {
-		l, err := results.Load(filepath.Join(r.Path, h.Dir))
-		if err != nil {
-			t.Fatal(err)
-		}
-		started := l.Run.Started.Add(-msDuration(offsets[h.Host]))
-		hosts = append(hosts, TenantHost{Host: h.Host, Seconds: TenantSeconds(l.Series, started, step.Name, figs)})
-	}
-	rec, fleetFigs, _, err := TenantFleet(hosts, figs)
+	fold, err := FoldTenants(r.Path, *r.Run.Tenants, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rec, fleetFigs
+	s := fold.Steps[0].Step
+	return *s.Fleet, s.Figures
 }

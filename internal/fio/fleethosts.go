@@ -283,11 +283,11 @@ func (w *pointWatch) hostTelemetry(name string, from, to time.Time, measured tim
 }
 
 // fleetSystem is the fleet's CPU, disks and memory over the hosts that
-// have theirs (telemetry.FleetSystemOf).
+// have theirs (results.FleetSystemOf).
 func fleetSystem(hosts []results.FioHost, leftOut []string) *results.FleetSystem {
 	var systems []results.HostTelemetry
 	for _, h := range hosts {
 		systems = append(systems, h.HostTelemetry)
 	}
-	return telemetry.FleetSystemOf(systems, leftOut)
+	return results.FleetSystemOf(systems, leftOut)
 }

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -137,3 +138,76 @@ func (w *SeriesWriter) Close() error {
 // ReadSeries reads a series file dbio wrote: the run's series.csv or a
 // fleet host's.
 func ReadSeries(path string) (Series, error) { return readSeries(path) }
+
+// HostSystemOf draws a host's CPU, disks and memory from its summary: the
+// CPU shares' means, the watched devices' IOPS and MB/s summed and their
+// awaits weighted by each one's IOPS, and the memory in use. A device's
+// await is the mean of its per-second awaits (as iostat's at one second),
+// not its total wait over its total I/Os: the summary keeps no per-second
+// figures, so a second of one slow I/O weighs as much as a busy one.
+func HostSystemOf(s TelemetrySummary) HostSystem {
+	mean := func(name string) float64 {
+		if v := s.Mean(name); !math.IsNaN(v) {
+			return v
+		}
+		return 0
+	}
+	h := HostSystem{Seconds: s.Samples,
+		CPUUserPct: mean("cpu_user_pct"), CPUSystemPct: mean("cpu_system_pct"), CPUIowaitPct: mean("cpu_iowait_pct"),
+		CPUStealPct: mean("cpu_steal_pct"), CPUIdlePct: mean("cpu_idle_pct"), MemUsedMB: mean("mem_used_mb")}
+	var waited float64
+	for _, d := range s.Devices {
+		p := "disk_" + d + "_"
+		rps, wps := mean(p+"rps"), mean(p+"wps")
+		h.DiskIOPS += rps + wps
+		h.DiskMBPerSec += mean(p+"rmbps") + mean(p+"wmbps")
+		waited += mean(p+"r_await_ms")*rps + mean(p+"w_await_ms")*wps
+	}
+	if h.DiskIOPS > 0 {
+		h.DiskAwaitMS = waited / h.DiskIOPS
+	}
+	return h
+}
+
+// FleetSystemOf is the fleet's CPU, disks and memory over the hosts that
+// have theirs (a nil System is passed over): CPU shares are the mean of the
+// hosts' (each host counts once, whatever its CPUs), disk IOPS, MB/s and
+// memory are summed, and the disk latency is weighted by each host's I/Os
+// (its IOPS times its seconds), so a host that did more of the fleet's
+// I/O counts for more of its await. Seconds is the fewest of any host's;
+// leftOut names the hosts without figures, each with why. Nil when no
+// host has any.
+func FleetSystemOf(hosts []HostTelemetry, leftOut []string) *FleetSystem {
+	f := &FleetSystem{LeftOut: leftOut}
+	var waited, ios float64
+	for _, h := range hosts {
+		s := h.System
+		if s == nil {
+			continue
+		}
+		if len(f.Hosts) == 0 || s.Seconds < f.Seconds {
+			f.Seconds = s.Seconds
+		}
+		f.Hosts = append(f.Hosts, h.Host)
+		f.CPUUserPct += s.CPUUserPct
+		f.CPUSystemPct += s.CPUSystemPct
+		f.CPUIowaitPct += s.CPUIowaitPct
+		f.CPUStealPct += s.CPUStealPct
+		f.CPUIdlePct += s.CPUIdlePct
+		f.DiskIOPS += s.DiskIOPS
+		f.DiskMBPerSec += s.DiskMBPerSec
+		f.MemUsedMB += s.MemUsedMB
+		hostIOs := s.DiskIOPS * float64(max(s.Seconds, 1))
+		waited += s.DiskAwaitMS * hostIOs
+		ios += hostIOs
+	}
+	n := float64(len(f.Hosts))
+	if n == 0 {
+		return nil
+	}
+	f.CPUUserPct, f.CPUSystemPct, f.CPUIowaitPct, f.CPUStealPct, f.CPUIdlePct = f.CPUUserPct/n, f.CPUSystemPct/n, f.CPUIowaitPct/n, f.CPUStealPct/n, f.CPUIdlePct/n
+	if ios > 0 {
+		f.DiskAwaitMS = waited / ios
+	}
+	return f
+}

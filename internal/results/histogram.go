@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -71,4 +73,41 @@ func ReadHistogram(path string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("read histogram %s: no histogram in file", path)
 	}
 	return merged, nil
+}
+
+// CorrectedSuffix ends the name of an open-loop step's histogram of a
+// transaction type's latency from each transaction's intended start
+// (latency-new_order-corrected.hdr), beside the type's service time's.
+const CorrectedSuffix = "-corrected"
+
+// histogramFile is the name of a step's histogram of the given type.
+func histogramFile(name string) string {
+	return "latency-" + unsafeName.ReplaceAllString(name, "-") + ".hdr"
+}
+
+// StepHistograms reads every latency histogram of a step directory dbio
+// wrote (latency-<type>.hdr), by type as its file names it; a step
+// without any has none. The directory and its files are opened as ReadDirIn
+// and OpenIn open them.
+func StepHistograms(stepDir string) (map[string]*hdrhistogram.Histogram, error) {
+	entries, err := ReadDirIn(stepDir, ".")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); strings.HasPrefix(n, "latency-") && strings.HasSuffix(n, ".hdr") {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := map[string]*hdrhistogram.Histogram{}
+	for _, n := range names {
+		h, err := ReadHistogram(filepath.Join(stepDir, n))
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSuffix(strings.TrimPrefix(n, "latency-"), ".hdr")] = h
+	}
+	return out, nil
 }

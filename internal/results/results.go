@@ -512,7 +512,7 @@ func (d *Dir) WriteStep(s Step, hists map[string]*hdrhistogram.Histogram) error 
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := writeHistogram(filepath.Join(dir, "latency-"+unsafeName.ReplaceAllString(n, "-")+".hdr"), n, hists[n], s.Started, s.Ended); err != nil {
+		if err := writeHistogram(filepath.Join(dir, histogramFile(n)), n, hists[n], s.Started, s.Ended); err != nil {
 			return d.check(err)
 		}
 	}

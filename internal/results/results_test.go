@@ -48,6 +48,16 @@ func TestDirRoundTrip(t *testing.T) {
 	if err != nil || back.TotalCount() != 1000 || back.ValueAtQuantile(50) != h.ValueAtQuantile(50) {
 		t.Fatalf("histogram round trip: %v count %d", err, back.TotalCount())
 	}
+	corrected := metrics.NewHistogram()
+	corrected.RecordValue(5000)
+	open := Step{Index: 1, Name: "rate-20", Kind: "tpcc", Started: start, Ended: start.Add(time.Minute), Status: StatusCompleted}
+	if err := d.WriteStep(open, map[string]*hdrhistogram.Histogram{"new_order": h, "new_order" + CorrectedSuffix: corrected}); err != nil {
+		t.Fatal(err)
+	}
+	byType, err := StepHistograms(StepPath(d.Path, open.Index, open.Name))
+	if err != nil || len(byType) != 2 || byType["new_order"].TotalCount() != 1000 || byType["new_order-corrected"].Max() != corrected.Max() {
+		t.Fatalf("a step's histograms by type: %v, %d types", err, len(byType))
+	}
 
 	// The series widens when a new column appears, keeping earlier rows.
 	d.AppendSeries(SeriesRow{Time: start.Add(time.Second), Step: "users-1", Phase: "measure", Values: []Sample{{"tpm", 1000}}})

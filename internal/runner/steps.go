@@ -482,7 +482,7 @@ loop:
 	if load.rate > 0 {
 		for t, c := range totals {
 			if c.Corrected != nil {
-				hists[st.workload.TxTypes()[t]+correctedSuffix] = c.Corrected
+				hists[st.workload.TxTypes()[t]+results.CorrectedSuffix] = c.Corrected
 			}
 		}
 	}
@@ -564,10 +564,6 @@ func stepError(name string, err error) error {
 	}
 	return fmt.Errorf("step %s: %w", name, err)
 }
-
-// correctedSuffix names the histogram of a type's latency from the
-// intended start beside its service time's: latency-new_order-corrected.hdr.
-const correctedSuffix = "-corrected"
 
 // sample writes one per-second row: the workload's rates and latency over
 // the last tick, and the telemetry; offered is the step's offered rate when

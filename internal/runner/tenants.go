@@ -9,20 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
-
 	"dbio/internal/analysis"
 	"dbio/internal/fleet"
-	"dbio/internal/metrics"
 	"dbio/internal/remote"
 	"dbio/internal/results"
 	"dbio/internal/target"
-	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -494,60 +489,25 @@ func (r *tenantRun) discard(ctx context.Context) {
 	}
 }
 
-// fleetSteps computes and writes the run's steps, the fleet's, from the
-// hosts' results that came back, and gathers their checks.
+// fleetSteps writes the run's steps, the fleet's, as analysis folds them
+// from the hosts' results that came back, and gathers their checks; the
+// hosts' records take how each host's own run ended.
 func (r *tenantRun) fleetSteps() ([]results.Step, []results.Check, error) {
-	var loaded []*results.Loaded
-	var checks []results.Check
-	var errs []error
-	for i, h := range r.rec.Hosts {
-		if h.Dir == "" {
-			r.rec.Hosts[i].Status = results.StatusFailed
-			errs = append(errs, fmt.Errorf("host %s: no results came back: no fleet figures", h.Host))
-			continue
-		}
-		l, err := results.Load(filepath.Join(r.dir.Path, h.Dir))
-		if err != nil {
-			r.rec.Hosts[i].Status = results.StatusFailed
-			errs = append(errs, fmt.Errorf("host %s: %w", h.Host, err))
-			continue
-		}
-		r.rec.Hosts[i].Status = l.Run.Status
-		if l.Run.Error != "" && r.rec.Hosts[i].Error == "" {
-			r.rec.Hosts[i].Error = l.Run.Error
-		}
-		for _, c := range l.Run.Checks {
-			c.Name = h.Host + ": " + c.Name
-			checks = append(checks, c)
-		}
-		loaded = append(loaded, l)
-	}
-	if len(errs) > 0 {
-		return nil, checks, errors.Join(errs...)
-	}
-	hostSteps := make([][]hostStep, len(loaded))
-	count := math.MaxInt
-	for j, l := range loaded {
-		hostSteps[j] = r.readSteps(l)
-		count = min(count, len(hostSteps[j]))
-		if r.noisy {
-			r.rec.Hosts[j].Backups = hostBackups(hostSteps[j], r.offsets[j])
-		}
-	}
+	fold, err := analysis.FoldTenants(r.dir.Path, r.rec, r.noisy)
+	r.rec.Hosts = fold.Hosts
 	var steps []results.Step
-	for i := 0; i < count; i++ {
-		s, hists, err := r.fleetStep(loaded, hostSteps, i)
-		if err != nil {
-			return steps, checks, err
+	for i, fs := range fold.Steps {
+		if werr := r.dir.WriteStep(fs.Step, fs.Histograms); werr != nil {
+			return steps, fold.Checks, werr
 		}
-		if err := r.dir.WriteStep(s, hists); err != nil {
-			return steps, checks, err
-		}
-		steps = append(steps, s)
-		r.show(i, count, s)
+		steps = append(steps, fs.Step)
+		r.show(i, len(fold.Steps), fs.Step)
+	}
+	if err != nil {
+		return steps, fold.Checks, err
 	}
 	r.showBackups()
-	return steps, checks, nil
+	return steps, fold.Checks, nil
 }
 
 // showBackups prints the backups each noisy host's tenants took, when
@@ -566,219 +526,6 @@ func (r *tenantRun) showBackups() {
 			fmt.Fprintf(r.env.Out, "    %s backups: %s\n", h.Host, strings.Join(parts, "; "))
 		}
 	}
-}
-
-// hostStep is a step of a host's run as the fleet sums it, and the step
-// directories holding its latency histograms.
-type hostStep struct {
-	results.Step
-	dirs []string
-	// backups are the backups its host's neighbours took in it, on the
-	// host's clock.
-	backups []results.NoisyBackup
-}
-
-// readSteps are a host's steps as the fleet sums them: a workload run's
-// own; a noisy-neighbour run's phases, each its working tenants' steps
-// summed (its series holds the phase's summed seconds under the
-// figures' own names).
-func (r *tenantRun) readSteps(l *results.Loaded) []hostStep {
-	var out []hostStep
-	if !r.noisy {
-		for _, s := range l.Steps {
-			out = append(out, hostStep{Step: s, dirs: []string{results.StepPath(l.Path, s.Index, s.Name)}})
-		}
-		return out
-	}
-	for _, phase := range l.Steps {
-		if !results.IsNoisyPhase(phase.Kind) {
-			continue
-		}
-		hs := hostStep{Step: results.Step{Index: phase.Index, Name: phase.Name, Started: phase.Started, Ended: phase.Ended,
-			MeasureS: phase.MeasureS, Status: phase.Status, Error: phase.Error, Telemetry: phase.Telemetry}}
-		if phase.Noisy != nil {
-			hs.backups = phase.Noisy.Backups
-		}
-		sums := map[results.FigureName]float64{}
-		units := map[results.FigureName]string{}
-		var names []results.FigureName
-		total := metrics.TxSummary{Name: "all"}
-		for _, s := range l.Steps {
-			if s.Total == nil || !strings.HasPrefix(s.Name, phase.Name+"-") {
-				continue
-			}
-			hs.Kind = s.Kind
-			hs.Users += s.Users
-			hs.dirs = append(hs.dirs, results.StepPath(l.Path, s.Index, s.Name))
-			total.Committed += s.Total.Committed
-			total.RolledBack += s.Total.RolledBack
-			total.Errors += s.Total.Errors
-			total.Retries += s.Total.Retries
-			total.Reconnects += s.Total.Reconnects
-			for _, f := range s.Figures {
-				if f.Name.Def().Throughput() {
-					if _, ok := sums[f.Name]; !ok {
-						names = append(names, f.Name)
-					}
-					sums[f.Name] += f.Value
-					units[f.Name] = f.Unit
-				}
-			}
-		}
-		for _, name := range names {
-			hs.Figures = append(hs.Figures, results.Figure{Name: name, Value: sums[name], Unit: units[name]})
-		}
-		hs.Total = &total
-		out = append(out, hs)
-	}
-	return out
-}
-
-// hostBackups are the backups a noisy host's tenants took, on the
-// coordinator's clock.
-func hostBackups(steps []hostStep, offset time.Duration) []results.TenantBackup {
-	var out []results.TenantBackup
-	for _, s := range steps {
-		for _, b := range s.backups {
-			out = append(out, results.TenantBackup{Phase: s.Name, Tenant: b.Tenant, Cycle: b.Cycle, Start: b.Start.Add(-offset),
-				Seconds: b.Seconds, Bytes: b.Bytes, Error: b.Error})
-		}
-	}
-	return out
-}
-
-// fleetStep is step i of every host, as the fleet's step.
-func (r *tenantRun) fleetStep(loaded []*results.Loaded, steps [][]hostStep, i int) (results.Step, map[string]*hdrhistogram.Histogram, error) {
-	first := steps[0][i]
-	var hostSteps []results.Step
-	for j := range loaded {
-		hostSteps = append(hostSteps, steps[j][i].Step)
-	}
-	figs := analysis.TenantFigures(hostSteps)
-	var hosts []analysis.TenantHost
-	hists := map[string]*hdrhistogram.Histogram{}
-	s := results.Step{Index: i, Name: first.Name, Kind: first.Kind, Started: first.Started, Ended: first.Ended,
-		RampUpS: first.RampUpS, Status: results.StatusCompleted}
-	total := metrics.TxSummary{Name: "all"}
-	for j, l := range loaded {
-		hs := steps[j][i]
-		if hs.Name != first.Name {
-			return s, nil, fmt.Errorf("step %d is %s on %s and %s on %s: the hosts did not run the same steps", i, first.Name, r.rec.Hosts[0].Host, hs.Name, r.rec.Hosts[j].Host)
-		}
-		s.Users += hs.Users
-		// On the coordinator's clock, as every instant of the run's.
-		started, ended := hs.Started.Add(-r.offsets[j]), hs.Ended.Add(-r.offsets[j])
-		if j == 0 || started.Before(s.Started) {
-			s.Started = started
-		}
-		if j == 0 || ended.After(s.Ended) {
-			s.Ended = ended
-		}
-		if hs.Status != results.StatusCompleted {
-			s.Status = hs.Status
-		}
-		if hs.Total != nil {
-			total.Committed += hs.Total.Committed
-			total.RolledBack += hs.Total.RolledBack
-			total.Errors += hs.Total.Errors
-			total.Retries += hs.Total.Retries
-			total.Reconnects += hs.Total.Reconnects
-		}
-		var own *hdrhistogram.Histogram
-		for _, dir := range hs.dirs {
-			h, err := stepHistograms(dir, hists)
-			if err != nil {
-				return s, nil, fmt.Errorf("host %s: %w", r.rec.Hosts[j].Host, err)
-			}
-			switch {
-			case own == nil:
-				own = h
-			case h != nil:
-				own.Merge(h)
-			}
-		}
-		rel, _ := filepath.Rel(r.dir.Path, results.StepPath(l.Path, hs.Index, hs.Name))
-		hosts = append(hosts, analysis.TenantHost{Host: r.rec.Hosts[j].Host, Step: rel,
-			Seconds: analysis.TenantSeconds(l.Series, l.Run.Started.Add(-r.offsets[j]), hs.Name, figs), Latency: own})
-	}
-	fleet, fleetFigs, _, err := analysis.TenantFleet(hosts, figs)
-	if err != nil {
-		return s, nil, fmt.Errorf("step %s: %w", first.Name, err)
-	}
-	var hostTels []results.HostTelemetry
-	for j := range loaded {
-		hostTels = append(hostTels, results.HostTelemetry{Host: r.rec.Hosts[j].Host, Telemetry: steps[j][i].Telemetry})
-	}
-	s.Telemetry, fleet.System = tenantsTelemetry(hostTels)
-	s.Figures = fleetFigs
-	s.MeasureS = float64(fleet.Seconds)
-	total.Latency = fleet.Latency
-	if v, ok := s.Figure(results.FigureTPS); ok {
-		total.PerMinute = results.Round6(v * 60)
-	}
-	s.Total = &total
-	s.Fleet = &fleet
-	s.Notes = append(s.Notes, fmt.Sprintf("the fleet's figures: throughput summed over the %d s all %d hosts were measuring, latency from every host's histograms merged; the transaction counts cover each host's whole measured step, summed, as its latency does, so they may hold more than the window's throughput", fleet.Seconds, len(hosts)))
-	return s, hists, nil
-}
-
-// tenantsTelemetry is a fleet step's telemetry: each host's, as its own dbio
-// sampled it over its measured step (hosts, Telemetry set, nil without
-// any), under telemetry.hosts with its CPU, disks and memory drawn from it,
-// as a run driving a database host from here records that host; and the
-// fleet's CPU and disks over them. Both are nil when no host recorded
-// telemetry: the coordinator's own metrics stay empty, its machine ran no
-// tenant.
-func tenantsTelemetry(hosts []results.HostTelemetry) (*results.TelemetrySummary, *results.FleetSystem) {
-	sum := &results.TelemetrySummary{Metrics: map[string]results.TelemetryStat{}}
-	var leftOut []string
-	for _, h := range hosts {
-		if h.Telemetry == nil || h.Telemetry.Samples == 0 {
-			leftOut = append(leftOut, h.Host+": no telemetry recorded")
-			continue
-		}
-		sys := telemetry.HostSystemOf(*h.Telemetry)
-		h.System = &sys
-		sum.Hosts = append(sum.Hosts, h)
-	}
-	if len(sum.Hosts) == 0 {
-		return nil, nil
-	}
-	return sum, telemetry.FleetSystemOf(sum.Hosts, leftOut)
-}
-
-// stepHistograms reads a host step's latency histograms: each type's is
-// merged into fleet (by type), and own is every type's service time merged
-// (the corrected latencies of an open-loop step are left out of it).
-func stepHistograms(dir string, fleet map[string]*hdrhistogram.Histogram) (*hdrhistogram.Histogram, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "latency-*.hdr"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	var own *hdrhistogram.Histogram
-	for _, f := range files {
-		h, err := results.ReadHistogram(f)
-		if err != nil {
-			return nil, err
-		}
-		if h == nil {
-			continue
-		}
-		typ := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "latency-"), ".hdr")
-		if fleet[typ] == nil {
-			fleet[typ] = metrics.NewHistogram()
-		}
-		fleet[typ].Merge(h)
-		if strings.HasSuffix(typ, correctedSuffix) {
-			continue
-		}
-		if own == nil {
-			own = metrics.NewHistogram()
-		}
-		own.Merge(h)
-	}
-	return own, nil
 }
 
 // show prints a fleet step: the fleet's row, and each host's beneath it.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/engine/sqlite"
 	"dbio/internal/execx"
@@ -288,6 +290,7 @@ func TestTenantsStartEveryStepTogether(t *testing.T) {
 		}
 	}
 	checkFleetCounts(t, l.Path, l)
+	checkRecomputed(t, l)
 	if len(ten.Steps) != 2 {
 		t.Fatalf("run.json records %d start barriers, want one per step: %+v", len(ten.Steps), ten.Steps)
 	}
@@ -340,7 +343,46 @@ func TestTenantsOnTheCoordinatorsClock(t *testing.T) {
 				s.Started.Format("15:04:05.000"), s.Ended.Format("15:04:05.000"))
 		}
 	}
+	checkRecomputed(t, l)
 	f.WaitNoStrays(t)
+}
+
+// checkRecomputed folds a recorded tenants run again from its hosts'
+// directories, as analysis does for a reader: the steps, their
+// histograms and the hosts' records come out as the run wrote them.
+func checkRecomputed(t *testing.T, l *results.Loaded) {
+	t.Helper()
+	fold, err := analysis.FoldTenants(l.Path, *l.Run.Tenants, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fold.Steps) != len(l.Steps) {
+		t.Fatalf("recomputed %d steps, the run wrote %d", len(fold.Steps), len(l.Steps))
+	}
+	for i, fs := range fold.Steps {
+		got, _ := json.Marshal(fs.Step)
+		want, _ := json.Marshal(l.Steps[i])
+		if string(got) != string(want) {
+			t.Errorf("step %d recomputed as\n%s\nthe run wrote\n%s", i, got, want)
+		}
+		written, err := results.StepHistograms(results.StepPath(l.Path, l.Steps[i].Index, l.Steps[i].Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(written) != len(fs.Histograms) || len(written) == 0 {
+			t.Errorf("step %d: %d histograms recomputed, %d written", i, len(fs.Histograms), len(written))
+		}
+		for typ, h := range written {
+			if r := fs.Histograms[typ]; r == nil || r.TotalCount() != h.TotalCount() || r.ValueAtQuantile(99) != h.ValueAtQuantile(99) {
+				t.Errorf("step %d: the %s histogram recomputed differs from the one written", i, typ)
+			}
+		}
+	}
+	got, _ := json.Marshal(fold.Hosts)
+	want, _ := json.Marshal(l.Run.Tenants.Hosts)
+	if string(got) != string(want) {
+		t.Errorf("hosts recomputed as\n%s\nthe run recorded\n%s", got, want)
+	}
 }
 
 // checkFleetCounts checks that a fleet step's transaction counts are its
