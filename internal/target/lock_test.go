@@ -3,6 +3,7 @@ package target
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -57,11 +58,21 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 			os.Exit(4)
 		}
 		os.Stdout.WriteString("locked\n")
-		select {} // until killed
+		// Until killed: blocked reading the pipe the parent never writes.
+		// Not select{}: with no timer pending (the child has no -test.timeout)
+		// the runtime calls that a deadlock and the child dies at once,
+		// releasing the lock before the parent looks.
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(5)
 	}
 	dir := t.TempDir()
 	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
 	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+dir)
+	hold, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
 	out, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
