@@ -7,7 +7,6 @@ import (
 
 	"dbio/internal/engine"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 )
 
 // Body is what a run does once its setup is done: the user steps (Steps),
@@ -89,10 +88,10 @@ type session struct {
 	out  *Outcome
 }
 
-// recording is where a body writes, sampling the placement's disks and
+// newRecording is where a body writes, sampling the placement's disks and
 // the instance's processes; telemetry that cannot start is a warning.
-func (ss *session) recording(pl engine.Placement, inst engine.Instance) scenario.Recording {
-	rec := scenario.Recording{Tick: ss.Tick, Dir: ss.dir, FirstIndex: ss.first, Now: ss.env.Now, Log: ss.env.Out, Live: ss.env.Live}
+func (ss *session) newRecording(pl engine.Placement, inst engine.Instance) recording {
+	rec := recording{Tick: ss.Tick, Dir: ss.dir, FirstIndex: ss.first, Now: ss.env.Now, Log: ss.env.Out, Live: ss.env.Live}
 	sampler, err := newSampler(ss.env, pl, inst)
 	if err != nil {
 		_ = ss.dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+err.Error()) })
@@ -108,7 +107,7 @@ func (ss *session) recording(pl engine.Placement, inst engine.Instance) scenario
 func (ss *session) stepper(s Steps) *stepper {
 	return &stepper{s: s, workload: ss.Workload, inst: ss.inst, startBarrier: ss.Barrier,
 		afterStep: func(step results.Step) { recordFragmentation(ss.dir, ss.pl, step.Name) },
-		rec:       ss.recording(ss.pl, ss.inst), progress: ss.env.Progress}
+		rec:       ss.newRecording(ss.pl, ss.inst), progress: ss.env.Progress}
 }
 
 // barrier waits at the setup's start barrier, when there is one.

@@ -13,7 +13,6 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/engine/enginetest"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/testenv"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sysbench"
@@ -45,14 +44,14 @@ func smallSysbench(t *testing.T, inst engine.Instance, shape string) workload.Wo
 
 // testStepper runs steps on a real instance into a fresh results
 // directory, with a short tick so that steps end close to their time.
-func testStepper(t *testing.T, w workload.Workload, inst engine.Instance, s Steps, live scenario.Publisher) *stepper {
+func testStepper(t *testing.T, w workload.Workload, inst engine.Instance, s Steps, live Publisher) *stepper {
 	t.Helper()
 	dir, err := results.Create(t.TempDir(), "pacing", results.Run{Kind: w.Name()}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { dir.Finish(results.StatusCompleted, nil, time.Now()) })
-	return &stepper{s: s, workload: w, inst: inst, rec: scenario.Recording{Tick: 100 * time.Millisecond, Dir: dir, Now: time.Now, Log: io.Discard, Live: live}}
+	return &stepper{s: s, workload: w, inst: inst, rec: recording{Tick: 100 * time.Millisecond, Dir: dir, Now: time.Now, Log: io.Discard, Live: live}}
 }
 
 // stallTrigger opens start at the first measured row of the named step.

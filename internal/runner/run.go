@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -21,7 +19,6 @@ import (
 	"dbio/internal/memlimit"
 	"dbio/internal/progress"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/secret"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
@@ -95,7 +92,7 @@ type Env struct {
 	Out io.Writer // messages
 	// Live, when set, receives every per-second row of a database run
 	// (dbio's OpenMetrics endpoint).
-	Live     scenario.Publisher
+	Live     Publisher
 	Progress *progress.Line
 	Now      func() time.Time
 	Version  string
@@ -554,14 +551,7 @@ func placementBytes(pl engine.Placement) int64 {
 			continue
 		}
 		seen[t.Dir] = true
-		filepath.WalkDir(t.Dir, func(_ string, d fs.DirEntry, err error) error {
-			if err == nil && d.Type().IsRegular() {
-				if fi, err := d.Info(); err == nil {
-					n += fi.Size()
-				}
-			}
-			return nil
-		})
+		n += dirBytes(t.Dir)
 	}
 	return n
 }

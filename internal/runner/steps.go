@@ -9,8 +9,9 @@
 // It is the only package that creates and finishes results directories
 // (recorded): a workload run (Run), a disk run (RunDisk) and every run of a
 // suite go through it. Each phase writes into the directory it is given: a
-// fio pass (FioPhase), then the body's steps (which record through
-// scenario.Recording), with their sessions run by vusers.
+// fio pass (FioPhase), then the body's steps, each body through the one
+// recording (the tick, the step's index, the sampler, the live feed), with
+// their sessions run by vusers.
 package runner
 
 import (
@@ -30,7 +31,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
-	"dbio/internal/scenario"
 	"dbio/internal/units"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
@@ -164,7 +164,7 @@ type stepper struct {
 	startBarrier func(ctx context.Context) error
 	// afterStep, when set, is called with each step written (fragment counts).
 	afterStep func(results.Step)
-	rec       scenario.Recording
+	rec       recording
 	progress  *progress.Line
 	// steps is how many steps the run takes at most, when that is not one
 	// per user count (a goal search's probes).

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"context"
@@ -8,12 +8,107 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/results"
+	"dbio/internal/target"
 )
+
+// Backups is a run's body of backup and restore cycles of the database the
+// setup prepared, with the workload running meanwhile when Users > 0.
+type Backups struct {
+	Cycles   int           `json:"cycles"`
+	Restore  bool          `json:"restore"`
+	Interval time.Duration `json:"interval"`
+	// Users keep the workload running during each backup; 0 backs up an idle database.
+	Users int `json:"users"`
+}
+
+func (b Backups) needs() needs {
+	return needs{engine: true, servers: 1, users: []int{b.Users}, steps: b.Cycles, stepTime: b.Interval}
+}
+
+func (b Backups) describe(p Setup) string {
+	return fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(b))
+}
+
+func (b Backups) configure(c *Config) { c.Backups = &b }
+
+// run runs the cycles and records the checks of each restore.
+func (b Backups) run(ctx context.Context, ss *session) error {
+	steps, err := runBackups(ctx, ss, b)
+	ss.out.Steps = steps
+	if err != nil {
+		return err
+	}
+	return ss.dir.UpdateRun(func(r *results.Run) {
+		for _, s := range steps {
+			if s.Backup == nil {
+				continue
+			}
+			for _, c := range s.Backup.Checks {
+				c.Name = s.Name + ": " + c.Name
+				r.Checks = append(r.Checks, c)
+				ss.out.Checks = append(ss.out.Checks, c)
+			}
+		}
+	})
+}
+
+// describeBackups says what a backup run does, for the plan line.
+func describeBackups(b Backups) string {
+	what := "backup"
+	if b.Restore {
+		what = "backup and restore"
+	}
+	load := "an idle database"
+	if b.Users > 0 {
+		load = fmt.Sprintf("the workload running at %s", count(b.Users, "user"))
+	}
+	s := fmt.Sprintf("%s of %s after the load", count(b.Cycles, what+" cycle"), load)
+	if b.Cycles > 1 {
+		s += fmt.Sprintf(", %s apart", b.Interval)
+	}
+	return s
+}
+
+// count is n and the noun, plural but for one.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// runBackups runs the backup scenario on the setup's prepared instance.
+func runBackups(ctx context.Context, ss *session, bp Backups) ([]results.Step, error) {
+	dest := ss.pl.Backup
+	if dest == nil {
+		dest = ss.pl.Data
+	}
+	if dest == nil {
+		return nil, fmt.Errorf("backups need a backup target (or a data target)")
+	}
+	d, err := dest.Sub("backups-" + ss.inst.Info().Engine)
+	if err != nil {
+		return nil, err
+	}
+	b := &backupCycles{
+		Backups:   bp,
+		Tenant:    tenant{Name: "db", Instance: ss.inst, Workload: ss.Workload, Users: bp.Users},
+		Dest:      d,
+		recording: ss.newRecording(placementWith(ss.pl, dest), ss.inst),
+	}
+	return b.Run(ctx)
+}
+
+func placementWith(pl engine.Placement, backup *target.Target) engine.Placement {
+	pl.Backup = backup
+	return pl
+}
 
 // TableLister is implemented by workloads that can name their tables, so a
 // restore can be verified by row counts.
@@ -23,19 +118,17 @@ type TableLister interface {
 
 // Backups runs backup and restore cycles on one database, with its workload
 // running meanwhile when Tenant.Users > 0.
-type Backups struct {
-	Tenant Tenant
+type backupCycles struct {
+	Backups
+	Tenant tenant
 	// Dest is a directory dbio owns on the backup target; cycle N writes Dest/cycle-N.
-	Dest     string
-	Cycles   int
-	Restore  bool
-	Interval time.Duration
-	Recording
+	Dest string
+	recording
 }
 
 // Run executes the cycles and returns the steps it wrote.
-func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
-	b.Recording.defaults()
+func (b *backupCycles) Run(ctx context.Context) ([]results.Step, error) {
+	b.recording.defaults()
 	bk, ok := b.Tenant.Instance.(engine.Backuper)
 	if !ok {
 		return nil, fmt.Errorf("%s has no backup support", b.Tenant.Instance.Info().Engine)
@@ -91,12 +184,12 @@ func (b *Backups) Run(ctx context.Context) ([]results.Step, error) {
 // timed runs one backup or restore while sampling every tick: the growth of
 // the destination (backup MB/s), telemetry and, for a backup with users, the
 // workload. A restore runs with the users stopped: it replaces the database.
-func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle int, dest string,
+func (b *backupCycles) timed(ctx context.Context, index int, name, op string, cycle int, dest string,
 	do func(context.Context) (engine.BackupResult, error)) (results.Step, engine.BackupResult, error) {
 	var l *load
 	if op == "backup" && b.Tenant.Users > 0 {
 		var err error
-		if l, err = startLoad(ctx, []Tenant{b.Tenant}, b.Now()); err != nil {
+		if l, err = startLoad(ctx, []tenant{b.Tenant}, b.Now()); err != nil {
 			return results.Step{Index: index, Name: name, Kind: op, Status: results.StatusFailed, Error: err.Error()}, engine.BackupResult{}, err
 		}
 		defer l.finish()
@@ -114,7 +207,7 @@ func (b *Backups) timed(ctx context.Context, index int, name, op string, cycle i
 	defer ticker.Stop()
 	var perSec []float64
 	prev, prevAt := dirBytes(dest), start
-	exits := watchExits([]Tenant{b.Tenant})
+	exits := watchExits([]tenant{b.Tenant})
 loop:
 	for {
 		select {
@@ -184,7 +277,7 @@ loop:
 
 // verify checks a restored database: the workload's consistency conditions
 // and, when it was backed up idle, the same row count in every table.
-func (b *Backups) verify(ctx context.Context, step *results.Step, before map[string]int64) error {
+func (b *backupCycles) verify(ctx context.Context, step *results.Step, before map[string]int64) error {
 	var d results.BackupDetail
 	if step.Backup != nil {
 		d = *step.Backup
@@ -231,11 +324,11 @@ func (b *Backups) verify(ctx context.Context, step *results.Step, before map[str
 }
 
 // idle keeps the workload (if any) running between cycles and samples it.
-func (b *Backups) idle(ctx context.Context, name string) error {
+func (b *backupCycles) idle(ctx context.Context, name string) error {
 	var l *load
 	if b.Tenant.Users > 0 {
 		var err error
-		if l, err = startLoad(ctx, []Tenant{b.Tenant}, b.Now()); err != nil {
+		if l, err = startLoad(ctx, []tenant{b.Tenant}, b.Now()); err != nil {
 			return err
 		}
 		defer l.finish()
@@ -259,7 +352,7 @@ func (b *Backups) idle(ctx context.Context, name string) error {
 	return nil
 }
 
-func rowCounts(ctx context.Context, t Tenant) (map[string]int64, error) {
+func rowCounts(ctx context.Context, t tenant) (map[string]int64, error) {
 	tl, ok := t.Workload.(TableLister)
 	if !ok {
 		return nil, errors.New("workload cannot list its tables")

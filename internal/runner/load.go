@@ -1,33 +1,19 @@
-// Package scenario runs the operational events that hurt production on top
-// of a workload: backup and restore cycles, and noisy neighbours (several
-// tenant databases on one storage, some of them backing up on a schedule).
-// Each writes its figures into the run's results directory as steps and
-// per-second series, like any workload step.
-package scenario
+package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/results"
-	"dbio/internal/telemetry"
 	"dbio/internal/vusers"
 	"dbio/internal/workload"
 )
 
-// Sampler is the per-second telemetry a scenario drives; *telemetry.Sampler implements it.
-type Sampler interface {
-	Sample(now time.Time) []telemetry.Point
-	StartStep()
-	StepSummary() results.TelemetrySummary
-}
-
-// Tenant is one database with its workload and users.
-type Tenant struct {
+// tenant is one database with its workload and users.
+type tenant struct {
 	Name     string
 	Instance engine.Instance
 	Workload workload.Workload
@@ -36,7 +22,7 @@ type Tenant struct {
 
 // load keeps every tenant's users running until stopped, and measures them.
 type load struct {
-	tenants []Tenant
+	tenants []tenant
 	cols    []*metrics.Collector
 	users   *vusers.Group
 	// lastTick is when the counts were last drained, for per-second rates.
@@ -44,7 +30,7 @@ type load struct {
 }
 
 // startLoad opens every tenant's sessions and starts its users.
-func startLoad(ctx context.Context, tenants []Tenant, now time.Time) (*load, error) {
+func startLoad(ctx context.Context, tenants []tenant, now time.Time) (*load, error) {
 	l := &load{tenants: tenants, lastTick: now}
 	sets := make([]vusers.Users, 0, len(tenants))
 	for _, t := range tenants {
@@ -112,7 +98,7 @@ func (l *load) finish() { l.users.Stop() }
 // tenantSamples are the per-second series values of every tenant's workload,
 // prefixed with the tenant's name when there are several; elapsed is the real
 // time since the previous sample.
-func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed time.Duration) []results.Sample {
+func tenantSamples(tenants []tenant, intervals [][]metrics.TxCounts, elapsed time.Duration) []results.Sample {
 	var out []results.Sample
 	// With several tenants, the phase's throughput (each throughput figure
 	// summed over them) comes first, under the figures' own names: a fleet
@@ -147,7 +133,7 @@ func tenantSamples(tenants []Tenant, intervals [][]metrics.TxCounts, elapsed tim
 }
 
 // workloadStep summarizes one tenant's counts over a measured period as a results step.
-func workloadStep(t Tenant, counts []metrics.TxCounts, measured time.Duration) results.Step {
+func workloadStep(t tenant, counts []metrics.TxCounts, measured time.Duration) results.Step {
 	s := results.Step{Kind: t.Workload.Name(), Users: t.Users, MeasureS: measured.Seconds(), Status: results.StatusCompleted}
 	ws := workload.Summarize(t.Workload, counts, measured, t.Users)
 	s.Figures = ws.Figures
@@ -155,11 +141,8 @@ func workloadStep(t Tenant, counts []metrics.TxCounts, measured time.Duration) r
 	return s
 }
 
-// ErrEngineExited reports a tenant's server that died during a scenario.
-var ErrEngineExited = errors.New("database server exited during the scenario")
-
 // watchExits merges the exit channels of the tenants' servers.
-func watchExits(tenants []Tenant) <-chan error {
+func watchExits(tenants []tenant) <-chan error {
 	out := make(chan error, len(tenants))
 	for _, t := range tenants {
 		e, ok := t.Instance.(engine.Exited)

@@ -1,4 +1,4 @@
-package scenario
+package runner
 
 import (
 	"io"
@@ -6,15 +6,16 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/results"
+	"dbio/internal/telemetry"
 )
 
-// Recording is where a scenario writes its steps and per-second series,
-// and how it samples: the part every scenario shares.
-type Recording struct {
+// recording is where a body writes its steps and per-second series, and
+// how it samples: the part every body shares.
+type recording struct {
 	// Tick is the sampling interval; one second unless a test shortens it.
 	Tick time.Duration
 	Dir  *results.Dir
-	// FirstIndex numbers the scenario's first step (earlier phases may have written steps).
+	// FirstIndex numbers the body's first step (the fio pass may have written steps).
 	FirstIndex int
 	// Sampler, when set, adds telemetry to every row and step.
 	Sampler Sampler
@@ -25,12 +26,19 @@ type Recording struct {
 	Live Publisher
 }
 
+// Sampler is the per-second telemetry a body drives; *telemetry.Sampler implements it.
+type Sampler interface {
+	Sample(now time.Time) []telemetry.Point
+	StartStep()
+	StepSummary() results.TelemetrySummary
+}
+
 // Publisher takes each per-second row as the run writes it.
 type Publisher interface {
 	Publish(row results.SeriesRow)
 }
 
-func (r *Recording) defaults() {
+func (r *recording) defaults() {
 	if r.Tick <= 0 {
 		r.Tick = time.Second
 	}
@@ -43,7 +51,7 @@ func (r *Recording) defaults() {
 }
 
 // StartStep opens a new telemetry window.
-func (r *Recording) StartStep() {
+func (r *recording) StartStep() {
 	if r.Sampler != nil {
 		r.Sampler.StartStep()
 	}
@@ -51,7 +59,7 @@ func (r *Recording) StartStep() {
 
 // AppendRow writes one per-second row, with the telemetry sampled at its
 // time. A failed write is kept by the directory (Dir.Err), which stops the run.
-func (r *Recording) AppendRow(row results.SeriesRow) {
+func (r *recording) AppendRow(row results.SeriesRow) {
 	if r.Sampler != nil {
 		for _, p := range r.Sampler.Sample(row.Time) {
 			row.Values = append(row.Values, results.Sample(p))
@@ -65,9 +73,9 @@ func (r *Recording) AppendRow(row results.SeriesRow) {
 
 // concludeTelemetry closes the step's telemetry window into step: the
 // summary, and each device's latency as the figures <dev>_latency_mean and
-// <dev>_latency_<worst>, worst picking the spread's figure the scenario
+// <dev>_latency_<worst>, worst picking the spread's figure the body
 // reads. It returns the devices' latencies for the step's detail.
-func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick func(results.LatencySpread) float64) map[string]results.LatencySpread {
+func (r *recording) concludeTelemetry(step *results.Step, worst string, pick func(results.LatencySpread) float64) map[string]results.LatencySpread {
 	sum := r.StepTelemetry()
 	if sum == nil {
 		return nil
@@ -81,7 +89,7 @@ func (r *Recording) concludeTelemetry(step *results.Step, worst string, pick fun
 }
 
 // StepTelemetry closes the telemetry window into its summary; nil without a sampler.
-func (r *Recording) StepTelemetry() *results.TelemetrySummary {
+func (r *recording) StepTelemetry() *results.TelemetrySummary {
 	if r.Sampler == nil {
 		return nil
 	}
