@@ -14,6 +14,8 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/fio"
+	"dbio/internal/fioformat"
+	"dbio/internal/results"
 	"dbio/internal/testenv"
 	"dbio/internal/units"
 )
@@ -29,7 +31,7 @@ type measured struct {
 
 func measure(t *testing.T, report []byte) measured {
 	t.Helper()
-	out, err := fio.Parse(bytes.NewReader(report))
+	out, err := fioformat.Parse(bytes.NewReader(report))
 	if err != nil || len(out.Groups) != 1 {
 		t.Fatalf("fio report: %v (%d groups)", err, len(out.Groups))
 	}
@@ -42,7 +44,7 @@ func measure(t *testing.T, report []byte) measured {
 		m.options[k] = v
 	}
 	var ios, bytes float64
-	for _, d := range []*fio.Direction{g.Read, g.Write} {
+	for _, d := range []*results.FioDirection{g.Read, g.Write} {
 		if d != nil {
 			ios += float64(d.IOs)
 			bytes += float64(d.Bytes)

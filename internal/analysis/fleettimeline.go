@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"dbio/internal/fioformat"
 	"dbio/internal/results"
 )
 
@@ -106,7 +107,7 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 			if err != nil {
 				return nil, fmt.Errorf("point %s: host %s: %w", p.Name, h.Host, err)
 			}
-			logs, err := results.ReadFioJobLogs(dir)
+			logs, err := fioformat.ReadAveragedLogs(dir)
 			if err != nil {
 				return nil, fmt.Errorf("point %s: host %s's per-second logs: %w", p.Name, h.Host, err)
 			}
@@ -125,74 +126,14 @@ func deviceTimelines(r *Recorded) ([]FleetTimeline, error) {
 	return []FleetTimeline{iops, mbs}, nil
 }
 
-// jobSeconds sums a host's jobs second by second: its IOPS (reads and
-// writes) and MB/s. As for a point's own figures (fio.MergeSeconds), the
-// samples are the whole intervals placed in seconds by the results
-// contract's rules (results.WholeFioIntervals, results.FioSecond), and a
-// second some job did not log, in any direction it logs, is left out
-// rather than under-counted.
-func jobSeconds(jobs []results.FioJobLog) (iops, mbs []FleetSecond) {
-	type slot struct {
-		iops, mb float64
-		logged   int // the job directions with a sample in the second
-		at       int64
-	}
-	var t0 int64 = math.MaxInt64
-	for _, j := range jobs {
-		if len(j.IOPS) > 0 {
-			t0 = min(t0, j.IOPS[0].TimeMS)
-		}
-	}
-	slots := map[int64]*slot{}
-	// directions is how many directions the jobs log, summed: a complete
-	// second has a sample of each.
-	directions := 0
-	// add puts a job's samples in their slots; counted says the job's
-	// seconds are counted (its IOPS log: the seconds it logged, in each
-	// direction).
-	add := func(samples []results.FioLogSample, counted bool, put func(*slot, float64)) {
-		dirs := map[int]bool{}
-		type dirSecond struct {
-			dir int
-			k   int64
-		}
-		seen := map[dirSecond]bool{}
-		for s := range results.WholeFioIntervals(samples) {
-			dirs[s.Dir] = true
-			k := results.FioSecond(t0, s.TimeMS)
-			sl := slots[k]
-			if sl == nil {
-				sl = &slot{at: s.TimeMS}
-				slots[k] = sl
-			}
-			sl.at = max(sl.at, s.TimeMS)
-			put(sl, float64(s.Value))
-			if counted && !seen[dirSecond{s.Dir, k}] {
-				seen[dirSecond{s.Dir, k}] = true
-				sl.logged++
-			}
-		}
-		if counted {
-			directions += len(dirs)
-		}
-	}
-	for _, j := range jobs {
-		add(j.IOPS, true, func(sl *slot, v float64) { sl.iops += v })
-		add(j.BW, false, func(sl *slot, v float64) { sl.mb += v * 1024 / 1e6 })
-	}
-	keys := make([]int64, 0, len(slots))
-	for k := range slots {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		sl := slots[k]
-		if sl.logged < directions {
-			continue
-		}
-		at := time.UnixMilli(sl.at)
-		iops = append(iops, FleetSecond{Time: at, Value: sl.iops})
-		mbs = append(mbs, FleetSecond{Time: at, Value: sl.mb})
+// jobSeconds sums a host's jobs second by second, as a point's own
+// figures are (fioformat.MergeSeconds): its IOPS (reads and writes) and
+// MB/s, each second drawn when it was logged.
+func jobSeconds(jobs []fioformat.JobLogs) (iops, mbs []FleetSecond) {
+	secs, _ := fioformat.MergeSeconds(jobs)
+	for _, s := range secs {
+		iops = append(iops, FleetSecond{Time: s.Logged, Value: s.IOPS()})
+		mbs = append(mbs, FleetSecond{Time: s.Logged, Value: s.MBPerSec})
 	}
 	return iops, mbs
 }

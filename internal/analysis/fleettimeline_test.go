@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/fioformat"
 	"dbio/internal/results"
 )
 
@@ -156,14 +157,14 @@ func TestFleetStepSums(t *testing.T) {
 // is not a second, and a second one job did not log is left out.
 func TestJobSeconds(t *testing.T) {
 	const t0 = 1_795_000_000_000
-	log := func(pairs ...int64) []results.FioLogSample {
-		var out []results.FioLogSample
+	log := func(pairs ...int64) []fioformat.LogSample {
+		var out []fioformat.LogSample
 		for i := 0; i+1 < len(pairs); i += 2 {
-			out = append(out, results.FioLogSample{TimeMS: pairs[i], Value: pairs[i+1]})
+			out = append(out, fioformat.LogSample{TimeMS: pairs[i], Value: pairs[i+1]})
 		}
 		return out
 	}
-	jobs := []results.FioJobLog{
+	jobs := []fioformat.JobLogs{
 		{Job: "a.1", IOPS: log(t0+1000, 100, t0+2000, 110, t0+3000, 120, t0+3200, 5), BW: log(t0+1000, 400, t0+2000, 440, t0+3000, 480)},
 		{Job: "a.2", IOPS: log(t0+1010, 200, t0+2010, 210), BW: log(t0+1010, 800, t0+2010, 840)},
 	}
@@ -181,12 +182,12 @@ func TestJobSeconds(t *testing.T) {
 // missing would be, rather than counted short of the writes.
 func TestJobSecondsOfAMixedJob(t *testing.T) {
 	const t0 = 1_795_000_000_000
-	sample := func(ms, v int64, dir int) results.FioLogSample {
-		return results.FioLogSample{TimeMS: t0 + ms, Value: v, Dir: dir}
+	sample := func(ms, v int64, dir int) fioformat.LogSample {
+		return fioformat.LogSample{TimeMS: t0 + ms, Value: v, Dir: dir}
 	}
-	jobs := []results.FioJobLog{{Job: "mixed.1",
-		IOPS: []results.FioLogSample{sample(1000, 70, 0), sample(1000, 30, 1), sample(2000, 72, 0), sample(3000, 68, 0), sample(3000, 32, 1)},
-		BW:   []results.FioLogSample{sample(1000, 280, 0), sample(1000, 120, 1), sample(2000, 288, 0), sample(3000, 272, 0), sample(3000, 128, 1)}}}
+	jobs := []fioformat.JobLogs{{Job: "mixed.1",
+		IOPS: []fioformat.LogSample{sample(1000, 70, 0), sample(1000, 30, 1), sample(2000, 72, 0), sample(3000, 68, 0), sample(3000, 32, 1)},
+		BW:   []fioformat.LogSample{sample(1000, 280, 0), sample(1000, 120, 1), sample(2000, 288, 0), sample(3000, 272, 0), sample(3000, 128, 1)}}}
 	iops, _ := jobSeconds(jobs)
 	var got []float64
 	for _, s := range iops {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"dbio/internal/fioformat"
 	"dbio/internal/grid"
 	"dbio/internal/results"
 )
@@ -33,9 +34,9 @@ type FleetFigures struct {
 	Start, End time.Time
 	Seconds    int
 	// Hosts are each host's figures over the window, in the order given.
-	Hosts []Directions
+	Hosts []results.FioDirections
 	// Fleet sums the hosts' throughput and merges their latency bins.
-	Fleet Directions
+	Fleet results.FioDirections
 	// Unbinned says no second had every host's latency bins, so the window
 	// is the seconds every host logged and the figures have no percentiles.
 	Unbinned bool
@@ -56,7 +57,7 @@ var ErrNoCommonWindow = errors.New("the hosts' measured seconds do not overlap: 
 // between them.
 type fleetClock struct{ refMS int64 }
 
-func newFleetClock(hosts [][]Second) fleetClock {
+func newFleetClock(hosts [][]fioformat.Second) fleetClock {
 	ref := int64(math.MaxInt64)
 	for _, secs := range hosts {
 		if len(secs) > 0 {
@@ -74,7 +75,7 @@ func (c fleetClock) slot(t time.Time) int64 {
 // slots are the slots of one host's seconds, by the fleet's one rule
 // (grid.Slots): a late tick goes back to its own second instead of taking,
 // and overwriting, the next one's.
-func (c fleetClock) slots(secs []Second) []int64 {
+func (c fleetClock) slots(secs []fioformat.Second) []int64 {
 	times := make([]time.Time, len(secs))
 	for j, s := range secs {
 		times[j] = s.Time
@@ -93,7 +94,7 @@ func (c fleetClock) time(w int64) time.Time { return time.UnixMilli(c.refMS + w*
 // with the host's, which is offset ahead of this machine's (the host's
 // clock minus this one's, fleet.ClockReading.Offset). The seconds are
 // copied; the host's own are kept.
-func onThisClock(secs []Second, offset time.Duration) []Second {
+func onThisClock(secs []fioformat.Second, offset time.Duration) []fioformat.Second {
 	out := slices.Clone(secs)
 	for i := range out {
 		out[i].Time = out[i].Time.Add(-offset)
@@ -104,7 +105,7 @@ func onThisClock(secs []Second, offset time.Duration) []Second {
 // binned says whether a second's I/Os are all in its latency bins: fio
 // sometimes logs a job's last interval without its histogram, and such a
 // second would leave its I/Os out of the percentiles.
-func binned(s Second) bool {
+func binned(s fioformat.Second) bool {
 	return (s.ReadIOPS == 0 || s.ReadBins != nil) && (s.WriteIOPS == 0 || s.WriteBins != nil)
 }
 
@@ -120,18 +121,18 @@ func binned(s Second) bool {
 // the throughput and mean latency are still measured, the percentiles are
 // absent (Unbinned says so) rather than drawn from the seconds that did not
 // stall.
-func Fleet(hosts [][]Second) (FleetFigures, error) {
+func Fleet(hosts [][]fioformat.Second) (FleetFigures, error) {
 	if len(hosts) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
 	}
 	clock := newFleetClock(hosts)
-	bySec := make([]map[int64]Second, len(hosts))
+	bySec := make([]map[int64]fioformat.Second, len(hosts))
 	var from, to int64 = math.MinInt64, math.MaxInt64
 	for i, secs := range hosts {
 		if len(secs) == 0 {
 			return FleetFigures{}, ErrNoCommonWindow
 		}
-		bySec[i] = make(map[int64]Second, len(secs))
+		bySec[i] = make(map[int64]fioformat.Second, len(secs))
 		first, last := int64(math.MaxInt64), int64(math.MinInt64)
 		slots := clock.slots(secs)
 		for j, s := range secs {
@@ -141,7 +142,7 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 		}
 		from, to = max(from, first), min(to, last)
 	}
-	common := func(keep func(Second) bool) []int64 {
+	common := func(keep func(fioformat.Second) bool) []int64 {
 		var window []int64
 		for w := from; w <= to; w++ {
 			all := true
@@ -159,7 +160,7 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 	}
 	window, unbinned := common(binned), false
 	if len(window) == 0 {
-		window, unbinned = common(func(Second) bool { return true }), true
+		window, unbinned = common(func(fioformat.Second) bool { return true }), true
 	}
 	if len(window) == 0 {
 		return FleetFigures{}, ErrNoCommonWindow
@@ -193,10 +194,10 @@ func Fleet(hosts [][]Second) (FleetFigures, error) {
 // the fleet's size).
 type sums struct {
 	iops, mb, latW, lat float64
-	bins                *[HistBins]int64
+	bins                *[fioformat.HistBins]int64
 }
 
-func (s *sums) add(iops, mb, latUS float64, bins []HistBin) {
+func (s *sums) add(iops, mb, latUS float64, bins []fioformat.HistBin) {
 	s.iops += iops
 	s.mb += mb
 	if iops > 0 && !math.IsNaN(latUS) {
@@ -204,11 +205,11 @@ func (s *sums) add(iops, mb, latUS float64, bins []HistBin) {
 		s.latW += iops
 	}
 	for _, b := range bins {
-		if b.Index < 0 || b.Index >= HistBins {
+		if b.Index < 0 || b.Index >= fioformat.HistBins {
 			continue // ParseHistLog reads no such bin
 		}
 		if s.bins == nil {
-			s.bins = new([HistBins]int64)
+			s.bins = new([fioformat.HistBins]int64)
 		}
 		s.bins[b.Index] += b.Count
 	}
@@ -221,15 +222,15 @@ func (s *sums) plus(o sums) {
 		return
 	}
 	if s.bins == nil {
-		s.bins = new([HistBins]int64)
+		s.bins = new([fioformat.HistBins]int64)
 	}
 	for i, n := range o.bins {
 		s.bins[i] += n
 	}
 }
 
-func figuresOf(d [3]sums, seconds int) Directions {
-	return Directions{Read: d[0].direction(seconds), Write: d[1].direction(seconds), Total: d[2].direction(seconds)}
+func figuresOf(d [3]sums, seconds int) results.FioDirections {
+	return results.FioDirections{Read: d[0].direction(seconds), Write: d[1].direction(seconds), Total: d[2].direction(seconds)}
 }
 
 // direction is the window's figures: per-second means of IOPS and MB/s,
@@ -250,20 +251,20 @@ func (s sums) direction(seconds int) *results.FioDirection {
 	if s.bins == nil {
 		return d
 	}
-	var bins []HistBin
+	var bins []fioformat.HistBin
 	for i, n := range s.bins {
 		if n > 0 {
-			bins = append(bins, HistBin{Index: i, Count: n})
+			bins = append(bins, fioformat.HistBin{Index: i, Count: n})
 		}
 	}
-	d.Completion.MinUS = HistBinValue(bins[0].Index) / 1000
-	d.Completion.MaxUS = HistBinValue(bins[len(bins)-1].Index) / 1000
+	d.Completion.MinUS = fioformat.HistBinValue(bins[0].Index) / 1000
+	d.Completion.MaxUS = fioformat.HistBinValue(bins[len(bins)-1].Index) / 1000
 	var count int64
 	var sum float64
 	d.Bins = make(map[int64]int64, len(bins))
 	for _, b := range bins {
 		count += b.Count
-		v := HistBinValue(b.Index)
+		v := fioformat.HistBinValue(b.Index)
 		sum += v * float64(b.Count)
 		d.Bins[int64(math.Round(v))] += b.Count
 	}
@@ -271,12 +272,12 @@ func (s sums) direction(seconds int) *results.FioDirection {
 	mean := sum / float64(count)
 	var sq float64
 	for _, b := range bins {
-		dv := HistBinValue(b.Index) - mean
+		dv := fioformat.HistBinValue(b.Index) - mean
 		sq += dv * dv * float64(b.Count)
 	}
 	d.Completion.StdevUS = math.Sqrt(sq/float64(count)) / 1000
 	for _, p := range FleetPercentiles {
-		d.Completion.Percentiles = append(d.Completion.Percentiles, results.FioPercentile{P: p, US: HistPercentile(bins, p) / 1000})
+		d.Completion.Percentiles = append(d.Completion.Percentiles, results.FioPercentile{P: p, US: fioformat.HistPercentile(bins, p) / 1000})
 	}
 	return d
 }

@@ -5,13 +5,16 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"dbio/internal/fioformat"
+	"dbio/internal/results"
 )
 
 // binOf is the index of fio's latency bin holding ns.
 func binOf(ns float64) int {
 	best := 0
-	for i := range HistBins {
-		if math.Abs(HistBinValue(i)-ns) < math.Abs(HistBinValue(best)-ns) {
+	for i := range fioformat.HistBins {
+		if math.Abs(fioformat.HistBinValue(i)-ns) < math.Abs(fioformat.HistBinValue(best)-ns) {
 			best = i
 		}
 	}
@@ -20,18 +23,18 @@ func binOf(ns float64) int {
 
 // steadyHost is a host that read iops I/Os a second, all at latUS, for
 // the seconds from..to of wall time (Unix seconds).
-func steadyHost(from, to int64, iops float64, latUS float64) []Second {
-	var out []Second
+func steadyHost(from, to int64, iops float64, latUS float64) []fioformat.Second {
+	var out []fioformat.Second
 	for s := from; s <= to; s++ {
-		out = append(out, Second{Time: time.Unix(s, 0), ReadIOPS: iops, MBPerSec: iops * 4096 / 1e6, ReadMBPerSec: iops * 4096 / 1e6,
-			ReadLatMeanUS: latUS, ReadBins: []HistBin{{Index: binOf(latUS * 1000), Count: int64(iops)}}})
+		out = append(out, fioformat.Second{Time: time.Unix(s, 0), ReadIOPS: iops, MBPerSec: iops * 4096 / 1e6, ReadMBPerSec: iops * 4096 / 1e6,
+			ReadLatMeanUS: latUS, ReadBins: []fioformat.HistBin{{Index: binOf(latUS * 1000), Count: int64(iops)}}})
 	}
 	return out
 }
 
 // shifted is secs logged ms later.
-func shifted(secs []Second, ms int64) []Second {
-	out := append([]Second(nil), secs...)
+func shifted(secs []fioformat.Second, ms int64) []fioformat.Second {
+	out := append([]fioformat.Second(nil), secs...)
 	for i := range out {
 		out[i].Time = out[i].Time.Add(time.Duration(ms) * time.Millisecond)
 	}
@@ -39,20 +42,20 @@ func shifted(secs []Second, ms int64) []Second {
 }
 
 // lateTick is secs with second i logged ms late.
-func lateTick(secs []Second, i int, ms int64) []Second {
-	out := append([]Second(nil), secs...)
+func lateTick(secs []fioformat.Second, i int, ms int64) []fioformat.Second {
+	out := append([]fioformat.Second(nil), secs...)
 	out[i].Time = out[i].Time.Add(time.Duration(ms) * time.Millisecond)
 	return out
 }
 
 // unbinned is secs with second i logged without its histogram.
-func unbinned(secs []Second, i int) []Second {
-	out := append([]Second(nil), secs...)
+func unbinned(secs []fioformat.Second, i int) []fioformat.Second {
+	out := append([]fioformat.Second(nil), secs...)
 	out[i].ReadBins = nil
 	return out
 }
 
-func p99(t *testing.T, f Directions) float64 {
+func p99(t *testing.T, f results.FioDirections) float64 {
 	t.Helper()
 	v, ok := f.Total.Completion.At(99)
 	if !ok {
@@ -65,7 +68,7 @@ func TestFleetFigures(t *testing.T) {
 	const t0 = 1_800_000_000
 	tests := []struct {
 		name  string
-		hosts [][]Second
+		hosts [][]fioformat.Second
 		// window and sums
 		seconds  int
 		start    int64
@@ -79,53 +82,53 @@ func TestFleetFigures(t *testing.T) {
 	}{
 		{
 			name:  "fast host and slow host: p99 is the fast host's",
-			hosts: [][]Second{steadyHost(t0, t0+9, 990, 100), steadyHost(t0, t0+9, 10, 10_000)},
+			hosts: [][]fioformat.Second{steadyHost(t0, t0+9, 990, 100), steadyHost(t0, t0+9, 10, 10_000)},
 			// 1000 I/Os a second; 990 of them (99 %) at 100 µs.
 			seconds: 10, start: t0, iops: 1000, hostIOPS: []float64{990, 10},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000, skewed: true,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000, skewed: true,
 		},
 		{
 			name:  "three hosts, one slow: p99 is the slow host's",
-			hosts: [][]Second{steadyHost(t0, t0+4, 400, 100), steadyHost(t0, t0+4, 400, 200), steadyHost(t0, t0+4, 200, 5_000)},
+			hosts: [][]fioformat.Second{steadyHost(t0, t0+4, 400, 100), steadyHost(t0, t0+4, 400, 200), steadyHost(t0, t0+4, 200, 5_000)},
 			// 1000 a second; the slowest 200 (20 %) at 5 ms reach past p80.
 			seconds: 5, start: t0, iops: 1000, hostIOPS: []float64{400, 400, 200},
-			wantP99US: HistBinValue(binOf(5_000_000)) / 1000, skewed: true,
+			wantP99US: fioformat.HistBinValue(binOf(5_000_000)) / 1000, skewed: true,
 		},
 		{
 			name: "a host starting late and one ending early: only the common seconds count",
 			// h1 runs seconds 0-9, h2 seconds 3-12: the window is 3-9.
-			hosts:   [][]Second{steadyHost(t0, t0+9, 100, 100), steadyHost(t0+3, t0+12, 300, 100)},
+			hosts:   [][]fioformat.Second{steadyHost(t0, t0+9, 100, 100), steadyHost(t0+3, t0+12, 300, 100)},
 			seconds: 7, start: t0 + 3, iops: 400, hostIOPS: []float64{100, 300},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000,
 		},
 		{
 			name: "a late tick keeps its own second: the next one's does not overwrite it",
 			// h2's second 1 is logged 600 ms late, nearer second 2 than its
 			// own: it goes back to second 1, and both count.
-			hosts:   [][]Second{steadyHost(t0, t0+4, 100, 100), lateTick(steadyHost(t0, t0+4, 200, 100), 1, 600)},
+			hosts:   [][]fioformat.Second{steadyHost(t0, t0+4, 100, 100), lateTick(steadyHost(t0, t0+4, 200, 100), 1, 600)},
 			seconds: 5, start: t0, iops: 300, hostIOPS: []float64{100, 200},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000,
 		},
 		{
 			name: "hosts that started a fraction of a second apart share their seconds",
 			// h2 logs 0.45 s after h1: a wall second's half falls between
 			// them, and still they measured the same seconds.
-			hosts:   [][]Second{shifted(steadyHost(t0, t0+4, 100, 100), 300), shifted(steadyHost(t0, t0+4, 200, 100), 750)},
+			hosts:   [][]fioformat.Second{shifted(steadyHost(t0, t0+4, 100, 100), 300), shifted(steadyHost(t0, t0+4, 200, 100), 750)},
 			seconds: 5, start: t0, iops: 300, hostIOPS: []float64{100, 200},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000,
 		},
 		{
 			name:    "a second logged without its histogram is left out",
-			hosts:   [][]Second{steadyHost(t0, t0+4, 100, 100), unbinned(steadyHost(t0, t0+4, 300, 100), 4)},
+			hosts:   [][]fioformat.Second{steadyHost(t0, t0+4, 100, 100), unbinned(steadyHost(t0, t0+4, 300, 100), 4)},
 			seconds: 4, start: t0, iops: 400, hostIOPS: []float64{100, 300},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000,
 		},
 		{
 			name: "a second one host did not log is left out",
-			hosts: [][]Second{steadyHost(t0, t0+4, 100, 100),
+			hosts: [][]fioformat.Second{steadyHost(t0, t0+4, 100, 100),
 				append(steadyHost(t0, t0+1, 1000, 100), steadyHost(t0+3, t0+4, 1000, 100)...)},
 			seconds: 4, start: t0, iops: 1100, hostIOPS: []float64{100, 1000},
-			wantP99US: HistBinValue(binOf(100_000)) / 1000,
+			wantP99US: fioformat.HistBinValue(binOf(100_000)) / 1000,
 		},
 	}
 	for _, tc := range tests {
@@ -173,7 +176,7 @@ func TestFleetFiguresWithoutCommonBins(t *testing.T) {
 	const t0 = 1_800_000_000
 	h1 := unbinned(unbinned(steadyHost(t0, t0+3, 100, 100), 0), 1)
 	h2 := unbinned(unbinned(steadyHost(t0, t0+3, 300, 100), 2), 3)
-	got, err := Fleet([][]Second{h1, h2})
+	got, err := Fleet([][]fioformat.Second{h1, h2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +194,14 @@ func TestFleetFiguresWithoutCommonBins(t *testing.T) {
 	}
 	// One second with every host's bins is enough for the binned window.
 	h2 = unbinned(steadyHost(t0, t0+3, 300, 100), 0)
-	if got, err := Fleet([][]Second{h1, h2}); err != nil || got.Unbinned || got.Seconds != 2 {
+	if got, err := Fleet([][]fioformat.Second{h1, h2}); err != nil || got.Unbinned || got.Seconds != 2 {
 		t.Errorf("%v: unbinned %v over %d s, want the 2 binned seconds", err, got.Unbinned, got.Seconds)
 	}
 }
 
 func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
 	const t0 = 1_800_000_000
-	for name, hosts := range map[string][][]Second{
+	for name, hosts := range map[string][][]fioformat.Second{
 		"no hosts":        nil,
 		"a host silent":   {steadyHost(t0, t0+3, 10, 100), nil},
 		"one after other": {steadyHost(t0, t0+3, 10, 100), steadyHost(t0+5, t0+8, 10, 100)},
@@ -216,14 +219,14 @@ func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
 func BenchmarkFleet1000Hosts(b *testing.B) {
 	const hosts, seconds, bins = 1000, 60, 60
 	const t0 = 1_800_000_000
-	all := make([][]Second, hosts)
+	all := make([][]fioformat.Second, hosts)
 	for h := range all {
 		for s := range seconds {
-			sec := Second{Time: time.UnixMilli(t0*1000 + int64(s)*1000 + int64(h%200)), ReadIOPS: 1000, WriteIOPS: 500,
+			sec := fioformat.Second{Time: time.UnixMilli(t0*1000 + int64(s)*1000 + int64(h%200)), ReadIOPS: 1000, WriteIOPS: 500,
 				ReadMBPerSec: 4, WriteMBPerSec: 2, MBPerSec: 6, ReadLatMeanUS: 100, WriteLatMeanUS: 300}
 			for i := range bins {
-				sec.ReadBins = append(sec.ReadBins, HistBin{Index: 600 + i + h%7, Count: 16})
-				sec.WriteBins = append(sec.WriteBins, HistBin{Index: 700 + i + h%11, Count: 8})
+				sec.ReadBins = append(sec.ReadBins, fioformat.HistBin{Index: 600 + i + h%7, Count: 16})
+				sec.WriteBins = append(sec.WriteBins, fioformat.HistBin{Index: 700 + i + h%11, Count: 8})
 			}
 			all[h] = append(all[h], sec)
 		}
@@ -254,7 +257,7 @@ func TestFleetWindowOnThisClock(t *testing.T) {
 		{"offsets taken off", []time.Duration{0, ahead}, 10},
 		{"a host behind by as much", []time.Duration{-ahead, 0}, 10},
 	} {
-		figs, err := Fleet([][]Second{onThisClock(a, c.offsets[0]), onThisClock(b, c.offsets[1])})
+		figs, err := Fleet([][]fioformat.Second{onThisClock(a, c.offsets[0]), onThisClock(b, c.offsets[1])})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/fioformat"
 	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/target"
@@ -218,7 +219,7 @@ func (r *runner) prepareRemoteTarget(ctx context.Context, fr *fleetRun, shell fl
 		if err != nil {
 			return "", err // ssh failed: the host, not the engine
 		}
-		if o, perr := Parse(strings.NewReader(out)); perr == nil && len(o.Groups) == 1 && o.Groups[0].Error == 0 {
+		if o, perr := fioformat.Parse(strings.NewReader(out)); perr == nil && len(o.Groups) == 1 && o.Groups[0].Error == 0 {
 			return "", nil
 		}
 		return fioComplaint([]byte(out), nil), nil
@@ -371,7 +372,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		return fail(results.StatusFailed, werr)
 	}
 	fileErr := fr.fileHosts(stepDir, out.Stdout)
-	parsed, parseErr := Parse(bytes.NewReader(out.Stdout))
+	parsed, parseErr := fioformat.Parse(bytes.NewReader(out.Stdout))
 	if parsed != nil {
 		res.FioNotes = parsed.Notes
 	}
@@ -392,7 +393,7 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	confirmed := false
 	for _, h := range fr.hosts {
 		srv := fr.sess.Server(h.Name)
-		reported := parsed != nil && hostGroup(parsed, srv.Address) != nil
+		reported := parsed != nil && len(parsed.HostGroups(srv.Address)) > 0
 		switch {
 		case !srv.Alive():
 			confirmed = true
@@ -441,11 +442,11 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 		return fail(results.StatusFailed, fmt.Errorf("point %s: the hosts' telemetry: %w", pt.Name, watchErr))
 	}
 	fleetRes := &results.FioFleet{LeftOut: slices.Clone(fr.leftOut)}
-	var seconds [][]Second
+	var seconds [][]fioformat.Second
 	var usr, sys float64
 	for _, h := range fr.hosts {
 		srv := fr.sess.Server(h.Name)
-		var g *Group
+		var g *fioformat.Group
 		for i := range parsed.Groups {
 			if parsed.Groups[i].Host == srv.Address {
 				if g != nil {
@@ -463,15 +464,15 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 			return fail(results.StatusFailed, fmt.Errorf("point %s: fio on host %s did no I/O", pt.Name, h.Name))
 		}
 		dir := filepath.Join(stepDir, HostsDir, h.Name)
-		logs, err := ReadLogs(dir)
+		logs, err := fioformat.ReadLogs(dir)
 		if err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: host %s's per-second logs: %w", pt.Name, h.Name, err))
 		}
 		// The host's seconds on this machine's clock, before the window is
 		// drawn: the window then pairs seconds measured at the same time.
-		merged, _ := MergeSeconds(logs)
+		merged, _ := fioformat.MergeSeconds(logs)
 		secs := onThisClock(merged, fr.offsets[h.Name])
-		if err := CompressHistLogs(dir); err != nil {
+		if err := fioformat.CompressHistLogs(dir); err != nil {
 			return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, err))
 		}
 		seconds = append(seconds, secs)
@@ -559,16 +560,6 @@ func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt 
 	return res, nil
 }
 
-// hostGroup is the report's group of the server at addr, nil without one.
-func hostGroup(o *Output, addr string) *Group {
-	for i := range o.Groups {
-		if o.Groups[i].Host == addr {
-			return &o.Groups[i]
-		}
-	}
-	return nil
-}
-
 // systemLine is a host's (or the fleet's) CPU and disks during a point.
 func systemLine(s results.HostSystem) string {
 	line := fmt.Sprintf("CPU user %.0f%% system %.0f%% iowait %.0f%%", s.CPUUserPct, s.CPUSystemPct, s.CPUIowaitPct)
@@ -614,7 +605,7 @@ func (fr *fleetRun) fileHosts(stepDir string, report []byte) error {
 				errs = append(errs, err)
 			}
 		}
-		part, err := hostReport(report, srv.Address)
+		part, err := fioformat.HostReport(report, srv.Address)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -626,47 +617,14 @@ func (fr *fleetRun) fileHosts(stepDir string, report []byte) error {
 	return errors.Join(errs...)
 }
 
-// hostReport is the client's json+ report with only host's entries of
-// client_stats, every field as fio wrote it; an unreadable report gives
-// the whole text, for the record.
-func hostReport(report []byte, host string) ([]byte, error) {
-	start := jsonStart(report)
-	if start < 0 {
-		return report, nil
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(report[start:], &top); err != nil {
-		return report, nil
-	}
-	var clients []json.RawMessage
-	if err := json.Unmarshal(top["client_stats"], &clients); err != nil {
-		return report, nil
-	}
-	var mine []json.RawMessage
-	for _, c := range clients {
-		var who struct {
-			Hostname string `json:"hostname"`
-		}
-		if json.Unmarshal(c, &who) == nil && who.Hostname == host {
-			mine = append(mine, c)
-		}
-	}
-	b, err := json.Marshal(mine)
-	if err != nil {
-		return nil, err
-	}
-	top["client_stats"] = b
-	return json.MarshalIndent(top, "", "  ")
-}
-
 // fleetSeries appends the fleet's seconds to series.csv: IOPS and MB/s
 // summed over the hosts, p99 from their merged bins, for the seconds of
 // the common window.
-func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigures) error {
+func (r *runner) fleetSeries(res *PointResult, hosts [][]fioformat.Second, figs FleetFigures) error {
 	from, to := figs.clock.slot(figs.Start), figs.clock.slot(figs.End)
 	type acc struct {
 		read, write, mb float64
-		bins            []HistBin
+		bins            []fioformat.HistBin
 		hosts           int
 		binless         bool
 	}
@@ -700,7 +658,7 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 		}
 		p99 := math.NaN()
 		if !a.binless && len(a.bins) > 0 {
-			p99 = HistPercentile(mergeBins(a.bins), 99) / 1000
+			p99 = fioformat.HistPercentile(fioformat.MergeBins(a.bins), 99) / 1000
 		}
 		res.Seconds++
 		vals := []results.Sample{{Name: "fio_iops", Value: a.read + a.write}, {Name: "fio_mb_s", Value: a.mb}, {Name: "fio_lat_p99_us", Value: p99}}
@@ -718,7 +676,7 @@ func (r *runner) fleetSeries(res *PointResult, hosts [][]Second, figs FleetFigur
 // that has to explain why no window was found: how many whole seconds,
 // from when to when on this machine's clock, and how many came with their
 // latency bins (a second without them is left out of the window).
-func describeSeconds(secs []Second) string {
+func describeSeconds(secs []fioformat.Second) string {
 	if len(secs) == 0 {
 		return "logged no whole second"
 	}

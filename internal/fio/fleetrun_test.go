@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/fioformat"
 	"dbio/internal/fleet"
 	"dbio/internal/results"
 	"dbio/internal/target"
@@ -92,13 +93,13 @@ func TestFourCornersOnThreeHosts(t *testing.T) {
 					t.Errorf("step %s: %v", s.Name, err)
 				}
 			}
-			logs, err := ReadLogs(hostDir)
+			logs, err := fioformat.ReadLogs(hostDir)
 			if err != nil || len(logs) == 0 {
 				t.Errorf("step %s: %s's logs: %v, %d jobs", s.Name, h.Host, err, len(logs))
 			}
 			// The host's own report holds its job alone.
 			b, _ := os.ReadFile(filepath.Join(hostDir, OutputFileName))
-			rep, err := Parse(bytes.NewReader(b))
+			rep, err := fioformat.Parse(bytes.NewReader(b))
 			if err != nil || len(rep.Groups) != 1 || rep.Groups[0].Host != f.Hosts[i].Addr.String() {
 				t.Errorf("step %s: %s's report: %v, %+v", s.Name, h.Host, err, rep)
 			}
@@ -111,10 +112,10 @@ func TestFourCornersOnThreeHosts(t *testing.T) {
 			t.Errorf("step %s: fleet %v IOPS, hosts' sum %v", s.Name, s.Fio.Total.IOPS, sum)
 		}
 		// The fleet's p99 is read again from the stored host logs.
-		var hostSecs [][]Second
+		var hostSecs [][]fioformat.Second
 		for _, h := range fl.Hosts {
-			logs, _ := ReadLogs(filepath.Join(stepDir, HostsDir, h.Host))
-			secs, _ := MergeSeconds(logs)
+			logs, _ := fioformat.ReadLogs(filepath.Join(stepDir, HostsDir, h.Host))
+			secs, _ := fioformat.MergeSeconds(logs)
 			hostSecs = append(hostSecs, secs)
 		}
 		again, err := Fleet(hostSecs)

@@ -17,6 +17,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbio/internal/execx"
+	"dbio/internal/fioformat"
 	"dbio/internal/fleet"
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
@@ -433,7 +434,7 @@ func (r *runner) tryEngine(ctx context.Context, file, engine string, direct bool
 		return "", ctx.Err()
 	}
 	if err == nil {
-		if out, perr := Parse(bytes.NewReader(res.Stdout)); perr == nil && len(out.Groups) == 1 && out.Groups[0].Error == 0 {
+		if out, perr := fioformat.Parse(bytes.NewReader(res.Stdout)); perr == nil && len(out.Groups) == 1 && out.Groups[0].Error == 0 {
 			return "", nil
 		}
 	}
@@ -552,7 +553,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	if g.Total == nil {
 		return fail(results.StatusFailed, fmt.Errorf("point %s: fio did no I/O", pt.Name))
 	}
-	res.FioDirections = g.Directions
+	res.FioDirections = g.FioDirections
 	res.UsrCPU, res.SysCPU, res.ElapsedS = g.UsrCPU, g.SysCPU, g.ElapsedS
 	res.Steady = g.SteadyState
 	if err := r.series(stepDir, &res); err != nil {
@@ -562,7 +563,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt Point, done []Point
 	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
 		res.Rounds = j.judge(r.plan.Config, done, res)
 	}
-	if err := r.writeStep(res, histograms(g.Directions)); err != nil {
+	if err := r.writeStep(res, histograms(g.FioDirections)); err != nil {
 		return res, err
 	}
 	r.say("  %s", headline(res))
@@ -596,13 +597,13 @@ func resolveRate(p Point, done []PointResult) (int64, error) {
 	return 0, fmt.Errorf("point %s runs at %g%% of %s, which has not run before it", p.Name, p.RatePct, p.RateOf)
 }
 
-func readOutput(path string) (*Output, error) {
+func readOutput(path string) (*fioformat.Output, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("fio left no report: %w", err)
 	}
 	defer f.Close()
-	return Parse(f)
+	return fioformat.Parse(f)
 }
 
 // explainFioFailure says how fio ended: killed by a signal, or failed with its message.
@@ -621,14 +622,14 @@ func explainFioFailure(point string, err error) error {
 
 // series merges the point's per-second logs into series.csv.
 func (r *runner) series(stepDir string, res *PointResult) error {
-	logs, err := ReadLogs(stepDir)
+	logs, err := fioformat.ReadLogs(stepDir)
 	if err != nil {
 		return fmt.Errorf("point %s: per-second logs: %w", res.Name, err)
 	}
-	secs, dropped := MergeSeconds(logs)
+	secs, dropped := fioformat.MergeSeconds(logs)
 	res.Seconds, res.SecondsDropped = len(secs), dropped
-	res.IOPSStdev = IOPSStdev(secs)
-	if err := CompressHistLogs(stepDir); err != nil {
+	res.IOPSStdev = fioformat.IOPSStdev(secs)
+	if err := fioformat.CompressHistLogs(stepDir); err != nil {
 		return fmt.Errorf("point %s: %w", res.Name, err)
 	}
 	mixed := Mixed(res.RW)
@@ -684,9 +685,9 @@ func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histo
 // histograms turns fio's json+ completion-latency bins into HDR histograms
 // (microseconds), stored beside the step so that points can be merged and
 // re-plotted like every other dbio latency. The figures stay fio's own.
-func histograms(figs Directions) map[string]*hdrhistogram.Histogram {
+func histograms(figs results.FioDirections) map[string]*hdrhistogram.Histogram {
 	out := map[string]*hdrhistogram.Histogram{}
-	for name, d := range map[string]*Direction{"read": figs.Read, "write": figs.Write} {
+	for name, d := range map[string]*results.FioDirection{"read": figs.Read, "write": figs.Write} {
 		if d == nil || len(d.Bins) == 0 {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"dbio/internal/execx"
+	"dbio/internal/fioformat"
 	"dbio/internal/results"
 	"dbio/internal/target"
 )
@@ -124,7 +125,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 		t.Fatal(err)
 	}
 	g := out.Groups[0]
-	again := PointResult{FioPlan: detail.FioPlan, FioDirections: g.Directions, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+	again := PointResult{FioPlan: detail.FioPlan, FioDirections: g.FioDirections, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
 		ElapsedS: g.ElapsedS, Steady: g.SteadyState, Seconds: detail.Seconds, IOPSStdev: detail.IOPSStdev}
 	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
@@ -156,12 +157,12 @@ func checkPerSecond(t *testing.T, l *results.Loaded, s results.Step) {
 	if p99Col < 0 {
 		t.Fatalf("series.csv has no fio_lat_p99_us: %v", l.Series.Columns)
 	}
-	var secs []Second
+	var secs []fioformat.Second
 	var rows []results.LoadedRow
 	for _, r := range l.Series.Rows {
 		if r.Step == s.Name {
 			rows = append(rows, r)
-			secs = append(secs, Second{ReadIOPS: r.Values[iopsCol]})
+			secs = append(secs, fioformat.Second{ReadIOPS: r.Values[iopsCol]})
 		}
 	}
 	for i, r := range rows {
@@ -183,7 +184,7 @@ func checkPerSecond(t *testing.T, l *results.Loaded, s results.Step) {
 		}
 		return
 	}
-	if want := IOPSStdev(secs); !ok || math.Abs(sd-want) > 1e-5*want+1e-9 || s.Fio.IOPSStdev != sd {
+	if want := fioformat.IOPSStdev(secs); !ok || math.Abs(sd-want) > 1e-5*want+1e-9 || s.Fio.IOPSStdev != sd {
 		t.Errorf("step %s: IOPS stdev %v (figure %v, detail %v), want %v from its %d seconds", s.Name, sd, ok, s.Fio.IOPSStdev, want, len(secs))
 	}
 }
@@ -398,7 +399,7 @@ func checkRerun(t *testing.T, l *results.Loaded, p PointResult, readShare float6
 	if ratio := r.Total.IOPS / s.Total.IOPS; ratio < 1.0/10 || ratio > 10 {
 		t.Errorf("re-run gave %.0f IOPS against %.0f stored", r.Total.IOPS, s.Total.IOPS)
 	}
-	for _, g := range []Group{s, r} {
+	for _, g := range []fioformat.Group{s, r} {
 		if share := float64(g.Read.IOs) / float64(g.Total.IOs); math.Abs(share-readShare) > 0.05 {
 			t.Errorf("read share %.2f, want %.2f", share, readShare)
 		}

@@ -13,8 +13,8 @@ func measured(label, series, name string, iops, mbs, meanUS, p99US float64) Poin
 	return PointResult{
 		FioPlan: results.FioPlan{Name: name, Series: series, Label: label},
 		Status:  results.StatusCompleted,
-		FioDirections: Directions{Total: &Direction{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: Latency{MeanUS: meanUS,
-			Percentiles: []Percentile{{P: 50, US: meanUS}, {P: 99, US: p99US}}}}},
+		FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: results.FioLatency{MeanUS: meanUS,
+			Percentiles: []results.FioPercentile{{P: 50, US: meanUS}, {P: 99, US: p99US}}}}},
 	}
 }
 

@@ -285,3 +285,12 @@ func kindOf(mode uint32) string {
 	}
 	return "not a regular file"
 }
+
+// Damaged refuses the file at path, as a record that does not decode is
+// refused, for readers of what else dbio keeps in a results directory
+// (fio's logs): dbio wrote it whole, so it was changed since.
+func Damaged(path string, err error) error { return damaged(path, err) }
+
+// Untrusted refuses path for what it is ("holds more than ..."), as dbio
+// refuses what it never writes in a results directory.
+func Untrusted(path, what string) error { return untrusted(path, what) }

@@ -22,8 +22,8 @@ func measured(label, series, name string, iops, mbs, meanUS, p99US float64) fio.
 	return fio.PointResult{
 		FioPlan: results.FioPlan{Name: name, Series: series, Label: label},
 		Status:  results.StatusCompleted,
-		FioDirections: fio.Directions{Total: &fio.Direction{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: fio.Latency{MeanUS: meanUS,
-			Percentiles: []fio.Percentile{{P: 50, US: meanUS}, {P: 99, US: p99US}}}}},
+		FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: results.FioLatency{MeanUS: meanUS,
+			Percentiles: []results.FioPercentile{{P: 50, US: meanUS}, {P: 99, US: p99US}}}}},
 	}
 }
 

@@ -1,4 +1,4 @@
-package fio
+package fioformat
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 // The fuzz targets below take fio's output as an attacker or a broken fio
@@ -67,17 +69,6 @@ func FuzzParse(f *testing.F) {
 		if _, err := json.Marshal(out); err != nil {
 			t.Fatalf("a parsed report does not encode: %v", err)
 		}
-		// The step records the figures; they must encode too.
-		for _, g := range out.Groups {
-			if g.Total == nil {
-				continue
-			}
-			r := PointResult{FioDirections: g.Directions, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, Steady: g.SteadyState}
-			if _, err := json.Marshal(figures(r)); err != nil {
-				t.Fatalf("figures do not encode: %v", err)
-			}
-			histograms(g.Directions)
-		}
 	})
 }
 
@@ -120,12 +111,6 @@ func FuzzParseFigures(f *testing.F) {
 		if _, err := json.Marshal(out); err != nil {
 			t.Fatalf("a parsed report does not encode: %v", err)
 		}
-		if g.Total != nil {
-			r := PointResult{FioDirections: Directions{Read: g.Read, Total: g.Total}}
-			if _, err := json.Marshal(figures(r)); err != nil {
-				t.Fatalf("figures do not encode: %v", err)
-			}
-		}
 	})
 }
 
@@ -136,7 +121,7 @@ func nonNegative(t *testing.T, what string, v float64) {
 	}
 }
 
-func checkDirection(t *testing.T, what string, d *Direction) {
+func checkDirection(t *testing.T, what string, d *results.FioDirection) {
 	t.Helper()
 	if d == nil {
 		return
@@ -146,7 +131,7 @@ func checkDirection(t *testing.T, what string, d *Direction) {
 	nonNegative(t, what+" bytes/s", d.BytesPerSec)
 	nonNegative(t, what+" iops", d.IOPS)
 	nonNegative(t, what+" runtime", float64(d.RuntimeMS))
-	for name, l := range map[string]Latency{"clat": d.Completion, "slat": d.Submission, "lat": d.Total} {
+	for name, l := range map[string]results.FioLatency{"clat": d.Completion, "slat": d.Submission, "lat": d.Total} {
 		nonNegative(t, what+" "+name+" n", float64(l.N))
 		nonNegative(t, what+" "+name+" min", l.MinUS)
 		nonNegative(t, what+" "+name+" max", l.MaxUS)

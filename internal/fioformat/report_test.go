@@ -1,9 +1,8 @@
-package fio
+package fioformat
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,7 +76,7 @@ func TestCapture(t *testing.T) {
 			}
 			logs, _ := filepath.Glob(filepath.Join(work, "*_*.log"))
 			for _, l := range logs {
-				if _, _, ok := results.FioLogName(filepath.Base(l)); !ok && !histName.MatchString(filepath.Base(l)) {
+				if _, _, ok := LogName(filepath.Base(l)); !ok && !histName.MatchString(filepath.Base(l)) {
 					continue // slat and total-latency logs are not read by dbio
 				}
 				b, err := os.ReadFile(l)
@@ -90,53 +89,6 @@ func TestCapture(t *testing.T) {
 			}
 		}
 		t.Logf("captured %s", name)
-	}
-}
-
-// goldenView is what the golden files hold for one capture: the parsed
-// report, a check that the json+ histogram bins add up, and the figures a
-// step would record from it.
-type goldenView struct {
-	Output  *Output             `json:"output"`
-	Bins    map[string][2]int64 `json:"bins"`
-	Figures []results.Figure    `json:"figures"`
-}
-
-func TestParseGolden(t *testing.T) {
-	for _, name := range captures {
-		t.Run(name, func(t *testing.T) {
-			f, err := os.Open(filepath.Join("testdata", name+".json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			out, err := Parse(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			view := goldenView{Output: out, Bins: map[string][2]int64{}}
-			for i, g := range out.Groups {
-				for dir, d := range map[string]*Direction{"read": g.Read, "write": g.Write, "total": g.Total} {
-					if d == nil {
-						continue
-					}
-					var n int64
-					for _, c := range d.Bins {
-						n += c
-					}
-					view.Bins[fmt.Sprintf("%d/%s", i, dir)] = [2]int64{int64(len(d.Bins)), n}
-				}
-			}
-			g := out.Groups[0]
-			pr := PointResult{FioPlan: results.FioPlan{RW: out.GlobalOptions["rw"]}, FioDirections: g.Directions,
-				UsrCPU: g.UsrCPU, SysCPU: g.SysCPU, ElapsedS: g.ElapsedS, Steady: g.SteadyState}
-			view.Figures = figures(pr)
-			got, err := json.MarshalIndent(view, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			golden(t, filepath.Join("testdata", name+".golden"), append(got, '\n'))
-		})
 	}
 }
 
@@ -162,7 +114,7 @@ func TestParseFacts(t *testing.T) {
 	if rr.Read.IOPS != rr.Total.IOPS {
 		t.Errorf("randread: fio's mixed IOPS %v differs from read IOPS %v", rr.Total.IOPS, rr.Read.IOPS)
 	}
-	for dir, d := range map[string]*Direction{"read": rr.Read} {
+	for dir, d := range map[string]*results.FioDirection{"read": rr.Read} {
 		var n int64
 		for _, c := range d.Bins {
 			n += c
@@ -286,7 +238,7 @@ func firstDiff(want, got string) string {
 
 func requireFio(t testing.TB) {
 	t.Helper()
-	testenv.RequireProgram(t, "fio", InstallHint)
+	testenv.RequireProgram(t, "fio", "apt-get install -y fio")
 }
 
 // shmDir is a fresh directory on tmpfs, removed after the test.
@@ -298,4 +250,43 @@ func shmDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// A report of fio's client holds every server's groups and fio's own sum
+// of them: each server's part is its groups alone, and its own report
+// holds them as fio wrote them; an unreadable report is kept whole.
+func TestHostReport(t *testing.T) {
+	job := func(host, name string, ios int) string {
+		return fmt.Sprintf(`{"jobname":%q,"hostname":%q,"groupid":0,"error":0,"elapsed":2,"read":{"total_ios":%d,"io_bytes":%d,"iops":%d,"runtime":1000}}`,
+			name, host, ios, ios*4096, ios)
+	}
+	report := []byte("fio: a note of the client's\n{\"fio version\":\"fio-3.33\",\"client_stats\":[" +
+		job("10.0.0.1", "disk", 100) + "," + job("10.0.0.2", "disk", 200) + "," + job("10.0.0.2", "All clients", 300) + "]}\n")
+	out, err := Parse(bytes.NewReader(report))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Groups) != 2 || len(out.HostGroups("10.0.0.2")) != 1 || len(out.HostGroups("10.0.0.3")) != 0 {
+		t.Fatalf("groups %+v: want one per server, fio's sum left out", out.Groups)
+	}
+	for _, c := range []struct {
+		host string
+		ios  int64
+	}{{"10.0.0.1", 100}, {"10.0.0.2", 200}} {
+		part, err := HostReport(report, c.host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := Parse(bytes.NewReader(part))
+		if err != nil {
+			t.Fatalf("%s's report: %v\n%s", c.host, err, part)
+		}
+		if len(own.Groups) != 1 || own.Groups[0].Host != c.host || own.Groups[0].Read.IOs != c.ios || own.FioVersion != "fio-3.33" {
+			t.Errorf("%s's report: %+v", c.host, own)
+		}
+	}
+	torn := []byte("{\"client_stats\":[")
+	if part, err := HostReport(torn, "10.0.0.1"); err != nil || !bytes.Equal(part, torn) {
+		t.Errorf("a torn report: %q, %v; want it whole", part, err)
+	}
 }

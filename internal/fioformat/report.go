@@ -1,4 +1,11 @@
-package fio
+// Package fioformat reads fio's formats as dbio keeps them: the json+
+// report of a run (on this machine, or through fio's client from several
+// servers), the per-second averaged logs and latency histogram logs, and
+// those logs summed into measured seconds. Every parser takes an
+// io.Reader; what it reads is fio's own figures, recorded in the results
+// contract's types, so that the code that runs fio and the code that reads
+// a results directory again read them alike.
+package fioformat
 
 import (
 	"bufio"
@@ -46,32 +53,16 @@ type Group struct {
 	// JobRuntimeMS is the measured runtime summed over the group's jobs.
 	JobRuntimeMS int64             `json:"job_runtime_ms"`
 	Options      map[string]string `json:"options"`
-	// Directions are fio's figures for the group.
-	Directions
+	// FioDirections are fio's figures for the group.
+	results.FioDirections
 	// UsrCPU and SysCPU are fio's own CPU use as fio reports it: per job, in
 	// percent of one CPU over the job's runtime.
 	UsrCPU float64 `json:"usr_cpu_pct"`
 	SysCPU float64 `json:"sys_cpu_pct"`
 	// ContextSwitches of fio's jobs.
-	ContextSwitches int64        `json:"context_switches"`
-	SteadyState     *SteadyState `json:"steady_state,omitempty"`
+	ContextSwitches int64                   `json:"context_switches"`
+	SteadyState     *results.FioSteadyState `json:"steady_state,omitempty"`
 }
-
-// Directions, Direction, Latency, Percentile and SteadyState are the
-// results contract's records of fio's figures: Parse fills them in, and a
-// point's detail (results.FioPoint) carries them as they are.
-type (
-	// Directions are the figures of reads, writes and both together.
-	Directions = results.FioDirections
-	// Direction is one data direction's figures (reads, writes or both).
-	Direction = results.FioDirection
-	// Latency is a latency summary in microseconds.
-	Latency = results.FioLatency
-	// Percentile is one of fio's percentile figures.
-	Percentile = results.FioPercentile
-	// SteadyState is fio's verdict on steady-state detection for a group.
-	SteadyState = results.FioSteadyState
-)
 
 // Parse reads fio's --output-format=json (or json+) report. Lines fio prints
 // before the report (notes, "terminating on signal") are kept as Notes.
@@ -225,7 +216,7 @@ func (j rawJob) group() (Group, error) {
 		if err := notNegative(map[string]float64{"steadystate iops_mean": s.Data.IOPSMean, "steadystate bw_mean": s.Data.BWMean}); err != nil {
 			return g, err
 		}
-		g.SteadyState = &SteadyState{
+		g.SteadyState = &results.FioSteadyState{
 			Criterion: s.SS, WindowS: s.Duration, Attained: s.Attained != 0, Value: s.Criterion,
 			WindowIOPSMean: s.Data.IOPSMean, WindowMBPerSec: s.Data.BWMean / 1e6,
 			WindowIOPS: s.Data.IOPS, WindowBytesRate: s.Data.BW,
@@ -235,7 +226,7 @@ func (j rawJob) group() (Group, error) {
 }
 
 // direction converts one side; a side without any I/O is nil.
-func (d *rawDir) direction() (*Direction, error) {
+func (d *rawDir) direction() (*results.FioDirection, error) {
 	if d == nil || d.TotalIOs == 0 && d.IOBytes == 0 {
 		return nil, nil
 	}
@@ -255,7 +246,7 @@ func (d *rawDir) direction() (*Direction, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &Direction{
+	out := &results.FioDirection{
 		IOs: d.TotalIOs, Bytes: d.IOBytes, BytesPerSec: d.BWBytes, IOPS: d.IOPS, RuntimeMS: d.Runtime,
 		Completion: clat, Submission: slat, Total: lat,
 	}
@@ -279,8 +270,8 @@ func (d *rawDir) direction() (*Direction, error) {
 	return out, nil
 }
 
-func (l rawLat) latency() (Latency, error) {
-	out := Latency{N: l.N, MinUS: l.Min / 1000, MaxUS: l.Max / 1000, MeanUS: l.Mean / 1000, StdevUS: l.Stddev / 1000}
+func (l rawLat) latency() (results.FioLatency, error) {
+	out := results.FioLatency{N: l.N, MinUS: l.Min / 1000, MaxUS: l.Max / 1000, MeanUS: l.Mean / 1000, StdevUS: l.Stddev / 1000}
 	if err := notNegative(map[string]float64{"N": float64(l.N), "min": l.Min, "max": l.Max, "mean": l.Mean, "stddev": l.Stddev}); err != nil {
 		return out, err
 	}
@@ -299,7 +290,7 @@ func (l rawLat) latency() (Latency, error) {
 		if ns < 0 {
 			return out, fmt.Errorf("percentile %q is %v: fio never reports a negative latency, so the report is damaged", k, ns)
 		}
-		out.Percentiles = append(out.Percentiles, Percentile{P: p, US: ns / 1000})
+		out.Percentiles = append(out.Percentiles, results.FioPercentile{P: p, US: ns / 1000})
 	}
 	sort.Slice(out.Percentiles, func(i, j int) bool { return out.Percentiles[i].P < out.Percentiles[j].P })
 	for i := 1; i < len(out.Percentiles); i++ {
@@ -324,4 +315,50 @@ func notNegative(figures map[string]float64) error {
 	}
 	sort.Strings(names)
 	return fmt.Errorf("%s is %v: fio never reports it below zero, so the report is damaged", names[0], figures[names[0]])
+}
+
+// HostGroups are the report's groups of the fio server at addr, as fio's
+// client names it (the address given to --client).
+func (o *Output) HostGroups(addr string) []Group {
+	var out []Group
+	for _, g := range o.Groups {
+		if g.Host == addr {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// HostReport is the report of fio's client (json+) with only the entries
+// of the server at addr in client_stats, every field as fio wrote it: the
+// report of that server's part of the run. An unreadable report gives the
+// whole text, for the record.
+func HostReport(report []byte, addr string) ([]byte, error) {
+	start := jsonStart(report)
+	if start < 0 {
+		return report, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(report[start:], &top); err != nil {
+		return report, nil
+	}
+	var clients []json.RawMessage
+	if err := json.Unmarshal(top["client_stats"], &clients); err != nil {
+		return report, nil
+	}
+	var mine []json.RawMessage
+	for _, c := range clients {
+		var who struct {
+			Hostname string `json:"hostname"`
+		}
+		if json.Unmarshal(c, &who) == nil && who.Hostname == addr {
+			mine = append(mine, c)
+		}
+	}
+	b, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	top["client_stats"] = b
+	return json.MarshalIndent(top, "", "  ")
 }

@@ -1,10 +1,11 @@
-package fio
+package fioformat
 
 import (
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -46,8 +47,8 @@ func TestMergeSeconds(t *testing.T) {
 		{
 			name: "two jobs summed, latency weighted by IOPS",
 			jobs: []JobLogs{
-				{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 3000), BW: samples(0, t0, 4000, t0+1000, 12000), Clat: samples(0, t0+1, 100_000, t0+1001, 200_000)}},
-				{FioJobLog: results.FioJobLog{Job: "a.2", IOPS: samples(0, t0+2, 3000, t0+1002, 1000), BW: samples(0, t0+2, 12000, t0+1002, 4000), Clat: samples(0, t0+2, 300_000, t0+1002, 400_000)}},
+				{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 3000), BW: samples(0, t0, 4000, t0+1000, 12000), Clat: samples(0, t0+1, 100_000, t0+1001, 200_000)},
+				{Job: "a.2", IOPS: samples(0, t0+2, 3000, t0+1002, 1000), BW: samples(0, t0+2, 12000, t0+1002, 4000), Clat: samples(0, t0+2, 300_000, t0+1002, 400_000)},
 			},
 			want: []Second{
 				{ReadIOPS: 4000, MBPerSec: 16000 * 1024 / 1e6, LatMeanUS: 250, ReadLatMeanUS: 250},
@@ -56,22 +57,22 @@ func TestMergeSeconds(t *testing.T) {
 		},
 		{
 			name: "a short final interval is not a second",
-			jobs: []JobLogs{{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+1040, 20), Clat: samples(0, t0, 100_000, t0+1000, 100_000, t0+1040, 900_000)}}},
+			jobs: []JobLogs{{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+1040, 20), Clat: samples(0, t0, 100_000, t0+1000, 100_000, t0+1040, 900_000)}},
 			want: []Second{{ReadIOPS: 1000, LatMeanUS: 100, ReadLatMeanUS: 100}, {ReadIOPS: 1000, LatMeanUS: 100, ReadLatMeanUS: 100}},
 		},
 		{
 			name: "a second one job did not log is dropped",
 			jobs: []JobLogs{
-				{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+2000, 1000)}},
-				{FioJobLog: results.FioJobLog{Job: "a.2", IOPS: samples(0, t0, 1000, t0+1000, 1000)}},
+				{Job: "a.1", IOPS: samples(0, t0, 1000, t0+1000, 1000, t0+2000, 1000)},
+				{Job: "a.2", IOPS: samples(0, t0, 1000, t0+1000, 1000)},
 			},
 			want:    []Second{{ReadIOPS: 2000}, {ReadIOPS: 2000}},
 			dropped: 1,
 		},
 		{
 			name: "a mix keeps directions apart",
-			jobs: []JobLogs{{FioJobLog: results.FioJobLog{Job: "a.1", IOPS: append(samples(0, t0, 700), samples(1, t0, 300)...),
-				Clat: append(samples(0, t0, 100_000), samples(1, t0, 500_000)...)}}},
+			jobs: []JobLogs{{Job: "a.1", IOPS: append(samples(0, t0, 700), samples(1, t0, 300)...),
+				Clat: append(samples(0, t0, 100_000), samples(1, t0, 500_000)...)}},
 			want: []Second{{ReadIOPS: 700, WriteIOPS: 300, LatMeanUS: 220, ReadLatMeanUS: 100, WriteLatMeanUS: 500}},
 		},
 	} {
@@ -122,7 +123,7 @@ func TestHistPercentileIsFios(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for dir, d := range map[string]*Direction{"read": out.Groups[0].Read, "write": out.Groups[0].Write} {
+		for dir, d := range map[string]*results.FioDirection{"read": out.Groups[0].Read, "write": out.Groups[0].Write} {
 			if d == nil {
 				continue
 			}
@@ -134,7 +135,7 @@ func TestHistPercentileIsFios(t *testing.T) {
 				}
 				bins = append(bins, HistBin{Index: i, Count: n})
 			}
-			bins = mergeBins(bins)
+			bins = MergeBins(bins)
 			for _, p := range []float64{50, 99, 99.9} {
 				want, ok := d.Completion.At(p)
 				if !ok {
@@ -242,6 +243,24 @@ func copyJobOneLogs(t *testing.T, dir string) {
 		}
 		if err := os.WriteFile(filepath.Join(dir, n), b, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A job's last interval, flushed less than half a second after the one
+// before it in its direction, is not a second; the other direction's
+// samples at the same times are judged on their own.
+func TestWholeIntervals(t *testing.T) {
+	samples := []LogSample{{TimeMS: 1000, Dir: 0}, {TimeMS: 1000, Dir: 1}, {TimeMS: 2000, Dir: 0},
+		{TimeMS: 2040, Dir: 0}, {TimeMS: 2400, Dir: 1}, {TimeMS: 3000, Dir: 0}}
+	got := slices.Collect(WholeIntervals(samples))
+	want := []LogSample{{TimeMS: 1000, Dir: 0}, {TimeMS: 1000, Dir: 1}, {TimeMS: 2000, Dir: 0}, {TimeMS: 2400, Dir: 1}, {TimeMS: 3000, Dir: 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("WholeIntervals = %v, want %v", got, want)
+	}
+	for _, c := range []struct{ timeMS, want int64 }{{1000, 0}, {1499, 0}, {1500, 1}, {2990, 2}, {400, -1}} {
+		if got := SecondOf(1000, c.timeMS); got != c.want {
+			t.Errorf("SecondOf(1000, %d) = %d, want %d", c.timeMS, got, c.want)
 		}
 	}
 }
