@@ -248,7 +248,7 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 	errs = append(errs, herrs...)
 	cfg := fio.Config{
 		Profile: f.profile, Targets: f.targets, Group: f.group, Runtime: f.runtime, Jobs: f.jobs,
-		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: fio.LatencyStat(f.latencyStat),
+		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: results.LatencyStat(f.latencyStat),
 		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS, Hosts: hosts,
 	}
 	if changed("ramp-time") {

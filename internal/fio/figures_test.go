@@ -15,12 +15,12 @@ func TestPointFiguresAreCatalogued(t *testing.T) {
 	dir := &results.FioDirection{IOs: 10, Bytes: 40960, BytesPerSec: 4096, IOPS: 1, Completion: latency}
 	tests := []struct {
 		name string
-		r    PointResult
+		r    results.FioPoint
 		want int
 	}{
-		{"everything", PointResult{FioPlan: results.FioPlan{RW: "randrw", RateIOPS: 100}, FioDirections: results.FioDirections{Read: dir, Write: dir, Total: dir},
+		{"everything", results.FioPoint{FioPlan: results.FioPlan{RW: "randrw", RateIOPS: 100}, FioDirections: results.FioDirections{Read: dir, Write: dir, Total: dir},
 			UsrCPU: 2, SysCPU: 5, ElapsedS: 30, Seconds: 30, IOPSStdev: 0.5, Steady: &results.FioSteadyState{Attained: true, WindowIOPSMean: 1}}, len(PointFigureNames())},
-		{"reads without percentiles", PointResult{FioPlan: results.FioPlan{RW: "randread"}, FioDirections: results.FioDirections{Read: dir,
+		{"reads without percentiles", results.FioPoint{FioPlan: results.FioPlan{RW: "randread"}, FioDirections: results.FioDirections{Read: dir,
 			Total: &results.FioDirection{IOs: 10, IOPS: 1, Completion: results.FioLatency{MeanUS: 300}}}}, 6},
 	}
 	for _, tt := range tests {

@@ -175,7 +175,7 @@ type pointWatch struct {
 // watchPoint starts sampling every watched host once a second, each into
 // series.csv in its directory of the step, until the returned watch is
 // stopped; seconds before the point's warm-up ends are marked rampup.
-func (r *runner) watchPoint(ctx context.Context, fr *fleetRun, stepDir string, pt Point) *pointWatch {
+func (r *runner) watchPoint(ctx context.Context, fr *fleetRun, stepDir string, pt results.FioPlan) *pointWatch {
 	w := &pointWatch{hosts: map[string]*hostSamples{}, stop: make(chan struct{})}
 	start := r.now()
 	measured := start.Add(time.Duration(pt.RampS) * time.Second)

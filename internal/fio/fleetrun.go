@@ -61,7 +61,7 @@ type fleetRun struct {
 // dbio started are stopped before it returns, whatever happens. A host that
 // cannot be reached at the start, or whose fio server ends during a point,
 // is recorded as failed and the run goes on with the others.
-func (r *runner) runFleet(ctx context.Context, firstStep int) (done []PointResult, err error) {
+func (r *runner) runFleet(ctx context.Context, firstStep int) (done []results.FioPoint, err error) {
 	c := r.plan.Config
 	if r.fioPath, err = Check(r.exec); err != nil {
 		return nil, err
@@ -330,16 +330,16 @@ mv "$p" "$f" && echo "laid out"
 // fleetPoint runs one point on every host still in the run at once, as
 // step index. A host whose fio server ends during the point is failed and
 // left out; the point's figures are those of the hosts that completed it.
-func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt Point) (PointResult, error) {
+func (r *runner) fleetPoint(ctx context.Context, fr *fleetRun, index, n int, pt results.FioPlan) (results.FioPoint, error) {
 	// The point runs on the targets of the hosts still in the run.
 	pt.Targets = slices.DeleteFunc(slices.Clone(pt.Targets), func(t string) bool {
 		ft, err := fleet.ParseTarget(t)
 		return err == nil && !slices.ContainsFunc(fr.hosts, func(h fleet.Host) bool { return h.Name == ft.Host })
 	})
-	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: filepath.Join(HostsDir, "*", JobFileName), Output: OutputFileName}
+	res := results.FioPoint{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: filepath.Join(HostsDir, "*", JobFileName), Output: OutputFileName}
 	first := fr.places[fr.hosts[0].Name][0]
 	res.Engine, res.Direct = first.Engine, first.Direct && !pt.Buffered
-	fail := func(status results.Status, err error) (PointResult, error) { return r.failed(res, status, err) }
+	fail := func(status results.Status, err error) (results.FioPoint, error) { return r.failed(res, status, err) }
 	stepDir, err := r.sink.StepDir(index, pt.Name)
 	if err != nil {
 		return res, err
@@ -620,7 +620,7 @@ func (fr *fleetRun) fileHosts(stepDir string, report []byte) error {
 // fleetSeries appends the fleet's seconds to series.csv: IOPS and MB/s
 // summed over the hosts, p99 from their merged bins, for the seconds of
 // the common window.
-func (r *runner) fleetSeries(res *PointResult, hosts [][]fioformat.Second, figs FleetFigures) error {
+func (r *runner) fleetSeries(res *results.FioPoint, hosts [][]fioformat.Second, figs FleetFigures) error {
 	from, to := figs.clock.slot(figs.Start), figs.clock.slot(figs.End)
 	type acc struct {
 		read, write, mb float64

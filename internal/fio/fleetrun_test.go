@@ -228,7 +228,7 @@ func TestFleetWithFailingHosts(t *testing.T) {
 	d := newDir(t, c)
 	var out lockedOutput
 	type outcome struct {
-		pts []PointResult
+		pts []results.FioPoint
 		err error
 	}
 	ran := make(chan outcome, 1)

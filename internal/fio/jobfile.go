@@ -9,6 +9,7 @@ import (
 
 	"dbio/internal/controlchars"
 	"dbio/internal/fleet"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -29,7 +30,7 @@ type placement struct {
 // one group. A value holding a control character is refused: fio reads
 // its job file line by line, with no escape for a line break, which in a
 // target's path would start an option of its own.
-func JobFile(p Point, profile string, places []placement) (string, error) {
+func JobFile(p results.FioPlan, profile string, places []placement) (string, error) {
 	texts := []string{p.Name, profile, p.RW, p.SteadyState}
 	for _, pl := range places {
 		texts = append(texts, pl.Label, pl.File, pl.Engine)

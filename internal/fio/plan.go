@@ -64,7 +64,7 @@ type Config struct {
 	RatePcts []float64
 	// LatencyMax and LatencyStat bound the latency-bounded table.
 	LatencyMax  time.Duration
-	LatencyStat LatencyStat
+	LatencyStat results.LatencyStat
 	// SteadyState is fio's steady-state criterion (e.g. "iops_slope:0.2%")
 	// applied to every unthrottled point; "auto" derives it from the window.
 	SteadyState  string
@@ -130,30 +130,30 @@ func (c Config) MarshalJSON() ([]byte, error) {
 		return d.String()
 	}
 	view := struct {
-		Profile      string       `json:"profile"`
-		Targets      []string     `json:"targets"`
-		Group        bool         `json:"group,omitempty"`
-		Runtime      string       `json:"runtime,omitempty"`
-		Ramp         string       `json:"ramp,omitempty"`
-		Size         int64        `json:"size_bytes,omitempty"`
-		IODepths     []int        `json:"iodepths,omitempty"`
-		Jobs         int          `json:"jobs,omitempty"`
-		Engine       string       `json:"engine,omitempty"`
-		BlockSizes   []int64      `json:"block_sizes,omitempty"`
-		RW           []string     `json:"rw,omitempty"`
-		ReadPct      *int         `json:"read_pct,omitempty"`
-		RatePcts     []float64    `json:"rate_pcts,omitempty"`
-		LatencyMax   string       `json:"latency_max,omitempty"`
-		LatencyStat  LatencyStat  `json:"latency_stat,omitempty"`
-		SteadyState  string       `json:"steady_state,omitempty"`
-		SteadyWindow string       `json:"steady_window,omitempty"`
-		SteadyRamp   string       `json:"steady_ramp,omitempty"`
-		Buffered     bool         `json:"buffered,omitempty"`
-		WriteThrough bool         `json:"write_through,omitempty"`
-		BlockAlign   int64        `json:"block_align,omitempty"`
-		CPUs         int          `json:"cpus,omitempty"`
-		MemoryBytes  uint64       `json:"memory_bytes,omitempty"`
-		Hosts        []fleet.Host `json:"hosts,omitempty"`
+		Profile      string              `json:"profile"`
+		Targets      []string            `json:"targets"`
+		Group        bool                `json:"group,omitempty"`
+		Runtime      string              `json:"runtime,omitempty"`
+		Ramp         string              `json:"ramp,omitempty"`
+		Size         int64               `json:"size_bytes,omitempty"`
+		IODepths     []int               `json:"iodepths,omitempty"`
+		Jobs         int                 `json:"jobs,omitempty"`
+		Engine       string              `json:"engine,omitempty"`
+		BlockSizes   []int64             `json:"block_sizes,omitempty"`
+		RW           []string            `json:"rw,omitempty"`
+		ReadPct      *int                `json:"read_pct,omitempty"`
+		RatePcts     []float64           `json:"rate_pcts,omitempty"`
+		LatencyMax   string              `json:"latency_max,omitempty"`
+		LatencyStat  results.LatencyStat `json:"latency_stat,omitempty"`
+		SteadyState  string              `json:"steady_state,omitempty"`
+		SteadyWindow string              `json:"steady_window,omitempty"`
+		SteadyRamp   string              `json:"steady_ramp,omitempty"`
+		Buffered     bool                `json:"buffered,omitempty"`
+		WriteThrough bool                `json:"write_through,omitempty"`
+		BlockAlign   int64               `json:"block_align,omitempty"`
+		CPUs         int                 `json:"cpus,omitempty"`
+		MemoryBytes  uint64              `json:"memory_bytes,omitempty"`
+		Hosts        []fleet.Host        `json:"hosts,omitempty"`
 	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
 		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp),
 		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes, c.Hosts}
@@ -163,16 +163,11 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	return json.Marshal(view)
 }
 
-// Point is one fio measurement: one job file, one step of the results. A
-// profile plans it; NewPlan places it on its target(s) (Label, Targets).
-// The results contract owns the type, so a point is recorded as planned.
-type Point = results.FioPlan
-
 // Plan is a configuration expanded into the points it will run, in order.
 type Plan struct {
 	Profile Profile
 	Config  Config
-	Points  []Point
+	Points  []results.FioPlan
 }
 
 // Duration estimates the plan's length: runtimes and ramps (steady-state
@@ -353,7 +348,7 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 }
 
 // placed is p on its target(s), labelled.
-func placed(p Point, label string, targets []string) Point {
+func placed(p results.FioPlan, label string, targets []string) results.FioPlan {
 	p.Label, p.Targets = label, targets
 	return p
 }
@@ -422,7 +417,7 @@ func steadyCriterionFor(setting string, windowS int) string {
 // applySteady adds the --steady-state criterion to unthrottled, time-based
 // points: a rate-limited point is flat by construction, and a round is
 // judged by dbio across rounds, not by fio within it.
-func (c Config) applySteady(p *Point) {
+func (c Config) applySteady(p *results.FioPlan) {
 	if c.SteadyState == "" || p.SteadyState != "" || p.RateOf != "" || p.Loops > 0 || p.Round > 0 {
 		return
 	}

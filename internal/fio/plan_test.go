@@ -338,18 +338,18 @@ func TestJobFilesGolden(t *testing.T) {
 	group := append(places, placement{Label: "sata", File: "/mnt/sa:ta/dbio/fio/work.dat", Size: 1 << 30, Engine: "libaio", Direct: false})
 	for _, tc := range []struct {
 		name   string
-		p      Point
+		p      results.FioPlan
 		places []placement
 	}{
-		{"randread", Point{Name: "4k-randread", RW: "randread", BS: 4096, IODepth: 64, Jobs: 2, RuntimeS: 60, RampS: 5}, places},
-		{"seq-split", Point{Name: "64k-read", RW: "read", BS: 65536, IODepth: 8, Jobs: 4, Split: true, RuntimeS: 60, RampS: 5}, places},
-		{"mix-rate", Point{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
+		{"randread", results.FioPlan{Name: "4k-randread", RW: "randread", BS: 4096, IODepth: 64, Jobs: 2, RuntimeS: 60, RampS: 5}, places},
+		{"seq-split", results.FioPlan{Name: "64k-read", RW: "read", BS: 65536, IODepth: 8, Jobs: 4, Split: true, RuntimeS: 60, RampS: 5}, places},
+		{"mix-rate", results.FioPlan{Name: "r70-8k-rate", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 30,
 			RateOf: "max", RatePct: 50, RateIOPS: 10000}, places},
-		{"fill", Point{Name: "fill", RW: "write", BS: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
-		{"write-through-aligned", Point{Name: "randrw70-8k-t4-q8", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 60,
+		{"fill", results.FioPlan{Name: "fill", RW: "write", BS: 131072, IODepth: 32, Jobs: 1, Loops: 2}, places},
+		{"write-through-aligned", results.FioPlan{Name: "randrw70-8k-t4-q8", RW: "randrw", ReadPct: 70, BS: 8192, IODepth: 8, Jobs: 4, RuntimeS: 60,
 			RampS: 5, WriteThrough: true, BlockAlign: 4096}, places},
-		{"buffered", Point{Name: "read-64k-t1-q2", RW: "read", BS: 65536, IODepth: 2, Jobs: 1, RuntimeS: 10, RampS: 5, Buffered: true}, places},
-		{"steady-group", Point{Name: "steady", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
+		{"buffered", results.FioPlan{Name: "read-64k-t1-q2", RW: "read", BS: 65536, IODepth: 2, Jobs: 1, RuntimeS: 10, RampS: 5, Buffered: true}, places},
+		{"steady-group", results.FioPlan{Name: "steady", RW: "randwrite", BS: 4096, IODepth: 32, Jobs: 2, RuntimeS: 1800,
 			SteadyState: "iops_slope:0.167%", SteadyWindowS: 60}, group},
 		{"log-write", plannedPoint(t, base("four-corners"), "8k-log-write"), places},
 	} {
@@ -361,7 +361,7 @@ func TestJobFilesGolden(t *testing.T) {
 }
 
 // plannedPoint is the point of c's plan named name.
-func plannedPoint(t *testing.T, c Config, name string) Point {
+func plannedPoint(t *testing.T, c Config, name string) results.FioPlan {
 	t.Helper()
 	p, err := NewPlan(c, BuiltinProfiles())
 	if err != nil {
@@ -373,7 +373,7 @@ func plannedPoint(t *testing.T, c Config, name string) Point {
 		}
 	}
 	t.Fatalf("no point %s in the %s plan", name, c.Profile)
-	return Point{}
+	return results.FioPlan{}
 }
 
 // TestJobFilesParse has the real fio read every job file of every profile.
@@ -433,18 +433,18 @@ func TestJobRate(t *testing.T) {
 // log-write point's p50 and p99, and says when a drive group's writers
 // are counted together; the corners and an unfinished point add nothing.
 func TestFourCornersSummary(t *testing.T) {
-	done := func(name string, targets ...string) PointResult {
+	done := func(name string, targets ...string) results.FioPoint {
 		pts := plannedPoint(t, base("four-corners"), "8k-log-write")
 		pts.Name, pts.Targets = name, targets
 		lat := results.FioLatency{MeanUS: 150, Percentiles: []results.FioPercentile{{P: 50, US: 120}, {P: 99, US: 4100}}}
-		return PointResult{FioPlan: pts, Status: results.StatusCompleted,
+		return results.FioPoint{FioPlan: pts, Status: results.StatusCompleted,
 			FioDirections: results.FioDirections{Write: &results.FioDirection{Completion: lat}, Total: &results.FioDirection{Completion: lat}}}
 	}
 	corner := done("4k-randwrite", "/mnt/nvme")
 	corner.Series, corner.WriteThrough = "4k-randwrite", false
 	failed := done("16k-log-write", "/mnt/nvme")
 	failed.Status, failed.Total = results.StatusFailed, nil
-	got := fourCorners{}.Summarize(Config{}, []PointResult{corner, done("8k-log-write", "/mnt/nvme"), failed, done("group-8k-log-write", "/mnt/a", "/mnt/b")})
+	got := fourCorners{}.Summarize(Config{}, []results.FioPoint{corner, done("8k-log-write", "/mnt/nvme"), failed, done("group-8k-log-write", "/mnt/a", "/mnt/b")})
 	want := []string{
 		"8k-log-write: a commit's log write costs the device 120 µs at p50, 4.10 ms at p99 (8k sequential writes, one at a time, O_DSYNC)",
 		"group-8k-log-write: a commit's log write costs the devices 120 µs at p50, 4.10 ms at p99 (8k sequential writes, one at a time, O_DSYNC, a writer on each of 2 targets at once, their writes counted together)",

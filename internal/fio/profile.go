@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"dbio/internal/registry"
+	"dbio/internal/results"
 )
 
 // Profile is a named, documented plan of fio jobs (four-corners, sqlio...).
@@ -18,7 +19,7 @@ type Profile interface {
 	// Points plans the measurements of one target (or one drive group). It
 	// rejects settings the profile has no use for, so that a flag is never
 	// silently ignored.
-	Points(c Config) ([]Point, error)
+	Points(c Config) ([]results.FioPlan, error)
 }
 
 // DefaultSizer is implemented by profiles that copy a tool with a working
@@ -32,7 +33,7 @@ type DefaultSizer interface {
 // found (how long preconditioning took, when rounds settled); the text
 // goes to the terminal and into run.json's notes.
 type Summarizer interface {
-	Summarize(c Config, points []PointResult) []string
+	Summarize(c Config, points []results.FioPoint) []string
 }
 
 // Registry is the fio profiles dbio offers, by name, listed in the order

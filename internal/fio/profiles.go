@@ -151,15 +151,15 @@ func (fourCorners) Describe() string {
 
 func (fourCorners) DefaultRuntime() time.Duration { return time.Minute }
 
-func (p fourCorners) Points(c Config) ([]Point, error) {
+func (p fourCorners) Points(c Config) ([]results.FioPlan, error) {
 	if err := errors.Join(unused(c, p.Name(), "bs", "rw", "read-pct", "rates"), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
-	var out []Point
+	var out []results.FioPlan
 	for _, k := range corners {
 		jobs, qd, split := saturating(c, k.rw, k.outstanding)
 		name := bsName(k.bs) + "-" + k.rw
-		out = append(out, Point{Name: name, Series: name, RW: k.rw, BS: k.bs, IODepth: qd, Jobs: jobs, Split: split,
+		out = append(out, results.FioPlan{Name: name, Series: name, RW: k.rw, BS: k.bs, IODepth: qd, Jobs: jobs, Split: split,
 			RuntimeS: c.runtime(p), RampS: c.ramp()})
 	}
 	return append(out, logWritePoints(c, p)...), nil
@@ -167,7 +167,7 @@ func (p fourCorners) Points(c Config) ([]Point, error) {
 
 // Summarize gives each log-write point's p50 and p99: the terminal line
 // and run.json's note a DBA reads as the price of a commit at the device.
-func (fourCorners) Summarize(_ Config, points []PointResult) []string {
+func (fourCorners) Summarize(_ Config, points []results.FioPoint) []string {
 	var lines []string
 	for _, r := range points {
 		if !r.LogWrite() || r.Status != results.StatusCompleted || r.Total == nil {
@@ -208,10 +208,10 @@ var logWriteSizes = []int64{8 * kib, 16 * kib}
 // from the writes, and neither figure alone is what a commit waits for.
 // The file is laid out before the point, so, like a database's recycled
 // log segments, no write extends it and no sync has metadata to flush.
-func logWritePoints(c Config, p Profile) []Point {
-	var out []Point
+func logWritePoints(c Config, p Profile) []results.FioPlan {
+	var out []results.FioPlan
 	for _, bs := range logWriteSizes {
-		out = append(out, Point{Name: bsName(bs) + "-log-write", Series: results.FioSeriesLogWrite, RW: "write", BS: bs,
+		out = append(out, results.FioPlan{Name: bsName(bs) + "-log-write", Series: results.FioSeriesLogWrite, RW: "write", BS: bs,
 			IODepth: 1, Jobs: 1, WriteThrough: true, RuntimeS: c.runtime(p), RampS: c.ramp()})
 	}
 	return out
@@ -232,7 +232,7 @@ func (sqlio) Describe() string {
 
 func (sqlio) DefaultRuntime() time.Duration { return time.Minute }
 
-func (p sqlio) Points(c Config) ([]Point, error) {
+func (p sqlio) Points(c Config) ([]results.FioPlan, error) {
 	if err := unused(c, p.Name(), "read-pct", "rates"); err != nil {
 		return nil, err
 	}
@@ -252,14 +252,14 @@ func (p sqlio) Points(c Config) ([]Point, error) {
 	if jobs == 0 {
 		jobs = max(c.CPUs, 1)
 	}
-	var out []Point
+	var out []results.FioPlan
 	for _, rw := range patterns {
 		if Mixed(rw) {
 			return nil, fmt.Errorf("--rw %s: the sqlio profile measures one direction at a time; use the mix profile for mixes", rw)
 		}
 		for _, bs := range sizes {
 			for _, qd := range depths {
-				out = append(out, Point{Name: fmt.Sprintf("%s-%s-qd%d", rw, bsName(bs), qd), Series: rw, RW: rw, BS: bs,
+				out = append(out, results.FioPlan{Name: fmt.Sprintf("%s-%s-qd%d", rw, bsName(bs), qd), Series: rw, RW: rw, BS: bs,
 					IODepth: qd, Jobs: jobs, Split: !strings.HasPrefix(rw, "rand") && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
 			}
 		}
@@ -282,7 +282,7 @@ func (mix) Describe() string {
 
 func (mix) DefaultRuntime() time.Duration { return time.Minute }
 
-func (p mix) Points(c Config) ([]Point, error) {
+func (p mix) Points(c Config) ([]results.FioPlan, error) {
 	if err := errors.Join(unused(c, p.Name(), "rates"), single(c.RW, "rw", p.Name())); err != nil {
 		return nil, err
 	}
@@ -306,14 +306,14 @@ func (p mix) Points(c Config) ([]Point, error) {
 	if jobs == 0 {
 		jobs = 4
 	}
-	var out []Point
+	var out []results.FioPlan
 	for _, qd := range depths {
 		for _, bs := range sizes {
 			name := fmt.Sprintf("r%d-%s", pct, bsName(bs))
 			if len(depths) > 1 {
 				name += fmt.Sprintf("-qd%d", qd)
 			}
-			out = append(out, Point{Name: name, Series: fmt.Sprintf("%s-r%d-qd%d", rw, pct, qd), RW: rw, BS: bs, ReadPct: pct,
+			out = append(out, results.FioPlan{Name: name, Series: fmt.Sprintf("%s-r%d-qd%d", rw, pct, qd), RW: rw, BS: bs, ReadPct: pct,
 				IODepth: qd, Jobs: jobs, Split: rw == "rw" && jobs > 1, RuntimeS: c.runtime(p), RampS: c.ramp()})
 		}
 	}
@@ -340,7 +340,7 @@ func (curve) Describe() string {
 
 func (curve) DefaultRuntime() time.Duration { return time.Minute }
 
-func (p curve) Points(c Config) ([]Point, error) {
+func (p curve) Points(c Config) ([]results.FioPlan, error) {
 	if err := errors.Join(single(c.RW, "rw", p.Name()), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
@@ -354,11 +354,11 @@ func (p curve) Points(c Config) ([]Point, error) {
 		rates = defaultRatePcts()
 	}
 	jobs, qd, split := saturating(c, rw, outstandingFor(rw))
-	base := Point{Series: rw + "-" + bsName(bs), RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,
+	base := results.FioPlan{Series: rw + "-" + bsName(bs), RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs, Split: split,
 		RuntimeS: c.runtime(p), RampS: c.ramp()}
 	maxPt := base
 	maxPt.Name = base.Series + "-max"
-	out := []Point{maxPt}
+	out := []results.FioPlan{maxPt}
 	for _, r := range rates {
 		pt := base
 		pt.Name = fmt.Sprintf("%s-rate-%spct", base.Series, trimFloat(r))
@@ -384,7 +384,7 @@ func (precondition) DefaultRuntime() time.Duration { return 30 * time.Minute }
 
 func (precondition) untilSteady() {}
 
-func (p precondition) Points(c Config) ([]Point, error) {
+func (p precondition) Points(c Config) ([]results.FioPlan, error) {
 	if err := errors.Join(unused(c, p.Name(), "rw", "read-pct", "rates"), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
 	}
@@ -396,17 +396,17 @@ func (p precondition) Points(c Config) ([]Point, error) {
 		criterion = "auto"
 	}
 	window := c.steadyWindow()
-	fill := Point{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
-	steady := Point{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BS: bs, IODepth: qd, Jobs: jobs,
+	fill := results.FioPlan{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}
+	steady := results.FioPlan{Name: "steady-" + bsName(bs) + "-randwrite", Series: "steady", RW: "randwrite", BS: bs, IODepth: qd, Jobs: jobs,
 		RuntimeS: c.runtime(p), RampS: c.ramp(), SteadyState: steadyCriterionFor(criterion, window), SteadyWindowS: window, SteadyRampS: c.steadyRamp()}
 	if steady.RuntimeS < window+steady.SteadyRampS {
 		return nil, fmt.Errorf("--runtime %ds is shorter than the steady-state window %ds (after --ss-ramp %ds): steady state could never be judged; raise --runtime or lower --ss-window",
 			steady.RuntimeS, window, steady.SteadyRampS)
 	}
-	return []Point{fill, steady}, nil
+	return []results.FioPlan{fill, steady}, nil
 }
 
-func (precondition) Summarize(_ Config, points []PointResult) []string {
+func (precondition) Summarize(_ Config, points []results.FioPoint) []string {
 	var lines []string
 	for _, r := range points {
 		if r.Steady == nil || r.Status != results.StatusCompleted {
@@ -438,7 +438,7 @@ func (job) Describe() string {
 
 func (job) DefaultRuntime() time.Duration { return time.Minute }
 
-func (p job) Points(c Config) ([]Point, error) {
+func (p job) Points(c Config) ([]results.FioPlan, error) {
 	if err := errors.Join(unused(c, p.Name(), "rates"), single(c.RW, "rw", p.Name()), single(c.BlockSizes, "bs", p.Name()),
 		single(c.IODepths, "iodepth", p.Name())); err != nil {
 		return nil, err
@@ -455,7 +455,7 @@ func (p job) Points(c Config) ([]Point, error) {
 	if Mixed(rw) {
 		name = fmt.Sprintf("%s%d-%s-t%d-q%d", rw, pct, bsName(bs), jobs, qd)
 	}
-	return []Point{{Name: name, Series: rw, RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs,
+	return []results.FioPlan{{Name: name, Series: rw, RW: rw, BS: bs, ReadPct: pct, IODepth: qd, Jobs: jobs,
 		BlockAlign: c.BlockAlign, RuntimeS: c.runtime(p), RampS: c.ramp()}}, nil
 }
 
@@ -491,14 +491,14 @@ func (crystalDiskMark) DefaultRuntime() time.Duration { return 5 * time.Second }
 // DefaultSize is CrystalDiskMark's default test size, 1 GiB.
 func (crystalDiskMark) DefaultSize() int64 { return 1 << 30 }
 
-func (p crystalDiskMark) Points(c Config) ([]Point, error) {
+func (p crystalDiskMark) Points(c Config) ([]results.FioPlan, error) {
 	if err := unused(c, p.Name(), "bs", "rw", "read-pct", "rates"); err != nil {
 		return nil, err
 	}
 	if len(c.IODepths) > 0 || c.Jobs > 0 {
 		return nil, fmt.Errorf("--iodepth and --jobs do not apply to the %s profile: its tests fix the queue (Q) and threads (T1)", p.Name())
 	}
-	var out []Point
+	var out []results.FioPlan
 	for _, dir := range []string{"read", "write"} {
 		for _, t := range cdmTests {
 			rw := dir
@@ -506,7 +506,7 @@ func (p crystalDiskMark) Points(c Config) ([]Point, error) {
 				rw = "rand" + dir
 			}
 			name := t.name + "-" + dir
-			out = append(out, Point{Name: name, Series: name, RW: rw, BS: t.bs, IODepth: t.queue, Jobs: 1,
+			out = append(out, results.FioPlan{Name: name, Series: name, RW: rw, BS: t.bs, IODepth: t.queue, Jobs: 1,
 				RuntimeS: c.runtime(p), RampS: c.ramp()})
 		}
 	}

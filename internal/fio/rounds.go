@@ -58,7 +58,7 @@ func (sniaRounds) DefaultRuntime() time.Duration { return time.Minute }
 // purges marks a profile that purges the working file before its points.
 func (sniaRounds) purges() {}
 
-func (p sniaRounds) Points(c Config) ([]Point, error) {
+func (p sniaRounds) Points(c Config) ([]results.FioPlan, error) {
 	errs := []error{unused(c, p.Name(), "rw", "read-pct", "rates"), single(c.BlockSizes, "bs", p.Name()), single(c.IODepths, "iodepth", p.Name())}
 	if c.SteadyWindow > 0 || c.SteadyRamp > 0 {
 		errs = append(errs, fmt.Errorf("--ss-window and --ss-ramp do not apply to the %s profile: its rounds are judged over the last %d rounds", p.Name(), RoundsWindow))
@@ -76,9 +76,9 @@ func (p sniaRounds) Points(c Config) ([]Point, error) {
 	if c.Ramp != nil {
 		ramp = c.ramp()
 	}
-	out := []Point{{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}}
+	out := []results.FioPlan{{Name: "fill-128k-write", Series: "fill", RW: "write", BS: 128 * kib, IODepth: 32, Jobs: 1, Loops: 2}}
 	for r := 1; r <= RoundsMax; r++ {
-		out = append(out, Point{Name: fmt.Sprintf("round-%02d-%s-randwrite", r, bsName(bs)), Series: "rounds-" + bsName(bs) + "-randwrite",
+		out = append(out, results.FioPlan{Name: fmt.Sprintf("round-%02d-%s-randwrite", r, bsName(bs)), Series: "rounds-" + bsName(bs) + "-randwrite",
 			RW: "randwrite", BS: bs, IODepth: qd, Jobs: jobs, RuntimeS: c.runtime(p), RampS: ramp, Round: r})
 	}
 	return out, nil
@@ -108,7 +108,7 @@ func roundCriteria(setting string) ([]steady.Criterion, error) {
 // rounder is a profile whose points repeat in rounds until steady: after
 // each round it gives the verdict on the rounds so far.
 type rounder interface {
-	judge(c Config, done []PointResult, last PointResult) *results.FioRounds
+	judge(c Config, done []results.FioPoint, last results.FioPoint) *results.FioRounds
 }
 
 // purger is a profile that purges the working file before its points.
@@ -117,7 +117,7 @@ type purger interface{ purges() }
 // judge is the verdict after round last: fio's tests on the IOPS (or
 // bytes per second) of the rounds of its series so far, over the last
 // RoundsWindow.
-func (sniaRounds) judge(c Config, done []PointResult, last PointResult) *results.FioRounds {
+func (sniaRounds) judge(c Config, done []results.FioPoint, last results.FioPoint) *results.FioRounds {
 	criteria, err := roundCriteria(c.SteadyState)
 	if err != nil {
 		return nil // the plan was validated
@@ -127,7 +127,7 @@ func (sniaRounds) judge(c Config, done []PointResult, last PointResult) *results
 		v.Criteria = append(v.Criteria, cr.String())
 	}
 	var series []float64
-	for _, d := range append(append([]PointResult(nil), done...), last) {
+	for _, d := range append(append([]results.FioPoint(nil), done...), last) {
 		if d.Round == 0 || d.Series != last.Series || d.Label != last.Label || d.Total == nil {
 			continue
 		}
@@ -159,7 +159,7 @@ func (sniaRounds) judge(c Config, done []PointResult, last PointResult) *results
 	return v
 }
 
-func (sniaRounds) Summarize(_ Config, points []PointResult) []string {
+func (sniaRounds) Summarize(_ Config, points []results.FioPoint) []string {
 	var lines []string
 	for _, r := range points {
 		v := r.Rounds

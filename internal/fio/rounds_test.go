@@ -58,11 +58,11 @@ func TestRoundsPlan(t *testing.T) {
 // The judge on known rounds: fio's deviation and slope tests over the last
 // five rounds' IOPS, and the end after the most rounds.
 func TestJudgeRounds(t *testing.T) {
-	round := func(n int, iops float64) PointResult {
-		return PointResult{FioPlan: Point{Name: "r", Series: "rounds", Label: "nvme", Round: n}, FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops}}}
+	round := func(n int, iops float64) results.FioPoint {
+		return results.FioPoint{FioPlan: results.FioPlan{Name: "r", Series: "rounds", Label: "nvme", Round: n}, FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops}}}
 	}
 	run := func(c Config, iops ...float64) *results.FioRounds {
-		var done []PointResult
+		var done []results.FioPoint
 		for i, v := range iops[:len(iops)-1] {
 			done = append(done, round(i+1, v))
 		}

@@ -38,14 +38,9 @@ const (
 	OutputFileName = "fio.json"
 )
 
-// PointResult is one point's outcome: the plan it ran, fio's figures and
-// where the raw files are. The results contract owns the type, so what fio
-// produces is the step's record as it is stored and read back.
-type PointResult = results.FioPoint
-
 // figures are the step's headline numbers, all read from fio's report,
 // in their catalogue units.
-func figures(r PointResult) []results.Figure {
+func figures(r results.FioPoint) []results.Figure {
 	if r.Total == nil {
 		return nil
 	}
@@ -122,7 +117,7 @@ type Sink interface {
 // ctx is cancelled; finished points stay recorded, the unfinished one is a
 // step with status failed or interrupted, and the returned results include
 // it. A cancelled run returns an error wrapping ctx.Err().
-func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]results.FioPoint, error) {
 	plan, err := NewPlan(c, BuiltinProfiles())
 	if err != nil {
 		return nil, err
@@ -131,7 +126,7 @@ func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Run
 }
 
 // RunPlan is Run for an already validated plan.
-func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]PointResult, error) {
+func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]results.FioPoint, error) {
 	if progress == nil {
 		progress = io.Discard
 	}
@@ -145,7 +140,7 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
-	var done []PointResult
+	var done []results.FioPoint
 	// settled are the series whose rounds are over (steady, or the most
 	// rounds run); their later rounds are not run.
 	settled := map[[2]string]bool{}
@@ -184,7 +179,7 @@ func (r *runner) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", 
 // (warm-up or measuring), elapsed time and what is left of it and of the
 // plan, so that a long point is not silent. It returns the function that
 // stops and clears it.
-func (r *runner) live(n int, pt Point) (stop func()) {
+func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
 	line := r.plan.Config.Live
 	if line == nil {
 		return func() {}
@@ -497,14 +492,14 @@ func sizeOf(fi os.FileInfo) int64 {
 }
 
 // point runs one planned point as step index.
-func (r *runner) point(ctx context.Context, index, n int, pt Point, done []PointResult) (PointResult, error) {
-	res := PointResult{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
+func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, done []results.FioPoint) (results.FioPoint, error) {
+	res := results.FioPoint{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
 	places := make([]placement, 0, len(pt.Targets))
 	for _, t := range pt.Targets {
 		places = append(places, *r.places[t])
 	}
 	res.Engine, res.Direct = places[0].Engine, places[0].Direct && !pt.Buffered
-	fail := func(status results.Status, err error) (PointResult, error) { return r.failed(res, status, err) }
+	fail := func(status results.Status, err error) (results.FioPoint, error) { return r.failed(res, status, err) }
 	if pt.RateOf != "" {
 		rate, err := resolveRate(pt, done)
 		if err != nil {
@@ -584,7 +579,7 @@ func (s *stopped) Error() string { return s.msg }
 func (s *stopped) Unwrap() error { return s.err }
 
 // resolveRate turns a point's share of an earlier maximum into an IOPS limit.
-func resolveRate(p Point, done []PointResult) (int64, error) {
+func resolveRate(p results.FioPlan, done []results.FioPoint) (int64, error) {
 	for _, d := range done {
 		if d.Name != p.RateOf {
 			continue
@@ -621,7 +616,7 @@ func explainFioFailure(point string, err error) error {
 }
 
 // series merges the point's per-second logs into series.csv.
-func (r *runner) series(stepDir string, res *PointResult) error {
+func (r *runner) series(stepDir string, res *results.FioPoint) error {
 	logs, err := fioformat.ReadLogs(stepDir)
 	if err != nil {
 		return fmt.Errorf("point %s: per-second logs: %w", res.Name, err)
@@ -656,7 +651,7 @@ func (r *runner) series(stepDir string, res *PointResult) error {
 	return nil
 }
 
-func (r *runner) writeStep(res PointResult, hists map[string]*hdrhistogram.Histogram) error {
+func (r *runner) writeStep(res results.FioPoint, hists map[string]*hdrhistogram.Histogram) error {
 	detail := res
 	step := results.Step{Index: res.Step, Name: res.Name, Kind: results.KindFio, Started: res.Started, Ended: res.Ended,
 		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: figures(res), Fio: &detail}
@@ -703,7 +698,7 @@ func histograms(figs results.FioDirections) map[string]*hdrhistogram.Histogram {
 
 // summarize prints the profile's own conclusions and keeps them in
 // run.json; what analysis draws from the points (see Steps) its caller adds.
-func (r *runner) summarize(points []PointResult) {
+func (r *runner) summarize(points []results.FioPoint) {
 	c := r.plan.Config
 	var lines []string
 	if s, ok := r.plan.Profile.(Summarizer); ok {
@@ -720,7 +715,7 @@ func (r *runner) summarize(points []PointResult) {
 
 // Describe says what the point asks of fio in a line: pattern, queue,
 // timing, limits, and whether it runs on a drive group.
-func Describe(p Point) string {
+func Describe(p results.FioPlan) string {
 	s := fmt.Sprintf("%s %s", p.RW, bsName(p.BS))
 	if Mixed(p.RW) {
 		s += fmt.Sprintf(" %d%% read", p.ReadPct)
@@ -771,7 +766,7 @@ func Describe(p Point) string {
 }
 
 // roundVerdict says where a series of rounds stands after this one.
-func roundVerdict(r PointResult) string {
+func roundVerdict(r results.FioPoint) string {
 	v := r.Rounds
 	tests := strings.Join(v.Criteria, " and ")
 	switch {
@@ -785,7 +780,7 @@ func roundVerdict(r PointResult) string {
 	return fmt.Sprintf("round %d: not steady yet (%s over rounds %d-%d)", r.Round, tests, r.Round-v.Window+1, r.Round)
 }
 
-func headline(r PointResult) string {
+func headline(r results.FioPoint) string {
 	t := r.Total
 	s := fmt.Sprintf("%s IOPS  %.1f MB/s  mean %s  p99 %s  (fio CPU per job: usr %.0f%% sys %.0f%%)",
 		groupThousands(t.IOPS), t.MBPerSec(), formatUS(t.Completion.MeanUS), p99Text(t), r.UsrCPU, r.SysCPU)
@@ -802,7 +797,7 @@ func headline(r PointResult) string {
 // failed records point res as ended with status (failed, or interrupted)
 // and err, at the time it ended or now, and says so; it returns what the
 // point's run returns.
-func (r *runner) failed(res PointResult, status results.Status, err error) (PointResult, error) {
+func (r *runner) failed(res results.FioPoint, status results.Status, err error) (results.FioPoint, error) {
 	res.Status, res.Error = status, err.Error()
 	if res.Ended.IsZero() {
 		res.Ended = r.now()

@@ -61,7 +61,7 @@ func short(c Config, runtime time.Duration) Config {
 }
 
 // runProfile runs c to completion and checks everything every run must record.
-func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string) {
+func runProfile(t *testing.T, c Config) (*results.Loaded, []results.FioPoint, string) {
 	t.Helper()
 	requireFio(t)
 	d := newDir(t, c)
@@ -95,7 +95,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []PointResult, string)
 
 // checkStep verifies one recorded point: its files, that its figures are
 // exactly fio's (re-read from the stored report) and its detail.
-func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
+func checkStep(t *testing.T, runDir string, s results.Step, want results.FioPlan) {
 	t.Helper()
 	if s.Name != want.Name || s.Kind != "fio" || s.Status != results.StatusCompleted {
 		t.Fatalf("step %d: %s %s %s (%s), want completed fio step %s", s.Index, s.Name, s.Kind, s.Status, s.Error, want.Name)
@@ -109,7 +109,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 	if hdr, _ := filepath.Glob(filepath.Join(stepDir, "latency-*.hdr")); len(hdr) == 0 {
 		t.Errorf("step %s: no latency histogram", s.Name)
 	}
-	var detail PointResult
+	var detail results.FioPoint
 	if s.Fio == nil {
 		t.Fatalf("step %s has no fio detail", s.Name)
 	}
@@ -125,7 +125,7 @@ func checkStep(t *testing.T, runDir string, s results.Step, want Point) {
 		t.Fatal(err)
 	}
 	g := out.Groups[0]
-	again := PointResult{FioPlan: detail.FioPlan, FioDirections: g.FioDirections, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
+	again := results.FioPoint{FioPlan: detail.FioPlan, FioDirections: g.FioDirections, UsrCPU: g.UsrCPU, SysCPU: g.SysCPU,
 		ElapsedS: g.ElapsedS, Steady: g.SteadyState, Seconds: detail.Seconds, IOPSStdev: detail.IOPSStdev}
 	if a, b := fmt.Sprint(figures(again)), fmt.Sprint(s.Figures); a != b {
 		t.Errorf("step %s: stored figures are not fio's:\nstored %s\nfio    %s", s.Name, b, a)
@@ -310,7 +310,7 @@ func checkLogWrites(t *testing.T, l *results.Loaded, out string) {
 func TestSqlioSubset(t *testing.T) {
 	t.Parallel()
 	c := short(Config{Profile: "sqlio", Targets: targets(t), BlockSizes: []int64{64 << 10}, IODepths: []int{8},
-		RW: []string{"randread", "write"}, LatencyStat: StatP99}, time.Second)
+		RW: []string{"randread", "write"}, LatencyStat: results.StatP99}, time.Second)
 	l, pts, out := runProfile(t, c)
 	if len(l.Steps) != 4 {
 		t.Fatalf("%d steps", len(l.Steps))
@@ -363,7 +363,7 @@ func TestMixDiskAndTmpfs(t *testing.T) {
 // and the figures agree within what run-to-run noise on a shared two-core
 // machine allows (a factor of three: the check is that the job is the same,
 // not that the machine is quiet).
-func checkRerun(t *testing.T, l *results.Loaded, p PointResult, readShare float64) {
+func checkRerun(t *testing.T, l *results.Loaded, p results.FioPoint, readShare float64) {
 	t.Helper()
 	stepDir := filepath.Join(l.Path, "steps", fmt.Sprintf("%02d-%s", p.Step, p.Name))
 	stored, err := readOutput(filepath.Join(stepDir, OutputFileName))
@@ -413,7 +413,7 @@ func TestCurveDiskAndTmpfs(t *testing.T) {
 	t.Parallel()
 	c := short(Config{Profile: "curve", Targets: targets(t), RatePcts: []float64{20, 50}}, time.Second)
 	l, pts, _ := runProfile(t, c)
-	byName := map[string]PointResult{}
+	byName := map[string]results.FioPoint{}
 	for _, p := range pts {
 		byName[p.Name] = p
 	}

@@ -14,25 +14,15 @@ import (
 // drawn by internal/analysis from the points as the results record them
 // (Steps); fio only says which of those questions its plan asks.
 
-// LatencyStat is the latency figure a bound applies to: "mean" (fio's mean
-// completion latency) or a percentile such as "p99".
-type LatencyStat = results.LatencyStat
-
-// The statistics a latency bound may use.
-const (
-	StatMean = results.StatMean
-	StatP99  = results.StatP99
-)
-
 // LatencyBound is the configured ceiling on one latency statistic:
 // DefaultLatencyMax on the mean for what the configuration leaves out.
-func (c Config) LatencyBound() (time.Duration, LatencyStat) {
+func (c Config) LatencyBound() (time.Duration, results.LatencyStat) {
 	most, stat := c.LatencyMax, c.LatencyStat
 	if most == 0 {
 		most = DefaultLatencyMax
 	}
 	if stat == "" {
-		stat = StatMean
+		stat = results.StatMean
 	}
 	return most, stat
 }
@@ -49,7 +39,7 @@ func (p Plan) LatencyBounded() bool {
 type latencyBounded interface{ latencyBounded() }
 
 // Steps are points as the results record them, for analysis.
-func Steps(points []PointResult) []results.Step {
+func Steps(points []results.FioPoint) []results.Step {
 	out := make([]results.Step, 0, len(points))
 	for _, r := range points {
 		out = append(out, results.Step{Name: r.Name, Kind: results.KindFio, Status: r.Status, Figures: figures(r), Fio: &r})

@@ -9,8 +9,8 @@ import (
 )
 
 // measured builds a completed point with fio-like figures.
-func measured(label, series, name string, iops, mbs, meanUS, p99US float64) PointResult {
-	return PointResult{
+func measured(label, series, name string, iops, mbs, meanUS, p99US float64) results.FioPoint {
+	return results.FioPoint{
 		FioPlan: results.FioPlan{Name: name, Series: series, Label: label},
 		Status:  results.StatusCompleted,
 		FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: results.FioLatency{MeanUS: meanUS,
@@ -29,7 +29,7 @@ func TestLatencyBounded(t *testing.T) {
 		{"sqlio", Config{Profile: "sqlio"}, true},
 		{"four-corners", Config{Profile: "four-corners"}, false},
 		{"four-corners with --latency-max", Config{Profile: "four-corners", LatencyMax: 5 * time.Millisecond}, true},
-		{"four-corners with --latency-stat", Config{Profile: "four-corners", LatencyStat: StatP99}, true},
+		{"four-corners with --latency-stat", Config{Profile: "four-corners", LatencyStat: results.StatP99}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.Targets = []string{t.TempDir()}
@@ -42,7 +42,7 @@ func TestLatencyBounded(t *testing.T) {
 			}
 		})
 	}
-	if most, stat := (Config{}).LatencyBound(); most != DefaultLatencyMax || stat != StatMean {
+	if most, stat := (Config{}).LatencyBound(); most != DefaultLatencyMax || stat != results.StatMean {
 		t.Errorf("default bound %s on %s, want %s on the mean", most, stat, DefaultLatencyMax)
 	}
 }
@@ -65,15 +65,15 @@ func TestRateFor(t *testing.T) {
 
 func TestResolveRate(t *testing.T) {
 	max := measured("nvme", "randread-4k", "max", 100000, 400, 300, 900)
-	p := Point{Name: "rate-30pct", RateOf: "max", RatePct: 30}
-	if got, err := resolveRate(p, []PointResult{max}); err != nil || got != 30000 {
+	p := results.FioPlan{Name: "rate-30pct", RateOf: "max", RatePct: 30}
+	if got, err := resolveRate(p, []results.FioPoint{max}); err != nil || got != 30000 {
 		t.Errorf("got %d %v, want 30000", got, err)
 	}
 	if _, err := resolveRate(p, nil); err == nil || !strings.Contains(err.Error(), "has not run before it") {
 		t.Errorf("missing maximum: %v", err)
 	}
 	max.Status = results.StatusFailed
-	if _, err := resolveRate(p, []PointResult{max}); err == nil || !strings.Contains(err.Error(), "did not complete") {
+	if _, err := resolveRate(p, []results.FioPoint{max}); err == nil || !strings.Contains(err.Error(), "did not complete") {
 		t.Errorf("failed maximum: %v", err)
 	}
 }

@@ -32,7 +32,7 @@ type FioPhase struct {
 
 // run runs the phase's points into dir as steps first, first+1, ...; a
 // configuration that names no /sys and /proc resolves its targets through env's.
-func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env) ([]fio.PointResult, error) {
+func (f FioPhase) run(ctx context.Context, dir *results.Dir, first int, env Env) ([]results.FioPoint, error) {
 	out := env.Out
 	if f.Config.SysFS == (target.SysFS{}) {
 		f.Config.SysFS = env.SysFS
@@ -116,7 +116,7 @@ type DiskOutcome struct {
 	Dir    string
 	Status results.Status
 	// Points are the points run, the unfinished one included; Planned how many the plan has.
-	Points  []fio.PointResult
+	Points  []results.FioPoint
 	Planned int
 }
 

@@ -22,7 +22,7 @@ import (
 
 // concludeFio prints the plan's conclusions on its completed points and
 // adds them to run.json's notes.
-func concludeFio(dir *results.Dir, plan fio.Plan, points []fio.PointResult, out io.Writer) {
+func concludeFio(dir *results.Dir, plan fio.Plan, points []results.FioPoint, out io.Writer) {
 	lines := fioConclusions(plan, points)
 	if len(lines) == 0 {
 		return
@@ -36,7 +36,7 @@ func concludeFio(dir *results.Dir, plan fio.Plan, points []fio.PointResult, out 
 // fioConclusions are the I/O-rate curves with their knees (the curve
 // profile's points; none in other plans), then the latency-bounded best
 // points when the plan asks for them.
-func fioConclusions(plan fio.Plan, points []fio.PointResult) []string {
+func fioConclusions(plan fio.Plan, points []results.FioPoint) []string {
 	steps := fio.Steps(points)
 	lines := curveTable(analysis.Curves(steps))
 	if plan.LatencyBounded() {

@@ -18,8 +18,8 @@ import (
 )
 
 // measured builds a completed fio point with fio-like figures.
-func measured(label, series, name string, iops, mbs, meanUS, p99US float64) fio.PointResult {
-	return fio.PointResult{
+func measured(label, series, name string, iops, mbs, meanUS, p99US float64) results.FioPoint {
+	return results.FioPoint{
 		FioPlan: results.FioPlan{Name: name, Series: series, Label: label},
 		Status:  results.StatusCompleted,
 		FioDirections: results.FioDirections{Total: &results.FioDirection{IOPS: iops, BytesPerSec: mbs * 1e6, Completion: results.FioLatency{MeanUS: meanUS,
@@ -32,7 +32,7 @@ func measured(label, series, name string, iops, mbs, meanUS, p99US float64) fio.
 func TestBestWithinFioPoints(t *testing.T) {
 	failed := measured("nvme", "randread", "randread-8k-qd128", 900000, 7000, 100, 200)
 	failed.Status = results.StatusFailed
-	points := []fio.PointResult{
+	points := []results.FioPoint{
 		measured("nvme", "randread", "randread-8k-qd1", 10000, 80, 100, 300),
 		measured("nvme", "randread", "randread-8k-qd32", 200000, 1600, 4000, 25000),
 		measured("nvme", "randread", "randread-64k-qd32", 50000, 3200, 19000, 40000),
@@ -47,18 +47,18 @@ func TestBestWithinFioPoints(t *testing.T) {
 		bound analysis.LatencyBound
 		want  []string
 	}{
-		{"mean under 20ms", analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: fio.StatMean}, []string{
+		{"mean under 20ms", analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, []string{
 			"nvme randread 3/4 iops=randread-8k-qd32 mb=randread-64k-qd32",
 			"nvme randwrite 0/1 iops=- mb=-",
 			// A tie on IOPS goes to the earlier, lighter point.
 			"sata randread 2/2 iops=randread-8k-qd1 mb=randread-8k-qd1",
 		}},
-		{"p99 under 20ms", analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: fio.StatP99}, []string{
+		{"p99 under 20ms", analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatP99}, []string{
 			"nvme randread 1/4 iops=randread-8k-qd1 mb=randread-8k-qd1",
 			"nvme randwrite 0/1 iops=- mb=-",
 			"sata randread 2/2 iops=randread-8k-qd1 mb=randread-8k-qd1",
 		}},
-		{"the bound itself is within", analysis.LatencyBound{Max: 21 * time.Millisecond, Stat: fio.StatMean}, []string{
+		{"the bound itself is within", analysis.LatencyBound{Max: 21 * time.Millisecond, Stat: results.StatMean}, []string{
 			"nvme randread 4/4 iops=randread-8k-qd32 mb=randread-64k-qd64",
 			"nvme randwrite 0/1 iops=- mb=-",
 			"sata randread 2/2 iops=randread-8k-qd1 mb=randread-8k-qd1",
@@ -83,8 +83,8 @@ func TestBestWithinFioPoints(t *testing.T) {
 }
 
 func TestLatencyBoundedTable(t *testing.T) {
-	b := analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: fio.StatMean}
-	rows := analysis.BestWithin(fio.Steps([]fio.PointResult{
+	b := analysis.LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}
+	rows := analysis.BestWithin(fio.Steps([]results.FioPoint{
 		measured("nvme", "randread", "randread-8k-qd32", 200000, 1638.4, 4000, 25000),
 		measured("nvme", "randwrite", "randwrite-8k-qd1", 5000, 40, 25000, 30000),
 	}), b)
@@ -99,14 +99,14 @@ nvme    randwrite  0/1     -                  none within the bound  -
 	}
 }
 
-func ratePoint(name string, pct float64, iops, meanUS float64) fio.PointResult {
+func ratePoint(name string, pct float64, iops, meanUS float64) results.FioPoint {
 	r := measured("nvme", "randread-4k", name, iops, iops*4096/1e6, meanUS, meanUS*3)
 	r.RateOf, r.RatePct, r.RateIOPS = "randread-4k-max", pct, int64(pct*1000)
 	return r
 }
 
 func TestCurvesAndKnee(t *testing.T) {
-	points := []fio.PointResult{
+	points := []results.FioPoint{
 		measured("nvme", "randread-4k", "randread-4k-max", 100000, 409.6, 1200, 3000),
 		ratePoint("r10", 10, 10000, 200),
 		ratePoint("r50", 50, 50000, 250),
@@ -156,7 +156,7 @@ func TestFioConclusions(t *testing.T) {
 	}
 	ramp := time.Duration(0)
 	c := fio.Config{Profile: "sqlio", Targets: dirs, BlockSizes: []int64{64 << 10}, IODepths: []int{8}, RW: []string{"randread", "write"},
-		LatencyStat: fio.StatP99, Runtime: time.Second, Ramp: &ramp, Size: 16 << 20}
+		LatencyStat: results.StatP99, Runtime: time.Second, Ramp: &ramp, Size: 16 << 20}
 	var out strings.Builder
 	o, err := RunDisk(context.Background(), DiskPlan{Name: "disk", Command: []string{"dbio", "disk"}, ResultsBase: t.TempDir(),
 		Fio: FioPhase{Config: c, Exec: execx.Real{Proc: "/proc"}}}, Env{Out: &out, Now: time.Now, SysFS: target.HostFS()})
