@@ -59,7 +59,7 @@ func TestFailedHostReleasesItsLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sess, err := shell.Open(t.Context(), hosts, strings.TrimSpace(string(version)))
+	sess, err := shell.OpenServers(t.Context(), hosts, strings.TrimSpace(string(version)))
 	if err != nil {
 		t.Fatal(err)
 	}

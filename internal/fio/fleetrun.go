@@ -38,7 +38,7 @@ const HostsDir = "hosts"
 
 // fleetRun is what a fleet run holds between its points.
 type fleetRun struct {
-	sess *fleet.Session
+	sess *fleet.Servers
 	// hosts are the hosts still in the run, in the order given: a host that
 	// failed is taken out (failHost).
 	hosts  []fleet.Host
@@ -85,7 +85,7 @@ func (r *runner) runFleet(ctx context.Context, firstStep int) (done []results.Fi
 		fr.record[h.Name] = &results.FleetHost{Name: h.Name, Destination: h.Destination, Status: results.HostOK}
 	}
 	r.say("reaching %d host(s) over ssh: %s", len(fr.hosts), strings.Join(names, ", "))
-	if fr.sess, err = shell.Open(ctx, fr.hosts, version); err != nil {
+	if fr.sess, err = shell.OpenServers(ctx, fr.hosts, version); err != nil {
 		if errors.Is(err, fleet.ErrNoHostLeft) {
 			for _, name := range fr.order {
 				fr.record[name].Status, fr.record[name].Error = results.HostFailed, "not reachable at the start of the run"

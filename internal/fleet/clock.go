@@ -1,19 +1,15 @@
 package fleet
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"dbio/internal/execx"
 	"dbio/internal/results"
 )
 
@@ -77,44 +73,30 @@ func (s Shell) Clock(ctx context.Context, h Host, tries int, now func() time.Tim
 	}
 	ctx, cancel := context.WithTimeout(ctx, clockTimeout)
 	defer cancel()
-	// An *os.File as ssh's input: exec hands it over as it is, so that
-	// waiting for ssh never waits for a copy from it.
-	pr, pw, err := os.Pipe()
+	lines := make(chan string, tries+2)
+	sess, err := s.StartSession(ctx, h, clockScript, SessionOutput{Line: func(l string) {
+		select {
+		case lines <- strings.TrimSpace(l):
+		default: // nobody asked for it: the channel holds what a measurement reads
+		}
+	}})
 	if err != nil {
 		return ClockReading{}, err
 	}
-	defer pw.Close()
-	lines := &lineChan{c: make(chan string, tries+2)}
-	var stderr lockedBuffer
-	proc, err := s.Exec.Start(ctx, execx.Cmd{Name: s.program(), Args: h.sshArgs(clockScript), Stdin: pr, Stdout: lines, Stderr: &stderr,
-		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
-	pr.Close() // ssh holds its own copy
-	if err != nil {
-		return ClockReading{}, fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	ended := make(chan error, 1)
-	go func() { ended <- proc.Wait() }()
-	finish := func() {
-		pw.Close()
-		select {
-		case <-ended:
-		case <-time.After(5 * time.Second):
-			proc.Signal(syscall.SIGKILL)
-			<-ended
-		}
-	}
+	defer sess.Stop(5 * time.Second)
 	next := func() (string, error) {
 		select {
-		case l := <-lines.c:
+		case l := <-lines:
 			return l, nil
-		case err := <-ended:
-			ended <- err // finish waits on it too
-			return "", fmt.Errorf("host %s (ssh %s): the session ended: %v: %s", h.Name, h.Destination, err, strings.TrimSpace(stderr.String()))
+		case <-sess.Ended():
+			if len(lines) > 0 {
+				return <-lines, nil
+			}
+			return "", fmt.Errorf("host %s (ssh %s): the session ended: %v: %s", h.Name, h.Destination, sess.Err(), strings.TrimSpace(sess.Output()))
 		case <-ctx.Done():
 			return "", fmt.Errorf("host %s (ssh %s): no answer: %w", h.Name, h.Destination, ctx.Err())
 		}
 	}
-	defer finish()
 	if l, err := next(); err != nil {
 		return ClockReading{}, err
 	} else if l != "ready" {
@@ -123,7 +105,7 @@ func (s Shell) Clock(ctx context.Context, h Host, tries int, now func() time.Tim
 	best := ClockReading{Tries: tries, RoundTrip: -1}
 	for range tries {
 		sent := now()
-		if _, err := pw.Write([]byte("\n")); err != nil {
+		if err := sess.Send(""); err != nil {
 			return ClockReading{}, fmt.Errorf("host %s: %w", h.Name, err)
 		}
 		l, err := next()
@@ -240,28 +222,4 @@ func parseEpoch(s string) (time.Time, error) {
 		return time.Time{}, err
 	}
 	return time.Unix(sec, ns), nil
-}
-
-// lineChan passes a program's output on line by line as it comes.
-type lineChan struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	c   chan string
-}
-
-func (l *lineChan) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.buf.Write(p)
-	for {
-		i := bytes.IndexByte(l.buf.Bytes(), '\n')
-		if i < 0 {
-			return len(p), nil
-		}
-		line := strings.TrimSpace(string(l.buf.Next(i + 1)))
-		select {
-		case l.c <- line:
-		default: // nobody asked for it: the channel holds what a measurement reads
-		}
-	}
 }

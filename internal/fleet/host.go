@@ -1,8 +1,11 @@
 // Package fleet is the hosts of a run other than the one dbio runs on: how
 // they are named (a suite's [[host]] tables, --host on the command line),
 // which targets belong to which host ("h1:/srv/data"), and reaching them
-// over the user's own ssh: fio's version there, the fio servers dbio starts
-// for a run and stops after it, and dbio's directory on a remote target.
+// over the user's own ssh: one session type for every program dbio keeps
+// running on a host (Session: a fio server, the shell holding a target's
+// lock, a clock's round trips, dbio as a tenant), fio's version there, the
+// fio servers dbio starts for a run and stops after it, and dbio's
+// directory on a remote target.
 //
 // SSH is the user's: dbio runs the ssh program with the user's keys, agent
 // and configuration (ssh -F when a host names an ssh_config), in batch mode

@@ -4,14 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path"
 	"strings"
-	"syscall"
 	"time"
-
-	"dbio/internal/execx"
 )
 
 // A target on a host is held for a run as a local one is: an exclusive
@@ -46,11 +41,10 @@ func (e *BusyTargetError) Error() string {
 // Is makes errors.Is(err, ErrTargetBusy) true.
 func (e *BusyTargetError) Is(target error) bool { return target == ErrTargetBusy }
 
-// RemoteLock is a target held on a host for one run.
+// RemoteLock is a target held on a host for one run: the session of the
+// shell that holds its lock.
 type RemoteLock struct {
-	stdin io.Closer
-	ended chan struct{}
-	proc  execx.Process
+	sess *Session
 }
 
 // lockScript takes the lock on file for as long as its input lasts: it
@@ -90,40 +84,31 @@ exit 0
 func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder string) (*RemoteLock, error) {
 	where := h.Name + ":" + path.Dir(dir)
 	script := fmt.Sprintf(lockScript, ShellQuote(path.Join(dir, lockName)), ShellQuote(holder))
-	// An *os.File as ssh's input: exec hands it over as it is, so that
-	// waiting for ssh never waits for a copy from it.
-	pr, pw, err := os.Pipe()
+	lines := make(chan string, 64)
+	sess, err := s.StartSession(context.WithoutCancel(ctx), h, script, SessionOutput{Line: func(l string) {
+		select {
+		case lines <- strings.TrimSpace(l):
+		default: // nobody asks for more than the answer and what follows it
+		}
+	}})
 	if err != nil {
-		return nil, err
-	}
-	lines := &lineChan{c: make(chan string, 64)}
-	var stderr lockedBuffer
-	proc, err := s.Exec.Start(context.WithoutCancel(ctx), execx.Cmd{Name: s.program(), Args: h.sshArgs(script), Stdin: pr, Stdout: lines, Stderr: &stderr,
-		Setsid: true, ParentDeathSignal: syscall.SIGTERM})
-	pr.Close() // ssh holds its own copy
-	if err != nil {
-		pw.Close()
 		return nil, fmt.Errorf("target %s: lock: %w", where, err)
 	}
-	l := &RemoteLock{stdin: pw, ended: make(chan struct{}), proc: proc}
-	var waitErr error
-	go func() {
-		waitErr = proc.Wait()
-		close(l.ended)
-	}()
+	l := &RemoteLock{sess: sess}
 	// rest is what the script printed after its first line: the holder's
 	// record after "busy", or why it failed.
 	rest := func() string {
 		var rec []string
-		for len(lines.c) > 0 {
-			rec = append(rec, <-lines.c)
+		for len(lines) > 0 {
+			rec = append(rec, <-lines)
 		}
 		return strings.TrimSpace(strings.Join(rec, " "))
 	}
-	timeout := time.After(clockTimeout)
+	timeout := time.NewTimer(clockTimeout)
+	defer timeout.Stop()
 	for {
 		select {
-		case line := <-lines.c:
+		case line := <-lines:
 			switch line {
 			case "locked":
 				return l, nil
@@ -132,17 +117,17 @@ func (s Shell) LockTarget(ctx context.Context, h Host, dir, lockName, holder str
 				return nil, &BusyTargetError{Target: where, Holder: rest()}
 			}
 			return nil, errors.Join(l.Release(), fmt.Errorf("target %s: lock: %s %s", where, line, rest()))
-		case <-l.ended:
+		case <-sess.Ended():
 			// What it printed before it exited may still be on its way.
-			if len(lines.c) > 0 {
+			if len(lines) > 0 {
 				continue
 			}
 			l.Release() // closes ssh's input, which nobody else will
-			return nil, fmt.Errorf("target %s: lock (ssh %s): %w: %s; check that ssh reaches the host (ssh -o BatchMode=yes %s true)", where, h.Destination, waitErr, strings.TrimSpace(stderr.String()), h.Destination)
+			return nil, fmt.Errorf("target %s: lock (ssh %s): %w: %s; check that ssh reaches the host (ssh -o BatchMode=yes %s true)", where, h.Destination, sess.Err(), strings.TrimSpace(sess.Output()), h.Destination)
 		case <-ctx.Done():
 			l.Release()
 			return nil, fmt.Errorf("target %s: lock: %w", where, ctx.Err())
-		case <-timeout:
+		case <-timeout.C:
 			l.Release()
 			return nil, fmt.Errorf("target %s: lock: no answer within %s", where, clockTimeout)
 		}
@@ -155,13 +140,8 @@ func (l *RemoteLock) Release() error {
 	if l == nil {
 		return nil
 	}
-	l.stdin.Close()
-	select {
-	case <-l.ended:
-		return nil
-	case <-time.After(stopTimeout):
-		l.proc.Signal(syscall.SIGKILL)
-		<-l.ended
+	if l.sess.Stop(stopTimeout) {
 		return errors.New("the ssh session holding a remote target's lock did not end: check for a shell holding dbio/.dbio-lock there")
 	}
+	return nil
 }

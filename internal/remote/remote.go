@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 
 	"dbio/internal/execx"
@@ -238,7 +237,7 @@ func (s Shell) Fetch(ctx context.Context, d ResultsDir, local string) (Fetched, 
 	if err != nil {
 		return Fetched{}, err
 	}
-	stderr := &tailBuffer{max: 64 << 10}
+	stderr := fleet.NewTail(64 << 10)
 	cmd := s.Command(d.Host, ownDir(d.Path)+fetchScript)
 	cmd.Stdout, cmd.Stderr = pw, stderr
 	proc, err := s.Exec.Start(ctx, cmd)
@@ -301,29 +300,6 @@ func exitError(c execx.Cmd, err error, stderr string) error {
 		return err
 	}
 	return &execx.ExitError{Cmd: c.String(), ExitCode: ee.ExitCode(), Stderr: stderr, Err: err}
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if over := len(t.b) - t.max; over > 0 {
-		t.b = append(t.b[:0], t.b[over:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }
 
 // Remove removes the directory dbio made on the host, and all it holds. A

@@ -1,17 +1,13 @@
 package remote
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"dbio/internal/execx"
 	"dbio/internal/fleet"
 )
 
@@ -20,19 +16,14 @@ import (
 type Tenant struct {
 	Host fleet.Host
 
-	proc  execx.Process
-	stdin *os.File
-
-	ended chan struct{}
-	mu    sync.Mutex
+	sess *fleet.Session
+	mu   sync.Mutex
 	// ready[k] and started[k] close when the tenant is ready for its step
 	// k, and when it started it (at startAt[k], by its clock).
 	ready, started []chan struct{}
 	readies        int
 	startAt        []time.Time
-	endErr         error
 	tail           []string
-	stop           sync.Once
 }
 
 // tailLines is how much of a tenant's output an error quotes.
@@ -48,53 +39,13 @@ func (s Shell) Start(ctx context.Context, h fleet.Host, program string, args []s
 	for _, a := range append([]string{program}, args...) {
 		quoted = append(quoted, fleet.ShellQuote(a))
 	}
-	t := &Tenant{Host: h, ended: make(chan struct{})}
-	// Pipes of the system's own, not io.Pipes: ssh holds their ends itself,
-	// so its end is seen at once (no copying goroutine for Wait to wait
-	// for), and closing stdin reaches it however the coordinator ends.
-	inR, inW, err := os.Pipe()
+	t := &Tenant{Host: h}
+	sess, err := s.StartSession(context.WithoutCancel(ctx), h, "exec "+strings.Join(quoted, " "),
+		fleet.SessionOutput{Combined: true, Line: func(line string) { t.line(line, out) }})
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd := s.Command(h, "exec "+strings.Join(quoted, " "))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
-	// Ctrl-C reaches the coordinator alone, which stops its tenants in
-	// order; if it dies, ssh goes too and the tenant's input closes.
-	cmd.Setsid, cmd.ParentDeathSignal = true, syscall.SIGTERM
-	proc, err := s.Exec.Start(context.WithoutCancel(ctx), cmd)
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
-		return nil, fmt.Errorf("host %s: %w", h.Name, err)
-	}
-	t.proc, t.stdin = proc, inW
-	lines := make(chan struct{})
-	go func() {
-		defer close(lines)
-		defer outR.Close()
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			t.line(sc.Text(), out)
-		}
-		io.Copy(io.Discard, outR) // a line too long for the scanner must not block ssh
-	}()
-	go func() {
-		err := proc.Wait()
-		<-lines
-		t.mu.Lock()
-		t.endErr = err
-		t.mu.Unlock()
-		close(t.ended)
-	}()
+	t.sess = sess
 	return t, nil
 }
 
@@ -160,23 +111,24 @@ func (t *Tenant) StartedAt(k int) time.Time {
 }
 
 // Ended is closed once the tenant's ssh session has ended.
-func (t *Tenant) Ended() <-chan struct{} { return t.ended }
+func (t *Tenant) Ended() <-chan struct{} { return t.sess.Ended() }
 
 // Err is how the tenant ended (nil: it exited 0), with the end of what it
-// printed when it failed.
+// printed when it failed. It waits for the end.
 func (t *Tenant) Err() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.endErr == nil {
+	err := t.sess.Err()
+	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("host %s: dbio there: %w:\n    %s", t.Host.Name, t.endErr, strings.Join(t.tail, "\n    "))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return fmt.Errorf("host %s: dbio there: %w:\n    %s", t.Host.Name, err, strings.Join(t.tail, "\n    "))
 }
 
 // Release sends the tenant the instant at which to start the step it is
 // ready for.
 func (t *Tenant) Release(at time.Time) error {
-	if _, err := fmt.Fprintf(t.stdin, "%s%d\n", startPrefix, at.UnixNano()); err != nil {
+	if err := t.sess.Send(fmt.Sprintf("%s%d", startPrefix, at.UnixNano())); err != nil {
 		return fmt.Errorf("host %s: sending the start instant: %w", t.Host.Name, err)
 	}
 	return nil
@@ -189,14 +141,4 @@ const stopTimeout = 2 * time.Minute
 // Stop closes the tenant's input, which ends its run (it keeps its results
 // and stops its server), and waits until its session ended; ssh is killed
 // if it outlasts stopTimeout. Later calls return at once.
-func (t *Tenant) Stop() {
-	t.stop.Do(func() {
-		t.stdin.Close()
-		select {
-		case <-t.ended:
-		case <-time.After(stopTimeout):
-			t.proc.Signal(syscall.SIGKILL)
-			<-t.ended
-		}
-	})
-}
+func (t *Tenant) Stop() { t.sess.Stop(stopTimeout) }
