@@ -42,7 +42,7 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--target", dir, "--size", "1G"}, []string{"is on this machine while the others are on hosts"}},
 		{[]string{"disk", "--target", dir, "--fio-port", "9000"}, []string{"--fio-port: it sets the hosts' fio servers, and no --host is given"}},
 		{[]string{"disk", "--host", "h1=a", "--fio-server", "maybe", "--target", "h1:/srv", "--size", "1G"}, []string{`--fio-server "maybe"`}},
-		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--size", "1G", "--profile", "curve"}, []string{"does not split over a fleet's hosts yet"}},
+		{[]string{"disk", "--host", "h1=a", "--target", "h1:/srv", "--size", "1G", "--profile", "precondition"}, []string{"each host would stop at its own"}},
 		{[]string{"disk", "--host", "h1=a", "--ssh-config", filepath.Join(dir, "missing"), "--target", "h1:/srv", "--size", "1G"},
 			[]string{`--ssh-config "` + filepath.Join(dir, "missing") + `"`, "give the path of an ssh_config file"}},
 		{[]string{"disk", "--host", "h1=a", "--ssh-config", dir, "--target", "h1:/srv", "--size", "1G"}, []string{"is a directory: give the path of an ssh_config file"}},

@@ -3,6 +3,7 @@ package fio
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -380,15 +381,20 @@ func (o *lockedOutput) String() string {
 	return o.b.String()
 }
 
-// TestRemoteDefaultSize sizes a host's working file over ssh by the rule
-// a local target follows: the test host shares this machine's memory and
-// disk, so both give the same size (to the space other programs take or
-// free meanwhile).
+// TestRemoteDefaultSize sizes a host's working file from what the host
+// says over ssh, by the rule a local target follows: the test host shares
+// this machine's memory and disk, so both give the same size (to the
+// space other programs take or free meanwhile).
 func TestRemoteDefaultSize(t *testing.T) {
 	f := testfleet.Start(t, 1)
 	h := fleet.Host{Name: "h1", Destination: "h1", SSHConfig: f.SSHConfig}
 	dir := f.Hosts[0].Storage
-	size, why, err := remoteSize(t.Context(), fleet.Shell{Exec: execx.Real{}}, h, dir, filepath.Join(dir, "work.dat"))
+	m := &overSSH{p: newHostsPlace(&runner{exec: execx.Real{}}), host: h}
+	sp, err := m.space(t.Context(), dir, filepath.Join(dir, "work.dat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	size, why, err := DefaultSize(sp.memory, sp.free, sp.fsType)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -408,4 +414,117 @@ func TestRemoteDefaultSize(t *testing.T) {
 	if math.Abs(float64(size-want)) > 0.01*float64(want) || why[:20] != wantWhy[:20] {
 		t.Errorf("over ssh %d (%s), here %d (%s)", size, why, want, wantWhy)
 	}
+}
+
+// TestCurveAndPurgeOnHosts runs on a fleet what the fleet once lacked: a
+// curve, whose rate is the fleet's (each host's jobs take their share of
+// it), and the purge of a host's working file over ssh, which the
+// SNIA-style rounds begin with.
+func TestCurveAndPurgeOnHosts(t *testing.T) {
+	requireFio(t)
+	f := testfleet.Start(t, 2)
+	var hosts []fleet.Host
+	var targets []string
+	for _, h := range f.Hosts {
+		hosts = append(hosts, fleet.Host{Name: h.Name, Destination: h.Name, SSHConfig: f.SSHConfig, WorkDir: h.Storage, FioPort: fleetTestPort, NodeExporter: fleet.NodeExporterOff})
+		dir := filepath.Join(h.Storage, "data")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, h.Name+":"+dir)
+	}
+	run := func(t *testing.T, c Config) (*results.Loaded, string) {
+		t.Helper()
+		d := newDir(t, c)
+		var out bytes.Buffer
+		if _, err := Run(t.Context(), c, d, 0, execx.Real{Proc: "/proc"}, &out); err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+		if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		l, err := results.Load(d.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, out.String()
+	}
+
+	t.Run("curve", func(t *testing.T) {
+		c := Config{Profile: "curve", Targets: targets, Hosts: hosts, Runtime: 3 * time.Second, Ramp: durp(0), Size: 16 << 20, Jobs: 1, IODepths: []int{4}, RatePcts: []float64{30}}
+		l, out := run(t, c)
+		if len(l.Steps) != 2 {
+			t.Fatalf("%d steps, want the maximum and one rate:\n%s", len(l.Steps), out)
+		}
+		max, rated := l.Steps[0].Fio, l.Steps[1].Fio
+		if rated.RateIOPS != RateFor(max.Total.IOPS, 30) || rated.Fleet == nil || len(rated.Fleet.Hosts) != 2 {
+			t.Fatalf("the rated point: %d IOPS asked of %v, fleet %+v", rated.RateIOPS, max.Total.IOPS, rated.Fleet)
+		}
+		// Each host's job file limits its one job to half the fleet's rate.
+		stepDir := results.StepPath(l.Path, rated.Step, rated.Name)
+		for _, h := range f.Hosts {
+			job, err := os.ReadFile(filepath.Join(stepDir, HostsDir, h.Name, JobFileName))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("rate_iops=%d\n", (rated.RateIOPS+1)/2); !strings.Contains(string(job), want) {
+				t.Errorf("%s's job file does not say %q:\n%s", h.Name, want, job)
+			}
+		}
+		// The fleet keeps to the rate: the sum of the hosts' IOPS, not each host's.
+		if got := rated.Total.IOPS; got > 1.1*float64(rated.RateIOPS) || got < 0.5*float64(rated.RateIOPS) {
+			t.Errorf("the fleet ran %v IOPS at a rate of %d", got, rated.RateIOPS)
+		}
+	})
+
+	t.Run("working file", func(t *testing.T) {
+		// A host's working file is laid out, purged and found with its holes
+		// over ssh as a local one is here: the SNIA-style rounds purge it, and
+		// a file a purge left with holes is laid out again.
+		p := newHostsPlace(&runner{exec: execx.Real{}, now: time.Now})
+		defer p.releaseLocks()
+		m := &overSSH{p: p, host: hosts[0]}
+		dir := filepath.Join(f.Hosts[0].Storage, "data")
+		work, info, _, err := m.workDir(t.Context(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Path != targets[0] || info.Host != "h1" {
+			t.Errorf("the target as run.json records it: %+v", info)
+		}
+		file := filepath.Join(work, workFile)
+		const size = 4 << 20
+		if err := m.layout(t.Context(), placement{File: file, Size: size, Engine: "psync"}); err != nil {
+			t.Fatal(err)
+		}
+		if sp, err := m.space(t.Context(), dir, file); err != nil || sp.existing != size || sp.allocated < size || sp.free == 0 || sp.memory == 0 {
+			t.Fatalf("after the layout: %+v, %v", sp, err)
+		}
+		note, err := m.purge(t.Context(), file, size)
+		if err != nil || !strings.Contains(note, "purged the working file "+file+": 4.0 MiB of its 4.0 MiB deallocated") {
+			t.Fatalf("purge: %q, %v", note, err)
+		}
+		if sp, err := m.space(t.Context(), dir, file); err != nil || sp.existing != size || sp.allocated >= size {
+			t.Errorf("after the purge: %+v, %v; want the size kept and the blocks gone", sp, err)
+		}
+		other := filepath.Join(work, "other.dat")
+		if err := os.WriteFile(other, []byte("not the working file"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.purge(t.Context(), other, size); err == nil || !strings.Contains(err.Error(), "purges only its own working file") {
+			t.Errorf("purging another file: %v", err)
+		}
+		// fio opens its files by name: a link planted in the place of one is
+		// refused before anything is written.
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(other, file); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.space(t.Context(), dir, file); err == nil || !strings.Contains(err.Error(), file+" is a symbolic link") {
+			t.Errorf("a link planted at the working file: %v", err)
+		}
+	})
+	f.WaitNoStrays(t)
 }

@@ -16,6 +16,8 @@ import (
 // placement is one target's part in a job: its working file and how fio
 // may reach it there.
 type placement struct {
+	// Target is the target as the plan names it.
+	Target string
 	Label  string
 	File   string
 	Size   int64
@@ -62,7 +64,9 @@ func JobFile(p results.FioPlan, profile string, places []placement) (string, err
 		line("ramp_time=%d", p.RampS)
 	}
 	if p.RateIOPS > 0 {
-		line("rate_iops=%s", jobRate(p.RateIOPS, p.Jobs, p.RW, p.ReadPct))
+		// The point's rate is shared by every job of every target it runs
+		// on, in this job file and in the other hosts'.
+		line("rate_iops=%s", jobRate(p.RateIOPS, p.Jobs*max(len(p.Targets), 1), p.RW, p.ReadPct))
 	}
 	if p.SteadyState != "" {
 		line("steadystate=%s", p.SteadyState)
@@ -109,8 +113,8 @@ func JobFile(p results.FioPlan, profile string, places []placement) (string, err
 	return b.String(), nil
 }
 
-// jobRate is fio's rate_iops for a total limit: fio limits each job, and a
-// mix per direction ("reads,writes").
+// jobRate is fio's rate_iops for a total limit over jobs jobs: fio limits
+// each job, and a mix per direction ("reads,writes").
 func jobRate(total int64, jobs int, rw string, readPct int) string {
 	per := func(share float64) int64 {
 		if share <= 0 {

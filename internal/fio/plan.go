@@ -319,9 +319,6 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	plan := Plan{Profile: prof, Config: c}
 	if c.Fleet() {
 		for _, p := range points {
-			if p.RateOf != "" {
-				return Plan{}, []error{fmt.Errorf("profile %s runs points at a share of an earlier point's IOPS, which dbio does not split over a fleet's hosts yet: run it on each host's target, or choose another profile", prof.Name())}
-			}
 			plan.Points = append(plan.Points, placed(p, "fleet", c.Targets))
 		}
 		return plan, nil
@@ -454,8 +451,8 @@ var unsafeLabel = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
 // trimFloat renders a percentage or rate without trailing zeros: 10, 0.167.
 func trimFloat(v float64) string { return fmt.Sprintf("%.3g", v) }
 
-// fleetProblems checks the targets against the hosts, and what a fleet run
-// does not do yet.
+// fleetProblems checks the targets against the hosts, and what a fleet
+// cannot do.
 func (c Config) fleetProblems(prof Profile) []error {
 	targets, errs := fleet.Resolve(c.Hosts, c.Targets)
 	if len(errs) > 0 || !c.Fleet() {
@@ -466,11 +463,13 @@ func (c Config) fleetProblems(prof Profile) []error {
 			errs = append(errs, fmt.Errorf("target %s is on this machine while the others are on hosts: a fleet runs every target through a fio server; name this machine as a host too (e.g. --host me=localhost) and write the target as me:%s", t, t.Path))
 		}
 	}
-	if c.SteadyState != "" {
+	// fio judges steady state on each host apart, and each would stop at
+	// its own; a profile of rounds judges the fleet's rounds itself.
+	if _, rounds := prof.(rounder); c.SteadyState != "" && !rounds {
 		errs = append(errs, errors.New("--steady-state: each host would stop at its own steady state, leaving no common window; run the fleet for a fixed --runtime"))
 	}
-	if _, ok := prof.(purger); ok {
-		errs = append(errs, fmt.Errorf("profile %s purges the working file on this machine, which dbio does not do on hosts yet: precondition each host's target with dbio disk on that host", prof.Name()))
+	if _, ok := prof.(steadyProfile); ok {
+		errs = append(errs, fmt.Errorf("profile %s runs until steady state, and each host would stop at its own, leaving no common window: precondition each host's target with dbio disk on that host", prof.Name()))
 	}
 	return errs
 }

@@ -51,9 +51,15 @@ func purgeWorkFile(file string, size int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("purge %s: %w", file, err)
 	}
+	return purgedNote(file, size, before, after), nil
+}
+
+// purgedNote says what a purge of the working file did, from its
+// allocated bytes before and after.
+func purgedNote(file string, size, before, after int64) string {
 	return fmt.Sprintf("purged the working file %s: %s of its %s deallocated (a hole punched over the whole file), %s still allocated; "+
 		"the filesystem tells the device the blocks are free if it discards online or at the next fstrim. Only this file was purged, not the device",
-		file, units.FormatBytes(uint64(max(before-after, 0))), units.FormatBytes(uint64(size)), units.FormatBytes(uint64(after))), nil
+		file, units.FormatBytes(uint64(max(before-after, 0))), units.FormatBytes(uint64(size)), units.FormatBytes(uint64(max(after, 0))))
 }
 
 // fallocate modes (linux/falloc.h): keep the size, deallocate the range.

@@ -1,7 +1,6 @@
 package fio
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,8 +22,6 @@ import (
 	"dbio/internal/metrics"
 	"dbio/internal/progress"
 	"dbio/internal/results"
-	"dbio/internal/target"
-	"dbio/internal/units"
 )
 
 // ErrFioMissing is returned when fio is not installed.
@@ -126,21 +124,43 @@ func Run(ctx context.Context, c Config, sink Sink, firstStep int, exec execx.Run
 }
 
 // RunPlan is Run for an already validated plan.
-func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) ([]results.FioPoint, error) {
+func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec execx.Runner, progress io.Writer) (done []results.FioPoint, err error) {
 	if progress == nil {
 		progress = io.Discard
 	}
-	r := &runner{plan: plan, sink: sink, exec: exec, out: progress, now: plan.Config.Now, places: map[string]*placement{}}
+	r := &runner{plan: plan, sink: sink, exec: exec, out: progress, now: plan.Config.Now}
 	if r.now == nil {
 		r.now = time.Now
 	}
+	if r.fioPath, err = Check(r.exec); err != nil {
+		return nil, err
+	}
+	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--version"}})
+	if err != nil {
+		return nil, fmt.Errorf("fio --version: %w", err)
+	}
+	version := strings.TrimSpace(string(res.Stdout))
+	if err := r.sink.UpdateRun(func(run *results.Run) {
+		if run.Environment.Versions == nil {
+			run.Environment.Versions = map[string]string{}
+		}
+		run.Environment.Versions["fio"] = version
+	}); err != nil {
+		return nil, err
+	}
+	r.place = &thisMachine{r: r}
 	if plan.Config.Fleet() {
-		return r.runFleet(ctx, firstStep)
+		r.place = newHostsPlace(r)
+	}
+	// Whatever happens from here, the place is ended: the servers dbio
+	// started are stopped before Run returns, the targets let go.
+	defer func() { err = errors.Join(err, r.place.end(ctx)) }()
+	if err := r.place.reach(ctx, version); err != nil {
+		return nil, err
 	}
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
-	var done []results.FioPoint
 	// settled are the series whose rounds are over (steady, or the most
 	// rounds run); their later rounds are not run.
 	settled := map[[2]string]bool{}
@@ -163,6 +183,7 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 	return done, nil
 }
 
+// runner runs a plan's points at its place, recording them in sink.
 type runner struct {
 	plan    Plan
 	sink    Sink
@@ -170,10 +191,33 @@ type runner struct {
 	out     io.Writer
 	now     func() time.Time
 	fioPath string
-	places  map[string]*placement
+	place   place
 }
 
 func (r *runner) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", a...) }
+
+// prepare prepares every target on its site (target.go); a site the run
+// goes on without is left out.
+func (r *runner) prepare(ctx context.Context) error {
+	labels := TargetLabels(r.plan.Config.Targets)
+	for i, t := range r.plan.Config.Targets {
+		// A site that leaves the run leaves the list.
+		for _, s := range slices.Clone(r.place.sites()) {
+			path, ok := s.paths[t]
+			if !ok {
+				continue
+			}
+			pl, err := r.prepareTarget(ctx, s, path, t, labels[i])
+			if err != nil && !r.place.goesOnWithout(ctx, s, err) {
+				return err
+			}
+			if err == nil {
+				s.places = append(s.places, pl)
+			}
+		}
+	}
+	return r.place.ready(ctx)
+}
 
 // live draws a status line every second while point n runs: its phase
 // (warm-up or measuring), elapsed time and what is left of it and of the
@@ -228,214 +272,6 @@ func Check(exec execx.Runner) (string, error) {
 	return path, nil
 }
 
-// prepare finds fio, and on each target probes the engine, sizes and lays
-// out the working file, recording all of it in run.json.
-func (r *runner) prepare(ctx context.Context) error {
-	path, err := Check(r.exec)
-	if err != nil {
-		return err
-	}
-	r.fioPath = path
-	res, err := r.exec.Run(ctx, execx.Cmd{Name: path, Args: []string{"--version"}})
-	if err != nil {
-		return fmt.Errorf("fio --version: %w", err)
-	}
-	version := strings.TrimSpace(string(res.Stdout))
-	if err := r.sink.UpdateRun(func(run *results.Run) {
-		if run.Environment.Versions == nil {
-			run.Environment.Versions = map[string]string{}
-		}
-		run.Environment.Versions["fio"] = version
-	}); err != nil {
-		return err
-	}
-	labels := TargetLabels(r.plan.Config.Targets)
-	for i, t := range r.plan.Config.Targets {
-		pl, err := r.prepareTarget(ctx, t, labels[i])
-		if err != nil {
-			return err
-		}
-		r.places[t] = pl
-	}
-	return nil
-}
-
-func (r *runner) prepareTarget(ctx context.Context, path, label string) (*placement, error) {
-	t, err := target.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	info := results.TargetInfo{Role: target.RoleData, Path: t.Path}
-	var warnings, notes []string
-	if st, err := t.Storage(r.plan.Config.SysFS); err == nil {
-		info.Storage = st
-	} else {
-		warnings = append(warnings, fmt.Sprintf("target %s: storage not resolved: %v", t.Path, err))
-	}
-	work, err := t.Sub(WorkSubdir)
-	if err != nil {
-		return nil, err
-	}
-	pl := &placement{Label: label, File: filepath.Join(work, workFile)}
-	// fio opens its files by name: a link planted in the place of one would
-	// send its writes somewhere else.
-	for _, f := range []string{pl.File, pl.File + ".partial", filepath.Join(work, probeFile)} {
-		if err := target.CheckFile(f); err != nil {
-			return nil, err
-		}
-	}
-	engine, direct, warns, err := r.probe(ctx, work, info.Storage.FSType, r.tryEngine)
-	os.Remove(filepath.Join(work, probeFile))
-	if err != nil {
-		return nil, fmt.Errorf("target %s: %w", t.Path, err)
-	}
-	pl.Engine, pl.Direct = engine, direct
-	warnings = append(warnings, warns...)
-
-	existing := int64(-1)
-	if fi, err := os.Lstat(pl.File); err == nil {
-		existing = fi.Size()
-	}
-	free, err := t.FreeBytes()
-	if err != nil {
-		return nil, err
-	}
-	info.FreeBytes = free
-	pl.Size = r.plan.Config.Size
-	if pl.Size == 0 {
-		avail := free + uint64(max(existing, 0))
-		size, why, err := DefaultSize(r.plan.Config.MemoryBytes, avail, info.Storage.FSType)
-		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Path, err)
-		}
-		pl.Size = size
-		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, why))
-	}
-	if existing == pl.Size && !fullyAllocated(pl.File, pl.Size) {
-		// A purge whose fill did not finish left holes, which read as zeros
-		// without touching the device: lay the file out again.
-		notes = append(notes, fmt.Sprintf("%s: the working file %s had unallocated blocks (a purge not followed by its fill): laid out again", t.Path, pl.File))
-		existing = -1
-		held := allocatedAt(pl.File)
-		if err := os.Remove(pl.File); err != nil {
-			return nil, fmt.Errorf("target %s: replace working file: %w", t.Path, err)
-		}
-		free += uint64(held)
-	}
-	if existing == pl.Size {
-		notes = append(notes, fmt.Sprintf("%s: reused the working file %s (%s) laid out by an earlier run", t.Path, pl.File, units.FormatBytes(uint64(pl.Size))))
-	} else {
-		if existing >= 0 {
-			// Our own file of another size: replaced, never grown in place,
-			// so that no part of it is a sparse hole.
-			if err := os.Remove(pl.File); err != nil {
-				return nil, fmt.Errorf("target %s: replace working file: %w", t.Path, err)
-			}
-			free += uint64(existing)
-		}
-		if uint64(pl.Size) > free {
-			return nil, fmt.Errorf("target %s has %s free but the fio working file needs %s: free some space, choose another target, or pass a smaller --size",
-				t.Path, units.FormatBytes(free), units.FormatBytes(uint64(pl.Size)))
-		}
-		note, err := r.layout(ctx, pl)
-		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Path, err)
-		}
-		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
-	}
-	if _, ok := r.plan.Profile.(purger); ok {
-		note, err := purgeWorkFile(pl.File, pl.Size)
-		if err != nil {
-			return nil, fmt.Errorf("target %s: %w", t.Path, err)
-		}
-		r.say("%s", note)
-		notes = append(notes, fmt.Sprintf("%s: %s", t.Path, note))
-	}
-	err = r.sink.UpdateRun(func(run *results.Run) {
-		run.Environment.Targets = append(run.Environment.Targets, info)
-		run.Warnings = append(run.Warnings, warnings...)
-		run.Notes = append(run.Notes, notes...)
-	})
-	for _, w := range warnings {
-		r.say("warning: %s", w)
-	}
-	return pl, err
-}
-
-// WorkSubdir is fio's directory in dbio's directory on a target; workFile
-// is the working file in it.
-const (
-	WorkSubdir = "fio"
-	workFile   = "work.dat"
-)
-
-// probeFile is the small file the engine probe reads in dbio's fio directory.
-const probeFile = "probe.dat"
-
-// probe finds an engine and O_DIRECT setting fio can use in dir: the asked
-// engine (io_uring by default), then libaio, then psync; with O_DIRECT if
-// the filesystem takes it, else buffered. Every fallback is a warning.
-// try runs the probe on the target's machine.
-func (r *runner) probe(ctx context.Context, dir, fsType string, try func(ctx context.Context, file, engine string, direct bool) (string, error)) (engine string, direct bool, warnings []string, err error) {
-	want := r.plan.Config.Engine
-	if want == "" {
-		want = "io_uring"
-	}
-	candidates := []string{want}
-	for _, e := range []string{"io_uring", "libaio", "psync"} {
-		if e != want {
-			candidates = append(candidates, e)
-		}
-	}
-	file := filepath.Join(dir, probeFile)
-	failures := map[string]string{}
-	for _, d := range []bool{true, false} {
-		for _, e := range candidates {
-			why, err := try(ctx, file, e, d)
-			if err != nil {
-				return "", false, nil, err
-			}
-			if why != "" {
-				failures[fmt.Sprintf("%s/direct=%d", e, boolInt(d))] = why
-				continue
-			}
-			if e != want {
-				warnings = append(warnings, fmt.Sprintf("ioengine %s is not usable here (fio: %s); using %s instead",
-					want, failures[fmt.Sprintf("%s/direct=%d", want, boolInt(d))], e))
-			}
-			if !d {
-				warnings = append(warnings, fmt.Sprintf("%s (%s) refuses O_DIRECT (fio: %s): buffered I/O, so figures include page-cache effects",
-					dir, fsType, failures[fmt.Sprintf("%s/direct=1", e)]))
-			}
-			if e == "psync" {
-				warnings = append(warnings, "with the psync engine each job has one I/O in flight: queue depths above 1 are not reached")
-			}
-			return e, d, warnings, nil
-		}
-	}
-	var all []string
-	for k, v := range failures {
-		all = append(all, k+": "+v)
-	}
-	return "", false, nil, fmt.Errorf("fio cannot do I/O in %s with any engine (%s)", dir, strings.Join(all, "; "))
-}
-
-// tryEngine runs a 1 MiB read with the engine; why is fio's complaint, empty on success.
-func (r *runner) tryEngine(ctx context.Context, file, engine string, direct bool) (why string, err error) {
-	args := []string{"--name=probe", "--filename=" + escapeFilename(file), "--size=1m", "--bs=4k", "--rw=read",
-		"--ioengine=" + engine, fmt.Sprintf("--direct=%d", boolInt(direct)), "--output-format=json"}
-	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
-	if ctx.Err() != nil {
-		return "", ctx.Err()
-	}
-	if err == nil {
-		if out, perr := fioformat.Parse(bytes.NewReader(res.Stdout)); perr == nil && len(out.Groups) == 1 && out.Groups[0].Error == 0 {
-			return "", nil
-		}
-	}
-	return fioComplaint(res.Stderr, res.Stdout), nil
-}
-
 // fioComplaint picks fio's most telling error line.
 func fioComplaint(stderr, stdout []byte) string {
 	lines := splitLines(strings.TrimSpace(string(stderr)))
@@ -453,52 +289,26 @@ func fioComplaint(stderr, stdout []byte) string {
 	return "failed without a message"
 }
 
-// layout writes the working file once, sequentially, under a temporary name
-// renamed when complete, so that an interrupted layout is never reused.
-func (r *runner) layout(ctx context.Context, pl *placement) (string, error) {
-	partial := pl.File + ".partial"
-	os.Remove(partial)
-	r.say("laying out the %s working file %s ...", units.FormatBytes(uint64(pl.Size)), pl.File)
-	args := []string{"--name=layout", "--filename=" + escapeFilename(partial), fmt.Sprintf("--size=%d", pl.Size), "--rw=write", "--bs=1m",
-		"--iodepth=8", "--ioengine=" + pl.Engine, fmt.Sprintf("--direct=%d", boolInt(pl.Direct)), "--end_fsync=1", "--output-format=json"}
-	start := r.now()
-	res, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
-	took := r.now().Sub(start)
-	if err != nil {
-		os.Remove(partial)
-		if ctx.Err() != nil {
-			return "", fmt.Errorf("laying out the working file: %w", ctx.Err())
-		}
-		return "", fmt.Errorf("laying out the working file %s: %w", partial, err)
-	}
-	fi, err := os.Stat(partial)
-	if err != nil || fi.Size() != pl.Size {
-		os.Remove(partial)
-		return "", fmt.Errorf("laying out the working file %s: fio left %v bytes, want %d (fio said: %s)", partial, sizeOf(fi), pl.Size, fioComplaint(res.Stderr, res.Stdout))
-	}
-	if err := os.Rename(partial, pl.File); err != nil {
-		return "", fmt.Errorf("working file: %w", err)
-	}
-	rate := float64(pl.Size) / took.Seconds() / 1e6
-	r.say("  done in %.1f s (%.0f MB/s)", took.Seconds(), rate)
-	return fmt.Sprintf("laid out the working file %s (%s) in %.1f s (%.0f MB/s, 1m sequential writes)", pl.File, units.FormatBytes(uint64(pl.Size)), took.Seconds(), rate), nil
-}
-
-func sizeOf(fi os.FileInfo) int64 {
-	if fi == nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// point runs one planned point as step index.
+// point runs one planned point as step index, on every site still in the
+// run at once: each site's job file written in its directory of the step,
+// fio run through the place, each site's part of fio's report and its
+// per-second logs read, and the parts added up by the place.
 func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, done []results.FioPoint) (results.FioPoint, error) {
+	sites := r.place.sites()
+	// The point runs on the targets of the sites still in the run.
+	pt.Targets = slices.DeleteFunc(slices.Clone(pt.Targets), func(t string) bool {
+		return !slices.ContainsFunc(sites, func(s *site) bool { return len(s.placements([]string{t})) > 0 })
+	})
 	res := results.FioPoint{Step: index, FioPlan: pt, Profile: r.plan.Profile.Name(), JobFile: JobFileName, Output: OutputFileName}
-	places := make([]placement, 0, len(pt.Targets))
-	for _, t := range pt.Targets {
-		places = append(places, *r.places[t])
+	if sites[0].host != "" {
+		res.JobFile = filepath.Join(HostsDir, "*", JobFileName)
 	}
-	res.Engine, res.Direct = places[0].Engine, places[0].Direct && !pt.Buffered
+	for _, s := range sites {
+		if places := s.placements(pt.Targets); len(places) > 0 {
+			res.Engine, res.Direct = places[0].Engine, places[0].Direct && !pt.Buffered
+			break
+		}
+	}
 	fail := func(status results.Status, err error) (results.FioPoint, error) { return r.failed(res, status, err) }
 	if pt.RateOf != "" {
 		rate, err := resolveRate(pt, done)
@@ -512,60 +322,117 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 	if err != nil {
 		return res, err
 	}
-	job, err := JobFile(pt, r.plan.Profile.Name(), places)
-	if err == nil {
-		err = results.WriteFileAtomic(filepath.Join(stepDir, JobFileName), []byte(job))
-	}
-	if err != nil {
-		return fail(results.StatusFailed, err)
+	for _, s := range sites {
+		dir := s.dir(stepDir)
+		err := os.MkdirAll(dir, 0o755)
+		if err == nil {
+			var job string
+			if job, err = JobFile(pt, r.plan.Profile.Name(), s.placements(pt.Targets)); err == nil {
+				err = results.WriteFileAtomic(filepath.Join(dir, JobFileName), []byte(job))
+			}
+		}
+		if err != nil {
+			return fail(results.StatusFailed, err)
+		}
 	}
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
-	res.Started = r.now()
-	stopLive := r.live(n, pt)
-	_, runErr := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName},
-		Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
-	stopLive()
-	res.Ended = r.now()
+	runErr, fileErr := r.place.run(ctx, stepDir, pt, func(args []string) ([]byte, error) {
+		res.Started = r.now()
+		stopLive := r.live(n, pt)
+		out, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+		stopLive()
+		res.Ended = r.now()
+		return out.Stdout, err
+	})
 	out, parseErr := readOutput(filepath.Join(stepDir, OutputFileName))
 	if out != nil {
 		res.FioNotes = out.Notes
 	}
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return fail(results.StatusInterrupted, &stopped{err: ctx.Err(), msg: fmt.Sprintf("point %s was interrupted after %.0f s (fio's partial report is in %s, not counted)",
 			pt.Name, res.Ended.Sub(res.Started).Seconds(), filepath.Join(stepDir, OutputFileName))})
+	}
+	gone, err := r.place.lost(ctx, pt, out, res.Ended)
+	if err != nil {
+		return fail(results.StatusFailed, err)
+	}
+	if len(gone) > 0 {
+		// fio failed, if it did, for the sites that are gone.
+		runErr, parseErr = nil, nil
+		if out == nil {
+			parseErr = fmt.Errorf("fio's client left no report after host(s) %s failed", strings.Join(gone, ", "))
+		}
+		sites = r.place.sites()
+	}
+	switch {
 	case runErr != nil:
 		return fail(results.StatusFailed, explainFioFailure(pt.Name, runErr))
 	case parseErr != nil:
 		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, parseErr))
-	case len(out.Groups) != 1:
-		return fail(results.StatusFailed, fmt.Errorf("point %s: fio reported %d groups, want 1", pt.Name, len(out.Groups)))
+	case fileErr != nil:
+		return fail(results.StatusFailed, fmt.Errorf("point %s: %w", pt.Name, fileErr))
 	}
-	g := out.Groups[0]
-	if g.Error != 0 {
-		return fail(results.StatusFailed, fmt.Errorf("point %s: fio reported error %d (%s)", pt.Name, g.Error, syscall.Errno(g.Error)))
+	parts := make([]part, 0, len(sites))
+	for _, s := range sites {
+		pa, err := r.partOf(s, pt, out, stepDir)
+		if err != nil {
+			return fail(results.StatusFailed, err)
+		}
+		parts = append(parts, pa)
 	}
-	if g.Total == nil {
-		return fail(results.StatusFailed, fmt.Errorf("point %s: fio did no I/O", pt.Name))
-	}
-	res.FioDirections = g.FioDirections
-	res.UsrCPU, res.SysCPU, res.ElapsedS = g.UsrCPU, g.SysCPU, g.ElapsedS
-	res.Steady = g.SteadyState
-	if err := r.series(stepDir, &res); err != nil {
+	lines, err := r.place.add(&res, parts)
+	if err != nil {
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
 	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
 		res.Rounds = j.judge(r.plan.Config, done, res)
 	}
-	if err := r.writeStep(res, histograms(g.FioDirections)); err != nil {
+	if err := r.writeStep(res, histograms(res.FioDirections)); err != nil {
 		return res, err
 	}
-	r.say("  %s", headline(res))
+	for _, l := range lines {
+		r.say("%s", l)
+	}
 	if v := res.Rounds; v != nil {
 		r.say("  %s", roundVerdict(res))
 	}
 	return res, nil
+}
+
+// partOf is site s's part of point pt: its one group of fio's report, and
+// its per-second logs in its directory of the step (stepDir) merged into
+// seconds on this machine's clock, the histogram logs compressed once
+// read.
+func (r *runner) partOf(s *site, pt results.FioPlan, out *fioformat.Output, stepDir string) (part, error) {
+	groups := out.HostGroups(s.addr)
+	if len(groups) != 1 {
+		return part{}, fmt.Errorf("point %s: %s reported %d groups, want 1", pt.Name, s.fio(), len(groups))
+	}
+	g := groups[0]
+	if g.Error != 0 {
+		return part{}, fmt.Errorf("point %s: %s reported error %d (%s)", pt.Name, s.fio(), g.Error, syscall.Errno(g.Error))
+	}
+	if g.Total == nil {
+		return part{}, fmt.Errorf("point %s: %s did no I/O", pt.Name, s.fio())
+	}
+	dir := s.dir(stepDir)
+	logs, err := fioformat.ReadLogs(dir)
+	if err != nil {
+		whose := "per-second logs"
+		if s.host != "" {
+			whose = "host " + s.host + "'s " + whose
+		}
+		return part{}, fmt.Errorf("point %s: %s: %w", pt.Name, whose, err)
+	}
+	// The site's seconds on this machine's clock, before any window is
+	// drawn: a window then pairs seconds measured at the same time.
+	secs, dropped := fioformat.MergeSeconds(logs)
+	secs = onThisClock(secs, s.offset)
+	if err := fioformat.CompressHistLogs(dir); err != nil {
+		return part{}, fmt.Errorf("point %s: %w", pt.Name, err)
+	}
+	return part{site: s, group: g, seconds: secs, dropped: dropped}, nil
 }
 
 // stopped is a point cut short by cancellation: it says what happened in
@@ -613,42 +480,6 @@ func explainFioFailure(point string, err error) error {
 		}
 	}
 	return fmt.Errorf("fio failed during point %s: %w", point, err)
-}
-
-// series merges the point's per-second logs into series.csv.
-func (r *runner) series(stepDir string, res *results.FioPoint) error {
-	logs, err := fioformat.ReadLogs(stepDir)
-	if err != nil {
-		return fmt.Errorf("point %s: per-second logs: %w", res.Name, err)
-	}
-	secs, dropped := fioformat.MergeSeconds(logs)
-	res.Seconds, res.SecondsDropped = len(secs), dropped
-	res.IOPSStdev = fioformat.IOPSStdev(secs)
-	if err := fioformat.CompressHistLogs(stepDir); err != nil {
-		return fmt.Errorf("point %s: %w", res.Name, err)
-	}
-	mixed := Mixed(res.RW)
-	for _, s := range secs {
-		vals := []results.Sample{
-			{Name: "fio_iops", Value: s.IOPS()},
-			{Name: "fio_mb_s", Value: s.MBPerSec},
-			{Name: "fio_lat_mean_us", Value: s.LatMeanUS},
-			{Name: "fio_lat_p99_us", Value: s.LatP99US},
-		}
-		if mixed {
-			vals = append(vals,
-				results.Sample{Name: "fio_read_iops", Value: s.ReadIOPS},
-				results.Sample{Name: "fio_write_iops", Value: s.WriteIOPS},
-				results.Sample{Name: "fio_read_lat_mean_us", Value: s.ReadLatMeanUS},
-				results.Sample{Name: "fio_write_lat_mean_us", Value: s.WriteLatMeanUS},
-				results.Sample{Name: "fio_read_lat_p99_us", Value: s.ReadLatP99US},
-				results.Sample{Name: "fio_write_lat_p99_us", Value: s.WriteLatP99US})
-		}
-		if err := r.sink.AppendSeries(results.SeriesRow{Time: s.Time, Step: res.Name, Phase: "measure", Values: vals}); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (r *runner) writeStep(res results.FioPoint, hists map[string]*hdrhistogram.Histogram) error {

@@ -712,7 +712,8 @@ func TestProbeFallbacks(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &runner{plan: Plan{Config: Config{Engine: tc.engine}}, exec: fakeFio(tc.fail), fioPath: "/usr/bin/fio"}
-			engine, direct, warnings, err := r.probe(context.Background(), "/x", "ramfs", r.tryEngine)
+			var warnings []string
+			engine, direct, err := r.probe(context.Background(), &here{r: r}, "/x", "ramfs", func(w string) { warnings = append(warnings, w) })
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("error %v, want %q", err, tc.err)

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +63,15 @@ func TestFailedHostReleasesItsLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sess.Close()
-	fr := &fleetRun{sess: sess, hosts: slices.Clone(hosts), record: map[string]*results.FleetHost{}, watch: map[string]*telemetry.Exporter{}, locks: map[string][]*fleet.RemoteLock{}}
+	p := newHostsPlace(&runner{exec: execx.Real{}, now: time.Now})
+	p.servers = sess
+	for _, h := range hosts {
+		p.hosts[h.Name] = h
+		p.live = append(p.live, &site{host: h.Name})
+	}
 	var dirs []string
 	for i, h := range hosts {
-		fr.record[h.Name] = &results.FleetHost{Name: h.Name, Status: results.HostOK}
+		p.record[h.Name] = &results.FleetHost{Name: h.Name, Status: results.HostOK}
 		dir := filepath.Join(f.Hosts[i].Storage, "dbio")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -77,10 +81,10 @@ func TestFailedHostReleasesItsLocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fr.locks[h.Name] = append(fr.locks[h.Name], l)
+		p.locks[h.Name] = append(p.locks[h.Name], l)
 	}
-	defer fr.releaseLocks()
-	fr.failHost(hosts[0], "p1", time.Now(), errors.New("its fio server ended"))
+	defer p.releaseLocks()
+	p.fail(hosts[0].Name, "p1", time.Now(), errors.New("its fio server ended"))
 	// Its server is stopped before its targets are let go: no job of this
 	// run writes there once another run may.
 	if sess.Server(hosts[0].Name).Alive() || !sess.Server(hosts[1].Name).Alive() {
@@ -97,10 +101,10 @@ func TestFailedHostReleasesItsLocks(t *testing.T) {
 	if _, err := shell.LockTarget(t.Context(), hosts[1], dirs[1], ".dbio-lock", `{"pid":2}`); !errors.Is(err, fleet.ErrTargetBusy) {
 		t.Errorf("the live host's target: %v, want it held", err)
 	}
-	if err := fr.releaseLocks(); err != nil {
+	if err := p.releaseLocks(); err != nil {
 		t.Fatal(err)
 	}
-	if len(fr.locks) != 0 {
-		t.Errorf("locks left after releaseLocks: %v", fr.locks)
+	if len(p.locks) != 0 || len(p.live) != 1 || p.live[0].host != hosts[1].Name {
+		t.Errorf("locks left after releaseLocks: %v; live hosts %v, want h2 alone", p.locks, p.live)
 	}
 }
