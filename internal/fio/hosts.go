@@ -94,7 +94,9 @@ func (p *hostsPlace) reach(ctx context.Context, version string) error {
 		sites[h.Name] = &site{host: h.Name, machine: &overSSH{p: p, host: h}, paths: map[string]string{}}
 	}
 	for i, t := range targets {
-		sites[t.Host].paths[c.Targets[i]] = t.Path
+		if s := sites[t.Host]; s != nil { // a target here is refused on a fleet (fleetProblems)
+			s.paths[c.Targets[i]] = t.Path
+		}
 	}
 	r.say("reaching %d host(s) over ssh: %s", len(hosts), strings.Join(names, ", "))
 	servers, err := p.shell.OpenServers(ctx, hosts, version)

@@ -2,7 +2,6 @@ package fio
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -141,7 +140,8 @@ func boolInt(b bool) int {
 // PreviewJobFile is the job file point i of plan will run, as far as it is
 // known before the run: the working file's place in each target, the asked
 // ioengine (io_uring by default; the run may fall back), O_DIRECT (a
-// filesystem that refuses it is measured buffered), and the size when given.
+// filesystem that refuses it is measured buffered), and the size when
+// given. On a fleet it is each host's job file, with its host's targets.
 func PreviewJobFile(plan Plan, i int) string {
 	p := plan.Points[i]
 	engine := plan.Config.Engine
@@ -149,39 +149,35 @@ func PreviewJobFile(plan Plan, i int) string {
 		engine = "io_uring"
 	}
 	labels := TargetLabels(plan.Config.Targets)
-	if plan.Config.Fleet() {
-		// One job file per host, each with the host's targets.
-		var b strings.Builder
-		byHost := map[string][]placement{}
-		var hosts []string
-		for ti, t := range plan.Config.Targets {
-			ft, err := fleet.ParseTarget(t)
-			if err != nil || !slices.Contains(p.Targets, t) {
-				continue
-			}
-			if _, ok := byHost[ft.Host]; !ok {
-				hosts = append(hosts, ft.Host)
-			}
-			byHost[ft.Host] = append(byHost[ft.Host], placement{Label: labels[ti], File: path.Join(ft.Path, target.DirName, WorkSubdir, workFile),
-				Size: plan.Config.Size, Engine: engine, Direct: true})
-		}
-		for i, h := range hosts {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			fmt.Fprintf(&b, "; host %s: %s/%s/%s\n", h, HostsDir, h, JobFileName)
-			b.WriteString(previewText(JobFile(p, plan.Profile.Name(), byHost[h])))
-		}
-		return b.String()
-	}
-	var places []placement
+	byHost := map[string][]placement{}
+	var hosts []string
 	for ti, t := range plan.Config.Targets {
-		if slices.Contains(p.Targets, t) {
-			places = append(places, placement{Label: labels[ti], File: filepath.Join(t, target.DirName, WorkSubdir, workFile),
-				Size: plan.Config.Size, Engine: engine, Direct: true})
+		ft, err := fleet.ParseTarget(t)
+		if err != nil || !slices.Contains(p.Targets, t) {
+			continue
 		}
+		if _, ok := byHost[ft.Host]; !ok {
+			hosts = append(hosts, ft.Host)
+		}
+		dir := ft.Path
+		if !ft.Remote() {
+			dir = t // as the run opens it
+		}
+		byHost[ft.Host] = append(byHost[ft.Host], placement{Label: labels[ti], File: filepath.Join(dir, target.DirName, WorkSubdir, workFile),
+			Size: plan.Config.Size, Engine: engine, Direct: true})
 	}
-	return previewText(JobFile(p, plan.Profile.Name(), places))
+	if !plan.Config.Fleet() {
+		return previewText(JobFile(p, plan.Profile.Name(), byHost[""]))
+	}
+	var b strings.Builder
+	for i, h := range hosts {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "; host %s: %s/%s/%s\n", h, HostsDir, h, JobFileName)
+		b.WriteString(previewText(JobFile(p, plan.Profile.Name(), byHost[h])))
+	}
+	return b.String()
 }
 
 // previewText is a job file as a preview shows it, or why it would not be
