@@ -16,6 +16,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbio/internal/engine"
+	"dbio/internal/metrics"
 	"dbio/internal/results"
 	"dbio/internal/target"
 )
@@ -304,61 +305,11 @@ func (n *noisyStudy) phase(ctx context.Context, name string, running, backingUp 
 		start = n.Now()
 		n.StartStep()
 	}
-	var (
-		mu      sync.Mutex
-		backups []results.NoisyBackup
-		active  int
-		wg      sync.WaitGroup
-	)
-	scheduleBackups := func() {
-		for i, t := range backingUp {
-			bk, ok := t.Instance.(engine.Backuper)
-			if !ok {
-				continue
-			}
-			wg.Add(1)
-			go func(ti int, t tenant) {
-				defer wg.Done()
-				first := n.Now()
-				for c := 1; c <= n.Cycles; c++ {
-					if wait := first.Add(time.Duration(c-1) * n.Interval).Sub(n.Now()); wait > 0 {
-						select {
-						case <-ctx.Done():
-							return
-						case <-time.After(wait):
-						}
-					}
-					dest := filepath.Join(n.BackupDest(len(running)+ti), fmt.Sprintf("cycle-%d", c))
-					os.RemoveAll(dest)
-					mu.Lock()
-					active++
-					mu.Unlock()
-					t0 := n.Now()
-					res, err := bk.Backup(ctx, dest)
-					secs := n.Now().Sub(t0).Seconds()
-					run := results.NoisyBackup{Tenant: t.Name, Cycle: c, Start: t0, Seconds: secs, Bytes: res.Bytes}
-					if secs > 0 {
-						run.MBPerS = float64(res.Bytes) / 1e6 / secs
-					}
-					if err != nil {
-						run.Error = err.Error()
-					}
-					mu.Lock()
-					active--
-					backups = append(backups, run)
-					mu.Unlock()
-					if ctx.Err() != nil {
-						return
-					}
-				}
-			}(i, t)
-		}
-	}
-	allDone := make(chan struct{})
+	// The neighbours' backups start with the measurement.
+	var backups *neighbourBackups
 	ticker := time.NewTicker(n.Tick)
 	defer ticker.Stop()
 	var runErr error
-	started := false
 loop:
 	for {
 		select {
@@ -374,9 +325,6 @@ loop:
 		case <-ticker.C:
 		}
 		now := n.Now()
-		mu.Lock()
-		act := active
-		mu.Unlock()
 		// The row's phase is the workload steps' (rampup, measure), so that
 		// a host's seconds read as any step's when a fleet sums them. The
 		// tick that ends the ramp-up is the ramp-up's, drained before the
@@ -388,24 +336,22 @@ loop:
 			phase = "measure"
 		}
 		row := results.SeriesRow{Time: now, Step: name, Phase: phase, Values: l.samples(now)}
-		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(act)})
+		row.Values = append(row.Values, results.Sample{Name: "backups_active", Value: float64(backups.running())})
 		n.AppendRow(row)
 		if !measuring && !now.Before(rampEnd) {
 			l.reset()
 			n.StartStep()
 			measuring, start = true, now
 		}
-		if measuring && !started && len(backingUp) > 0 {
-			started = true
-			scheduleBackups()
-			go func() { wg.Wait(); close(allDone) }()
+		if measuring && backups == nil && len(backingUp) > 0 {
+			backups = n.startBackups(ctx, backingUp, len(running))
 		}
 		if measuring && now.Sub(start) >= n.Quiet {
 			if len(backingUp) == 0 {
 				break
 			}
 			select {
-			case <-allDone:
+			case <-backups.done:
 				break loop
 			default:
 			}
@@ -413,10 +359,101 @@ loop:
 	}
 	end := n.Now()
 	l.tick(n.Now())
-	totals := l.totals()
 	if !measuring {
 		return nil, nil, runErr
 	}
+	return n.writePhase(name, running, l.totals(), start, end, baseline, backups.taken(), index, runErr)
+}
+
+// neighbourBackups are the backups the backup tenants take during a
+// phase, each tenant's on its own schedule, counted as they run.
+type neighbourBackups struct {
+	mu     sync.Mutex
+	runs   []results.NoisyBackup
+	active int
+	// done is closed once every tenant's cycles are over.
+	done chan struct{}
+}
+
+// startBackups starts the cycles of each tenant of backingUp that can back
+// up, the first now and the others Interval apart; the tenants' backup
+// directories are BackupDest's from first on.
+func (n *noisyStudy) startBackups(ctx context.Context, backingUp []tenant, first int) *neighbourBackups {
+	nb := &neighbourBackups{done: make(chan struct{})}
+	var wg sync.WaitGroup
+	for i, t := range backingUp {
+		bk, ok := t.Instance.(engine.Backuper)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			began := n.Now()
+			for c := 1; c <= n.Cycles; c++ {
+				if wait := began.Add(time.Duration(c-1) * n.Interval).Sub(n.Now()); wait > 0 {
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(wait):
+					}
+				}
+				dest := filepath.Join(n.BackupDest(first+i), fmt.Sprintf("cycle-%d", c))
+				os.RemoveAll(dest)
+				nb.mu.Lock()
+				nb.active++
+				nb.mu.Unlock()
+				t0 := n.Now()
+				res, err := bk.Backup(ctx, dest)
+				secs := n.Now().Sub(t0).Seconds()
+				run := results.NoisyBackup{Tenant: t.Name, Cycle: c, Start: t0, Seconds: secs, Bytes: res.Bytes}
+				if secs > 0 {
+					run.MBPerS = float64(res.Bytes) / 1e6 / secs
+				}
+				if err != nil {
+					run.Error = err.Error()
+				}
+				nb.mu.Lock()
+				nb.active--
+				nb.runs = append(nb.runs, run)
+				nb.mu.Unlock()
+				if ctx.Err() != nil {
+					return
+				}
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(nb.done) }()
+	return nb
+}
+
+// running is how many backups are under way (none before they start).
+func (nb *neighbourBackups) running() int {
+	if nb == nil {
+		return 0
+	}
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	return nb.active
+}
+
+// taken are the backups taken so far (none before they start).
+func (nb *neighbourBackups) taken() []results.NoisyBackup {
+	if nb == nil {
+		return nil
+	}
+	nb.mu.Lock()
+	defer nb.mu.Unlock()
+	return append([]results.NoisyBackup(nil), nb.runs...)
+}
+
+// writePhase writes a phase measured from start to end: each running
+// tenant's step from its totals, against the quiet baseline when there is
+// one, then the phase's aggregate step with the backups taken in it. It
+// returns the steps, each tenant's TPM and what stopped the phase, or the
+// first write that failed, or the first backup that did.
+func (n *noisyStudy) writePhase(name string, running []tenant, totals [][]metrics.TxCounts, start, end time.Time,
+	baseline map[string]float64, backups []results.NoisyBackup, index *int, runErr error) ([]results.Step, map[string]float64, error) {
 	measured := end.Sub(start)
 	var steps []results.Step
 	detail := results.NoisyDetail{Phase: name}
@@ -454,9 +491,7 @@ loop:
 		}
 		steps = append(steps, s)
 	}
-	mu.Lock()
 	detail.Backups = append(detail.Backups, backups...)
-	mu.Unlock()
 	agg := results.Step{Index: *index, Name: name, Kind: results.KindNoisyPrefix + name, Started: start, Ended: end, MeasureS: measured.Seconds(), Status: results.StatusCompleted,
 		Figures: []results.Figure{results.FigureTenants.With(float64(len(running))), results.FigureTPMTotal.With(sumTPM),
 			results.FigureNOPMTotal.With(sumNOPM), results.FigureTPMPerTenant.With(sumTPM / float64(len(running)))}}
