@@ -104,7 +104,7 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 			if len(l.Run.Engines) != 1 || l.Run.Engines[0].MemoryLimit == nil || l.Run.Engines[0].MemoryLimit.Bytes != 1<<30 {
 				t.Fatalf("run.json's engine does not record the 1 GB cap: %+v", l.Run.Engines)
 			}
-			if got := l.Run.ConfigView().ServerMemoryBytes; got != 1<<30 {
+			if got := l.Run.Config.EngineOptions.ServerMemoryBytes; got != 1<<30 {
 				t.Errorf("run.json's config records server memory %d, want 1 GB", got)
 			}
 			if !strings.Contains(out.String(), "memory:  server capped at 1.0 GiB, page cache included") ||

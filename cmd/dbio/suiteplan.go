@@ -136,15 +136,14 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 		g.RampUp, g.Step, g.Steady, g.Pacing = steps.RampUp, steps.Step, steps.Steady, pacing
 		p.Body = g
 	}
-	p.Config = r
-	if built.Recorded != nil {
-		// The config the workload's command records, so that a suite's run
-		// and a command's compare alike.
-		logTarget := ""
-		if r.Log != nil {
-			logTarget = r.Log.Path
-		}
-		p.Config = p.RunConfig(steps, r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded)
+	// The config the workload's command records, so that a suite's run
+	// and a command's compare alike.
+	logTarget := ""
+	if r.Log != nil {
+		logTarget = r.Log.Path
+	}
+	if p.Config, err = p.RunConfig(steps, r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded); err != nil {
+		return p, err, nil
 	}
 	return p, nil, nil
 }

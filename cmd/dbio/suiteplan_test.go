@@ -107,7 +107,7 @@ data = "data"
 		"--ramp-time", "0s", "--size", "16MB", "--results", filepath.Join(dir, "disk"), "--name", "corners"}); code != exitOK {
 		t.Fatalf("disk: exit %d:\n%s", code, out.String())
 	}
-	configs := make([]map[string]any, 2)
+	configs := make([]results.RunConfig, 2)
 	for i, pattern := range []string{filepath.Join(dir, "suite", "*", "*-corners"), filepath.Join(dir, "disk", "*-corners")} {
 		dirs, _ := filepath.Glob(pattern)
 		if len(dirs) != 1 {
@@ -117,9 +117,7 @@ data = "data"
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := json.Unmarshal(l.Run.Config, &configs[i]); err != nil {
-			t.Fatalf("%s: config %s: %v", dirs[0], l.Run.Config, err)
-		}
+		configs[i] = l.Run.Config
 		// Both describe the machine the run measured.
 		if l.Run.Environment.CPUs == 0 || l.Run.Environment.MemoryBytes == 0 {
 			t.Errorf("%s: run.json does not describe the host: %+v", dirs[0], l.Run.Environment)

@@ -377,15 +377,9 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg struct {
-		Target  string `json:"target"`
-		Options struct {
-			External bool `json:"external"`
-		} `json:"engine_options"`
-	}
-	if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Status != results.StatusCompleted || l.Run.Tenants != nil ||
-		cfg.Target != names[0]+":"+paths[0] || !cfg.Options.External || len(l.Steps) != 1 {
-		t.Errorf("the run driven from here: status %s, tenants %v, %d steps, config %s (%v)", l.Run.Status, l.Run.Tenants, len(l.Steps), l.Run.Config, err)
+	if cfg := l.Run.Config; l.Run.Status != results.StatusCompleted || l.Run.Tenants != nil ||
+		cfg.Target != names[0]+":"+paths[0] || !cfg.EngineOptions.External || len(l.Steps) != 1 {
+		t.Errorf("the run driven from here: status %s, tenants %v, %d steps, config %+v", l.Run.Status, l.Run.Tenants, len(l.Steps), cfg)
 	}
 	record, _ := os.ReadFile(filepath.Join(filepath.Dir(remote[0]), results.SuiteFile))
 	if strings.Contains(string(record), server.pw) || strings.Contains(p.out.String(), server.pw) {
@@ -425,14 +419,11 @@ func checkSuiteTenants(t *testing.T, l *results.Loaded, names, paths []string) {
 			t.Fatalf("host %s's results: %v", h.Host, err)
 		}
 		// Each host ran the suite's workload as the suite gives it.
-		var cfg struct {
-			TPCC struct {
-				Warehouses int    `json:"warehouses"`
-				Seed       uint64 `json:"seed"`
-			} `json:"tpcc"`
-		}
-		if err := json.Unmarshal(hl.Run.Config, &cfg); err != nil || cfg.TPCC.Warehouses != 1 || cfg.TPCC.Seed != 9 {
-			t.Errorf("host %s ran %s (%v)", h.Host, hl.Run.Config, err)
+		cfg := hl.Run.Config
+		warehouses, _ := cfg.Settings.Int("warehouses")
+		seed, _ := cfg.Settings.Int("seed")
+		if cfg.Workload != "tpcc" || warehouses != 1 || seed != 9 {
+			t.Errorf("host %s ran %s %+v", h.Host, cfg.Workload, cfg.Settings)
 		}
 	}
 	if len(l.Steps) != 1 {

@@ -183,7 +183,9 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 		// A run of tenants records every host's target.
 		recordedTarget = strings.Join(f.run.targets, ",")
 	}
-	plan.Config = plan.RunConfig(userSteps, f.def.Name, recordedTarget, f.run.logTarget, built.Stepping, built.Recorded)
+	if plan.Config, err = plan.RunConfig(userSteps, f.def.Name, recordedTarget, f.run.logTarget, built.Stepping, built.Recorded); err != nil {
+		return plan, err
+	}
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget

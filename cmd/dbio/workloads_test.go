@@ -130,8 +130,8 @@ func TestRampUpUntilSteadyEndToEnd(t *testing.T) {
 			t.Errorf("step %s: warm-up %+v, ramp-up %v s", s.Name, s.Warmup, s.RampUpS)
 		}
 	}
-	if c := l.Run.ConfigView(); c.RampUpUntil != "tps_slope:1000%" {
-		t.Errorf("run.json records ramp_until %q", c.RampUpUntil)
+	if c := l.Run.Config.Steady; c == nil || c.Until != "tps_slope:1000%" {
+		t.Errorf("run.json records the ramp-up until steady as %+v", c)
 	}
 	page, err := os.ReadFile(filepath.Join(l.Path, "report.html"))
 	if err != nil {

@@ -62,7 +62,7 @@ func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []strin
 		if a.Run.Kind != b.Run.Kind {
 			warnings = append(warnings, fmt.Sprintf("%s is a %s run and %s a %s run; their steps are compared where they match", whoA, a.Run.Kind, whoB, b.Run.Kind))
 		}
-		ca, cb := a.Run.ConfigView(), b.Run.ConfigView()
+		ca, cb := a.Run.Config, b.Run.Config
 		for _, wa := range a.Workloads {
 			wb, _ := b.Workload(wa.Kind)
 			title := n.Workload(wa.Kind)
@@ -70,7 +70,7 @@ func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []strin
 				if x, y := a.Warehouses(), b.Warehouses(); x != y {
 					reasons = append(reasons, fmt.Sprintf("%s ran %s at %s but %s at %s", whoA, title, plural(x, "warehouse", "warehouses"), whoB, plural(y, "warehouse", "warehouses")))
 				}
-				if x, y := ca.KeyingThinking, cb.KeyingThinking; x != y {
+				if x, y := tpccSettings(ca).Text("keying_thinking"), tpccSettings(cb).Text("keying_thinking"); x != y {
 					reasons = append(reasons, fmt.Sprintf("%s ran %s with keying_thinking=%s but %s with %s: paced and back-to-back users are different workloads", whoA, title, orNothing(x), whoB, orNothing(y)))
 				}
 			}
@@ -83,12 +83,12 @@ func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []strin
 				}
 				warnings = append(warnings, diff+": only "+intsText(common)+" users are compared"+leftOut(whoA, intsText(onlyA), whoB, intsText(onlyB)))
 			}
-			for _, k := range []struct{ name, a, b string }{{"step", ca.StepS, cb.StepS}, {"rampup", ca.RampUpS, cb.RampUpS}} {
+			for _, k := range []struct{ name, a, b string }{{"step", configSeconds(ca, ca.StepS), configSeconds(cb, cb.StepS)}, {"rampup", configSeconds(ca, ca.RampUpS), configSeconds(cb, cb.RampUpS)}} {
 				if k.a != k.b {
 					warnings = append(warnings, fmt.Sprintf("%s's %s is %s s and %s's is %s s: the shorter steps may not have reached steady state", whoA, k.name, orNothing(k.a), whoB, orNothing(k.b)))
 				}
 			}
-			if x, y := ca.RampUpUntil, cb.RampUpUntil; x != y {
+			if x, y := rampUntil(ca), rampUntil(cb); x != y {
 				warnings = append(warnings, fmt.Sprintf("%s %s but %s %s: their measurements began at different points of the warm-up", whoA, rampUpEnd(x), whoB, rampUpEnd(y)))
 			}
 		}
@@ -127,6 +127,33 @@ func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []strin
 	}
 	refusal.Differences = reasons
 	return refusal, warnings
+}
+
+// tpccSettings are the settings a run recorded under TPC-C's name; none
+// for another workload's run.
+func tpccSettings(c results.RunConfig) results.Settings {
+	if c.Workload != "tpcc" {
+		return nil
+	}
+	return c.Settings
+}
+
+// configSeconds is a database run's step or ramp-up as its config records
+// it, "" for a config that records none (a disk run's, or none at all).
+func configSeconds(c results.RunConfig, seconds float64) string {
+	if c.Disk != nil || c.IsZero() {
+		return ""
+	}
+	return strconv.FormatFloat(seconds, 'f', -1, 64)
+}
+
+// rampUntil is the criterion a run's ramp-ups were to end at, "" for
+// ramp-ups of fixed length.
+func rampUntil(c results.RunConfig) string {
+	if c.Steady == nil {
+		return ""
+	}
+	return c.Steady.Until
 }
 
 // rampUpEnd says how a run's ramp-ups ended, from its ramp_until.

@@ -29,18 +29,21 @@ func (b LatencyBound) stat() results.LatencyStat {
 	return b.Stat
 }
 
-// BoundOf is the latency bound a run's config asked for (fio's
+// BoundOf is the latency bound a disk run's config asked for (fio's
 // --latency-max and --latency-stat), results.DefaultLatencyMax on the mean for
 // what it left out; set says the config named either.
 func BoundOf(c results.RunConfig) (b LatencyBound, set bool) {
 	b = LatencyBound{Max: results.DefaultLatencyMax, Stat: results.StatMean}
-	if d, err := time.ParseDuration(c.LatencyMax); err == nil && d > 0 {
+	if c.Disk == nil {
+		return b, false
+	}
+	if d, err := time.ParseDuration(c.Disk.LatencyMax); err == nil && d > 0 {
 		b.Max, set = d, true
 	}
-	if c.LatencyStat != "" {
+	if stat := c.Disk.LatencyStat; stat != "" {
 		set = true
-		if _, err := c.LatencyStat.Percentile(); err == nil {
-			b.Stat = c.LatencyStat
+		if _, err := stat.Percentile(); err == nil {
+			b.Stat = stat
 		}
 	}
 	return b, set

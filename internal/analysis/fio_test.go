@@ -26,10 +26,10 @@ func TestBoundOf(t *testing.T) {
 		set  bool
 	}{
 		{"nothing set: 20 ms mean", results.RunConfig{}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, false},
-		{"a bound", results.RunConfig{LatencyMax: "5ms"}, LatencyBound{Max: 5 * time.Millisecond, Stat: results.StatMean}, true},
-		{"a statistic", results.RunConfig{LatencyStat: results.StatP99}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatP99}, true},
-		{"a statistic dbio does not know reads as the mean", results.RunConfig{LatencyStat: "p42"}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, true},
-		{"an unreadable bound is the default", results.RunConfig{LatencyMax: "soon"}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, false},
+		{"a bound", results.RunConfig{Disk: &results.DiskConfig{LatencyMax: "5ms"}}, LatencyBound{Max: 5 * time.Millisecond, Stat: results.StatMean}, true},
+		{"a statistic", results.RunConfig{Disk: &results.DiskConfig{LatencyStat: results.StatP99}}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatP99}, true},
+		{"a statistic dbio does not know reads as the mean", results.RunConfig{Disk: &results.DiskConfig{LatencyStat: "p42"}}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, true},
+		{"an unreadable bound is the default", results.RunConfig{Disk: &results.DiskConfig{LatencyMax: "soon"}}, LatencyBound{Max: 20 * time.Millisecond, Stat: results.StatMean}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, set := BoundOf(tc.cfg); got != tc.want || set != tc.set {

@@ -72,8 +72,8 @@ func (r *Recorded) FioProfile() string {
 
 // Warehouses is the TPC-C scale, from the configuration or the load report.
 func (r *Recorded) Warehouses() int {
-	if n := r.Run.ConfigView().Warehouses; n > 0 {
-		return n
+	if n, _ := tpccSettings(r.Run.Config).Int("warehouses"); n > 0 {
+		return int(n)
 	}
 	if r.Run.Load != nil {
 		return r.Run.Load.Scale
@@ -83,7 +83,7 @@ func (r *Recorded) Warehouses() int {
 
 // Users is the virtual-user sequence: as configured, else as run.
 func (r *Recorded) Users(w WorkloadSteps) []int {
-	if u := r.Run.ConfigView().Users; len(u) > 0 {
+	if u := r.Run.Config.Users; len(u) > 0 {
 		return u
 	}
 	var out []int

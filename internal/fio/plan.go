@@ -1,7 +1,6 @@
 package fio
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -121,46 +120,27 @@ func QuickCorners(runtime time.Duration) Config {
 	return Config{Profile: "four-corners", Runtime: runtime, Ramp: &ramp, Size: 1 << 30}
 }
 
-// MarshalJSON renders durations as text ("60s") and sizes in bytes, for run.json.
-func (c Config) MarshalJSON() ([]byte, error) {
+// Record is the configuration as run.json records it: durations as text
+// ("60s"), sizes in bytes, the hosts as given.
+func (c Config) Record() results.DiskConfig {
 	dur := func(d time.Duration) string {
 		if d == 0 {
 			return ""
 		}
 		return d.String()
 	}
-	view := struct {
-		Profile      string              `json:"profile"`
-		Targets      []string            `json:"targets"`
-		Group        bool                `json:"group,omitempty"`
-		Runtime      string              `json:"runtime,omitempty"`
-		Ramp         string              `json:"ramp,omitempty"`
-		Size         int64               `json:"size_bytes,omitempty"`
-		IODepths     []int               `json:"iodepths,omitempty"`
-		Jobs         int                 `json:"jobs,omitempty"`
-		Engine       string              `json:"engine,omitempty"`
-		BlockSizes   []int64             `json:"block_sizes,omitempty"`
-		RW           []string            `json:"rw,omitempty"`
-		ReadPct      *int                `json:"read_pct,omitempty"`
-		RatePcts     []float64           `json:"rate_pcts,omitempty"`
-		LatencyMax   string              `json:"latency_max,omitempty"`
-		LatencyStat  results.LatencyStat `json:"latency_stat,omitempty"`
-		SteadyState  string              `json:"steady_state,omitempty"`
-		SteadyWindow string              `json:"steady_window,omitempty"`
-		SteadyRamp   string              `json:"steady_ramp,omitempty"`
-		Buffered     bool                `json:"buffered,omitempty"`
-		WriteThrough bool                `json:"write_through,omitempty"`
-		BlockAlign   int64               `json:"block_align,omitempty"`
-		CPUs         int                 `json:"cpus,omitempty"`
-		MemoryBytes  uint64              `json:"memory_bytes,omitempty"`
-		Hosts        []fleet.Host        `json:"hosts,omitempty"`
-	}{c.Profile, c.Targets, c.Group, dur(c.Runtime), "", c.Size, c.IODepths, c.Jobs, c.Engine, c.BlockSizes,
-		c.RW, c.ReadPct, c.RatePcts, dur(c.LatencyMax), c.LatencyStat, c.SteadyState, dur(c.SteadyWindow), dur(c.SteadyRamp),
-		c.Buffered, c.WriteThrough, c.BlockAlign, c.CPUs, c.MemoryBytes, c.Hosts}
+	r := results.DiskConfig{Profile: c.Profile, Targets: c.Targets, Group: c.Group, Runtime: dur(c.Runtime), SizeBytes: c.Size,
+		IODepths: c.IODepths, Jobs: c.Jobs, Engine: c.Engine, BlockSizes: c.BlockSizes, RW: c.RW, ReadPct: c.ReadPct, RatePcts: c.RatePcts,
+		LatencyMax: dur(c.LatencyMax), LatencyStat: c.LatencyStat, SteadyState: c.SteadyState, SteadyWindow: dur(c.SteadyWindow),
+		SteadyRamp: dur(c.SteadyRamp), Buffered: c.Buffered, WriteThrough: c.WriteThrough, BlockAlign: c.BlockAlign,
+		CPUs: c.CPUs, MemoryBytes: c.MemoryBytes}
 	if c.Ramp != nil {
-		view.Ramp = c.Ramp.String()
+		r.Ramp = c.Ramp.String()
 	}
-	return json.Marshal(view)
+	for _, h := range c.Hosts {
+		r.Hosts = append(r.Hosts, results.HostConfig(h))
+	}
+	return r
 }
 
 // Plan is a configuration expanded into the points it will run, in order.

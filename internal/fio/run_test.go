@@ -46,8 +46,8 @@ func targets(t *testing.T) []string {
 
 func newDir(t *testing.T, c Config) *results.Dir {
 	t.Helper()
-	cfg, _ := json.Marshal(c)
-	d, err := results.Create(t.TempDir(), "test", results.Run{Kind: "disk", Config: cfg}, time.Now())
+	cfg := c.Record()
+	d, err := results.Create(t.TempDir(), "test", results.Run{Kind: "disk", Config: results.RunConfig{Disk: &cfg}}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -700,7 +700,7 @@ func facts(runs []*runView) (order []string, values []map[string]string) {
 			values[i][k] = v
 		}
 		put("run kind", r.Run.Kind)
-		for _, f := range flattenJSON(r.Run.Config) {
+		for _, f := range configFacts(r.Run.Config) {
 			put("config "+f.Label, f.Value)
 		}
 		env := r.Run.Environment

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"dbio/internal/analysis"
+	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/units"
 )
@@ -134,7 +135,7 @@ func configurationSection(r *runView, prefix string) *section {
 		kv.Pairs = append(kv.Pairs, fact{"error", run.Error})
 	}
 	sec.add(kv)
-	if pairs := flattenJSON(run.Config); len(pairs) > 0 {
+	if pairs := configFacts(run.Config); len(pairs) > 0 {
 		sec.add(&keyValues{ID: prefix + "config", Title: "Resolved configuration", Pairs: pairs})
 	}
 	if ld := run.Load; ld != nil {
@@ -210,6 +211,16 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// configFacts are a run's config as recorded, each value under its dotted
+// path, in the order run.json holds them.
+func configFacts(c results.RunConfig) []fact {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	return flattenJSON(b)
 }
 
 // flattenJSON lists a JSON document's leaves as dotted paths, in the order

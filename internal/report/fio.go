@@ -307,7 +307,7 @@ type boundedRows struct {
 // profile, when a bound was set, and whenever a pattern was swept over
 // three points or more.
 func latencyBounded(r *runView, points []results.Step, profile, id string) *boundedRows {
-	bound, configured := analysis.BoundOf(r.Run.ConfigView())
+	bound, configured := analysis.BoundOf(r.Run.Config)
 	rows := analysis.BestWithin(points, bound)
 	if len(rows) == 0 || !(profile == "sqlio" || configured || analysis.Swept(points)) {
 		return nil

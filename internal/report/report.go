@@ -440,7 +440,7 @@ func serverMemory(r *runView) string {
 			continue
 		}
 		s := units.FormatBytes(uint64(e.MemoryLimit.Bytes)) + ", page cache included (" + e.MemoryLimit.Mechanism + ")"
-		if pool := r.Run.ConfigView().BufferPoolBytes; pool > 0 {
+		if pool := r.Run.Config.EngineOptions.BufferPoolBytes; pool > 0 {
 			s += "; buffer pool " + units.FormatBytes(uint64(pool))
 		} else {
 			s += "; buffer pool at the engine's default"

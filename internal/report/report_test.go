@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -276,19 +277,10 @@ func TestNotComparableErrorAdvice(t *testing.T) {
 
 func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 	base := load(t, "quick-ext4")[0]
-	mutate := func(change func(l *results.Loaded, cfg map[string]any)) *results.Loaded {
+	mutate := func(change func(l *results.Loaded, cfg *results.RunConfig)) *results.Loaded {
 		l := *base
 		l.Steps = append([]results.Step(nil), base.Steps...)
-		var cfg map[string]any
-		if err := json.Unmarshal(base.Run.Config, &cfg); err != nil {
-			t.Fatal(err)
-		}
-		change(&l, cfg)
-		b, err := json.Marshal(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l.Run.Config = b
+		change(&l, &l.Run.Config)
 		return &l
 	}
 	cases := []struct {
@@ -297,10 +289,15 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 		want []string
 	}{
 		{"workload", load(t, "disk-mix")[0], []string{"A (sqlite-ext4) measured TPC-C and fio but B (mix-ext4) measured fio"}},
-		{"warehouses", mutate(func(_ *results.Loaded, cfg map[string]any) {
-			cfg["tpcc"].(map[string]any)["warehouses"] = 4
+		{"warehouses", mutate(func(_ *results.Loaded, cfg *results.RunConfig) {
+			cfg.Settings = slices.Clone(cfg.Settings)
+			for i, s := range cfg.Settings {
+				if s.Name == "warehouses" {
+					cfg.Settings[i].Value = json.Number("4")
+				}
+			}
 		}), []string{"A (sqlite-ext4) ran TPC-C at 1 warehouse but B (sqlite-ext4 #2) at 4 warehouses"}},
-		{"users", mutate(func(_ *results.Loaded, cfg map[string]any) { cfg["users"] = []int{8, 16} }),
+		{"users", mutate(func(_ *results.Loaded, cfg *results.RunConfig) { cfg.Users = []int{8, 16} }),
 			[]string{"A (sqlite-ext4)'s TPC-C user sequence is 1,2,4 but B (sqlite-ext4 #2)'s is 8,16, with no user count in common"}},
 	}
 	for _, c := range cases {
@@ -335,16 +332,7 @@ func TestComparisonRefusesRunsThatDiffer(t *testing.T) {
 func TestComparisonComparesTheStepsInCommon(t *testing.T) {
 	base := load(t, "quick-ext4")[0]
 	fewerUsers := *base
-	var cfg map[string]any
-	if err := json.Unmarshal(base.Run.Config, &cfg); err != nil {
-		t.Fatal(err)
-	}
-	cfg["users"] = []int{1, 2}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fewerUsers.Run.Config = b
+	fewerUsers.Run.Config.Users = []int{1, 2}
 	fewerPoints := *base
 	fewerPoints.Steps = base.Steps[1:]
 	cases := []struct {
@@ -516,7 +504,7 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			d, err := results.Create(t.TempDir(), "partial", results.Run{Kind: "quick", Config: []byte(`{"users":[1]}`)}, start)
+			d, err := results.Create(t.TempDir(), "partial", results.Run{Kind: "quick", Config: results.RunConfig{Users: []int{1}}}, start)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -549,7 +537,7 @@ func TestReportsOfUnfinishedRuns(t *testing.T) {
 // profile) records its criterion and fio's verdict; its report shows both.
 func TestSteadyStatePointReports(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	d, err := results.Create(t.TempDir(), "precondition", results.Run{Kind: "disk", Config: []byte(`{"profile":"precondition"}`)}, start)
+	d, err := results.Create(t.TempDir(), "precondition", results.Run{Kind: "disk", Config: results.RunConfig{Disk: &results.DiskConfig{Profile: "precondition"}}}, start)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -590,7 +578,7 @@ func TestSteadyStatePointReports(t *testing.T) {
 // rest of the run's background.
 func TestSteadyRampUpReports(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	d, err := results.Create(t.TempDir(), "steady", results.Run{Kind: "tpcc", Config: []byte(`{"users":[1,2],"rampup_s":60,"ramp_until":"nopm_slope:0.5%"}`)}, start)
+	d, err := results.Create(t.TempDir(), "steady", results.Run{Kind: "tpcc", Config: results.RunConfig{Users: []int{1, 2}, RampUpS: 60, Steady: &results.SteadyConfig{Until: "nopm_slope:0.5%"}}}, start)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,33 +82,6 @@ func TestDetailThatIsNotItsKindsIsAnError(t *testing.T) {
 	}
 }
 
-// The config view reads what the report needs from every shape run.json's
-// config has had, and leaves out what is absent or of another type.
-func TestConfigView(t *testing.T) {
-	for _, tc := range []struct {
-		name, config string
-		want         RunConfig
-	}{
-		{"tpcc", `{"engine":"sqlite","users":[1,2,4],"rampup_s":2,"step_s":6.5,"tpcc":{"warehouses":3,"keying_thinking":false}}`,
-			RunConfig{Users: []int{1, 2, 4}, StepS: "6.5", RampUpS: "2", Warehouses: 3, KeyingThinking: "false"}},
-		{"disk", `{"profile":"sqlio","latency_max":"10ms","latency_stat":"p99"}`, RunConfig{LatencyMax: "10ms", LatencyStat: StatP99}},
-		{"suite run without the timing", `{"users":[1],"tpcc":{}}`, RunConfig{Users: []int{1}}},
-		{"memory of a command", `{"users":[1],"engine_options":{"buffer_pool_bytes":33554432,"server_memory_bytes":536870912}}`,
-			RunConfig{Users: []int{1}, BufferPoolBytes: 32 << 20, ServerMemoryBytes: 512 << 20}},
-		{"memory of a suite's run", `{"buffer_pool_bytes":1073741824,"server_memory_bytes":4294967296}`,
-			RunConfig{BufferPoolBytes: 1 << 30, ServerMemoryBytes: 4 << 30}},
-		{"values of another type", `{"users":"1,2","step_s":[6],"tpcc":{"warehouses":"two"}}`, RunConfig{}},
-		{"not an object", `[1,2]`, RunConfig{}},
-		{"none", ``, RunConfig{}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := (Run{Config: json.RawMessage(tc.config)}).ConfigView(); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v\nwant %+v", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestFigureNamesDerived(t *testing.T) {
 	if PerUser(FigureTPM) != FigureTPMPerUser {
 		t.Errorf("PerUser(tpm) = %s", PerUser(FigureTPM))

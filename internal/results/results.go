@@ -55,11 +55,11 @@ type Run struct {
 	Status        Status    `json:"status"`
 	Error         string    `json:"error,omitempty"`
 	// Config is the fully resolved configuration (every default filled in).
-	Config      json.RawMessage `json:"config"`
-	Environment Environment     `json:"environment"`
-	Engines     []EngineInfo    `json:"engines,omitempty"`
-	Checks      []Check         `json:"checks,omitempty"`
-	Load        *LoadReport     `json:"load,omitempty"`
+	Config      RunConfig    `json:"config"`
+	Environment Environment  `json:"environment"`
+	Engines     []EngineInfo `json:"engines,omitempty"`
+	Checks      []Check      `json:"checks,omitempty"`
+	Load        *LoadReport  `json:"load,omitempty"`
 	// Figures are the run's own headline numbers, drawn from all its steps
 	// (e.g. the largest load kept under a response-time ceiling).
 	Figures []Figure `json:"figures,omitempty"`

@@ -17,7 +17,7 @@ import (
 func TestDirRoundTrip(t *testing.T) {
 	base := t.TempDir()
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	cfg, _ := json.Marshal(map[string]int{"warehouses": 2})
+	cfg := RunConfig{Engine: "sqlite", Users: []int{1}, Workload: "tpcc", Settings: Settings{{"warehouses", json.Number("2")}}}
 	d, err := Create(base, "tpcc sqlite/x", Run{Kind: "tpcc", Config: cfg}, start)
 	if err != nil {
 		t.Fatal(err)

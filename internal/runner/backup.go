@@ -20,11 +20,11 @@ import (
 // Backups is a run's body of backup and restore cycles of the database the
 // setup prepared, with the workload running meanwhile when Users > 0.
 type Backups struct {
-	Cycles   int           `json:"cycles"`
-	Restore  bool          `json:"restore"`
-	Interval time.Duration `json:"interval"`
+	Cycles   int
+	Restore  bool
+	Interval time.Duration
 	// Users keep the workload running during each backup; 0 backs up an idle database.
-	Users int `json:"users"`
+	Users int
 }
 
 func (b Backups) needs() needs {
@@ -35,7 +35,9 @@ func (b Backups) describe(p Setup) string {
 	return fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeBackups(b))
 }
 
-func (b Backups) configure(c *Config) { c.Backups = &b }
+func (b Backups) configure(c *results.RunConfig) {
+	c.Backups = &results.BackupsConfig{Cycles: b.Cycles, Restore: b.Restore, Interval: b.Interval, Users: b.Users}
+}
 
 // run runs the cycles and records the checks of each restore.
 func (b Backups) run(ctx context.Context, ss *session) error {

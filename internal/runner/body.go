@@ -22,7 +22,7 @@ type Body interface {
 	// setup it runs in.
 	describe(s Setup) string
 	// configure records the body's part of run.json's config.
-	configure(c *Config)
+	configure(c *results.RunConfig)
 	// run runs the body's phases in the session.
 	run(ctx context.Context, ss *session) error
 }

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"time"
@@ -147,9 +146,8 @@ func RunDisk(ctx context.Context, p DiskPlan, env Env) (DiskOutcome, error) {
 		}
 		defer release()
 	}
-	if run.Config, err = json.Marshal(p.Fio.Config); err != nil {
-		return out, fmt.Errorf("encode configuration: %w", err)
-	}
+	disk := p.Fio.Config.Record()
+	run.Config = results.RunConfig{Disk: &disk}
 	out.Dir, out.Status, err = recorded(ctx, p.ResultsBase, p.Name, run, env, func(dir *results.Dir) (err error) {
 		out.Points, err = p.Fio.run(ctx, dir, 0, env)
 		return err

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -57,9 +56,8 @@ func TestDiskRunsOwnTheirDirectory(t *testing.T) {
 			if out.Status != tc.wantStatus || l.Run.Status != tc.wantStatus || !strings.Contains(l.Run.Error, tc.wantErr) {
 				t.Errorf("outcome %s, run.json %s (%q), want %s saying %q", out.Status, l.Run.Status, l.Run.Error, tc.wantStatus, tc.wantErr)
 			}
-			var cfg map[string]any
-			if err := json.Unmarshal(l.Run.Config, &cfg); err != nil || l.Run.Kind != "disk" || cfg["profile"] != tc.profile {
-				t.Errorf("run.json kind %q config %s, want disk with the plan's fio configuration", l.Run.Kind, l.Run.Config)
+			if d := l.Run.Config.Disk; l.Run.Kind != "disk" || d == nil || d.Profile != tc.profile {
+				t.Errorf("run.json kind %q config %+v, want disk with the plan's fio configuration", l.Run.Kind, d)
 			}
 		})
 	}
@@ -69,7 +67,7 @@ func TestDiskRunsOwnTheirDirectory(t *testing.T) {
 // warning when fio is missing, and the run goes on.
 func TestOptionalFioPhaseWithoutFio(t *testing.T) {
 	p := Plan{Setup: Setup{
-		Name: "quick", Kind: "quick", Config: map[string]int{}, DataPath: filepath.Join(t.TempDir(), "data"),
+		Name: "quick", Kind: "quick", DataPath: filepath.Join(t.TempDir(), "data"),
 		CreateTargets: true, ResultsBase: t.TempDir(),
 		Fio: &FioPhase{Config: fio.QuickCorners(time.Second), Exec: &execx.Fake{}, Optional: true},
 	}}

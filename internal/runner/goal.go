@@ -46,7 +46,7 @@ func (g Goal) describe(p Setup) string {
 
 // configure records the search; its probes replace the user steps, and a
 // stepping workload's stepping.
-func (g Goal) configure(c *Config) {
+func (g Goal) configure(c *results.RunConfig) {
 	c.Users, c.Goal, c.Stepping = []int{g.Users}, g.Record(), nil
 }
 
@@ -69,25 +69,10 @@ func (g Goal) run(ctx context.Context, ss *session) error {
 	return ss.check(ctx)
 }
 
-// GoalConfig is what run.json's config records of a goal search.
-type GoalConfig struct {
-	Objective  string  `json:"objective"`
-	Users      int     `json:"users"`
-	StartTPS   float64 `json:"start_tps"`
-	MaxTPS     float64 `json:"max_tps"`
-	Factor     float64 `json:"factor"`
-	Resolution string  `json:"resolution"`
-	// Tolerance is the share of the offered rate a probe may fall short by
-	// and still count as achieving it.
-	Tolerance float64 `json:"tolerance"`
-	MaxProbes int     `json:"max_probes,omitempty"`
-	Confirm   bool    `json:"confirm,omitempty"`
-}
-
 // Record is the search as run.json's config records it, defaults filled in.
-func (g Goal) Record() *GoalConfig {
+func (g Goal) Record() *results.GoalConfig {
 	s := g.Search
-	c := &GoalConfig{Objective: s.Objective.String(), Users: g.Users, StartTPS: s.Start, MaxTPS: s.Max, Factor: s.Factor,
+	c := &results.GoalConfig{Objective: s.Objective.String(), Users: g.Users, StartTPS: s.Start, MaxTPS: s.Max, Factor: s.Factor,
 		Resolution: s.Resolution.String(), Tolerance: s.Tolerance, MaxProbes: s.MaxProbes, Confirm: s.Confirm}
 	if c.Factor == 0 {
 		c.Factor = goal.DefaultFactor

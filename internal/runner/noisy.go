@@ -26,16 +26,16 @@ import (
 // and Users users, measured quiet, then while BackupTenants of them back
 // up Cycles times, Interval apart.
 type Noisy struct {
-	Tenants       int           `json:"tenants"`
-	BackupTenants int           `json:"backup_tenants"`
-	Interval      time.Duration `json:"interval"`
-	Cycles        int           `json:"cycles"`
-	Users         int           `json:"users"`
+	Tenants       int
+	BackupTenants int
+	Interval      time.Duration
+	Cycles        int
+	Users         int
 	// RampUp is each phase's ramp-up, Quiet the quiet baseline's
 	// measurement (the interference lasts as long as the backups, and at
 	// least Quiet); run.json records them as the run's timing.
-	RampUp time.Duration `json:"-"`
-	Quiet  time.Duration `json:"-"`
+	RampUp time.Duration
+	Quiet  time.Duration
 }
 
 // needs: each tenant's own server, started by the study itself in a
@@ -52,7 +52,9 @@ func (n Noisy) describe(p Setup) string {
 	return fmt.Sprintf("%s on %s: %s", p.Workload.Name(), p.Engine.Name(), describeNoisy(n))
 }
 
-func (n Noisy) configure(c *Config) { c.Noisy = &n }
+func (n Noisy) configure(c *results.RunConfig) {
+	c.Noisy = &results.NoisyConfig{Tenants: n.Tenants, BackupTenants: n.BackupTenants, Interval: n.Interval, Cycles: n.Cycles, Users: n.Users}
+}
 
 // run starts and prepares the tenants, runs the study and checks every
 // tenant; the servers share the setup's memory cap.

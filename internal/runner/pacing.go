@@ -6,6 +6,7 @@ import (
 
 	"dbio/internal/arrival"
 	"dbio/internal/metrics"
+	"dbio/internal/results"
 	"dbio/internal/vusers"
 )
 
@@ -55,20 +56,9 @@ func (p Pacing) arrivals(users int, rate float64, recs []*metrics.Recorder) *vus
 	}
 }
 
-// PacingConfig is what run.json's config records of the pacing.
-type PacingConfig struct {
-	Arrival string `json:"arrival"`
-	// RateTPS is the offered rate over all users; RatePerUserTPS each
-	// user's, when the rate was given per user.
-	RateTPS         float64 `json:"rate_tps,omitempty"`
-	RatePerUserTPS  float64 `json:"rate_per_user_tps,omitempty"`
-	LateToleranceMS float64 `json:"late_tolerance_ms"`
-	Seed            uint64  `json:"seed"`
-}
-
 // Record is the pacing as run.json's config records it.
-func (p Pacing) Record() *PacingConfig {
-	c := &PacingConfig{Arrival: p.Process.String(), LateToleranceMS: float64(p.tolerance()) / float64(time.Millisecond), Seed: p.Seed}
+func (p Pacing) Record() *results.PacingConfig {
+	c := &results.PacingConfig{Arrival: p.Process.String(), LateToleranceMS: float64(p.tolerance()) / float64(time.Millisecond), Seed: p.Seed}
 	if p.PerUser {
 		c.RatePerUserTPS = p.Rate
 	} else {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,7 +45,7 @@ type Setup struct {
 	Kind string
 	// Command is the command line as typed; Config the resolved configuration.
 	Command []string
-	Config  any
+	Config  results.RunConfig
 
 	Engine        engine.Engine
 	EngineOptions engine.Options
@@ -150,11 +149,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	cfg, err := json.Marshal(p.Config)
-	if err != nil {
-		return out, fmt.Errorf("encode configuration: %w", err)
-	}
-	run := results.Run{Kind: p.Kind, Command: p.Command, Config: cfg}
+	run := results.Run{Kind: p.Kind, Command: p.Command, Config: p.Config}
 	run.Environment, run.Warnings = hostEnvironment(env)
 	run.Environment.Targets = append(infos, p.needs().targets...)
 	run.Environment.Versions["go"] = runtime.Version()

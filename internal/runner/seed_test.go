@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"dbio/internal/arrival"
+	"dbio/internal/results"
 	"dbio/internal/vusers"
 )
 
@@ -69,7 +70,7 @@ func TestPoissonScheduleFollowsTheRecordedSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec PacingConfig
+	var rec results.PacingConfig
 	if err := json.Unmarshal(recorded, &rec); err != nil {
 		t.Fatal(err)
 	}

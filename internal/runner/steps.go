@@ -104,7 +104,7 @@ func rampUpText(steady *SteadyRampUp, rampUp time.Duration) string {
 
 // configure records nothing of the steps' own: RunConfig records the user
 // steps of every run.
-func (s Steps) configure(*Config) {}
+func (s Steps) configure(*results.RunConfig) {}
 
 // run runs every step, draws the run's conclusions from them and checks
 // the database.

@@ -72,7 +72,7 @@ func (t Tenants) describe(Setup) string {
 }
 
 // configure records what every host runs.
-func (t Tenants) configure(c *Config) {
+func (t Tenants) configure(c *results.RunConfig) {
 	if t.Each != nil {
 		t.Each.configure(c)
 	}

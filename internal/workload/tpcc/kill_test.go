@@ -58,7 +58,7 @@ func TestServerKilledMidRun(t *testing.T) {
 		rec := &startRecorder{Engine: eng}
 		base := t.TempDir()
 		plan := runner.Plan{Setup: runner.Setup{
-			Name: "killed", Kind: "tpcc", Config: map[string]int{"warehouses": 1}, Engine: rec,
+			Name: "killed", Kind: "tpcc", Engine: rec,
 			EngineOptions: opts, DataPath: reachableDir(t),
 			Workload: New(Config{Warehouses: 1, Loading: workload.Loading{Seed: 1}}), Tick: 100 * time.Millisecond,
 			ResultsBase: base,
