@@ -43,7 +43,8 @@ type FleetStep struct {
 // its telemetry each host's own with the fleet's drawn from them. In a
 // noisy-neighbour run (noisy) a host's steps are its phases, each its
 // working tenants' steps summed. The runner writes what it returns; the
-// same call on a recorded run's directory gives the steps it recorded.
+// same call on a recorded run's directory (its run.json's Tenants, and
+// noisy when its Config records the study) gives the steps it recorded.
 //
 // A host whose results did not come back, or do not load, fails the fold
 // (no steps); a step the hosts did not all run ends it there, with the
