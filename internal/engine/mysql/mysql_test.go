@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -345,8 +346,9 @@ func TestExternalOwnership(t *testing.T) {
 	}
 
 	_, err = e.Start(ctx, engine.Placement{}, engine.Options{DSN: server.DSN(), Settings: map[string]string{"innodb_io_capacity": "1000"}})
-	if err == nil || !strings.Contains(err.Error(), "engine settings") {
-		t.Errorf("external Start with settings = %v, want a refusal", err)
+	var managedOnly *engine.ManagedOnlyError
+	if !errors.As(err, &managedOnly) || managedOnly.Option != engine.SettingOption || !strings.Contains(err.Error(), "--setting") {
+		t.Errorf("external Start with settings = %v, want the refusal of --setting with --dsn", err)
 	}
 	_, err = e.Start(ctx, engine.Placement{}, engine.Options{DSN: "not a dsn"})
 	if err == nil || !strings.Contains(err.Error(), "--dsn") {
