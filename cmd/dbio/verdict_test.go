@@ -122,26 +122,29 @@ func logVerdict(t *testing.T, what string, r verdictRun) {
 	t.Logf("%s: %s [%s] (%s%s; %s)", what, tel.Verdict.Text, tel.Verdict.Kind, shares, split, r.dir)
 }
 
-// cpuHog keeps every CPU busy with a shell loop per CPU until the test
-// ends. The loops are one session of their own, as another program on the
-// machine would be: the scheduler shares the CPUs between sessions first
-// (autogroups), so loops started in the test's own session would only
-// have shared dbio's part, and a session per loop would have starved every
-// other package's tests running beside this one. Those that time
-// themselves wait for the hog to end (testenv.QuietMachine).
+// cpuHog keeps every CPU busy with two shell loops per CPU until the test
+// ends, each loop killed by its own pid. Each loop is a session of its
+// own, as another program on the machine would be: the scheduler shares
+// the CPUs between sessions first (autogroups), and loops in one session
+// took only a fifth to a third of the CPUs beside the server's session,
+// too little to be what limited the step. So many sessions starve every
+// other package's tests running beside this one: the hog takes the
+// machine alone, and the tests that time themselves wait for it to end
+// (testenv.QuietMachine).
 func cpuHog(t *testing.T) {
 	t.Helper()
 	testenv.LoadMachine(t)
-	hog := exec.Command("sh", "-c", fmt.Sprintf("for i in $(seq %d); do (while :; do :; done) & done; wait", runtime.NumCPU()))
-	hog.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := hog.Start(); err != nil {
-		t.Fatal(err)
+	for range 2 * runtime.NumCPU() {
+		hog := exec.Command("sh", "-c", "while :; do :; done")
+		hog.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := hog.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			hog.Process.Signal(syscall.SIGKILL)
+			hog.Wait()
+		})
 	}
-	t.Cleanup(func() {
-		// The session's leader and its loops: one process group.
-		syscall.Kill(-hog.Process.Pid, syscall.SIGKILL)
-		hog.Wait()
-	})
 }
 
 // namesNeighbours says a verdict names other processes as what limited
