@@ -3,6 +3,7 @@ package analysis
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -302,12 +303,7 @@ func mergeStepHistograms(dirs []string, fleet map[string]*hdrhistogram.Histogram
 		if err != nil {
 			return nil, err
 		}
-		types := make([]string, 0, len(hists))
-		for typ := range hists {
-			types = append(types, typ)
-		}
-		slices.Sort(types)
-		for _, typ := range types {
+		for _, typ := range slices.Sorted(maps.Keys(hists)) {
 			h := hists[typ]
 			if fleet[typ] == nil {
 				fleet[typ] = metrics.NewHistogram()

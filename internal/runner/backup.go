@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -298,12 +299,7 @@ func (b *backupCycles) verify(ctx context.Context, step *results.Step, before ma
 		d.Rows = after
 	}
 	if before != nil {
-		tables := make([]string, 0, len(before))
-		for t := range before {
-			tables = append(tables, t)
-		}
-		sort.Strings(tables)
-		for _, t := range tables {
+		for _, t := range slices.Sorted(maps.Keys(before)) {
 			n := before[t]
 			match := after[t] == n
 			d.Checks = append(d.Checks, results.Check{Name: "rows in " + t, Passed: match, Detail: fmt.Sprintf("%d backed up, %d restored", n, after[t])})
@@ -373,12 +369,7 @@ func rowCounts(ctx context.Context, t tenant) (map[string]int64, error) {
 // diskLatency picks each device's read and write await from a telemetry summary.
 func diskLatency(s results.TelemetrySummary) map[string]results.LatencySpread {
 	out := map[string]results.LatencySpread{}
-	names := make([]string, 0, len(s.Metrics))
-	for n := range s.Metrics {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(s.Metrics)) {
 		if !strings.HasPrefix(n, "disk_") || !strings.HasSuffix(n, "_await_ms") {
 			continue
 		}
