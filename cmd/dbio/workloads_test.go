@@ -177,7 +177,8 @@ func TestAS3APStopsAtTheCeiling(t *testing.T) {
 // TestReuseRefusesOtherData: --reuse keeps data loaded with the run's
 // identity, recorded in run.json, and refuses data loaded with another
 // seed or scale with exit code 2, naming what differs, both values and the
-// fix, before the load or any step; the data stays as it was.
+// fix, before the load or any step, keeping no results directory; the
+// data stays as it was.
 func TestReuseRefusesOtherData(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real steps")
@@ -186,11 +187,19 @@ func TestReuseRefusesOtherData(t *testing.T) {
 	dbio := func(t *testing.T, want int, extra ...string) (string, *results.Loaded) {
 		t.Helper()
 		res := t.TempDir()
+		refused := want == exitUsage
 		args := append([]string{"sysbench", "--target", dir, "--results", res, "--tables", "1", "--table-size", "1000",
 			"--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--skip-checks"}, extra...)
 		var out bytes.Buffer
 		if code := run(context.Background(), testApp(&out), args); code != want {
 			t.Fatalf("dbio %s: exit code %d, want %d:\n%s", strings.Join(args, " "), code, want, out.String())
+		}
+		if refused {
+			// A refused run keeps nothing: its results directory goes.
+			if ents, err := os.ReadDir(res); err != nil || len(ents) > 0 {
+				t.Fatalf("the refused run left %v in its results base (%v)", ents, err)
+			}
+			return out.String(), nil
 		}
 		return out.String(), loadOnly(t, res)
 	}
@@ -217,12 +226,12 @@ func TestReuseRefusesOtherData(t *testing.T) {
 		{"another scale", []string{"--seed", "5", "--table-size", "2000"}, "(table-size 1000 there, 2000 for this run): load afresh without --reuse, or run with --table-size 1000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, l := dbio(t, exitUsage, append([]string{"--reuse"}, tc.extra...)...)
+			out, _ := dbio(t, exitUsage, append([]string{"--reuse"}, tc.extra...)...)
 			if !strings.Contains(out, "--reuse: the sysbench data in this database is not what this run would load "+tc.want) {
 				t.Errorf("output does not say %q:\n%s", tc.want, out)
 			}
-			if l.Run.Load != nil || len(l.Steps) > 0 || l.Run.Status != results.StatusFailed {
-				t.Errorf("the refused run loaded (%+v) or ran %d steps; status %s", l.Run.Load, len(l.Steps), l.Run.Status)
+			if !strings.Contains(out, "removed: the run was refused before it ran") {
+				t.Errorf("output does not say the refused run's directory was removed:\n%s", out)
 			}
 		})
 	}

@@ -482,6 +482,25 @@ func (d *Dir) Finish(status Status, runErr error, now time.Time) error {
 	return err
 }
 
+// Discard removes the directory of a run refused after it was created but
+// before it ran anything (its data was not the data it asked for): the run
+// leaves nothing behind, as a refusal at the preflight leaves nothing. The
+// directory and all in it are this run's, made by Create; the links it may
+// hold are removed, never followed.
+func (d *Dir) Discard() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.series != nil {
+		d.series.close()
+		d.series = nil
+	}
+	if d.lock != nil {
+		d.lock.Close()
+		d.lock = nil
+	}
+	return os.RemoveAll(d.Path)
+}
+
 func (d *Dir) writeRun() error {
 	return d.check(WriteJSON(filepath.Join(d.Path, "run.json"), d.run))
 }

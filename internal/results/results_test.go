@@ -113,3 +113,32 @@ func TestSeriesSurvivesATornLastLine(t *testing.T) {
 		t.Fatalf("torn line: %v, %d rows", err, len(l.Series.Rows))
 	}
 }
+
+// TestDiscardRemovesOnlyTheRun: a refused run's directory goes with all it
+// holds, and a link in it is removed without touching what it points to.
+func TestDiscardRemovesOnlyTheRun(t *testing.T) {
+	base, outside := t.TempDir(), t.TempDir()
+	kept := filepath.Join(outside, "kept")
+	if err := os.WriteFile(kept, []byte("not dbio's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Create(base, "refused", Run{Kind: "sysbench"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.StepDir(1, "users-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(d.Path, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := os.ReadDir(base); err != nil || len(ents) != 0 {
+		t.Errorf("results base holds %v after Discard (%v)", ents, err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "not dbio's" {
+		t.Errorf("the file the link pointed to: %q, %v", b, err)
+	}
+}

@@ -231,6 +231,16 @@ func recorded(ctx context.Context, base, name string, run results.Run, env Env, 
 	}
 	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
 	runErr := body(dir)
+	var refused *workload.ReuseRefused
+	if errors.As(runErr, &refused) {
+		// Bad input found only once the data could be read: the run
+		// ran nothing, so it keeps nothing, as if refused at the preflight.
+		if err := dir.Discard(); err != nil {
+			return dir.Path, results.StatusFailed, errors.Join(runErr, err)
+		}
+		fmt.Fprintf(env.Out, "results: %s removed: the run was refused before it ran\n", dir.Path)
+		return "", results.StatusFailed, runErr
+	}
 	status := statusOf(ctx, runErr)
 	if err := dir.Finish(status, runErr, env.Now()); err != nil && runErr == nil {
 		runErr = err
