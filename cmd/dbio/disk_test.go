@@ -27,7 +27,7 @@ func TestDiskBadInput(t *testing.T) {
 		{[]string{"disk", "--target", dir, "--profile", "curve", "--rates", "10,half"}, []string{`--rates "half"`}},
 		{[]string{"disk", "--target", dir, "--profile", "sqlio", "--bs", "8k,1000", "--iodepth", "1,x"}, []string{"--bs 1000 B", `--iodepth "x"`}},
 		{[]string{"disk", "--target", dir, "--bs", "8k"}, []string{"--bs does not apply to the four-corners profile"}},
-		{[]string{"disk", "--target", dir, "--runtime", "soon"}, []string{`invalid argument "soon" for "--runtime"`}},
+		{[]string{"disk", "--target", dir, "--runtime", "soon"}, []string{"--runtime soon: give a duration with its unit"}},
 		{[]string{"disk"}, []string{"no target: pass --target DIR"}},
 		{[]string{"disk", "--target", dir, "--repeat", "0"}, []string{"--repeat 0: run at least once"}},
 		{[]string{"disk", "--target", dir, "--diskspd", "-b8K -Z1G -r", "--iodepth", "4"},

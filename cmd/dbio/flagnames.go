@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -33,23 +34,33 @@ func alias(fs *pflag.FlagSet, old, to string) {
 
 // resolveAliases runs after parsing: for every old name given, it prints
 // one notice to w and marks the new name as given, so that the command
-// reads only new names. Both names of one flag given at once are refused,
+// reads only new names; another tool's word (addSynonyms) is marked the
+// same way, without a notice. Both names of one flag given at once are refused,
 // since one would silently win.
 func resolveAliases(fs *pflag.FlagSet, w io.Writer) error {
 	var errs []error
 	var notices []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		to, ok := f.Annotations[aliasOf]
-		if !ok || !f.Changed {
+		to, old := f.Annotations[aliasOf]
+		if !old {
+			to = f.Annotations[synonymOf]
+		}
+		if len(to) == 0 || !f.Changed {
 			return
 		}
 		target := fs.Lookup(to[0])
 		if target.Changed {
-			errs = append(errs, fmt.Errorf("--%s and --%s are one flag (--%s is its old name): give it once", to[0], f.Name, f.Name))
+			what := "its old name"
+			if !old {
+				what = strings.TrimSuffix(f.Usage, " for --"+to[0])
+			}
+			errs = append(errs, fmt.Errorf("--%s and --%s are one flag (--%s is %s): give it once", to[0], f.Name, f.Name, what))
 			return
 		}
 		target.Changed = true
-		notices = append(notices, fmt.Sprintf("dbio: --%s is now --%s; the old name still works for now but will go\n", f.Name, to[0]))
+		if old {
+			notices = append(notices, fmt.Sprintf("dbio: --%s is now --%s; the old name still works for now but will go\n", f.Name, to[0]))
+		}
 	})
 	sort.Strings(notices)
 	for _, n := range notices {

@@ -107,16 +107,15 @@ and writes a results directory and a report that compare storage configurations.
 	root.PersistentFlags().StringVar(&app.MetricsAddr, "metrics-addr", "", "serve the run's live per-second figures for Prometheus at http://ADDR/metrics (host:port, e.g. 127.0.0.1:9464)")
 	root.SetOut(app.Stdout)
 	root.SetErr(app.Stderr)
-	// Flag errors are usage errors: one line and exit code 2.
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see '%s --help')", err, c.CommandPath())
-	})
+	// Flag errors are usage errors: one line in plain words and exit code 2.
+	root.SetFlagErrorFunc(flagError)
 	for _, ctor := range commandConstructors {
 		root.AddCommand(ctor(app))
 	}
 	for _, def := range workloads().All() {
 		root.AddCommand(newWorkloadCmd(app, def))
 	}
+	addSynonyms(root)
 	return root
 }
 
