@@ -74,12 +74,12 @@ func TestFinishedStepsStayOnATerminal(t *testing.T) {
 		!strings.Contains(shown, "plan:    tpcc on sqlite, users 1,2: 1s ramp-up and 2s measured per step") {
 		t.Errorf("the opening lines do not say where (%q) and what:\n%s", opening, shown)
 	}
-	for _, want := range []string{"users-1 (1/2, 1 users):  tpm ", "users-2 (2/2, 2 users):  tpm ", "== dbio tpcc: COMPLETED =="} {
+	for _, want := range []string{"users-1 (1/2):  tpm ", "users-2 (2/2):  tpm ", "== dbio tpcc: COMPLETED =="} {
 		if !strings.Contains(shown, want) {
 			t.Errorf("the screen does not keep %q:\n%s", want, shown)
 		}
 	}
-	if strings.Contains(shown, "[rampup]") || strings.Contains(shown, "[measure]") {
+	if strings.Contains(shown, "[warm-up]") || strings.Contains(shown, "[measure]") {
 		t.Errorf("a live line was left on screen instead of being replaced:\n%s", shown)
 	}
 }

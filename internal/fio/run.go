@@ -247,9 +247,9 @@ func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
 			case <-tick.C:
 			}
 			elapsed := r.now().Sub(start)
-			phase := "measure"
+			phase := progress.Measure
 			if elapsed < ramp {
-				phase = "warm-up"
+				phase = progress.WarmUp
 			}
 			left := max(ramp+run-elapsed, 0)
 			line.Update(progress.Status{Step: n + 1, Steps: len(r.plan.Points), Name: pt.Name, Phase: phase,

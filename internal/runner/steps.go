@@ -421,9 +421,9 @@ loop:
 		elapsed := now.Sub(start)
 		// The progress line shows the figures since the window began: the
 		// ramp-up's start, or the measurement's once it began.
-		window, shown := now.Sub(start), "rampup"
+		window, shown := now.Sub(start), progress.WarmUp
 		if measuring {
-			window, shown = now.Sub(measureStart), "measure"
+			window, shown = now.Sub(measureStart), progress.Measure
 		}
 		st.showProgress(i, load, shown, elapsed, total-elapsed, window, col)
 		if measuring && now.Sub(measureStart) >= s.Step {

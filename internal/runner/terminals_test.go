@@ -79,7 +79,7 @@ func TestStepOfTerminals(t *testing.T) {
 	if dirs, _ := filepath.Glob(filepath.Join(out.Dir, "steps", "*-terminals-20")); len(dirs) != 1 {
 		t.Errorf("no step directory named by its terminals in %s", out.Dir)
 	}
-	if !strings.Contains(shown.String(), "terminals-20 (1/1, 20 terminals)") {
+	if !strings.Contains(shown.String(), "terminals-20 (1/1):") {
 		t.Errorf("the terminal showed %q, want the step's result line to count terminals", shown.String())
 	}
 	if n := w.connections.Load(); n != 2 || w.sessions.Load() != 0 {
