@@ -234,7 +234,7 @@ func (l *Line) logLocked(text string, now time.Time) {
 }
 
 // Terminal says whether the line is redrawn in place.
-func (l *Line) Terminal() bool { return !l.disabled && l.tty }
+func (l *Line) Terminal() bool { return l != nil && !l.disabled && l.tty }
 
 // Done prints a finished step's result line, which stays on screen while
 // the next step's status line is drawn under it: "users-2 (2/3):

@@ -181,7 +181,7 @@ func runNoisy(ctx context.Context, ss *session, n Noisy) (steps []results.Step, 
 			r.Environment.Versions[info.Engine] = info.Version
 		})
 		fmt.Fprintf(env.Out, "preparing %s on tenant %s\n", p.Workload.Name(), name)
-		if _, err := p.Workload.Prepare(ctx, inst, env.Out); err != nil {
+		if _, err := p.Workload.Prepare(ctx, inst, env.Progress.Messages(env.Out)); err != nil {
 			return nil, nil, fmt.Errorf("prepare tenant %s: %w", name, err)
 		}
 		bt := tpl.Backup

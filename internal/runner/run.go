@@ -486,7 +486,7 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 
 	fmt.Fprintf(out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
-	ls, err := p.Workload.Prepare(ctx, inst, out)
+	ls, err := p.Workload.Prepare(ctx, inst, ss.env.Progress.Messages(out))
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
 	}

@@ -7,14 +7,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"dbio/internal/engine"
+	"dbio/internal/progress"
 	"dbio/internal/results"
+	"dbio/internal/units"
 	"dbio/internal/workload"
 	"dbio/internal/workload/sqlclient"
 )
@@ -101,7 +102,9 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 		}
 		return nil
 	})
-	var logMu sync.Mutex
+	// One line for the load, redrawn on a terminal, a line every tenth in
+	// a log: a line per warehouse would be thousands at HammerDB's scales.
+	meter := progress.StartMeter(log, "loading tpcc", float64(w.cfg.Warehouses), "warehouses", "rows", start)
 	for range max(workers, 1) {
 		g.Go(func() error {
 			sink, err := b.newSink(gctx, inst)
@@ -121,19 +124,21 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 				rows.Add(gen.rows)
 				gen.rows = 0
 				if wid > 0 {
-					n := done.Add(1)
-					logMu.Lock()
-					fmt.Fprintf(log, "loaded warehouse %d of %d (%.1f s)\n", n, w.cfg.Warehouses, time.Since(start).Seconds())
-					logMu.Unlock()
+					meter.Update(float64(done.Add(1)), float64(rows.Load()), time.Now())
 				}
 			}
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err = g.Wait()
+	meter.Finish()
+	if err != nil {
 		return workload.LoadStats{}, err
 	}
 	rowsDone := time.Now()
+	took := rowsDone.Sub(start)
+	fmt.Fprintf(log, "loaded %d warehouses: %s rows in %.1f s (%s rows/s)\n", w.cfg.Warehouses, units.GroupThousands(rows.Load()),
+		took.Seconds(), units.GroupThousands(int64(float64(rows.Load())/max(took.Seconds(), 0.001))))
 	if err := b.finishLoad(ctx, inst); err != nil {
 		return workload.LoadStats{}, fmt.Errorf("finish load: %w", err)
 	}

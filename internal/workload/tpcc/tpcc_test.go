@@ -313,9 +313,17 @@ func TestLoaderRowCounts(t *testing.T) {
 				inst := e.empty(t)
 				q := sqlOn{t, e, inst}
 				w := New(Config{Warehouses: W, Loading: workload.Loading{Seed: 1}})
-				st, err := w.Prepare(context.Background(), inst, io.Discard)
+				var log strings.Builder
+				st, err := w.Prepare(context.Background(), inst, &log)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// A log (not a terminal) gets a line every tenth of the
+				// load, not one per warehouse, and the load's total.
+				said := log.String()
+				if strings.Contains(said, "loaded warehouse") || !strings.Contains(said, fmt.Sprintf("loaded %d warehouses: ", W)) ||
+					(W == 2) != strings.Contains(said, "loading tpcc: 50% (1 of 2 warehouses), ") {
+					t.Errorf("the load's log:\n%s", said)
 				}
 				want := map[string]int{
 					"item":      Items,
