@@ -175,8 +175,13 @@ type Assembler struct {
 	inFlight map[flightKey][]int
 	depth    map[int]int
 	// Unmatched counts completions of requests issued before the trace
-	// began (or split after issue), which no request stands for.
+	// began, which no request stands for.
 	Unmatched int
+	// EmptyWrites counts completions of writes without data that were
+	// never issued: an fsync's cache flush, sent as a flush request (which
+	// the trace has) and ended as a zero-length write, which /proc/diskstats
+	// counts among its writes.
+	EmptyWrites int
 }
 
 type flightKey struct {
@@ -237,7 +242,11 @@ func (a *Assembler) Add(ev Event) {
 	if ev.Complete {
 		pending := a.inFlight[key]
 		if len(pending) == 0 {
-			a.Unmatched++
+			if ev.Op == Write && ev.Sectors == 0 {
+				a.EmptyWrites++
+			} else {
+				a.Unmatched++
+			}
 			return
 		}
 		i := pending[0]
