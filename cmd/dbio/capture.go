@@ -132,4 +132,3 @@ func printSignature(app *App, rec capture.Record) {
 		fmt.Fprintf(w, "warning: the kernel dropped %d trace events: the trace misses requests\n", rec.LostEvents)
 	}
 }
-
