@@ -446,38 +446,15 @@ func (p *hostsPlace) startTelemetry(ctx context.Context) []string {
 	for _, s := range p.live {
 		h := p.hosts[s.host]
 		rec := p.record[s.host]
-		url := h.NodeExporterURL(s.addr)
-		if url == "" {
-			rec.Telemetry = "not read: node_exporter = " + fleet.NodeExporterOff
-			continue
-		}
-		rec.NodeExporter = url
-		var devices []string
+		var dirs []string
 		for _, t := range p.r.plan.Config.Targets {
-			dir, ok := s.paths[t]
-			if !ok {
-				continue
-			}
-			devs, err := p.shell.TargetDevices(ctx, h, dir)
-			if err != nil {
-				warnings = append(warnings, fmt.Sprintf("host %s: %v: no disk figures", h.Name, err))
-				continue
-			}
-			if len(devs) == 0 {
-				warnings = append(warnings, fmt.Sprintf("host %s: no block device behind %s (a file system without one): no disk figures", h.Name, t))
-			}
-			for _, d := range devs {
-				if !slices.Contains(devices, d) {
-					devices = append(devices, d)
-				}
+			if dir, ok := s.paths[t]; ok {
+				dirs = append(dirs, dir)
 			}
 		}
-		rec.Devices = devices
-		exp, more, err := telemetry.OpenExporter(ctx, h.Name, telemetry.ExporterOptions{URL: url, Devices: devices})
+		exp, more := p.shell.WatchExporter(ctx, h, s.addr, dirs, "node_exporter in the host's [[host]] table", rec)
 		warnings = append(warnings, more...)
-		if err != nil {
-			rec.Telemetry = "node exporter unreachable: " + err.Error()
-			warnings = append(warnings, fmt.Sprintf("host %s: its node exporter cannot be read (%v): the run goes on without its CPU and disk figures (set node_exporter, or start prometheus-node-exporter there)", h.Name, err))
+		if exp == nil {
 			continue
 		}
 		p.exporters[h.Name] = exp

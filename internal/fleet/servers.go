@@ -133,17 +133,23 @@ func (s Shell) OpenServers(ctx context.Context, hosts []Host, localVersion strin
 }
 
 // Close stops every server dbio started, at once, and waits for them.
-func (sess *Servers) Close() error {
-	errs := make([]error, len(sess.Servers))
+func (sess *Servers) Close() error { return StopAll(sess.Servers, (*Server).Stop) }
+
+// StopAll stops every one of running that is there (nil is a host whose
+// program never started) all at once, since each stop may wait out its
+// own timeout, and returns when all have stopped.
+func StopAll[T comparable](running []T, stop func(T) error) error {
+	var none T
+	errs := make([]error, len(running))
 	var wg sync.WaitGroup
-	for i, srv := range sess.Servers {
-		if srv == nil {
+	for i, r := range running {
+		if r == none {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = srv.Stop()
+			errs[i] = stop(r)
 		}()
 	}
 	wg.Wait()

@@ -410,18 +410,7 @@ func (r *tenantRun) waitAll(ctx context.Context, event func(i int, tn *remote.Te
 // stopAll stops every tenant still running, all at once: its input
 // closes, it stops its run (keeping its results) and its server.
 func (r *tenantRun) stopAll() {
-	var wg sync.WaitGroup
-	for _, tn := range r.tenants {
-		if tn == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tn.Stop()
-		}()
-	}
-	wg.Wait()
+	fleet.StopAll(r.tenants, func(tn *remote.Tenant) error { tn.Stop(); return nil })
 }
 
 // collect brings every host's results directory back into hosts/<name>
