@@ -29,6 +29,8 @@ type workloadFlags struct {
 	// tenants are the hosts a run on several hosts is on, on the commands
 	// that offer it.
 	tenants tenantFlags
+	// dryRun prints the plan, its time and space, and runs nothing.
+	dryRun bool
 }
 
 // bindRepeat adds --repeat, for the commands whose runs can be repeated.
@@ -65,6 +67,13 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		Example: h.Example,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.dryRun {
+				plan, err := workloadPlan(app, f, def.Name, nil)
+				if err != nil {
+					return err
+				}
+				return workloadDryRun(app, f, plan)
+			}
 			ctx, done, withBarrier, err := tenantContext(cmd.Context(), app, f)
 			if err != nil {
 				return err
@@ -78,6 +87,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		},
 	}
 	f.bindCommand(cmd, app.Engines, def)
+	cmd.Flags().BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan, its expected time (load, ramp-ups, steps), the space it takes and what it would create; start, load and write nothing")
 	return cmd
 }
 

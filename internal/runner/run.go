@@ -195,6 +195,14 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 		}
 		fmt.Fprintf(w, "target:  %s\n", line)
 	}
+	if d := p.Describe(); d != "" {
+		fmt.Fprintf(w, "plan:    %s\n", d)
+	}
+}
+
+// Describe says what p does, in the words of its opening's plan line (a
+// dry run prints the same): the fio pass, then what the body does.
+func (p Plan) Describe() string {
 	var what []string
 	if p.Fio != nil {
 		what = append(what, "fio "+p.Fio.Config.Profile+" on the data target")
@@ -204,9 +212,7 @@ func opening(w io.Writer, p Plan, targets []results.TargetInfo) {
 			what = append(what, d)
 		}
 	}
-	if len(what) > 0 {
-		fmt.Fprintf(w, "plan:    %s\n", strings.Join(what, ", then "))
-	}
+	return strings.Join(what, ", then ")
 }
 
 // hostEnvironment describes the machine for run.json; what could not be

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"dbio/internal/goal"
+	"dbio/internal/runner"
+	"dbio/internal/target"
+	"dbio/internal/units"
+)
+
+// workloadDryRun prints what a workload command would do, how long it
+// would take, the space it would take and what it would create, and
+// refuses what the run would refuse, with the same words: the run's own
+// preflight, which writes nothing.
+func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
+	if err := runner.Preflight(plan, app.SysFS); err != nil {
+		if runner.IsBadInput(err) {
+			return &usageError{msg: err.Error()}
+		}
+		return err
+	}
+	w := app.Stdout
+	fmt.Fprintln(w, "dry run: nothing is started, loaded or written")
+	fmt.Fprintf(w, "plan:    %s\n", plan.Describe())
+	est := f.settings.Estimate()
+	load := est.Load
+	if f.settings.LoadingSettings().Reuse {
+		load = 0
+	}
+	body, upTo := bodyTime(plan.Body)
+	total := time.Duration(max(f.repeat, 1)) * (load + body)
+	approx := "about"
+	if upTo {
+		approx = "at most about"
+	}
+	fmt.Fprintf(w, "time:    %s %s: %s\n", approx, roundedDuration(total), timeParts(f, load, plan.Body))
+	if plan.DataPath != "" {
+		fmt.Fprintf(w, "space:   about %s for the database on %s%s\n", units.FormatBytes(plan.SpaceNeeded), plan.DataPath, freeText(plan.DataPath))
+	}
+	fmt.Fprintf(w, "         about %s for the results under %s\n", units.FormatBytes(runner.ResultsBytes(total)), plan.ResultsBase)
+	for _, c := range willCreate(f, plan, app.Now()) {
+		fmt.Fprintf(w, "creates: %s\n", c)
+	}
+	return nil
+}
+
+// bodyTime is how long the body's steps take, ramp-ups included, and
+// whether that is a bound rather than an estimate (a ramp-up that ends at
+// steady state, a search that may stop before its last probe).
+func bodyTime(b runner.Body) (time.Duration, bool) {
+	switch b := b.(type) {
+	case runner.Steps:
+		return time.Duration(len(b.Users)) * (b.RampUp + b.Step), b.Steady != nil || b.StopWhen != nil
+	case runner.Goal:
+		return time.Duration(probes(b.Search)) * (b.RampUp + b.Step), true
+	case runner.Tenants:
+		return bodyTime(b.Each)
+	}
+	return 0, false
+}
+
+// probes is the most probes a goal search runs.
+func probes(s goal.Search) int {
+	if s.MaxProbes > 0 {
+		return s.MaxProbes
+	}
+	return goal.DefaultMaxProbes
+}
+
+// timeParts says what the time is made of: the load, then each step's
+// ramp-up and measurement.
+func timeParts(f workloadFlags, load time.Duration, b runner.Body) string {
+	loadText := fmt.Sprintf("loading about %s", roundedDuration(load))
+	if f.settings.LoadingSettings().Reuse {
+		loadText = "no load if the data is there to reuse (else a load of about " + roundedDuration(f.settings.Estimate().Load) + ")"
+	}
+	var steps string
+	switch b := b.(type) {
+	case runner.Tenants:
+		return timeParts(f, load, b.Each) + ", on every host at once"
+	case runner.Steps:
+		steps = fmt.Sprintf("%d step(s) of %s ramp-up and %s measured", len(b.Users), b.RampUp, b.Step)
+		if b.Steady != nil {
+			steps = fmt.Sprintf("%d step(s) of a ramp-up until steady (%s at most) and %s measured", len(b.Users), b.RampUp, b.Step)
+		}
+	case runner.Goal:
+		steps = fmt.Sprintf("up to %d probe(s) of %s ramp-up and %s measured", probes(b.Search), b.RampUp, b.Step)
+	}
+	text := loadText + ", then " + steps + ", then the consistency checks"
+	if f.repeat > 1 {
+		text += fmt.Sprintf("; all of it %d times (--repeat)", f.repeat)
+	}
+	return text
+}
+
+// willCreate lists what the run would create, as it would name it.
+func willCreate(f workloadFlags, plan runner.Plan, now time.Time) []string {
+	dir := filepath.Join(plan.ResultsBase, now.Format("20060102-150405")+"-"+plan.Name)
+	if f.repeat > 1 {
+		dir += " (a repeat set, with a results directory per repeat)"
+	} else {
+		dir += " (the results directory)"
+	}
+	out := []string{dir}
+	db := plan.EngineOptions.Database
+	if plan.DataPath != "" {
+		out = append(out, fmt.Sprintf("%s (dbio's own directory, for %s's files and database %s)", filepath.Join(plan.DataPath, target.DirName), plan.Engine.Name(), db))
+		if plan.LogPath != "" {
+			out = append(out, fmt.Sprintf("%s (the WAL / redo log)", filepath.Join(plan.LogPath, target.DirName)))
+		}
+		return out
+	}
+	if plan.EngineOptions.DSN != "" {
+		verb := "replacing one of that name dbio made"
+		if !plan.EngineOptions.Fresh {
+			verb = "or reusing it"
+		}
+		out = append(out, fmt.Sprintf("database %s on your server (--dsn), %s", db, verb))
+	}
+	return out
+}
+
+// freeText says how much space the directory's filesystem has free.
+func freeText(dir string) string {
+	t := target.Target{Path: dir}
+	free, err := t.FreeBytes()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s free)", units.FormatBytes(free))
+}
+
+// roundedDuration is d to the second, or to the minute beyond an hour.
+func roundedDuration(d time.Duration) string {
+	if d >= time.Hour {
+		return d.Round(time.Minute).String()
+	}
+	return d.Round(time.Second).String()
+}
