@@ -3,7 +3,9 @@ package fio
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -134,9 +136,31 @@ func (p *thisMachine) goesOnWithout(context.Context, *site, error) bool { return
 
 func (p *thisMachine) ready(context.Context) error { return nil }
 
-func (p *thisMachine) run(_ context.Context, _ string, _ results.FioPlan, fio func([]string) ([]byte, error)) (error, error) {
-	_, err := fio([]string{"--output-format=json+", "--output=" + OutputFileName, JobFileName})
-	return err, nil
+func (p *thisMachine) run(_ context.Context, stepDir string, _ results.FioPlan, fio func([]string) ([]byte, error)) (error, error) {
+	args := []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName}
+	if p.r.plan.Config.Live == nil {
+		_, err := fio(args)
+		return err, nil
+	}
+	// A report a second in fio's report file feeds the live line; only the
+	// final one is kept, each being as large.
+	_, err := fio(append([]string{"--status-interval=1"}, args...))
+	return err, keepFinalReport(filepath.Join(stepDir, OutputFileName))
+}
+
+// keepFinalReport rewrites fio's report file with its final report only.
+func keepFinalReport(path string) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // fio left no report: the point says so
+	}
+	if err != nil {
+		return err
+	}
+	if kept := fioformat.FinalReport(data); len(kept) < len(data) {
+		return results.WriteFileAtomic(path, kept)
+	}
+	return nil
 }
 
 func (p *thisMachine) lost(context.Context, results.FioPlan, *fioformat.Output, time.Time) ([]string, error) {

@@ -221,9 +221,11 @@ func (r *runner) prepare(ctx context.Context) error {
 
 // live draws a status line every second while point n runs: its phase
 // (warm-up or measuring), elapsed time and what is left of it and of the
-// plan, so that a long point is not silent. It returns the function that
-// stops and clears it.
-func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
+// plan, and the IOPS, MB/s, mean and p99 latency of fio's last status
+// report in output (fio's report file, which fio appends a report to every
+// second when asked), so that a long point is not silent. It returns the
+// function that stops and clears it.
+func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
 	line := r.plan.Config.Live
 	if line == nil {
 		return func() {}
@@ -236,15 +238,25 @@ func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
 	start := r.now()
 	done := make(chan struct{})
 	finished := make(chan struct{})
+	status := &statusTail{path: output}
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
+			var last bool
 			select {
 			case <-done:
-				return
+				// fio has ended and its reports are all written
+				// (fio holds back the end of the latest until it
+				// writes the next): the last second's figures are
+				// drawn once, then cleared.
+				last = true
 			case <-tick.C:
+			}
+			figs := status.figures()
+			if last && figs == nil {
+				return
 			}
 			elapsed := r.now().Sub(start)
 			phase := progress.Measure
@@ -253,7 +265,10 @@ func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
 			}
 			left := max(ramp+run-elapsed, 0)
 			line.Update(progress.Status{Step: n + 1, Steps: len(r.plan.Points), Name: pt.Name, Phase: phase,
-				Elapsed: elapsed, Remaining: left, RunRemaining: left + later}, r.now())
+				Elapsed: elapsed, Remaining: left, RunRemaining: left + later, Figures: figs}, r.now())
+			if last {
+				return
+			}
 		}
 	}()
 	return func() {
@@ -261,6 +276,59 @@ func (r *runner) live(n int, pt results.FioPlan) (stop func()) {
 		<-finished
 		line.Clear()
 	}
+}
+
+// statusTail reads the reports fio appends to its report file every
+// second, as the file grows.
+type statusTail struct {
+	path   string
+	offset int64
+	reader fioformat.StatusReader
+	last   *fioformat.Output
+	shown  [][2]string
+}
+
+// liveMinSeconds is the shortest stretch whose figures replace those
+// shown: the report fio writes as it ends covers a few milliseconds.
+const liveMinSeconds = 0.5
+
+// figures reads what fio appended since the last call and returns the
+// figures of its latest report's second, or the last shown when there is
+// no new one.
+func (t *statusTail) figures() [][2]string {
+	f, err := os.Open(t.path)
+	if err != nil {
+		return t.shown
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := f.ReadAt(buf, t.offset)
+		t.offset += int64(n)
+		for _, rep := range t.reader.Add(buf[:n]) {
+			if l, ok := fioformat.Between(t.last, rep); ok && l.Seconds >= liveMinSeconds {
+				t.shown = liveFigures(l)
+			}
+			t.last = rep
+		}
+		if err != nil || n == 0 {
+			return t.shown
+		}
+	}
+}
+
+// liveFigures are a status report's figures as the live line shows them.
+func liveFigures(l fioformat.Live) [][2]string {
+	// "930µs" rather than "930 µs": the line must fit 80 columns.
+	tight := func(us float64) string { return strings.ReplaceAll(formatUS(us), " ", "") }
+	figs := [][2]string{{"IOPS", groupThousands(l.IOPS)}, {"MB/s", fmt.Sprintf("%.1f", l.MBPerSec)}}
+	if l.HasMean {
+		figs = append(figs, [2]string{"mean", tight(l.MeanUS)})
+	}
+	if l.HasP99 {
+		figs = append(figs, [2]string{"p99", tight(l.P99US)})
+	}
+	return figs
 }
 
 // Check finds fio, or says how to install it.
@@ -338,7 +406,7 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
 	runErr, fileErr := r.place.run(ctx, stepDir, pt, func(args []string) ([]byte, error) {
 		res.Started = r.now()
-		stopLive := r.live(n, pt)
+		stopLive := r.live(n, pt, filepath.Join(stepDir, OutputFileName))
 		out, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
 		stopLive()
 		res.Ended = r.now()

@@ -10,15 +10,18 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"dbio/internal/execx"
 	"dbio/internal/fioformat"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/target"
 )
@@ -724,5 +727,34 @@ func TestProbeFallbacks(t *testing.T) {
 				t.Errorf("got %s direct=%v %q %v\nwant %s direct=%v %q", engine, direct, warnings, err, tc.want, tc.direct, tc.warnings)
 			}
 		})
+	}
+}
+
+// While a point runs, the live line shows fio's figures of its last
+// second (IOPS, MB/s, mean and p99 once fio times completions), within an
+// 80-column terminal, and the step keeps fio's final report alone.
+func TestTheLiveLineShowsFiosFigures(t *testing.T) {
+	t.Parallel()
+	var screen bytes.Buffer
+	c := short(Config{Profile: "mix", Targets: targets(t)[:1], BlockSizes: []int64{4 << 10}, IODepths: []int{4}, ReadPct: intp(70)}, 3*time.Second)
+	c.Ramp, c.Live = durp(time.Second), progress.NewTerminal(&screen, 80)
+	l, pts, _ := runProfile(t, c)
+	drawn := screen.String()
+	if !regexp.MustCompile(`\[measure\] .*IOPS [0-9,]+  MB/s [0-9.]+  mean [0-9.]+[µm]?s  p99 [0-9.]+[µm]?s`).MatchString(drawn) {
+		t.Errorf("the live line never showed fio's figures:\n%q", drawn)
+	}
+	for _, seg := range strings.Split(drawn, "\r") {
+		if n := utf8.RuneCountInString(seg); n > 79 {
+			t.Errorf("a line of %d columns on an 80-column terminal: %q", n, seg)
+		}
+	}
+	for _, p := range pts {
+		report, err := os.ReadFile(filepath.Join(l.Path, "steps", fmt.Sprintf("%02d-%s", p.Step, p.Name), OutputFileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(report), `"fio version"`); n != 1 {
+			t.Errorf("%s: %s holds %d reports, want fio's final one", p.Name, OutputFileName, n)
+		}
 	}
 }

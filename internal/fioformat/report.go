@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -82,12 +83,68 @@ func Parse(r io.Reader) (*Output, error) {
 			out.Notes = append(out.Notes, line)
 		}
 	}
-	var raw rawOutput
-	dec := json.NewDecoder(bytes.NewReader(data[start:]))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
+	raw, _, _, err := lastReport(data, start)
+	if err != nil {
 		return nil, fmt.Errorf("fio output is not a complete JSON report (was fio stopped while writing it?): %w", err)
 	}
+	return raw.output(out)
+}
+
+// lastReport decodes the last complete report of fio's output, the first
+// opening at start, and says where it begins and ends. Run with
+// --status-interval, fio writes a report every interval before its final
+// one: the last complete report is the run's.
+func lastReport(data []byte, start int) (raw rawOutput, from, to int, err error) {
+	raw, n, err := decodeReport(data[start:])
+	if err != nil {
+		return raw, 0, 0, err
+	}
+	from, to = start, start+n
+	for {
+		next := jsonStart(data[to:])
+		if next < 0 {
+			return raw, from, to, nil
+		}
+		later, m, err := decodeReport(data[to+next:])
+		if err != nil {
+			return raw, from, to, nil
+		}
+		raw, from, to = later, to+next, to+next+m
+	}
+}
+
+// FinalReport is fio's output with only its final report: the notes fio
+// printed before its first report, then its last complete one, as fio
+// wrote them. The reports fio wrote every --status-interval are dropped,
+// each as large as the final one. Output without a complete report is
+// returned as it is.
+func FinalReport(data []byte) []byte {
+	start := jsonStart(data)
+	if start < 0 {
+		return data
+	}
+	_, from, to, err := lastReport(data, start)
+	if err != nil {
+		return data
+	}
+	out := append(slices.Clip(data[:start]), data[from:to]...)
+	return append(out, '\n')
+}
+
+// decodeReport decodes the report data opens with, and says how many
+// bytes it took.
+func decodeReport(data []byte) (rawOutput, int, error) {
+	var raw rawOutput
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return raw, 0, err
+	}
+	return raw, int(dec.InputOffset()), nil
+}
+
+// output fills out with the report's groups.
+func (raw rawOutput) output(out *Output) (*Output, error) {
 	out.FioVersion = raw.Version
 	out.TimestampMS = raw.TimestampMS
 	out.GlobalOptions = raw.Global

@@ -26,7 +26,10 @@ var (
 
 // captures are the real fio runs the parser is tested on; each comes from
 // testdata/capture/<name>.fio.
-var captures = []string{"randread", "mix", "steady", "group", "terminated", "hist"}
+var captures = []string{"randread", "mix", "steady", "group", "terminated", "hist", "status"}
+
+// reportsStatus are the captures run with --status-interval=1.
+var reportsStatus = map[string]bool{"status": true}
 
 // withLogs are the captures whose per-second logs are kept.
 var withLogs = map[string]bool{"randread": true, "mix": true, "hist": true}
@@ -48,7 +51,11 @@ func TestCapture(t *testing.T) {
 		if err := os.WriteFile(job, src, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := execx.Cmd{Name: "fio", Args: []string{"--output-format=json+", "--output=out.json", "job.fio"}, Dir: work,
+		args := []string{"--output-format=json+", "--output=out.json", "job.fio"}
+		if reportsStatus[name] {
+			args = append([]string{"--status-interval=1"}, args...)
+		}
+		cmd := execx.Cmd{Name: "fio", Args: args, Dir: work,
 			Env: []string{"DBIO_FIO_DIR=" + disk, "DBIO_FIO_SHM=" + shm}}
 		if name == "terminated" {
 			p, err := execx.Real{Proc: "/proc"}.Start(context.Background(), cmd)

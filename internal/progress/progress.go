@@ -100,26 +100,39 @@ func (l *Line) columns() int {
 func Format(s Status) string { return Fit(s, 0) }
 
 // Fit renders a status in at most width columns (0: no limit). What gives
-// way first is wording (elapsed time, "step"), then figures from the last,
-// then the end of the line itself: a line wider than the terminal would
-// wrap, and redrawing it in place would leave its first part behind.
+// way first is wording (elapsed time, "step"), then the step's own time
+// left (the run's stays), then figures from the last, then the end of the
+// line itself: a line wider than the terminal would wrap, and redrawing it
+// in place would leave its first part behind.
 func Fit(s Status, width int) string {
-	full := s.head(false) + s.figures(len(s.Figures))
+	full := s.head(wordy) + s.figures(len(s.Figures))
 	if width <= 0 || columns(full) <= width {
 		return full
 	}
-	short := s.head(true)
+	if line := s.head(short) + s.figures(len(s.Figures)); columns(line) <= width {
+		return line
+	}
+	tight := s.head(runOnly)
 	for n := len(s.Figures); n >= 0; n-- {
-		if line := short + s.figures(n); columns(line) <= width {
+		if line := tight + s.figures(n); columns(line) <= width {
 			return line
 		}
 	}
-	return truncate(short, width)
+	return truncate(tight, width)
 }
 
-func (s Status) head(short bool) string {
+// How much a status line's head says.
+type wording int
+
+const (
+	wordy   wording = iota // "step 1/3 users-1 [measure] 0:10 elapsed, 0:15 left (run 1:05 left)"
+	short                  // "1/3 users-1 [measure] 0:15 left (run 1:05)"
+	runOnly                // "1/3 users-1 [measure] 1:05 left"
+)
+
+func (s Status) head(say wording) string {
 	var b strings.Builder
-	if !short {
+	if say == wordy {
 		b.WriteString("step ")
 	}
 	fmt.Fprintf(&b, "%d/%d %s", s.Step, s.Steps, s.Name)
@@ -130,7 +143,11 @@ func (s Status) head(short bool) string {
 	if s.Phase != "" {
 		fmt.Fprintf(&b, " [%s]", s.Phase)
 	}
-	if short {
+	switch say {
+	case runOnly:
+		fmt.Fprintf(&b, " %s left", clock(max(s.Remaining, s.RunRemaining)))
+		return b.String()
+	case short:
 		fmt.Fprintf(&b, " %s left", clock(s.Remaining))
 		if s.RunRemaining > s.Remaining {
 			fmt.Fprintf(&b, " (run %s)", clock(s.RunRemaining))
