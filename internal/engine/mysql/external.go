@@ -164,3 +164,68 @@ JOIN performance_schema.global_variables g ON g.VARIABLE_NAME = i.VARIABLE_NAME 
 	}
 	return m, rows.Err()
 }
+
+// OwnedDatabases implements engine.OwnedDatabases: the databases holding
+// OwnerTable, with the space their tables and indexes take.
+func (e *Engine) OwnedDatabases(ctx context.Context, o engine.Options) ([]engine.OwnedDatabase, error) {
+	db, where, err := openOwnedAdmin(o)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	rows, err := db.QueryContext(ctx, `SELECT o.TABLE_SCHEMA, COALESCE(SUM(t.DATA_LENGTH + t.INDEX_LENGTH), 0)
+FROM information_schema.TABLES o JOIN information_schema.TABLES t ON t.TABLE_SCHEMA = o.TABLE_SCHEMA
+WHERE o.TABLE_NAME = ? GROUP BY o.TABLE_SCHEMA ORDER BY o.TABLE_SCHEMA`, OwnerTable)
+	if err != nil {
+		return nil, fmt.Errorf("list dbio's databases on %s: %w", where, dsns.Refused(o.DSN, err))
+	}
+	defer rows.Close()
+	var out []engine.OwnedDatabase
+	for rows.Next() {
+		var d engine.OwnedDatabase
+		if err := rows.Scan(&d.Name, &d.Bytes); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DropOwned implements engine.OwnedDatabases: it drops database name when
+// it holds OwnerTable, and refuses it otherwise.
+func (e *Engine) DropOwned(ctx context.Context, o engine.Options, name string) error {
+	db, where, err := openOwnedAdmin(o)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var schemas, markers int
+	err = db.QueryRowContext(ctx, `SELECT
+  (SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?),
+  (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?)`,
+		name, name, OwnerTable).Scan(&schemas, &markers)
+	switch {
+	case err != nil:
+		return fmt.Errorf("connect to %s: %w", where, dsns.Refused(o.DSN, err))
+	case schemas == 0:
+		return nil
+	case markers == 0:
+		return fmt.Errorf("database %q on %s was not created by dbio (it has no %s table): dbio does not drop it", name, where, OwnerTable)
+	}
+	if _, err := db.ExecContext(ctx, "DROP DATABASE "+quoteIdent(name)); err != nil {
+		return fmt.Errorf("drop dbio's database %q on %s: %w", name, where, err)
+	}
+	return nil
+}
+
+// openOwnedAdmin opens the administrative pool on the existing server
+// o.DSN reaches, and says where the server is.
+func openOwnedAdmin(o engine.Options) (*sql.DB, string, error) {
+	cfg, _, err := externalConfig(o)
+	if err != nil {
+		return nil, "", err
+	}
+	where := "server " + cfg.Addr
+	db, err := openAdmin(externalAdmin(cfg))
+	return db, where, err
+}

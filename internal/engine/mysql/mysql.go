@@ -35,6 +35,7 @@ func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
 	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: name, Settings: settingNames,
 		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
+		DSNScheme: dsns.Scheme, DSNAddress: dsns.Where, ConnectError: dsns.Refused,
 		ListSettings: e.listSettings, ExternalAdmin: openExternalAdmin, Memory: memory, MaxConnectionsQuery: "SELECT @@max_connections",
 		StandardDirs: func() []string { return standardDirs }})
 	return e

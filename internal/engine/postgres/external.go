@@ -118,6 +118,14 @@ func ensureDatabase(ctx context.Context, conn *pgx.Conn, name string, fresh bool
 	case !fresh:
 		return nil
 	}
+	if err := dropDatabase(ctx, conn, name, where); err != nil {
+		return fmt.Errorf("%w for --fresh", err)
+	}
+	return createDatabase(ctx, conn, name, where)
+}
+
+// dropDatabase drops database name, which the caller found to be dbio's.
+func dropDatabase(ctx context.Context, conn *pgx.Conn, name, where string) error {
 	drop := "DROP DATABASE " + quoteIdent(name)
 	var versionNum int
 	if err := conn.QueryRow(ctx, "SELECT current_setting('server_version_num')::int").Scan(&versionNum); err != nil {
@@ -128,9 +136,69 @@ func ensureDatabase(ctx context.Context, conn *pgx.Conn, name string, fresh bool
 		drop += " WITH (FORCE)"
 	}
 	if _, err := conn.Exec(ctx, drop); err != nil {
-		return fmt.Errorf("drop dbio's database %q on %s for --fresh: %w", name, where, err)
+		return fmt.Errorf("drop dbio's database %q on %s: %w", name, where, err)
 	}
-	return createDatabase(ctx, conn, name, where)
+	return nil
+}
+
+// connectAdmin connects to the existing server o.DSN reaches, on a
+// database other than avoid (one about to be dropped cannot be the one
+// connected to), and says where the server is.
+func connectAdmin(ctx context.Context, o engine.Options, avoid string) (*pgx.Conn, string, error) {
+	cfg, _, _, err := externalConfig(o)
+	if err != nil {
+		return nil, "", err
+	}
+	if cfg.Database == avoid {
+		cfg.Database = "postgres"
+	}
+	where := "server " + dsns.Address(cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, where, fmt.Errorf("connect to %s: %w", where, dsns.Refused(o.DSN, err))
+	}
+	return conn, where, nil
+}
+
+// OwnedDatabases implements engine.OwnedDatabases: the databases whose
+// comment is OwnerComment, with their sizes.
+func (e *Engine) OwnedDatabases(ctx context.Context, o engine.Options) ([]engine.OwnedDatabase, error) {
+	conn, where, err := connectAdmin(ctx, o, "")
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT datname, pg_database_size(oid) FROM pg_database
+WHERE shobj_description(oid, 'pg_database') = $1 ORDER BY datname`, OwnerComment)
+	if err != nil {
+		return nil, fmt.Errorf("list dbio's databases on %s: %w", where, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.OwnedDatabase, error) {
+		var d engine.OwnedDatabase
+		err := r.Scan(&d.Name, &d.Bytes)
+		return d, err
+	})
+}
+
+// DropOwned implements engine.OwnedDatabases: it drops database name when
+// it carries OwnerComment, and refuses it otherwise.
+func (e *Engine) DropOwned(ctx context.Context, o engine.Options, name string) error {
+	conn, where, err := connectAdmin(ctx, o, name)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var comment *string
+	err = conn.QueryRow(ctx, "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1", name).Scan(&comment)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("look for database %q on %s: %w", name, where, err)
+	case comment == nil || *comment != OwnerComment:
+		return fmt.Errorf("database %q on %s was not created by dbio (its comment is not %q): dbio does not drop it", name, where, OwnerComment)
+	}
+	return dropDatabase(ctx, conn, name, where)
 }
 
 func createDatabase(ctx context.Context, conn *pgx.Conn, name, where string) error {

@@ -34,6 +34,7 @@ func New(name string, r execx.Runner, procRoot string) *Engine {
 	e := &Engine{}
 	e.Engine = server.NewEngine(name, r, procRoot, server.Specific{Label: "postgres", Settings: settingNames,
 		External: e.startExternal, Managed: e.startManaged, CheckDSN: dsns.Check,
+		DSNScheme: dsns.Scheme, DSNAddress: dsns.Where, ConnectError: dsns.Refused,
 		ListSettings: e.listSettings, ExternalAdmin: openExternalAdmin, Memory: memory, MaxConnectionsQuery: "SELECT current_setting('max_connections')::int",
 		StandardDirs: func() []string { return debianBinDirs("/usr/lib/postgresql") }})
 	return e

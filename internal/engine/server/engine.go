@@ -44,8 +44,14 @@ type Specific struct {
 	// Managed starts a server dbio runs on p.
 	External func(ctx context.Context, o engine.Options) (engine.Instance, error)
 	Managed  func(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error)
-	// CheckDSN reads a DSN as the engine's driver does (DSN.Check).
-	CheckDSN func(dsn string) (transport string, err error)
+	// CheckDSN reads a DSN as the engine's driver does (DSN.Check);
+	// DSNScheme and DSNAddress are engine.DSNForms (DSN.Scheme and
+	// DSN.Where), and ConnectError explains a refused connection
+	// (DSN.Refused).
+	CheckDSN     func(dsn string) (transport string, err error)
+	DSNScheme    func(dsn string) (scheme string, ours bool)
+	DSNAddress   func(dsn string) (string, error)
+	ConnectError func(dsn string, err error) error
 	// ExternalAdmin opens a pool on the existing server o.DSN reaches that
 	// needs nothing dbio would create there (its database may not exist
 	// yet); MaxConnectionsQuery reads that server's max_connections as an
@@ -62,6 +68,7 @@ type Specific struct {
 var (
 	_ engine.Engine          = (*Engine)(nil)
 	_ engine.DSNChecker      = (*Engine)(nil)
+	_ engine.DSNForms        = (*Engine)(nil)
 	_ engine.SettingsChecker = (*Engine)(nil)
 )
 
@@ -112,3 +119,9 @@ func (e *Engine) SearchDirs() []string {
 
 // CheckDSN implements engine.DSNChecker.
 func (e *Engine) CheckDSN(dsn string) (string, error) { return e.own.CheckDSN(dsn) }
+
+// DSNScheme implements engine.DSNForms.
+func (e *Engine) DSNScheme(dsn string) (string, bool) { return e.own.DSNScheme(dsn) }
+
+// DSNAddress implements engine.DSNForms.
+func (e *Engine) DSNAddress(dsn string) (string, error) { return e.own.DSNAddress(dsn) }

@@ -45,6 +45,9 @@ func (e *Engine) ExternalMaxConnections(ctx context.Context, o engine.Options) (
 	defer db.Close()
 	var n int
 	if err := db.QueryRowContext(ctx, e.own.MaxConnectionsQuery).Scan(&n); err != nil {
+		if ce := e.own.ConnectError(o.DSN, err); ce != err {
+			return 0, ce
+		}
 		return 0, errors.New(oneLine(err.Error()))
 	}
 	return n, nil
