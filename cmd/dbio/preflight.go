@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"dbio/internal/controlchars"
@@ -25,6 +26,9 @@ func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []er
 	places := runner.Places{Results: f.results}
 	if f.onHosts {
 		return append(errs, places.Problems(sys)...)
+	}
+	if f.dropAfter && f.dsn == "" {
+		errs = append(errs, errors.New("--drop-after: applies to your own server (--dsn); a managed server's files are in dbio's directory on the target (see dbio clean): drop --drop-after"))
 	}
 	if f.dsn == "" {
 		places = runner.Places{Data: f.target, Log: f.logTarget, Results: f.results, Create: f.createTarget, Engine: e, Limits: r.limits}

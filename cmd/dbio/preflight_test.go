@@ -244,11 +244,11 @@ func TestPreflightRefusesBeforeWriting(t *testing.T) {
 		}, []string{`--database: database name "a b": use letters, digits and _ (not starting with a digit), at most 63 characters, e.g. dbio_tpcc`}, nil},
 		{"a DSN nothing listens on", func(t *testing.T, e env) []string {
 			return []string{"tpcc", "-e", "postgres", "--dsn", "postgres://u:S3cret@127.0.0.1:" + closedPort(t) + "/db?sslmode=disable", "--results", e.results}
-		}, []string{"--dsn postgres://u:***@127.0.0.1:", "/db?sslmode=disable: cannot connect: ", "connection refused", "check the user, password, host, port and database it names"}, []string{"S3cret"}},
+		}, []string{"--dsn postgres://u:***@127.0.0.1:", "/db?sslmode=disable: connection refused on 127.0.0.1:", ": nothing listens there: check the DSN's host and port, and that the server runs"}, []string{"S3cret"}},
 		{"suite: a DSN nothing listens on", func(t *testing.T, e env) []string {
 			file := suiteFile(e, "mariadb", `dsn = "u:S3cret@tcp(127.0.0.1:`+closedPort(t)+`)/"`, "")
 			return []string{"suite", file, "--results", e.results}
-		}, []string{"the suite cannot start", "run ", ": dsn u:***@tcp(127.0.0.1:", "cannot connect", "connection refused"}, []string{"S3cret"}},
+		}, []string{"the suite cannot start", "run ", ": dsn u:***@tcp(127.0.0.1:", ")/: connection refused on 127.0.0.1:", "nothing listens there"}, []string{"S3cret"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -324,19 +324,19 @@ func TestPreflightConnectsToTheDSN(t *testing.T) {
 				name, dsn string
 				want      []string
 			}{
-				{"wrong password", s.dsn("WrongPw9", false), []string{"cannot connect", "password authentication failed|Access denied for user 'bench'"}},
-				{"wrong port", wrongPort.dsn(s.pw, false), []string{"cannot connect", "connection refused"}},
+				{"wrong password", s.dsn("WrongPw9", false), []string{"check the DSN's", "password authentication failed|Access denied for user 'bench'", "on 127.0.0.1:" + s.port}},
+				{"wrong port", wrongPort.dsn(s.pw, false), []string{"connection refused on 127.0.0.1:" + wrongPort.port + ": nothing listens there: check the DSN's host and port"}},
 			}
 			if engineName == "postgres" {
 				cases = append(cases,
 					struct {
 						name, dsn string
 						want      []string
-					}{"wrong database", strings.Replace(s.dsn(s.pw, false), "/postgres?", "/nosuchdb?", 1), []string{"cannot connect", `database "nosuchdb" does not exist`}},
+					}{"wrong database", strings.Replace(s.dsn(s.pw, false), "/postgres?", "/nosuchdb?", 1), []string{`database "nosuchdb" does not exist on 127.0.0.1:` + s.port + ": check the DSN's database"}},
 					struct {
 						name, dsn string
 						want      []string
-					}{"wrong user", strings.Replace(s.dsn(s.pw, false), "bench:", "nobody:", 1), []string{"cannot connect", `password authentication failed for user "nobody"`}})
+					}{"wrong user", strings.Replace(s.dsn(s.pw, false), "bench:", "nobody:", 1), []string{`password authentication failed for user "nobody" on 127.0.0.1:` + s.port + ": check the DSN's password, or PGPASSWORD"}})
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"dbio/internal/livemetrics"
 	"dbio/internal/progress"
 	"dbio/internal/runner"
+	"dbio/internal/secret"
 	"dbio/internal/steady"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
@@ -52,12 +53,15 @@ type runFlags struct {
 	serverMemory string
 	dsn          string
 	dsnFile      string
-	database     string
-	transport    string
-	settings     []string
-	skipChecks   bool
-	limit        string
-	prealloc     bool
+	// dropAfter drops the database dbio created on the --dsn server when
+	// the run ends.
+	dropAfter  bool
+	database   string
+	transport  string
+	settings   []string
+	skipChecks bool
+	limit      string
+	prealloc   bool
 	// createTarget makes a target that does not exist yet, instead of refusing it.
 	createTarget bool
 	// flags tells which flags the user gave.
@@ -81,6 +85,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	fs.StringVar(&f.serverMemory, "server-memory", "", "cap the managed server's whole memory, its page cache included, with a memory cgroup, e.g. 512MB or 4GB: a machine with less memory, apart from --buffer-pool (default: no cap)")
 	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/), recorded without its password; keep the password off the command line with PGPASSWORD or MYSQL_PWD, or --dsn-file")
 	fs.StringVar(&f.dsnFile, "dsn-file", "", "read the --dsn from this file (one line; make it readable by you alone)")
+	fs.BoolVar(&f.dropAfter, "drop-after", false, "with --dsn: drop the database dbio created on your server when the run ends (without it, the run ends saying what it left there)")
 	fs.StringVar(&f.database, "database", "", "database dbio creates and owns on the engine (default dbio_<workload>)")
 	fs.StringVar(&f.transport, "transport", "socket", "how dbio reaches a managed server: socket (Unix socket) or tcp (loopback)")
 	fs.StringArrayVar(&f.settings, "setting", nil, "engine setting name=value, applied as given and recorded (repeatable)")
@@ -137,14 +142,14 @@ type resolved struct {
 func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, error) {
 	var r resolved
 	var errs []error
-	e, err := f.engines.Lookup(f.engine)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--engine: %w", err))
-	}
-	r.engine = e
 	if err := f.readDSNFile(); err != nil {
 		errs = append(errs, err)
 	}
+	e, err := f.chooseEngine()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	r.engine = e
 	if r.users, err = workload.ParseUsers(f.users); err != nil {
 		errs = append(errs, fmt.Errorf("--users: %w", err))
 	}
@@ -211,6 +216,39 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 		return r, usageErrors(errs)
 	}
 	return r, nil
+}
+
+// chooseEngine is the engine --engine names, or, for a --dsn without
+// --engine, the one the DSN is written for: its scheme (postgres://,
+// mysql://, mariadb://) or its form (user:password@tcp(host:3306)/ is
+// MariaDB's and MySQL's driver's, host=... keywords PostgreSQL's). An
+// --engine the DSN contradicts is refused naming both.
+func (f *runFlags) chooseEngine() (engine.Engine, error) {
+	given := f.flags == nil || f.flags.Changed("engine")
+	var forDSN engine.Engine
+	if f.dsn != "" {
+		forDSN = f.engines.ForDSN(f.dsn)
+	}
+	if f.dsn != "" && !given {
+		if forDSN == nil {
+			return nil, fmt.Errorf("--dsn %s: dbio cannot tell the engine from it: give --engine (-e postgres, -e mariadb), or write it as postgres://user@host:5432/db or mysql://user@host:3306/", secret.RedactDSN(f.dsn))
+		}
+		f.engine = forDSN.Name()
+		return forDSN, nil
+	}
+	e, err := f.engines.Lookup(f.engine)
+	if err != nil {
+		return nil, fmt.Errorf("--engine: %w", err)
+	}
+	if forDSN == nil {
+		return e, nil
+	}
+	if forms, ok := e.(engine.DSNForms); ok {
+		if _, ours := forms.DSNScheme(f.dsn); ours {
+			return e, nil
+		}
+	}
+	return nil, fmt.Errorf("--engine %s contradicts --dsn %s, which is written for %s: drop --engine (the DSN chooses it), or give a DSN for %s", f.engine, secret.RedactDSN(f.dsn), forDSN.Name(), f.engine)
 }
 
 // resolveSteady reads --ramp-until and its window; every problem names

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
@@ -27,6 +28,8 @@ type passwordServer struct {
 	engine string
 	port   string
 	pw     string
+	// admin is the server's administrative pool, for a test's own statements.
+	admin *sql.DB
 }
 
 // startPasswordServer starts a managed instance of engineName and creates
@@ -62,7 +65,7 @@ func startPasswordServer(t *testing.T, engineName string) passwordServer {
 		t.Fatalf("start %s: %v", engineName, err)
 	}
 	t.Cleanup(func() { inst.Stop(context.Background()) })
-	s := passwordServer{engine: engineName, pw: "PwS3cret" + randomHex(t)}
+	s := passwordServer{engine: engineName, pw: "PwS3cret" + randomHex(t), admin: inst.DB()}
 	var stmts []string
 	var portQuery string
 	switch engineName {

@@ -156,6 +156,7 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 		SkipChecks:    f.run.skipChecks,
 		ResultsBase:   f.run.results,
 		Limits:        r.limits,
+		DropAfter:     f.run.dropAfter,
 	}}
 	userSteps := runner.Steps{Users: built.Users, RampUp: f.run.rampup, Step: f.run.step, Steady: r.steady}
 	if built.Ceiling != nil {
@@ -236,6 +237,9 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 			report.Text(app.Stdout, l, reportOptions(app))
 		}
 		writeRunReport(app, out.Dir)
+	}
+	if out.LeftOnServer != "" {
+		fmt.Fprintln(app.Stdout, out.LeftOnServer)
 	}
 	if runErr != nil {
 		if out.Status == results.StatusInterrupted {

@@ -354,6 +354,11 @@ func dsnConnection(ctx context.Context, e engine.Engine, o engine.Options) (int,
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	limit, err := ec.ExternalMaxConnections(ctx, o)
+	var refused *engine.ConnectError
+	if errors.As(err, &refused) {
+		// What the server said, where, and what to check is the whole story.
+		return 0, fmt.Errorf("%s: %s", secret.RedactDSN(o.DSN), secret.Scrubber(o.DSN)(refused.Error()))
+	}
 	if err != nil {
 		scrub := secret.Scrubber(o.DSN)
 		return 0, fmt.Errorf("%s: cannot connect: %s: check the user, password, host, port and database it names (a password may come from PGPASSWORD or MYSQL_PWD), and that the server runs",

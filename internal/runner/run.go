@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"dbio/internal/secret"
 	"dbio/internal/target"
 	"dbio/internal/telemetry"
+	"dbio/internal/units"
 	"dbio/internal/workload"
 )
 
@@ -84,6 +86,10 @@ type Setup struct {
 	// (--driver coordinator), which runs no dbio: its node exporter is read
 	// with this machine's telemetry (see watchServerHost).
 	ServerHost *ServerHost
+	// DropAfter drops the database dbio created on the user's server (--dsn)
+	// when the run ends (--drop-after); otherwise the run ends saying it
+	// is left there, and how to drop it.
+	DropAfter bool
 }
 
 // Env is the process state a run uses.
@@ -127,6 +133,10 @@ type Outcome struct {
 	Stopped string
 	// Figures are what the steps' Conclude drew from them.
 	Figures []results.Figure
+	// LeftOnServer says what the run left on the user's server (--dsn): the
+	// database dbio created, its size and how to drop it; or that it was
+	// dropped. Empty for a managed server.
+	LeftOnServer string
 }
 
 // Run executes p. Whatever happens, a results directory that exists is
@@ -449,7 +459,13 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 			return err
 		}
 	}
-	fmt.Fprintf(out, "starting %s\n", p.Engine.Name())
+	if p.EngineOptions.DSN != "" {
+		undo.add(func(err error) error {
+			ss.out.LeftOnServer = ss.leaveOrDrop(ctx)
+			return err
+		})
+	}
+	fmt.Fprintln(out, startLine(p.Engine, ss.opts))
 	inst, err := p.Engine.Start(ctx, pl, ss.opts)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Engine.Name(), err)
@@ -506,6 +522,54 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		return err
 	})
 	return nil
+}
+
+// startLine says what starting the engine is: a server dbio starts, or
+// the user's, which dbio connects to and leaves running.
+func startLine(e engine.Engine, o engine.Options) string {
+	if o.DSN == "" {
+		return "starting " + e.Name()
+	}
+	where := "the server --dsn names"
+	if f, ok := e.(engine.DSNForms); ok {
+		if addr, err := f.DSNAddress(o.DSN); err == nil {
+			where = addr
+		}
+	}
+	return fmt.Sprintf("connecting to %s at %s (your server: dbio will not start or stop it)", e.Name(), where)
+}
+
+// leaveOrDrop drops the database dbio created on the user's server when
+// the run asks (--drop-after), and says what it did or what it left and how
+// to drop it; "" when the server cannot say (the run's error says why).
+// It runs after the instance's pools are closed, even when the run was
+// interrupted.
+func (ss *session) leaveOrDrop(ctx context.Context) string {
+	owned, ok := ss.Engine.(engine.OwnedDatabases)
+	if !ok {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	defer cancel()
+	dbs, err := owned.OwnedDatabases(ctx, ss.opts)
+	if err != nil {
+		return ""
+	}
+	i := slices.IndexFunc(dbs, func(d engine.OwnedDatabase) bool { return d.Name == ss.opts.Database })
+	if i < 0 {
+		return ""
+	}
+	db := dbs[i]
+	size := units.FormatBytes(uint64(max(db.Bytes, 0)))
+	if ss.DropAfter {
+		if err := owned.DropOwned(ctx, ss.opts, db.Name); err != nil {
+			return fmt.Sprintf("left on your server: database %s (%s), which --drop-after could not drop: %v", db.Name, size,
+				secret.ScrubError(err, secret.Values(ss.opts.DSN)))
+		}
+		return fmt.Sprintf("dropped database %s (%s) from your server (--drop-after)", db.Name, size)
+	}
+	return fmt.Sprintf("left on your server: database %s (%s), created by dbio: drop it with dbio clean --dsn '%s' --yes, or run with --drop-after",
+		db.Name, size, secret.RedactDSN(ss.opts.DSN))
 }
 
 // loadReport turns load statistics into run.json's figures. Bytes written
