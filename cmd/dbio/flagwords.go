@@ -45,6 +45,7 @@ var foreignWords = map[string]struct{ flag, hint string }{
 // help.
 func addSynonyms(c *cobra.Command) {
 	fs := c.Flags()
+	named, tool := map[string][]string{}, map[string]string{}
 	for _, s := range toolSynonyms {
 		to := fs.Lookup(s.to)
 		if to == nil || fs.Lookup(s.name) != nil {
@@ -54,7 +55,11 @@ func addSynonyms(c *cobra.Command) {
 		f.NoOptDefVal = to.NoOptDefVal
 		f.Hidden = true
 		f.Annotations = map[string][]string{synonymOf: {s.to}}
-		to.Usage += fmt.Sprintf(" (%s: --%s)", s.tool, s.name)
+		named[s.to] = append(named[s.to], "--"+s.name)
+		tool[s.to] = s.tool
+	}
+	for to, names := range named {
+		fs.Lookup(to).Usage += fmt.Sprintf(" (%s: %s)", tool[to], strings.Join(names, ", "))
 	}
 	for _, sub := range c.Commands() {
 		addSynonyms(sub)

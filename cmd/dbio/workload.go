@@ -48,7 +48,9 @@ func (f *workloadFlags) bind(cmd *cobra.Command, engines *engine.Registry, def w
 	f.def = def
 	f.run.register(fs, engines, defaults)
 	f.settings = def.New()
+	before := flagNames(fs)
 	def.BindFlags(f.settings, fs)
+	markGroup(fs, before, workloadGroup)
 	if def.RunDefaults.OwnSteps != "" {
 		// The workload's own flags set its users.
 		fs.MarkHidden("users")
@@ -88,6 +90,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 	}
 	f.bindCommand(cmd, app.Engines, def)
 	cmd.Flags().BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan, its expected time (load, ramp-ups, steps), the space it takes and what it would create; start, load and write nothing")
+	groupFlagsInHelp(cmd, def.Title+" settings")
 	return cmd
 }
 
