@@ -28,7 +28,7 @@ var flagGroups = []struct {
 }{
 	{"Basic", []string{"engine", "target", "users", "ramp-time", "runtime", "dry-run", "repeat", "results", "name", "create-target", "skip-checks", "help"}},
 	{workloadGroup, nil},
-	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database"}},
+	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database", "drop-after"}},
 	{"Ramp-up until steady", []string{"ramp-until", "steady-window", "steady-ramp"}},
 	{"Open loop", []string{"rate", "rate-per-user", "arrival", "late-tolerance", "goal", "goal-max", "goal-resolution", "goal-probes", "goal-confirm"}},
 	{"Paced terminals (TPC-C keying and thinking)", []string{"keying-thinking", "terminals", "pool", "terminals-over-spec"}},
