@@ -13,6 +13,7 @@ import (
 
 	"dbio/internal/execx"
 	"dbio/internal/fioformat"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/target"
 )
@@ -270,7 +271,16 @@ func (m *here) remove(_ context.Context, file string) error { return os.Remove(f
 func (m *here) layout(ctx context.Context, pl placement) error {
 	partial := partialFile(pl.File)
 	os.Remove(partial)
-	res, err := m.r.exec.Run(ctx, execx.Cmd{Name: m.r.fioPath, Args: layoutArgs(partial, pl.Size, pl.Engine, pl.Direct), Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+	cmd := execx.Cmd{Name: m.r.fioPath, Args: layoutArgs(partial, pl.Size, pl.Engine, pl.Direct), Setsid: true, ParentDeathSignal: syscall.SIGTERM}
+	if line := m.r.plan.Config.Live; line != nil {
+		// Laying out twice the memory takes minutes: fio's report a
+		// second says how far it got.
+		meter := progress.StartMeter(line.Messages(m.r.out), "laying out", float64(pl.Size)/1e6, "MB", "MB", m.r.now())
+		defer meter.Finish()
+		cmd.Args = append(cmd.Args, "--status-interval=1")
+		cmd.Stdout = &layoutWatch{meter: meter, now: m.r.now}
+	}
+	res, err := m.r.exec.Run(ctx, cmd)
 	if err != nil {
 		os.Remove(partial)
 		if ctx.Err() != nil {
@@ -287,6 +297,27 @@ func (m *here) layout(ctx context.Context, pl placement) error {
 		return fmt.Errorf("working file: %w", err)
 	}
 	return nil
+}
+
+// layoutWatch shows the MB fio's layout reports written, as its reports
+// come.
+type layoutWatch struct {
+	meter  *progress.Meter
+	now    func() time.Time
+	reader fioformat.StatusReader
+}
+
+func (w *layoutWatch) Write(p []byte) (int, error) {
+	for _, rep := range w.reader.Add(p) {
+		var written int64
+		for _, g := range rep.Groups {
+			if g.Write != nil {
+				written += g.Write.Bytes
+			}
+		}
+		w.meter.Update(float64(written)/1e6, float64(written)/1e6, w.now())
+	}
+	return len(p), nil
 }
 
 func (m *here) purge(_ context.Context, file string, size int64) (string, error) {

@@ -730,8 +730,8 @@ func TestProbeFallbacks(t *testing.T) {
 	}
 }
 
-// While a point runs, the live line shows fio's figures of its last
-// second (IOPS, MB/s, mean and p99 once fio times completions), within an
+// While the working file is laid out, a meter says how far it got; while
+// a point runs, the live line shows fio's figures of its last second (IOPS, MB/s, mean and p99 once fio times completions), within an
 // 80-column terminal, and the step keeps fio's final report alone.
 func TestTheLiveLineShowsFiosFigures(t *testing.T) {
 	t.Parallel()
@@ -742,6 +742,10 @@ func TestTheLiveLineShowsFiosFigures(t *testing.T) {
 	drawn := screen.String()
 	if !regexp.MustCompile(`\[measure\] .*IOPS [0-9,]+  MB/s [0-9.]+  mean [0-9.]+[µm]?s  p99 [0-9.]+[µm]?s`).MatchString(drawn) {
 		t.Errorf("the live line never showed fio's figures:\n%q", drawn)
+	}
+	// The layout's meter ends at its last report, fio's final one.
+	if !strings.Contains(drawn, "\rlaying out: 100% (67 of 67 MB), ") {
+		t.Errorf("the layout's meter was not drawn:\n%q", drawn)
 	}
 	for _, seg := range strings.Split(drawn, "\r") {
 		if n := utf8.RuneCountInString(seg); n > 79 {
