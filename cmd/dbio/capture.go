@@ -3,13 +3,16 @@ package main
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dbio/internal/blocktrace"
 	"dbio/internal/capture"
+	"dbio/internal/replay"
 	"dbio/internal/results"
+	"dbio/internal/target"
 	"dbio/internal/units"
 )
 
@@ -130,5 +133,140 @@ func printSignature(app *App, rec capture.Record) {
 	}
 	if rec.LostEvents > 0 {
 		fmt.Fprintf(w, "warning: the kernel dropped %d trace events: the trace misses requests\n", rec.LostEvents)
+	}
+}
+
+func init() { commandConstructors = append(commandConstructors, newReplayCmd) }
+
+func newReplayCmd(app *App) *cobra.Command {
+	var (
+		targetDir   string
+		pace        string
+		speed       float64
+		resultsBase string
+		name        string
+	)
+	cmd := &cobra.Command{
+		Use:   "replay CAPTURE --target DIR [--pace recorded|max] [--speed N]",
+		Short: "Replay a capture's block I/O with fio on candidate storage",
+		Long: `dbio replay plays a capture (a results directory 'dbio capture' wrote) with fio on
+a working file in DIR/dbio/replay: the devices' offsets are mapped into the file,
+which is sized to cover the captured span and written in full first; flushes
+become fdatasync, FUA writes a write and an fdatasync. Reads and writes are
+direct I/O with the capture's concurrency.
+
+--pace recorded (the default) issues every request at its recorded time: the
+latency the candidate gives under the captured load, and whether it kept up.
+--pace max issues them as fast as their order and concurrency allow: the
+candidate's headroom. --speed N scales the recorded pace (2 is twice as fast).
+Discards are not replayed. The working file is removed afterwards.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := replay.ParsePace(pace)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if speed <= 0 || speed > 1000 {
+				return usagef("--speed %g must be above 0 (1 is the recorded pace)", speed)
+			}
+			if p == replay.Max && cmd.Flags().Changed("speed") {
+				return usagef("--speed scales the recorded pace; --pace max has none: leave one out")
+			}
+			if targetDir == "" {
+				return usagef("give the candidate storage: --target DIR (a directory on it)")
+			}
+			fi, err := os.Stat(targetDir)
+			switch {
+			case err != nil:
+				return usagef("--target %s: %v", targetDir, err)
+			case fi.Mode()&(os.ModeDevice|os.ModeCharDevice) != 0:
+				return usagef("--target %s is a device node: dbio replays onto a file, never a device; mount the device and pass a directory on it", targetDir)
+			case !fi.IsDir():
+				return usagef("--target %s is not a directory", targetDir)
+			}
+			capDir := args[0]
+			_, tr, err := capture.Load(capDir)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			need := replay.Need(tr)
+			if need == 0 {
+				return usagef("capture %s has no read or write to replay", capDir)
+			}
+			var st syscall.Statfs_t
+			if err := syscall.Statfs(targetDir, &st); err != nil {
+				return usagef("--target %s: %v", targetDir, err)
+			}
+			// The working file, and room for the file system's own blocks.
+			if free := st.Bavail * uint64(st.Bsize); free < uint64(need)+uint64(need)/16+(16<<20) {
+				return usagef("--target %s has %s free but the replay's working file needs %s: free some space or choose another target",
+					targetDir, units.FormatBytes(free), units.FormatBytes(uint64(need)))
+			}
+			fio, err := app.Exec.LookPath("fio")
+			if err != nil {
+				return usagef("fio is not installed: install it (apt-get install fio)")
+			}
+			t, err := target.Open(targetDir)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			work, err := t.Sub("replay")
+			if err != nil {
+				return err
+			}
+			defer t.RemoveSub("replay")
+			storage, _ := app.SysFS.Resolve(t.Path)
+			dir, err := results.NewDir(resultsBase, name, "replay directory", app.Now())
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(app.Stdout, "replaying %s (%d requests, %s) on %s at %s pace into %s\n", capDir, len(tr.Requests),
+				units.FormatBytes(uint64(need)), t.Path, pace, dir)
+			rec, err := replay.Run(cmd.Context(), app.Exec, replay.Config{
+				Fio: fio, Capture: capDir, Trace: tr, Target: t.Path, Storage: storage, WorkDir: work,
+				ResultsDir: dir, Pace: p, Speed: speed, Command: app.Args, Now: app.Now,
+			})
+			if err != nil {
+				if cmd.Context().Err() != nil {
+					return errInterrupted
+				}
+				return err
+			}
+			if err := replay.WriteRecord(dir, rec); err != nil {
+				return err
+			}
+			printReplay(app, rec)
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&targetDir, "target", "", "directory on the candidate storage (the working file goes in DIR/dbio/replay)")
+	fs.StringVar(&pace, "pace", string(replay.Recorded), "recorded: issue requests at their recorded times; max: as fast as order and concurrency allow")
+	fs.Float64Var(&speed, "speed", 1, "scale the recorded pace (2 replays twice as fast)")
+	fs.StringVar(&resultsBase, "results", "results", "directory the replay's results directory is created in")
+	fs.StringVar(&name, "name", "replay", "name of the replay's results directory (after its timestamp)")
+	return cmd
+}
+
+func printReplay(app *App, rec replay.Record) {
+	w := app.Stdout
+	fmt.Fprintf(w, "replayed in %.2f s; the source took %.2f s\n", rec.RuntimeSeconds, rec.ExpectedSeconds)
+	for _, op := range []struct {
+		name string
+		f    replay.Figures
+	}{{"reads", rec.Reads}, {"writes", rec.Writes}, {"syncs", rec.Syncs}} {
+		if op.f.Requests == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  %-7s %9d  %9.1f/s  latency p50 %s  p99 %s  p99.9 %s\n", op.name, op.f.Requests, op.f.PerSecond,
+			units.FormatMicros(op.f.Latency.P50), units.FormatMicros(op.f.Latency.P99), units.FormatMicros(op.f.Latency.P999))
+	}
+	switch {
+	case rec.Pace == replay.Max:
+		fmt.Fprintf(w, "  as fast as possible: %.2f× the recorded pace\n", rec.ExpectedSeconds/max(rec.RuntimeSeconds, 0.001))
+	case rec.KeptUp:
+		fmt.Fprintf(w, "  kept up with the recorded pace\n")
+	default:
+		fmt.Fprintf(w, "  fell behind the recorded pace by %.2f s (%.0f %%)\n", rec.BehindSeconds, 100*rec.BehindSeconds/max(rec.ExpectedSeconds, 0.001))
 	}
 }

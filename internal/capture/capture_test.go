@@ -47,6 +47,10 @@ func TestCaptureAgreesWithDiskstats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer load.Wait()
+	// The capture begins once the load is reading and writing.
+	if err := AwaitIO(ctx, host.Proc, dev, 50); err != nil {
+		t.Fatal(err)
+	}
 	rec, tr, err := Run(ctx, tracer, Config{
 		Devices: []blocktrace.Device{dev}, Duration: 2 * time.Second,
 		Proc: host.Proc, Now: time.Now,

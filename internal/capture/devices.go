@@ -2,12 +2,14 @@ package capture
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"dbio/internal/blocktrace"
 	"dbio/internal/target"
@@ -127,4 +129,30 @@ func ReadDiskStats(proc string, devices []blocktrace.Device) ([]DiskStats, error
 		out[i] = s
 	}
 	return out, nil
+}
+
+// AwaitIO returns once dev has completed n more requests than when it was
+// called (the workload a capture is for has begun), or ctx ends.
+func AwaitIO(ctx context.Context, proc string, dev blocktrace.Device, n int64) error {
+	devs := []blocktrace.Device{dev}
+	before, err := ReadDiskStats(proc, devs)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		now, err := ReadDiskStats(proc, devs)
+		if err != nil {
+			return err
+		}
+		if d := now[0].Sub(before[0]); d.Reads+d.Writes >= n {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

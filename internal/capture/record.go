@@ -69,17 +69,23 @@ type Config struct {
 // results directory is made.
 func Run(ctx context.Context, t *Tracer, cfg Config) (Record, blocktrace.Trace, error) {
 	rec := Record{Kind: Kind, Version: 1, Started: cfg.Now(), Command: cfg.Command}
-	before, err := ReadDiskStats(cfg.Proc, cfg.Devices)
-	if err != nil {
+	// Read right after the trace's markers: the trace and the counters
+	// then cover the same span, but for the requests in flight at its ends.
+	if _, err := ReadDiskStats(cfg.Proc, cfg.Devices); err != nil {
 		return rec, blocktrace.Trace{}, err
 	}
+	var before, after []DiskStats
 	cpu0 := cpuSeconds()
-	tr, st, err := t.Run(ctx, cfg.Duration)
+	tr, st, err := t.Run(ctx, cfg.Duration, func(marker string) error {
+		s, err := ReadDiskStats(cfg.Proc, cfg.Devices)
+		if marker == "start" {
+			before = s
+		} else {
+			after = s
+		}
+		return err
+	})
 	cpu := cpuSeconds() - cpu0
-	if err != nil {
-		return rec, tr, err
-	}
-	after, err := ReadDiskStats(cfg.Proc, cfg.Devices)
 	if err != nil {
 		return rec, tr, err
 	}

@@ -136,8 +136,14 @@ type Stats struct {
 	EmptyWrites int
 }
 
-// Run traces for d (or until ctx ends) and returns the requests.
-func (t *Tracer) Run(ctx context.Context, d time.Duration) (blocktrace.Trace, Stats, error) {
+// Run traces for d (or until ctx ends) and returns the requests. atMarker,
+// when given, is called right after the start and the end are marked in
+// the trace ("start", "end"), so that the devices' own counters are read
+// at the same instants.
+func (t *Tracer) Run(ctx context.Context, d time.Duration, atMarker func(string) error) (blocktrace.Trace, Stats, error) {
+	if atMarker == nil {
+		atMarker = func(string) error { return nil }
+	}
 	var st Stats
 	pipe, err := os.Open(filepath.Join(t.dir, "trace_pipe"))
 	if err != nil {
@@ -151,6 +157,9 @@ func (t *Tracer) Run(ctx context.Context, d time.Duration) (blocktrace.Trace, St
 	}
 	if err := t.mark("start"); err != nil {
 		return blocktrace.Trace{}, st, fmt.Errorf("start block tracing: %w", err)
+	}
+	if err := atMarker("start"); err != nil {
+		return blocktrace.Trace{}, st, err
 	}
 	type result struct {
 		tr  blocktrace.Trace
@@ -170,20 +179,19 @@ func (t *Tracer) Run(ctx context.Context, d time.Duration) (blocktrace.Trace, St
 	case r := <-done:
 		return r.tr, st, fmt.Errorf("block tracing ended early: %v", r.err)
 	}
-	// No request is issued after the end; the ones in flight may still
-	// complete before the marker is read.
-	if err := t.enable("block_rq_issue", "0"); err != nil {
-		return blocktrace.Trace{}, st, err
-	}
 	if err := t.mark("end"); err != nil {
 		return blocktrace.Trace{}, st, err
+	}
+	endErr := atMarker("end")
+	for _, ev := range events {
+		t.enable(ev, "0")
 	}
 	r := <-done
 	if r.a != nil {
 		st.Unmatched, st.EmptyWrites = r.a.Unmatched, r.a.EmptyWrites
 	}
 	st.Lost = t.lost()
-	return r.tr, st, r.err
+	return r.tr, st, errors.Join(r.err, endErr)
 }
 
 // read assembles the events between dbio's start and end markers.

@@ -1,0 +1,251 @@
+// Package replay plays a captured block trace with fio on a working file of
+// candidate storage: the device offsets mapped into the file, flushes as
+// fdatasync, FUA writes as a write and an fdatasync, at the recorded pace
+// (open loop) or as fast as the recorded order and concurrency allow; and
+// what the candidate did: latency by direction and of the syncs, second by
+// second, and whether it kept up with the recorded pace.
+package replay
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"dbio/internal/blocktrace"
+)
+
+// Pace says when a replayed request is issued.
+type Pace string
+
+const (
+	// Recorded issues every request at its recorded time (scaled by Speed):
+	// the candidate's latency under the captured offered load.
+	Recorded Pace = "recorded"
+	// Max issues requests as soon as the recorded order and concurrency
+	// allow: the candidate's headroom for the workload.
+	Max Pace = "max"
+)
+
+// ParsePace reads --pace.
+func ParsePace(s string) (Pace, error) {
+	switch Pace(s) {
+	case Recorded, Max:
+		return Pace(s), nil
+	}
+	return "", fmt.Errorf("--pace %q is not recorded or max", s)
+}
+
+// regionAlign aligns each device's region in the working file.
+const regionAlign = 1 << 20
+
+// Layout maps each traced device's span into one working file: device d's
+// byte o is the file's byte o - Base[d] + Region[d].
+type Layout struct {
+	Base   []int64
+	Region []int64
+	// Size is the working file's size.
+	Size int64
+}
+
+// PlanLayout sizes the working file to cover every device's captured span.
+func PlanLayout(tr blocktrace.Trace) Layout {
+	n := len(tr.Devices)
+	lo, hi := make([]int64, n), make([]int64, n)
+	seen := make([]bool, n)
+	for _, r := range tr.Requests {
+		if !carriesData(r) {
+			continue
+		}
+		d := r.Device
+		if !seen[d] || r.Offset < lo[d] {
+			lo[d] = r.Offset
+		}
+		if !seen[d] || r.End() > hi[d] {
+			hi[d] = r.End()
+		}
+		seen[d] = true
+	}
+	l := Layout{Base: make([]int64, n), Region: make([]int64, n)}
+	for d := range n {
+		if !seen[d] {
+			continue
+		}
+		l.Base[d] = lo[d] / regionAlign * regionAlign
+		l.Region[d] = l.Size
+		l.Size += (hi[d] - l.Base[d] + regionAlign - 1) / regionAlign * regionAlign
+	}
+	return l
+}
+
+// FileOffset is where r's data is in the working file.
+func (l Layout) FileOffset(r blocktrace.Request) int64 {
+	return r.Offset - l.Base[r.Device] + l.Region[r.Device]
+}
+
+func carriesData(r blocktrace.Request) bool {
+	return (r.Op == blocktrace.Read || r.Op == blocktrace.Write) && r.Size > 0
+}
+
+// LogStats says what the I/O logs hold of the trace.
+type LogStats struct {
+	Reads, Writes, Syncs int64
+	// Discards are not replayed: a file has no discard fio can send with
+	// the trace's timing.
+	Discards int64
+	// Lanes is the replay's concurrency: how many I/O logs fio replays at
+	// once (see AssignLanes).
+	Lanes int
+	// LastIssue is when the last request was issued, from the trace's start.
+	LastIssue time.Duration
+}
+
+// maxLanes bounds the replay's concurrency.
+const maxLanes = 64
+
+// AssignLanes spreads the trace's requests over lanes, each replayed by
+// one fio job with synchronous I/O: a request goes to a lane whose previous
+// request had completed (as recorded) when it was issued, so that the
+// lanes together keep the trace's concurrency and each request's order
+// behind the ones it followed. Synchronous jobs make fio's latency the
+// request's own: an asynchronous job pacing a log reaps completions only
+// between its sleeps (fio 3.33), which adds the gap between requests.
+func AssignLanes(tr blocktrace.Trace) (lane []int, lanes int) {
+	lane = make([]int, len(tr.Requests))
+	var free []time.Duration // when each lane's last request completed
+	for i, r := range tr.Requests {
+		end := r.At
+		if r.Completed() {
+			end += r.Latency
+		}
+		pick := -1
+		for l, f := range free {
+			if f <= r.At {
+				pick = l
+				break
+			}
+		}
+		if pick < 0 && len(free) < maxLanes {
+			free = append(free, 0)
+			pick = len(free) - 1
+		}
+		if pick < 0 {
+			// Every lane busy: the one that frees first.
+			pick = 0
+			for l, f := range free {
+				if f < free[pick] {
+					pick = l
+				}
+			}
+		}
+		lane[i] = pick
+		free[pick] = max(free[pick], end)
+	}
+	return lane, max(len(free), 1)
+}
+
+// Count says what the I/O logs of tr will hold.
+func Count(tr blocktrace.Trace) LogStats {
+	var st LogStats
+	for _, r := range tr.Requests {
+		st.LastIssue = r.At
+		switch {
+		case r.Op == blocktrace.Discard:
+			st.Discards++
+			continue
+		case r.Op == blocktrace.Flush:
+			st.Syncs++
+			continue
+		}
+		if r.Flags&blocktrace.Preflush != 0 {
+			st.Syncs++
+		}
+		if !carriesData(r) {
+			continue
+		}
+		if r.Op == blocktrace.Write {
+			st.Writes++
+			if r.Flags&blocktrace.FUA != 0 {
+				st.Syncs++
+			}
+		} else {
+			st.Reads++
+		}
+	}
+	return st
+}
+
+// WriteIOLog writes the requests of one lane as fio's version 3 I/O log on
+// file: timestamps in microseconds from the trace's first request (the
+// same origin in every lane), so that a replay starts with its first
+// request rather than the capture's idle start; a flush, and a
+// write's preflush, become an fdatasync before it; a FUA write is a write
+// followed by an fdatasync, which is what makes a file's write durable.
+func WriteIOLog(w io.Writer, tr blocktrace.Trace, l Layout, file string, lanes []int, lane int) error {
+	if strings.ContainsAny(file, " \t\n\r") {
+		return fmt.Errorf("working file %q holds white space, which fio's I/O log cannot hold", file)
+	}
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "fio version 3 iolog\n0 %s add\n0 %s open\n", file, file)
+	sync := func(us int64) { fmt.Fprintf(bw, "%d %s datasync 0 0\n", us, file) }
+	last := int64(0)
+	var origin time.Duration
+	if len(tr.Requests) > 0 {
+		origin = tr.Requests[0].At
+	}
+	for i, r := range tr.Requests {
+		if lanes[i] != lane {
+			continue
+		}
+		us := (r.At - origin).Microseconds()
+		last = us
+		if r.Op == blocktrace.Flush || r.Flags&blocktrace.Preflush != 0 {
+			sync(us)
+		}
+		if !carriesData(r) {
+			continue
+		}
+		action := "read"
+		if r.Op == blocktrace.Write {
+			action = "write"
+		}
+		fmt.Fprintf(bw, "%d %s %s %d %d\n", us, file, action, l.FileOffset(r), r.Size)
+		if r.Op == blocktrace.Write && r.Flags&blocktrace.FUA != 0 {
+			sync(us)
+		}
+	}
+	fmt.Fprintf(bw, "%d %s close\n", last, file)
+	return bw.Flush()
+}
+
+// JobFile is fio's job file for the replay: one synchronous job per lane
+// reading its I/O log, direct I/O, reported as one group, logging every
+// second's IOPS, latency and latency histogram under logPrefix.
+func JobFile(iologs []string, file string, pace Pace, speed float64, logPrefix string) string {
+	var b strings.Builder
+	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	line("[global]")
+	line("filename=%s", file)
+	line("ioengine=psync")
+	line("direct=1")
+	if pace == Max {
+		line("replay_no_stall=1")
+	} else if speed != 1 {
+		line("replay_time_scale=%d", int(speed*100+0.5))
+	}
+	line("group_reporting=1")
+	line("log_avg_msec=1000")
+	line("log_hist_msec=1000")
+	line("log_unix_epoch=1")
+	line("write_iops_log=%s", logPrefix)
+	line("write_bw_log=%s", logPrefix)
+	line("write_lat_log=%s", logPrefix)
+	line("write_hist_log=%s", logPrefix)
+	for i, log := range iologs {
+		line("")
+		line("[lane%d]", i+1)
+		line("read_iolog=%s", log)
+	}
+	return b.String()
+}
