@@ -200,7 +200,7 @@ func writeAB(app *App, dir string, dirs map[string][]string, labelA, labelB stri
 // side ran once (Force: an A/B study compares its sides whatever they
 // differ in). dbio ab writes it; dbio report re-renders it.
 func writeABReport(app *App, out report.Output, sets []report.Set) error {
-	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title}
+	opts := report.Options{Now: app.Now, Version: version(), Force: true, Titles: workloads().Title, SettingFlag: workloads().Flag}
 	if report.AnyRepeated(sets) {
 		_, err := report.WriteRepeatedComparison(out, sets, opts)
 		return err

@@ -177,7 +177,7 @@ does: dbio compare results/20261125-131913-ab.`,
 				return err
 			}
 			sayUnfinished(app, runs)
-			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title}
+			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title, SettingFlag: workloads().Flag}
 			var headlines []string
 			if report.AnyRepeated(sets) && len(sets) > 1 {
 				headlines, err = report.WriteRepeatedComparison(out, sets, opts)

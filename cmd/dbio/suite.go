@@ -169,7 +169,7 @@ func estimate(r suite.Run, hosts []fleet.Host) (time.Duration, uint64) {
 // configurations: of their repeats when the suite repeats its runs, else
 // of their runs.
 func compareRuns(compared []runner.ComparedSet, out string) error {
-	opts := report.Options{Version: version(), Titles: workloads().Title}
+	opts := report.Options{Version: version(), Titles: workloads().Title, SettingFlag: workloads().Flag}
 	sets := make([]report.Set, len(compared))
 	var runs []*results.Loaded
 	for i, c := range compared {

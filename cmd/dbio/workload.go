@@ -327,5 +327,5 @@ func writeRunReport(app *App, dir string) {
 // reportOptions are the options of every report dbio writes: its version,
 // the clock, and the registered workloads' titles.
 func reportOptions(app *App) report.Options {
-	return report.Options{Now: app.Now, Version: version(), Titles: workloads().Title}
+	return report.Options{Now: app.Now, Version: version(), Titles: workloads().Title, SettingFlag: workloads().Flag}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -679,50 +680,105 @@ func runsTable(runs []*runView) *table {
 }
 
 // facts lists every configuration value, host fact, storage fact, version
-// and engine setting of each run, keyed in the order first seen.
+// and engine setting of each run, keyed in the order first seen. A fact is
+// listed once, under the flag that set it where a flag did: a target's
+// path is its --target, the engine's version its engine row, a setting
+// given with --setting (or the buffer pool --buffer-pool sized) is not
+// listed again among the engine's settings. What dbio chose for a managed
+// server's place differs from run to run by design and is left out or
+// written relative to the target: the free port it took, its socket
+// directory under the target.
 func facts(runs []*runView) (order []string, values []map[string]string) {
 	values = make([]map[string]string, len(runs))
 	for i, r := range runs {
 		values[i] = map[string]string{}
 		put := func(k, v string) {
-			if _, ok := values[i][k]; !ok {
-				found := false
-				for _, o := range order {
-					if o == k {
-						found = true
-						break
-					}
-				}
-				if !found {
-					order = append(order, k)
-				}
+			if _, ok := values[i][k]; !ok && !slices.Contains(order, k) {
+				order = append(order, k)
 			}
 			values[i][k] = v
 		}
 		put("run kind", r.Run.Kind)
-		for _, f := range configFacts(r.Run.Config) {
-			put("config "+f.Label, f.Value)
+		config := configFacts(r.Run.Config, r.opts.SettingFlag)
+		given := map[string]string{}
+		for _, f := range config {
+			given[f.Label] = f.Value
+		}
+		for _, f := range config {
+			if f.Label == "--engine" && len(r.Run.Engines) > 0 {
+				continue // the engine row names it with its version
+			}
+			put(f.Label, f.Value)
 		}
 		env := r.Run.Environment
 		put("host", env.Hostname)
 		put("kernel", env.Kernel)
 		put("CPU", fmt.Sprintf("%s × %d", env.CPUModel, env.CPUs))
 		put("memory", units.FormatBytes(env.MemoryBytes))
+		var targetPaths []string
 		for _, ti := range targetsOf(r.Run) {
-			put("target "+string(ti.Role)+" path", ti.Path)
+			if ti.Host == "" {
+				targetPaths = append(targetPaths, ti.Path)
+			}
+			if !givenPath(given, ti.Path) {
+				put("target "+string(ti.Role)+" path", ti.Path)
+			}
 			put("target "+string(ti.Role)+" storage", ti.Describe())
 		}
+		engines := map[string]bool{}
+		for _, e := range r.Run.Engines {
+			engines[e.Engine] = true
+		}
 		for _, k := range sortedKeys(env.Versions) {
-			put("version "+k, env.Versions[k])
+			if !engines[k] {
+				put("version "+k, env.Versions[k])
+			}
 		}
 		for _, e := range r.Run.Engines {
 			put("engine", e.Engine+" "+e.Version)
 			for _, k := range sortedKeys(e.Settings) {
-				put("engine setting "+k, e.Settings[k])
+				_, set := given["--setting "+k]
+				_, sized := given["--buffer-pool"]
+				switch {
+				case set, sized && bufferPoolSettings[k]:
+					continue
+				case e.Managed && k == "port":
+					continue
+				}
+				put("engine setting "+k, underTarget(e.Settings[k], targetPaths))
 			}
 		}
 	}
 	return order, values
+}
+
+// bufferPoolSettings are the engine settings --buffer-pool sets, as its
+// help names them: PostgreSQL's, MariaDB's and SQLite's page cache.
+var bufferPoolSettings = map[string]bool{"shared_buffers": true, "innodb_buffer_pool_size": true, "cache_size": true}
+
+// givenPath says a flag of the config names path: its --target (one of
+// a disk run's), --log-target or --backup-target.
+func givenPath(given map[string]string, path string) bool {
+	for _, flag := range []string{"--target", "--log-target", "--backup-target"} {
+		for _, p := range strings.Split(given[flag], ", ") {
+			if p == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// underTarget writes a value that is a path under one of the run's
+// targets relative to it ("<target>/dbio/postgres/run"), so that a
+// setting dbio derived from the target differs only where the target does.
+func underTarget(v string, targets []string) string {
+	for _, t := range targets {
+		if rest, ok := strings.CutPrefix(v, t); ok && (rest == "" || strings.HasPrefix(rest, "/")) && t != "" {
+			return "<target>" + rest
+		}
+	}
+	return v
 }
 
 // sideBySide tables the runs' facts: only those that differ (what the

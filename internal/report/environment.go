@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -10,7 +8,6 @@ import (
 	"time"
 
 	"dbio/internal/analysis"
-	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/units"
 )
@@ -135,7 +132,7 @@ func configurationSection(r *runView, prefix string) *section {
 		kv.Pairs = append(kv.Pairs, fact{"error", run.Error})
 	}
 	sec.add(kv)
-	if pairs := configFacts(run.Config); len(pairs) > 0 {
+	if pairs := configFacts(run.Config, r.opts.SettingFlag); len(pairs) > 0 {
 		sec.add(&keyValues{ID: prefix + "config", Title: "Resolved configuration", Pairs: pairs})
 	}
 	if ld := run.Load; ld != nil {
@@ -211,93 +208,4 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
-}
-
-// configFacts are a run's config as recorded, each value under its dotted
-// path, in the order run.json holds them.
-func configFacts(c results.RunConfig) []fact {
-	b, err := json.Marshal(c)
-	if err != nil {
-		return nil
-	}
-	return flattenJSON(b)
-}
-
-// flattenJSON lists a JSON document's leaves as dotted paths, in the order
-// they appear (a map would sort them and lose the writer's grouping).
-func flattenJSON(data json.RawMessage) []fact {
-	if len(data) == 0 {
-		return nil
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var out []fact
-	var walk func(prefix string) error
-	walk = func(prefix string) error {
-		tok, err := d.Token()
-		if err != nil {
-			return err
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			switch v {
-			case '{':
-				empty := true
-				for d.More() {
-					empty = false
-					k, err := d.Token()
-					if err != nil {
-						return err
-					}
-					key := fmt.Sprint(k)
-					if prefix != "" {
-						key = prefix + "." + key
-					}
-					if err := walk(key); err != nil {
-						return err
-					}
-				}
-				if empty && prefix != "" {
-					out = append(out, fact{prefix, "{}"})
-				}
-				_, err := d.Token()
-				return err
-			case '[':
-				var items []string
-				simple := true
-				start := len(out)
-				for i := 0; d.More(); i++ {
-					if err := walk(fmt.Sprintf("%s[%d]", prefix, i)); err != nil {
-						return err
-					}
-				}
-				for _, f := range out[start:] {
-					if strings.ContainsAny(strings.TrimPrefix(f.Label, prefix), ".") {
-						simple = false
-					}
-					items = append(items, f.Value)
-				}
-				if simple {
-					// A list of plain values reads best on one line: users 1, 2, 4.
-					out = append(out[:start], fact{prefix, strings.Join(items, ", ")})
-				}
-				_, err := d.Token()
-				return err
-			}
-		case nil:
-			out = append(out, fact{prefix, "null"})
-		default:
-			value := fmt.Sprint(v)
-			if prefix == "dsn" || strings.HasSuffix(prefix, ".dsn") {
-				// Recorded redacted; redacted again for older results directories.
-				value = secret.RedactDSN(value)
-			}
-			out = append(out, fact{prefix, value})
-		}
-		return nil
-	}
-	if err := walk(""); err != nil {
-		return []fact{{"configuration", string(data)}}
-	}
-	return out
 }

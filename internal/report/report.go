@@ -33,6 +33,11 @@ type Options struct {
 	// Titles name workload kinds in headings ("TPC-C" for tpcc): the
 	// workload registry's; nil names each by its kind.
 	Titles func(kind string) string
+	// SettingFlag names the flag of a workload's setting as run.json
+	// records it ("load_workers" is --load-workers), so that the
+	// configuration reads in the flags' words: the workload registry's
+	// Flag; nil keeps the recorded keys.
+	SettingFlag func(kind, key string) (flag string, ok bool)
 }
 
 // title names a workload kind for headings (see Titles).

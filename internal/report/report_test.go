@@ -58,8 +58,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
 func testOptions() Options {
-	titles := workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition()).Title
-	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: titles}
+	workloads := workload.NewRegistry(tpcc.Definition(), sysbench.Definition(), as3ap.Definition())
+	return Options{Now: fixedClock, Version: "v0.0.0-test", Titles: workloads.Title, SettingFlag: workloads.Flag}
 }
 
 func load(t testing.TB, names ...string) []*results.Loaded {

@@ -201,6 +201,25 @@ func (r *Registry) Title(kind string) string {
 	return kind
 }
 
+// Flag is the flag of kind's command that sets the setting run.json
+// records as key ("load_workers" is --load-workers), so that a report says
+// a setting in the words the user typed; ok is false when no flag sets it
+// (a value the workload derives, such as sysbench's point_selects from its
+// --workload) or no workload is kind.
+func (r *Registry) Flag(kind, key string) (flag string, ok bool) {
+	d, found := r.Get(kind)
+	if !found {
+		return "", false
+	}
+	fs := pflag.NewFlagSet(kind, pflag.ContinueOnError)
+	d.BindFlags(d.New(), fs)
+	name := strings.ReplaceAll(key, "_", "-")
+	if fs.Lookup(name) == nil {
+		return "", false
+	}
+	return name, true
+}
+
 // StepsOwner is implemented by settings that, as set, may draw their own
 // users (TPC-C's paced terminals): OwnSteps says which of the workload's
 // flags set them, and a --users (or a suite's users) given beside is
