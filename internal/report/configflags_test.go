@@ -1,11 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"text/tabwriter"
 
 	"dbio/internal/analysis"
+	"dbio/internal/metrics"
 	"dbio/internal/results"
 )
 
@@ -105,5 +110,44 @@ func TestWhatDiffersLeavesOutNoise(t *testing.T) {
 	want := []string{"--target", "--buffer-pool"}
 	if strings.Join(items, ", ") != strings.Join(want, ", ") {
 		t.Errorf("what differs lists %q, want %q", items, want)
+	}
+}
+
+// A column of throughputs is written one way, with separators and the
+// decimals its largest value needs: never "1,469" above "506.45".
+func TestThroughputColumnsAreWrittenOneWay(t *testing.T) {
+	tests := []struct {
+		values []float64
+		want   []string
+	}{
+		{[]float64{1469.2, 506.45, 12.3}, []string{"1,469", "506", "12"}},
+		{[]float64{50.61, 9.5, 0}, []string{"50.6", "9.5", "0.0"}},
+		{[]float64{5.061, 0.25}, []string{"5.06", "0.25"}},
+		{[]float64{12345.67, math.NaN()}, []string{"12,346", "-"}},
+	}
+	for _, tt := range tests {
+		f := throughputFormat(tt.values)
+		for i, v := range tt.values {
+			if got := f(v); got != tt.want[i] {
+				t.Errorf("%v: %v written %q, want %q", tt.values, v, got, tt.want[i])
+			}
+		}
+	}
+	// The terminal's step table formats each figure's column so.
+	step := func(users int, tps float64) results.Step {
+		return results.Step{Name: fmt.Sprintf("users-%d", users), Users: users, Status: "completed", Total: &metrics.TxSummary{},
+			Figures: []results.Figure{{Name: results.FigureTPS, Value: tps}}}
+	}
+	var b bytes.Buffer
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	workloadTable(tw, []results.Step{step(1, 506.45), step(4, 1469.2)})
+	tw.Flush()
+	for _, want := range []string{" 506 ", " 1,469 "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the step table does not say %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "506.45") {
+		t.Errorf("the step table mixes decimals:\n%s", b.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dbio/internal/analysis"
+	"dbio/internal/results"
 	"dbio/internal/secret"
 	"dbio/internal/units"
 )
@@ -112,6 +113,32 @@ func backgroundFacts(r *runView, prefix string) *keyValues {
 	return kv
 }
 
+// scaleUnit names what a load's scale counts, in its flag's word
+// ("warehouses", "tables", "rows"): the dataset's first setting, its
+// scale, as the load recorded it; for a run recorded before it did, its
+// workload's first setting, which is its scale in every workload's record.
+func scaleUnit(ld *results.LoadReport, c results.RunConfig) string {
+	name := ""
+	switch {
+	case ld.Dataset != nil && len(ld.Dataset.Settings) > 0:
+		name = ld.Dataset.Settings[0].Flag
+	case len(c.Settings) > 0:
+		name = c.Settings[0].Name
+	}
+	if name == "" {
+		return "scale units"
+	}
+	return strings.NewReplacer("-", " ", "_", " ").Replace(name)
+}
+
+// scaleText is a scale with its unit: "10 warehouses", "1 warehouse".
+func scaleText(n int, unit string) string {
+	if n == 1 {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	return thousands(float64(n)) + " " + unit
+}
+
 // configurationSection shows the command, the resolved configuration, the
 // load, the consistency checks, and the run's notes and warnings.
 func configurationSection(r *runView, prefix string) *section {
@@ -137,12 +164,13 @@ func configurationSection(r *runView, prefix string) *section {
 	}
 	if ld := run.Load; ld != nil {
 		l := &keyValues{ID: prefix + "load", Title: "Initial load"}
+		unit := scaleUnit(ld, run.Config)
 		if ld.Reused {
-			l.Pairs = append(l.Pairs, fact{"dataset", fmt.Sprintf("reused the existing dataset (scale %d)", ld.Scale)})
+			l.Pairs = append(l.Pairs, fact{"dataset", "reused the existing dataset (" + scaleText(ld.Scale, unit) + ")"})
 		} else {
-			l.Pairs = append(l.Pairs, fact{"scale", strconv.Itoa(ld.Scale)}, fact{"rows", thousands(float64(ld.Rows))},
+			l.Pairs = append(l.Pairs, fact{"scale", scaleText(ld.Scale, unit)}, fact{"rows", thousands(float64(ld.Rows))},
 				fact{"time", fixed(ld.Seconds, 1) + " s"}, fact{"rows per second", thousands(ld.RowsPerSec)},
-				fact{"scale units per minute", fixed(ld.ScalePerMin, 1)},
+				fact{unit + " per minute", quantity(ld.ScalePerMin)},
 				fact{"written", units.FormatBytes(uint64(max(ld.BytesWritten, 0))) + " (" + fixed(ld.MBPerSec, 1) + " MB/s)"})
 		}
 		sec.add(l)

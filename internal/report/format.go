@@ -61,6 +61,45 @@ func quantity(v float64) string {
 	return fixed(v, 3)
 }
 
+// throughputFormat is how a column of throughputs is written, one way
+// for all its rows: with separators, and the decimals its largest value
+// needs (none from 100, one from 10, two below), so that a column never
+// mixes "1,469" and "506.45".
+func throughputFormat(values []float64) func(float64) string {
+	largest := 0.0
+	for _, v := range values {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			largest = math.Max(largest, math.Abs(v))
+		}
+	}
+	decimals := 2
+	switch {
+	case largest >= 100:
+		decimals = 0
+	case largest >= 10:
+		decimals = 1
+	}
+	return func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= units.Huge {
+			return thousands(v)
+		}
+		if decimals == 0 {
+			return thousands(v)
+		}
+		s := fixed(v, decimals)
+		whole, frac, _ := strings.Cut(s, ".")
+		n, err := strconv.ParseInt(whole, 10, 64)
+		if err != nil {
+			return s
+		}
+		grouped := units.GroupThousands(n)
+		if n == 0 && strings.HasPrefix(whole, "-") {
+			grouped = "-0"
+		}
+		return grouped + "." + frac
+	}
+}
+
 // millis renders a latency in milliseconds with a precision that keeps
 // three significant digits for sub-millisecond storage and whole numbers for
 // slow paths.

@@ -73,14 +73,15 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 	}
 	if ld := r.Load; ld != nil {
 		if ld.Reused {
-			fmt.Fprintf(w, "load:    reused the existing dataset (scale %d)\n", ld.Scale)
+			fmt.Fprintf(w, "load:    reused the existing dataset (%s)\n", scaleText(ld.Scale, scaleUnit(ld, r.Config)))
 		} else {
 			kept := fixed(ld.MBPerSec, 1) + " MB/s kept on disk"
 			if ld.BytesWritten == 0 {
 				kept = "size on disk unknown: the server is not on a target dbio manages"
 			}
-			fmt.Fprintf(w, "load:    scale %d, %d rows in %s s (%s rows/s, %s per min, %s)\n",
-				ld.Scale, ld.Rows, fixed(ld.Seconds, 1), fixed(ld.RowsPerSec, 0), fixed(ld.ScalePerMin, 1), kept)
+			unit := scaleUnit(ld, r.Config)
+			fmt.Fprintf(w, "load:    %s, %s rows in %s s (%s rows/s, %s %s/min, %s)\n",
+				scaleText(ld.Scale, unit), thousands(float64(ld.Rows)), fixed(ld.Seconds, 1), thousands(ld.RowsPerSec), quantity(ld.ScalePerMin), unit, kept)
 		}
 	}
 	if err := stepTables(w, l.Steps); err != nil {
@@ -256,11 +257,12 @@ func workloadTable(tw io.Writer, ss []results.Step) {
 	} else {
 		fmt.Fprintf(tw, "p50 ms\tp95 ms\tp99 ms\terrors\t status\t\n")
 	}
+	formats := columnFormats(ss, names)
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t%d\t", s.Name, s.Users)
 		for _, n := range names {
 			if v, ok := s.Figure(n); ok {
-				fmt.Fprintf(tw, "%s\t", number(v))
+				fmt.Fprintf(tw, "%s\t", formats[n](v))
 			} else {
 				fmt.Fprintf(tw, "-\t")
 			}
@@ -364,18 +366,34 @@ func figureTable(tw io.Writer, ss []results.Step) {
 		fmt.Fprintf(tw, "%s\t", head)
 	}
 	fmt.Fprintf(tw, " status\t\n")
+	formats := columnFormats(ss, names)
 	for _, s := range ss {
 		fmt.Fprintf(tw, "%s\t", s.Name)
 		for _, n := range names {
 			v, ok := s.Figure(n)
 			if ok {
-				fmt.Fprintf(tw, "%s\t", number(v))
+				fmt.Fprintf(tw, "%s\t", formats[n](v))
 			} else {
 				fmt.Fprintf(tw, "-\t")
 			}
 		}
 		fmt.Fprintf(tw, " %s\t\n", s.Status)
 	}
+}
+
+// columnFormats is each figure's format, one for its whole column.
+func columnFormats(ss []results.Step, names []results.FigureName) map[results.FigureName]func(float64) string {
+	out := map[results.FigureName]func(float64) string{}
+	for _, n := range names {
+		var vs []float64
+		for _, s := range ss {
+			if v, ok := s.Figure(n); ok {
+				vs = append(vs, v)
+			}
+		}
+		out[n] = throughputFormat(vs)
+	}
+	return out
 }
 
 func figureNames(ss []results.Step, skip map[results.FigureName]bool) []results.FigureName {

@@ -286,15 +286,28 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	t.Columns = append(t.Columns, column{Name: "committed", Numeric: true, Group: "transactions"},
 		column{Name: "rolled back", Numeric: true, Group: "transactions"}, column{Name: "errors", Numeric: true, Group: "transactions"},
 		column{Name: "measured (s)", Numeric: true}, column{Name: "status"})
+	column := func(value func(results.Step) float64) func(float64) string {
+		var vs []float64
+		for _, s := range steps {
+			vs = append(vs, value(s))
+		}
+		return throughputFormat(vs)
+	}
+	tputFormat := make([]func(float64) string, len(tput))
+	for i, f := range tput {
+		tputFormat[i] = column(func(s results.Step) float64 { return analysis.Value(s, f.Name) })
+	}
+	perUserFormat := column(func(s results.Step) float64 { return analysis.Value(s, results.FigureTPMPerUser) })
+	tpsFormat := column(analysis.TPS)
 	for _, s := range steps {
 		row := []cell{numCell(float64(s.Users), thousands)}
-		for _, f := range tput {
-			row = append(row, numCell(analysis.Value(s, f.Name), quantity))
+		for i, f := range tput {
+			row = append(row, numCell(analysis.Value(s, f.Name), tputFormat[i]))
 		}
 		if hasPerUser {
-			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), quantity))
+			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), perUserFormat))
 		}
-		row = append(row, numCell(analysis.TPS(s), quantity))
+		row = append(row, numCell(analysis.TPS(s), tpsFormat))
 		if paced {
 			row = append(row, pacedCells(s)...)
 		}
