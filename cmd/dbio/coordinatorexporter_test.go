@@ -37,6 +37,9 @@ node_exporter = "%EXPORTER%"
 // whose node_exporter names a port nothing listens on) leaves the run
 // going, without the host's figures, and a note says so with the fix.
 func TestCoordinatorReadsTheServerHostsExporter(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 1)
 	h := f.Hosts[0]
@@ -60,8 +63,12 @@ func TestCoordinatorReadsTheServerHostsExporter(t *testing.T) {
 				"--host", h.Name + "=" + h.Name, "--ssh-config", f.SSHConfig, "--target", h.Name + ":" + h.Storage,
 				"--driver", "coordinator", "--dsn", dsn, "--results", base}
 			if tt.suite != "" {
-				t.Setenv("DBIO_TEST_DSN", dsn)
-				app.Getenv = os.Getenv
+				app.Getenv = func(key string) string {
+					if key == "DBIO_TEST_DSN" {
+						return dsn
+					}
+					return os.Getenv(key)
+				}
 				file := filepath.Join(t.TempDir(), tt.suite)
 				text := strings.NewReplacer("%RESULTS%", base, "%SSHCONFIG%", f.SSHConfig, "%EXPORTER%", tt.exporter, "%RUNTIME%", "4s", "%PATH%", h.Name+":"+h.Storage).Replace(coordinatorSuite)
 				if err := os.WriteFile(file, []byte(text), 0o644); err != nil {

@@ -99,8 +99,15 @@ func startDBIO(t *testing.T, args ...string) *runningDBIO {
 // itself or through a program that execs it, such as nohup.
 func startProgram(t *testing.T, name string, args ...string) *runningDBIO {
 	t.Helper()
+	return startProgramEnv(t, nil, name, args...)
+}
+
+// startProgramEnv is startProgram with env added to the test's own
+// environment: a parallel test cannot change the process's.
+func startProgramEnv(t *testing.T, env []string, name string, args ...string) *runningDBIO {
+	t.Helper()
 	p := &runningDBIO{t: t, cmd: exec.Command(name, args...), out: newLineLog(), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
+	p.cmd.Env = append(append(os.Environ(), asDBIOEnv+"=1"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -35,6 +35,9 @@ func fleetDisk(t *testing.T, f *testfleet.Fleet, base, runtime string) []string 
 // TestDiskOnFleet runs dbio disk's four corners on three hosts and renders
 // its report: every point has its fleet row and a row per host.
 func TestDiskOnFleet(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	f := testfleet.Start(t, 3)
 	base := t.TempDir()
 	// dbio runs as a program of its own, so that the coordinator's CPU and
@@ -90,6 +93,9 @@ func TestDiskOnFleet(t *testing.T) {
 // SIGKILL: no fio server or job it started is left on any host, and the
 // interrupted run keeps its results.
 func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	f := testfleet.Start(t, 3)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -135,6 +141,9 @@ func TestKilledDiskOnFleetLeavesNoFio(t *testing.T) {
 // TestSuiteOnFleet runs a suite whose disk run measures a target spread
 // over three hosts.
 func TestSuiteOnFleet(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	f := testfleet.Start(t, 3)
 	base := t.TempDir()
 	var b strings.Builder

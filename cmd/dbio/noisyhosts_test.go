@@ -20,6 +20,9 @@ import (
 // run.json on its clock, inside the interference phase, and marked on
 // the fleet's timeline.
 func TestNoisyOnFleet(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)

@@ -320,9 +320,11 @@ path = "%PATH%"
 // in one suite run resolve to the command line's plan, which
 // TestTenantsOnFleet runs on two hosts.)
 func TestSuiteTenantsOnFleet(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	server := startPasswordServer(t, "postgres")
-	t.Setenv("DBIO_TEST_DSN", server.dsn(server.pw, false))
 	f := testfleet.Start(t, 1)
 	bin := buildDBIO(t)
 	// The test's temporary directories are root's alone; the server runs
@@ -345,7 +347,7 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p := startProgram(t, bin, "suite", file, "--create-target")
+	p := startProgramEnv(t, []string{"DBIO_TEST_DSN=" + server.dsn(server.pw, false)}, bin, "suite", file, "--create-target")
 	if code := p.exit(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
@@ -393,7 +395,13 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	var out bytes.Buffer
 	// A dry run of the same suite shows each host's command line.
 	app := testApp(&out)
-	app.Getenv = os.Getenv
+	dsn := server.dsn(server.pw, false)
+	app.Getenv = func(key string) string {
+		if key == "DBIO_TEST_DSN" {
+			return dsn
+		}
+		return os.Getenv(key)
+	}
 	if code := run(context.Background(), app, []string{"suite", file, "--dry-run"}); code != exitOK ||
 		!strings.Contains(out.String(), "h1 (h1): dbio tpcc") {
 		t.Errorf("dry run: exit %d\n%s", code, out.String())

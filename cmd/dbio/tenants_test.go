@@ -66,6 +66,9 @@ func tenantsOnFleet(t *testing.T, f *testfleet.Fleet, base, runtime string) []st
 // back, and the fleet's NOPM and p99 are the hosts' summed over the common
 // window and their histograms merged. Nothing is left on the hosts.
 func TestTenantsOnFleet(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)
@@ -273,6 +276,9 @@ func checkFleetP99(t *testing.T, dir string, ten *results.Tenants, step results.
 // measure, by Ctrl-C and by SIGKILL: no dbio or PostgreSQL is left on any
 // host, and after Ctrl-C the hosts' results came back.
 func TestKilledTenantsLeaveNothing(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)
@@ -390,6 +396,9 @@ func TestForwardedFlags(t *testing.T) {
 // host's message, and the other host, which was loading, is stopped.
 // Nothing is left on either host.
 func TestTenantRefused(t *testing.T) {
+	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
+	// fixed durations): it shares the machine with the other fleet tests.
+	t.Parallel()
 	testenv.RequireEngine(t, "postgres")
 	f := testfleet.Start(t, 2)
 	bin := buildDBIO(t)
