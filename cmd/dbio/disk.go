@@ -345,8 +345,27 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time (plus laying out the working file)\n",
-		plan.Profile.Name(), len(plan.Points), plan.Duration())
+	var layout time.Duration
+	var files []string
+	for _, t := range cfg.Targets {
+		if ft, err := fleet.ParseTarget(t); err != nil || ft.Remote() {
+			continue // a host's file is sized on the host
+		}
+		l, err := fio.EstimateLayout(cfg.SysFS, t, cfg.Size, cfg.MemoryBytes)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		layout += l.Time()
+		files = append(files, layoutLine(l))
+	}
+	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time", plan.Profile.Name(), len(plan.Points), plan.Duration())
+	if layout > 0 {
+		fmt.Fprintf(app.Stdout, ", plus about %s laying out: about %s in all", layout, plan.Duration()+layout)
+	}
+	fmt.Fprintln(app.Stdout)
+	for _, f := range files {
+		fmt.Fprintln(app.Stdout, f)
+	}
 	if repeat > 1 {
 		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, time.Duration(repeat)*plan.Duration())
 	}
@@ -360,6 +379,15 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 		}
 	}
 	return nil
+}
+
+// layoutLine says what a target's working file will be and cost.
+func layoutLine(l fio.Layout) string {
+	s := fmt.Sprintf("  %s: %s", l.Target, l.Why)
+	if l.Reused {
+		return s + "; already laid out by dbio, reused"
+	}
+	return s + fmt.Sprintf("; laying it out: about %s at %.0f MB/s (%s's sequential writes; the run shows the real rate)", l.Time(), l.AssumedMBPerSec, l.Kind)
 }
 
 // diskSpace checks, before anything is written, the space an explicit

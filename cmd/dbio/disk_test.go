@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -72,6 +73,11 @@ func TestDiskDryRunTouchesNothing(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run does not say %q:\n%s", want, out.String())
 		}
+	}
+	// It says the working file's size and why, and the time to lay it out.
+	if !regexp.MustCompile(`, plus about \S+ laying out: about \S+ in all\n  ` + regexp.QuoteMeta(target) +
+		`: working file [0-9.]+ [MG]iB: .+; laying it out: about \S+ at [0-9]+ MB/s`).MatchString(out.String()) {
+		t.Errorf("dry run does not size the working file and its layout:\n%s", out.String())
 	}
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("dry run created the target: %v", err)

@@ -2,8 +2,14 @@ package fio
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"syscall"
+	"time"
 
+	"dbio/internal/results"
+	"dbio/internal/target"
 	"dbio/internal/units"
 )
 
@@ -67,4 +73,67 @@ func hostMemory() uint64 {
 		return 0
 	}
 	return uint64(si.Totalram) * uint64(si.Unit)
+}
+
+// Layout is what a dry run says of a target's working file before anything
+// is written: its size and why, and whether laying it out is needed and
+// about how long it takes.
+type Layout struct {
+	Target string
+	Size   int64
+	Why    string
+	// Reused is a working file of dbio's own of this size already there:
+	// the run reuses it (unless holes a purge left make it lay it out again).
+	Reused bool
+	// AssumedMBPerSec is the sequential write rate the estimate takes, by
+	// the kind of storage; Kind names it.
+	AssumedMBPerSec float64
+	Kind            string
+}
+
+// Time is the estimated time to lay the file out.
+func (l Layout) Time() time.Duration {
+	if l.Reused || l.AssumedMBPerSec <= 0 {
+		return 0
+	}
+	return time.Duration(float64(l.Size) / 1e6 / l.AssumedMBPerSec * float64(time.Second)).Round(time.Second)
+}
+
+// Sequential write rates a layout estimate assumes: what common devices
+// of each kind sustain with 1 MiB writes; the run prints the real rate.
+const (
+	rotatingMBPerSec = 150
+	solidMBPerSec    = 500
+	memoryMBPerSec   = 2000
+)
+
+// EstimateLayout sizes the working file of target path as a run would
+// (size, when not 0, is --size), reading the target without writing to it.
+func EstimateLayout(sys target.SysFS, path string, size int64, memBytes uint64) (Layout, error) {
+	in, problems := target.Inspect(sys, path, true)
+	if len(problems) > 0 {
+		return Layout{}, problems[0]
+	}
+	if memBytes == 0 {
+		memBytes = hostMemory()
+	}
+	owned := target.OwnedBytes(path, filepath.Join(WorkSubdir, workFile))
+	l := Layout{Target: path, Size: size, Why: "working file " + units.FormatBytes(uint64(size)) + ": --size"}
+	if size <= 0 {
+		var err error
+		if l.Size, l.Why, err = DefaultSize(memBytes, in.FreeBytes+owned, in.Storage.FSType); err != nil {
+			return Layout{}, err
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(in.Path, target.DirName, WorkSubdir, workFile)); err == nil && owned > 0 {
+		l.Reused = fi.Size() == l.Size
+	}
+	l.AssumedMBPerSec, l.Kind = solidMBPerSec, "an SSD"
+	switch {
+	case in.Storage.FSType == "tmpfs" || in.Storage.FSType == "ramfs":
+		l.AssumedMBPerSec, l.Kind = memoryMBPerSec, "memory"
+	case slices.ContainsFunc(in.Storage.Physical, func(d results.Disk) bool { return d.Rotational }):
+		l.AssumedMBPerSec, l.Kind = rotatingMBPerSec, "a rotating disk"
+	}
+	return l, nil
 }
