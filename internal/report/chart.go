@@ -299,6 +299,19 @@ func (c *chart) hasData() bool {
 	return false
 }
 
+// allZero reports whether every point the axes can show is zero: a flat
+// line on the axis, which a sentence says better.
+func (c *chart) allZero() bool {
+	for _, s := range c.Series {
+		for i := range s.X {
+			if c.plottable(s.X[i], s.Y[i]) && s.Y[i] != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (c *chart) plottable(x, y float64) bool { return c.X.shows(x) && c.Y.shows(y) }
 
 // chartLimit bounds the values a chart draws: no figure dbio measures

@@ -472,19 +472,14 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		sec.add(&paragraph{Text: "No telemetry was recorded for these steps.", Class: "note"})
 		return sec
 	}
-	devs := deviceOrder(steps)
-	t := &table{ID: id("system-steps"), Title: "CPU and storage per step",
-		Caption: "Means over each step's per-second samples; p99 is the 99th percentile of the per-second values. CPU is in % of the whole machine; disk latency is the kernel's await (queue included), in ms."}
-	key := keyOf(steps)
+	// Two tables rather than one of twenty-odd columns, which no page
+	// holds: the machine's CPU and processes, then each device's I/O.
+	key, devs := keyOf(steps), deviceOrder(steps)
+	t := &table{ID: id("system-steps"), Title: "CPU and processes per step",
+		Caption: "Means over each step's per-second samples (the processes' memory is the step's largest). CPU is in % of the whole machine."}
 	t.Columns = []column{{Name: key.column, Numeric: true}}
 	for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 		t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: "CPU (%)"})
-	}
-	for _, d := range devs {
-		g := "disk " + d
-		for _, n := range []string{"reads/s", "writes/s", "read MB/s", "write MB/s", "read ms", "read p99 ms", "write ms", "write p99 ms", "queue", "util %"} {
-			t.Columns = append(t.Columns, column{Name: n, Numeric: true, Group: g})
-		}
 	}
 	hasPSI, hasServer := false, false
 	for _, s := range steps {
@@ -509,14 +504,6 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		for _, n := range []string{"user", "system", "idle", "iowait", "steal"} {
 			row = append(row, numCell(tel.Mean("cpu_"+n+"_pct"), percent))
 		}
-		for _, d := range devs {
-			p := "disk_" + d + "_"
-			row = append(row, numCell(tel.Mean(p+"rps"), quantity), numCell(tel.Mean(p+"wps"), quantity),
-				numCell(tel.Mean(p+"rmbps"), quantity), numCell(tel.Mean(p+"wmbps"), quantity),
-				numCell(tel.Mean(p+"r_await_ms"), millis), numCell(tel.P99(p+"r_await_ms"), millis),
-				numCell(tel.Mean(p+"w_await_ms"), millis), numCell(tel.P99(p+"w_await_ms"), millis),
-				numCell(tel.Mean(p+"aqu"), quantity), numCell(tel.Mean(p+"util_pct"), percent))
-		}
 		if hasPSI {
 			row = append(row, numCell(tel.Mean("psi_io_some_pct"), percent), numCell(tel.Mean("psi_io_full_pct"), percent), numCell(tel.Mean("psi_cpu_some_pct"), percent))
 		}
@@ -527,6 +514,31 @@ func systemSection(r *runView, steps []results.Step, id func(string) string) *se
 		t.Rows = append(t.Rows, row)
 	}
 	sec.add(t)
+	if len(devs) > 0 {
+		d := &table{ID: id("storage-steps"), Title: "Storage per step",
+			Caption: "Each device behind the targets, means over each step's per-second samples; p99 is the 99th percentile of the per-second values. Latency is the kernel's await (queue included), in ms."}
+		d.Columns = []column{{Name: key.column, Numeric: true}, {Name: "device"}}
+		for _, n := range []string{"reads/s", "writes/s", "read MB/s", "write MB/s"} {
+			d.Columns = append(d.Columns, column{Name: n, Numeric: true, Group: "throughput"})
+		}
+		for _, n := range []string{"read", "read p99", "write", "write p99"} {
+			d.Columns = append(d.Columns, column{Name: n, Numeric: true, Group: "latency (ms)"})
+		}
+		d.Columns = append(d.Columns, column{Name: "queue", Numeric: true}, column{Name: "util %", Numeric: true})
+		for _, s := range steps {
+			tel := s.Telemetry
+			for _, dev := range devs {
+				p := "disk_" + dev + "_"
+				d.Rows = append(d.Rows, []cell{key.cell(s), textCell(dev),
+					numCell(tel.Mean(p+"rps"), quantity), numCell(tel.Mean(p+"wps"), quantity),
+					numCell(tel.Mean(p+"rmbps"), quantity), numCell(tel.Mean(p+"wmbps"), quantity),
+					numCell(tel.Mean(p+"r_await_ms"), millis), numCell(tel.P99(p+"r_await_ms"), millis),
+					numCell(tel.Mean(p+"w_await_ms"), millis), numCell(tel.P99(p+"w_await_ms"), millis),
+					numCell(tel.Mean(p+"aqu"), quantity), numCell(tel.Mean(p+"util_pct"), percent)})
+			}
+		}
+		sec.add(d)
+	}
 	hosts, hostWarns := serverHostsTable(r.Run.Hosts, steps, id("server-hosts"))
 	if hosts != nil {
 		sec.add(hosts)
@@ -884,9 +896,7 @@ func workloadTimelines(r *runView, steps []results.Step, tput []results.FigureDe
 	if c := r.dbLatencyTimeline(steps, id("db-latency-timeline")); c != nil {
 		sec.add(c)
 	}
-	for _, c := range r.engineTimelines(steps, id) {
-		sec.add(c)
-	}
+	sec.add(r.engineTimelines(steps, id)...)
 	return sec
 }
 
@@ -894,8 +904,9 @@ func workloadTimelines(r *runView, steps []results.Step, tput []results.FigureDe
 // figures a DBA looks at first beside a latency spike: WAL or redo log
 // written, checkpoints, and where reads were served (the engine's cache
 // against reads it had to ask of the OS). Only counters the run sampled
-// are drawn.
-func (r *runView) engineTimelines(steps []results.Step, id func(string) string) []*chart {
+// are drawn; counters that stayed at zero get a sentence saying so instead
+// of a flat chart.
+func (r *runView) engineTimelines(steps []results.Step, id func(string) string) []block {
 	sampled := map[string]bool{}
 	for _, s := range steps {
 		if s.Telemetry == nil {
@@ -907,21 +918,26 @@ func (r *runView) engineTimelines(steps []results.Step, id func(string) string) 
 			}
 		}
 	}
-	var out []*chart
+	var out []block
 	for _, g := range []struct {
 		id, title, note string
-		y               axis
-		lines           []tlSpec
+		// none says what a chart of zeros would have shown.
+		none  string
+		y     axis
+		lines []tlSpec
 	}{
 		{"engine-log-timeline", "Engine log written per second", "Bytes the engine wrote to its write-ahead log (PostgreSQL's WAL, InnoDB's redo log) each second: what every commit costs the storage.",
+			"The engine wrote nothing to its log during the steps.",
 			axis{Label: "log written", Unit: "MB/s", Zero: true}, []tlSpec{
 				{name: "WAL", column: "engine_wal_bytes_per_s", color: 0, factor: 1e-6},
 				{name: "redo log", column: "engine_innodb_os_log_written_per_s", color: 0, factor: 1e-6}}},
 		{"engine-cache-timeline", "Engine cache per second", "Page reads the engine served from its own cache against those it had to ask of the OS: when the second line rises, the storage is being read.",
+			"The engine counted no page reads during the steps.",
 			axis{Label: "page reads", Unit: "per s", Zero: true}, []tlSpec{
 				{name: "cache hits", column: "engine_cache_hit_reads_per_s", color: 2},
 				{name: "reads asked of the OS", column: "engine_cache_miss_reads_per_s", color: 1}}},
 		{"engine-sync-timeline", "Checkpoints and fsyncs per second", "PostgreSQL's checkpoints, InnoDB's fsyncs of its data and log files: the moments the engine forces its writes to the device, often the moments latency jumps.",
+			"No checkpoint ran and no fsync was counted during the steps: the engine forced none of its writes to the device while they were measured, so no latency jump here comes from one.",
 			axis{Label: "per second", Zero: true}, []tlSpec{
 				{name: "checkpoints", column: "engine_checkpoints_per_s", color: 3},
 				{name: "fsyncs", column: "engine_innodb_data_fsyncs_per_s", color: 4}}},
@@ -940,7 +956,12 @@ func (r *runView) engineTimelines(steps []results.Step, id func(string) string) 
 		if len(lines) == 0 {
 			continue
 		}
-		if c := r.timelineChart(id(g.id), g.title, g.note, steps, g.y, lines, usersLabel); c.hasData() {
+		c := r.timelineChart(id(g.id), g.title, g.note, steps, g.y, lines, usersLabel)
+		switch {
+		case !c.hasData():
+		case c.allZero():
+			out = append(out, &paragraph{Class: "note", Text: g.none})
+		default:
 			out = append(out, c)
 		}
 	}
