@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -269,4 +271,47 @@ func printReplay(app *App, rec replay.Record) {
 	default:
 		fmt.Fprintf(w, "  fell behind the recorded pace by %.2f s (%.0f %%)\n", rec.BehindSeconds, 100*rec.BehindSeconds/max(rec.ExpectedSeconds, 0.001))
 	}
+}
+
+func init() { commandConstructors = append(commandConstructors, newReplaysCmd) }
+
+func newReplaysCmd(app *App) *cobra.Command {
+	var markdown bool
+	cmd := &cobra.Command{
+		Use:   "replays CAPTURE REPLAY...",
+		Short: "Compare a capture and its replays side by side",
+		Long: `dbio replays lays a capture (what the source storage did) beside its replays on
+candidate storage: IOPS and syncs per second, latency percentiles by direction
+and of the syncs, how long the requests took, how far each second's IOPS were
+from the source's, and whether each replay kept up with the recorded pace. A
+replay on the source storage itself is the fidelity check. Everything is read
+from the results directories alone.`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src, tr, err := capture.Load(args[0])
+			if err != nil {
+				return usagef("%v", err)
+			}
+			var where []string
+			for _, d := range src.Devices {
+				where = append(where, d.Name)
+			}
+			var recs []replay.Record
+			var names []string
+			for _, dir := range args[1:] {
+				r, err := replay.Load(dir)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				recs = append(recs, r)
+				names = append(names, filepath.Base(dir))
+			}
+			// The source's rates over the span its requests took, as a
+			// replay's are over its own.
+			rows := replay.Compare(filepath.Base(args[0]), strings.Join(where, "+"), blocktrace.Sign(tr.Active()), recs, names)
+			return replay.WriteTable(&terminalText{w: app.Stdout}, rows, markdown)
+		},
+	}
+	cmd.Flags().BoolVar(&markdown, "markdown", false, "write the table as Markdown")
+	return cmd
 }

@@ -117,3 +117,28 @@ type Trace struct {
 	Duration time.Duration
 	Requests []Request
 }
+
+// Active is the trace from its first request to its last completion (or
+// last issue, for a request it did not see end), with times from the first
+// request: the span a replay reproduces, whose rates and seconds compare
+// with the replay's.
+func (t Trace) Active() Trace {
+	if len(t.Requests) == 0 {
+		return t
+	}
+	a := t
+	origin := t.Requests[0].At
+	a.Requests = make([]Request, len(t.Requests))
+	var end time.Duration
+	for i, r := range t.Requests {
+		r.At -= origin
+		a.Requests[i] = r
+		e := r.At
+		if r.Completed() {
+			e += r.Latency
+		}
+		end = max(end, e)
+	}
+	a.Duration = end
+	return a
+}
