@@ -130,9 +130,11 @@ const abHowToReadText = "A and B are each side's median over its runs (with its 
 	"With fewer than 4 runs a side no difference can be called, however large."
 
 // ABText writes an A/B study's headline throughput and mean response time
-// per step for a terminal, each with its verdict, then the averages of the
-// database's own I/O waits and the memory cap's refaults where both sides
-// recorded them, the largest loads and where reads were served.
+// per step for a terminal, each with its verdict (said once under the
+// table when the runs are too few for any), a strip chart of each side's
+// runs when there is one step, then the averages of the database's own
+// I/O waits and the memory cap's refaults where both sides recorded them,
+// the largest loads and where reads were served.
 func ABText(w io.Writer, r results.ABResult) error {
 	tput, rt := "TPS", analysis.ABName(analysis.ResponseTime(results.StatMean))
 	if names := abNames(r); len(names) > 0 {
@@ -140,9 +142,12 @@ func ABText(w io.Writer, r results.ABResult) error {
 	}
 	words := strings.Fields(tput)
 	short := words[len(words)-1]
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "users\tA %s\tB %s\tchange\tverdict\tA ms\tB ms\tchange\tverdict\n", short, short)
-	row := func(label string, ms []results.ABMetric) {
+	type row struct {
+		label string
+		t, l  results.ABMetric
+	}
+	var rows []row
+	add := func(label string, ms []results.ABMetric) {
 		var t, l *results.ABMetric
 		for i := range ms {
 			switch ms[i].Name {
@@ -152,18 +157,51 @@ func ABText(w io.Writer, r results.ABResult) error {
 				l = &ms[i]
 			}
 		}
-		if t == nil || l == nil {
-			return
+		if t != nil && l != nil {
+			rows = append(rows, row{label, *t, *l})
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", label, abNum(t.A.Median), abNum(t.B.Median), abChange(*t), abVerdict(*t),
-			abNum(l.A.Median), abNum(l.B.Median), abChange(*l), abVerdict(*l))
 	}
 	for _, s := range r.Steps {
-		row(fmt.Sprint(s.Users), s.Metrics)
+		add(fmt.Sprint(s.Users), s.Metrics)
 	}
-	row("average", r.Average)
+	add("average", r.Average)
+	// Runs too few to tell anything are said once, not on every row.
+	tooFew := len(rows) > 0
+	for _, x := range rows {
+		tooFew = tooFew && abTooFew(x.t) && abTooFew(x.l)
+	}
+	// Figures only, right-aligned; with verdicts, left-aligned as text.
+	var align uint
+	if tooFew {
+		align = tabwriter.AlignRight
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', align)
+	if tooFew {
+		fmt.Fprintf(tw, "users\tA %s\tB %s\tchange\tA mean ms\tB mean ms\tchange\t\n", short, short)
+	} else {
+		fmt.Fprintf(tw, "users\tA %s\tB %s\tchange\tverdict\tA mean ms\tB mean ms\tchange\tverdict\n", short, short)
+	}
+	for _, x := range rows {
+		if tooFew {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", x.label, abFigure(x.t.A.Median), abFigure(x.t.B.Median), abChange(x.t),
+				abFigure(x.l.A.Median), abFigure(x.l.B.Median), abChange(x.l))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x.label, abFigure(x.t.A.Median), abFigure(x.t.B.Median), abChange(x.t), abVerdict(x.t),
+			abFigure(x.l.A.Median), abFigure(x.l.B.Median), abChange(x.l), abVerdict(x.l))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if tooFew {
+		fmt.Fprintf(w, "verdict: %s: A and B are each side's median over its runs\n", abVerdict(rows[0].t))
+	}
+	if len(r.Steps) == 1 {
+		for _, m := range r.Steps[0].Metrics {
+			if m.Name == tput {
+				abStripChart(w, fmt.Sprintf("%s of each run (%d users)", short, r.Steps[0].Users), m)
+			}
+		}
 	}
 	// What the database waited for and what the memory cap cost, where
 	// both sides recorded it: the average, as the table's last row.
@@ -183,6 +221,68 @@ func ABText(w io.Writer, r results.ABResult) error {
 		}
 	}
 	return nil
+}
+
+// abTooFew says the runs were too few for a verdict on m.
+func abTooFew(m results.ABMetric) bool {
+	return !m.Significance.Significant() && !m.Significance.WithinNoise && strings.HasPrefix(m.Significance.Verdict, "too few")
+}
+
+// abFigure is a figure for the terminal's table: thousands grouped.
+func abFigure(v float64) string {
+	if math.Abs(v) >= 1000 {
+		return thousands(v)
+	}
+	return abNum(v)
+}
+
+// abStripChart draws each side's runs of m as marks on one shared axis,
+// a line per side, so that the spread within each side is seen beside the
+// gap between them (a digit where runs fall on one place).
+func abStripChart(w io.Writer, title string, m results.ABMetric) {
+	const width = 50
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range append(append([]float64{}, m.A.Runs...), m.B.Runs...) {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return
+	}
+	fmt.Fprintf(w, "%s:\n", title)
+	for _, side := range []struct {
+		name string
+		runs []float64
+	}{{"A", m.A.Runs}, {"B", m.B.Runs}} {
+		counts := make([]int, width)
+		for _, v := range side.runs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			col := 0
+			if hi > lo {
+				col = int(math.Round((v - lo) / (hi - lo) * (width - 1)))
+			}
+			counts[col]++
+		}
+		var line strings.Builder
+		for _, n := range counts {
+			switch {
+			case n == 0:
+				line.WriteByte(' ')
+			case n == 1:
+				line.WriteString("●")
+			case n < 10:
+				line.WriteString(strconv.Itoa(n))
+			default:
+				line.WriteByte('+')
+			}
+		}
+		fmt.Fprintf(w, "  %s |%s|\n", side.name, line.String())
+	}
+	left, right := abFigure(lo), abFigure(hi)
+	fmt.Fprintf(w, "    %s%s%s\n", left, strings.Repeat(" ", max(1, width+2-len(left)-len(right))), right)
 }
 
 // abSide is a side's median, with its interval where there is one.

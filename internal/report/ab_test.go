@@ -244,3 +244,45 @@ func TestABComparesDatabaseWaitsAndRefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestABTextOneStep: with one step the terminal's A/B table groups
+// thousands, says once that the runs are too few, and draws each side's
+// runs on one axis, the lowest at its left end and the highest at its right.
+func TestABTextOneStep(t *testing.T) {
+	side := func(tps ...float64) []*results.Loaded {
+		var out []*results.Loaded
+		for _, v := range tps {
+			out = append(out, abRun([][3]float64{{8, v, 10}}, 0, 0, 0))
+		}
+		return out
+	}
+	res, err := analysis.AB(side(37614, 37000), side(41900, 41020), "A", "B")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := ABText(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"users   A TPS   B TPS  change  A mean ms  B mean ms  change",
+		"    8  37,307  41,460",
+		"verdict: too few runs to tell (4 a side needed)",
+		"TPS of each run (8 users):\n  A |●",
+		"\n    37,000", "41,900\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("terminal table lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Count(text, "too few") != 1 {
+		t.Errorf("too few runs said %d times, want once:\n%s", strings.Count(text, "too few"), text)
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  B |") && !strings.HasSuffix(l, "●|") {
+			t.Errorf("B's highest run is not at the axis' right end: %q", lines[i])
+		}
+	}
+}
