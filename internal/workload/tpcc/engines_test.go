@@ -29,6 +29,10 @@ type testEngine struct {
 	// loaded gives a test an instance on a database of w warehouses. Tests
 	// may change it but must leave it consistent: server engines share it.
 	loaded func(t testing.TB, w int) (*Workload, engine.Instance)
+	// own gives a test a database of w warehouses that no other test
+	// changes while it runs: a copy of the loaded file for SQLite, a load
+	// of its own on a server.
+	own func(t testing.TB, w int) (*Workload, engine.Instance)
 	// empty gives a test an instance on an empty database of its own.
 	empty func(t testing.TB) engine.Instance
 	// managed is the engine and options for a server of the test's own
@@ -53,13 +57,14 @@ func testEngines() []testEngine {
 	sqliteEngine := testEngine{
 		name:   "sqlite",
 		loaded: loadedSQLite,
+		own:    loadedSQLite,
 		empty:  func(t testing.TB) engine.Instance { return openSQLite(t) },
 	}
 	// The servers start on first use, after testenv.RequireEngine has
 	// checked that their programs are installed.
 	pg := testEngine{name: "postgres", ph: func(n int) string { return "$" + strconv.Itoa(n) },
-		loaded: pgServer.loaded, empty: pgServer.empty, managed: pgServer.managedOptions}
-	maria := testEngine{name: "mariadb", loaded: mariaServer.loaded, empty: mariaServer.empty, managed: mariaServer.managedOptions}
+		loaded: pgServer.loaded, own: pgServer.own, empty: pgServer.empty, managed: pgServer.managedOptions}
+	maria := testEngine{name: "mariadb", loaded: mariaServer.loaded, own: mariaServer.own, empty: mariaServer.empty, managed: mariaServer.managedOptions}
 	return []testEngine{sqliteEngine, pg, maria}
 }
 
@@ -147,6 +152,16 @@ func (s *testServer) loaded(t testing.TB, warehouses int) (*Workload, engine.Ins
 	st, err := w.Prepare(context.Background(), inst, io.Discard)
 	if err != nil || !st.Reused {
 		t.Fatalf("reuse the loaded database: %+v %v", st, err)
+	}
+	return w, inst
+}
+
+func (s *testServer) own(t testing.TB, warehouses int) (*Workload, engine.Instance) {
+	t.Helper()
+	inst := s.empty(t)
+	w := New(Config{Warehouses: warehouses, Loading: workload.Loading{Seed: 1}})
+	if _, err := w.Prepare(context.Background(), inst, io.Discard); err != nil {
+		t.Fatal(err)
 	}
 	return w, inst
 }

@@ -784,9 +784,20 @@ func TestConsistencyChecksCatchDamage(t *testing.T) {
 	})
 }
 
+// TestSessionsRunTheMixConsistently runs the mix on a database no other
+// test changes meanwhile, so that the orders it gained are the sessions':
+// NOPM is computed from the New-Orders the sessions count as committed, and
+// those must be the orders the database gained (HammerDB counts NOPM from
+// the districts' D_NEXT_O_ID instead: the two agree only if every counted
+// commit is an order and no order is uncounted).
 func TestSessionsRunTheMixConsistently(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, e testEngine) {
-		w, inst := e.loaded(t, 2)
+		w, inst := e.own(t, 2)
+		q := sqlOn{t, e, inst}
+		// Each committed New-Order adds one ORDER row and raises its
+		// district's D_NEXT_O_ID by one; a rolled-back one does neither.
+		orders, nextIDs := "SELECT COUNT(*) FROM orders", "SELECT SUM(d_next_o_id) FROM district"
+		ordersBefore, nextBefore := q.int(orders), q.int(nextIDs)
 		col := metrics.NewCollector(w.TxTypes())
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -794,6 +805,13 @@ func TestSessionsRunTheMixConsistently(t *testing.T) {
 		runUsers(ctx, t, w, inst, users, col, func(ran int) bool { return ran < perUser })()
 		col.Tick()
 		totals := col.StepTotals()
+		committed := int(totals[TxNewOrder].Committed)
+		if got := q.int(orders) - ordersBefore; got != committed {
+			t.Errorf("the database gained %d ORDER rows, the sessions counted %d committed New-Orders", got, committed)
+		}
+		if got := q.int(nextIDs) - nextBefore; got != committed {
+			t.Errorf("the districts' D_NEXT_O_ID rose by %d, the sessions counted %d committed New-Orders", got, committed)
+		}
 		var done int64
 		for i, c := range totals {
 			if c.Failed != 0 {
