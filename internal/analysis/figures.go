@@ -237,3 +237,24 @@ func FioMetrics() []Metric {
 	mbs.ID = "mbs"
 	return []Metric{iops, mbs, latencyMetric("lat-mean", results.FigureLatMeanUS), latencyMetric("lat-p99", results.FigureLatP99US)}
 }
+
+// engineTransactionsPerS is the sampler's per-second rate of the engines'
+// neutral counter of transactions committed or rolled back
+// (engine.TransactionsEnded).
+const engineTransactionsPerS = "engine_transactions_ended_per_s"
+
+// EngineTPM is a step's transactions as the server counted them, committed
+// or rolled back, per minute: the figure HammerDB reports as TPM. It is
+// the step's mean of the per-second rate, over the seconds the telemetry
+// sampled; false when the engine has no such counter (SQLite) or nothing
+// was sampled.
+func EngineTPM(t *results.TelemetrySummary) (results.Figure, bool) {
+	if t == nil {
+		return results.Figure{}, false
+	}
+	perS := t.Mean(engineTransactionsPerS)
+	if math.IsNaN(perS) {
+		return results.Figure{}, false
+	}
+	return results.FigureEngineTPM.With(perS * 60), true
+}

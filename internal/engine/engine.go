@@ -153,7 +153,8 @@ type BackupResult struct {
 // (buffer hits and reads, checkpoints, WAL bytes...). Counters are cumulative;
 // samplers take deltas. Beside its own names, an engine reports the two
 // counters cache accounting compares across engines: CacheHitReads (page
-// reads its cache served) and CacheMissReads (page reads it asked of the OS).
+// reads its cache served) and CacheMissReads (page reads it asked of the OS),
+// and TransactionsEnded.
 type StatsSource interface {
 	Stats(ctx context.Context) (map[string]float64, error)
 }
@@ -163,6 +164,12 @@ const (
 	CacheHitReads  = "cache_hit_reads"
 	CacheMissReads = "cache_miss_reads"
 )
+
+// TransactionsEnded is the engine-neutral counter of transactions the
+// server committed or rolled back, whichever statement or call ran them:
+// the counter HammerDB reads for its TPM (PostgreSQL's xact_commit plus
+// xact_rollback, MariaDB's Com_commit plus Com_rollback).
+const TransactionsEnded = "transactions_ended"
 
 // MemoryNeeds is implemented by server engines that can say how much memory
 // their server needs at least to start with the given options and serve

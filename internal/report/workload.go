@@ -276,6 +276,15 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	if hasPerUser {
 		t.Columns = append(t.Columns, column{Name: results.FigureTPMPerUser.Def().Title, Numeric: true, Group: "throughput"})
 	}
+	// The server's own count, which HammerDB reports as TPM.
+	hasEngineTPM := slices.ContainsFunc(steps, func(s results.Step) bool {
+		_, ok := s.Figure(results.FigureEngineTPM)
+		return ok
+	})
+	if hasEngineTPM {
+		t.Columns = append(t.Columns, column{Name: results.FigureEngineTPM.Def().Title, Numeric: true, Group: "throughput"})
+		t.Caption += " Engine TPM is the transactions the server counted as committed or rolled back per minute (HammerDB's TPM); TPM is those dbio's users committed."
+	}
 	t.Columns = append(t.Columns, column{Name: results.FigureTPS.Def().Title, Numeric: true, Group: "throughput"})
 	if paced {
 		t.Columns = append(t.Columns, pacedColumns()...)
@@ -299,6 +308,7 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	}
 	perUserFormat := column(func(s results.Step) float64 { return analysis.Value(s, results.FigureTPMPerUser) })
 	tpsFormat := column(analysis.TPS)
+	engineTPMFormat := column(func(s results.Step) float64 { return analysis.Value(s, results.FigureEngineTPM) })
 	for _, s := range steps {
 		row := []cell{numCell(float64(s.Users), thousands)}
 		for i, f := range tput {
@@ -306,6 +316,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		}
 		if hasPerUser {
 			row = append(row, numCell(analysis.Value(s, results.FigureTPMPerUser), perUserFormat))
+		}
+		if hasEngineTPM {
+			row = append(row, numCell(analysis.Value(s, results.FigureEngineTPM), engineTPMFormat))
 		}
 		row = append(row, numCell(analysis.TPS(s), tpsFormat))
 		if paced {

@@ -18,6 +18,10 @@ const (
 	FigureTPM FigureName = "tpm"
 	// FigureNOPM is committed New-Order transactions per minute (TPC-C).
 	FigureNOPM FigureName = "nopm"
+	// FigureEngineTPM is the transactions the server itself counted as
+	// committed or rolled back, per minute of the step: HammerDB's TPM,
+	// beside dbio's own (FigureTPM). A server engine's step only.
+	FigureEngineTPM FigureName = "engine_tpm"
 	// FigureTPS is committed transactions per second, every workload.
 	FigureTPS FigureName = "tps"
 	// FigureQPS is queries per second (sysbench).

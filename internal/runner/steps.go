@@ -487,6 +487,13 @@ loop:
 		}
 	}
 	sum.Telemetry = st.rec.StepTelemetry()
+	// Beside the workload's own TPM, the server's count of the same
+	// minutes, as HammerDB reads it.
+	if _, ok := sum.Figure(results.FigureTPM); ok {
+		if f, ok := analysis.EngineTPM(sum.Telemetry); ok {
+			sum.Figures = append(sum.Figures, f)
+		}
+	}
 	// The verdict again, knowing the step's sessions and pacing.
 	analysis.JudgeStep(&sum)
 	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)

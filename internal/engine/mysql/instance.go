@@ -88,6 +88,13 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	// COMMIT and ROLLBACK statements, those inside procedures included:
+	// the transactions HammerDB's TPM counts.
+	commits, okC := m["Com_commit"]
+	rollbacks, okR := m["Com_rollback"]
+	if okC && okR {
+		m[engine.TransactionsEnded] = commits + rollbacks
+	}
 	rows.Close() // the statistics pool has one connection, which readWaits needs
 	if err := readWaits(ctx, in.StatsDB(), m); err != nil {
 		return nil, err

@@ -69,6 +69,9 @@ func (in *Instance) Stats(ctx context.Context) (map[string]float64, error) {
 		// A block found in shared_buffers is a hit; any other was read through the OS.
 		engine.CacheHitReads:  hit,
 		engine.CacheMissReads: read,
+		// HammerDB's TPM sums these over every database; dbio's own is the
+		// one its workload runs in.
+		engine.TransactionsEnded: commit + rollback,
 	}
 	if err := in.waits.read(ctx, in.StatsDB(), m); err != nil {
 		return nil, err
