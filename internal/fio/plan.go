@@ -88,6 +88,9 @@ type Config struct {
 	// Live shows a status line while each point runs (elapsed, time left
 	// in the point and in the plan); nil shows none.
 	Live *progress.Line `json:"-"`
+	// After is the time the run spends after the fio pass (dbio quick's
+	// workload steps): the live line's time left of the run counts it.
+	After time.Duration `json:"-"`
 	// SysFS is where the storage behind each target is resolved for run.json
 	// (target.HostFS() from cmd); a zero SysFS leaves it unresolved, with a warning.
 	SysFS target.SysFS

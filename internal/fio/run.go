@@ -231,7 +231,7 @@ func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
 		return func() {}
 	}
 	ramp, run := time.Duration(pt.RampS)*time.Second, time.Duration(pt.RuntimeS)*time.Second
-	var later time.Duration
+	later := r.plan.Config.After
 	for _, p := range r.plan.Points[n+1:] {
 		later += time.Duration(p.RampS+p.RuntimeS) * time.Second
 	}

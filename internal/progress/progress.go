@@ -127,7 +127,7 @@ type wording int
 const (
 	wordy   wording = iota // "step 1/3 users-1 [measure] 0:10 elapsed, 0:15 left (run 1:05 left)"
 	short                  // "1/3 users-1 [measure] 0:15 left (run 1:05)"
-	runOnly                // "1/3 users-1 [measure] 1:05 left"
+	runOnly                // "1/3 users-1 [measure] run 1:05 left"
 )
 
 func (s Status) head(say wording) string {
@@ -145,7 +145,11 @@ func (s Status) head(say wording) string {
 	}
 	switch say {
 	case runOnly:
-		fmt.Fprintf(&b, " %s left", clock(max(s.Remaining, s.RunRemaining)))
+		if s.RunRemaining > s.Remaining {
+			fmt.Fprintf(&b, " run %s left", clock(s.RunRemaining))
+		} else {
+			fmt.Fprintf(&b, " %s left", clock(s.Remaining))
+		}
 		return b.String()
 	case short:
 		fmt.Fprintf(&b, " %s left", clock(s.Remaining))

@@ -85,9 +85,9 @@ func TestFitGivesWayInOrder(t *testing.T) {
 		{0, "step 3/12 r70-4k-q32 [measure] 1:15 elapsed, 0:45 left (run 12:34 left)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
 		{121, "step 3/12 r70-4k-q32 [measure] 1:15 elapsed, 0:45 left (run 12:34 left)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
 		{96, "3/12 r70-4k-q32 [measure] 0:45 left (run 12:34)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
-		{79, "3/12 r70-4k-q32 [measure] 12:34 left  IOPS 123,456  MB/s 505.7  mean 258µs"},
-		{50, "3/12 r70-4k-q32 [measure] 12:34 left  IOPS 123,456"},
-		{30, "3/12 r70-4k-q32 [measure] 12:…"},
+		{79, "3/12 r70-4k-q32 [measure] run 12:34 left  IOPS 123,456  MB/s 505.7  mean 258µs"},
+		{54, "3/12 r70-4k-q32 [measure] run 12:34 left  IOPS 123,456"},
+		{30, "3/12 r70-4k-q32 [measure] run…"},
 	} {
 		got := Fit(s, c.width)
 		if got != c.want {

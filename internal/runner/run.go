@@ -332,6 +332,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			}
 			phase.Config.Targets = []string{pl.Data.Path}
 		}
+		// The run's time left, while fio runs, counts the steps after it.
+		n := p.needs()
+		phase.Config.After = time.Duration(n.steps) * n.stepTime
 		pts, err := phase.run(ctx, dir, ss.first, env)
 		if err != nil {
 			return err
