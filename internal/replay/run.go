@@ -102,6 +102,15 @@ func Need(tr blocktrace.Trace) int64 { return PlanLayout(tr).Size }
 func Run(ctx context.Context, run execx.Runner, cfg Config) (Record, error) {
 	rec := Record{Kind: Kind, Version: 1, Started: cfg.Now(), Command: cfg.Command, Capture: cfg.Capture,
 		Target: cfg.Target, Storage: cfg.Storage, Pace: cfg.Pace, Speed: cfg.Speed}
+	// fio runs in the results directory and reads the logs named in its
+	// job file from wherever it is.
+	var err error
+	if cfg.ResultsDir, err = filepath.Abs(cfg.ResultsDir); err != nil {
+		return rec, err
+	}
+	if cfg.WorkDir, err = filepath.Abs(cfg.WorkDir); err != nil {
+		return rec, err
+	}
 	layout := PlanLayout(cfg.Trace)
 	rec.FileBytes = layout.Size
 	if layout.Size == 0 {
