@@ -164,7 +164,7 @@ for engine in postgres mariadb; do
 	row "$engine: driver CPU during that run (% of machine)" "${f_dbio_cpu_pct:--}" "< 15" \
 		"$(verdict "${f_dbio_cpu_pct:-}" 15 lower)" "$after"
 	row "$engine: 8 users: driver CPU per 1,000 tx (ms), RSS (MB)" "$(cpu_per_1000 "${f_dbio_cpu_pct:-}" "${f_tpm:-}") ms, ${f_dbio_rss_mb:--} MB" "-" "recorded" \
-		"$after; ${f_tpm:--} TPM"
+		"$after; ${f_tpm:--} TPM, engine TPM (HammerDB's) ${f_engine_tpm:--}"
 
 	tpcc "bench-$engine-64" --engine "$engine" --target "$target" --warehouses 10 --users 64 \
 		--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
