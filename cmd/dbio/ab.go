@@ -3,16 +3,21 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"dbio/internal/analysis"
 	"dbio/internal/execx"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/secret"
+	"dbio/internal/units"
 )
 
 func init() { commandConstructors = append(commandConstructors, newABCmd) }
@@ -121,6 +126,12 @@ func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
 	setup := map[string][2]string{"a": {f.aSetup, f.aTeardown}, "b": {f.bSetup, f.bTearDn}}
 	dirs := map[string][]string{}
 	var failure error
+	if need := analysis.RepeatsToTell(); f.repeat < need {
+		// Said before the wait, not after it.
+		fmt.Fprintf(app.Stdout, "note: with %s a side no difference can be called, however large: that takes %d a side (--repeat %d); the sides' figures are still measured and shown\n",
+			plural(f.repeat, "run"), need, need)
+	}
+	started, finished := app.Now(), 0
 loop:
 	for i := 1; i <= f.repeat; i++ {
 		for _, side := range []string{"a", "b"} {
@@ -148,6 +159,8 @@ loop:
 				failure = fmt.Errorf("side %s run %d failed (exit %d): see its output above", strings.ToUpper(side), i, code)
 				break loop
 			}
+			finished++
+			fmt.Fprintf(app.Stdout, "\n%s %d/%d: %s%s\n", strings.ToUpper(side), i, f.repeat, runHeadline(found), abETA(app.Now().Sub(started), finished, 2*f.repeat))
 		}
 	}
 	if len(dirs["a"]) > 0 && len(dirs["b"]) > 0 {
@@ -207,6 +220,51 @@ func writeABReport(app *App, out report.Output, sets []report.Set) error {
 	}
 	_, err := report.WriteComparison(out, []*results.Loaded{sets[0].Runs[0], sets[1].Runs[0]}, opts)
 	return err
+}
+
+// runHeadline is a finished run's headline throughput at its best step,
+// as the A/B line after each run says it ("37,614 TPM at 8 users").
+func runHeadline(dirs []string) string {
+	if len(dirs) == 0 {
+		return "no results directory"
+	}
+	l, err := results.Load(dirs[0])
+	if err != nil {
+		return "results not readable: " + err.Error()
+	}
+	for _, h := range analysis.Headlines(analysis.NewRecorded(l)) {
+		if len(h.Values) == 0 || h.Kind == "fio" {
+			continue
+		}
+		return fmt.Sprintf("%s %s at %s", headlineNumber(h.Values[0]), h.Figures[0].Title, plural(h.Users, "user"))
+	}
+	return "no finished step"
+}
+
+// headlineNumber is a figure with its thousands grouped, or two decimals
+// when it is small.
+func headlineNumber(v float64) string {
+	if math.Abs(v) >= 100 {
+		return units.GroupThousands(int64(math.Round(v)))
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// abETA says how long the runs left take, at the pace of those done.
+func abETA(elapsed time.Duration, done, total int) string {
+	if done >= total || done == 0 {
+		return ""
+	}
+	left := elapsed / time.Duration(done) * time.Duration(total-done)
+	return fmt.Sprintf(" (%s left: about %s)", plural(total-done, "run"), left.Round(time.Second))
+}
+
+// plural is n with its noun, an s added for any n but one.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // shell runs a user's setup or teardown command and keeps its output beside the runs.

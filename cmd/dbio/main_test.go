@@ -255,11 +255,18 @@ func TestABOfTwoBufferPools(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	// One run a side can never show a difference, and the table says so.
-	for _, want := range []string{"== A/B: A --buffer-pool 1MB vs B --buffer-pool 256MB ==", "average", "too few runs to tell (4 a side needed)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("output lacks %q", want)
+	// One run a side can never show a difference: said before the first
+	// run, and once under the table; each finished run says its figure.
+	text := out.String()
+	for _, want := range []string{"== A/B: A --buffer-pool 1MB vs B --buffer-pool 256MB ==", "average", "verdict: too few runs to tell (4 a side needed)",
+		"A 1/1: ", " TPM at ", "(1 run left: about ", "B 1/1: "} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
 		}
+	}
+	note := strings.Index(text, "note: with 1 run a side no difference can be called, however large: that takes 4 a side (--repeat 4)")
+	if first := strings.Index(text, "=== A/B run 1"); note < 0 || first < note {
+		t.Errorf("the note that the runs are too few is not before the first run (at %d, the run at %d)", note, first)
 	}
 	md, _ := filepath.Glob(filepath.Join(res, "*-ab", "ab.md"))
 	html, _ := filepath.Glob(filepath.Join(res, "*-ab", "compare.html"))

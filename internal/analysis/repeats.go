@@ -447,3 +447,8 @@ func repeatedVersus(kind, key string, m Metric, rows []Row, na int) (RepeatedVer
 	}
 	return v, false
 }
+
+// RepeatsToTell is how many repeats a side an A/B study or a comparison of
+// repeats needs before any difference can be called significant, for a
+// command to say so before it runs.
+func RepeatsToTell() int { return stats.RepeatsNeeded(stats.DefaultAlpha) }
