@@ -16,7 +16,9 @@
 # a miss by a few percent is noise and a miss by more than 20 % is a real gap.
 #
 # Environment: BENCH_STEP (default 60s) and BENCH_RAMPUP (default 30s) set
-# the measured run; BENCH_SYSBENCH_SECONDS (default 10) each run of the
+# the measured run; BENCH_TPCC_ROUNDS (default 5) the rounds of TPC-C at 8
+# and 64 users whose NOPM, driver CPU per 1,000 New-Orders and server CPU
+# per New-Order are printed with their range; BENCH_SYSBENCH_SECONDS (default 10) each run of the
 # sysbench comparison and BENCH_SYSBENCH_ROUNDS (default 6) its rounds;
 # BENCH_DBTIME_ROUNDS (default 6) and BENCH_DBTIME_STEP (default 20s) the
 # database-time sampler's rounds; BENCH_DIR keeps the results instead of
@@ -137,6 +139,27 @@ cpu_per_1000() {
 		printf "%.0f\n", p / 100 * cpus * 1000 / (tpm / 60) * 1000 }'
 }
 
+# cpu_per_new_order PCT NOPM SCALE: CPU per SCALE New-Orders (ms), from a
+# mean share of the machine and the New-Orders per minute.
+cpu_per_new_order() {
+	awk -v p="$1" -v nopm="$2" -v scale="$3" -v cpus="$(nproc)" 'BEGIN {
+		if (p == "" || p == "-" || nopm == "" || nopm == "-" || nopm == 0) { print "-"; exit }
+		printf "%.2f\n", p / 100 * cpus * 60 / nopm * 1000 * scale }'
+}
+
+# median_range VALUES...: the median and, in brackets, the lowest and
+# highest value (with five rounds, a 94 % distribution-free interval of the
+# median); values of "-" are left out.
+median_range() {
+	printf '%s\n' "$@" | grep -v '^-$' | grep -v '^$' | sort -g | awk '
+		function f(x) { return (x >= 100) ? sprintf("%.0f", x) : sprintf("%.3g", x) }
+		{v[NR] = $1}
+		END {
+			if (NR == 0) { print "-"; exit }
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%s (%s-%s, %d rounds)\n", f(m), f(v[1]), f(v[NR]), NR }'
+}
+
 declare -A load_target=([postgres]=26 [mariadb]=16)
 declare -A nopm_target=([postgres]=39000 [mariadb]=59000)
 for engine in postgres mariadb; do
@@ -165,6 +188,23 @@ for engine in postgres mariadb; do
 		"$(verdict "${f_dbio_cpu_pct:-}" 15 lower)" "$after"
 	row "$engine: 8 users: driver CPU per 1,000 tx (ms), RSS (MB)" "$(cpu_per_1000 "${f_dbio_cpu_pct:-}" "${f_tpm:-}") ms, ${f_dbio_rss_mb:--} MB" "-" "recorded" \
 		"$after; ${f_tpm:--} TPM, engine TPM (HammerDB's) ${f_engine_tpm:--}"
+
+	# HammerDB's terms, at 8 and 64 users in rounds (BENCH_TPCC_ROUNDS, 5):
+	# NOPM, the driver's CPU per 1,000 New-Orders and the server's CPU per
+	# New-Order, each a median with the rounds' range.
+	for users in 8 64; do
+		nopms=() drivers=() servers=()
+		for r in $(seq "${BENCH_TPCC_ROUNDS:-5}"); do
+			tpcc "bench-$engine-$users-r$r" --engine "$engine" --target "$target" --warehouses 10 --users "$users" \
+				--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
+			nopms+=("${f_nopm:--}")
+			drivers+=("$(cpu_per_new_order "${f_dbio_cpu_pct:-}" "${f_nopm:-}" 1000)")
+			servers+=("$(cpu_per_new_order "${f_server_cpu_pct:-}" "${f_nopm:-}" 1)")
+		done
+		row "$engine: $users users: NOPM" "$(median_range "${nopms[@]}")" "-" "recorded" "$(state)"
+		row "$engine: $users users: driver CPU per 1,000 New-Orders (ms)" "$(median_range "${drivers[@]}")" "-" "recorded" "$(state)"
+		row "$engine: $users users: server CPU per New-Order (ms)" "$(median_range "${servers[@]}")" "-" "recorded" "$(state)"
+	done
 
 	tpcc "bench-$engine-64" --engine "$engine" --target "$target" --warehouses 10 --users 64 \
 		--ramp-time 10s --runtime 30s --buffer-pool 2GB --reuse --skip-checks
