@@ -168,6 +168,9 @@ func TestDiskEndToEnd(t *testing.T) {
 // every fio figure over the repeats, and dbio compare reads two such sets
 // point by point, each difference with its verdict.
 func TestDiskRepeatAndCompareSets(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	shm := fioDir(t, "dbio-disk-repeat-")
 	base := t.TempDir()
 	disk := func(name string) string {

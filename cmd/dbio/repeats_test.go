@@ -256,6 +256,9 @@ func TestCompareReadsAnABStudy(t *testing.T) {
 // into one repeat set whose summary gives each cycle over the repeats, and
 // two such sets compare cycle by cycle, each with its verdict.
 func TestBackupRepeated(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs 4 real backup studies")
 	}
@@ -309,6 +312,9 @@ func TestBackupRepeated(t *testing.T) {
 // dbio noisy --repeat N: each tenant of each phase is matched across the
 // repeats by name (every tenant runs at one user count).
 func TestNoisyRepeated(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs 2 real noisy-neighbour studies")
 	}

@@ -124,6 +124,9 @@ func (s passwordServer) passwordEnv() string {
 // one), then looks for the passwords in every file of the results and in
 // everything dbio printed.
 func TestNoPasswordOnDiskOrScreen(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

@@ -10,8 +10,8 @@ import (
 // The caps of a run come from its record when every limited target had the
 // same limit: a step served nothing against a cap cannot tell its value.
 func TestRunCaps(t *testing.T) {
-	san := &results.StorageLimit{ReadIOPS: 5000, WriteIOPS: 3000, WriteBPS: 209715200, Mechanism: "cgroup v2"}
-	other := &results.StorageLimit{WriteIOPS: 300, Mechanism: "cgroup v2"}
+	san := &results.StorageLimit{LimitsConfig: results.LimitsConfig{ReadIOPS: 5000, WriteIOPS: 3000, WriteBPS: 209715200}, Mechanism: "cgroup v2"}
+	other := &results.StorageLimit{LimitsConfig: results.LimitsConfig{WriteIOPS: 300}, Mechanism: "cgroup v2"}
 	run := func(limits ...*results.StorageLimit) results.Run {
 		var r results.Run
 		for _, l := range limits {

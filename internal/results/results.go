@@ -129,16 +129,9 @@ type TargetInfo struct {
 // StorageLimit is a storage-class emulation on a target's disks: what was
 // capped (0 for no cap) and how.
 type StorageLimit struct {
-	ReadIOPS  int64 `json:"riops,omitempty"`
-	WriteIOPS int64 `json:"wiops,omitempty"`
-	// ReadBPS and WriteBPS are bytes per second.
-	ReadBPS  int64 `json:"rbps,omitempty"`
-	WriteBPS int64 `json:"wbps,omitempty"`
-	// Preset names the storage class the caps came from, if any.
-	Preset string `json:"preset,omitempty"`
-	// Class names the storage class the caps were sized as (a suite's
-	// class = "sata"), if any.
-	Class string `json:"class,omitempty"`
+	// LimitsConfig are the caps as the run asked for them, with the
+	// preset or class they came from.
+	LimitsConfig
 	// Mechanism is how the caps were applied: "cgroup v1", "cgroup v2".
 	Mechanism string `json:"mechanism"`
 }

@@ -115,8 +115,7 @@ func storageLimit(g *iolimit.Group) *results.StorageLimit {
 // limitRecord is limits as the results record and describe them, applied
 // through mechanism.
 func limitRecord(l iolimit.Limits, mechanism string) *results.StorageLimit {
-	return &results.StorageLimit{ReadIOPS: l.ReadIOPS, WriteIOPS: l.WriteIOPS, ReadBPS: l.ReadBPS, WriteBPS: l.WriteBPS,
-		Preset: l.Preset, Class: l.Class, Mechanism: mechanism}
+	return &results.StorageLimit{LimitsConfig: results.LimitsConfig(l), Mechanism: mechanism}
 }
 
 // recordLimit marks the run's targets that a limit capped, so that every
