@@ -125,10 +125,10 @@ $$;
 -- Payment (2.5.2). p_c_last is NULL when the customer is selected by id.
 -- One statement: the warehouse, the district and the customer are updated
 -- and the history row inserted by the parts of one WITH, which lock the
--- three rows in the same order at every call. What the terminal displays
--- and nothing computes with (2.5.3.3: names, addresses, phone, since,
--- credit limit, discount) is returned by the updates as they read it, as
--- 2.5.2.2 reads it, and not passed on to the driver, which shows nothing.
+-- three rows in the same order at every call. What only the terminal
+-- displays (names, addresses, phone, since, credit limit, discount) is
+-- still read, by the updates' RETURNING as 2.5.2.2 reads it, and not passed
+-- on to the driver, which shows nothing.
 CREATE OR REPLACE FUNCTION tpcc_payment(
     p_w_id int, p_d_id int, p_c_w_id int, p_c_d_id int, p_c_id int, p_c_last varchar,
     p_amount numeric, p_date timestamp,
