@@ -208,45 +208,40 @@ BEGIN
 END
 $$;
 
--- Delivery (2.7.4): the ten districts of a warehouse in one transaction,
--- one statement per district. 2.7.4.2 has each district's oldest
--- undelivered order taken off NEW-ORDER, its carrier set, its lines'
--- delivery date set and summed, and its customer credited: the parts of
--- one WITH, each reading the row the one before it returned.
+-- Delivery (2.7.4): the ten districts of a warehouse in one transaction
+-- and one statement. 2.7.4.2 has each district's oldest undelivered order
+-- taken off NEW-ORDER, its carrier set, its lines' delivery date set and
+-- summed, and its customer credited: the parts of one WITH, each reading
+-- the rows the one before it returned. The districts are taken in order,
+-- each order's NEW-ORDER row locked as it is found; a concurrent Delivery
+-- that took one first makes the lock skip to the district's next order.
+-- A district without one is skipped (2.7.4.2).
 CREATE OR REPLACE FUNCTION tpcc_delivery(
     p_w_id int, p_carrier_id int, p_date timestamp,
     OUT r_delivered int, OUT r_skipped int)
 LANGUAGE plpgsql AS $$
-DECLARE
-    v_done int;
 BEGIN
-    r_delivered := 0;
-    FOR v_d_id IN 1..10 LOOP
-        -- The district's oldest undelivered order. A concurrent Delivery
-        -- that took it first makes the lock skip to the next one.
-        WITH n AS (
-            DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND no_o_id = (
-                SELECT no_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id
-                    ORDER BY no_o_id LIMIT 1 FOR UPDATE)
-            RETURNING no_o_id),
-        o AS (
-            UPDATE orders SET o_carrier_id = p_carrier_id FROM n
-                WHERE o_w_id = p_w_id AND o_d_id = v_d_id AND o_id = n.no_o_id
-                RETURNING o_c_id),
-        l AS (
-            UPDATE order_line SET ol_delivery_d = p_date FROM n
-                WHERE ol_w_id = p_w_id AND ol_d_id = v_d_id AND ol_o_id = n.no_o_id
-                RETURNING ol_amount),
-        c AS (
-            UPDATE customer SET c_balance = c_balance + (SELECT coalesce(sum(ol_amount), 0) FROM l),
-                                c_delivery_cnt = c_delivery_cnt + 1
-                FROM o
-                WHERE c_w_id = p_w_id AND c_d_id = v_d_id AND c_id = o.o_c_id
-                RETURNING 1)
-        SELECT count(*) INTO v_done FROM n;
-        -- No row: 2.7.4.2, no outstanding order in this district (skipped).
-        r_delivered := r_delivered + v_done;
-    END LOOP;
+    WITH n AS (
+        DELETE FROM new_order USING (
+            SELECT d_id, x.no_o_id FROM generate_series(1, 10) AS d_id,
+            LATERAL (SELECT no_o_id FROM new_order WHERE no_w_id = p_w_id AND no_d_id = d_id
+                         ORDER BY no_o_id LIMIT 1 FOR UPDATE) x) oldest
+            WHERE no_w_id = p_w_id AND no_d_id = oldest.d_id AND new_order.no_o_id = oldest.no_o_id
+            RETURNING no_d_id, new_order.no_o_id),
+    o AS (
+        UPDATE orders SET o_carrier_id = p_carrier_id FROM n
+            WHERE o_w_id = p_w_id AND o_d_id = n.no_d_id AND o_id = n.no_o_id
+            RETURNING o_d_id, o_c_id),
+    l AS (
+        UPDATE order_line SET ol_delivery_d = p_date FROM n
+            WHERE ol_w_id = p_w_id AND ol_d_id = n.no_d_id AND ol_o_id = n.no_o_id
+            RETURNING ol_d_id, ol_amount),
+    c AS (
+        UPDATE customer SET c_balance = c_balance + coalesce(t.total, 0), c_delivery_cnt = c_delivery_cnt + 1
+            FROM o LEFT JOIN (SELECT ol_d_id, sum(ol_amount) AS total FROM l GROUP BY ol_d_id) t ON t.ol_d_id = o.o_d_id
+            WHERE c_w_id = p_w_id AND c_d_id = o.o_d_id AND c_id = o.o_c_id
+            RETURNING 1)
+    SELECT count(*) INTO r_delivered FROM n;
     r_skipped := 10 - r_delivered;
 END
 $$;
