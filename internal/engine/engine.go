@@ -243,3 +243,11 @@ func NewRegistry() *Registry { return &Registry{registry.New[Engine]("engine")} 
 
 // Register adds e under its name. Two engines with one name are a programming error.
 func (r *Registry) Register(e Engine) { r.Add(e.Name(), e) }
+
+// ServerPlaces is implemented by the instances of an existing server
+// (--dsn): where its data and its log are, when it runs on this host and
+// says ("" otherwise), so that the devices behind them are watched as a
+// managed server's targets are.
+type ServerPlaces interface {
+	ServerDirs() (data, log string)
+}

@@ -87,8 +87,17 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
+	in.FindLocal(ctx, e.ProcRoot, cfg.Addr, localServer)
 	in.startDBTime(ctx, o)
 	return in, nil
+}
+
+// localServer finds an existing MariaDB or MySQL on this host: its one
+// process, its data directory, and its redo log's when set apart.
+var localServer = server.Local{
+	Commands:     []string{"mariadbd", "mysqld"},
+	DataDirQuery: "SELECT @@datadir",
+	LogDirQuery:  "SELECT @@innodb_log_group_home_dir",
 }
 
 // ensureDatabase makes sure database name exists and is dbio's. It creates

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -85,8 +86,24 @@ func (e *Engine) startExternal(ctx context.Context, o engine.Options) (engine.In
 	if note, err := durabilityNote(ctx, in.StatsDB()); err == nil {
 		in.Facts.Notes = append(in.Facts.Notes, note)
 	}
+	in.FindLocal(ctx, e.ProcRoot, dsns.Address(cfg), localServer)
 	in.startDBTime(ctx, o)
 	return in, nil
+}
+
+// localServer finds an existing PostgreSQL on this host: the postmaster,
+// its data directory (which only a superuser or pg_read_all_settings may
+// read), and its WAL when pg_wal is a link to elsewhere.
+var localServer = server.Local{
+	Commands:     []string{"postgres", "postmaster"},
+	DataDirQuery: "SELECT current_setting('data_directory')",
+	ResolveLogDir: func(data, _ string) string {
+		wal := filepath.Join(data, "pg_wal")
+		if real, err := filepath.EvalSymlinks(wal); err == nil && real != wal {
+			return real
+		}
+		return ""
+	},
 }
 
 // PasswordEnv is the environment variable that gives an external server's

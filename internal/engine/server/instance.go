@@ -62,6 +62,10 @@ type Instance struct {
 	shutdown   Shutdown
 	tempSocket string
 	wrap       func(execx.Cmd) execx.Cmd
+	// An existing server found on this host (FindLocal): its process and
+	// its directories, as it names them.
+	externalPID     int
+	dataDir, logDir string
 	// exited outlives the server processes a restore replaces.
 	exited   chan error
 	watching sync.WaitGroup
@@ -78,8 +82,9 @@ var errStopped = errors.New("restore: the instance is stopped")
 
 // The server engines' instances are these through the embedded Instance.
 var (
-	_ engine.Processes = (*Instance)(nil)
-	_ engine.Exited    = (*Instance)(nil)
+	_ engine.Processes    = (*Instance)(nil)
+	_ engine.ServerPlaces = (*Instance)(nil)
+	_ engine.Exited       = (*Instance)(nil)
 )
 
 // OpenPools opens the workload pool and the statistics pool through open,
@@ -205,14 +210,17 @@ func (in *Instance) ServerPID() int {
 	return 0
 }
 
-// PIDs implements engine.Processes: the server and its children. An
-// external server has none dbio can see.
+// PIDs implements engine.Processes: the server and its children; for an
+// existing server, those FindLocal found on this host (none elsewhere).
 func (in *Instance) PIDs() []int {
-	p := in.proc.Load()
-	if p == nil {
+	root := in.externalPID
+	if p := in.proc.Load(); p != nil {
+		root = p.PID()
+	}
+	if root == 0 {
 		return nil
 	}
-	pids, err := Tree(in.procRoot, p.PID())
+	pids, err := Tree(in.procRoot, root)
 	if err != nil {
 		return nil
 	}
