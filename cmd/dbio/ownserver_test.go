@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dbio/internal/results"
 )
 
 // TestDSNChoosesTheEngine refuses, before anything is written, a --dsn no
@@ -46,6 +48,24 @@ var databaseQuery = map[string]string{
 	"mariadb":  "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?",
 }
 
+// dataDirQuery asks a server for its data directory.
+var dataDirQuery = map[string]string{
+	"postgres": "SHOW data_directory",
+	"mariadb":  "SELECT @@datadir",
+}
+
+// resultsDir is the results directory a run's output names.
+func resultsDir(t *testing.T, out string) string {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		if dir, ok := strings.CutPrefix(line, "results: "); ok {
+			return strings.TrimSpace(dir)
+		}
+	}
+	t.Fatalf("no results directory in:\n%s", out)
+	return ""
+}
+
 // unmark takes dbio's marker off the database the test's server was set
 // up with, which makes it one dbio did not create.
 var unmark = map[string]string{
@@ -72,8 +92,8 @@ func TestYourOwnServer(t *testing.T) {
 				again = "mariadb://bench:" + s.pw + "@127.0.0.1:" + s.port + "/"
 				called = "mysql"
 			}
-			results := filepath.Join(t.TempDir(), "results")
-			if err := os.Mkdir(results, 0o755); err != nil {
+			resultsBase := filepath.Join(t.TempDir(), "results")
+			if err := os.Mkdir(resultsBase, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			dbio := func(args ...string) string {
@@ -87,9 +107,32 @@ func TestYourOwnServer(t *testing.T) {
 				}
 				return out.String()
 			}
-			sysbench := []string{"sysbench", "--results", results, "--tables", "1", "--table-size", "100", "-u", "1", "--runtime", "1s", "--ramp-time", "0s"}
+			sysbench := []string{"sysbench", "--results", resultsBase, "--tables", "1", "--table-size", "100", "-u", "1", "--runtime", "1s", "--ramp-time", "0s"}
 
-			out := dbio(append(sysbench, "--dsn", dsn)...)
+			// The server runs on this host: dbio finds its processes by
+			// the port it listens on, and its data directory by asking it
+			// (which PostgreSQL tells only a role allowed to read settings).
+			var dataDir string
+			if err := s.admin.QueryRow(dataDirQuery[engineName]).Scan(&dataDir); err != nil {
+				t.Fatal(err)
+			}
+			if engineName == "postgres" {
+				if _, err := s.admin.Exec("GRANT pg_read_all_settings TO bench"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Long enough for the per-second samples that show the server's CPU.
+			out := dbio(append(sysbench, "--dsn", dsn, "--runtime", "3s")...)
+			if want := "target:  " + filepath.Clean(dataDir) + " (data, your server's): "; !strings.Contains(out, want) {
+				t.Errorf("the run does not say %q:\n%s", want, out)
+			}
+			l, err := results.Load(resultsDir(t, out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tel := l.Steps[0].Telemetry; tel == nil || tel.ServerUnknown || tel.Metrics["proc_server_cpu_pct"].Samples == 0 {
+				t.Errorf("the step has no CPU figure of the server found on this host: %+v", tel)
+			}
 			if want := "connecting to " + called + " at 127.0.0.1:" + s.port + " (your server: dbio will not start or stop it)\n"; !strings.Contains(out, want) {
 				t.Errorf("the run does not say %q:\n%s", want, out)
 			}

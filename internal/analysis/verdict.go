@@ -168,6 +168,9 @@ type Signals struct {
 	HasServer                  bool
 	// InProcessEngine says dbio's CPU includes the engine's (SQLite).
 	InProcessEngine bool
+	// ServerUnknown says the server's CPU could not be seen (the user's
+	// server, elsewhere): unknown, not zero.
+	ServerUnknown bool
 	// CPUs is the number of online CPUs.
 	CPUs int
 	// Split is whose the CPUs were; nil where other processes' CPU was not
@@ -379,7 +382,7 @@ func judgeOS(s Signals, t Thresholds) results.Verdict {
 // signalsFrom reads a step's verdict signals from its metric summaries.
 func signalsFrom(t *results.TelemetrySummary) Signals {
 	m := t.Metrics
-	s := Signals{Samples: t.Samples, InProcessEngine: t.InProcessEngine}
+	s := Signals{Samples: t.Samples, InProcessEngine: t.InProcessEngine, ServerUnknown: t.ServerUnknown}
 	if idle, ok := m["cpu_idle_pct"]; ok {
 		s.HasCPU = true
 		s.IdlePct = idle.Mean

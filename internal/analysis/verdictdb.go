@@ -284,6 +284,11 @@ func (s Signals) cpuWhose() (results.VerdictKind, string) {
 	if s.StealPct > most {
 		kind, whose = results.VerdictSteal, "the hypervisor's"
 	}
+	if kind == results.VerdictCPUDBIO && s.ServerUnknown && s.HasCPU && s.DriverCPUPct < (100-s.IdlePct)/2 {
+		// Most of the busy CPU was not dbio's, and whose it was (the
+		// user's server, another process) cannot be told.
+		kind, whose = results.VerdictCPU, "whose is unknown: the server's processes were not found on this host"
+	}
 	return kind, whose
 }
 
@@ -291,9 +296,12 @@ func (s Signals) cpuWhose() (results.VerdictKind, string) {
 // dbio 30 %, other processes 4 %".
 func (s Signals) sayCPUs(say func(...string), ev map[string]float64) {
 	var parts []string
-	if s.HasServer {
+	switch {
+	case s.HasServer:
 		parts = append(parts, "the server used "+pct(s.ServerCPUPct)+" of the CPUs")
 		ev["proc_server_cpu_pct"] = results.Round6(s.ServerCPUPct)
+	case s.ServerUnknown:
+		parts = append(parts, "the server's CPU is unknown (not found on this host)")
 	}
 	dbio := "dbio " + pct(s.DriverCPUPct)
 	if len(parts) == 0 {

@@ -82,6 +82,11 @@ type TelemetrySummary struct {
 	// InProcessEngine says the engine ran inside dbio (SQLite), so dbio's
 	// CPU (proc_dbio_*) includes the engine's.
 	InProcessEngine bool `json:"in_process_engine,omitempty"`
+	// ServerUnknown says the engine is a server dbio could not see (the
+	// user's, on another host or not found on this one): its CPU and
+	// memory are unknown, not zero, and the CPU of other processes is not
+	// told apart from it.
+	ServerUnknown bool `json:"server_unknown,omitempty"`
 	// Metrics are keyed by metric name (see the telemetry package).
 	Metrics map[string]TelemetryStat `json:"metrics"`
 	Verdict Verdict                  `json:"verdict"`

@@ -92,7 +92,7 @@ type session struct {
 // the instance's processes; telemetry that cannot start is a warning.
 func (ss *session) newRecording(pl engine.Placement, inst engine.Instance) recording {
 	rec := recording{Tick: ss.Tick, Dir: ss.dir, FirstIndex: ss.first, Now: ss.env.Now, Log: ss.env.Out, Live: ss.env.Live}
-	sampler, err := newSampler(ss.env, pl, inst)
+	sampler, err := newSampler(ss.env, pl, inst, ss.EngineOptions.DSN != "")
 	if err != nil {
 		_ = ss.dir.UpdateRun(func(r *results.Run) { r.Warnings = append(r.Warnings, "telemetry off: "+err.Error()) })
 	}

@@ -495,6 +495,11 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		return err
 	})
 	ss.inst = inst
+	if p.EngineOptions.DSN != "" {
+		if err := yourServer(out, inst, ss.env.SysFS, dir); err != nil {
+			return err
+		}
+	}
 	info := inst.Info()
 	info.MemoryLimit = ss.memory
 	if notes, ok := p.Workload.(interface {
@@ -525,6 +530,57 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		return err
 	})
 	return nil
+}
+
+// yourServer says what dbio found of the user's server (--dsn) on this
+// host: the directories it named and the storage behind them, on the
+// terminal (target lines, as a managed server's targets get) and in
+// run.json's targets; or that its processes and disks are unknown.
+func yourServer(out io.Writer, inst engine.Instance, sys target.SysFS, dir *results.Dir) error {
+	places := serverTargets(inst, sys)
+	if len(places) == 0 {
+		seen := "its processes were not found on this host"
+		if ps, ok := inst.(engine.Processes); ok && len(ps.PIDs()) > 0 {
+			seen = "its data directory is not known (the DSN's user may not read data_directory or @@datadir)"
+		}
+		fmt.Fprintf(out, "server:  %s: its CPU, memory and disks are unknown\n", seen)
+		return nil
+	}
+	for _, t := range places {
+		fmt.Fprintf(out, "target:  %s (%s, your server's): %s\n", t.Path, t.Role, t.Describe())
+	}
+	return dir.UpdateRun(func(r *results.Run) { r.Environment.Targets = append(r.Environment.Targets, places...) })
+}
+
+// serverTargets are the user's server's data and log directories, as it
+// names them, with the storage behind them: none when the server is not on
+// this host or would not say.
+func serverTargets(inst engine.Instance, sys target.SysFS) []results.TargetInfo {
+	sp, ok := inst.(engine.ServerPlaces)
+	if !ok {
+		return nil
+	}
+	data, log := sp.ServerDirs()
+	var out []results.TargetInfo
+	for _, d := range []struct {
+		path string
+		role results.TargetRole
+	}{{data, target.RoleData}, {log, target.RoleLog}} {
+		if d.path == "" {
+			continue
+		}
+		st, err := sys.Resolve(d.path)
+		if err != nil {
+			continue
+		}
+		info := results.TargetInfo{Role: d.role, Path: d.path, Storage: st}
+		var fs syscall.Statfs_t
+		if syscall.Statfs(d.path, &fs) == nil {
+			info.FreeBytes = fs.Bavail * uint64(fs.Bsize)
+		}
+		out = append(out, info)
+	}
+	return out
 }
 
 // startLine says what starting the engine is: a server dbio starts, or
@@ -637,7 +693,7 @@ func placementBytes(pl engine.Placement) int64 {
 // newSampler watches the physical disks behind the targets, dbio itself and
 // the engine's server processes and counters, and the server's host
 // through its node exporter when the server is on another (Setup.ServerHost).
-func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.Sampler, error) {
+func newSampler(env Env, pl engine.Placement, inst engine.Instance, external bool) (*telemetry.Sampler, error) {
 	if env.HostFS.Proc == "" {
 		return nil, errors.New("no /proc root configured")
 	}
@@ -658,11 +714,25 @@ func newSampler(env Env, pl engine.Placement, inst engine.Instance) (*telemetry.
 			}
 		}
 	}
+	for _, t := range serverTargets(inst, env.SysFS) {
+		// The user's server's own directories, found on this host.
+		for _, d := range t.Storage.Physical {
+			if !seen[d.Name] {
+				seen[d.Name] = true
+				devices = append(devices, d.Name)
+			}
+		}
+	}
 	o := telemetry.Options{FS: env.HostFS, Devices: devices, SelfPID: os.Getpid()}
-	if ps, ok := inst.(engine.Processes); ok {
+	ps, ok := inst.(engine.Processes)
+	switch {
+	case ok && external && len(ps.PIDs()) == 0:
+		// The user's server, not found on this host: unknown, not idle.
+		o.ServerUnknown = true
+	case ok:
 		o.ServerPIDs = ps.PIDs
 		o.ServerChildren = true
-	} else {
+	default:
 		o.InProcessEngine = true
 	}
 	if c, ok := inst.(engine.StatsSource); ok {

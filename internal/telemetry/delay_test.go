@@ -107,6 +107,7 @@ func TestRatesOtherCPUAndDelays(t *testing.T) {
 		prevDBIO, curDBIO     *groupSnap
 		prevServer, curServer *groupSnap
 		noCPU                 bool
+		serverUnknown         bool
 		want                  map[string]float64
 		wantAbsent            []string
 	}{
@@ -124,10 +125,15 @@ func TestRatesOtherCPUAndDelays(t *testing.T) {
 			wantAbsent: []string{results.MetricOtherCPU}},
 		{name: "no CPU times", noCPU: true, prevDBIO: group(100, 0), curDBIO: group(120, 0),
 			wantAbsent: []string{results.MetricOtherCPU}},
+		{name: "a server whose processes are unknown", serverUnknown: true, prevDBIO: group(100, 0), curDBIO: group(120, 0),
+			// 60 % of the CPUs were busy with what was not dbio's: the
+			// user's server among it, so none of it is others'.
+			want:       map[string]float64{"proc_dbio_cpu_pct": 5},
+			wantAbsent: []string{results.MetricOtherCPU, "proc_server_cpu_pct"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			prev := snapshot{hasCPU: !tt.noCPU, cpus: 2, cpu: prevCPU, uptime: 500, dbio: tt.prevDBIO, server: tt.prevServer}
-			cur := snapshot{hasCPU: !tt.noCPU, cpus: 2, cpu: curCPU, uptime: 502, dbio: tt.curDBIO, server: tt.curServer}
+			cur := snapshot{hasCPU: !tt.noCPU, cpus: 2, cpu: curCPU, uptime: 502, dbio: tt.curDBIO, server: tt.curServer, serverUnknown: tt.serverUnknown}
 			got := pointMap(rates(prev, cur, 2, nil))
 			for name, v := range tt.want {
 				if g, ok := got[name]; !ok || g != v {

@@ -120,7 +120,7 @@ func rates(prev, cur snapshot, dt float64, devices []device) []Point {
 	// processes (and the kernel's own threads). The process and machine
 	// counters are read a moment apart, so the difference can dip under
 	// zero by a tick or two.
-	if !math.IsNaN(notBusy) && !math.IsNaN(known) {
+	if !math.IsNaN(notBusy) && !math.IsNaN(known) && !cur.serverUnknown {
 		add(results.MetricOtherCPU, max(0, 100-notBusy-known))
 	}
 

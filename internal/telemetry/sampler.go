@@ -53,6 +53,10 @@ type Options struct {
 	// InProcessEngine says the engine runs inside dbio (SQLite), so dbio's
 	// CPU is load generator and engine together; the summary says so.
 	InProcessEngine bool
+	// ServerUnknown says the engine is a server whose processes dbio
+	// cannot see (the user's, elsewhere): no server figures, and no CPU of
+	// other processes, which would count the server's among them.
+	ServerUnknown bool
 	// Counters are the engine's cumulative counters; nil when it has none.
 	Counters CounterSource
 	// CounterTimeout bounds one Stats call so that a stuck database cannot
@@ -148,6 +152,7 @@ type Sampler struct {
 	ioGroup         func() (IOGroup, error)
 	counterTimeout  time.Duration
 	inProcessEngine bool
+	serverUnknown   bool
 	pageSize        uint64
 
 	prev    snapshot
@@ -187,6 +192,9 @@ type snapshot struct {
 	iocap *IOGroup
 	// dbio and server are the process groups; server is nil without one.
 	dbio, server *groupSnap
+	// serverUnknown says the server's processes cannot be seen, though it
+	// is a server: the CPU that is not dbio's is not all others'.
+	serverUnknown bool
 	// mem is the machine's memory, read from a host's node exporter (the
 	// local sampler watches processes instead); nil when not read.
 	mem *memInfo
@@ -223,6 +231,7 @@ func New(o Options) (*Sampler, error) {
 		ioGroup:         o.IOGroup,
 		counterTimeout:  o.CounterTimeout,
 		inProcessEngine: o.InProcessEngine,
+		serverUnknown:   o.ServerUnknown,
 		step:            newAccumulator(),
 		hosts:           newRemoteHosts(o.Hosts),
 	}
@@ -392,7 +401,7 @@ func (s *Sampler) Cost() Cost {
 // read takes one snapshot of every source. A source that fails is left out
 // of this snapshot and noted for the step summary.
 func (s *Sampler) read(ctx context.Context, now time.Time) snapshot {
-	cur := snapshot{at: now}
+	cur := snapshot{at: now, serverUnknown: s.serverUnknown}
 	err := readWith(s.fs.proc("stat"), func(r io.Reader) error {
 		ks, err := parseStat(r)
 		cur.cpu, cur.cpus, cur.hasCPU = ks.cpu, ks.cpus, err == nil

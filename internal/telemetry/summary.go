@@ -108,6 +108,7 @@ func (s *Sampler) StepSummary() results.TelemetrySummary {
 	}
 	sum := s.step.summary(s.prev.cpus, devices, s.problems.warnings())
 	sum.InProcessEngine = s.inProcessEngine
+	sum.ServerUnknown = s.serverUnknown
 	for _, h := range s.hosts {
 		sum.Hosts = append(sum.Hosts, h.summary())
 	}
