@@ -2,14 +2,23 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"dbio/internal/fio"
 	"dbio/internal/goal"
 	"dbio/internal/runner"
 	"dbio/internal/target"
 	"dbio/internal/units"
 )
+
+// bindDryRun adds --dry-run to a command whose run workloadDryRun describes.
+func bindDryRun(cmd *cobra.Command, dryRun *bool) {
+	cmd.Flags().BoolVarP(dryRun, "dry-run", "n", false, "print the plan, its expected time (load, ramp-ups, steps), the space it takes and what it would create; start, load and write nothing")
+}
 
 // workloadDryRun prints what a workload command would do, how long it
 // would take, the space it would take and what it would create, and
@@ -31,12 +40,26 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 		load = 0
 	}
 	body, upTo := bodyTime(plan.Body)
-	total := time.Duration(max(f.repeat, 1)) * (load + body)
+	var device time.Duration
+	if plan.Fio != nil {
+		cfg := plan.Fio.Config
+		if len(cfg.Targets) == 0 {
+			cfg.Targets = []string{plan.DataPath} // the pass's target, as the run gives it
+		}
+		if p, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
+			device = p.Duration()
+		}
+	}
+	total := time.Duration(max(f.repeat, 1)) * (device + load + body)
 	approx := "about"
 	if upTo {
 		approx = "at most about"
 	}
-	fmt.Fprintf(w, "time:    %s %s: %s\n", approx, roundedDuration(total), timeParts(f, load, plan.Body))
+	parts := timeParts(f, load, plan.Body)
+	if device > 0 {
+		parts = fmt.Sprintf("the device pass about %s, then ", roundedDuration(device)) + parts
+	}
+	fmt.Fprintf(w, "time:    %s %s: %s\n", approx, roundedDuration(total), parts)
 	if plan.DataPath != "" {
 		fmt.Fprintf(w, "space:   about %s for the database on %s%s\n", units.FormatBytes(plan.SpaceNeeded), plan.DataPath, freeText(plan.DataPath))
 	}
@@ -106,6 +129,11 @@ func willCreate(f workloadFlags, plan runner.Plan, now time.Time) []string {
 	}
 	out := []string{dir}
 	db := plan.EngineOptions.Database
+	for _, t := range []string{plan.DataPath, plan.LogPath} {
+		if _, err := os.Stat(t); t != "" && plan.CreateTargets && os.IsNotExist(err) {
+			out = append(out, t+" (the target, which does not exist yet)")
+		}
+	}
 	if plan.DataPath != "" {
 		out = append(out, fmt.Sprintf("%s (dbio's own directory, for %s's files and database %s)", filepath.Join(plan.DataPath, target.DirName), plan.Engine.Name(), db))
 		if plan.LogPath != "" {

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestWorkloadDryRunWritesNothing: --dry-run on a workload command prints
+// TestWorkloadDryRunWritesNothing: --dry-run on a workload command (and
+// quick) prints
 // the plan, its time, its space and what it would create, exits 0, and
 // leaves the target and the results directory as they were.
 func TestWorkloadDryRunWritesNothing(t *testing.T) {
@@ -21,6 +22,7 @@ func TestWorkloadDryRunWritesNothing(t *testing.T) {
 		{"tpcc", []string{"--vu", "4", "--warehouse", "2"}, []string{"plan:    tpcc on sqlite, users 4: 30s ramp-up", "time:    about 3m10s: loading about 40s, then 1 step(s) of 30s ramp-up and 2m0s measured"}},
 		{"sysbench", []string{"--repeat", "2"}, []string{"plan:    sysbench on sqlite", "all of it 2 times (--repeat)", "(a repeat set"}},
 		{"as3ap", nil, []string{"plan:    as3ap on sqlite", "time:    at most about"}},
+		{"quick", nil, []string{"plan:    fio four-corners on the data target, then tpcc on sqlite", ": the device pass about "}},
 	} {
 		t.Run(tt.workload, func(t *testing.T) {
 			dir := t.TempDir()

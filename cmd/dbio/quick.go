@@ -51,6 +51,14 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 				// a target the user names must exist, or be asked for with --create-target.
 				f.run.createTarget = true
 			}
+			if f.dryRun {
+				plan, err := workloadPlan(app, f, "quick", nil)
+				if err != nil {
+					return err
+				}
+				plan.Fio = devicePass
+				return workloadDryRun(app, f, plan)
+			}
 			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
 				plan, err := workloadPlan(app, f, "quick", nil)
 				plan.Fio = devicePass
@@ -63,6 +71,7 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	setUsage(cmd.Flags(), "runtime", "measured time of each TPC-C step (each user count); --disk-runtime times the device pass")
+	bindDryRun(cmd, &f.dryRun)
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each point of the four-corners device pass, its log-write points included (0 skips the pass)")
 	return cmd
 }

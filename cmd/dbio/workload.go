@@ -89,7 +89,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 		},
 	}
 	f.bindCommand(cmd, app.Engines, def)
-	cmd.Flags().BoolVarP(&f.dryRun, "dry-run", "n", false, "print the plan, its expected time (load, ramp-ups, steps), the space it takes and what it would create; start, load and write nothing")
+	bindDryRun(cmd, &f.dryRun)
 	groupFlagsInHelp(cmd, def.Title+" settings")
 	return cmd
 }
