@@ -62,6 +62,13 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
 				plan, err := workloadPlan(app, f, "quick", nil)
 				plan.Fio = devicePass
+				if devicePass != nil && err == nil && !f.settings.LoadingSettings().Reuse {
+					// The device pass's time left of the run counts the
+					// load's estimate; the runner adds the steps.
+					pass := *devicePass
+					pass.Config.After = f.settings.Estimate().Load
+					plan.Fio = &pass
+				}
 				return plan, err
 			})
 		},

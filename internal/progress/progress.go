@@ -101,7 +101,7 @@ func Format(s Status) string { return Fit(s, 0) }
 
 // Fit renders a status in at most width columns (0: no limit). What gives
 // way first is wording (elapsed time, "step"), then the step's own time
-// left (the run's stays), then figures from the last, then the end of the
+// left (the run's stays) and "[measure]", then figures from the last, then the end of the
 // line itself: a line wider than the terminal would wrap, and redrawing it
 // in place would leave its first part behind.
 func Fit(s Status, width int) string {
@@ -127,7 +127,7 @@ type wording int
 const (
 	wordy   wording = iota // "step 1/3 users-1 [measure] 0:10 elapsed, 0:15 left (run 1:05 left)"
 	short                  // "1/3 users-1 [measure] 0:15 left (run 1:05)"
-	runOnly                // "1/3 users-1 [measure] run 1:05 left"
+	runOnly                // "1/3 users-1 run 1:05 left"
 )
 
 func (s Status) head(say wording) string {
@@ -140,7 +140,8 @@ func (s Status) head(say wording) string {
 	if s.Users > 0 && s.Name != fmt.Sprintf("%s-%d", s.who(), s.Users) {
 		fmt.Fprintf(&b, " %s=%d", s.who(), s.Users)
 	}
-	if s.Phase != "" {
+	// Tight, a measurement goes without saying: only a warm-up is named.
+	if s.Phase != "" && !(say == runOnly && s.Phase == Measure) {
 		fmt.Fprintf(&b, " [%s]", s.Phase)
 	}
 	switch say {

@@ -74,7 +74,8 @@ func TestAStepNamedForItsUsersSaysThemOnce(t *testing.T) {
 }
 
 // A line fits the width it is given: wording gives way first, then the
-// step's own time left, then the last figures, then the line's end.
+// step's own time left and "[measure]", then the last figures, then the
+// line's end.
 func TestFitGivesWayInOrder(t *testing.T) {
 	s := Status{Step: 3, Steps: 12, Name: "r70-4k-q32", Phase: Measure, Elapsed: 75 * time.Second, Remaining: 45 * time.Second,
 		RunRemaining: 754 * time.Second, Figures: [][2]string{{"IOPS", "123,456"}, {"MB/s", "505.7"}, {"mean", "258µs"}, {"p99", "1.2ms"}}}
@@ -85,9 +86,10 @@ func TestFitGivesWayInOrder(t *testing.T) {
 		{0, "step 3/12 r70-4k-q32 [measure] 1:15 elapsed, 0:45 left (run 12:34 left)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
 		{121, "step 3/12 r70-4k-q32 [measure] 1:15 elapsed, 0:45 left (run 12:34 left)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
 		{96, "3/12 r70-4k-q32 [measure] 0:45 left (run 12:34)  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
-		{79, "3/12 r70-4k-q32 [measure] run 12:34 left  IOPS 123,456  MB/s 505.7  mean 258µs"},
-		{54, "3/12 r70-4k-q32 [measure] run 12:34 left  IOPS 123,456"},
-		{30, "3/12 r70-4k-q32 [measure] run…"},
+		{79, "3/12 r70-4k-q32 run 12:34 left  IOPS 123,456  MB/s 505.7  mean 258µs  p99 1.2ms"},
+		{54, "3/12 r70-4k-q32 run 12:34 left  IOPS 123,456"},
+		{30, "3/12 r70-4k-q32 run 12:34 left"},
+		{20, "3/12 r70-4k-q32 run…"},
 	} {
 		got := Fit(s, c.width)
 		if got != c.want {

@@ -332,9 +332,10 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			}
 			phase.Config.Targets = []string{pl.Data.Path}
 		}
-		// The run's time left, while fio runs, counts the steps after it.
+		// The run's time left, while fio runs, counts the steps after it
+		// (and what the caller knows comes before them: a load's estimate).
 		n := p.needs()
-		phase.Config.After = time.Duration(n.steps) * n.stepTime
+		phase.Config.After += time.Duration(n.steps) * n.stepTime
 		pts, err := phase.run(ctx, dir, ss.first, env)
 		if err != nil {
 			return err

@@ -137,7 +137,11 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 	}
 	rowsDone := time.Now()
 	took := rowsDone.Sub(start)
-	fmt.Fprintf(log, "loaded %d warehouses: %s rows in %.1f s (%s rows/s)\n", w.cfg.Warehouses, units.GroupThousands(rows.Load()),
+	warehouses := "warehouses"
+	if w.cfg.Warehouses == 1 {
+		warehouses = "warehouse"
+	}
+	fmt.Fprintf(log, "loaded %d %s: %s rows in %.1f s (%s rows/s)\n", w.cfg.Warehouses, warehouses, units.GroupThousands(rows.Load()),
 		took.Seconds(), units.GroupThousands(int64(float64(rows.Load())/max(took.Seconds(), 0.001))))
 	if err := b.finishLoad(ctx, inst); err != nil {
 		return workload.LoadStats{}, fmt.Errorf("finish load: %w", err)

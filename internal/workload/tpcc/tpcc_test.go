@@ -321,7 +321,7 @@ func TestLoaderRowCounts(t *testing.T) {
 				// A log (not a terminal) gets a line every tenth of the
 				// load, not one per warehouse, and the load's total.
 				said := log.String()
-				if strings.Contains(said, "loaded warehouse") || !strings.Contains(said, fmt.Sprintf("loaded %d warehouses: ", W)) ||
+				if strings.Contains(said, "loaded warehouse") || !strings.Contains(said, fmt.Sprintf("loaded %d %s: ", W, map[bool]string{true: "warehouse", false: "warehouses"}[W == 1])) ||
 					(W == 2) != strings.Contains(said, "loading tpcc: 50% (1 of 2 warehouses), ") {
 					t.Errorf("the load's log:\n%s", said)
 				}
