@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"dbio/internal/analysis"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/units"
 )
@@ -24,9 +27,13 @@ func newRunsCmd(app *App) *cobra.Command {
 		Use:   "runs [--results DIR]",
 		Short: "List the results directories under a results directory, newest first, with their headline figures",
 		Long: `List every run under the results directory (default ./results), and the runs
-inside its suites and A/B studies, newest first: name, kind, status, when it
-started, the storage of its data target, and its headline figures (the peak
-step's throughput, the fio point with the most IOPS).
+inside its suites and A/B studies, newest first: name, kind, engine, status,
+when it started, the storage of its data target, and its headline figures
+(the peak step's throughput, the fio point with the most IOPS).
+
+On a terminal the list fits its width ($COLUMNS when set): long texts are
+cut, then the least needed columns left out; the run's name is always whole.
+Into a file or a pipe every line is whole.
 
 dbio report and dbio compare accept a run's name as listed here (or the end
 of it, such as quick-sqlite, when only one run ends so) in place of its path.`,
@@ -42,29 +49,25 @@ of it, such as quick-sqlite, when only one run ends so) in place of its path.`,
 				fmt.Fprintf(app.Stdout, "no runs under %s\n", base)
 				return nil
 			}
-			tw := tabwriter.NewWriter(app.Stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "run\tkind\tstatus\tstarted\tstorage\theadline")
+			rows := [][]string{{"run", "kind", "engine", "status", "started", "storage", "headline"}}
 			for _, d := range dirs {
 				if results.IsRepeatSet(d) {
-					fmt.Fprintln(tw, repeatSetLine(base, d))
-					continue
-				}
-				l, err := results.LoadSummary(d)
-				if err != nil {
-					fmt.Fprintf(tw, "%s\t-\tunreadable\t-\t-\t%v\n", d, err)
+					rows = append(rows, repeatSetRow(base, d))
 					continue
 				}
 				rel, _ := filepath.Rel(base, d)
-				storage := "-"
-				for _, t := range l.Run.Environment.Targets {
-					if t.Role == "data" {
-						storage = t.Describe()
-						break
-					}
+				l, err := results.LoadSummary(d)
+				if err != nil {
+					rows = append(rows, []string{rel, "-", "-", "unreadable", "-", "-", err.Error()})
+					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", rel, l.Run.Kind, l.Run.Status, l.Run.Started.UTC().Format("2006-01-02 15:04"), storage, headlineText(l))
+				rows = append(rows, []string{rel, l.Run.Kind, enginesText(l.Run.Engines), string(l.Run.Status),
+					l.Run.Started.UTC().Format("2006-01-02 15:04"), dataStorage(l.Run.Environment.Targets), headlineText(l)})
 			}
-			return tw.Flush()
+			for _, line := range fitColumns(rows, outputColumns(app)) {
+				fmt.Fprintln(app.Stdout, line)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&base, "results", "results", "the results directory to list")
@@ -94,28 +97,23 @@ func headlineText(l *results.Loaded) string {
 	return strings.Join(parts, "; ")
 }
 
-// repeatSetLine lists a repeat set as dbio runs does a run: its headline
+// repeatSetRow lists a repeat set as dbio runs does a run: its headline
 // is the median over its repeats.
-func repeatSetLine(base, dir string) string {
+func repeatSetRow(base, dir string) []string {
 	rel, _ := filepath.Rel(base, dir)
 	set, err := results.ReadRepeatSet(dir)
 	if err != nil {
-		return fmt.Sprintf("%s\trepeats\tunreadable\t-\t-\t%v", rel, err)
+		return []string{rel, "repeats", "-", "unreadable", "-", "-", err.Error()}
 	}
 	var runs []*analysis.Recorded
-	storage := "-"
+	storage, engine := "-", "-"
 	for _, d := range set.RunDirs(dir) {
 		if l, err := results.LoadSummary(d); err == nil {
 			runs = append(runs, analysis.NewRecorded(l))
 		}
 	}
 	if len(runs) > 0 {
-		for _, t := range runs[0].Run.Environment.Targets {
-			if t.Role == "data" {
-				storage = t.Describe()
-				break
-			}
-		}
+		storage, engine = dataStorage(runs[0].Run.Environment.Targets), enginesText(runs[0].Run.Engines)
 	}
 	headline := "no finished step"
 	var parts []string
@@ -140,7 +138,140 @@ func repeatSetLine(base, dir string) string {
 		headline = strings.Join(parts, "; ")
 	}
 	kind := fmt.Sprintf("%s ×%d", set.Kind, set.Repeats)
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s over %d repeats", rel, kind, set.Status, set.Started.UTC().Format("2006-01-02 15:04"), storage, headline, len(runs))
+	return []string{rel, kind, engine, string(set.Status), set.Started.UTC().Format("2006-01-02 15:04"), storage, fmt.Sprintf("%s over %d repeats", headline, len(runs))}
+}
+
+// dataStorage describes the storage of a run's data target, "-" without one.
+func dataStorage(targets []results.TargetInfo) string {
+	for _, t := range targets {
+		if t.Role == "data" {
+			return t.Describe()
+		}
+	}
+	return "-"
+}
+
+// enginesText names a run's engines with their versions' numbers
+// ("postgres 15.20"), each once; "-" for a run of none (fio's).
+func enginesText(engines []results.EngineInfo) string {
+	var out []string
+	for _, e := range engines {
+		name := e.Engine
+		if v, _, _ := strings.Cut(e.Version, " "); v != "" {
+			name += " " + strings.SplitN(v, "-", 2)[0]
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, ", ")
+}
+
+// outputColumns is how wide dbio's output may be: $COLUMNS when set, as a
+// shell exports it and a user may to ask for a width, else the width of
+// the terminal it writes to; 0 (no limit) when it writes to a file or a
+// pipe, which keep whole lines.
+func outputColumns(app *App) int {
+	if n, err := strconv.Atoi(strings.TrimSpace(app.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	w := app.Stdout
+	if t, ok := w.(*terminalText); ok {
+		w = t.w // what it filters is written where it was to be
+	}
+	if n, ok := progress.TerminalColumns(w); ok {
+		return n
+	}
+	return 0
+}
+
+// fitColumns lays rows (the first the header) out in columns two spaces
+// apart, at most width columns wide (0: no limit). Whole columns give way
+// first, the least needed first (storage, started, status, engine, kind),
+// until the rest fits beside a useful part of the storage and the
+// headline; then what is left of the width goes to the headline before
+// the storage, each cut with an ellipsis. The run's name, which report and
+// compare take, is never cut.
+func fitColumns(rows [][]string, width int) []string {
+	const gap = 2
+	const kind, engine, status, started, storage, headline = 1, 2, 3, 4, 5, 6
+	keep := []bool{true, true, true, true, true, true, true}
+	natural := make([]int, len(keep))
+	for _, r := range rows {
+		for i, c := range r {
+			natural[i] = max(natural[i], utf8.RuneCountInString(c))
+		}
+	}
+	limit := slices.Clone(natural)
+	if width > 0 {
+		least := func(i, n int) int {
+			if !keep[i] {
+				return 0
+			}
+			return min(natural[i], n) + gap
+		}
+		fixed := func() int {
+			sum := natural[0]
+			for _, i := range []int{kind, engine, status, started} {
+				if keep[i] {
+					sum += gap + natural[i]
+				}
+			}
+			return sum
+		}
+		for _, i := range []int{storage, started, status, engine, kind} {
+			if fixed()+least(storage, 16)+least(headline, 24) <= width {
+				break
+			}
+			keep[i] = false
+		}
+		room := width - fixed()
+		if keep[storage] {
+			room -= gap + min(natural[storage], 16)
+		}
+		if room < gap+len("headline") {
+			keep[headline] = false
+		}
+		limit[headline] = min(natural[headline], room-gap)
+		if keep[storage] {
+			limit[storage] = min(natural[storage], width-fixed()-gap-limit[headline]-gap)
+		}
+	}
+	widths := func() []int {
+		w := make([]int, len(keep))
+		for i := range w {
+			w[i] = min(natural[i], limit[i])
+		}
+		return w
+	}
+	w := widths()
+	out := make([]string, 0, len(rows))
+	for _, r := range rows {
+		var b strings.Builder
+		last := 0
+		for i := range r {
+			if keep[i] {
+				last = i
+			}
+		}
+		for i, c := range r {
+			if !keep[i] {
+				continue
+			}
+			if utf8.RuneCountInString(c) > limit[i] {
+				c = string([]rune(c)[:limit[i]-1]) + "…"
+			}
+			b.WriteString(c)
+			if i < last {
+				b.WriteString(strings.Repeat(" ", w[i]-utf8.RuneCountInString(c)+gap))
+			}
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 // runDirs are the results directories under base, and inside the suites

@@ -87,13 +87,24 @@ func (l *Line) columns() int {
 	if l.width > 0 {
 		return l.width
 	}
-	if f, ok := l.w.(*os.File); ok {
-		var ws struct{ Row, Col, X, Y uint16 }
-		if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno == 0 && ws.Col > 0 {
-			return int(ws.Col)
-		}
+	if n, ok := TerminalColumns(l.w); ok {
+		return n
 	}
 	return defaultWidth
+}
+
+// TerminalColumns is the width of the terminal w writes to, ok false when
+// w is no terminal or it does not say.
+func TerminalColumns(w io.Writer) (n int, ok bool) {
+	f, isFile := w.(*os.File)
+	if !isFile {
+		return 0, false
+	}
+	var ws struct{ Row, Col, X, Y uint16 }
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 || ws.Col == 0 {
+		return 0, false
+	}
+	return int(ws.Col), true
 }
 
 // Format renders a status as one line, however long.
