@@ -205,16 +205,57 @@ func preflight(ctx context.Context, p Plan, load userLoad, sys target.SysFS) err
 		// No server runs here: the hosts' dbio judge theirs.
 		return problems(list)
 	}
-	list = append(list, memoryProblems("--server-memory", p.Engine, p.EngineOptions, load.connections(), n.servers, memlimit.SystemHost(sys.Sys))...)
-	if n.servers > 1 {
-		list = append(list, tenantsMemoryProblems(p.Engine, p.EngineOptions, load.connections(), n.servers, memAvailable(sys.Proc))...)
-	}
-	list = append(list, connectionProblems(flagForm, p.Engine, p.EngineOptions, load)...)
-	list = append(list, settingProblems(ctx, flagForm, p.Engine, p.EngineOptions, p.DataPath, p.LogPath)...)
-	if err := engine.DatabaseNameProblem(p.EngineOptions.Database); err != nil {
-		list = append(list, fmt.Errorf("--database: %w", err))
-	}
+	list = append(list, engineProblems(ctx, p, load, sys, commandLine)...)
 	return problems(list)
+}
+
+// problemForm is how a run's problems name what the user wrote: the
+// command line's flags, or a suite run's keys under the run's name.
+type problemForm struct {
+	// name is a setting's name as the user writes it.
+	name func(string) string
+	// run is the suite run's name, "" on the command line.
+	run string
+}
+
+var commandLine = problemForm{name: flagForm}
+
+func suiteRun(name string) problemForm { return problemForm{name: keyForm, run: name} }
+
+// in names the run a problem belongs to, in a suite.
+func (f problemForm) in(errs ...error) []error {
+	if f.run == "" {
+		return errs
+	}
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = fmt.Errorf("run %s: %w", f.run, e)
+	}
+	return out
+}
+
+// engineProblems are what a run's engine and its users ask that cannot be
+// given, judged alike for the command line and for each of a suite's runs
+// before its first: the memory its servers need under a cap and beside
+// each other, the connections its steps open, its settings, its
+// database's name. load is its steps of users; f names what the user wrote.
+func engineProblems(ctx context.Context, p Plan, load userLoad, sys target.SysFS, f problemForm) []error {
+	n, o := p.needs(), p.EngineOptions
+	var list []error
+	if o.DSN == "" && p.Engine != nil {
+		list = append(list, f.in(memoryProblems(f.name("server-memory"), p.Engine, o, load.connections(), n.servers, memlimit.SystemHost(sys.Sys))...)...)
+		if n.servers > 1 {
+			list = append(list, f.in(tenantsMemoryProblems(p.Engine, o, load.connections(), n.servers, memAvailable(sys.Proc))...)...)
+		}
+	}
+	if p.Engine != nil {
+		list = append(list, f.in(connectionProblems(f.name, p.Engine, o, load)...)...)
+	}
+	list = append(list, f.in(settingProblems(ctx, f.name, p.Engine, o, p.DataPath, p.LogPath)...)...)
+	if err := engine.DatabaseNameProblem(o.Database); err != nil {
+		list = append(list, f.in(fmt.Errorf("%s: %w", f.name("database"), err))...)
+	}
+	return list
 }
 
 // settingProblems are the user's engine settings that the engine would
@@ -631,33 +672,14 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 		Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath}
 	ps := pl.Problems(sys)
 	list := ps
+	f := suiteRun(name)
 	if n.steady != nil && p.Workload != nil {
-		for _, e := range n.steady.Problems(p.Workload, n.rampUp) {
-			list = append(list, fmt.Errorf("run %s: %w", name, e))
-		}
+		list = append(list, f.in(n.steady.Problems(p.Workload, n.rampUp)...)...)
 	}
 	eo := p.EngineOptions
-	options := engine.Options{BufferPool: eo.BufferPool, ServerMemory: eo.ServerMemory, Settings: eo.Settings}
-	if eo.DSN == "" && p.Engine != nil {
-		load := userLoadOf(nil, n.users, false, p.Engine, options)
-		list = append(list, memoryProblems("run "+name+": server_memory", p.Engine, options, load.connections(), n.servers,
-			memlimit.SystemHost(sys.Sys))...)
-		if n.servers > 1 {
-			// As the run's own preflight judges them, but before the suite's
-			// first run, so that a late run that cannot fit stops nothing.
-			for _, e := range tenantsMemoryProblems(p.Engine, options, p.userLoad().connections(), n.servers, memAvailable(sys.Proc)) {
-				list = append(list, fmt.Errorf("run %s: %w", name, e))
-			}
-		}
-	}
-	for _, e := range settingProblems(context.Background(), keyForm, p.Engine, eo, p.DataPath, p.LogPath) {
-		list = append(list, fmt.Errorf("run %s: %w", name, e))
-	}
-	if err := engine.DatabaseNameProblem(eo.Database); err != nil {
-		list = append(list, fmt.Errorf("run %s: %w", name, err))
-	}
+	list = append(list, engineProblems(context.Background(), p, p.userLoad(), sys, f)...)
 	if eo.DSN != "" && p.Engine != nil {
-		ps := dsnProblems(name, p.Engine, eo.DSN, eo.Transport, options)
+		ps := dsnProblems(name, p.Engine, eo.DSN, eo.Transport, eo)
 		if len(ps) == 0 {
 			if _, err := dsnConnection(context.Background(), p.Engine, eo); err != nil {
 				ps = append(ps, fmt.Errorf("run %s: dsn %w", name, err))
@@ -668,12 +690,8 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	if len(ps) > 0 || eo.DSN != "" || p.Workload == nil {
 		return list
 	}
-	for _, e := range connectionProblems(keyForm, p.Engine, engine.Options{Settings: eo.Settings}, p.userLoad()) {
-		list = append(list, fmt.Errorf("run %s: %w", name, e))
-	}
 	if p.SpaceNeeded > 0 {
-		options.Database = eo.Database
-		list = append(list, target.SpaceProblems(databaseNeeds(p.Engine, options, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("run %s (%s at this scale)", name, p.Kind), n.servers))...)
+		list = append(list, target.SpaceProblems(databaseNeeds(p.Engine, eo, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("run %s (%s at this scale)", name, p.Kind), n.servers))...)
 	}
 	return list
 }
