@@ -75,7 +75,7 @@ in a tracing instance of its own. It needs root.`,
 					return err
 				}
 			}
-			tracer, err := capture.OpenTracer(traceFS, devs)
+			tracer, err := capture.OpenTracer(traceFS, app.SysFS.Sys, devs)
 			if err != nil {
 				return usagef("%v", err)
 			}

@@ -28,7 +28,7 @@ func TestCaptureAgreesWithDiskstats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracer, err := OpenTracer(DefaultTraceFS, []blocktrace.Device{dev})
+	tracer, err := OpenTracer(DefaultTraceFS, host.Sys, []blocktrace.Device{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,63 @@ func TestSetupRefusals(t *testing.T) {
 	if _, err := DeviceUnder(host, "/proc"); !errors.As(err, &se) {
 		t.Errorf("--target on a file system without a device: err = %v, want a SetupError", err)
 	}
-	if _, err := OpenTracer(DefaultTraceFS, nil); !errors.As(err, &se) {
+	if _, err := OpenTracer(DefaultTraceFS, host.Sys, nil); !errors.As(err, &se) {
 		t.Errorf("no devices: err = %v, want a SetupError", err)
+	}
+}
+
+// TestPartitionSpan: a partition's requests are traced on its disk, between
+// its sectors, counted from its start; a flush is the disk's.
+func TestPartitionSpan(t *testing.T) {
+	sys := t.TempDir()
+	part := filepath.Join(sys, "devices", "sdb", "sdb2")
+	if err := os.MkdirAll(part, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{
+		"devices/sdb/dev": "8:16\n", "devices/sdb/sdb2/partition": "2\n",
+		"devices/sdb/sdb2/start": "2048\n", "devices/sdb/sdb2/size": "4096\n",
+	} {
+		if err := os.WriteFile(filepath.Join(sys, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(sys, "dev", "block"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../devices/sdb/sdb2", filepath.Join(sys, "dev", "block", "8:18")); err != nil {
+		t.Fatal(err)
+	}
+	dev := blocktrace.Device{Name: "sdb2", Major: 8, Minor: 18}
+	sp, err := spanOf(sys, dev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (span{disk: [2]uint32{8, 16}, partition: true, start: 2048, end: 6144}); sp != want {
+		t.Fatalf("span %+v, want %+v", sp, want)
+	}
+	tr := &Tracer{devices: []blocktrace.Device{dev}, spans: []span{sp}}
+	for _, tc := range []struct {
+		ev   blocktrace.Event
+		keep bool
+		want uint64
+	}{
+		{blocktrace.Event{Major: 8, Minor: 16, Sector: 2048 + 8, Sectors: 8}, true, 8},
+		{blocktrace.Event{Major: 8, Minor: 16, Sector: 100, Sectors: 8}, false, 0},  // sdb1's
+		{blocktrace.Event{Major: 8, Minor: 16, Sector: 6144, Sectors: 8}, false, 0}, // past its end
+		{blocktrace.Event{Major: 8, Minor: 16, Op: blocktrace.Flush}, true, 0},
+		{blocktrace.Event{Major: 8, Minor: 32, Sector: 2048, Sectors: 8}, false, 0}, // another disk
+	} {
+		ev := tc.ev
+		if kept := tr.place(&ev); kept != tc.keep || (kept && (ev.Sector != tc.want || ev.Minor != 18)) {
+			t.Errorf("%+v: kept %v as %+v; want kept %v at sector %d of 8:18", tc.ev, kept, ev, tc.keep, tc.want)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(part, "dm"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var se *SetupError
+	if _, err := spanOf(sys, dev); !errors.As(err, &se) {
+		t.Errorf("a device-mapper device: err = %v, want a SetupError", err)
 	}
 }

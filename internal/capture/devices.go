@@ -39,7 +39,11 @@ func DeviceUnder(sys target.SysFS, dir string) (blocktrace.Device, error) {
 	if !fi.IsDir() {
 		return blocktrace.Device{}, setupf("--target %s is not a directory: give the directory holding the database's files", dir)
 	}
-	s, err := sys.Resolve(dir)
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return blocktrace.Device{}, setupf("--target %s: %v", dir, err)
+	}
+	s, err := sys.Resolve(abs)
 	if err != nil {
 		return blocktrace.Device{}, setupf("--target %s: %v", dir, err)
 	}

@@ -44,7 +44,78 @@ type Tracer struct {
 	dir     string // dbio's instance in it
 	mounted bool   // dbio mounted root and unmounts it
 	devices []blocktrace.Device
+	spans   []span
 	token   string
+}
+
+// span is where a traced device's requests appear: a whole disk's on the
+// disk itself; a partition's on its disk (the kernel issues requests to
+// the disk), between its first sector and its end.
+type span struct {
+	disk       [2]uint32
+	partition  bool
+	start, end uint64 // sectors on the disk
+}
+
+// spanOf finds where d's requests appear through the /sys root sys, and
+// refuses a device whose requests the kernel never issues itself
+// (device-mapper and md devices hand theirs to the disks beneath).
+func spanOf(sys string, d blocktrace.Device) (span, error) {
+	dir := filepath.Join(sys, "dev", "block", d.Number())
+	sp := span{disk: [2]uint32{d.Major, d.Minor}}
+	for _, stacked := range []struct{ dir, what string }{{"dm", "device-mapper"}, {"md", "software RAID (md)"}} {
+		if _, err := os.Stat(filepath.Join(dir, stacked.dir)); err == nil {
+			return sp, setupf("%s is a %s device, whose requests the kernel issues to the devices beneath it: capture those (listed in /sys/dev/block/%s/slaves) with --device", d.Name, stacked.what, d.Number())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partition")); err != nil {
+		return sp, nil
+	}
+	read := func(rel string) (uint64, error) {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			return 0, err
+		}
+		return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	}
+	start, err1 := read("start")
+	size, err2 := read("size")
+	// The partition's directory in /sys sits in its disk's.
+	real, err3 := filepath.EvalSymlinks(dir)
+	var disk []byte
+	if err3 == nil {
+		disk, err3 = os.ReadFile(filepath.Join(filepath.Dir(real), "dev"))
+	}
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return sp, setupf("partition %s: cannot find its disk: %v", d.Name, err)
+	}
+	maj, min, _ := strings.Cut(strings.TrimSpace(string(disk)), ":")
+	ma, err1 := strconv.ParseUint(maj, 10, 32)
+	mi, err2 := strconv.ParseUint(min, 10, 32)
+	if err1 != nil || err2 != nil {
+		return sp, setupf("partition %s: its disk's number %q is not MAJOR:MINOR", d.Name, disk)
+	}
+	return span{disk: [2]uint32{uint32(ma), uint32(mi)}, partition: true, start: start, end: start + size}, nil
+}
+
+// place moves an event on a disk to the traced device it belongs to (a
+// partition's sectors counted from the partition's start); false drops it.
+// A flush is the whole disk's: it goes to the disk's first traced device.
+func (t *Tracer) place(ev *blocktrace.Event) bool {
+	for i, sp := range t.spans {
+		if sp.disk != [2]uint32{ev.Major, ev.Minor} {
+			continue
+		}
+		if sp.partition && ev.Sectors > 0 {
+			if ev.Sector < sp.start || ev.Sector >= sp.end {
+				continue
+			}
+			ev.Sector -= sp.start
+		}
+		ev.Major, ev.Minor = t.devices[i].Major, t.devices[i].Minor
+		return true
+	}
+	return false
 }
 
 // DefaultTraceFS is where the kernel's tracing file system is mounted.
@@ -52,13 +123,27 @@ const DefaultTraceFS = "/sys/kernel/tracing"
 
 var events = []string{"block_rq_issue", "block_rq_complete"}
 
-// OpenTracer sets up tracing of devices under root (mounting the tracing
-// file system there when it is not), without starting it.
-func OpenTracer(root string, devices []blocktrace.Device) (*Tracer, error) {
+// OpenTracer sets up tracing of devices (found through the /sys root sys)
+// under root, the tracing file system (mounted there when it is not),
+// without starting it.
+func OpenTracer(root, sys string, devices []blocktrace.Device) (*Tracer, error) {
 	if len(devices) == 0 {
 		return nil, setupf("no device to capture: give --device or --target")
 	}
 	t := &Tracer{root: root, devices: devices}
+	disks := map[[2]uint32]bool{}
+	var filter []string
+	for _, d := range devices {
+		sp, err := spanOf(sys, d)
+		if err != nil {
+			return nil, err
+		}
+		t.spans = append(t.spans, sp)
+		if !disks[sp.disk] {
+			disks[sp.disk] = true
+			filter = append(filter, fmt.Sprintf("dev == %d", uint64(sp.disk[0])<<20|uint64(sp.disk[1])))
+		}
+	}
 	if _, err := os.Stat(filepath.Join(root, "instances")); err != nil {
 		if err := syscall.Mount("nodev", root, "tracefs", 0, ""); err != nil {
 			return nil, setupf("the kernel's tracing file system is not at %s and cannot be mounted there (%v): mount it with 'mount -t tracefs nodev %s'", root, err, root)
@@ -74,10 +159,6 @@ func OpenTracer(root string, devices []blocktrace.Device) (*Tracer, error) {
 	if err := os.Mkdir(t.dir, 0o700); err != nil {
 		t.unmount()
 		return nil, setupf("cannot make a tracing instance in %s: %v", root, err)
-	}
-	var filter []string
-	for _, d := range devices {
-		filter = append(filter, fmt.Sprintf("dev == %d", uint64(d.Major)<<20|uint64(d.Minor)))
 	}
 	steps := []struct{ file, value string }{
 		{"trace_clock", "mono"},
@@ -227,7 +308,9 @@ func (t *Tracer) read(pipe io.Reader) (blocktrace.Trace, *blocktrace.Assembler, 
 		if err != nil {
 			return blocktrace.Trace{}, nil, err
 		}
-		a.Add(ev)
+		if t.place(&ev) {
+			a.Add(ev)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return blocktrace.Trace{}, nil, err

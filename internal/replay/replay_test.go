@@ -28,7 +28,7 @@ func TestReplayOfACapture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracer, err := capture.OpenTracer(capture.DefaultTraceFS, []blocktrace.Device{dev})
+	tracer, err := capture.OpenTracer(capture.DefaultTraceFS, host.Sys, []blocktrace.Device{dev})
 	if err != nil {
 		t.Fatal(err)
 	}
