@@ -136,6 +136,9 @@ func TestYourOwnServer(t *testing.T) {
 			if want := "connecting to " + called + " at 127.0.0.1:" + s.port + " (your server: dbio will not start or stop it)\n"; !strings.Contains(out, want) {
 				t.Errorf("the run does not say %q:\n%s", want, out)
 			}
+			if strings.Contains(out, "size on disk unknown") {
+				t.Errorf("the load's size is unknown, though the server says its database's:\n%s", out)
+			}
 			if strings.Contains(out, "starting ") {
 				t.Errorf("the run says it starts a server:\n%s", out)
 			}

@@ -517,11 +517,24 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 
 	fmt.Fprintf(out, "preparing %s on %s %s\n", p.Workload.Name(), info.Engine, info.Version)
 	before := placementBytes(pl)
+	var dbBefore int64 = -1
+	if p.EngineOptions.DSN != "" {
+		if _, db, ok := ss.serverDatabase(ctx); ok {
+			dbBefore = db.Bytes
+		}
+	}
 	ls, err := p.Workload.Prepare(ctx, inst, ss.env.Progress.Messages(out))
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
 	}
 	written := placementBytes(pl) - before
+	if dbBefore >= 0 && !ls.Reused {
+		// The user's server is on no target of dbio's: the database it
+		// loaded says how much it grew.
+		if _, db, ok := ss.serverDatabase(ctx); ok {
+			written = db.Bytes - dbBefore
+		}
+	}
 	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
 		return err
 	}
@@ -605,21 +618,12 @@ func startLine(e engine.Engine, o engine.Options) string {
 // It runs after the instance's pools are closed, even when the run was
 // interrupted.
 func (ss *session) leaveOrDrop(ctx context.Context) string {
-	owned, ok := ss.Engine.(engine.OwnedDatabases)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	defer cancel()
+	owned, db, ok := ss.serverDatabase(ctx)
 	if !ok {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
-	defer cancel()
-	dbs, err := owned.OwnedDatabases(ctx, ss.opts)
-	if err != nil {
-		return ""
-	}
-	i := slices.IndexFunc(dbs, func(d engine.OwnedDatabase) bool { return d.Name == ss.opts.Database })
-	if i < 0 {
-		return ""
-	}
-	db := dbs[i]
 	size := units.FormatBytes(uint64(max(db.Bytes, 0)))
 	if ss.DropAfter {
 		if err := owned.DropOwned(ctx, ss.opts, db.Name); err != nil {
@@ -630,6 +634,24 @@ func (ss *session) leaveOrDrop(ctx context.Context) string {
 	}
 	return fmt.Sprintf("left on your server: database %s (%s), created by dbio: drop it with dbio clean --dsn '%s' --yes, or run with --drop-after",
 		db.Name, size, secret.RedactDSN(ss.opts.DSN))
+}
+
+// serverDatabase is the database dbio created for the run on the user's
+// server (--dsn), as the server lists it, with its size.
+func (ss *session) serverDatabase(ctx context.Context) (engine.OwnedDatabases, engine.OwnedDatabase, bool) {
+	owned, ok := ss.Engine.(engine.OwnedDatabases)
+	if !ok {
+		return nil, engine.OwnedDatabase{}, false
+	}
+	dbs, err := owned.OwnedDatabases(ctx, ss.opts)
+	if err != nil {
+		return nil, engine.OwnedDatabase{}, false
+	}
+	i := slices.IndexFunc(dbs, func(d engine.OwnedDatabase) bool { return d.Name == ss.opts.Database })
+	if i < 0 {
+		return nil, engine.OwnedDatabase{}, false
+	}
+	return owned, dbs[i], true
 }
 
 // loadReport turns load statistics into run.json's figures. Bytes written
