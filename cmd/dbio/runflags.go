@@ -83,7 +83,7 @@ func (f *runFlags) register(fs *pflag.FlagSet, engines *engine.Registry, default
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default: workload-engine)")
 	fs.StringVar(&f.bufferPool, "buffer-pool", "", "engine page cache: shared_buffers, innodb_buffer_pool_size or SQLite cache_size, e.g. 256MB or 2GB (default: engine default)")
 	fs.StringVar(&f.serverMemory, "server-memory", "", "cap the managed server's whole memory, its page cache included, with a memory cgroup, e.g. 512MB or 4GB: a machine with less memory, apart from --buffer-pool (default: no cap)")
-	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://... or user:pass@tcp(host:port)/), recorded without its password; keep the password off the command line with PGPASSWORD or MYSQL_PWD, or --dsn-file")
+	fs.StringVar(&f.dsn, "dsn", "", "use an existing server instead of a managed one (postgres://..., mysql://... or user:pass@tcp(host:port)/; the DSN chooses the engine when -e is not given), recorded without its password; keep the password off the command line with PGPASSWORD or MYSQL_PWD, or --dsn-file")
 	fs.StringVar(&f.dsnFile, "dsn-file", "", "read the --dsn from this file (one line; make it readable by you alone)")
 	fs.BoolVar(&f.dropAfter, "drop-after", false, "with --dsn: drop the database dbio created on your server when the run ends (without it, the run ends saying what it left there)")
 	fs.StringVar(&f.database, "database", "", "database dbio creates and owns on the engine (default dbio_<workload>)")
