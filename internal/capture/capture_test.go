@@ -33,10 +33,12 @@ func TestCaptureAgreesWithDiskstats(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tracer.Close()
-	// The file is laid out first, so that the capture sees the workload's
-	// requests rather than the file system's allocation.
+	// The file is laid out first, with direct I/O and synced, so that the
+	// capture sees the workload's requests rather than the file system's
+	// allocation or the writeback of the layout (megabyte requests, one of
+	// which in flight at an end of the capture is a few percent of its bytes).
 	file := filepath.Join(disk, "data")
-	if out, err := exec.Command(fio, "--name=lay", "--filename="+file, "--size=32M", "--rw=write", "--bs=1M", "--output=/dev/null").CombinedOutput(); err != nil {
+	if out, err := exec.Command(fio, "--name=lay", "--filename="+file, "--size=32M", "--rw=write", "--bs=1M", "--direct=1", "--end_fsync=1", "--output=/dev/null").CombinedOutput(); err != nil {
 		t.Fatalf("lay out: %v: %s", err, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -34,7 +34,7 @@ func TestReplayOfACapture(t *testing.T) {
 	}
 	defer tracer.Close()
 	file := filepath.Join(disk, "data")
-	if out, err := exec.Command(fio, "--name=lay", "--filename="+file, "--size=16M", "--rw=write", "--bs=1M", "--output=/dev/null").CombinedOutput(); err != nil {
+	if out, err := exec.Command(fio, "--name=lay", "--filename="+file, "--size=16M", "--rw=write", "--bs=1M", "--direct=1", "--end_fsync=1", "--output=/dev/null").CombinedOutput(); err != nil {
 		t.Fatalf("lay out: %v: %s", err, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
