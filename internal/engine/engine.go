@@ -244,6 +244,15 @@ func NewRegistry() *Registry { return &Registry{registry.New[Engine]("engine")} 
 // Register adds e under its name. Two engines with one name are a programming error.
 func (r *Registry) Register(e Engine) { r.Add(e.Name(), e) }
 
+// OwnFiles is implemented by instances whose files dbio keeps on its
+// targets: the files and directories that are this instance's alone (a
+// SQLite database and its WAL; a managed server's data and log
+// directories), so that what a run measures of its files (their
+// fragmentation) leaves out other instances kept on the same target.
+type OwnFiles interface {
+	OwnFiles() []string
+}
+
 // ServerPlaces is implemented by the instances of an existing server
 // (--dsn): where its data and its log are, when it runs on this host and
 // says ("" otherwise), so that the devices behind them are watched as a

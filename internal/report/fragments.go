@@ -42,7 +42,7 @@ func fragmentationTables(run results.Run, prefix string) []block {
 		}
 		blocks = append(blocks, f)
 	}
-	blocks = append(blocks, &paragraph{Class: "note", Text: fmt.Sprintf("The run created %s fragments in dbio's files (from %s extents after the load to %s at the end).",
+	blocks = append(blocks, &paragraph{Class: "note", Text: fmt.Sprintf("The run created %s fragments in its own files, its database's and backups' (from %s extents after the load to %s at the end).",
 		thousands(float64(last.Extents-first.Extents)), thousands(float64(first.Extents)), thousands(float64(last.Extents)))})
 	return blocks
 }

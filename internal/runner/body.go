@@ -106,7 +106,7 @@ func (ss *session) newRecording(pl engine.Placement, inst engine.Instance) recor
 // fragments as it ends.
 func (ss *session) stepper(s Steps) *stepper {
 	return &stepper{s: s, workload: ss.Workload, inst: ss.inst, startBarrier: ss.Barrier,
-		afterStep: func(step results.Step) { recordFragmentation(ss.dir, ss.pl, step.Name) },
+		afterStep: func(step results.Step) { recordFragmentation(ss.dir, ss.pl, ss.inst, step.Name) },
 		rec:       ss.newRecording(ss.pl, ss.inst), progress: ss.env.Progress}
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"path/filepath"
 	"sort"
 
 	"dbio/internal/engine"
@@ -12,20 +13,30 @@ import (
 // largestFiles is how many files a fragmentation record names.
 const largestFiles = 12
 
-// fragmentation counts the extents of every file dbio keeps on the
-// placement's data and log targets (database files, WAL and redo logs;
-// backups are counted by the backup scenario's targets when they share them).
-// A filesystem without FIEMAP (tmpfs) gives no record.
-func fragmentation(pl engine.Placement, at string) (results.Fragmentation, bool) {
+// fragmentation counts the extents of the files that are this run's: the
+// instance's own (its database files, WAL and redo log, engine.OwnFiles)
+// and the backups it wrote, not those of other instances dbio keeps on the
+// same target (a PostgreSQL kept beside a SQLite run's database). An
+// instance that does not say its files, or a filesystem without FIEMAP
+// (tmpfs), gives no record.
+func fragmentation(pl engine.Placement, inst engine.Instance, at string) (results.Fragmentation, bool) {
 	rec := results.Fragmentation{At: at}
-	seen := map[string]bool{}
+	var places []string
+	if own, ok := inst.(engine.OwnFiles); ok {
+		places = own.OwnFiles()
+	}
+	if pl.Backup != nil && len(places) > 0 {
+		// runBackups' directory on the backup target.
+		places = append(places, filepath.Join(pl.Backup.Dir, "backups-"+inst.Info().Engine))
+	}
 	var all []results.FileExtents
-	for _, t := range []*target.Target{pl.Data, pl.Log, pl.Backup} {
-		if t == nil || seen[t.Dir] {
+	seen := map[string]bool{}
+	for _, p := range places {
+		if seen[p] {
 			continue
 		}
-		seen[t.Dir] = true
-		files, err := target.ExtentsUnder(t.Dir)
+		seen[p] = true
+		files, err := target.ExtentsUnder(p)
 		if errors.Is(err, target.ErrNoExtentMap) {
 			continue
 		}
@@ -45,8 +56,8 @@ func fragmentation(pl engine.Placement, at string) (results.Fragmentation, bool)
 }
 
 // recordFragmentation appends a record to run.json.
-func recordFragmentation(dir *results.Dir, pl engine.Placement, at string) {
-	if rec, ok := fragmentation(pl, at); ok {
+func recordFragmentation(dir *results.Dir, pl engine.Placement, inst engine.Instance, at string) {
+	if rec, ok := fragmentation(pl, inst, at); ok {
 		_ = dir.UpdateRun(func(r *results.Run) { r.Fragmentation = append(r.Fragmentation, rec) })
 	}
 }

@@ -538,9 +538,9 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
 		return err
 	}
-	recordFragmentation(dir, pl, "start")
+	recordFragmentation(dir, pl, inst, "start")
 	undo.add(func(err error) error {
-		recordFragmentation(dir, pl, "end")
+		recordFragmentation(dir, pl, inst, "end")
 		return err
 	})
 	return nil

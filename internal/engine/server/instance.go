@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,7 +86,23 @@ var (
 	_ engine.Processes    = (*Instance)(nil)
 	_ engine.ServerPlaces = (*Instance)(nil)
 	_ engine.Exited       = (*Instance)(nil)
+	_ engine.OwnFiles     = (*Instance)(nil)
 )
+
+// OwnFiles implements engine.OwnFiles: a managed server's data directory,
+// and its log directory when it is elsewhere; none of an existing
+// server's, which are not dbio's.
+func (in *Instance) OwnFiles() []string {
+	f := in.Facts
+	if !f.Managed || f.DataDir == "" {
+		return nil
+	}
+	out := []string{f.DataDir}
+	if rel, err := filepath.Rel(f.DataDir, f.LogDir); f.LogDir != "" && (err != nil || strings.HasPrefix(rel, "..")) {
+		out = append(out, f.LogDir)
+	}
+	return out
+}
 
 // OpenPools opens the workload pool and the statistics pool through open,
 // which returns a new pool on dbio's database, the one dsn names, each time

@@ -131,7 +131,20 @@ type Instance struct {
 	info results.EngineInfo
 }
 
-var _ engine.Instance = (*Instance)(nil)
+var (
+	_ engine.Instance = (*Instance)(nil)
+	_ engine.OwnFiles = (*Instance)(nil)
+)
+
+// OwnFiles implements engine.OwnFiles: the database file and those SQLite
+// keeps beside it, not the other databases in dbio's directory.
+func (i *Instance) OwnFiles() []string {
+	out := make([]string, len(databaseSuffixes))
+	for n, suffix := range databaseSuffixes {
+		out[n] = i.path + suffix
+	}
+	return out
+}
 
 // DB implements engine.Instance.
 func (i *Instance) DB() *sql.DB { return i.db }
