@@ -260,7 +260,7 @@ func DiskSpd(line string) (Translation, error) {
 	}
 
 	ramp := durationS(warmup)
-	t.Config = fio.Config{Profile: "job", RW: []string{rw}, ReadPct: readPct, BlockSizes: []int64{bs}, IODepths: []int{depth}, Jobs: jobs,
+	t.Config = fio.Config{Profile: "job", Dialect: t.Tool, RW: []string{rw}, ReadPct: readPct, BlockSizes: []int64{bs}, IODepths: []int{depth}, Jobs: jobs,
 		Runtime: durationS(seconds), Ramp: &ramp, Size: size, Buffered: buffered, WriteThrough: writeThrough, BlockAlign: blockAlign}
 	return t, nil
 }

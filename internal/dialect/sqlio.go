@@ -165,7 +165,7 @@ func SQLIO(line string, readFile func(string) ([]byte, error)) (Translation, err
 		t.Notes = append(t.Notes, "no file size (-F's parameter file gives one): dbio sizes its working file by its rule (twice the RAM, see 'dbio disk --help')")
 	}
 	ramp := durationS(0)
-	t.Config = fio.Config{Profile: "job", RW: []string{rw}, BlockSizes: []int64{bs}, IODepths: []int{queue}, Jobs: jobs,
+	t.Config = fio.Config{Profile: "job", Dialect: t.Tool, RW: []string{rw}, BlockSizes: []int64{bs}, IODepths: []int{queue}, Jobs: jobs,
 		Runtime: durationS(seconds), Ramp: &ramp, Size: size, Buffered: buffered, WriteThrough: writeThrough}
 	return t, nil
 }

@@ -34,6 +34,9 @@ const (
 type Config struct {
 	// Profile is a registered profile name.
 	Profile string
+	// Dialect names the tool whose command line this configuration
+	// translates ("DiskSpd", "SQLIO"); "" for dbio's own flags.
+	Dialect string
 	// Targets are the directories measured; dbio works in <target>/dbio/fio.
 	Targets []string
 	// Group runs each point on all targets at once and reports the aggregate
@@ -132,7 +135,7 @@ func (c Config) Record() results.DiskConfig {
 		}
 		return d.String()
 	}
-	r := results.DiskConfig{Profile: c.Profile, Targets: c.Targets, Group: c.Group, Runtime: dur(c.Runtime), SizeBytes: c.Size,
+	r := results.DiskConfig{Profile: c.Profile, Dialect: c.Dialect, Targets: c.Targets, Group: c.Group, Runtime: dur(c.Runtime), SizeBytes: c.Size,
 		IODepths: c.IODepths, Jobs: c.Jobs, Engine: c.Engine, BlockSizes: c.BlockSizes, RW: c.RW, ReadPct: c.ReadPct, RatePcts: c.RatePcts,
 		LatencyMax: dur(c.LatencyMax), LatencyStat: c.LatencyStat, SteadyState: c.SteadyState, SteadyWindow: dur(c.SteadyWindow),
 		SteadyRamp: dur(c.SteadyRamp), Buffered: c.Buffered, WriteThrough: c.WriteThrough, BlockAlign: c.BlockAlign,

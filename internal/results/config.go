@@ -140,7 +140,11 @@ type NoisyConfig struct {
 // DiskConfig is a disk run's configuration: fio's as the run resolved it,
 // durations as text ("60s", "" when not set) and sizes in bytes.
 type DiskConfig struct {
-	Profile string   `json:"profile"`
+	Profile string `json:"profile"`
+	// Dialect names the tool whose command line the run translated
+	// ("DiskSpd", "SQLIO"), so that its report can also speak that tool's
+	// language; "" for fio's own profiles.
+	Dialect string   `json:"dialect,omitempty"`
 	Targets []string `json:"targets"`
 	// Group runs each point on all targets at once (a drive group).
 	Group   bool   `json:"group,omitempty"`
