@@ -14,6 +14,7 @@ import (
 	"dbio/internal/dialect"
 	"dbio/internal/fio"
 	"dbio/internal/fleet"
+	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/target"
@@ -462,6 +463,9 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 	if out.Status == results.StatusCompleted && len(out.Points) < out.Planned {
 		most = "at most " // rounds that ended once steady
 	}
+	if tr != nil && finished > 0 {
+		printDiskSpdLadder(app, out.Dir)
+	}
 	fmt.Fprintf(app.Stdout, "%d of %s%d point(s) finished; results in %s\n", finished, most, out.Planned, out.Dir)
 	// A single run gets its report as every command's run does (and as
 	// each repeat of a repeat set does), interrupted or not.
@@ -473,6 +477,18 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return fmt.Errorf("%w (results so far in %s)", runErr, out.Dir)
 	}
 	return nil
+}
+
+// printDiskSpdLadder prints the latency table DiskSpd prints under -L, for
+// a DiskSpd line, read back from the run's results directory.
+func printDiskSpdLadder(app *App, dir string) {
+	l, err := results.Load(dir)
+	if err == nil {
+		err = report.DiskSpdText(app.Stdout, l)
+	}
+	if err != nil {
+		fmt.Fprintf(app.Stdout, "warning: DiskSpd's latency table not printed: %v\n", err)
+	}
 }
 
 // diskHosts reads --host, each with the fio server settings.

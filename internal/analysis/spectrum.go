@@ -102,13 +102,9 @@ func Ladder(h *hdrhistogram.Histogram) []Percentile {
 type StepLatency struct {
 	// Kinds are the histograms by the name the step's files give them,
 	// in name order.
-	Kinds []string
+	Kinds  []string
 	ByKind map[string]*hdrhistogram.Histogram
 }
-
-// AllKind names the histogram of every kind a step recorded merged:
-// every I/O of a fio point, every transaction of a workload step.
-const AllKind = "all"
 
 // ReadStepLatency reads the histograms of step s of the run l, as its
 // results directory keeps them; a step that recorded none has no kinds.
@@ -132,7 +128,8 @@ func ReadStepLatency(l *results.Loaded, s results.Step) (StepLatency, error) {
 	return out, nil
 }
 
-// All is every kind's histogram merged, nil without any.
+// All is every kind's histogram merged (every I/O of a fio point, every
+// transaction of a workload step), nil without any.
 func (l StepLatency) All() *hdrhistogram.Histogram {
 	var all *hdrhistogram.Histogram
 	for _, k := range l.Kinds {

@@ -197,7 +197,7 @@ func (p *thisMachine) add(res *results.FioPoint, parts []part) ([]string, error)
 			return nil, err
 		}
 	}
-	return []string{"  " + headline(*res)}, nil
+	return append([]string{"  " + headline(*res)}, directionLines(*res)...), nil
 }
 
 func (p *thisMachine) end(context.Context) error { return nil }

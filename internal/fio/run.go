@@ -10,8 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -691,6 +693,65 @@ func headline(r results.FioPoint) string {
 		}
 	}
 	return s
+}
+
+// directionLines split a point that mixed reads and writes into its reads,
+// its writes and both together, as DiskSpd's tables do: IOPS, MB/s and the
+// completion latency's mean, percentiles and maximum, in ms to keep the
+// columns narrow. A point that did not mix has none.
+func directionLines(r results.FioPoint) []string {
+	if !r.Mixed() {
+		return nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 1, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "\tIOPS\tMB/s\tmean\t")
+	for _, p := range results.SplitPercentiles {
+		fmt.Fprintf(tw, "p%s\t", strconv.FormatFloat(p, 'f', -1, 64))
+	}
+	fmt.Fprint(tw, "max ms\t\n")
+	for _, d := range []struct {
+		name string
+		d    *results.FioDirection
+	}{{"read", r.Read}, {"write", r.Write}, {"total", r.Total}} {
+		if d.d == nil {
+			continue
+		}
+		c := d.d.Completion
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t", d.name, groupThousands(d.d.IOPS), d.d.MBPerSec(), msText(c.MeanUS))
+		for _, p := range results.SplitPercentiles {
+			v, ok := c.At(p)
+			if !ok {
+				fmt.Fprint(tw, "-\t")
+				continue
+			}
+			// fio reads a percentile off its histogram's bin, whose
+			// value can lie past the largest latency it measured exactly.
+			fmt.Fprintf(tw, "%s\t", msText(min(v, c.MaxUS)))
+		}
+		fmt.Fprintf(tw, "%s\t\n", msText(c.MaxUS))
+	}
+	_ = tw.Flush()
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		out = append(out, "   "+l)
+	}
+	return out
+}
+
+// msText writes a latency in ms with three significant figures, as the
+// report does: 0.260, 3.92, 20.4, 131.
+func msText(us float64) string {
+	ms := us / 1000
+	switch {
+	case ms >= 100:
+		return strconv.FormatFloat(math.Round(ms), 'f', 0, 64)
+	case ms >= 10:
+		return strconv.FormatFloat(ms, 'f', 1, 64)
+	case ms >= 1:
+		return strconv.FormatFloat(ms, 'f', 2, 64)
+	}
+	return strconv.FormatFloat(ms, 'f', 3, 64)
 }
 
 // failed records point res as ended with status (failed, or interrupted)

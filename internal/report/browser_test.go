@@ -88,6 +88,15 @@ func TestReportRendersInChromium(t *testing.T) {
 			regexp.MustCompile(`(?s)data-chart="tpcc-cpu-vs-users".*?<path class="area" data-series="iowait"`), // CPU states stacked
 			regexp.MustCompile(`TPC-C drove [0-9,]+ writes/s on vda at 1 user: 12 % of the`),                   // quick's halves joined
 			regexp.MustCompile(`(?s)data-chart="fio-iops-vs-bs".*?<g class="bars"`),                            // block sizes as bars
+			regexp.MustCompile(`(?s)data-chart="fio-iops-vs-bs".*?>4k random<.*?>128k sequential<`),            // every corner in one chart
+		}},
+		{"diskspd", []string{"disk-diskspd-a"}, false, []*regexp.Regexp{
+			regexp.MustCompile(`(?s)Reads and writes of the mixed points <a.*?>write</td>.*?>total</td>`), // the split of a -w30 point
+			regexp.MustCompile(`(?s)as DiskSpd prints them <a.*?>8-nines</td>`),                           // DiskSpd's ladder
+			regexp.MustCompile(`(?s)data-chart="fio-spectrum".*?>99.9%<.*?data-series="write"`),           // the spectrum on the nines
+		}},
+		{"compare-diskspd", []string{"disk-diskspd-a", "disk-diskspd-b"}, true, []*regexp.Regexp{
+			regexp.MustCompile(`(?s)data-chart="cmp-fio-spectrum-1".*?data-series="B"`), // the runs' spectra overlaid
 		}},
 		{"postgres", []string{"tpcc-postgres"}, false, []*regexp.Regexp{
 			regexp.MustCompile(`data-chart="tpcc-engine-log-timeline"`), // the engine's own counters charted

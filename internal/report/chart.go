@@ -37,6 +37,10 @@ type axis struct {
 	// Ticks replaces the computed ticks (block sizes); Format writes them.
 	Ticks  []float64
 	Format func(float64) string
+	// Recorded is what the data table's CSV keeps of a value drawn at v,
+	// where the axis draws another quantity than it names (a percentile
+	// drawn as its nines); nil keeps v.
+	Recorded func(v float64) float64
 }
 
 // figureAxis is a linear axis from zero of a recorded figure, titled and
@@ -879,7 +883,11 @@ func (c *chart) dataTable() *table {
 		if c.X.Format != nil {
 			xl = c.X.Format(x)
 		}
-		row := []cell{{Text: xl, Raw: raw(x)}}
+		rx := x
+		if c.X.Recorded != nil {
+			rx = c.X.Recorded(x)
+		}
+		row := []cell{{Text: xl, Raw: raw(rx)}}
 		for i := range c.Series {
 			v, ok := index[i][x]
 			if !ok || math.IsNaN(v) {

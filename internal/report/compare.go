@@ -395,6 +395,9 @@ func compareWorkload(runs []*runView, kind string) (sec *section, findings []str
 		autoLog(disk)
 		sec.add(disk)
 	}
+	for _, c := range compareSpectra(runs, rows, id, func(label string) string { return label + " users" }, "transaction") {
+		sec.add(c)
+	}
 	if c := overlayTimeline(runs, id("throughput-timeline"), "Throughput per second, runs aligned on their first step",
 		func(r *runView) []results.Step { w, _ := r.Workload(kind); return w.Steps }, string(tput[0].Name), tput[0].Title,
 		axis{Label: tput[0].Title, Unit: tput[0].Unit, Zero: true}, 1, usersLabel); c != nil {
@@ -579,14 +582,15 @@ func overlayTimeline(runs []*runView, cid, title string, steps func(*runView) []
 func compareFio(runs []*runView) (*section, []string) {
 	sec := &section{ID: "cmp-fio", Title: "Storage characterization (fio) compared"}
 	id := func(s string) string { return "cmp-fio-" + s }
-	sums := abTables(sec, "point", "point", analysis.FioMetrics(), analysis.RowsByPoint(runViews(runs)), runs, id)
+	rows := analysis.RowsByPoint(runViews(runs))
+	sums := abTables(sec, "point", "point", analysis.FioMetrics(), rows, runs, id)
 	findings := summarizeAB("fio", sums, runs, "point")
 
 	// The single runs' fio charts, overlaid: one color per line, one dash per run.
 	perRun := make([][]*chart, len(runs))
 	for ri, r := range runs {
 		labels := fioLabels(r.Fio)
-		perRun[ri] = append(perRun[ri], blockSizeCharts(r.Fio, labels, id)...)
+		perRun[ri] = append(perRun[ri], blockSizeCharts(r.Fio, labels, id, r.FioProfile() == "four-corners")...)
 		if cs, _ := fioCurves(r.Fio, labels, id); cs != nil {
 			for _, b := range cs.Blocks {
 				if c, ok := b.(*chart); ok {
@@ -597,6 +601,9 @@ func compareFio(runs []*runView) (*section, []string) {
 		perRun[ri] = append(perRun[ri], sweepCharts(r.Fio, labels, id)...)
 	}
 	for _, c := range mergeCharts(runs, perRun) {
+		sec.add(c)
+	}
+	for _, c := range compareSpectra(runs, rows, id, func(label string) string { return "point " + label }, "completion") {
 		sec.add(c)
 	}
 	if c := overlayTimeline(runs, id("iops-timeline"), "IOPS per second, runs aligned on their first point",

@@ -48,12 +48,26 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 	var findings []string
 
 	envelope := envelopePoints(points)
-	if profile == "four-corners" {
-		t, f := fourCornersTable(envelope, labels, id("four-corners"))
-		sec.add(t)
-		findings = append(findings, f...)
+	corners := profile == "four-corners"
+	if corners {
+		findings = append(findings, fourCornersFindings(envelope, labels)...)
+		// The log-write points have a table of their own (logWriteSection).
+		sec.add(fioPointsTable(envelope, labels, id("four-corners"), true))
+	} else {
+		sec.add(fioPointsTable(points, labels, id("points"), false))
 	}
-	sec.add(fioPointsTable(points, labels, id("points")))
+	if t := directionsTable(points, labels, id("directions")); t != nil {
+		sec.add(t)
+	}
+	if diskSpdRun(r.Recorded) {
+		ladders, unread := diskSpdLadders(r.Recorded, points, id)
+		for _, t := range ladders {
+			sec.add(t)
+		}
+		for _, u := range unread {
+			sec.add(&paragraph{Text: "Latency histograms not read: " + u + ".", Class: "note"})
+		}
+	}
 	if sub, f := logWriteSection(r, id); sub != nil {
 		sec.Subs = append(sec.Subs, sub)
 		findings = append(findings, f...)
@@ -80,8 +94,12 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 		sec.Subs = append(sec.Subs, curveSec)
 		findings = append(findings, curveFindings...)
 	}
-	if bs := blockSizeCharts(envelope, labels, id); len(bs) > 0 {
-		sub := sec.sub(id("block-size"), "Throughput vs block size")
+	if bs := blockSizeCharts(envelope, labels, id, corners); len(bs) > 0 {
+		title := "Throughput vs block size"
+		if corners {
+			title = "The four corners"
+		}
+		sub := sec.sub(id("block-size"), title)
 		for _, c := range bs {
 			sub.add(c)
 		}
@@ -106,6 +124,10 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 		sub := sec.sub(id("system-section"), "CPU and storage during each point")
 		sub.add(tel)
 	}
+	if c := spectrumChart(r, points, id("spectrum"), "completion", "total"); c != nil {
+		sub := sec.sub(id("spectrum-section"), "Latency distribution")
+		sub.add(c)
+	}
 	if tls := fioTimelines(r, points, id); !tls.empty() {
 		sec.Subs = append(sec.Subs, tls)
 	}
@@ -124,74 +146,38 @@ func headline(p results.Step) string {
 	return fmt.Sprintf("%s IOPS at %s ms", thousands(iops(p)), millis(fioMS(p, results.FigureLatMeanUS)))
 }
 
-// fourCornersTable puts the corners side by side per target.
-func fourCornersTable(points []results.Step, labels []string, id string) (*table, []string) {
-	t := &table{ID: id, Title: "Four corners",
-		Caption: "Small random I/O is read as IOPS, large sequential I/O as MB/s (the figure in bold); latency is the mean and the 99th percentile of fio's completion latency, in ms."}
-	t.Columns = []column{{Name: "corner"}, {Name: "jobs × queue", Numeric: true}}
-	multi := len(labels) > 1
-	for _, l := range labels {
-		g := ""
-		if multi {
-			g = l
-		}
-		t.Columns = append(t.Columns, column{Name: "IOPS", Numeric: true, Group: g}, column{Name: "MB/s", Numeric: true, Group: g},
-			column{Name: "mean", Numeric: true, Group: g}, column{Name: "p99", Numeric: true, Group: g})
-	}
-	type cornerRow struct {
-		name, queue string
-		byLabel     map[string]results.Step
-	}
-	var rows []*cornerRow
-	index := map[string]*cornerRow{}
+// fourCornersFindings quote each corner by its figure, per target: IOPS
+// for small random I/O, MB/s for large sequential I/O.
+func fourCornersFindings(points []results.Step, labels []string) []string {
+	perLabel := map[string][]string{}
 	for _, p := range points {
-		key := p.Fio.Series
-		row, ok := index[key]
-		if !ok {
-			row = &cornerRow{name: blockSize(p.Fio.BS) + " " + pattern(p.Fio.FioPlan), queue: fmt.Sprintf("%d × %d", p.Fio.Jobs, p.Fio.IODepth), byLabel: map[string]results.Step{}}
-			index[key] = row
-			rows = append(rows, row)
+		if analysis.Completed(p) {
+			perLabel[p.Fio.Label] = append(perLabel[p.Fio.Label], blockSize(p.Fio.BS)+" "+pattern(p.Fio.FioPlan)+" "+headline(p))
 		}
-		row.byLabel[p.Fio.Label] = p
 	}
 	var findings []string
-	perLabel := map[string][]string{}
-	for _, row := range rows {
-		r := []cell{textCell(row.name), textCell(row.queue)}
-		for _, l := range labels {
-			p, ok := row.byLabel[l]
-			if !ok || !analysis.Completed(p) {
-				r = append(r, textCell("-"), textCell("-"), textCell("-"), textCell("-"))
-				continue
-			}
-			iops, mbs := numCell(iops(p), thousands), numCell(mbs(p), quantity)
-			if p.Fio.Sequential() {
-				mbs.Class = "key"
-			} else {
-				iops.Class = "key"
-			}
-			r = append(r, iops, mbs, numCell(fioMS(p, results.FigureLatMeanUS), millis), numCell(fioMS(p, results.FigureLatP99US), millis))
-			perLabel[l] = append(perLabel[l], row.name+" "+headline(p))
-		}
-		t.Rows = append(t.Rows, r)
-	}
 	for _, l := range labels {
 		if len(perLabel[l]) == 0 {
 			continue
 		}
 		who := "Four corners"
-		if multi {
+		if len(labels) > 1 {
 			who += " on " + l
 		}
 		findings = append(findings, who+": "+strings.Join(perLabel[l], "; ")+".")
 	}
-	return t, findings
+	return findings
 }
 
-// fioPointsTable lists every point with its figures.
-func fioPointsTable(points []results.Step, labels []string, id string) *table {
+// fioPointsTable lists every point with its figures; the four corners'
+// table is the same with each corner's own figure in bold.
+func fioPointsTable(points []results.Step, labels []string, id string, corners bool) *table {
 	t := &table{ID: id, Title: "fio points", Collapsed: len(points) > 12,
 		Caption: "Every point as fio measured it after its warm-up. fio CPU is per job, in % of one CPU."}
+	if corners {
+		t.Title = "Four corners"
+		t.Caption = "Every point as fio measured it after its warm-up: small random I/O is read as IOPS, large sequential I/O as MB/s (the figure in bold). fio CPU is per job, in % of one CPU."
+	}
 	multi := len(labels) > 1
 	t.Columns = []column{{Name: "point"}}
 	if multi {
@@ -257,7 +243,15 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 		if rated {
 			row = append(row, rate)
 		}
-		row = append(row, numCell(iops(p), thousands))
+		iopsCell, mbsCell := numCell(iops(p), thousands), numCell(mbs(p), quantity)
+		if corners && analysis.Completed(p) && !d.LogWrite() {
+			if d.Sequential() {
+				mbsCell.Class = "key"
+			} else {
+				iopsCell.Class = "key"
+			}
+		}
+		row = append(row, iopsCell)
 		if spread {
 			sd := textCell("-")
 			if v, ok := p.Figure(results.FigureIOPSStdev); ok {
@@ -265,7 +259,7 @@ func fioPointsTable(points []results.Step, labels []string, id string) *table {
 			}
 			row = append(row, sd)
 		}
-		row = append(row, numCell(mbs(p), quantity))
+		row = append(row, mbsCell)
 		for _, n := range pointLatencies {
 			row = append(row, numCell(fioMS(p, n), millis))
 		}
@@ -449,11 +443,17 @@ func groupNames(groups []*fioGroup, withBS bool) []string {
 }
 
 // blockSizeCharts plot IOPS and MB/s against block size for every pattern
-// measured at two block sizes or more.
-func blockSizeCharts(points []results.Step, labels []string, id func(string) string) []*chart {
-	groups := groupPoints(points, func(d *results.FioPoint) string {
+// measured at two block sizes or more. The four corners are drawn as reads
+// and writes over every block size, so that the small random corners stand
+// beside the large sequential ones in both charts.
+func blockSizeCharts(points []results.Step, labels []string, id func(string) string, corners bool) []*chart {
+	key := func(d *results.FioPoint) string {
 		return fmt.Sprintf("%s/%s/%d/%d/%d", d.Label, d.RW, d.ReadPct, d.Jobs, d.IODepth)
-	})
+	}
+	if corners {
+		key = func(d *results.FioPoint) string { return d.Label + "/" + cornerDirection(d.RW) }
+	}
+	groups := groupPoints(points, key)
 	var kept []*fioGroup
 	sizes := map[int64]bool{}
 	for _, g := range groups {
@@ -484,6 +484,31 @@ func blockSizeCharts(points []results.Step, labels []string, id func(string) str
 		Note: "Small blocks show what the device does per operation; IOPS fall as blocks grow and throughput takes over."}
 	mbsChart := &chart{ID: id("mbs-vs-bs"), Title: "MB/s vs block size", X: bsAxis, Y: axis{Label: "throughput", Unit: "MB/s", Zero: true}, Bars: true,
 		Note: "Where the bars stop growing, the device (or the path to it) is at its bandwidth."}
+	if corners {
+		random := map[int64]bool{}
+		for _, g := range kept {
+			for _, p := range g.points {
+				random[p.Fio.BS] = random[p.Fio.BS] || !p.Fio.Sequential()
+			}
+		}
+		bsAxis.Label = "block size and pattern"
+		bsAxis.Format = func(v float64) string {
+			if random[int64(v)] {
+				return blockSize(int64(v)) + " random"
+			}
+			return blockSize(int64(v)) + " sequential"
+		}
+		iopsChart.X, mbsChart.X = bsAxis, bsAxis
+		iopsChart.Title, mbsChart.Title = "Four corners: IOPS", "Four corners: MB/s"
+		iopsChart.Note = "Every corner, reads and writes side by side: the small random corners are read by their IOPS, the large sequential ones by their MB/s (the other chart)."
+		mbsChart.Note = "The same corners by their throughput: where the sequential bars stop growing, the device (or the path to it) is at its bandwidth."
+		for i, g := range kept {
+			names[i] = cornerDirection(g.points[0].Fio.RW)
+			if len(labels) > 1 {
+				names[i] = g.label + " " + names[i]
+			}
+		}
+	}
 	for i, g := range kept {
 		sort.SliceStable(g.points, func(a, b int) bool { return g.points[a].Fio.BS < g.points[b].Fio.BS })
 		si := series{Name: names[i], Color: i}
@@ -496,6 +521,14 @@ func blockSizeCharts(points []results.Step, labels []string, id func(string) str
 		mbsChart.Series = append(mbsChart.Series, sm)
 	}
 	return []*chart{iopsChart, mbsChart}
+}
+
+// cornerDirection names a corner's direction: "read" or "write".
+func cornerDirection(rw string) string {
+	if strings.Contains(rw, "write") {
+		return "write"
+	}
+	return "read"
 }
 
 // sweepCharts plot IOPS against mean latency for points that sweep the

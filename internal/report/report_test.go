@@ -51,6 +51,10 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	             PostgreSQL, 1 warehouse, users 1,2,4, 2 s ramp-ups and 5 s
 //	             steps with the database's time by class, on tmpfs and on a
 //	             loop disk with --limit wiops=200, on a quiet machine
+//	disk-diskspd-a, disk-diskspd-b  dbio disk --diskspd "-b8K -d4 -W1 -o4 -t2 -r
+//	             -w30 -L -c256M -Sh", twice: one mixed point, with the latency
+//	             histograms of its reads and writes (latency-*.hdr), which the
+//	             DiskSpd latency table and the latency spectrum read
 //	tenants-fleet  dbio tpcc on PostgreSQL, 1 warehouse, 1 user, 8 s, as
 //	             tenants on two test hosts, with each host's own run.json,
 //	             series.csv and summaries under hosts/
@@ -160,6 +164,9 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		{"quick-tmpfs", []string{"quick-tmpfs"}},
 		{"disk-mix", []string{"disk-mix"}},
 		{"disk-curve", []string{"disk-curve"}},
+		// A DiskSpd line with -w30: read, write and total rows, DiskSpd's
+		// latency table and the spectrum from the point's histograms.
+		{"disk-diskspd", []string{"disk-diskspd-a"}},
 		{"tpcc-postgres", []string{"tpcc-postgres"}},
 		// PostgreSQL under a 192 MiB --server-memory cap with 4 warehouses
 		// (about 400 MB): the memory group sampled at the cap, refaulting.
@@ -209,6 +216,8 @@ func TestComparisonsMatchGolden(t *testing.T) {
 		{"compare-dbtime", []string{"tpcc-postgres-dbtime-tmpfs", "tpcc-postgres-dbtime-capped"}, false},
 		// Two fleets of three hosts: the fleets' rows, then each host's.
 		{"compare-fleet", []string{"disk-fleet-a", "disk-fleet-b"}, false},
+		// The same DiskSpd line twice: the point's spectra overlaid.
+		{"compare-diskspd", []string{"disk-diskspd-a", "disk-diskspd-b"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

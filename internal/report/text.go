@@ -180,6 +180,11 @@ func stepTables(w io.Writer, steps []results.Step) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		if k == results.KindFio {
+			if err := directionsText(w, ss); err != nil {
+				return err
+			}
+		}
 		if ss[0].Total != nil {
 			verdictText(w, ss)
 			if err := dbWaitText(w, ss); err != nil {

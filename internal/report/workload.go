@@ -390,6 +390,10 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		}
 	}
 
+	if c := spectrumChart(r, steps, id("spectrum"), "transaction", "all types"); c != nil {
+		c.Note += " Service time, from each transaction's actual start."
+		sec.add(c)
+	}
 	if sys := systemSection(r, steps, id); !sys.empty() {
 		sec.Subs = append(sec.Subs, sys)
 	}

@@ -219,6 +219,17 @@ type FioPercentile struct {
 	US float64 `json:"us"`
 }
 
+// SplitPercentiles are the completion-latency percentiles shown for each
+// direction of a point that mixes reads and writes: all of them in fio's
+// default percentile list, so that every point recorded has them.
+var SplitPercentiles = []float64{50, 90, 95, 99, 99.9, 99.99}
+
+// Mixed says the point both read and wrote: its Read, Write and Total
+// differ, and each is worth a row.
+func (d FioDirections) Mixed() bool {
+	return d.Read != nil && d.Write != nil && d.Read.IOs > 0 && d.Write.IOs > 0
+}
+
 // At returns fio's value for percentile p, and whether fio reported it.
 func (l FioLatency) At(p float64) (float64, bool) {
 	i := slices.IndexFunc(l.Percentiles, func(q FioPercentile) bool { return q.P == p })
