@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,6 +102,20 @@ func TestDiskSpdLineAgainstFio(t *testing.T) {
 		if code := run(context.Background(), testApp(&out), []string{"disk", "--target", target, "--diskspd", line,
 			"--results", base, "--name", name}); code != exitOK {
 			t.Fatalf("dbio disk --diskspd: exit %d\n%s", code, out.String())
+		}
+		// The mixed point is split into reads, writes and both, as
+		// DiskSpd splits it, and -L's percentile table follows.
+		for _, want := range []*regexp.Regexp{
+			regexp.MustCompile(`(?m)^ +IOPS +MB/s +mean +p50 +p90 +p95 +p99 +p99\.9 +p99\.99 +max ms$`),
+			regexp.MustCompile(`(?m)^ +read +[0-9,]+ +[0-9.]+( +[0-9.]+){8}$`),
+			regexp.MustCompile(`(?m)^ +write +[0-9,]+ +[0-9.]+( +[0-9.]+){8}$`),
+			regexp.MustCompile(`(?m)^ +total +[0-9,]+ +[0-9.]+( +[0-9.]+){8}$`),
+			regexp.MustCompile(`(?m)^ +%-ile +read \(ms\) +write \(ms\) +total \(ms\)$`),
+			regexp.MustCompile(`(?m)^ +8-nines( +[0-9]+\.[0-9]{3}){3}$`),
+		} {
+			if !want.MatchString(out.String()) {
+				t.Errorf("dbio disk --diskspd printed no line matching %s:\n%s", want, out.String())
+			}
 		}
 		reports, _ := filepath.Glob(filepath.Join(base, "*-"+name, "steps", "00-*", fio.OutputFileName))
 		if len(reports) != 1 {

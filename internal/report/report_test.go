@@ -711,6 +711,48 @@ func TestTextFioTableIsReadable(t *testing.T) {
 	}
 }
 
+// A mixed point is split into reads, writes and both in the terminal, each
+// percentile at most the direction's maximum; a DiskSpd line also gets
+// DiskSpd's latency table, every rung from the minimum to the maximum.
+func TestTextSplitsMixedPoints(t *testing.T) {
+	l := load(t, "disk-diskspd-a")[0]
+	var b bytes.Buffer
+	if err := Text(&b, l, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiskSpdText(&b, l); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		`(?m)^\s*fio point\s+I/O\s+IOPS\s+MB/s\s+mean\s+p50\s+p90\s+p95\s+p99\s+p99\.9\s+p99\.99\s+max$`,
+		`(?m)^\s*randrw70-8k-t2-q4\s+read\s+8,051\s+66\.0\s+0\.420\s+0\.228\s+0\.481\s+0\.995\s+4\.29\s+18\.7\s+46\.4\s+70\.7$`,
+		`(?m)^\s+write\s+3,426\s+28\.1\s+1\.28\s`,
+		`(?m)^\s+total\s+11,476\s+94\.0\s+0\.677\s`,
+		`(?m)^\s*%-ile\s+read \(ms\)\s+write \(ms\)\s+total \(ms\)$`,
+		`(?m)^\s*min\s+0\.000\s+0\.000\s+0\.000$`,
+		`(?m)^\s*99th\s+4\.295\s+14\.615\s+7\.835$`,
+		`(?m)^\s*8-nines\s+70\.705\s+72\.556\s+72\.556$`,
+		`(?m)^\s*max\s+70\.705\s+72\.556\s+72\.556$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("no line matching %s:\n%s", want, out)
+		}
+	}
+	// Another run's points are not split, and it gets no DiskSpd table.
+	b.Reset()
+	other := load(t, "quick-ext4")[0]
+	if err := Text(&b, other, testOptions()); err != nil {
+		t.Fatal(err)
+	}
+	if err := DiskSpdText(&b, other); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "mixed points") || strings.Contains(b.String(), "%-ile") {
+		t.Errorf("a run without mixed points or a DiskSpd line got their tables:\n%s", b.String())
+	}
+}
+
 // A run under a storage-class limit names the limit wherever it names the
 // storage: the terminal, the report's subtitle and facts, a comparison's
 // header and runs table. (testdata/quick-limited is quick-ext4's recording
