@@ -95,6 +95,9 @@ func TestReportRendersInChromium(t *testing.T) {
 			regexp.MustCompile(`(?s)as DiskSpd prints them <a.*?>8-nines</td>`),                           // DiskSpd's ladder
 			regexp.MustCompile(`(?s)data-chart="fio-spectrum".*?>99.9%<.*?data-series="write"`),           // the spectrum on the nines
 		}},
+		{"spectrum", []string{"tpcc-sqlite-histograms"}, false, []*regexp.Regexp{
+			regexp.MustCompile(`(?s)data-chart="tpcc-spectrum".*?>90%<.*?data-series="users-1".*?data-series="users-2"`), // a line per step
+		}},
 		{"compare-diskspd", []string{"disk-diskspd-a", "disk-diskspd-b"}, true, []*regexp.Regexp{
 			regexp.MustCompile(`(?s)data-chart="cmp-fio-spectrum-1".*?data-series="B"`), // the runs' spectra overlaid
 		}},

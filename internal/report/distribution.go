@@ -311,7 +311,7 @@ func spectrumChart(r *runView, steps []results.Step, cid, what, allName string) 
 		c.Series = append(c.Series, s)
 	}
 	for i, s := range steps {
-		if !analysis.Completed(s) {
+		if s.Status != results.StatusCompleted {
 			continue
 		}
 		lat, err := analysis.ReadStepLatency(r.Loaded, s)
@@ -356,7 +356,7 @@ func compareSpectra(runs []*runView, rows []analysis.Row, id func(string) string
 			Note: spectrumNote + " Run A solid, B dashed, C dotted, D dash-dot.", Y: axis{Label: what + " latency", Unit: "ms", Zero: true}}
 		maxX := 1.0
 		for i, s := range row.Steps {
-			if s == nil || !analysis.Completed(*s) {
+			if s == nil || s.Status != results.StatusCompleted {
 				continue
 			}
 			lat, err := analysis.ReadStepLatency(runs[i].Loaded, *s)

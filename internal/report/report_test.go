@@ -55,6 +55,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	             -w30 -L -c256M -Sh", twice: one mixed point, with the latency
 //	             histograms of its reads and writes (latency-*.hdr), which the
 //	             DiskSpd latency table and the latency spectrum read
+//	tpcc-sqlite-histograms  dbio tpcc on SQLite, users 1,2, 1 s ramp-ups and
+//	             4 s steps, with each step's latency histograms per
+//	             transaction type (latency-*.hdr), which the spectrum reads
 //	tenants-fleet  dbio tpcc on PostgreSQL, 1 warehouse, 1 user, 8 s, as
 //	             tenants on two test hosts, with each host's own run.json,
 //	             series.csv and summaries under hosts/
@@ -168,6 +171,8 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		// latency table and the spectrum from the point's histograms.
 		{"disk-diskspd", []string{"disk-diskspd-a"}},
 		{"tpcc-postgres", []string{"tpcc-postgres"}},
+		// Transaction steps with their histograms: the latency spectrum.
+		{"tpcc-sqlite-histograms", []string{"tpcc-sqlite-histograms"}},
 		// PostgreSQL under a 192 MiB --server-memory cap with 4 warehouses
 		// (about 400 MB): the memory group sampled at the cap, refaulting.
 		{"tpcc-postgres-memory", []string{"tpcc-postgres-memory"}},
