@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -11,6 +14,8 @@ import (
 
 	"dbio/internal/engine/engines"
 	"dbio/internal/execx"
+	"dbio/internal/report"
+	"dbio/internal/results"
 	"dbio/internal/target"
 )
 
@@ -90,5 +95,47 @@ func TestShortFlagsMeanOneThing(t *testing.T) {
 		if long[short] != name {
 			t.Errorf("-%s is --%q, want --%s", short, long[short], name)
 		}
+	}
+}
+
+// A report shows a run's configuration in the flags' words: every
+// "--flag" its configuration names is a flag of the command that ran it,
+// so that a reader can type it back.
+func TestReportsNameRealFlags(t *testing.T) {
+	app := &App{Exec: execx.Real{}, SysFS: target.HostFS()}
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	root := newRoot(app)
+	named := regexp.MustCompile(`(?m)^- --([a-z][a-z0-9-]*)[ :]`)
+	for _, run := range []string{"tpcc-postgres", "tpcc-goal-postgres", "tpcc-postgres-memory", "tpcc-postgres-dbtime-capped", "quick-limited", "disk-mix", "disk-curve", "disk-fleet-a", "repeats-slow/20261125-154207-slow-r1"} {
+		t.Run(run, func(t *testing.T) {
+			l, err := results.Load(filepath.Join("..", "..", "internal", "report", "testdata", run))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd, _, err := root.Find([]string{l.Run.Kind})
+			if err != nil || cmd == root {
+				t.Fatalf("no command %s: %v", l.Run.Kind, err)
+			}
+			out := report.OutputAt(filepath.Join(t.TempDir(), "r.html"))
+			md := out.Markdown
+			if err := report.WriteReport(out, []*results.Loaded{l}, report.Options{Titles: workloads().Title, SettingFlag: workloads().Flag}); err != nil {
+				t.Fatal(err)
+			}
+			text, err := os.ReadFile(md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, config, _ := strings.Cut(string(text), "**Resolved configuration**")
+			config, _, _ = strings.Cut(config, "\n**")
+			flags := named.FindAllStringSubmatch(strings.ReplaceAll(config, `\`, ""), -1)
+			if len(flags) < 3 {
+				t.Fatalf("the configuration names %d flags:\n%s", len(flags), config)
+			}
+			for _, f := range flags {
+				if cmd.Flags().Lookup(f[1]) == nil {
+					t.Errorf("the report names --%s, which dbio %s does not have", f[1], l.Run.Kind)
+				}
+			}
+		})
 	}
 }
