@@ -35,6 +35,10 @@ var flagGroups = []struct {
 	{"Hosts", []string{"host", "ssh-config", "driver", "node-exporter", startBarrierFlag}},
 }
 
+// The template function is cobra's, for every command: registered once,
+// before any command is built (commands are built concurrently in tests).
+func init() { cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages) }
+
 // groupFlagsInHelp makes cmd's help list its flags by flagGroups; the
 // workload's own settings are titled by workloadTitle.
 func groupFlagsInHelp(cmd *cobra.Command, workloadTitle string) {
@@ -43,7 +47,6 @@ func groupFlagsInHelp(cmd *cobra.Command, workloadTitle string) {
 	if !strings.Contains(tmpl, plain) {
 		return // cobra changed its template: the plain list stays
 	}
-	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
 	cmd.SetUsageTemplate(strings.Replace(tmpl, plain, `{{groupedFlagUsages .LocalFlags "`+workloadTitle+`"}}`, 1))
 }
 
