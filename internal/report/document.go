@@ -109,7 +109,17 @@ func numCell(v float64, format func(float64) string) cell {
 	return cell{Text: format(v), Raw: raw(v)}
 }
 
-func (s *section) add(b ...block) { s.Blocks = append(s.Blocks, b...) }
+// add appends blocks; a chart whose every value is zero, a flat line on
+// its axis, is said in a sentence instead (a chart that draws a zero where
+// there was data to draw keeps its line: it has other values).
+func (s *section) add(b ...block) {
+	for _, x := range b {
+		if c, ok := x.(*chart); ok && c.hasData() && c.allZero() {
+			x = &paragraph{Class: "note", Text: sentenceCase(c.Title) + ": every value was zero, so there is no chart."}
+		}
+		s.Blocks = append(s.Blocks, x)
+	}
+}
 
 func (s *section) sub(id, title string) *section {
 	c := &section{ID: id, Title: title}

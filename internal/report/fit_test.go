@@ -41,3 +41,20 @@ func TestRunReportHasNoFlatChartsAndTablesThatFit(t *testing.T) {
 		t.Errorf("the CPU and storage tables are %v, want both", found)
 	}
 }
+
+// Any chart of zeros added to a section becomes a sentence; a chart with
+// one value above zero stays a chart.
+func TestFlatChartsBecomeSentences(t *testing.T) {
+	flat := &chart{ID: "flat", Title: "checkpoints per second", X: axis{}, Y: axis{Zero: true},
+		Series: []series{{Name: "checkpoints", X: []float64{1, 2, 3}, Y: []float64{0, 0, 0}}}}
+	live := &chart{ID: "live", Title: "fsyncs per second", X: axis{}, Y: axis{Zero: true},
+		Series: []series{{Name: "fsyncs", X: []float64{1, 2, 3}, Y: []float64{0, 2, 0}}}}
+	sec := &section{}
+	sec.add(flat, live)
+	if p, ok := sec.Blocks[0].(*paragraph); !ok || !strings.HasPrefix(p.Text, "Checkpoints per second: every value was zero") {
+		t.Errorf("the flat chart is %#v, want a sentence", sec.Blocks[0])
+	}
+	if _, ok := sec.Blocks[1].(*chart); !ok {
+		t.Errorf("the chart with a value is %#v, want the chart", sec.Blocks[1])
+	}
+}
