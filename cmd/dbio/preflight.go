@@ -61,7 +61,7 @@ func (f *runFlags) preflight(sys target.SysFS, e engine.Engine, r resolved) []er
 	}
 	c, ok := e.(engine.DSNChecker)
 	if !ok {
-		return append(errs, fmt.Errorf("--dsn: %s has no external mode: it runs inside dbio on a target; drop --dsn and pass --target DIR", e.Name()))
+		return append(errs, &engine.NoExternalModeError{Engine: e.Name()})
 	}
 	masked, scrub := secret.RedactDSN(f.dsn), secret.Scrubber(f.dsn)
 	transport, err := c.CheckDSN(f.dsn)

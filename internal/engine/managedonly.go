@@ -80,3 +80,20 @@ func (o Options) ManagedOnly() []*ManagedOnlyError {
 	}
 	return bad
 }
+
+// NoExternalModeError is an existing server (--dsn) asked of an engine
+// that runs inside dbio on a target: the one rule for the command line,
+// a suite's runs and the engine itself.
+type NoExternalModeError struct {
+	Engine string
+}
+
+// Error is the command line's form.
+func (e *NoExternalModeError) Error() string { return "--dsn: " + e.say("--dsn", "--target DIR") }
+
+// InTable is a suite file's form, following its dsn key.
+func (e *NoExternalModeError) InTable() string { return e.say("dsn", "a data target") }
+
+func (e *NoExternalModeError) say(dsn, target string) string {
+	return fmt.Sprintf("%s has no external mode: it runs inside dbio on a target; drop %s and give the run %s", e.Engine, dsn, target)
+}

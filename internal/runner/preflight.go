@@ -705,7 +705,7 @@ func dsnProblems(run string, eng engine.Engine, dsn, transport string, o engine.
 	var out []error
 	c, ok := eng.(engine.DSNChecker)
 	if !ok {
-		return []error{fmt.Errorf("run %s: dsn: %s has no external mode: drop dsn and give the run a data target", run, eng.Name())}
+		return []error{fmt.Errorf("run %s: dsn: %s", run, (&engine.NoExternalModeError{Engine: eng.Name()}).InTable())}
 	}
 	got, err := c.CheckDSN(dsn)
 	switch {

@@ -41,7 +41,7 @@ func (Engine) Capabilities() engine.Capabilities {
 // WAL mode with a busy timeout and full synchronous commits.
 func (Engine) Start(ctx context.Context, p engine.Placement, o engine.Options) (engine.Instance, error) {
 	if o.DSN != "" {
-		return nil, errors.New("sqlite has no external mode: --dsn applies to postgres and mariadb; use --target for SQLite")
+		return nil, &engine.NoExternalModeError{Engine: "sqlite"}
 	}
 	if p.Data == nil {
 		return nil, errors.New("sqlite needs a data target: pass --target DIR")
