@@ -142,7 +142,44 @@ func AssignLanes(tr blocktrace.Trace) (lane []int, lanes int) {
 		lane[i] = pick
 		free[pick] = max(free[pick], end)
 	}
-	return lane, max(len(free), 1)
+	return withData(tr, lane, max(len(free), 1))
+}
+
+// withData folds every lane that would carry no read or write into the
+// first lane that does, and numbers the lanes left in order: fio refuses
+// an I/O log without one ("failed initializing iolog"), and a lane of
+// flushes alone (the device's own flushes between two writes) is as well
+// issued beside a lane's data.
+func withData(tr blocktrace.Trace, lane []int, lanes int) ([]int, int) {
+	data := make([]bool, lanes)
+	for i, r := range tr.Requests {
+		if carriesData(r) {
+			data[lane[i]] = true
+		}
+	}
+	renumber := make([]int, lanes)
+	kept, first := 0, -1
+	for l := range lanes {
+		if data[l] {
+			if first < 0 {
+				first = kept
+			}
+			renumber[l] = kept
+			kept++
+		}
+	}
+	if first < 0 {
+		return lane, lanes // no data at all: nothing to fold into
+	}
+	for l := range lanes {
+		if !data[l] {
+			renumber[l] = first
+		}
+	}
+	for i := range lane {
+		lane[i] = renumber[lane[i]]
+	}
+	return lane, kept
 }
 
 // Count says what the I/O logs of tr will hold.
@@ -210,13 +247,29 @@ func WriteIOLog(w io.Writer, tr blocktrace.Trace, l Layout, file string, lanes [
 		if r.Op == blocktrace.Write {
 			action = "write"
 		}
-		fmt.Fprintf(bw, "%d %s %s %d %d\n", us, file, action, l.FileOffset(r), r.Size)
+		off, size := directAligned(l.FileOffset(r), r.Size)
+		fmt.Fprintf(bw, "%d %s %s %d %d\n", us, file, action, off, size)
 		if r.Op == blocktrace.Write && r.Flags&blocktrace.FUA != 0 {
 			sync(us)
 		}
 	}
 	fmt.Fprintf(bw, "%d %s close\n", last, file)
 	return bw.Flush()
+}
+
+// directAlign is the alignment direct I/O asks of a file's offsets and
+// sizes on the file systems a candidate may use (4 KiB logical blocks).
+const directAlign = 4096
+
+// directAligned widens a request to whole directAlign blocks: a device
+// takes 512-byte requests (ext4 writes its 1 KiB superblock so) that
+// direct I/O on a file of a 4 KiB-block file system refuses with EINVAL.
+// The widened request stays inside its device's region, which is aligned
+// to a whole MiB.
+func directAligned(off, size int64) (int64, int64) {
+	start := off &^ (directAlign - 1)
+	end := (off + size + directAlign - 1) &^ (directAlign - 1)
+	return start, end - start
 }
 
 // JobFile is fio's job file for the replay: one synchronous job per lane

@@ -108,3 +108,33 @@ func TestIOLogsAndJobFileGolden(t *testing.T) {
 		t.Error("a working file with a space was written into the I/O log")
 	}
 }
+
+// TestLanesCarryData: a flush issued while both lanes' writes are in
+// flight would open a lane of its own with no read or write, which fio
+// refuses; it joins the first lane instead, and the syncs all stay.
+func TestLanesCarryData(t *testing.T) {
+	ms := time.Millisecond
+	tr := blocktrace.Trace{Devices: []blocktrace.Device{{Name: "vdb"}}, Requests: []blocktrace.Request{
+		{At: 0, Latency: 10 * ms, Op: blocktrace.Write, Offset: 0, Size: 4096},
+		{At: ms, Latency: 10 * ms, Op: blocktrace.Write, Offset: 8192, Size: 4096},
+		{At: 2 * ms, Latency: ms, Op: blocktrace.Flush},
+	}}
+	lane, lanes := AssignLanes(tr)
+	if lanes != 2 || lane[0] != 0 || lane[1] != 1 || lane[2] != 0 {
+		t.Fatalf("lanes %v of %d, want the flush folded into lane 0 of 2", lane, lanes)
+	}
+	var syncs int
+	for l := range lanes {
+		var b strings.Builder
+		if err := WriteIOLog(&b, tr, PlanLayout(tr), "/x/replay.data", lane, l); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), " write ") {
+			t.Errorf("lane %d carries no write:\n%s", l, b.String())
+		}
+		syncs += strings.Count(b.String(), " datasync ")
+	}
+	if syncs != 1 {
+		t.Errorf("%d syncs in the logs, want the trace's 1", syncs)
+	}
+}

@@ -118,41 +118,53 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 			// 150 ms per transaction), and the step long enough that the
 			// transactions in hand when the stall begins (one per user) are
 			// under 1 % of its 400, so the service p99 does not reach them.
-			trigger := &stallTrigger{step: "users-3", start: make(chan struct{})}
-			st := testStepper(t, w, inst, Steps{Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 20 * time.Second,
-				Pacing: &Pacing{Rate: 20}}, trigger)
 			type held struct {
 				from, until time.Time
 				err         error
 			}
-			stalled := make(chan held, 1)
-			go func() {
-				<-trigger.start
-				from, until, err := holdStill(context.Background(), inst, stall)
-				stalled <- held{from, until, err}
-			}()
-			steps, _, err := st.runSteps(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			h := <-stalled
-			if h.err != nil {
-				t.Fatalf("stalling %s: %v", name, h.err)
-			}
-			base, hit := steps[0], steps[1]
-			measured := hit.Started.Add(time.Duration(hit.RampUpS * float64(time.Second)))
-			if h.from.Before(measured) || h.until.After(hit.Ended) {
-				t.Fatalf("the stall (%s to %s) fell outside step %s's measurement (%s to %s)", h.from, h.until, hit.Name, measured, hit.Ended)
-			}
-			for _, s := range steps {
-				if s.Pacing == nil || s.Total == nil || s.Total.Corrected == nil {
-					t.Fatalf("step %s recorded no open-loop figures: %+v", s.Name, s)
-				}
-			}
 			us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
-			if us(base.Total.Corrected.P99US) >= stall/2 {
-				t.Fatalf("without a stall the p99 from the intended start was already %v (%d of %d transactions late): this machine could not keep %v tx/s, and a stall cannot be told from its own backlog",
+			// A machine that other packages' tests keep busy may not keep
+			// the rate even without a stall; then the pair of steps runs
+			// again, up to three times, before the test gives up.
+			var base, hit results.Step
+			var st *stepper
+			for attempt := 1; ; attempt++ {
+				trigger := &stallTrigger{step: "users-3", start: make(chan struct{})}
+				st = testStepper(t, w, inst, Steps{Users: []int{2, 3}, RampUp: 300 * time.Millisecond, Step: 20 * time.Second,
+					Pacing: &Pacing{Rate: 20}}, trigger)
+				stalled := make(chan held, 1)
+				go func() {
+					<-trigger.start
+					from, until, err := holdStill(context.Background(), inst, stall)
+					stalled <- held{from, until, err}
+				}()
+				steps, _, err := st.runSteps(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				h := <-stalled
+				if h.err != nil {
+					t.Fatalf("stalling %s: %v", name, h.err)
+				}
+				base, hit = steps[0], steps[1]
+				measured := hit.Started.Add(time.Duration(hit.RampUpS * float64(time.Second)))
+				if h.from.Before(measured) || h.until.After(hit.Ended) {
+					t.Fatalf("the stall (%s to %s) fell outside step %s's measurement (%s to %s)", h.from, h.until, hit.Name, measured, hit.Ended)
+				}
+				for _, s := range steps {
+					if s.Pacing == nil || s.Total == nil || s.Total.Corrected == nil {
+						t.Fatalf("step %s recorded no open-loop figures: %+v", s.Name, s)
+					}
+				}
+				if us(base.Total.Corrected.P99US) < stall/2 {
+					break
+				}
+				msg := fmt.Sprintf("without a stall the p99 from the intended start was already %v (%d of %d transactions late): this machine could not keep %v tx/s, and a stall cannot be told from its own backlog",
 					us(base.Total.Corrected.P99US), base.Pacing.Late, base.Pacing.Transactions, base.Pacing.OfferedTPS)
+				if attempt == 3 {
+					t.Fatal(msg)
+				}
+				t.Logf("attempt %d: %s; again", attempt, msg)
 			}
 			corrRise := us(hit.Total.Corrected.P99US - base.Total.Corrected.P99US)
 			svcRise := us(hit.Total.Latency.P99US - base.Total.Latency.P99US)
