@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"dbio/internal/registry"
 )
 
 // A DBA arrives with another tool's words and makes typos; a flag dbio does
@@ -119,7 +121,7 @@ func suggestFlags(fs *pflag.FlagSet, name string) []string {
 			return
 		}
 		candidate := normalFlagName(f.Name)
-		d := editDistance(typed, candidate)
+		d := registry.EditDistance(typed, candidate)
 		close := d <= max(1, len(typed)/3)
 		if !close && len(typed) >= 3 && (strings.HasPrefix(candidate, typed) || strings.HasPrefix(typed, candidate)) {
 			// A flag begun or run on: --ware, --runtime-s.
@@ -169,27 +171,6 @@ func commandsWithFlag(root *cobra.Command, name string) []string {
 // underscores for dashes (a suite file's keys use underscores).
 func normalFlagName(s string) string {
 	return strings.ReplaceAll(strings.ToLower(s), "_", "-")
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func orList(s []string) string {

@@ -56,17 +56,3 @@ func TestFlagMistakesAnsweredInPlainWords(t *testing.T) {
 		})
 	}
 }
-
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		d    int
-	}{
-		{"", "abc", 3}, {"kitten", "sitting", 3}, {"runtime", "runtime", 0}, {"warehouse", "warehouses", 1},
-	}
-	for _, tt := range tests {
-		if d := editDistance(tt.a, tt.b); d != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
-		}
-	}
-}

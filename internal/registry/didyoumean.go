@@ -9,7 +9,7 @@ import "strings"
 func DidYouMean(name string, known []string, within int) string {
 	best, dist := "", within+1
 	for _, k := range known {
-		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < dist {
+		if d := EditDistance(strings.ToLower(name), strings.ToLower(k)); d < dist {
 			best, dist = k, d
 		}
 	}
@@ -19,8 +19,9 @@ func DidYouMean(name string, known []string, within int) string {
 	return " (did you mean " + best + "?)"
 }
 
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance between a and b, in bytes: the
+// nearness every "did you mean" of dbio judges names by.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j

@@ -77,8 +77,8 @@ func TestEditDistance(t *testing.T) {
 		a, b string
 		want int
 	}{{"usres", "users", 2}, {"warehuses", "warehouses", 1}, {"", "abc", 3}, {"seed", "seed", 0}} {
-		if got := editDistance(c.a, c.b); got != c.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		if got := EditDistance(c.a, c.b); got != c.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}
 	}
 }
