@@ -149,6 +149,8 @@ func TestDecodeRefuses(t *testing.T) {
 		{"repeated flag", head + "0 Wff 0 0 512 10 1 0\n", "repeated"},
 		{"negative", head + "0 W 0 -5 512 10 1 0\n", "not a count"},
 		{"short", head + "0 W 0 0 512\n", "want 8 fields"},
+		{"offset past any device", head + "0 W 0 9223372036854775000 512 10 1 0\n", "beyond any device"},
+		{"size past any request", head + "0 W 0 0 4294967296 10 1 0\n", "beyond any device"},
 		{"device late", head + "0 W 0 0 512 10 1 0\ndevice 1 8:1 sdb\n", "device out of place"},
 	} {
 		var buf bytes.Buffer

@@ -23,6 +23,11 @@ const (
 	maxLine     = 4096
 	maxRequests = 200_000_000
 	maxNames    = 1 << 16
+	// maxOffset is 8 EiB's half, more than any device holds, so that a
+	// request's end (Offset+Size) cannot overflow; maxSize is far above
+	// the largest request a block device takes.
+	maxOffset = 1 << 62
+	maxSize   = 1 << 30
 )
 
 // Encode writes t gzip-compressed in dbio's trace format: a header, the
@@ -184,6 +189,9 @@ func parseRequest(s string, devices, processes int) (Request, int64, error) {
 	}
 	delta := n[0]
 	r.Device, r.Offset, r.Size, r.Depth, r.Process = int(n[1]), n[2], n[3], int(n[4]), int(n[5])
+	if r.Offset > maxOffset || r.Size > maxSize {
+		return r, 0, fmt.Errorf("offset %d or size %d is beyond any device's", r.Offset, r.Size)
+	}
 	if r.Device >= devices {
 		return r, 0, fmt.Errorf("device %d is not declared", r.Device)
 	}
