@@ -466,3 +466,49 @@ func processCPU(b *testing.B, proc string) time.Duration {
 	const userHZ = 100 // the kernel's USER_HZ, fixed on Linux
 	return time.Duration(utime+stime) * time.Second / userHZ
 }
+
+// TestEngineTransactionsLeaveOutDBIOsOwn: with no user connected, the
+// server's count of transactions in dbio's database still climbs with
+// dbio's own reads of its counters, and the transactions ended that dbio
+// reports leave those out, so that engine TPM counts only what the users
+// ran. The server publishes a session's counts up to a second late; the
+// test asks it to publish them (pg_stat_force_next_flush, on the counters'
+// one connection) before the first and the last read, so that the
+// comparison is exact.
+func TestEngineTransactionsLeaveOutDBIOsOwn(t *testing.T) {
+	in := start(t, realEngine(t), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
+	defer stop(t, in)
+	ctx := context.Background()
+	read := func() (raw, ended float64) {
+		t.Helper()
+		m, err := in.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m["xact_commit"] + m["xact_rollback"], m[engine.TransactionsEnded]
+	}
+	publish := func() {
+		t.Helper()
+		if _, err := in.StatsDB().ExecContext(ctx, "SELECT pg_stat_force_next_flush()"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read() // the first read starts the sampling of database time
+	publish()
+	raw0, ended0 := read()
+	const reads = 20
+	for range reads {
+		read()
+	}
+	publish()
+	raw1, ended1 := read()
+	rawRise, endedRise := raw1-raw0, ended1-ended0
+	t.Logf("no users: the server counted %.0f transactions, dbio reports %.0f", rawRise, endedRise)
+	if rawRise < 2*reads {
+		t.Fatalf("the server counted %.0f transactions over %d reads of the counters: they no longer run in dbio's database as transactions, and nothing is left to take out", rawRise, reads)
+	}
+	// The one transaction no read ran is the test's own request to publish.
+	if endedRise != 1 {
+		t.Errorf("dbio reports %.0f transactions ended with no users (the server counted %.0f), want the test's 1: dbio's own reads are counted, or more than they are taken out", endedRise, rawRise)
+	}
+}
