@@ -1,7 +1,9 @@
 // Package stats tells what a figure measured over repeated runs says: its
 // median with a distribution-free confidence interval and its spread, and
 // whether two sets of repeats (A and B) differ beyond the noise between
-// repeats of the same configuration.
+// repeats of the same configuration. Within one run it gives the interval of
+// a per-second series' mean from batch means (SeriesMeanInterval), whose
+// batches grow until the seconds' memory no longer narrows it.
 //
 // Nothing here assumes the repeats are normally distributed: database
 // throughput across runs is skewed and often bimodal (a checkpoint that lands
