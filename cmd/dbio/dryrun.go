@@ -39,7 +39,8 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 	if f.settings.LoadingSettings().Reuse {
 		load = 0
 	}
-	body, upTo := bodyTime(plan.Body)
+	load *= time.Duration(databasesLoaded(plan.Body))
+	body, upTo := bodyTime(plan.Body, est.Load)
 	var device time.Duration
 	if plan.Fio != nil {
 		cfg := plan.Fio.Config
@@ -61,7 +62,18 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 	}
 	fmt.Fprintf(w, "time:    %s %s: %s\n", approx, roundedDuration(total), parts)
 	if plan.DataPath != "" {
-		fmt.Fprintf(w, "space:   about %s for the database on %s%s\n", units.FormatBytes(plan.SpaceNeeded), plan.DataPath, freeText(plan.DataPath))
+		what := "the database"
+		if n := databasesLoaded(plan.Body); n > 1 {
+			what = fmt.Sprintf("%d databases", n)
+		}
+		fmt.Fprintf(w, "space:   about %s for %s on %s%s\n", units.FormatBytes(plan.SpaceNeeded*uint64(databasesLoaded(plan.Body))), what, plan.DataPath, freeText(plan.DataPath))
+		if _, ok := plan.Body.(runner.Backups); ok {
+			at := plan.BackupPath
+			if at == "" {
+				at = plan.DataPath
+			}
+			fmt.Fprintf(w, "         about %s more for a backup on %s\n", units.FormatBytes(plan.SpaceNeeded), at)
+		}
 	}
 	fmt.Fprintf(w, "         about %s for the results under %s\n", units.FormatBytes(runner.ResultsBytes(total)), plan.ResultsBase)
 	for _, c := range willCreate(f, plan, app.Now()) {
@@ -70,19 +82,54 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 	return nil
 }
 
+// databasesLoaded is how many databases the body loads: a tenant's each in a
+// noisy-neighbour study, else one.
+func databasesLoaded(b runner.Body) int {
+	switch b := b.(type) {
+	case runner.Noisy:
+		return max(b.Tenants, 1)
+	case runner.Tenants:
+		return databasesLoaded(b.Each)
+	}
+	return 1
+}
+
 // bodyTime is how long the body's steps take, ramp-ups included, and
 // whether that is a bound rather than an estimate (a ramp-up that ends at
-// steady state, a search that may stop before its last probe).
-func bodyTime(b runner.Body) (time.Duration, bool) {
+// steady state, a search that may stop before its last probe). load is
+// one database's load time, by which a backup's is guessed.
+func bodyTime(b runner.Body, load time.Duration) (time.Duration, bool) {
 	switch b := b.(type) {
+	case runner.Backups:
+		return backupsTime(b, load), false
+	case runner.Noisy:
+		return noisyTime(b), false
 	case runner.Steps:
 		return time.Duration(len(b.Users)) * (b.RampUp + b.Step), b.Steady != nil || b.StopWhen != nil
 	case runner.Goal:
 		return time.Duration(probes(b.Search)) * (b.RampUp + b.Step), true
 	case runner.Tenants:
-		return bodyTime(b.Each)
+		return bodyTime(b.Each, load)
 	}
 	return 0, false
+}
+
+// backupsTime guesses backup cycles' time: a backup (and a restore)
+// copies the database about twice as fast as the load wrote it, and the
+// cycles start --interval apart.
+func backupsTime(b runner.Backups, load time.Duration) time.Duration {
+	copies := 1
+	if b.Restore {
+		copies = 2
+	}
+	return time.Duration(b.Cycles) * (b.Interval + time.Duration(copies)*load/2)
+}
+
+// noisyTime is a noisy-neighbour study's two phases: the quiet baseline,
+// then the interference, which lasts as long as the backups and at least
+// as long as the baseline.
+func noisyTime(n runner.Noisy) time.Duration {
+	return n.RampUp + n.Quiet + n.RampUp + max(n.Quiet, time.Duration(n.Cycles)*n.Interval)
 }
 
 // probes is the most probes a goal search runs.
@@ -111,6 +158,16 @@ func timeParts(f workloadFlags, load time.Duration, b runner.Body) string {
 		}
 	case runner.Goal:
 		steps = fmt.Sprintf("up to %d probe(s) of %s ramp-up and %s measured", probes(b.Search), b.RampUp, b.Step)
+	case runner.Backups:
+		what := "backup"
+		if b.Restore {
+			what = "backup and restore"
+		}
+		steps = fmt.Sprintf("%d %s cycle(s), each about %s, %s apart (--interval)", b.Cycles, what, roundedDuration(backupsTime(runner.Backups{Cycles: 1, Restore: b.Restore}, f.settings.Estimate().Load)), b.Interval)
+	case runner.Noisy:
+		loadText = fmt.Sprintf("loading %d tenants' databases about %s", b.Tenants, roundedDuration(load))
+		steps = fmt.Sprintf("the quiet baseline of %s ramp-up and %s measured, then the interference of %s ramp-up and %s (%d backup(s) %s apart, at least the baseline's length)",
+			b.RampUp, b.Quiet, b.RampUp, roundedDuration(max(b.Quiet, time.Duration(b.Cycles)*b.Interval)), b.Cycles, b.Interval)
 	}
 	text := loadText + ", then " + steps + ", then the consistency checks"
 	if f.repeat > 1 {
@@ -129,7 +186,7 @@ func willCreate(f workloadFlags, plan runner.Plan, now time.Time) []string {
 	}
 	out := []string{dir}
 	db := plan.EngineOptions.Database
-	for _, t := range []string{plan.DataPath, plan.LogPath} {
+	for _, t := range []string{plan.DataPath, plan.LogPath, plan.BackupPath} {
 		if _, err := os.Stat(t); t != "" && plan.CreateTargets && os.IsNotExist(err) {
 			out = append(out, t+" (the target, which does not exist yet)")
 		}
@@ -138,6 +195,9 @@ func willCreate(f workloadFlags, plan runner.Plan, now time.Time) []string {
 		out = append(out, fmt.Sprintf("%s (dbio's own directory, for %s's files and database %s)", filepath.Join(plan.DataPath, target.DirName), plan.Engine.Name(), db))
 		if plan.LogPath != "" {
 			out = append(out, fmt.Sprintf("%s (the WAL / redo log)", filepath.Join(plan.LogPath, target.DirName)))
+		}
+		if plan.BackupPath != "" && plan.BackupPath != plan.DataPath {
+			out = append(out, fmt.Sprintf("%s (the backups)", filepath.Join(plan.BackupPath, target.DirName)))
 		}
 		return out
 	}

@@ -36,7 +36,7 @@ consistency conditions (and row counts when the database was idle).`,
 				"users", "runtime", "ramp-time"); err != nil {
 				return err
 			}
-			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
+			plan := func() (runner.Plan, error) {
 				return workloadPlan(app, f, "backup", func(plan *runner.Plan, _ runner.Steps) (runner.Body, error) {
 					if b.Cycles < 1 {
 						return nil, usagef("--cycles %d: run at least one cycle", b.Cycles)
@@ -47,7 +47,15 @@ consistency conditions (and row counts when the database was idle).`,
 					plan.BackupPath = backupTarget
 					return b, nil
 				})
-			})
+			}
+			if f.dryRun {
+				p, err := plan()
+				if err != nil {
+					return err
+				}
+				return workloadDryRun(app, f, p)
+			}
+			return executeRepeatable(cmd.Context(), app, f.repeat, plan)
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
@@ -62,6 +70,7 @@ consistency conditions (and row counts when the database was idle).`,
 	fs.DurationVar(&b.Interval, "interval", 0, "pause between cycles")
 	fs.IntVar(&b.Users, "load-users", 0, "TPC-C users running during each backup (0: back up an idle database)")
 	f.bindRepeat(cmd)
+	bindDryRun(cmd, &f.dryRun)
 	return cmd
 }
 
@@ -96,6 +105,13 @@ docs/fleet.md).`,
              --target db1:/srv/db --target db2:/srv/db --tenants 6 --backup-tenants 2 --interval 100s --cycles 10`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if nc.f.dryRun {
+				plan, err := nc.plan(app)
+				if err != nil {
+					return err
+				}
+				return workloadDryRun(app, nc.f, plan)
+			}
 			ctx, done, withBarrier, err := tenantContext(cmd.Context(), app, nc.f)
 			if err != nil {
 				return err
@@ -125,6 +141,7 @@ func (nc *noisyCommand) bind(cmd *cobra.Command, app *App) {
 	fs.DurationVar(&nc.n.Interval, "interval", 100*time.Second, "time between the starts of a tenant's backups")
 	fs.IntVar(&nc.n.Cycles, "cycles", 1, "backups per backup tenant")
 	nc.f.bindRepeat(cmd)
+	bindDryRun(cmd, &nc.f.dryRun)
 	// On hosts (--host, --target NAME:/path), each host's dbio runs its own
 	// tenants and backups on its target, all hosts' phases at one instant.
 	nc.f.tenants.register(fs)
