@@ -80,6 +80,8 @@ in the A/B directory compares every figure of the sides' runs the same way.`,
 	alias(fs, "runs", "repeat")
 	fs.StringVar(&f.results, "results", "results", "directory that receives the A/B directory")
 	fs.StringVar(&f.name, "name", "ab", "name of the A/B directory")
+	groupOwnFlags(cmd, "Sides A and B", "a", "b", "label-a", "label-b", "a-setup", "a-teardown", "b-setup", "b-teardown")
+	groupFlagsInHelp(cmd, "")
 	return cmd
 }
 

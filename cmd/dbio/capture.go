@@ -111,6 +111,8 @@ in a tracing instance of its own. It needs root.`,
 	fs.StringVar(&resultsBase, "results", "results", "directory the capture's results directory is created in")
 	fs.StringVar(&name, "name", "capture", "name of the capture's results directory (after its timestamp)")
 	fs.StringVar(&traceFS, "tracefs", capture.DefaultTraceFS, "where the kernel's tracing file system is (mounted there when it is not)")
+	groupOwnFlags(cmd, "Capture", "device", "duration", "tracefs")
+	groupFlagsInHelp(cmd, "")
 	return cmd
 }
 
@@ -247,6 +249,8 @@ Discards are not replayed. The working file is removed afterwards.`,
 	fs.Float64Var(&speed, "speed", 1, "scale the recorded pace (2 replays twice as fast)")
 	fs.StringVar(&resultsBase, "results", "results", "directory the replay's results directory is created in")
 	fs.StringVar(&name, "name", "replay", "name of the replay's results directory (after its timestamp)")
+	groupOwnFlags(cmd, "Replay", "pace", "speed")
+	groupFlagsInHelp(cmd, "")
 	return cmd
 }
 

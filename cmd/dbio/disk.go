@@ -133,6 +133,10 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
 	bindRepeat(cmd, &f.repeat)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
+	groupOwnFlags(cmd, "fio points", "profile", "bs", "rw", "read-pct", "iodepth", "jobs", "size", "ioengine", "rates", "group", "diskspd", "sqlio")
+	groupOwnFlags(cmd, "Steady state", "steady-state", "ss-window", "ss-ramp")
+	groupOwnFlags(cmd, "Best within a latency bound", "latency-max", "latency-stat")
+	groupFlagsInHelp(cmd, "")
 	return cmd
 }
 

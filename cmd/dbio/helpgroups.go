@@ -10,7 +10,10 @@ import (
 
 // A workload command has some fifty flags; its help lists them by what a
 // user is deciding (where and how long, the workload's size, the engine,
-// open loop, paced terminals, hosts) instead of alphabetically.
+// open loop, paced terminals, hosts) instead of alphabetically. Every
+// command with more than a handful of flags does the same, its own
+// settings (disk's fio points, ab's sides, backup's cycles) in groups
+// named by groupOwnFlags.
 
 // flagGroupKey is the annotation naming the help group of a flag that
 // flagGroups does not list: a workload's own settings.
@@ -26,22 +29,30 @@ var flagGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Basic", []string{"engine", "target", "users", "ramp-time", "runtime", "dry-run", "repeat", "results", "name", "create-target", "skip-checks", "help"}},
+	{"Basic", []string{"engine", "target", "users", "ramp-time", "runtime", "disk-runtime", "dry-run", "repeat", "results", "name", "create-target", "skip-checks", "help"}},
 	{workloadGroup, nil},
 	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database", "drop-after"}},
 	{"Ramp-up until steady", []string{"ramp-until", "steady-window", "steady-ramp"}},
 	{"Open loop", []string{"rate", "rate-per-user", "arrival", "late-tolerance", "goal", "goal-max", "goal-resolution", "goal-probes", "goal-confirm"}},
 	{"Paced terminals (TPC-C keying and thinking)", []string{"keying-thinking", "terminals", "pool", "terminals-over-spec"}},
-	{"Hosts", []string{"host", "ssh-config", "driver", "node-exporter", startBarrierFlag}},
+	{"Hosts", []string{"host", "ssh-config", "driver", "node-exporter", "node-exporter-port", "fio-server", "fio-port", startBarrierFlag}},
 }
 
 // The template function is cobra's, for every command: registered once,
 // before any command is built (commands are built concurrently in tests).
 func init() { cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages) }
 
+// groupedHelpKey marks a command whose help lists its flags in groups, so
+// that a test can ask every such command for a group of every flag.
+const groupedHelpKey = "dbio/grouped-help"
+
 // groupFlagsInHelp makes cmd's help list its flags by flagGroups; the
 // workload's own settings are titled by workloadTitle.
 func groupFlagsInHelp(cmd *cobra.Command, workloadTitle string) {
+	if cmd.Annotations == nil {
+		cmd.Annotations = map[string]string{}
+	}
+	cmd.Annotations[groupedHelpKey] = "yes"
 	const plain = "Flags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}"
 	tmpl := cmd.UsageTemplate()
 	if !strings.Contains(tmpl, plain) {
@@ -98,9 +109,20 @@ func groupedFlagUsages(fs *pflag.FlagSet, workloadTitle string) string {
 		groups[title].AddFlag(f)
 	}
 	var b strings.Builder
-	titles := make([]string, 0, len(flagGroups)+1)
+	// A command's own groups (annotated titles not in flagGroups) follow
+	// the workload's, in the order of their first flag.
+	var own []string
+	for _, f := range flags {
+		if g := f.Annotations[flagGroupKey]; len(g) > 0 && place[f.Name] == "" && !listed(g[0]) && !slices.Contains(own, g[0]) {
+			own = append(own, g[0])
+		}
+	}
+	titles := make([]string, 0, len(flagGroups)+len(own)+1)
 	for _, g := range flagGroups {
 		titles = append(titles, g.title)
+		if g.title == workloadGroup {
+			titles = append(titles, own...)
+		}
 	}
 	for _, title := range append(titles, "Other flags") {
 		g := groups[title]
@@ -118,6 +140,33 @@ func groupedFlagUsages(fs *pflag.FlagSet, workloadTitle string) string {
 		b.WriteString(strings.TrimRight(g.FlagUsages(), " \n"))
 	}
 	return b.String()
+}
+
+// listed says whether title is one of flagGroups'.
+func listed(title string) bool {
+	for _, g := range flagGroups {
+		if g.title == title {
+			return true
+		}
+	}
+	return false
+}
+
+// groupOwnFlags puts cmd's flags of the given names in its help's group
+// title, a setting of the command's own. A name that is not a flag of cmd
+// is a mistake in the command's code, which TestEveryFlagIsInAHelpGroup
+// finds.
+func groupOwnFlags(cmd *cobra.Command, title string, names ...string) {
+	for _, n := range names {
+		f := cmd.Flags().Lookup(n)
+		if f == nil {
+			panic("groupOwnFlags: " + cmd.Name() + " has no flag --" + n)
+		}
+		if f.Annotations == nil {
+			f.Annotations = map[string][]string{}
+		}
+		f.Annotations[flagGroupKey] = []string{title}
+	}
 }
 
 // markGroup annotates the flags fs gained since before with the group.

@@ -7,14 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"dbio/internal/engine/engines"
 )
 
-// TestWorkloadHelpIsGrouped: a workload command's help lists every
-// visible flag once, under the group of what it decides, the groups in
-// order and none left over.
+// TestWorkloadHelpIsGrouped: a workload command's help (and that of every
+// other command with many flags) lists every visible flag once, under the
+// group of what it decides, the groups in order and none left over.
 func TestWorkloadHelpIsGrouped(t *testing.T) {
 	for _, tt := range []struct {
 		command string
@@ -23,6 +24,14 @@ func TestWorkloadHelpIsGrouped(t *testing.T) {
 		{"tpcc", []string{"Basic:", "TPC-C settings:", "Engine and storage:", "Ramp-up until steady:", "Open loop:", "Paced terminals (TPC-C keying and thinking):", "Hosts:", "Global Flags:"}},
 		{"sysbench", []string{"Basic:", "Engine and storage:", "Open loop:", "Hosts:"}},
 		{"as3ap", []string{"Basic:", "Engine and storage:", "Open loop:", "Hosts:"}},
+		{"quick", []string{"Basic:", "TPC-C settings:", "Engine and storage:", "Open loop:"}},
+		{"backup", []string{"Basic:", "TPC-C settings:", "Backup cycles:", "Engine and storage:"}},
+		{"noisy", []string{"Basic:", "TPC-C settings:", "Tenants and backups:", "Engine and storage:", "Hosts:"}},
+		{"disk", []string{"Basic:", "fio points:", "Steady state:", "Hosts:"}},
+		{"ab", []string{"Basic:", "Sides A and B:"}},
+		{"capture", []string{"Basic:", "Capture:"}},
+		{"replay", []string{"Basic:", "Replay:"}},
+		{"suite", []string{"Basic:"}},
 	} {
 		t.Run(tt.command, func(t *testing.T) {
 			var out bytes.Buffer
@@ -41,26 +50,52 @@ func TestWorkloadHelpIsGrouped(t *testing.T) {
 			if i := strings.Index(help, "\nOther flags:\n"); i >= 0 {
 				t.Errorf("a flag is in no group: add it to flagGroups in helpgroups.go:\n%s", help[i:])
 			}
-			app := testApp(&bytes.Buffer{})
-			app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
-			cmd, _, err := newRoot(app).Find([]string{tt.command})
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen := map[string]int{}
-			for _, m := range regexp.MustCompile(`(?m)^  (?:-\w, )?    --([a-z0-9-]+)|^  -\w, --([a-z0-9-]+)`).FindAllStringSubmatch(help, -1) {
-				seen[m[1]+m[2]]++
-			}
-			for name, n := range seen {
-				if n != 1 {
-					t.Errorf("--%s is listed %d times", name, n)
-				}
-			}
-			cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
-				if !f.Hidden && seen[f.Name] == 0 {
-					t.Errorf("--%s is missing from the help", f.Name)
-				}
-			})
 		})
 	}
+}
+
+// TestEveryFlagIsInAHelpGroup: every command with more than a handful of
+// flags lists them in groups, and every grouped command's help lists each
+// of its visible flags once, none under "Other flags".
+func TestEveryFlagIsInAHelpGroup(t *testing.T) {
+	app := testApp(&bytes.Buffer{})
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	root := newRoot(app)
+	var walk func(*cobra.Command)
+	walk = func(cmd *cobra.Command) {
+		for _, c := range cmd.Commands() {
+			walk(c)
+		}
+		visible := 0
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden && f.Name != "help" {
+				visible++
+			}
+		})
+		if cmd.Annotations[groupedHelpKey] == "" {
+			if visible > 5 {
+				t.Errorf("%s has %d flags listed alphabetically: call groupFlagsInHelp", cmd.CommandPath(), visible)
+			}
+			return
+		}
+		var out bytes.Buffer
+		cmd.SetOut(&out)
+		if err := cmd.Usage(); err != nil {
+			t.Fatal(err)
+		}
+		help := out.String()
+		if i := strings.Index(help, "\nOther flags:\n"); i >= 0 {
+			t.Errorf("%s: a flag is in no group: add it to flagGroups in helpgroups.go or name it in the command's groupOwnFlags:\n%s", cmd.CommandPath(), help[i:])
+		}
+		seen := map[string]int{}
+		for _, m := range regexp.MustCompile(`(?m)^  (?:-\w, )?    --([a-z0-9-]+)|^  -\w, --([a-z0-9-]+)`).FindAllStringSubmatch(help, -1) {
+			seen[m[1]+m[2]]++
+		}
+		cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if n := seen[f.Name]; !f.Hidden && n != 1 {
+				t.Errorf("%s: --%s is listed %d times", cmd.CommandPath(), f.Name, n)
+			}
+		})
+	}
+	walk(root)
 }

@@ -80,5 +80,6 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 	setUsage(cmd.Flags(), "runtime", "measured time of each TPC-C step (each user count); --disk-runtime times the device pass")
 	bindDryRun(cmd, &f.dryRun)
 	cmd.Flags().DurationVar(&diskRuntime, "disk-runtime", 3*time.Second, "measured time of each point of the four-corners device pass, its log-write points included (0 skips the pass)")
+	groupFlagsInHelp(cmd, "TPC-C settings")
 	return cmd
 }

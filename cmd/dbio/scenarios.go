@@ -71,6 +71,8 @@ consistency conditions (and row counts when the database was idle).`,
 	fs.IntVar(&b.Users, "load-users", 0, "TPC-C users running during each backup (0: back up an idle database)")
 	f.bindRepeat(cmd)
 	bindDryRun(cmd, &f.dryRun)
+	groupOwnFlags(cmd, "Backup cycles", "backup-target", "cycles", "restore", "interval", "load-users")
+	groupFlagsInHelp(cmd, "TPC-C settings")
 	return cmd
 }
 
@@ -125,6 +127,8 @@ docs/fleet.md).`,
 		},
 	}
 	nc.bind(cmd, app)
+	groupOwnFlags(cmd, "Tenants and backups", "tenants", "backup-tenants", "backup-target", "cycles", "interval")
+	groupFlagsInHelp(cmd, "TPC-C settings")
 	return cmd
 }
 

@@ -136,6 +136,7 @@ docs/fleet.md).`,
 	cmd.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "print the expanded plan with estimated duration and disk space, run nothing")
 	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
+	groupFlagsInHelp(cmd, "")
 	return cmd
 }
 
