@@ -15,6 +15,7 @@ import (
 	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/suite"
+	"dbio/internal/workload"
 )
 
 func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
@@ -51,7 +52,7 @@ docs/fleet.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			registry := workloads()
-			plan, err := suite.Load(args[0], suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
+			plan, err := suite.Load(args[0], suiteEnv(app, registry))
 			if err != nil {
 				var ps *suite.Problems
 				if errors.As(err, &ps) {
@@ -143,6 +144,23 @@ docs/fleet.md).`,
 // estimate gives a run's expected duration and space for the dry run, from
 // its workload's estimate of the load; a backup is taken to last half the
 // load.
+// suiteEnv is what a suite is read with: the environment, the engines
+// (and which one a DSN is written for) and the workloads.
+func suiteEnv(app *App, registry *workload.Registry) suite.Env {
+	return suite.Env{
+		Getenv:  app.Getenv,
+		Engines: app.Engines.Names(),
+		EngineForDSN: func(dsn string) string {
+			if e := app.Engines.ForDSN(dsn); e != nil {
+				return e.Name()
+			}
+			return ""
+		},
+		Workloads: registry,
+		Figures:   analysis.ExpectFigures(),
+	}
+}
+
 func estimate(r suite.Run, hosts []fleet.Host) (time.Duration, uint64) {
 	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
 	if r.Kind == "disk" {

@@ -13,6 +13,7 @@ import (
 	"dbio/internal/engine/engines"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/suite"
 )
 
 // TestSuiteRunResolvesToTheCommandsPlan: a suite's run and the command
@@ -127,5 +128,31 @@ data = "data"
 	diskCfg, _ := json.Marshal(configs[1])
 	if string(suiteCfg) != string(diskCfg) {
 		t.Errorf("run.json config differs:\nsuite: %s\ndisk:  %s", suiteCfg, diskCfg)
+	}
+}
+
+// TestSuiteEngineFromDSN: an engine table with a dsn and no engine runs
+// the engine the command line's --dsn without -e would, by the same
+// registry.
+func TestSuiteEngineFromDSN(t *testing.T) {
+	app := testApp(&bytes.Buffer{})
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	for _, tt := range []struct{ dsn, want string }{
+		{"postgres://bench@127.0.0.1:5432/postgres", "postgres"},
+		{"host=127.0.0.1 user=bench dbname=postgres", "postgres"},
+		{"mysql://bench@127.0.0.1:3306/", "mysql"},
+		{"mariadb://bench@127.0.0.1:3306/", "mariadb"},
+	} {
+		t.Run(tt.dsn, func(t *testing.T) {
+			text := "name = \"s\"\n[targets.t]\npath = \"/x\"\n[engines.mine]\ndsn = \"" + tt.dsn + "\"\n" +
+				"[workloads.w]\nkind = \"tpcc\"\nwarehouses = 1\n[[runs]]\nworkload = \"w\"\nengine = \"mine\"\ndata = \"t\"\n"
+			p, err := suite.Parse("s.toml", []byte(text), suiteEnv(app, workloads()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Runs[0].Engine; got != tt.want {
+				t.Errorf("engine %q, want %q (what --dsn %s without -e runs)", got, tt.want, tt.dsn)
+			}
+		})
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbio/internal/analysis"
 	"dbio/internal/engine/engines"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -163,7 +162,7 @@ func bodySteps(b runner.Body) ([]int, time.Duration, time.Duration) {
 func onlySuitePlan(t *testing.T, app *App, text string, createTargets bool) runner.Plan {
 	t.Helper()
 	registry := workloads()
-	plan, err := suite.Parse("one.toml", []byte(text), suite.Env{Getenv: app.Getenv, Engines: app.Engines.Names(), Workloads: registry, Figures: analysis.ExpectFigures()})
+	plan, err := suite.Parse("one.toml", []byte(text), suiteEnv(app, registry))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,16 @@ func (v *validator) expand() *Plan {
 	for _, name := range sortedKeys(f.Engines) {
 		e := f.Engines[name]
 		table := "engines." + name
-		if !contains(v.env.Engines, e.Engine) {
+		v.dsns[name] = v.engineDSN(table, e)
+		if e.Engine == "" && v.dsns[name] != "" && v.env.EngineForDSN != nil {
+			// The dsn chooses the engine, as --dsn without -e does.
+			e.Engine = v.env.EngineForDSN(v.dsns[name])
+			f.Engines[name] = e
+		}
+		switch {
+		case e.Engine == "" && v.dsns[name] != "":
+			v.addf(table, "engine", "the dsn does not say which engine it is for: give engine = \"postgres\" or \"mariadb\", or write the dsn as postgres://user@host:5432/db or mysql://user@host:3306/")
+		case !contains(v.env.Engines, e.Engine):
 			v.addf(table, "engine", "unknown engine %q: use one of %s", e.Engine, strings.Join(v.env.Engines, ", "))
 		}
 		if err := checkSize(e.BufferPool); err != nil {
@@ -202,7 +211,6 @@ func (v *validator) expand() *Plan {
 		if e.Transport != "" && e.Transport != "socket" && e.Transport != "tcp" {
 			v.addf(table, "transport", "%q: use socket or tcp", e.Transport)
 		}
-		v.dsns[name] = v.engineDSN(table, e)
 	}
 	for _, name := range sortedKeys(v.workloads) {
 		v.checkWorkload(name, v.workloads[name])

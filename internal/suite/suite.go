@@ -211,6 +211,11 @@ type Env struct {
 	Getenv func(string) string
 	// Engines are the engine names a suite may use.
 	Engines []string
+	// EngineForDSN names the engine a DSN is written for, by its scheme
+	// (postgres://, mysql://) or its form, "" when it cannot tell (nil:
+	// never); an engine table with a dsn and no engine takes it, as the
+	// command line's --dsn without -e does.
+	EngineForDSN func(dsn string) string
 	// Workloads are the kinds of database workload a suite may use, beside disk.
 	Workloads *workload.Registry
 	// Figures are the figures an expectation may compare.

@@ -138,6 +138,51 @@ func TestEngineDSNSources(t *testing.T) {
 	}
 }
 
+// TestEngineFromDSN: an engine table with a dsn and no engine takes the
+// engine the DSN is written for, as --dsn without -e does; a DSN that
+// does not say is refused naming both ways to fix it.
+func TestEngineFromDSN(t *testing.T) {
+	env := testEnv(nil)
+	env.EngineForDSN = func(dsn string) string { // the registry's answer for these forms
+		switch {
+		case strings.HasPrefix(dsn, "postgres://"):
+			return "postgres"
+		case strings.HasPrefix(dsn, "mysql://"):
+			return "mariadb"
+		}
+		return ""
+	}
+	for _, tt := range []struct {
+		name, table string
+		want        string // the run's engine, when valid
+		wantProblem string // else the problem
+	}{
+		{"postgres scheme", "dsn = \"postgres://u@h:5432/db\"\n", "postgres", ""},
+		{"mysql scheme", "dsn = \"mysql://u@h:3306/\"\n", "mariadb", ""},
+		{"engine given", "engine = \"postgres\"\ndsn = \"mysql://u@h:3306/\"\n", "postgres", ""},
+		{"unknown form", "dsn = \"somewhere\"\n", "", "engines.pg.engine: the dsn does not say which engine it is for: give engine = \"postgres\" or \"mariadb\""},
+		{"no dsn, no engine", "buffer_pool = \"64MB\"\n", "", "engines.pg.engine: unknown engine \"\""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			text := "name = \"s\"\n[targets.t]\npath = \"/x\"\n[engines.pg]\n" + tt.table +
+				"[workloads.w]\nkind = \"tpcc\"\nwarehouses = 1\n[[runs]]\nworkload = \"w\"\nengine = \"pg\"\ndata = \"t\"\n"
+			p, err := Parse("s.toml", []byte(text), env)
+			if tt.wantProblem != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantProblem) {
+					t.Fatalf("error %v, want %q", err, tt.wantProblem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.Runs[0].Engine; got != tt.want {
+				t.Errorf("engine %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 // A suite's problems come out all at once, in the file's words: unknown
 // keys with the key probably meant, and what a key of the wrong type
 // expects, never the decoder's Go types.
