@@ -48,6 +48,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 			return tables
 		},
 		Workers: w.cfg.LoadWorkers,
+		Name:    "as3ap",
 	}
 	if w.cfg.Reuse {
 		load.Reuse = func(meta map[string]string) error { return workload.CheckReuse(meta, dataset) }

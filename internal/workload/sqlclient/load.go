@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+
+	"dbio/internal/progress"
+	"dbio/internal/units"
 )
 
 // Table is one table a workload creates and fills.
@@ -49,32 +52,58 @@ func DropTables(ctx context.Context, db *sql.DB, names ...string) error {
 }
 
 // LoadTables loads tables, at most workers at once (0: the dialect's
-// choice), each on a connection of its own, and logs each as it finishes
-// with the time since start.
-func (d *Dialect) LoadTables(ctx context.Context, db *sql.DB, tables []Table, workers int, start time.Time, log io.Writer) error {
+// choice), each on a connection of its own. A meter says how many of all
+// the tables' rows are in, at what rate and how long is left: redrawn on
+// a terminal, a line every tenth of the rows in a log (a line per table
+// would be hundreds at sysbench's larger counts, and silent within a big
+// one); then one line says the whole load. name names the load: "loading
+// sysbench".
+func (d *Dialect) LoadTables(ctx context.Context, db *sql.DB, name string, tables []Table, workers int, start time.Time, log io.Writer) error {
 	if workers == 0 {
 		workers = d.LoadWorkers
 	}
+	var total int64
+	for _, t := range tables {
+		total += int64(t.Rows)
+	}
+	var rows atomic.Int64
+	meter := progress.StartMeter(log, "loading "+name, float64(total), "rows", "rows", start)
+	committed := func(n int) {
+		done := float64(rows.Add(int64(n)))
+		meter.Update(done, done, time.Now())
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(max(1, min(workers, len(tables))))
-	var logMu sync.Mutex
 	for _, t := range tables {
 		g.Go(func() error {
-			if err := d.loadTable(gctx, db, t); err != nil {
+			if err := d.loadTable(gctx, db, t, committed); err != nil {
 				return fmt.Errorf("load %s: %w", t.Name, err)
 			}
-			logMu.Lock()
-			fmt.Fprintf(log, "loaded %s: %d rows (%.1f s)\n", t.Name, t.Rows, time.Since(start).Seconds())
-			logMu.Unlock()
 			return nil
 		})
 	}
-	return g.Wait()
+	err := g.Wait()
+	meter.Finish()
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	fmt.Fprintf(log, "loaded %s: %s rows in %.1f s (%s rows/s)\n", count(len(tables), "table"), units.GroupThousands(total),
+		took.Seconds(), units.GroupThousands(int64(float64(total)/max(took.Seconds(), 0.001))))
+	return nil
+}
+
+// count is n with its noun, plural when n is not one: "1 table", "8 tables".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // loadTable creates and fills t on a connection of its own, then builds its
 // indexes and refreshes its statistics.
-func (d *Dialect) loadTable(ctx context.Context, db *sql.DB, t Table) error {
+func (d *Dialect) loadTable(ctx context.Context, db *sql.DB, t Table, committed func(rows int)) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return err
@@ -84,7 +113,7 @@ func (d *Dialect) loadTable(ctx context.Context, db *sql.DB, t Table) error {
 		return fmt.Errorf("create: %w", err)
 	}
 	defer d.LockWrites()()
-	if err := d.insertRows(ctx, conn, t); err != nil {
+	if err := d.insertRows(ctx, conn, t, committed); err != nil {
 		return err
 	}
 	for _, ix := range t.Indexes {
@@ -108,8 +137,8 @@ func (d *Dialect) loadTable(ctx context.Context, db *sql.DB, t Table) error {
 }
 
 // insertRows sends t's rows BatchRows to an INSERT (prepared once) and
-// TxRows to a transaction.
-func (d *Dialect) insertRows(ctx context.Context, conn *sql.Conn, t Table) (err error) {
+// TxRows to a transaction, telling committed the rows of each commit.
+func (d *Dialect) insertRows(ctx context.Context, conn *sql.Conn, t Table, committed func(rows int)) (err error) {
 	full, err := conn.PrepareContext(ctx, d.InsertSQL(t.Name, t.Columns, t.BatchRows))
 	if err != nil {
 		return err
@@ -117,6 +146,7 @@ func (d *Dialect) insertRows(ctx context.Context, conn *sql.Conn, t Table) (err 
 	defer full.Close()
 	args := make([]any, 0, len(t.Columns)*t.BatchRows)
 	inTx := false
+	inTxRows := 0
 	defer func() {
 		if inTx {
 			conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
@@ -143,11 +173,14 @@ func (d *Dialect) insertRows(ctx context.Context, conn *sql.Conn, t Table) (err 
 			return fmt.Errorf("insert rows up to %d: %w", i, err)
 		}
 		args = args[:0]
+		inTxRows += rows
 		if i%t.TxRows == 0 || i == t.Rows {
 			if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
 				return err
 			}
 			inTx = false
+			committed(inTxRows)
+			inTxRows = 0
 		}
 	}
 	return nil
@@ -217,10 +250,12 @@ type Load struct {
 	Tables func() []Table
 	// Workers is how many tables load at once; 0 lets the dialect choose.
 	Workers int
+	// Name names the load in its meter's line: "sysbench".
+	Name string
 }
 
 // Prepare keeps an earlier load that l may reuse (reused is then true), or
-// drops it and loads l's tables, logging each as it finishes, then records
+// drops it and loads l's tables, its meter saying how far, then records
 // the load; took is how long loading took. An earlier load l's Reuse
 // refuses is its error, with nothing written.
 func (d *Dialect) Prepare(ctx context.Context, db *sql.DB, l Load, log io.Writer) (reused bool, took time.Duration, err error) {
@@ -247,7 +282,7 @@ func (d *Dialect) Prepare(ctx context.Context, db *sql.DB, l Load, log io.Writer
 	if err := DropTables(ctx, db, drop...); err != nil {
 		return false, 0, err
 	}
-	if err := d.LoadTables(ctx, db, tables, l.Workers, start, log); err != nil {
+	if err := d.LoadTables(ctx, db, l.Name, tables, l.Workers, start, log); err != nil {
 		return false, 0, err
 	}
 	if err := d.WriteMeta(ctx, db, l.MetaTable, l.Record); err != nil {

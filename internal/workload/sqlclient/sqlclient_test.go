@@ -1,21 +1,25 @@
 package sqlclient
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mattn/go-sqlite3"
 
 	"dbio/internal/engine/enginetest"
 	"dbio/internal/engine/txerr"
 	"dbio/internal/metrics"
+	"dbio/internal/progress"
 	"dbio/internal/results"
 	"dbio/internal/workload"
 )
@@ -176,7 +180,8 @@ func queryInt(t *testing.T, db *sql.DB, q string) int {
 }
 
 // TestLoadTables loads tables whose row counts fall around the batch and
-// transaction sizes and checks every row, index and log line.
+// transaction sizes and checks every row, index and log line: a meter's
+// line at every tenth of the rows, and one line for the whole load.
 func TestLoadTables(t *testing.T) {
 	db, d := sqliteDB(t)
 	ctx := context.Background()
@@ -195,7 +200,7 @@ func TestLoadTables(t *testing.T) {
 		}
 	}
 	var log strings.Builder
-	if err := d.LoadTables(ctx, db, tables, 0, time.Now(), &log); err != nil {
+	if err := d.LoadTables(ctx, db, "test", tables, 0, time.Now(), &log); err != nil {
 		t.Fatal(err)
 	}
 	for i, n := range sizes {
@@ -211,9 +216,19 @@ func TestLoadTables(t *testing.T) {
 		if queryInt(t, db, fmt.Sprintf("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name = '%s_v'", name)) != 1 {
 			t.Errorf("%s: no index %s_v", name, name)
 		}
-		if !strings.Contains(log.String(), fmt.Sprintf("loaded %s: %d rows (", name, n)) {
-			t.Errorf("log has no line for %s:\n%s", name, log.String())
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	meter := regexp.MustCompile(`^loading test: \d+% \([\d,]+ of 57 rows\)`)
+	for _, l := range lines[:len(lines)-1] {
+		if !meter.MatchString(l) {
+			t.Errorf("a log line %q that is not the meter's", l)
 		}
+	}
+	if len(lines) < 2 || len(lines) > 10 {
+		t.Errorf("%d lines for a load logged every tenth of its rows, then once:\n%s", len(lines), log.String())
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "loaded 5 tables: 57 rows in ") {
+		t.Errorf("the last line %q does not say the whole load", last)
 	}
 	if len(after) != len(sizes) {
 		t.Errorf("AfterLoad ran for %v, want every table", after)
@@ -227,6 +242,39 @@ func TestLoadTables(t *testing.T) {
 	}
 }
 
+// TestLoadMeterOnAnEightyColumnTerminal: on a terminal the load is one
+// line redrawn in place, within 79 columns of an 80-column terminal
+// however long its name, cleared at the end for the load's one line.
+func TestLoadMeterOnAnEightyColumnTerminal(t *testing.T) {
+	db, d := sqliteDB(t)
+	tables := make([]Table, 4)
+	for i := range tables {
+		name := fmt.Sprintf("relation_with_a_long_name_%d", i)
+		tables[i] = Table{
+			Name: name, Create: d.CreateTable(name, "id INTEGER NOT NULL PRIMARY KEY"), Columns: []string{"id"}, Rows: 2000,
+			Row: func(args []any, id int) []any { return append(args, id) }, BatchRows: 50, TxRows: 100,
+		}
+	}
+	var term bytes.Buffer
+	line := progress.NewTerminal(&term, 80)
+	if err := d.LoadTables(context.Background(), db, "a workload with a name long enough to need cutting", tables, 2, time.Now(), line.Messages(&term)); err != nil {
+		t.Fatal(err)
+	}
+	out := term.String()
+	draws := 0
+	for _, seg := range strings.Split(out, "\r") {
+		if utf8.RuneCountInString(seg) > 79 {
+			t.Errorf("a redraw of %d columns on an 80-column terminal: %q", utf8.RuneCountInString(seg), seg)
+		}
+		if strings.HasPrefix(seg, "loading a workload") {
+			draws++
+		}
+	}
+	if draws < 2 || strings.Count(out, "\n") != 1 || !strings.Contains(out, "loaded 4 tables: 8,000 rows in ") {
+		t.Errorf("want the meter redrawn in place (%d draws) and one line for the load:\n%q", draws, out)
+	}
+}
+
 // TestLoadFailureRollsBack checks that a row the table refuses stops the
 // load with the error and leaves none of its transaction behind.
 func TestLoadFailureRollsBack(t *testing.T) {
@@ -236,7 +284,7 @@ func TestLoadFailureRollsBack(t *testing.T) {
 		Row:       func(args []any, id int) []any { return append(args, min(id, 8)) }, // 9 and 10 repeat 8
 		BatchRows: 2, TxRows: 4,
 	}
-	err := d.LoadTables(context.Background(), db, []Table{tab}, 1, time.Now(), &strings.Builder{})
+	err := d.LoadTables(context.Background(), db, "test", []Table{tab}, 1, time.Now(), &strings.Builder{})
 	if err == nil || !strings.Contains(err.Error(), "load t: insert rows up to 10") {
 		t.Fatalf("load of duplicate keys: %v", err)
 	}

@@ -62,6 +62,7 @@ func (w *Workload) Prepare(ctx context.Context, inst engine.Instance, log io.Wri
 			return tables
 		},
 		Workers: w.cfg.LoadWorkers,
+		Name:    "sysbench",
 	}
 	if w.cfg.Reuse {
 		load.Reuse = func(meta map[string]string) error { return workload.CheckReuse(meta, dataset) }
