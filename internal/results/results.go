@@ -211,6 +211,9 @@ type Step struct {
 	// Warmup says how the ramp-up ended when it was to end at steady
 	// state; nil for a ramp-up of fixed length.
 	Warmup *SteadyWarmup `json:"warmup,omitempty"`
+	// Precision says how the measurement ended when it was to end once
+	// its figures were precise; nil for a measurement of fixed length.
+	Precision *StepPrecision `json:"precision,omitempty"`
 	// A step's record beyond its figures, stored as its "detail", is typed
 	// by its kind; at most one is set. Fio is a fio point's (kind "fio").
 	Fio *FioPoint `json:"-"`

@@ -50,6 +50,11 @@ type needs struct {
 	// long, which the workload's figures must be able to judge.
 	steady *SteadyRampUp
 	rampUp time.Duration
+	// precision ends each measurement once its figures are precise, at
+	// most step long; paced says the steps run open loop.
+	precision *PrecisionBound
+	step      time.Duration
+	paced     bool
 	// subdirs are dbio's subdirectories of the data target the body uses
 	// beside the engine's.
 	subdirs []string

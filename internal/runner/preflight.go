@@ -201,6 +201,9 @@ func preflight(ctx context.Context, p Plan, load userLoad, sys target.SysFS) err
 	if n.steady != nil {
 		list = append(list, n.steady.Problems(p.Workload, n.rampUp)...)
 	}
+	if n.precision != nil {
+		list = append(list, n.precision.Problems(p.Workload, n.step, n.paced)...)
+	}
 	if n.servers == 0 {
 		// No server runs here: the hosts' dbio judge theirs.
 		return problems(list)
@@ -675,6 +678,9 @@ func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	f := suiteRun(name)
 	if n.steady != nil && p.Workload != nil {
 		list = append(list, f.in(n.steady.Problems(p.Workload, n.rampUp)...)...)
+	}
+	if n.precision != nil && p.Workload != nil {
+		list = append(list, f.in(n.precision.Problems(p.Workload, n.step, n.paced)...)...)
 	}
 	eo := p.EngineOptions
 	list = append(list, engineProblems(context.Background(), p, p.userLoad(), sys, f)...)

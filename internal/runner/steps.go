@@ -48,6 +48,9 @@ type Steps struct {
 	Steady *SteadyRampUp
 	// Pacing, when set, runs every step open loop.
 	Pacing *Pacing
+	// Precision, when set, ends each measurement once its figures are
+	// precise; Step is then the longest it may last.
+	Precision *PrecisionBound
 	// StopWhen, when set, is asked after each completed step whether the
 	// run has gone far enough (a stepping run whose response time passed
 	// its ceiling); the rest of Users is then skipped and why goes to
@@ -61,7 +64,8 @@ type Steps struct {
 
 func (s Steps) needs() needs {
 	return needs{engine: true, servers: 1, users: s.Users, openLoop: s.Pacing != nil,
-		steps: len(s.Users), stepTime: s.RampUp + s.Step, steady: s.Steady, rampUp: s.RampUp}
+		steps: len(s.Users), stepTime: s.RampUp + s.Step, steady: s.Steady, rampUp: s.RampUp,
+		precision: s.Precision, step: s.Step, paced: s.Pacing != nil}
 }
 
 // describe says which users step, for how long, and how they send their
@@ -76,8 +80,12 @@ func (s Steps) describe(p Setup) string {
 	if s.Steady != nil {
 		most = "at most "
 	}
-	what := fmt.Sprintf("%s on %s, users %s: %s and %s measured per step, %s%s of steps after the load",
-		p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, s.Step, most, steps)
+	measured := s.Step.String() + " measured"
+	if s.Precision != nil {
+		measured, most = fmt.Sprintf("a measurement until precise (%s) or for %s at most", s.Precision, s.Step), "at most "
+	}
+	what := fmt.Sprintf("%s on %s, users %s: %s and %s per step, %s%s of steps after the load",
+		p.Workload.Name(), p.Engine.Name(), strings.Join(users, ","), ramp, measured, most, steps)
 	if m, ok := p.Workload.(workload.Monitored); ok && s.Pacing == nil && len(s.Users) == 1 {
 		if pool := m.Pool(s.Users[0]); pool > 0 {
 			what += fmt.Sprintf(", the %d users being terminals that key and think, sharing %d connections", s.Users[0], pool)
@@ -323,6 +331,10 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
+	bound, err := newMeasurement(s.Precision, st.workload, s.Step, tick)
+	if err != nil {
+		return nil, fmt.Errorf("step %s: %w", name, err)
+	}
 	col := metrics.NewCollector(st.workload.TxTypes())
 	for _, r := range bg.recs {
 		col.Adopt(r)
@@ -404,7 +416,7 @@ loop:
 		if measuring {
 			phase = "measure"
 		}
-		row := st.sample(col, name, phase, now, now.Sub(lastSample), load.rate)
+		row, interval := st.sample(col, name, phase, now, now.Sub(lastSample), load.rate)
 		lastSample = now
 		if err := st.rec.Dir.Err(); err != nil {
 			// What is measured from now on could not be recorded.
@@ -426,11 +438,18 @@ loop:
 			window, shown = now.Sub(measureStart), progress.Measure
 		}
 		st.showProgress(i, load, shown, elapsed, total-elapsed, window, col)
+		if measuring && phase == "measure" && bound.add(row.Values, interval, now.Sub(measureStart)) {
+			// Every figure is known as precisely as asked: the rest of
+			// the step would only narrow intervals nobody asked to narrow.
+			break
+		}
 		if measuring && now.Sub(measureStart) >= s.Step {
 			break
 		}
 	}
 	end := st.rec.Now()
+	bound.finish(runErr == nil && measuring && end.Sub(measureStart) >= s.Step, end.Sub(measureStart))
+	st.say(bound.said(name))
 	col.Tick()
 	totals := col.StepTotals()
 	// Users finish the transaction in hand, untimed.
@@ -453,6 +472,7 @@ loop:
 		Status:   status,
 		Warmup:   warm.record(),
 	}
+	sum.Precision = bound.record()
 	if runErr != nil {
 		sum.Error = runErr.Error()
 		sum.Notes = append(sum.Notes, "the step did not run its full time: its figures cover the measured part only")
@@ -574,8 +594,9 @@ func stepError(name string, err error) error {
 
 // sample writes one per-second row: the workload's rates and latency over
 // the last tick, and the telemetry; offered is the step's offered rate when
-// it runs open loop, 0 otherwise. It returns the row.
-func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration, offered float64) results.SeriesRow {
+// it runs open loop, 0 otherwise. It returns the row and the second's
+// counts by transaction type.
+func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.Time, elapsed time.Duration, offered float64) (results.SeriesRow, []metrics.TxCounts) {
 	row := results.SeriesRow{Time: now, Step: step, Phase: phase}
 	interval := col.Tick()
 	figs := workload.SecondFigures(st.workload, interval, elapsed)
@@ -587,7 +608,7 @@ func (st *stepper) sample(col *metrics.Collector, step, phase string, now time.T
 	}
 	// A failed write stops the step: runStep finds it in the directory's Err.
 	st.rec.AppendRow(row)
-	return row
+	return row, interval
 }
 
 // say prints a line above the status line; an empty line prints nothing.

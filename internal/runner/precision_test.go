@@ -1,0 +1,179 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/arrival"
+	"dbio/internal/engine"
+	"dbio/internal/engine/sqlite"
+	"dbio/internal/metrics"
+	"dbio/internal/progress"
+	"dbio/internal/results"
+	"dbio/internal/steady"
+	"dbio/internal/workload"
+	"dbio/internal/workload/sysbench"
+)
+
+// throttledWorkload's sessions run transactions of 1 ms while a throttle is
+// off and of 10 ms while it is on, the throttle switching every 200 ms: a
+// system whose throughput changes by ten times in mid-step, again and again.
+type throttledWorkload struct {
+	crowdWorkload
+	start time.Time
+}
+
+func (w *throttledWorkload) Name() string { return "throttled" }
+func (w *throttledWorkload) NewSession(_ context.Context, _ engine.Instance, _ int, rec *metrics.Recorder) (workload.Session, error) {
+	return throttledSession{w: w, rec: rec}, nil
+}
+func (w *throttledWorkload) BackgroundSessions() int { return 0 }
+
+type throttledSession struct {
+	w   *throttledWorkload
+	rec *metrics.Recorder
+}
+
+func (s throttledSession) Next(ctx context.Context) error {
+	d := time.Millisecond
+	if time.Since(s.w.start)/(200*time.Millisecond)%2 == 1 {
+		d = 10 * time.Millisecond
+	}
+	workload.Sleep(ctx, d)
+	s.rec.Record(0, d, metrics.Committed)
+	return nil
+}
+func (throttledSession) Close() error { return nil }
+
+// A precision-bound step ends as soon as its throughput is precise and
+// steady on a steady SQLite run (sysbench's read-only transactions, open
+// loop at a fixed rate), and
+// runs to its ceiling when a throttle keeps changing the rate; run.json
+// records how each ended and the interval reached. Ticks stand in for
+// seconds, so windows and batches count ticks.
+func TestPrecisionBoundSteps(t *testing.T) {
+	tick := 100 * time.Millisecond
+	sb := sysbench.DefaultConfig()
+	sb.TableSize, sb.Workload = 1000, "oltp_read_only"
+	tests := []struct {
+		name      string
+		w         workload.Workload
+		precision string
+		pacing    *Pacing
+		ended     string
+		says      string
+	}{
+		// Paced at a fixed 200 transactions a second, so that the run is
+		// steady however busy the machine's cores are with other work.
+		{"steady SQLite run", sysbench.New(sb), "tps:10%", &Pacing{Process: arrival.Fixed, Rate: 200}, results.PrecisionReached, "users-2: precise after"},
+		{"throttle changing in mid-step", &throttledWorkload{start: time.Now()}, "2%", nil, "", "users-2: not "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each on a SQLite database of its own
+			p, err := steady.ParsePrecision(tt.precision)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The ceiling is far beyond the forty ticks a steady run needs.
+			ceiling, rampUp := 600*tick, 20*tick
+			if tt.ended == "" {
+				ceiling, rampUp = 60*tick, 0
+			}
+			// Steady: the line over 25 ticks drifts by less than 50 % of
+			// the mean, which a throttle of ten times breaks.
+			crit := steady.Criterion{Metric: "tps", Test: steady.Slope, Limit: 2, Percent: true}
+			bound := &PrecisionBound{Precision: p, Min: 40 * tick, Steady: &SteadyRampUp{Criterion: crit, Window: 25 * tick}}
+			var out bytes.Buffer
+			plan := Plan{Setup: Setup{
+				Name: "precision", Kind: tt.w.Name(), Engine: sqlite.Engine{},
+				EngineOptions: engine.Options{Database: "precision", Fresh: true}, DataPath: t.TempDir(), Workload: tt.w,
+				Tick: tick, ResultsBase: t.TempDir(),
+			}, Body: Steps{Users: []int{2}, RampUp: rampUp, Step: ceiling, Pacing: tt.pacing, Precision: bound}}
+			o, err := Run(context.Background(), plan, Env{Out: io.Discard, Progress: progress.New(&out)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := results.Load(o.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Steps) != 1 {
+				t.Fatalf("%d steps in run.json's directory", len(l.Steps))
+			}
+			s := l.Steps[0]
+			pr := s.Precision
+			if pr == nil || pr.Asked != tt.precision || pr.Steady != "tps_slope:2% over 2.5s" || pr.CeilingS != ceiling.Seconds() || pr.MinS != bound.Min.Seconds() || len(pr.Figures) != 1 || pr.Figures[0].Name != "tps" {
+				t.Fatalf("step's precision record %+v", pr)
+			}
+			f := pr.Figures[0]
+			reached := "no interval"
+			if f.ReachedPct != nil {
+				reached = fmt.Sprintf("±%.3g %%", *f.ReachedPct)
+			}
+			t.Logf("ended %q after %.2f s: tps %.1f %s from %d batches of %d ticks", pr.Ended, pr.AtS, f.Mean, reached, f.Batches, f.BatchS)
+			switch tt.ended {
+			case results.PrecisionReached:
+				if pr.Ended != tt.ended || !pr.SteadyAtEnd || f.ReachedPct == nil || *f.ReachedPct > 10 || s.MeasureS >= ceiling.Seconds() || pr.AtS < bound.Min.Seconds() {
+					t.Errorf("ended %q steady %v at %v s (measured %v s of a %v s ceiling), reached %v %%: want precision reached after the minimum", pr.Ended, pr.SteadyAtEnd, pr.AtS, s.MeasureS, ceiling.Seconds(), f.ReachedPct)
+				}
+				if *f.Lo > f.Mean || *f.Hi < f.Mean || f.Seconds < 40 {
+					t.Errorf("interval [%v, %v] of %d ticks around %v", *f.Lo, *f.Hi, f.Seconds, f.Mean)
+				}
+			default:
+				if pr.Ended != results.PrecisionCeiling && pr.Ended != results.PrecisionNotSteady || s.MeasureS < ceiling.Seconds() {
+					t.Errorf("ended %q after %v s measured: want the %v s ceiling", pr.Ended, s.MeasureS, ceiling.Seconds())
+				}
+				if f.ReachedPct != nil && *f.ReachedPct <= 2 {
+					t.Errorf("a throttled rate reached ±%v %%", *f.ReachedPct)
+				}
+			}
+			if !strings.Contains(out.String(), tt.says) {
+				t.Errorf("terminal does not say %q:\n%s", tt.says, out.String())
+			}
+		})
+	}
+}
+
+// The preflight refuses what a precision bound cannot judge, every problem
+// with its fix, before anything is written.
+func TestPrecisionBoundProblems(t *testing.T) {
+	p, err := steady.ParsePrecision("nopm:2%,new_order:p99:10%,tps:5%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := PrecisionBound{Precision: p, Min: time.Minute}
+	var all []string
+	for _, e := range b.Problems(&crowdWorkload{}, 30*time.Second, false) {
+		all = append(all, e.Error())
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{
+		"the shortest measurement (1m0s) is longer than the step (30s), its ceiling",
+		"crowd records no per-second nopm; use one of interactive_mean, tps",
+		`crowd has no transaction type "new_order"; use one of interactive, batch`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("problems %q lack %q", text, want)
+		}
+	}
+	if len(all) != 3 {
+		t.Errorf("%d problems, want 3: %q", len(all), text)
+	}
+	p, _ = steady.ParsePrecision("offered_tps:5%")
+	if ps := (PrecisionBound{Precision: p}).Problems(&crowdWorkload{}, time.Minute, true); len(ps) != 0 {
+		t.Errorf("a paced series of a paced run: %v", ps)
+	}
+	plan := Plan{Setup: Setup{
+		Name: "x", Kind: "crowd", Engine: sqlite.Engine{}, DataPath: t.TempDir(), Workload: &crowdWorkload{},
+		ResultsBase: t.TempDir(),
+	}, Body: Steps{Users: []int{1}, Step: time.Second, Precision: &b}}
+	if _, err := Run(context.Background(), plan, Env{Out: io.Discard}); !IsBadInput(err) || !strings.Contains(err.Error(), "its ceiling") {
+		t.Errorf("run with a minimum beyond its ceiling: %v, want bad input", err)
+	}
+}
