@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -359,6 +360,9 @@ func repeatedTable(id string, sets []*setView, vs []*analysis.RepeatedVersus) *t
 // repeatedChart draws the headline throughput of each set against users:
 // its median solid and the lowest and highest repeat dotted, a color per set.
 func repeatedChart(id string, sets []*setView, kind string) *chart {
+	if c := repeatedStripChart(id, sets, kind); c != nil {
+		return c
+	}
 	var c *chart
 	for i, s := range sets {
 		for _, t := range analysis.RepeatedTables(s.recorded()) {
@@ -384,6 +388,57 @@ func repeatedChart(id string, sets []*setView, kind string) *chart {
 	}
 	if c == nil || !c.hasData() {
 		return nil
+	}
+	return c
+}
+
+// repeatedStripChart is the chart of configurations that each measured
+// one step: a row per configuration, a dot per repeat on the throughput's
+// axis, so that the spread within each is seen beside the gap between
+// them (a line of one point per configuration says nothing). Nil when a
+// configuration has more than one step, or none.
+func repeatedStripChart(id string, sets []*setView, kind string) *chart {
+	var c *chart
+	var all []float64
+	for i, s := range sets {
+		var one *analysis.RepeatedTable
+		for _, t := range analysis.RepeatedTables(s.recorded()) {
+			if t.Kind == kind && t.Key == "users" && len(t.Metrics) > 0 {
+				one = &t
+				break
+			}
+		}
+		if one == nil || len(one.Rows) != 1 || one.Rows[0].Figures[0].N == 0 {
+			return nil
+		}
+		m, f := one.Metrics[0], one.Rows[0].Figures[0]
+		if c == nil {
+			c = &chart{ID: id, Title: sentenceCase(m.Title) + " of each repeat", X: axis{Label: m.Title, Unit: m.Unit, Zero: true},
+				Note: fmt.Sprintf("One row per configuration, a dot per repeat at %s, the line from its lowest to its highest: where the lines of two configurations overlap, a single run of each could have come out either way.", plural(one.Rows[0].Users, "user", "users"))}
+			letters := map[float64]string{}
+			for j, t := range sets {
+				letters[float64(len(sets)-j)] = t.Letter
+				c.Y.Ticks = append(c.Y.Ticks, float64(len(sets)-j))
+			}
+			c.Y = axis{Label: "configuration", Fixed: true, Min: 0.5, Max: float64(len(sets)) + 0.5, Ticks: c.Y.Ticks, Integer: true,
+				Format: func(v float64) string { return letters[v] }}
+		}
+		vs := slices.Sorted(slices.Values(f.Values))
+		row := series{Name: s.Letter + " " + s.Label, Color: i, Y: make([]float64, len(vs))}
+		row.X = vs
+		for j := range row.Y {
+			row.Y[j] = float64(len(sets) - i)
+		}
+		c.Series = append(c.Series, row)
+		all = append(all, vs...)
+	}
+	if c == nil || !c.hasData() {
+		return nil
+	}
+	// Sides a decade or more apart would crowd the slower one's dots at
+	// zero: a log axis shows each side's spread.
+	if lo, hi := slices.Min(all), slices.Max(all); lo > 0 && hi/lo >= 10 {
+		c.X.Zero, c.X.Log = false, true
 	}
 	return c
 }

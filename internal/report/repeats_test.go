@@ -46,6 +46,29 @@ func TestRepeatedComparisonMatchesGolden(t *testing.T) {
 		t.Errorf("findings %q", findings)
 	}
 	checkGolden(t, "compare-repeats", rendered(t, out))
+	// Each set measured one step (as an A/B study of one step does): its
+	// chart is a strip of each set's repeats, a dot per repeat, on a log
+	// axis since the sets are 250x apart.
+	page, err := os.ReadFile(out.HTML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<figcaption>TPS of each repeat</figcaption>", `<g data-markers="A slow"`, `<g data-markers="B fast"`} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("compare.html lacks %s", want)
+		}
+	}
+	for _, side := range []string{"A slow", "B fast"} {
+		i := bytes.Index(page, []byte(`<g data-markers="`+side+`"`))
+		if i < 0 {
+			continue
+		}
+		group := page[i:]
+		group = group[:bytes.Index(group, []byte("</g>"))]
+		if n := bytes.Count(group, []byte("<circle")); n != 5 {
+			t.Errorf("%s has %d dots, want one per repeat (5)", side, n)
+		}
+	}
 }
 
 // The verdicts a comparison of repeats states, on sets built so that each
