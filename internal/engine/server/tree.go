@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dbio/internal/engine"
 )
 
 // CopyTree copies the directory src to dst, which must not exist yet:
@@ -18,7 +19,22 @@ import (
 // It returns the bytes of file content copied. Nothing is synced: a database
 // server restarted on the copy syncs its files during recovery.
 func CopyTree(ctx context.Context, src, dst string, u User, skip func(rel string) bool) (int64, error) {
+	c, err := CloneTree(ctx, src, dst, u, skip)
+	return c.Bytes, err
+}
+
+// TreeCopy is what CloneTree copied: the bytes of file content, and
+// whether every file was a copy-on-write clone (none when there were none).
+type TreeCopy struct {
+	Bytes     int64
+	Reflinked bool
+}
+
+// CloneTree is CopyTree, each file cloned where the file system offers
+// copy-on-write clones (see engine.CloneFile), and says whether all were.
+func CloneTree(ctx context.Context, src, dst string, u User, skip func(rel string) bool) (TreeCopy, error) {
 	var copied int64
+	files, cloned := 0, 0
 	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -59,42 +75,25 @@ func CopyTree(ctx context.Context, src, dst string, u User, skip func(rel string
 				return err
 			}
 		case d.Type().IsRegular():
-			n, err := copyFile(path, to, info.Mode().Perm())
+			n, reflinked, err := engine.CloneFile(path, to, info.Mode().Perm())
 			copied += n
 			if err != nil {
 				return err
+			}
+			files++
+			if reflinked {
+				cloned++
 			}
 		default:
 			return fmt.Errorf("%s is neither a file, a directory nor a symbolic link", path)
 		}
 		return u.Own(to)
 	})
+	c := TreeCopy{Bytes: copied, Reflinked: files > 0 && cloned == files}
 	if err != nil {
-		return copied, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+		return c, fmt.Errorf("copy %s to %s: %w", src, dst, err)
 	}
-	return copied, nil
-}
-
-// copyFile copies one file into a new file; on Linux io.Copy between two
-// files runs as copy_file_range, inside the kernel.
-func copyFile(from, to string, perm fs.FileMode) (int64, error) {
-	in, err := os.Open(from)
-	if err != nil {
-		return 0, err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(to, perm)
-	}
-	return n, err
+	return c, nil
 }
 
 // TreeBytes sums the sizes of the regular files below dir (or of dir itself
