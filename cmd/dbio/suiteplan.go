@@ -119,6 +119,9 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	if built.Users != nil {
 		r.Users = built.Users
 	}
+	// Data kept as earlier runs left it (data = "reuse") is not re-created
+	// by the engine first; a pristine copy's run decides at its start.
+	p.EngineOptions.Fresh = !built.Reuse
 	pacing, search, err := openLoop(r, built.Workload.TxTypes(), built.Seed)
 	if err != nil {
 		return p, err, err

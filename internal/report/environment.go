@@ -165,13 +165,18 @@ func configurationSection(r *runView, prefix string) *section {
 	if ld := run.Load; ld != nil {
 		l := &keyValues{ID: prefix + "load", Title: "Initial load"}
 		unit := scaleUnit(ld, run.Config)
-		if ld.Reused {
-			l.Pairs = append(l.Pairs, fact{"dataset", "reused the existing dataset (" + scaleText(ld.Scale, unit) + ")"})
+		if reset := dataReset(ld); reset != "" {
+			l.Pairs = append(l.Pairs, fact{"dataset", reset + ": " + scaleText(ld.Scale, unit)})
+		} else if ld.Reused {
+			l.Pairs = append(l.Pairs, fact{"dataset", "reused the existing dataset (" + scaleText(ld.Scale, unit) + ")" + dataReused(ld)})
 		} else {
 			l.Pairs = append(l.Pairs, fact{"scale", scaleText(ld.Scale, unit)}, fact{"rows", thousands(float64(ld.Rows))},
 				fact{"time", fixed(ld.Seconds, 1) + " s"}, fact{"rows per second", thousands(ld.RowsPerSec)},
 				fact{unit + " per minute", quantity(ld.ScalePerMin)},
 				fact{"written", units.FormatBytes(uint64(max(ld.BytesWritten, 0))) + " (" + fixed(ld.MBPerSec, 1) + " MB/s)"})
+			if k := pristineKept(ld); k != "" {
+				l.Pairs = append(l.Pairs, fact{"pristine copy", k})
+			}
 		}
 		sec.add(l)
 	}

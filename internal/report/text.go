@@ -72,8 +72,10 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		}
 	}
 	if ld := r.Load; ld != nil {
-		if ld.Reused {
-			fmt.Fprintf(w, "load:    reused the existing dataset (%s)\n", scaleText(ld.Scale, scaleUnit(ld, r.Config)))
+		if reset := dataReset(ld); reset != "" {
+			fmt.Fprintf(w, "load:    %s: %s\n", reset, scaleText(ld.Scale, scaleUnit(ld, r.Config)))
+		} else if ld.Reused {
+			fmt.Fprintf(w, "load:    reused the existing dataset (%s)%s\n", scaleText(ld.Scale, scaleUnit(ld, r.Config)), dataReused(ld))
 		} else {
 			kept := fixed(ld.MBPerSec, 1) + " MB/s kept on disk"
 			if ld.BytesWritten == 0 {
@@ -82,6 +84,9 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 			unit := scaleUnit(ld, r.Config)
 			fmt.Fprintf(w, "load:    %s, %s rows in %s s (%s rows/s, %s %s/min, %s)\n",
 				scaleText(ld.Scale, unit), thousands(float64(ld.Rows)), fixed(ld.Seconds, 1), thousands(ld.RowsPerSec), quantity(ld.ScalePerMin), unit, kept)
+			if k := pristineKept(ld); k != "" {
+				fmt.Fprintf(w, "         %s\n", k)
+			}
 		}
 	}
 	if err := stepTables(w, l.Steps); err != nil {

@@ -158,6 +158,9 @@ type LoadReport struct {
 	// Dataset is which data the run used, loaded or reused, as the load
 	// recorded it in the database; absent from runs of older dbio.
 	Dataset *Dataset `json:"dataset,omitempty"`
+	// Data says what the run's data was when its steps began (--data);
+	// absent from runs of older dbio.
+	Data *DataOrigin `json:"data,omitempty"`
 }
 
 // Dataset is the identity of a workload's data: what a load recorded in

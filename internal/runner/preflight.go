@@ -258,6 +258,7 @@ func engineProblems(ctx context.Context, p Plan, load userLoad, sys target.SysFS
 	if err := engine.DatabaseNameProblem(o.Database); err != nil {
 		list = append(list, f.in(fmt.Errorf("%s: %w", f.name("database"), err))...)
 	}
+	list = append(list, resetProblems(p, f)...)
 	return list
 }
 
@@ -477,6 +478,7 @@ func spaceProblems(p Plan, n needs) []error {
 	if p.DataPath != "" && p.SpaceNeeded > 0 && !(p.Workload != nil && isReuse(p)) {
 		needs = append(needs, databaseNeeds(p.Engine, p.EngineOptions, p.SpaceNeeded, p.DataPath, p.LogPath, fmt.Sprintf("%s at this scale", p.Kind), n.servers)...)
 	}
+	needs = append(needs, pristineNeed(p)...)
 	return target.SpaceProblems(needs)
 }
 

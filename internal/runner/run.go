@@ -469,6 +469,10 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 			return err
 		})
 	}
+	pr, err := ss.pristineFor(p.Workload)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintln(out, startLine(p.Engine, ss.opts))
 	inst, err := p.Engine.Start(ctx, pl, ss.opts)
 	if err != nil {
@@ -523,6 +527,10 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 			dbBefore = db.Bytes
 		}
 	}
+	origin, err := pr.restoreBefore(ctx, ss, inst)
+	if err != nil {
+		return err
+	}
 	ls, err := p.Workload.Prepare(ctx, inst, ss.env.Progress.Messages(out))
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
@@ -535,7 +543,14 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 			written = db.Bytes - dbBefore
 		}
 	}
-	if err := dir.UpdateRun(func(r *results.Run) { r.Load = loadReport(ls, written) }); err != nil {
+	// The copy is kept after the load's bytes are counted: they are the load's.
+	if origin, err = pr.keepAfter(ctx, ss, inst, ls, origin); err != nil {
+		return err
+	}
+	if err := dir.UpdateRun(func(r *results.Run) {
+		r.Load = loadReport(ls, written)
+		r.Load.Data = origin
+	}); err != nil {
 		return err
 	}
 	recordFragmentation(dir, pl, inst, "start")

@@ -88,11 +88,12 @@ func (d Definition) BindFlags(s Settings, fs *pflag.FlagSet) {
 // Build makes the workload s sets for one run, with what every workload's
 // Loading decides of it: whether data loaded before is kept, and the seed.
 func Build(s Settings, o BuildOptions) (Built, error) {
+	l := s.LoadingSettings()
+	l.settle()
 	b, err := s.Build(o)
 	if err != nil {
 		return Built{}, err
 	}
-	l := s.LoadingSettings()
 	b.Reuse, b.Seed = l.Reuse, l.Seed
 	return b, nil
 }

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbio/internal/results"
+)
+
+// TestRepeatWithDataReset: the first repeat of --data reset loads and
+// keeps a pristine copy, the second restores it instead of loading, and
+// each passes TPC-C's consistency checks; run.json says which was which.
+func TestRepeatWithDataReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real steps")
+	}
+	t.Parallel()
+	res, data := t.TempDir(), t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "-e", "sqlite", "--target", data, "--results", res, "--name", "rs",
+		"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--repeat", "2", "--data", "reset"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	sets, _ := filepath.Glob(filepath.Join(res, "*-rs", results.RepeatSetFile))
+	if len(sets) != 1 {
+		t.Fatalf("repeat sets %v", sets)
+	}
+	_, runs, err := results.LoadRepeatSet(filepath.Dir(sets[0]))
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("repeat set: %d runs, %v", len(runs), err)
+	}
+	first, second := runs[0].Run.Load, runs[1].Run.Load
+	if first == nil || first.Data == nil || first.Data.State != results.DataLoaded || first.Data.Copy == nil || first.Reused {
+		t.Fatalf("repeat 1's load: %+v, want a load that kept a pristine copy", first)
+	}
+	if second == nil || second.Data == nil || second.Data.State != results.DataReset || second.Data.Copy == nil ||
+		!second.Data.Copy.Made.Equal(first.Data.Copy.Made) || second.Data.ResetBytes != first.Data.Copy.Bytes {
+		t.Fatalf("repeat 2's load: %+v, want a reset from repeat 1's copy %+v", second, first.Data)
+	}
+	if second.Dataset == nil || first.Dataset == nil || second.Dataset.Seed != first.Dataset.Seed || len(second.Dataset.Settings) == 0 ||
+		second.Dataset.Settings[0] != first.Dataset.Settings[0] {
+		t.Errorf("datasets: repeat 1 %+v, repeat 2 %+v; want the copy's, the same", first.Dataset, second.Dataset)
+	}
+	for i, r := range runs {
+		if len(r.Run.Checks) == 0 {
+			t.Errorf("repeat %d ran no consistency checks", i+1)
+		}
+		for _, c := range r.Run.Checks {
+			if !c.Passed {
+				t.Errorf("repeat %d: %s failed: %s", i+1, c.Name, c.Detail)
+			}
+		}
+	}
+	for _, want := range []string{"kept a pristine copy of the loaded database for --data reset", "resetting the database to its pristine copy"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	// The copy is dbio's, in its directory on the target, and dbio clean removes it.
+	copies, _ := filepath.Glob(filepath.Join(data, "dbio", "pristine-sqlite-*", "copy", "*.db"))
+	if len(copies) != 1 {
+		t.Fatalf("pristine copies on the target: %v", copies)
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"clean", "--target", data, "--yes"}); code != exitOK {
+		t.Fatalf("clean: exit %d:\n%s", code, out.String())
+	}
+	if _, err := os.Stat(copies[0]); !os.IsNotExist(err) {
+		t.Errorf("the pristine copy outlived dbio clean: %v", err)
+	}
+}
+
+// --data reset on a server of the user's is refused before anything is
+// written: dbio copies nothing on it.
+func TestDataResetRefusedWithDSN(t *testing.T) {
+	t.Parallel()
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--dsn", "postgres://bench@127.0.0.1:1/postgres", "--results", res, "--data", "reset", "--dry-run"})
+	if code != exitUsage || !strings.Contains(out.String(), "--data reset: dbio restores a pristine copy only of a database whose files it keeps itself") {
+		t.Errorf("exit %d, want %d and the refusal:\n%s", code, exitUsage, out.String())
+	}
+	if entries, _ := os.ReadDir(res); len(entries) != 0 {
+		t.Errorf("the refused run wrote %d entries in its results directory", len(entries))
+	}
+}
