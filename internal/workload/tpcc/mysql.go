@@ -249,7 +249,7 @@ func (e *myExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 	var amounts, brand string
 	err := e.conn.QueryRowContext(ctx, "CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?, ?)",
 		in.wID, in.dID, in.cID, allLocal, in.entryD, len(in.lines), string(e.lines), distinct).
-		Scan(&in.oID, &in.total, &amounts, &brand)
+		Scan(&in.oID, &in.total, &amounts, &brand, displayed{})
 	if err != nil {
 		if myErrno(err) == myRollback {
 			return errRollback
@@ -266,6 +266,13 @@ func (e *myExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 	}
 	return nil
 }
+
+// displayed receives a column the terminal would only display (names,
+// addresses): the procedure reads it as the specification says, and the
+// driver takes it off the wire without converting or keeping it.
+type displayed struct{}
+
+func (displayed) Scan(any) error { return nil }
 
 // appendPadded writes n with leading zeros to width digits.
 func appendPadded(b []byte, n, width int) []byte {
@@ -284,7 +291,7 @@ func (e *myExecutor) payment(ctx context.Context, in *paymentIn) error {
 	var data sql.NullString
 	err := e.conn.QueryRowContext(ctx, "CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?, ?)",
 		in.wID, in.dID, in.cWID, in.cDID, in.customer.cID, lastNameArg(in.customer), in.amount, in.date).
-		Scan(&in.resolvedCID, &credit, &balance, &data)
+		Scan(&in.resolvedCID, &credit, &balance, &data, displayed{})
 	if err != nil {
 		return e.txError("payment", err)
 	}

@@ -21,30 +21,21 @@ DROP PROCEDURE IF EXISTS tpcc_new_order
 -- New-Order (2.4.2). p_lines holds p_ol_cnt lines of 14 digits each: item id
 -- (6), supply warehouse (6), quantity (2), sorted by (supply warehouse, item)
 -- with the unused item of a rolled-back order last; p_distinct says whether
--- no two lines name the same stock row. Statements are few on purpose:
--- MariaDB optimizes every statement of a procedure at every call.
+-- no two lines name the same stock row. Instructions are few on purpose:
+-- MariaDB optimizes every statement of a procedure at every call, and
+-- every declared variable is an instruction of its own at every call, so
+-- the only variable is the order's id, declared (and set) once it is known.
 CREATE PROCEDURE tpcc_new_order(p_w_id INT, p_d_id INT, p_c_id INT, p_all_local INT, p_entry_d DATETIME,
                                 p_ol_cnt INT, p_lines VARCHAR(255), p_distinct INT)
 BEGIN
-    DECLARE v_w_tax, v_d_tax, v_c_discount DECIMAL(4,4);
-    DECLARE v_c_last VARCHAR(16);
-    DECLARE v_c_credit CHAR(2);
-    DECLARE v_o_id, v_i_id, v_supply_w_id, v_quantity INT;
-    DECLARE v_i INT DEFAULT 1;
-    DECLARE v_sum DECIMAL(12,2);
-    DECLARE v_amounts VARCHAR(255);
-    DECLARE v_brand_generic VARCHAR(15);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
     -- D_NEXT_O_ID is read and incremented under the district row's lock;
     -- LAST_INSERT_ID(expr) hands the new value back without a second read.
     UPDATE district SET d_next_o_id = LAST_INSERT_ID(d_next_o_id + 1) WHERE d_w_id = p_w_id AND d_id = p_d_id;
-    SET v_o_id = LAST_INSERT_ID() - 1;
-    SELECT w_tax, d_tax, c_discount, c_last, c_credit INTO v_w_tax, v_d_tax, v_c_discount, v_c_last, v_c_credit
-        FROM warehouse, district, customer
-        WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
-          AND c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
+    BEGIN
+    DECLARE v_o_id INT DEFAULT LAST_INSERT_ID() - 1;
     INSERT INTO orders (o_id, o_d_id, o_w_id, o_c_id, o_entry_d, o_carrier_id, o_ol_cnt, o_all_local)
         VALUES (v_o_id, p_d_id, p_w_id, p_c_id, p_entry_d, NULL, p_ol_cnt, p_all_local);
     INSERT INTO new_order (no_o_id, no_d_id, no_w_id) VALUES (v_o_id, p_d_id, p_w_id);
@@ -67,22 +58,26 @@ BEGIN
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = 'new-order rolled back: unused item';
         END IF;
     ELSE
-        -- A stock row named twice is updated once per line, one line at a time.
+        -- A stock row named twice is updated once per line, one line at a
+        -- time (rare: its counter is the only variable of this branch).
+        BEGIN
+        DECLARE v_i INT DEFAULT 1;
         WHILE v_i <= p_ol_cnt DO
-            SET v_i_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 1, 6) AS UNSIGNED),
-                v_supply_w_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 7, 6) AS UNSIGNED),
-                v_quantity = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED);
             UPDATE stock SET
-                s_quantity = IF(s_quantity >= v_quantity + 10, s_quantity - v_quantity, s_quantity - v_quantity + 91),
-                s_ytd = s_ytd + v_quantity,
+                s_quantity = IF(s_quantity >= CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED) + 10,
+                                s_quantity - CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED),
+                                s_quantity - CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED) + 91),
+                s_ytd = s_ytd + CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 13, 2) AS UNSIGNED),
                 s_order_cnt = s_order_cnt + 1,
-                s_remote_cnt = s_remote_cnt + IF(v_supply_w_id <> p_w_id, 1, 0)
-                WHERE s_w_id = v_supply_w_id AND s_i_id = v_i_id;
+                s_remote_cnt = s_remote_cnt + IF(s_w_id <> p_w_id, 1, 0)
+                WHERE s_w_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 7, 6) AS UNSIGNED)
+                  AND s_i_id = CAST(SUBSTRING(p_lines, (v_i - 1) * 14 + 1, 6) AS UNSIGNED);
             IF ROW_COUNT() = 0 THEN
                 SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31001, MESSAGE_TEXT = 'new-order rolled back: unused item';
             END IF;
             SET v_i = v_i + 1;
         END WHILE;
+        END;
     END IF;
     -- Every item is valid: the lines, with each item's price and the
     -- district's S_DIST_xx, in one statement.
@@ -97,50 +92,48 @@ BEGIN
         JOIN item ON i_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED)
         JOIN stock ON s_w_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED) AND s_i_id = i_id
         WHERE n <= p_ol_cnt;
-    -- The terminal's output: each line's amount and brand-generic flag.
-    SELECT SUM(ol_amount), GROUP_CONCAT(ol_amount ORDER BY ol_number),
-           GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY ol_number SEPARATOR '')
-        INTO v_sum, v_amounts, v_brand_generic
-        FROM order_line JOIN item ON i_id = ol_i_id JOIN stock ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id
-        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
+    -- The terminal's output, read inside the transaction and sent as it is:
+    -- the order's total with W_TAX, D_TAX and C_DISCOUNT (the warehouse,
+    -- district and customer rows joined once, each a single row, so MIN
+    -- is their value), each line's amount and brand-generic flag, and what
+    -- the terminal only displays (C_LAST, C_CREDIT).
+    SELECT v_o_id, ROUND(SUM(ol_amount) * (1 - MIN(c_discount)) * (1 + MIN(w_tax) + MIN(d_tax)), 2),
+           GROUP_CONCAT(ol_amount ORDER BY ol_number),
+           GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY ol_number SEPARATOR ''),
+           CONCAT_WS('|', MIN(c_last), MIN(c_credit))
+        FROM warehouse, district, customer,
+             order_line JOIN item ON i_id = ol_i_id JOIN stock ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id
+        WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
+          AND c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id
+          AND ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
     COMMIT;
-    SELECT v_o_id, ROUND(v_sum * (1 - v_c_discount) * (1 + v_w_tax + v_d_tax), 2), v_amounts, v_brand_generic;
+    END;
 END
 //
 DROP PROCEDURE IF EXISTS tpcc_payment
 //
--- Payment (2.5.2). p_c_last is NULL when the customer is selected by id.
--- What the terminal displays and nothing computes with (names, addresses,
--- phone, dates, limits) is read into one variable per table: each declared
--- variable costs an instruction at every call.
+-- Payment (2.5.2). p_c_last is NULL when the customer is selected by id;
+-- by name, p_c_id (a parameter is a local variable) takes the id found, so
+-- that the procedure declares no variable: each would be an instruction at
+-- every call. What the terminal displays and nothing computes with (names,
+-- addresses, phone, dates, limits) is sent as one column.
 CREATE PROCEDURE tpcc_payment(p_w_id INT, p_d_id INT, p_c_w_id INT, p_c_d_id INT, p_c_id INT, p_c_last VARCHAR(16),
                               p_amount DECIMAL(6,2), p_date DATETIME)
 BEGIN
-    DECLARE v_w_name, v_d_name VARCHAR(10);
-    DECLARE v_w_d_shown, v_c_shown VARCHAR(500);
-    DECLARE v_c_id, v_n INT;
-    DECLARE v_c_credit CHAR(2);
-    DECLARE v_c_balance DECIMAL(12,2);
-    DECLARE v_c_data VARCHAR(500);
-    DECLARE v_ids VARCHAR(1000);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
     UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w_id;
     UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
-    SELECT w_name, d_name, CONCAT_WS('|', w_street_1, w_street_2, w_city, w_state, w_zip,
-                                          d_street_1, d_street_2, d_city, d_state, d_zip)
-        INTO v_w_name, v_d_name, v_w_d_shown
-        FROM warehouse, district WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id;
-    SET v_c_id = p_c_id;
     IF p_c_last IS NOT NULL THEN
-        -- The customer at position ceil(n/2) of those with that last name, by first name.
-        SELECT COUNT(*), GROUP_CONCAT(c_id ORDER BY c_first) INTO v_n, v_ids
+        -- The customer at position ceil(n/2) of those with that last name,
+        -- by first name; NULL when there is none.
+        SELECT CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(GROUP_CONCAT(c_id ORDER BY c_first), ',', (COUNT(*) + 1) DIV 2), ',', -1) AS UNSIGNED)
+            INTO p_c_id
             FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_last = p_c_last;
-        IF v_n = 0 THEN
+        IF p_c_id IS NULL THEN
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = 'no customer with that last name';
         END IF;
-        SET v_c_id = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_ids, ',', (v_n + 1) DIV 2), ',', -1) AS UNSIGNED);
     END IF;
     -- A bad-credit customer's C_DATA gets the payment's details in front,
     -- kept to 500 characters. The update locks the row; the read after it
@@ -148,19 +141,24 @@ BEGIN
     UPDATE customer SET c_balance = c_balance - p_amount, c_ytd_payment = c_ytd_payment + p_amount,
                         c_payment_cnt = c_payment_cnt + 1,
                         c_data = IF(c_credit = 'BC',
-                                    LEFT(CONCAT(v_c_id, ' ', p_c_d_id, ' ', p_c_w_id, ' ', p_d_id, ' ', p_w_id, ' ', p_amount, ' | ', c_data), 500),
+                                    LEFT(CONCAT(p_c_id, ' ', p_c_d_id, ' ', p_c_w_id, ' ', p_d_id, ' ', p_w_id, ' ', p_amount, ' | ', c_data), 500),
                                     c_data)
-        WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
-    SELECT c_credit, c_balance, IF(c_credit = 'BC', LEFT(c_data, 200), NULL),
-           CONCAT_WS('|', c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since,
-                     c_credit_lim, c_discount)
-        INTO v_c_credit, v_c_balance, v_c_data, v_c_shown
-        FROM customer WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = v_c_id;
-    -- H_DATA is W_NAME and D_NAME separated by four spaces.
+        WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = p_c_id;
+    -- H_DATA is W_NAME and D_NAME separated by four spaces. The rows it
+    -- reads are the ones this transaction has locked and updated.
     INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
-        VALUES (v_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_date, p_amount, CONCAT(v_w_name, '    ', v_d_name));
+        SELECT p_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_date, p_amount, CONCAT(w_name, '    ', d_name)
+        FROM warehouse, district WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id;
+    -- The terminal's output, read inside the transaction.
+    SELECT p_c_id, c_credit, c_balance, IF(c_credit = 'BC', LEFT(c_data, 200), NULL),
+           CONCAT_WS('|', w_name, w_street_1, w_street_2, w_city, w_state, w_zip,
+                     d_name, d_street_1, d_street_2, d_city, d_state, d_zip,
+                     c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since,
+                     c_credit_lim, c_discount)
+        FROM warehouse, district, customer
+        WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
+          AND c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = p_c_id;
     COMMIT;
-    SELECT v_c_id, v_c_credit, v_c_balance, v_c_data;
 END
 //
 DROP PROCEDURE IF EXISTS tpcc_order_status
@@ -168,29 +166,29 @@ DROP PROCEDURE IF EXISTS tpcc_order_status
 -- Order-Status (2.6.2), in a read-only transaction so that the customer, the
 -- order and its lines come from one snapshot. The first result set is the
 -- customer and the customer's most recent order, the second the order's lines.
+-- By name, p_c_id takes the id found, as in Payment.
 CREATE PROCEDURE tpcc_order_status(p_w_id INT, p_d_id INT, p_c_id INT, p_c_last VARCHAR(16))
 BEGIN
-    DECLARE v_c_id, v_n, v_o_id INT;
-    DECLARE v_ids VARCHAR(1000);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION READ ONLY;
-    SET v_c_id = p_c_id;
     IF p_c_last IS NOT NULL THEN
-        SELECT COUNT(*), GROUP_CONCAT(c_id ORDER BY c_first) INTO v_n, v_ids
+        SELECT CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(GROUP_CONCAT(c_id ORDER BY c_first), ',', (COUNT(*) + 1) DIV 2), ',', -1) AS UNSIGNED)
+            INTO p_c_id
             FROM customer WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_last = p_c_last;
-        IF v_n = 0 THEN
+        IF p_c_id IS NULL THEN
             SIGNAL SQLSTATE '45000' SET MYSQL_ERRNO = 31002, MESSAGE_TEXT = 'no customer with that last name';
         END IF;
-        SET v_c_id = CAST(SUBSTRING_INDEX(SUBSTRING_INDEX(v_ids, ',', (v_n + 1) DIV 2), ',', -1) AS UNSIGNED);
     END IF;
-    SELECT MAX(o_id) INTO v_o_id FROM orders WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = v_c_id;
+    BEGIN
+    DECLARE v_o_id INT DEFAULT (SELECT MAX(o_id) FROM orders WHERE o_w_id = p_w_id AND o_d_id = p_d_id AND o_c_id = p_c_id);
     SELECT c_id, c_balance, c_first, c_middle, c_last, o_id, o_entry_d, o_carrier_id
         FROM customer LEFT JOIN orders ON o_w_id = c_w_id AND o_d_id = c_d_id AND o_id = v_o_id
-        WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = v_c_id;
+        WHERE c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id;
     SELECT ol_i_id, ol_supply_w_id, ol_quantity, ol_amount, ol_delivery_d
         FROM order_line WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
     COMMIT;
+    END;
 END
 //
 DROP PROCEDURE IF EXISTS tpcc_delivery
@@ -244,18 +242,15 @@ END
 DROP PROCEDURE IF EXISTS tpcc_stock_level
 //
 -- Stock-Level (2.8.2): distinct items of the district's last 20 orders whose
--- stock is below the threshold.
+-- stock is below the threshold, in one statement: outside a transaction it
+-- reads one snapshot (2.8.2.3 asks no more), so it needs no START
+-- TRANSACTION, COMMIT or handler. The district is a single row found by
+-- its key, read first, so D_NEXT_O_ID bounds the order lines' range.
 CREATE PROCEDURE tpcc_stock_level(p_w_id INT, p_d_id INT, p_threshold INT)
 BEGIN
-    DECLARE v_next, v_low INT;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
-
-    START TRANSACTION READ ONLY;
-    SELECT d_next_o_id INTO v_next FROM district WHERE d_w_id = p_w_id AND d_id = p_d_id;
-    SELECT COUNT(DISTINCT s_i_id) INTO v_low
-        FROM order_line JOIN stock ON s_w_id = p_w_id AND s_i_id = ol_i_id
-        WHERE ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id >= v_next - 20 AND ol_o_id < v_next
-          AND s_quantity < p_threshold;
-    COMMIT;
-    SELECT v_low;
+    SELECT COUNT(DISTINCT s_i_id)
+        FROM district
+        JOIN order_line ON ol_w_id = d_w_id AND ol_d_id = d_id AND ol_o_id >= d_next_o_id - 20 AND ol_o_id < d_next_o_id
+        JOIN stock ON s_w_id = d_w_id AND s_i_id = ol_i_id
+        WHERE d_w_id = p_w_id AND d_id = p_d_id AND s_quantity < p_threshold;
 END
