@@ -13,6 +13,7 @@ import (
 	"dbio/internal/runner"
 	"dbio/internal/target"
 	"dbio/internal/units"
+	"dbio/internal/workload"
 )
 
 // bindDryRun adds --dry-run to a command whose run workloadDryRun describes.
@@ -52,6 +53,10 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 		}
 	}
 	total := time.Duration(max(f.repeat, 1)) * (device + load + body)
+	if f.settings.LoadingSettings().Policy() == workload.DataReset {
+		// One load; every later repeat restores its copy, a copy's time.
+		total -= time.Duration(max(f.repeat, 1)-1) * load
+	}
 	approx := "about"
 	if upTo {
 		approx = "at most about"
@@ -73,6 +78,9 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 				at = plan.DataPath
 			}
 			fmt.Fprintf(w, "         about %s more for a backup on %s\n", units.FormatBytes(plan.SpaceNeeded), at)
+		}
+		if f.settings.LoadingSettings().Policy() == workload.DataReset {
+			fmt.Fprintf(w, "         about %s more for the pristine copy --data reset keeps there\n", units.FormatBytes(plan.SpaceNeeded))
 		}
 	}
 	fmt.Fprintf(w, "         about %s for the results under %s\n", units.FormatBytes(runner.ResultsBytes(total)), plan.ResultsBase)
@@ -144,8 +152,11 @@ func probes(s goal.Search) int {
 // ramp-up and measurement.
 func timeParts(f workloadFlags, load time.Duration, b runner.Body) string {
 	loadText := fmt.Sprintf("loading about %s", roundedDuration(load))
-	if f.settings.LoadingSettings().Reuse {
+	switch f.settings.LoadingSettings().Policy() {
+	case workload.DataReuse:
 		loadText = "no load if the data is there to reuse (else a load of about " + roundedDuration(f.settings.Estimate().Load) + ")"
+	case workload.DataReset:
+		loadText += " once, with a pristine copy of the data restored before every later repeat (no load at all when a copy of this data is there)"
 	}
 	var steps string
 	switch b := b.(type) {

@@ -89,3 +89,20 @@ func TestDataResetRefusedWithDSN(t *testing.T) {
 		t.Errorf("the refused run wrote %d entries in its results directory", len(entries))
 	}
 }
+
+// The dry run of --data reset counts the copy's space and one load for
+// all the repeats.
+func TestDataResetDryRun(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "-e", "sqlite", "--target", t.TempDir(), "--results", t.TempDir(),
+		"--warehouses", "1", "--repeat", "3", "--data", "reset", "--dry-run"})
+	if code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	for _, want := range []string{"more for the pristine copy --data reset keeps there", "once, with a pristine copy of the data restored before every later repeat"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out.String())
+		}
+	}
+}
