@@ -113,7 +113,7 @@ func bodyTime(b runner.Body, load time.Duration) (time.Duration, bool) {
 	case runner.Noisy:
 		return noisyTime(b), false
 	case runner.Steps:
-		return time.Duration(len(b.Users)) * (b.RampUp + b.Step), b.Steady != nil || b.StopWhen != nil
+		return time.Duration(len(b.Users)) * (b.RampUp + b.Step), b.Steady != nil || b.StopWhen != nil || b.Precision != nil
 	case runner.Goal:
 		return time.Duration(probes(b.Search)) * (b.RampUp + b.Step), true
 	case runner.Tenants:
@@ -166,6 +166,9 @@ func timeParts(f workloadFlags, load time.Duration, b runner.Body) string {
 		steps = fmt.Sprintf("%d step(s) of %s ramp-up and %s measured", len(b.Users), b.RampUp, b.Step)
 		if b.Steady != nil {
 			steps = fmt.Sprintf("%d step(s) of a ramp-up until steady (%s at most) and %s measured", len(b.Users), b.RampUp, b.Step)
+		}
+		if b.Precision != nil {
+			steps += fmt.Sprintf(" at most (until precise, %s at least)", b.Precision.Min)
 		}
 	case runner.Goal:
 		steps = fmt.Sprintf("up to %d probe(s) of %s ramp-up and %s measured", probes(b.Search), b.RampUp, b.Step)

@@ -33,6 +33,7 @@ var flagGroups = []struct {
 	{workloadGroup, nil},
 	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database", "drop-after"}},
 	{"Ramp-up until steady", []string{"ramp-until", "steady-window", "steady-ramp"}},
+	{"Measurement until precise", []string{"precision", "precision-min"}},
 	{"Open loop", []string{"rate", "rate-per-user", "arrival", "late-tolerance", "goal", "goal-max", "goal-resolution", "goal-probes", "goal-confirm"}},
 	{"Paced terminals (TPC-C keying and thinking)", []string{"keying-thinking", "terminals", "pool", "terminals-over-spec"}},
 	{"Hosts", []string{"host", "ssh-config", "driver", "node-exporter", "node-exporter-port", "fio-server", "fio-port", startBarrierFlag}},

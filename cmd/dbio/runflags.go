@@ -45,6 +45,10 @@ type runFlags struct {
 	rampupUntil  string
 	steadyWindow time.Duration
 	steadyRamp   time.Duration
+	// precision ends each measurement once its figures are precise, after
+	// at least precisionMin (registerSteady).
+	precision    string
+	precisionMin time.Duration
 	steadyFlags  bool
 	results      string
 	name         string
@@ -126,6 +130,8 @@ func (f *runFlags) registerSteady(fs *pflag.FlagSet) {
 	fs.StringVar(&f.rampupUntil, "ramp-until", "", "end each ramp-up once per-second throughput is steady, in fio's form: SERIES:LIMIT (largest deviation from the window's mean) or SERIES_slope:LIMIT (least-squares slope per second), LIMIT a number or % of the mean, e.g. nopm_slope:0.5% or tps:10%; --ramp-time is then the longest a ramp-up lasts")
 	fs.DurationVar(&f.steadyWindow, "steady-window", runner.DefaultSteadyWindow, "the window --ramp-until judges (fio's steadystate_duration)")
 	fs.DurationVar(&f.steadyRamp, "steady-ramp", 0, "the start of each ramp-up --ramp-until leaves out of every window (fio's steadystate_ramp_time)")
+	fs.StringVar(&f.precision, "precision", "", "end each measurement once its figures are precise: the 95 % confidence interval of each within ±P % of it (read from the per-second series, their memory allowed for) and throughput steady; P% alone for the headline throughput, SERIES:P% (nopm:2%) or TYPE:pQ:P% (new_order:p99:10%), several with commas; --runtime is then the longest a measurement lasts")
+	fs.DurationVar(&f.precisionMin, "precision-min", runner.DefaultPrecisionMin, "the shortest measurement --precision allows, whatever its intervals say")
 }
 
 // resolved is what runFlags turn into.
@@ -136,6 +142,8 @@ type resolved struct {
 	limits  iolimit.Limits
 	// steady is the ramp-up until steady state, nil for a fixed ramp-up.
 	steady *runner.SteadyRampUp
+	// precision is the measurement until precise, nil for a fixed one.
+	precision *runner.PrecisionBound
 }
 
 // resolve validates every flag at once; the error names each bad flag and its accepted form.
@@ -162,6 +170,9 @@ func (f *runFlags) resolve(sys target.SysFS, workloadName string) (resolved, err
 	st, steadyErrs := f.resolveSteady()
 	r.steady = st
 	errs = append(errs, steadyErrs...)
+	pr, precisionErrs := f.resolvePrecision(st)
+	r.precision = pr
+	errs = append(errs, precisionErrs...)
 	if f.dsn == "" && strings.TrimSpace(f.target) == "" {
 		errs = append(errs, errors.New("--target: required: the directory on the storage under test"))
 	}
@@ -284,6 +295,36 @@ func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 		return nil, errs
 	}
 	return &runner.SteadyRampUp{Criterion: c, Window: f.steadyWindow, Ignore: f.steadyRamp}, nil
+}
+
+// resolvePrecision reads --precision and its minimum; every problem names
+// its flag. Whether the workload records the figures named, the run's
+// preflight checks. The steadiness it also asks is --ramp-until's when
+// given (the runner's default otherwise).
+func (f *runFlags) resolvePrecision(st *runner.SteadyRampUp) (*runner.PrecisionBound, []error) {
+	if !f.steadyFlags {
+		return nil, nil
+	}
+	if f.precision == "" {
+		if f.flags != nil && f.flags.Changed("precision-min") {
+			return nil, []error{errors.New("--precision-min: applies only with --precision: add --precision 2% (say) or drop --precision-min")}
+		}
+		return nil, nil
+	}
+	var errs []error
+	p, err := steady.ParsePrecision(f.precision)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--precision: %w", err))
+	}
+	if f.precisionMin < runner.MinPrecisionMin || f.precisionMin%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--precision-min %s: use whole seconds, at least %s (e.g. 30s), so that the interval has ten batches of a second or more", f.precisionMin, runner.MinPrecisionMin))
+	} else if f.step > 0 && f.precisionMin > f.step {
+		errs = append(errs, fmt.Errorf("--precision-min %s is longer than --runtime %s, the longest a measurement lasts: lengthen --runtime or shorten --precision-min", f.precisionMin, f.step))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &runner.PrecisionBound{Precision: p, Min: f.precisionMin, Steady: st}, nil
 }
 
 // readDSNFile takes the DSN from --dsn-file, so that its password is on no

@@ -90,6 +90,7 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 		Limits: r.Data.Limits,
 	}}
 	steps := runner.Steps{Users: r.Users, RampUp: r.RampUp, Step: r.Step, Steady: steadyOf(r)}
+	steps.Precision = precisionOf(r, steps.Steady)
 	if p.EngineOptions.Transport == "" && r.DSN == "" {
 		// An existing server is reached the way its DSN says.
 		p.EngineOptions.Transport = "socket"
@@ -200,6 +201,20 @@ func steadyOf(r suite.Run) *runner.SteadyRampUp {
 		return nil
 	}
 	return &runner.SteadyRampUp{Criterion: c, Window: r.SteadyWindow, Ignore: r.SteadyRamp}
+}
+
+// precisionOf is a suite run's measurement until precise, nil without
+// one; its steadiness is ramp_until's when given. The suite has validated
+// it.
+func precisionOf(r suite.Run, st *runner.SteadyRampUp) *runner.PrecisionBound {
+	if r.Precision == "" {
+		return nil
+	}
+	p, err := steady.ParsePrecision(r.Precision)
+	if err != nil {
+		return nil
+	}
+	return &runner.PrecisionBound{Precision: p, Min: r.PrecisionMin, Steady: st}
 }
 
 // suiteDiskConfig is a suite's disk run as fio's configuration, on its data

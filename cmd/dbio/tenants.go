@@ -166,6 +166,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 	refuse("dsn-file", "a run on hosts starts a managed server on each host's target: drop --dsn-file, or drive your server from here with --driver coordinator")
 	refuse("ramp-until", "each host would end its ramp-up at its own steady state, leaving no common window: give a fixed --ramp-time")
 	refuse("goal", "each host would search on its own, leaving no common steps: run the search on one host")
+	refuse("precision", "each host would end its measurement when its own figures are precise, leaving no common window: give a fixed --runtime")
 	refuse(startBarrierFlag, "is how a coordinator runs dbio on a host; the hosts of this run are named with --target NAME:/path")
 	if f.repeat > 1 {
 		errs = append(errs, errors.New("--repeat: not on hosts yet: run the fleet run again"))

@@ -143,6 +143,9 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 	if err := f.pace.checkType(search, built.Workload.TxTypes()); err != nil {
 		return runner.Plan{}, err
 	}
+	if search != nil && r.precision != nil {
+		return runner.Plan{}, usagef("--precision: a goal search's probes each judge a rate over their whole --runtime: drop --precision, or run the rate --goal finds as a step of its own with --precision")
+	}
 	r.options.Fresh = !built.Reuse
 	name := f.run.name
 	if name == "" {
@@ -161,7 +164,7 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 		Limits:        r.limits,
 		DropAfter:     f.run.dropAfter,
 	}}
-	userSteps := runner.Steps{Users: built.Users, RampUp: f.run.rampup, Step: f.run.step, Steady: r.steady}
+	userSteps := runner.Steps{Users: built.Users, RampUp: f.run.rampup, Step: f.run.step, Steady: r.steady, Precision: r.precision}
 	if built.Ceiling != nil {
 		c := analysis.Ceiling(*built.Ceiling)
 		userSteps.StopWhen = c.Stop

@@ -53,6 +53,10 @@ func configFacts(c results.RunConfig, flag func(kind, key string) (string, bool)
 			add("--steady-ramp", secondsText(s.RampS))
 		}
 	}
+	if p := c.Precision; p != nil {
+		add("--precision", p.Bound)
+		add("--precision-min", secondsText(p.MinS))
+	}
 	seed, hasSeed := c.Settings.Lookup("seed")
 	if p := c.Pacing; p != nil {
 		if p.RateTPS > 0 {

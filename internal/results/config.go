@@ -37,6 +37,9 @@ type RunConfig struct {
 	StepS   float64
 	// Steady is the ramp-up until steady state, nil for ramp-ups of fixed length.
 	Steady *SteadyConfig
+	// Precision is the measurement until precise, nil for measurements of
+	// fixed length.
+	Precision *PrecisionConfig
 	// Pacing is the open-loop load, nil for a closed-loop run; Goal the
 	// latency goal search that ran instead of the user steps.
 	Pacing *PacingConfig
@@ -60,6 +63,14 @@ type SteadyConfig struct {
 	// out of every window (0: none), in seconds.
 	WindowS float64
 	RampS   float64
+}
+
+// PrecisionConfig is a measurement that ends once its figures are precise.
+type PrecisionConfig struct {
+	// Bound is the bound as --precision takes it ("nopm:2%").
+	Bound string
+	// MinS is the shortest measurement, in seconds.
+	MinS float64
 }
 
 // PacingConfig is what the config records of an open-loop load.
@@ -224,6 +235,10 @@ func (c RunConfig) MarshalJSON() ([]byte, error) {
 			o.add("steady_ramp_s", s.RampS)
 		}
 	}
+	if p := c.Precision; p != nil {
+		o.add("precision", p.Bound)
+		o.add("precision_min_s", p.MinS)
+	}
 	if c.Pacing != nil {
 		o.add("pacing", c.Pacing)
 	}
@@ -249,7 +264,7 @@ func (c RunConfig) MarshalJSON() ([]byte, error) {
 // databaseKeys are the keys of a database workload's config other than the
 // workload's own (its settings and its stepping).
 var databaseKeys = map[string]bool{"engine": true, "target": true, "log_target": true, "users": true, "rampup_s": true, "step_s": true,
-	"ramp_until": true, "steady_window_s": true, "steady_ramp_s": true, "pacing": true, "goal": true, "engine_options": true,
+	"ramp_until": true, "steady_window_s": true, "steady_ramp_s": true, "precision": true, "precision_min_s": true, "pacing": true, "goal": true, "engine_options": true,
 	"limits": true, "backups": true, "noisy": true}
 
 // UnmarshalJSON reads every shape run.json's config has had: a disk run's
@@ -291,6 +306,8 @@ func (c *RunConfig) UnmarshalJSON(b []byte) error {
 		RampUntil     *string        `json:"ramp_until"`
 		SteadyWindowS float64        `json:"steady_window_s"`
 		SteadyRampS   float64        `json:"steady_ramp_s"`
+		Precision     *string        `json:"precision"`
+		PrecisionMinS float64        `json:"precision_min_s"`
 		Pacing        *PacingConfig  `json:"pacing"`
 		Goal          *GoalConfig    `json:"goal"`
 		EngineOptions EngineConfig   `json:"engine_options"`
@@ -306,6 +323,9 @@ func (c *RunConfig) UnmarshalJSON(b []byte) error {
 		EngineOptions: known.EngineOptions, Limits: known.Limits, Backups: known.Backups, Noisy: known.Noisy}
 	if known.RampUntil != nil {
 		c.Steady = &SteadyConfig{Until: *known.RampUntil, WindowS: known.SteadyWindowS, RampS: known.SteadyRampS}
+	}
+	if known.Precision != nil {
+		c.Precision = &PrecisionConfig{Bound: *known.Precision, MinS: known.PrecisionMinS}
 	}
 	workload := false
 	for _, s := range top {

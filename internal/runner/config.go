@@ -30,6 +30,9 @@ func (p Plan) RunConfig(steps Steps, workload, target, logTarget string, steppin
 	if s := steps.Steady; s != nil {
 		c.Steady = &results.SteadyConfig{Until: s.Criterion.String(), WindowS: s.Window.Seconds(), RampS: s.Ignore.Seconds()}
 	}
+	if p := steps.Precision; p != nil {
+		c.Precision = &results.PrecisionConfig{Bound: p.Precision.String(), MinS: p.Min.Seconds()}
+	}
 	if steps.Pacing != nil {
 		c.Pacing = steps.Pacing.Record()
 	}

@@ -34,6 +34,10 @@ type PrecisionBound struct {
 // to see a memory of a few seconds.
 const DefaultPrecisionMin = 30 * time.Second
 
+// MinPrecisionMin is the shortest minimum accepted: ten seconds, ten
+// batches of one.
+const MinPrecisionMin = 10 * time.Second
+
 // DefaultPrecisionSteady is the steadiness a precision bound requires when
 // none is given, on series: the least-squares line over the last
 // DefaultSteadyWindow may drift at most 10 % of the mean from one end of the
@@ -46,7 +50,15 @@ func DefaultPrecisionSteady(series string) SteadyRampUp {
 
 // String says it the way the terminal and the docs do.
 func (p PrecisionBound) String() string {
-	return fmt.Sprintf("±%s at 95 %% confidence, at least %s", p.Precision, p.Min)
+	var figs []string
+	for _, t := range p.Precision.Targets {
+		name := t.Name()
+		if name == "" {
+			name = "headline throughput"
+		}
+		figs = append(figs, fmt.Sprintf("%s ±%g%%", name, t.Percent))
+	}
+	return fmt.Sprintf("%s at 95 %% confidence, at least %s", strings.Join(figs, ", "), p.Min)
 }
 
 // Problems checks the bound against the ceiling and the workload whose

@@ -90,6 +90,10 @@ type Run struct {
 	RampUpUntil  string        `json:"ramp_until,omitempty"`
 	SteadyWindow time.Duration `json:"steady_window,omitempty"`
 	SteadyRamp   time.Duration `json:"steady_ramp,omitempty"`
+	// Precision, when set, ends each measurement once its figures are
+	// precise, after at least PrecisionMin; Step is then its longest.
+	Precision    string        `json:"precision,omitempty"`
+	PrecisionMin time.Duration `json:"precision_min,omitempty"`
 
 	Backups BackupSpec `json:"backups,omitzero"`
 	Noisy   NoisySpec  `json:"noisy,omitzero"`
@@ -287,6 +291,7 @@ func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	v.duration(table, w.rampKey, w.RampTime, 0, true)
 	v.duration(table, w.runtimeKey, w.Runtime, 0, false)
 	v.checkSteady(table, w)
+	v.checkPrecision(table, w)
 	if o, ok := w.Settings.(workload.StepsOwner); ok && w.Users != nil {
 		if steps := o.OwnSteps(); steps != "" {
 			v.addf(table, "users", "%s", suiteKeys(steps))
@@ -349,6 +354,43 @@ func (v *validator) checkSteady(table string, w WorkloadDef) {
 	}
 }
 
+// DefaultPrecisionMin and MinPrecisionMin are the runner's shortest
+// measurement under a precision bound when precision_min is not given,
+// and the least it may be (which suite cannot import).
+const (
+	DefaultPrecisionMin = 30 * time.Second
+	MinPrecisionMin     = 10 * time.Second
+)
+
+// checkPrecision checks precision and its minimum: the bound's form, whole
+// seconds within the runtime, nothing of it on a disk run or a goal search.
+func (v *validator) checkPrecision(table string, w WorkloadDef) {
+	if w.Precision == "" {
+		if w.PrecisionMin != "" {
+			v.addf(table, "precision_min", "applies only with precision: add precision = \"2%%\" (say) or remove precision_min")
+		}
+		return
+	}
+	switch {
+	case w.Kind == "disk":
+		v.addf(table, "precision", "applies to database workloads; a disk run's points end at fio's steady state with steady_state")
+		return
+	case w.Goal != "":
+		v.addf(table, "precision", "a goal search's probes each judge a rate over their whole runtime: drop precision, or run the rate the goal finds as a workload of its own with precision")
+	}
+	if _, err := steady.ParsePrecision(w.Precision); err != nil {
+		v.addf(table, "precision", "%v", err)
+	}
+	least := v.duration(table, "precision_min", w.PrecisionMin, DefaultPrecisionMin, false)
+	runtime := parsedOr(w.Runtime, 2*time.Minute)
+	switch {
+	case least%time.Second != 0 || least < MinPrecisionMin:
+		v.addf(table, "precision_min", "%q: use whole seconds, at least %s, e.g. 30s", w.PrecisionMin, MinPrecisionMin)
+	case least > runtime:
+		v.addf(table, "precision_min", "%s is longer than runtime (%s), the longest a measurement lasts: lengthen runtime or shorten precision_min", least, runtime)
+	}
+}
+
 // parsedOr is a duration checkWorkload has already validated, def when
 // absent or bad (the problem is reported there).
 func parsedOr(s string, def time.Duration) time.Duration {
@@ -393,6 +435,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	}
 	if !scenarios[r.Scenario] {
 		v.addf(table, "scenario", "unknown scenario %q: use backup or noisy-neighbour (or leave it out)", r.Scenario)
+	}
+	if r.Scenario != "" && w.Precision != "" {
+		v.addf(table, "scenario", "the %s scenario has phases of its own; precision (workloads.%s) ends the measurements of user steps: run the workload without a scenario, or drop precision", r.Scenario, r.Workload)
 	}
 	if r.Scenario != "" && w.RampUpUntil != "" {
 		v.addf(table, "scenario", "the %s scenario has phases of its own; ramp_until (workloads.%s) ends the ramp-ups of user steps: run the workload without a scenario, or drop ramp_until", r.Scenario, r.Workload)
@@ -516,6 +561,10 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 						run.RampUpUntil = w.RampUpUntil
 						run.SteadyWindow = parsedOr(w.SteadyWindow, DefaultSteadyWindow)
 						run.SteadyRamp = parsedOr(w.SteadyRamp, 0)
+					}
+					if w.Precision != "" {
+						run.Precision = w.Precision
+						run.PrecisionMin = parsedOr(w.PrecisionMin, DefaultPrecisionMin)
 					}
 					variant := map[string]string{}
 					if len(datas) > 1 {

@@ -98,6 +98,11 @@ type WorkloadDef struct {
 	RampUpUntil  string `toml:"ramp_until" json:"ramp_until,omitempty"`
 	SteadyWindow string `toml:"steady_window" json:"steady_window,omitempty"`
 	SteadyRamp   string `toml:"steady_ramp" json:"steady_ramp,omitempty"`
+	// Precision ends each measurement once its figures are precise, as
+	// --precision takes it ("nopm:2%"); runtime is then its longest and
+	// PrecisionMin its shortest.
+	Precision    string `toml:"precision" json:"precision,omitempty"`
+	PrecisionMin string `toml:"precision_min" json:"precision_min,omitempty"`
 	// Open-loop load, for database workloads: the offered rate in total or
 	// per user, the schedule, and the late tolerance; see OpenLoop.
 	Rate          float64 `toml:"rate" json:"rate,omitempty"`
@@ -125,7 +130,7 @@ type WorkloadDef struct {
 // sharedKeys are the keys of every workload's table; a disk run's table
 // adds diskKeys. The rest belong to the kind's definition.
 var (
-	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp",
+	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp", "precision", "precision_min",
 		"rate", "rate_per_user", "arrival", "late_tolerance", "goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
 	diskKeys = []string{"profile", "size"}
 )

@@ -89,6 +89,9 @@ func (v *validator) driver(table string, r RunDef, w WorkloadDef, dt Target, eng
 	if w.RampUpUntil != "" {
 		v.addf("workloads."+r.Workload, "ramp_until", "each host would end its ramp-up at its own moment, leaving no common window for %s (data %s on hosts): give a fixed ramp_time", table, dt.Name)
 	}
+	if w.Precision != "" {
+		v.addf("workloads."+r.Workload, "precision", "each host would end its measurement at its own moment, leaving no common window for %s (data %s on hosts): give a fixed runtime", table, dt.Name)
+	}
 	if w.Goal != "" {
 		v.addf("workloads."+r.Workload, "goal", "each host would search on its own, leaving no common steps for %s (data %s on hosts): run the search on a target of this machine", table, dt.Name)
 	}
