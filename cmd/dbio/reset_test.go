@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,20 @@ func TestRepeatWithDataReset(t *testing.T) {
 	copies, _ := filepath.Glob(filepath.Join(data, "dbio", "pristine-sqlite-*", "copy", "*.db"))
 	if len(copies) != 1 {
 		t.Fatalf("pristine copies on the target: %v", copies)
+	}
+	// The copy is the loaded state: TPC-C's 3,000 orders in each of the
+	// warehouse's 10 districts, each district's next order after them.
+	db, err := sql.Open("sqlite3", "file:"+copies[0]+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders, next int64
+	if err := db.QueryRow("SELECT (SELECT count(*) FROM orders), (SELECT sum(d_next_o_id - 1) FROM district)").Scan(&orders, &next); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if orders != 30000 || next != orders {
+		t.Errorf("the pristine copy holds %d orders and districts whose next orders follow %d; want the 30000 loaded", orders, next)
 	}
 	out.Reset()
 	if code := run(context.Background(), testApp(&out), []string{"clean", "--target", data, "--yes"}); code != exitOK {
