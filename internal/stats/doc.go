@@ -3,7 +3,9 @@
 // whether two sets of repeats (A and B) differ beyond the noise between
 // repeats of the same configuration. Within one run it gives the interval of
 // a per-second series' mean from batch means (SeriesMeanInterval), whose
-// batches grow until the seconds' memory no longer narrows it.
+// batches grow until the seconds' memory no longer narrows it. An A/B study
+// that adds runs until it knows compares its sides with a group-sequential
+// design (Sequential), whose false-difference rate holds over every look.
 //
 // Nothing here assumes the repeats are normally distributed: database
 // throughput across runs is skewed and often bimodal (a checkpoint that lands
