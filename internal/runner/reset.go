@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -27,10 +28,33 @@ const pristineCopyDir = "copy"
 
 // pristineRecord is what a pristine copy holds and how it was made.
 type pristineRecord struct {
-	Engine   string               `json:"engine"`
-	Database string               `json:"database"`
+	Engine   string `json:"engine"`
+	Database string `json:"database"`
+	// Settings are the engine settings the copy's instance ran with, and
+	// Log the log target it kept its log on ("" beside its data): a copy
+	// is restored only where both are the same, since files made under
+	// other settings (a page size, a redo log's size) or with the log
+	// elsewhere are not what a fresh start of this run would make.
+	Settings map[string]string    `json:"settings,omitempty"`
+	Log      string               `json:"log,omitempty"`
 	Dataset  results.Dataset      `json:"dataset"`
 	Copy     results.PristineCopy `json:"copy"`
+}
+
+// sameInstance says whether the copy rec describes was made by an
+// instance like the one ss starts.
+func (ss *session) sameInstance(rec pristineRecord) bool {
+	return rec.Engine == ss.Engine.Name() && rec.Database == ss.opts.Database && rec.Log == ss.logPlace() &&
+		maps.Equal(rec.Settings, ss.opts.Settings)
+}
+
+// logPlace is the log target the run's instance keeps its log on, ""
+// when it is beside the data.
+func (ss *session) logPlace() string {
+	if ss.pl.Log == nil || ss.pl.Data == nil || ss.pl.Log.Path == ss.pl.Data.Path {
+		return ""
+	}
+	return ss.pl.Log.Path
 }
 
 // dataPolicy is p's --data: its workload's, fresh for a workload that
@@ -115,7 +139,7 @@ func (ss *session) findPristine(kept workload.DataKept) (*pristine, error) {
 	for _, kv := range workload.DatasetRecord(rec.Dataset) {
 		recorded[kv[0]] = kv[1]
 	}
-	if rec.Engine != ss.Engine.Name() || workload.CheckReuse(recorded, kept.Dataset()) != nil {
+	if !ss.sameInstance(rec) || workload.CheckReuse(recorded, kept.Dataset()) != nil {
 		return pr, nil
 	}
 	pr.record = &rec
@@ -143,7 +167,7 @@ func (pr *pristine) restore(ctx context.Context, inst engine.Instance, kept work
 
 // keep replaces whatever the pristine copy's directory held with a copy
 // of the database inst has just loaded, and records what it holds last.
-func (pr *pristine) keep(ctx context.Context, inst engine.Instance, e engine.Engine, o engine.Options, dataset results.Dataset, now func() time.Time) (*results.PristineCopy, error) {
+func (pr *pristine) keep(ctx context.Context, inst engine.Instance, e engine.Engine, o engine.Options, log string, dataset results.Dataset, now func() time.Time) (*results.PristineCopy, error) {
 	r, ok := inst.(engine.Resetter)
 	if !ok {
 		return nil, fmt.Errorf("--data reset: %s keeps no pristine copies: use --data fresh", e.Name())
@@ -159,7 +183,7 @@ func (pr *pristine) keep(ctx context.Context, inst engine.Instance, e engine.Eng
 		return nil, fmt.Errorf("--data reset: %w", err)
 	}
 	made := results.PristineCopy{Made: began.UTC(), Method: c.Method, Bytes: c.Bytes, Seconds: now().Sub(began).Seconds(), Path: pr.dir}
-	rec := pristineRecord{Engine: e.Name(), Database: o.Database, Dataset: dataset, Copy: made}
+	rec := pristineRecord{Engine: e.Name(), Database: o.Database, Settings: o.Settings, Log: log, Dataset: dataset, Copy: made}
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return nil, err
@@ -216,7 +240,7 @@ func (pr *pristine) keepAfter(ctx context.Context, ss *session, inst engine.Inst
 		return origin, nil
 	}
 	if !ls.Reused && pr != nil {
-		made, err := pr.keep(ctx, inst, ss.Engine, ss.opts, ls.Dataset, ss.env.Now)
+		made, err := pr.keep(ctx, inst, ss.Engine, ss.opts, ss.logPlace(), ls.Dataset, ss.env.Now)
 		if err != nil {
 			return nil, err
 		}
