@@ -195,6 +195,9 @@ func configurationSection(r *runView, prefix string) *section {
 		}
 		sec.add(t)
 	}
+	if len(run.Thresholds) > 0 {
+		sec.add(thresholdsTable(prefix, run.Thresholds))
+	}
 	sec.add(fragmentationTables(run, prefix)...)
 	var unfinished []string
 	for _, s := range r.Steps {
@@ -241,4 +244,22 @@ func shellJoin(args []string) string {
 		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
 	return strings.Join(out, " ")
+}
+
+// thresholdsTable is the run's --threshold bounds as judged when it ended.
+func thresholdsTable(prefix string, judged []results.ThresholdResult) *table {
+	t := &table{ID: prefix + "thresholds", Title: "Thresholds"}
+	t.Columns = []column{{Name: "threshold"}, {Name: "result"}, {Name: "measured", Numeric: true}, {Name: "detail", Wrap: true}}
+	for _, j := range judged {
+		res := cell{Text: "pass", Raw: "pass", Class: "better"}
+		if !j.Passed {
+			res = cell{Text: "FAIL", Raw: "fail", Class: "worse"}
+		}
+		measured := textCell("—")
+		if j.Measured != nil {
+			measured = cell{Text: analysis.ThresholdQuantity(*j.Measured, j.Unit), Raw: strconv.FormatFloat(*j.Measured, 'g', -1, 64)}
+		}
+		t.Rows = append(t.Rows, []cell{textCell(j.Expr), res, measured, textCell(j.Detail)})
+	}
+	return t
 }

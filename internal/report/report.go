@@ -248,6 +248,9 @@ func runSections(r *runView, prefix string) []*section {
 	if c := checksFinding(r); c != "" {
 		findings = append(findings, c)
 	}
+	if f := thresholdsFinding(r.Run.Thresholds); f != "" {
+		findings = append(findings, f)
+	}
 	if len(findings) == 0 {
 		findings = append(findings, "No step finished with figures.")
 	}
@@ -276,6 +279,23 @@ func checksFinding(r *runView) string {
 		return "Consistency checks were skipped at the user's request."
 	}
 	return fmt.Sprintf("All %s passed after the run.", plural(len(r.Run.Checks), "consistency check", "consistency checks"))
+}
+
+// thresholdsFinding is the verdict of the run's --threshold bounds.
+func thresholdsFinding(judged []results.ThresholdResult) string {
+	if len(judged) == 0 {
+		return ""
+	}
+	var broken []string
+	for _, j := range judged {
+		if !j.Passed {
+			broken = append(broken, j.Expr)
+		}
+	}
+	if len(broken) > 0 {
+		return fmt.Sprintf("THRESHOLDS BROKEN: %d of %d (%s): dbio exits 99 on them.", len(broken), len(judged), strings.Join(broken, ", "))
+	}
+	return fmt.Sprintf("All %s met.", plural(len(judged), "threshold", "thresholds"))
 }
 
 // otherSection lists steps of kinds the report has no section for.

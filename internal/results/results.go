@@ -77,6 +77,9 @@ type Run struct {
 	// Hosts are a fleet run's hosts: how each fared, its clock offsets and
 	// where its telemetry came from.
 	Hosts []FleetHost `json:"hosts,omitempty"`
+	// Thresholds are the run's --threshold bounds judged once it ended;
+	// a broken one failed the command (exit code 99).
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.
