@@ -34,8 +34,9 @@ type Suite struct {
 	// AB writes the A/B table of two configurations' runs to stem.md and
 	// stem.json (report.WriteAB); nil writes none.
 	AB func(stem string, dirsA, dirsB []string, labelA, labelB string) (results.ABResult, error)
-	// Report renders one run's report into its directory.
-	Report func(dir string) (string, error)
+	// Report renders one run's report into its directory; name is the
+	// run's, as planned.
+	Report func(name, dir string) (string, error)
 	// ReportRepeats renders a repeat set's report into its directory.
 	ReportRepeats func(dir string) (string, error)
 	Command       []string
@@ -172,7 +173,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			fmt.Fprintf(env.Out, "run %s: %s: %v\n", r.Name, status, err)
 		}
 		if dir != "" && s.Report != nil {
-			if p, err := s.Report(dir); err == nil {
+			if p, err := s.Report(r.Name, dir); err == nil {
 				fmt.Fprintf(env.Out, "report: %s\n", p)
 			}
 		}

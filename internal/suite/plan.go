@@ -36,6 +36,8 @@ type Plan struct {
 	// Expect are the findings the runs should reproduce, checked against
 	// the results once the suite has run.
 	Expect []results.Expectation
+	// Thresholds are the [[threshold]] bounds each run is judged by once it ends.
+	Thresholds []RunThreshold `json:",omitempty"`
 }
 
 // Target is a resolved target of a run.
@@ -251,6 +253,7 @@ func (v *validator) expand() *Plan {
 		p.Runs[i].Index = i
 	}
 	p.Expect = v.expectations(p.Runs)
+	p.Thresholds = v.thresholds(p.Runs)
 	return p
 }
 

@@ -42,6 +42,8 @@ type File struct {
 	Runs      []RunDef                  `toml:"runs"`
 	// Expect are the findings the suite's runs should reproduce.
 	Expect []ExpectDef `toml:"expect"`
+	// Thresholds are bounds on recorded figures the runs must meet.
+	Thresholds []ThresholdDef `toml:"threshold"`
 }
 
 // TargetDef is a storage location.
