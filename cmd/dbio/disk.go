@@ -60,6 +60,8 @@ type diskFlags struct {
 	exporterPort int
 	// repeat runs the whole characterization this many times into one repeat set.
 	repeat int
+	// gates are --threshold and --junit.
+	gates gateFlags
 }
 
 func newDiskCmd(app *App) *cobra.Command {
@@ -82,6 +84,10 @@ func newDiskCmd(app *App) *cobra.Command {
 			if f.repeat < 1 {
 				return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", f.repeat)
 			}
+			g, err := f.gates.resolve()
+			if err != nil {
+				return err
+			}
 			cfg, tr, err := diskConfig(cmd, f, app)
 			if err != nil {
 				return err
@@ -92,7 +98,7 @@ func newDiskCmd(app *App) *cobra.Command {
 			if f.dryRun {
 				return diskDryRun(app, cfg, tr != nil, f.repeat)
 			}
-			return runDisk(cmd.Context(), app, cfg, f, tr)
+			return runDisk(cmd.Context(), app, cfg, f, tr, g)
 		},
 	}
 	fs := cmd.Flags()
@@ -132,6 +138,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.IntVar(&f.exporterPort, "node-exporter-port", fleet.DefaultNodeExporterPort, "port of the hosts' Prometheus node exporters, read once a second for their CPU and disks (0: read none)")
 	fs.StringVar(&f.fioServer, "fio-server", fleet.ServerStart, "the hosts' fio servers: start (dbio starts them over ssh for the run and stops them after) or running (you run them)")
 	bindRepeat(cmd, &f.repeat)
+	f.gates.register(fs)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	groupOwnFlags(cmd, "fio points", "profile", "bs", "rw", "read-pct", "iodepth", "jobs", "size", "ioengine", "rates", "group", "diskspd", "sqlio")
 	groupOwnFlags(cmd, "Steady state", "steady-state", "ss-window", "ss-ramp")
@@ -415,7 +422,7 @@ func diskSpace(cfg fio.Config, resultsBase string, repeat int) []error {
 	return target.SpaceProblems(needs)
 }
 
-func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dialect.Translation) error {
+func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dialect.Translation, g gates) error {
 	name := f.name
 	var notes []string
 	switch {
@@ -448,7 +455,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		// Every repeat measures the same plan: nothing a repeat measured
 		// feeds the next one's (a curve's rates come from its own maximum).
 		out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: f.repeat, Disk: func(int) (runner.DiskPlan, error) { return plan, nil }}, env)
-		return repeatsDone(app, out, runErr)
+		return repeatsDone(app, out, runErr, g)
 	}
 	out, runErr := runner.RunDisk(ctx, plan, env)
 	if out.Dir == "" {
@@ -473,14 +480,16 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 	fmt.Fprintf(app.Stdout, "%d of %s%d point(s) finished; results in %s\n", finished, most, out.Planned, out.Dir)
 	// A single run gets its report as every command's run does (and as
 	// each repeat of a repeat set does), interrupted or not.
+	judged := g.judge(app, out.Dir)
 	writeRunReport(app, out.Dir)
+	gateErr := g.verdict(app, judged)
 	if out.Status == results.StatusInterrupted {
 		return fmt.Errorf("%w: %d point(s) finished and kept in %s", errInterrupted, finished, out.Dir)
 	}
 	if runErr != nil {
 		return fmt.Errorf("%w (results so far in %s)", runErr, out.Dir)
 	}
-	return nil
+	return gateErr
 }
 
 // printDiskSpdLadder prints the latency table DiskSpd prints under -L, for

@@ -865,7 +865,7 @@ func TestInterruptInTheChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	plan.Workload = checkGate{Workload: plan.Workload, interrupt: func() { cancel(errors.New("interrupt signal received")) }}
-	code := exitCode(app, executePlan(ctx, app, plan))
+	code := exitCode(app, executePlan(ctx, app, plan, gates{}))
 	if code != exitInterrupted {
 		t.Errorf("exit code %d, want %d", code, exitInterrupted)
 	}

@@ -193,6 +193,9 @@ func exitCode(app *App, err error) int {
 		// data that is not what the run asks for, is bad input too.
 		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
 		return exitUsage
+	case errors.Is(err, errThresholdsBroken):
+		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
+		return exitThresholds
 	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):
 		fmt.Fprintf(app.Stderr, "dbio: %v\n", err)
 		return exitInterrupted

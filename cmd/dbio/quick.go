@@ -59,7 +59,7 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 				plan.Fio = devicePass
 				return workloadDryRun(app, f, plan)
 			}
-			return executeRepeatable(cmd.Context(), app, f.repeat, func() (runner.Plan, error) {
+			return executeRepeatable(cmd.Context(), app, f.repeat, f.gates, func() (runner.Plan, error) {
 				plan, err := workloadPlan(app, f, "quick", nil)
 				plan.Fio = devicePass
 				if devicePass != nil && err == nil && !f.settings.LoadingSettings().Reuse {

@@ -55,7 +55,7 @@ consistency conditions (and row counts when the database was idle).`,
 				}
 				return workloadDryRun(app, f, p)
 			}
-			return executeRepeatable(cmd.Context(), app, f.repeat, plan)
+			return executeRepeatable(cmd.Context(), app, f.repeat, f.gates, plan)
 		},
 	}
 	f.bind(cmd, app.Engines, tpcc.Definition(), scenarioDefaults)
@@ -119,7 +119,7 @@ docs/fleet.md).`,
 				return err
 			}
 			defer done()
-			return executeRepeatable(ctx, app, nc.f.repeat, func() (runner.Plan, error) {
+			return executeRepeatable(ctx, app, nc.f.repeat, nc.f.gates, func() (runner.Plan, error) {
 				plan, err := nc.plan(app)
 				withBarrier(&plan)
 				return plan, err

@@ -23,6 +23,7 @@ func init() { commandConstructors = append(commandConstructors, newSuiteCmd) }
 func newSuiteCmd(app *App) *cobra.Command {
 	var dryRun, createTargets bool
 	var resultsBase string
+	var gf gateFlags
 	cmd := &cobra.Command{
 		Use:   "suite FILE.toml",
 		Short: "Run a whole study from a suite file and compare its runs",
@@ -60,6 +61,15 @@ docs/fleet.md).`,
 				}
 				return err
 			}
+			g, err := gf.resolveWith(len(plan.Thresholds))
+			if err != nil {
+				return err
+			}
+			bases := map[string]string{}
+			for _, r := range plan.Runs {
+				bases[r.Name] = r.Base
+			}
+			var judged []judgedRun
 			for _, n := range plan.Notices {
 				fmt.Fprintln(app.Stderr, "dbio: "+n)
 			}
@@ -96,7 +106,9 @@ docs/fleet.md).`,
 				Record:   plan,
 				Compare:  compareRuns,
 				AB:       report.WriteAB,
-				Report: func(dir string) (string, error) {
+				Report: func(name, dir string) (string, error) {
+					// The run's thresholds are recorded in it before its report renders them.
+					judged = append(judged, gates{thresholds: append(g.thresholds, plan.ThresholdsFor(bases[name])...)}.judge(app, dir)...)
 					if l, err := results.Load(dir); err == nil {
 						report.Text(app.Stdout, l, reportOptions(app))
 					}
@@ -128,6 +140,15 @@ docs/fleet.md).`,
 					fmt.Fprintf(app.Stdout, "warning: suite report: %v\n", rerr)
 				}
 			}
+			if len(g.thresholds)+len(plan.Thresholds) > 0 {
+				for _, t := range plan.Thresholds {
+					g.thresholds = append(g.thresholds, t.Threshold)
+				}
+				gateErr := g.verdict(app, judged)
+				if err == nil {
+					err = gateErr
+				}
+			}
 			if err != nil && cmd.Context().Err() != nil {
 				return fmt.Errorf("%w: %v", errInterrupted, err)
 			}
@@ -137,6 +158,7 @@ docs/fleet.md).`,
 	cmd.Flags().BoolVarP(&dryRun, "dry-run", "n", false, "print the expanded plan with estimated duration and disk space, run nothing")
 	cmd.Flags().BoolVar(&createTargets, "create-target", false, "create the suite's targets that do not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	cmd.Flags().StringVar(&resultsBase, "results", "", "directory for the suite's results (default: the file's results key, else ./results)")
+	gf.register(cmd.Flags())
 	groupFlagsInHelp(cmd, "")
 	return cmd
 }

@@ -31,10 +31,16 @@ type workloadFlags struct {
 	tenants tenantFlags
 	// dryRun prints the plan, its time and space, and runs nothing.
 	dryRun bool
+	// gates are --threshold and --junit.
+	gates gateFlags
 }
 
-// bindRepeat adds --repeat, for the commands whose runs can be repeated.
-func (f *workloadFlags) bindRepeat(cmd *cobra.Command) { bindRepeat(cmd, &f.repeat) }
+// bindRepeat adds --repeat, for the commands whose runs can be repeated,
+// and the thresholds every such command's runs may be judged by.
+func (f *workloadFlags) bindRepeat(cmd *cobra.Command) {
+	bindRepeat(cmd, &f.repeat)
+	f.gates.register(cmd.Flags())
+}
 
 // bindRepeat adds --repeat to any command whose runs can be repeated: one
 // flag, one meaning, in every command that has it.
@@ -81,7 +87,7 @@ func newWorkloadCmd(app *App, def workload.Definition) *cobra.Command {
 				return err
 			}
 			defer done()
-			return executeRepeatable(ctx, app, f.repeat, func() (runner.Plan, error) {
+			return executeRepeatable(ctx, app, f.repeat, f.gates, func() (runner.Plan, error) {
 				plan, err := workloadPlan(app, f, def.Name, nil)
 				withBarrier(&plan)
 				return plan, err
@@ -145,6 +151,11 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 	}
 	if search != nil && r.precision != nil {
 		return runner.Plan{}, usagef("--precision: a goal search's probes each judge a rate over their whole --runtime: drop --precision, or run the rate --goal finds as a step of its own with --precision")
+	}
+	if g, err := f.gates.resolve(); err != nil {
+		return runner.Plan{}, err
+	} else if err := g.checkTxTypes(built.Workload.TxTypes()); err != nil {
+		return runner.Plan{}, err
 	}
 	r.options.Fresh = !built.Reuse
 	name := f.run.name
@@ -227,7 +238,7 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 
 // executePlan runs a plan, prints the summary rendered from its results
 // directory, and turns the outcome into the command's error.
-func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
+func executePlan(ctx context.Context, app *App, plan runner.Plan, g gates) error {
 	env, done, err := runnerEnv(app)
 	if err != nil {
 		return err
@@ -238,12 +249,15 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 		// Found before anything was written: bad input, with every problem.
 		return &usageError{msg: runErr.Error()}
 	}
+	var judged []judgedRun
 	if out.Dir != "" {
+		judged = g.judge(app, out.Dir)
 		if l, err := results.Load(out.Dir); err == nil {
 			report.Text(app.Stdout, l, reportOptions(app))
 		}
 		writeRunReport(app, out.Dir)
 	}
+	gateErr := g.verdict(app, judged)
 	if out.LeftOnServer != "" {
 		fmt.Fprintln(app.Stdout, out.LeftOnServer)
 	}
@@ -258,21 +272,25 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan) error {
 			return fmt.Errorf("consistency check failed: %s", c.Name)
 		}
 	}
-	return nil
+	return gateErr
 }
 
 // executeRepeatable runs the plan build makes once, or, with --repeat N,
 // N times into one repeat set, each repeat with a plan of its own.
-func executeRepeatable(ctx context.Context, app *App, repeat int, build func() (runner.Plan, error)) error {
+func executeRepeatable(ctx context.Context, app *App, repeat int, gf gateFlags, build func() (runner.Plan, error)) error {
 	if repeat < 1 {
 		return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", repeat)
+	}
+	g, err := gf.resolve()
+	if err != nil {
+		return err
 	}
 	plan, err := build()
 	if err != nil {
 		return err
 	}
 	if repeat == 1 {
-		return executePlan(ctx, app, plan)
+		return executePlan(ctx, app, plan, g)
 	}
 	env, done, err := runnerEnv(app)
 	if err != nil {
@@ -285,16 +303,21 @@ func executeRepeatable(ctx context.Context, app *App, repeat int, build func() (
 		}
 		return build()
 	}}, env)
-	return repeatsDone(app, out, runErr)
+	return repeatsDone(app, out, runErr, g)
 }
 
 // repeatsDone ends a command's repeat set, whatever kind of run it
 // repeated: each repeat's report, the set's summary and report rendered
 // from its directory, and the outcome as the command's error.
-func repeatsDone(app *App, out runner.RepeatOutcome, runErr error) error {
+func repeatsDone(app *App, out runner.RepeatOutcome, runErr error, g gates) error {
 	if runner.IsBadInput(runErr) {
 		return &usageError{msg: runErr.Error()}
 	}
+	var dirs []string
+	for _, o := range out.Runs {
+		dirs = append(dirs, o.Dir)
+	}
+	judged := g.judge(app, dirs...)
 	for _, o := range out.Runs {
 		if _, err := report.WriteRunReport(o.Dir, reportOptions(app)); err != nil {
 			fmt.Fprintf(app.Stdout, "warning: report of %s not written: %v\n", o.Dir, err)
@@ -310,10 +333,14 @@ func repeatsDone(app *App, out runner.RepeatOutcome, runErr error) error {
 			fmt.Fprintf(app.Stdout, "warning: report not written: %v\n", err)
 		}
 	}
+	gateErr := g.verdict(app, judged)
 	if runErr != nil && out.Status == results.StatusInterrupted {
 		return fmt.Errorf("%w: %v", errInterrupted, runErr)
 	}
-	return runErr
+	if runErr != nil {
+		return runErr
+	}
+	return gateErr
 }
 
 // writeRunReport writes the report of one run (a workload's, a disk or

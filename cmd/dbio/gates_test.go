@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbio/internal/results"
+)
+
+// TestThresholdsGateARun runs a short TPC-C on SQLite with a threshold it
+// meets and one it breaks: the command exits 99, and run.json, the summary
+// and the JUnit file all say which broke.
+func TestThresholdsGateARun(t *testing.T) {
+	t.Parallel()
+	dir, res := t.TempDir(), t.TempDir()
+	junit := filepath.Join(t.TempDir(), "dbio.xml")
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--target", dir, "--results", res, "--warehouses", "1",
+		"--users", "1", "--ramp-time", "0s", "--runtime", "2s",
+		"--threshold", "nopm>=1", "--threshold", "new_order:p99<=1h", "--threshold", "nopm[users-1]>=1e12", "--junit", junit})
+	if code != exitThresholds {
+		t.Fatalf("exit code %d, want %d:\n%s", code, exitThresholds, out.String())
+	}
+	for _, want := range []string{"PASS nopm>=1: ", "PASS new_order:p99<=1h: ", "FAIL nopm[users-1]>=1e12: ", "breaks it", "thresholds broken: 1 of 3"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*"))
+	if len(runs) != 1 {
+		t.Fatalf("results directories: %v", runs)
+	}
+	l, err := results.Load(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Run.Thresholds; len(got) != 3 || !got[0].Passed || !got[1].Passed || got[2].Passed || got[2].Measured == nil || got[2].At != "users-1" {
+		t.Errorf("run.json's thresholds: %+v", got)
+	}
+	for _, name := range []string{"summary.md", "report.html"} {
+		b, err := os.ReadFile(filepath.Join(runs[0], name))
+		if err != nil || !strings.Contains(string(b), "Thresholds") || !strings.Contains(string(b), "THRESHOLDS BROKEN: 1 of 3") {
+			t.Errorf("%s does not show the thresholds (%v)", name, err)
+		}
+	}
+	b, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal(b, &suites); err != nil {
+		t.Fatalf("JUnit file: %v\n%s", err, b)
+	}
+	if suites.Tests != 3 || suites.Failures != 1 || len(suites.Suites) != 1 || suites.Suites[0].Cases[2].Failure == nil {
+		t.Errorf("JUnit file: %d tests, %d failures:\n%s", suites.Tests, suites.Failures, b)
+	}
+}
+
+// TestThresholdsBadInput refuses a malformed threshold, a figure that is
+// not one, and a transaction type the workload lacks, before anything is written.
+func TestThresholdsBadInput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.xml")
+	if err := os.WriteFile(foreign, []byte("<results/>"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"tpcc", "--threshold", "nopmm>=1"}, "did you mean nopm?"},
+		{[]string{"tpcc", "--threshold", "nopm>=50ms"}, "is a duration"},
+		{[]string{"tpcc", "--threshold", "neworder:p99<=5ms"}, `no transaction type "neworder" (did you mean new_order?)`},
+		{[]string{"sysbench", "--threshold", "tps=5"}, "'=' alone is no comparison"},
+		{[]string{"disk", "--threshold", "iops[4k-randread]>=1GB"}, "the figure is in I/O per s"},
+		{[]string{"tpcc", "--junit", filepath.Join(dir, "j.xml")}, "give at least one --threshold"},
+		{[]string{"tpcc", "--threshold", "nopm>=1", "--junit", foreign}, "not a JUnit file dbio wrote"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			res := t.TempDir()
+			var out bytes.Buffer
+			args := append(tt.args, "--target", dir, "--results", res)
+			if code := run(context.Background(), testApp(&out), args); code != exitUsage {
+				t.Fatalf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("message lacks %q:\n%s", tt.want, out.String())
+			}
+			if entries, _ := os.ReadDir(res); len(entries) > 0 {
+				t.Errorf("results written: %v", entries)
+			}
+		})
+	}
+}
