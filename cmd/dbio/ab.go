@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -17,6 +18,7 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/secret"
+	"dbio/internal/stats"
 	"dbio/internal/units"
 )
 
@@ -31,6 +33,11 @@ type abFlags struct {
 	repeat  int
 	results string
 	name    string
+	// untilDecided adds runs until a sequential test decides, --repeat
+	// being the most; margin is the difference (a fraction) under which the
+	// sides count as not different.
+	untilDecided bool
+	margin       string
 }
 
 func newABCmd(app *App) *cobra.Command {
@@ -49,7 +56,10 @@ time, and whether the difference is significant: a Mann-Whitney U test at the
 95 % confidence interval. The same is done over each run's average of the
 steps, then the largest load each side kept. Cache accounting says where each
 side's reads were served: the engine's cache, the OS, the device. compare.html
-in the A/B directory compares every figure of the sides' runs the same way.`,
+in the A/B directory compares every figure of the sides' runs the same way.
+With --until-decided, --repeat is the most runs a side: the study stops after
+the pair of runs that decides a sequential test on each run's headline figure,
+whose 5 % false-difference rate holds however many times it looks.`,
 		Example: `  dbio ab --a "--buffer-pool 64MB" --b "--buffer-pool 1GB" --repeat 5 -- \
       as3ap --engine postgres --target /mnt/data --rows 200000 --ceiling 100ms`,
 		Args: cobra.MinimumNArgs(1),
@@ -62,6 +72,9 @@ in the A/B directory compares every figure of the sides' runs the same way.`,
 			}
 			if f.a == "" && f.b == "" && f.aSetup == "" && f.bSetup == "" {
 				return usagef("--a, --b, --a-setup or --b-setup: say what differs between the sides")
+			}
+			if _, err := f.sequential(); err != nil {
+				return err
 			}
 			return runAB(cmd, app, f, args)
 		},
@@ -78,9 +91,12 @@ in the A/B directory compares every figure of the sides' runs the same way.`,
 	fs.IntVar(&f.repeat, "repeat", 1, "runs of each side, interleaved A B A B: every figure is then each side's median over its runs, and a difference is tested (4 or more a side let one be called significant, 6 or more give each median an interval)")
 	// --runs was this flag's name before every command counted repeats as --repeat.
 	alias(fs, "runs", "repeat")
+	fs.BoolVar(&f.untilDecided, "until-decided", false, "add runs, a pair at a time, until a sequential test (whose 5 % false-difference rate holds over every look) decides on each run's headline figure, --repeat being the most runs a side (5 or more)")
+	fs.StringVar(&f.margin, "margin", "5%", "with --until-decided, the difference either way under which the sides count as not different, once the ratio's interval is within it (0% never stops early for no difference)")
 	fs.StringVar(&f.results, "results", "results", "directory that receives the A/B directory")
 	fs.StringVar(&f.name, "name", "ab", "name of the A/B directory")
 	groupOwnFlags(cmd, "Sides A and B", "a", "b", "label-a", "label-b", "a-setup", "a-teardown", "b-setup", "b-teardown")
+	groupOwnFlags(cmd, "Until decided", "until-decided", "margin")
 	groupFlagsInHelp(cmd, "")
 	return cmd
 }
@@ -133,6 +149,14 @@ func runAB(cmd *cobra.Command, app *App, f abFlags, base []string) error {
 		fmt.Fprintf(app.Stdout, "note: with %s a side no difference can be called, however large: that takes %d a side (--repeat %d); the sides' figures are still measured and shown\n",
 			plural(f.repeat, "run"), need, need)
 	}
+	design, err := f.sequential()
+	if err != nil {
+		return err
+	}
+	var seq *results.ABSequential
+	if design != nil {
+		seq = &results.ABSequential{Alpha: design.Alpha, MaxPerSide: design.MaxPerSide, MarginPct: 100 * f.marginFraction()}
+	}
 	started, finished := app.Now(), 0
 loop:
 	for i := 1; i <= f.repeat; i++ {
@@ -164,6 +188,14 @@ loop:
 			finished++
 			fmt.Fprintf(app.Stdout, "\n%s %d/%d: %s%s\n", strings.ToUpper(side), i, f.repeat, runHeadline(found), abETA(app.Now().Sub(started), finished, 2*f.repeat))
 		}
+		if seq != nil && lookSequential(app, *design, f.marginFraction(), seq, dirs) {
+			break
+		}
+	}
+	if seq != nil && len(seq.Looks) > 0 {
+		if err := writeSequential(dir, seq); err != nil && failure == nil {
+			failure = err
+		}
 	}
 	if len(dirs["a"]) > 0 && len(dirs["b"]) > 0 {
 		if err := writeAB(app, dir, dirs, labelA, labelB); err != nil && failure == nil {
@@ -174,6 +206,113 @@ loop:
 		return fmt.Errorf("%w: A/B results so far kept in %s", errInterrupted, dir)
 	}
 	return failure
+}
+
+// sequential is the design --until-decided asks for, nil without it.
+func (f abFlags) sequential() (*stats.Sequential, error) {
+	if !f.untilDecided {
+		if f.margin != "5%" {
+			return nil, usagef("--margin: applies only with --until-decided: add --until-decided or drop --margin")
+		}
+		return nil, nil
+	}
+	if m := f.marginFraction(); math.IsNaN(m) {
+		return nil, usagef("--margin %q: give a percentage from 0%% to 50%%, e.g. 5%%", f.margin)
+	}
+	if f.repeat < 5 {
+		return nil, usagef("--repeat %d: with --until-decided --repeat is the most runs a side, and the sequential test needs 5 or more to call a difference: give --repeat 10 (say)", f.repeat)
+	}
+	d, err := stats.NewSequential(stats.DefaultAlpha, f.repeat)
+	if err != nil {
+		return nil, usagef("--repeat %d: %v", f.repeat, err)
+	}
+	return &d, nil
+}
+
+// marginFraction is --margin as a fraction; NaN when it is not a
+// percentage from 0 to 50.
+func (f abFlags) marginFraction() float64 {
+	s, ok := strings.CutSuffix(strings.TrimSpace(f.margin), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if !ok || err != nil || !(v >= 0 && v <= 50) {
+		return math.NaN()
+	}
+	return v / 100
+}
+
+// lookSequential compares the sides' headline figures after a pair of
+// runs, records the look in seq and says it, and whether the study is
+// decided. A run without a headline figure ends the looks undecided.
+func lookSequential(app *App, d stats.Sequential, margin float64, seq *results.ABSequential, dirs map[string][]string) bool {
+	var vals [2][]float64
+	for i, side := range []string{"a", "b"} {
+		for _, dir := range dirs[side] {
+			v, what, ok := runHeadlineValue(dir)
+			if !ok {
+				fmt.Fprintf(app.Stdout, "sequential: %s has no headline figure to judge; the study runs on to --repeat\n", dir)
+				return false
+			}
+			if seq.Figure == "" {
+				seq.Figure = what
+			}
+			vals[i] = append(vals[i], v)
+		}
+	}
+	if len(vals[0]) == 0 || len(vals[1]) == 0 {
+		return false
+	}
+	l, err := d.Look(vals[0], vals[1], margin)
+	if err != nil {
+		fmt.Fprintf(app.Stdout, "sequential: %v\n", err)
+		return false
+	}
+	look := results.ABLook{N: l.N, A: vals[0][:l.N], B: vals[1][:l.N], Z: results.Round6(l.Z)}
+	bound := "no difference can be called yet"
+	if !math.IsInf(l.Bound, 0) {
+		b := results.Round6(l.Bound)
+		look.Bound, bound = &b, fmt.Sprintf("|Z| %.2f calls a difference", b)
+	}
+	if l.Ratio.Available {
+		lo, hi := results.Round6(l.Ratio.Lo), results.Round6(l.Ratio.Hi)
+		look.RatioLo, look.RatioHi = &lo, &hi
+	}
+	seq.Looks = append(seq.Looks, look)
+	seq.RunsPerSide, seq.Decided = l.N, l.Decided
+	switch {
+	case l.Decided:
+		seq.Verdict = l.Verdict.String()
+	case l.N == d.MaxPerSide:
+		seq.Verdict = "undecided at the maximum"
+	default:
+		seq.Verdict = "undecided"
+	}
+	fmt.Fprintf(app.Stdout, "sequential: %s after %s a side: Z %.2f (%s): %s\n", seq.Figure, plural(l.N, "run"), l.Z, bound, seq.Verdict)
+	return l.Decided
+}
+
+// runHeadlineValue is a run's headline figure at its best step and what
+// it is ("TPM at its best step").
+func runHeadlineValue(dir string) (float64, string, bool) {
+	l, err := results.Load(dir)
+	if err != nil {
+		return 0, "", false
+	}
+	for _, h := range analysis.Headlines(analysis.NewRecorded(l)) {
+		if len(h.Values) > 0 && !math.IsNaN(h.Values[0]) {
+			return h.Values[0], h.Figures[0].Title + " at its best step", true
+		}
+	}
+	return 0, "", false
+}
+
+// writeSequential records what the sequential study decided in the A/B
+// directory, beside ab.json.
+func writeSequential(dir string, seq *results.ABSequential) error {
+	b, err := json.MarshalIndent(seq, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, results.ABSequentialFile), append(b, '\n'), 0o644)
 }
 
 // writeAB compares the sides and writes ab.json, ab.md and the report
