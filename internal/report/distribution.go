@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -295,21 +297,27 @@ func spectrumSeries(name string, h *hdrhistogram.Histogram, color, dash int) (se
 // spectrumNote says how to read a spectrum chart.
 const spectrumNote = "The percentile spectrum, as HdrHistogram plots it: each nine takes the same width (90 %, 99 %, 99.9 % ...), so the tail is as visible as the median. A line ends at its step's largest latency, where fewer than one value in the step's count remains."
 
+// spectrumLines is the most lines one spectrum chart draws: beyond it a
+// run's steps (a fio profile's dozens of points) or a comparison's runs
+// are drawn as small multiples, charts of that many lines each on the
+// same kind of axes, since a dozen overlaid tails cannot be told apart.
+const spectrumLines = 6
+
 // spectrumChart draws the latency spectrum of a run's steps from the
 // histograms they recorded: a line per step, all of its I/Os or
 // transactions merged; a run of one step gets a line per kind (reads and
-// writes, transaction types) beside the merged one. It is nil when no
-// step recorded a histogram; steps whose histograms cannot be read are
-// named in its note.
-func spectrumChart(r *runView, steps []results.Step, cid, what, allName string) *chart {
-	c := &chart{ID: cid, Title: "Latency spectrum", Note: spectrumNote, Y: axis{Label: what + " latency", Unit: "ms", Zero: true}}
-	maxX := 1.0
-	var unread []string
-	add := func(name string, h *hdrhistogram.Histogram, color, dash int) {
-		s, x := spectrumSeries(name, h, color, dash)
-		maxX = math.Max(maxX, x)
-		c.Series = append(c.Series, s)
+// writes, transaction types) beside the merged one. More steps than
+// spectrumLines are drawn as several charts of consecutive steps. It is
+// nil when no step recorded a histogram; steps whose histograms cannot be
+// read are named in the first chart's note.
+func spectrumChart(r *runView, steps []results.Step, cid, what, allName string) []*chart {
+	type line struct {
+		name        string
+		h           *hdrhistogram.Histogram
+		color, dash int
 	}
+	var lines []line
+	var unread []string
 	for i, s := range steps {
 		if s.Status != results.StatusCompleted {
 			continue
@@ -325,36 +333,106 @@ func spectrumChart(r *runView, steps []results.Step, cid, what, allName string) 
 		}
 		if len(steps) == 1 && len(lat.Kinds) > 1 {
 			for k, kind := range lat.Kinds {
-				add(kind, lat.ByKind[kind], k+1, dashed)
+				lines = append(lines, line{kind, lat.ByKind[kind], k + 1, dashed})
 			}
-			add(allName, all, 0, solid)
+			lines = append(lines, line{allName, all, 0, solid})
 			continue
 		}
-		add(s.Name, all, i, solid)
+		lines = append(lines, line{s.Name, all, i, solid})
 	}
-	if len(steps) == 1 && len(c.Series) > 1 {
-		c.Note += " Each kind dashed, all of them merged solid."
-	}
-	if len(unread) > 0 {
-		c.Note += " Not drawn, their histograms unreadable: " + strings.Join(unread, ", ") + "."
-	}
-	if len(c.Series) == 0 {
+	if len(lines) == 0 {
 		return nil
 	}
-	c.X = spectrumAxis(maxX)
-	autoLog(c)
-	return c
+	perChart := len(lines)
+	if len(steps) > 1 && len(lines) > spectrumLines {
+		perChart = spectrumLines
+	}
+	var out []*chart
+	for from := 0; from < len(lines); from += perChart {
+		part := lines[from:min(from+perChart, len(lines))]
+		c := &chart{ID: cid, Title: "Latency spectrum", Note: spectrumNote, Y: axis{Label: what + " latency", Unit: "ms", Zero: true}}
+		if perChart < len(lines) {
+			if from > 0 {
+				c.ID = fmt.Sprintf("%s-%d", cid, from/perChart+1)
+			}
+			c.Title = fmt.Sprintf("Latency spectrum, %s to %s (%d–%d of %d)", part[0].name, part[len(part)-1].name, from+1, from+len(part), len(lines))
+			if from == 0 {
+				c.Note += fmt.Sprintf(" The %d steps are drawn %d to a chart, each chart on axes of its own.", len(lines), perChart)
+			}
+		}
+		maxX := 1.0
+		for i, l := range part {
+			color := l.color
+			if perChart < len(lines) {
+				color = i // each chart's lines in the palette's first colors
+			}
+			s, x := spectrumSeries(l.name, l.h, color, l.dash)
+			maxX = math.Max(maxX, x)
+			c.Series = append(c.Series, s)
+		}
+		c.X = spectrumAxis(maxX)
+		autoLog(c)
+		out = append(out, c)
+	}
+	if len(steps) == 1 && len(lines) > 1 {
+		out[0].Note += " Each kind dashed, all of them merged solid."
+	}
+	if len(unread) > 0 {
+		out[0].Note += " Not drawn, their histograms unreadable: " + strings.Join(unread, ", ") + "."
+	}
+	return out
+}
+
+// spectrumFiles are the histogram files the runs' spectra are drawn from,
+// as paths inside a results directory with the step's directory as *:
+// "steps/*/latency-read.hdr". The latency from the intended start
+// (…-corrected.hdr) is not in the spectrum and not named.
+func spectrumFiles(runs []*runView) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range runs {
+		if r.Loaded == nil {
+			continue
+		}
+		for _, s := range r.Steps {
+			rel, err := filepath.Rel(r.Path, results.StepPath(r.Path, s.Index, s.Name))
+			if err != nil {
+				continue
+			}
+			entries, err := results.ReadDirIn(r.Path, rel)
+			if err != nil {
+				continue
+			}
+			for _, e := range entries {
+				n := e.Name()
+				if !strings.HasPrefix(n, "latency-") || !strings.HasSuffix(n, ".hdr") || strings.HasSuffix(n, results.CorrectedSuffix+".hdr") {
+					continue
+				}
+				if f := "steps/*/" + n; !seen[f] {
+					seen[f] = true
+					out = append(out, f)
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // compareSpectra draws one spectrum chart per step the runs have in
 // common, a line per run (all of the step's I/Os or transactions
-// merged); a step that fewer than two runs recorded histograms for has none.
+// merged); a step that fewer than two runs recorded histograms for has
+// none. More runs than four (the line styles there are) are drawn as
+// several charts per step, each of run A and three others.
 func compareSpectra(runs []*runView, rows []analysis.Row, id func(string) string, step func(label string) string, what string) []*chart {
+	const perChart = 4
 	var out []*chart
 	for ri, row := range rows {
-		c := &chart{ID: id(fmt.Sprintf("spectrum-%d", ri+1)), Title: "Latency spectrum, " + step(row.Label),
-			Note: spectrumNote + " Run A solid, B dashed, C dotted, D dash-dot.", Y: axis{Label: what + " latency", Unit: "ms", Zero: true}}
-		maxX := 1.0
+		type line struct {
+			run int
+			h   *hdrhistogram.Histogram
+		}
+		var lines []line
 		for i, s := range row.Steps {
 			if s == nil || s.Status != results.StatusCompleted {
 				continue
@@ -364,17 +442,42 @@ func compareSpectra(runs []*runView, rows []analysis.Row, id func(string) string
 				continue
 			}
 			if all := lat.All(); all != nil {
-				line, x := spectrumSeries(runs[i].Letter, all, i, i)
-				maxX = math.Max(maxX, x)
-				c.Series = append(c.Series, line)
+				lines = append(lines, line{i, all})
 			}
 		}
-		if len(c.Series) < 2 {
+		if len(lines) < 2 {
 			continue
 		}
-		c.X = spectrumAxis(maxX)
-		autoLog(c)
-		out = append(out, c)
+		// Each chart is the first run's line and up to three others.
+		first, others := lines[0], lines[1:]
+		parts := (len(others) + perChart - 2) / (perChart - 1)
+		for p := range parts {
+			part := append([]line{first}, others[p*(perChart-1):min((p+1)*(perChart-1), len(others))]...)
+			c := &chart{ID: id(fmt.Sprintf("spectrum-%d", ri+1)), Title: "Latency spectrum, " + step(row.Label),
+				Note: spectrumNote + " Run A solid, B dashed, C dotted, D dash-dot.", Y: axis{Label: what + " latency", Unit: "ms", Zero: true}}
+			if parts > 1 {
+				c.ID = id(fmt.Sprintf("spectrum-%d-%d", ri+1, p+1))
+				var letters []string
+				for _, l := range part {
+					letters = append(letters, runs[l.run].Letter)
+				}
+				c.Title += fmt.Sprintf(", runs %s (%d of %d)", strings.Join(letters, ", "), p+1, parts)
+				c.Note = spectrumNote + fmt.Sprintf(" %s solid, then dashed, dotted and dash-dot in the legend's order; the %d runs are drawn %s and three others to a chart.", runs[first.run].Letter, len(lines), runs[first.run].Letter)
+			}
+			maxX := 1.0
+			for k, l := range part {
+				style := l.run
+				if parts > 1 {
+					style = k
+				}
+				s, x := spectrumSeries(runs[l.run].Letter, l.h, style, style)
+				maxX = math.Max(maxX, x)
+				c.Series = append(c.Series, s)
+			}
+			c.X = spectrumAxis(maxX)
+			autoLog(c)
+			out = append(out, c)
+		}
 	}
 	return out
 }

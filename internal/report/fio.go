@@ -124,9 +124,11 @@ func fioSection(r *runView, prefix string) (*section, []string) {
 		sub := sec.sub(id("system-section"), "CPU and storage during each point")
 		sub.add(tel)
 	}
-	if c := spectrumChart(r, points, id("spectrum"), "completion", "total"); c != nil {
+	if cs := spectrumChart(r, points, id("spectrum"), "completion", "total"); cs != nil {
 		sub := sec.sub(id("spectrum-section"), "Latency distribution")
-		sub.add(c)
+		for _, c := range cs {
+			sub.add(c)
+		}
 	}
 	if tls := fioTimelines(r, points, id); !tls.empty() {
 		sec.Subs = append(sec.Subs, tls)

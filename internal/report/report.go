@@ -514,7 +514,11 @@ func footer(opts Options, runs []*runView) string {
 	for _, r := range runs {
 		paths = append(paths, r.Path)
 	}
-	return s + " from " + strings.Join(paths, ", ") + ". Every figure comes from those results directories (run.json, steps/*/summary.json, series.csv); the tables are also in the CSV files beside this report."
+	s += " from " + strings.Join(paths, ", ") + ". Every figure comes from those results directories (run.json, steps/*/summary.json, series.csv); the tables are also in the CSV files beside this report."
+	if files := spectrumFiles(runs); len(files) > 0 {
+		s += " The latency spectra are drawn from the steps' histograms: " + strings.Join(files, ", ") + "."
+	}
+	return s
 }
 
 // compareDocument is the comparison of runs[1:] against runs[0], and the

@@ -390,7 +390,7 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 		}
 	}
 
-	if c := spectrumChart(r, steps, id("spectrum"), "transaction", "all types"); c != nil {
+	for _, c := range spectrumChart(r, steps, id("spectrum"), "transaction", "all types") {
 		c.Note += " Service time, from each transaction's actual start."
 		sec.add(c)
 	}
