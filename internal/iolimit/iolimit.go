@@ -264,6 +264,23 @@ var ErrUnsupported = errors.New("this host cannot apply block-I/O limits")
 // sweeping the groups an earlier dbio left (see Sweep). It refuses clearly
 // when the host has neither cgroup v1 blkio nor a v2 io controller it may use.
 func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
+	g, err := h.Prepare(name, devices, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Apply(); err != nil {
+		g.Remove()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Prepare makes the group as Create does but leaves its devices uncapped
+// until Apply: a run's processes join it from their start, and the caps
+// bind from the moment the run measures (a server's start and a database's
+// load are not what a storage class is emulated for, and a load capped at
+// a slow class's write IOPS takes many times as long).
+func (h Host) Prepare(name string, devices []string, l Limits) (*Group, error) {
 	if l.IsZero() {
 		return nil, errors.New("no limits to apply")
 	}
@@ -272,41 +289,29 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 	}
 	h.Sweep()
 	dirName := cgroup.Name("io", name, os.Getpid())
+	var g *Group
 	switch {
 	case h.V1Blkio != "":
-		g := &Group{Path: filepath.Join(h.V1Blkio, dirName), Version: "v1-blkio", Devices: devices, Limits: l}
-		if err := os.Mkdir(g.Path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%w: create %s: %v (run as root)", ErrUnsupported, g.Path, err)
-		}
-		files := []struct {
-			file string
-			v    int64
-		}{
-			{"blkio.throttle.read_iops_device", l.ReadIOPS},
-			{"blkio.throttle.write_iops_device", l.WriteIOPS},
-			{"blkio.throttle.read_bps_device", l.ReadBPS},
-			{"blkio.throttle.write_bps_device", l.WriteBPS},
-		}
-		for _, d := range devices {
-			for _, f := range files {
-				if f.v == 0 {
-					continue
-				}
-				if err := os.WriteFile(filepath.Join(g.Path, f.file), []byte(fmt.Sprintf("%s %d\n", d, f.v)), 0o644); err != nil {
-					g.Remove()
-					return nil, fmt.Errorf("%w: %s on device %s: %v", ErrUnsupported, f.file, d, err)
-				}
-			}
-		}
-		return g, nil
+		g = &Group{Path: filepath.Join(h.V1Blkio, dirName), Version: "v1-blkio", Devices: devices, Limits: l}
 	case h.V2 != "":
-		g := &Group{Path: filepath.Join(h.V2, dirName), Version: "v2-io", Devices: devices, Limits: l}
+		g = &Group{Path: filepath.Join(h.V2, dirName), Version: "v2-io", Devices: devices, Limits: l}
 		// The io controller must be enabled for the children of the parent.
 		_ = os.WriteFile(filepath.Join(h.V2, "cgroup.subtree_control"), []byte("+io"), 0o644)
-		if err := os.Mkdir(g.Path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, fmt.Errorf("%w: create %s: %v (run as root)", ErrUnsupported, g.Path, err)
-		}
-		for _, d := range devices {
+	default:
+		return nil, fmt.Errorf("%w: neither cgroup v1 blkio nor a cgroup v2 io controller is available (needs root and a kernel with blk-throttle)", ErrUnsupported)
+	}
+	if err := os.Mkdir(g.Path, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("%w: create %s: %v (run as root)", ErrUnsupported, g.Path, err)
+	}
+	return g, nil
+}
+
+// Apply writes the group's limits on each of its devices; from then on
+// every I/O of its members to them is capped.
+func (g *Group) Apply() error {
+	l := g.Limits
+	if g.Version == "v2-io" {
+		for _, d := range g.Devices {
 			line := d
 			for _, kv := range []struct {
 				k string
@@ -317,13 +322,31 @@ func (h Host) Create(name string, devices []string, l Limits) (*Group, error) {
 				}
 			}
 			if err := os.WriteFile(filepath.Join(g.Path, "io.max"), []byte(line+"\n"), 0o644); err != nil {
-				g.Remove()
-				return nil, fmt.Errorf("%w: io.max on device %s: %v", ErrUnsupported, d, err)
+				return fmt.Errorf("%w: io.max on device %s: %v", ErrUnsupported, d, err)
 			}
 		}
-		return g, nil
+		return nil
 	}
-	return nil, fmt.Errorf("%w: neither cgroup v1 blkio nor a cgroup v2 io controller is available (needs root and a kernel with blk-throttle)", ErrUnsupported)
+	files := []struct {
+		file string
+		v    int64
+	}{
+		{"blkio.throttle.read_iops_device", l.ReadIOPS},
+		{"blkio.throttle.write_iops_device", l.WriteIOPS},
+		{"blkio.throttle.read_bps_device", l.ReadBPS},
+		{"blkio.throttle.write_bps_device", l.WriteBPS},
+	}
+	for _, d := range g.Devices {
+		for _, f := range files {
+			if f.v == 0 {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(g.Path, f.file), []byte(fmt.Sprintf("%s %d\n", d, f.v)), 0o644); err != nil {
+				return fmt.Errorf("%w: %s on device %s: %v", ErrUnsupported, f.file, d, err)
+			}
+		}
+	}
+	return nil
 }
 
 // Sweep removes the groups an earlier dbio made in the block-I/O

@@ -112,6 +112,41 @@ func TestCreateWritesV1Files(t *testing.T) {
 	}
 }
 
+// A prepared group caps nothing until Apply: a run's server joins it at
+// its start, and the caps bind from the first measured phase.
+func TestPrepareCapsOnlyOnceApplied(t *testing.T) {
+	root := t.TempDir()
+	g, err := Host{V1Blkio: root}.Prepare("t1", []string{"254:0", "8:16"}, Limits{WriteIOPS: 92})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(g.Path, "blkio.throttle.write_iops_device")
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("a prepared group already caps its devices")
+	}
+	if err := g.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel takes one device per write; the fixture keeps the last.
+	if b, _ := os.ReadFile(file); string(b) != "8:16 92\n" {
+		t.Errorf("write_iops_device after Apply = %q", b)
+	}
+	v2 := t.TempDir()
+	g, err = Host{V2: v2}.Prepare("t2", []string{"254:0"}, Limits{ReadIOPS: 10, WriteBPS: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(g.Path, "io.max")); err == nil {
+		t.Fatal("a prepared v2 group already caps its devices")
+	}
+	if err := g.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(g.Path, "io.max")); string(b) != "254:0 riops=10 wbps=1048576\n" {
+		t.Errorf("io.max after Apply = %q", b)
+	}
+}
+
 func TestCreateRefusesClearly(t *testing.T) {
 	_, err := Host{}.Create("x", []string{"254:0"}, Limits{ReadIOPS: 1})
 	if err == nil || !strings.Contains(err.Error(), "neither cgroup v1 blkio nor a cgroup v2 io controller") {

@@ -87,6 +87,9 @@ type session struct {
 	opts engine.Options
 	// memory is the cap on the servers' memory, nil without one.
 	memory *results.MemoryLimit
+	// applyLimits makes the storage-class caps bind, once the servers have
+	// started and loaded; nil when the body starts none.
+	applyLimits func() error
 	// inst is the engine the setup started, its workload prepared; nil
 	// when the body asked for none.
 	inst engine.Instance

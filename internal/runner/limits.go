@@ -11,15 +11,18 @@ import (
 	"dbio/internal/telemetry"
 )
 
-// limitedPlacement applies storage-class limits to a run: one block-I/O
-// cgroup capping the physical disks behind the placement's targets. A server
+// limitedPlacement readies storage-class limits for a run: one block-I/O
+// cgroup for the physical disks behind the placement's targets. A server
 // engine starts inside it (through Options.Wrap, as its own user); an
 // in-process engine (SQLite) means dbio itself joins it for the run. The
-// returned release undoes it; the note describes it for run.json. env's
-// samplers read what the group was served every second until release.
-func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options, env *Env) (release func() error, note string, limit *results.StorageLimit, err error) {
+// caps bind once apply is called, when the run begins to measure: the
+// server's start and the load run at the device's own speed. The returned
+// release undoes it; the note describes it for run.json. env's samplers
+// read what the group was served every second until release.
+func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options, env *Env) (apply, release func() error, note string, limit *results.StorageLimit, err error) {
 	if l.IsZero() {
-		return func() error { return nil }, "", nil, nil
+		none := func() error { return nil }
+		return none, none, "", nil, nil
 	}
 	seen := map[string]bool{}
 	var devices []string
@@ -29,7 +32,7 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 		}
 		st, err := t.Storage(sys)
 		if err != nil {
-			return nil, "", nil, fmt.Errorf("limits on %s: %w", t.Path, err)
+			return nil, nil, "", nil, fmt.Errorf("limits on %s: %w", t.Path, err)
 		}
 		for _, d := range st.Physical {
 			if !seen[d.DevNumber] {
@@ -38,12 +41,12 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 			}
 		}
 	}
-	g, err := host.Create(name, devices, l)
+	g, err := host.Prepare(name, devices, l)
 	if err != nil {
-		return nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
+		return nil, nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
 	}
 	limit = storageLimit(g)
-	note = fmt.Sprintf("storage-class emulation: %s on devices %v through %s cgroup %s", l, devices, g.Version, g.Path)
+	note = fmt.Sprintf("storage-class emulation: %s on devices %v through %s cgroup %s, binding from the first measured phase (the server's start and the load run at the device's own speed)", l, devices, g.Version, g.Path)
 	if p, ok := iolimit.LookupPreset(l.Preset); ok {
 		note += " (preset " + l.Preset + ": " + p.Source + ")"
 	}
@@ -72,15 +75,15 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap
 		opts.RunAs = g.AllowUser
-		return g.Remove, note, limit, nil
+		return g.Apply, g.Remove, note, limit, nil
 	}
 	// The engine runs inside dbio: dbio joins the group, and leaves it when
 	// the group is removed (Remove moves its members back to the parent).
 	if err := g.AddPID(os.Getpid()); err != nil {
 		g.Remove()
-		return nil, "", nil, err
+		return nil, nil, "", nil, err
 	}
-	return g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
+	return g.Apply, g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
 }
 
 // ioGroupUsage is a block-I/O group's caps and counters as telemetry

@@ -359,6 +359,11 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 			return err
 		}
 	}
+	if ss.applyLimits != nil {
+		if err := ss.applyLimits(); err != nil {
+			return fmt.Errorf("--limit %s: %w", p.Limits, err)
+		}
+	}
 	return p.Body.run(ctx, ss)
 }
 
@@ -418,7 +423,7 @@ func (ss *session) capServers(undo *cleanups) error {
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	release, limitNote, limit, err := limitedPlacement(iolimit.SystemHost(ss.env.SysFS.Sys), ss.env.SysFS, dir.Run().ID, p.Limits, ss.pl, p.Engine.Capabilities(), &opts, &ss.env)
+	applyLimits, release, limitNote, limit, err := limitedPlacement(iolimit.SystemHost(ss.env.SysFS.Sys), ss.env.SysFS, dir.Run().ID, p.Limits, ss.pl, p.Engine.Capabilities(), &opts, &ss.env)
 	if err != nil {
 		return err
 	}
@@ -449,7 +454,7 @@ func (ss *session) capServers(undo *cleanups) error {
 		}
 		return err
 	})
-	ss.opts, ss.memory = opts, memory
+	ss.opts, ss.memory, ss.applyLimits = opts, memory, applyLimits
 	return note(memoryNote)
 }
 
