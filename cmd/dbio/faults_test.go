@@ -53,8 +53,9 @@ func TestMain(m *testing.M) {
 }
 
 // faultDeadline bounds every wait of the matrix, so that a broken case
-// fails instead of hanging the suite.
-const faultDeadline = 3 * time.Minute
+// fails instead of hanging the suite; generous, since a CI machine running
+// every package at once can take minutes over what takes one here.
+const faultDeadline = 10 * time.Minute
 
 // runningDBIO is dbio running as a process of its own.
 type runningDBIO struct {

@@ -5,14 +5,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"dbio/internal/execx"
 	"dbio/internal/results"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 func testApp(out *bytes.Buffer) *App {
@@ -132,21 +135,50 @@ func TestTargetSafety(t *testing.T) {
 	})
 }
 
-// TestQuickEndToEnd runs dbio quick with short steps and reads the results back.
+// TestQuickEndToEnd runs dbio quick with short steps, as a user does, on
+// an 80-column terminal, and reads the results back. Every line that is
+// redrawn fits in 79 columns (a wider one would wrap and leave its first
+// part behind when redrawn), and while the device pass runs, its line
+// counts the TPC-C steps after it in the run's time left, to its last
+// point.
 func TestQuickEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs real steps")
+		t.Skip("runs fio and real steps")
 	}
+	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
 	dir, res := t.TempDir(), t.TempDir()
-	var out bytes.Buffer
-	code := run(context.Background(), testApp(&out), []string{"quick", "--target", dir, "--results", res, "--users", "1,2", "--ramp-time", "1s", "--runtime", "2s", "--disk-runtime", "1s"})
-	if code != exitOK {
-		t.Fatalf("exit code %d:\n%s", code, out.String())
+	cmdline := strings.Join([]string{"stty cols 80 rows 24;", os.Args[0], "quick", "--target", dir, "--results", res,
+		"--users", "1,2", "--ramp-time", "1s", "--runtime", "2s", "--disk-runtime", "1s"}, " ")
+	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
+	if code := p.exit(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, p.out)
 	}
+	// The terminal ends each line with "\r\n".
+	out := strings.ReplaceAll(p.out.String(), "\r\n", "\n")
 	for _, want := range []string{"COMPLETED", "TPM", "NOPM", "pass    4: sum(O_OL_CNT) = count(ORDER-LINE)"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		segs := strings.Split(line, "\r")
+		for _, seg := range segs[:len(segs)-1] {
+			if n := utf8.RuneCountInString(seg); n > 79 {
+				t.Errorf("a line of %d columns redrawn on an 80-column terminal: %q", n, seg)
+			}
+		}
+	}
+	points := regexp.MustCompile(`\[(\d+)/(\d+)\] (\S+):`).FindAllStringSubmatch(out, -1)
+	if len(points) == 0 || points[len(points)-1][1] != points[len(points)-1][2] {
+		t.Fatalf("no fio points:\n%q", out)
+	}
+	last := points[len(points)-1][3]
+	if !regexp.MustCompile(regexp.QuoteMeta(last) + ` [^\r]*run \d+:\d\d`).MatchString(out) {
+		t.Errorf("the last fio point's line (%s) does not count the TPC-C steps after it in the run's time left:\n%q", last, out)
+	}
+	if strings.Contains(out, "loaded warehouse") || !strings.Contains(out, "loaded 1 warehouse: ") {
+		t.Errorf("the load did not say its total in one line:\n%q", out)
 	}
 	runs, _ := filepath.Glob(filepath.Join(res, "*"))
 	if len(runs) != 1 {
@@ -174,8 +206,7 @@ func TestQuickEndToEnd(t *testing.T) {
 	if l.Run.Status != results.StatusCompleted || len(l.Steps) < 2 {
 		t.Fatalf("status %s, %d steps", l.Run.Status, len(l.Steps))
 	}
-	last := l.Steps[len(l.Steps)-1]
-	if tpm, ok := last.Figure("tpm"); !ok || tpm <= 0 {
+	if tpm, ok := l.Steps[len(l.Steps)-1].Figure("tpm"); !ok || tpm <= 0 {
 		t.Errorf("last step TPM %v", tpm)
 	}
 	if len(l.Series.Rows) < 4 || l.Series.Column("tpm") < 0 {

@@ -289,8 +289,9 @@ func TestCoordinatorDriver(t *testing.T) {
 	}
 }
 
-// driverRun is a suite run driven from here (driver = "coordinator") on
-// the server whose DSN is in $DBIO_TEST_DSN, its data said to be on h1.
+// driverRun is a suite run of the workload %WORKLOAD% driven from here
+// (driver = "coordinator") on the server whose DSN is in $DBIO_TEST_DSN,
+// its data said to be on h1.
 const driverRun = `
 [engines.yours]
 engine = "postgres"
@@ -298,7 +299,7 @@ dsn_env = "DBIO_TEST_DSN"
 
 [[runs]]
 name = "remote"
-workload = "tpcc"
+workload = "%WORKLOAD%"
 engine = "yours"
 data = "h1"
 driver = "coordinator"
@@ -342,7 +343,7 @@ func TestSuiteTenantsOnFleet(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "tenants.toml")
 	text := strings.Replace(hostsSuiteText(filepath.Join(dir, "results"), "4s", f.SSHConfig, names, paths), `data = "fleet"`, "data = \"fleet\"\nrepeat = 2", 1) +
-		strings.ReplaceAll(driverRun, "%PATH%", names[0]+":"+paths[0])
+		strings.NewReplacer("%PATH%", names[0]+":"+paths[0], "%WORKLOAD%", "tpcc").Replace(driverRun)
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

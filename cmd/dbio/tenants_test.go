@@ -42,6 +42,19 @@ func buildDBIO(t *testing.T) string {
 // the hosts' PostgreSQL user can reach.
 func tenantsOnFleet(t *testing.T, f *testfleet.Fleet, base, runtime string) []string {
 	t.Helper()
+	return workloadOnFleet(t, f, base, runtime, "tpcc", "--warehouses", "1")
+}
+
+// tinySysbenchOnFleet is tenantsOnFleet with sysbench's one table of a
+// thousand rows, loaded in a second: for the tests of the tenants'
+// lifecycle (refusals, signals), which TPC-C's load would only make longer.
+func tinySysbenchOnFleet(t *testing.T, f *testfleet.Fleet, base, runtime string) []string {
+	t.Helper()
+	return workloadOnFleet(t, f, base, runtime, "sysbench", "--tables", "1", "--table-size", "1000")
+}
+
+func workloadOnFleet(t *testing.T, f *testfleet.Fleet, base, runtime string, workload ...string) []string {
+	t.Helper()
 	// The test's temporary directories are root's alone; the server runs
 	// as an unprivileged user and must reach its directory.
 	for _, d := range []string{filepath.Dir(f.Dir), f.Dir} {
@@ -49,8 +62,8 @@ func tenantsOnFleet(t *testing.T, f *testfleet.Fleet, base, runtime string) []st
 			t.Fatal(err)
 		}
 	}
-	args := []string{"tpcc", "--engine", "postgres", "--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", runtime,
-		"--ssh-config", f.SSHConfig, "--results", base}
+	args := append(workload, "--engine", "postgres", "--users", "1", "--ramp-time", "0s", "--runtime", runtime,
+		"--ssh-config", f.SSHConfig, "--results", base)
 	for _, h := range f.Hosts {
 		dir := filepath.Join(h.Storage, "db")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -285,7 +298,7 @@ func TestKilledTenantsLeaveNothing(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
 		t.Run(sig.String(), func(t *testing.T) {
 			base := t.TempDir()
-			p := startProgram(t, bin, tenantsOnFleet(t, f, base, "120s")...)
+			p := startProgram(t, bin, tinySysbenchOnFleet(t, f, base, "120s")...)
 			p.waitLine("start barrier: every host started")
 			p.signal(sig)
 			code := p.exit()
@@ -393,7 +406,7 @@ func TestForwardedFlags(t *testing.T) {
 // TestTenantRefused: a target missing on a host is bad input, found over
 // ssh before anything is written; a host whose dbio refuses its run (its
 // target holds a dbio directory dbio did not make) fails the run with that
-// host's message, and the other host, which was loading, is stopped.
+// host's message, and the other host, loading or waiting at the barrier, is stopped.
 // Nothing is left on either host.
 func TestTenantRefused(t *testing.T) {
 	// A fleet run mostly waits (ssh, the hosts' fio and servers for their
@@ -424,7 +437,7 @@ func TestTenantRefused(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			base := t.TempDir()
-			args := tenantsOnFleet(t, f, base, "5s")
+			args := tinySysbenchOnFleet(t, f, base, "5s")
 			says := c.spoil(t, filepath.Join(f.Hosts[1].Storage, "db"))
 			p := startProgram(t, bin, args...)
 			if code := p.exit(); code != c.code {

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"dbio/internal/iolimit"
 	"dbio/internal/target"
@@ -131,44 +130,5 @@ func TestLiveFiguresAreScrapedDuringARun(t *testing.T) {
 	}
 	if code := p.exit(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, p.out)
-	}
-}
-
-// On an 80-column terminal, every line that is redrawn fits in 79 columns
-// (a wider one would wrap and leave its first part behind when redrawn),
-// and while the device pass of dbio quick runs, its line counts the
-// TPC-C steps after it in the run's time left, to its last point.
-func TestQuickOnAnEightyColumnTerminal(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs fio and real steps")
-	}
-	script := testenv.RequireProgram(t, "script", "apt-get install -y bsdutils")
-	testenv.RequireProgram(t, "fio", testenv.InstallFio)
-	cmdline := strings.Join([]string{"stty cols 80 rows 24;", os.Args[0], "quick", "--target", t.TempDir(), "--results", t.TempDir(),
-		"--users", "1,2", "--ramp-time", "1s", "--runtime", "2s", "--disk-runtime", "1s"}, " ")
-	p := startProgram(t, script, "-qefc", cmdline, "/dev/null")
-	if code := p.exit(); code != exitOK {
-		t.Fatalf("exit %d:\n%s", code, p.out)
-	}
-	// The terminal ends each line with "\r\n".
-	out := strings.ReplaceAll(p.out.String(), "\r\n", "\n")
-	for _, line := range strings.Split(out, "\n") {
-		segs := strings.Split(line, "\r")
-		for _, seg := range segs[:len(segs)-1] {
-			if n := utf8.RuneCountInString(seg); n > 79 {
-				t.Errorf("a line of %d columns redrawn on an 80-column terminal: %q", n, seg)
-			}
-		}
-	}
-	points := regexp.MustCompile(`\[(\d+)/(\d+)\] (\S+):`).FindAllStringSubmatch(out, -1)
-	if len(points) == 0 || points[len(points)-1][1] != points[len(points)-1][2] {
-		t.Fatalf("no fio points:\n%q", out)
-	}
-	last := points[len(points)-1][3]
-	if !regexp.MustCompile(regexp.QuoteMeta(last) + ` [^\r]*run \d+:\d\d`).MatchString(out) {
-		t.Errorf("the last fio point's line (%s) does not count the TPC-C steps after it in the run's time left:\n%q", last, out)
-	}
-	if strings.Contains(out, "loaded warehouse") || !strings.Contains(out, "loaded 1 warehouse: ") {
-		t.Errorf("the load did not say its total in one line:\n%q", out)
 	}
 }
