@@ -45,6 +45,8 @@ buffer_pool = "64MB"
 [workloads.tpcc]
 kind = "tpcc"
 warehouses = 1
+# One load on each target: every later run there resets to its copy.
+data = "reset"
 users = [4]
 ramp_time = "2s"
 runtime = "8s"
@@ -78,6 +80,8 @@ engine = "mariadb"
 [workloads.tpcc]
 kind = "tpcc"
 warehouses = 1
+# One load on each target: every later run there resets to its copy.
+data = "reset"
 users = [4]
 ramp_time = "2s"
 runtime = "8s"
