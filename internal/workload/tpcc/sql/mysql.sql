@@ -203,15 +203,33 @@ BEGIN
     DECLARE v_delivered INT DEFAULT 0;
     -- Each district's order id in 8 digits, 0 where it had none.
     DECLARE v_o_ids VARCHAR(80) DEFAULT '';
+    -- Each district's oldest undelivered order as the transaction's
+    -- snapshot saw it, 8 digits each, 0 where there was none.
+    DECLARE v_first VARCHAR(80);
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
+    -- A plain read, without locks. The deletes below start at these ids:
+    -- a locking scan from a district's first key would lock the gap in
+    -- front of its first row, where the district before it inserts its new
+    -- orders, and every New-Order of that district (and, through the
+    -- district rows those hold, its Payments and the warehouse row) would
+    -- wait for this Delivery's commit. Started at an existing key the
+    -- delete locks that row alone.
+    SELECT GROUP_CONCAT(LPAD(IFNULL((SELECT MIN(no_o_id) FROM new_order WHERE no_w_id = p_w_id AND no_d_id = n), 0), 8, '0')
+                        ORDER BY n SEPARATOR '')
+        INTO v_first FROM tpcc_line_no WHERE n <= 10;
     WHILE v_d_id <= 10 DO
         -- The district's oldest undelivered order, read (LAST_INSERT_ID(expr)
         -- keeps the id of the row the delete reached first, which is the
-        -- one it deletes) and deleted under one lock. No row: 2.7.4.2, no
-        -- outstanding order in this district.
-        DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id AND LAST_INSERT_ID(no_o_id) >= 0
+        -- one it deletes) and deleted under one lock; the lock read sees the
+        -- latest rows, so an order another Delivery took since the snapshot
+        -- is passed over. No row: 2.7.4.2, no outstanding order in this
+        -- district.
+        DELETE FROM new_order WHERE no_w_id = p_w_id AND no_d_id = v_d_id
+            AND no_o_id >= CAST(SUBSTRING(v_first, v_d_id * 8 - 7, 8) AS UNSIGNED)
+            AND CAST(SUBSTRING(v_first, v_d_id * 8 - 7, 8) AS UNSIGNED) > 0
+            AND LAST_INSERT_ID(no_o_id) >= 0
             ORDER BY no_o_id LIMIT 1;
         IF ROW_COUNT() = 1 THEN
             SET v_o_ids = CONCAT(v_o_ids, LPAD(LAST_INSERT_ID(), 8, '0')), v_delivered = v_delivered + 1;
