@@ -123,8 +123,14 @@ BEGIN
     DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END;
 
     START TRANSACTION;
-    UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w_id;
-    UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
+    -- The customer first, the warehouse last: every Payment of a warehouse
+    -- updates its one row, so that row's lock is the warehouse's queue.
+    -- Taken last, it is held for the history row, the output and the commit
+    -- alone, never
+    -- while this transaction waits for a customer (a Delivery may hold one)
+    -- or a district (a New-Order holds its district's); and since every
+    -- transaction that locks a customer, district or warehouse row takes
+    -- them in this order, or takes only one of them, no cycle can form.
     IF p_c_last IS NOT NULL THEN
         -- The customer at position ceil(n/2) of those with that last name,
         -- by first name; NULL when there is none.
@@ -144,6 +150,8 @@ BEGIN
                                     LEFT(CONCAT(p_c_id, ' ', p_c_d_id, ' ', p_c_w_id, ' ', p_d_id, ' ', p_w_id, ' ', p_amount, ' | ', c_data), 500),
                                     c_data)
         WHERE c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = p_c_id;
+    UPDATE district SET d_ytd = d_ytd + p_amount WHERE d_w_id = p_w_id AND d_id = p_d_id;
+    UPDATE warehouse SET w_ytd = w_ytd + p_amount WHERE w_id = p_w_id;
     -- H_DATA is W_NAME and D_NAME separated by four spaces. The rows it
     -- reads are the ones this transaction has locked and updated.
     INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
