@@ -91,6 +91,10 @@ func resetProblems(p Plan, f problemForm) []error {
 	if p.DataPath == "" {
 		return f.in(fmt.Errorf("%s reset keeps its pristine copy on the data target: give one", f.name("data")))
 	}
+	if p.Body != nil && !p.Body.needs().engine {
+		// Noisy neighbours' tenants each start and load their own.
+		return f.in(fmt.Errorf("%s reset restores the one database a run starts its steps on, and this run's servers each load their own: use %s fresh", f.name("data"), f.name("data")))
+	}
 	return nil
 }
 
