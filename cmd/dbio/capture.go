@@ -1,10 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -13,8 +13,11 @@ import (
 	"dbio/internal/blocktrace"
 	"dbio/internal/capture"
 	"dbio/internal/replay"
+	"dbio/internal/report"
 	"dbio/internal/results"
+	"dbio/internal/runner"
 	"dbio/internal/target"
+	"dbio/internal/telemetry"
 	"dbio/internal/units"
 )
 
@@ -54,24 +57,44 @@ in a tracing instance of its own. It needs root.`,
 				return usagef("%v", err)
 			}
 			var devs []blocktrace.Device
+			var places []results.TargetInfo
 			seen := map[string]bool{}
-			add := func(d blocktrace.Device, err error) error {
+			add := func(path string, d blocktrace.Device, err error) error {
 				if err != nil {
 					return usagef("%v", err)
 				}
 				if !seen[d.Number()] {
 					seen[d.Number()] = true
 					devs = append(devs, d)
+					storage, rerr := results.Storage{}, error(nil)
+					if abs, aerr := filepath.Abs(path); aerr != nil {
+						rerr = aerr
+					} else {
+						storage, rerr = app.SysFS.Resolve(abs)
+					}
+					if rerr != nil || storage.DevNumber != d.Number() {
+						// A device node is on devtmpfs: what is
+						// behind it is the device itself.
+						storage = results.Storage{FSType: "block device", Device: d.Name, DevNumber: d.Number()}
+					}
+					place := results.TargetInfo{Role: "data", Path: path, Storage: storage}
+					var st syscall.Statfs_t
+					if rerr == nil && syscall.Statfs(path, &st) == nil {
+						place.FreeBytes = st.Bavail * uint64(st.Bsize)
+					}
+					places = append(places, place)
 				}
 				return nil
 			}
 			for _, p := range devices {
-				if err := add(capture.DeviceAt(app.SysFS, p)); err != nil {
+				d, err := capture.DeviceAt(app.SysFS, p)
+				if err := add(p, d, err); err != nil {
 					return err
 				}
 			}
 			for _, p := range targets {
-				if err := add(capture.DeviceUnder(app.SysFS, p)); err != nil {
+				d, err := capture.DeviceUnder(app.SysFS, p)
+				if err := add(p, d, err); err != nil {
 					return err
 				}
 			}
@@ -80,27 +103,30 @@ in a tracing instance of its own. It needs root.`,
 				return usagef("%v", err)
 			}
 			defer tracer.Close()
-			dir, err := results.NewDir(resultsBase, name, "capture directory", app.Now())
+			dir, err := results.Create(resultsBase, name, blockIORun(app, results.KindCapture, places), app.Now())
 			if err != nil {
 				return err
 			}
 			for _, d := range devs {
-				fmt.Fprintf(app.Stdout, "capturing %s (%s) for %s into %s\n", d.Name, d.Number(), duration, dir)
+				fmt.Fprintf(app.Stdout, "capturing %s (%s) for %s into %s\n", d.Name, d.Number(), duration, dir.Path)
 			}
+			started := app.Now()
 			rec, tr, err := capture.Run(cmd.Context(), tracer, capture.Config{
 				Devices: devs, Duration: duration, TraceFS: traceFS, Proc: app.SysFS.Proc,
 				Command: app.Args, Now: app.Now,
 			})
-			if err != nil {
-				return err
+			if err == nil {
+				err = capture.WriteDir(dir.Path, rec, tr)
 			}
-			if err := capture.WriteDir(dir, rec, tr); err != nil {
+			if err == nil {
+				step, rows := capture.Step(rec, tr, started, app.Now())
+				err = writeBlockIO(dir, step, rows)
+			}
+			if err := finishBlockIO(cmd, app, dir, err); err != nil {
 				return err
 			}
 			printSignature(app, rec)
-			if cmd.Context().Err() != nil {
-				return errInterrupted
-			}
+			fmt.Fprintf(app.Stdout, "results: %s\n", dir.Path)
 			return nil
 		},
 	}
@@ -114,6 +140,45 @@ in a tracing instance of its own. It needs root.`,
 	groupOwnFlags(cmd, "Capture", "device", "duration", "tracefs")
 	groupFlagsInHelp(cmd, "")
 	return cmd
+}
+
+// blockIORun is run.json as a capture or a replay (kind) begins it, on
+// its targets.
+func blockIORun(app *App, kind string, places []results.TargetInfo) results.Run {
+	// The command line is the whole of its configuration, and run.json
+	// keeps it; the captured devices and the replay's target and pace are
+	// in its step's detail.
+	host, _ := telemetry.ReadHost(telemetry.HostFS())
+	return results.Run{
+		Kind: kind, Command: app.Args,
+		Environment: results.Environment{Host: host, Targets: places, Versions: map[string]string{"dbio": version()}},
+	}
+}
+
+// writeBlockIO writes a capture's or a replay's step and its seconds.
+func writeBlockIO(dir *results.Dir, step results.Step, rows []results.SeriesRow) error {
+	for _, r := range rows {
+		if err := dir.AppendSeries(r); err != nil {
+			return err
+		}
+	}
+	return dir.WriteStep(step, nil)
+}
+
+// finishBlockIO ends a capture's or a replay's results directory with
+// the status its error gives, and returns the error the command ends with.
+func finishBlockIO(cmd *cobra.Command, app *App, dir *results.Dir, err error) error {
+	status := results.StatusCompleted
+	switch {
+	case cmd.Context().Err() != nil:
+		status, err = results.StatusInterrupted, errInterrupted
+	case err != nil:
+		status = results.StatusFailed
+	}
+	if ferr := dir.Finish(status, err, app.Now()); err == nil {
+		err = ferr
+	}
+	return err
 }
 
 // printSignature writes a capture's signature for the terminal.
@@ -214,32 +279,49 @@ Discards are not replayed. The working file is removed afterwards.`,
 			if err != nil {
 				return usagef("%v", err)
 			}
-			work, err := t.Sub("replay")
+			// The target is the replay's alone while it runs, as a
+			// benchmark's is: another run on it would be in its figures.
+			lock, err := t.Lock(app.SysFS, runner.Holder(app.Args, app.Now()))
 			if err != nil {
-				return err
-			}
-			defer t.RemoveSub("replay")
-			storage, _ := app.SysFS.Resolve(t.Path)
-			dir, err := results.NewDir(resultsBase, name, "replay directory", app.Now())
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(app.Stdout, "replaying %s (%d requests, %s) on %s at %s pace into %s\n", capDir, len(tr.Requests),
-				units.FormatBytes(uint64(need)), t.Path, pace, dir)
-			rec, err := replay.Run(cmd.Context(), app.Exec, replay.Config{
-				Fio: fio, Capture: capDir, Trace: tr, Target: t.Path, Storage: storage, WorkDir: work,
-				ResultsDir: dir, Pace: p, Speed: speed, Command: app.Args, Now: app.Now,
-			})
-			if err != nil {
-				if cmd.Context().Err() != nil {
-					return errInterrupted
+				if errors.Is(err, target.ErrBusy) {
+					return usagef("%v", err)
 				}
 				return err
 			}
-			if err := replay.WriteRecord(dir, rec); err != nil {
+			defer lock.Release()
+			storage, _ := app.SysFS.Resolve(t.Path)
+			place := results.TargetInfo{Role: "data", Path: t.Path, Storage: storage, FreeBytes: st.Bavail * uint64(st.Bsize)}
+			dir, err := results.Create(resultsBase, name, blockIORun(app, results.KindReplay, []results.TargetInfo{place}), app.Now())
+			if err != nil {
+				return err
+			}
+			work, err := t.Sub("replay")
+			if err != nil {
+				return finishBlockIO(cmd, app, dir, err)
+			}
+			defer t.RemoveSub("replay")
+			fmt.Fprintf(app.Stdout, "replaying %s (%d requests, %s) on %s at %s pace into %s\n", capDir, len(tr.Requests),
+				units.FormatBytes(uint64(need)), t.Path, pace, dir.Path)
+			rec, err := replay.Run(cmd.Context(), app.Exec, replay.Config{
+				Fio: fio, Capture: capDir, Trace: tr, Target: t.Path, Storage: storage, WorkDir: work,
+				ResultsDir: dir.Path, Pace: p, Speed: speed, Command: app.Args, Now: app.Now,
+			})
+			if err == nil {
+				err = replay.WriteRecord(dir.Path, rec)
+			}
+			if err == nil {
+				var devices []string
+				for _, d := range tr.Devices {
+					devices = append(devices, d.Name)
+				}
+				step, rows := replay.Step(rec, devices, app.Now())
+				err = writeBlockIO(dir, step, rows)
+			}
+			if err := finishBlockIO(cmd, app, dir, err); err != nil {
 				return err
 			}
 			printReplay(app, rec)
+			fmt.Fprintf(app.Stdout, "results: %s\n", dir.Path)
 			return nil
 		},
 	}
@@ -281,41 +363,32 @@ func init() { commandConstructors = append(commandConstructors, newReplaysCmd) }
 
 func newReplaysCmd(app *App) *cobra.Command {
 	var markdown bool
+	var base string
 	cmd := &cobra.Command{
 		Use:   "replays CAPTURE REPLAY...",
-		Short: "Compare a capture and its replays side by side",
+		Short: "Compare a capture and its replays side by side, in a table for the terminal",
 		Long: `dbio replays lays a capture (what the source storage did) beside its replays on
-candidate storage: IOPS and syncs per second, latency percentiles by direction
-and of the syncs, how long the requests took, how far each second's IOPS were
-from the source's, and whether each replay kept up with the recorded pace. A
-replay on the source storage itself is the fidelity check. Everything is read
-from the results directories alone.`,
+candidate storage, in one table for the terminal: IOPS and syncs per second,
+latency percentiles by direction and of the syncs, how long the requests took,
+how far each second's IOPS were from the source's, and whether each replay
+kept up with the recorded pace. A replay on the source storage itself is the
+fidelity check. Everything is read from the results directories alone.
+
+'dbio compare CAPTURE REPLAY...' writes the same table into its report, with
+the per-second charts overlaid.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			src, tr, err := capture.Load(args[0])
+			_, runs, err := loadNamedRuns(app, base, args)
 			if err != nil {
+				return err
+			}
+			if err := report.WriteBlockIOTable(&terminalText{w: app.Stdout}, runs, markdown); err != nil {
 				return usagef("%v", err)
 			}
-			var where []string
-			for _, d := range src.Devices {
-				where = append(where, d.Name)
-			}
-			var recs []replay.Record
-			var names []string
-			for _, dir := range args[1:] {
-				r, err := replay.Load(dir)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				recs = append(recs, r)
-				names = append(names, filepath.Base(dir))
-			}
-			// The source's rates over the span its requests took, as a
-			// replay's are over its own.
-			rows := replay.Compare(filepath.Base(args[0]), strings.Join(where, "+"), blocktrace.Sign(tr.Active()), recs, names)
-			return replay.WriteTable(&terminalText{w: app.Stdout}, rows, markdown)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "write the table as Markdown")
+	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"dbio/internal/blocktrace"
 	"dbio/internal/capture"
 	"dbio/internal/smallfs"
+	"dbio/internal/target"
 )
 
 // TestCaptureAndReplayRefuseBadInput: each refusal is one line naming the
@@ -34,6 +35,26 @@ func TestCaptureAndReplayRefuseBadInput(t *testing.T) {
 	if err := capture.WriteDir(capDir, capture.Record{Kind: capture.Kind, Version: 1}, tr); err != nil {
 		t.Fatal(err)
 	}
+	// A capture of one request, and a target another run holds.
+	oneDir := filepath.Join(dir, "one")
+	if err := os.Mkdir(oneDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	one := tr
+	one.Requests = tr.Requests[:1]
+	if err := capture.WriteDir(oneDir, capture.Record{Kind: capture.Kind, Version: 1}, one); err != nil {
+		t.Fatal(err)
+	}
+	held := t.TempDir()
+	ht, err := target.Open(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := ht.Lock(target.HostFS(), target.Holder{PID: os.Getpid(), Command: []string{"dbio", "tpcc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
 	small := smallfs.Mount(t, 64<<20)
 	regular := filepath.Join(dir, "file")
 	if err := os.WriteFile(regular, nil, 0o644); err != nil {
@@ -53,6 +74,7 @@ func TestCaptureAndReplayRefuseBadInput(t *testing.T) {
 		{[]string{"replay", dir, "--target", small}, "is not a capture"},
 		{[]string{"replay", capDir, "--target", small, "--pace", "fast"}, `--pace "fast"`},
 		{[]string{"replay", capDir, "--target", small, "--speed", "0"}, "--speed 0 must be above 0"},
+		{[]string{"replay", oneDir, "--target", held}, "is in use by another dbio run"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer

@@ -59,7 +59,8 @@ func Comparability(runs []*Recorded, n Names) (refusal Refusal, warnings []strin
 		} else if warning != "" {
 			warnings = append(warnings, warning)
 		}
-		if a.Run.Kind != b.Run.Kind {
+		// A capture and its replays are of two kinds by design.
+		if a.Run.Kind != b.Run.Kind && !(results.IsBlockIO(a.Run.Kind) && results.IsBlockIO(b.Run.Kind)) {
 			warnings = append(warnings, fmt.Sprintf("%s is a %s run and %s a %s run; their steps are compared where they match", whoA, a.Run.Kind, whoB, b.Run.Kind))
 		}
 		ca, cb := a.Run.Config, b.Run.Config
@@ -172,6 +173,10 @@ func measured(r *Recorded, n Names) []string {
 	}
 	for _, w := range r.Workloads {
 		out = append(out, n.Workload(w.Kind))
+	}
+	if len(r.BlockIO) > 0 {
+		// A capture and its replays are compared side by side.
+		out = append(out, "block I/O")
 	}
 	sort.Strings(out)
 	return out

@@ -47,5 +47,15 @@ func Headlines(r *Recorded) []Headline {
 		out = append(out, Headline{Kind: "fio", Figures: []results.FigureDef{results.FigureIOPS.Def()},
 			Values: []float64{Value(r.Fio[best], results.FigureIOPS)}, Point: r.Fio[best].Name})
 	}
+	for _, s := range r.BlockIO {
+		h := Headline{Kind: s.Kind, Point: BlockIOVerdict(s)}
+		for _, n := range []results.FigureName{results.FigureReadIOPS, results.FigureWriteIOPS, results.FigureSyncsPerSec} {
+			if v := Value(s, n); v > 0 {
+				h.Figures = append(h.Figures, n.Def())
+				h.Values = append(h.Values, v)
+			}
+		}
+		out = append(out, h)
+	}
 	return out
 }

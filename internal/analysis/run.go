@@ -14,6 +14,8 @@ type Recorded struct {
 	// Fio are the fio points; each has its FioPoint (a step recorded
 	// without one gets one naming the step).
 	Fio []results.Step
+	// BlockIO are a capture's and a replay's steps (each has its BlockIO).
+	BlockIO []results.Step
 	// Other are the steps with figures only (backups, tenants...).
 	Other []results.Step
 }
@@ -35,6 +37,8 @@ func NewRecorded(l *results.Loaded) *Recorded {
 				s.Fio = &results.FioPoint{FioPlan: results.FioPlan{Name: s.Name, Series: s.Name}, Status: s.Status}
 			}
 			r.Fio = append(r.Fio, s)
+		case results.IsBlockIO(s.Kind) && s.BlockIO != nil:
+			r.BlockIO = append(r.BlockIO, s)
 		case s.Total != nil:
 			i, ok := index[s.Kind]
 			if !ok {

@@ -241,6 +241,11 @@ func runSections(r *runView, prefix string) []*section {
 			findings = append(findings, f)
 		}
 	}
+	if len(r.BlockIO) > 0 {
+		s, f := blockIOSection(r, prefix)
+		body = append(body, s)
+		findings = append(findings, f...)
+	}
 	findings = append(findings, demandFindings(r.Recorded, r.title)...)
 	if len(r.Other) > 0 {
 		body = append(body, otherSection(r.Other, prefix))
@@ -414,6 +419,9 @@ func runWhat(r *runView) string {
 		s += ", users " + intsText(r.Users(w))
 		what = append(what, s)
 	}
+	for _, s := range r.BlockIO {
+		what = append(what, blockIOWhat(s))
+	}
 	line := strings.Join(what, " then ")
 	for i, e := range r.Run.Engines {
 		if i == 0 {
@@ -571,6 +579,11 @@ func compareDocument(runs []*runView, reasons, warnings []string, opts Options) 
 		}
 	}
 	if s, f := compareFleetHosts(runs); s != nil {
+		d.Sections = append(d.Sections, s)
+		findings = append(findings, f...)
+	}
+	if len(runs[0].BlockIO) > 0 {
+		s, f := compareBlockIO(runs)
 		d.Sections = append(d.Sections, s)
 		findings = append(findings, f...)
 	}

@@ -61,6 +61,12 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 //	tenants-fleet  dbio tpcc on PostgreSQL, 1 warehouse, 1 user, 8 s, as
 //	             tenants on two test hosts, with each host's own run.json,
 //	             series.csv and summaries under hosts/
+//	capture-loop  dbio capture --target of a loop device's ext4 for 5 s while
+//	             fio read and wrote 8 KiB at 400 IOPS with an fdatasync every 8
+//	             writes; replay-loop its replay at the recorded pace on the
+//	             same file system (it fell behind), replay-tmpfs-max its
+//	             replay on tmpfs with --pace max (too short for fio to log a
+//	             second: no series.csv)
 
 var fixedClock = func() time.Time { return time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC) }
 
@@ -187,6 +193,10 @@ func TestRunReportsMatchGolden(t *testing.T) {
 		// by second.
 		{"disk-fleet", []string{"disk-fleet-a"}},
 		{"tenants-fleet", []string{"tenants-fleet"}},
+		// A capture and a replay: requests and latency by direction,
+		// second by second, and the replay's verdict.
+		{"capture-loop", []string{"capture-loop"}},
+		{"replay-loop", []string{"replay-loop"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -223,6 +233,9 @@ func TestComparisonsMatchGolden(t *testing.T) {
 		{"compare-fleet", []string{"disk-fleet-a", "disk-fleet-b"}, false},
 		// The same DiskSpd line twice: the point's spectra overlaid.
 		{"compare-diskspd", []string{"disk-diskspd-a", "disk-diskspd-b"}, false},
+		// A capture and its replays side by side: the fidelity check on the
+		// source's own storage, and the headroom on tmpfs.
+		{"compare-replays", []string{"capture-loop", "replay-loop", "replay-tmpfs-max"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

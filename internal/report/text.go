@@ -93,6 +93,9 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		return err
 	}
 	tenantsText(w, r, l.Steps)
+	for _, s := range analysis.NewRecorded(l).BlockIO {
+		fmt.Fprintf(w, "\n%s\n", blockIOFinding(s))
+	}
 	for _, wl := range analysis.NewRecorded(l).Workloads {
 		if f := warmupFinding(opts.title(wl.Kind), wl.Steps); f != "" {
 			fmt.Fprintf(w, "\nwarm-up: %s\n", f)

@@ -126,6 +126,25 @@ func DeviceLatency(device, stat string) FigureName {
 	return FigureName(device + "_latency_" + stat)
 }
 
+// Figures of a capture's or a replay's step, by direction (latencies in
+// µs): the source's and the candidates' figures compared side by side. A
+// capture's or replay's seconds (series.csv) hold read_iops, write_iops,
+// syncs_per_s and the per-second p99s.
+const (
+	FigureSyncsPerSec  FigureName = "syncs_per_s"
+	FigureReadP50US    FigureName = "read_p50_us"
+	FigureReadP99US    FigureName = "read_p99_us"
+	FigureReadP999US   FigureName = "read_p99_9_us"
+	FigureWriteP50US   FigureName = "write_p50_us"
+	FigureWriteP99US   FigureName = "write_p99_us"
+	FigureWriteP999US  FigureName = "write_p99_9_us"
+	FigureSyncP50US    FigureName = "sync_p50_us"
+	FigureSyncP99US    FigureName = "sync_p99_us"
+	FigureRequestsS    FigureName = "requests_s"
+	FigureBehindS      FigureName = "behind_s"
+	FigurePaceOfSource FigureName = "pace_of_source"
+)
+
 // FigureBandwidth is fio's name for a point's bytes per second in a
 // steady-state criterion (its ss=bw); dbio records the point's bandwidth
 // as FigureMBPerSec.

@@ -230,7 +230,9 @@ type Step struct {
 	// Fleet is a step of a run of tenants on several hosts: the fleet's
 	// window and each host's part (the workload's kind).
 	Fleet *TenantFleet `json:"-"`
-	Notes []string     `json:"notes,omitempty"`
+	// BlockIO is a capture's or a replay's (kinds "capture" and "replay").
+	BlockIO *BlockIO `json:"-"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // SteadyWarmup is the ramp-up of a step that was to end once throughput was
@@ -279,6 +281,8 @@ func (s Step) detail() any {
 		return s.Noisy
 	case s.Fleet != nil:
 		return s.Fleet
+	case s.BlockIO != nil:
+		return s.BlockIO
 	}
 	return nil
 }
@@ -295,9 +299,9 @@ func (s Step) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads the step's detail back as the record of its kind: a
-// fio point's, a backup's or restore's, a noisy-neighbour phase's, and
-// any other kind's as a tenants run's fleet step (the only other step
-// that has one).
+// fio point's, a backup's or restore's, a noisy-neighbour phase's, a
+// capture's or replay's, and any other kind's as a tenants run's fleet step
+// (the only other step that has one).
 func (s *Step) UnmarshalJSON(b []byte) error {
 	var v struct {
 		stepJSON
@@ -321,6 +325,9 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 	case IsNoisyPhase(s.Kind):
 		s.Noisy = &NoisyDetail{}
 		into = s.Noisy
+	case IsBlockIO(s.Kind):
+		s.BlockIO = &BlockIO{}
+		into = s.BlockIO
 	default:
 		s.Fleet = &TenantFleet{}
 		into = s.Fleet
