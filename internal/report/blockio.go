@@ -182,7 +182,7 @@ func blockIOLines(runs []*runView) [][]cell {
 // compareBlockIO sets the captures and replays among runs side by side.
 func compareBlockIO(runs []*runView) (*section, []string) {
 	sec := &section{ID: "cmp-blockio", Title: "Block I/O: the source and its replays"}
-	t := &table{ID: "cmp-blockio", Title: "Source and replays side by side",
+	t := &table{ID: "cmp-blockio-rows", Title: "Source and replays side by side",
 		Caption: "Rates are over the span each one's requests took. IOPS vs source is the median over the source's busy seconds of how far a replay's reads and writes in that second were from the source's (replays at the recorded pace only). A replay on the source's own storage is the fidelity check."}
 	for i, h := range blockIOHead {
 		t.Columns = append(t.Columns, column{Name: h, Numeric: i >= 3 && i < len(blockIOHead)-1, Wrap: i == 1 || i == len(blockIOHead)-1})
