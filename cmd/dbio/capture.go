@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -391,4 +392,99 @@ the per-second charts overlaid.`,
 	cmd.Flags().BoolVar(&markdown, "markdown", false, "write the table as Markdown")
 	cmd.Flags().StringVar(&base, "results", "results", "where to find a run given by name (as dbio runs lists it) instead of by path")
 	return cmd
+}
+
+// stepsCapture is --capture's capture of the devices under a run's data
+// and log targets while its user steps run, refused (as bad input, before
+// anything is written) where dbio cannot trace them: not root, a server
+// of the user's (--dsn, whose files dbio does not know), a run on hosts,
+// a body other than user steps, or devices the kernel cannot trace.
+func stepsCapture(app *App, f workloadFlags, plan runner.Plan, otherBody bool) (runner.Beside, error) {
+	switch {
+	case plan.EngineOptions.DSN != "":
+		return nil, usagef("--capture traces the devices under the server dbio starts on --target; with --dsn dbio does not know where your server keeps its files: drop --capture and run 'sudo dbio capture --target DIR' on the server's host, DIR its data directory, while this run runs")
+	case f.onHosts():
+		return nil, usagef("--capture traces this machine's devices: a run on hosts cannot take it; drop --capture")
+	case otherBody:
+		return nil, usagef("--capture records a run's user steps: a goal search, backup cycles and the noisy-neighbour study cannot take it; drop --capture")
+	}
+	if err := capture.NeedRoot(os.Geteuid()); err != nil {
+		return nil, usagef("--capture: %v", err)
+	}
+	var devs []blocktrace.Device
+	seen := map[string]bool{}
+	for _, p := range []string{plan.DataPath, plan.LogPath} {
+		if p == "" {
+			continue
+		}
+		d, err := capture.DeviceUnder(app.SysFS, p)
+		if err != nil {
+			return nil, usagef("--capture: %v", err)
+		}
+		if !seen[d.Number()] {
+			seen[d.Number()] = true
+			devs = append(devs, d)
+		}
+	}
+	// The tracer is opened here once, so that one that cannot be set up
+	// is refused before the run writes anything, and again as the steps
+	// begin: a run that never reaches them leaves no tracing instance.
+	tracer, err := capture.OpenTracer(capture.DefaultTraceFS, app.SysFS.Sys, devs)
+	if err != nil {
+		return nil, usagef("--capture: %v", err)
+	}
+	if err := tracer.Close(); err != nil {
+		return nil, err
+	}
+	return &runCapture{app: app, devices: devs}, nil
+}
+
+// runCapture traces a run's devices from its first step to its last.
+type runCapture struct {
+	app     *App
+	devices []blocktrace.Device
+}
+
+// Start begins the trace and returns once it has begun; stop ends it and
+// writes capture.json and the trace into the run's results directory.
+func (c *runCapture) Start(ctx context.Context) (func(dir string) error, error) {
+	tracer, err := capture.OpenTracer(capture.DefaultTraceFS, c.app.SysFS.Sys, c.devices)
+	if err != nil {
+		return nil, fmt.Errorf("--capture: %w", err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		rec capture.Record
+		tr  blocktrace.Trace
+		err error
+	}
+	started, done := make(chan struct{}), make(chan result, 1)
+	go func() {
+		// The steps end the capture; its duration only bounds it.
+		rec, tr, err := capture.Run(ctx, tracer, capture.Config{
+			Devices: c.devices, Duration: 100 * 24 * time.Hour, TraceFS: capture.DefaultTraceFS, Proc: c.app.SysFS.Proc,
+			Command: c.app.Args, Now: c.app.Now, Started: func() { close(started) },
+		})
+		done <- result{rec, tr, err}
+	}()
+	select {
+	case <-started:
+	case r := <-done:
+		cancel()
+		tracer.Close()
+		return nil, fmt.Errorf("--capture: %w", errors.Join(r.err, errors.New("the trace did not begin")))
+	}
+	return func(dir string) error {
+		cancel()
+		r := <-done
+		cerr := tracer.Close()
+		if r.err != nil {
+			return fmt.Errorf("--capture: %w", r.err)
+		}
+		if err := capture.WriteDir(dir, r.rec, r.tr); err != nil {
+			return fmt.Errorf("--capture: %w", err)
+		}
+		fmt.Fprintf(c.app.Stdout, "captured %d requests over the steps into %s (replay them: dbio replay %s --target DIR)\n", r.rec.Requests, dir, dir)
+		return cerr
+	}, nil
 }

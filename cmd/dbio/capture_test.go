@@ -13,6 +13,7 @@ import (
 	"dbio/internal/capture"
 	"dbio/internal/smallfs"
 	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // TestCaptureAndReplayRefuseBadInput: each refusal is one line naming the
@@ -88,5 +89,46 @@ func TestCaptureAndReplayRefuseBadInput(t *testing.T) {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was written for bad input (%v)", p, err)
 		}
+	}
+}
+
+// TestTPCCCaptureReplays: dbio tpcc --capture on SQLite on a loop device's
+// ext4 records its steps' block I/O into the run's results directory, and
+// dbio replay of that directory plays it; --capture refuses a server of
+// the user's with exit 2, writing nothing.
+func TestTPCCCaptureReplays(t *testing.T) {
+	t.Parallel()
+	testenv.Require(t, os.Geteuid() == 0, "root", "run the test as root")
+	testenv.RequireProgram(t, "fio", "apt-get install fio")
+	disk := smallfs.MountDisk(t, 384<<20)
+	res := filepath.Join(t.TempDir(), "results")
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", "sqlite", "--target", disk, "--warehouses", "1",
+		"--users", "2", "--ramp-time", "0s", "--runtime", "3s", "--skip-checks", "--capture", "--results", res, "--name", "captured"}); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, out.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*-captured"))
+	if len(runs) != 1 {
+		t.Fatalf("results %v", runs)
+	}
+	rec, tr, err := capture.Load(runs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Signature.Writes.Requests == 0 || len(tr.Requests) != rec.Requests {
+		t.Fatalf("the capture of the steps holds %d requests, %d writes", len(tr.Requests), rec.Signature.Writes.Requests)
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"replay", runs[0], "--target", t.TempDir(), "--pace", "max", "--results", res, "--name", "replayed"}); code != exitOK {
+		t.Fatalf("replay: exit code %d: %s", code, out.String())
+	}
+	out.Reset()
+	other := filepath.Join(t.TempDir(), "results")
+	code := run(context.Background(), testApp(&out), []string{"tpcc", "--dsn", "postgres://u@localhost/db", "--capture", "--results", other})
+	if code != exitUsage || !strings.Contains(out.String(), "--capture traces the devices under the server dbio starts") {
+		t.Errorf("--capture with --dsn: exit code %d, %q", code, out.String())
+	}
+	if _, err := os.Stat(other); !os.IsNotExist(err) {
+		t.Errorf("--capture with --dsn wrote %s (%v)", other, err)
 	}
 }

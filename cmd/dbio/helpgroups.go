@@ -31,7 +31,7 @@ var flagGroups = []struct {
 }{
 	{"Basic", []string{"engine", "target", "users", "ramp-time", "runtime", "disk-runtime", "dry-run", "repeat", "results", "name", "create-target", "skip-checks", "help"}},
 	{workloadGroup, nil},
-	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database", "drop-after"}},
+	{"Engine and storage", []string{"buffer-pool", "server-memory", "setting", "log-target", "preallocate", "limit", "transport", "dsn", "dsn-file", "database", "drop-after", "capture"}},
 	{"Ramp-up until steady", []string{"ramp-until", "steady-window", "steady-ramp"}},
 	{"Measurement until precise", []string{"precision", "precision-min"}},
 	{"Open loop", []string{"rate", "rate-per-user", "arrival", "late-tolerance", "goal", "goal-max", "goal-resolution", "goal-probes", "goal-confirm"}},

@@ -33,6 +33,8 @@ type workloadFlags struct {
 	dryRun bool
 	// gates are --threshold and --junit.
 	gates gateFlags
+	// capture records the block I/O under the targets during the steps.
+	capture bool
 }
 
 // bindRepeat adds --repeat, for the commands whose runs can be repeated,
@@ -109,6 +111,7 @@ func (f *workloadFlags) bindCommand(cmd *cobra.Command, engines *engine.Registry
 	f.bindRepeat(cmd)
 	f.run.registerSteady(cmd.Flags())
 	f.tenants.register(cmd.Flags())
+	cmd.Flags().BoolVar(&f.capture, "capture", false, "record the block I/O of the devices under the data and log targets while the steps run (as dbio capture does; needs root), into the results directory, for dbio replay RESULTS_DIR --target DIR")
 }
 
 // workloadPlan validates the flags, all problems at once, and resolves them
@@ -217,6 +220,11 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 	if r.options.DSN == "" {
 		plan.DataPath, plan.LogPath = f.run.target, f.run.logTarget
 		plan.CreateTargets = f.run.createTarget
+	}
+	if f.capture {
+		if plan.Beside, err = stepsCapture(app, f, plan, scenario != nil || search != nil); err != nil {
+			return plan, err
+		}
 	}
 	if f.onHosts() {
 		if plan, err = tenantsPlan(app, f, plan); err != nil {

@@ -62,6 +62,8 @@ type Config struct {
 	Proc    string
 	Command []string
 	Now     func() time.Time
+	// Started, when set, is called once the trace has begun.
+	Started func()
 }
 
 // Run traces cfg's devices for its duration. The tracer was opened by
@@ -80,6 +82,9 @@ func Run(ctx context.Context, t *Tracer, cfg Config) (Record, blocktrace.Trace, 
 		s, err := ReadDiskStats(cfg.Proc, cfg.Devices)
 		if marker == "start" {
 			before = s
+			if cfg.Started != nil {
+				cfg.Started()
+			}
 		} else {
 			after = s
 		}

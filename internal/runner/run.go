@@ -86,6 +86,10 @@ type Setup struct {
 	// (--driver coordinator), which runs no dbio: its node exporter is read
 	// with this machine's telemetry (see watchServerHost).
 	ServerHost *ServerHost
+	// Beside, when set, runs alongside the user steps (--capture's block
+	// I/O capture): started as the first step begins, after the load, and
+	// stopped once the last has ended, before the consistency checks.
+	Beside Beside
 	// DropAfter drops the database dbio created on the user's server (--dsn)
 	// when the run ends (--drop-after); otherwise the run ends saying it
 	// is left there, and how to drop it.

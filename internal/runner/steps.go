@@ -117,11 +117,27 @@ func (s Steps) configure(*results.RunConfig) {}
 // run runs every step, draws the run's conclusions from them and checks
 // the database.
 func (s Steps) run(ctx context.Context, ss *session) error {
+	stop := func(string) error { return nil }
+	if ss.Beside != nil {
+		var err error
+		if stop, err = ss.Beside.Start(ctx); err != nil {
+			return err
+		}
+	}
 	steps, stopped, err := ss.stepper(s).runSteps(ctx)
+	err = errors.Join(err, stop(ss.dir.Path))
 	if err := ss.stepsDone(steps, stopped, s.Conclude, err); err != nil {
 		return err
 	}
 	return ss.check(ctx)
+}
+
+// Beside is work a run does alongside its user steps: a block I/O
+// capture of the devices under its targets.
+type Beside interface {
+	// Start begins it; the stop it returns ends it and writes what it
+	// recorded into the run's results directory, dir.
+	Start(ctx context.Context) (stop func(dir string) error, err error)
 }
 
 // Background is implemented by workloads whose load includes sessions that
