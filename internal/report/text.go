@@ -100,6 +100,9 @@ func Text(w io.Writer, l *results.Loaded, opts Options) error {
 		if f := warmupFinding(opts.title(wl.Kind), wl.Steps); f != "" {
 			fmt.Fprintf(w, "\nwarm-up: %s\n", f)
 		}
+		if f := precisionFinding(opts.title(wl.Kind), wl.Steps); f != "" {
+			fmt.Fprintf(w, "\nprecision: %s\n", f)
+		}
 	}
 	if analysis.Paced(l.Steps) {
 		fmt.Fprintf(w, "\n%s\n", correctedLegend)

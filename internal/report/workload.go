@@ -346,6 +346,9 @@ func workloadSection(r *runView, w analysis.WorkloadSteps, prefix string) (*sect
 	if wt := warmupTable(steps, id("warmup")); wt != nil {
 		sec.add(wt)
 	}
+	if pt := precisionTable(steps, id("precision")); pt != nil {
+		sec.add(pt)
+	}
 
 	var tlines []lineSpec
 	for i, f := range tput {
@@ -460,6 +463,9 @@ func workloadFindings(r *runView, title string, steps []results.Step, tput []res
 		out = append(out, fmt.Sprintf("At %s, %s.", at(h), h.Telemetry.Driver.Text))
 	}
 	if f := warmupFinding(title, steps); f != "" {
+		out = append(out, f)
+	}
+	if f := precisionFinding(title, steps); f != "" {
 		out = append(out, f)
 	}
 	return out
