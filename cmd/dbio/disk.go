@@ -84,7 +84,7 @@ func newDiskCmd(app *App) *cobra.Command {
 			if f.repeat < 1 {
 				return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", f.repeat)
 			}
-			g, err := f.gates.resolve()
+			g, err := f.gates.resolve(app)
 			if err != nil {
 				return err
 			}

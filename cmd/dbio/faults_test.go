@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
+	// No test's run, in this process or a dbio it starts, is remembered
+	// in the real home's history.
+	os.Setenv(historyEnv, historyOff)
 	code := m.Run()
 	templates.removeAll()
 	os.Exit(code)

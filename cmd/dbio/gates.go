@@ -26,30 +26,44 @@ const exitThresholds = 99
 // errThresholdsBroken is returned by a run that ended with a broken threshold.
 var errThresholdsBroken = errors.New("thresholds broken")
 
-// gateFlags are --threshold and --junit: what turns a run into a CI gate.
+// gateFlags are what a run is judged and remembered by once it ends:
+// --threshold and --junit turn it into a CI gate, --label names it and
+// --history says where it is remembered.
 type gateFlags struct {
-	exprs []string
-	junit string
+	exprs   []string
+	junit   string
+	labels  []string
+	history string
 }
 
 func (g *gateFlags) register(fs *pflag.FlagSet) {
+	fs.StringArrayVar(&g.labels, "label", nil, "a name for the run, recorded in run.json and the history, by which dbio history and dbio check find it (repeatable), e.g. baseline or fw-2.1")
+	registerHistory(fs, &g.history)
 	fs.StringArrayVar(&g.exprs, "threshold", nil, "fail the command with exit code 99 when a recorded figure breaks this bound, judged when the run ends (repeatable): FIGURE[STEP]OP VALUE, e.g. 'nopm>=40000', 'new_order:p99<=50ms', 'iops[4k-randread]>=100000' (see docs/history.md)")
 	fs.StringVar(&g.junit, "junit", "", "write the thresholds' verdicts to this file as JUnit XML, one test case per threshold, for CI systems")
 }
 
-// gates are the thresholds a command judges its runs by, and where their
-// JUnit file goes.
+// gates are the thresholds a command judges its runs by, where their
+// JUnit file goes, the runs' labels and the history store they are
+// recorded in ("" for none).
 type gates struct {
 	thresholds []results.Threshold
 	junit      string
+	labels     []string
+	history    string
 }
 
 // resolve reads the thresholds, every problem at once, before anything runs.
-func (g gateFlags) resolve() (gates, error) { return g.resolveWith(0) }
+func (g gateFlags) resolve(app *App) (gates, error) { return g.resolveWith(app, 0) }
 
 // resolveWith is resolve for a command with others thresholds beside the
 // flags' (a suite's [[threshold]] tables).
-func (g gateFlags) resolveWith(others int) (gates, error) {
+func (g gateFlags) resolveWith(app *App, others int) (gates, error) {
+	for _, l := range g.labels {
+		if err := checkLabel(l); err != nil {
+			return gates{}, err
+		}
+	}
 	ths, err := results.ParseThresholds(g.exprs)
 	if err != nil {
 		return gates{}, &usageError{msg: "--threshold: " + strings.ReplaceAll(err.Error(), "\n", "\n--threshold: ")}
@@ -62,7 +76,11 @@ func (g gateFlags) resolveWith(others int) (gates, error) {
 			return gates{}, err
 		}
 	}
-	return gates{thresholds: ths, junit: g.junit}, nil
+	path, err := historyPath(app, g.history)
+	if err != nil {
+		return gates{}, err
+	}
+	return gates{thresholds: ths, junit: g.junit, labels: g.labels, history: path}, nil
 }
 
 // checkTxTypes refuses a threshold on a transaction type the workload does not have.
@@ -113,25 +131,30 @@ type judgedRun struct {
 	judged  []results.ThresholdResult
 }
 
-// judge judges the thresholds of each finished run, records them in its
-// run.json (before its report is written, which shows them), and returns
-// the verdicts.
+// judge judges the thresholds of each finished run, records them and the
+// run's labels in its run.json (before its report is written, which shows
+// them), keeps the run in the history, and returns the verdicts.
 func (g gates) judge(app *App, dirs ...string) []judgedRun {
-	if len(g.thresholds) == 0 {
-		return nil
-	}
 	var out []judgedRun
 	for _, dir := range dirs {
 		l, err := results.LoadSummary(dir)
 		if err != nil {
-			fmt.Fprintf(app.Stdout, "warning: thresholds not judged for %s: %v\n", dir, err)
+			fmt.Fprintf(app.Stdout, "warning: run %s not judged or remembered: %v\n", dir, err)
 			continue
 		}
-		judged := analysis.JudgeThresholds(l, g.thresholds)
-		if err := results.RecordThresholds(dir, judged); err != nil {
-			fmt.Fprintf(app.Stdout, "warning: thresholds not recorded in %s: %v\n", dir, err)
+		var judged []results.ThresholdResult
+		if len(g.thresholds) > 0 {
+			judged = analysis.JudgeThresholds(l, g.thresholds)
 		}
-		out = append(out, judgedRun{id: l.Run.ID, dir: dir, judged: judged})
+		if len(judged)+len(g.labels) > 0 {
+			if err := results.AmendRun(dir, func(r *results.Run) { r.Thresholds, r.Labels = judged, g.labels }); err != nil {
+				fmt.Fprintf(app.Stdout, "warning: thresholds and labels not recorded in %s: %v\n", dir, err)
+			}
+		}
+		rememberRun(app, g.history, dir)
+		if len(g.thresholds) > 0 {
+			out = append(out, judgedRun{id: l.Run.ID, dir: dir, judged: judged})
+		}
 	}
 	return out
 }

@@ -37,7 +37,7 @@ var flagGroups = []struct {
 	{"Open loop", []string{"rate", "rate-per-user", "arrival", "late-tolerance", "goal", "goal-max", "goal-resolution", "goal-probes", "goal-confirm"}},
 	{"Paced terminals (TPC-C keying and thinking)", []string{"keying-thinking", "terminals", "pool", "terminals-over-spec"}},
 	{"Hosts", []string{"host", "ssh-config", "driver", "node-exporter", "node-exporter-port", "fio-server", "fio-port", startBarrierFlag}},
-	{"CI gates", []string{"threshold", "junit"}},
+	{"CI gates and history", []string{"threshold", "junit", "label", "history"}},
 }
 
 // The template function is cobra's, for every command: registered once,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -61,7 +62,7 @@ docs/fleet.md).`,
 				}
 				return err
 			}
-			g, err := gf.resolveWith(len(plan.Thresholds))
+			g, err := gf.resolveWith(app, len(plan.Thresholds))
 			if err != nil {
 				return err
 			}
@@ -108,7 +109,7 @@ docs/fleet.md).`,
 				AB:       report.WriteAB,
 				Report: func(name, dir string) (string, error) {
 					// The run's thresholds are recorded in it before its report renders them.
-					judged = append(judged, gates{thresholds: append(g.thresholds, plan.ThresholdsFor(bases[name])...)}.judge(app, dir)...)
+					judged = append(judged, gates{thresholds: slices.Concat(g.thresholds, plan.ThresholdsFor(bases[name])), labels: g.labels, history: g.history}.judge(app, dir)...)
 					if l, err := results.Load(dir); err == nil {
 						report.Text(app.Stdout, l, reportOptions(app))
 					}

@@ -155,7 +155,7 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 	if search != nil && r.precision != nil {
 		return runner.Plan{}, usagef("--precision: a goal search's probes each judge a rate over their whole --runtime: drop --precision, or run the rate --goal finds as a step of its own with --precision")
 	}
-	if g, err := f.gates.resolve(); err != nil {
+	if g, err := f.gates.resolve(app); err != nil {
 		return runner.Plan{}, err
 	} else if err := g.checkTxTypes(built.Workload.TxTypes()); err != nil {
 		return runner.Plan{}, err
@@ -289,7 +289,7 @@ func executeRepeatable(ctx context.Context, app *App, repeat int, gf gateFlags, 
 	if repeat < 1 {
 		return usagef("--repeat %d: run at least once (--repeat 5 runs five times)", repeat)
 	}
-	g, err := gf.resolve()
+	g, err := gf.resolve(app)
 	if err != nil {
 		return err
 	}

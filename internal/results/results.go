@@ -80,6 +80,9 @@ type Run struct {
 	// Thresholds are the run's --threshold bounds judged once it ended;
 	// a broken one failed the command (exit code 99).
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Labels are the user's names for the run (--label), by which the
+	// history finds it: "baseline", "fw-2.1".
+	Labels []string `json:"labels,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.

@@ -255,15 +255,15 @@ func unitWords(unit string) string {
 	return unit
 }
 
-// RecordThresholds adds the judged thresholds to the run.json of the
-// finished run in dir, the run this dbio just made: the thresholds are
-// judged from the recorded run once it ended, and kept with it so that its
-// report and a CI job read the same verdicts.
-func RecordThresholds(dir string, judged []ThresholdResult) error {
+// AmendRun changes the run.json of the finished run in dir, the run this
+// dbio just made: what is judged or named of a run once it ended (its
+// thresholds, its labels) is kept with it, so that its report, the history
+// and a CI job read the same record.
+func AmendRun(dir string, change func(*Run)) error {
 	var run Run
 	if err := readJSONIn(dir, "run.json", &run); err != nil {
 		return err
 	}
-	run.Thresholds = judged
+	change(&run)
 	return WriteJSON(filepath.Join(dir, "run.json"), run)
 }
