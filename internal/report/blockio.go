@@ -216,11 +216,11 @@ func WriteBlockIOTable(w io.Writer, runs []*results.Loaded, markdown bool) error
 	views := viewsOf(runs, Options{})
 	for _, v := range views {
 		v.Letter = ""
+		if len(v.BlockIO) == 0 {
+			return fmt.Errorf("%s is neither a capture nor a replay: name the results directories of dbio capture and dbio replay (a run with --capture holds its trace: dbio replay RUNDIR --target DIR plays it)", v.Path)
+		}
 	}
 	lines := blockIOLines(views)
-	if len(lines) == 0 {
-		return fmt.Errorf("none of the %s is a capture or a replay", plural(len(runs), "results directory", "results directories"))
-	}
 	if markdown {
 		var b strings.Builder
 		row := func(cells []string) {

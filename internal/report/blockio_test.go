@@ -30,7 +30,7 @@ func TestBlockIOTable(t *testing.T) {
 	if want := "fell behind by 3.19 s (64 %)."; !strings.Contains(text.String(), want) {
 		t.Errorf("the terminal's summary of a replay lacks its verdict %q:\n%s", want, text.String())
 	}
-	if err := WriteBlockIOTable(&text, load(t, "quick-tmpfs"), false); err == nil {
-		t.Error("a run with neither capture nor replay was tabled")
+	if err := WriteBlockIOTable(&text, load(t, "capture-loop", "quick-tmpfs"), false); err == nil || !strings.Contains(err.Error(), "quick-tmpfs is neither a capture nor a replay") {
+		t.Errorf("a run with neither capture nor replay: err = %v, want it named", err)
 	}
 }
