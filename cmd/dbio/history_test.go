@@ -54,3 +54,24 @@ func TestRunsAreRemembered(t *testing.T) {
 		t.Errorf("an unknown figure: exit code %d:\n%s", code, out.String())
 	}
 }
+
+// TestCheckFindsARegressionBeyondNoise checks recorded repeat sets against
+// each other: five slow repeats against five fast ones are a regression
+// (exit 1, naming the figure), the other way round none (exit 0).
+func TestCheckFindsARegressionBeyondNoise(t *testing.T) {
+	t.Parallel()
+	fast, slow := filepath.Join("..", "..", "internal", "report", "testdata", "repeats-fast"), filepath.Join("..", "..", "internal", "report", "testdata", "repeats-slow")
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"check", slow, "--against", fast}); code != exitFailure ||
+		!strings.Contains(out.String(), "REGRESSION sysbench 1, TPS: ") || !strings.Contains(out.String(), "5 against 5 repeats") {
+		t.Errorf("slow against fast: exit code %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"check", fast, "--against", slow}); code != exitOK || !strings.Contains(out.String(), "no regression beyond the noise") {
+		t.Errorf("fast against slow: exit code %d:\n%s", code, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"check", fast}); code != exitUsage {
+		t.Errorf("no --against: exit code %d:\n%s", code, out.String())
+	}
+}

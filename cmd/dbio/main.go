@@ -231,7 +231,7 @@ func stopSignals() []os.Signal {
 // and nothing to record, so Ctrl-C and SIGTERM end them at once, the
 // default effect, instead of cancelling a context their reading does not
 // watch. A command added later that runs nothing belongs here.
-var runsNothing = map[string]bool{"report": true, "compare": true, "runs": true, "studies": true, "history": true}
+var runsNothing = map[string]bool{"report": true, "compare": true, "runs": true, "studies": true, "history": true, "check": true}
 
 func main() { os.Exit(runProcess(os.Args)) }
 
