@@ -71,6 +71,8 @@ func (f workloadFlags) onHosts() bool {
 var notForwarded = map[string]bool{
 	"target": true, "host": true, "ssh-config": true, "results": true, "name": true,
 	"metrics-addr": true, "repeat": true, "driver": true, startBarrierFlag: true, "node-exporter": true,
+	// The coordinator judges, labels and remembers the fleet's run.
+	"threshold": true, "junit": true, "label": true, "history": true,
 }
 
 // forwardedFlags are the flags the user gave, as each host's dbio takes
@@ -187,7 +189,7 @@ func tenantsPlan(app *App, f workloadFlags, plan runner.Plan) (runner.Plan, erro
 		Shell: remote.Shell{Shell: fleet.Shell{Exec: app.Exec}}, Binary: bin, Hosts: tenants, Workload: workload, Each: plan.Body, CreateTargets: f.run.createTarget,
 		Args: func(h runner.TenantHost, results, name string) []string {
 			args := append([]string{command}, forwarded...)
-			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag)
+			return append(args, "--target", h.Target, "--results", results, "--name", name, "--"+startBarrierFlag, "--history", historyOff)
 		},
 	}
 	plan.DataPath, plan.LogPath, plan.CreateTargets = "", "", false
