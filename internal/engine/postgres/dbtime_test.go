@@ -473,8 +473,8 @@ func processCPU(b *testing.B, proc string) time.Duration {
 // reports leave those out, so that engine TPM counts only what the users
 // ran. The server publishes a session's counts up to a second late; the
 // test asks it to publish them (pg_stat_force_next_flush, on the counters'
-// one connection) before the first and the last read, so that the
-// comparison is exact.
+// pool) before the first and the last read, so that the comparison is
+// exact but for a count the pool's other connection publishes late.
 func TestEngineTransactionsLeaveOutDBIOsOwn(t *testing.T) {
 	in := start(t, realEngine(t), engine.Placement{Data: reachableTarget(t, "data")}, engine.Options{})
 	defer stop(t, in)
@@ -507,8 +507,12 @@ func TestEngineTransactionsLeaveOutDBIOsOwn(t *testing.T) {
 	if rawRise < 2*reads {
 		t.Fatalf("the server counted %.0f transactions over %d reads of the counters: they no longer run in dbio's database as transactions, and nothing is left to take out", rawRise, reads)
 	}
-	// The one transaction no read ran is the test's own request to publish.
-	if endedRise != 1 {
-		t.Errorf("dbio reports %.0f transactions ended with no users (the server counted %.0f), want the test's 1: dbio's own reads are counted, or more than they are taken out", endedRise, rawRise)
+	// The one transaction no read ran is the test's own request to
+	// publish; the request publishes only its own connection's counts, and
+	// the pool may run a read on another, so a count can come a second
+	// late: one either way is allowed. Counting the reads would leave 40
+	// or more; taking out one read too many, less than none.
+	if endedRise < 0 || endedRise > 2 {
+		t.Errorf("dbio reports %.0f transactions ended with no users (the server counted %.0f), want the test's 1, give or take a count published late: dbio's own reads are counted, or more than they are taken out", endedRise, rawRise)
 	}
 }
