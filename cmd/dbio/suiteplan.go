@@ -33,14 +33,22 @@ import (
 // line (hostsPlan); createTargets is the suite's --create-target, which
 // each host's dbio is given.
 func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createTargets bool) (runs []runner.PlannedRun, problems []error) {
-	for _, r := range plan.Runs {
+	// Every run's configuration key is read before any run is built:
+	// building settles a workload's settings (its data policy, say) in the
+	// definition all its runs share, and a key read after one run was
+	// built would set the runs before it apart from the rest.
+	keys := make([]string, len(plan.Runs))
+	for i, r := range plan.Runs {
+		wl, _ := json.Marshal(r.Workload)
+		keys[i] = string(wl)
+	}
+	for i, r := range plan.Runs {
 		pr := runner.PlannedRun{Name: r.Name, Kind: r.Kind, Variant: r.VariantLabel(), Rep: r.Rep}
 		pr.Group = r.Kind
 		if r.Scenario != "" {
 			pr.Group += "-" + r.Scenario
 		}
-		wl, _ := json.Marshal(r.Workload)
-		pr.Config = pr.Group + string(wl)
+		pr.Config = pr.Group + keys[i]
 		if r.Rep > 0 {
 			pr.Set = r.Base
 		}
