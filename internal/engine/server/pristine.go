@@ -10,6 +10,10 @@ import (
 	"dbio/internal/engine"
 )
 
+// ErrPristineExternal is why --data reset is refused on a server of the
+// user's: the copy is of the stopped server's files.
+var ErrPristineExternal = errors.New("--data reset keeps a copy of the stopped server's files, which dbio has only for a server it runs itself: with --dsn use --data fresh (load again) or --data reuse (keep the data as earlier runs left it), or drop --dsn to let dbio run the server")
+
 // Pristine is what keeping and restoring a managed server's pristine
 // copy takes of its engine: where its files are, the user they belong to,
 // and how the server starts on them (as after a restore).
@@ -31,7 +35,10 @@ const (
 // its log directory when it is apart) into dir, which must not exist, and
 // starts the server again on its own files. A stopped server's files are
 // consistent on their own, which a copy of a running server's are not.
-func (in *Instance) KeepPristine(ctx context.Context, dir string, f Pristine) (engine.PristineCopy, error) {
+func (in *Instance) KeepPristine(ctx context.Context, dir string, f *Pristine) (engine.PristineCopy, error) {
+	if f == nil {
+		return engine.PristineCopy{}, ErrPristineExternal
+	}
 	in.ops.Lock()
 	defer in.ops.Unlock()
 	old := in.proc.Load()
@@ -96,7 +103,10 @@ func pristineCopy(c TreeCopy) engine.PristineCopy {
 // stops, its files are set aside, the copy is cloned in their place for
 // the server's user, and the server starts on it; the files set aside are
 // removed once it is up, or put back when a step fails.
-func (in *Instance) RestorePristine(ctx context.Context, dir string, f Pristine) (engine.PristineCopy, error) {
+func (in *Instance) RestorePristine(ctx context.Context, dir string, f *Pristine) (engine.PristineCopy, error) {
+	if f == nil {
+		return engine.PristineCopy{}, ErrPristineExternal
+	}
 	l := f.Layout
 	places := [][2]string{{filepath.Join(dir, pristineData), l.Data}}
 	if l.Log != "" {
