@@ -21,56 +21,8 @@ func TestMariaDBLocking(t *testing.T) {
 	testenv.RequireEngine(t, "mariadb")
 	t.Parallel()
 	w, inst := mariaServer.loaded(t, 1)
-	t.Run("delivery leaves new orders unblocked", func(t *testing.T) { deliveryLeavesNewOrdersUnblocked(t, w, inst) })
 	t.Run("payment waits holding nothing", func(t *testing.T) { paymentWaitsHoldingNothing(t, w, inst) })
 	t.Run("one warehouse has no deadlocks", func(t *testing.T) { oneWarehouseHasNoDeadlocks(t, w, inst) })
-}
-
-// deliveryLeavesNewOrdersUnblocked holds a Delivery in the middle of its
-// transaction (at a customer row another transaction has locked, after it
-// has taken every district's oldest NEW-ORDER row) and runs a New-Order in
-// each district of the warehouse meanwhile, on a connection that gives up
-// on any lock wait after a second. None may wait: a Delivery that locked
-// the gap in front of a district's first NEW-ORDER row (a locking scan from
-// the district's first key does) held up every New-Order of the district
-// before it until its commit, and with them, through the district rows
-// they hold, that district's Payments and the warehouse row: MariaDB's
-// stalls. The count of New-Orders that timed out must be 0.
-func deliveryLeavesNewOrdersUnblocked(t *testing.T, w *Workload, inst engine.Instance) {
-	ctx := context.Background()
-	// The customer of district 10's oldest undelivered order: the Delivery
-	// updates the customers in district order, so it stops at this one
-	// with all ten NEW-ORDER rows deleted and locked.
-	var cID int
-	if err := inst.DB().QueryRowContext(ctx, `SELECT o_c_id FROM orders JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id
-		WHERE o_w_id = 1 AND o_d_id = 10 ORDER BY o_id LIMIT 1`).Scan(&cID); err != nil {
-		t.Fatal(err)
-	}
-	in := &deliveryIn{wID: 1, carrierID: 7, date: time.Now()}
-	finish := heldAtCustomer(t, w, inst, 10, cID, func(e executor) error { return e.delivery(ctx, in) })
-
-	probe := probeSession(t, w, inst)
-	var timedOut []int
-	for d := 1; d <= DistrictsPerWarehouse; d++ {
-		err := probe.newOrder(ctx, &newOrderIn{wID: 1, dID: d, cID: 1, allLocal: true, entryD: time.Now(),
-			lines: []orderLine{{itemID: 100 + d, supplyWID: 1, quantity: 1}}})
-		switch {
-		case myErrno(err) == myLockWaitTimeout:
-			timedOut = append(timedOut, d)
-		case err != nil:
-			t.Fatalf("New-Order in district %d: %v", d, err)
-		}
-	}
-	if len(timedOut) > 0 {
-		t.Errorf("%d of %d New-Orders waited for the Delivery's locks (districts %v), want 0", len(timedOut), DistrictsPerWarehouse, timedOut)
-	}
-	if err := finish(); err != nil {
-		t.Fatal(err)
-	}
-	if in.delivered != DistrictsPerWarehouse {
-		t.Errorf("the Delivery delivered %d orders, want %d", in.delivered, DistrictsPerWarehouse)
-	}
-	mustBeConsistent(t, w, inst, "after the Delivery")
 }
 
 // paymentWaitsHoldingNothing holds a Payment at its customer's row (locked
