@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -118,8 +119,20 @@ func checkJUnitPath(path string) error {
 	if !fi.Mode().IsRegular() {
 		return usagef("--junit %s: is not a regular file; name a new file", path)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil || !bytes.Contains(b[:min(len(b), 512)], []byte(junitMarker)) {
+	// Only the head is read: the marker is in it, and the path may name
+	// any file of the user's, however large.
+	head := make([]byte, 512)
+	f, err := os.Open(path)
+	if err == nil {
+		var n int
+		n, err = io.ReadFull(f, head)
+		f.Close()
+		head = head[:n]
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	if err != nil || !bytes.Contains(head, []byte(junitMarker)) {
 		return usagef("--junit %s: the file exists and is not a JUnit file dbio wrote; name a new file", path)
 	}
 	return nil
