@@ -81,6 +81,7 @@ func TestThresholdsBadInput(t *testing.T) {
 		{[]string{"disk", "--threshold", "iops[4k-randread]>=1GB"}, "the figure is in I/O per s"},
 		{[]string{"tpcc", "--junit", filepath.Join(dir, "j.xml")}, "give at least one --threshold"},
 		{[]string{"tpcc", "--threshold", "nopm>=1", "--junit", foreign}, "not a JUnit file dbio wrote"},
+		{[]string{"tpcc", "--history", "postgres://u:S3cret@db1:port/db"}, "--history: history store postgres://u:***@db1:port/db"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -90,8 +91,8 @@ func TestThresholdsBadInput(t *testing.T) {
 			if code := run(context.Background(), testApp(&out), args); code != exitUsage {
 				t.Fatalf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
 			}
-			if !strings.Contains(out.String(), tt.want) {
-				t.Errorf("message lacks %q:\n%s", tt.want, out.String())
+			if !strings.Contains(out.String(), tt.want) || strings.Contains(out.String(), "S3cret") {
+				t.Errorf("message lacks %q or shows the password:\n%s", tt.want, out.String())
 			}
 			if entries, _ := os.ReadDir(res); len(entries) > 0 {
 				t.Errorf("results written: %v", entries)

@@ -28,7 +28,7 @@ const historyEnv = "DBIO_HISTORY"
 const historyOff = "none"
 
 func registerHistory(fs *pflag.FlagSet, path *string) {
-	fs.StringVar(path, "history", "", "the history store every run is remembered in (default $"+historyEnv+", else ~/.local/share/dbio/history.db); none remembers nothing")
+	fs.StringVar(path, "history", "", "the history store every run is remembered in: a file (default $"+historyEnv+", else ~/.local/share/dbio/history.db), a PostgreSQL database (postgres://user@host/db, in a schema dbio_history dbio creates), or none to remember nothing")
 }
 
 // historyPath is the store a command uses: the flag's, the environment's,
@@ -42,8 +42,11 @@ func historyPath(app *App, flag string) (string, error) {
 	switch {
 	case path == historyOff:
 		return "", nil
-	case strings.HasPrefix(path, "postgres://") || strings.HasPrefix(path, "postgresql://"):
-		return "", usagef("--history %s: a PostgreSQL store is not built yet; give a file path (the SQLite store)", "postgres://…")
+	case history.IsPostgres(path):
+		if err := history.CheckPostgres(path); err != nil {
+			return "", usagef("--history: %v; give a URL such as postgres://user@host:5432/db (the password in PGPASSWORD or ~/.pgpass)", err)
+		}
+		return path, nil
 	case path != "":
 		if err := controlchars.Check(path); err != nil {
 			return "", usagef("--history %q: %v", path, err)

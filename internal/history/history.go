@@ -1,8 +1,9 @@
-// Package history remembers every run across results directories: an
-// embedded SQLite store of each run's identity, storage, engine and
-// settings, environment and every step's figures with their units. The
-// results directories stay the source of truth: every row here is read from
-// one, and the store can be rebuilt from them (Import).
+// Package history remembers every run across results directories: a store
+// of each run's identity, storage, engine and settings, environment and
+// every step's figures with their units, kept in an embedded SQLite file or
+// in a schema of a PostgreSQL database a team shares. The results
+// directories stay the source of truth: every row here is read from one,
+// and the store can be rebuilt from them (Import).
 package history
 
 import (
@@ -21,10 +22,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	// The embedded engine dbio's SQLite runs use too.
 	_ "github.com/mattn/go-sqlite3"
 
 	"dbio/internal/results"
+	"dbio/internal/secret"
 )
 
 // DefaultPath is where the store is kept when the user names none: under
@@ -36,23 +40,67 @@ func DefaultPath(home, dataHome string) string {
 	return filepath.Join(dataHome, "dbio", "history.db")
 }
 
-// Store is the history of runs.
+// Store is the history of runs, in SQLite or PostgreSQL: both answer the
+// same queries, written once; only what the two SQL dialects spell
+// differently is the dialect's.
 type Store struct {
-	db   *sql.DB
+	db *sql.DB
+	// path is where the store is, as it may be shown: a PostgreSQL URL
+	// without its password.
 	path string
+	dialect
+	// secrets are the password of a PostgreSQL store's URL, as it may be
+	// written, scrubbed from its errors and from what it records.
+	secrets []string
+}
+
+// dialect is what SQLite and PostgreSQL spell differently in the store's queries.
+type dialect struct {
+	// contains is the function giving the position of its second argument
+	// in its first (0 when absent).
+	contains string
+	// numbered says whether parameters are $1, $2... rather than ?.
+	numbered bool
+}
+
+var (
+	sqliteDialect   = dialect{contains: "instr"}
+	postgresDialect = dialect{contains: "strpos", numbered: true}
+)
+
+// bind writes query's ? parameters as the dialect numbers them; the
+// store's queries hold no ? in a literal.
+func (d dialect) bind(query string) string {
+	if !d.numbered {
+		return query
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range query {
+		if r == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // schema is the store's tables. A run is one row of runs, keyed by its id
 // (unique per results directory); its figures are rows of figures, the
-// run's own at step index -1. Recording a run again replaces both.
+// run's own at step index -1. Recording a run again replaces both. The
+// columns runs are ordered by compare as bytes (orderedText) in both
+// dialects: PostgreSQL's default collation may ignore the punctuation of a
+// time, and start times are kept as fixed-width UTC text (timeText).
 const schema = `
 CREATE TABLE IF NOT EXISTS runs (
-	id TEXT PRIMARY KEY,
+	id {{ordered}} PRIMARY KEY,
 	kind TEXT NOT NULL,
 	name TEXT NOT NULL,
 	dir TEXT NOT NULL,
 	status TEXT NOT NULL,
-	started TEXT NOT NULL,
+	started {{ordered}} NOT NULL,
 	ended TEXT NOT NULL,
 	command TEXT NOT NULL,
 	dbio_version TEXT NOT NULL,
@@ -68,8 +116,8 @@ CREATE TABLE IF NOT EXISTS runs (
 	hostname TEXT NOT NULL,
 	kernel TEXT NOT NULL,
 	cpu_model TEXT NOT NULL,
-	cpus INTEGER NOT NULL,
-	memory_bytes INTEGER NOT NULL,
+	cpus BIGINT NOT NULL,
+	memory_bytes BIGINT NOT NULL,
 	config_key TEXT NOT NULL,
 	config TEXT NOT NULL,
 	recorded TEXT NOT NULL
@@ -78,25 +126,50 @@ CREATE INDEX IF NOT EXISTS runs_started ON runs(started);
 CREATE INDEX IF NOT EXISTS runs_config ON runs(config_key);
 CREATE TABLE IF NOT EXISTS figures (
 	run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-	step_index INTEGER NOT NULL,
+	step_index BIGINT NOT NULL,
 	step TEXT NOT NULL,
-	users INTEGER NOT NULL,
+	users BIGINT NOT NULL,
 	figure TEXT NOT NULL,
-	value REAL NOT NULL,
+	value DOUBLE PRECISION NOT NULL,
 	unit TEXT NOT NULL,
 	PRIMARY KEY (run_id, step_index, figure)
 );
 CREATE INDEX IF NOT EXISTS figures_figure ON figures(figure);
 `
 
-// Open opens the store at path, creating it (and its directory, readable
-// by its owner alone) when missing. Writers wait for each other: two runs
-// ending at the same moment both land, one after the other; a crash in the
-// middle of a write leaves the store as it was before it (SQLite's
-// write-ahead log).
+// statements are the dialect's schema, one statement each.
+func (d dialect) statements() []string {
+	ordered := "TEXT"
+	if d.numbered {
+		ordered = `TEXT COLLATE "C"`
+	}
+	var out []string
+	for _, st := range strings.Split(strings.ReplaceAll(schema, "{{ordered}}", ordered), ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// IsPostgres says whether location names a PostgreSQL store rather than a
+// file: a postgres:// or postgresql:// URL.
+func IsPostgres(location string) bool {
+	return strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://")
+}
+
+// Open opens the store at path, creating it when missing: a PostgreSQL
+// store when path is a postgres:// URL (see OpenPostgres), else an SQLite
+// file (and its directory, readable by its owner alone). Writers wait for
+// each other: two runs ending at the same moment both land, one after the
+// other; a crash in the middle of a write leaves the store as it was before
+// it (SQLite's write-ahead log, PostgreSQL's transactions).
 func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("history: no store path given")
+	}
+	if IsPostgres(path) {
+		return OpenPostgres(context.Background(), path)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("history store %s: %w", path, err)
@@ -113,11 +186,107 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history store %s: %w", path, err)
 	}
-	if _, err := db.Exec(schema); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("history store %s: %w", path, err)
+	for _, st := range sqliteDialect.statements() {
+		if _, err := db.Exec(st); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("history store %s: %w", path, err)
+		}
 	}
-	return &Store{db: db, path: path}, nil
+	return &Store{db: db, path: path, dialect: sqliteDialect}, nil
+}
+
+// PostgresSchema is the schema of a PostgreSQL database that dbio creates
+// and owns for the history; schemaMark is the comment by which dbio knows
+// it as its own.
+const (
+	PostgresSchema = "dbio_history"
+	schemaMark     = "dbio history store: created and owned by dbio"
+)
+
+// OpenPostgres opens the history in the schema dbio_history of the
+// database dsn (a postgres:// URL) reaches, creating the schema and its
+// tables when missing. A schema of that name that dbio did not create is
+// refused, never written. The password is the server's business: given in
+// the URL, in PGPASSWORD or in ~/.pgpass, it is used to connect and is
+// never shown (Path) or recorded.
+func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
+	s := &Store{path: secret.RedactDSN(dsn), dialect: postgresDialect, secrets: secret.Values(dsn)}
+	cfg, err := parsePostgres(dsn)
+	if err != nil {
+		return nil, err
+	}
+	// Every unqualified name the store's queries use is its schema's;
+	// PostgreSQL's own functions are found in pg_catalog whatever the path.
+	cfg.RuntimeParams["search_path"] = PostgresSchema
+	if cfg.RuntimeParams["application_name"] == "" {
+		cfg.RuntimeParams["application_name"] = "dbio history"
+	}
+	s.db = stdlib.OpenDB(*cfg)
+	if err := s.ensurePostgresSchema(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// CheckPostgres says what is wrong with a PostgreSQL store's URL before
+// anything connects, with no password in the message.
+func CheckPostgres(dsn string) error {
+	_, err := parsePostgres(dsn)
+	return err
+}
+
+func parsePostgres(dsn string) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, secret.ScrubError(fmt.Errorf("history store %s: %w", secret.RedactDSN(dsn), err), secret.Values(dsn))
+	}
+	return cfg, nil
+}
+
+// ensurePostgresSchema creates dbio's schema and tables, or finds them
+// dbio's. Two dbio processes opening a new store at once take turns (an
+// advisory lock held until the transaction ends), so that neither finds
+// the other's schema half made.
+func (s *Store) ensurePostgresSchema(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.fail(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, PostgresSchema); err != nil {
+		return s.fail(err)
+	}
+	var mark sql.NullString
+	err = tx.QueryRowContext(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, PostgresSchema).Scan(&mark)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := tx.ExecContext(ctx, `CREATE SCHEMA `+PostgresSchema); err != nil {
+			return s.fail(err)
+		}
+		if _, err := tx.ExecContext(ctx, `COMMENT ON SCHEMA `+PostgresSchema+` IS '`+schemaMark+`'`); err != nil {
+			return s.fail(err)
+		}
+	case err != nil:
+		return s.fail(err)
+	case mark.String != schemaMark:
+		return fmt.Errorf("history store %s: the schema %s exists and is not dbio's (dbio creates and marks its own); "+
+			"name another database in the URL, or rename that schema if it is not in use", s.path, PostgresSchema)
+	}
+	for _, st := range s.statements() {
+		if _, err := tx.ExecContext(ctx, st); err != nil {
+			return s.fail(err)
+		}
+	}
+	return s.fail(tx.Commit())
+}
+
+// fail names the store in err, with no password in it.
+func (s *Store) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	return secret.ScrubError(fmt.Errorf("history store %s: %w", s.path, err), s.secrets)
 }
 
 // Path is where the store is.
@@ -258,41 +427,49 @@ func (s *Store) Record(ctx context.Context, e Entry, now time.Time) error {
 		return err
 	}
 	labels, _ := json.Marshal(append([]string{}, e.Labels...))
+	// run.json's command line is recorded with its passwords masked; the
+	// store's own is masked again, should a run name the store's URL in
+	// a form that was not.
+	command := secret.Scrub(e.Command, s.secrets)
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("history store %s: %w", s.path, err)
+		return s.fail(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM runs WHERE id = ?`, e.ID); err != nil {
-		return err
+	if _, err := tx.ExecContext(ctx, s.bind(`DELETE FROM runs WHERE id = ?`), e.ID); err != nil {
+		return s.fail(err)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		e.ID, e.Kind, e.Name, e.Dir, string(e.Status), timeText(e.Started), timeText(e.Ended), e.Command, e.Version,
+	if _, err := tx.ExecContext(ctx, s.bind(`INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`),
+		e.ID, e.Kind, e.Name, e.Dir, string(e.Status), timeText(e.Started), timeText(e.Ended), command, e.Version,
 		string(labels), e.RepeatSet, e.Workload, e.Engine, e.EngineVer, e.Target, e.Device, e.FS, e.Limit,
 		e.Hostname, e.Kernel, e.CPUModel, e.CPUs, int64(e.MemoryBytes), e.ConfigKey, string(cfg), timeText(now)); err != nil {
-		return fmt.Errorf("history store %s: %w", s.path, err)
+		return s.fail(err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO figures VALUES (?,?,?,?,?,?,?)`)
+	// A figure recorded twice for one step keeps the last value, as the
+	// step's summary does.
+	stmt, err := tx.PrepareContext(ctx, s.bind(`INSERT INTO figures VALUES (?,?,?,?,?,?,?)
+		ON CONFLICT (run_id, step_index, figure) DO UPDATE SET step = excluded.step, users = excluded.users, value = excluded.value, unit = excluded.unit`))
 	if err != nil {
-		return err
+		return s.fail(err)
 	}
 	defer stmt.Close()
 	for _, f := range e.Figures {
 		if _, err := stmt.ExecContext(ctx, e.ID, f.StepIndex, f.Step, f.Users, string(f.Name), f.Value, f.Unit); err != nil {
-			return fmt.Errorf("history store %s: %w", s.path, err)
+			return s.fail(err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("history store %s: %w", s.path, err)
-	}
-	return nil
+	return s.fail(tx.Commit())
 }
+
+// timeLayout is RFC 3339 in UTC with every digit of the nanoseconds, so
+// that times compare as text in the order they happened.
+const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func timeText(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.UTC().Format(time.RFC3339Nano)
+	return t.UTC().Format(timeLayout)
 }
 
 // RecordDir reads the results directory dir and keeps its run.
@@ -379,11 +556,12 @@ type Filter struct {
 	ConfigKey string
 }
 
-func (f Filter) where() (string, []any) {
+func (f Filter) where(d dialect) (string, []any) {
+	contains := func(column string) string { return d.contains + "(" + column + ", ?) > 0" }
 	var conds []string
 	var args []any
 	if f.Storage != "" {
-		conds = append(conds, "(instr(target, ?) > 0 OR instr(device, ?) > 0 OR fs_type = ? OR instr(storage_limit, ?) > 0)")
+		conds = append(conds, "("+contains("target")+" OR "+contains("device")+" OR fs_type = ? OR "+contains("storage_limit")+")")
 		args = append(args, f.Storage, f.Storage, f.Storage, f.Storage)
 	}
 	if f.Engine != "" {
@@ -396,7 +574,7 @@ func (f Filter) where() (string, []any) {
 	}
 	if f.Label != "" {
 		b, _ := json.Marshal(f.Label)
-		conds = append(conds, "instr(labels, ?) > 0")
+		conds = append(conds, contains("labels"))
 		args = append(args, string(b))
 	}
 	if !f.Since.IsZero() {
@@ -435,10 +613,10 @@ func scanEntry(row interface{ Scan(...any) error }) (Entry, error) {
 
 // List is the runs f picks, oldest first.
 func (s *Store) List(ctx context.Context, f Filter) ([]Entry, error) {
-	where, args := f.where()
-	rows, err := s.db.QueryContext(ctx, `SELECT `+entryColumns+` FROM runs`+where+` ORDER BY started, id`, args...)
+	where, args := f.where(s.dialect)
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT `+entryColumns+` FROM runs`+where+` ORDER BY started, id`), args...)
 	if err != nil {
-		return nil, fmt.Errorf("history store %s: %w", s.path, err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	var out []Entry
@@ -458,22 +636,22 @@ var ErrUnknownRun = errors.New("no such run in the history")
 // Get is one run by its id or its results directory's name or path, with its figures.
 func (s *Store) Get(ctx context.Context, ref string) (Entry, error) {
 	abs, _ := filepath.Abs(ref)
-	row := s.db.QueryRowContext(ctx, `SELECT `+entryColumns+` FROM runs WHERE id = ? OR name = ? OR dir = ? ORDER BY started DESC LIMIT 1`, ref, ref, abs)
+	row := s.db.QueryRowContext(ctx, s.bind(`SELECT `+entryColumns+` FROM runs WHERE id = ? OR name = ? OR dir = ? ORDER BY started DESC LIMIT 1`), ref, ref, abs)
 	e, err := scanEntry(row)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Entry{}, fmt.Errorf("%q: %w (import its results directory with dbio history import DIR)", ref, ErrUnknownRun)
 	}
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, s.fail(err)
 	}
 	e.Figures, err = s.figures(ctx, e.ID)
 	return e, err
 }
 
 func (s *Store) figures(ctx context.Context, id string) ([]StepFigure, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT step_index, step, users, figure, value, unit FROM figures WHERE run_id = ? ORDER BY step_index, figure`, id)
+	rows, err := s.db.QueryContext(ctx, s.bind(`SELECT step_index, step, users, figure, value, unit FROM figures WHERE run_id = ? ORDER BY step_index, figure`), id)
 	if err != nil {
-		return nil, err
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	var out []StepFigure
@@ -498,7 +676,7 @@ type Point struct {
 // Trend is every value of figure recorded by the runs f picks, at the
 // step named step (every step when empty), oldest run first.
 func (s *Store) Trend(ctx context.Context, f Filter, figure results.FigureName, step string) ([]Point, error) {
-	where, args := f.where()
+	where, args := f.where(s.dialect)
 	cond := " WHERE "
 	if where != "" {
 		cond = where + " AND "
@@ -511,9 +689,9 @@ func (s *Store) Trend(ctx context.Context, f Filter, figure results.FigureName, 
 		args = append(args, step)
 	}
 	q += ` ORDER BY r.started, r.id, f.step_index`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, s.bind(q), args...)
 	if err != nil {
-		return nil, fmt.Errorf("history store %s: %w", s.path, err)
+		return nil, s.fail(err)
 	}
 	defer rows.Close()
 	var out []Point
