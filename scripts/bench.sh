@@ -11,8 +11,10 @@
 # against 128 users', which a stall at 64 users shows), then the loader and
 # per-transaction costs (CPU, allocations) measured by the Go benchmarks of
 # internal/workload/tpcc and internal/workload/sysbench, and the cost of the
-# database-time sampler (TPM with and without it, its CPU per sample). Every
-# figure is printed with the machine's state beside it: these machines are shared, so
+# database-time sampler (TPM with and without it, its CPU per sample), and
+# --data reset's time against a reload's at 10 warehouses on SQLite,
+# PostgreSQL and MariaDB. Every figure is printed with the machine's state
+# beside it: these machines are shared, so
 # a miss by a few percent is noise and a miss by more than 20 % is a real gap.
 #
 # Environment: BENCH_STEP (default 60s) and BENCH_RAMPUP (default 30s) set
@@ -21,8 +23,9 @@
 # per New-Order are printed with their range; BENCH_SYSBENCH_SECONDS (default 10) each run of the
 # sysbench comparison and BENCH_SYSBENCH_ROUNDS (default 6) its rounds;
 # BENCH_DBTIME_ROUNDS (default 6) and BENCH_DBTIME_STEP (default 20s) the
-# database-time sampler's rounds; BENCH_DIR keeps the results instead of
-# deleting them.
+# database-time sampler's rounds; BENCH_RESET_WAREHOUSES (default 10) and
+# BENCH_RESET_REPEATS (default 4) the reset's scale and repeats (the first
+# loads); BENCH_DIR keeps the results instead of deleting them.
 set -euo pipefail
 
 GO=${1:?usage: scripts/bench.sh GO_BINARY}
@@ -240,6 +243,54 @@ for engine in postgres mariadb; do
 			"$(state); ${f_load_mb:--} MB kept on disk"
 		rm -rf "$target"
 	fi
+done
+
+# --data reset against a reload, at BENCH_RESET_WAREHOUSES (default 10)
+# warehouses on each engine: one dbio tpcc of BENCH_RESET_REPEATS (default
+# 4) repeats with --data reset, whose first repeat loads (what --data fresh
+# pays before every repeat) and keeps the pristine copy, and whose later
+# repeats each reset to it. Both are read from the repeats' run.json in the
+# same session, so that the ratio holds on a shared machine where the
+# seconds alone do not; the reset's seconds are a median with the range
+# of its repeats.
+reset_vs_reload() {
+	local engine=$1 wh=${BENCH_RESET_WAREHOUSES:-10} repeats=${BENCH_RESET_REPEATS:-4}
+	local target="$work/$engine-reset" out="$work/results-bench-$engine-reset" name="bench-$engine-reset"
+	local before dir v load="" keep="" keepmethod="" mb="" method="" resets=()
+	mkdir -p "$target"
+	before=$(state)
+	echo "== dbio tpcc --data reset --repeat $repeats on $engine, $wh warehouses ($before)"
+	if ! "$BIN" tpcc --results "$out" --name "$name" --engine "$engine" --target "$target" --warehouses "$wh" \
+		--users 1 --ramp-time 0s --runtime 2s --repeat "$repeats" --data reset --skip-checks >"$work/$name.log" 2>&1; then
+		echo "bench: dbio tpcc $name failed; its output ends with:" >&2
+		tail -n 15 "$work/$name.log" >&2
+		failed=1
+	fi
+	# The repeats' directories are named by their start, in order.
+	for dir in "$out"/*/*/; do
+		[ -f "$dir/run.json" ] || continue
+		for v in ${!f_@}; do unset "$v"; done
+		figures "$dir"
+		case ${f_data_state:-} in
+		loaded) load=${f_load_s:-} keep=${f_pristine_keep_s:-} keepmethod=${f_pristine_method:-} mb=${f_pristine_mb:-} ;;
+		reset) resets+=("${f_reset_s:--}") method=${f_reset_method:-} ;;
+		esac
+	done
+	if [ -z "$load" ] || [ "${#resets[@]}" = 0 ]; then
+		echo "bench: $name did not record a load and a reset (see $work/$name.log)" >&2
+		failed=1
+	fi
+	local ratio
+	ratio=$(printf '%s\n' "${resets[@]}" | grep -v '^-$' | sort -g | awk -v l="$load" '{v[NR] = $1} END {
+		if (NR == 0 || l == "" || l == 0) { print "-"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.2f\n", m / l }')
+	row "$engine: $wh warehouses: reset against reload (s)" "reset $(median_range "${resets[@]}"), reload ${load:--}" "-" \
+		"recorded: reset/reload $ratio" "$before; reset by ${method:--} of ${mb:--} MB, the copy kept in ${keep:--} s (${keepmethod:--}); after: $(state)"
+	rm -rf "$target"
+}
+for engine in sqlite postgres mariadb; do
+	reset_vs_reload "$engine"
 done
 
 # The database-time sampler's cost (pg_stat_activity, or MariaDB's

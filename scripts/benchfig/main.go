@@ -32,6 +32,20 @@ func main() {
 		out["load_scale_per_min"] = ld.ScalePerMin
 		out["load_mb_per_s"] = ld.MBPerSec
 		out["load_mb"] = float64(ld.BytesWritten) / 1e6
+		// --data reset: what the run's data was, and the copy's costs.
+		if d := ld.Data; d != nil {
+			out["data_state"] = d.State
+			if c := d.Copy; c != nil {
+				out["pristine_keep_s"] = c.Seconds
+				out["pristine_method"] = c.Method
+				out["pristine_mb"] = float64(c.Bytes) / 1e6
+			}
+			if d.State == results.DataReset {
+				out["reset_s"] = d.ResetSeconds
+				out["reset_method"] = d.ResetMethod
+				out["reset_mb"] = float64(d.ResetBytes) / 1e6
+			}
+		}
 	}
 	failed := 0
 	for _, c := range l.Run.Checks {
