@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 
 	"dbio/internal/blocktrace"
 	"dbio/internal/capture"
+	"dbio/internal/execx"
+	"dbio/internal/iolimit"
 	"dbio/internal/replay"
 	"dbio/internal/report"
 	"dbio/internal/results"
@@ -215,9 +218,10 @@ func newReplayCmd(app *App) *cobra.Command {
 		speed       float64
 		resultsBase string
 		name        string
+		limit       string
 	)
 	cmd := &cobra.Command{
-		Use:   "replay CAPTURE --target DIR [--pace recorded|max] [--speed N]",
+		Use:   "replay CAPTURE --target DIR [--pace recorded|max] [--speed N] [--limit CAPS]",
 		Short: "Replay a capture's block I/O with fio on candidate storage",
 		Long: `dbio replay plays a capture (a results directory 'dbio capture' wrote) with fio on
 a working file in DIR/dbio/replay: the devices' offsets are mapped into the file,
@@ -229,6 +233,8 @@ direct I/O with the capture's concurrency.
 latency the candidate gives under the captured load, and whether it kept up.
 --pace max issues them as fast as their order and concurrency allow: the
 candidate's headroom. --speed N scales the recorded pace (2 is twice as fast).
+--limit emulates a slower storage class on the target's disks with a
+block-I/O cgroup around the replay (as a benchmark's --limit does).
 Discards are not replayed. The working file is removed afterwards.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -244,6 +250,12 @@ Discards are not replayed. The working file is removed afterwards.`,
 			}
 			if targetDir == "" {
 				return usagef("give the candidate storage: --target DIR (a directory on it)")
+			}
+			var caps iolimit.Limits
+			if limit != "" {
+				if caps, err = iolimit.Parse(limit); err != nil {
+					return usagef("--limit: %v", err)
+				}
 			}
 			fi, err := os.Stat(targetDir)
 			switch {
@@ -292,6 +304,17 @@ Discards are not replayed. The working file is removed afterwards.`,
 			defer lock.Release()
 			storage, _ := app.SysFS.Resolve(t.Path)
 			place := results.TargetInfo{Role: "data", Path: t.Path, Storage: storage, FreeBytes: st.Bavail * uint64(st.Bsize)}
+			var wrap func(execx.Cmd) execx.Cmd
+			if !caps.IsZero() {
+				g, err := replayLimits(app, t, caps)
+				if err != nil {
+					return usagef("%v", err)
+				}
+				defer g.Remove()
+				wrap = g.Wrap
+				place.Limit = &results.StorageLimit{LimitsConfig: results.LimitsConfig(caps), Mechanism: "cgroup " + g.Version}
+				fmt.Fprintf(app.Stdout, "capping %s's devices %v at %s (%s cgroup)\n", t.Path, g.Devices, caps, g.Version)
+			}
 			dir, err := results.Create(resultsBase, name, blockIORun(app, results.KindReplay, []results.TargetInfo{place}), app.Now())
 			if err != nil {
 				return err
@@ -305,7 +328,7 @@ Discards are not replayed. The working file is removed afterwards.`,
 				units.FormatBytes(uint64(need)), t.Path, pace, dir.Path)
 			rec, err := replay.Run(cmd.Context(), app.Exec, replay.Config{
 				Fio: fio, Capture: capDir, Trace: tr, Target: t.Path, Storage: storage, WorkDir: work,
-				ResultsDir: dir.Path, Pace: p, Speed: speed, Command: app.Args, Now: app.Now,
+				ResultsDir: dir.Path, Pace: p, Speed: speed, Command: app.Args, Now: app.Now, Wrap: wrap,
 			})
 			if err == nil {
 				err = replay.WriteRecord(dir.Path, rec)
@@ -332,9 +355,28 @@ Discards are not replayed. The working file is removed afterwards.`,
 	fs.Float64Var(&speed, "speed", 1, "scale the recorded pace (2 replays twice as fast)")
 	fs.StringVar(&resultsBase, "results", "results", "directory the replay's results directory is created in")
 	fs.StringVar(&name, "name", "replay", "name of the replay's results directory (after its timestamp)")
-	groupOwnFlags(cmd, "Replay", "pace", "speed")
+	fs.StringVar(&limit, "limit", "", "emulate a storage class on the target's disks with a block-I/O cgroup around the replay: riops=N,wiops=N,rbps=SIZE,wbps=SIZE or a preset ("+strings.Join(iolimit.PresetNames(), ", ")+")")
+	groupOwnFlags(cmd, "Replay", "pace", "speed", "limit")
 	groupFlagsInHelp(cmd, "")
 	return cmd
+}
+
+// replayLimits makes the block-I/O cgroup capping the disks behind the
+// replay's target (applied at once: the replay's fio alone joins it).
+func replayLimits(app *App, t *target.Target, caps iolimit.Limits) (*iolimit.Group, error) {
+	st, err := t.Storage(app.SysFS)
+	if err != nil {
+		return nil, fmt.Errorf("--limit on %s: %w", t.Path, err)
+	}
+	var devs []string
+	for _, d := range st.Physical {
+		devs = append(devs, d.DevNumber)
+	}
+	g, err := iolimit.SystemHost(app.SysFS.Sys).Create("replay", devs, caps)
+	if err != nil {
+		return nil, fmt.Errorf("--limit %s: %w", caps, err)
+	}
+	return g, nil
 }
 
 func printReplay(app *App, rec replay.Record) {

@@ -3,14 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"dbio/internal/blocktrace"
 	"dbio/internal/capture"
+	"dbio/internal/replay"
 	"dbio/internal/smallfs"
 	"dbio/internal/target"
 	"dbio/internal/testenv"
@@ -131,4 +135,155 @@ func TestTPCCCaptureReplays(t *testing.T) {
 	if _, err := os.Stat(other); !os.IsNotExist(err) {
 		t.Errorf("--capture with --dsn wrote %s (%v)", other, err)
 	}
+}
+
+// TestCaptureFidelity is the capture's and the replay's fidelity on one
+// capture of a managed PostgreSQL's TPC-C (1 warehouse, 4 users, 5 s) on
+// a loop device's ext4: the capture's requests and bytes per direction
+// agree with the device's /proc/diskstats within 2 %; its replay at the
+// recorded pace on the same device gives per-second write IOPS within
+// 10 % of the capture's (the median over the whole seconds from the first
+// request of each second's difference) and a write p99 within 10x;
+// capped at a quarter of the write IOPS the device counted, the replay
+// falls behind and says so; on tmpfs it keeps up with lower latency, and
+// as fast as possible it takes less than the capture's time.
+func TestCaptureFidelity(t *testing.T) {
+	testenv.Require(t, os.Geteuid() == 0, "root", testenv.HowRoot)
+	testenv.RequireProgram(t, "fio", testenv.InstallFio)
+	testenv.RequireEngine(t, "postgres")
+	// The replays are judged by their timing.
+	testenv.QuietMachine(t)
+	// Room for the database and the replay's working file, which spans
+	// the blocks the capture wrote, on the same device.
+	disk := smallfs.MountDisk(t, 1<<30)
+	res := filepath.Join(t.TempDir(), "results")
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", "postgres", "--target", disk, "--warehouses", "1",
+		"--users", "4", "--ramp-time", "0s", "--runtime", "5s", "--skip-checks", "--capture", "--results", res, "--name", "captured"}); code != exitOK {
+		t.Fatalf("exit code %d: %s", code, out.String())
+	}
+	runs, _ := filepath.Glob(filepath.Join(res, "*-captured"))
+	if len(runs) != 1 {
+		t.Fatalf("results %v", runs)
+	}
+	capDir := runs[0]
+	rec, tr, err := capture.Load(capDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ds := rec.Signature, rec.Devices[0].Stats
+	t.Logf("capture: %.2f s, %d reads %d B, %d writes %d B, %d flushes, %d empty writes; diskstats: %d reads %d B, %d writes %d B, %d flushes",
+		rec.DurationSeconds, s.Reads.Requests, s.Reads.Bytes, s.Writes.Requests, s.Writes.Bytes, s.Flushes.Requests, rec.EmptyWrites,
+		ds.Reads, ds.ReadSectors*512, ds.Writes, ds.WriteSectors*512, ds.Flushes)
+	if rec.LostEvents != 0 || s.Writes.Requests < 1000 || s.Flushes.Requests < 100 {
+		t.Fatalf("the capture lost %d events or saw too little of TPC-C to judge: %d writes, %d flushes", rec.LostEvents, s.Writes.Requests, s.Flushes.Requests)
+	}
+	for _, c := range []struct {
+		what        string
+		trace, disk int64
+	}{
+		// The database is in PostgreSQL's buffers and the page cache
+		// after its load: reads are few or none, and then the same.
+		{"read requests", s.Reads.Requests, ds.Reads},
+		{"read bytes", s.Reads.Bytes, ds.ReadSectors * 512},
+		{"write requests", s.Writes.Requests + int64(rec.EmptyWrites), ds.Writes},
+		{"write bytes", s.Writes.Bytes, ds.WriteSectors * 512},
+	} {
+		if math.Abs(float64(c.trace-c.disk)) > 0.02*float64(c.disk) {
+			t.Errorf("%s: capture %d, /proc/diskstats %d: more than 2 %% apart", c.what, c.trace, c.disk)
+		}
+	}
+
+	replayed := func(t *testing.T, target, name string, args ...string) replay.Record {
+		t.Helper()
+		var out bytes.Buffer
+		if code := run(context.Background(), testApp(&out), append([]string{"replay", capDir, "--target", target, "--results", res, "--name", name}, args...)); code != exitOK {
+			t.Fatalf("replay %s: exit code %d: %s", name, code, out.String())
+		}
+		dirs, _ := filepath.Glob(filepath.Join(res, "*-"+name))
+		if len(dirs) != 1 {
+			t.Fatalf("replay %s: results %v", name, dirs)
+		}
+		r, err := replay.Load(dirs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %.2f s for the source's %.2f s, %.1f writes/s, write p50 %.0f µs p99 %.0f µs, sync p99 %.0f µs, %d lanes, kept up %v; %s",
+			name, r.RuntimeSeconds, r.ExpectedSeconds, r.Writes.PerSecond, r.Writes.Latency.P50, r.Writes.Latency.P99, r.Syncs.Latency.P99,
+			r.Log.Lanes, r.KeptUp, strings.TrimSpace(strings.Split(lastLines(out.String(), 2), "\n")[0]))
+		return r
+	}
+	// The fidelity check runs alone: the replays after it share the machine.
+	same := replayed(t, disk, "same")
+	// Both sets of seconds begin at the first request's issue and count
+	// the writes that completed in each, as the replay's are read.
+	var capSeconds, sameSeconds, apart []float64
+	for _, r := range tr.Requests {
+		if r.Op != blocktrace.Write || r.Size == 0 {
+			continue
+		}
+		end := r.At - tr.Requests[0].At
+		if r.Completed() {
+			end += r.Latency
+		}
+		i := int(end / time.Second)
+		for len(capSeconds) <= i {
+			capSeconds = append(capSeconds, 0)
+		}
+		capSeconds[i]++
+	}
+	for _, x := range same.Seconds {
+		sameSeconds = append(sameSeconds, x.WriteIOPS)
+	}
+	// The last second is partial; the rest are compared one by one.
+	for i := 0; i < len(capSeconds)-1 && i < len(sameSeconds)-1; i++ {
+		apart = append(apart, math.Abs(sameSeconds[i]-capSeconds[i])/capSeconds[i])
+	}
+	slices.Sort(apart)
+	t.Logf("per-second write IOPS from the first request: capture %v, replay on the same device %v; capture write p50 %.0f µs p99 %.0f µs, flush p99 %.0f µs",
+		capSeconds, sameSeconds, s.Writes.Latency.P50, s.Writes.Latency.P99, s.Flushes.Latency.P99)
+	if len(apart) < 3 {
+		t.Fatalf("%d whole seconds to compare: too few", len(apart))
+	}
+	if m := apart[len(apart)/2]; m > 0.1 {
+		t.Errorf("replay on the same device: its seconds' write IOPS are a median %.0f %% from the capture's (%v), more than 10 %%", 100*m, apart)
+	}
+	if p, c := same.Writes.Latency.P99, s.Writes.Latency.P99; p > 10*c || p < c/10 {
+		t.Errorf("replay on the same device: write p99 %.0f µs, the capture's %.0f µs: not of the same order", p, c)
+	}
+	if same.Writes.Requests != s.Writes.Requests {
+		t.Errorf("replay on the same device: %d writes, the capture's %d", same.Writes.Requests, s.Writes.Requests)
+	}
+
+	t.Run("candidates", func(t *testing.T) {
+		t.Run("capped", func(t *testing.T) {
+			t.Parallel()
+			// blkio counts the replay's fdatasyncs among its writes, as
+			// /proc/diskstats counts the flushes' empty writes.
+			wiops := int64(float64(ds.Writes) / rec.DurationSeconds / 4)
+			r := replayed(t, disk, "capped", "--limit", fmt.Sprintf("wiops=%d", wiops))
+			if r.KeptUp || r.BehindSeconds < r.ExpectedSeconds {
+				t.Errorf("capped at %d write IOPS, a quarter of the capture's: kept up %v, %.2f s behind the source's %.2f s", wiops, r.KeptUp, r.BehindSeconds, r.ExpectedSeconds)
+			}
+		})
+		t.Run("tmpfs", func(t *testing.T) {
+			t.Parallel()
+			fast := smallfs.Mount(t, 2*replay.Need(tr)+(64<<20))
+			r := replayed(t, fast, "tmpfs")
+			if !r.KeptUp || r.Writes.Latency.P50 >= s.Writes.Latency.P50 || r.Writes.Latency.Mean >= s.Writes.Latency.Mean {
+				t.Errorf("on tmpfs: kept up %v (%.2f s behind), write p50 %.0f µs and mean %.0f µs against the capture's %.0f µs and %.0f µs",
+					r.KeptUp, r.BehindSeconds, r.Writes.Latency.P50, r.Writes.Latency.Mean, s.Writes.Latency.P50, s.Writes.Latency.Mean)
+			}
+			m := replayed(t, fast, "tmpfs-max", "--pace", "max")
+			if m.RuntimeSeconds >= rec.DurationSeconds {
+				t.Errorf("as fast as possible on tmpfs: %.2f s, the capture took %.2f s", m.RuntimeSeconds, rec.DurationSeconds)
+			}
+		})
+	})
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }

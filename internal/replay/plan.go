@@ -213,47 +213,74 @@ func Count(tr blocktrace.Trace) LogStats {
 	return st
 }
 
-// WriteIOLog writes the requests of one lane as fio's version 3 I/O log on
-// file: timestamps in microseconds from the trace's first request (the
-// same origin in every lane), so that a replay starts with its first
-// request rather than the capture's idle start; a flush, and a
-// write's preflush, become an fdatasync before it; a FUA write is a write
-// followed by an fdatasync, which is what makes a file's write durable.
-func WriteIOLog(w io.Writer, tr blocktrace.Trace, l Layout, file string, lanes []int, lane int) error {
+// Lead is how long after fio starts a paced replay's first request is
+// due: fio starts its lanes one after another (a tenth of a second for
+// one lane, 0.4 s for 32, on a quiet machine), and a request due before its
+// lane started would be issued late, in a burst with the ones after it.
+const Lead = time.Second
+
+// WriteIOLog writes the requests of one lane as fio's version 2 I/O log
+// on file. At the recorded pace, each request is preceded by a wait until
+// its time (scaled by speed) from the trace's first request plus Lead,
+// in whole milliseconds since fio started: fio 3.33 reads a version 2
+// "wait" as that instant, the same for every lane, so a lane that is late
+// catches up rather than staying late. (A version 3 log's timestamps are
+// replayed as gaps from the previous request's issue, and fio drops a
+// lateness longer than the next gap: on a busy machine, where a lane
+// wakes late, the replay fell further behind with every request, 40 to
+// 115 % over a 5 s capture at load average 8.) Requests due in the same
+// millisecond are issued one after another. As fast as possible (max),
+// there is no wait. A flush, and a write's preflush, become an fdatasync
+// before it; a FUA write is a write followed by an fdatasync, which is
+// what makes a file's write durable.
+func WriteIOLog(w io.Writer, tr blocktrace.Trace, l Layout, file string, lanes []int, lane int, pace Pace, speed float64) error {
 	if strings.ContainsAny(file, " \t\n\r") {
 		return fmt.Errorf("working file %q holds white space, which fio's I/O log cannot hold", file)
 	}
+	if speed <= 0 {
+		return fmt.Errorf("speed %g is not above 0", speed)
+	}
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "fio version 3 iolog\n0 %s add\n0 %s open\n", file, file)
-	sync := func(us int64) { fmt.Fprintf(bw, "%d %s datasync 0 0\n", us, file) }
-	last := int64(0)
+	fmt.Fprintf(bw, "fio version 2 iolog\n%s add\n%s open\n", file, file)
 	var origin time.Duration
 	if len(tr.Requests) > 0 {
 		origin = tr.Requests[0].At
 	}
+	waited := int64(-1)
+	due := func(r blocktrace.Request) {
+		if pace != Recorded {
+			return
+		}
+		ms := (Lead + time.Duration(float64(r.At-origin)/speed)).Milliseconds()
+		if ms > waited {
+			fmt.Fprintf(bw, "%s wait %d 0\n", file, ms)
+			waited = ms
+		}
+	}
+	sync := func() { fmt.Fprintf(bw, "%s datasync 0 0\n", file) }
 	for i, r := range tr.Requests {
 		if lanes[i] != lane {
 			continue
 		}
-		us := (r.At - origin).Microseconds()
-		last = us
 		if r.Op == blocktrace.Flush || r.Flags&blocktrace.Preflush != 0 {
-			sync(us)
+			due(r)
+			sync()
 		}
 		if !carriesData(r) {
 			continue
 		}
+		due(r)
 		action := "read"
 		if r.Op == blocktrace.Write {
 			action = "write"
 		}
 		off, size := directAligned(l.FileOffset(r), r.Size)
-		fmt.Fprintf(bw, "%d %s %s %d %d\n", us, file, action, off, size)
+		fmt.Fprintf(bw, "%s %s %d %d\n", file, action, off, size)
 		if r.Op == blocktrace.Write && r.Flags&blocktrace.FUA != 0 {
-			sync(us)
+			sync()
 		}
 	}
-	fmt.Fprintf(bw, "%d %s close\n", last, file)
+	fmt.Fprintf(bw, "%s close\n", file)
 	return bw.Flush()
 }
 
@@ -273,9 +300,16 @@ func directAligned(off, size int64) (int64, int64) {
 }
 
 // JobFile is fio's job file for the replay: one synchronous job per lane
-// reading its I/O log, direct I/O, reported as one group, logging every
-// second's IOPS, latency and latency histogram under logPrefix.
-func JobFile(iologs []string, file string, pace Pace, speed float64, logPrefix string) string {
+// reading its I/O log (which holds the pace and speed), direct I/O,
+// reported as one group, and a log of every read's and write's completion
+// latency under logPrefix (per request, at its completion in Unix
+// milliseconds): the replay's span and seconds are read from it from its
+// first request's issue, where fio's per-second logs begin with each
+// lane, which at the recorded pace waits for its first request.
+// Submission and total latency are not measured (their per-request logs
+// would triple the log); a synchronous request's completion latency is all
+// of it.
+func JobFile(iologs []string, file string, pace Pace, logPrefix string) string {
 	var b strings.Builder
 	line := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	line("[global]")
@@ -283,18 +317,14 @@ func JobFile(iologs []string, file string, pace Pace, speed float64, logPrefix s
 	line("ioengine=psync")
 	line("direct=1")
 	if pace == Max {
+		// The logs hold no wait at this pace; fio is told so too.
 		line("replay_no_stall=1")
-	} else if speed != 1 {
-		line("replay_time_scale=%d", int(speed*100+0.5))
 	}
 	line("group_reporting=1")
-	line("log_avg_msec=1000")
-	line("log_hist_msec=1000")
+	line("disable_slat=1")
+	line("disable_lat=1")
 	line("log_unix_epoch=1")
-	line("write_iops_log=%s", logPrefix)
-	line("write_bw_log=%s", logPrefix)
 	line("write_lat_log=%s", logPrefix)
-	line("write_hist_log=%s", logPrefix)
 	for i, log := range iologs {
 		line("")
 		line("[lane%d]", i+1)

@@ -91,7 +91,7 @@ func TestIOLogsAndJobFileGolden(t *testing.T) {
 	var logs []string
 	for lane := range n {
 		var b bytes.Buffer
-		if err := WriteIOLog(&b, tr, l, "/srv/cand/dbio/replay/replay.data", lanes, lane); err != nil {
+		if err := WriteIOLog(&b, tr, l, "/srv/cand/dbio/replay/replay.data", lanes, lane, Recorded, 2); err != nil {
 			t.Fatal(err)
 		}
 		logs = append(logs, b.String())
@@ -102,9 +102,16 @@ func TestIOLogsAndJobFileGolden(t *testing.T) {
 		t.Errorf("count %+v, want 3 reads, 2 writes, 3 syncs (flush, FUA, preflush), 1 discard", st)
 	}
 	paths := []string{"/r/lane1.iolog", "/r/lane2.iolog"}
-	golden(t, "recorded.fio", JobFile(paths, "/srv/cand/dbio/replay/replay.data", Recorded, 2, "replay"))
-	golden(t, "max.fio", JobFile(paths, "/srv/cand/dbio/replay/replay.data", Max, 1, "replay"))
-	if err := WriteIOLog(&bytes.Buffer{}, tr, l, "/srv/my cand/replay.data", lanes, 0); err == nil {
+	var b bytes.Buffer
+	if err := WriteIOLog(&b, tr, l, "/srv/cand/dbio/replay/replay.data", lanes, 0, Max, 1); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), " wait ") {
+		t.Errorf("a replay as fast as possible waits:\n%s", b.String())
+	}
+	golden(t, "recorded.fio", JobFile(paths, "/srv/cand/dbio/replay/replay.data", Recorded, "replay"))
+	golden(t, "max.fio", JobFile(paths, "/srv/cand/dbio/replay/replay.data", Max, "replay"))
+	if err := WriteIOLog(&bytes.Buffer{}, tr, l, "/srv/my cand/replay.data", lanes, 0, Recorded, 1); err == nil {
 		t.Error("a working file with a space was written into the I/O log")
 	}
 }
@@ -126,7 +133,7 @@ func TestLanesCarryData(t *testing.T) {
 	var syncs int
 	for l := range lanes {
 		var b strings.Builder
-		if err := WriteIOLog(&b, tr, PlanLayout(tr), "/x/replay.data", lane, l); err != nil {
+		if err := WriteIOLog(&b, tr, PlanLayout(tr), "/x/replay.data", lane, l, Recorded, 1); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), " write ") {

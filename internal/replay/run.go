@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -90,6 +91,10 @@ type Config struct {
 	Speed      float64
 	Command    []string
 	Now        func() time.Time
+	// Wrap, when set, is how the replay's fio is started (in a block-I/O
+	// cgroup that caps the target, say); the working file's layout is not
+	// wrapped, as a run's load is not capped.
+	Wrap func(execx.Cmd) execx.Cmd
 }
 
 // WorkFileName is the working file in WorkDir.
@@ -127,7 +132,7 @@ func Run(ctx context.Context, run execx.Runner, cfg Config) (Record, error) {
 		if err != nil {
 			return rec, err
 		}
-		err = WriteIOLog(f, cfg.Trace, layout, file, lanes, lane)
+		err = WriteIOLog(f, cfg.Trace, layout, file, lanes, lane, cfg.Pace, cfg.Speed)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -145,12 +150,15 @@ func Run(ctx context.Context, run execx.Runner, cfg Config) (Record, error) {
 		return rec, fmt.Errorf("lay out the working file %s: %w", file, err)
 	}
 	jobPath := filepath.Join(cfg.ResultsDir, "replay.fio")
-	job := JobFile(iologs, file, cfg.Pace, cfg.Speed, "replay")
+	job := JobFile(iologs, file, cfg.Pace, "replay")
 	if err := os.WriteFile(jobPath, []byte(job), 0o644); err != nil {
 		return rec, err
 	}
-	if _, err := run.Run(ctx, execx.Cmd{Name: cfg.Fio, Dir: cfg.ResultsDir,
-		Args: []string{"--output-format=json+", "--output=fio.json", jobPath}}); err != nil {
+	replay := execx.Cmd{Name: cfg.Fio, Dir: cfg.ResultsDir, Args: []string{"--output-format=json+", "--output=fio.json", jobPath}}
+	if cfg.Wrap != nil {
+		replay = cfg.Wrap(replay)
+	}
+	if _, err := run.Run(ctx, replay); err != nil {
 		return rec, fmt.Errorf("fio replay: %w", err)
 	}
 	report, err := os.ReadFile(filepath.Join(cfg.ResultsDir, "fio.json"))
@@ -164,78 +172,103 @@ func Run(ctx context.Context, run execx.Runner, cfg Config) (Record, error) {
 	if err != nil {
 		return rec, err
 	}
-	rec.Seconds = seconds(logs)
+	done := completions(logs)
+	rec.Seconds = seconds(done)
+	rec.spanned(done)
 	rec.ExpectedSeconds = expected(cfg.Trace, cfg.Speed)
 	rec.BehindSeconds = rec.RuntimeSeconds - rec.ExpectedSeconds
 	if cfg.Pace == Recorded {
 		rec.KeptUp = rec.BehindSeconds <= max(0.05*rec.ExpectedSeconds, 0.1)
 	}
-	if err := fioformat.CompressHistLogs(cfg.ResultsDir); err != nil {
-		return rec, err
-	}
 	return rec, nil
 }
 
-// seconds sums the lanes' per-second logs. Unlike a fio point's jobs,
-// which all run all along, a lane may sit idle for seconds and log nothing:
-// a second is every lane's samples in it, however many lanes logged.
-func seconds(logs []fioformat.JobLogs) []Second {
-	t0 := int64(math.MaxInt64)
+// completion is one replayed read or write as fio's per-request log has
+// it: when it completed (Unix milliseconds), how long it took, its direction.
+type completion struct {
+	doneMS  int64
+	latency time.Duration
+	dir     int
+}
+
+func (c completion) issuedMS() int64 { return c.doneMS - c.latency.Milliseconds() }
+
+// completions are the lanes' reads and writes from their per-request
+// completion latency logs.
+func completions(logs []fioformat.JobLogs) []completion {
+	var out []completion
 	for _, j := range logs {
-		for _, s := range j.IOPS {
-			t0 = min(t0, s.TimeMS)
-		}
-		for _, h := range j.Hist {
-			t0 = min(t0, h.TimeMS)
-		}
-	}
-	if t0 == math.MaxInt64 {
-		return nil
-	}
-	var out []Second
-	var bins [][2][]fioformat.HistBin
-	at := func(timeMS int64) int {
-		i := int(max(fioformat.SecondOf(t0, timeMS), 0))
-		for len(out) <= i {
-			out = append(out, Second{})
-			bins = append(bins, [2][]fioformat.HistBin{})
-		}
-		return i
-	}
-	for _, j := range logs {
-		for _, s := range j.IOPS {
-			i := at(s.TimeMS)
-			switch s.Dir {
-			case 0:
-				out[i].ReadIOPS += float64(s.Value)
-			case 1:
-				out[i].WriteIOPS += float64(s.Value)
+		for _, s := range j.Clat {
+			if s.Dir == 0 || s.Dir == 1 {
+				out = append(out, completion{doneMS: s.TimeMS, latency: time.Duration(s.Value), dir: s.Dir})
 			}
-		}
-		for _, h := range j.Hist {
-			if h.Dir == 0 || h.Dir == 1 {
-				i := at(h.TimeMS)
-				bins[i][h.Dir] = append(bins[i][h.Dir], h.Bins...)
-			}
-		}
-	}
-	for i := range out {
-		// fio's histogram values are nanoseconds.
-		if b := bins[i][0]; len(b) > 0 {
-			out[i].ReadP99us = finite(fioformat.HistPercentile(fioformat.MergeBins(b), 99) / 1000)
-		}
-		if b := bins[i][1]; len(b) > 0 {
-			out[i].WriteP99us = finite(fioformat.HistPercentile(fioformat.MergeBins(b), 99) / 1000)
 		}
 	}
 	return out
 }
 
-func finite(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+// spanned reads the replay's runtime as the span its reads and writes
+// took, from the first one's issue to the last one's completion, as the
+// source's is read; and its rates over that span. fio's own runtime is
+// each lane's from its start, which at the recorded pace counts the
+// lane's wait for its first request (Lead, less the lane's start).
+func (rec *Record) spanned(done []completion) {
+	if len(done) == 0 {
+		return
+	}
+	first, last := int64(math.MaxInt64), int64(0)
+	for _, c := range done {
+		first, last = min(first, c.issuedMS()), max(last, c.doneMS)
+	}
+	rt := float64(last-first) / 1000
+	if rt <= 0 {
+		return
+	}
+	rec.RuntimeSeconds = rt
+	for _, f := range []*Figures{&rec.Reads, &rec.Writes, &rec.Syncs} {
+		if f.PerSecond > 0 {
+			f.MBps *= float64(f.Requests) / rt / f.PerSecond
+		}
+		f.PerSecond = float64(f.Requests) / rt
+	}
+}
+
+// seconds are the replay's seconds from its first request's issue: the
+// reads and writes that completed in each, and their p99.
+func seconds(done []completion) []Second {
+	if len(done) == 0 {
+		return nil
+	}
+	t0 := int64(math.MaxInt64)
+	for _, c := range done {
+		t0 = min(t0, c.issuedMS())
+	}
+	var lat [][2][]time.Duration
+	for _, c := range done {
+		i := int((c.doneMS - t0) / 1000)
+		for len(lat) <= i {
+			lat = append(lat, [2][]time.Duration{})
+		}
+		lat[i][c.dir] = append(lat[i][c.dir], c.latency)
+	}
+	out := make([]Second, len(lat))
+	for i, l := range lat {
+		out[i] = Second{
+			ReadIOPS: float64(len(l[0])), WriteIOPS: float64(len(l[1])),
+			ReadP99us: p99us(l[0]), WriteP99us: p99us(l[1]),
+		}
+	}
+	return out
+}
+
+// p99us is the 99th percentile of lat in µs (nearest rank), 0 for none.
+func p99us(lat []time.Duration) float64 {
+	if len(lat) == 0 {
 		return 0
 	}
-	return v
+	slices.Sort(lat)
+	rank := int(math.Ceil(0.99*float64(len(lat)))) - 1
+	return float64(lat[max(rank, 0)]) / float64(time.Microsecond)
 }
 
 // expected is when the source finished the trace's requests at speed: the
