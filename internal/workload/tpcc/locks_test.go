@@ -2,6 +2,8 @@ package tpcc
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"testing"
 	"time"
 
@@ -14,6 +16,13 @@ import (
 // innodb_lock_wait_timeout.
 const myLockWaitTimeout = 1205
 
+// heldWaitLimit bounds every wait of these checks on another transaction:
+// reaching a locked row, ending once it is released, a probe's one-second
+// lock wait. Each takes milliseconds on a quiet machine and seconds on a
+// loaded one; past the limit the check fails with what InnoDB says the
+// transaction is doing, instead of hanging the package.
+const heldWaitLimit = time.Minute
+
 // TestMariaDBLocking checks the procedures' locks on a warehouse of its
 // own, one check after the other: the first needs no other transaction
 // to hold a lock meanwhile.
@@ -21,8 +30,60 @@ func TestMariaDBLocking(t *testing.T) {
 	testenv.RequireEngine(t, "mariadb")
 	t.Parallel()
 	w, inst := mariaServer.loaded(t, 1)
+	t.Run("delivery leaves new orders unblocked", func(t *testing.T) { deliveryLeavesNewOrdersUnblocked(t, w, inst) })
 	t.Run("payment waits holding nothing", func(t *testing.T) { paymentWaitsHoldingNothing(t, w, inst) })
 	t.Run("one warehouse has no deadlocks", func(t *testing.T) { oneWarehouseHasNoDeadlocks(t, w, inst) })
+}
+
+// deliveryLeavesNewOrdersUnblocked holds a Delivery in the middle of its
+// transaction (at a customer row another transaction has locked, after it
+// has taken every district's oldest NEW-ORDER row) and runs a New-Order in
+// each district of the warehouse meanwhile, on a connection that gives up
+// on any lock wait after a second. None may wait: a Delivery that locked
+// the gap in front of a district's first NEW-ORDER row (a locking scan from
+// the district's first key does) held up every New-Order of the district
+// before it until its commit, and with them, through the district rows
+// they hold, that district's Payments and the warehouse row: MariaDB's
+// stalls. The count of New-Orders that timed out must be 0. The Delivery
+// must also wait for the customer rather than run on: one that updated its
+// orders and customers in one multi-table UPDATE was seen running for
+// minutes at the locked customer, and then heldAtCustomer fails.
+func deliveryLeavesNewOrdersUnblocked(t *testing.T, w *Workload, inst engine.Instance) {
+	// The customer of district 10's oldest undelivered order: the Delivery
+	// takes the districts in order, so it stops at this one with all ten
+	// NEW-ORDER rows deleted and locked.
+	var cID int
+	if err := inst.DB().QueryRowContext(context.Background(), `SELECT o_c_id FROM orders JOIN new_order ON no_w_id = o_w_id AND no_d_id = o_d_id AND no_o_id = o_id
+		WHERE o_w_id = 1 AND o_d_id = 10 ORDER BY o_id LIMIT 1`).Scan(&cID); err != nil {
+		t.Fatal(err)
+	}
+	in := &deliveryIn{wID: 1, carrierID: 7, date: time.Now()}
+	finish := heldAtCustomer(t, w, inst, 10, cID, func(ctx context.Context, e executor) error { return e.delivery(ctx, in) })
+
+	probe := probeSession(t, w, inst)
+	var timedOut []int
+	for d := 1; d <= DistrictsPerWarehouse; d++ {
+		err := probe.run(t, func(ctx context.Context, e executor) error {
+			return e.newOrder(ctx, &newOrderIn{wID: 1, dID: d, cID: 1, allLocal: true, entryD: time.Now(),
+				lines: []orderLine{{itemID: 100 + d, supplyWID: 1, quantity: 1}}})
+		})
+		switch {
+		case myErrno(err) == myLockWaitTimeout:
+			timedOut = append(timedOut, d)
+		case err != nil:
+			t.Fatalf("New-Order in district %d: %v", d, err)
+		}
+	}
+	if len(timedOut) > 0 {
+		t.Errorf("%d of %d New-Orders waited for the Delivery's locks (districts %v), want 0", len(timedOut), DistrictsPerWarehouse, timedOut)
+	}
+	if err := finish(); err != nil {
+		t.Fatal(err)
+	}
+	if in.delivered != DistrictsPerWarehouse {
+		t.Errorf("the Delivery delivered %d orders, want %d", in.delivered, DistrictsPerWarehouse)
+	}
+	mustBeConsistent(t, w, inst, "after the Delivery")
 }
 
 // paymentWaitsHoldingNothing holds a Payment at its customer's row (locked
@@ -33,14 +94,15 @@ func TestMariaDBLocking(t *testing.T) {
 // customer held both while it waited, and every Payment of the warehouse
 // queued behind it. The count of Payments that timed out must be 0.
 func paymentWaitsHoldingNothing(t *testing.T, w *Workload, inst engine.Instance) {
-	ctx := context.Background()
 	held := &paymentIn{wID: 1, dID: 4, cWID: 1, cDID: 4, customer: customerSel{cID: 11}, amount: 10, date: time.Now()}
-	finish := heldAtCustomer(t, w, inst, 4, 11, func(e executor) error { return e.payment(ctx, held) })
+	finish := heldAtCustomer(t, w, inst, 4, 11, func(ctx context.Context, e executor) error { return e.payment(ctx, held) })
 
 	probe := probeSession(t, w, inst)
 	var timedOut []int
 	for d := 1; d <= DistrictsPerWarehouse; d++ {
-		err := probe.payment(ctx, &paymentIn{wID: 1, dID: d, cWID: 1, cDID: d, customer: customerSel{cID: 12}, amount: 10, date: time.Now()})
+		err := probe.run(t, func(ctx context.Context, e executor) error {
+			return e.payment(ctx, &paymentIn{wID: 1, dID: d, cWID: 1, cDID: d, customer: customerSel{cID: 12}, amount: 10, date: time.Now()})
+		})
 		switch {
 		case myErrno(err) == myLockWaitTimeout:
 			timedOut = append(timedOut, d)
@@ -60,8 +122,10 @@ func paymentWaitsHoldingNothing(t *testing.T, w *Workload, inst engine.Instance)
 // heldAtCustomer locks customer (1, d, c) on a connection of its own, runs
 // tx on a session of its own until it waits for that lock (a wait MariaDB
 // lists in information_schema.innodb_trx), and returns the function that
-// releases the lock and returns tx's error.
-func heldAtCustomer(t *testing.T, w *Workload, inst engine.Instance, d, c int, tx func(executor) error) (finish func() error) {
+// releases the lock and returns tx's error. Each wait is bounded by
+// heldWaitLimit: past it the test fails with the transaction's state and
+// its connection is killed, so that nothing is left running.
+func heldAtCustomer(t *testing.T, w *Workload, inst engine.Instance, d, c int, tx func(context.Context, executor) error) (finish func() error) {
 	t.Helper()
 	ctx := context.Background()
 	blocker, err := inst.DB().Conn(ctx)
@@ -96,38 +160,120 @@ func heldAtCustomer(t *testing.T, w *Workload, inst engine.Instance, d, c int, t
 	if _, err := conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 3600"); err != nil {
 		t.Fatal(err)
 	}
+	// The transaction runs without a deadline of its own: at the limit
+	// the test kills its connection on the server, which ends it.
 	done := make(chan error, 1)
-	go func() { done <- tx(s.exec) }()
-	for {
-		var waiting int
-		if err := inst.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'",
-			id).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting > 0 {
-			break
-		}
+	go func() { done <- tx(ctx, s.exec) }()
+	giveUp := func(what string) {
+		t.Helper()
+		state := describeTrx(inst.DB(), id)
+		killConnection(t, inst.DB(), id)
+		release()
+		t.Fatalf("%s within %v; the transaction: %s", what, heldWaitLimit, state)
+	}
+	deadline := time.After(heldWaitLimit)
+	poll := time.NewTicker(10 * time.Millisecond)
+	defer poll.Stop()
+	for waiting := false; !waiting; {
 		select {
 		case err := <-done:
 			t.Fatalf("the transaction ended (%v) before it reached the locked customer", err)
-		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			giveUp("the transaction did not wait for the locked customer (1, " + fmt.Sprint(d) + ", " + fmt.Sprint(c) + ")")
+		case <-poll.C:
+			qctx, cancel := context.WithTimeout(ctx, heldWaitLimit)
+			var n int
+			err := inst.DB().QueryRowContext(qctx, "SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_state = 'LOCK WAIT'",
+				id).Scan(&n)
+			cancel()
+			if err != nil {
+				giveUp("innodb_trx could not be read (" + err.Error() + ")")
+			}
+			waiting = n > 0
 		}
 	}
 	return func() error {
 		release()
-		return <-done
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(heldWaitLimit):
+			giveUp("the transaction did not end after the customer was released")
+			return nil
+		}
 	}
 }
 
-// probeSession is a session whose transactions give up on a lock wait
-// after a second: the error, not the time, says whether one waited.
-func probeSession(t *testing.T, w *Workload, inst engine.Instance) executor {
+// describeTrx says what InnoDB and the server report of connection id's
+// transaction: its state (LOCK WAIT or RUNNING), what it is doing, its
+// locks and rows, and the statement with the thread's state and time,
+// which name a wait InnoDB does not list (a metadata lock, for one).
+func describeTrx(db *sql.DB, id int64) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var state, op, query, started, threadState string
+	var locked, modified, structs, seconds int64
+	err := db.QueryRowContext(ctx, `SELECT t.trx_state, IFNULL(t.trx_operation_state, ''), t.trx_started, t.trx_rows_locked,
+			t.trx_rows_modified, t.trx_lock_structs, IFNULL(t.trx_query, ''), IFNULL(p.state, ''), IFNULL(p.time, 0)
+		FROM information_schema.innodb_trx t LEFT JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
+		WHERE t.trx_mysql_thread_id = ?`, id).
+		Scan(&state, &op, &started, &locked, &modified, &structs, &query, &threadState, &seconds)
+	if err != nil {
+		return fmt.Sprintf("connection %d: innodb_trx not read: %v", id, err)
+	}
+	return fmt.Sprintf("connection %d: trx_state %s, operation %q, started %s, %d rows locked, %d modified, %d lock structs; thread state %q for %d s in %q",
+		id, state, op, started, locked, modified, structs, threadState, seconds, query)
+}
+
+// killConnection ends a connection on the server, and with it any
+// statement it runs.
+func killConnection(t *testing.T, db *sql.DB, id int64) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL %d", id)); err != nil {
+		t.Errorf("kill connection %d: %v", id, err)
+	}
+}
+
+// probe is a session whose transactions give up on a lock wait after a
+// second: the error, not the time, says whether one waited.
+type probe struct {
+	exec executor
+	db   *sql.DB
+	id   int64
+}
+
+func probeSession(t *testing.T, w *Workload, inst engine.Instance) *probe {
 	t.Helper()
 	s, _ := newTestSession(t, w, inst)
-	if _, err := s.exec.(*myExecutor).conn.ExecContext(context.Background(), "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+	conn := s.exec.(*myExecutor).conn
+	p := &probe{exec: s.exec, db: inst.DB()}
+	if err := conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&p.id); err != nil {
 		t.Fatal(err)
 	}
-	return s.exec
+	if _, err := conn.ExecContext(context.Background(), "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// run runs tx and returns its error; a transaction that has not ended by
+// heldWaitLimit (its lock waits end after a second) fails the test with its
+// state, and its connection is killed.
+func (p *probe) run(t *testing.T, tx func(context.Context, executor) error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- tx(context.Background(), p.exec) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(heldWaitLimit):
+		state := describeTrx(p.db, p.id)
+		killConnection(t, p.db, p.id)
+		t.Fatalf("a probe's transaction did not end within %v; %s", heldWaitLimit, state)
+		return nil
+	}
 }
 
 // oneWarehouseHasNoDeadlocks runs the standard mix with 16 users on one
