@@ -204,25 +204,32 @@ func heldAtCustomer(t *testing.T, w *Workload, inst engine.Instance, d, c int, t
 	}
 }
 
-// describeTrx says what InnoDB and the server report of connection id's
-// transaction: its state (LOCK WAIT or RUNNING), what it is doing, its
-// locks and rows, and the statement with the thread's state and time,
-// which name a wait InnoDB does not list (a metadata lock, for one).
+// describeTrx says what the server reports of connection id: its
+// InnoDB transaction's state (LOCK WAIT or RUNNING, none before it has
+// touched a table), what it is doing, its locks and rows, and the thread's
+// state, time and statement, which name a wait InnoDB does not list (a
+// metadata lock, for one).
 func describeTrx(db *sql.DB, id int64) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var state, op, query, started, threadState string
-	var locked, modified, structs, seconds int64
-	err := db.QueryRowContext(ctx, `SELECT t.trx_state, IFNULL(t.trx_operation_state, ''), t.trx_started, t.trx_rows_locked,
-			t.trx_rows_modified, t.trx_lock_structs, IFNULL(t.trx_query, ''), IFNULL(p.state, ''), IFNULL(p.time, 0)
-		FROM information_schema.innodb_trx t LEFT JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id
-		WHERE t.trx_mysql_thread_id = ?`, id).
-		Scan(&state, &op, &started, &locked, &modified, &structs, &query, &threadState, &seconds)
+	var threadState, query string
+	var seconds int64
+	var state, op, started sql.NullString
+	var locked, modified, structs sql.NullInt64
+	err := db.QueryRowContext(ctx, `SELECT IFNULL(p.state, ''), p.time, IFNULL(p.info, ''), t.trx_state, t.trx_operation_state,
+			t.trx_started, t.trx_rows_locked, t.trx_rows_modified, t.trx_lock_structs
+		FROM information_schema.processlist p LEFT JOIN information_schema.innodb_trx t ON t.trx_mysql_thread_id = p.id
+		WHERE p.id = ?`, id).
+		Scan(&threadState, &seconds, &query, &state, &op, &started, &locked, &modified, &structs)
 	if err != nil {
-		return fmt.Sprintf("connection %d: innodb_trx not read: %v", id, err)
+		return fmt.Sprintf("connection %d: processlist not read: %v", id, err)
 	}
-	return fmt.Sprintf("connection %d: trx_state %s, operation %q, started %s, %d rows locked, %d modified, %d lock structs; thread state %q for %d s in %q",
-		id, state, op, started, locked, modified, structs, threadState, seconds, query)
+	trx := "no InnoDB transaction"
+	if state.Valid {
+		trx = fmt.Sprintf("trx_state %s, operation %q, started %s, %d rows locked, %d modified, %d lock structs",
+			state.String, op.String, started.String, locked.Int64, modified.Int64, structs.Int64)
+	}
+	return fmt.Sprintf("connection %d: %s; thread state %q for %d s in %q", id, trx, threadState, seconds, query)
 }
 
 // killConnection ends a connection on the server, and with it any
