@@ -288,6 +288,17 @@ Discards are not replayed. The working file is removed afterwards.`,
 			if err != nil {
 				return usagef("fio is not installed: install it (apt-get install fio)")
 			}
+			// A target that cannot be capped is refused before dbio's
+			// directory is made there.
+			var wrap func(execx.Cmd) execx.Cmd
+			var g *iolimit.Group
+			if !caps.IsZero() {
+				if g, err = replayLimits(app, targetDir, caps); err != nil {
+					return usagef("%v", err)
+				}
+				defer g.Remove()
+				wrap = g.Wrap
+			}
 			t, err := target.Open(targetDir)
 			if err != nil {
 				return usagef("%v", err)
@@ -304,14 +315,7 @@ Discards are not replayed. The working file is removed afterwards.`,
 			defer lock.Release()
 			storage, _ := app.SysFS.Resolve(t.Path)
 			place := results.TargetInfo{Role: "data", Path: t.Path, Storage: storage, FreeBytes: st.Bavail * uint64(st.Bsize)}
-			var wrap func(execx.Cmd) execx.Cmd
-			if !caps.IsZero() {
-				g, err := replayLimits(app, t, caps)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				defer g.Remove()
-				wrap = g.Wrap
+			if g != nil {
 				place.Limit = &results.StorageLimit{LimitsConfig: results.LimitsConfig(caps), Mechanism: "cgroup " + g.Version}
 				fmt.Fprintf(app.Stdout, "capping %s's devices %v at %s (%s cgroup)\n", t.Path, g.Devices, caps, g.Version)
 			}
@@ -363,10 +367,14 @@ Discards are not replayed. The working file is removed afterwards.`,
 
 // replayLimits makes the block-I/O cgroup capping the disks behind the
 // replay's target (applied at once: the replay's fio alone joins it).
-func replayLimits(app *App, t *target.Target, caps iolimit.Limits) (*iolimit.Group, error) {
-	st, err := t.Storage(app.SysFS)
+func replayLimits(app *App, dir string, caps iolimit.Limits) (*iolimit.Group, error) {
+	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("--limit on %s: %w", t.Path, err)
+		return nil, fmt.Errorf("--limit on %s: %w", dir, err)
+	}
+	st, err := app.SysFS.Resolve(abs)
+	if err != nil {
+		return nil, fmt.Errorf("--limit on %s: %w", dir, err)
 	}
 	var devs []string
 	for _, d := range st.Physical {

@@ -6,9 +6,13 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,6 +84,8 @@ func TestCaptureAndReplayRefuseBadInput(t *testing.T) {
 		{[]string{"replay", capDir, "--target", small, "--pace", "fast"}, `--pace "fast"`},
 		{[]string{"replay", capDir, "--target", small, "--speed", "0"}, "--speed 0 must be above 0"},
 		{[]string{"replay", oneDir, "--target", held}, "is in use by another dbio run"},
+		{[]string{"replay", oneDir, "--target", small, "--limit", "wiops=10"}, "cannot be throttled"},
+		{[]string{"replay", oneDir, "--target", small, "--limit", "fast"}, "--limit: limit \"fast\""},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
@@ -92,6 +98,75 @@ func TestCaptureAndReplayRefuseBadInput(t *testing.T) {
 	for _, p := range []string{res, filepath.Join(small, "dbio")} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Errorf("%s was written for bad input (%v)", p, err)
+		}
+	}
+}
+
+// TestCaptureRefusesWhatItCannotTrace: dbio capture (and --capture) by a
+// user other than root, and a capture whose tracing cannot be set up,
+// end with exit code 2 and one line saying why, writing nothing.
+func TestCaptureRefusesWhatItCannotTrace(t *testing.T) {
+	testenv.Require(t, os.Geteuid() == 0, "root", testenv.HowRoot)
+	disk := smallfs.MountDisk(t, 64<<20)
+	// The results would go where anyone may write, so that only dbio's
+	// refusal keeps them from being written.
+	open := t.TempDir()
+	for _, d := range []string{filepath.Dir(open), open} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := filepath.Join(open, "results")
+	t.Run("not root", func(t *testing.T) {
+		nobody, err := user.Lookup("nobody")
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, _ := strconv.Atoi(nobody.Uid)
+		gid, _ := strconv.Atoi(nobody.Gid)
+		// This test binary, copied where nobody may run it, runs as
+		// dbio (TestMain).
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(open, "dbio.test")
+		if err := os.WriteFile(bin, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"capture", "--target", disk, "--duration", "1s"},
+			{"tpcc", "--engine", "sqlite", "--target", open, "--warehouses", "1", "--users", "1", "--runtime", "1s", "--capture"},
+		} {
+			cmd := exec.Command(bin, append(args, "--results", res)...)
+			cmd.Env = append(os.Environ(), asDBIOEnv+"=1")
+			cmd.Dir = open
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != exitUsage || !strings.Contains(string(out), "needs root") {
+				t.Errorf("%v as nobody: exit code %d, output %q; want %d and a refusal naming root", args, code, out, exitUsage)
+			}
+		}
+	})
+	t.Run("no tracing", func(t *testing.T) {
+		// A tracing file system that is a regular file cannot be mounted.
+		notDir := filepath.Join(t.TempDir(), "tracing")
+		if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"capture", "--target", disk, "--duration", "1s", "--tracefs", notDir, "--results", res})
+		if code != exitUsage || !strings.Contains(out.String(), "cannot be mounted there") {
+			t.Errorf("exit code %d, output %q; want %d and the tracing file system named", code, out.String(), exitUsage)
+		}
+	})
+	for _, p := range []string{res, filepath.Join(disk, "dbio"), filepath.Join(open, "dbio")} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s was written for a refused capture (%v)", p, err)
 		}
 	}
 }
