@@ -293,6 +293,22 @@ for engine in sqlite postgres mariadb; do
 	reset_vs_reload "$engine"
 done
 
+# PostgreSQL's two routes of --data reset side by side on one server and
+# one database of about 220 MB: a template database in the instance
+# against a copy of the stopped server's files, five rounds, each round's
+# ratio of the restores taken within the same minute.
+echo "== go test -bench BenchmarkPristineRoutes ./internal/engine/postgres ($(state))"
+prstate=$(state)
+prout=$("$GO" test -run '^$' -bench 'BenchmarkPristineRoutes$' -benchtime 5x ./internal/engine/postgres) || failed=1
+echo "$prout" | grep '^Benchmark'
+read -r prfk prfr prtk prtr prratio prmb < <(echo "$prout" | awk '/^BenchmarkPristineRoutes/ {
+	for (i = 1; i < NF; i++) {u = $(i+1)
+		if (u == "files-keep-s") fk = $i; if (u == "files-restore-s") fr = $i; if (u == "template-keep-s") tk = $i
+		if (u == "template-restore-s") tr = $i; if (u == "template/files") r = $i; if (u == "db-MB") m = $i}}
+	END {printf "%s %s %s %s %s %s\n", fk, fr, tk, tr, r, m}')
+row "postgres: reset by template against by files, ${prmb:--} MB (s)" "template ${prtr:--}, files ${prfr:--}" "-" \
+	"recorded: median ratio ${prratio:--}" "$prstate; keeps: template ${prtk:--} s, files ${prfk:--} s; after: $(state)"
+
 # The database-time sampler's cost (pg_stat_activity, or MariaDB's
 # processlist, read ten times a second): TPC-C on the same 4 warehouses with the sampler and without it
 # (DBIO_DB_TIME=off), in rounds (BENCH_DBTIME_ROUNDS, default 6, each run

@@ -54,7 +54,8 @@ func TestResetEqualsTheLoad(t *testing.T) {
 			t.Fatalf("%T keeps no pristine copy", inst)
 		}
 		dir := filepath.Join(tg.Dir, "pristine")
-		if _, err := r.KeepPristine(ctx, dir); err != nil {
+		kept, err := r.KeepPristine(ctx, dir)
+		if err != nil {
 			t.Fatal(err)
 		}
 		// A short run of the whole mix changes most tables; the sums must
@@ -63,8 +64,13 @@ func TestResetEqualsTheLoad(t *testing.T) {
 		if changed := differing(loaded, tableSums(t, e.name, inst.DB())); len(changed) < 5 {
 			t.Fatalf("the run changed only %v: too little for the comparison to mean anything", changed)
 		}
-		if _, err := r.RestorePristine(ctx, dir); err != nil {
+		restored, err := r.RestorePristine(ctx, dir)
+		if err != nil {
 			t.Fatal(err)
+		}
+		t.Logf("kept by %s (%d bytes), restored by %s (%d bytes)", kept.Method, kept.Bytes, restored.Method, restored.Bytes)
+		if restored.Method != kept.Method {
+			t.Errorf("kept by %s, restored by %s", kept.Method, restored.Method)
 		}
 		if changed := differing(loaded, tableSums(t, e.name, inst.DB())); len(changed) != 0 {
 			t.Errorf("after the reset these tables differ from the load: %v", changed)
