@@ -13,7 +13,7 @@
 # internal/workload/tpcc and internal/workload/sysbench, and the cost of the
 # database-time sampler (TPM with and without it, its CPU per sample), and
 # --data reset's time against a reload's at 10 warehouses on SQLite,
-# PostgreSQL and MariaDB. Every figure is printed with the machine's state
+# PostgreSQL and MariaDB, and a capture's replay against fio alone on its job file. Every figure is printed with the machine's state
 # beside it: these machines are shared, so
 # a miss by a few percent is noise and a miss by more than 20 % is a real gap.
 #
@@ -494,6 +494,17 @@ for fleetbench in "BenchmarkFleet1000Hosts ./internal/fio device point, fio" \
 	row "1,000 hosts, a minute's $what: merge time, bytes allocated" \
 		"$(awk -v n="$ns" -v b="$bytes" 'BEGIN {printf "%.2f s, %.1f MB", n / 1e9, b / 1e6}')" "-" "recorded" "$fleetstate"
 done
+
+# A capture's replay as fast as possible against fio alone on the job file
+# the replay kept (docs/capture.md): dbio's IOPS as a percentage of fio's,
+# within 5 % when the machine is quiet.
+echo "== go test -bench BenchmarkReplayAgainstFioAlone ./internal/replay ($(state))"
+replaystate=$(state)
+replayout=$("$GO" test -run '^$' -bench '^BenchmarkReplayAgainstFioAlone$' -benchtime 5x ./internal/replay) || failed=1
+echo "$replayout" | grep '^Benchmark'
+replaypct=$(echo "$replayout" | awk '/^Benchmark/ {for (i = 1; i < NF; i++) if ($(i+1) == "dbio-%-of-fio") print $i}')
+row "replay as fast as possible: dbio's IOPS, % of fio alone's" "${replaypct:--}" "95-105" \
+	"$(awk -v v="${replaypct:-}" 'BEGIN {if (v == "") print "no figure"; else if (v >= 95 && v <= 105) print "ok"; else print "miss (noise on a busy machine?)"}')" "$replaystate"
 
 echo
 echo "dbio bench on $(nproc) CPUs ($(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)), $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
