@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +19,7 @@ import (
 	"dbio/internal/analysis"
 	"dbio/internal/controlchars"
 	"dbio/internal/history"
+	"dbio/internal/report"
 	"dbio/internal/results"
 )
 
@@ -88,12 +92,13 @@ func rememberRun(app *App, path, dir string) {
 }
 
 type historyFlags struct {
-	path   string
-	filter history.Filter
-	since  string
-	figure string
-	step   string
-	format string
+	path    string
+	filter  history.Filter
+	since   string
+	figures []string
+	step    string
+	format  string
+	output  string
 }
 
 func newHistoryCmd(app *App) *cobra.Command {
@@ -109,6 +114,7 @@ truth: the store can be rebuilt from them with 'dbio history import'.`,
 		Example: `  dbio history --engine postgres --since 2026-11-01
   dbio history --figure nopm --label nightly
   dbio history --figure iops --step 4k-randread --format csv
+  dbio history --workload tpcc --figure nopm --figure latency_p99 --format html -o trend.html
   dbio history import results/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -120,12 +126,24 @@ truth: the store can be rebuilt from them with 'dbio history import'.`,
 			if err := f.resolve(); err != nil {
 				return err
 			}
-			if f.figure != "" {
-				points, err := s.Trend(context.Background(), f.filter, results.FigureName(f.figure), f.step)
-				if err != nil {
-					return err
+			if len(f.figures) > 0 {
+				var trends [][]history.Point
+				for _, fig := range f.figures {
+					points, err := s.Trend(context.Background(), f.filter, results.FigureName(fig), f.step)
+					if err != nil {
+						return err
+					}
+					trends = append(trends, points)
 				}
-				return printTrend(app, f, points)
+				if f.format == "html" {
+					return writeTrendPage(app, f, trends)
+				}
+				for i, points := range trends {
+					if err := printTrend(app, f, f.figures[i], points); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			entries, err := s.List(context.Background(), f.filter)
 			if err != nil {
@@ -141,11 +159,12 @@ truth: the store can be rebuilt from them with 'dbio history import'.`,
 	fs.StringVar(&f.filter.Workload, "workload", "", "runs of this workload or command: tpcc, sysbench, as3ap, fio, quick, disk...")
 	fs.StringVar(&f.filter.Label, "label", "", "runs with this --label")
 	fs.StringVar(&f.since, "since", "", "runs started on or after this date (2026-11-01) or this long ago (72h)")
-	fs.StringVar(&f.figure, "figure", "", "show this figure's trend over the runs, named as the figure catalogue names it (nopm, tps, iops, lat_p99_us)")
+	fs.StringArrayVar(&f.figures, "figure", nil, "show this figure's trend over the runs, named as the figure catalogue names it (nopm, tps, iops, lat_p99_us); repeatable")
 	fs.StringVar(&f.step, "step", "", "with --figure: only this step (users-8, 4k-randread)")
-	fs.StringVar(&f.format, "format", "table", "table, json or csv")
+	fs.StringVar(&f.format, "format", "table", "table, json, csv, or html (with --figure and -o: a page with a chart per figure)")
+	fs.StringVarP(&f.output, "output", "o", "", "with --format html: the page to write, e.g. trend.html")
 	groupOwnFlags(cmd, "Which runs", "storage", "engine", "workload", "label", "since")
-	groupOwnFlags(cmd, "Trend and output", "figure", "step", "format")
+	groupOwnFlags(cmd, "Trend and output", "figure", "step", "format", "output")
 	groupFlagsInHelp(cmd, "")
 	cmd.AddCommand(newHistoryImportCmd(app))
 	return cmd
@@ -165,11 +184,29 @@ func (f *historyFlags) open(app *App) (*history.Store, error) {
 func (f *historyFlags) resolve() error {
 	switch f.format {
 	case "table", "json", "csv":
+		if f.output != "" {
+			return usagef("-o %s: only --format html writes a file; the other formats print, redirect them instead", f.output)
+		}
+	case "html":
+		if len(f.figures) == 0 {
+			return usagef("--format html charts figures' trends: name them with --figure, e.g. --figure nopm --figure latency_p99")
+		}
+		if f.output == "" {
+			return usagef("--format html writes a page: name it with -o, e.g. -o trend.html")
+		}
+		if ext := strings.ToLower(filepath.Ext(f.output)); ext != ".html" && ext != ".htm" {
+			return usagef("-o %s: the trend page is HTML; name a .html file, e.g. -o trend.html", f.output)
+		}
+		if err := controlchars.Check(f.output); err != nil {
+			return usagef("-o %q: %v", f.output, err)
+		}
 	default:
-		return usagef("--format %q: use table, json or csv", f.format)
+		return usagef("--format %q: use table, json, csv or html", f.format)
 	}
-	if f.figure != "" && !results.FigureName(f.figure).Defined() {
-		return usagef("--figure %q: not a figure of the catalogue; e.g. nopm, tpm, tps, iops, lat_p99_us", f.figure)
+	for _, fig := range f.figures {
+		if !results.FigureName(fig).Defined() {
+			return usagef("--figure %q: not a figure of the catalogue; e.g. nopm, tpm, tps, iops, lat_p99_us", fig)
+		}
 	}
 	if f.since != "" {
 		if d, err := time.ParseDuration(f.since); err == nil {
@@ -270,7 +307,7 @@ type trendRow struct {
 	Labels  []string  `json:"labels,omitempty"`
 }
 
-func printTrend(app *App, f historyFlags, points []history.Point) error {
+func printTrend(app *App, f historyFlags, figure string, points []history.Point) error {
 	switch f.format {
 	case "json":
 		rows := make([]trendRow, 0, len(points))
@@ -289,7 +326,7 @@ func printTrend(app *App, f historyFlags, points []history.Point) error {
 		w.Flush()
 		return w.Error()
 	}
-	def := results.FigureName(f.figure).Def()
+	def := results.FigureName(figure).Def()
 	if len(points) == 0 {
 		fmt.Fprintf(app.Stdout, "no run in the history recorded %s\n", def.Title)
 		return nil
@@ -323,6 +360,94 @@ func printTrend(app *App, f historyFlags, points []history.Point) error {
 		prev = &points[i]
 	}
 	return tw.Flush()
+}
+
+// writeTrendPage writes the figures' trends as an HTML page at f.output:
+// the runs of every figure on one axis, oldest first.
+func writeTrendPage(app *App, f historyFlags, trends [][]history.Point) error {
+	var page report.TrendPage
+	index := map[string]int{}
+	var entries []history.Entry
+	for _, points := range trends {
+		for _, p := range points {
+			if _, ok := index[p.Run.ID]; !ok {
+				index[p.Run.ID] = len(entries)
+				entries = append(entries, p.Run)
+			}
+		}
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].Started.Before(entries[j].Started) })
+	for i, e := range entries {
+		index[e.ID] = i
+		page.Runs = append(page.Runs, trendRunOf(e))
+	}
+	for _, points := range trends {
+		for _, p := range points {
+			page.Points = append(page.Points, report.TrendPoint{Run: index[p.Run.ID], Figure: p.Name, Step: p.Step, Value: p.Value})
+		}
+	}
+	page.Filter = f.describe()
+	if err := report.WriteTrendPage(f.output, page, app.Now()); err != nil {
+		if errors.Is(err, results.ErrNotOwned) {
+			return &usageError{msg: err.Error()}
+		}
+		return err
+	}
+	fmt.Fprintf(app.Stdout, "trend page of %d figure(s) over %d run(s): %s\n", len(f.figures), len(entries), f.output)
+	return nil
+}
+
+// trendRunOf is what the trend page shows of a run: what names its
+// configuration, and the values whose change it marks.
+func trendRunOf(e history.Entry) report.TrendRun {
+	r := report.TrendRun{ID: e.ID, Started: e.Started, ConfigKey: e.ConfigKey, Engine: e.Engine, EngineVersion: e.EngineVer,
+		Kernel: e.Kernel, DBIOVersion: e.Version, Storage: storageText(e), Labels: e.Labels, Settings: map[string]string{}}
+	what := []string{e.Workload}
+	if e.Workload == "" {
+		what[0] = e.Kind
+	}
+	if e.Engine != "" {
+		what = append(what, e.Engine)
+	}
+	if len(e.Config.Users) > 0 {
+		var users []string
+		for _, u := range e.Config.Users {
+			users = append(users, strconv.Itoa(u))
+		}
+		what = append(what, "users "+strings.Join(users, ","))
+	}
+	if e.Limit != "" {
+		what = append(what, "limit "+e.Limit)
+	}
+	r.Describe = strings.Join(what, ", ")
+	for k, v := range e.Config.EngineOptions.Settings {
+		r.Settings[k] = v
+	}
+	if b := e.Config.EngineOptions.BufferPoolBytes; b > 0 {
+		r.Settings["buffer pool"] = strconv.FormatInt(b, 10)
+	}
+	if b := e.Config.EngineOptions.ServerMemoryBytes; b > 0 {
+		r.Settings["server memory"] = strconv.FormatInt(b, 10)
+	}
+	if e.Limit != "" {
+		r.Settings["limit"] = e.Limit
+	}
+	return r
+}
+
+// describe says in words which runs the filters picked.
+func (f historyFlags) describe() string {
+	var parts []string
+	for _, p := range []struct{ name, v string }{{"storage", f.filter.Storage}, {"engine", f.filter.Engine}, {"workload", f.filter.Workload},
+		{"label", f.filter.Label}, {"since", f.since}, {"step", f.step}} {
+		if p.v != "" {
+			parts = append(parts, p.name+" "+p.v)
+		}
+	}
+	if len(parts) == 0 {
+		return "every run the history remembers"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func newHistoryImportCmd(app *App) *cobra.Command {

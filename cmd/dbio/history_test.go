@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,6 +53,21 @@ func TestRunsAreRemembered(t *testing.T) {
 	out.Reset()
 	if code := run(context.Background(), testApp(&out), []string{"history", "--history", store, "--figure", "nopmm"}); code != exitUsage {
 		t.Errorf("an unknown figure: exit code %d:\n%s", code, out.String())
+	}
+	// The trend page (rendered and checked in Chromium by the report's tests).
+	page := filepath.Join(t.TempDir(), "trend.html")
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"history", "--history", store, "--figure", "nopm", "--figure", "tpm", "--format", "html", "-o", page}); code != exitOK {
+		t.Fatalf("trend page: exit code %d:\n%s", code, out.String())
+	}
+	if b, err := os.ReadFile(page); err != nil || !strings.Contains(string(b), `data-chart="trend-nopm-users-1"`) || !strings.Contains(string(b), `data-chart="trend-tpm-users-1"`) {
+		t.Errorf("the trend page lacks a chart per figure (%v)", err)
+	}
+	for _, bad := range [][]string{{"--figure", "nopm", "--format", "html"}, {"--format", "html", "-o", page}, {"--figure", "nopm", "--format", "html", "-o", page + ".csv"}, {"--figure", "nopm", "-o", page}} {
+		out.Reset()
+		if code := run(context.Background(), testApp(&out), append([]string{"history", "--history", store}, bad...)); code != exitUsage {
+			t.Errorf("%v: exit code %d, want %d:\n%s", bad, code, exitUsage, out.String())
+		}
 	}
 }
 

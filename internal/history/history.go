@@ -709,6 +709,7 @@ func (s *Store) Trend(ctx context.Context, f Filter, figure results.FigureName, 
 		e.Started, _ = time.Parse(time.RFC3339Nano, started)
 		e.Ended, _ = time.Parse(time.RFC3339Nano, ended)
 		_ = json.Unmarshal([]byte(labels), &e.Labels)
+		_ = json.Unmarshal([]byte(cfg), &e.Config)
 		p.Name = figure
 		out = append(out, p)
 	}
