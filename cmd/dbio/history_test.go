@@ -3,11 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+
+	"dbio/internal/history"
+	"dbio/internal/target"
+	"dbio/internal/testenv"
 )
 
 // TestRunsAreRemembered runs a short TPC-C on SQLite with --history in a
@@ -90,4 +97,135 @@ func TestCheckFindsARegressionBeyondNoise(t *testing.T) {
 	if code := run(context.Background(), testApp(&out), []string{"check", fast}); code != exitUsage {
 		t.Errorf("no --against: exit code %d:\n%s", code, out.String())
 	}
+}
+
+// TestCheckFlagsAQuarterOfTheWriteIOPS runs three repeat sets of a small
+// write-only sysbench on one disk, four repeats each (the fewest a side
+// needs for the Mann-Whitney test to call anything at 5 %): a baseline
+// capped at 400 write IOPS, a run capped at a quarter of that, and a rerun
+// identical to the baseline. dbio check calls the quarter a regression
+// (exit 1) against the baseline, and the rerun none (exit 0) against the
+// last run of its configuration the history remembers, which is the
+// baseline: the quarter's limit makes it another configuration.
+func TestCheckFlagsAQuarterOfTheWriteIOPS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 12 real runs")
+	}
+	requireCap(t)
+	disk := t.TempDir()
+	st, err := target.HostFS().Resolve(disk)
+	testenv.Require(t, err == nil && st.Device != "", "a temporary directory on a block device", testenv.HowBlockDeviceTemp)
+	res, store := t.TempDir(), filepath.Join(t.TempDir(), "history.db")
+	repeatSet := func(name, wiops string) string {
+		t.Helper()
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), []string{"sysbench", "--workload", "oltp_write_only", "--table-size", "1000",
+			"--users", "1", "--ramp-time", "0s", "--runtime", "2s", "--repeat", "4", "--target", disk, "--results", res, "--name", name,
+			"--limit", "wiops=" + wiops, "--history", store})
+		if code != exitOK {
+			t.Fatalf("%s: exit code %d:\n%s", name, code, out.String())
+		}
+		dirs, _ := filepath.Glob(filepath.Join(res, "*-"+name))
+		if len(dirs) != 1 {
+			t.Fatalf("%s: repeat sets %v", name, dirs)
+		}
+		return dirs[0]
+	}
+	base := repeatSet("base", "400")
+	quarter := repeatSet("quarter", "100")
+	rerun := repeatSet("rerun", "400")
+
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"check", quarter, "--against", base, "--history", store})
+	t.Logf("the quarter against the baseline:\n%s", out.String())
+	if code != exitFailure || !strings.Contains(out.String(), "REGRESSION ") || !strings.Contains(out.String(), "4 against 4 repeats") {
+		t.Errorf("a quarter of the write IOPS: exit code %d, want %d with a regression named", code, exitFailure)
+	}
+	out.Reset()
+	code = run(context.Background(), testApp(&out), []string{"check", rerun, "--against", "last", "--history", store})
+	t.Logf("the rerun against the last of its configuration:\n%s", out.String())
+	if code != exitOK || !strings.Contains(out.String(), "checked 4 run(s) against 4 baseline run(s)") || !strings.Contains(out.String(), "no regression beyond the noise") {
+		t.Errorf("an identical rerun: exit code %d, want %d against the baseline's 4 runs", code, exitOK)
+	}
+}
+
+// TestTwoProcessesEndingAtOnceBothLand runs two dbio processes whose
+// runs end together into one SQLite store. The test holds the store's
+// write lock from the start, so that neither can write before the other
+// is ready to; it stops each process (SIGSTOP) once it has opened the
+// store, then releases the lock and resumes both at the same instant: both
+// write at once, and both runs must be in the store, with no warning.
+// Stopped, a process spends none of its wait for the lock, however long
+// the other's run takes.
+func TestTwoProcessesEndingAtOnceBothLand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two real runs")
+	}
+	store := filepath.Join(t.TempDir(), "history.db")
+	s, err := history.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err := sql.Open("sqlite3", "file:"+store+"?_busy_timeout=30000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	conn, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	locked := true
+	defer func() {
+		if locked {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+
+	var procs []*runningDBIO
+	for _, name := range []string{"one", "two"} {
+		procs = append(procs, startDBIO(t, "sysbench", "--workload", "oltp_write_only", "--table-size", "1000", "--users", "1",
+			"--ramp-time", "0s", "--runtime", "1s", "--target", t.TempDir(), "--results", t.TempDir(), "--name", name, "--history", store))
+	}
+	for _, p := range procs {
+		p.waitFor("the store opened", func() bool { return holdsFile(p.cmd.Process.Pid, store) })
+		p.signal(syscall.SIGSTOP)
+	}
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	locked = false
+	for _, p := range procs {
+		p.signal(syscall.SIGCONT)
+	}
+	for _, p := range procs {
+		if code := p.exit(); code != exitOK || strings.Contains(p.out.String(), "not remembered") {
+			t.Errorf("exit code %d:\n%s", code, p.out)
+		}
+	}
+	s, err = history.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	all, err := s.List(context.Background(), history.Filter{})
+	if err != nil || len(all) != 2 || all[0].ID == all[1].ID {
+		t.Errorf("%d runs in the store (%v), want both", len(all), err)
+	}
+}
+
+// holdsFile says whether process pid has path open.
+func holdsFile(pid int, path string) bool {
+	fds, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "fd", "*"))
+	for _, fd := range fds {
+		if to, err := os.Readlink(fd); err == nil && to == path {
+			return true
+		}
+	}
+	return false
 }
