@@ -23,14 +23,16 @@ const myLockWaitTimeout = 1205
 // transaction is doing, instead of hanging the package.
 const heldWaitLimit = time.Minute
 
-// TestMariaDBLocking checks the procedures' locks on a warehouse of its
-// own, one check after the other: the first needs no other transaction
-// to hold a lock meanwhile.
+// TestMariaDBLocking checks the procedures' locks, and Delivery's skipping
+// of a district without an undelivered order, on a warehouse of its own,
+// one check after the other: the first needs no other transaction to hold
+// a lock meanwhile.
 func TestMariaDBLocking(t *testing.T) {
 	testenv.RequireEngine(t, "mariadb")
 	t.Parallel()
 	w, inst := mariaServer.loaded(t, 1)
 	t.Run("delivery leaves new orders unblocked", func(t *testing.T) { deliveryLeavesNewOrdersUnblocked(t, w, inst) })
+	t.Run("delivery skips a district without new orders", func(t *testing.T) { deliverySkipsEmptyDistrict(t, w, inst) })
 	t.Run("payment waits holding nothing", func(t *testing.T) { paymentWaitsHoldingNothing(t, w, inst) })
 	t.Run("one warehouse has no deadlocks", func(t *testing.T) { oneWarehouseHasNoDeadlocks(t, w, inst) })
 }
@@ -82,6 +84,52 @@ func deliveryLeavesNewOrdersUnblocked(t *testing.T, w *Workload, inst engine.Ins
 	}
 	if in.delivered != DistrictsPerWarehouse {
 		t.Errorf("the Delivery delivered %d orders, want %d", in.delivered, DistrictsPerWarehouse)
+	}
+	mustBeConsistent(t, w, inst, "after the Delivery")
+}
+
+// deliverySkipsEmptyDistrict delivers every undelivered order of district
+// 5 by hand (what Deliveries would have done: carrier, lines' delivery
+// date, customers' balance and delivery count, NEW-ORDER rows deleted),
+// then runs a Delivery: 2.7.4.2 has it skip that district and deliver the
+// other nine, and the database stays consistent.
+func deliverySkipsEmptyDistrict(t *testing.T, w *Workload, inst engine.Instance) {
+	q := sqlOn{t, testEngine{name: "mariadb"}, inst}
+	for _, stmt := range []string{
+		`UPDATE customer SET
+			c_balance = c_balance + (SELECT IFNULL(SUM(ol_amount), 0) FROM new_order
+				JOIN orders ON o_w_id = no_w_id AND o_d_id = no_d_id AND o_id = no_o_id
+				JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+				WHERE no_w_id = 1 AND no_d_id = 5 AND o_c_id = c_id),
+			c_delivery_cnt = c_delivery_cnt + (SELECT COUNT(*) FROM new_order
+				JOIN orders ON o_w_id = no_w_id AND o_d_id = no_d_id AND o_id = no_o_id
+				WHERE no_w_id = 1 AND no_d_id = 5 AND o_c_id = c_id)
+			WHERE c_w_id = 1 AND c_d_id = 5`,
+		`UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = 1 AND ol_d_id = 5
+			AND ol_o_id IN (SELECT no_o_id FROM new_order WHERE no_w_id = 1 AND no_d_id = 5)`,
+		`UPDATE orders SET o_carrier_id = 3 WHERE o_w_id = 1 AND o_d_id = 5
+			AND o_id IN (SELECT no_o_id FROM new_order WHERE no_w_id = 1 AND no_d_id = 5)`,
+		`DELETE FROM new_order WHERE no_w_id = 1 AND no_d_id = 5`,
+	} {
+		q.exec(stmt)
+	}
+	mustBeConsistent(t, w, inst, "after district 5 was delivered by hand")
+	before := q.int("SELECT COUNT(*) FROM new_order WHERE no_w_id = 1")
+	const carrier4 = "SELECT COUNT(*) FROM orders WHERE o_w_id = 1 AND o_d_id = 5 AND o_carrier_id = 4"
+	carrier4Before := q.int(carrier4)
+	s, _ := newTestSession(t, w, inst)
+	in := &deliveryIn{wID: 1, carrierID: 4, date: time.Now()}
+	if err := s.exec.delivery(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	if in.delivered != DistrictsPerWarehouse-1 || in.skipped != 1 {
+		t.Errorf("delivered %d districts, skipped %d; want %d and 1", in.delivered, in.skipped, DistrictsPerWarehouse-1)
+	}
+	if got := q.int("SELECT COUNT(*) FROM new_order WHERE no_w_id = 1"); got != before-(DistrictsPerWarehouse-1) {
+		t.Errorf("%d NEW-ORDER rows left, want %d", got, before-(DistrictsPerWarehouse-1))
+	}
+	if got := q.int(carrier4); got != carrier4Before {
+		t.Errorf("%d orders of district 5 have the Delivery's carrier, %d had it before: the Delivery changed the district it should skip", got, carrier4Before)
 	}
 	mustBeConsistent(t, w, inst, "after the Delivery")
 }
