@@ -24,16 +24,19 @@ func newCheckCmd(app *App) *cobra.Command {
 	var path string
 	var against []string
 	cmd := &cobra.Command{
-		Use:   "check RUN --against last|label:NAME|RUN...",
+		Use:   "check RUN --against last|all|label:NAME|RUN...",
 		Short: "Is this run worse than earlier ones of its configuration, beyond the noise? Exit 1 if so",
 		Long: `Compare a run (a results directory, a repeat set, or a run the history
 remembers by id) with earlier runs of the same configuration: the last one the
-history has (last, with its whole repeat set), those with a label
-(label:NAME), or runs you name. Figures are read as a comparison of repeat
-sets reads them: a regression is a difference the repeats call significant,
-larger than either side's own spread, and worse for the figure. dbio check
-exits 1 on a regression, naming the figure, the change and the evidence, and
-says when there are too few repeats to tell a difference from noise.`,
+history has (last, with its whole repeat set), every earlier one (all),
+those with a label (label:NAME), or runs you name. Figures are read as a
+comparison of repeat sets reads them: a regression is a difference the
+repeats call significant, larger than either side's own spread, and worse
+for the figure. A single run is read against the spread the earlier runs
+recorded instead: a regression is worse than every one of at least 19 of
+them, by more than their spread. dbio check exits 1 on a regression, naming
+the figure, the change and the evidence, and says when there are too few
+runs to tell a difference from noise.`,
 		Example: `  dbio check results/20261128-0200-tpcc-postgres --against last
   dbio check results/repeats-nightly --against label:baseline`,
 		Args: cobra.ExactArgs(1),
@@ -45,7 +48,7 @@ says when there are too few repeats to tell a difference from noise.`,
 			var store *history.Store
 			needStore := !isDir(args[0])
 			for _, a := range against {
-				if a == "last" || strings.HasPrefix(a, "label:") || !isDir(a) {
+				if a == "last" || a == "all" || strings.HasPrefix(a, "label:") || !isDir(a) {
 					needStore = true
 				}
 			}
@@ -84,14 +87,23 @@ says when there are too few repeats to tell a difference from noise.`,
 			}
 			c := analysis.CheckRegressions(base, run)
 			fmt.Fprintf(app.Stdout, "checked %d run(s) against %d baseline run(s): %d figure(s) compared\n", len(run), len(base), c.Compared)
+			if c.AgainstSpread > 0 {
+				fmt.Fprintf(app.Stdout, "%d figure(s) of a single run read against the spread of the earlier runs: a regression is worse than every one of them by more than their spread\n", c.AgainstSpread)
+			}
 			for _, r := range c.Regressions {
-				fmt.Fprintf(app.Stdout, "REGRESSION %s %s, %s: %s → %s (%+.1f %%, ratio %.3g; p = %.3g, %d against %d repeats)\n",
+				evidence := fmt.Sprintf("%d against %d repeats", r.A.N, r.B.N)
+				if r.B.N == 1 && r.A.N >= analysis.EarlierRunsNeeded {
+					evidence = fmt.Sprintf("worse than all %d earlier runs (%s to %s)", r.A.N,
+						analysis.ThresholdQuantity(r.A.Min, r.Metric.Unit), analysis.ThresholdQuantity(r.A.Max, r.Metric.Unit))
+				}
+				fmt.Fprintf(app.Stdout, "REGRESSION %s %s, %s: %s → %s (%+.1f %%, ratio %.3g; p = %.3g, %s)\n",
 					r.Kind, r.Row, r.Metric.Title, analysis.ThresholdQuantity(r.A.Median, r.Metric.Unit), analysis.ThresholdQuantity(r.B.Median, r.Metric.Unit),
-					r.ChangePct, r.Ratio, r.P, r.A.N, r.B.N)
+					r.ChangePct, r.Ratio, r.P, evidence)
 			}
 			if c.TooFew > 0 {
-				fmt.Fprintf(app.Stdout, "too little evidence for %d of %d figure(s): a side needs %d repeats to tell a difference from noise (--repeat %d)\n",
-					c.TooFew, c.Compared, c.NeedPerSide, c.NeedPerSide)
+				fmt.Fprintf(app.Stdout, "too little evidence for %d of %d figure(s): a side needs %d repeats to tell a difference from noise (--repeat %d), "+
+					"or a single run %d earlier runs of its configuration (--against all)\n",
+					c.TooFew, c.Compared, c.NeedPerSide, c.NeedPerSide, analysis.EarlierRunsNeeded)
 			}
 			if len(c.Regressions) > 0 {
 				return fmt.Errorf("%w: %d figure(s)", errRegression, len(c.Regressions))
@@ -103,7 +115,7 @@ says when there are too few repeats to tell a difference from noise.`,
 		},
 	}
 	registerHistory(cmd.Flags(), &path)
-	cmd.Flags().StringArrayVar(&against, "against", nil, "the baseline: last (the history's latest earlier run of this configuration, with its repeat set), label:NAME (runs with that --label), or results directories (repeatable)")
+	cmd.Flags().StringArrayVar(&against, "against", nil, "the baseline: last (the history's latest earlier run of this configuration, with its repeat set), all (every earlier run of it), label:NAME (runs with that --label), or results directories (repeatable)")
 	return cmd
 }
 
@@ -179,6 +191,18 @@ func baselineDirs(ctx context.Context, store *history.Store, against string, run
 			return []string{e.Dir}, nil
 		}
 		return nil, nil
+	case against == "all":
+		all, err := store.List(ctx, history.Filter{ConfigKey: run.ConfigKey})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, e := range all {
+			if same(e) && (run.Started.IsZero() || e.Started.Before(run.Started)) {
+				out = append(out, e.Dir)
+			}
+		}
+		return out, nil
 	case strings.HasPrefix(against, "label:"):
 		all, err := store.List(ctx, history.Filter{Label: strings.TrimPrefix(against, "label:"), ConfigKey: run.ConfigKey})
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -228,4 +230,64 @@ func holdsFile(pid int, path string) bool {
 		}
 	}
 	return false
+}
+
+// TestCheckReadsASingleRunAgainstEarlierRuns checks single recorded runs
+// against twenty earlier ones (the five fast repeats, each copied four
+// times): a slow run is worse than all of them beyond their spread (exit
+// 1), a fast one is not (exit 0), and against five runs a single run is
+// too little evidence to call anything.
+func TestCheckReadsASingleRunAgainstEarlierRuns(t *testing.T) {
+	t.Parallel()
+	testdata := filepath.Join("..", "..", "internal", "report", "testdata")
+	fast, _ := filepath.Glob(filepath.Join(testdata, "repeats-fast", "2026*"))
+	slow, _ := filepath.Glob(filepath.Join(testdata, "repeats-slow", "2026*"))
+	if len(fast) != 5 || len(slow) == 0 {
+		t.Fatalf("testdata: %v %v", fast, slow)
+	}
+	root := t.TempDir()
+	var against []string
+	for copyN := range 4 {
+		for _, dir := range fast {
+			to := filepath.Join(root, fmt.Sprintf("%d-%s", copyN, filepath.Base(dir)))
+			copyTree(t, dir, to)
+			against = append(against, "--against", to)
+		}
+	}
+	check := func(dir string, against ...string) (int, string) {
+		var out bytes.Buffer
+		code := run(context.Background(), testApp(&out), append([]string{"check", dir}, against...))
+		return code, out.String()
+	}
+	if code, out := check(slow[0], against...); code != exitFailure || !strings.Contains(out, "REGRESSION sysbench 1, TPS: ") || !strings.Contains(out, "worse than all 20 earlier runs") {
+		t.Errorf("a slow run against 20 fast ones: exit code %d:\n%s", code, out)
+	}
+	if code, out := check(fast[2], against...); code != exitOK || !strings.Contains(out, "read against the spread of the earlier runs") || !strings.Contains(out, "no regression beyond the noise") {
+		t.Errorf("a fast run against 20 fast ones: exit code %d:\n%s", code, out)
+	}
+	if code, out := check(slow[0], against[:10]...); code != exitOK || !strings.Contains(out, "or a single run 19 earlier runs") {
+		t.Errorf("a slow run against 5 fast ones: exit code %d:\n%s", code, out)
+	}
+}
+
+// copyTree copies the regular files and directories under from to to.
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
