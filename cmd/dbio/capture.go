@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -433,6 +434,9 @@ the per-second charts overlaid.`,
 			if err != nil {
 				return err
 			}
+			if err := runsAsCaptures(runs); err != nil {
+				return err
+			}
 			if err := report.WriteBlockIOTable(&terminalText{w: app.Stdout}, runs, markdown); err != nil {
 				return usagef("%v", err)
 			}
@@ -449,11 +453,11 @@ the per-second charts overlaid.`,
 // anything is written) where dbio cannot trace them: not root, a server
 // of the user's (--dsn, whose files dbio does not know), a run on hosts,
 // a body other than user steps, or devices the kernel cannot trace.
-func stepsCapture(app *App, f workloadFlags, plan runner.Plan, otherBody bool) (runner.Beside, error) {
+func stepsCapture(app *App, plan runner.Plan, onHosts, otherBody bool) (runner.Beside, error) {
 	switch {
 	case plan.EngineOptions.DSN != "":
 		return nil, usagef("--capture traces the devices under the server dbio starts on --target; with --dsn dbio does not know where your server keeps its files: drop --capture and run 'sudo dbio capture --target DIR' on the server's host, DIR its data directory, while this run runs")
-	case f.onHosts():
+	case onHosts:
 		return nil, usagef("--capture traces this machine's devices: a run on hosts cannot take it; drop --capture")
 	case otherBody:
 		return nil, usagef("--capture records a run's user steps: a goal search, backup cycles and the noisy-neighbour study cannot take it; drop --capture")
@@ -537,4 +541,65 @@ func (c *runCapture) Start(ctx context.Context) (func(dir string) error, error) 
 		fmt.Fprintf(c.app.Stdout, "captured %d requests over the steps into %s (replay them: dbio replay %s --target DIR)\n", r.rec.Requests, dir, dir)
 		return cerr
 	}, nil
+}
+
+// runsAsCaptures shows, among runs laid beside replays, each run that
+// captured its own steps (--capture, a suite's capture key) as its
+// capture: the step and seconds dbio capture would have written, read
+// from its capture.json and trace, under the run's own name and command.
+// So `dbio compare RUN REPLAY` and `dbio replays RUN REPLAY` set the
+// run's I/O beside its replays, as they do a capture's. Runs are left as
+// they are when none is a replay.
+func runsAsCaptures(runs []*results.Loaded) error {
+	replays := false
+	for _, l := range runs {
+		replays = replays || l.Run.Kind == results.KindReplay
+	}
+	if !replays {
+		return nil
+	}
+	for _, l := range runs {
+		if results.IsBlockIO(l.Run.Kind) {
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(l.Path, capture.RecordName)); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		rec, tr, err := capture.Load(l.Path)
+		if err != nil {
+			return err
+		}
+		started := rec.Started
+		step, rows := capture.Step(rec, tr, started, started.Add(time.Duration(rec.DurationSeconds*float64(time.Second))))
+		l.Run.Kind = results.KindCapture
+		l.Steps = []results.Step{step}
+		l.Series = loadedSeries(rows, started)
+	}
+	return nil
+}
+
+// loadedSeries is rows as series.csv would read back, their elapsed
+// seconds counted from started.
+func loadedSeries(rows []results.SeriesRow, started time.Time) results.Series {
+	s := results.Series{Every: 1}
+	index := map[string]int{}
+	for _, r := range rows {
+		for _, v := range r.Values {
+			if _, ok := index[v.Name]; !ok {
+				index[v.Name] = len(s.Columns)
+				s.Columns = append(s.Columns, v.Name)
+			}
+		}
+	}
+	for _, r := range rows {
+		values := make([]float64, len(s.Columns))
+		for i := range values {
+			values[i] = math.NaN()
+		}
+		for _, v := range r.Values {
+			values[index[v.Name]] = v.Value
+		}
+		s.Rows = append(s.Rows, results.LoadedRow{Time: r.Time, ElapsedS: r.Time.Sub(started).Seconds(), Step: r.Step, Phase: r.Phase, Values: values})
+	}
+	return s
 }

@@ -171,24 +171,50 @@ func TestCaptureRefusesWhatItCannotTrace(t *testing.T) {
 	}
 }
 
-// TestTPCCCaptureReplays: dbio tpcc --capture on SQLite on a loop device's
-// ext4 records its steps' block I/O into the run's results directory, and
-// dbio replay of that directory plays it; --capture refuses a server of
-// the user's with exit 2, writing nothing.
-func TestTPCCCaptureReplays(t *testing.T) {
+// captureSuite is SQLite's TPC-C on a loop device's ext4 with its steps'
+// block I/O captured (the capture key, as tpcc --capture).
+const captureSuite = `name = "capture"
+[targets.disk]
+path = "%DISK%"
+[engines.e]
+engine = "sqlite"
+[workloads.w]
+kind = "tpcc"
+warehouses = 1
+users = [2]
+ramp_time = "0s"
+runtime = "3s"
+[[runs]]
+name = "captured"
+workload = "w"
+engine = "e"
+data = "disk"
+capture = true
+`
+
+// TestSuiteCaptureReplays: a suite's run with capture = true on SQLite on
+// a loop device's ext4 records its steps' block I/O into the run's results
+// directory; dbio replay of that directory plays it, and dbio compare and
+// dbio replays set the run (as its capture) beside the replay. --capture
+// refuses a server of the user's with exit 2, writing nothing.
+func TestSuiteCaptureReplays(t *testing.T) {
 	t.Parallel()
 	testenv.Require(t, os.Geteuid() == 0, "root", "run the test as root")
 	testenv.RequireProgram(t, "fio", "apt-get install fio")
 	disk := smallfs.MountDisk(t, 384<<20)
-	res := filepath.Join(t.TempDir(), "results")
+	dir := t.TempDir()
+	res := filepath.Join(dir, "results")
+	file := filepath.Join(dir, "capture.toml")
+	if err := os.WriteFile(file, []byte(strings.ReplaceAll(captureSuite, "%DISK%", disk)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
-	if code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", "sqlite", "--target", disk, "--warehouses", "1",
-		"--users", "2", "--ramp-time", "0s", "--runtime", "3s", "--skip-checks", "--capture", "--results", res, "--name", "captured"}); code != exitOK {
+	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--results", res}); code != exitOK {
 		t.Fatalf("exit code %d: %s", code, out.String())
 	}
-	runs, _ := filepath.Glob(filepath.Join(res, "*-captured"))
+	runs, _ := filepath.Glob(filepath.Join(res, "*-suite-capture", "*-captured"))
 	if len(runs) != 1 {
-		t.Fatalf("results %v", runs)
+		t.Fatalf("results %v\n%s", runs, out.String())
 	}
 	rec, tr, err := capture.Load(runs[0])
 	if err != nil {
@@ -198,8 +224,25 @@ func TestTPCCCaptureReplays(t *testing.T) {
 		t.Fatalf("the capture of the steps holds %d requests, %d writes", len(tr.Requests), rec.Signature.Writes.Requests)
 	}
 	out.Reset()
-	if code := run(context.Background(), testApp(&out), []string{"replay", runs[0], "--target", t.TempDir(), "--pace", "max", "--results", res, "--name", "replayed"}); code != exitOK {
+	if code := run(context.Background(), testApp(&out), []string{"replay", runs[0], "--target", t.TempDir(), "--results", res, "--name", "replayed"}); code != exitOK {
 		t.Fatalf("replay: exit code %d: %s", code, out.String())
+	}
+	replays, _ := filepath.Glob(filepath.Join(res, "*-replayed"))
+	if len(replays) != 1 {
+		t.Fatalf("replays %v", replays)
+	}
+	out.Reset()
+	if code := run(context.Background(), testApp(&out), []string{"replays", runs[0], replays[0], "--markdown"}); code != exitOK ||
+		!strings.Contains(out.String(), "| source |") || !strings.Contains(out.String(), "captured") {
+		t.Errorf("dbio replays of the run and its replay: exit code %d, want the run as the source:\n%s", code, out.String())
+	}
+	out.Reset()
+	page := filepath.Join(dir, "compare.html")
+	if code := run(context.Background(), testApp(&out), []string{"compare", runs[0], replays[0], "-o", page}); code != exitOK {
+		t.Fatalf("dbio compare of the run and its replay: exit code %d:\n%s", code, out.String())
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "compare.md")); err != nil || !strings.Contains(string(md), "| source |") {
+		t.Errorf("the comparison's summary does not set the run as the source beside its replay (%v):\n%s", err, md)
 	}
 	out.Reset()
 	other := filepath.Join(t.TempDir(), "results")

@@ -177,6 +177,9 @@ does: dbio compare results/20261125-131913-ab.`,
 				return err
 			}
 			sayUnfinished(app, runs)
+			if err := runsAsCaptures(runs); err != nil {
+				return err
+			}
 			opts := report.Options{Now: app.Now, Version: version(), Force: force, Titles: workloads().Title, SettingFlag: workloads().Flag}
 			var headlines []string
 			if report.AnyRepeated(sets) && len(sets) > 1 {

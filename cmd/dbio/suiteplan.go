@@ -157,6 +157,13 @@ func databasePlan(app *App, r suite.Run, registry *workload.Registry) (p *runner
 	if p.Config, err = p.RunConfig(steps, r.Kind, r.Data.Path, logTarget, built.Stepping, built.Recorded); err != nil {
 		return p, err, nil
 	}
+	if r.Capture {
+		// What --capture cannot trace is the preflight's to report.
+		if p.Beside, err = stepsCapture(app, *p, false, search != nil); err != nil {
+			err = fmt.Errorf("run %s: %w", r.Name, err)
+			return p, err, err
+		}
+	}
 	return p, nil, nil
 }
 
@@ -307,6 +314,10 @@ func hostsPlan(app *App, r suite.Run, plan *suite.Plan, registry *workload.Regis
 // take (a DSN, a log target, ramp_until, a goal, a scenario).
 func suiteRunFlags(r suite.Run, def workload.Definition) []string {
 	args := []string{"--engine=" + r.Engine, "--name=" + r.Name}
+	if r.Capture {
+		// Refused there: a run on hosts traces no device of this machine.
+		args = append(args, "--capture")
+	}
 	for _, dir := range r.Data.Dirs() {
 		args = append(args, "--target="+dir)
 	}

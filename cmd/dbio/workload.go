@@ -222,7 +222,7 @@ func workloadPlan(app *App, f workloadFlags, kind string, scenario func(p *runne
 		plan.CreateTargets = f.run.createTarget
 	}
 	if f.capture {
-		if plan.Beside, err = stepsCapture(app, f, plan, scenario != nil || search != nil); err != nil {
+		if plan.Beside, err = stepsCapture(app, plan, f.onHosts(), scenario != nil || search != nil); err != nil {
 			return plan, err
 		}
 	}

@@ -65,6 +65,9 @@ type Run struct {
 	Rep      int    `json:"rep,omitempty"`
 	Kind     string `json:"kind"` // tpcc, sysbench, as3ap, disk
 	Scenario string `json:"scenario,omitempty"`
+	// Capture records the block I/O under the run's targets during its
+	// user steps (--capture).
+	Capture bool `json:"capture,omitempty"`
 	// Driver is where a database run whose data target is on hosts runs
 	// its users: DriverHost or DriverCoordinator; empty for a run of this
 	// machine and for a disk run.
@@ -442,6 +445,12 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 	if r.Scenario != "" && w.Precision != "" {
 		v.addf(table, "scenario", "the %s scenario has phases of its own; precision (workloads.%s) ends the measurements of user steps: run the workload without a scenario, or drop precision", r.Scenario, r.Workload)
 	}
+	if r.Capture && w.Kind == "disk" {
+		v.addf(table, "capture", "captures the block I/O a database's user steps send to its devices; a disk run is fio's own I/O: drop capture")
+	}
+	if r.Capture && r.Scenario != "" {
+		v.addf(table, "capture", "records a run's user steps, and the %s scenario has phases of its own: drop capture or the scenario", r.Scenario)
+	}
 	if r.Scenario != "" && w.RampUpUntil != "" {
 		v.addf(table, "scenario", "the %s scenario has phases of its own; ramp_until (workloads.%s) ends the ramp-ups of user steps: run the workload without a scenario, or drop ramp_until", r.Scenario, r.Workload)
 	}
@@ -555,7 +564,7 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 			for _, bp := range pools {
 				for _, mem := range mems {
 					run := Run{
-						Kind: w.Kind, Scenario: r.Scenario, Driver: driver, Data: *dt, Log: log, Backup: backup,
+						Kind: w.Kind, Scenario: r.Scenario, Capture: r.Capture, Driver: driver, Data: *dt, Log: log, Backup: backup,
 						Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
 						RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
 						Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),

@@ -161,9 +161,12 @@ type RunDef struct {
 	// the network, by the engine's DSN).
 	Driver string `toml:"driver"`
 	// Scenario is "", "backup" or "noisy-neighbour".
-	Scenario string    `toml:"scenario"`
-	Backups  BackupDef `toml:"backups"`
-	Noisy    NoisyDef  `toml:"noisy"`
+	Scenario string `toml:"scenario"`
+	// Capture records the block I/O of the devices under the run's data
+	// and log targets while its user steps run, as --capture does.
+	Capture bool      `toml:"capture"`
+	Backups BackupDef `toml:"backups"`
+	Noisy   NoisyDef  `toml:"noisy"`
 }
 
 // BackupDef configures backup and restore cycles.
