@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -28,6 +29,24 @@ func TestPristineCopyRestoresTheLoadedState(t *testing.T) {
 	if kept.Method != engine.CopyBytes && kept.Method != engine.CopyReflink || kept.Bytes < 1<<20 {
 		t.Errorf("KeepPristine = %+v, want a copy of the server's files", kept)
 	}
+	// The copy's redo log is small; the server's is back to its size.
+	redo := func(dir string) int64 {
+		fi, err := os.Stat(filepath.Join(dir, "ib_logfile0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	const configured = 1 << 30
+	if n := redo(filepath.Join(dir, "log")); n != pristineRedo {
+		t.Errorf("the copy's redo log has %d bytes, want %d", n, pristineRedo)
+	}
+	if kept.Bytes >= configured {
+		t.Errorf("the copy holds %d bytes, more than the server's whole redo log", kept.Bytes)
+	}
+	if n := redo(in.managed.Layout.Log); n != configured {
+		t.Errorf("after the copy the server's redo log has %d bytes, want its %d", n, configured)
+	}
 	for run := 1; run <= 2; run++ {
 		// A run's changes: rows added and rows removed.
 		if _, err := db.Exec("INSERT INTO loaded SELECT seq FROM seq_10001_to_10500; DELETE FROM loaded WHERE id <= 100"); err != nil {
@@ -41,6 +60,9 @@ func TestPristineCopyRestoresTheLoadedState(t *testing.T) {
 		}
 		if n := count(t, db, "SELECT min(id) FROM loaded"); n != 1 {
 			t.Errorf("after run %d and a reset: ids from %d, want 1", run, n)
+		}
+		if n := count(t, db, "SELECT @@innodb_log_file_size"); n != configured || redo(in.managed.Layout.Log) != configured {
+			t.Errorf("after run %d and a reset: the redo log is set to %d bytes and has %d, want %d", run, n, redo(in.managed.Layout.Log), configured)
 		}
 	}
 	select {
