@@ -2,14 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dbio/internal/fio"
-	"dbio/internal/goal"
 	"dbio/internal/runner"
 	"dbio/internal/target"
 	"dbio/internal/units"
@@ -35,43 +36,14 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 	w := app.Stdout
 	fmt.Fprintln(w, "dry run: nothing is started, loaded or written")
 	fmt.Fprintf(w, "plan:    %s\n", plan.Describe())
-	est := f.settings.Estimate()
-	load := est.Load
-	if f.settings.LoadingSettings().Reuse {
-		load = 0
-	}
-	load *= time.Duration(databasesLoaded(plan.Body))
-	body, upTo := bodyTime(plan.Body, est.Load)
-	var device time.Duration
-	if plan.Fio != nil {
-		cfg := plan.Fio.Config
-		if len(cfg.Targets) == 0 {
-			cfg.Targets = []string{plan.DataPath} // the pass's target, as the run gives it
-		}
-		if p, err := fio.NewPlan(cfg, fio.BuiltinProfiles()); err == nil {
-			device = p.Duration()
-		}
-	}
-	total := time.Duration(max(f.repeat, 1)) * (device + load + body)
-	if f.settings.LoadingSettings().Policy() == workload.DataReset {
-		// One load; every later repeat restores its copy, a copy's time.
-		total -= time.Duration(max(f.repeat, 1)-1) * load
-	}
-	approx := "about"
-	if upTo {
-		approx = "at most about"
-	}
-	parts := timeParts(f, load, plan.Body)
-	if device > 0 {
-		parts = fmt.Sprintf("the device pass about %s, then ", roundedDuration(device)) + parts
-	}
-	fmt.Fprintf(w, "time:    %s %s: %s\n", approx, roundedDuration(total), parts)
+	exp := runner.Expect(plan, runner.ExpectInputs{Load: loadEstimate(f.settings, plan), Repeats: f.repeat, Layout: passLayout(app, plan)})
+	printExpectation(w, exp, true, timeNotes(f, plan))
 	if plan.DataPath != "" {
 		what := "the database"
-		if n := databasesLoaded(plan.Body); n > 1 {
+		if n := runner.DatabasesLoaded(plan.Body); n > 1 {
 			what = fmt.Sprintf("%d databases", n)
 		}
-		fmt.Fprintf(w, "space:   about %s for %s on %s%s\n", units.FormatBytes(plan.SpaceNeeded*uint64(databasesLoaded(plan.Body))), what, plan.DataPath, freeText(plan.DataPath))
+		fmt.Fprintf(w, "space:   about %s for %s on %s%s\n", units.FormatBytes(plan.SpaceNeeded*uint64(runner.DatabasesLoaded(plan.Body))), what, plan.DataPath, freeText(plan.DataPath))
 		if _, ok := plan.Body.(runner.Backups); ok {
 			at := plan.BackupPath
 			if at == "" {
@@ -83,111 +55,76 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 			fmt.Fprintf(w, "         about %s more for the pristine copy --data reset keeps there\n", units.FormatBytes(plan.SpaceNeeded))
 		}
 	}
-	fmt.Fprintf(w, "         about %s for the results under %s\n", units.FormatBytes(runner.ResultsBytes(total)), plan.ResultsBase)
+	fmt.Fprintf(w, "         about %s for the results under %s\n", units.FormatBytes(runner.ResultsBytes(exp.Ceiling())), plan.ResultsBase)
 	for _, c := range willCreate(f, plan, app.Now()) {
 		fmt.Fprintf(w, "creates: %s\n", c)
 	}
 	return nil
 }
 
-// databasesLoaded is how many databases the body loads: a tenant's each in a
-// noisy-neighbour study, else one.
-func databasesLoaded(b runner.Body) int {
-	switch b := b.(type) {
-	case runner.Noisy:
-		return max(b.Tenants, 1)
-	case runner.Tenants:
-		return databasesLoaded(b.Each)
+// loadEstimate is one database's load on the plan's engine, as the
+// workload's rate table gives it.
+func loadEstimate(s workload.Settings, plan runner.Plan) workload.Estimate {
+	name := ""
+	if plan.Engine != nil {
+		name = plan.Engine.Name()
 	}
-	return 1
+	return s.Estimate(name)
 }
 
-// bodyTime is how long the body's steps take, ramp-ups included, and
-// whether that is a bound rather than an estimate (a ramp-up that ends at
-// steady state, a search that may stop before its last probe). load is
-// one database's load time, by which a backup's is guessed.
-func bodyTime(b runner.Body, load time.Duration) (time.Duration, bool) {
-	switch b := b.(type) {
-	case runner.Backups:
-		return backupsTime(b, load), false
-	case runner.Noisy:
-		return noisyTime(b), false
-	case runner.Steps:
-		return time.Duration(len(b.Users)) * (b.RampUp + b.Step), b.Steady != nil || b.StopWhen != nil || b.Precision != nil
-	case runner.Goal:
-		return time.Duration(probes(b.Search)) * (b.RampUp + b.Step), true
-	case runner.Tenants:
-		return bodyTime(b.Each, load)
+// passLayout is how long the device pass's working file takes to lay out
+// on the data target, as disk --dry-run says it; 0 without a pass.
+func passLayout(app *App, plan runner.Plan) time.Duration {
+	if plan.Fio == nil || plan.DataPath == "" {
+		return 0
 	}
-	return 0, false
+	cfg := plan.Fio.Config
+	l, err := fio.EstimateLayout(app.SysFS, plan.DataPath, cfg.Size, cfg.MemoryBytes)
+	if err != nil {
+		return 0
+	}
+	return l.Time()
 }
 
-// backupsTime guesses backup cycles' time: a backup (and a restore)
-// copies the database about twice as fast as the load wrote it, and the
-// cycles start --interval apart.
-func backupsTime(b runner.Backups, load time.Duration) time.Duration {
-	copies := 1
-	if b.Restore {
-		copies = 2
+// printExpectation writes the time a run (or a suite) is expected to take:
+// its total, typical and at most when some part may end early, then each
+// part (with what it rests on, when how), then what the parts leave out.
+func printExpectation(w io.Writer, e runner.Expectation, how bool, notes []string) {
+	if e.Bounded() {
+		fmt.Fprintf(w, "time:    about %s, at most %s (every ramp-up and measurement at its ceiling)\n", roundedDuration(e.Typical()), roundedDuration(e.Ceiling()))
+	} else {
+		fmt.Fprintf(w, "time:    about %s\n", roundedDuration(e.Ceiling()))
 	}
-	return time.Duration(b.Cycles) * (b.Interval + time.Duration(copies)*load/2)
-}
-
-// noisyTime is a noisy-neighbour study's two phases: the quiet baseline,
-// then the interference, which lasts as long as the backups and at least
-// as long as the baseline.
-func noisyTime(n runner.Noisy) time.Duration {
-	return n.RampUp + n.Quiet + n.RampUp + max(n.Quiet, time.Duration(n.Cycles)*n.Interval)
-}
-
-// probes is the most probes a goal search runs.
-func probes(s goal.Search) int {
-	if s.MaxProbes > 0 {
-		return s.MaxProbes
-	}
-	return goal.DefaultMaxProbes
-}
-
-// timeParts says what the time is made of: the load, then each step's
-// ramp-up and measurement.
-func timeParts(f workloadFlags, load time.Duration, b runner.Body) string {
-	loadText := fmt.Sprintf("loading about %s", roundedDuration(load))
-	switch f.settings.LoadingSettings().Policy() {
-	case workload.DataReuse:
-		loadText = "no load if the data is there to reuse (else a load of about " + roundedDuration(f.settings.Estimate().Load) + ")"
-	case workload.DataReset:
-		loadText += " once, with a pristine copy of the data restored before every later repeat (no load at all when a copy of this data is there)"
-	}
-	var steps string
-	switch b := b.(type) {
-	case runner.Tenants:
-		return timeParts(f, load, b.Each) + ", on every host at once"
-	case runner.Steps:
-		steps = fmt.Sprintf("%d step(s) of %s ramp-up and %s measured", len(b.Users), b.RampUp, b.Step)
-		if b.Steady != nil {
-			steps = fmt.Sprintf("%d step(s) of a ramp-up until steady (%s at most) and %s measured", len(b.Users), b.RampUp, b.Step)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, p := range e.Parts {
+		d := roundedDuration(p.Typical)
+		if p.Typical != p.Ceiling {
+			d += " (at most " + roundedDuration(p.Ceiling) + ")"
 		}
-		if b.Precision != nil {
-			steps += fmt.Sprintf(" at most (until precise, %s at least)", b.Precision.Min)
+		if how {
+			d += "\t" + p.How
 		}
-	case runner.Goal:
-		steps = fmt.Sprintf("up to %d probe(s) of %s ramp-up and %s measured", probes(b.Search), b.RampUp, b.Step)
-	case runner.Backups:
-		what := "backup"
-		if b.Restore {
-			what = "backup and restore"
-		}
-		steps = fmt.Sprintf("%d %s cycle(s), each about %s, %s apart (--interval)", b.Cycles, what, roundedDuration(backupsTime(runner.Backups{Cycles: 1, Restore: b.Restore}, f.settings.Estimate().Load)), b.Interval)
-	case runner.Noisy:
-		loadText = fmt.Sprintf("loading %d tenants' databases about %s", b.Tenants, roundedDuration(load))
-		steps = fmt.Sprintf("the quiet baseline of %s ramp-up and %s measured, then the interference of %s ramp-up and %s (%d backup(s) %s apart, at least the baseline's length)",
-			b.RampUp, b.Quiet, b.RampUp, roundedDuration(max(b.Quiet, time.Duration(b.Cycles)*b.Interval)), b.Cycles, b.Interval)
+		fmt.Fprintf(tw, "         %s\t%s\n", p.What, d)
 	}
-	text := loadText + ", then " + steps + ", then the consistency checks"
+	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintf(w, "         %s\n", n)
+	}
+}
+
+// timeNotes says what the time's parts leave out or count more than once.
+func timeNotes(f workloadFlags, plan runner.Plan) []string {
+	var out []string
+	if _, ok := plan.Body.(runner.Tenants); ok {
+		out = append(out, "every host at once")
+	}
+	if !plan.SkipChecks && plan.Body != nil {
+		out = append(out, "then the consistency checks, whose time is not counted")
+	}
 	if f.repeat > 1 {
-		text += fmt.Sprintf("; all of it %d times (--repeat)", f.repeat)
+		out = append(out, fmt.Sprintf("all of it %d times (--repeat), counted in each part", f.repeat))
 	}
-	return text
+	return out
 }
 
 // willCreate lists what the run would create, as it would name it.

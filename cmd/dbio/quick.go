@@ -66,7 +66,7 @@ report.html. Every flag of 'dbio tpcc' applies.`,
 					// The device pass's time left of the run counts the
 					// load's estimate; the runner adds the steps.
 					pass := *devicePass
-					pass.Config.After = f.settings.Estimate().Load
+					pass.Config.After = loadEstimate(f.settings, plan).Load
 					plan.Fio = &pass
 				}
 				return plan, err

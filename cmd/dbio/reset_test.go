@@ -105,8 +105,8 @@ func TestDataResetRefusedWithDSN(t *testing.T) {
 	}
 }
 
-// The dry run of --data reset counts the copy's space and one load for
-// all the repeats.
+// The dry run of --data reset counts the copy's space, and one load and a
+// restore for every later repeat in the time.
 func TestDataResetDryRun(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
@@ -115,7 +115,8 @@ func TestDataResetDryRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"more for the pristine copy --data reset keeps there", "once, with a pristine copy of the data restored before every later repeat"} {
+	for _, want := range []string{"more for the pristine copy --data reset keeps there", "load           4s     1 warehouse", "none when a pristine copy of this data is there already",
+		"resets         2s     2 restore(s)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out.String())
 		}

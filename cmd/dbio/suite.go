@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"dbio/internal/analysis"
 	"dbio/internal/fio"
-	"dbio/internal/fleet"
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
@@ -79,9 +79,11 @@ docs/fleet.md).`,
 			}
 			runs, problems := suitePlans(app, plan, registry, createTargets)
 			if dryRun {
-				if err := plan.DryRun(app.Stdout, func(r suite.Run) (time.Duration, uint64) { return estimate(r, plan.Hosts) }); err != nil {
+				each, all := suiteEstimates(app, plan, runs)
+				if err := plan.DryRun(app.Stdout, func(r suite.Run) suite.Estimated { return each[r.Index] }); err != nil {
 					return err
 				}
+				printExpectation(app.Stdout, all, false, []string{"each part summed over the suite's runs (a run's own --dry-run says what its figures rest on); the consistency checks not counted"})
 				printHostCommands(app, runs)
 				// The real run's preflight, which writes nothing: a dry run
 				// refuses what the run would, with the same words.
@@ -164,9 +166,6 @@ docs/fleet.md).`,
 	return cmd
 }
 
-// estimate gives a run's expected duration and space for the dry run, from
-// its workload's estimate of the load; a backup is taken to last half the
-// load.
 // suiteEnv is what a suite is read with: the environment, the engines
 // (and which one a DSN is written for) and the workloads.
 func suiteEnv(app *App, registry *workload.Registry) suite.Env {
@@ -184,27 +183,58 @@ func suiteEnv(app *App, registry *workload.Registry) suite.Env {
 	}
 }
 
-func estimate(r suite.Run, hosts []fleet.Host) (time.Duration, uint64) {
-	steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
-	if r.Kind == "disk" {
-		p, err := fio.NewPlan(suiteDiskConfig(r, hosts), fio.BuiltinProfiles())
-		if err != nil {
-			return 0, 0
+// suiteEstimates works out each run's time with the runner's one
+// estimator, in the suite's order, and the suite's parts summed: a --data
+// reset run whose data an earlier run of the suite loaded on the same
+// target (the same engine, database and dataset) restores its copy
+// instead of loading.
+func suiteEstimates(app *App, plan *suite.Plan, runs []runner.PlannedRun) ([]suite.Estimated, runner.Expectation) {
+	var all runner.Expectation
+	out := make([]suite.Estimated, len(plan.Runs))
+	kept := map[string]bool{}
+	for i, r := range plan.Runs {
+		var e runner.Expectation
+		var space uint64
+		pr := runs[i]
+		switch {
+		case pr.Disk != nil:
+			var layout time.Duration
+			for _, t := range pr.Disk.Fio.Config.Targets {
+				if l, err := fio.EstimateLayout(app.SysFS, t, pr.Disk.Fio.Config.Size, pr.Disk.Fio.Config.MemoryBytes); err == nil {
+					layout += l.Time()
+					space = max(space, uint64(l.Size))
+				}
+			}
+			e = runner.ExpectDisk(*pr.Disk, layout, 1)
+		case pr.Plan != nil && r.Workload.Settings != nil:
+			est := loadEstimate(r.Workload.Settings, *pr.Plan)
+			key := pristineKey(*pr.Plan)
+			e = runner.Expect(*pr.Plan, runner.ExpectInputs{Load: est, Kept: key != "" && kept[key]})
+			if key != "" {
+				kept[key] = true
+			}
+			space = scenarioSpace(r, est.Space)
+		default:
+			// Not resolved into a plan (the preflight says why): its
+			// steps alone.
+			steps := time.Duration(len(r.Users)) * (r.RampUp + r.Step)
+			e.Parts = []runner.TimePart{{What: "measurements", Ceiling: steps, Typical: steps}}
 		}
-		return p.Duration(), uint64(p.Config.Size)
+		out[i] = suite.Estimated{Typical: e.Typical(), Ceiling: e.Ceiling(), Space: space}
+		all.Add(e)
 	}
-	if r.Workload.Settings == nil {
-		return steps, 0
+	return out, all
+}
+
+// pristineKey names the pristine copy a --data reset plan keeps: its data
+// target, engine, database and dataset; empty for any other plan.
+func pristineKey(p runner.Plan) string {
+	k, ok := p.Workload.(workload.DataKept)
+	if !ok || k.LoadingSettings().Policy() != workload.DataReset || p.Engine == nil {
+		return ""
 	}
-	e := r.Workload.Settings.Estimate()
-	space := scenarioSpace(r, e.Space)
-	switch r.Scenario {
-	case "backup":
-		return e.Load + time.Duration(r.Backups.Cycles)*(r.Backups.Interval+e.Load/2), space
-	case "noisy-neighbour":
-		return time.Duration(r.Noisy.Tenants)*e.Load + 2*(r.RampUp+r.Step) + time.Duration(r.Noisy.Cycles)*r.Noisy.Interval, space
-	}
-	return e.Load + steps, space
+	ds, _ := json.Marshal(k.Dataset())
+	return strings.Join([]string{p.DataPath, p.Engine.Name(), p.EngineOptions.Database, string(ds)}, "\x00")
 }
 
 // compareRuns writes the comparison of a suite's comparable

@@ -88,7 +88,7 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("run %q: scenario %q without cycles or tenants: %+v %+v", r.Name, r.Scenario, r.Backups, r.Noisy)
 			}
 		}
-		if err := plan.DryRun(io.Discard, func(Run) (time.Duration, uint64) { return time.Minute, 1 << 30 }); err != nil {
+		if err := plan.DryRun(io.Discard, func(Run) Estimated { return Estimated{Typical: time.Minute, Ceiling: time.Minute, Space: 1 << 30} }); err != nil {
 			t.Errorf("dry run: %v", err)
 		}
 	})

@@ -70,7 +70,7 @@ func TestHostsAndTargetsOnThem(t *testing.T) {
 	}
 	// The dry run shows the targets on their hosts, as written.
 	var out bytes.Buffer
-	if err := p.DryRun(&out, func(Run) (time.Duration, uint64) { return time.Minute, 0 }); err != nil {
+	if err := p.DryRun(&out, func(Run) Estimated { return Estimated{Typical: time.Minute, Ceiling: time.Minute} }); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"cluster  data  h1:/srv/data, h2:/srv/data", "one      data  h2:/srv/data"} {

@@ -677,7 +677,14 @@ func runName(name, workload string, variant map[string]string) string {
 
 // Estimator gives a run's expected duration and disk space; the caller
 // knows the workloads' figures, the suite only adds them up.
-type Estimator func(r Run) (time.Duration, uint64)
+type Estimator func(r Run) Estimated
+
+// Estimated is a run's expected time, typical and at most (every ramp-up
+// and measurement at its ceiling), and the space it needs.
+type Estimated struct {
+	Typical, Ceiling time.Duration
+	Space            uint64
+}
 
 // DryRun prints the expanded plan with each run's estimated duration and space.
 func (p *Plan) DryRun(w io.Writer, est Estimator) error {
@@ -687,12 +694,12 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "#\trun\tkind\tengine\tdata\tlimits\tusers\tscenario\test. time\test. space")
-	var total time.Duration
+	var typical, ceiling time.Duration
 	var space uint64
 	for _, r := range p.Runs {
-		d, b := est(r)
-		total += d
-		space = max(space, b)
+		e := est(r)
+		typical, ceiling = typical+e.Typical, ceiling+e.Ceiling
+		space = max(space, e.Space)
 		users := workload.UserSteps(r.Users)
 		if r.Workload.Settings != nil {
 			_, users = r.Workload.Settings.Steps(r.Users)
@@ -719,17 +726,26 @@ func (p *Plan) DryRun(w io.Writer, est Estimator) error {
 			scenario = "-"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Index+1, r.Name, r.Kind, engine, r.Data.Name, limits, users, scenario,
-			d.Round(time.Second), units.FormatBytes(b))
+			estimatedTime(e.Typical, e.Ceiling), units.FormatBytes(e.Space))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "estimated total: %s; largest run needs %s free on its data target\n", total.Round(time.Second), units.FormatBytes(space))
+	fmt.Fprintf(w, "estimated total: %s; largest run needs %s free on its data target\n", estimatedTime(typical, ceiling), units.FormatBytes(space))
 	if err := p.printTargets(w); err != nil {
 		return err
 	}
 	p.printHosts(w)
 	return nil
+}
+
+// estimatedTime is a typical time, with its ceiling when that is longer.
+func estimatedTime(typical, ceiling time.Duration) string {
+	t := typical.Round(time.Second).String()
+	if ceiling.Round(time.Second) > typical.Round(time.Second) {
+		t += " (at most " + ceiling.Round(time.Second).String() + ")"
+	}
+	return t
 }
 
 // printTargets says where each target the runs use resolves to, so that a

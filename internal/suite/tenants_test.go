@@ -71,7 +71,7 @@ func TestDatabaseRunsOnHosts(t *testing.T) {
 	}
 	// The dry run says what runs on which host, the DSN's password masked.
 	var out bytes.Buffer
-	if err := p.DryRun(&out, func(Run) (time.Duration, uint64) { return time.Minute, 0 }); err != nil {
+	if err := p.DryRun(&out, func(Run) Estimated { return Estimated{Typical: time.Minute, Ceiling: time.Minute} }); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{

@@ -71,8 +71,10 @@ type Settings interface {
 	// Steps are a run's user counts, given the users asked for (a stepping
 	// workload draws its own), and how a plan shows them.
 	Steps(given []int) (users []int, label string)
-	// Estimate is what loading the dataset takes, for a dry run.
-	Estimate() Estimate
+	// Estimate is what loading the dataset takes on the engine named
+	// (its rate table's row; the slowest engine's for one it has none
+	// for), for a dry run and a run's expected time.
+	Estimate(engine string) Estimate
 	// Build makes the workload for one run; Build (the function) adds
 	// what its Loading decides.
 	Build(o BuildOptions) (Built, error)
@@ -102,6 +104,16 @@ func Build(s Settings, o BuildOptions) (Built, error) {
 type Estimate struct {
 	Load  time.Duration
 	Space uint64
+	// How says what Load rests on: the scale and the rate taken, and
+	// where that rate was measured.
+	How string
+	// ThroughputCV and LatencyCV are how much the workload's headline
+	// throughput and a transaction type's percentile usually vary from
+	// second to second (standard deviation over mean), by which a
+	// measurement until precise is expected to end; VariationHow says
+	// where they were measured.
+	ThroughputCV, LatencyCV float64
+	VariationHow            string
 }
 
 // BuildOptions are what a run adds to a workload's settings.

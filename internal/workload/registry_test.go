@@ -99,7 +99,7 @@ type loadingOnly struct {
 func (s *loadingOnly) BindFlags(fs *pflag.FlagSet) {}
 func (s *loadingOnly) Table() any                  { return s }
 func (s *loadingOnly) Validate() []error           { return s.Loading.Validate() }
-func (s *loadingOnly) Estimate() Estimate          { return Estimate{} }
+func (s *loadingOnly) Estimate(string) Estimate    { return Estimate{} }
 func (s *loadingOnly) Build(o BuildOptions) (Built, error) {
 	return Built{Users: o.Users, Recorded: s.Loading}, nil
 }

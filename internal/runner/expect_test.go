@@ -1,0 +1,114 @@
+package runner
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"dbio/internal/goal"
+	"dbio/internal/steady"
+	"dbio/internal/workload"
+	"dbio/internal/workload/sysbench"
+)
+
+// Expect adds up a plan's parts: the load as the data policy has it (once
+// per run, once then a restore per later run, none), ramp-ups and
+// measurements at their ceilings and, until precise, at the typical
+// length the workload's usual variation gives, backups, a noisy study's
+// tenants and phases, a goal's probes.
+func TestExpect(t *testing.T) {
+	est := workload.Estimate{Load: 40 * time.Second, How: "test rate", ThroughputCV: 0.1, LatencyCV: 0.5}
+	withData := func(policy workload.DataPolicy) workload.Workload {
+		c := sysbench.DefaultConfig()
+		c.Data = policy
+		return sysbench.New(c)
+	}
+	precision := func(text string) *PrecisionBound {
+		p, err := steady.ParsePrecision(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &PrecisionBound{Precision: p, Min: 30 * time.Second}
+	}
+	steps := Steps{Users: []int{1, 2}, RampUp: 30 * time.Second, Step: 2 * time.Minute}
+	// 400 MB copied at ResetBytesPerSecond.
+	const space = 400e6
+	restore := time.Duration(space / ResetBytesPerSecond * float64(time.Second))
+	tests := []struct {
+		name    string
+		w       workload.Workload
+		body    Body
+		in      ExpectInputs
+		parts   string // what: typical/ceiling in seconds, in order
+		typical time.Duration
+		ceiling time.Duration
+	}{
+		{"fixed steps, fresh data", withData(workload.DataFresh), steps, ExpectInputs{},
+			"load 40/40, ramp-ups 60/60, measurements 240/240", 340 * time.Second, 340 * time.Second},
+		{"repeated, fresh data each time", withData(""), steps, ExpectInputs{Repeats: 3},
+			"load 120/120, ramp-ups 180/180, measurements 720/720", 1020 * time.Second, 1020 * time.Second},
+		// (1.96 × 0.1 / 0.02)² = 96 s of a 120 s ceiling.
+		{"until precise, typically before the ceiling", withData(""), withPrecision(steps, precision("2%")), ExpectInputs{},
+			"load 40/40, ramp-ups 60/60, measurements 192/240", 292 * time.Second, 340 * time.Second},
+		// (1.96 × 0.1 / 0.1)² = 4 s: the 30 s minimum.
+		{"until precise, at the minimum", withData(""), withPrecision(steps, precision("10%")), ExpectInputs{},
+			"load 40/40, ramp-ups 60/60, measurements 60/240", 160 * time.Second, 340 * time.Second},
+		// A percentile varies five times as much: (1.96 × 0.5 / 0.05)² = 384 s, beyond the ceiling.
+		{"until precise, a percentile beyond the ceiling", withData(""), withPrecision(steps, precision("5%,read:p99:5%")), ExpectInputs{},
+			"load 40/40, ramp-ups 60/60, measurements 240/240", 340 * time.Second, 340 * time.Second},
+		{"reset: one load, a copy, a restore per later repeat", withData(workload.DataReset), steps, ExpectInputs{Repeats: 3},
+			fmt.Sprintf("load 40/40, pristine copy 2/2, resets %d/%d, ramp-ups 180/180, measurements 720/720", 2*restore/time.Second, 2*restore/time.Second),
+			940*time.Second + 3*restore, 940*time.Second + 3*restore},
+		{"reset with the copy there: restores only", withData(workload.DataReset), steps, ExpectInputs{Repeats: 2, Kept: true},
+			"resets 4/4, ramp-ups 120/120, measurements 480/480", 604 * time.Second, 604 * time.Second},
+		{"reuse: no load", withData(workload.DataReuse), steps, ExpectInputs{},
+			"load 0/0, ramp-ups 60/60, measurements 240/240", 300 * time.Second, 300 * time.Second},
+		// Each cycle: the interval, a backup and a restore of half the load each.
+		{"backup and restore cycles", withData(""), Backups{Cycles: 3, Interval: time.Minute, Restore: true}, ExpectInputs{},
+			"load 40/40, backups 300/300", 340 * time.Second, 340 * time.Second},
+		{"noisy neighbours: every tenant loaded", withData(""), Noisy{Tenants: 3, RampUp: 10 * time.Second, Quiet: time.Minute, Cycles: 2, Interval: 45 * time.Second}, ExpectInputs{},
+			"load 120/120, phases 170/170", 290 * time.Second, 290 * time.Second},
+		{"goal search: every probe", withData(""), Goal{RampUp: 10 * time.Second, Step: 20 * time.Second, Search: goal.Search{MaxProbes: 4}}, ExpectInputs{},
+			"load 40/40, probes 120/120", 160 * time.Second, 160 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Plan{Setup: Setup{Workload: tt.w, SpaceNeeded: space}, Body: tt.body}
+			in := tt.in
+			in.Load = est
+			e := Expect(p, in)
+			var parts []string
+			for _, part := range e.Parts {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", part.What, part.Typical/time.Second, part.Ceiling/time.Second))
+				if part.How == "" {
+					t.Errorf("part %s does not say what it rests on", part.What)
+				}
+			}
+			if got := strings.Join(parts, ", "); got != tt.parts {
+				t.Errorf("parts %s\nwant  %s", got, tt.parts)
+			}
+			if e.Typical() != tt.typical || e.Ceiling() != tt.ceiling {
+				t.Errorf("typical %s, ceiling %s; want %s, %s", e.Typical(), e.Ceiling(), tt.typical, tt.ceiling)
+			}
+			if e.Bounded() != (tt.typical < tt.ceiling) {
+				t.Errorf("bounded %v with typical %s of %s", e.Bounded(), e.Typical(), e.Ceiling())
+			}
+		})
+	}
+}
+
+func withPrecision(s Steps, b *PrecisionBound) Steps {
+	s.Precision = b
+	return s
+}
+
+// A workload whose variation is not known gives no typical length: its
+// measurements until precise are counted at their ceilings.
+func TestTypicalMeasurementWithoutVariation(t *testing.T) {
+	p, _ := steady.ParsePrecision("2%")
+	d, how := TypicalMeasurement(PrecisionBound{Precision: p, Min: 30 * time.Second}, 5*time.Minute, workload.Estimate{})
+	if d != 5*time.Minute || !strings.Contains(how, "no usual variation") {
+		t.Errorf("%s (%s), want the 5m ceiling", d, how)
+	}
+}
