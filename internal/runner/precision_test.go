@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +178,74 @@ func TestPrecisionBoundProblems(t *testing.T) {
 	if _, err := Run(context.Background(), plan, Env{Out: io.Discard}); !IsBadInput(err) || !strings.Contains(err.Error(), "its ceiling") {
 		t.Errorf("run with a minimum beyond its ceiling: %v, want bad input", err)
 	}
+}
+
+// The time left a run's status line shows is worked out again from the
+// steps that ran: once a precision-bound step has ended early, the next
+// step is expected to take what it took, not its ceiling. Two steady
+// steps on SQLite (paced as in TestPrecisionBoundSteps), a minute's
+// ceiling each, the first precise after a few seconds.
+func TestTimeLeftShrinksWhenAStepEndsPrecise(t *testing.T) {
+	tick := 100 * time.Millisecond
+	sb := sysbench.DefaultConfig()
+	sb.TableSize, sb.Workload = 1000, "oltp_read_only"
+	p, err := steady.ParsePrecision("tps:10%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ceiling, rampUp := 600*tick, 5*tick
+	crit := steady.Criterion{Metric: "tps", Test: steady.Slope, Limit: 2, Percent: true}
+	bound := &PrecisionBound{Precision: p, Min: 40 * tick, Steady: &SteadyRampUp{Criterion: crit, Window: 25 * tick}}
+	var screen bytes.Buffer
+	plan := Plan{Setup: Setup{
+		Name: "eta", Kind: "sysbench", Engine: sqlite.Engine{},
+		EngineOptions: engine.Options{Database: "eta", Fresh: true}, DataPath: t.TempDir(), Workload: sysbench.New(sb),
+		Tick: tick, ResultsBase: t.TempDir(),
+	}, Body: Steps{Users: []int{1, 2}, RampUp: rampUp, Step: ceiling, Pacing: &Pacing{Process: arrival.Fixed, Rate: 200}, Precision: bound}}
+	o, err := Run(context.Background(), plan, Env{Out: io.Discard, Progress: progress.NewTerminal(&screen, 400)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Load(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Steps) != 2 || l.Steps[0].Precision == nil || l.Steps[0].Precision.Ended != results.PrecisionReached {
+		t.Fatalf("the first step did not end precise: %+v", l.Steps)
+	}
+	first := l.Steps[0]
+	// The first status line of each step: "step 1/2 users-1 [warm-up] 0:00
+	// elapsed, 1:02 left (run 2:04 left)".
+	status := regexp.MustCompile(`step (\d)/2 users-\d \[[a-z-]+\] (\d+):(\d\d) elapsed, (\d+):(\d\d) left(?: \(run (\d+):(\d\d) left\))?`)
+	seconds := func(m, s string) time.Duration {
+		mi, _ := strconv.Atoi(m)
+		si, _ := strconv.Atoi(s)
+		return time.Duration(mi*60+si) * time.Second
+	}
+	firstLeft := map[string]time.Duration{}
+	var runLeft time.Duration
+	for _, line := range strings.FieldsFunc(screen.String(), func(r rune) bool { return r == '\r' || r == '\n' }) {
+		m := status.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		if _, seen := firstLeft[m[1]]; seen {
+			continue
+		}
+		firstLeft[m[1]] = seconds(m[4], m[5])
+		if m[1] == "1" && m[6] != "" {
+			runLeft = seconds(m[6], m[7])
+		}
+	}
+	// At the start, both steps at their ceilings: about two minutes.
+	if want := 2*(rampUp+ceiling) - 2*time.Second; runLeft < want {
+		t.Errorf("the run's first status line says %s left, want at least %s (both steps at their ceilings):\n%s", runLeft, want, screen.String())
+	}
+	// Once the first has ended precise, the second is expected to take
+	// what it took (each time shown to the second).
+	took := secondsDuration(first.RampUpS + first.MeasureS)
+	if left, ok := firstLeft["2"]; !ok || left > took+2*time.Second {
+		t.Errorf("the second step's first status line says %s left (seen %v), want at most %s, what the first took (it ended precise after %.1f s of a %s ceiling)", left, ok, took+2*time.Second, first.MeasureS, ceiling)
+	}
+	t.Logf("run left at the start %s; the second step's left at its start %s, the first took %s", runLeft, firstLeft["2"], took)
 }

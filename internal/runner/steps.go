@@ -193,6 +193,55 @@ type stepper struct {
 	// steps is how many steps the run takes at most, when that is not one
 	// per user count (a goal search's probes).
 	steps int
+	// took is how long each step that ended took to ramp up and measure,
+	// from which the time left of the later steps is worked out.
+	took []stepTook
+}
+
+// stepTook is how long one step's ramp-up and measurement took.
+type stepTook struct{ rampUp, measure time.Duration }
+
+// expectedStep is how long a step is expected to ramp up and measure,
+// from what the steps so far took: each at its ceiling until a step has
+// run, then, for a ramp-up until steady and a measurement until precise,
+// the mean of what the steps so far took (never beyond the ceiling), so
+// that steps ending early shorten the time the run says is left.
+func (st *stepper) expectedStep() (rampUp, measure time.Duration) {
+	rampUp, measure = st.s.RampUp, st.s.Step
+	if len(st.took) == 0 {
+		return rampUp, measure
+	}
+	var r, m time.Duration
+	for _, t := range st.took {
+		r, m = r+t.rampUp, m+t.measure
+	}
+	n := time.Duration(len(st.took))
+	if st.s.Steady != nil {
+		rampUp = min(r/n, rampUp)
+	}
+	if st.s.Precision != nil {
+		measure = min(m/n, measure)
+	}
+	return rampUp, measure
+}
+
+// stepLeft is the time left of the step in hand, elapsed into it and,
+// once measuring, measured into its measurement: what a step is expected
+// to take less what has run, and once a phase has run beyond what is
+// expected of it, what its ceiling leaves.
+func (st *stepper) stepLeft(elapsed time.Duration, measuring bool, measured time.Duration) time.Duration {
+	rampUp, measure := st.expectedStep()
+	if measuring {
+		if measured < measure {
+			return measure - measured
+		}
+		return max(st.s.Step-measured, 0)
+	}
+	rampLeft := rampUp - elapsed
+	if rampLeft <= 0 {
+		rampLeft = max(st.s.RampUp-elapsed, 0)
+	}
+	return rampLeft + measure
 }
 
 // stepCount is how many steps the progress line counts.
@@ -232,6 +281,7 @@ func (st *stepper) runSteps(ctx context.Context) (done []results.Step, stopped s
 		load.name, load.pool = st.stepName(users, load.rate)
 		step, err := st.runStep(ctx, i, load, bg)
 		if step != nil {
+			st.took = append(st.took, stepTook{rampUp: secondsDuration(step.summary.RampUpS), measure: secondsDuration(step.summary.MeasureS)})
 			if werr := st.finishStep(i, step); werr != nil && err == nil {
 				err = werr
 			}
@@ -398,7 +448,6 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 		measureStart = start
 		st.rec.StartStep()
 	}
-	total := s.RampUp + s.Step
 	lastSample := start
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
@@ -453,7 +502,7 @@ loop:
 		if measuring {
 			window, shown = now.Sub(measureStart), progress.Measure
 		}
-		st.showProgress(i, load, shown, elapsed, total-elapsed, window, col)
+		st.showProgress(i, load, shown, elapsed, st.stepLeft(elapsed, measuring, now.Sub(measureStart)), window, col)
 		if measuring && phase == "measure" && bound.add(row.Values, interval, now.Sub(measureStart)) {
 			// Every figure is known as precisely as asked: the rest of
 			// the step would only narrow intervals nobody asked to narrow.
@@ -653,8 +702,10 @@ func (st *stepper) showProgress(i int, load stepLoad, phase string, elapsed, rem
 		}
 		figs = append(figs, [2]string{"p99", fmt.Sprintf("%.1fms", float64(all.Latency.ValueAtQuantile(99))/1000)})
 	}
-	// The steps after this one each take a ramp-up and a measurement.
-	later := time.Duration(st.stepCount()-i-1) * (st.s.RampUp + st.s.Step)
+	// The steps after this one each take a ramp-up and a measurement, as
+	// long as the steps so far suggest.
+	rampUp, measure := st.expectedStep()
+	later := time.Duration(st.stepCount()-i-1) * (rampUp + measure)
 	st.progress.Update(progress.Status{
 		Step: i + 1, Steps: st.stepCount(), Name: name, Users: users, Terminals: load.pool > 0, Phase: phase,
 		Elapsed: elapsed, Remaining: remaining, RunRemaining: remaining + later, Figures: figs,
@@ -689,3 +740,6 @@ func (st *stepper) showDone(i int, s results.Step) {
 	}
 	st.progress.Done(progress.Status{Step: i + 1, Steps: st.stepCount(), Name: s.Name, Users: s.Users, Terminals: s.Terminals(), Phase: status, Figures: figs})
 }
+
+// secondsDuration is a duration recorded in seconds.
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
