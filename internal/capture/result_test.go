@@ -1,6 +1,8 @@
 package capture
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -69,5 +71,34 @@ func TestStepIsAResultsDirectory(t *testing.T) {
 	}
 	if v, ok := l.Steps[0].Figure(results.FigureSyncP99US); !ok || v != 3000 {
 		t.Errorf("sync p99 %v (%v), want 3000 µs", v, ok)
+	}
+}
+
+// TestShippedCaptures: every capture in examples/captures reads back as a
+// capture (its record, its whole trace) and as a results directory of
+// kind capture, which dbio replay, runs and compare read.
+func TestShippedCaptures(t *testing.T) {
+	dirs, _ := filepath.Glob("../../examples/captures/*")
+	var n int
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
+			continue
+		}
+		n++
+		rec, tr, err := Load(d)
+		if err != nil {
+			t.Errorf("%s: %v", d, err)
+			continue
+		}
+		if rec.Requests < 1000 || len(tr.Requests) != rec.Requests || rec.Signature.Writes.Requests == 0 {
+			t.Errorf("%s: %d requests recorded, %d in the trace, %d writes", d, rec.Requests, len(tr.Requests), rec.Signature.Writes.Requests)
+		}
+		l, err := results.Load(d)
+		if err != nil || l.Run.Kind != results.KindCapture || len(l.Steps) != 1 {
+			t.Errorf("%s as a results directory: %v, %+v", d, err, l)
+		}
+	}
+	if n != 4 {
+		t.Errorf("%d captures in examples/captures, want the 4 its README lists", n)
 	}
 }
