@@ -261,33 +261,18 @@ func lookSequential(app *App, d stats.Sequential, margin float64, seq *results.A
 	if len(vals[0]) == 0 || len(vals[1]) == 0 {
 		return false
 	}
-	l, err := d.Look(vals[0], vals[1], margin)
+	decided, err := analysis.LookSequential(d, margin, seq, vals[0], vals[1])
 	if err != nil {
 		fmt.Fprintf(app.Stdout, "sequential: %v\n", err)
 		return false
 	}
-	look := results.ABLook{N: l.N, A: vals[0][:l.N], B: vals[1][:l.N], Z: results.Round6(l.Z)}
+	last := seq.Looks[len(seq.Looks)-1]
 	bound := "no difference can be called yet"
-	if !math.IsInf(l.Bound, 0) {
-		b := results.Round6(l.Bound)
-		look.Bound, bound = &b, fmt.Sprintf("|Z| %.2f calls a difference", b)
+	if last.Bound != nil {
+		bound = fmt.Sprintf("|Z| %.2f calls a difference", *last.Bound)
 	}
-	if l.Ratio.Available {
-		lo, hi := results.Round6(l.Ratio.Lo), results.Round6(l.Ratio.Hi)
-		look.RatioLo, look.RatioHi = &lo, &hi
-	}
-	seq.Looks = append(seq.Looks, look)
-	seq.RunsPerSide, seq.Decided = l.N, l.Decided
-	switch {
-	case l.Decided:
-		seq.Verdict = l.Verdict.String()
-	case l.N == d.MaxPerSide:
-		seq.Verdict = "undecided at the maximum"
-	default:
-		seq.Verdict = "undecided"
-	}
-	fmt.Fprintf(app.Stdout, "sequential: %s after %s a side: Z %.2f (%s): %s\n", seq.Figure, plural(l.N, "run"), l.Z, bound, seq.Verdict)
-	return l.Decided
+	fmt.Fprintf(app.Stdout, "sequential: %s after %s a side: Z %.2f (%s): %s\n", seq.Figure, plural(last.N, "run"), last.Z, bound, seq.Verdict)
+	return decided
 }
 
 // runHeadlineValue is a run's headline figure at its best step and what
@@ -297,12 +282,7 @@ func runHeadlineValue(dir string) (float64, string, bool) {
 	if err != nil {
 		return 0, "", false
 	}
-	for _, h := range analysis.Headlines(analysis.NewRecorded(l)) {
-		if len(h.Values) > 0 && !math.IsNaN(h.Values[0]) {
-			return h.Values[0], h.Figures[0].Title + " at its best step", true
-		}
-	}
-	return 0, "", false
+	return analysis.RunHeadline(l)
 }
 
 // writeSequential records what the sequential study decided in the A/B
