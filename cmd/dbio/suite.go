@@ -83,7 +83,11 @@ docs/fleet.md).`,
 				if err := plan.DryRun(app.Stdout, func(r suite.Run) suite.Estimated { return each[r.Index] }); err != nil {
 					return err
 				}
-				printExpectation(app.Stdout, all, false, []string{"each part summed over the suite's runs (a run's own --dry-run says what its figures rest on); the consistency checks not counted"})
+				notes := []string{"each part summed over the suite's runs (a run's own --dry-run says what its figures rest on); the consistency checks not counted"}
+				if slices.ContainsFunc(plan.Runs, func(r suite.Run) bool { return r.UntilDecided }) {
+					notes = append(notes, "a comparison until decided (until_decided) is counted at its most rounds; it stops sooner once it knows")
+				}
+				printExpectation(app.Stdout, all, false, notes)
 				printHostCommands(app, runs)
 				// The real run's preflight, which writes nothing: a dry run
 				// refuses what the run would, with the same words.

@@ -17,6 +17,7 @@ import (
 	"dbio/internal/fio"
 	"dbio/internal/fleet"
 	"dbio/internal/runner"
+	"dbio/internal/stats"
 	"dbio/internal/steady"
 	"dbio/internal/suite"
 	"dbio/internal/units"
@@ -42,8 +43,12 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		wl, _ := json.Marshal(r.Workload)
 		keys[i] = string(wl)
 	}
+	designs := map[int]*stats.Sequential{}
 	for i, r := range plan.Runs {
 		pr := runner.PlannedRun{Name: r.Name, Kind: r.Kind, Variant: r.VariantLabel(), Rep: r.Rep}
+		if r.UntilDecided {
+			pr.Sequential, pr.Margin = sequentialDesign(designs, plan, r), r.MarginPct/100
+		}
 		pr.Group = r.Kind
 		if r.Scenario != "" {
 			pr.Group += "-" + r.Scenario
@@ -82,6 +87,27 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		runs = append(runs, pr)
 	}
 	return runs, problems
+}
+
+// sequentialDesign is the sequential test of a run whose variants are
+// compared until decided: at most as many runs a side as its entry
+// repeats, designed once for every run that shares that maximum.
+func sequentialDesign(designs map[int]*stats.Sequential, plan *suite.Plan, r suite.Run) *stats.Sequential {
+	most := 0
+	for _, o := range plan.Runs {
+		if o.Base == r.Base {
+			most = max(most, o.Rep)
+		}
+	}
+	if d, ok := designs[most]; ok {
+		return d
+	}
+	d, err := stats.NewSequential(stats.DefaultAlpha, most)
+	if err != nil {
+		return nil // the suite's validation refused fewer than 5 already
+	}
+	designs[most] = &d
+	return &d
 }
 
 // databasePlan is a suite's database run as the runner's plan. The plan

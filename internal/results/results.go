@@ -42,6 +42,9 @@ const (
 	// without finishing it (killed, or its machine stopped): run.json still
 	// said running, and no process held the directory any more.
 	StatusAbandoned Status = "abandoned"
+	// StatusSkipped is a suite's run that was not started because its
+	// comparison had been decided before its turn (until_decided).
+	StatusSkipped Status = "skipped"
 )
 
 // Run is run.json: what was asked, on what, and how it ended.

@@ -3,12 +3,15 @@ package runner
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/results"
+	"dbio/internal/stats"
 )
 
 // Suite is a suite's runs, each resolved into the plan the runner
@@ -65,6 +68,13 @@ type PlannedRun struct {
 
 	Plan *Plan
 	Disk *DiskPlan
+	// Sequential, when set, compares the run's configuration's two
+	// variants after each round of repeats (every variant's Rep-th run
+	// done) with this design, and skips the configuration's later runs
+	// once it has decided; Margin is the difference either way (a
+	// fraction) under which the variants count as not different.
+	Sequential *stats.Sequential
+	Margin     float64
 	// Err, when set, is why the run could not be resolved into a plan: it
 	// is recorded as failed when its turn comes, and the suite goes on.
 	Err error
@@ -87,6 +97,20 @@ type SuiteOutcome struct {
 	// repeated configuration.
 	RepeatSets  []string `json:"repeat_sets,omitempty"`
 	Comparisons []string `json:"comparisons,omitempty"`
+	// Sequential are the comparisons that added rounds of repeats until
+	// decided, each with its looks.
+	Sequential []SuiteSequential `json:"sequential,omitempty"`
+}
+
+// SuiteSequential is one configuration's sequential comparison: its
+// group, the variants compared (A first, in plan order) and what the
+// sequential test saw at each look and decided.
+type SuiteSequential struct {
+	Config string `json:"-"`
+	Group  string `json:"group"`
+	A      string `json:"a"`
+	B      string `json:"b"`
+	results.ABSequential
 }
 
 // relativeTo is the outcome as suite.json records it: every directory
@@ -112,6 +136,7 @@ func (o SuiteOutcome) relativeTo(dir string) SuiteOutcome {
 	for _, p := range o.Comparisons {
 		out.Comparisons = append(out.Comparisons, rel(p))
 	}
+	out.Sequential = o.Sequential
 	return out
 }
 
@@ -152,9 +177,16 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	save()
 	var failed []string
 	sets := repeatSets{suite: base, plan: s.Runs, command: s.Command, now: env.Now}
+	decided := map[string]bool{}
 	for i, r := range s.Runs {
 		if ctx.Err() != nil {
 			break
+		}
+		if decided[r.Config] {
+			// Its comparison knows already: the run would only narrow it.
+			out.Runs = append(out.Runs, SuiteRun{Name: r.Name, Kind: r.Kind, Status: results.StatusSkipped})
+			save()
+			continue
 		}
 		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Name, i+1, len(s.Runs), r.Name)
 		sr := SuiteRun{Name: r.Name, Kind: r.Kind}
@@ -178,6 +210,9 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			}
 		}
 		out.Runs = append(out.Runs, sr)
+		if r.Sequential != nil && lookSequential(&out, s.Runs, r, env.Out) {
+			decided[r.Config] = true
+		}
 		save()
 	}
 	out.RepeatSets = sets.finish(ctx)
@@ -423,4 +458,63 @@ func (s Suite) runOne(ctx context.Context, r PlannedRun, base string, env Env) (
 		}
 	}
 	return o.Dir, o.Status, err
+}
+
+// lookSequential compares r's configuration's two variants once every
+// variant has as many finished runs as the other and more than at the
+// last look (a round of repeats done), records the look in out, says it,
+// and whether the comparison has decided. A run of the configuration that
+// failed or has no headline figure ends its looks: the rounds run on.
+func lookSequential(out *SuiteOutcome, plan []PlannedRun, r PlannedRun, w io.Writer) bool {
+	var labels []string
+	values := map[string][]float64{}
+	figure := ""
+	for i, run := range out.Runs {
+		p := plan[i]
+		if p.Config != r.Config {
+			continue
+		}
+		if _, ok := values[p.Variant]; !ok {
+			labels = append(labels, p.Variant)
+			values[p.Variant] = nil
+		}
+		if run.Dir == "" || run.Status != results.StatusCompleted {
+			return false
+		}
+		l, err := results.Load(run.Dir)
+		if err != nil {
+			return false
+		}
+		v, what, ok := analysis.RunHeadline(l)
+		if !ok {
+			return false
+		}
+		figure = what
+		values[p.Variant] = append(values[p.Variant], v)
+	}
+	if len(labels) != 2 {
+		return false
+	}
+	a, b := values[labels[0]], values[labels[1]]
+	var seq *SuiteSequential
+	for i := range out.Sequential {
+		if out.Sequential[i].Config == r.Config {
+			seq = &out.Sequential[i]
+		}
+	}
+	if seq == nil {
+		out.Sequential = append(out.Sequential, SuiteSequential{Config: r.Config, Group: r.Group, A: labels[0], B: labels[1],
+			ABSequential: results.ABSequential{Figure: figure, Alpha: r.Sequential.Alpha, MaxPerSide: r.Sequential.MaxPerSide, MarginPct: 100 * r.Margin}})
+		seq = &out.Sequential[len(out.Sequential)-1]
+	}
+	if len(a) != len(b) || len(a) == 0 || len(a) <= seq.RunsPerSide {
+		return false
+	}
+	decided, err := analysis.LookSequential(*r.Sequential, r.Margin, &seq.ABSequential, a, b)
+	if err != nil {
+		fmt.Fprintf(w, "sequential %s: %v\n", r.Group, err)
+		return false
+	}
+	fmt.Fprintf(w, "sequential %s: %s, %s against %s, after %d run(s) a side: %s\n", r.Group, figure, labels[1], labels[0], seq.RunsPerSide, seq.Verdict)
+	return decided
 }

@@ -1,10 +1,23 @@
 package runner
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"dbio/internal/arrival"
+	"dbio/internal/engine"
+	"dbio/internal/engine/sqlite"
+	"dbio/internal/results"
+	"dbio/internal/stats"
+	"dbio/internal/workload/sysbench"
 )
 
 // suite.json records every directory relative to the suite's own, and
@@ -71,4 +84,69 @@ func TestComparableGroups(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("groups\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// A suite's comparison until decided stops adding rounds of repeats once
+// the sequential test has decided, skips the configuration's later runs
+// and records every look in suite.json: two variants of one steady SQLite
+// run (sysbench paced at the same rate on two targets) are found not
+// different before the fifth round.
+func TestSuiteComparesUntilDecided(t *testing.T) {
+	design, err := stats.NewSequential(stats.DefaultAlpha, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := 100 * time.Millisecond
+	targets := map[string]string{"data=a": t.TempDir(), "data=b": t.TempDir()}
+	var runs []PlannedRun
+	for rep := 1; rep <= 5; rep++ {
+		for _, variant := range []string{"data=a", "data=b"} {
+			sb := sysbench.DefaultConfig()
+			sb.TableSize, sb.Workload = 1000, "oltp_read_only"
+			name := fmt.Sprintf("sb-%s-r%d", strings.TrimPrefix(variant, "data="), rep)
+			runs = append(runs, PlannedRun{Name: name, Kind: "sysbench", Variant: variant, Config: "sysbench{}", Group: "sysbench",
+				Set: "sb-" + strings.TrimPrefix(variant, "data="), Rep: rep, Sequential: &design, Margin: 0.05,
+				Plan: &Plan{Setup: Setup{Name: name, Kind: "sysbench", Engine: sqlite.Engine{}, EngineOptions: engine.Options{Database: "sb", Fresh: true},
+					DataPath: targets[variant], Workload: sysbench.New(sb), Tick: tick, SkipChecks: true},
+					Body: Steps{Users: []int{1}, Step: 10 * tick, Pacing: &Pacing{Process: arrival.Fixed, Rate: 100}}}})
+		}
+	}
+	var said bytes.Buffer
+	out, err := RunSuite(context.Background(), Suite{Name: "until-decided", Results: t.TempDir(), Runs: runs}, Env{Out: &said})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, said.String())
+	}
+	if len(out.Sequential) != 1 {
+		t.Fatalf("sequential comparisons %+v", out.Sequential)
+	}
+	seq := out.Sequential[0]
+	if !seq.Decided || seq.Verdict != stats.NoDifference.String() || seq.RunsPerSide >= 5 || len(seq.Looks) != seq.RunsPerSide || seq.A != "data=a" || seq.B != "data=b" {
+		t.Fatalf("decided %v %q after %d runs a side, %d looks: want no difference before the fifth round\n%s", seq.Decided, seq.Verdict, seq.RunsPerSide, len(seq.Looks), said.String())
+	}
+	skipped := 0
+	for _, r := range out.Runs {
+		if r.Status == results.StatusSkipped {
+			skipped++
+		}
+	}
+	if want := 2 * (5 - seq.RunsPerSide); skipped != want || len(out.Runs) != 10 {
+		t.Errorf("%d of %d runs skipped, want %d", skipped, len(out.Runs), want)
+	}
+	var recorded struct {
+		Outcome SuiteOutcome `json:"outcome"`
+	}
+	b, err := os.ReadFile(filepath.Join(out.Dir, results.SuiteFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &recorded); err != nil {
+		t.Fatal(err)
+	}
+	if got := recorded.Outcome.Sequential; len(got) != 1 || len(got[0].Looks) != seq.RunsPerSide || got[0].Verdict != seq.Verdict || got[0].Figure == "" {
+		t.Errorf("suite.json records %+v", got)
+	}
+	if !strings.Contains(said.String(), "sequential sysbench: ") {
+		t.Errorf("the suite does not say its looks:\n%s", said.String())
+	}
+	t.Logf("%s after %d runs a side, looks %+v", seq.Verdict, seq.RunsPerSide, seq.Looks)
 }

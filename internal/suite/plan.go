@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -62,7 +63,14 @@ type Run struct {
 	// Variant names the crossed values this run takes, e.g. data=nvme buffer_pool=64MB.
 	Variant map[string]string `json:"variant,omitempty"`
 	// Rep numbers the repetitions of a variant (1-based) when the run repeats.
-	Rep      int    `json:"rep,omitempty"`
+	Rep int `json:"rep,omitempty"`
+	// UntilDecided says the run's two variants are compared after each
+	// round of repeats, and no more rounds run once a sequential test has
+	// decided (its Rep-th round being at most the Repeat-th); MarginPct is
+	// the difference either way under which they count as not different.
+	UntilDecided bool    `json:"until_decided,omitempty"`
+	MarginPct    float64 `json:"margin_pct,omitempty"`
+
 	Kind     string `json:"kind"` // tpcc, sysbench, as3ap, disk
 	Scenario string `json:"scenario,omitempty"`
 	// Capture records the block I/O under the run's targets during its
@@ -638,6 +646,22 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 			}
 		}
 	}
+	if r.UntilDecided {
+		margin, ok := parseMargin(r.Margin)
+		switch {
+		case len(out) != 2:
+			v.addf(table, "until_decided", "a sequential comparison is of two variants (A and B), and this run crosses %d: cross one key with two values, or drop until_decided", len(out))
+		case r.Repeat < 5:
+			v.addf(table, "repeat", "with until_decided repeat is the most runs a side, and the sequential test needs 5 or more to call a difference: give repeat = 10 (say)")
+		case !ok:
+			v.addf(table, "margin", "%q: give a percentage from 0%% to 50%%, e.g. \"5%%\"", r.Margin)
+		}
+		for i := range out {
+			out[i].UntilDecided, out[i].MarginPct = true, margin
+		}
+	} else if r.Margin != "" {
+		v.addf(table, "margin", "applies only with until_decided = true: add it or drop margin")
+	}
 	if r.Repeat <= 1 {
 		return out
 	}
@@ -650,6 +674,20 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		}
 	}
 	return reps
+}
+
+// parseMargin reads a sequential comparison's margin, "5%" when empty, as
+// a percentage from 0 to 50.
+func parseMargin(s string) (float64, bool) {
+	if strings.TrimSpace(s) == "" {
+		return 5, true
+	}
+	num, ok := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if !ok || err != nil || !(v >= 0 && v <= 50) {
+		return 0, false
+	}
+	return v, true
 }
 
 // VariantLabel names the crossed values the run takes, in key order:

@@ -155,6 +155,13 @@ type RunDef struct {
 	// Repeat runs every variant this many times, interleaved (A B A B), so a
 	// comparison of two variants can show its spread: an A/B study.
 	Repeat int `toml:"repeat"`
+	// UntilDecided compares the two variants' repeats after each round
+	// with a sequential test (dbio ab --until-decided's), and runs no more
+	// rounds once it has decided: Repeat is then the most runs a side.
+	// Margin is the difference either way under which the sides count as
+	// not different ("5%", the default; "0%" never stops for that).
+	UntilDecided bool   `toml:"until_decided"`
+	Margin       string `toml:"margin"`
 	// Driver is where a database run on hosts runs its users: "host"
 	// (the default: dbio on each database host drives its own server) or
 	// "coordinator" (this dbio drives the user's server on the host over
