@@ -267,7 +267,7 @@ func TestBackupRepeated(t *testing.T) {
 		t.Helper()
 		var out bytes.Buffer
 		code := run(context.Background(), testApp(&out), []string{"backup", "--target", t.TempDir(), "--results", res, "--name", name,
-			"--cycles", "2", "--repeat", "2"})
+			"--cycles", "2", "--repeat", "2", "--data", "reset"})
 		if code != exitOK {
 			t.Fatalf("exit %d:\n%s", code, out.String())
 		}

@@ -111,6 +111,9 @@ func TestStallShowsInCorrectedLatency(t *testing.T) {
 	testenv.QuietMachine(t)
 	for _, name := range []string{"sqlite", "postgres"} {
 		t.Run(name, func(t *testing.T) {
+			// The engines side by side: the paced steps keep a CPU
+			// mostly idle, and the two take a minute each.
+			t.Parallel()
 			inst := servers.Instance(t, name)
 			w := smallSysbench(t, inst, sysbench.UpdateIndex)
 			// users-2 is the baseline, users-3 is stalled. The rate is low
