@@ -370,16 +370,21 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 		layout += l.Time()
 		files = append(files, layoutLine(l))
 	}
-	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time", plan.Profile.Name(), len(plan.Points), plan.Duration())
+	// The runner's one estimator, as every dry run's: the points' time
+	// and the layout's.
+	once := runner.ExpectDisk(runner.DiskPlan{Fio: runner.FioPhase{Config: cfg}}, layout, 1)
+	fioTime := once.Ceiling() - layout
+	fmt.Fprintf(app.Stdout, "profile %s: %d point(s), about %s of fio time", plan.Profile.Name(), len(plan.Points), fioTime)
 	if layout > 0 {
-		fmt.Fprintf(app.Stdout, ", plus about %s laying out: about %s in all", layout, plan.Duration()+layout)
+		fmt.Fprintf(app.Stdout, ", plus about %s laying out: about %s in all", layout, once.Ceiling())
 	}
 	fmt.Fprintln(app.Stdout)
 	for _, f := range files {
 		fmt.Fprintln(app.Stdout, f)
 	}
 	if repeat > 1 {
-		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, time.Duration(repeat)*plan.Duration())
+		all := runner.ExpectDisk(runner.DiskPlan{Fio: runner.FioPhase{Config: cfg}}, 0, repeat)
+		fmt.Fprintf(app.Stdout, "repeated %d times into one repeat set: about %s of fio time in all\n", repeat, all.Ceiling())
 	}
 	for i, p := range plan.Points {
 		fmt.Fprintf(app.Stdout, "%3d  %-28s %s\n", i, p.Name, fio.Describe(p))
