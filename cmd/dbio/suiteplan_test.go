@@ -13,6 +13,7 @@ import (
 	"dbio/internal/engine/engines"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/stats"
 	"dbio/internal/suite"
 )
 
@@ -154,5 +155,61 @@ func TestSuiteEngineFromDSN(t *testing.T) {
 				t.Errorf("engine %q, want %q (what --dsn %s without -e runs)", got, tt.want, tt.dsn)
 			}
 		})
+	}
+}
+
+// A run compared until decided gives every one of its planned runs the
+// sequential design dbio ab --until-decided would use for as many runs a
+// side as the run repeats, and its margin; a run without it gets none.
+func TestSuiteUntilDecidedPlansTheSequentialTest(t *testing.T) {
+	var out bytes.Buffer
+	app := testApp(&out)
+	app.Engines = engines.New(engines.Deps{Exec: app.Exec, ProcRoot: app.SysFS.Proc})
+	dir := t.TempDir()
+	text := strings.ReplaceAll(`name = "ab"
+[targets.a]
+path = "%DIR%/a"
+[targets.b]
+path = "%DIR%/b"
+[engines.e]
+engine = "sqlite"
+[workloads.w]
+kind = "sysbench"
+users = [1]
+[[runs]]
+name = "decided"
+workload = "w"
+engine = "e"
+data = ["a", "b"]
+repeat = 7
+until_decided = true
+margin = "3%"
+[[runs]]
+name = "fixed"
+workload = "w"
+engine = "e"
+data = ["a", "b"]
+repeat = 2
+`, "%DIR%", dir)
+	registry := workloads()
+	plan, err := suite.Parse("ab.toml", []byte(text), suiteEnv(app, registry))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := suitePlans(app, plan, registry, true)
+	if len(runs) != 18 {
+		t.Fatalf("%d runs, want 14 and 4", len(runs))
+	}
+	for _, r := range runs {
+		sequential := strings.HasPrefix(r.Name, "decided")
+		switch {
+		case sequential && (r.Sequential == nil || r.Sequential.MaxPerSide != 7 || r.Sequential.Alpha != stats.DefaultAlpha || r.Margin != 0.03):
+			t.Errorf("run %s: design %+v, margin %v; want at most 7 a side at the default level, margin 0.03", r.Name, r.Sequential, r.Margin)
+		case !sequential && r.Sequential != nil:
+			t.Errorf("run %s compared until decided without asking", r.Name)
+		}
+	}
+	if runs[0].Sequential != runs[13].Sequential {
+		t.Error("the design is made again for every run instead of once")
 	}
 }
