@@ -46,7 +46,10 @@ type Resetter interface {
 // CloneFile copies from into to, a new file with perm: by the file
 // system's copy-on-write clone where it offers one (reflinked true), else
 // byte for byte (copy_file_range, inside the kernel). It returns the
-// bytes the copy holds.
+// bytes the copy holds, once they are on the disk: a copy left in the page
+// cache would be written back while whatever comes next runs (a
+// benchmark's measured steps, on the same disk), and the time the copy
+// took would not include what it cost.
 func CloneFile(from, to string, perm os.FileMode) (n int64, reflinked bool, err error) {
 	in, err := os.Open(from)
 	if err != nil {
@@ -70,6 +73,9 @@ func CloneFile(from, to string, perm os.FileMode) (n int64, reflinked bool, err 
 		err = fmt.Errorf("clone %s: %w", from, cloneErr)
 	} else {
 		n, err = io.Copy(out, in)
+	}
+	if err == nil {
+		err = out.Sync()
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
