@@ -142,6 +142,9 @@ func TestTargetSafety(t *testing.T) {
 // counts the TPC-C steps after it in the run's time left, to its last
 // point.
 func TestQuickEndToEnd(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs fio and real steps")
 	}

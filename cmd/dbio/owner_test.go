@@ -138,6 +138,9 @@ const tpccRowsOneWarehouse = 598810
 // first's pid, command and start time, and writes nothing; the first
 // completes with the figures of an undisturbed run.
 func TestTwoRunsOnOneTarget(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real loads")
 	}

@@ -46,6 +46,9 @@ cycles = 1
 // backup is a program of its own. SQLite's noisy run is the runner's test
 // (TestNoisyNeighbourOnSQLite) and the command line's (TestNoisyRepeated).
 func TestNoisyNeighbourSuite(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real engines")
 	}
@@ -184,6 +187,9 @@ repeat = 2
 // puts each variant's repeats in a repeat set with its report, and compares
 // the variants' repeats: with 2 a side, too few to tell any difference.
 func TestSuiteRepeatsIntoRepeatSets(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}

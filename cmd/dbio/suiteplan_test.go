@@ -81,6 +81,9 @@ data = "data"
 // read as a run without profile, targets or latency bound), and describes
 // the host as dbio disk does.
 func TestSuiteDiskRunRecordsWhatDiskRecords(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	data := fioDir(t, "dbio-suite-disk-")
 	dir := t.TempDir()
 	file := filepath.Join(dir, "disk.toml")

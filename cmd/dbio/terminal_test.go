@@ -111,6 +111,9 @@ func TestFioPointsShowALiveLine(t *testing.T) {
 // scrape while the second step runs finds the first step's figures or
 // newer ones.
 func TestLiveFiguresAreScrapedDuringARun(t *testing.T) {
+	// It checks what is recorded and said, not how fast: it shares the
+	// machine with the other parallel tests.
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}
