@@ -21,7 +21,7 @@ func TestDiskBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio`}},
+		{[]string{"disk", "--target", dir, "--profile", "fast"}, []string{`unknown fio profile "fast": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio, sqlserver`}},
 		{[]string{"disk", "--target", dir, "--ss-ramp", "30s"}, []string{"--ss-ramp applies with --steady-state"}},
 		{[]string{"disk", "--target", dir, "--profile", "snia-rounds", "--steady-state=tps:5%"}, []string{"the rounds are judged on fio's iops or bw"}},
 		{[]string{"disk", "--target", dir, "--size", "lots"}, []string{`--size: malformed size "lots"`}},

@@ -252,7 +252,8 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 		{func(c *Config) { c.Profile = "job"; c.BlockAlign = 4096; c.RW = []string{"read"} }, "block alignment 4096 applies to random I/O"},
 		{func(c *Config) { c.Profile = "crystaldiskmark"; c.Jobs = 2 }, "--iodepth and --jobs do not apply to the crystaldiskmark profile"},
 		{func(c *Config) { c.Profile = "crystaldiskmark"; c.BlockSizes = []int64{8192} }, "--bs does not apply to the crystaldiskmark profile"},
-		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio"},
+		{func(c *Config) { c.Profile = "nosuch" }, "unknown fio profile \"nosuch\": use one of crystaldiskmark, curve, four-corners, job, mix, precondition, snia-rounds, sqlio, sqlserver"},
+		{func(c *Config) { c.Profile = "sqlserver"; c.BlockSizes = []int64{4096} }, "--bs does not apply to the sqlserver profile"},
 		{func(c *Config) {
 			c.Profile = "precondition"
 			c.Runtime = 80 * time.Second
@@ -273,7 +274,7 @@ func TestProfilesRejectFlagsTheyIgnore(t *testing.T) {
 
 func TestRegistry(t *testing.T) {
 	// --help and the error for an unknown profile list them by name.
-	want := []string{"crystaldiskmark", "curve", "four-corners", "job", "mix", "precondition", "snia-rounds", "sqlio"}
+	want := []string{"crystaldiskmark", "curve", "four-corners", "job", "mix", "precondition", "snia-rounds", "sqlio", "sqlserver"}
 	if got := BuiltinProfiles().Names(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("BuiltinProfiles().Names() = %v, want %v", got, want)
 	}

@@ -15,7 +15,7 @@ import (
 func BuiltinProfiles() *Registry {
 	// In the order --help and messages list them: by name.
 	r := NewRegistry()
-	for _, p := range []Profile{crystalDiskMark{}, curve{}, fourCorners{}, job{}, mix{}, precondition{}, sniaRounds{}, sqlio{}} {
+	for _, p := range []Profile{crystalDiskMark{}, curve{}, fourCorners{}, job{}, mix{}, precondition{}, sniaRounds{}, sqlio{}, sqlServer{}} {
 		r.Register(p)
 	}
 	return r
@@ -30,10 +30,12 @@ var (
 	_ Profile      = job{}
 	_ Profile      = crystalDiskMark{}
 	_ Profile      = sniaRounds{}
+	_ Profile      = sqlServer{}
 	_ DefaultSizer = crystalDiskMark{}
 	_ Summarizer   = fourCorners{}
 	_ Summarizer   = precondition{}
 	_ Summarizer   = sniaRounds{}
+	_ Summarizer   = sqlServer{}
 	_ purger       = sniaRounds{}
 	_ rounder      = sniaRounds{}
 )
