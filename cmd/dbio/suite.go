@@ -109,6 +109,7 @@ docs/fleet.md).`,
 				Name:     plan.Name,
 				Results:  plan.Results,
 				Runs:     runs,
+				Expected: typicalTimes(app, plan, runs),
 				Problems: problems,
 				Record:   plan,
 				Compare:  compareRuns,
@@ -228,6 +229,16 @@ func suiteEstimates(app *App, plan *suite.Plan, runs []runner.PlannedRun) ([]sui
 		all.Add(e)
 	}
 	return out, all
+}
+
+// typicalTimes are each run's typical time, as the dry run gives it.
+func typicalTimes(app *App, plan *suite.Plan, runs []runner.PlannedRun) []time.Duration {
+	each, _ := suiteEstimates(app, plan, runs)
+	out := make([]time.Duration, len(each))
+	for i, e := range each {
+		out[i] = e.Typical
+	}
+	return out
 }
 
 // pristineKey names the pristine copy a --data reset plan keeps: its data

@@ -24,6 +24,11 @@ type Suite struct {
 	Results string
 	// Runs are the suite's runs in the order they execute.
 	Runs []PlannedRun
+	// Expected, when set, is each run's typical time as its dry run
+	// gives it (Expect), in Runs' order: each run's header then says the
+	// time left in the suite, scaled by how long the runs so far took
+	// against what was expected of them.
+	Expected []time.Duration
 	// Problems are what resolving the runs found wrong (a goal's
 	// transaction type the workload lacks): the preflight reports them with
 	// its own, before anything is written.
@@ -178,6 +183,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 	var failed []string
 	sets := repeatSets{suite: base, plan: s.Runs, command: s.Command, now: env.Now}
 	decided := map[string]bool{}
+	var took, expectedTook time.Duration
 	for i, r := range s.Runs {
 		if ctx.Err() != nil {
 			break
@@ -188,7 +194,13 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			save()
 			continue
 		}
-		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s ===\n", s.Name, i+1, len(s.Runs), r.Name)
+		left := ""
+		if len(s.Expected) == len(s.Runs) {
+			d := suiteLeft(s.Expected[i:], func(j int) bool { return decided[s.Runs[i+j].Config] }, took, expectedTook)
+			left = fmt.Sprintf(" (about %s left in the suite)", d.Round(time.Second))
+		}
+		fmt.Fprintf(env.Out, "\n=== suite %s: run %d of %d: %s%s ===\n", s.Name, i+1, len(s.Runs), r.Name, left)
+		began := env.Now()
 		sr := SuiteRun{Name: r.Name, Kind: r.Kind}
 		runBase, err := sets.dirFor(r)
 		if err != nil {
@@ -208,6 +220,9 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 			if p, err := s.Report(r.Name, dir); err == nil {
 				fmt.Fprintf(env.Out, "report: %s\n", p)
 			}
+		}
+		if len(s.Expected) == len(s.Runs) && s.Expected[i] > 0 {
+			took, expectedTook = took+env.Now().Sub(began), expectedTook+s.Expected[i]
 		}
 		out.Runs = append(out.Runs, sr)
 		if r.Sequential != nil && lookSequential(&out, s.Runs, r, env.Out) {
@@ -517,4 +532,22 @@ func lookSequential(out *SuiteOutcome, plan []PlannedRun, r PlannedRun, w io.Wri
 	}
 	fmt.Fprintf(w, "sequential %s: %s, %s against %s, after %d run(s) a side: %s\n", r.Group, figure, labels[1], labels[0], seq.RunsPerSide, seq.Verdict)
 	return decided
+}
+
+// suiteLeft is the time left of a suite's runs from the one about to
+// start: the typical times expected of those not skipped, scaled by what
+// the runs so far took against what was expected of them, so that a
+// machine slower (or a study quicker) than the estimates shows in what
+// is left.
+func suiteLeft(expected []time.Duration, skipped func(j int) bool, took, expectedTook time.Duration) time.Duration {
+	var left time.Duration
+	for j, d := range expected {
+		if !skipped(j) {
+			left += d
+		}
+	}
+	if expectedTook > 0 && took > 0 {
+		left = time.Duration(float64(left) * float64(took) / float64(expectedTook))
+	}
+	return left
 }

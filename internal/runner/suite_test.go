@@ -114,7 +114,11 @@ func TestSuiteComparesUntilDecided(t *testing.T) {
 		}
 	}
 	var said bytes.Buffer
-	out, err := RunSuite(context.Background(), Suite{Name: "until-decided", Results: t.TempDir(), Runs: runs}, Env{Out: &said})
+	expected := make([]time.Duration, len(runs))
+	for i := range expected {
+		expected[i] = 2 * time.Second
+	}
+	out, err := RunSuite(context.Background(), Suite{Name: "until-decided", Results: t.TempDir(), Runs: runs, Expected: expected}, Env{Out: &said})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, said.String())
 	}
@@ -147,8 +151,33 @@ func TestSuiteComparesUntilDecided(t *testing.T) {
 	if got := recorded.Outcome.Sequential; len(got) != 1 || len(got[0].Looks) != seq.RunsPerSide || got[0].Verdict != seq.Verdict || got[0].Figure == "" {
 		t.Errorf("suite.json records %+v", got)
 	}
+	if !strings.Contains(said.String(), "run 1 of 10: sb-a-r1 (about 20s left in the suite)") {
+		t.Errorf("the first run's header does not say the suite's time left, 10 runs of 2 s:\n%s", said.String())
+	}
 	if !strings.Contains(said.String(), "sequential sysbench: ") {
 		t.Errorf("the suite does not say its looks:\n%s", said.String())
 	}
 	t.Logf("%s after %d runs a side, looks %+v", seq.Verdict, seq.RunsPerSide, seq.Looks)
+}
+
+// The time left in a suite is what the runs not skipped are expected to
+// take, scaled by what the runs so far took against their estimates.
+func TestSuiteLeft(t *testing.T) {
+	minutes := []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute}
+	none := func(int) bool { return false }
+	for _, tt := range []struct {
+		name               string
+		skipped            func(int) bool
+		took, expectedTook time.Duration
+		want               time.Duration
+	}{
+		{"nothing ran yet", none, 0, 0, 6 * time.Minute},
+		{"the runs so far took twice their estimates", none, 4 * time.Minute, 2 * time.Minute, 12 * time.Minute},
+		{"half", none, time.Minute, 2 * time.Minute, 3 * time.Minute},
+		{"a decided comparison's run skipped", func(j int) bool { return j == 1 }, 0, 0, 4 * time.Minute},
+	} {
+		if got := suiteLeft(minutes, tt.skipped, tt.took, tt.expectedTook); got != tt.want {
+			t.Errorf("%s: %s left, want %s", tt.name, got, tt.want)
+		}
+	}
 }
