@@ -276,6 +276,9 @@ Discards are not replayed. The working file is removed afterwards.`,
 			if need == 0 {
 				return usagef("capture %s has no read or write to replay", capDir)
 			}
+			if len(tr.Requests) > replay.MaxRequests {
+				return usagef("capture %s holds %d requests, more than the %d a replay reads back: capture shorter spans (--duration) and replay each", capDir, len(tr.Requests), replay.MaxRequests)
+			}
 			var st syscall.Statfs_t
 			if err := syscall.Statfs(targetDir, &st); err != nil {
 				return usagef("--target %s: %v", targetDir, err)

@@ -100,6 +100,11 @@ type Config struct {
 // WorkFileName is the working file in WorkDir.
 const WorkFileName = "replay.data"
 
+// MaxRequests is the most requests a replay reads back: fio logs each read
+// and write in one line of its completion log (at most about 48 bytes),
+// and dbio reads at most fioformat.MaxLogBytes of a directory's logs.
+const MaxRequests = fioformat.MaxLogBytes / 48
+
 // Need is the space a replay of tr takes on its target.
 func Need(tr blocktrace.Trace) int64 { return PlanLayout(tr).Size }
 
