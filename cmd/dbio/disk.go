@@ -452,6 +452,7 @@ func runDisk(ctx context.Context, app *App, cfg fio.Config, f diskFlags, tr *dia
 		return err
 	}
 	defer done()
+	env.StepThresholds = g.stepThresholds()
 	plan := runner.DiskPlan{
 		Name: name, Command: app.Args, Fio: runner.FioPhase{Config: cfg, Exec: app.Exec}, Notes: notes,
 		RecordHost: true, CreateTargets: f.createTarget, ResultsBase: f.resultsBase,

@@ -84,6 +84,18 @@ func (g gateFlags) resolveWith(app *App, others int) (gates, error) {
 	return gates{thresholds: ths, junit: g.junit, labels: g.labels, history: path}, nil
 }
 
+// stepThresholds are the thresholds that name a step, which the runner
+// judges as that step ends.
+func (g gates) stepThresholds() []results.Threshold {
+	var out []results.Threshold
+	for _, t := range g.thresholds {
+		if t.Step != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // checkTxTypes refuses a threshold on a transaction type the workload does not have.
 func (g gates) checkTxTypes(types []string) error {
 	var problems []error

@@ -13,8 +13,9 @@ import (
 )
 
 // TestThresholdsGateARun runs a short TPC-C on SQLite with a threshold it
-// meets and one it breaks: the command exits 99, and run.json, the summary
-// and the JUnit file all say which broke.
+// meets and one it breaks: the command exits 99, the one naming a step is
+// said as the step ends, and run.json, the summary and the JUnit file all
+// say which broke.
 func TestThresholdsGateARun(t *testing.T) {
 	t.Parallel()
 	dir, res := t.TempDir(), t.TempDir()
@@ -30,6 +31,13 @@ func TestThresholdsGateARun(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+	// The threshold naming a step is said as that step ends, before the
+	// run's end judges all three; the others wait for the run's end.
+	early := strings.Index(out.String(), "FAIL nopm[users-1]>=1e12: ")
+	if !strings.Contains(out.String()[early:], " (as step users-1 ended)\n") || early > strings.LastIndex(out.String(), "FAIL nopm[users-1]>=1e12: ") ||
+		early > strings.Index(out.String(), "PASS nopm>=1: ") || strings.Count(out.String(), "(as step") != 1 {
+		t.Errorf("the step's threshold is not said once as the step ends, before the run's verdicts:\n%s", out.String())
 	}
 	runs, _ := filepath.Glob(filepath.Join(res, "*"))
 	if len(runs) != 1 {

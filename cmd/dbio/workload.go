@@ -252,6 +252,7 @@ func executePlan(ctx context.Context, app *App, plan runner.Plan, g gates) error
 		return err
 	}
 	defer done()
+	env.StepThresholds = g.stepThresholds()
 	out, runErr := runner.Run(ctx, plan, env)
 	if runner.IsBadInput(runErr) {
 		// Found before anything was written: bad input, with every problem.
@@ -305,6 +306,7 @@ func executeRepeatable(ctx context.Context, app *App, repeat int, gf gateFlags, 
 		return err
 	}
 	defer done()
+	env.StepThresholds = g.stepThresholds()
 	out, runErr := runner.RunRepeated(ctx, runner.Repeats{N: repeat, Plan: func(rep int) (runner.Plan, error) {
 		if rep == 1 {
 			return plan, nil

@@ -368,6 +368,18 @@ type Dir struct {
 	failOnce sync.Once
 	failed   chan struct{}
 	failErr  error
+
+	// stepWritten hears of each step once its summary is written, so that
+	// what is judged of a step (a threshold naming it) is said as the step
+	// ends rather than only once the whole run has.
+	stepWritten func(Step)
+}
+
+// AfterStep has f called with each step once WriteStep has written it.
+func (d *Dir) AfterStep(f func(Step)) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stepWritten = f
 }
 
 var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9._-]+`)
@@ -550,7 +562,16 @@ func (d *Dir) WriteStep(s Step, hists map[string]*hdrhistogram.Histogram) error 
 			return d.check(err)
 		}
 	}
-	return d.check(WriteJSON(filepath.Join(dir, "summary.json"), s))
+	if err := d.check(WriteJSON(filepath.Join(dir, "summary.json"), s)); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	written := d.stepWritten
+	d.mu.Unlock()
+	if written != nil {
+		written(s)
+	}
+	return nil
 }
 
 // WriteJSON writes v as indented JSON through a temporary file and a rename,

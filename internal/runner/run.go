@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"dbio/internal/analysis"
 	"dbio/internal/engine"
 	"dbio/internal/engine/txerr"
 	"dbio/internal/iolimit"
@@ -112,6 +113,12 @@ type Env struct {
 	SysFS target.SysFS
 	// Getenv reads the environment, for the engines' password variables.
 	Getenv func(string) string
+	// StepThresholds are the thresholds that name a step: each is judged
+	// from that step's summary and printed as the step ends, so that a
+	// long run says early that it broke one. The command judges every
+	// threshold again from the finished run, and that verdict is the one
+	// recorded and the exit code's.
+	StepThresholds []results.Threshold
 
 	// memoryGroup reads the memory cgroup capping this run's server, set
 	// while the run holds it (--server-memory), so that every sampler the
@@ -250,6 +257,9 @@ func recorded(ctx context.Context, base, name string, run results.Run, env Env, 
 		return "", "", err
 	}
 	fmt.Fprintf(env.Out, "results: %s\n", dir.Path)
+	if len(env.StepThresholds) > 0 {
+		dir.AfterStep(func(st results.Step) { judgeAsStepEnds(env, st) })
+	}
 	runErr := body(dir)
 	var refused *workload.ReuseRefused
 	if errors.As(runErr, &refused) {
@@ -266,6 +276,18 @@ func recorded(ctx context.Context, base, name string, run results.Run, env Env, 
 		runErr = err
 	}
 	return dir.Path, status, runErr
+}
+
+// judgeAsStepEnds prints the verdict of each threshold naming st, read
+// from st alone.
+func judgeAsStepEnds(env Env, st results.Step) {
+	for _, t := range env.StepThresholds {
+		if t.Step != st.Name {
+			continue
+		}
+		judged := analysis.JudgeThresholds(&results.Loaded{Steps: []results.Step{st}}, []results.Threshold{t})
+		fmt.Fprintf(env.Out, "%s (as step %s ended)\n", analysis.ThresholdLine(judged[0]), st.Name)
+	}
 }
 
 func isReuse(p Plan) bool {
