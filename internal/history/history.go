@@ -221,6 +221,12 @@ func OpenPostgres(ctx context.Context, dsn string) (*Store, error) {
 	if cfg.RuntimeParams["application_name"] == "" {
 		cfg.RuntimeParams["application_name"] = "dbio history"
 	}
+	if cfg.ConnectTimeout == 0 {
+		// A run's end waits on the store; a server that does not answer
+		// is a warning after this long, not a hang (connect_timeout in
+		// the URL sets another).
+		cfg.ConnectTimeout = 15 * time.Second
+	}
 	s.db = stdlib.OpenDB(*cfg)
 	if err := s.ensurePostgresSchema(ctx); err != nil {
 		s.db.Close()
