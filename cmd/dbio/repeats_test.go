@@ -141,7 +141,7 @@ func TestRepeatWritesARepeatSet(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	for _, want := range []string{"=== repeat 2 of 2: sb ===", "== dbio sysbench: 2 of 2 repeats completed, COMPLETED ==", "TPS (tx/s)", "[needs 6]", "repeat set: " + dir} {
+	for _, want := range []string{"=== repeat 2 of 2: sb ===\nabout ", " left in the repeat set: 1 repeat(s) of about ", "== dbio sysbench: 2 of 2 repeats completed, COMPLETED ==", "TPS (tx/s)", "[needs 6]", "repeat set: " + dir} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -114,6 +114,7 @@ func RunRepeated(ctx context.Context, r Repeats, env Env) (RepeatOutcome, error)
 	out.Dir = set.Path
 	fmt.Fprintf(env.Out, "repeat set: %s (%d repeats)\n", set.Path, r.N)
 	var failure error
+	var took []time.Duration
 	for rep := 1; rep <= r.N && failure == nil; rep++ {
 		if ctx.Err() != nil {
 			failure = ctx.Err()
@@ -127,7 +128,12 @@ func RunRepeated(ctx context.Context, r Repeats, env Env) (RepeatOutcome, error)
 			}
 		}
 		fmt.Fprintf(env.Out, "\n=== repeat %d of %d: %s ===\n", rep, r.N, first.name)
+		if left, each := repeatsLeft(took, r.N-rep+1); left > 0 {
+			fmt.Fprintf(env.Out, "about %s left in the repeat set: %d repeat(s) of about %s, as the repeats so far took\n", left.Round(time.Second), r.N-rep+1, each.Round(time.Second))
+		}
+		began := env.Now()
 		o, err := this.run(ctx, fmt.Sprintf("%s-r%d", first.name, rep), set.Path, env)
+		took = append(took, env.Now().Sub(began))
 		if o.Dir != "" {
 			out.Runs = append(out.Runs, o)
 			if aerr := set.Add(o.Dir); aerr != nil && err == nil {
@@ -156,4 +162,19 @@ func failedCheck(checks []results.Check) error {
 		}
 	}
 	return nil
+}
+
+// repeatsLeft is the time left of a repeat set with n repeats to go, each
+// taken to last as long as the repeats so far did on average; nothing
+// before one has run.
+func repeatsLeft(took []time.Duration, n int) (left, each time.Duration) {
+	if len(took) == 0 {
+		return 0, 0
+	}
+	var sum time.Duration
+	for _, d := range took {
+		sum += d
+	}
+	each = sum / time.Duration(len(took))
+	return time.Duration(n) * each, each
 }

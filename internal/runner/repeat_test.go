@@ -85,3 +85,14 @@ func TestDiskRepeatsEndAtAFailure(t *testing.T) {
 		t.Errorf("error %v, %d entries written, want bad input and nothing written", err, len(entries))
 	}
 }
+
+// A repeat set's time left counts each repeat to go as long as the
+// repeats so far took on average, and says nothing before one has run.
+func TestRepeatsLeft(t *testing.T) {
+	if left, _ := repeatsLeft(nil, 3); left != 0 {
+		t.Errorf("%s left before any repeat ran", left)
+	}
+	if left, each := repeatsLeft([]time.Duration{time.Minute, 2 * time.Minute}, 3); each != 90*time.Second || left != 270*time.Second {
+		t.Errorf("%s left at %s each, want 4m30s at 1m30s", left, each)
+	}
+}
