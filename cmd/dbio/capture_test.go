@@ -256,7 +256,7 @@ func TestSuiteCaptureReplays(t *testing.T) {
 }
 
 // TestCaptureFidelity is the capture's and the replay's fidelity on one
-// capture of a managed PostgreSQL's TPC-C (1 warehouse, 4 users, 5 s) on
+// capture of a managed PostgreSQL's TPC-C (1 warehouse, 4 users, 8 s) on
 // a loop device's ext4: the capture's requests and bytes per direction
 // agree with the device's /proc/diskstats within 2 %; its replay at the
 // recorded pace on the same device gives per-second write IOPS within
@@ -277,7 +277,7 @@ func TestCaptureFidelity(t *testing.T) {
 	res := filepath.Join(t.TempDir(), "results")
 	var out bytes.Buffer
 	if code := run(context.Background(), testApp(&out), []string{"tpcc", "--engine", "postgres", "--target", disk, "--warehouses", "1",
-		"--users", "4", "--ramp-time", "0s", "--runtime", "5s", "--skip-checks", "--capture", "--results", res, "--name", "captured"}); code != exitOK {
+		"--users", "4", "--ramp-time", "0s", "--runtime", "8s", "--skip-checks", "--capture", "--results", res, "--name", "captured"}); code != exitOK {
 		t.Fatalf("exit code %d: %s", code, out.String())
 	}
 	runs, _ := filepath.Glob(filepath.Join(res, "*-captured"))
@@ -353,16 +353,21 @@ func TestCaptureFidelity(t *testing.T) {
 	for _, x := range same.Seconds {
 		sameSeconds = append(sameSeconds, x.WriteIOPS)
 	}
-	// The last second is partial; the rest are compared one by one.
+	// The last second is partial; the rest are compared one by one. On a
+	// busy machine a lane may stall for a fraction of a second and catch
+	// up in the next (each request waits for its instant, not for the one
+	// before it): two seconds apart by as much either way, the others
+	// matched. Eight seconds keep the median on the matched ones.
 	for i := 0; i < len(capSeconds)-1 && i < len(sameSeconds)-1; i++ {
 		apart = append(apart, math.Abs(sameSeconds[i]-capSeconds[i])/capSeconds[i])
 	}
 	slices.Sort(apart)
 	t.Logf("per-second write IOPS from the first request: capture %v, replay on the same device %v; capture write p50 %.0f µs p99 %.0f µs, flush p99 %.0f µs",
 		capSeconds, sameSeconds, s.Writes.Latency.P50, s.Writes.Latency.P99, s.Flushes.Latency.P99)
-	if len(apart) < 3 {
+	if len(apart) < 6 {
 		t.Fatalf("%d whole seconds to compare: too few", len(apart))
 	}
+	t.Logf("the seconds' differences, smallest first: %.3f; median %.1f %%", apart, 100*apart[len(apart)/2])
 	if m := apart[len(apart)/2]; m > 0.1 {
 		t.Errorf("replay on the same device: its seconds' write IOPS are a median %.0f %% from the capture's (%v), more than 10 %%", 100*m, apart)
 	}
