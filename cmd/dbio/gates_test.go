@@ -12,6 +12,35 @@ import (
 	"dbio/internal/results"
 )
 
+// TestThresholdsMetExitZero: a run that meets every threshold exits 0,
+// says so, and records them as passed.
+func TestThresholdsMetExitZero(t *testing.T) {
+	t.Parallel()
+	res := t.TempDir()
+	var out bytes.Buffer
+	code := run(context.Background(), testApp(&out), []string{"sysbench", "--target", t.TempDir(), "--results", res,
+		"--workload", "oltp_point_select", "--table-size", "1000", "--users", "1", "--ramp-time", "0s", "--runtime", "1s",
+		"--threshold", "tps>=1", "--threshold", "latency_p99<=1h"})
+	if code != exitOK {
+		t.Fatalf("exit code %d, want %d:\n%s", code, exitOK, out.String())
+	}
+	for _, want := range []string{"PASS tps>=1: ", "PASS latency_p99<=1h: "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "FAIL ") || strings.Contains(out.String(), "thresholds broken") {
+		t.Errorf("a met threshold is said to be broken:\n%s", out.String())
+	}
+	l, err := results.Load(runDir(res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Run.Thresholds; len(got) != 2 || !got[0].Passed || !got[1].Passed {
+		t.Errorf("run.json's thresholds: %+v", got)
+	}
+}
+
 // TestThresholdsGateARun runs a short TPC-C on SQLite with a threshold it
 // meets and one it breaks: the command exits 99, the one naming a step is
 // said as the step ends, and run.json, the summary and the JUnit file all
