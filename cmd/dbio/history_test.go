@@ -234,9 +234,10 @@ func holdsFile(pid int, path string) bool {
 
 // TestCheckReadsASingleRunAgainstEarlierRuns checks single recorded runs
 // against twenty earlier ones (the five fast repeats, each copied four
-// times): a slow run is worse than all of them beyond their spread (exit
-// 1), a fast one is not (exit 0), and against five runs a single run is
-// too little evidence to call anything.
+// times under an id of its own): a slow run is worse than all of them
+// beyond their spread (exit 1), a fast one is not (exit 0), and against
+// five runs a single run is too little evidence to call anything. A later
+// copy checked --against all is read against the twenty the history has.
 func TestCheckReadsASingleRunAgainstEarlierRuns(t *testing.T) {
 	t.Parallel()
 	testdata := filepath.Join("..", "..", "internal", "report", "testdata")
@@ -250,7 +251,7 @@ func TestCheckReadsASingleRunAgainstEarlierRuns(t *testing.T) {
 	for copyN := range 4 {
 		for _, dir := range fast {
 			to := filepath.Join(root, fmt.Sprintf("%d-%s", copyN, filepath.Base(dir)))
-			copyTree(t, dir, to)
+			copyTree(t, dir, to, strings.NewReplacer(`"id": "`, fmt.Sprintf(`"id": "%d-`, copyN)))
 			against = append(against, "--against", to)
 		}
 	}
@@ -268,10 +269,22 @@ func TestCheckReadsASingleRunAgainstEarlierRuns(t *testing.T) {
 	if code, out := check(slow[0], against[:10]...); code != exitOK || !strings.Contains(out, "or a single run 19 earlier runs") {
 		t.Errorf("a slow run against 5 fast ones: exit code %d:\n%s", code, out)
 	}
+
+	store := filepath.Join(t.TempDir(), "history.db")
+	later := filepath.Join(t.TempDir(), "later")
+	copyTree(t, fast[2], later, strings.NewReplacer(`"id": "`, `"id": "later-`, `"2026-11-25T`, `"2026-12-05T`))
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"history", "import", "--history", store, root, later}); code != exitOK {
+		t.Fatalf("import: exit code %d:\n%s", code, out.String())
+	}
+	if code, out := check(later, "--against", "all", "--history", store); code != exitOK || !strings.Contains(out, "checked 1 run(s) against 20 baseline run(s)") {
+		t.Errorf("a later fast run against all: exit code %d:\n%s", code, out)
+	}
 }
 
-// copyTree copies the regular files and directories under from to to.
-func copyTree(t *testing.T, from, to string) {
+// copyTree copies the regular files and directories under from to to,
+// run.json rewritten by edit.
+func copyTree(t *testing.T, from, to string, edit *strings.Replacer) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -284,6 +297,9 @@ func copyTree(t *testing.T, from, to string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
+		}
+		if d.Name() == "run.json" {
+			b = []byte(edit.Replace(string(b)))
 		}
 		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
 	})
