@@ -81,6 +81,31 @@ func TestRepeatWithDataReset(t *testing.T) {
 	if orders != 30000 || next != orders {
 		t.Errorf("the pristine copy holds %d orders and districts whose next orders follow %d; want the 30000 loaded", orders, next)
 	}
+	// A copy gone since (removed, or with an instance created again) is
+	// loaded again and kept anew, not a failed run.
+	if err := os.Remove(copies[0]); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	code = run(context.Background(), testApp(&out), []string{"tpcc", "-e", "sqlite", "--target", data, "--results", res, "--name", "gone",
+		"--warehouses", "1", "--users", "1", "--ramp-time", "0s", "--runtime", "1s", "--data", "reset"})
+	if code != exitOK || !strings.Contains(out.String(), "loading again and keeping a new copy") {
+		t.Fatalf("a run whose copy is gone: exit %d:\n%s", code, out.String())
+	}
+	gone, _ := filepath.Glob(filepath.Join(res, "*-gone"))
+	if len(gone) != 1 {
+		t.Fatalf("runs %v", gone)
+	}
+	l, err := results.Load(gone[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Run.Load.Data; d == nil || d.State != results.DataLoaded || d.Copy == nil || !d.Copy.Made.After(first.Data.Copy.Made) {
+		t.Errorf("the run whose copy was gone: data %+v, want loaded with a new copy", d)
+	}
+	if _, err := os.Stat(copies[0]); err != nil {
+		t.Errorf("no new copy: %v", err)
+	}
 	out.Reset()
 	if code := run(context.Background(), testApp(&out), []string{"clean", "--target", data, "--yes"}); code != exitOK {
 		t.Fatalf("clean: exit %d:\n%s", code, out.String())

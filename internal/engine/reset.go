@@ -22,6 +22,12 @@ const (
 	CopyTemplate = "template"
 )
 
+// ErrPristineGone is why a pristine copy cannot be restored when what it
+// was is no longer there (its files removed, its template database gone
+// with an instance a --data fresh run created again): the run loads again
+// and keeps a new copy, as with none.
+var ErrPristineGone = errors.New("the pristine copy is gone")
+
 // PristineCopy is what keeping or restoring a pristine copy did: how, and
 // the bytes it copied (or cloned).
 type PristineCopy struct {

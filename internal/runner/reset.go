@@ -225,6 +225,12 @@ func (pr *pristine) restoreBefore(ctx context.Context, ss *session, inst engine.
 	}
 	fmt.Fprintf(ss.env.Out, "resetting the database to its pristine copy of %s (%s)\n", pr.record.Copy.Made.Format(time.RFC3339), pr.dir)
 	origin, err := pr.restore(ctx, inst, pr.kept, ss.env.Now)
+	if errors.Is(err, engine.ErrPristineGone) {
+		// Nothing was replaced: the run loads, and keeps a new copy.
+		fmt.Fprintf(ss.env.Out, "the pristine copy cannot be restored (%v): loading again and keeping a new copy\n", err)
+		pr.record = nil
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

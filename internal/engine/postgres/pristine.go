@@ -152,8 +152,7 @@ func (in *Instance) restoreTemplate(ctx context.Context, name string) (engine.Pr
 		err := conn.QueryRow(ctx, "SELECT datistemplate FROM pg_database WHERE datname = $1 AND shobj_description(oid, 'pg_database') = $2",
 			name, OwnerComment).Scan(&template)
 		if errors.Is(err, pgx.ErrNoRows) || err == nil && !template {
-			return fmt.Errorf("the server has no template database %q of dbio's, which the copy is: keep a new copy (run once with --data fresh, or remove %s and let --data reset load again)",
-				name, filepath.Join("dbio", "pristine-*"))
+			return fmt.Errorf("the server has no template database %q of dbio's, which the copy is (an instance created again since): %w", name, engine.ErrPristineGone)
 		}
 		if err != nil {
 			return err

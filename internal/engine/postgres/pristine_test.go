@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -85,6 +86,19 @@ func TestPristineCopyRestoresTheLoadedState(t *testing.T) {
 				if templates, dbios := databases(); templates != tc.templates || dbios != 1+tc.templates {
 					t.Errorf("after run %d and a reset: %d templates of dbio's, %d databases of dbio's; want %d and %d",
 						run, templates, dbios, tc.templates, 1+tc.templates)
+				}
+			}
+			if tc.route == routeTemplate {
+				// A template gone with the instance it was in (one created
+				// again since) is said to be gone, and nothing is replaced.
+				if err := in.dropTemplate(ctx, template); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := in.RestorePristine(ctx, dir); !errors.Is(err, engine.ErrPristineGone) {
+					t.Errorf("RestorePristine without its template: %v, want %v", err, engine.ErrPristineGone)
+				}
+				if n := count(t, db, "SELECT count(*) FROM loaded"); n != 10000 {
+					t.Errorf("a restore without its template left %d rows, want the 10000 there", n)
 				}
 			}
 		})

@@ -114,7 +114,7 @@ func (in *Instance) RestorePristine(ctx context.Context, dir string, f *Pristine
 	}
 	for _, pl := range places {
 		if fi, err := os.Lstat(pl[0]); err != nil || !fi.IsDir() {
-			return engine.PristineCopy{}, fmt.Errorf("restore the pristine copy: %s is not a directory the copy made: keep a new copy (run with --data fresh once, or let --data reset load again)", pl[0])
+			return engine.PristineCopy{}, fmt.Errorf("restore the pristine copy: %s is not a directory the copy made: %w", pl[0], engine.ErrPristineGone)
 		}
 	}
 	var total TreeCopy

@@ -43,6 +43,9 @@ func (i *Instance) RestorePristine(ctx context.Context, dir string) (engine.Pris
 	if err := target.CheckFile(src); err != nil {
 		return engine.PristineCopy{}, fmt.Errorf("restore the pristine copy: %w", err)
 	}
+	if _, err := os.Lstat(src); errors.Is(err, os.ErrNotExist) {
+		return engine.PristineCopy{}, fmt.Errorf("restore the pristine copy: %w: %w", err, engine.ErrPristineGone)
+	}
 	i.db.SetMaxIdleConns(0)
 	defer sizePool(i.db)
 	if open := i.db.Stats().OpenConnections; open > 0 {
