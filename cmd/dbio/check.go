@@ -90,15 +90,23 @@ runs to tell a difference from noise.`,
 			if c.AgainstSpread > 0 {
 				fmt.Fprintf(app.Stdout, "%d figure(s) of a single run read against the spread of the earlier runs: a regression is worse than every one of them by more than their spread\n", c.AgainstSpread)
 			}
-			for _, r := range c.Regressions {
+			say := func(label string, r analysis.RegressionFinding) {
 				evidence := fmt.Sprintf("%d against %d repeats", r.A.N, r.B.N)
 				if r.B.N == 1 && r.A.N >= analysis.EarlierRunsNeeded {
 					evidence = fmt.Sprintf("worse than all %d earlier runs (%s to %s)", r.A.N,
 						analysis.ThresholdQuantity(r.A.Min, r.Metric.Unit), analysis.ThresholdQuantity(r.A.Max, r.Metric.Unit))
 				}
-				fmt.Fprintf(app.Stdout, "REGRESSION %s %s, %s: %s → %s (%+.1f %%, ratio %.3g; p = %.3g, %s)\n",
-					r.Kind, r.Row, r.Metric.Title, analysis.ThresholdQuantity(r.A.Median, r.Metric.Unit), analysis.ThresholdQuantity(r.B.Median, r.Metric.Unit),
+				fmt.Fprintf(app.Stdout, "%s %s %s, %s: %s → %s (%+.1f %%, ratio %.3g; p = %.3g, %s)\n",
+					label, r.Kind, r.Row, r.Metric.Title, analysis.ThresholdQuantity(r.A.Median, r.Metric.Unit), analysis.ThresholdQuantity(r.B.Median, r.Metric.Unit),
 					r.ChangePct, r.Ratio, r.P, evidence)
+			}
+			for _, r := range c.Regressions {
+				say("REGRESSION", r)
+			}
+			// A diagnostic is said, for what it explains, but fails
+			// nothing on its own: the busiest device is the host's.
+			for _, r := range c.Diagnostics {
+				say("also worse (a diagnostic, not a regression of the run's work):", r)
 			}
 			if c.TooFew > 0 {
 				fmt.Fprintf(app.Stdout, "too little evidence for %d of %d figure(s): a side needs %d repeats to tell a difference from noise (--repeat %d), "+

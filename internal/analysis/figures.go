@@ -87,6 +87,12 @@ type Metric struct {
 	Floor float64
 	// Value reads the metric from a step, NaN when the step lacks it.
 	Value func(results.Step) float64
+	// Diagnostic marks a metric that explains a run rather than measures
+	// its work: the machine's CPU and busiest device, the database's own
+	// waits and time, the server's memory group. It is compared and shown
+	// like any other, but a regression check does not fail on it alone:
+	// the busiest device is the host's, which any other writer moves.
+	Diagnostic bool
 }
 
 // FigureMetric compares runs by a recorded figure, as the catalogue
@@ -140,13 +146,13 @@ const (
 
 // telemetryMetric compares runs by a telemetry mean.
 func telemetryMetric(id, title, unit string, better results.Better, metric string) Metric {
-	return Metric{ID: id, Title: title, Unit: unit, Better: better, Floor: cpuFloorPct,
+	return Metric{ID: id, Title: title, Unit: unit, Better: better, Floor: cpuFloorPct, Diagnostic: true,
 		Value: func(s results.Step) float64 { return s.Telemetry.Mean(metric) }}
 }
 
 // diskMetric compares runs by a metric of each step's busiest device.
 func diskMetric(id, title, what string) Metric {
-	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: results.LowerBetter, Floor: diskLatencyFloorMS, Value: func(s results.Step) float64 {
+	return Metric{ID: id, Title: title, Unit: "ms, busiest device", Better: results.LowerBetter, Floor: diskLatencyFloorMS, Diagnostic: true, Value: func(s results.Step) float64 {
 		return BusiestDiskP99(s, what)
 	}}
 }
@@ -188,7 +194,15 @@ func WorkloadMetrics(baseline []results.Step) []Metric {
 		telemetryMetric("cpu-idle", "CPU idle", "% of the machine", results.NeitherBetter, "cpu_idle_pct"),
 		diskMetric("disk-write-p99", "disk write latency p99", "w_await_ms"),
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
-	), append(append(dbWaitMetrics(), ServerMemoryMetrics()...), DBTimeMetrics()...)...)
+	), diagnostics(append(append(dbWaitMetrics(), ServerMemoryMetrics()...), DBTimeMetrics()...))...)
+}
+
+// diagnostics marks metrics as Diagnostic.
+func diagnostics(ms []Metric) []Metric {
+	for i := range ms {
+		ms[i].Diagnostic = true
+	}
+	return ms
 }
 
 // StepFigureMetrics read steps that record figures only (a backup's

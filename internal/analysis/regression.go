@@ -14,6 +14,9 @@ type RegressionFinding struct {
 // from noise for want of repeats.
 type RegressionCheck struct {
 	Regressions []RegressionFinding
+	// Diagnostics are the diagnostic metrics (Metric.Diagnostic) worse
+	// beyond the noise: said beside the regressions, never one alone.
+	Diagnostics []RegressionFinding
 	// Compared counts the figures compared (a row's metric on both sides);
 	// TooFew those with too few repeats on a side to call any difference,
 	// and NeedPerSide how many a side needs.
@@ -78,6 +81,8 @@ func CheckRegressions(baseline, run []*Recorded) RegressionCheck {
 			switch {
 			case row.Verdict == TooFewRepeats:
 				c.TooFew++
+			case row.Verdict == Significant && row.Judgement == Worsened && row.Metric.Diagnostic:
+				c.Diagnostics = append(c.Diagnostics, RegressionFinding{Kind: v.Kind, Row: row.Label, RepeatedDifference: row.RepeatedDifference})
 			case row.Verdict == Significant && row.Judgement == Worsened:
 				c.Regressions = append(c.Regressions, RegressionFinding{Kind: v.Kind, Row: row.Label, RepeatedDifference: row.RepeatedDifference})
 			}
