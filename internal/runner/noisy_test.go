@@ -174,7 +174,7 @@ func TestNoisyPhasesAsSteps(t *testing.T) {
 	n := &noisyStudy{
 		Noisy: Noisy{BackupTenants: 1, Interval: 500 * time.Millisecond, Cycles: 1, RampUp: 300 * time.Millisecond, Quiet: time.Second},
 		dbs:   tenants, BackupDest: func(i int) string { return dests[i] },
-		Barrier:   func(context.Context) error { barriers++; return nil },
+		Barrier: func(context.Context) error { barriers++; return nil },
 		// A quarter-second tick: with a tenth, a CI run with other
 		// packages' tests beside this one once found a tick in which
 		// neither working tenant committed anything (a stall of 100 ms),
