@@ -100,6 +100,11 @@ func expectMetrics() []Metric {
 		diskMetric("disk-read-p99", "disk read latency p99", "r_await_ms"),
 	)
 	ms = append(ms, recorded(results.FigureCopySeconds, results.FigureCopyMBPerSec, results.FigureMaxUsersUnderCeiling)...)
+	// A replay's step: whether it kept up with the recorded pace and how
+	// far behind it ended, its rates and its latencies by direction.
+	ms = append(ms, recorded(results.FigureKeptUp, results.FigureBehindS, results.FigurePaceOfSource,
+		results.FigureReadIOPS, results.FigureWriteIOPS, results.FigureSyncsPerSec,
+		results.FigureReadP50US, results.FigureReadP99US, results.FigureWriteP50US, results.FigureWriteP99US, results.FigureSyncP50US, results.FigureSyncP99US)...)
 	for _, m := range FioMetrics() {
 		m.ID = "fio-" + m.ID
 		m.Title = "fio " + m.Title

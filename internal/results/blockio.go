@@ -101,7 +101,11 @@ func BlockIOFigures(kind string, b *BlockIO) []Figure {
 				figs = append(figs, FigurePaceOfSource.With(Round6(b.SourceS/b.RuntimeS)))
 			}
 		} else {
-			figs = append(figs, FigureBehindS.With(Round6(b.BehindS)))
+			kept := 0.0
+			if b.KeptUp {
+				kept = 1
+			}
+			figs = append(figs, FigureBehindS.With(Round6(b.BehindS)), FigureKeptUp.With(kept))
 		}
 	}
 	return figs

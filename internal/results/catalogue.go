@@ -196,6 +196,7 @@ var catalogue = []FigureDef{
 	{Name: FigureSyncP99US, Title: "sync p99 latency", Short: "sync p99", Unit: "µs", Better: LowerBetter, Across: Merged, In: InStep},
 	{Name: FigureRequestsS, Title: "time the requests took", Short: "seconds", Unit: "s", Better: LowerBetter, Across: Largest, In: InStep},
 	{Name: FigureBehindS, Title: "behind the recorded pace", Short: "behind", Unit: "s", Better: LowerBetter, Across: Largest, In: InStep},
+	{Name: FigureKeptUp, Title: "kept up with the recorded pace", Short: "kept up", Unit: "bool", Better: HigherBetter, Across: Apart, In: InStep},
 	{Name: FigurePaceOfSource, Title: "pace against the source", Short: "pace", Unit: "×", Better: HigherBetter, Across: Apart, In: InStep},
 	{Name: DeviceLatency("*", "mean"), Title: "* mean latency", Unit: "ms", Better: LowerBetter, Across: Apart, In: InStep},
 	{Name: DeviceLatency("*", "p99"), Title: "* p99 latency", Unit: "ms", Better: LowerBetter, Across: Apart, In: InStep},

@@ -131,17 +131,21 @@ func DeviceLatency(device, stat string) FigureName {
 // capture's or replay's seconds (series.csv) hold read_iops, write_iops,
 // syncs_per_s and the per-second p99s.
 const (
-	FigureSyncsPerSec  FigureName = "syncs_per_s"
-	FigureReadP50US    FigureName = "read_p50_us"
-	FigureReadP99US    FigureName = "read_p99_us"
-	FigureReadP999US   FigureName = "read_p99_9_us"
-	FigureWriteP50US   FigureName = "write_p50_us"
-	FigureWriteP99US   FigureName = "write_p99_us"
-	FigureWriteP999US  FigureName = "write_p99_9_us"
-	FigureSyncP50US    FigureName = "sync_p50_us"
-	FigureSyncP99US    FigureName = "sync_p99_us"
-	FigureRequestsS    FigureName = "requests_s"
-	FigureBehindS      FigureName = "behind_s"
+	FigureSyncsPerSec FigureName = "syncs_per_s"
+	FigureReadP50US   FigureName = "read_p50_us"
+	FigureReadP99US   FigureName = "read_p99_us"
+	FigureReadP999US  FigureName = "read_p99_9_us"
+	FigureWriteP50US  FigureName = "write_p50_us"
+	FigureWriteP99US  FigureName = "write_p99_us"
+	FigureWriteP999US FigureName = "write_p99_9_us"
+	FigureSyncP50US   FigureName = "sync_p50_us"
+	FigureSyncP99US   FigureName = "sync_p99_us"
+	FigureRequestsS   FigureName = "requests_s"
+	FigureBehindS     FigureName = "behind_s"
+	// FigureKeptUp is 1 when a replay at the recorded pace kept up with
+	// it (BlockIO.KeptUp), 0 when it fell behind: a finding can say a
+	// capture keeps up on one class and falls behind on another.
+	FigureKeptUp       FigureName = "kept_up"
 	FigurePaceOfSource FigureName = "pace_of_source"
 )
 
