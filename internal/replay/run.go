@@ -180,7 +180,7 @@ func Run(ctx context.Context, run execx.Runner, cfg Config) (Record, error) {
 	done := completions(logs)
 	rec.Seconds = seconds(done)
 	rec.spanned(done)
-	rec.ExpectedSeconds = expected(cfg.Trace, cfg.Speed)
+	rec.ExpectedSeconds = ExpectedSeconds(cfg.Trace, cfg.Speed)
 	rec.BehindSeconds = rec.RuntimeSeconds - rec.ExpectedSeconds
 	if cfg.Pace == Recorded {
 		rec.KeptUp = rec.BehindSeconds <= max(0.05*rec.ExpectedSeconds, 0.1)
@@ -276,9 +276,10 @@ func p99us(lat []time.Duration) float64 {
 	return float64(lat[max(rank, 0)]) / float64(time.Microsecond)
 }
 
-// expected is when the source finished the trace's requests at speed: the
-// latest recorded completion (or issue, for a request the trace saw not end).
-func expected(tr blocktrace.Trace, speed float64) float64 {
+// ExpectedSeconds is how long the source took for the trace's requests at
+// speed: from the first issue to the latest recorded completion (or issue,
+// for a request the trace saw not end).
+func ExpectedSeconds(tr blocktrace.Trace, speed float64) float64 {
 	var end time.Duration
 	var first time.Duration = -1
 	for _, r := range tr.Requests {
@@ -295,6 +296,20 @@ func expected(tr blocktrace.Trace, speed float64) float64 {
 		return 0
 	}
 	return (end - first).Seconds() / speed
+}
+
+// Summary says in one line how a replay went against its source: kept
+// up or how far behind at the recorded pace, how many times the source's
+// pace as fast as possible.
+func Summary(rec Record) string {
+	switch {
+	case rec.Pace == Max:
+		return fmt.Sprintf("replayed in %.2f s as fast as possible: %.2fx the recorded pace", rec.RuntimeSeconds, rec.ExpectedSeconds/max(rec.RuntimeSeconds, 0.001))
+	case rec.KeptUp:
+		return fmt.Sprintf("replayed in %.2f s, the source took %.2f s: kept up with the recorded pace", rec.RuntimeSeconds, rec.ExpectedSeconds)
+	}
+	return fmt.Sprintf("replayed in %.2f s, the source took %.2f s: fell behind the recorded pace by %.2f s (%.0f %%)", rec.RuntimeSeconds, rec.ExpectedSeconds,
+		rec.BehindSeconds, 100*rec.BehindSeconds/max(rec.ExpectedSeconds, 0.001))
 }
 
 // fioReport is the part of fio's json+ report a replay reads beyond what

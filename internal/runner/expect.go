@@ -7,6 +7,7 @@ import (
 
 	"dbio/internal/fio"
 	"dbio/internal/goal"
+	"dbio/internal/replay"
 	"dbio/internal/workload"
 )
 
@@ -89,7 +90,7 @@ type ExpectInputs struct {
 	// starts (a suite's earlier run on the same target loaded it): a --data
 	// reset run restores it instead of loading.
 	Kept bool
-	// Layout is the fio pass's working files' layout.
+	// Layout is the working files' layout: the fio pass's, or a replay's.
 	Layout time.Duration
 }
 
@@ -112,6 +113,10 @@ func Expect(p Plan, in ExpectInputs) Expectation {
 			cfg.Targets = []string{p.DataPath} // the pass's target, as the run gives it
 		}
 		fioParts(&e, cfg, runs, in.Layout)
+	} else if _, ok := p.Body.(Replay); ok && in.Layout > 0 {
+		// Laid out again by every repeat: the replay removes it as it ends.
+		l := time.Duration(runs) * in.Layout
+		e.add(TimePart{What: "layout", Ceiling: l, Typical: l, How: "the replay's working file written in full, at the rate disk --dry-run assumes"})
 	}
 	if p.Body == nil {
 		return e
@@ -200,6 +205,13 @@ func bodyParts(e *Expectation, b Body, est workload.Estimate) {
 		// as the load wrote it; the cycles start --interval apart.
 		d := time.Duration(b.Cycles) * (b.Interval + time.Duration(copies)*est.Load/2)
 		e.add(TimePart{What: "backups", Ceiling: d, Typical: d, How: fmt.Sprintf("%d %s cycle(s) %s apart, each copy about half the load's time", b.Cycles, what, b.Interval)})
+	case Replay:
+		d := replay.Lead + b.expected()
+		how := fmt.Sprintf("fio's %s lead, then the capture's span at the recorded pace (speed %g); longer on storage that falls behind", replay.Lead, b.Speed)
+		if b.Pace == replay.Max {
+			how = fmt.Sprintf("fio's %s lead, then the capture's span: as fast as possible takes less where the storage keeps up, more where it does not", replay.Lead)
+		}
+		e.add(TimePart{What: "replay", Ceiling: d, Typical: d, How: how})
 	case Noisy:
 		inter := max(b.Quiet, time.Duration(b.Cycles)*b.Interval)
 		d := b.RampUp + b.Quiet + b.RampUp + inter

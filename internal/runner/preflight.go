@@ -668,10 +668,20 @@ func (s Suite) diskProblems(d DiskPlan, sys target.SysFS) []error {
 // its engine and workload ask of them once those are sound.
 func (s Suite) runProblems(name string, p Plan, sys target.SysFS) []error {
 	n := p.needs()
-	if n.servers == 0 {
+	if n.servers == 0 && p.DataPath == "" {
 		// Each host's dbio checks its own target, engine and space; its
 		// target is checked over ssh when its run starts.
 		return Places{Results: s.Results}.Problems(sys)
+	}
+	if n.servers == 0 {
+		// A body that runs no server on a target of this machine (a
+		// replay): its target, dbio's directories on it, and its space.
+		pl := Places{Results: s.Results, Create: s.CreateTargets, Limits: p.Limits, Data: p.DataPath, Subdirs: n.subdirs}
+		ps := pl.Problems(sys)
+		if len(ps) == 0 && p.SpaceNeeded > 0 {
+			ps = target.SpaceProblems([]target.Need{{Path: p.DataPath, Bytes: p.SpaceNeeded, Reclaim: target.OwnedBytes(p.DataPath, n.subdirs...), What: fmt.Sprintf("run %s's working file", name)}})
+		}
+		return ps
 	}
 	pl := Places{Results: s.Results, Create: s.CreateTargets, Engine: p.Engine, Limits: p.Limits,
 		Data: p.DataPath, Log: p.LogPath, Backup: p.BackupPath}
