@@ -163,6 +163,11 @@ func (v *validator) stepSelector(table, key string, x any, def string) string {
 func (v *validator) checkStep(table, key, sel string, r Run) string {
 	steps, scenario := scenarioSteps[r.Scenario]
 	switch {
+	case r.Kind == KindReplay && (sel == "" || sel == KindReplay):
+		// A replay records one step, of its own kind and name.
+		return KindReplay
+	case r.Kind == KindReplay:
+		v.addf(table, key, "%q: run %s is a replay, which records one step: leave %s out (or write %q)", sel, r.Base, key, KindReplay)
 	case sel == StepRun:
 	case scenario && sel == "":
 		v.addf(table, key, "run %s is a %s scenario: pick its steps with one of %s", r.Base, r.Scenario, strings.Join(steps, ", "))

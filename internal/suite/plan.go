@@ -288,8 +288,13 @@ func (v *validator) classes() map[string]iolimit.Limits {
 
 func (v *validator) checkWorkload(name string, w WorkloadDef) {
 	table := "workloads." + name
-	if _, known := v.definition(w.Kind); !known && w.Kind != "disk" {
+	if _, known := v.definition(w.Kind); !known && w.Kind != KindDisk && w.Kind != KindReplay {
 		v.addf(table, "kind", "unknown kind %q: use %s", w.Kind, v.kinds())
+		return
+	}
+	if w.Kind == KindReplay {
+		// The resolved capture is what the runs take.
+		v.workloads[name] = v.checkReplay(table, w)
 		return
 	}
 	if w.Users != nil && len(w.Users) == 0 {
@@ -422,13 +427,13 @@ func settingsProblems(s workload.Settings) []error {
 	return s.Validate()
 }
 
-// kinds lists the workload kinds a suite may use: "tpcc, sysbench, as3ap or disk".
+// kinds lists the workload kinds a suite may use: "tpcc, sysbench, as3ap, disk or replay".
 func (v *validator) kinds() string {
 	var names []string
 	if v.env.Workloads != nil {
 		names = v.env.Workloads.Names()
 	}
-	return strings.Join(names, ", ") + " or disk"
+	return strings.Join(append(names, KindDisk), ", ") + " or " + KindReplay
 }
 
 // maxUsers bounds every user count, as it bounds dbio's --users: each user
@@ -481,7 +486,9 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 		v.addf(table, "data", "an empty name: name a target defined under [targets]")
 	}
 	engines := v.stringList(table, "engine", r.Engine)
-	if w.Kind != "disk" && len(engines) == 0 {
+	if w.Kind == KindReplay {
+		v.replayRunProblems(table, r, engines, target("log", r.Log), target("backup", r.Backup))
+	} else if w.Kind != "disk" && len(engines) == 0 {
 		v.addf(table, "engine", "a %s run needs an engine", w.Kind)
 	}
 	for _, e := range engines {
@@ -576,6 +583,10 @@ func (v *validator) expandRun(i int, r RunDef, targets map[string]Target, budget
 						Workload: w, Users: w.Users, Backups: bs, Noisy: ns,
 						RampUp: v.duration("workloads."+r.Workload, w.rampKey, w.RampTime, 30*time.Second, true),
 						Step:   v.duration("workloads."+r.Workload, w.runtimeKey, w.Runtime, 2*time.Minute, false),
+					}
+					if w.Kind == KindReplay {
+						// A replay lasts as long as its capture's requests take.
+						run.RampUp, run.Step = 0, 0
 					}
 					if w.RampUpUntil != "" {
 						run.RampUpUntil = w.RampUpUntil

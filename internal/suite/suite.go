@@ -82,7 +82,7 @@ type EngineDef struct {
 // shares, and the settings of the kind's registered definition, decoded
 // from the table's other keys.
 type WorkloadDef struct {
-	Kind string `toml:"kind" json:"kind"` // a registered workload, or disk
+	Kind string `toml:"kind" json:"kind"` // a registered workload, disk or replay
 	// Users are a database workload's user steps.
 	Users []int `toml:"users" json:"users,omitempty"`
 	// RampTime is the warm-up before each step or fio point, excluded from
@@ -122,6 +122,13 @@ type WorkloadDef struct {
 	// fio, for disk runs
 	Profile string `toml:"profile" json:"profile,omitempty"`
 	Size    string `toml:"size" json:"size,omitempty"`
+	// A replay of a capture (kind = "replay"): the directory dbio capture
+	// wrote, relative to the suite file's directory (or absolute), resolved
+	// by validation into the path the run reads; the pace ("recorded", the
+	// default, or "max") and the speed that scales the recorded pace.
+	CaptureDir string  `toml:"capture" json:"capture,omitempty"`
+	Pace       string  `toml:"pace" json:"pace,omitempty"`
+	Speed      float64 `toml:"speed" json:"speed,omitempty"`
 	// Settings are a database workload's own, nil for a disk run.
 	Settings workload.Settings `toml:"-" json:"settings,omitempty"`
 	// rampKey and runtimeKey are the keys the file gave the timings under,
@@ -130,11 +137,13 @@ type WorkloadDef struct {
 }
 
 // sharedKeys are the keys of every workload's table; a disk run's table
-// adds diskKeys. The rest belong to the kind's definition.
+// adds diskKeys, a replay's replayKeys. The rest belong to the kind's definition.
 var (
 	sharedKeys = []string{"kind", "users", "ramp_time", "runtime", "rampup", "step", "ramp_until", "steady_window", "steady_ramp", "precision", "precision_min",
 		"rate", "rate_per_user", "arrival", "late_tolerance", "goal", "goal_max", "goal_resolution", "goal_probes", "goal_confirm"}
 	diskKeys = []string{"profile", "size"}
+	// replayKeys are a replay's table's keys beside the shared ones.
+	replayKeys = []string{"capture", "pace", "speed"}
 )
 
 // renamedKeys are old keys still read, each with its new name.
@@ -233,7 +242,8 @@ type Env struct {
 	// never); an engine table with a dsn and no engine takes it, as the
 	// command line's --dsn without -e does.
 	EngineForDSN func(dsn string) string
-	// Workloads are the kinds of database workload a suite may use, beside disk.
+	// Workloads are the kinds of database workload a suite may use, beside
+	// disk and replay.
 	Workloads *workload.Registry
 	// Figures are the figures an expectation may compare.
 	Figures []string
@@ -421,8 +431,11 @@ func (v *validator) decodeWorkloads() []Problem {
 		raw := v.f.Workloads[name]
 		kind, _ := raw["kind"].(string)
 		shared := sharedKeys
-		if kind == "disk" {
+		switch kind {
+		case KindDisk:
 			shared = append(append([]string(nil), sharedKeys...), diskKeys...)
+		case KindReplay:
+			shared = append(append([]string(nil), sharedKeys...), replayKeys...)
 		}
 		common, own := map[string]any{}, map[string]any{}
 		for k, x := range raw {
@@ -436,7 +449,7 @@ func (v *validator) decodeWorkloads() []Problem {
 		ps = append(ps, v.decodeTable(table, common, &w)...)
 		ps = append(ps, v.renamed(table, &w)...)
 		switch def, known := v.definition(kind); {
-		case kind == "disk":
+		case kind == KindDisk || kind == KindReplay:
 			ps = append(ps, v.decodeTable(table, own, &struct{}{}, shared...)...)
 		case known:
 			w.Settings = def.New()

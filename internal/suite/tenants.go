@@ -28,6 +28,14 @@ func (v *validator) driver(table string, r RunDef, w WorkloadDef, dt Target, eng
 	case r.Driver != "" && r.Driver != DriverHost && r.Driver != DriverCoordinator:
 		v.addf(table, "driver", "%q: use %q (dbio on each database host drives its own server) or %q (this dbio drives your server on the host over the network, by the engine's dsn)", r.Driver, DriverHost, DriverCoordinator)
 		return ""
+	case w.Kind == KindReplay:
+		if r.Driver != "" {
+			v.addf(table, "driver", "applies to database runs; a replay runs its fio here: drop driver")
+		}
+		if dt.OnHosts() {
+			v.addf(table, "data", "target %s is on other hosts, and a replay plays its capture on this machine: use a target of this machine", dt.Name)
+		}
+		return ""
 	case w.Kind == "disk":
 		if r.Driver != "" {
 			v.addf(table, "driver", "applies to database runs; a disk run's fio runs on each host of its target: drop driver")

@@ -37,7 +37,7 @@ func TestWorkloadTablesDecodeIntoTheirDefinition(t *testing.T) {
 		// The other settings a message names are named as keys, not flags.
 		{"terminals over the specification", "kind = \"tpcc\"\nwarehouses = 2\nkeying_thinking = true\nterminals = 50\n",
 			"workloads.w.terminals: 50: more than the specification's 10 per warehouse (2 warehouses x 10 = 20): lower it, raise warehouses to 5, or allow it with terminals_over_spec", nil, ""},
-		{"unknown kind", "kind = \"tpch\"\n", `line 11: workloads.w.kind: unknown kind "tpch": use tpcc, sysbench, as3ap or disk`, nil, ""},
+		{"unknown kind", "kind = \"tpch\"\n", `line 11: workloads.w.kind: unknown kind "tpch": use tpcc, sysbench, as3ap, disk or replay`, nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
