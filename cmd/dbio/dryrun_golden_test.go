@@ -129,3 +129,20 @@ repeat = 2
 	}
 	dryRunGolden(t, "suite", dir, out.Bytes())
 }
+
+// A suite's replay runs give their time with the same estimator: the
+// working file's layout and the capture's span at the replay's pace, the
+// same on each target whatever its class.
+func TestSuiteReplayDryRunGolden(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "replays.toml")
+	text := strings.NewReplacer("%FAST%", filepath.Join(dir, "fast"), "%SLOW%", filepath.Join(dir, "slow"), "%CAPTURE%", shippedCapture(t)).Replace(replaySuiteText)
+	if err := os.WriteFile(file, []byte("results = \""+filepath.Join(dir, "results")+"\"\n"+text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if code := run(context.Background(), testApp(&out), []string{"suite", file, "--dry-run", "--create-target"}); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	dryRunGolden(t, "suite-replay", dir, out.Bytes())
+}

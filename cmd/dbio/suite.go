@@ -211,6 +211,13 @@ func suiteEstimates(app *App, plan *suite.Plan, runs []runner.PlannedRun) ([]sui
 				}
 			}
 			e = runner.ExpectDisk(*pr.Disk, layout, 1)
+		case pr.Plan != nil && r.Kind == suite.KindReplay:
+			var layout time.Duration
+			if l, err := fio.EstimateLayout(app.SysFS, pr.Plan.DataPath, int64(pr.Plan.SpaceNeeded), 0); err == nil && pr.Plan.SpaceNeeded > 0 {
+				layout = l.Time()
+			}
+			e = runner.Expect(*pr.Plan, runner.ExpectInputs{Layout: layout})
+			space = pr.Plan.SpaceNeeded
 		case pr.Plan != nil && r.Workload.Settings != nil:
 			est := loadEstimate(r.Workload.Settings, *pr.Plan)
 			key := pristineKey(*pr.Plan)

@@ -13,9 +13,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"dbio/internal/analysis"
+	"dbio/internal/capture"
 	"dbio/internal/engine"
 	"dbio/internal/fio"
 	"dbio/internal/fleet"
+	"dbio/internal/replay"
+	"dbio/internal/results"
 	"dbio/internal/runner"
 	"dbio/internal/stats"
 	"dbio/internal/steady"
@@ -57,7 +60,13 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		if r.Rep > 0 {
 			pr.Set = r.Base
 		}
-		if r.Kind == "disk" {
+		if r.Kind == suite.KindReplay {
+			var err error
+			if pr.Plan, err = replayPlan(app, r); err != nil {
+				problems = append(problems, err)
+				pr.Err = err
+			}
+		} else if r.Kind == "disk" {
 			c := suiteDiskConfig(r, plan.Hosts)
 			c.SysFS = app.SysFS
 			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, RecordHost: true,
@@ -389,4 +398,41 @@ func suiteRunFlags(r suite.Run, def workload.Definition) []string {
 		}
 	})
 	return args
+}
+
+// replayPlan is a suite's replay run as the runner's plan: the capture
+// played with fio on the run's data target, under its limits, into the
+// results directory `dbio replay` writes. A capture that cannot be read
+// or replayed, and a missing fio, are problems the preflight reports
+// before anything is written; the plan is returned with them, so that the
+// preflight still judges its places.
+func replayPlan(app *App, r suite.Run) (*runner.Plan, error) {
+	w := r.Workload
+	body := runner.Replay{Exec: app.Exec, Capture: w.CaptureDir, Pace: replay.Pace(w.Pace), Speed: w.Speed}
+	p := &runner.Plan{Setup: runner.Setup{Name: r.Name, Kind: results.KindReplay, Command: app.Args, DataPath: r.Data.Path, Limits: r.Data.Limits}}
+	fail := func(format string, a ...any) (*runner.Plan, error) {
+		p.Body = body
+		return p, fmt.Errorf("run %s: "+format, append([]any{r.Name}, a...)...)
+	}
+	_, tr, err := capture.Load(w.CaptureDir)
+	if err != nil {
+		return fail("capture: %v: give the results directory dbio capture wrote", err)
+	}
+	body.Trace = tr
+	for _, d := range tr.Devices {
+		body.Devices = append(body.Devices, d.Name)
+	}
+	need := replay.Need(tr)
+	p.SpaceNeeded = uint64(need)
+	switch {
+	case need == 0:
+		return fail("capture %s has no read or write to replay: give a capture of a database's I/O", w.CaptureDir)
+	case len(tr.Requests) > replay.MaxRequests:
+		return fail("capture %s holds %d requests, more than the %d a replay reads back: capture shorter spans and replay each", w.CaptureDir, len(tr.Requests), replay.MaxRequests)
+	}
+	if body.Fio, err = app.Exec.LookPath("fio"); err != nil {
+		return fail("fio is not installed: install it (apt-get install fio)")
+	}
+	p.Body = body
+	return p, nil
 }
