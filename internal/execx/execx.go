@@ -43,6 +43,11 @@ type Cmd struct {
 	// when dbio dies, however it dies (even SIGKILL), so that a program that
 	// must not outlive dbio (a database server in its own session) ends too.
 	ParentDeathSignal syscall.Signal
+	// Interrupt, when closed while the program runs, sends it SIGINT: the
+	// way to end early a program that finishes its work in order on it
+	// (fio stops its jobs and still writes its report), which cancelling
+	// the context, a kill, would lose.
+	Interrupt <-chan struct{}
 }
 
 // String renders the command line for messages and logs.
@@ -144,6 +149,17 @@ func (r Real) Run(ctx context.Context, c Cmd) (Result, error) {
 		}()
 	} else {
 		close(swept)
+	}
+	if c.Interrupt != nil && p.startErr == nil {
+		ended := make(chan struct{})
+		defer close(ended)
+		go func() {
+			select {
+			case <-c.Interrupt:
+				_ = cmd.Process.Signal(os.Interrupt)
+			case <-ended:
+			}
+		}()
 	}
 	err := p.wait()
 	<-swept
