@@ -62,6 +62,20 @@ type Live struct {
 	// from fio's json+ histogram; HasP99 says whether fio reported one.
 	P99US  float64
 	HasP99 bool
+	// MeasuredS is fio's runtime at the later report: the measured time
+	// so far, the warm-up left out.
+	MeasuredS float64
+	// now and before are the histograms' bins at either report, for At.
+	now, before map[int64]int64
+}
+
+// At is the p-th percentile (0 < p < 100) of the completions in the
+// interval, in µs, read as P99US is; false when there were none.
+func (l Live) At(p float64) (float64, bool) {
+	if l.now == nil {
+		return 0, false
+	}
+	return binsQuantile(l.now, l.before, p/100)
 }
 
 // restartSlackMS is how much less than the wall time between two reports
@@ -91,7 +105,8 @@ func Between(prev, cur *Output) (Live, bool) {
 		return Live{}, false
 	}
 	secs := float64(ms) / 1000
-	l := Live{Seconds: secs, IOPS: float64(now.IOs-before.IOs) / secs, MBPerSec: float64(now.Bytes-before.Bytes) / secs / 1e6}
+	l := Live{Seconds: secs, IOPS: float64(now.IOs-before.IOs) / secs, MBPerSec: float64(now.Bytes-before.Bytes) / secs / 1e6,
+		MeasuredS: float64(now.RuntimeMS) / 1000, now: now.Bins, before: before.Bins}
 	if n := now.Completion.N - before.Completion.N; n > 0 {
 		l.HasMean = true
 		l.MeanUS = (now.Completion.MeanUS*float64(now.Completion.N) - before.Completion.MeanUS*float64(before.Completion.N)) / float64(n)
