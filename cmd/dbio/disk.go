@@ -17,6 +17,7 @@ import (
 	"dbio/internal/report"
 	"dbio/internal/results"
 	"dbio/internal/runner"
+	"dbio/internal/steady"
 	"dbio/internal/target"
 	"dbio/internal/units"
 )
@@ -43,9 +44,13 @@ type diskFlags struct {
 	steadyState string
 	ssWindow    time.Duration
 	ssRamp      time.Duration
-	resultsBase string
-	name        string
-	dryRun      bool
+	// precision and precisionMin end each point once its figures are
+	// precise (see fio.PrecisionBound).
+	precision    string
+	precisionMin time.Duration
+	resultsBase  string
+	name         string
+	dryRun       bool
 	// createTarget makes missing targets instead of refusing them.
 	createTarget bool
 	// diskspd and sqlio are a DiskSpd or SQLIO command line to run as one fio job.
@@ -127,6 +132,8 @@ func newDiskCmd(app *App) *cobra.Command {
 	fs.Lookup("steady-state").NoOptDefVal = "auto"
 	fs.DurationVar(&f.ssWindow, "ss-window", fio.DefaultSteadyWindow, "window fio judges steady state over (fio's steadystate_duration)")
 	fs.DurationVar(&f.ssRamp, "ss-ramp", 0, "time each point runs before fio starts judging steady state (fio's steadystate_ramp_time)")
+	fs.StringVar(&f.precision, "precision", "", "end each point once its figures' 95% intervals are within ±P% and its IOPS steady, the runtime its ceiling: 2% (IOPS), or FIGURE:P% for iops, mb_s, lat_mean_us or pQ (e.g. iops:2%,p99:10%)")
+	fs.DurationVar(&f.precisionMin, "precision-min", fio.DefaultPrecisionMin, "the shortest measurement --precision allows, whatever its intervals say")
 	fs.StringVar(&f.resultsBase, "results", "results", "directory the results directory is created in")
 	fs.StringVar(&f.name, "name", "", "name of the results directory (default disk-<profile>)")
 	fs.BoolVarP(&f.dryRun, "dry-run", "n", false, "print the points and their estimated time, touch nothing")
@@ -141,7 +148,7 @@ func newDiskCmd(app *App) *cobra.Command {
 	f.gates.register(fs)
 	fs.BoolVar(&f.createTarget, "create-target", false, "create each --target that does not exist; without it a missing target is refused, so that a typo or an unmounted mount point never benchmarks the disk underneath")
 	groupOwnFlags(cmd, "fio points", "profile", "bs", "rw", "read-pct", "iodepth", "jobs", "size", "ioengine", "rates", "group", "diskspd", "sqlio")
-	groupOwnFlags(cmd, "Steady state", "steady-state", "ss-window", "ss-ramp")
+	groupOwnFlags(cmd, "Steady state", "steady-state", "ss-window", "ss-ramp", "precision", "precision-min")
 	groupOwnFlags(cmd, "Best within a latency bound", "latency-max", "latency-stat")
 	groupFlagsInHelp(cmd, "")
 	return cmd
@@ -247,6 +254,8 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 		cfg.Targets, cfg.Group, cfg.Engine, cfg.Now, cfg.SysFS = f.targets, f.group, f.engine, app.Now, app.SysFS
 		hosts, herrs := diskHosts(cmd, f)
 		cfg.Hosts, errs = hosts, append(errs, herrs...)
+		prec, perrs := diskPrecision(cmd, f)
+		cfg.Precision, errs = prec, append(errs, perrs...)
 		if len(errs) == 0 {
 			errs = append(errs, cfg.Validate(fio.BuiltinProfiles())...)
 		}
@@ -263,6 +272,8 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 		Engine: f.engine, RW: f.rw, LatencyMax: f.latencyMax, LatencyStat: results.LatencyStat(f.latencyStat),
 		SteadyState: f.steadyState, Now: app.Now, SysFS: app.SysFS, Hosts: hosts,
 	}
+	prec, perrs := diskPrecision(cmd, f)
+	cfg.Precision, errs = prec, append(errs, perrs...)
 	if changed("ramp-time") {
 		ramp := f.ramp
 		cfg.Ramp = &ramp
@@ -319,6 +330,30 @@ func diskConfig(cmd *cobra.Command, f diskFlags, app *App) (fio.Config, *dialect
 		return cfg, nil, usageErrors(errs)
 	}
 	return cfg, nil, nil
+}
+
+// diskPrecision reads --precision and --precision-min; which figures a
+// point records, and the bound against the points' runtime, the fio
+// configuration's validation checks.
+func diskPrecision(cmd *cobra.Command, f diskFlags) (*fio.PrecisionBound, []error) {
+	if f.precision == "" {
+		if cmd.Flags().Changed("precision-min") {
+			return nil, []error{errors.New("--precision-min: applies only with --precision: add --precision 2% (say) or drop --precision-min")}
+		}
+		return nil, nil
+	}
+	var errs []error
+	p, err := steady.ParsePrecision(f.precision)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--precision: %w; a fio point's figures are %s, or pQ for a percentile (e.g. iops:2%%,p99:10%%)", err, strings.Join(fio.PrecisionFigureNames, ", ")))
+	}
+	if f.precisionMin < fio.MinPrecisionMin || f.precisionMin%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--precision-min %s: use whole seconds, at least %s (e.g. 30s), so that the interval has ten batches of a second or more", f.precisionMin, fio.MinPrecisionMin))
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return &fio.PrecisionBound{Precision: p, Min: f.precisionMin}, nil
 }
 
 // diskPlaces checks the targets and the results directory; a dry run
@@ -379,6 +414,13 @@ func diskDryRun(app *App, cfg fio.Config, jobFiles bool, repeat int) error {
 		fmt.Fprintf(app.Stdout, ", plus about %s laying out: about %s in all", layout, once.Ceiling())
 	}
 	fmt.Fprintln(app.Stdout)
+	if cfg.Precision != nil {
+		for _, part := range once.Parts {
+			if part.What == "device pass" {
+				fmt.Fprintf(app.Stdout, "%s: typically %s, at most %s: %s\n", part.What, part.Typical, part.Ceiling, part.How)
+			}
+		}
+	}
 	for _, f := range files {
 		fmt.Fprintln(app.Stdout, f)
 	}

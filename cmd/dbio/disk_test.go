@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,51 @@ func TestDiskBadInput(t *testing.T) {
 				if !strings.Contains(out.String(), w) {
 					t.Errorf("output %q does not say %q", out.String(), w)
 				}
+			}
+		})
+	}
+}
+
+// TestDiskPrecisionBadInput refuses a precision bound a fio point cannot
+// meet with exit 2, before the results directory or the target's working
+// file is written.
+func TestDiskPrecisionBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--precision", "2"}, `"2" is not a percentage`},
+		{[]string{"--precision", "iops:0%"}, "outside (0%, 100%)"},
+		{[]string{"--precision", "iops:2%,iops:3%"}, "iops is given twice"},
+		{[]string{"--precision", "nopm:2%"}, "a fio point records no per-second nopm"},
+		{[]string{"--precision", "new_order:p99:10%"}, "a fio point has no transaction types"},
+		{[]string{"--precision", "p100:10%"}, "records no per-second p100"},
+		{[]string{"--precision-min", "30s"}, "--precision-min: applies only with --precision"},
+		{[]string{"--precision", "2%", "--precision-min", "5s"}, "--precision-min 5s: use whole seconds, at least 10s"},
+		{[]string{"--precision", "2%", "--runtime", "20s"}, "--precision-min 30s is longer than each point's runtime (20s)"},
+		{[]string{"--precision", "2%", "--steady-state"}, "--precision and --steady-state"},
+		{[]string{"--precision", "2%", "--profile", "snia-rounds"}, "the snia-rounds profile's rounds are judged steady"},
+		{[]string{"--precision", "2%", "--profile", "precondition"}, "pass(es) over the file"},
+		{[]string{"--precision", "lat_p99_us:1%", "--diskspd", "-b8K -o8 -t1 -r -d5 -W1"}, "longer than each point's runtime (5s)"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			target, base := t.TempDir(), filepath.Join(t.TempDir(), "results")
+			args := append([]string{"disk", "--target", target, "--profile", "job", "--results", base}, tc.args...)
+			if slices.Contains(tc.args, "--profile") || slices.Contains(tc.args, "--diskspd") {
+				args = append([]string{"disk", "--target", target, "--results", base}, tc.args...)
+			}
+			var out bytes.Buffer
+			if code := run(context.Background(), testApp(&out), args); code != exitUsage {
+				t.Errorf("exit code %d, want %d:\n%s", code, exitUsage, out.String())
+			}
+			if !strings.Contains(out.String(), tc.want) {
+				t.Errorf("output %q does not say %q", out.String(), tc.want)
+			}
+			if _, err := os.Stat(base); err == nil {
+				t.Errorf("a results directory was created for bad input")
+			}
+			if entries, _ := os.ReadDir(target); len(entries) > 0 {
+				t.Errorf("the target was written for bad input: %v", entries)
 			}
 		})
 	}

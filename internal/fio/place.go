@@ -139,12 +139,12 @@ func (p *thisMachine) ready(context.Context) error { return nil }
 
 func (p *thisMachine) run(_ context.Context, stepDir string, _ results.FioPlan, fio func([]string) ([]byte, error)) (error, error) {
 	args := []string{"--output-format=json+", "--output=" + OutputFileName, JobFileName}
-	if p.r.plan.Config.Live == nil {
+	if p.r.plan.Config.Live == nil && p.r.plan.Config.Precision == nil {
 		_, err := fio(args)
 		return err, nil
 	}
-	// A report a second in fio's report file feeds the live line; only the
-	// final one is kept, each being as large.
+	// A report a second in fio's report file feeds the live line and the
+	// precision bound; only the final one is kept, each being as large.
 	_, err := fio(append([]string{"--status-interval=1"}, args...))
 	return err, keepFinalReport(filepath.Join(stepDir, OutputFileName))
 }

@@ -102,6 +102,9 @@ type Config struct {
 	// fio's client and the hosts' fio servers, and is recorded as a fleet
 	// point (fleet figures and a row per host).
 	Hosts []fleet.Host
+	// Precision, when set, ends each point once its figures are precise
+	// and its IOPS steady; the point's runtime is then its ceiling.
+	Precision *PrecisionBound
 }
 
 // Fleet says whether the targets are on other hosts: the run is then a
@@ -142,6 +145,9 @@ func (c Config) Record() results.DiskConfig {
 		CPUs: c.CPUs, MemoryBytes: c.MemoryBytes}
 	if c.Ramp != nil {
 		r.Ramp = c.Ramp.String()
+	}
+	if p := c.Precision; p != nil {
+		r.Precision, r.PrecisionMinS = p.Precision.String(), p.Min.Seconds()
 	}
 	for _, h := range c.Hosts {
 		r.Hosts = append(r.Hosts, results.HostConfig(h))
@@ -284,6 +290,11 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 	if c.BlockAlign != 0 && (c.BlockAlign < 512 || c.BlockAlign%512 != 0) {
 		bad("block alignment %d: direct I/O needs multiples of 512 bytes", c.BlockAlign)
 	}
+	if c.Precision != nil && prof != nil {
+		for _, p := range c.Precision.problems(c, prof) {
+			errs = append(errs, errors.New(p))
+		}
+	}
 	if len(errs) > 0 || prof == nil {
 		return Plan{}, errs
 	}
@@ -301,6 +312,16 @@ func (c Config) plan(reg *Registry) (Plan, []error) {
 		// written through whatever the command line says.
 		points[i].Buffered = points[i].Buffered || c.Buffered
 		points[i].WriteThrough = points[i].WriteThrough || c.WriteThrough
+		switch p := points[i]; {
+		case c.Precision == nil:
+		case p.Loops > 0:
+			errs = append(errs, fmt.Errorf("--precision: point %s makes %d pass(es) over the file, which have no runtime to bound; run the %s profile without --precision", p.Name, p.Loops, prof.Name()))
+		case p.SteadyState != "":
+			errs = append(errs, fmt.Errorf("--precision: point %s runs until fio's steady state (%s); run the %s profile without --precision", p.Name, p.SteadyState, prof.Name()))
+		}
+	}
+	if len(errs) > 0 {
+		return Plan{}, errs
 	}
 	plan := Plan{Profile: prof, Config: c}
 	if c.Fleet() {

@@ -194,6 +194,9 @@ type runner struct {
 	now     func() time.Time
 	fioPath string
 	place   place
+	// measuring is the precision bound's watch of the point running, nil
+	// without a bound: its step records how it ended.
+	measuring *pointPrecision
 }
 
 func (r *runner) say(format string, a ...any) { fmt.Fprintf(r.out, format+"\n", a...) }
@@ -227,9 +230,13 @@ func (r *runner) prepare(ctx context.Context) error {
 // report in output (fio's report file, which fio appends a report to every
 // second when asked), so that a long point is not silent. It returns the
 // function that stops and clears it.
-func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
+//
+// With a precision bound (prec), every second fio reports after its
+// warm-up is also fed to it, and interrupt is closed once the bound is
+// reached: fio is then asked to stop.
+func (r *runner) live(n int, pt results.FioPlan, output string, prec *pointPrecision, interrupt chan struct{}) (stop func()) {
 	line := r.plan.Config.Live
-	if line == nil {
+	if line == nil && prec == nil {
 		return func() {}
 	}
 	ramp, run := time.Duration(pt.RampS)*time.Second, time.Duration(pt.RuntimeS)*time.Second
@@ -241,6 +248,15 @@ func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	status := &statusTail{path: output}
+	if prec != nil {
+		status.second = func(l fioformat.Live) {
+			// fio times no completion in its warm-up: a second without
+			// one is not measured yet.
+			if l.HasMean && prec.add(l) {
+				close(interrupt)
+			}
+		}
+	}
 	go func() {
 		defer close(finished)
 		tick := time.NewTicker(time.Second)
@@ -257,6 +273,12 @@ func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
 			case <-tick.C:
 			}
 			figs := status.figures()
+			if line == nil {
+				if last {
+					return
+				}
+				continue
+			}
 			if last && figs == nil {
 				return
 			}
@@ -276,7 +298,9 @@ func (r *runner) live(n int, pt results.FioPlan, output string) (stop func()) {
 	return func() {
 		close(done)
 		<-finished
-		line.Clear()
+		if line != nil {
+			line.Clear()
+		}
 	}
 }
 
@@ -288,6 +312,9 @@ type statusTail struct {
 	reader fioformat.StatusReader
 	last   *fioformat.Output
 	shown  [][2]string
+	// second, when set, is given every stretch between two reports long
+	// enough to stand for a second.
+	second func(fioformat.Live)
 }
 
 // liveMinSeconds is the shortest stretch whose figures replace those
@@ -310,6 +337,9 @@ func (t *statusTail) figures() [][2]string {
 		for _, rep := range t.reader.Add(buf[:n]) {
 			if l, ok := fioformat.Between(t.last, rep); ok && l.Seconds >= liveMinSeconds {
 				t.shown = liveFigures(l)
+				if t.second != nil {
+					t.second(l)
+				}
 			}
 			t.last = rep
 		}
@@ -406,14 +436,22 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 		}
 	}
 	r.say("[%d/%d] %s: %s", n+1, len(r.plan.Points), pt.Name, Describe(pt))
+	prec, err := newPointPrecision(r.plan.Config.Precision, time.Duration(pt.RuntimeS)*time.Second)
+	if err != nil {
+		return fail(results.StatusFailed, err)
+	}
+	r.measuring = prec
+	defer func() { r.measuring = nil }()
+	interrupt := make(chan struct{})
 	runErr, fileErr := r.place.run(ctx, stepDir, pt, func(args []string) ([]byte, error) {
 		res.Started = r.now()
-		stopLive := r.live(n, pt, filepath.Join(stepDir, OutputFileName))
-		out, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM})
+		stopLive := r.live(n, pt, filepath.Join(stepDir, OutputFileName), prec, interrupt)
+		out, err := r.exec.Run(ctx, execx.Cmd{Name: r.fioPath, Args: args, Dir: stepDir, Setsid: true, ParentDeathSignal: syscall.SIGTERM, Interrupt: interrupt})
 		stopLive()
 		res.Ended = r.now()
 		return out.Stdout, err
 	})
+	precise := prec != nil && prec.ended == results.PrecisionReached
 	out, parseErr := readOutput(filepath.Join(stepDir, OutputFileName))
 	if out != nil {
 		res.FioNotes = out.Notes
@@ -433,6 +471,11 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 			parseErr = fmt.Errorf("fio's client left no report after host(s) %s failed", strings.Join(gone, ", "))
 		}
 		sites = r.place.sites()
+	}
+	if precise && parseErr == nil && runErr != nil {
+		// fio ends with a failure's status when interrupted, as dbio
+		// asked it to: its report, written as it stopped, is whole.
+		runErr = nil
 	}
 	switch {
 	case runErr != nil:
@@ -455,6 +498,9 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 		return fail(results.StatusFailed, err)
 	}
 	res.Status = results.StatusCompleted
+	if res.Total != nil {
+		prec.finish(true, time.Duration(res.Total.RuntimeMS)*time.Millisecond)
+	}
 	if j, ok := r.plan.Profile.(rounder); ok && pt.Round > 0 {
 		res.Rounds = j.judge(r.plan.Config, done, res)
 	}
@@ -466,6 +512,9 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 	}
 	if v := res.Rounds; v != nil {
 		r.say("  %s", roundVerdict(res))
+	}
+	if line := prec.said(); line != "" {
+		r.say("  %s", line)
 	}
 	return res, nil
 }
@@ -555,7 +604,8 @@ func explainFioFailure(point string, err error) error {
 func (r *runner) writeStep(res results.FioPoint, hists map[string]*hdrhistogram.Histogram) error {
 	detail := res
 	step := results.Step{Index: res.Step, Name: res.Name, Kind: results.KindFio, Started: res.Started, Ended: res.Ended,
-		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: figures(res), Fio: &detail}
+		RampUpS: float64(res.RampS), Status: res.Status, Error: res.Error, Figures: figures(res), Fio: &detail,
+		Precision: r.measuring.record()}
 	if res.Total != nil {
 		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
 	}
@@ -765,6 +815,7 @@ func (r *runner) failed(res results.FioPoint, status results.Status, err error) 
 	if res.Started.IsZero() {
 		res.Started = res.Ended
 	}
+	r.measuring.finish(false, max(res.Ended.Sub(res.Started)-time.Duration(res.RampS)*time.Second, 0))
 	if werr := r.writeStep(res, nil); werr != nil {
 		err = errors.Join(err, werr)
 	}

@@ -185,6 +185,10 @@ type DiskConfig struct {
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	// Hosts are a fleet run's hosts, as the user gave them.
 	Hosts []HostConfig `json:"hosts,omitempty"`
+	// Precision is the bound each point was to end at once precise, as
+	// --precision took it ("iops:2%,p99:10%"), and its minimum.
+	Precision     string  `json:"precision,omitempty"`
+	PrecisionMinS float64 `json:"precision_min_s,omitempty"`
 }
 
 // HostConfig is a host of a fleet run as given (a suite's [[host]], --host).
