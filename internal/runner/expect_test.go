@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"dbio/internal/fio"
 	"dbio/internal/goal"
 	"dbio/internal/steady"
 	"dbio/internal/workload"
@@ -110,5 +111,41 @@ func TestTypicalMeasurementWithoutVariation(t *testing.T) {
 	d, how := TypicalMeasurement(PrecisionBound{Precision: p, Min: 30 * time.Second}, 5*time.Minute, workload.Estimate{})
 	if d != 5*time.Minute || !strings.Contains(how, "no usual variation") {
 		t.Errorf("%s (%s), want the 5m ceiling", d, how)
+	}
+}
+
+// ExpectDisk counts a precision-bound device pass at its ceiling and, as
+// typical, each point's warm-up and the seconds after which IOPS varying
+// as FioIOPSCV says are within the bound: (1.96 × 0.25 / 0.2)² = 6 s,
+// raised to the 30 s minimum; 5 % needs 96 s, beyond the 60 s runtime; a
+// latency bound counts at the runtime.
+func TestExpectDiskPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		bound   string
+		typical time.Duration
+	}{
+		{"", 65 * time.Second},
+		{"20%", 35 * time.Second},
+		{"iops:20%,mb_s:20%", 35 * time.Second},
+		{"iops:5%", 65 * time.Second},
+		{"iops:20%,p99:50%", 65 * time.Second},
+	} {
+		t.Run(tc.bound, func(t *testing.T) {
+			cfg := fio.Config{Profile: "job", Targets: []string{"/mnt/nvme"}, Runtime: time.Minute, CPUs: 2, MemoryBytes: 8 << 30}
+			if tc.bound != "" {
+				p, err := steady.ParsePrecision(tc.bound)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Precision = &fio.PrecisionBound{Precision: p, Min: 30 * time.Second}
+			}
+			e := ExpectDisk(DiskPlan{Fio: FioPhase{Config: cfg}}, 0, 2)
+			if e.Ceiling() != 2*65*time.Second || e.Typical() != 2*tc.typical {
+				t.Errorf("ceiling %s, typical %s; want %s and %s: %+v", e.Ceiling(), e.Typical(), 2*65*time.Second, 2*tc.typical, e.Parts)
+			}
+			if tc.bound != "" && !strings.Contains(e.Parts[0].How, "until precise") {
+				t.Errorf("the part does not say its points end when precise: %q", e.Parts[0].How)
+			}
+		})
 	}
 }
