@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -69,6 +70,16 @@ func suitePlans(app *App, plan *suite.Plan, registry *workload.Registry, createT
 		} else if r.Kind == "disk" {
 			c := suiteDiskConfig(r, plan.Hosts)
 			c.SysFS = app.SysFS
+			if c.Precision != nil {
+				// What fio's points record, and the bound against the
+				// profile's points, only fio's configuration knows: a
+				// bound it refuses is refused before anything runs.
+				if errs := c.Validate(fio.BuiltinProfiles()); len(errs) > 0 {
+					err := fmt.Errorf("precision: %w", errors.Join(errs...))
+					problems = append(problems, fmt.Errorf("run %s: %w", r.Name, err))
+					pr.Err = err
+				}
+			}
 			pr.Disk = &runner.DiskPlan{Name: r.Name, Command: app.Args, RecordHost: true,
 				Fio: runner.FioPhase{Config: c, Exec: app.Exec, Limits: r.Data.Limits}}
 		} else if r.Driver == suite.DriverHost {
@@ -279,6 +290,9 @@ func suiteDiskConfig(r suite.Run, hosts []fleet.Host) fio.Config {
 	}
 	if n, err := units.ParseBytes(r.Workload.Size); err == nil {
 		c.Size = n
+	}
+	if p, err := steady.ParsePrecision(r.Precision); r.Precision != "" && err == nil {
+		c.Precision = &fio.PrecisionBound{Precision: p, Min: r.PrecisionMin}
 	}
 	return c
 }

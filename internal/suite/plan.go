@@ -392,7 +392,16 @@ func (v *validator) checkPrecision(table string, w WorkloadDef) {
 	}
 	switch {
 	case w.Kind == "disk":
-		v.addf(table, "precision", "applies to database workloads; a disk run's points end at fio's steady state with steady_state")
+		// Each fio point ends once precise, its runtime the ceiling; which
+		// figures a point records, and the bound against the profile's
+		// points, fio's configuration checks as the run is planned.
+		if _, err := steady.ParsePrecision(w.Precision); err != nil {
+			v.addf(table, "precision", "%v", err)
+		}
+		least := v.duration(table, "precision_min", w.PrecisionMin, DefaultPrecisionMin, false)
+		if least%time.Second != 0 || least < MinPrecisionMin {
+			v.addf(table, "precision_min", "%q: use whole seconds, at least %s, e.g. 30s", w.PrecisionMin, MinPrecisionMin)
+		}
 		return
 	case w.Goal != "":
 		v.addf(table, "precision", "a goal search's probes each judge a rate over their whole runtime: drop precision, or run the rate the goal finds as a workload of its own with precision")

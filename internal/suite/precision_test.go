@@ -59,3 +59,39 @@ data = "a"
 		}
 	}
 }
+
+// A disk workload's precision bounds each of its fio points: the form and
+// the minimum are checked here, the figures a point records by fio.
+func TestDiskPrecisionKeys(t *testing.T) {
+	const file = `name = "x"
+[targets.a]
+path = "/x"
+[workloads.d]
+kind = "disk"
+profile = "job"
+%KEYS%
+[[runs]]
+workload = "d"
+data = "a"
+`
+	parse := func(keys string) (*Plan, error) {
+		return Parse("s.toml", []byte(strings.Replace(file, "%KEYS%", keys, 1)), testEnv(nil))
+	}
+	p, err := parse("precision = \"iops:2%,p99:10%\"\nprecision_min = \"20s\"")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Runs[0]; r.Precision != "iops:2%,p99:10%" || r.PrecisionMin != 20*time.Second {
+		t.Errorf("run %+v", r)
+	}
+	for _, tt := range []struct{ keys, says string }{
+		{`precision = "2"`, `workloads.d.precision: malformed precision "2"`},
+		{"precision = \"2%\"\nprecision_min = \"5s\"", `workloads.d.precision_min: "5s": use whole seconds, at least 10s`},
+	} {
+		_, err := parse(tt.keys)
+		var ps *Problems
+		if !errors.As(err, &ps) || !strings.Contains(ps.Error(), tt.says) {
+			t.Errorf("%s: %v, want a problem saying %q", tt.keys, err, tt.says)
+		}
+	}
+}
