@@ -285,3 +285,42 @@ func TestSuiteDryRunRunsThePreflight(t *testing.T) {
 		})
 	}
 }
+
+// TestSuiteDiskPrecisionRefused: a disk workload's precision naming a
+// figure fio's points do not record, or a minimum beyond the points'
+// runtime, stops the suite (and its dry run) with exit 2 before anything is
+// written, as `dbio disk --precision` does.
+func TestSuiteDiskPrecisionRefused(t *testing.T) {
+	for _, tc := range []struct{ keys, want string }{
+		{`precision = "nopm:2%"`, "a fio point records no per-second nopm"},
+		{"precision = \"2%\"\nprecision_min = \"2m\"", "longer than each point's runtime (1m0s)"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			root := t.TempDir()
+			file, target, results := filepath.Join(root, "s.toml"), filepath.Join(root, "t"), filepath.Join(root, "results")
+			if err := os.Mkdir(target, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			text := "name = \"x\"\n[targets.a]\npath = \"" + target + "\"\n[workloads.d]\nkind = \"disk\"\nprofile = \"job\"\nruntime = \"1m\"\n" +
+				tc.keys + "\n[[runs]]\nworkload = \"d\"\ndata = \"a\"\n"
+			if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{nil, {"--dry-run"}} {
+				var out bytes.Buffer
+				if code := run(context.Background(), testApp(&out), append([]string{"suite", file, "--results", results}, args...)); code != exitUsage {
+					t.Errorf("suite %v: exit %d, want %d:\n%s", args, code, exitUsage, out.String())
+				}
+				if !strings.Contains(out.String(), tc.want) {
+					t.Errorf("suite %v does not say %q:\n%s", args, tc.want, out.String())
+				}
+			}
+			if _, err := os.Stat(results); err == nil {
+				t.Errorf("a refused suite made %s", results)
+			}
+			if entries, _ := os.ReadDir(target); len(entries) > 0 {
+				t.Errorf("a refused suite wrote into its target: %v", entries)
+			}
+		})
+	}
+}
