@@ -290,6 +290,9 @@ func suiteReport(app *App, dir string) error {
 		return err
 	}
 	sc := report.CheckSuite(s)
+	if err := report.SequentialText(app.Stdout, s.Sequential); err != nil {
+		return err
+	}
 	if err := report.ExpectText(app.Stdout, sc.Checks); err != nil {
 		return err
 	}

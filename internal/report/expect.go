@@ -125,6 +125,14 @@ func WriteSuiteReport(out Output, sc SuiteChecks, opts Options) error {
 	} else {
 		summary.add(&paragraph{Text: "The suite names no expected finding ([[expect]] in its file).", Class: "note"})
 	}
+	if len(s.Sequential) > 0 {
+		seq := &section{ID: "suite-sequential", Title: "Comparisons run until decided"}
+		for i, q := range s.Sequential {
+			summary.add(&paragraph{Text: sequentialSentence(q)})
+			seq.add(sequentialTable(fmt.Sprintf("suite-sequential-%d", i+1), q))
+		}
+		d.Sections = append(d.Sections, seq)
+	}
 	runs := &section{ID: "suite-runs", Title: "Runs"}
 	t := &table{ID: "suite-runs-table", Title: "Runs of the suite"}
 	t.Columns = []column{{Name: "run"}, {Name: "kind"}, {Name: "status"}, {Name: "results directory", Wrap: true}, {Name: "error", Wrap: true}}

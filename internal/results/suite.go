@@ -64,6 +64,19 @@ type Suite struct {
 	Description string
 	Expect      []Expectation
 	Runs        []SuiteRun
+	// Sequential are the comparisons the suite ran until decided, each
+	// with every look its sequential test took.
+	Sequential []SuiteSequential
+}
+
+// SuiteSequential is a comparison a suite ran until decided: its group,
+// its two variants (A first, in plan order) and what the sequential test
+// saw at each look and decided.
+type SuiteSequential struct {
+	Group string `json:"group"`
+	A     string `json:"a"`
+	B     string `json:"b"`
+	ABSequential
 }
 
 // SuiteRun is one run of a suite as suite.json records it.
@@ -102,6 +115,7 @@ type suiteJSON struct {
 			Status Status `json:"status"`
 			Error  string `json:"error"`
 		} `json:"runs"`
+		Sequential []SuiteSequential `json:"sequential"`
 	} `json:"outcome"`
 }
 
@@ -118,7 +132,7 @@ func LoadSuite(dir string) (*Suite, error) {
 		}
 		return nil, err
 	}
-	s := &Suite{Path: dir, Name: j.Plan.Name, Description: j.Plan.Description, Expect: j.Plan.Expect}
+	s := &Suite{Path: dir, Name: j.Plan.Name, Description: j.Plan.Description, Expect: j.Plan.Expect, Sequential: j.Outcome.Sequential}
 	for i, p := range j.Plan.Runs {
 		r := SuiteRun{Name: p.Name, Base: p.Base, Rep: p.Rep, Kind: p.Kind}
 		if r.Base == "" {

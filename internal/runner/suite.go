@@ -112,10 +112,7 @@ type SuiteOutcome struct {
 // sequential test saw at each look and decided.
 type SuiteSequential struct {
 	Config string `json:"-"`
-	Group  string `json:"group"`
-	A      string `json:"a"`
-	B      string `json:"b"`
-	results.ABSequential
+	results.SuiteSequential
 }
 
 // relativeTo is the outcome as suite.json records it: every directory
@@ -518,8 +515,8 @@ func lookSequential(out *SuiteOutcome, plan []PlannedRun, r PlannedRun, w io.Wri
 		}
 	}
 	if seq == nil {
-		out.Sequential = append(out.Sequential, SuiteSequential{Config: r.Config, Group: r.Group, A: labels[0], B: labels[1],
-			ABSequential: results.ABSequential{Figure: figure, Alpha: r.Sequential.Alpha, MaxPerSide: r.Sequential.MaxPerSide, MarginPct: 100 * r.Margin}})
+		out.Sequential = append(out.Sequential, SuiteSequential{Config: r.Config, SuiteSequential: results.SuiteSequential{Group: r.Group, A: labels[0], B: labels[1],
+			ABSequential: results.ABSequential{Figure: figure, Alpha: r.Sequential.Alpha, MaxPerSide: r.Sequential.MaxPerSide, MarginPct: 100 * r.Margin}}})
 		seq = &out.Sequential[len(out.Sequential)-1]
 	}
 	if len(a) != len(b) || len(a) == 0 || len(a) <= seq.RunsPerSide {
