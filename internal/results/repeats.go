@@ -25,8 +25,15 @@ type RepeatSet struct {
 	// (a suite's variant, "data=nvme").
 	Label   string   `json:"label,omitempty"`
 	Command []string `json:"command,omitempty"`
-	// Repeats is how many repeats were planned.
-	Repeats int `json:"repeats"`
+	// Repeats is how many repeats were planned, Ran how many were started
+	// (the runs below). A set cut short, Ran below Repeats, says why in
+	// CutShort: it was interrupted, a repeat failed, or (in a suite run
+	// until decided) its comparison had decided before the rest were
+	// needed; the counts alone would not tell a study that stopped on
+	// purpose from one that broke.
+	Repeats  int    `json:"repeats"`
+	Ran      int    `json:"ran"`
+	CutShort string `json:"cut_short,omitempty"`
 	// Runs are the repeats' results directories relative to the set's
 	// directory, in the order they ran (every run that was started).
 	Runs    []string  `json:"runs"`
@@ -40,6 +47,9 @@ type RepeatSet struct {
 type RepeatSetDir struct {
 	Path string
 	set  RepeatSet
+	// decided, when set, is why the set needs no more repeats: its
+	// comparison has decided.
+	decided string
 }
 
 // CreateRepeatSet makes the directory <base>/<timestamp>-<name> for a repeat
@@ -80,14 +90,34 @@ func (d *RepeatSetDir) Add(runDir string) error {
 		return fmt.Errorf("repeat %s is not inside its set %s", runDir, d.Path)
 	}
 	d.set.Runs = append(d.set.Runs, filepath.ToSlash(rel))
+	d.set.Ran = len(d.set.Runs)
 	return d.write()
 }
 
-// Finish records how the set ended.
+// Decided records that the set's comparison has decided (why: the
+// verdict and when), so that the repeats it then skips are said to be
+// skipped on purpose when the set finishes short.
+func (d *RepeatSetDir) Decided(why string) { d.decided = why }
+
+// Finish records how the set ended and, when fewer repeats ran than were
+// planned, why.
 func (d *RepeatSetDir) Finish(status Status, runErr error, now time.Time) error {
 	d.set.Status, d.set.Ended = status, now
 	if runErr != nil {
 		d.set.Error = runErr.Error()
+	}
+	if d.set.Ran < d.set.Repeats {
+		stopped := fmt.Sprintf("%d of %d planned repeats ran", d.set.Ran, d.set.Repeats)
+		switch {
+		case status == StatusInterrupted:
+			d.set.CutShort = stopped + ": interrupted"
+		case status == StatusFailed:
+			d.set.CutShort = stopped + ": a repeat failed"
+		case d.decided != "":
+			d.set.CutShort = stopped + ": " + d.decided
+		default:
+			d.set.CutShort = stopped
+		}
 	}
 	return d.write()
 }

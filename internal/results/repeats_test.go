@@ -2,6 +2,7 @@ package results
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -55,5 +56,53 @@ func TestRepeatSetRoundTrip(t *testing.T) {
 	}
 	if _, err := OpenRepeatSet(set.Path, RepeatSet{Name: "again"}, now); err == nil {
 		t.Error("a second manifest replaced the first")
+	}
+}
+
+// A set cut short says in its manifest how many repeats were planned, how
+// many ran, and why it stopped: interrupted, failed, or decided on purpose.
+func TestRepeatSetCutShort(t *testing.T) {
+	now := time.Date(2026, 11, 28, 18, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name     string
+		ran      int
+		status   Status
+		decided  string
+		cutShort string
+	}{
+		{"every repeat ran", 3, StatusCompleted, "", ""},
+		{"interrupted", 1, StatusInterrupted, "", "1 of 3 planned repeats ran: interrupted"},
+		{"a repeat failed", 2, StatusFailed, "", "2 of 3 planned repeats ran: a repeat failed"},
+		{"decided", 2, StatusCompleted, "its comparison decided", "2 of 3 planned repeats ran: its comparison decided"},
+		{"decided, then interrupted", 1, StatusInterrupted, "its comparison decided", "1 of 3 planned repeats ran: interrupted"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := CreateRepeatSet(t.TempDir(), RepeatSet{Name: "sb", Kind: "sysbench", Repeats: 3}, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tt.ran {
+				d, err := Create(set.Path, fmt.Sprintf("sb-r%d", i+1), Run{Kind: "sysbench"}, now.Add(time.Duration(i)*time.Minute))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := set.Add(d.Path); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.decided != "" {
+				set.Decided(tt.decided)
+			}
+			if err := set.Finish(tt.status, nil, now.Add(time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ReadRepeatSet(set.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Repeats != 3 || got.Ran != tt.ran || len(got.Runs) != tt.ran || got.CutShort != tt.cutShort {
+				t.Errorf("manifest: %d planned, %d ran (%d runs), cut short %q; want 3, %d, %q", got.Repeats, got.Ran, len(got.Runs), got.CutShort, tt.ran, tt.cutShort)
+			}
+		})
 	}
 }

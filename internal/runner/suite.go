@@ -224,6 +224,7 @@ func RunSuite(ctx context.Context, s Suite, env Env) (SuiteOutcome, error) {
 		out.Runs = append(out.Runs, sr)
 		if r.Sequential != nil && lookSequential(&out, s.Runs, r, env.Out) {
 			decided[r.Config] = true
+			sets.decided(r.Config, out.Sequential)
 		}
 		save()
 	}
@@ -384,6 +385,23 @@ func (rs *repeatSets) add(r PlannedRun, dir string, status results.Status, runEr
 		return nil
 	}
 	return d.Add(dir)
+}
+
+// decided marks the open sets of a configuration whose comparison has
+// decided, with its verdict, so that each says why it ran fewer repeats
+// than planned.
+func (rs *repeatSets) decided(config string, seqs []SuiteSequential) {
+	why := "its comparison decided"
+	for _, q := range seqs {
+		if q.Config == config {
+			why = fmt.Sprintf("its comparison (until_decided) decided %q after %d run(s) a side", q.Verdict, q.RunsPerSide)
+		}
+	}
+	for _, r := range rs.plan {
+		if d, ok := rs.open[r.Set]; ok && r.Config == config {
+			d.Decided(why)
+		}
+	}
 }
 
 // finish closes every set with how its repeats went, and returns their directories.

@@ -151,6 +151,20 @@ func TestSuiteComparesUntilDecided(t *testing.T) {
 	if got := recorded.Outcome.Sequential; len(got) != 1 || len(got[0].Looks) != seq.RunsPerSide || got[0].Verdict != seq.Verdict || got[0].Figure == "" {
 		t.Errorf("suite.json records %+v", got)
 	}
+	// Each side's repeat set says it ran fewer repeats than planned, and
+	// that its comparison decided so, not that it broke.
+	if len(out.RepeatSets) != 2 {
+		t.Fatalf("repeat sets %v", out.RepeatSets)
+	}
+	for _, dir := range out.RepeatSets {
+		set, err := results.ReadRepeatSet(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if set.Repeats != 5 || set.Ran != seq.RunsPerSide || !strings.Contains(set.CutShort, fmt.Sprintf("%d of 5 planned repeats ran: its comparison (until_decided) decided %q", seq.RunsPerSide, seq.Verdict)) {
+			t.Errorf("%s: %d planned, %d ran, cut short %q", dir, set.Repeats, set.Ran, set.CutShort)
+		}
+	}
 	if !strings.Contains(said.String(), "run 1 of 10: sb-a-r1 (about 20s left in the suite)") {
 		t.Errorf("the first run's header does not say the suite's time left, 10 runs of 2 s:\n%s", said.String())
 	}
