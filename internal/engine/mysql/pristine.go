@@ -89,5 +89,5 @@ func (in *Instance) pristine() *server.Pristine {
 	if m == nil {
 		return nil
 	}
-	return &server.Pristine{Layout: m.Layout, User: m.User, Launch: m.launch}
+	return &server.Pristine{Layout: m.Layout, User: m.User, Launch: m.launch, DropCache: m.MemoryCapped}
 }

@@ -269,5 +269,5 @@ func (in *Instance) pristine() *server.Pristine {
 	if m == nil {
 		return nil
 	}
-	return &server.Pristine{Layout: m.Layout, User: m.User, Launch: m.launch, Ready: m.setup}
+	return &server.Pristine{Layout: m.Layout, User: m.User, Launch: m.launch, Ready: m.setup, DropCache: m.MemoryCapped}
 }

@@ -215,7 +215,11 @@ type Managed struct {
 	// is outside dbio's own (see SocketDir).
 	SocketDir  string
 	TempSocket bool
-	procRoot   string
+	// MemoryCapped says that the server runs under a memory cap
+	// (engine.Options.ServerMemory), which a copy of its files must not
+	// get round (see Pristine.DropCache).
+	MemoryCapped bool
+	procRoot     string
 }
 
 // BeginManaged is how every managed start begins, before the engine
@@ -240,7 +244,7 @@ func (e *Engine) BeginManaged(ctx context.Context, o engine.Options, b Begin) (_
 	if err != nil {
 		return nil, err
 	}
-	m := &Managed{Layout: l, Leftover: leftover, SocketDir: sockDir, TempSocket: temp, procRoot: e.ProcRoot,
+	m := &Managed{Layout: l, Leftover: leftover, SocketDir: sockDir, TempSocket: temp, procRoot: e.ProcRoot, MemoryCapped: o.ServerMemory > 0,
 		Launcher: Launcher{Name: b.Name, Runner: e.Runner, User: user, Wrap: o.Wrap, Shutdown: b.Shutdown}}
 	defer m.RemoveOnFailure(&err)
 	if m.LogPath, err = LogPath(o.LogDir, l.Base, b.Name); err != nil {

@@ -23,6 +23,11 @@ type Pristine struct {
 	Launch func(ctx context.Context) (*Process, error)
 	// Ready, when set, prepares the started server for dbio.
 	Ready func(ctx context.Context) error
+	// DropCache, for a server under a memory cap, drops the page cache of
+	// the server's files that a copy read or wrote before the server starts
+	// on them (see DropTreeCache): a fresh load leaves in memory only what
+	// the capped server itself kept, and a reset must not leave more.
+	DropCache bool
 }
 
 // The copy's directories inside the pristine copy's directory.
@@ -50,6 +55,9 @@ func (in *Instance) KeepPristine(ctx context.Context, dir string, f *Pristine) (
 	}
 	in.Reconnect()
 	kept, copyErr := clonePristine(ctx, f.Layout, dir)
+	if copyErr == nil && f.DropCache {
+		copyErr = f.Layout.dropCache()
+	}
 	// The server starts again whatever the copy did: the run goes on, or
 	// ends, with its server as it was.
 	startCtx := context.WithoutCancel(ctx)
@@ -69,6 +77,19 @@ func (in *Instance) KeepPristine(ctx context.Context, dir string, f *Pristine) (
 		return engine.PristineCopy{}, fmt.Errorf("keep a pristine copy: %w", copyErr)
 	}
 	return kept, nil
+}
+
+// dropCache drops the page cache of the server's data and log files.
+func (l Layout) dropCache() error {
+	for _, d := range []string{l.Data, l.Log} {
+		if d == "" {
+			continue
+		}
+		if err := DropTreeCache(d); err != nil {
+			return fmt.Errorf("drop the copied files from the page cache: %w", err)
+		}
+	}
+	return nil
 }
 
 func clonePristine(ctx context.Context, l Layout, dir string) (engine.PristineCopy, error) {
@@ -132,6 +153,9 @@ func (in *Instance) RestorePristine(ctx context.Context, dir string, f *Pristine
 				}
 				total.Bytes += c.Bytes
 				total.Reflinked = total.Reflinked && c.Reflinked
+			}
+			if f.DropCache {
+				return l.dropCache()
 			}
 			return nil
 		},
