@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -50,6 +51,17 @@ func TestMain(m *testing.M) {
 	// No test's run, in this process or a dbio it starts, is remembered
 	// in the real home's history.
 	os.Setenv(historyEnv, historyOff)
+	// A signal the tests were started with ignored (make test under nohup
+	// ignores SIGHUP, a background job in a shell without job control
+	// SIGINT) would be ignored by every dbio they start, which keeps it
+	// ignored on purpose, and the matrix's signal cases would see runs
+	// that cannot be stopped. A handler of this process's own is reset to
+	// the default in each program it starts; nohup's own cases still ignore.
+	for _, s := range []os.Signal{syscall.SIGHUP, os.Interrupt} {
+		if signal.Ignored(s) {
+			signal.Notify(make(chan os.Signal, 1), s)
+		}
+	}
 	code := m.Run()
 	templates.removeAll()
 	os.Exit(code)
