@@ -16,6 +16,20 @@ const (
 	PrecisionStopped = "stopped"
 )
 
+// PrecisionEnding is how a measurement that did not reach its bound
+// ended: stopped when it did not run its full time (completed false),
+// else at its ceiling, steady or not at its end.
+func PrecisionEnding(completed, steadyAtEnd bool) string {
+	switch {
+	case !completed:
+		return PrecisionStopped
+	case steadyAtEnd:
+		return PrecisionCeiling
+	default:
+		return PrecisionNotSteady
+	}
+}
+
 // StepPrecision is the measurement of a step that was to end once its
 // figures were precise: what was asked, how it ended and the intervals it
 // reached.

@@ -187,14 +187,7 @@ func (m *measurement) finish(completed bool, measured time.Duration) {
 		return
 	}
 	m.at = measured
-	switch {
-	case !completed:
-		m.ended = results.PrecisionStopped
-	case m.tracker.Last().Steady.Steady:
-		m.ended = results.PrecisionCeiling
-	default:
-		m.ended = results.PrecisionNotSteady
-	}
+	m.ended = results.PrecisionEnding(completed, m.tracker.Last().Steady.Steady)
 }
 
 // record is what the step's summary keeps of its measurement.
