@@ -440,13 +440,7 @@ func TestCurveAndPurgeOnHosts(t *testing.T) {
 		if _, err := Run(t.Context(), c, d, 0, execx.Real{Proc: "/proc"}, &out); err != nil {
 			t.Fatalf("run: %v\n%s", err, out.String())
 		}
-		if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		l, err := results.Load(d.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		l := finishAndLoad(t, d)
 		return l, out.String()
 	}
 

@@ -55,13 +55,7 @@ func TestPrecisionEndsAPointOnceItsFiguresArePrecise(t *testing.T) {
 			if err != nil {
 				t.Fatalf("run: %v\n%s", err, out.String())
 			}
-			if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
-				t.Fatal(err)
-			}
-			l, err := results.Load(d.Path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := finishAndLoad(t, d)
 			if len(l.Steps) != 1 || len(pts) != 1 || pts[0].Status != results.StatusCompleted {
 				t.Fatalf("steps %+v\n%s", l.Steps, out.String())
 			}

@@ -183,13 +183,7 @@ func TestRoundsUntilSteady(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	l, err := results.Load(d.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := finishAndLoad(t, d)
 	if len(pts) != 1+RoundsWindow || len(l.Steps) != len(pts) {
 		t.Fatalf("%d points run, %d steps, want the fill and %d rounds:\n%s", len(pts), len(l.Steps), RoundsWindow, out.String())
 	}

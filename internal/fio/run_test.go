@@ -63,6 +63,20 @@ func short(c Config, runtime time.Duration) Config {
 	return c
 }
 
+// finishAndLoad completes the results directory a test's run wrote into and
+// reads it back as a report would.
+func finishAndLoad(t *testing.T, d *results.Dir) *results.Loaded {
+	t.Helper()
+	if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	l, err := results.Load(d.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // runProfile runs c to completion and checks everything every run must record.
 func runProfile(t *testing.T, c Config) (*results.Loaded, []results.FioPoint, string) {
 	t.Helper()
@@ -73,13 +87,7 @@ func runProfile(t *testing.T, c Config) (*results.Loaded, []results.FioPoint, st
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	if err := d.Finish(results.StatusCompleted, nil, time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	l, err := results.Load(d.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := finishAndLoad(t, d)
 	plan, _ := NewPlan(c, BuiltinProfiles())
 	if len(l.Steps) != len(plan.Points) || len(pts) != len(plan.Points) {
 		t.Fatalf("%d steps and %d results for %d points", len(l.Steps), len(pts), len(plan.Points))
