@@ -148,6 +148,7 @@ func TestDiskWithoutFio(t *testing.T) {
 // that end once steady (any window of rounds is within 1000 % of its mean,
 // so after exactly five), with the rounds in the report.
 func TestDiskRoundsEndToEnd(t *testing.T) {
+	t.Parallel()
 	dir := fioDir(t, "dbio-rounds-cmd-")
 	base := t.TempDir()
 	var out bytes.Buffer

@@ -222,6 +222,7 @@ func TestQuickEndToEnd(t *testing.T) {
 
 // TestInterruptKeepsResults cancels a run in its second step, as Ctrl-C does.
 func TestInterruptKeepsResults(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}
@@ -279,6 +280,7 @@ func TestSplitWords(t *testing.T) {
 // TestABOfTwoBufferPools runs the A/B study of two SQLite cache sizes and
 // checks the A/B table with its verdicts and the comparison report.
 func TestABOfTwoBufferPools(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}

@@ -33,6 +33,7 @@ func runGroups(run string) []string {
 // or was interrupted (Ctrl-C) in its second step (PostgreSQL, whose first
 // step has finished, under a block-I/O cgroup as well).
 func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}
@@ -148,6 +149,7 @@ func TestServerMemoryAndDatabaseWaitsEndToEnd(t *testing.T) {
 // the run says so second by second (series.csv), per step (its summary) and
 // in the terminal summary.
 func TestServerMemoryRisesToItsCap(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}

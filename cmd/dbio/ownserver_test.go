@@ -79,6 +79,7 @@ var unmark = map[string]string{
 // database it left there, which dbio clean --dsn lists and drops (and
 // nothing else), and --drop-after drops it at the end.
 func TestYourOwnServer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

@@ -312,6 +312,7 @@ func closedPort(t *testing.T) string {
 // database is refused with exit code 2 before anything is written, the
 // server's complaint said once, the password masked.
 func TestPreflightConnectsToTheDSN(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}

@@ -200,6 +200,7 @@ func verdictLines(t *testing.T, md string) []string {
 // two sets of repeats, with the verdicts the study itself wrote, even once
 // the study has been moved away from where it ran.
 func TestCompareReadsAnABStudy(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs 8 real runs")
 	}

@@ -15,6 +15,7 @@ import (
 // with no end), and a run asking for more is refused before anything is
 // written, with the reason.
 func TestSQLiteUsersBeyondTheOldPool(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}

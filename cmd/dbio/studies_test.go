@@ -103,13 +103,20 @@ ratio = 0.5
 }
 
 func TestStudiesReproduceTheirDirection(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real servers for a few minutes")
 	}
 	host := iolimit.SystemHost(target.HostFS().Sys)
 	testenv.Require(t, os.Geteuid() == 0 && (host.V1Blkio != "" || host.V2 != ""), "root and cgroup block-I/O control", testenv.HowRootAndBlkio)
+	// The studies run beside the other tests and beside each other, as
+	// their directions hold on a busy machine, but not beside a CPU hog
+	// started on purpose: one that starves the NVMe class's server as
+	// much as its cap starves the SATA class's leaves no ratio to read.
+	testenv.QuietMachine(t)
 	for _, st := range ciStudies {
 		t.Run(st.name, func(t *testing.T) {
+			t.Parallel()
 			testenv.RequireEngine(t, st.engine)
 			dir := t.TempDir()
 			// The server runs unprivileged and must reach its targets.

@@ -46,6 +46,7 @@ func TestScreenEmulatesCarriageReturns(t *testing.T) {
 // On a terminal the live line is redrawn in place, and each finished step
 // leaves its result line on screen, with figures grouped by thousands.
 func TestFinishedStepsStayOnATerminal(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real steps")
 	}

@@ -171,12 +171,17 @@ func requireCap(t *testing.T) {
 // name them, and the shares are logged rather than held to the quiet
 // machine's.
 func TestVerdictFromTheDatabasesAccount(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs real engines")
 	}
 	requireCap(t)
+	// Each engine's runs go beside the other tests: a quiet run that
+	// measured other programs' CPU must name them (below), and the CPU
+	// hog takes the machine alone (testenv.LoadMachine).
 	for _, eng := range []string{"postgres", "mariadb"} {
 		t.Run(eng, func(t *testing.T) {
+			t.Parallel()
 			testenv.RequireEngine(t, eng)
 			onTmpfs, onDisk := templateIn(t, eng, smallfs.Mount(t, verdictDisk)), templateIn(t, eng, smallfs.MountDisk(t, verdictDisk))
 			capFlags := []string{"--limit", "wiops=" + cappedWriteIOPS}
