@@ -86,6 +86,11 @@ type Run struct {
 	// Labels are the user's names for the run (--label), by which the
 	// history finds it: "baseline", "fw-2.1".
 	Labels []string `json:"labels,omitempty"`
+	// Phases are how long each part of the run took, in the order they
+	// ended: server start, reset or load, the steps' ramp-ups and
+	// measurements, the consistency checks, the server's stop. Absent
+	// from runs of older dbio.
+	Phases []Phase `json:"phases,omitempty"`
 }
 
 // Fragmentation is the extent count (FIEMAP) of dbio's database files at one moment.
