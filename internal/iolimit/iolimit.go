@@ -349,6 +349,37 @@ func (g *Group) Apply() error {
 	return nil
 }
 
+// Lift takes the group's caps off its devices again, its members staying
+// in it: what they do once the measured phases are over (a database's
+// consistency checks, a server's shutdown) runs at the device's own
+// speed, and the group's counters keep counting.
+func (g *Group) Lift() error {
+	l := g.Limits
+	if g.Version == "v2-io" {
+		for _, d := range g.Devices {
+			if err := os.WriteFile(filepath.Join(g.Path, "io.max"), []byte(d+" riops=max wiops=max rbps=max wbps=max\n"), 0o644); err != nil {
+				return fmt.Errorf("lift io.max on device %s: %w", d, err)
+			}
+		}
+		return nil
+	}
+	for _, d := range g.Devices {
+		for file, v := range map[string]int64{
+			"blkio.throttle.read_iops_device": l.ReadIOPS, "blkio.throttle.write_iops_device": l.WriteIOPS,
+			"blkio.throttle.read_bps_device": l.ReadBPS, "blkio.throttle.write_bps_device": l.WriteBPS,
+		} {
+			if v == 0 {
+				continue
+			}
+			// A rule of 0 removes the device's rule (cgroup v1's blk-throttle).
+			if err := os.WriteFile(filepath.Join(g.Path, file), []byte(d+" 0\n"), 0o644); err != nil {
+				return fmt.Errorf("lift %s on device %s: %w", file, d, err)
+			}
+		}
+	}
+	return nil
+}
+
 // Sweep removes the groups an earlier dbio made in the block-I/O
 // hierarchies and could not remove (it was killed), once they hold no
 // process; see cgroup.Sweep. It returns the paths removed.

@@ -147,6 +147,38 @@ func TestPrepareCapsOnlyOnceApplied(t *testing.T) {
 	}
 }
 
+// Lift takes off every cap Apply put on, in the form each cgroup version
+// removes a rule by.
+func TestLiftRemovesTheCaps(t *testing.T) {
+	v1 := t.TempDir()
+	g, err := Host{V1Blkio: v1}.Create("t1", []string{"254:0"}, Limits{ReadIOPS: 10, WriteIOPS: 92})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lift(); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"blkio.throttle.read_iops_device": "254:0 0\n", "blkio.throttle.write_iops_device": "254:0 0\n"} {
+		if b, _ := os.ReadFile(filepath.Join(g.Path, file)); string(b) != want {
+			t.Errorf("%s after Lift = %q, want %q", file, b, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(g.Path, "blkio.throttle.read_bps_device")); err == nil {
+		t.Error("Lift wrote a cap that was never set")
+	}
+	v2 := t.TempDir()
+	g, err = Host{V2: v2}.Create("t2", []string{"254:0"}, Limits{ReadIOPS: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lift(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(g.Path, "io.max")); string(b) != "254:0 riops=max wiops=max rbps=max wbps=max\n" {
+		t.Errorf("io.max after Lift = %q", b)
+	}
+}
+
 func TestCreateRefusesClearly(t *testing.T) {
 	_, err := Host{}.Create("x", []string{"254:0"}, Limits{ReadIOPS: 1})
 	if err == nil || !strings.Contains(err.Error(), "neither cgroup v1 blkio nor a cgroup v2 io controller") {
@@ -188,6 +220,17 @@ func TestThrottleOnRealDevice(t *testing.T) {
 	// 250 writes at 100/s: about 2.5 s, less the throttle's first slice.
 	if d := time.Since(start); d < 1200*time.Millisecond {
 		t.Errorf("250 direct writes capped at 100 IOPS took %v; the cap did not apply", d)
+	}
+	// Lifted, the same writes go at the device's speed, the dd still in the group.
+	if err := g.Lift(); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	if _, err := (execx.Real{}).Run(context.Background(), cmd); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d >= 1200*time.Millisecond {
+		t.Errorf("250 direct writes after Lift took %v, as long as capped at 100 IOPS; the cap was not lifted", d)
 	}
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
