@@ -57,6 +57,22 @@ func TestRepeatWithDataReset(t *testing.T) {
 			}
 		}
 	}
+	// Each repeat's run.json says how long each part took: the first
+	// loaded and kept the copy, the second restored it; both started the
+	// engine, measured, checked and stopped it.
+	for i, want := range [][]results.PhaseName{
+		{results.PhaseServerStart, results.PhaseLoad, results.PhasePristineCopy, results.PhaseMeasurements, results.PhaseChecks, results.PhaseServerStop},
+		{results.PhaseServerStart, results.PhaseReset, results.PhaseMeasurements, results.PhaseChecks, results.PhaseServerStop},
+	} {
+		for _, name := range want {
+			if s, ok := runs[i].Run.PhaseSeconds(name); !ok || s <= 0 {
+				t.Errorf("repeat %d: phase %s took %v s (recorded %v) in %+v", i+1, name, s, ok, runs[i].Run.Phases)
+			}
+		}
+	}
+	if _, ok := runs[1].Run.PhaseSeconds(results.PhasePristineCopy); ok {
+		t.Errorf("repeat 2 restored the copy and kept none, yet records %+v", runs[1].Run.Phases)
+	}
 	for _, want := range []string{"kept a pristine copy of the loaded database for --data reset", "resetting the database to its pristine copy"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -77,6 +77,9 @@ func TestCappedRunRecordsTheCapBindingAndTheDelay(t *testing.T) {
 	if !slices.ContainsFunc(l.Run.Notes, func(n string) bool { return strings.Contains(n, "binding from the first measured phase") }) {
 		t.Errorf("run.json does not say the load ran uncapped: %q", l.Run.Notes)
 	}
+	if !slices.ContainsFunc(l.Run.Notes, func(n string) bool { return strings.Contains(n, "storage caps lifted after the last measured step") }) {
+		t.Errorf("run.json does not say the caps were lifted once the steps ended: %q", l.Run.Notes)
+	}
 	t.Logf("run.json's notes: %q", l.Run.Notes)
 
 	atCap, used, wait := results.IOCapWriteIOPS.AtCap(), results.IOCapWriteIOPS.Used(), results.MetricDBIOBlkioWait

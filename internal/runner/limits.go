@@ -19,10 +19,10 @@ import (
 // server's start and the load run at the device's own speed. The returned
 // release undoes it; the note describes it for run.json. env's samplers
 // read what the group was served every second until release.
-func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options, env *Env) (apply, release func() error, note string, limit *results.StorageLimit, err error) {
+func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimit.Limits, pl engine.Placement, caps engine.Capabilities, opts *engine.Options, env *Env) (apply, lift, release func() error, note string, limit *results.StorageLimit, err error) {
 	if l.IsZero() {
 		none := func() error { return nil }
-		return none, none, "", nil, nil
+		return none, nil, none, "", nil, nil
 	}
 	seen := map[string]bool{}
 	var devices []string
@@ -32,7 +32,7 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 		}
 		st, err := t.Storage(sys)
 		if err != nil {
-			return nil, nil, "", nil, fmt.Errorf("limits on %s: %w", t.Path, err)
+			return nil, nil, nil, "", nil, fmt.Errorf("limits on %s: %w", t.Path, err)
 		}
 		for _, d := range st.Physical {
 			if !seen[d.DevNumber] {
@@ -43,7 +43,7 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	}
 	g, err := host.Prepare(name, devices, l)
 	if err != nil {
-		return nil, nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
+		return nil, nil, nil, "", nil, fmt.Errorf("--limit %s: %w", l, err)
 	}
 	limit = storageLimit(g)
 	note = fmt.Sprintf("storage-class emulation: %s on devices %v through %s cgroup %s, binding from the first measured phase (the server's start and the load run at the device's own speed)", l, devices, g.Version, g.Path)
@@ -75,15 +75,15 @@ func limitedPlacement(host iolimit.Host, sys target.SysFS, name string, l iolimi
 	if caps.ServerProcess {
 		opts.Wrap = g.Wrap
 		opts.RunAs = g.AllowUser
-		return g.Apply, g.Remove, note, limit, nil
+		return g.Apply, g.Lift, g.Remove, note, limit, nil
 	}
 	// The engine runs inside dbio: dbio joins the group, and leaves it when
 	// the group is removed (Remove moves its members back to the parent).
 	if err := g.AddPID(os.Getpid()); err != nil {
 		g.Remove()
-		return nil, nil, "", nil, err
+		return nil, nil, nil, "", nil, err
 	}
-	return g.Apply, g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
+	return g.Apply, g.Lift, g.Remove, note + "; the engine runs inside dbio, so dbio's own I/O to these devices is capped too", limit, nil
 }
 
 // ioGroupUsage is a block-I/O group's caps and counters as telemetry

@@ -362,7 +362,9 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		// (and what the caller knows comes before them: a load's estimate).
 		n := p.needs()
 		phase.Config.After += time.Duration(n.steps) * n.stepTime
+		began := env.Now()
 		pts, err := phase.run(ctx, dir, ss.first, env)
+		ss.phase(results.PhaseDevicePass, began, "")
 		if err != nil {
 			return err
 		}
@@ -376,9 +378,11 @@ func execute(ctx context.Context, p Plan, env Env, dir *results.Dir, pl engine.P
 		if p.Engine == nil || p.Workload == nil {
 			return errors.New("a database run needs an engine and a workload")
 		}
+		began := env.Now()
 		if err := ss.capServers(&undo); err != nil {
 			return err
 		}
+		ss.phase(results.PhaseSetup, began, "")
 	}
 	if n.engine {
 		if err := ss.startEngine(ctx, &undo); err != nil {
@@ -405,6 +409,14 @@ func (c cleanups) run(err error) error {
 		err = c[i](err)
 	}
 	return err
+}
+
+// phase records in run.json that the part name of the run began at began
+// and ended now. A run.json that cannot be written is the directory's
+// failure (Dir.Err), which fails the run as it finishes.
+func (ss *session) phase(name results.PhaseName, began time.Time, detail string) {
+	p := results.PhaseSince(name, began, ss.env.Now(), detail)
+	_ = ss.dir.UpdateRun(func(r *results.Run) { r.Phases = append(r.Phases, p) })
 }
 
 // capServers readies this machine for the servers a body runs: the kernel's
@@ -449,7 +461,7 @@ func (ss *session) capServers(undo *cleanups) error {
 	if opts.Preallocate == engine.PreallocateAuto {
 		opts.Preallocate = int64(p.SpaceNeeded)
 	}
-	applyLimits, release, limitNote, limit, err := limitedPlacement(iolimit.SystemHost(ss.env.SysFS.Sys), ss.env.SysFS, dir.Run().ID, p.Limits, ss.pl, p.Engine.Capabilities(), &opts, &ss.env)
+	applyLimits, liftLimits, release, limitNote, limit, err := limitedPlacement(iolimit.SystemHost(ss.env.SysFS.Sys), ss.env.SysFS, dir.Run().ID, p.Limits, ss.pl, p.Engine.Capabilities(), &opts, &ss.env)
 	if err != nil {
 		return err
 	}
@@ -480,7 +492,7 @@ func (ss *session) capServers(undo *cleanups) error {
 		}
 		return err
 	})
-	ss.opts, ss.memory, ss.applyLimits = opts, memory, applyLimits
+	ss.opts, ss.memory, ss.applyLimits, ss.liftLimits = opts, memory, applyLimits, liftLimits
 	return note(memoryNote)
 }
 
@@ -505,6 +517,7 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		return err
 	}
 	fmt.Fprintln(out, startLine(p.Engine, ss.opts))
+	began := ss.env.Now()
 	inst, err := p.Engine.Start(ctx, pl, ss.opts)
 	if err != nil {
 		return fmt.Errorf("start %s: %w", p.Engine.Name(), err)
@@ -513,7 +526,10 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		// Stop even when the run was cancelled: the server must not outlive dbio.
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		if serr := inst.Stop(stopCtx); serr != nil {
+		stopping := ss.env.Now()
+		serr := inst.Stop(stopCtx)
+		ss.phase(results.PhaseServerStop, stopping, "")
+		if serr != nil {
 			fmt.Fprintf(out, "warning: stopping %s: %v\n", p.Engine.Name(), serr)
 			if err == nil {
 				err = fmt.Errorf("stop %s: %w", p.Engine.Name(), serr)
@@ -558,14 +574,25 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 			dbBefore = db.Bytes
 		}
 	}
+	ss.phase(results.PhaseServerStart, began, "")
+	began = ss.env.Now()
 	origin, err := pr.restoreBefore(ctx, ss, inst)
 	if err != nil {
 		return err
 	}
+	if origin != nil {
+		ss.phase(results.PhaseReset, began, "the pristine copy restored by "+origin.ResetMethod)
+	}
+	began = ss.env.Now()
 	ls, err := p.Workload.Prepare(ctx, inst, ss.env.Progress.Messages(out))
 	if err != nil {
 		return fmt.Errorf("prepare %s: %w", p.Workload.Name(), err)
 	}
+	loadDetail := "loaded"
+	if ls.Reused {
+		loadDetail = "none: the data there kept, its identity checked"
+	}
+	ss.phase(results.PhaseLoad, began, loadDetail)
 	written := placementBytes(pl) - before
 	if dbBefore >= 0 && !ls.Reused {
 		// The user's server is on no target of dbio's: the database it
@@ -575,8 +602,12 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 		}
 	}
 	// The copy is kept after the load's bytes are counted: they are the load's.
+	began = ss.env.Now()
 	if origin, err = pr.keepAfter(ctx, ss, inst, ls, origin); err != nil {
 		return err
+	}
+	if origin.State == results.DataLoaded && origin.Copy != nil {
+		ss.phase(results.PhasePristineCopy, began, "kept by "+origin.Copy.Method)
 	}
 	if err := dir.UpdateRun(func(r *results.Run) {
 		r.Load = loadReport(ls, written)

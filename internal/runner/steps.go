@@ -124,9 +124,14 @@ func (s Steps) run(ctx context.Context, ss *session) error {
 			return err
 		}
 	}
+	began := ss.env.Now()
 	steps, stopped, err := ss.stepper(s).runSteps(ctx)
+	ss.stepPhases(steps, began)
 	err = errors.Join(err, stop(ss.dir.Path))
 	if err := ss.stepsDone(steps, stopped, s.Conclude, err); err != nil {
+		return err
+	}
+	if err := ss.liftCaps(); err != nil {
 		return err
 	}
 	return ss.check(ctx)
