@@ -105,6 +105,11 @@ type Config struct {
 	// Precision, when set, ends each point once its figures are precise
 	// and its IOPS steady; the point's runtime is then its ceiling.
 	Precision *PrecisionBound
+	// Prepared, when set, is called once every target is prepared (its
+	// working file laid out), before the first point: a storage class's
+	// caps bind from there, so that the layout, which nothing measures,
+	// runs at the device's own speed.
+	Prepared func() error `json:"-"`
 }
 
 // Fleet says whether the targets are on other hosts: the run is then a

@@ -163,6 +163,11 @@ func RunPlan(ctx context.Context, plan Plan, sink Sink, firstStep int, exec exec
 	if err := r.prepare(ctx); err != nil {
 		return nil, err
 	}
+	if plan.Config.Prepared != nil {
+		if err := plan.Config.Prepared(); err != nil {
+			return nil, err
+		}
+	}
 	// settled are the series whose rounds are over (steady, or the most
 	// rounds run); their later rounds are not run.
 	settled := map[[2]string]bool{}

@@ -86,6 +86,9 @@ func (r Replay) run(ctx context.Context, ss *session) (err error) {
 				err = rerr
 			}
 		}()
+		if err := g.Apply(); err != nil {
+			return fmt.Errorf("limit %s: %w", ss.Limits, err)
+		}
 		wrap = g.Wrap
 		if err := ss.dir.UpdateRun(func(run *results.Run) { run.Notes = append(run.Notes, note) }); err != nil {
 			return err
