@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -29,18 +30,64 @@ func expectValue(c analysis.ExpectCheck, v float64) (string, string) {
 
 // ExpectFigure is dbio's figure for an expectation: B / A, then each side's
 // median and where it was read ("0.42x: tpcc-sata 12,840 vs tpcc-nvme
-// 30,512 tx/min (8 users, 2 runs)"); "-" without both sides.
+// 30,512 tx/min (8 users, 2 runs)"); "-" without both sides. A ratio says
+// nothing when A's side is at or under the figure's floor (zero, or a
+// change of sign): how far B is above or below A leads instead ("3.10 ms
+// higher: ..."). A yes-or-no figure has no ratio either: each side says
+// yes or no, or how often yes across its runs.
 func ExpectFigure(c analysis.ExpectCheck) string {
 	if c.Verdict == analysis.NotMeasured {
 		return "-"
 	}
 	a, unit := expectValue(c, c.MedianA)
 	b, _ := expectValue(c, c.MedianB)
+	lead := ratio(c.Ratio) + ": "
+	switch {
+	case c.Metric.Unit == "bool":
+		a, b, unit, lead = yesShare(c.MedianA), yesShare(c.MedianB), "", ""
+	case !ratioSays(c):
+		d, du := expectValue(c, math.Abs(c.MedianB-c.MedianA))
+		if du == "%" {
+			// Of a share, the difference is in points: "0.4 % higher"
+			// reads as 0.4 % of A.
+			du = "points"
+		}
+		lead = withUnit(d, du) + map[bool]string{true: " higher: ", false: " lower: "}[c.MedianB > c.MedianA]
+	}
 	if c.WhereA != c.WhereB {
 		// Read at different steps (a run against itself): each side says where.
-		return fmt.Sprintf("%s: %s %s %s (%s) vs %s %s %s (%s)", ratio(c.Ratio), c.B, b, unit, c.WhereB, c.A, a, unit, c.WhereA)
+		return fmt.Sprintf("%s%s %s (%s) vs %s %s (%s)", lead, c.B, withUnit(b, unit), c.WhereB, c.A, withUnit(a, unit), c.WhereA)
 	}
-	return fmt.Sprintf("%s: %s %s vs %s %s %s (%s)", ratio(c.Ratio), c.B, b, c.A, a, unit, c.WhereA)
+	return fmt.Sprintf("%s%s %s vs %s %s (%s)", lead, c.B, b, c.A, withUnit(a, unit), c.WhereA)
+}
+
+// ratioSays is whether B / A means something: A's median above the
+// figure's floor and above zero, B's not below zero, and the ratio within what ratio renders
+// as a number.
+func ratioSays(c analysis.ExpectCheck) bool {
+	return c.MedianA > 0 && c.MedianA > c.Metric.Floor && c.MedianB >= 0 && !math.IsNaN(c.Ratio) && !math.IsInf(c.Ratio, 0) && math.Abs(c.Ratio) <= maxRatio
+}
+
+// yesShare renders a yes-or-no figure's median over runs: yes, no, or
+// the share of runs that said yes.
+func yesShare(v float64) string {
+	switch {
+	case math.IsNaN(v):
+		return "-"
+	case v >= 1:
+		return "yes"
+	case v <= 0:
+		return "no"
+	}
+	return fmt.Sprintf("yes in %.0f %% of runs", v*100)
+}
+
+// withUnit puts a unit after a value, when there is one.
+func withUnit(v, unit string) string {
+	if unit == "" {
+		return v
+	}
+	return v + " " + unit
 }
 
 // ExpectText prints a suite's expectations for the terminal: per finding,
