@@ -1,5 +1,10 @@
 package results
 
+import (
+	"fmt"
+	"strconv"
+)
+
 // How a precision-bound step's measurement ended (StepPrecision.Ended).
 const (
 	// PrecisionReached: every figure's interval was within its bound and
@@ -77,4 +82,27 @@ type PrecisionFigure struct {
 	// means were no longer correlated.
 	BatchS  int `json:"batch_s,omitempty"`
 	Batches int `json:"batches,omitempty"`
+}
+
+// Said is the figure as a terminal line names it when its measurement
+// ends: "nopm ±1.8 % (asked ±2 %)". A wide interval keeps plain digits
+// (±150 %, not ±1.5e+02 %).
+func (f PrecisionFigure) Said() string {
+	reached := "no interval yet"
+	if f.ReachedPct != nil {
+		reached = "±" + percentDigits(*f.ReachedPct) + " %"
+	}
+	return fmt.Sprintf("%s %s (asked ±%s %%)", f.Name, reached, strconv.FormatFloat(f.AskedPct, 'f', -1, 64))
+}
+
+// percentDigits gives a reached half-width two significant digits under
+// 10 % and whole numbers above.
+func percentDigits(v float64) string {
+	switch {
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 1:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }

@@ -17,3 +17,22 @@ func TestPrecisionEnding(t *testing.T) {
 		}
 	}
 }
+
+// A figure's terminal words keep plain digits however wide its interval.
+func TestPrecisionFigureSaid(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	tests := []struct {
+		f    PrecisionFigure
+		want string
+	}{
+		{PrecisionFigure{Name: "nopm", AskedPct: 2, ReachedPct: pct(1.83)}, "nopm ±1.8 % (asked ±2 %)"},
+		{PrecisionFigure{Name: "new_order:p99", AskedPct: 10, ReachedPct: pct(152.4)}, "new_order:p99 ±152 % (asked ±10 %)"},
+		{PrecisionFigure{Name: "iops", AskedPct: 0.5, ReachedPct: pct(0.123)}, "iops ±0.12 % (asked ±0.5 %)"},
+		{PrecisionFigure{Name: "iops", AskedPct: 2}, "iops no interval yet (asked ±2 %)"},
+	}
+	for _, tt := range tests {
+		if got := tt.f.Said(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}

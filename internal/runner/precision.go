@@ -225,11 +225,7 @@ func (m *measurement) said(step string) string {
 	r := m.record()
 	var figs []string
 	for _, f := range r.Figures {
-		reached := "no interval yet"
-		if f.ReachedPct != nil {
-			reached = fmt.Sprintf("±%.2g %%", *f.ReachedPct)
-		}
-		figs = append(figs, fmt.Sprintf("%s %s (asked ±%g %%)", f.Name, reached, f.AskedPct))
+		figs = append(figs, f.Said())
 	}
 	switch r.Ended {
 	case results.PrecisionReached:
