@@ -143,3 +143,36 @@ func TestPoolAskedOncePerUserCount(t *testing.T) {
 		}
 	}
 }
+
+// A server dbio manages is given room for every connection the plan's
+// steps open, so a climb past 300 users runs; a max_connections setting
+// the user gives still binds, and a server of the user's own (a DSN) is
+// asked its own limit.
+func TestManagedServerRoomForEveryUser(t *testing.T) {
+	pg := postgres.New("postgres", execx.Real{}, "/proc")
+	tests := []struct {
+		name      string
+		o         engine.Options
+		wantConns int
+		refused   bool
+	}{
+		{"dbio's own server", engine.Options{}, 498, false},
+		{"a max_connections setting", engine.Options{Settings: map[string]string{"max_connections": "300"}}, 498, true},
+		{"the caller's pool bound", engine.Options{MaxConns: 600}, 600, false},
+		{"a server of the user's own", engine.Options{DSN: "postgres://bench@127.0.0.1/postgres"}, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Plan{Setup: Setup{Engine: pg, EngineOptions: tt.o, Workload: tpcc.New(tpcc.Config{Warehouses: 10})},
+				Body: Steps{Users: []int{8, 496}}}
+			p = p.withConnectionRoom()
+			if p.EngineOptions.MaxConns != tt.wantConns {
+				t.Errorf("pool bound %d, want %d", p.EngineOptions.MaxConns, tt.wantConns)
+			}
+			errs := connectionProblems(flagForm, pg, p.EngineOptions, p.userLoad())
+			if refused := len(errs) > 0; refused != tt.refused {
+				t.Errorf("refused %v (%v), want %v", refused, errs, tt.refused)
+			}
+		})
+	}
+}

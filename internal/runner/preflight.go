@@ -179,7 +179,20 @@ func samePath(a, b string) bool {
 // on the data target and for the results (added up when they share a
 // filesystem; the database a fresh run replaces counts as free).
 func Preflight(p Plan, sys target.SysFS) error {
+	p = p.withConnectionRoom()
 	return preflight(context.Background(), p, p.userLoad(), sys)
+}
+
+// withConnectionRoom sizes the pool bound of a server dbio manages, and
+// with it the server's max_connections (server.MaxConnections), from the
+// connections p's steps open, when the caller left the bound to dbio: a
+// climb to 496 users (AS3AP's default) was refused against a fixed 300.
+func (p Plan) withConnectionRoom() Plan {
+	o := p.EngineOptions
+	if _, server := p.Engine.(engine.ConnectionLimit); server && o.DSN == "" && o.MaxConns == 0 {
+		p.EngineOptions.MaxConns = p.userLoad().connections()
+	}
+	return p
 }
 
 // userLoad is p's steps of users as its body runs them, their pools asked

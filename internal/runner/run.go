@@ -160,6 +160,7 @@ func Run(ctx context.Context, p Plan, env Env) (Outcome, error) {
 		env.Progress = progress.Discard()
 	}
 	var out Outcome
+	p = p.withConnectionRoom()
 	// Nothing is written before the preflight has passed and the targets are this run's.
 	release, err := prepareTargets(ctx, p, env)
 	if err != nil {
