@@ -32,8 +32,8 @@ func TestWorkloadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"tpcc", "--target", dir, "--warehouses", "2", "--keying-thinking", "--terminals", "50", "--pool", "0", "--users", "3"},
 			[]string{"--pool 0: the terminals need at least 1 connection", "--terminals 50: more than the specification's 10 per warehouse (2 warehouses x 10 = 20)", "--users: with --keying-thinking TPC-C runs one step of terminals"}},
 		{[]string{"tpcc", "--target", dir, "--pool", "8"}, []string{"--pool 8: only terminals that key and think share connections"}},
-		{[]string{"tpcc", "--target", dir, "--engine", "postgres", "--warehouses", "40", "--keying-thinking", "--pool", "400"},
-			[]string{"--pool 400: the 400 terminals' pool of 400 connections", "max_connections 300", "--setting max_connections=402"}},
+		{[]string{"tpcc", "--target", dir, "--engine", "postgres", "--warehouses", "40", "--keying-thinking", "--pool", "400", "--setting", "max_connections=300"},
+			[]string{"--pool 400: the 400 terminals' pool of 400 connections", "max_connections 300, as the max_connections setting gives it", "--setting max_connections=402"}},
 		// Found by the preflight, which knows the workload and the ramp-up.
 		{[]string{"sysbench", "--target", dir, "--ramp-until", "nopm:10%", "--ramp-time", "10s", "--steady-window", "20s"},
 			[]string{"sysbench records no per-second nopm; use one of qps, tps", "steady state (nopm:10% over 20s) could never be judged within the 10s ramp-up"}},
