@@ -645,9 +645,17 @@ func (c *chart) emptySVG() string {
 	return b.String()
 }
 
+// markRows is how many rows of labels the marks may stack under the band
+// labels before a label is left to its line's tooltip.
+const markRows = 4
+
 // writeMarks draws each mark inside the plot as a dashed vertical line,
-// its label under the step's band label.
+// its label under the step's band label. Labels of marks close together
+// (a history's changes run after run) would print over each other: each
+// goes in the first row where it clears the label before it, and one that
+// fits in no row is left out, its line's tooltip still saying it.
 func (c *chart) writeMarks(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64) {
+	var rowEnds []float64 // the right edge of the last label in each row
 	for _, m := range c.Marks {
 		x := xsc.px(m.X)
 		if math.IsNaN(x) || x < x0 || x > x1 {
@@ -655,11 +663,27 @@ func (c *chart) writeMarks(b *strings.Builder, xsc scale, x0, x1, y0, y1 float64
 		}
 		fmt.Fprintf(b, `<line class="mark" data-mark="%s" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#2e7d32" stroke-width="1.5" stroke-dasharray="4 3"><title>%s</title></line>`+"\n",
 			esc(m.Label), num(x), num(y0), num(x), num(y1), esc(m.Title))
-		anchor, tx := "start", x+3
-		if x+textWidth(m.Label)+6 > x1 {
-			anchor, tx = "end", x-3
+		w := textWidth(m.Label)
+		anchor, tx, from, to := "start", x+3, x+3, x+3+w
+		if x+w+6 > x1 {
+			anchor, tx, from, to = "end", x-3, x-3-w, x-3
 		}
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s" fill="#2e7d32" font-size="10">%s</text>`+"\n", num(tx), num(y0+23), anchor, esc(m.Label))
+		row := -1
+		for r, end := range rowEnds {
+			if from > end+4 {
+				row = r
+				break
+			}
+		}
+		if row < 0 && len(rowEnds) < markRows {
+			row = len(rowEnds)
+			rowEnds = append(rowEnds, 0)
+		}
+		if row < 0 {
+			continue
+		}
+		rowEnds[row] = to
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s" fill="#2e7d32" font-size="10">%s</text>`+"\n", num(tx), num(y0+23+12*float64(row)), anchor, esc(m.Label))
 	}
 }
 
