@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -37,7 +38,7 @@ func workloadDryRun(app *App, f workloadFlags, plan runner.Plan) error {
 	fmt.Fprintln(w, "dry run: nothing is started, loaded or written")
 	fmt.Fprintf(w, "plan:    %s\n", plan.Describe())
 	exp := runner.Expect(plan, runner.ExpectInputs{Load: loadEstimate(f.settings, plan), Repeats: f.repeat, Layout: passLayout(app, plan)})
-	printExpectation(w, exp, true, timeNotes(f, plan))
+	printExpectation(w, exp, true, timeNotes(f, plan, exp))
 	if plan.DataPath != "" {
 		what := "the database"
 		if n := runner.DatabasesLoaded(plan.Body); n > 1 {
@@ -113,12 +114,13 @@ func printExpectation(w io.Writer, e runner.Expectation, how bool, notes []strin
 }
 
 // timeNotes says what the time's parts leave out or count more than once.
-func timeNotes(f workloadFlags, plan runner.Plan) []string {
+func timeNotes(f workloadFlags, plan runner.Plan, exp runner.Expectation) []string {
 	var out []string
 	if _, ok := plan.Body.(runner.Tenants); ok {
 		out = append(out, "every host at once")
 	}
-	if !plan.SkipChecks && plan.Body != nil {
+	counted := slices.ContainsFunc(exp.Parts, func(p runner.TimePart) bool { return p.What == "checks" })
+	if !plan.SkipChecks && plan.Body != nil && !counted {
 		out = append(out, "then the consistency checks, whose time is not counted")
 	}
 	if f.repeat > 1 {

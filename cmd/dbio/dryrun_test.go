@@ -19,7 +19,7 @@ func TestWorkloadDryRunWritesNothing(t *testing.T) {
 		args     []string
 		want     []string
 	}{
-		{"tpcc", []string{"--vu", "4", "--warehouse", "2"}, []string{"plan:    tpcc on sqlite, users 4: 30s ramp-up", "time:    about 2m38s\n", "load          8s    2 warehouses at 0.25 warehouses/s on sqlite", "ramp-ups      30s   1 × 30s", "measurements  2m0s  1 × 2m0s"}},
+		{"tpcc", []string{"--vu", "4", "--warehouse", "2"}, []string{"plan:    tpcc on sqlite, users 4: 30s ramp-up", "time:    about 2m39s\n", "load          8s    2 warehouses at 0.25 warehouses/s on sqlite", "ramp-ups      30s   1 × 30s", "measurements  2m0s  1 × 2m0s", "checks        1s    1 × 1s: 2 warehouses at 10 warehouses/s on sqlite"}},
 		{"sysbench", []string{"--repeat", "2"}, []string{"plan:    sysbench on sqlite", "all of it 2 times (--repeat), counted in each part", "(a repeat set"}},
 		{"as3ap", nil, []string{"plan:    as3ap on sqlite", ", fewer steps when the run stops early"}},
 		{"quick", nil, []string{"plan:    fio four-corners on the data target, then tpcc on sqlite", "device pass   32s", "layout"}},

@@ -83,7 +83,7 @@ docs/fleet.md).`,
 				if err := plan.DryRun(app.Stdout, func(r suite.Run) suite.Estimated { return each[r.Index] }); err != nil {
 					return err
 				}
-				notes := []string{"each part summed over the suite's runs (a run's own --dry-run says what its figures rest on); the consistency checks not counted"}
+				notes := []string{"each part summed over the suite's runs (a run's own --dry-run says what its figures rest on); the consistency checks counted where their time was measured (TPC-C's), servers' starts and stops not counted"}
 				if slices.ContainsFunc(plan.Runs, func(r suite.Run) bool { return r.UntilDecided }) {
 					notes = append(notes, "a comparison until decided (until_decided) is counted at its most rounds; it stops sooner once it knows")
 				}

@@ -94,14 +94,23 @@ type ExpectInputs struct {
 	Layout time.Duration
 }
 
-// ResetBytesPerSecond is the rate a --data reset restore (and the
-// pristine copy after a load) is taken to copy a database at: `cp` of a
-// 1 GiB file within one ext4 directory, then sync, took 5.2 s on the
-// project's 2-core development machine at a load average of 18 (1.9 s
-// without the sync). A reflink clone takes well under a second at any
-// size, so the estimate errs long where the file system offers them;
-// PostgreSQL's template database copies its files as cp does.
-const ResetBytesPerSecond = 200e6
+// KeepBytesPerSecond and ResetBytesPerSecond are the rates a --data
+// reset run is taken to copy a database at: keeping the pristine copy
+// after a load, and restoring it before a later run. Measured as
+// run.json's pristine_copy and reset phases of dbio tpcc --repeat 2 --data
+// reset at 1 and 4 warehouses on each engine, by file copies on ext4, on
+// the project's 2-core machine at a load average of 7 to 9 (other tests
+// running): keeping 40 to 380 MB/s (median 106: PostgreSQL 79 and 139,
+// MariaDB 40 and 106, SQLite 378), restoring 70 to 500 MB/s (median 270:
+// PostgreSQL 70 and 270, MariaDB 203 and 325, SQLite 504); the larger
+// databases copied faster, a copy's fixed costs (a server's stop and
+// start, its files synced) weighing less. A reflink clone takes well
+// under a second at any size, so the estimate errs long where the file
+// system offers them.
+const (
+	KeepBytesPerSecond  = 100e6
+	ResetBytesPerSecond = 250e6
+)
 
 // Expect works out p's time. A plan without a body is its fio pass alone.
 func Expect(p Plan, in ExpectInputs) Expectation {
@@ -123,8 +132,11 @@ func Expect(p Plan, in ExpectInputs) Expectation {
 	}
 	dbs := DatabasesLoaded(p.Body)
 	load := time.Duration(dbs) * in.Load.Load
-	copyTime := time.Duration(float64(p.SpaceNeeded) * float64(dbs) / ResetBytesPerSecond * float64(time.Second)).Round(time.Second)
-	copyHow := fmt.Sprintf("the database's %d MB copied at %d MB/s (cp and sync measured on a 2-core machine)", p.SpaceNeeded*uint64(dbs)/1e6, int(ResetBytesPerSecond/1e6))
+	bytes := float64(p.SpaceNeeded) * float64(dbs)
+	keepTime := time.Duration(bytes / KeepBytesPerSecond * float64(time.Second)).Round(time.Second)
+	keepHow := fmt.Sprintf("the database's %d MB copied at %d MB/s (measured keeping copies on a 2-core machine)", p.SpaceNeeded*uint64(dbs)/1e6, int(KeepBytesPerSecond/1e6))
+	resetTime := time.Duration(bytes / ResetBytesPerSecond * float64(time.Second)).Round(time.Second)
+	resetHow := fmt.Sprintf("the database's %d MB restored at %d MB/s (measured restoring copies on a 2-core machine)", p.SpaceNeeded*uint64(dbs)/1e6, int(ResetBytesPerSecond/1e6))
 	switch dataPolicy(p) {
 	case workload.DataReuse:
 		e.add(TimePart{What: "load", How: "none if the data is there to reuse, else " + roundDuration(load)})
@@ -135,10 +147,10 @@ func Expect(p Plan, in ExpectInputs) Expectation {
 		}
 		if loads > 0 {
 			e.add(TimePart{What: "load", Ceiling: load, Typical: load, How: in.Load.How + "; none when a pristine copy of this data is there already"})
-			e.add(TimePart{What: "pristine copy", Ceiling: copyTime, Typical: copyTime, How: copyHow})
+			e.add(TimePart{What: "pristine copy", Ceiling: keepTime, Typical: keepTime, How: keepHow})
 		}
-		r := time.Duration(resets) * copyTime
-		e.add(TimePart{What: "resets", Ceiling: r, Typical: r, How: fmt.Sprintf("%d restore(s): %s", resets, copyHow)})
+		r := time.Duration(resets) * resetTime
+		e.add(TimePart{What: "resets", Ceiling: r, Typical: r, How: fmt.Sprintf("%d restore(s): %s", resets, resetHow)})
 	default:
 		l := time.Duration(runs) * load
 		e.add(TimePart{What: "load", Ceiling: l, Typical: l, How: in.Load.How})
@@ -146,7 +158,24 @@ func Expect(p Plan, in ExpectInputs) Expectation {
 	for i := 0; i < runs; i++ {
 		bodyParts(&e, p.Body, in.Load)
 	}
+	e.add(checkPart(p, in.Load, runs))
 	return e
+}
+
+// checkPart is the consistency checks after each of runs runs of p,
+// where the workload knows how long they take: the user steps and a goal
+// search check the database as they end, unless the user skipped it.
+func checkPart(p Plan, est workload.Estimate, runs int) TimePart {
+	switch p.Body.(type) {
+	case Steps, Goal:
+	default:
+		return TimePart{}
+	}
+	if p.SkipChecks || est.Check <= 0 {
+		return TimePart{}
+	}
+	d := time.Duration(runs) * est.Check
+	return TimePart{What: "checks", Ceiling: d, Typical: d, How: fmt.Sprintf("%d × %s: %s", runs, est.Check, est.CheckHow)}
 }
 
 // ExpectDisk works out a disk run's time, repeated runs times: its fio

@@ -33,9 +33,10 @@ func TestExpect(t *testing.T) {
 		return &PrecisionBound{Precision: p, Min: 30 * time.Second}
 	}
 	steps := Steps{Users: []int{1, 2}, RampUp: 30 * time.Second, Step: 2 * time.Minute}
-	// 400 MB copied at ResetBytesPerSecond.
+	// 400 MB kept at KeepBytesPerSecond, restored at ResetBytesPerSecond.
 	const space = 400e6
-	restore := time.Duration(space / ResetBytesPerSecond * float64(time.Second))
+	keep := time.Duration(space / KeepBytesPerSecond * float64(time.Second))
+	restore := time.Duration(space / ResetBytesPerSecond * float64(time.Second)).Round(time.Second)
 	tests := []struct {
 		name    string
 		w       workload.Workload
@@ -59,10 +60,10 @@ func TestExpect(t *testing.T) {
 		{"until precise, a percentile beyond the ceiling", withData(""), withPrecision(steps, precision("5%,read:p99:5%")), ExpectInputs{},
 			"load 40/40, ramp-ups 60/60, measurements 240/240", 340 * time.Second, 340 * time.Second},
 		{"reset: one load, a copy, a restore per later repeat", withData(workload.DataReset), steps, ExpectInputs{Repeats: 3},
-			fmt.Sprintf("load 40/40, pristine copy 2/2, resets %d/%d, ramp-ups 180/180, measurements 720/720", 2*restore/time.Second, 2*restore/time.Second),
-			940*time.Second + 3*restore, 940*time.Second + 3*restore},
+			fmt.Sprintf("load 40/40, pristine copy %d/%d, resets %d/%d, ramp-ups 180/180, measurements 720/720", keep/time.Second, keep/time.Second, 2*restore/time.Second, 2*restore/time.Second),
+			940*time.Second + keep + 2*restore, 940*time.Second + keep + 2*restore},
 		{"reset with the copy there: restores only", withData(workload.DataReset), steps, ExpectInputs{Repeats: 2, Kept: true},
-			"resets 4/4, ramp-ups 120/120, measurements 480/480", 604 * time.Second, 604 * time.Second},
+			fmt.Sprintf("resets %d/%d, ramp-ups 120/120, measurements 480/480", 2*restore/time.Second, 2*restore/time.Second), 600*time.Second + 2*restore, 600*time.Second + 2*restore},
 		{"reuse: no load", withData(workload.DataReuse), steps, ExpectInputs{},
 			"load 0/0, ramp-ups 60/60, measurements 240/240", 300 * time.Second, 300 * time.Second},
 		// Each cycle: the interval, a backup and a restore of half the load each.
@@ -145,6 +146,44 @@ func TestExpectDiskPrecision(t *testing.T) {
 			}
 			if tc.bound != "" && !strings.Contains(e.Parts[0].How, "until precise") {
 				t.Errorf("the part does not say its points end when precise: %q", e.Parts[0].How)
+			}
+		})
+	}
+}
+
+// The consistency checks are counted once a run where the workload knows
+// how long they take, and not where the run skips them, where its body
+// checks nothing, or where their time was never measured.
+func TestExpectCountsTheChecks(t *testing.T) {
+	checked := workload.Estimate{Load: 40 * time.Second, How: "test rate", Check: 3 * time.Second, CheckHow: "test checks"}
+	steps := Steps{Users: []int{1}, RampUp: 10 * time.Second, Step: time.Minute}
+	tests := []struct {
+		name  string
+		skip  bool
+		body  Body
+		est   workload.Estimate
+		runs  int
+		parts string
+	}{
+		{"steps, twice", false, steps, checked, 2, "load 80/80, ramp-ups 20/20, measurements 120/120, checks 6/6"},
+		{"a goal search checks as it ends", false, Goal{RampUp: 10 * time.Second, Step: 20 * time.Second, Search: goal.Search{MaxProbes: 2}}, checked, 1, "load 40/40, probes 60/60, checks 3/3"},
+		{"checks skipped", true, steps, checked, 1, "load 40/40, ramp-ups 10/10, measurements 60/60"},
+		{"backups check nothing", false, Backups{Cycles: 1, Interval: time.Minute}, checked, 1, "load 40/40, backups 80/80"},
+		{"a check time never measured", false, steps, workload.Estimate{Load: 40 * time.Second, How: "test rate"}, 1, "load 40/40, ramp-ups 10/10, measurements 60/60"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := Plan{Setup: Setup{Workload: sysbench.New(sysbench.DefaultConfig()), SkipChecks: tt.skip}, Body: tt.body}
+			e := Expect(p, ExpectInputs{Load: tt.est, Repeats: tt.runs})
+			var parts []string
+			for _, part := range e.Parts {
+				parts = append(parts, fmt.Sprintf("%s %d/%d", part.What, part.Typical/time.Second, part.Ceiling/time.Second))
+				if part.What == "checks" && !strings.Contains(part.How, "test checks") {
+					t.Errorf("the checks' part says %q, not what their time rests on", part.How)
+				}
+			}
+			if got := strings.Join(parts, ", "); got != tt.parts {
+				t.Errorf("parts %s\nwant  %s", got, tt.parts)
 			}
 		})
 	}

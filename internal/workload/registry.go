@@ -114,6 +114,11 @@ type Estimate struct {
 	// where they were measured.
 	ThroughputCV, LatencyCV float64
 	VariationHow            string
+	// Check is how long the workload's consistency checks take after a
+	// run's steps, and CheckHow what that rests on; zero where it was
+	// not measured (a dry run then does not count them).
+	Check    time.Duration
+	CheckHow string
 }
 
 // BuildOptions are what a run adds to a workload's settings.

@@ -3,6 +3,7 @@ package tpcc
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Terminals and their pool are refused with the numbers when they cannot
@@ -59,5 +60,29 @@ func TestTerminalSettings(t *testing.T) {
 	s := &Settings{Config: Config{Warehouses: 1}}
 	if steps, _ := s.Steps([]int{1, 2, 4}); len(steps) != 3 || s.OwnSteps() != "" {
 		t.Errorf("back-to-back steps %v, own steps %q", steps, s.OwnSteps())
+	}
+}
+
+// TPC-C's estimate counts its consistency checks by engine and
+// warehouses, at the rates measured; an engine without a rate takes the
+// slowest, so that the estimate errs long.
+func TestEstimateCountsTheChecks(t *testing.T) {
+	tests := []struct {
+		engine     string
+		warehouses int
+		want       time.Duration
+		says       string
+	}{
+		{"postgres", 17, 2 * time.Second, "on postgres"},
+		{"mariadb", 23, 10 * time.Second, "on mariadb"},
+		{"sqlite", 1, time.Second, "on sqlite"},
+		{"oracle", 23, 10 * time.Second, "at the slowest engine's rate"},
+	}
+	for _, tt := range tests {
+		s := Settings{Config: Config{Warehouses: tt.warehouses}}
+		e := s.Estimate(tt.engine)
+		if e.Check != tt.want || !strings.Contains(e.CheckHow, tt.says) || !strings.Contains(e.CheckHow, "checks timed") {
+			t.Errorf("%s at %d warehouses: checks %s (%q), want %s %s", tt.engine, tt.warehouses, e.Check, e.CheckHow, tt.want, tt.says)
+		}
 	}
 }
