@@ -133,7 +133,10 @@ func ABSideOf(f RepeatedFigure) results.ABSide {
 func ABSignificanceOf(d RepeatedDifference) results.ABSignificance {
 	s := results.ABSignificance{Verdict: d.Verdict.String(), P: d.P, Alpha: d.Alpha, WithinNoise: d.WithinNoise,
 		NeedPerSide: d.NeedPerSide, Ratio: d.Ratio}
-	if d.RatioCI {
+	if math.IsNaN(d.Ratio) || math.IsInf(d.Ratio, 0) {
+		s.Ratio, s.NoRatio = 0, true
+	}
+	if d.RatioCI && !math.IsInf(d.RatioLo, 0) && !math.IsInf(d.RatioHi, 0) && !math.IsNaN(d.RatioLo) && !math.IsNaN(d.RatioHi) {
 		s.RatioInterval, s.RatioLo, s.RatioHi = true, d.RatioLo, d.RatioHi
 	}
 	return s

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -262,5 +263,20 @@ func TestIOWaitIsNeitherBetterNorWorse(t *testing.T) {
 		if m.ID == "cpu-iowait" && m.Better != results.NeitherBetter {
 			t.Errorf("cpu-iowait is better %v, want neither", m.Better)
 		}
+	}
+}
+
+// A figure at zero on A's side (no lock waits) has no B / A: its
+// significance says so, and the study's record still encodes.
+func TestABSignificanceWithoutRatio(t *testing.T) {
+	s := ABSignificanceOf(RepeatedDifference{Ratio: math.Inf(1), RatioCI: true, RatioLo: 0, RatioHi: math.Inf(1)})
+	if !s.NoRatio || s.Ratio != 0 || s.RatioInterval || !math.IsNaN(s.RatioValue()) {
+		t.Errorf("significance of an infinite ratio: %+v", s)
+	}
+	if _, err := json.Marshal(results.ABMetric{Significance: s}); err != nil {
+		t.Errorf("a metric without a ratio does not encode: %v", err)
+	}
+	if s := ABSignificanceOf(RepeatedDifference{Ratio: 2}); s.NoRatio || s.RatioValue() != 2 {
+		t.Errorf("significance of a ratio of 2: %+v", s)
 	}
 }

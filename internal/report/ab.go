@@ -324,7 +324,7 @@ func abVerdict(m results.ABMetric) string {
 	s := m.Significance
 	switch {
 	case s.Significant():
-		t := "significant: " + ratio(s.Ratio)
+		t := "significant: " + ratio(s.RatioValue())
 		if s.RatioInterval {
 			t += fmt.Sprintf(" (%.0f %% CI %s–%s)", (1-s.Alpha)*100, ratio(s.RatioLo), ratio(s.RatioHi))
 		}

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,10 +83,22 @@ type ABSignificance struct {
 	NeedPerSide int `json:"need_per_side"`
 	// Ratio is median(B) / median(A); RatioLo and RatioHi its confidence
 	// interval at 1 − Alpha, when the sizes and signs allow one.
-	Ratio         float64 `json:"ratio"`
+	Ratio float64 `json:"ratio"`
+	// NoRatio says B / A is no number (A's median is zero): Ratio is then
+	// left at 0, since JSON has no infinity and a study with a figure at
+	// zero on one side (no lock waits) must still write its ab.json.
+	NoRatio       bool    `json:"no_ratio,omitempty"`
 	RatioInterval bool    `json:"ratio_interval"`
 	RatioLo       float64 `json:"ratio_lo,omitempty"`
 	RatioHi       float64 `json:"ratio_hi,omitempty"`
+}
+
+// RatioValue is median(B) / median(A), NaN where there is none (NoRatio).
+func (s ABSignificance) RatioValue() float64 {
+	if s.NoRatio {
+		return math.NaN()
+	}
+	return s.Ratio
 }
 
 // Significant says the difference is beyond chance and beyond the noise.
