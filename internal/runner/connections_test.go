@@ -161,6 +161,11 @@ func TestManagedServerRoomForEveryUser(t *testing.T) {
 		{"the caller's pool bound", engine.Options{MaxConns: 600}, 600, false},
 		{"a server of the user's own", engine.Options{DSN: "postgres://bench@127.0.0.1/postgres"}, 0, false},
 	}
+	many := Plan{Setup: Setup{Engine: pg, Workload: tpcc.New(tpcc.Config{Warehouses: 10})}, Body: Steps{Users: []int{100000}}}.withConnectionRoom()
+	if errs := connectionProblems(flagForm, pg, many.EngineOptions, many.userLoad()); many.EngineOptions.MaxConns != managedConnectionsMost ||
+		len(errs) != 1 || !strings.Contains(errs[0].Error(), "--setting max_connections=100002") {
+		t.Errorf("100000 users: pool bound %d, problems %v; want %d and a refusal naming the setting", many.EngineOptions.MaxConns, errs, managedConnectionsMost)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := Plan{Setup: Setup{Engine: pg, EngineOptions: tt.o, Workload: tpcc.New(tpcc.Config{Warehouses: 10})},

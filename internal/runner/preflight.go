@@ -187,13 +187,21 @@ func Preflight(p Plan, sys target.SysFS) error {
 // with it the server's max_connections (server.MaxConnections), from the
 // connections p's steps open, when the caller left the bound to dbio: a
 // climb to 496 users (AS3AP's default) was refused against a fixed 300.
+// Past managedConnectionsMost the preflight refuses the users instead, and
+// says how to give the server more by a setting.
 func (p Plan) withConnectionRoom() Plan {
 	o := p.EngineOptions
 	if _, server := p.Engine.(engine.ConnectionLimit); server && o.DSN == "" && o.MaxConns == 0 {
-		p.EngineOptions.MaxConns = p.userLoad().connections()
+		p.EngineOptions.MaxConns = min(p.userLoad().connections(), managedConnectionsMost)
 	}
 	return p
 }
+
+// managedConnectionsMost bounds the connections dbio sizes a server for on
+// its own: each one reserves shared memory in the server whether or not it
+// is used, and a mistyped user count (100000) should be refused before the
+// start rather than fail inside the server.
+const managedConnectionsMost = 4096
 
 // userLoad is p's steps of users as its body runs them, their pools asked
 // of the workload: a noisy-neighbour run's are each tenant's users, on its
