@@ -113,6 +113,9 @@ type part struct {
 	group   fioformat.Group
 	seconds []fioformat.Second
 	dropped int
+	// wrapped counts the site's interval histograms fio wrote wrapped
+	// (fioformat.HistSample.Wrapped).
+	wrapped int
 }
 
 // thisMachine is the place of a plan whose targets are all on this

@@ -502,6 +502,9 @@ func (r *runner) point(ctx context.Context, index, n int, pt results.FioPlan, do
 	if err != nil {
 		return fail(results.StatusFailed, err)
 	}
+	for _, pa := range parts {
+		res.HistsWrapped += pa.wrapped
+	}
 	res.Status = results.StatusCompleted
 	if res.Total != nil {
 		prec.finish(true, time.Duration(res.Total.RuntimeMS)*time.Millisecond)
@@ -556,7 +559,11 @@ func (r *runner) partOf(s *site, pt results.FioPlan, out *fioformat.Output, step
 	if err := fioformat.CompressHistLogs(dir); err != nil {
 		return part{}, fmt.Errorf("point %s: %w", pt.Name, err)
 	}
-	return part{site: s, group: g, seconds: secs, dropped: dropped}, nil
+	wrapped := 0
+	for _, j := range logs {
+		wrapped += j.WrappedHists()
+	}
+	return part{site: s, group: g, seconds: secs, dropped: dropped, wrapped: wrapped}, nil
 }
 
 // stopped is a point cut short by cancellation: it says what happened in
@@ -613,6 +620,9 @@ func (r *runner) writeStep(res results.FioPoint, hists map[string]*hdrhistogram.
 		Precision: r.measuring.record()}
 	if res.Total != nil {
 		step.MeasureS = float64(res.Total.RuntimeMS) / 1000
+	}
+	if res.HistsWrapped > 0 {
+		step.Notes = append(step.Notes, fmt.Sprintf("%d interval histogram(s) left out: fio logged a bin count past 2^63, its running totals' difference wrapped, so those seconds have no latency percentile (fio's own report is unaffected)", res.HistsWrapped))
 	}
 	if res.SecondsDropped > 0 {
 		step.Notes = append(step.Notes, fmt.Sprintf("%d second(s) left out of series.csv: fio logged them for some jobs only", res.SecondsDropped))

@@ -144,6 +144,13 @@ type HistSample struct {
 	Dir    int
 	// Bins are the bins with a count, by fio's bin index, ascending.
 	Bins []HistBin
+	// Wrapped is a line on which fio wrote a count of 2^63 or more: its
+	// interval histogram is the difference of two running totals, taken
+	// unsigned, and it wraps when the later total reads lower (fio 3.33
+	// does this now and then, most often over client/server). The line's
+	// bins are unknown, so Bins is empty and the interval counts as one
+	// without a histogram.
+	Wrapped bool
 }
 
 // IntervalEnd is when the sample's interval ended, and its direction.
@@ -210,7 +217,14 @@ func ParseHistLog(r io.Reader) ([]HistSample, error) {
 		}
 		var s HistSample
 		for i, field := range f {
-			v, err := strconv.ParseInt(strings.TrimSpace(field), 10, 64)
+			field = strings.TrimSpace(field)
+			v, err := strconv.ParseInt(field, 10, 64)
+			if err != nil && i >= 3 {
+				if u, uerr := strconv.ParseUint(field, 10, 64); uerr == nil && u > math.MaxInt64 {
+					s.Wrapped = true
+					continue
+				}
+			}
 			if err != nil {
 				return HistSample{}, fmt.Errorf("fio histogram log line %d field %d: %w", line, i+1, err)
 			}
@@ -228,6 +242,9 @@ func ParseHistLog(r io.Reader) ([]HistSample, error) {
 			case i >= 3 && v > 0:
 				s.Bins = append(s.Bins, HistBin{Index: i - 3, Count: v})
 			}
+		}
+		if s.Wrapped {
+			s.Bins = nil
 		}
 		return s, nil
 	})
@@ -272,6 +289,18 @@ type JobLogs struct {
 	// Hist are the interval's completion-latency histograms, one per
 	// direction and interval (ReadLogs only).
 	Hist []HistSample
+}
+
+// WrappedHists counts the job's histogram lines whose bins fio wrapped
+// (HistSample.Wrapped): intervals whose latency percentiles are unknown.
+func (j JobLogs) WrappedHists() int {
+	n := 0
+	for _, h := range j.Hist {
+		if h.Wrapped {
+			n++
+		}
+	}
+	return n
 }
 
 // MaxLogBytes bounds the averaged logs read from one directory: a job's

@@ -97,6 +97,9 @@ func MergeSeconds(jobs []JobLogs) (seconds []Second, dropped int) {
 			clat[k] = v
 		}
 		for h := range WholeIntervals(j.Hist) {
+			if h.Wrapped {
+				continue // the second's bins are unknown: no percentile for it
+			}
 			hist[key{ji, h.Dir, SecondOf(t0, h.TimeMS)}] = h.Bins
 		}
 	}

@@ -35,6 +35,10 @@ type FioPoint struct {
 	// how many fio logged for some jobs only.
 	Seconds        int `json:"seconds"`
 	SecondsDropped int `json:"seconds_dropped,omitempty"`
+	// HistsWrapped counts the interval histograms fio logged with a bin
+	// count past 2^63 (an unsigned difference that wrapped), left out of
+	// the per-second percentiles.
+	HistsWrapped int `json:"hists_wrapped,omitempty"`
 	// IOPSStdev is the standard deviation of those seconds' IOPS around
 	// their mean (population, as DiskSpd reports it); absent from points
 	// recorded before dbio kept it.
