@@ -2,7 +2,7 @@ package sqlclient
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 
@@ -71,45 +71,114 @@ func (quietLogger) Print(...any) {}
 
 // MySQLConn is a go-sql-driver/mysql connection a workload opens itself
 // rather than through Connect (TPC-C's, which call stored procedures and
-// read their result sets through database/sql), its sockets watched as a
-// session's are. It is the only connection of a pool of its own, so that
-// it is the session's alone and its socket can be shut down under a
-// statement waiting on the server.
+// read their result sets), used through the driver, outside database/sql,
+// its sockets watched as a session's are, so that they can be shut down
+// under a statement waiting on the server.
+//
+// Query leaves what follows the rows a caller reads on the socket until
+// the next statement: the final status of a CALL, which MariaDB sends in a
+// packet of its own after the procedure's last result set. Read at once,
+// that status costs a second wait for the socket, a sleep and a wakeup of
+// the session's thread, in nearly every transaction; read at the next
+// statement, it has long arrived. The transaction's time, taken when the
+// caller has its rows, ends when the terminal would show its output.
 type MySQLConn struct {
-	*sql.Conn
-	db      *sql.DB
+	conn    driver.Conn
+	queryer driver.QueryerContext
+	execer  driver.ExecerContext
 	sockets *sessionSockets
+	args    []driver.NamedValue
+	// rest is the last answer, its rows read as far as the caller wanted.
+	rest driver.Rows
 }
 
 // ConnectMySQL opens a go-sql-driver/mysql connection to dsn for the
 // session d was given for: its sockets of the kind d chose (ForUser,
-// ForBackground), shut down when ctx ends.
+// ForBackground), shut down when ctx ends, and its arguments interpolated
+// into each statement's text (one round trip, no prepared statement).
 func (d *Dialect) ConnectMySQL(ctx context.Context, dsn string) (*MySQLConn, error) {
 	cfg, sockets, err := mysqlConfig(ctx, dsn, d.poller())
 	if err != nil {
 		return nil, err
 	}
+	cfg.InterpolateParams = true
 	connector, err := mysqldrv.NewConnector(cfg)
 	if err != nil {
 		sockets.release()
 		return nil, err
 	}
-	db := sql.OpenDB(connector)
-	// One connection, kept: a broken one is not replaced behind the
-	// session's back (the session reconnects or gives up by its own rule).
-	db.SetMaxOpenConns(1)
-	db.SetMaxIdleConns(1)
-	conn, err := db.Conn(ctx)
+	conn, err := connector.Connect(ctx)
 	if err != nil {
-		db.Close()
 		sockets.release()
 		return nil, err
 	}
-	return &MySQLConn{Conn: conn, db: db, sockets: sockets}, nil
+	q, okQ := conn.(driver.QueryerContext)
+	e, okE := conn.(driver.ExecerContext)
+	if !okQ || !okE {
+		conn.Close()
+		sockets.release()
+		return nil, fmt.Errorf("driver connection %T cannot query and execute with a context", conn)
+	}
+	return &MySQLConn{conn: conn, queryer: q, execer: e, sockets: sockets}, nil
 }
 
-// Close closes the connection and stops watching its sockets.
+// finish reads the rest of the last answer off the socket.
+func (c *MySQLConn) finish() error {
+	if c.rest == nil {
+		return nil
+	}
+	err := c.rest.Close()
+	c.rest = nil
+	if err != nil {
+		return fmt.Errorf("the end of the last statement's answer: %w", err)
+	}
+	return nil
+}
+
+// Query sends query with args and returns its answer: the caller reads its
+// rows with Next (and NextResultSet) into values it sizes to the result's
+// columns, and never closes it; the rest is read at the next statement.
+// Values are the driver's: []byte for text (valid until the next Next),
+// int64, float64, time.Time or nil.
+func (c *MySQLConn) Query(ctx context.Context, query string, args ...any) (driver.Rows, error) {
+	if err := c.finish(); err != nil {
+		return nil, err
+	}
+	named, err := DriverArgs(c.args[:0], args)
+	c.args = named
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.queryer.QueryContext(ctx, query, named)
+	if err != nil {
+		return nil, err
+	}
+	c.rest = rows
+	return rows, nil
+}
+
+// Drop reads the rest of the last answer now, after the caller failed to
+// read it: the connection is then ready for the next statement, or that
+// statement finds it broken.
+func (c *MySQLConn) Drop() { _ = c.finish() }
+
+// Exec runs a statement that returns no rows.
+func (c *MySQLConn) Exec(ctx context.Context, query string, args ...any) error {
+	if err := c.finish(); err != nil {
+		return err
+	}
+	named, err := DriverArgs(c.args[:0], args)
+	c.args = named
+	if err != nil {
+		return err
+	}
+	_, err = c.execer.ExecContext(ctx, query, named)
+	return err
+}
+
+// Close reads the rest of the last answer, closes the connection and stops
+// watching its sockets.
 func (c *MySQLConn) Close() error {
 	defer c.sockets.release()
-	return errors.Join(c.Conn.Close(), c.db.Close())
+	return errors.Join(c.finish(), c.conn.Close())
 }

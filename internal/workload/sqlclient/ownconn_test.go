@@ -50,7 +50,7 @@ func TestOwnConnectionsEndABlockedStatement(t *testing.T) {
 					}
 					defer c.Close()
 					watched = c.sockets
-					sleep = func() error { _, err := c.ExecContext(stmtCtx, tc.sleep); return err }
+					sleep = func() error { return c.Exec(stmtCtx, tc.sleep) }
 				}
 				if len(watched.conns) != 1 {
 					t.Fatalf("the connection dialled %d sockets, want 1", len(watched.conns))

@@ -3,6 +3,7 @@ package tpcc
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"dbio/internal/engine"
 	"dbio/internal/metrics"
 	"dbio/internal/testenv"
+	"dbio/internal/workload/sqlclient"
 )
 
 // myLockWaitTimeout is MariaDB's error for a lock wait that outlived
@@ -200,12 +202,9 @@ func heldAtCustomer(t *testing.T, w *Workload, inst engine.Instance, d, c int, t
 
 	s, _ := newTestSession(t, w, inst)
 	conn := s.exec.(*myExecutor).conn
-	var id int64
-	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&id); err != nil {
-		t.Fatal(err)
-	}
+	id := connectionID(t, conn)
 	// It waits for the blocker as long as the test takes.
-	if _, err := conn.ExecContext(ctx, "SET SESSION innodb_lock_wait_timeout = 3600"); err != nil {
+	if err := conn.Exec(ctx, "SET SESSION innodb_lock_wait_timeout = 3600"); err != nil {
 		t.Fatal(err)
 	}
 	// The transaction runs without a deadline of its own: at the limit
@@ -304,10 +303,8 @@ func probeSession(t *testing.T, w *Workload, inst engine.Instance) *probe {
 	s, _ := newTestSession(t, w, inst)
 	conn := s.exec.(*myExecutor).conn
 	p := &probe{exec: s.exec, db: inst.DB()}
-	if err := conn.QueryRowContext(context.Background(), "SELECT CONNECTION_ID()").Scan(&p.id); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.ExecContext(context.Background(), "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
+	p.id = connectionID(t, conn)
+	if err := conn.Exec(context.Background(), "SET SESSION innodb_lock_wait_timeout = 1"); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -356,4 +353,22 @@ func oneWarehouseHasNoDeadlocks(t *testing.T, w *Workload, inst engine.Instance)
 		t.Errorf("%d transactions recorded, want %d", done, users*perUser)
 	}
 	mustBeConsistent(t, w, inst, "after the run")
+}
+
+// connectionID is the server's id of a session's connection.
+func connectionID(t *testing.T, conn *sqlclient.MySQLConn) int64 {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), "SELECT CONNECTION_ID()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]driver.Value, 1)
+	if err := rows.Next(vals); err != nil {
+		t.Fatal(err)
+	}
+	id, ok := vals[0].(int64)
+	if !ok {
+		t.Fatalf("CONNECTION_ID() came back as %T", vals[0])
+	}
+	return id
 }

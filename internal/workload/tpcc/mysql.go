@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -201,6 +202,8 @@ func (myBackend) notes() []string {
 type myExecutor struct {
 	conn  *sqlclient.MySQLConn
 	lines []byte
+	// vals receives a row's columns from the driver, reused.
+	vals []driver.Value
 }
 
 func (e *myExecutor) close() error { return e.conn.Close() }
@@ -218,6 +221,72 @@ func (e *myExecutor) txError(tx string, err error) error {
 		return fmt.Errorf("%s: %w: %v", tx, errNoCustomer, err)
 	}
 	return fmt.Errorf("%s: %w", tx, err)
+}
+
+// call runs a procedure and reads the first row of its first result set
+// into the executor's values, one per column.
+func (e *myExecutor) call(ctx context.Context, query string, args ...any) (driver.Rows, []driver.Value, error) {
+	rows, err := e.conn.Query(ctx, query, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := e.next(rows)
+	if err != nil {
+		e.conn.Drop()
+		if errors.Is(err, io.EOF) {
+			err = errors.New("no result")
+		}
+		return nil, nil, err
+	}
+	return rows, vals, nil
+}
+
+// next reads the result set's next row; io.EOF after its last.
+func (e *myExecutor) next(rows driver.Rows) ([]driver.Value, error) {
+	n := len(rows.Columns())
+	if cap(e.vals) < n {
+		e.vals = make([]driver.Value, n)
+	}
+	vals := e.vals[:n]
+	if err := rows.Next(vals); err != nil {
+		return nil, err
+	}
+	return vals, nil
+}
+
+// Values as the driver hands them over: integers as int64, decimals and
+// text as bytes (valid until the next row), dates as time.Time, NULL as nil.
+
+func intValue(v driver.Value) (int, error) {
+	switch v := v.(type) {
+	case int64:
+		return int(v), nil
+	case []byte:
+		n, err := strconv.ParseInt(string(v), 10, 64)
+		return int(n), err
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("an integer column holds %T", v)
+}
+
+func floatValue(v driver.Value) (float64, error) {
+	switch v := v.(type) {
+	case float64:
+		return v, nil
+	case int64:
+		return float64(v), nil
+	case []byte:
+		return strconv.ParseFloat(string(v), 64)
+	case nil:
+		return 0, nil
+	}
+	return 0, fmt.Errorf("a number column holds %T", v)
+}
+
+func bytesValue(v driver.Value) []byte {
+	b, _ := v.([]byte)
+	return b
 }
 
 // lastName renders a selection's last name for a procedure: NULL when by id.
@@ -246,33 +315,37 @@ func (e *myExecutor) newOrder(ctx context.Context, in *newOrderIn) error {
 	if in.allLocal {
 		allLocal = 1
 	}
-	var amounts, brand string
-	err := e.conn.QueryRowContext(ctx, "CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?, ?)",
-		in.wID, in.dID, in.cID, allLocal, in.entryD, len(in.lines), string(e.lines), distinct).
-		Scan(&in.oID, &in.total, &amounts, &brand, displayed{})
+	_, vals, err := e.call(ctx, "CALL tpcc_new_order(?, ?, ?, ?, ?, ?, ?, ?)",
+		in.wID, in.dID, in.cID, allLocal, in.entryD, len(in.lines), string(e.lines), distinct)
 	if err != nil {
 		if myErrno(err) == myRollback {
 			return errRollback
 		}
 		return fmt.Errorf("new-order: %w", err)
 	}
+	if len(vals) != 5 {
+		return fmt.Errorf("new-order: %d columns, want 5", len(vals))
+	}
+	// Columns: the order's id, its total, each line's amount (comma
+	// separated), each line's brand-generic flag (a letter a line), and
+	// what the terminal only displays.
+	if in.oID, err = intValue(vals[0]); err == nil {
+		in.total, err = floatValue(vals[1])
+	}
+	if err != nil {
+		return fmt.Errorf("new-order: %w", err)
+	}
+	amounts, brand := bytesValue(vals[2]), bytesValue(vals[3])
 	for i := range in.lines {
-		var a string
-		a, amounts, _ = strings.Cut(amounts, ",")
-		in.lines[i].amount, _ = strconv.ParseFloat(a, 64)
+		var a []byte
+		a, amounts, _ = bytes.Cut(amounts, []byte{','})
+		in.lines[i].amount, _ = strconv.ParseFloat(string(a), 64)
 		if i < len(brand) {
 			in.lines[i].brandGenOK = brand[i] == 'B'
 		}
 	}
 	return nil
 }
-
-// displayed receives a column the terminal would only display (names,
-// addresses): the procedure reads it as the specification says, and the
-// driver takes it off the wire without converting or keeping it.
-type displayed struct{}
-
-func (displayed) Scan(any) error { return nil }
 
 // appendPadded writes n with leading zeros to width digits.
 func appendPadded(b []byte, n, width int) []byte {
@@ -286,71 +359,81 @@ func appendPadded(b []byte, n, width int) []byte {
 
 // payment implements clause 2.5.2 through tpcc_payment.
 func (e *myExecutor) payment(ctx context.Context, in *paymentIn) error {
-	var credit string
-	var balance float64
-	var data sql.NullString
-	err := e.conn.QueryRowContext(ctx, "CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?, ?)",
-		in.wID, in.dID, in.cWID, in.cDID, in.customer.cID, lastNameArg(in.customer), in.amount, in.date).
-		Scan(&in.resolvedCID, &credit, &balance, &data, displayed{})
+	_, vals, err := e.call(ctx, "CALL tpcc_payment(?, ?, ?, ?, ?, ?, ?, ?)",
+		in.wID, in.dID, in.cWID, in.cDID, in.customer.cID, lastNameArg(in.customer), in.amount, in.date)
 	if err != nil {
 		return e.txError("payment", err)
 	}
-	in.badCreditHit = credit == "BC"
+	if len(vals) != 5 {
+		return fmt.Errorf("payment: %d columns, want 5", len(vals))
+	}
+	// Columns: the customer's id, credit, balance, the start of C_DATA for
+	// a bad-credit customer (else NULL), and what the terminal only displays.
+	if in.resolvedCID, err = intValue(vals[0]); err != nil {
+		return fmt.Errorf("payment: %w", err)
+	}
+	in.badCreditHit = string(bytesValue(vals[1])) == "BC"
 	return nil
 }
 
 // orderStatus implements clause 2.6.2 through tpcc_order_status: the
 // customer and order first, then the order's lines as a second result set.
-func (e *myExecutor) orderStatus(ctx context.Context, in *orderStatusIn) (err error) {
-	rows, err := e.conn.QueryContext(ctx, "CALL tpcc_order_status(?, ?, ?, ?)",
+func (e *myExecutor) orderStatus(ctx context.Context, in *orderStatusIn) error {
+	rows, vals, err := e.call(ctx, "CALL tpcc_order_status(?, ?, ?, ?)",
 		in.wID, in.dID, in.customer.cID, lastNameArg(in.customer))
 	if err != nil {
 		return e.txError("order-status", err)
 	}
-	defer func() {
-		if cerr := rows.Close(); err == nil && cerr != nil {
-			err = e.txError("order-status", cerr)
-		}
-	}()
-	var (
-		cID                  int
-		balance              float64
-		first, middle, lastN string
-		oID, carrier         sql.NullInt64
-		entry                sql.NullTime
-	)
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return e.txError("order-status", err)
-		}
-		return errors.New("order-status: no result")
+	// Columns: the customer's id, balance, first, middle and last name, and
+	// the last order's id, entry date and carrier (NULL when undelivered).
+	if len(vals) != 8 {
+		e.conn.Drop()
+		return fmt.Errorf("order-status: %d columns, want 8", len(vals))
 	}
-	if err := rows.Scan(&cID, &balance, &first, &middle, &lastN, &oID, &entry, &carrier); err != nil {
+	oID, err := intValue(vals[5])
+	if err != nil {
+		e.conn.Drop()
 		return fmt.Errorf("order-status: %w", err)
 	}
-	in.oID, in.lines = int(oID.Int64), 0
-	if !rows.NextResultSet() {
-		return e.txError("order-status", rows.Err())
+	in.oID, in.lines = oID, 0
+	// NextResultSet reads past the first set's end, which HasNextResultSet
+	// would have to have seen.
+	more, ok := rows.(driver.RowsNextResultSet)
+	if !ok {
+		e.conn.Drop()
+		return fmt.Errorf("order-status: the driver's rows (%T) have one result set", rows)
 	}
-	for rows.Next() {
-		var item, supply, qty int
-		var amount float64
-		var delivered sql.NullTime
-		if err := rows.Scan(&item, &supply, &qty, &amount, &delivered); err != nil {
-			return fmt.Errorf("order-status: %w", err)
+	if err := more.NextResultSet(); err != nil {
+		e.conn.Drop()
+		if errors.Is(err, io.EOF) {
+			return errors.New("order-status: no result set of order lines")
+		}
+		return e.txError("order-status", err)
+	}
+	// Each line: item, supplying warehouse, quantity, amount, delivery date.
+	for {
+		if _, err := e.next(rows); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			e.conn.Drop()
+			return e.txError("order-status", err)
 		}
 		in.lines++
 	}
-	if err := rows.Err(); err != nil {
-		return e.txError("order-status", err)
-	}
-	return nil
 }
 
 // delivery implements clause 2.7.4 through tpcc_delivery.
 func (e *myExecutor) delivery(ctx context.Context, in *deliveryIn) error {
-	err := e.conn.QueryRowContext(ctx, "CALL tpcc_delivery(?, ?, ?)", in.wID, in.carrierID, in.date).
-		Scan(&in.delivered, &in.skipped)
+	_, vals, err := e.call(ctx, "CALL tpcc_delivery(?, ?, ?)", in.wID, in.carrierID, in.date)
+	if err == nil && len(vals) != 2 {
+		err = fmt.Errorf("%d columns, want 2", len(vals))
+	}
+	if err == nil {
+		in.delivered, err = intValue(vals[0])
+	}
+	if err == nil {
+		in.skipped, err = intValue(vals[1])
+	}
 	if err != nil {
 		return fmt.Errorf("delivery: %w", err)
 	}
@@ -359,7 +442,13 @@ func (e *myExecutor) delivery(ctx context.Context, in *deliveryIn) error {
 
 // stockLevel implements clause 2.8.2 through tpcc_stock_level.
 func (e *myExecutor) stockLevel(ctx context.Context, in *stockLevelIn) error {
-	err := e.conn.QueryRowContext(ctx, "CALL tpcc_stock_level(?, ?, ?)", in.wID, in.dID, in.threshold).Scan(&in.lowStock)
+	_, vals, err := e.call(ctx, "CALL tpcc_stock_level(?, ?, ?)", in.wID, in.dID, in.threshold)
+	if err == nil && len(vals) != 1 {
+		err = fmt.Errorf("%d columns, want 1", len(vals))
+	}
+	if err == nil {
+		in.lowStock, err = intValue(vals[0])
+	}
 	if err != nil {
 		return fmt.Errorf("stock-level: %w", err)
 	}

@@ -101,21 +101,26 @@ BEGIN
         STRAIGHT_JOIN item FORCE INDEX (PRIMARY) ON i_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 1, 6) AS UNSIGNED)
         STRAIGHT_JOIN stock FORCE INDEX (PRIMARY) ON s_w_id = CAST(SUBSTRING(p_lines, (n - 1) * 14 + 7, 6) AS UNSIGNED) AND s_i_id = i_id
         WHERE n <= p_ol_cnt;
-    -- The terminal's output, read inside the transaction and sent as it is:
-    -- the order's total with W_TAX, D_TAX and C_DISCOUNT (the warehouse,
-    -- district and customer rows joined once, each a single row, so MIN
-    -- is their value), each line's amount and brand-generic flag, and what
-    -- the terminal only displays (C_LAST, C_CREDIT).
-    SELECT STRAIGHT_JOIN v_o_id, ROUND(SUM(ol_amount) * (1 - MIN(c_discount)) * (1 + MIN(w_tax) + MIN(d_tax)), 2),
+    -- The terminal's output, read inside the transaction: the order's total
+    -- with W_TAX, D_TAX and C_DISCOUNT (the warehouse, district and customer
+    -- rows joined once, each a single row, so MIN is their value), each
+    -- line's amount and brand-generic flag, and what the terminal only
+    -- displays (C_LAST, C_CREDIT). It is kept in session variables and sent
+    -- after the COMMIT: sent before, it reached the client ahead of the
+    -- commit's status, which then came after the log flush, and the client
+    -- waited for the socket twice a transaction.
+    SELECT STRAIGHT_JOIN ROUND(SUM(ol_amount) * (1 - MIN(c_discount)) * (1 + MIN(w_tax) + MIN(d_tax)), 2),
            GROUP_CONCAT(ol_amount ORDER BY ol_number),
            GROUP_CONCAT(IF(INSTR(i_data, 'ORIGINAL') > 0 AND INSTR(s_data, 'ORIGINAL') > 0, 'B', 'G') ORDER BY ol_number SEPARATOR ''),
            CONCAT_WS('|', MIN(c_last), MIN(c_credit))
+        INTO @tpcc_total, @tpcc_amounts, @tpcc_brand, @tpcc_shown
         FROM warehouse, district, customer,
              order_line JOIN item FORCE INDEX (PRIMARY) ON i_id = ol_i_id JOIN stock FORCE INDEX (PRIMARY) ON s_w_id = ol_supply_w_id AND s_i_id = ol_i_id
         WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
           AND c_w_id = p_w_id AND c_d_id = p_d_id AND c_id = p_c_id
           AND ol_w_id = p_w_id AND ol_d_id = p_d_id AND ol_o_id = v_o_id;
     COMMIT;
+    SELECT v_o_id, @tpcc_total, @tpcc_amounts, @tpcc_brand, @tpcc_shown;
     END;
 END
 //
@@ -166,16 +171,19 @@ BEGIN
     INSERT INTO history (h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_date, h_amount, h_data)
         SELECT p_c_id, p_c_d_id, p_c_w_id, p_d_id, p_w_id, p_date, p_amount, CONCAT(w_name, '    ', d_name)
         FROM warehouse, district WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id;
-    -- The terminal's output, read inside the transaction.
-    SELECT p_c_id, c_credit, c_balance, IF(c_credit = 'BC', LEFT(c_data, 200), NULL),
+    -- The terminal's output, read inside the transaction and sent after its
+    -- COMMIT, as New-Order's is.
+    SELECT c_credit, c_balance, IF(c_credit = 'BC', LEFT(c_data, 200), NULL),
            CONCAT_WS('|', w_name, w_street_1, w_street_2, w_city, w_state, w_zip,
                      d_name, d_street_1, d_street_2, d_city, d_state, d_zip,
                      c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone, c_since,
                      c_credit_lim, c_discount)
+        INTO @tpcc_credit, @tpcc_balance, @tpcc_data, @tpcc_shown
         FROM warehouse, district, customer
         WHERE w_id = p_w_id AND d_w_id = p_w_id AND d_id = p_d_id
           AND c_w_id = p_c_w_id AND c_d_id = p_c_d_id AND c_id = p_c_id;
     COMMIT;
+    SELECT p_c_id, @tpcc_credit, @tpcc_balance, @tpcc_data, @tpcc_shown;
 END
 //
 DROP PROCEDURE IF EXISTS tpcc_order_status
