@@ -45,7 +45,8 @@ func startLoad(ctx context.Context, tenants []tenant, now time.Time) (*load, err
 				}
 				return s, nil
 			},
-			Lost: func(err error) error { return fmt.Errorf("%s: %w", t.Name, err) },
+			Lost:       func(err error) error { return fmt.Errorf("%s: %w", t.Name, err) },
+			ShareProcs: sharesProcs(t.Workload, t.Instance),
 		})
 	}
 	users, err := vusers.Start(ctx, sets...)

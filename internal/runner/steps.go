@@ -415,6 +415,7 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 		Open: func(ctx context.Context, u int) (vusers.Session, error) {
 			return st.workload.NewSession(ctx, st.inst, u, col.NewRecorder())
 		},
+		ShareProcs: sharesProcs(st.workload, st.inst),
 	}
 	if load.rate > 0 {
 		recs := make([]*metrics.Recorder, users)
@@ -589,6 +590,17 @@ loop:
 	return &stepResult{summary: sum, hists: hists, totals: totals}, stepError(name, runErr)
 }
 
+// procsSharer is a workload whose sessions on inst share the Ps in force
+// instead of each keeping one (vusers.Users.ShareProcs).
+type procsSharer interface {
+	SharesProcs(inst engine.Instance) bool
+}
+
+func sharesProcs(w workload.Workload, inst engine.Instance) bool {
+	s, ok := w.(procsSharer)
+	return ok && s.SharesProcs(inst)
+}
+
 // tolerance is how late a start may be before it counts as late.
 func (st *stepper) tolerance() time.Duration {
 	if st.s.Pacing != nil {
@@ -613,7 +625,8 @@ func (st *stepper) monitorSet(m workload.Monitored, users, pool int, col *metric
 	recs := make([]*metrics.Recorder, pool)
 	tol := st.tolerance()
 	return vusers.Users{
-		N: pool,
+		N:          pool,
+		ShareProcs: sharesProcs(st.workload, st.inst),
 		Open: func(ctx context.Context, c int) (vusers.Session, error) {
 			recs[c] = col.NewRecorder()
 			return m.NewConnection(ctx, st.inst, c, recs[c])

@@ -50,17 +50,21 @@ func TestStartGivesEachSessionAP(t *testing.T) {
 		t.Errorf("GOMAXPROCS is %d after Stop, want %d as before", after, before)
 	}
 
-	// Sessions in the poller get no P: the count stays as it was.
-	g, err = Start(context.Background(), Users{N: n, InPoller: true, Open: func(ctx context.Context, i int) (Session, error) {
-		if p := runtime.GOMAXPROCS(0); p != before {
-			t.Errorf("a session in the poller opened under GOMAXPROCS=%d, want %d as before", p, before)
+	// Sessions in the poller get no P, and sessions that share the Ps in
+	// force none of their own: the count stays as it was.
+	for _, set := range []Users{{N: n, InPoller: true}, {N: n, ShareProcs: true}} {
+		set.Open = func(ctx context.Context, i int) (Session, error) {
+			if p := runtime.GOMAXPROCS(0); p != before {
+				t.Errorf("a session of %+v opened under GOMAXPROCS=%d, want %d as before", set, p, before)
+			}
+			return idleSession{}, nil
 		}
-		return idleSession{}, nil
-	}})
-	if err != nil {
-		t.Fatal(err)
+		g, err = Start(context.Background(), set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Stop()
 	}
-	g.Stop()
 }
 
 // idleSession's transactions do nothing.

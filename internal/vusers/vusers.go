@@ -94,6 +94,14 @@ type Users struct {
 	// P of their own, and Start does not count them when it sets
 	// GOMAXPROCS.
 	InPoller bool
+	// ShareProcs marks a set whose sessions share the Ps in force rather
+	// than each keeping one: Start does not count them when it raises
+	// GOMAXPROCS, so that sqlclient's Dialect.ForUser puts all but the
+	// first GOMAXPROCS-1 of them in the network poller, where the Go
+	// scheduler runs several sessions' answers on one thread between two
+	// sleeps. A workload chooses it where it measured it lighter (TPC-C's
+	// one round trip a transaction on a server engine).
+	ShareProcs bool
 }
 
 // Terminals are paced users without a connection of their own.
@@ -174,7 +182,7 @@ func Start(ctx context.Context, sets ...Users) (*Group, error) {
 		if err := set.check(); err != nil {
 			return nil, err
 		}
-		if !set.InPoller {
+		if !set.InPoller && !set.ShareProcs {
 			n += set.N
 		}
 	}

@@ -53,6 +53,10 @@ func (sqliteBackend) newExecutor(ctx context.Context, inst engine.Instance, d *s
 	return newSQLExecutor(ctx, inst.DB(), d)
 }
 
+// sharesProcs: SQLite's sessions keep a P each: they wait in cgo calls,
+// which hold their P as a blocking system call does.
+func (sqliteBackend) sharesProcs() bool { return false }
+
 func (sqliteBackend) notes() []string {
 	return []string{
 		"SQLite writers serialized: write transactions (New-Order, Payment, Delivery) queue on one in-process lock per database and start with BEGIN IMMEDIATE; read-only transactions (Order-Status, Stock-Level) run concurrently on WAL snapshots. Latency includes the wait for the write lock.",

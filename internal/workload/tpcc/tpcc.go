@@ -169,6 +169,9 @@ type backend interface {
 	newExecutor(ctx context.Context, inst engine.Instance, d *sqlclient.Dialect) (executor, error)
 	// notes explain engine-specific choices for the results.
 	notes() []string
+	// sharesProcs says whether the sessions run lighter sharing the Ps in
+	// force than each keeping one (vusers.Users.ShareProcs).
+	sharesProcs() bool
 }
 
 // backend returns the backend of inst's engine; w's writers queue the
@@ -180,6 +183,14 @@ func (w *Workload) backend(inst engine.Instance) (backend, error) {
 	backends.Register("mariadb", myBackend{})
 	backends.Register("mysql", myBackend{})
 	return backends.For(inst)
+}
+
+// SharesProcs says whether the sessions on inst share the Ps in force
+// rather than each keeping one (see vusers.Users.ShareProcs): on MariaDB,
+// where it was measured lighter, unless the sockets were set blocking.
+func (w *Workload) SharesProcs(inst engine.Instance) bool {
+	b, err := w.backend(inst)
+	return err == nil && w.sockets != sqlclient.SocketsBlocking && b.sharesProcs()
 }
 
 // Reusing reports whether the run keeps an existing dataset (no new space needed).
