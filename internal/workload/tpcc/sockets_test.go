@@ -151,10 +151,12 @@ func TestSessionSocketsAsForUserChooses(t *testing.T) {
 // thread sleep again for the commit's final status, behind the log flush,
 // and a status read as soon as the rows were made it sleep for the packet
 // the server sends after the last result set (sqlclient.MySQLConn).
+//
+// On a database of its own, whose orders no other test counts; not
+// parallel, so that no other test's sessions share the CPUs meanwhile.
 func TestMariaDBTransactionsWaitOnce(t *testing.T) {
 	testenv.RequireEngine(t, "mariadb")
-	t.Parallel()
-	w, inst := mariaServer.loaded(t, 1)
+	w, inst := mariaServer.own(t, 1)
 	w.sockets = sqlclient.SocketsBlocking
 	s, _ := newTestSession(t, w, inst)
 	w.sockets = sqlclient.SocketsByEngine
