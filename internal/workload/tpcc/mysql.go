@@ -192,12 +192,13 @@ func (myBackend) newExecutor(ctx context.Context, inst engine.Instance, d *sqlcl
 }
 
 // sharesProcs: MariaDB's sessions share the Ps. With a P each (blocking
-// sockets), dbio's CPU per New-Order was 1.3 to 1.6 times what it was with
+// sockets), dbio's CPU per New-Order was 1.1 to 2.2 times what it was with
 // the Ps left at the CPUs' count and all sessions but the first in the
-// network poller, at 8 users and at 64 (10 warehouses, alternating runs),
-// and the New-Orders were no fewer: the scheduler takes several sessions'
-// answers on one thread between two sleeps, where a thread a session
-// sleeps and wakes for each.
+// network poller at 8 users, and 2.5 times at 64 (10 warehouses,
+// alternating runs), with New-Orders no fewer beyond the runs' spread (at
+// 64 users more): the scheduler takes several sessions' answers on one
+// thread between two sleeps, where a thread a session sleeps and wakes for
+// each.
 func (myBackend) sharesProcs() bool { return true }
 
 func (myBackend) notes() []string {
