@@ -57,6 +57,7 @@ func (e *Engine) startManaged(ctx context.Context, p engine.Placement, o engine.
 		m.port = port
 		var err error
 		base := append(benchmarkSettings(m.port, m.SocketDir, server.MaxConnections(o.MaxConns), o.BufferPool), ioTimingSettings(bins.major)...)
+		base = append(base, capSortSetting(e, o)...)
 		m.settings, err = settingNames.Apply(base, o.Settings, server.ConfinementOf(p))
 		if err != nil {
 			return nil, err

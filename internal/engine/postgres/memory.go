@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"fmt"
 	"strings"
 
+	"dbio/internal/engine"
 	"dbio/internal/engine/server"
 	"dbio/internal/units"
 )
@@ -47,4 +49,39 @@ func parseSize(v string, bare int64) (int64, error) {
 		n *= bare
 	}
 	return n, err
+}
+
+// Building an index sorts in each backend's own memory, up to
+// maintenance_work_mem, which dbio's load raises to 256 MB for sorts that
+// stay in memory: two index builds at once (the order lines' primary key
+// and the stock's, at 4 warehouses 100 MB of sort between them) beside
+// 64 MB of shared buffers overran a 200 MB cap about one load in two, and
+// the kernel killed a backend (the load's "conn closed"). Under a cap the
+// server's own configuration sizes it instead, which the load then keeps:
+// a quarter of what the cap leaves beside shared memory, the server's
+// processes and capSortConnections connections, so that two builds sort
+// within it (spilling the rest to temporary files, which the load writes
+// at the device's own speed) and leave as much again to the page cache
+// they read the table through.
+const (
+	capSortConnections = 4
+	capSortFloor       = 1 << 20
+	capSortCeiling     = 256 << 20 // what the load sets when the server leaves it
+)
+
+// capSortSetting is maintenance_work_mem for a server under the memory cap
+// o.ServerMemory, nil without one or when the cap leaves room for the
+// load's own 256 MB (the server then runs with PostgreSQL's default, as
+// without a cap).
+func capSortSetting(e *Engine, o engine.Options) []server.Setting {
+	if o.ServerMemory <= 0 {
+		return nil
+	}
+	need, _ := e.MemoryNeed(o, capSortConnections)
+	sort := max((o.ServerMemory-need)/4, capSortFloor)
+	if sort >= capSortCeiling {
+		return nil
+	}
+	return []server.Setting{{Name: "maintenance_work_mem", Value: pgSize(sort &^ (1<<10 - 1)),
+		Why: fmt.Sprintf("--server-memory %s: index builds sort within a quarter of what the cap leaves beside shared memory, the processes and %d connections", units.FormatBytes(uint64(o.ServerMemory)), capSortConnections)}}
 }

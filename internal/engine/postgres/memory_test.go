@@ -142,3 +142,36 @@ func TestMemoryNeedReadsSharedBuffers(t *testing.T) {
 		}
 	}
 }
+
+// Under a memory cap the server's index builds sort within a quarter of
+// what the cap leaves, which memory.toml's 200 MB server with 64 MB of
+// shared buffers needs (two 256 MB sorts at once overran it); a cap with
+// room for the load's own 256 MB, or none, leaves the setting alone.
+func TestCapSortSetting(t *testing.T) {
+	e := New("postgres", execx.Real{Proc: "/proc"}, "/proc")
+	for _, tc := range []struct {
+		name   string
+		o      engine.Options
+		want   string
+		absent bool
+	}{
+		// 200 MB - (64 MB + 2 MB of WAL buffers + 32 MB + 4 × 4 MB) = 86 MB; a quarter.
+		{"200 MB server, 64 MB pool", engine.Options{ServerMemory: 200 << 20, BufferPool: 64 << 20}, "22016kB", false},
+		{"2 GB server", engine.Options{ServerMemory: 2 << 30, BufferPool: 64 << 20}, "", true},
+		{"no cap", engine.Options{BufferPool: 64 << 20}, "", true},
+		{"a cap the pool fills", engine.Options{ServerMemory: 100 << 20, BufferPool: 96 << 20}, "1MB", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := capSortSetting(e, tc.o)
+			if tc.absent {
+				if len(s) != 0 {
+					t.Errorf("%+v, want none", s)
+				}
+				return
+			}
+			if len(s) != 1 || s[0].Name != "maintenance_work_mem" || s[0].Value != tc.want {
+				t.Errorf("%+v, want maintenance_work_mem = %s", s, tc.want)
+			}
+		})
+	}
+}

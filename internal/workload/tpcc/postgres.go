@@ -129,9 +129,17 @@ func (pgBackend) finishLoad(ctx context.Context, inst engine.Instance) error {
 				return err
 			}
 			defer conn.Close(context.WithoutCancel(gctx))
-			// Sorts for the index builds stay in memory.
-			if _, err := conn.Exec(gctx, "SET maintenance_work_mem = '256MB'"); err != nil {
+			// Sorts for the index builds stay in memory, unless the
+			// server's configuration sizes them: a server dbio runs under
+			// a memory cap, or a setting of the user's.
+			var source string
+			if err := conn.QueryRow(gctx, "SELECT source FROM pg_settings WHERE name = 'maintenance_work_mem'").Scan(&source); err != nil {
 				return err
+			}
+			if source == "default" {
+				if _, err := conn.Exec(gctx, "SET maintenance_work_mem = '256MB'"); err != nil {
+					return err
+				}
 			}
 			for q := range work {
 				if _, err := conn.Exec(gctx, q); err != nil {
