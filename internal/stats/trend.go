@@ -1,7 +1,6 @@
 package stats
 
 import (
-	"fmt"
 	"math"
 )
 
@@ -78,16 +77,8 @@ func (t SeriesTrend) RelHalfWidth() float64 {
 // batches grow until their residuals about the line are uncorrelated. It
 // does not modify series.
 func SeriesDrift(series []float64, confidence float64) (SeriesTrend, error) {
-	if err := checkLevel(confidence); err != nil {
-		return SeriesTrend{}, fmt.Errorf("confidence %v: %w", confidence, err)
-	}
-	if len(series) == 0 {
-		return SeriesTrend{}, ErrEmpty
-	}
-	for i, v := range series {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return SeriesTrend{}, fmt.Errorf("value %d (%v): %w", i+1, v, ErrNotFinite)
-		}
+	if err := checkSeries(series, confidence); err != nil {
+		return SeriesTrend{}, err
 	}
 	n := len(series)
 	out := SeriesTrend{N: n, Mean: mean(series), Confidence: confidence}
