@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"fmt"
 	"math"
 )
 
@@ -77,8 +78,16 @@ func (t SeriesTrend) RelHalfWidth() float64 {
 // batches grow until their residuals about the line are uncorrelated. It
 // does not modify series.
 func SeriesDrift(series []float64, confidence float64) (SeriesTrend, error) {
-	if err := checkSeries(series, confidence); err != nil {
-		return SeriesTrend{}, err
+	if err := checkLevel(confidence); err != nil {
+		return SeriesTrend{}, fmt.Errorf("confidence %v: %w", confidence, err)
+	}
+	if len(series) == 0 {
+		return SeriesTrend{}, ErrEmpty
+	}
+	for i, v := range series {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return SeriesTrend{}, fmt.Errorf("value %d (%v): %w", i+1, v, ErrNotFinite)
+		}
 	}
 	n := len(series)
 	out := SeriesTrend{N: n, Mean: mean(series), Confidence: confidence}
