@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"dbio/internal/results"
 	"dbio/internal/stats"
 )
 
@@ -156,52 +155,11 @@ func parsePercent(s string) (float64, error) {
 // PrecisionConfig is a tracker's setting.
 type PrecisionConfig struct {
 	Precision Precision
-	// Confidence is the intervals' coverage, 0.95 for 95 %, and the
-	// steadiness test's.
+	// Steady is the steadiness every judgement also requires, over the
+	// last Steady.Window seconds of the measurement.
+	Steady Config
+	// Confidence is the intervals' coverage, 0.95 for 95 %.
 	Confidence float64
-}
-
-// A precision bound also asks that the series it reads be steady: a mean
-// of a throughput that climbed or fell all along says when the
-// measurement stopped, not what the system does. The test judges the whole
-// measurement so far, not its last few seconds: the least-squares line
-// through the steadiness series, and its drift from the measurement's
-// start to its end, with the interval of that drift read from batch means
-// (stats.SeriesDrift), so that the seconds' memory is allowed for as the
-// figures' intervals allow for it. The series is steady when its drift is
-// not significant at the bound's confidence (the line moved no more than
-// the noise explains), or when the drift is within the tightest precision
-// asked (a trend the figures' bound could not tell from none anyway). A
-// series too short, or of too long a memory, for ten batches is not steady
-// yet. A throughput that changes in mid-measurement has a line that climbs
-// or falls by about the change, well beyond its noise: it is never steady.
-
-// Steadiness is the steadiness test's verdict on the measurement so far.
-type Steadiness struct {
-	// Trend is the steadiness series' line across the measurement.
-	Trend stats.SeriesTrend
-	// LimitPct is the drift, in % of the mean, allowed whatever its
-	// significance: the tightest precision asked.
-	LimitPct float64
-	// Steady is true when Trend is available and its drift either not
-	// significant or within LimitPct.
-	Steady bool
-}
-
-// SteadyText says the steadiness test the bound p applies to series (its
-// name, e.g. "nopm"), in the words run.json and the terminal use.
-func SteadyText(series string, p Precision, confidence float64) string {
-	return fmt.Sprintf("%s's drift across the measurement not significant at %s %% or within ±%s %%", series,
-		strconv.FormatFloat(100*confidence, 'f', -1, 64), strconv.FormatFloat(p.tightest(), 'f', -1, 64))
-}
-
-// tightest is the smallest half-width the bound asks, in %.
-func (p Precision) tightest() float64 {
-	out := math.Inf(1)
-	for _, t := range p.Targets {
-		out = min(out, t.Percent)
-	}
-	return out
 }
 
 // PrecisionTracker judges a measurement second by second: Add the second's
@@ -212,8 +170,7 @@ func (p Precision) tightest() float64 {
 type PrecisionTracker struct {
 	cfg    PrecisionConfig
 	series [][]float64
-	steady []float64
-	second int
+	det    *Detector
 	last   PrecisionStatus
 }
 
@@ -225,7 +182,11 @@ func NewPrecisionTracker(cfg PrecisionConfig) (*PrecisionTracker, error) {
 	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
 		return nil, fmt.Errorf("confidence %v: %w", cfg.Confidence, stats.ErrConfidence)
 	}
-	return &PrecisionTracker{cfg: cfg, series: make([][]float64, len(cfg.Precision.Targets))}, nil
+	det, err := NewDetector(cfg.Steady)
+	if err != nil {
+		return nil, err
+	}
+	return &PrecisionTracker{cfg: cfg, series: make([][]float64, len(cfg.Precision.Targets)), det: det}, nil
 }
 
 // PrecisionStatus is the verdict after one second.
@@ -236,18 +197,16 @@ type PrecisionStatus struct {
 	Intervals []stats.SeriesInterval
 	// Precise is true when every interval is available and within its bound.
 	Precise bool
-	// Steady is the steadiness test's verdict on the seconds so far.
-	Steady Steadiness
+	// Steady is the steadiness test's verdict on the window ending now
+	// (false until the window is full).
+	Steady Status
 }
 
 // Add feeds one second: values in the targets' order, and the steadiness
-// series' value (a NaN one is left out of its line).
+// series' value.
 func (t *PrecisionTracker) Add(values []float64, steadyValue float64) PrecisionStatus {
-	t.second++
-	if !math.IsNaN(steadyValue) && !math.IsInf(steadyValue, 0) {
-		t.steady = append(t.steady, steadyValue)
-	}
-	st := PrecisionStatus{Second: t.second, Precise: true, Steady: t.steadiness()}
+	st := PrecisionStatus{Steady: t.det.Add(steadyValue), Precise: true}
+	st.Second = st.Steady.Second
 	for i, target := range t.cfg.Precision.Targets {
 		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
 			t.series[i] = append(t.series[i], values[i])
@@ -267,31 +226,5 @@ func (t *PrecisionTracker) Add(values []float64, steadyValue float64) PrecisionS
 	return st
 }
 
-func (t *PrecisionTracker) steadiness() Steadiness {
-	s := Steadiness{LimitPct: t.cfg.Precision.tightest()}
-	if len(t.steady) == 0 {
-		return s
-	}
-	// Only finite values and a checked confidence: no error.
-	s.Trend, _ = stats.SeriesDrift(t.steady, t.cfg.Confidence)
-	s.Steady = s.Trend.Available && (!s.Trend.Significant() || math.Abs(s.Trend.RelDrift())*100 <= s.LimitPct)
-	return s
-}
-
 // Last is the verdict after the last second added.
 func (t *PrecisionTracker) Last() PrecisionStatus { return t.last }
-
-// DriftRecord is what run.json keeps of a trend on series: nil when there
-// was no line (fewer than two seconds) or its mean was zero, without an
-// interval when the seconds' memory left none.
-func DriftRecord(series string, t stats.SeriesTrend) *results.PrecisionDrift {
-	if t.N < 2 || t.Mean == 0 {
-		return nil
-	}
-	d := &results.PrecisionDrift{Series: series, Pct: results.Round6(100 * t.RelDrift())}
-	if t.Available {
-		half := results.Round6(100 * t.RelHalfWidth())
-		d.HalfPct, d.Significant, d.BatchS, d.Batches = &half, t.Significant(), t.BatchSize, t.Batches
-	}
-	return d
-}
