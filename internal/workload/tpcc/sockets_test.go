@@ -2,13 +2,9 @@ package tpcc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -142,81 +138,4 @@ func TestSessionSocketsAsForUserChooses(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestMariaDBTransactionsWaitOnce runs New-Orders and Payments one after
-// the other on a MariaDB session's blocking socket, from a thread of their
-// own, and counts how often that thread slept: once a transaction, for its
-// answer. A procedure that sent its output before its COMMIT made the
-// thread sleep again for the commit's final status, behind the log flush,
-// and a status read as soon as the rows were made it sleep for the packet
-// the server sends after the last result set (sqlclient.MySQLConn).
-//
-// On a database of its own, whose orders no other test counts; not
-// parallel, so that no other test's sessions share the CPUs meanwhile.
-func TestMariaDBTransactionsWaitOnce(t *testing.T) {
-	testenv.RequireEngine(t, "mariadb")
-	w, inst := mariaServer.own(t, 1)
-	w.sockets = sqlclient.SocketsBlocking
-	s, _ := newTestSession(t, w, inst)
-	w.sockets = sqlclient.SocketsByEngine
-	const rounds = 100
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		ctx := context.Background()
-		run := func() error {
-			for range rounds {
-				for _, tx := range []int{TxNewOrder, TxPayment} {
-					if err := s.prepare(tx)(ctx, s.exec); err != nil && !errors.Is(err, errRollback) {
-						return err
-					}
-				}
-			}
-			return nil
-		}
-		if err := run(); err != nil { // warm: the procedures' first calls
-			done <- err
-			return
-		}
-		before, err := threadSleeps()
-		if err != nil {
-			done <- err
-			return
-		}
-		if err := run(); err != nil {
-			done <- err
-			return
-		}
-		after, err := threadSleeps()
-		if err != nil {
-			done <- err
-			return
-		}
-		if per := float64(after-before) / (2 * rounds); per > 1.4 {
-			done <- fmt.Errorf("the session's thread slept %.2f times a transaction; want about 1", per)
-			return
-		}
-		t.Logf("slept %.2f times a transaction", float64(after-before)/(2*rounds))
-		done <- nil
-	}()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-}
-
-// threadSleeps is how often the calling thread has given up its CPU of its
-// own accord: its voluntary context switches.
-func threadSleeps() (int, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", syscall.Gettid()))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, errors.New("no voluntary_ctxt_switches in the thread's status")
 }
