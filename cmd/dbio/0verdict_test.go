@@ -154,6 +154,16 @@ func namesNeighbours(v results.Verdict) bool {
 	return v.Kind == results.VerdictCPUOther || strings.Contains(v.Text, "the step measured its neighbours")
 }
 
+// isStorageVerdict says a verdict names the storage as what limited the
+// step.
+func isStorageVerdict(k results.VerdictKind) bool {
+	switch k {
+	case results.VerdictStorageSync, results.VerdictStorageRead, results.VerdictStorageWrite, results.VerdictStorage:
+		return true
+	}
+	return false
+}
+
 // requireCap skips (or fails under CI) without what a write cap needs.
 func requireCap(t *testing.T) {
 	t.Helper()
@@ -201,7 +211,18 @@ func TestVerdictFromTheDatabasesAccount(t *testing.T) {
 			case v.Kind != results.VerdictCPUServer:
 				t.Errorf("tmpfs: %s %q, want CPU-bound (the server's)", v.Kind, v.Text)
 			}
-			if io := ioShare(t, tmpfs.step); io >= 20 {
+			switch io := ioShare(t, tmpfs.step); {
+			case split != nil && split.Neighbours():
+				// A session preempted inside a read or write of tmpfs
+				// stays in PostgreSQL's I/O wait event until it runs
+				// again: beside busy neighbours that share grows with
+				// their load (21 % once on CI), so what must hold is
+				// that the verdict does not blame the storage.
+				if isStorageVerdict(v.Kind) {
+					t.Errorf("tmpfs beside busy neighbours: %s %q names the storage", v.Kind, v.Text)
+				}
+				t.Logf("tmpfs beside busy neighbours: %.0f %% of database time on storage", io)
+			case io >= 20:
 				t.Errorf("tmpfs: %.0f %% of database time on storage, want under 20 %%", io)
 			}
 
