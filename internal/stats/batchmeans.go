@@ -72,16 +72,8 @@ func (s SeriesInterval) RelHalfWidth() float64 {
 // whose batches grow until successive means are uncorrelated. It does not
 // modify series.
 func SeriesMeanInterval(series []float64, confidence float64) (SeriesInterval, error) {
-	if err := checkLevel(confidence); err != nil {
-		return SeriesInterval{}, fmt.Errorf("confidence %v: %w", confidence, err)
-	}
-	if len(series) == 0 {
-		return SeriesInterval{}, ErrEmpty
-	}
-	for i, v := range series {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return SeriesInterval{}, fmt.Errorf("value %d (%v): %w", i+1, v, ErrNotFinite)
-		}
+	if err := checkSeries(series, confidence); err != nil {
+		return SeriesInterval{}, err
 	}
 	n := len(series)
 	out := SeriesInterval{N: n, Mean: mean(series), Confidence: confidence}
@@ -166,4 +158,21 @@ func studentT(p float64, df int) float64 {
 	g3 := (((3*z2+19)*z2+17)*z2 - 15) * z / 384
 	g4 := ((((79*z2+776)*z2+1482)*z2-1920)*z2 - 945) * z / 92160
 	return z + g1/v + g2/(v*v) + g3/(v*v*v) + g4/(v*v*v*v)
+}
+
+// checkSeries refuses what no interval can be read from: a confidence
+// outside (0, 1), an empty series, a value that is not a finite number.
+func checkSeries(series []float64, confidence float64) error {
+	if err := checkLevel(confidence); err != nil {
+		return fmt.Errorf("confidence %v: %w", confidence, err)
+	}
+	if len(series) == 0 {
+		return ErrEmpty
+	}
+	for i, v := range series {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("value %d (%v): %w", i+1, v, ErrNotFinite)
+		}
+	}
+	return nil
 }
