@@ -299,8 +299,8 @@ func (f *runFlags) resolveSteady() (*runner.SteadyRampUp, []error) {
 
 // resolvePrecision reads --precision and its minimum; every problem names
 // its flag. Whether the workload records the figures named, the run's
-// preflight checks. The steadiness it also asks is --ramp-until's when
-// given (the runner's default otherwise).
+// preflight checks. The steadiness it also asks is judged on
+// --ramp-until's series when given (the headline throughput otherwise).
 func (f *runFlags) resolvePrecision(st *runner.SteadyRampUp) (*runner.PrecisionBound, []error) {
 	if !f.steadyFlags {
 		return nil, nil
@@ -324,7 +324,7 @@ func (f *runFlags) resolvePrecision(st *runner.SteadyRampUp) (*runner.PrecisionB
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	return &runner.PrecisionBound{Precision: p, Min: f.precisionMin, Steady: st}, nil
+	return &runner.PrecisionBound{Precision: p, Min: f.precisionMin, Series: steadySeries(st)}, nil
 }
 
 // readDSNFile takes the DSN from --dsn-file, so that its password is on no

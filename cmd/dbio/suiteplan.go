@@ -264,9 +264,18 @@ func steadyOf(r suite.Run) *runner.SteadyRampUp {
 	return &runner.SteadyRampUp{Criterion: c, Window: r.SteadyWindow, Ignore: r.SteadyRamp}
 }
 
+// steadySeries is the series a ramp-up until steady judges, which a
+// measurement until precise judges too; empty without one (the headline).
+func steadySeries(st *runner.SteadyRampUp) string {
+	if st == nil {
+		return ""
+	}
+	return st.Criterion.Metric
+}
+
 // precisionOf is a suite run's measurement until precise, nil without
-// one; its steadiness is ramp_until's when given. The suite has validated
-// it.
+// one; its steadiness is judged on ramp_until's series when given. The
+// suite has validated it.
 func precisionOf(r suite.Run, st *runner.SteadyRampUp) *runner.PrecisionBound {
 	if r.Precision == "" {
 		return nil
@@ -275,7 +284,7 @@ func precisionOf(r suite.Run, st *runner.SteadyRampUp) *runner.PrecisionBound {
 	if err != nil {
 		return nil
 	}
-	return &runner.PrecisionBound{Precision: p, Min: r.PrecisionMin, Steady: st}
+	return &runner.PrecisionBound{Precision: p, Min: r.PrecisionMin, Series: steadySeries(st)}
 }
 
 // suiteDiskConfig is a suite's disk run as fio's configuration, on its data

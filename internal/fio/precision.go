@@ -17,19 +17,18 @@ import (
 // PrecisionBound ends each point once its figures are known well enough:
 // every named figure's 95 % confidence interval, read by batch means from
 // the seconds fio reports while it runs, within ±P % of its value, and the
-// IOPS steady, after at least Min. The point's runtime is then its ceiling.
-// fio runs a point as one process and its own steady-state options judge a
-// slope or a spread, never an interval, so dbio judges the seconds itself
-// and interrupts fio, which stops its jobs and writes its report over the
-// seconds it ran: the point's figures are those of the measured seconds.
+// IOPS steady across the point's measurement (their least-squares drift not
+// significant, or within the tightest P; steady.PrecisionTracker), after at
+// least Min. The point's runtime is then its ceiling. fio runs a point as
+// one process and its own steady-state options judge a slope or a spread,
+// never an interval, so dbio judges the seconds itself and interrupts fio,
+// which stops its jobs and writes its report over the seconds it ran: the
+// point's figures are those of the measured seconds.
 type PrecisionBound struct {
 	Precision steady.Precision
 	// Min is the shortest a point's measurement lasts, whatever its
 	// intervals say.
 	Min time.Duration
-	// SteadyWindow is the window the IOPS must be steady over at the end;
-	// 0 takes DefaultPrecisionSteadyWindow.
-	SteadyWindow time.Duration
 }
 
 // DefaultPrecisionMin is the shortest a point's measurement lasts when
@@ -40,27 +39,9 @@ const (
 	MinPrecisionMin     = 10 * time.Second
 )
 
-// DefaultPrecisionSteadyWindow is the steadiness window of a precision
-// bound when none is given: the 20 s the database steps' bound uses too.
-const DefaultPrecisionSteadyWindow = 20 * time.Second
-
-// steadyCriterion is the steadiness a bound requires: the least-squares
-// line of the IOPS over the window may drift at most 10 % of the mean from
-// one end of the window to the other, the slope rule of --steady-state
-// alone and of the database steps' bound.
-func (b PrecisionBound) steadyConfig() steady.Config {
-	w := b.SteadyWindow
-	if w <= 0 {
-		w = DefaultPrecisionSteadyWindow
-	}
-	return steady.Config{Criterion: steady.Criterion{Metric: string(results.FigureIOPS), Test: steady.Slope, Limit: 10 / w.Seconds(), Percent: true},
-		Window: int(w / time.Second)}
-}
-
 // steadyText says the steadiness as run.json and the terminal write it.
 func (b PrecisionBound) steadyText() string {
-	c := b.steadyConfig()
-	return fmt.Sprintf("%s over %s", c.Criterion, time.Duration(c.Window)*time.Second)
+	return steady.SteadyText(string(results.FigureIOPS), b.Precision, stats.DefaultConfidence)
 }
 
 // String says the bound the way the terminal and the dry run do.
@@ -142,19 +123,12 @@ func (b PrecisionBound) problems(c Config, profile Profile) []string {
 		out = append(out, fmt.Sprintf("--precision %s: a fio point records no per-second %s; use one of %s, or pQ for a percentile (e.g. p99:10%%)",
 			t, name, strings.Join(PrecisionFigureNames, ", ")))
 	}
-	window := b.SteadyWindow
-	if window <= 0 {
-		window = DefaultPrecisionSteadyWindow
-	}
 	runtime := c.Runtime
 	if runtime == 0 && profile != nil {
 		runtime = profile.DefaultRuntime()
 	}
-	switch {
-	case runtime > 0 && b.Min > runtime:
+	if runtime > 0 && b.Min > runtime {
 		out = append(out, fmt.Sprintf("--precision-min %s is longer than each point's runtime (%s), its ceiling: lengthen --runtime or shorten --precision-min", b.Min, runtime))
-	case runtime > 0 && window > runtime:
-		out = append(out, fmt.Sprintf("--precision: the IOPS' steadiness over %s can never be judged within a %s point: lengthen --runtime", window, runtime))
 	}
 	if c.SteadyState != "" {
 		out = append(out, "--precision and --steady-state: fio's steady state ends a point on its own rule; give one of them")
@@ -182,7 +156,7 @@ func newPointPrecision(b *PrecisionBound, ceiling time.Duration) (*pointPrecisio
 	if b == nil {
 		return nil, nil
 	}
-	tr, err := steady.NewPrecisionTracker(steady.PrecisionConfig{Precision: b.Precision, Steady: b.steadyConfig(), Confidence: stats.DefaultConfidence})
+	tr, err := steady.NewPrecisionTracker(steady.PrecisionConfig{Precision: b.Precision, Confidence: stats.DefaultConfidence})
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +199,8 @@ func (m *pointPrecision) record() *results.StepPrecision {
 	}
 	last := m.tracker.Last()
 	r := &results.StepPrecision{Asked: m.bound.Precision.String(), Steady: m.bound.steadyText(), Confidence: stats.DefaultConfidence,
-		MinS: m.bound.Min.Seconds(), CeilingS: m.ceiling.Seconds(), Ended: m.ended, AtS: results.Round6(m.at.Seconds()), SteadyAtEnd: last.Steady.Steady}
+		MinS: m.bound.Min.Seconds(), CeilingS: m.ceiling.Seconds(), Ended: m.ended, AtS: results.Round6(m.at.Seconds()), SteadyAtEnd: last.Steady.Steady,
+		Drift: steady.DriftRecord(string(results.FigureIOPS), last.Steady.Trend)}
 	for i, t := range m.bound.Precision.Targets {
 		name := t.Name()
 		if name == "" {
@@ -264,7 +239,11 @@ func (m *pointPrecision) said() string {
 	case results.PrecisionCeiling:
 		return fmt.Sprintf("not precise within the %s ceiling: %s", m.ceiling, strings.Join(figs, ", "))
 	case results.PrecisionNotSteady:
-		return fmt.Sprintf("not steady at the %s ceiling (%s): %s", m.ceiling, m.bound.steadyText(), strings.Join(figs, ", "))
+		drift := "too few seconds for a line"
+		if r.Drift != nil {
+			drift = r.Drift.Said()
+		}
+		return fmt.Sprintf("not steady at the %s ceiling (%s; wanted %s): %s", m.ceiling, drift, r.Steady, strings.Join(figs, ", "))
 	}
 	return ""
 }

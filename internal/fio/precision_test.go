@@ -43,7 +43,7 @@ func TestPrecisionEndsAPointOnceItsFiguresArePrecise(t *testing.T) {
 			}
 			c := short(Config{Profile: "job", RW: []string{"randread"}, BlockSizes: []int64{4096}, Targets: []string{shmDir(t)}}, tc.runtime)
 			c.Ramp = durp(time.Second)
-			c.Precision = &PrecisionBound{Precision: p, Min: 10 * time.Second, SteadyWindow: 5 * time.Second}
+			c.Precision = &PrecisionBound{Precision: p, Min: 10 * time.Second}
 			plan, err := NewPlan(c, BuiltinProfiles())
 			if err != nil {
 				t.Fatal(err)
@@ -67,8 +67,14 @@ func TestPrecisionEndsAPointOnceItsFiguresArePrecise(t *testing.T) {
 			if !slices.Contains(tc.ended, pr.Ended) {
 				t.Fatalf("ended %q, want one of %q:\n%s", pr.Ended, tc.ended, out.String())
 			}
-			if pr.Asked != p.String() || pr.CeilingS != tc.runtime.Seconds() || pr.MinS != 10 || len(pr.Figures) != len(p.Targets) {
+			if pr.Asked != p.String() || pr.CeilingS != tc.runtime.Seconds() || pr.MinS != 10 || len(pr.Figures) != len(p.Targets) ||
+				!strings.HasPrefix(pr.Steady, "iops's drift across the measurement") {
 				t.Errorf("precision record %+v", pr)
+			}
+			// What the steadiness test judged: the IOPS' line across the
+			// measured seconds, steady when the point ended precise.
+			if d := pr.Drift; d != nil && (d.Series != "iops" || d.HalfPct != nil && d.Batches < 10) || pr.Ended == results.PrecisionReached && (d == nil || !pr.SteadyAtEnd) {
+				t.Errorf("drift %+v, steady at the end %v", pr.Drift, pr.SteadyAtEnd)
 			}
 			// fio's figures are over the seconds it measured, which the
 			// bound's measurement saw end.
@@ -115,7 +121,6 @@ func TestPrecisionProblems(t *testing.T) {
 		{"a database figure", "nopm:2%", nil, "records no per-second nopm"},
 		{"a transaction type", "new_order:p99:10%", nil, "no transaction types"},
 		{"minimum beyond the runtime", "2%", func(c *Config) { c.Precision.Min = 2 * time.Minute }, "longer than each point's runtime"},
-		{"window beyond the runtime", "2%", func(c *Config) { c.Runtime, c.Precision.Min = 15*time.Second, 10*time.Second }, "can never be judged"},
 		{"with fio's steady state", "2%", func(c *Config) { c.SteadyState = "auto" }, "give one of them"},
 		{"rounds", "2%", func(c *Config) { c.Profile = "snia-rounds" }, "rounds are judged steady"},
 		{"a whole-file pass", "2%", func(c *Config) { c.Profile = "precondition" }, "without --precision"},

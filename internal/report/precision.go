@@ -76,10 +76,10 @@ func precisionTable(steps []results.Step, id string) *table {
 	}
 	first := ps[0].Precision
 	t := &table{ID: id, Title: "Measurement until precise",
-		Caption: fmt.Sprintf("Each measurement was to end once every figure's 95 %% confidence interval was within its bound (%s) and throughput steady (%s), after at least %s s; the interval of a figure's per-second mean comes from batch means, batches grown until successive means are uncorrelated.",
+		Caption: fmt.Sprintf("Each measurement was to end once every figure's 95 %% confidence interval was within its bound (%s) and throughput steady (%s), after at least %s s; the interval of a figure's per-second mean comes from batch means, batches grown until successive means are uncorrelated. The drift is the least-squares line of the throughput across the measurement when it ended, from its start to its end in %% of its mean, with its interval from batch means too.",
 			first.Asked, first.Steady, fixed(first.MinS, 0))}
 	t.Columns = []column{{Name: "users", Numeric: true}, {Name: "ended"}, {Name: "measured (s)", Numeric: true}, {Name: "ceiling (s)", Numeric: true},
-		{Name: "figure"}, {Name: "mean", Numeric: true}, {Name: "interval"}, {Name: "reached ±%", Numeric: true}, {Name: "asked ±%", Numeric: true}, {Name: "batches"}}
+		{Name: "figure"}, {Name: "mean", Numeric: true}, {Name: "interval"}, {Name: "reached ±%", Numeric: true}, {Name: "asked ±%", Numeric: true}, {Name: "batches"}, {Name: "drift"}}
 	for _, s := range ps {
 		p := s.Precision
 		ended := cell{Text: p.Ended, Raw: p.Ended}
@@ -107,9 +107,25 @@ func precisionTable(steps []results.Step, id string) *table {
 				}
 			}
 			row = append(row, cell{Text: f.Name, Raw: f.Name}, numCell(f.Mean, quantity), interval, reached,
-				numCell(f.AskedPct, func(v float64) string { return fixed(v, 2) }), batches)
+				numCell(f.AskedPct, func(v float64) string { return fixed(v, 2) }), batches, driftCell(p, i))
 			t.Rows = append(t.Rows, row)
 		}
 	}
 	return t
+}
+
+// driftCell is the steadiness series' drift on a measurement's first row:
+// "nopm -3.1 % ± 8.2 %", marked worse when the measurement ended unsteady.
+func driftCell(p *results.StepPrecision, row int) cell {
+	if row > 0 {
+		return cell{}
+	}
+	if p.Drift == nil {
+		return cell{Text: "-"}
+	}
+	c := cell{Text: p.Drift.Series + " " + strings.TrimPrefix(p.Drift.Said(), p.Drift.Series+" drifted ")}
+	if !p.SteadyAtEnd {
+		c.Class = "worse"
+	}
+	return c
 }

@@ -14,8 +14,9 @@ func TestPrecisionFindingAndTable(t *testing.T) {
 	lo, hi, pct := 980.0, 1020.0, 2.0
 	wide := 7.5
 	step := func(users int, ended string, at float64, reached *float64) results.Step {
-		return results.Step{Name: "users", Users: users, Precision: &results.StepPrecision{Asked: "nopm:2%", Steady: "tpm_slope:0.5% over 20s",
-			Confidence: 0.95, MinS: 30, CeilingS: 300, Ended: ended, AtS: at,
+		return results.Step{Name: "users", Users: users, Precision: &results.StepPrecision{Asked: "nopm:2%", Steady: "nopm's drift across the measurement known within ±10 % at 95 % confidence, and not significant or within it",
+			Confidence: 0.95, MinS: 30, CeilingS: 300, Ended: ended, AtS: at, SteadyAtEnd: ended != results.PrecisionNotSteady,
+			Drift:   &results.PrecisionDrift{Series: "nopm", Pct: -3.14, HalfPct: &wide, Significant: false, BatchS: 2, Batches: int(at) / 2},
 			Figures: []results.PrecisionFigure{{Name: "nopm", AskedPct: 2, Seconds: int(at), Mean: 1000, Lo: &lo, Hi: &hi, ReachedPct: reached, BatchS: 5, Batches: 12}}}}
 	}
 	steps := []results.Step{step(1, results.PrecisionReached, 61, &pct), step(4, results.PrecisionReached, 95, &pct),
@@ -41,7 +42,8 @@ func TestPrecisionFindingAndTable(t *testing.T) {
 		t.Fatalf("table %+v", tb)
 	}
 	row := tb.Rows[2]
-	if row[1].Text != "ceiling" || row[4].Text != "nopm" || row[6].Text != "980 to 1,020" || row[7].Text != "7.50" || row[7].Class != "worse" || row[9].Text != "12 of 5 s" {
+	if row[1].Text != "ceiling" || row[4].Text != "nopm" || row[6].Text != "980 to 1,020" || row[7].Text != "7.50" || row[7].Class != "worse" || row[9].Text != "12 of 5 s" ||
+		row[10].Text != "nopm -3.1 % ± 7.5 %" || row[10].Class != "" || tb.Rows[3][10].Class != "worse" {
 		var texts []string
 		for _, c := range row {
 			texts = append(texts, c.Text)

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -41,8 +42,12 @@ func PrecisionEnding(completed, steadyAtEnd bool) string {
 type StepPrecision struct {
 	// Asked is the bound as given: "nopm:2%,new_order:p99:10%".
 	Asked string `json:"asked"`
-	// Steady is the steadiness also required, a criterion over a window:
-	// "tpm_slope:0.5% over 20s".
+	// Steady is the steadiness also required, in words: "nopm's drift
+	// across the measurement known within ±40 % at 95 % confidence, and
+	// not significant or within it" (runs recorded with the first drift
+	// test say "not significant at 95 % or within ±20 %").
+	// Runs recorded before the drift test say a criterion over a window
+	// here ("tpm_slope:0.5% over 20s").
 	Steady string `json:"steady"`
 	// Confidence is the intervals' nominal coverage (0.95).
 	Confidence float64 `json:"confidence"`
@@ -54,8 +59,13 @@ type StepPrecision struct {
 	Ended string `json:"ended"`
 	// AtS is how long the measurement lasted when it ended.
 	AtS float64 `json:"at_s"`
-	// SteadyAtEnd says the last window was steady when it ended.
+	// SteadyAtEnd says the series was steady when the measurement ended.
 	SteadyAtEnd bool `json:"steady_at_end"`
+	// Drift is what the steadiness test judged when the measurement ended:
+	// the steadiness series' line across the measurement. Absent when the
+	// seconds were too few (or their memory too long) for one, and in runs
+	// recorded before the drift test.
+	Drift *PrecisionDrift `json:"drift,omitempty"`
 	// Figures are the intervals each figure reached, in the order asked.
 	Figures []PrecisionFigure `json:"figures"`
 }
@@ -82,6 +92,41 @@ type PrecisionFigure struct {
 	// means were no longer correlated.
 	BatchS  int `json:"batch_s,omitempty"`
 	Batches int `json:"batches,omitempty"`
+}
+
+// PrecisionDrift is the least-squares line of a measurement's steadiness
+// series, judged against the series' noise by batch means.
+type PrecisionDrift struct {
+	// Series names the per-second series judged ("nopm", "iops").
+	Series string `json:"series"`
+	// Pct is the line's change from the measurement's start to its end, in
+	// % of the series' mean (signed: negative when it fell), and HalfPct
+	// the half-width of its interval at the bound's confidence; absent
+	// when the seconds' memory left no interval (no batch length left
+	// uncorrelated noise about the line, as when the level steps).
+	Pct     float64  `json:"pct"`
+	HalfPct *float64 `json:"half_pct,omitempty"`
+	// Significant says the interval excludes zero: the series moved more
+	// than its noise explains.
+	Significant bool `json:"significant"`
+	// BatchS and Batches are the batch means the line was fitted to, with
+	// the interval.
+	BatchS  int `json:"batch_s,omitempty"`
+	Batches int `json:"batches,omitempty"`
+}
+
+// Said is the drift as the terminal says it: "nopm drifted +3.1 % ± 8.2 %",
+// or "tps drifted -62 % (no interval: the seconds scatter about no line)".
+func (d PrecisionDrift) Said() string {
+	sign := "+"
+	if d.Pct < 0 {
+		sign = "-"
+	}
+	out := fmt.Sprintf("%s drifted %s%s %%", d.Series, sign, percentDigits(math.Abs(d.Pct)))
+	if d.HalfPct == nil {
+		return out + " (no interval: the seconds scatter about no line)"
+	}
+	return out + " ± " + percentDigits(*d.HalfPct) + " %"
 }
 
 // Said is the figure as a terminal line names it when its measurement

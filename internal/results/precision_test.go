@@ -30,10 +30,11 @@ func TestPrecisionRecords(t *testing.T) {
 		t.Errorf("read back as\n%+v\nwant\n%+v", back, c)
 	}
 
-	lo, hi, pct := 980.0, 1020.0, 2.0
+	lo, hi, pct, half := 980.0, 1020.0, 2.0, 3.25
 	s := Step{Index: 1, Name: "users-4", Kind: "tpcc", Status: StatusCompleted, Precision: &StepPrecision{
-		Asked: "nopm:2%", Steady: "tpm_slope:0.5% over 20s", Confidence: 0.95, MinS: 30, CeilingS: 300,
+		Asked: "nopm:2%", Steady: "nopm's drift across the measurement known within ±10 % at 95 % confidence, and not significant or within it", Confidence: 0.95, MinS: 30, CeilingS: 300,
 		Ended: PrecisionReached, AtS: 95, SteadyAtEnd: true,
+		Drift:   &PrecisionDrift{Series: "nopm", Pct: -1.5, HalfPct: &half, BatchS: 2, Batches: 47},
 		Figures: []PrecisionFigure{{Name: "nopm", AskedPct: 2, Seconds: 95, Mean: 1000, Lo: &lo, Hi: &hi, ReachedPct: &pct, BatchS: 5, Batches: 19}}}}
 	b, err := json.Marshal(s)
 	if err != nil {

@@ -36,3 +36,20 @@ func TestPrecisionFigureSaid(t *testing.T) {
 		}
 	}
 }
+
+// A drift's terminal words carry its sign and the same plain digits.
+func TestPrecisionDriftSaid(t *testing.T) {
+	pct := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		d    PrecisionDrift
+		want string
+	}{
+		{PrecisionDrift{Series: "nopm", Pct: 3.14, HalfPct: pct(8.2)}, "nopm drifted +3.1 % ± 8.2 %"},
+		{PrecisionDrift{Series: "tps", Pct: -42.4, HalfPct: pct(12.6)}, "tps drifted -42 % ± 13 %"},
+		{PrecisionDrift{Series: "tps", Pct: -62}, "tps drifted -62 % (no interval: the seconds scatter about no line)"},
+	} {
+		if got := tt.d.Said(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
+}

@@ -17,16 +17,20 @@ import (
 // PrecisionBound ends each step's measurement as soon as its figures are
 // known well enough: every named figure's 95 % confidence interval, read
 // from its per-second series by batch means, within ±P % of its value, and
-// throughput steady, after at least Min. The plan's Step is then the
-// ceiling: the longest a measurement lasts.
+// throughput steady across the measurement (steady.PrecisionTracker: its
+// least-squares drift not significant, or within the tightest P), after at
+// least Min. The plan's Step is then the ceiling: the longest a measurement
+// lasts.
 type PrecisionBound struct {
 	Precision steady.Precision
 	// Min is the shortest a measurement lasts, whatever its intervals say:
 	// a few seconds' interval judges too little of the system.
 	Min time.Duration
-	// Steady is the steadiness also required, over the last Window seconds
-	// of the measurement; nil takes the default (see DefaultPrecisionSteady).
-	Steady *SteadyRampUp
+	// Series names the per-second series whose drift the steadiness test
+	// judges ("nopm"): the ramp-up's criterion's, which the ramp-up's own
+	// checks hold to the series the workload records; empty for the
+	// workload's headline throughput.
+	Series string
 }
 
 // DefaultPrecisionMin is the shortest a precision-bound measurement lasts
@@ -37,16 +41,6 @@ const DefaultPrecisionMin = 30 * time.Second
 // MinPrecisionMin is the shortest minimum accepted: ten seconds, ten
 // batches of one.
 const MinPrecisionMin = 10 * time.Second
-
-// DefaultPrecisionSteady is the steadiness a precision bound requires when
-// none is given, on series: the least-squares line over the last
-// DefaultSteadyWindow may drift at most 10 % of the mean from one end of the
-// window to the other, the rule `dbio disk --steady-state` applies alone
-// (SNIA's slope rule).
-func DefaultPrecisionSteady(series string) SteadyRampUp {
-	w := DefaultSteadyWindow
-	return SteadyRampUp{Criterion: steady.Criterion{Metric: series, Test: steady.Slope, Limit: 10 / w.Seconds(), Percent: true}, Window: w}
-}
 
 // String says it the way the terminal and the docs do.
 func (p PrecisionBound) String() string {
@@ -69,9 +63,6 @@ func (p PrecisionBound) Problems(w workload.Workload, ceiling time.Duration, pac
 	var out []error
 	if p.Min > ceiling {
 		out = append(out, fmt.Errorf("precision: the shortest measurement (%s) is longer than the step (%s), its ceiling: lengthen the step or shorten the minimum", p.Min, ceiling))
-	}
-	if p.Steady != nil && p.Steady.Window > ceiling {
-		out = append(out, fmt.Errorf("precision: steadiness over %s can never be judged within a %s step: lengthen the step or shorten the window", p.Steady.Window, ceiling))
 	}
 	if w == nil {
 		return out
@@ -104,7 +95,7 @@ func (p PrecisionBound) Problems(w workload.Workload, ceiling time.Duration, pac
 // records nothing.
 type measurement struct {
 	bound   PrecisionBound
-	steady  SteadyRampUp
+	series  string // the steadiness series
 	targets []steady.PrecisionTarget
 	txIndex []int // each target's transaction type's index, -1 for a series
 	ceiling time.Duration
@@ -113,9 +104,8 @@ type measurement struct {
 	at      time.Duration
 }
 
-// newMeasurement prepares the tracker for one step of w; tick is the
-// sampling interval (one second outside tests), and windows count ticks.
-func newMeasurement(b *PrecisionBound, w workload.Workload, ceiling, tick time.Duration) (*measurement, error) {
+// newMeasurement prepares the tracker for one step of w.
+func newMeasurement(b *PrecisionBound, w workload.Workload, ceiling time.Duration) (*measurement, error) {
 	if b == nil {
 		return nil, nil
 	}
@@ -124,10 +114,9 @@ func newMeasurement(b *PrecisionBound, w workload.Workload, ceiling, tick time.D
 	if s := SecondSeries(w); len(s) > 0 {
 		headline = s[0]
 	}
-	m.steady = DefaultPrecisionSteady(headline)
-	if b.Steady != nil {
-		m.steady = *b.Steady
-		m.steady.Ignore = 0 // the measurement's seconds all count
+	m.series = headline
+	if b.Series != "" {
+		m.series = b.Series
 	}
 	for _, t := range b.Precision.Targets {
 		if t.TxType == "" && t.Series == "" {
@@ -136,8 +125,7 @@ func newMeasurement(b *PrecisionBound, w workload.Workload, ceiling, tick time.D
 		m.targets = append(m.targets, t)
 		m.txIndex = append(m.txIndex, slices.Index(w.TxTypes(), t.TxType))
 	}
-	tr, err := steady.NewPrecisionTracker(steady.PrecisionConfig{Precision: steady.Precision{Targets: m.targets},
-		Steady: steady.Config{Criterion: m.steady.Criterion, Window: int(m.steady.Window / tick)}, Confidence: stats.DefaultConfidence})
+	tr, err := steady.NewPrecisionTracker(steady.PrecisionConfig{Precision: steady.Precision{Targets: m.targets}, Confidence: stats.DefaultConfidence})
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +151,7 @@ func (m *measurement) add(values []results.Sample, interval []metrics.TxCounts, 
 		}
 		vals[i] = sampleValue(values, t.Series)
 	}
-	st := m.tracker.Add(vals, sampleValue(values, m.steady.Criterion.Metric))
+	st := m.tracker.Add(vals, sampleValue(values, m.series))
 	if measured >= m.bound.Min && st.Precise && st.Steady.Steady {
 		m.ended, m.at = results.PrecisionReached, measured
 		return true
@@ -190,15 +178,20 @@ func (m *measurement) finish(completed bool, measured time.Duration) {
 	m.ended = results.PrecisionEnding(completed, m.tracker.Last().Steady.Steady)
 }
 
+// steadyText says the steadiness the measurement requires.
+func (m *measurement) steadyText() string {
+	return steady.SteadyText(m.series, steady.Precision{Targets: m.targets}, stats.DefaultConfidence)
+}
+
 // record is what the step's summary keeps of its measurement.
 func (m *measurement) record() *results.StepPrecision {
 	if m == nil {
 		return nil
 	}
 	last := m.tracker.Last()
-	r := &results.StepPrecision{Asked: m.bound.Precision.String(), Steady: m.steady.String(), Confidence: stats.DefaultConfidence,
+	r := &results.StepPrecision{Asked: m.bound.Precision.String(), Steady: m.steadyText(), Confidence: stats.DefaultConfidence,
 		MinS: m.bound.Min.Seconds(), CeilingS: m.ceiling.Seconds(), Ended: m.ended, AtS: results.Round6(m.at.Seconds()),
-		SteadyAtEnd: last.Steady.Steady}
+		SteadyAtEnd: last.Steady.Steady, Drift: steady.DriftRecord(m.series, last.Steady.Trend)}
 	for i, t := range m.targets {
 		f := results.PrecisionFigure{Name: t.Name(), AskedPct: t.Percent}
 		if i < len(last.Intervals) {
@@ -233,7 +226,11 @@ func (m *measurement) said(step string) string {
 	case results.PrecisionCeiling:
 		return fmt.Sprintf("%s: not precise within the %s ceiling: %s", step, m.ceiling, strings.Join(figs, ", "))
 	case results.PrecisionNotSteady:
-		return fmt.Sprintf("%s: not steady at the %s ceiling (%s): %s", step, m.ceiling, m.steady, strings.Join(figs, ", "))
+		drift := "too few seconds for a line"
+		if r.Drift != nil {
+			drift = r.Drift.Said()
+		}
+		return fmt.Sprintf("%s: not steady at the %s ceiling (%s; wanted %s): %s", step, m.ceiling, drift, r.Steady, strings.Join(figs, ", "))
 	}
 	return ""
 }

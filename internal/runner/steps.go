@@ -402,7 +402,7 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}
-	bound, err := newMeasurement(s.Precision, st.workload, s.Step, tick)
+	bound, err := newMeasurement(s.Precision, st.workload, s.Step)
 	if err != nil {
 		return nil, fmt.Errorf("step %s: %w", name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"dbio/internal/results"
 	"dbio/internal/stats"
 )
 
@@ -155,11 +156,67 @@ func parsePercent(s string) (float64, error) {
 // PrecisionConfig is a tracker's setting.
 type PrecisionConfig struct {
 	Precision Precision
-	// Steady is the steadiness every judgement also requires, over the
-	// last Steady.Window seconds of the measurement.
-	Steady Config
-	// Confidence is the intervals' coverage, 0.95 for 95 %.
+	// Confidence is the intervals' coverage, 0.95 for 95 %, and the
+	// steadiness test's.
 	Confidence float64
+}
+
+// A precision bound also asks that the series it reads be steady: a mean
+// of a throughput that climbed or fell all along says when the
+// measurement stopped, not what the system does. The test judges the whole
+// measurement so far, not its last few seconds: the least-squares line
+// through the steadiness series, and its drift from the measurement's
+// start to its end, with the interval of that drift read from batch means
+// (stats.SeriesDrift), so that the seconds' memory is allowed for as the
+// figures' intervals allow for it.
+//
+// The series is steady when that interval is no wider than ±L and the
+// drift is either within its noise (not significant) or, interval and
+// all, within ±L, where L, the drift allowed, is twice the tightest
+// precision asked and never under DriftLimitPct: a line that drifts by 2P
+// across the measurement starts and ends within ±P of the mean, where the
+// bound asked the mean to be known. Both parts matter. "Not significant"
+// alone lets a noisy machine hide any change behind a wide interval (a
+// throughput cut to a quarter in mid-step, seconds ±60 % on a loaded
+// machine: a drift of -243 % ± 260 %); the width's limit keeps such a step
+// running, to its ceiling if need be. An interval within ±L alone would
+// ask of a short step's line three or four times the precision its mean
+// needs. A series too short, or of too long a memory, for ten batches is
+// not steady yet, and one whose level changes by more than L in
+// mid-measurement never is.
+
+// DriftLimitPct is the least drift allowed, in % of the mean: the 10 %
+// that the slope rule of `--ramp-until` and SNIA's steady state allow
+// across their window.
+const DriftLimitPct = 10.0
+
+// Steadiness is the steadiness test's verdict on the measurement so far.
+type Steadiness struct {
+	// Trend is the steadiness series' line across the measurement.
+	Trend stats.SeriesTrend
+	// LimitPct is the drift allowed, in % of the mean (see DriftLimit).
+	LimitPct float64
+	// Steady is true when Trend is available, its interval's half-width
+	// at most LimitPct, and its drift within that half-width or, with it,
+	// within LimitPct.
+	Steady bool
+}
+
+// DriftLimit is the drift a bound allows across the measurement, in % of
+// the mean: twice its tightest precision, at least DriftLimitPct.
+func (p Precision) DriftLimit() float64 {
+	tightest := math.Inf(1)
+	for _, t := range p.Targets {
+		tightest = min(tightest, t.Percent)
+	}
+	return max(DriftLimitPct, 2*tightest)
+}
+
+// SteadyText says the steadiness test the bound p applies to series (its
+// name, e.g. "nopm"), in the words run.json and the terminal use.
+func SteadyText(series string, p Precision, confidence float64) string {
+	return fmt.Sprintf("%s's drift across the measurement known within ±%s %% at %s %% confidence, and not significant or within it",
+		series, strconv.FormatFloat(p.DriftLimit(), 'f', -1, 64), strconv.FormatFloat(100*confidence, 'f', -1, 64))
 }
 
 // PrecisionTracker judges a measurement second by second: Add the second's
@@ -170,7 +227,8 @@ type PrecisionConfig struct {
 type PrecisionTracker struct {
 	cfg    PrecisionConfig
 	series [][]float64
-	det    *Detector
+	steady []float64
+	second int
 	last   PrecisionStatus
 }
 
@@ -182,11 +240,7 @@ func NewPrecisionTracker(cfg PrecisionConfig) (*PrecisionTracker, error) {
 	if !(cfg.Confidence > 0 && cfg.Confidence < 1) {
 		return nil, fmt.Errorf("confidence %v: %w", cfg.Confidence, stats.ErrConfidence)
 	}
-	det, err := NewDetector(cfg.Steady)
-	if err != nil {
-		return nil, err
-	}
-	return &PrecisionTracker{cfg: cfg, series: make([][]float64, len(cfg.Precision.Targets)), det: det}, nil
+	return &PrecisionTracker{cfg: cfg, series: make([][]float64, len(cfg.Precision.Targets))}, nil
 }
 
 // PrecisionStatus is the verdict after one second.
@@ -197,16 +251,18 @@ type PrecisionStatus struct {
 	Intervals []stats.SeriesInterval
 	// Precise is true when every interval is available and within its bound.
 	Precise bool
-	// Steady is the steadiness test's verdict on the window ending now
-	// (false until the window is full).
-	Steady Status
+	// Steady is the steadiness test's verdict on the seconds so far.
+	Steady Steadiness
 }
 
 // Add feeds one second: values in the targets' order, and the steadiness
-// series' value.
+// series' value (a NaN one is left out of its line).
 func (t *PrecisionTracker) Add(values []float64, steadyValue float64) PrecisionStatus {
-	st := PrecisionStatus{Steady: t.det.Add(steadyValue), Precise: true}
-	st.Second = st.Steady.Second
+	t.second++
+	if !math.IsNaN(steadyValue) && !math.IsInf(steadyValue, 0) {
+		t.steady = append(t.steady, steadyValue)
+	}
+	st := PrecisionStatus{Second: t.second, Precise: true, Steady: t.steadiness()}
 	for i, target := range t.cfg.Precision.Targets {
 		if i < len(values) && !math.IsNaN(values[i]) && !math.IsInf(values[i], 0) {
 			t.series[i] = append(t.series[i], values[i])
@@ -226,5 +282,32 @@ func (t *PrecisionTracker) Add(values []float64, steadyValue float64) PrecisionS
 	return st
 }
 
+func (t *PrecisionTracker) steadiness() Steadiness {
+	s := Steadiness{LimitPct: t.cfg.Precision.DriftLimit()}
+	if len(t.steady) == 0 {
+		return s
+	}
+	// Only finite values and a checked confidence: no error.
+	s.Trend, _ = stats.SeriesDrift(t.steady, t.cfg.Confidence)
+	drift, half := 100*math.Abs(s.Trend.RelDrift()), 100*s.Trend.RelHalfWidth()
+	s.Steady = s.Trend.Available && half <= s.LimitPct && (drift <= half || drift+half <= s.LimitPct)
+	return s
+}
+
 // Last is the verdict after the last second added.
 func (t *PrecisionTracker) Last() PrecisionStatus { return t.last }
+
+// DriftRecord is what run.json keeps of a trend on series: nil when there
+// was no line (fewer than two seconds) or its mean was zero, without an
+// interval when the seconds' memory left none.
+func DriftRecord(series string, t stats.SeriesTrend) *results.PrecisionDrift {
+	if t.N < 2 || t.Mean == 0 {
+		return nil
+	}
+	d := &results.PrecisionDrift{Series: series, Pct: results.Round6(100 * t.RelDrift())}
+	if t.Available {
+		half := results.Round6(100 * t.RelHalfWidth())
+		d.HalfPct, d.Significant, d.BatchS, d.Batches = &half, t.Significant(), t.BatchSize, t.Batches
+	}
+	return d
+}

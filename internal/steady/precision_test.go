@@ -69,9 +69,25 @@ func noisy(r *rand.Rand, n int, level, sd float64) []float64 {
 	return out
 }
 
+// ar1 is n seconds around level whose deviations remember phi of the
+// second before, each second's fresh noise sd·level.
+func ar1(r *rand.Rand, n int, level, phi, sd float64) []float64 {
+	out := make([]float64, n)
+	x := r.NormFloat64() * sd / math.Sqrt(1-phi*phi)
+	for i := range out {
+		x = phi*x + r.NormFloat64()*sd
+		out[i] = level * (1 + x)
+	}
+	return out
+}
+
+// The tracker ends a measurement that is precise and steady, judging
+// steadiness by the drift across the whole measurement: synthetic series
+// that are steady (noisy, with memory or without) end soon after the
+// minimum; one that steps down or climbs in the middle does not, unless its
+// drift is within the precision asked.
 func TestPrecisionTracker(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	steadySlope := Config{Criterion: Criterion{Metric: "tps", Test: Slope, Limit: 0.5, Percent: true}, Window: 20}
 	flat := noisy(r, 300, 1000, 0.05)
 	// A throttle that halves the rate for 15 seconds in every 30.
 	throttled := noisy(r, 300, 1000, 0.05)
@@ -80,50 +96,97 @@ func TestPrecisionTracker(t *testing.T) {
 			throttled[i] /= 2
 		}
 	}
+	// Halved after 30 seconds of 60.
+	stepDown := noisy(r, 60, 1000, 0.05)
+	for i := 30; i < len(stepDown); i++ {
+		stepDown[i] /= 2
+	}
+	// Climbing by 50 % of the start, and by 5 %, across the series.
+	climb := func(s []float64, by float64) []float64 {
+		for i := range s {
+			s[i] *= 1 + by*float64(i)/float64(len(s)-1)
+		}
+		return s
+	}
+	climbing, creeping := climb(noisy(r, 60, 1000, 0.05), 0.5), climb(noisy(r, 120, 1000, 0.05), 0.05)
+	// Cut to a quarter after 30 seconds of 90, each second ±60 % as on a
+	// machine whose other programs take the CPUs by turns: the drift's
+	// interval is too wide to call the drift significant, which must keep
+	// the step running rather than end it.
+	loadedCut := noisy(r, 90, 1000, 0.6)
+	for i := 30; i < len(loadedCut); i++ {
+		loadedCut[i] /= 4
+	}
 	for _, tc := range []struct {
-		name      string
-		series    []float64
-		percent   float64
-		preciseBy int // the second it must be precise and steady by; 0: never
+		name    string
+		series  []float64
+		percent float64
+		// from is the first second judged (the measurement's minimum).
+		from int
+		// preciseBy is the second it must be precise and steady by; 0:
+		// never within the series.
+		preciseBy int
+		// steady is the steadiness verdict after the whole series.
+		steady bool
 	}{
 		// ±5 % seconds: the interval of the mean shrinks as 10/sqrt(n) %,
 		// within ±2 % after some 30 seconds.
-		{"flat", flat, 2, 60},
-		{"flat, too fine a bound", flat, 0.1, 0},
-		{"throttled", throttled, 2, 0},
+		{"steady noisy", flat, 2, 10, 60, true},
+		// The mean is within ±20 % at once, the drift within ±10 % only
+		// once its interval has narrowed.
+		{"steady noisy, a loose bound", flat, 20, 10, 40, true},
+		{"steady noisy, too fine a bound", flat, 0.1, 10, 0, true},
+		// ±10 % a second with a memory of about five seconds: the mean
+		// varies as if each second were ±50 %, within ±10 % after some
+		// 100 seconds.
+		{"AR(1) noisy", ar1(r, 300, 1000, 0.8, 0.1), 10, 10, 200, true},
+		{"AR(1) noisy, a loose bound", ar1(r, 300, 1000, 0.8, 0.1), 20, 10, 60, true},
+		// Its line's interval (±33 % at the end) is too wide for the
+		// ±10 % a 2 % bound allows: not steady.
+		{"throttled again and again", throttled, 2, 10, 0, false},
+		// Judged only at the end, so that the first half cannot end it.
+		{"step change", stepDown, 20, 60, 0, false},
+		{"linear drift", climbing, 20, 60, 0, false},
+		// Judged from the first second after the cut.
+		{"step change on a loaded machine", loadedCut, 20, 31, 0, false},
+		// A drift of 5 %, significant over 120 seconds of ±5 % noise, is
+		// within the 10 % allowed: steady.
+		{"linear drift within the bound", creeping, 20, 120, 120, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := NewPrecisionTracker(PrecisionConfig{Precision: Precision{Targets: []PrecisionTarget{{Series: "tps", Percent: tc.percent}}},
-				Steady: steadySlope, Confidence: 0.95})
+			tr, err := NewPrecisionTracker(PrecisionConfig{Precision: Precision{Targets: []PrecisionTarget{{Series: "tps", Percent: tc.percent}}}, Confidence: 0.95})
 			if err != nil {
 				t.Fatal(err)
 			}
 			at := 0
 			for _, v := range tc.series {
 				st := tr.Add([]float64{v}, v)
-				if st.Precise && st.Steady.Steady {
+				if at == 0 && st.Second >= tc.from && st.Precise && st.Steady.Steady {
 					at = st.Second
-					break
 				}
 			}
 			last := tr.Last()
-			t.Logf("ended at second %d: %+v", at, last.Intervals[0])
+			tn := last.Steady.Trend
+			t.Logf("ended at second %d; at the end %+v, drift %.1f %% ± %.1f %% (significant %v), steady %v", at, last.Intervals[0],
+				100*tn.RelDrift(), 100*tn.RelHalfWidth(), tn.Significant(), last.Steady.Steady)
 			switch {
 			case tc.preciseBy == 0 && at != 0:
 				t.Errorf("precise and steady at second %d, want never", at)
 			case tc.preciseBy != 0 && (at == 0 || at > tc.preciseBy):
 				t.Errorf("precise and steady at second %d, want by %d", at, tc.preciseBy)
 			}
-			if at != 0 && math.Abs(last.Intervals[0].Mean-1000) > 1000*tc.percent/100*2 {
-				t.Errorf("mean %v far from 1000", last.Intervals[0].Mean)
+			if last.Steady.Steady != tc.steady {
+				t.Errorf("steady %v after the series, want %v", last.Steady.Steady, tc.steady)
+			}
+			if want := max(DriftLimitPct, 2*tc.percent); last.Steady.LimitPct != want {
+				t.Errorf("drift allowed %v %%, want %v %%", last.Steady.LimitPct, want)
 			}
 		})
 	}
 }
 
 func TestPrecisionTrackerSkipsSecondsWithoutValue(t *testing.T) {
-	tr, err := NewPrecisionTracker(PrecisionConfig{Precision: Precision{Targets: []PrecisionTarget{{TxType: "delivery", Quantile: 99, Percent: 50}}},
-		Steady: Config{Criterion: Criterion{Metric: "tps", Limit: 10, Percent: true}, Window: 3}, Confidence: 0.95})
+	tr, err := NewPrecisionTracker(PrecisionConfig{Precision: Precision{Targets: []PrecisionTarget{{TxType: "delivery", Quantile: 99, Percent: 50}}}, Confidence: 0.95})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +196,28 @@ func TestPrecisionTrackerSkipsSecondsWithoutValue(t *testing.T) {
 		if i%2 == 0 {
 			v = 10
 		}
-		st = tr.Add([]float64{v}, 100)
+		tps := 100.0
+		if i%3 == 0 {
+			tps = math.NaN()
+		}
+		st = tr.Add([]float64{v}, tps)
 	}
-	if iv := st.Intervals[0]; iv.N != 15 || !st.Precise || !st.Steady.Steady {
-		t.Errorf("after 30 seconds, 15 with a value: %+v, precise %v, steady %v", iv, st.Precise, st.Steady.Steady)
+	if iv, tn := st.Intervals[0], st.Steady.Trend; iv.N != 15 || tn.N != 20 || !st.Precise || !st.Steady.Steady || st.Second != 30 {
+		t.Errorf("after 30 seconds, 15 with a value and 20 with throughput: %+v, %+v, precise %v, steady %v", iv, tn, st.Precise, st.Steady.Steady)
+	}
+}
+
+func TestSteadyText(t *testing.T) {
+	for _, tc := range []struct{ bound, want string }{
+		{"nopm:20%,new_order:p99:10%", "nopm's drift across the measurement known within ±20 % at 95 % confidence, and not significant or within it"},
+		{"2%", "nopm's drift across the measurement known within ±10 % at 95 % confidence, and not significant or within it"},
+	} {
+		p, err := ParsePrecision(tc.bound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := SteadyText("nopm", p, 0.95); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.bound, got, tc.want)
+		}
 	}
 }
