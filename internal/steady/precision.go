@@ -186,8 +186,7 @@ type PrecisionConfig struct {
 // mid-measurement never is.
 
 // DriftLimitPct is the least drift allowed, in % of the mean: the 10 %
-// that the slope rule of `--ramp-until` and SNIA's steady state allow
-// across their window.
+// that SNIA's steady-state slope rule allows across its window.
 const DriftLimitPct = 10.0
 
 // Steadiness is the steadiness test's verdict on the measurement so far.

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"dbio/internal/stats"
 )
 
 func TestParsePrecision(t *testing.T) {
@@ -219,5 +221,62 @@ func TestSteadyText(t *testing.T) {
 		if got := SteadyText("nopm", p, 0.95); got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.bound, got, tc.want)
 		}
+	}
+}
+
+// Over many simulated measurements with a ±20 % bound (a drift of 40 %
+// allowed): a throughput cut to a quarter after 30 seconds, each second
+// ±60 % as on a machine whose other programs take the CPUs by turns, never
+// counts as steady in the 60 seconds after the cut, though at some second
+// of it the drift of many is not significant; steady throughputs of ±25 %
+// seconds still end, on average within about twice the ten seconds'
+// minimum.
+func TestPrecisionTrackerUnderLoad(t *testing.T) {
+	const n = 2000
+	bound := Precision{Targets: []PrecisionTarget{{Series: "tps", Percent: 20}}}
+	// ended is the second at which the series first counts as precise
+	// and steady from second from on, 0 for never.
+	ended := func(series []float64, from int) int {
+		tr, err := NewPrecisionTracker(PrecisionConfig{Precision: bound, Confidence: 0.95})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range series {
+			if st := tr.Add([]float64{v}, v); i+1 >= from && st.Precise && st.Steady.Steady {
+				return i + 1
+			}
+		}
+		return 0
+	}
+	cutEnded, notSignificant, flatEnded, flatSeconds := 0, 0, 0, 0
+	for seed := range uint64(n) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		cut := noisy(r, 90, 1000, 0.6)
+		for i := 30; i < len(cut); i++ {
+			cut[i] /= 4
+		}
+		if ended(cut, 31) != 0 {
+			cutEnded++
+		}
+		// How often "no significant drift" alone would have passed it at
+		// some second after the cut.
+		for i := 31; i <= len(cut); i++ {
+			if tn, err := stats.SeriesDrift(cut[:i], 0.95); err == nil && tn.Available && !tn.Significant() {
+				notSignificant++
+				break
+			}
+		}
+		if at := ended(noisy(r, 60, 1000, 0.25), 10); at != 0 {
+			flatEnded++
+			flatSeconds += at
+		}
+	}
+	mean := float64(flatSeconds) / float64(max(flatEnded, 1))
+	t.Logf("cut: %d of %d counted steady (%d with no significant drift at some second after the cut); steady: %d ended, after %.1f s on average", cutEnded, n, notSignificant, flatEnded, mean)
+	if cutEnded != 0 {
+		t.Errorf("a throughput cut to a quarter counted as steady in %d of %d measurements", cutEnded, n)
+	}
+	if flatEnded < n*99/100 || mean > 25 {
+		t.Errorf("steady throughputs: %d of %d ended, after %.1f s on average; want nearly all, within 25 s", flatEnded, n, mean)
 	}
 }
