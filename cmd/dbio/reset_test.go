@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,6 +70,15 @@ func TestRepeatWithDataReset(t *testing.T) {
 				t.Errorf("repeat %d: phase %s took %v s (recorded %v) in %+v", i+1, name, s, ok, runs[i].Run.Phases)
 			}
 		}
+	}
+	// The restored run says its engine began without the data in its
+	// cache; the loaded one does not.
+	cold := "data reset: the engine began its steps without the database in its own cache"
+	if !slices.ContainsFunc(runs[1].Run.Notes, func(n string) bool { return strings.HasPrefix(n, cold) }) || !strings.Contains(out.String(), cold) {
+		t.Errorf("repeat 2's notes %q (or the terminal) lack %q", runs[1].Run.Notes, cold)
+	}
+	if slices.ContainsFunc(runs[0].Run.Notes, func(n string) bool { return strings.HasPrefix(n, cold) }) {
+		t.Errorf("repeat 1 loaded its data, yet its notes %q say it was reset", runs[0].Run.Notes)
 	}
 	if _, ok := runs[1].Run.PhaseSeconds(results.PhasePristineCopy); ok {
 		t.Errorf("repeat 2 restored the copy and kept none, yet records %+v", runs[1].Run.Phases)

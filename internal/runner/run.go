@@ -610,9 +610,16 @@ func (ss *session) startEngine(ctx context.Context, undo *cleanups) (err error) 
 	if origin.State == results.DataLoaded && origin.Copy != nil {
 		ss.phase(results.PhasePristineCopy, began, "kept by "+origin.Copy.Method)
 	}
+	cold := coldCacheNote(origin)
+	if cold != "" {
+		fmt.Fprintln(out, cold)
+	}
 	if err := dir.UpdateRun(func(r *results.Run) {
 		r.Load = loadReport(ls, written)
 		r.Load.Data = origin
+		if cold != "" {
+			r.Notes = append(r.Notes, cold)
+		}
 	}); err != nil {
 		return err
 	}
