@@ -17,8 +17,9 @@ import (
 // PrecisionBound ends each point once its figures are known well enough:
 // every named figure's 95 % confidence interval, read by batch means from
 // the seconds fio reports while it runs, within ±P % of its value, and the
-// IOPS steady across the point's measurement (their least-squares drift not
-// significant, or within the tightest P; steady.PrecisionTracker), after at
+// IOPS steady across the point's measurement (their least-squares drift
+// known within twice the tightest P, 10 % at least, and not significant or
+// within that; steady.PrecisionTracker), after at
 // least Min. The point's runtime is then its ceiling. fio runs a point as
 // one process and its own steady-state options judge a slope or a spread,
 // never an interval, so dbio judges the seconds itself and interrupts fio,

@@ -18,8 +18,8 @@ import (
 // known well enough: every named figure's 95 % confidence interval, read
 // from its per-second series by batch means, within ±P % of its value, and
 // throughput steady across the measurement (steady.PrecisionTracker: its
-// least-squares drift not significant, or within the tightest P), after at
-// least Min. The plan's Step is then the ceiling: the longest a measurement
+// least-squares drift known within twice the tightest P, 10 % at least, and
+// not significant or within that), after at least Min. The plan's Step is then the ceiling: the longest a measurement
 // lasts.
 type PrecisionBound struct {
 	Precision steady.Precision
