@@ -112,6 +112,12 @@ func (pl Places) Problems(sys target.SysFS) []error {
 			// Backups go to directories the backup names itself; no disk limit applies to them.
 			continue
 		}
+		if err := target.Holding(sys, in.Path); err != nil {
+			// Another run is at work there: what it is making is no
+			// stranger's, and the run cannot start anyway.
+			out = append(out, err)
+			continue
+		}
 		if in.Exists {
 			var subs []string
 			if l, isLayout := pl.Engine.(engine.Layout); isLayout {

@@ -109,6 +109,36 @@ func (t *Target) Lock(sys SysFS, h Holder) (*Lock, error) {
 	return &Lock{f: f}, nil
 }
 
+// Holding reports, without taking anything, the run that holds the target at
+// path: a *BusyError naming it, or nil when none does (or dbio's directory
+// has no lock file). It looks for a flock on the lock file in sys.Proc's
+// /proc/locks rather than trying one: even a shared lock taken for a moment
+// would make the holder's own Lock, taken at that moment, fail as busy. A
+// preflight asks it first, since what a running dbio is making on the
+// target (a directory an instant before its marker) is not a stranger's.
+func Holding(sys SysFS, path string) error {
+	f, err := os.OpenFile(filepath.Join(path, DirName, LockName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	pid := flockHolder(sys.Proc, f)
+	if pid == 0 || pid == os.Getpid() {
+		// Nobody, or this process: a suite holds its targets for all
+		// its runs, each of which has its preflight.
+		return nil
+	}
+	h := readHolder(f)
+	if h.PID != pid {
+		// Written by an earlier holder, or not yet by this one.
+		h = Holder{PID: pid}
+	}
+	return &BusyError{Target: path, Holder: h}
+}
+
 // Release gives the target up. The file stays (removing it would let a
 // third run lock a file a second run has already opened); emptied, it names nobody.
 func (l *Lock) Release() error {

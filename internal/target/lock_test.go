@@ -85,6 +85,11 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 	if err != nil || line != "locked\n" {
 		t.Fatalf("child: %q, %v", line, err)
 	}
+	// Holding names the child, as a preflight asks before the lock.
+	var held *BusyError
+	if err := Holding(HostFS(), dir); !errors.As(err, &held) || held.Holder.PID != child.Process.Pid || len(held.Holder.Command) != 1 || held.Holder.Command[0] != "holder" {
+		t.Fatalf("holding: %v, want the child's pid %d and command named", err, child.Process.Pid)
+	}
 	tg, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +101,9 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 	}
 	child.Process.Kill()
 	child.Wait()
+	if err := Holding(HostFS(), dir); err != nil {
+		t.Errorf("holding after the holder was killed: %v", err)
+	}
 	l, err := tg.Lock(HostFS(), Holder{PID: os.Getpid()})
 	if err != nil {
 		t.Fatalf("lock after the holder was killed: %v", err)
@@ -120,5 +128,10 @@ func TestBusyNamesTheHolderBeforeItWrites(t *testing.T) {
 	var busy *BusyError
 	if !errors.As(err, &busy) || busy.Holder.PID != os.Getpid() {
 		t.Fatalf("%v: want this process's pid from /proc/locks", err)
+	}
+	// A suite holds its targets while each run's preflight looks: its own
+	// lock is nobody else's.
+	if err := Holding(HostFS(), tg.Path); err != nil {
+		t.Errorf("holding by this process: %v, want nil", err)
 	}
 }
