@@ -84,12 +84,25 @@ var (
 	// A small redo log makes the instance quick to create.
 	mariaServer = newTestServer(mysql.New("mariadb", execx.Real{}, "/proc"), engine.Options{Database: "dbio_test", BufferPool: 256 << 20,
 		Settings: map[string]string{"innodb_log_file_size": "96M"}})
+	// mariaLockServer serves TestMariaDBLocking alone, whose checks wait on
+	// row locks and must not wait on anything else: on the shared server,
+	// with the package's loads filling its 96 MB redo log and 256 MB pool,
+	// CI once saw a Delivery run for a minute ("Updating", not waiting on
+	// a lock) where it takes a tenth of a second.
+	mariaLockServer = newTestServerIn("mariadb-locks", mysql.New("mariadb", execx.Real{}, "/proc"), engine.Options{Database: "dbio_test",
+		BufferPool: 256 << 20, Settings: map[string]string{"innodb_log_file_size": "96M"}})
 )
 
 func newTestServer(e engine.Engine, o engine.Options) *testServer {
+	return newTestServerIn(e.Name(), e, o)
+}
+
+// newTestServerIn is a shared server whose files go to dir under the
+// package's template root.
+func newTestServerIn(dir string, e engine.Engine, o engine.Options) *testServer {
 	s := &testServer{engine: e, options: o}
 	s.start = sync.OnceValues(func() (engine.Instance, error) {
-		tg, err := target.Create(filepath.Join(templateRoot, e.Name()))
+		tg, err := target.Create(filepath.Join(templateRoot, dir))
 		if err != nil {
 			return nil, err
 		}

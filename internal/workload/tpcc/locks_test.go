@@ -26,13 +26,13 @@ const myLockWaitTimeout = 1205
 const heldWaitLimit = time.Minute
 
 // TestMariaDBLocking checks the procedures' locks, and Delivery's skipping
-// of a district without an undelivered order, on a warehouse of its own,
-// one check after the other: the first needs no other transaction to hold
-// a lock meanwhile.
+// of a district without an undelivered order, on a warehouse of its own on
+// a server of its own, one check after the other: the first needs no other
+// transaction to hold a lock meanwhile.
 func TestMariaDBLocking(t *testing.T) {
 	testenv.RequireEngine(t, "mariadb")
 	t.Parallel()
-	w, inst := mariaServer.loaded(t, 1)
+	w, inst := mariaLockServer.loaded(t, 1)
 	t.Run("delivery leaves new orders unblocked", func(t *testing.T) { deliveryLeavesNewOrdersUnblocked(t, w, inst) })
 	t.Run("delivery skips a district without new orders", func(t *testing.T) { deliverySkipsEmptyDistrict(t, w, inst) })
 	t.Run("payment waits holding nothing", func(t *testing.T) { paymentWaitsHoldingNothing(t, w, inst) })
