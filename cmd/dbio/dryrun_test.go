@@ -19,12 +19,12 @@ func TestWorkloadDryRunWritesNothing(t *testing.T) {
 		args     []string
 		want     []string
 	}{
-		{"tpcc", []string{"--vu", "4", "--warehouse", "2"}, []string{"plan:    tpcc on sqlite, users 4: 30s ramp-up", "time:    about 2m39s\n", "load          8s    2 warehouses at 0.25 warehouses/s on sqlite", "ramp-ups      30s   1 × 30s", "measurements  2m0s  1 × 2m0s", "checks        1s    1 × 1s: 2 warehouses at 10 warehouses/s on sqlite"}},
+		{"tpcc", []string{"--vu", "4", "--warehouse", "2"}, []string{"plan:    tpcc on sqlite, users 4: 30s ramp-up", "time:    about 2m34s\n", "load          3s    2 warehouses at 0.63 warehouses/s on sqlite", "ramp-ups      30s   1 × 30s", "measurements  2m0s  1 × 2m0s", "checks        1s    1 × 1s: 2 warehouses at 10 warehouses/s on sqlite"}},
 		{"sysbench", []string{"--repeat", "2"}, []string{"plan:    sysbench on sqlite", "all of it 2 times (--repeat), counted in each part", "(a repeat set"}},
 		{"as3ap", nil, []string{"plan:    as3ap on sqlite", ", fewer steps when the run stops early"}},
 		{"quick", nil, []string{"plan:    fio four-corners on the data target, then tpcc on sqlite", "device pass   32s", "layout"}},
-		{"backup", []string{"--cycles", "3", "--restore", "--interval", "1m"}, []string{"plan:    tpcc on sqlite: 3 backup and restore cycles", "backups  3m12s  3 backup and restore cycle(s) 1m0s apart", "more for a backup on ", "for the database on "}},
-		{"noisy", []string{"--tenants", "3", "--backup-tenants", "1", "--cycles", "4", "--interval", "100s"}, []string{"plan:    tpcc on sqlite: 3 tenants", "load    12s", "4 backup(s) 1m40s apart)", "phases  8m0s", "for 3 databases on "}},
+		{"backup", []string{"--cycles", "3", "--restore", "--interval", "1m"}, []string{"plan:    tpcc on sqlite: 3 backup and restore cycles", "backups  3m6s  3 backup and restore cycle(s) 1m0s apart", "more for a backup on ", "for the database on "}},
+		{"noisy", []string{"--tenants", "3", "--backup-tenants", "1", "--cycles", "4", "--interval", "100s"}, []string{"plan:    tpcc on sqlite: 3 tenants", "load    6s", "4 backup(s) 1m40s apart)", "phases  8m0s", "for 3 databases on "}},
 	} {
 		t.Run(tt.workload, func(t *testing.T) {
 			dir := t.TempDir()

@@ -166,7 +166,7 @@ func TestDataResetDryRun(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
-	for _, want := range []string{"more for the pristine copy --data reset keeps there", "load           4s     1 warehouse", "none when a pristine copy of this data is there already",
+	for _, want := range []string{"more for the pristine copy --data reset keeps there", "load           2s     1 warehouse", "none when a pristine copy of this data is there already",
 		"resets         2s     2 restore(s)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run lacks %q:\n%s", want, out.String())
