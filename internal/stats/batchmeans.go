@@ -61,10 +61,30 @@ type SeriesInterval struct {
 // RelHalfWidth is the half-width as a fraction of |Mean|: 0.02 is ±2 %. It
 // is +Inf when no interval is available or the mean is zero.
 func (s SeriesInterval) RelHalfWidth() float64 {
-	if !s.Available || s.Mean == 0 {
+	return relHalfWidth(s.Available, s.HalfWidth, s.Mean)
+}
+
+// batchMeans fills dst with the means of the series' most recent whole
+// batches of b values, oldest first: the values that do not fill a batch
+// are the oldest, left out.
+func batchMeans(dst, series []float64, b int) []float64 {
+	k := len(series) / b
+	recent := series[len(series)-k*b:]
+	dst = dst[:0]
+	for i := range k {
+		dst = append(dst, mean(recent[i*b:(i+1)*b]))
+	}
+	return dst
+}
+
+// relHalfWidth is half as a fraction of |mean|, +Inf when there is no
+// interval or the mean is zero: the form both of a series' intervals
+// (its mean's and its drift's) are judged in.
+func relHalfWidth(available bool, half, mean float64) float64 {
+	if !available || mean == 0 {
 		return math.Inf(1)
 	}
-	return s.HalfWidth / math.Abs(s.Mean)
+	return half / math.Abs(mean)
 }
 
 // SeriesMeanInterval returns the interval of the mean of a stationary
@@ -79,12 +99,8 @@ func SeriesMeanInterval(series []float64, confidence float64) (SeriesInterval, e
 	out := SeriesInterval{N: n, Mean: mean(series), Confidence: confidence}
 	means := make([]float64, 0, n)
 	for b := 1; n/b >= MinBatches; b = nextBatchSize(b) {
-		k := n / b
-		recent := series[n-k*b:]
-		means = means[:0]
-		for i := range k {
-			means = append(means, mean(recent[i*b:(i+1)*b]))
-		}
+		means = batchMeans(means, series, b)
+		k := len(means)
 		r1 := lag1(means)
 		if r1 > uncorrelatedZ/math.Sqrt(float64(k)) {
 			continue

@@ -66,10 +66,7 @@ func (t SeriesTrend) RelDrift() float64 {
 // RelHalfWidth is HalfWidth as a fraction of |Mean|; +Inf when no trend is
 // available or the mean is zero.
 func (t SeriesTrend) RelHalfWidth() float64 {
-	if !t.Available || t.Mean == 0 {
-		return math.Inf(1)
-	}
-	return t.HalfWidth / math.Abs(t.Mean)
+	return relHalfWidth(t.Available, t.HalfWidth, t.Mean)
 }
 
 // SeriesDrift returns the trend of a series (oldest value first) and the
@@ -89,12 +86,8 @@ func SeriesDrift(series []float64, confidence float64) (SeriesTrend, error) {
 	means := make([]float64, 0, n)
 	resid := make([]float64, 0, n)
 	for b := 1; n/b >= MinBatches; b = nextBatchSize(b) {
-		k := n / b
-		recent := series[n-k*b:]
-		means = means[:0]
-		for i := range k {
-			means = append(means, mean(recent[i*b:(i+1)*b]))
-		}
+		means = batchMeans(means, series, b)
+		k := len(means)
 		slope, m, sxx := line(means) // per batch
 		xMean := float64(k-1) / 2
 		resid = resid[:0]
