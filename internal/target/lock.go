@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"dbio/internal/results"
 )
 
 // LockName is the file in dbio's directory whose lock says which run owns the target.
@@ -151,11 +153,17 @@ func (l *Lock) Release() error {
 	return errors.Join(terr, err)
 }
 
+// readHolder reads who holds the lock from its file, which any process
+// that can write the target could have written: the command it names
+// reaches a terminal with its control characters escaped.
 func readHolder(f *os.File) Holder {
 	var h Holder
 	b, err := io.ReadAll(io.NewSectionReader(f, 0, 64<<10))
 	if err != nil || json.Unmarshal(b, &h) != nil {
 		return Holder{}
+	}
+	for i, a := range h.Command {
+		h.Command[i] = results.Printable(a)
 	}
 	return h
 }

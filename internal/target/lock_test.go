@@ -135,3 +135,21 @@ func TestBusyNamesTheHolderBeforeItWrites(t *testing.T) {
 		t.Errorf("holding by this process: %v, want nil", err)
 	}
 }
+
+// A lock file written by someone else names a command with control
+// characters: the refusal shows them escaped, never raw on a terminal.
+func TestBusyEscapesTheHoldersCommand(t *testing.T) {
+	tg, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := tg.Lock(HostFS(), Holder{PID: os.Getpid(), Command: []string{"dbio", "\x1b[2Jtpcc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	_, err = tg.Lock(HostFS(), Holder{})
+	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `dbio \x1b[2Jtpcc`) {
+		t.Errorf("%q: want the escape shown as \\x1b", err)
+	}
+}
