@@ -118,8 +118,16 @@ func (t *Target) Lock(sys SysFS, h Holder) (*Lock, error) {
 // would make the holder's own Lock, taken at that moment, fail as busy. A
 // preflight asks it first, since what a running dbio is making on the
 // target (a directory an instant before its marker) is not a stranger's.
+//
+// Only a lock file in dbio's own marked directory is read, and opened
+// without waiting: what a stranger put there instead (a link to dbio's
+// directory elsewhere, a FIFO, on whose opening a read-only open would
+// block until someone writes to it) is left to the checks that refuse it.
 func Holding(sys SysFS, path string) error {
-	f, err := os.OpenFile(filepath.Join(path, DirName, LockName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if checkOwned(filepath.Join(path, DirName)) != nil {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(path, DirName, LockName), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}

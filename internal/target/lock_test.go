@@ -6,9 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"dbio/internal/results"
 )
 
 func TestLockRefusesASecondRun(t *testing.T) {
@@ -151,5 +155,63 @@ func TestBusyEscapesTheHoldersCommand(t *testing.T) {
 	_, err = tg.Lock(HostFS(), Holder{})
 	if err == nil || strings.Contains(err.Error(), "\x1b") || !strings.Contains(err.Error(), `dbio \x1b[2Jtpcc`) {
 		t.Errorf("%q: want the escape shown as \\x1b", err)
+	}
+}
+
+// Holding reads only a regular lock file in dbio's own directory, and
+// never waits: a FIFO where the lock file goes, which a plain read-only
+// open would block on, and dbio's directory replaced by a link to a held
+// target elsewhere both say nothing is held, promptly.
+func TestHoldingLeavesStrangersAlone(t *testing.T) {
+	// Another process holds the target the link points to (this
+	// process's own lock would count as nobody's).
+	held := t.TempDir()
+	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
+	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+held)
+	hold, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Close()
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	if err := Holding(HostFS(), held); !errors.Is(err, ErrBusy) {
+		t.Fatalf("the held target itself: %v, want busy", err)
+	}
+
+	fifo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(fifo, DirName), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fifo, DirName, results.MarkerName), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(fifo, DirName, LockName), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(held, DirName), filepath.Join(linked, DirName)); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{"a FIFO for the lock file": fifo, "a link for dbio's directory": linked} {
+		done := make(chan error, 1)
+		go func() { done <- Holding(HostFS(), path) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s: %v, want nothing held", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: Holding still waiting after 10 s", name)
+		}
 	}
 }
