@@ -19,8 +19,8 @@ import (
 // from its per-second series by batch means, within ±P % of its value, and
 // throughput steady across the measurement (steady.PrecisionTracker: its
 // least-squares drift known within twice the tightest P, 10 % at least, and
-// not significant or within that), after at least Min. The plan's Step is then the ceiling: the longest a measurement
-// lasts.
+// not significant or within that), after at least Min. The plan's Step is
+// then the ceiling: the longest a measurement lasts.
 type PrecisionBound struct {
 	Precision steady.Precision
 	// Min is the shortest a measurement lasts, whatever its intervals say:

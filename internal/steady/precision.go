@@ -177,9 +177,9 @@ type PrecisionConfig struct {
 // across the measurement starts and ends within ±P of the mean, where the
 // bound asked the mean to be known. Both parts matter. "Not significant"
 // alone lets a noisy machine hide any change behind a wide interval (a
-// throughput cut to a quarter in mid-step, seconds ±60 % on a loaded
-// machine: a drift of -243 % ± 260 %); the width's limit keeps such a step
-// running, to its ceiling if need be. An interval within ±L alone would
+// throughput cut to a tenth in mid-step, on the loaded CI machine: a drift
+// of -243 % ± 260 %); the width's limit keeps such a step running, to its
+// ceiling if need be. An interval within ±L alone would
 // ask of a short step's line three or four times the precision its mean
 // needs. A series too short, or of too long a memory, for ten batches is
 // not steady yet, and one whose level changes by more than L in
