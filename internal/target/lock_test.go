@@ -70,25 +70,7 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 		os.Exit(5)
 	}
 	dir := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
-	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+dir)
-	hold, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close()
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer child.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil || line != "locked\n" {
-		t.Fatalf("child: %q, %v", line, err)
-	}
+	child := holdInChild(t, dir)
 	// Holding names the child, as a preflight asks before the lock.
 	var held *BusyError
 	if err := Holding(HostFS(), dir); !errors.As(err, &held) || held.Holder.PID != child.Process.Pid || len(held.Holder.Command) != 1 || held.Holder.Command[0] != "holder" {
@@ -113,6 +95,35 @@ func TestLockDiesWithItsProcess(t *testing.T) {
 		t.Fatalf("lock after the holder was killed: %v", err)
 	}
 	l.Release()
+}
+
+// holdInChild starts this test binary as a child that locks the target
+// at dir (TestLockDiesWithItsProcess's child part) and returns once it
+// holds it; the child is killed when the test ends.
+func holdInChild(t *testing.T, dir string) *exec.Cmd {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
+	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+dir)
+	hold, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		child.Process.Kill()
+		child.Wait()
+		hold.Close()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("child: %q, %v", line, err)
+	}
+	return child
 }
 
 // TestBusyNamesTheHolderBeforeItWrites covers the instant between a run's
@@ -166,24 +177,7 @@ func TestHoldingLeavesStrangersAlone(t *testing.T) {
 	// Another process holds the target the link points to (this
 	// process's own lock would count as nobody's).
 	held := t.TempDir()
-	child := exec.Command(os.Args[0], "-test.run=^TestLockDiesWithItsProcess$")
-	child.Env = append(os.Environ(), "DBIO_TEST_HOLD_LOCK="+held)
-	hold, err := child.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Close()
-	out, err := child.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { child.Process.Kill(); child.Wait() }()
-	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "locked\n" {
-		t.Fatalf("child: %q, %v", line, err)
-	}
+	holdInChild(t, held)
 	if err := Holding(HostFS(), held); !errors.Is(err, ErrBusy) {
 		t.Fatalf("the held target itself: %v, want busy", err)
 	}
