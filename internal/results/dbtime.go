@@ -102,8 +102,9 @@ func (k IOCapKind) Served() string { return "iocap_" + string(k) + "_served" }
 func (k IOCapKind) Used() string { return "iocap_" + string(k) + "_used_pct" }
 
 // AtCap is the per-second figure that is 100 in a second when the group
-// was served at least IOCapBindingPct of the cap, else 0: its step mean is
-// the share of seconds the cap bound (iocap_<kind>_at_cap_pct).
+// was served at least IOCapBindingPct of the cap (for an I/O-count cap,
+// within one I/O of it), else 0: its step mean is the share of seconds the
+// cap bound (iocap_<kind>_at_cap_pct).
 func (k IOCapKind) AtCap() string { return "iocap_" + string(k) + "_at_cap_pct" }
 
 // IOCapBindingPct is the use of a cap from which a second counts as bound

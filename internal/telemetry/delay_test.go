@@ -165,25 +165,41 @@ func TestRatesIOGroup(t *testing.T) {
 		}
 		return g
 	}
+	// A group capped at 20 write IOPS alone, read a second apart.
+	smallCap := func(w uint64) *IOGroup {
+		return &IOGroup{Caps: map[results.IOCapKind]uint64{results.IOCapWriteIOPS: 20}, Devices: map[string]IOServed{"8:0": {WriteIOs: w}}}
+	}
 	for _, tt := range []struct {
 		name      string
 		prev, cur *IOGroup
+		dt        float64 // seconds between the reads; 0 for 2
 		want      map[string]float64
 	}{
-		{"no group", nil, nil, map[string]float64{}},
-		{"first read", nil, at(100, 0, 0, 0), map[string]float64{}},
-		{"writes at the cap on the busiest device", at(1000, 1e6, 0, 0), at(1570, 5e6, 200, 0), map[string]float64{
+		{"no group", nil, nil, 0, map[string]float64{}},
+		{"first read", nil, at(100, 0, 0, 0), 0, map[string]float64{}},
+		{"writes at the cap on the busiest device", at(1000, 1e6, 0, 0), at(1570, 5e6, 200, 0), 0, map[string]float64{
 			// 8:0 served 570 writes in 2 s, 8:16 (new, from zero) 200.
 			"iocap_w_iops_served": 285, "iocap_w_iops_used_pct": 95, "iocap_w_iops_at_cap_pct": 100,
 			"iocap_w_bps_served": 2, "iocap_w_bps_used_pct": 20, "iocap_w_bps_at_cap_pct": 0}},
-		{"under the cap, with pressure", at(1000, 0, 0, 1e6), at(1500, 0, 0, 1.6e6), map[string]float64{
+		{"under the cap, with pressure", at(1000, 0, 0, 1e6), at(1500, 0, 0, 1.6e6), 0, map[string]float64{
 			"iocap_w_iops_served": 250, "iocap_w_iops_used_pct": 250.0 / 3, "iocap_w_iops_at_cap_pct": 0,
 			"iocap_w_bps_served": 0, "iocap_w_bps_used_pct": 0, "iocap_w_bps_at_cap_pct": 0,
 			results.MetricIOCapPressureSome: 30, results.MetricIOCapPressureFull: 15}},
-		{"a group with no device read yet", &IOGroup{Caps: caps}, &IOGroup{Caps: caps}, map[string]float64{}},
+		{"a group with no device read yet", &IOGroup{Caps: caps}, &IOGroup{Caps: caps}, 0, map[string]float64{}},
+		// Under a cap of 20 write IOPS, one I/O is 5 % of it: 17 in a
+		// second (85 %) is within one I/O of 90 % and counts as bound,
+		// 16 (80 %) does not. The byte cap has no such grain.
+		{"one I/O short of the binding use, under a small cap", smallCap(100), smallCap(117), 1, map[string]float64{
+			"iocap_w_iops_served": 17, "iocap_w_iops_used_pct": 85, "iocap_w_iops_at_cap_pct": 100}},
+		{"two I/Os short", smallCap(100), smallCap(116), 1, map[string]float64{
+			"iocap_w_iops_served": 16, "iocap_w_iops_used_pct": 80, "iocap_w_iops_at_cap_pct": 0}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := pointMap(rates(snapshot{iocap: tt.prev}, snapshot{iocap: tt.cur}, 2, nil))
+			dt := tt.dt
+			if dt == 0 {
+				dt = 2
+			}
+			got := pointMap(rates(snapshot{iocap: tt.prev}, snapshot{iocap: tt.cur}, dt, nil))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got  %v\nwant %v", got, tt.want)
 			}
