@@ -192,21 +192,7 @@ func (m *measurement) record() *results.StepPrecision {
 	r := &results.StepPrecision{Asked: m.bound.Precision.String(), Steady: m.steadyText(), Confidence: stats.DefaultConfidence,
 		MinS: m.bound.Min.Seconds(), CeilingS: m.ceiling.Seconds(), Ended: m.ended, AtS: results.Round6(m.at.Seconds()),
 		SteadyAtEnd: last.Steady.Steady, Drift: steady.DriftRecord(m.series, last.Steady.Trend)}
-	for i, t := range m.targets {
-		f := results.PrecisionFigure{Name: t.Name(), AskedPct: t.Percent}
-		if i < len(last.Intervals) {
-			iv := last.Intervals[i]
-			f.Seconds, f.Mean = iv.N, results.Round6(iv.Mean)
-			if iv.Available {
-				lo, hi, pct := results.Round6(iv.Lo), results.Round6(iv.Hi), results.Round6(100*iv.RelHalfWidth())
-				f.Lo, f.Hi, f.BatchS, f.Batches = &lo, &hi, iv.BatchSize, iv.Batches
-				if !math.IsInf(pct, 0) {
-					f.ReachedPct = &pct
-				}
-			}
-		}
-		r.Figures = append(r.Figures, f)
-	}
+	r.Figures = m.tracker.FiguresRecord("")
 	return r
 }
 

@@ -310,3 +310,30 @@ func DriftRecord(series string, t stats.SeriesTrend) *results.PrecisionDrift {
 	}
 	return d
 }
+
+// FiguresRecord is what run.json keeps of each target's interval after the
+// last second added, in the targets' order; a target without a name is
+// recorded as unnamed (the measurement's headline figure).
+func (t *PrecisionTracker) FiguresRecord(unnamed string) []results.PrecisionFigure {
+	var out []results.PrecisionFigure
+	for i, target := range t.cfg.Precision.Targets {
+		name := target.Name()
+		if name == "" {
+			name = unnamed
+		}
+		f := results.PrecisionFigure{Name: name, AskedPct: target.Percent}
+		if i < len(t.last.Intervals) {
+			iv := t.last.Intervals[i]
+			f.Seconds, f.Mean = iv.N, results.Round6(iv.Mean)
+			if iv.Available {
+				lo, hi, pct := results.Round6(iv.Lo), results.Round6(iv.Hi), results.Round6(100*iv.RelHalfWidth())
+				f.Lo, f.Hi, f.BatchS, f.Batches = &lo, &hi, iv.BatchSize, iv.Batches
+				if !math.IsInf(pct, 0) {
+					f.ReachedPct = &pct
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
