@@ -2,6 +2,7 @@ package fio
 
 import (
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -186,6 +187,103 @@ func Fleet(hosts [][]fioformat.Second) (FleetFigures, error) {
 	}
 	out.Fleet = figuresOf(fleet, len(window))
 	return out, nil
+}
+
+// PercentilesFromReports gives an unbinned window's figures (Unbinned)
+// the percentiles fio's final reports hold: each host's json+ completion
+// bins (ns → count) over its whole measured time, reports in the hosts'
+// order, merged for the fleet. The hosts start each point together (the
+// start barrier) and measure for the same runtime, so their whole
+// measurements cover the window but for their first and last moments,
+// where stalled seconds' late histograms leave the window no percentile
+// at all. A direction some host did I/O in without bins keeps none; ok
+// says whether any direction got its percentiles.
+func (f *FleetFigures) PercentilesFromReports(reports []results.FioDirections) (ok bool) {
+	if !f.Unbinned || len(reports) != len(f.Hosts) {
+		return false
+	}
+	type pick func(*results.FioDirections) *results.FioDirection
+	for _, dir := range []pick{
+		func(d *results.FioDirections) *results.FioDirection { return d.Read },
+		func(d *results.FioDirections) *results.FioDirection { return d.Write },
+	} {
+		fleet := map[int64]int64{}
+		complete := true
+		for i := range reports {
+			rep, host := dir(&reports[i]), dir(&f.Hosts[i])
+			if host == nil {
+				continue
+			}
+			if rep == nil || len(rep.Bins) == 0 {
+				complete = false
+				break
+			}
+			withBins(host, rep.Bins)
+			for ns, n := range rep.Bins {
+				fleet[ns] += n
+			}
+		}
+		if d := dir(&f.Fleet); complete && d != nil && len(fleet) > 0 {
+			withBins(d, fleet)
+			ok = true
+		}
+	}
+	if !ok {
+		return false
+	}
+	// The totals: reads' and writes' bins together, as the binned window's
+	// are.
+	total := func(d *results.FioDirections) {
+		if d.Total == nil {
+			return
+		}
+		merged := map[int64]int64{}
+		for _, part := range []*results.FioDirection{d.Read, d.Write} {
+			if part == nil {
+				continue
+			}
+			if len(part.Bins) == 0 {
+				return
+			}
+			for ns, n := range part.Bins {
+				merged[ns] += n
+			}
+		}
+		withBins(d.Total, merged)
+	}
+	for i := range f.Hosts {
+		total(&f.Hosts[i])
+	}
+	total(&f.Fleet)
+	return true
+}
+
+// withBins sets d's completion percentiles, count, least and greatest
+// value from json+ bins (ns → count), and keeps the bins.
+func withBins(d *results.FioDirection, bins map[int64]int64) {
+	values := slices.Sorted(maps.Keys(bins))
+	var count int64
+	for _, v := range values {
+		count += bins[v]
+	}
+	if count == 0 {
+		return
+	}
+	d.Bins = maps.Clone(bins)
+	d.Completion.N = count
+	d.Completion.MinUS, d.Completion.MaxUS = float64(values[0])/1000, float64(values[len(values)-1])/1000
+	d.Completion.Percentiles = nil
+	for _, p := range FleetPercentiles {
+		// The least value at or under which p % of the completions fall.
+		rank := int64(math.Ceil(p / 100 * float64(count)))
+		var seen int64
+		for _, v := range values {
+			if seen += bins[v]; seen >= rank {
+				d.Completion.Percentiles = append(d.Completion.Percentiles, results.FioPercentile{P: p, US: float64(v) / 1000})
+				break
+			}
+		}
+	}
 }
 
 // sums accumulate a direction's seconds: each second's IOPS, MB/s and

@@ -199,6 +199,60 @@ func TestFleetFiguresWithoutCommonBins(t *testing.T) {
 	}
 }
 
+// TestFleetPercentilesFromReports: a window without every host's bins in
+// any second takes its percentiles from the hosts' final reports, merged
+// for the fleet, and none where a host's report has no bins.
+func TestFleetPercentilesFromReports(t *testing.T) {
+	const t0 = 1_800_000_000
+	h1 := unbinned(unbinned(steadyHost(t0, t0+3, 100, 100), 0), 1)
+	h2 := unbinned(unbinned(steadyHost(t0, t0+3, 300, 100), 2), 3)
+	// Host 1's 400 reads all at 100 µs; host 2's 1,200 at 100 µs but 24
+	// (2 %) at 5 ms: the fleet's p99 is 5 ms only if both are merged (24
+	// of 1,600 is 1.5 %), and its p95 100 µs.
+	reports := []results.FioDirections{
+		{Read: &results.FioDirection{IOs: 400, Bins: map[int64]int64{100_000: 400}}},
+		{Read: &results.FioDirection{IOs: 1200, Bins: map[int64]int64{100_000: 1176, 5_000_000: 24}}},
+	}
+	for _, r := range reports {
+		r.Total = r.Read
+	}
+	got, err := Fleet([][]fioformat.Second{h1, h2})
+	if err != nil || !got.Unbinned {
+		t.Fatalf("%v: unbinned %v, want an unbinned window", err, got.Unbinned)
+	}
+	if !got.PercentilesFromReports(reports) {
+		t.Fatal("no percentiles from reports that have bins")
+	}
+	for _, c := range []struct {
+		name string
+		d    *results.FioDirection
+		p    float64
+		want float64
+	}{
+		{"fleet read p99", got.Fleet.Read, 99, 5000},
+		{"fleet read p95", got.Fleet.Read, 95, 100},
+		{"fleet total p99", got.Fleet.Total, 99, 5000},
+		{"host 1 p99", got.Hosts[0].Read, 99, 100},
+		{"host 2 p99", got.Hosts[1].Read, 99, 5000},
+	} {
+		if v, ok := c.d.Completion.At(c.p); !ok || v != c.want {
+			t.Errorf("%s = %v (%v), want %v µs", c.name, v, ok, c.want)
+		}
+	}
+	if n := got.Fleet.Read.Completion.N; n != 1600 {
+		t.Errorf("the fleet's percentiles count %d completions, want 1600", n)
+	}
+	// A host whose report has no bins leaves the fleet without percentiles.
+	again, _ := Fleet([][]fioformat.Second{h1, h2})
+	reports[1].Read = &results.FioDirection{IOs: 1200}
+	if again.PercentilesFromReports(reports) {
+		t.Error("percentiles though host 2's report has no bins")
+	}
+	if _, ok := again.Fleet.Read.Completion.At(99); ok {
+		t.Error("a fleet p99 without host 2's completions")
+	}
+}
+
 func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
 	const t0 = 1_800_000_000
 	for name, hosts := range map[string][][]fioformat.Second{

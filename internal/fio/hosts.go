@@ -267,7 +267,15 @@ func (p *hostsPlace) add(res *results.FioPoint, parts []part) ([]string, error) 
 	}
 	fl.WindowStart, fl.WindowEnd, fl.Seconds = figs.Start, figs.End, figs.Seconds
 	if figs.Unbinned {
-		warning := fmt.Sprintf("point %s: no second had every host's latency histogram (fio logs one when an I/O completes, so a host whose I/Os stalled logs it late): its throughput is over the %d s all hosts logged, its mean latency over those of them whose latency fio logged, and it has no percentiles", res.Name, figs.Seconds)
+		var reports []results.FioDirections
+		for _, pt := range parts {
+			reports = append(reports, pt.group.FioDirections)
+		}
+		percentiles := "it has no percentiles"
+		if figs.PercentilesFromReports(reports) {
+			percentiles = "its percentiles are over each host's whole measurement, from fio's final reports"
+		}
+		warning := fmt.Sprintf("point %s: no second had every host's latency histogram (fio logs one when an I/O completes, so a host whose I/Os stalled logs it late): its throughput is over the %d s all hosts logged, its mean latency over those of them whose latency fio logged, and %s", res.Name, figs.Seconds, percentiles)
 		p.r.say("warning: %s", warning)
 		if err := p.r.sink.UpdateRun(func(run *results.Run) { run.Warnings = append(run.Warnings, warning) }); err != nil {
 			return nil, err
