@@ -455,6 +455,13 @@ func (st *stepper) runStep(ctx context.Context, i int, load stepLoad, bg *backgr
 		st.rec.StartStep()
 	}
 	lastSample := start
+	// A measurement lasts as many ticks as its length holds, counted
+	// rather than timed: the tick that begins it is taken a moment after
+	// its due time, so a clock reading Step after it falls a few
+	// milliseconds short of Step on every other step, and the step ran a
+	// tick more than asked (61 s for a minute; 11 s for a precision bound's
+	// 10 s minimum).
+	measuredTicks := 0
 	ticker := time.NewTicker(tick)
 	defer ticker.Stop()
 	var runErr error
@@ -509,17 +516,21 @@ loop:
 			window, shown = now.Sub(measureStart), progress.Measure
 		}
 		st.showProgress(i, load, shown, elapsed, st.stepLeft(elapsed, measuring, now.Sub(measureStart)), window, col)
-		if measuring && phase == "measure" && bound.add(row.Values, interval, now.Sub(measureStart)) {
+		if measuring && phase == "measure" {
+			measuredTicks++
+		}
+		measuredFor := time.Duration(measuredTicks) * tick
+		if measuring && phase == "measure" && bound.add(row.Values, interval, measuredFor) {
 			// Every figure is known as precisely as asked: the rest of
 			// the step would only narrow intervals nobody asked to narrow.
 			break
 		}
-		if measuring && now.Sub(measureStart) >= s.Step {
+		if measuring && measuredFor >= s.Step {
 			break
 		}
 	}
 	end := st.rec.Now()
-	bound.finish(runErr == nil && measuring && end.Sub(measureStart) >= s.Step, end.Sub(measureStart))
+	bound.finish(runErr == nil && measuring && time.Duration(measuredTicks)*tick >= s.Step, end.Sub(measureStart))
 	st.say(bound.said(name))
 	col.Tick()
 	totals := col.StepTotals()
