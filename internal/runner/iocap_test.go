@@ -89,7 +89,7 @@ func TestCappedRunRecordsTheCapBindingAndTheDelay(t *testing.T) {
 			t.Fatalf("series.csv has no column %s: %v", c, l.Series.Columns)
 		}
 	}
-	var seconds, bound int
+	var seconds, bound, recorded int
 	var waited float64
 	for _, r := range l.Series.Rows {
 		if r.Phase != "measure" || math.IsNaN(r.Values[cols[atCap]]) {
@@ -101,6 +101,7 @@ func TestCappedRunRecordsTheCapBindingAndTheDelay(t *testing.T) {
 		}
 		if w := r.Values[cols[wait]]; !math.IsNaN(w) {
 			waited += w
+			recorded++
 		}
 		t.Logf("%s: write IOPS at %.0f %% of the cap, dbio waited %.0f %% of a thread on the block layer", r.Time.Format("15:04:05"), r.Values[cols[used]], r.Values[cols[wait]])
 	}
@@ -110,8 +111,17 @@ func TestCappedRunRecordsTheCapBindingAndTheDelay(t *testing.T) {
 	if 2*bound <= seconds {
 		t.Errorf("the write cap bound in %d of %d seconds, want most", bound, seconds)
 	}
+	// The delay is recorded every second. That the kernel puts the
+	// throttled writes' wait on dbio's threads is not asked: beside other
+	// busy processes (three spinning loops, or the package's other tests)
+	// it put every second at 0 in about half the runs, with the cap bound
+	// throughout, the same with this tree and the one before it (the waits
+	// it does not count are in docs/results.md).
+	if recorded != seconds {
+		t.Errorf("dbio's block-I/O delay recorded in %d of %d measured seconds, want every one", recorded, seconds)
+	}
 	if waited <= 0 {
-		t.Errorf("dbio's threads never waited for the block layer under a cap of 20 write IOPS")
+		t.Logf("dbio's threads were not accounted any block-I/O wait under a cap of 20 write IOPS")
 	}
 	step := l.Steps[len(l.Steps)-1].Telemetry
 	if m := step.Mean(atCap); !(m > 50) {
@@ -239,6 +249,50 @@ func TestDelayAccountingSwitch(t *testing.T) {
 				t.Errorf("after the run the switch is %q, want %q as it was", b, tt.was)
 			}
 		})
+	}
+}
+
+// Two runs that overlap share the machine's switch: the one that ends
+// first leaves it on for the other, which sets it back to 0 as it was
+// before either began. Switched back by the first, the second run's
+// threads went unaccounted (CI: dbio never waited under a 20 write IOPS
+// cap while another capped test's run ended beside it).
+func TestDelayAccountingSharedByOverlappingRuns(t *testing.T) {
+	proc := t.TempDir()
+	sw := filepath.Join(proc, "sys", "kernel", "task_delayacct")
+	if err := os.MkdirAll(filepath.Dir(sw), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sw, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	read := func() string { b, _ := os.ReadFile(sw); return string(b) }
+	restoreA, noteA := delayAccounting(proc)
+	restoreB, noteB := delayAccounting(proc)
+	for _, n := range []string{noteA, noteB} {
+		if !strings.HasPrefix(n, "kernel.task_delayacct switched from 0 to 1 for the run") {
+			t.Errorf("note %q: want both runs to say the switch was turned on for them", n)
+		}
+	}
+	if err := restoreA(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != "1\n" {
+		t.Fatalf("the first run to end set the switch to %q while the other still runs, want it left on", got)
+	}
+	if err := restoreB(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got != "0\n" {
+		t.Errorf("after both runs the switch is %q, want 0 as before them", got)
+	}
+	// A third run alone switches it on and back again.
+	restoreC, _ := delayAccounting(proc)
+	if got := read(); got != "1\n" {
+		t.Errorf("a later run found the switch at %q after switching it on", got)
+	}
+	if err := restoreC(); err != nil || read() != "0\n" {
+		t.Errorf("%v: the later run left the switch at %q, want 0", err, read())
 	}
 }
 
