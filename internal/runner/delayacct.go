@@ -61,7 +61,16 @@ func delayAccounting(proc string) (restore func() error, note string) {
 	meeting := delayAccountingMeeting(proc)
 	turn, err := takeTurn(meeting)
 	if err != nil {
-		return nothing, fmt.Sprintf("block-I/O delay not recorded: %v", err)
+		// Without the meeting place (not root, say), the switch is read as
+		// it is: on, the delay is recorded; off, it stays off.
+		was, rerr := os.ReadFile(path)
+		switch {
+		case rerr != nil:
+			return nothing, fmt.Sprintf("block-I/O delay not recorded: read kernel.task_delayacct: %v", rerr)
+		case strings.TrimSpace(string(was)) != "0":
+			return nothing, ""
+		}
+		return nothing, fmt.Sprintf("block-I/O delay not recorded: kernel.task_delayacct is 0 and could not be switched on: %v (run dbio as root, or switch it on with sysctl kernel.task_delayacct=1)", err)
 	}
 	defer turn.Close()
 	statePath := filepath.Join(meeting, delayAccountingState)

@@ -296,6 +296,39 @@ func TestDelayAccountingSharedByOverlappingRuns(t *testing.T) {
 	}
 }
 
+// A run that cannot reach the place where runs share the switch (a
+// meeting directory it may not make) records the delay where the switch
+// is on already, and says why not where it is off.
+func TestDelayAccountingWithoutTheMeetingPlace(t *testing.T) {
+	for _, tt := range []struct{ was, wantNote string }{
+		{was: "1\n"},
+		{was: "0\n", wantNote: "block-I/O delay not recorded: kernel.task_delayacct is 0 and could not be switched on"},
+	} {
+		proc := t.TempDir()
+		sw := filepath.Join(proc, "sys", "kernel", "task_delayacct")
+		if err := os.MkdirAll(filepath.Dir(sw), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(sw, []byte(tt.was), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// A file where the meeting directory goes: no directory can be made.
+		if err := os.WriteFile(delayAccountingMeeting(proc), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		restore, note := delayAccounting(proc)
+		if !strings.HasPrefix(note, tt.wantNote) || (tt.wantNote == "") != (note == "") {
+			t.Errorf("switch %q: note %q, want one starting %q", tt.was, note, tt.wantNote)
+		}
+		if err := restore(); err != nil {
+			t.Error(err)
+		}
+		if b, _ := os.ReadFile(sw); string(b) != tt.was {
+			t.Errorf("the switch is %q after the run, want %q untouched", b, tt.was)
+		}
+	}
+}
+
 // publisherFunc receives a run's live rows.
 type publisherFunc func(results.SeriesRow)
 
