@@ -210,23 +210,29 @@ func (f *FleetFigures) PercentilesFromReports(reports []results.FioDirections) (
 		fleet := map[int64]int64{}
 		complete := true
 		for i := range reports {
-			rep, host := dir(&reports[i]), dir(&f.Hosts[i])
-			if host == nil {
+			rep := dir(&reports[i])
+			if dir(&f.Hosts[i]) == nil {
 				continue
 			}
 			if rep == nil || len(rep.Bins) == 0 {
 				complete = false
 				break
 			}
-			withBins(host, rep.Bins)
 			for ns, n := range rep.Bins {
 				fleet[ns] += n
 			}
 		}
-		if d := dir(&f.Fleet); complete && d != nil && len(fleet) > 0 {
-			withBins(d, fleet)
-			ok = true
+		d := dir(&f.Fleet)
+		if !complete || d == nil || len(fleet) == 0 {
+			continue // no host's percentiles either: the rows agree
 		}
+		for i := range reports {
+			if host := dir(&f.Hosts[i]); host != nil {
+				withBins(host, dir(&reports[i]).Bins)
+			}
+		}
+		withBins(d, fleet)
+		ok = true
 	}
 	if !ok {
 		return false

@@ -251,6 +251,9 @@ func TestFleetPercentilesFromReports(t *testing.T) {
 	if _, ok := again.Fleet.Read.Completion.At(99); ok {
 		t.Error("a fleet p99 without host 2's completions")
 	}
+	if _, ok := again.Hosts[0].Read.Completion.At(99); ok {
+		t.Error("host 1 has a p99 from its report while the fleet has none")
+	}
 }
 
 func TestFleetFiguresWithoutCommonWindow(t *testing.T) {
