@@ -169,22 +169,26 @@ func othersUse(meeting string) bool {
 // another dbio run still holding it), or why it could not be switched
 // ("" when it was on without dbio).
 func switchDelayAccounting(path, statePath string) (switched bool, why string) {
-	if _, err := os.Stat(statePath); err == nil {
-		return true, "" // switched on by a dbio run, kept on for this one
-	}
 	was, err := os.ReadFile(path)
 	if err != nil {
 		return false, fmt.Sprintf("read kernel.task_delayacct: %v", err)
 	}
+	_, serr := os.Stat(statePath)
+	kept := serr == nil // switched on by a dbio run, kept on for this one
 	if strings.TrimSpace(string(was)) != "0" {
-		return false, ""
+		return kept, ""
 	}
+	// Off: never switched, or switched off under a dbio run still
+	// holding it (by hand, say), which is switched on again.
 	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
 		why := err.Error()
 		if errors.Is(err, os.ErrPermission) {
 			why += " (run dbio as root, or switch it on with sysctl kernel.task_delayacct=1)"
 		}
 		return false, "kernel.task_delayacct is 0 and could not be switched on: " + why
+	}
+	if kept {
+		return true, ""
 	}
 	if err := os.WriteFile(statePath, was, 0o600); err != nil {
 		// Without the state, no later run could set it back: set it back now.

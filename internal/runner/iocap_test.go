@@ -286,6 +286,24 @@ func TestDelayAccountingSharedByOverlappingRuns(t *testing.T) {
 	if got := read(); got != "0\n" {
 		t.Errorf("after both runs the switch is %q, want 0 as before them", got)
 	}
+	// Switched off by hand under a run that holds it, it is switched on
+	// again by the next run to start, and set back to 0 by the last.
+	restoreD, _ := delayAccounting(proc)
+	if err := os.WriteFile(sw, []byte("0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	restoreE, noteE := delayAccounting(proc)
+	if got := read(); got != "1\n" || !strings.HasPrefix(noteE, "kernel.task_delayacct switched from 0 to 1") {
+		t.Errorf("a run starting beside one whose switch was turned off found it at %q (note %q), want it on again", got, noteE)
+	}
+	for _, r := range []func() error{restoreD, restoreE} {
+		if err := r(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := read(); got != "0\n" {
+		t.Errorf("after those runs the switch is %q, want 0", got)
+	}
 	// A third run alone switches it on and back again.
 	restoreC, _ := delayAccounting(proc)
 	if got := read(); got != "1\n" {
